@@ -1,0 +1,114 @@
+/* kgate/kernel.h: what a kernel sees, for C kernels on the CPU backend and
+ * CUDA C kernels on the GPU backend.
+ *
+ * KGATE_STORE(ptr, value) is how a kernel stores a final output value.
+ * Built with KGATE_NEGATIVE=1 it stores zero instead: the "numerical
+ * negative" that every admission check must reject.  A check suite that
+ * still passes on the negative proves nothing.
+ *
+ * CPU kernels export one function `void ENTRY(const kg_kargs *a)`; the
+ * meaning of in[] and out[] is the op's (see `kgate list`). */
+#ifndef KGATE_KERNEL_H
+#define KGATE_KERNEL_H
+
+#if !defined(__CUDACC_RTC__)
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#endif
+
+#if defined(KGATE_NEGATIVE) && KGATE_NEGATIVE
+#define KGATE_STORE(ptr, value) (*(ptr) = 0)
+#else
+#define KGATE_STORE(ptr, value) (*(ptr) = (value))
+#endif
+
+#define KG_KARGS_ABI 1
+
+enum { KG_KDT_F32 = 0, KG_KDT_F16 = 1, KG_KDT_BF16 = 2 };
+
+typedef struct kg_kargs {
+    int abi;             /* KG_KARGS_ABI */
+    int dtype;           /* input dtype: KG_KDT_* */
+    const void *in[4];   /* op inputs, in the op's order */
+    void *out[2];        /* op outputs, in the op's order */
+    void *ws;            /* workspace (e.g. split-K partials), may be NULL */
+    size_t ws_bytes;
+    int64_t M, N, K;     /* shape variables (the op says which are used) */
+    int64_t splits;
+    double eps;
+} kg_kargs;
+
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+/* Host conversions for 16-bit storage types (round to nearest even). */
+static inline float kg_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline uint16_t kg_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static inline float kg_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
+    if (exp == 0) {
+        if (man == 0) {
+            u = sign;
+        } else { /* subnormal: renormalise */
+            exp = 127 - 15 + 1;
+            while ((man & 0x400u) == 0) { man <<= 1; exp--; }
+            u = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+        }
+    } else if (exp == 31) {
+        u = sign | 0x7f800000u | (man << 13);
+    } else {
+        u = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline uint16_t kg_f32_to_f16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);          /* NaN */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);         /* overflow to Inf */
+    if (a < 0x38800000u) {                                           /* subnormal or zero */
+        if (a < 0x33000000u) return (uint16_t)sign;                  /* below half the smallest subnormal */
+        uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126 - e;                                    /* 14..24 */
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1u))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((a - 0x38000000u) >> 13);
+    uint32_t rem = a & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++;
+    return (uint16_t)(sign | r);
+}
+
+/* Loads element i of an input of dtype dt as float. */
+static inline float kg_load(const void *p, int dt, int64_t i)
+{
+    if (dt == KG_KDT_F32) return ((const float *)p)[i];
+    if (dt == KG_KDT_F16) return kg_f16_to_f32(((const uint16_t *)p)[i]);
+    return kg_bf16_to_f32(((const uint16_t *)p)[i]);
+}
+#endif
+
+#endif

@@ -1,0 +1,110 @@
+/* kgate/oracle.h: ops, their float64 references and the admission checks.
+ *
+ * An op is a contract: the inputs and outputs it takes (names, element
+ * counts, dtypes), the case variables it needs, its preconditions, a
+ * float64 reference computed from the dtype-rounded inputs, a
+ * per-element error bound, and its minimal bytes moved and flops.
+ * The oracle generates inputs with the counter-based generator in
+ * philox.h, poisons outputs, fills and verifies guard canaries, checksums
+ * inputs and compares outputs element by element (NaN never passes).
+ *
+ * This module does no timing and knows no backend: it works on host
+ * memory.  Backends copy bytes to and from the device. */
+#ifndef KGATE_ORACLE_H
+#define KGATE_ORACLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kgate/err.h"
+#include "kgate/plan.h"
+
+#define KG_MAX_IN 4
+#define KG_MAX_OUT 2
+#define KG_GUARD_ELEMS 64     /* trailing guard elements after every output */
+
+typedef struct kg_op {
+    const char *name;
+    const char *summary;           /* one line for `kgate list` */
+    const char *vars;              /* required case variables, e.g. "M N K" */
+    int nin, nout;
+    const char *in_names[KG_MAX_IN];
+    const char *out_names[KG_MAX_OUT];
+    /* element counts of each input and output for case c */
+    void (*sizes)(const kg_case *c, int64_t in_elems[], int64_t out_elems[]);
+    /* dtype of output o (inputs are the case dtype) */
+    kg_dtype (*out_dtype)(const kg_case *c, int o);
+    /* 0 when admissible; else writes the violated precondition into why */
+    int (*admissible)(const kg_case *c, char *why, size_t cap);
+    /* float64 reference from float64 copies of the rounded inputs */
+    int (*reference)(const kg_case *c, const double *const in[], double *const out[], kg_err *err);
+    /* per-element absolute bound for output o, given inputs and reference */
+    void (*bound)(const kg_case *c, const double *const in[], const double *ref, int o, double *bound);
+    double (*flops)(const kg_case *c);
+    double (*min_bytes)(const kg_case *c);
+} kg_op;
+
+/* The op registry. */
+const kg_op *kg_op_find(const char *name);
+const kg_op *const *kg_op_all(int *n);
+
+/* Checks every case of a plan against its op (known op, required
+ * variables present and positive).  A violated precondition is not an
+ * error: it makes the case inadmissible (see kg_op->admissible). */
+int kg_plan_check_ops(const kg_plan *plan, kg_err *err);
+
+/* Host-side data for one case and one seed: the dtype-encoded inputs (what
+ * the kernel reads), their float64 values, the reference outputs and
+ * the per-element bounds. */
+typedef struct kg_case_data {
+    const kg_op *op;
+    const kg_case *kase;
+    uint64_t seed;
+    int nin, nout;
+    void *in[KG_MAX_IN];          /* encoded in the case dtype */
+    size_t in_bytes[KG_MAX_IN];
+    int64_t in_elems[KG_MAX_IN];
+    double *in64[KG_MAX_IN];
+    uint64_t in_sum[KG_MAX_IN];   /* checksum of in[i] bytes */
+    kg_dtype out_dtype[KG_MAX_OUT];
+    int64_t out_elems[KG_MAX_OUT];
+    size_t out_bytes[KG_MAX_OUT]; /* without guards */
+    double *ref[KG_MAX_OUT];
+    double *bound[KG_MAX_OUT];
+} kg_case_data;
+
+/* Generates inputs for case c from seed, computes references and bounds.
+ * Inputs are uniform in [-scale, scale), rounded to the case dtype; the
+ * first row is zero and the last row is at four times the scale.  On
+ * failure d is left empty. */
+int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *err);
+void kg_oracle_release(kg_case_data *d); /* NULL-safe, idempotent */
+
+/* Checksum (FNV-1a 64) of a byte range. */
+uint64_t kg_checksum(const void *p, size_t n);
+
+/* Fills an output buffer of `bytes` bytes (without guards) with poison
+ * pattern 0 or 1 (two different NaN/huge patterns). */
+void kg_poison(void *buf, size_t bytes, int pattern);
+
+/* Writes / verifies the guard canary in the KG_GUARD_ELEMS * 4 bytes that
+ * follow an output of out_bytes bytes.  Verify returns the index of the
+ * first damaged guard byte, or -1 when intact. */
+size_t kg_guard_bytes(void);
+void kg_guard_fill(void *guard);
+long kg_guard_verify(const void *guard);
+
+typedef struct kg_check {
+    int pass;
+    double max_abs;      /* largest |out - ref| */
+    double max_rel;      /* largest |out - ref| / bound (1.0 = at the bound) */
+    int64_t worst;       /* element with the largest max_rel, -1 if none */
+    int64_t nbad;        /* elements over their bound or non-finite */
+    int64_t nnan;        /* NaN or Inf where the reference is finite */
+    char msg[256];       /* why it failed, or "" */
+} kg_check;
+
+/* Compares output o (encoded in its dtype, out_bytes long) with the
+ * reference. */
+void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *res);
+
+#endif

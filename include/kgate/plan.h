@@ -1,0 +1,153 @@
+/* kgate/plan.h: campaign plans (INI files), their canonical form and hash.
+ *
+ * A plan declares everything about a campaign before the first sample
+ * exists: the protocol ([campaign]), the problem instances ([case NAME]),
+ * the implementations ([arm NAME]) and the decision rule ([gate]).
+ * The parser (libinih) rejects unknown keys, missing required keys, bad
+ * numbers, duplicate names and junk with a one-line message naming
+ * file:line and the offending text.  The canonical form is a normalised
+ * re-serialisation (fixed section and key order, defaults made explicit,
+ * comments and spacing dropped); its SHA-256 identifies the plan.
+ *
+ * This module does not know ops or backends; kg_plan_validate() in
+ * campaign.h checks the plan against the op registry. */
+#ifndef KGATE_PLAN_H
+#define KGATE_PLAN_H
+
+#include <stdint.h>
+#include "kgate/err.h"
+
+#define KG_NAME_MAX 64
+#define KG_PATH_MAX 1024
+#define KG_TEXT_MAX 512
+
+typedef enum { KG_DT_F32 = 0, KG_DT_F16 = 1, KG_DT_BF16 = 2 } kg_dtype;
+
+typedef enum {
+    KG_ROLE_BASELINE = 0,  /* the incumbent ("dev"); the fastest baseline of a round is the reference point */
+    KG_ROLE_CANDIDATE = 1, /* what the campaign is about; gated */
+    KG_ROLE_CONTROL = 2,   /* a second, separately loaded instance of a baseline (A/A) */
+    KG_ROLE_REFERENCE = 3  /* an external reference (e.g. cuBLAS): reported, not gated */
+} kg_role;
+
+typedef enum { KG_INTERLEAVE_SAMPLE = 0, KG_INTERLEAVE_BLOCK = 1 } kg_interleave;
+typedef enum { KG_GATE_INTERVAL = 0, KG_GATE_CLASSIC = 1 } kg_gate_rule;
+typedef enum { KG_L2_WARM = 0, KG_L2_COLD = 1 } kg_l2_mode;
+typedef enum { KG_INPUTS_RESIDENT = 0, KG_INPUTS_FRESH = 1 } kg_inputs_mode;
+
+typedef struct kg_campaign {
+    char name[KG_NAME_MAX];
+    char backend[16];        /* "auto" (default), "cpu", "fake", "cuda" */
+    int device;              /* device ordinal for GPU backends; 0 */
+    int warmup;              /* untimed executions per arm per round; 3 */
+    int samples;             /* timed executions per arm per round; 10 */
+    int rounds;              /* rounds per case per process; 5 */
+    int processes;           /* processes per direction; 2 */
+    int pack;                /* operations per timed sample; 1 */
+    kg_interleave interleave;/* sample (default) or block */
+    uint64_t seed;           /* campaign seed for inputs and the fake backend; 1 */
+    double alpha;            /* one-sided error rate of the decision; 0.05 */
+    double margin;           /* delta_min as a reduction fraction (0.02 = 2%); 0 */
+    double equivalence;      /* delta_eq as a reduction fraction; 0.01 */
+    double control_margin;   /* delta_aa: control/baseline tolerance; 0.0025 */
+    double order_min;        /* smallest order effect flagged; 0.0025 */
+    double timeout_s;        /* wall-clock limit of one worker process; 600 */
+    kg_l2_mode l2;           /* warm (default) or cold */
+    kg_inputs_mode inputs;   /* resident (default) or fresh */
+    int rotate;              /* input sets rotated between samples; 1 */
+    double quiet_s;          /* quiet window before each process; 0 */
+    int line;                /* line of the [campaign] header, 0 if absent */
+} kg_campaign;
+
+#define KG_CASE_MAX_VARS 8
+
+typedef struct kg_case {
+    char name[KG_NAME_MAX];
+    char op[KG_NAME_MAX];    /* op name, e.g. "gemm_bt" (required) */
+    kg_dtype dtype;          /* input dtype (required) */
+    int64_t M, N, K;         /* shape variables, -1 when not given */
+    int64_t splits;          /* split-K factor, -1 when not given */
+    double eps;              /* normalisation epsilon, 1e-5 when not given */
+    double scale;            /* input value scale; 1.0 */
+    int primary;             /* counts for the gate; 1 */
+    int line;                /* line of the section header */
+} kg_case;
+
+typedef struct kg_arm {
+    char name[KG_NAME_MAX];
+    char op[KG_NAME_MAX];          /* the op this arm implements (required) */
+    kg_role role;                  /* candidate when not given */
+    char of[KG_NAME_MAX];          /* control: the baseline arm it replicates */
+    char source[KG_PATH_MAX];      /* kernel source, relative to the plan's folder */
+    char builtin[KG_NAME_MAX];     /* a built-in arm instead of a source ("cublas", "ref") */
+    char entry[KG_NAME_MAX];       /* entry symbol; "kernel" */
+    char defines[KG_TEXT_MAX];     /* "NAME=VALUE NAME2" passed as -D */
+    char cflags[KG_TEXT_MAX];      /* extra compiler flags (cpu backend) */
+    char cases[KG_TEXT_MAX];       /* comma-separated case names; empty = every case of the op */
+    char grid[KG_TEXT_MAX];        /* GPU: grid expression "x, y, z" over case variables */
+    char block[KG_TEXT_MAX];       /* GPU: block expression */
+    char shared[KG_TEXT_MAX];      /* GPU: dynamic shared bytes expression */
+    char args[KG_TEXT_MAX];        /* GPU: argument names from the op's vocabulary */
+    char parity[KG_NAME_MAX];      /* arm whose outputs must be bit-identical */
+    int trusted;                   /* 0: untrusted (default) */
+    /* fake backend script (ignored by other backends) */
+    double fake_ns;                /* median time of one operation, ns; 1000 */
+    double fake_noise;             /* lognormal sigma of one sample; 0.01 */
+    double fake_drift;             /* log-time change per round; 0 */
+    double fake_first;             /* log-time penalty when listed first in the process's arm order; 0 */
+    int fake_crash;                /* process index whose worker crashes; -1 */
+    int fake_hang;                 /* process index whose worker hangs; -1 */
+    int fake_wrong;                /* 1: outputs are wrong */
+    int line;                      /* line of the section header */
+} kg_arm;
+
+typedef struct kg_gate {
+    kg_gate_rule rule;       /* interval (default) or classic */
+    double min_reduction;    /* g as a fraction; defaults to campaign.margin */
+    int all_cases;           /* 0: primary cases only (default); 1: every case */
+    int require_order;       /* order check must pass; 1 */
+    int require_control;     /* control must be valid; 1 */
+    int line;
+} kg_gate;
+
+typedef struct kg_plan {
+    char path[KG_PATH_MAX];     /* as given */
+    char base_dir[KG_PATH_MAX]; /* folder of the plan, for relative sources */
+    kg_campaign campaign;
+    kg_case *cases;  int ncases;
+    kg_arm *arms;    int narms;
+    kg_gate gate;
+    char *canonical;            /* canonical text, owned */
+    char hash[65];              /* SHA-256 of canonical, lowercase hex */
+} kg_plan;
+
+/* Parses the plan file at path.  On success *out owns a new plan (free it
+ * with kg_plan_free); on failure *out is NULL and err says
+ * "path:line: problem: 'offending text' (fix)".  Returns KG_OK, KG_EIO or
+ * KG_EINPUT. */
+int kg_plan_load(const char *path, kg_plan **out, kg_err *err);
+
+/* Parses plan text held in memory; name is used in messages and base_dir
+ * is the folder relative sources resolve against. */
+int kg_plan_parse(const char *text, size_t len, const char *name,
+                  const char *base_dir, kg_plan **out, kg_err *err);
+
+void kg_plan_free(kg_plan *plan); /* NULL-safe */
+
+/* Index of a case or arm by name, -1 if absent. */
+int kg_plan_find_case(const kg_plan *plan, const char *name);
+int kg_plan_find_arm(const kg_plan *plan, const char *name);
+
+/* 1 when arm a runs on case c: same op, and c listed in a->cases when
+ * that list is not empty. */
+int kg_plan_arm_applies(const kg_plan *plan, int a, int c);
+
+/* Resolves arm a's source against the plan's folder into out. */
+int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap,
+                        kg_err *err);
+
+const char *kg_dtype_name(kg_dtype dt);      /* "f32", "f16", "bf16" */
+size_t kg_dtype_size(kg_dtype dt);
+const char *kg_role_name(kg_role role);      /* "baseline", ... */
+
+#endif

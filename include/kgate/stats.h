@@ -1,0 +1,144 @@
+/* kgate/stats.h: the statistics of a campaign (statistics-anchors.md §3).
+ *
+ * Work in log time.  For each round, y(arm) is the log of the median of
+ * the arm's samples in that round, and the paired contrast of an arm is
+ * delta = y(arm) - min over baseline arms of y(baseline) (the fastest
+ * baseline of that round; a control arm is contrasted with the baseline
+ * it replicates).  Per process D = mean of delta over rounds; per
+ * direction theta_d = mean of D over processes; overall
+ * theta = (theta_fwd + theta_rev) / 2.  The interval is a t-interval on
+ * the process means with the direction as a stratum (pooled
+ * within-direction variance, 2P - 2 degrees of freedom), mapped to a
+ * reduction rho = 1 - exp(theta).
+ *
+ * This module does no I/O; kg_analyse() works on rows already read. */
+#ifndef KGATE_STATS_H
+#define KGATE_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kgate/err.h"
+#include "kgate/plan.h"
+
+/* ---- primitives ---------------------------------------------------- */
+
+/* Median of n values (n >= 1); v is not modified.  Even n: mean of the
+ * two middle values.  Returns NAN for n == 0. */
+double kg_median(const double *v, size_t n);
+double kg_mean(const double *v, size_t n);
+/* Sample standard deviation (n - 1 denominator); 0 for n < 2. */
+double kg_sd(const double *v, size_t n);
+/* Quantile p of Student's t with df degrees of freedom (GSL). */
+double kg_t_quantile(double p, double df);
+
+/* ---- the paired effect --------------------------------------------- */
+
+enum { KG_DIR_FWD = 0, KG_DIR_REV = 1 };
+
+typedef struct kg_effect {
+    int n[2];              /* processes per direction that contributed */
+    double theta_dir[2];   /* mean log ratio per direction */
+    double theta;          /* (theta_fwd + theta_rev) / 2 */
+    int has_interval;      /* 0 when a direction has fewer than 2 processes */
+    double s;              /* pooled within-direction SD of process means */
+    double se;             /* s * sqrt(1/(4 n_fwd) + 1/(4 n_rev)) */
+    double df;             /* n_fwd + n_rev - 2 */
+    double tq;             /* t quantile (1 - alpha, df) */
+    double lo, hi;         /* theta -/+ tq * se: the one-sided (1 - alpha) bounds */
+    double rho;            /* 1 - exp(theta): the reduction (positive = faster) */
+    double rho_lo, rho_hi; /* 1 - exp(hi), 1 - exp(lo) */
+    double order_diff;     /* theta_fwd - theta_rev */
+    double order_se;       /* s * sqrt(1/n_fwd + 1/n_rev) */
+    int order_flag;        /* |order_diff| > 2.5 order_se and > order_min */
+} kg_effect;
+
+/* Computes the effect from n process means D[i] with directions dir[i]
+ * (KG_DIR_FWD or KG_DIR_REV).  alpha is one-sided.  order_min is the
+ * smallest log-ratio difference flagged as an order effect.  Always fills
+ * the point estimates; has_interval is 0 (and bounds NAN) when either
+ * direction has fewer than 2 processes.  Returns KG_OK, or KG_EINPUT when
+ * a direction has no process at all. */
+int kg_effect_compute(const double *D, const int *dir, int n, double alpha,
+                      double order_min, kg_effect *out, kg_err *err);
+
+typedef enum {
+    KG_VERDICT_FASTER = 0,
+    KG_VERDICT_SLOWER,
+    KG_VERDICT_EQUIVALENT,
+    KG_VERDICT_INCONCLUSIVE,
+    KG_VERDICT_INCORRECT,    /* failed a correctness check: never timed as valid */
+    KG_VERDICT_INADMISSIBLE, /* the case violates the arm's or op's contract */
+    KG_VERDICT_NODATA        /* no accepted process produced samples */
+} kg_verdict;
+
+/* FASTER when rho_lo > margin; SLOWER when rho_hi < -margin; EQUIVALENT
+ * when -equivalence < rho_lo and rho_hi < equivalence; else
+ * INCONCLUSIVE (also when there is no interval). */
+kg_verdict kg_verdict_of(const kg_effect *e, double margin, double equivalence);
+const char *kg_verdict_name(kg_verdict v);
+
+/* ---- rows and the analysis of a campaign ----------------------------- */
+
+/* One timed sample, as stored in the evidence folder's raw CSV. */
+typedef struct kg_row {
+    int proc;        /* process index, 0-based, in launch order */
+    int dir;         /* KG_DIR_FWD / KG_DIR_REV */
+    int round;       /* 0-based within the process and case */
+    int arm;         /* index into plan->arms */
+    int kase;        /* index into plan->cases */
+    int sample;      /* 0-based within the round */
+    double ns;       /* time of one operation (a packed sample divided by pack) */
+} kg_row;
+
+/* Outcome of an arm on a case outside timing. */
+typedef enum {
+    KG_ARM_OK = 0,
+    KG_ARM_INADMISSIBLE,  /* contract violated: not run */
+    KG_ARM_INCORRECT,     /* a check failed in some accepted process */
+    KG_ARM_ABSENT         /* the arm does not apply to this case */
+} kg_arm_state;
+
+typedef struct kg_arm_result {
+    int arm, kase;
+    kg_role role;
+    kg_arm_state state;
+    int contrast_arm;        /* baseline it is compared with (-1: fastest baseline per round) */
+    double med_ns[2];        /* per direction: median over processes of the process medians */
+    double med_ns_all;       /* median over all accepted processes of the process medians */
+    double proc_red[2];      /* 1 - med_ns[d] / fastest baseline med_ns[d] */
+    double round_red[2];     /* median over rounds of 1 - exp(delta), per direction */
+    double round_red_all;    /* same over both directions */
+    double round_red_min, round_red_max; /* range of the per-round reductions */
+    int wins[2], nrounds[2]; /* rounds with delta < 0, per direction */
+    double drift;            /* exp(y(last round) - y(first round)) - 1, median over processes */
+    int has_effect;
+    kg_effect eff;
+    kg_verdict verdict;
+} kg_arm_result;
+
+typedef struct kg_analysis {
+    int nproc_accepted;
+    int nproc_rejected;
+    kg_arm_result *res;      /* one per (case, arm) in plan order: res[c * narms + a] */
+    int ncases, narms;
+    int control_valid;       /* every control arm's interval overlaps +-control_margin */
+    int order_ok;            /* no candidate's contrast is order-sensitive */
+    int gate_pass;
+    char gate_reason[KG_TEXT_MAX]; /* first reason the gate failed, or "passed" */
+    int invalid;             /* control failed or no usable process: exit 3 */
+} kg_analysis;
+
+/* Per (case, arm) admission state known before analysis (from the check
+ * records); state[c * narms + a].  accepted[p] is 1 for processes whose
+ * rows count.  Rows of rejected processes are ignored. */
+typedef struct kg_analysis_in {
+    const kg_plan *plan;
+    const kg_row *rows; size_t nrows;
+    const int *accepted; int nproc;
+    const kg_arm_state *state;
+} kg_analysis_in;
+
+int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err);
+void kg_analysis_free(kg_analysis *a);
+
+#endif
