@@ -1,0 +1,157 @@
+/* backend.c: the only code that calls through a backend's ops table.
+ *
+ * Owns the choice of backend ("auto" picks cuda when a GPU is usable,
+ * else cpu, and says why), the policy for optional slots, and argument
+ * assertions.  It does not know any device. */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kgate/backend.h"
+
+/* Weak so that a build without the CUDA backend still links. */
+extern const kg_backend_ops kg_backend_cuda __attribute__((weak));
+
+static const kg_backend_ops *backend_by_name(const char *name)
+{
+    if (strcmp(name, "cpu") == 0) return &kg_backend_cpu;
+    if (strcmp(name, "fake") == 0) return &kg_backend_fake;
+    if (strcmp(name, "cuda") == 0) return &kg_backend_cuda ? &kg_backend_cuda : NULL;
+    return NULL;
+}
+
+static int backend_try(const kg_backend_ops *ops, const kg_plan *plan, kg_backend **out,
+                       kg_err *err)
+{
+    kg_backend *be = calloc(1, sizeof *be);
+    if (be == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening backend %s", ops->name);
+    be->ops = ops;
+    be->plan = plan;
+    int rc = ops->open(be, plan, err);
+    if (rc != KG_OK) {
+        ops->close(be);
+        free(be);
+        return rc;
+    }
+    *out = be;
+    return KG_OK;
+}
+
+int kg_backend_open(const char *name, const kg_plan *plan, kg_backend **out,
+                    char *notice, size_t notice_cap, kg_err *err)
+{
+    *out = NULL;
+    if (notice != NULL && notice_cap > 0) notice[0] = '\0';
+    if (strcmp(name, "auto") == 0) {
+        const kg_backend_ops *cuda = backend_by_name("cuda");
+        if (cuda != NULL) {
+            kg_err cerr = { 0 };
+            if (backend_try(cuda, plan, out, &cerr) == KG_OK) {
+                if (notice != NULL) snprintf(notice, notice_cap, "backend auto: using cuda");
+                return KG_OK;
+            }
+            if (notice != NULL)
+                snprintf(notice, notice_cap, "backend auto: falling back to cpu (%s)", cerr.msg);
+        } else if (notice != NULL) {
+            snprintf(notice, notice_cap,
+                     "backend auto: falling back to cpu (this kgate was built without the cuda backend)");
+        }
+        return backend_try(&kg_backend_cpu, plan, out, err);
+    }
+    const kg_backend_ops *ops = backend_by_name(name);
+    if (ops == NULL)
+        return kg_errorf(err, KG_EUNSUPPORTED,
+                         "unknown or unavailable backend '%s' (use auto, cpu, fake or cuda)", name);
+    return backend_try(ops, plan, out, err);
+}
+
+void kg_backend_close(kg_backend *be)
+{
+    if (be == NULL) return;
+    be->ops->close(be);
+    free(be);
+}
+
+const char *kg_backend_name(const kg_backend *be)
+{
+    return be->ops->name;
+}
+
+int kg_backend_build(kg_backend *be, const kg_plan *plan, int arm, const char *build_dir, kg_err *err)
+{
+    assert(be != NULL && plan != NULL && arm >= 0 && arm < plan->narms);
+    if (be->ops->build == NULL) return KG_OK;
+    return be->ops->build(be, plan, arm, build_dir, err);
+}
+
+int kg_backend_alloc(kg_backend *be, size_t bytes, kg_dbuf *out, kg_err *err)
+{
+    assert(be != NULL && out != NULL);
+    return be->ops->alloc(be, bytes, out, err);
+}
+
+void kg_backend_free(kg_backend *be, kg_dbuf *buf)
+{
+    if (be == NULL || buf == NULL || buf->ptr == NULL) return;
+    be->ops->free(be, buf);
+    buf->ptr = NULL;
+    buf->bytes = 0;
+}
+
+int kg_backend_upload(kg_backend *be, const kg_dbuf *dst, size_t off, const void *src, size_t n, kg_err *err)
+{
+    assert(be != NULL && dst != NULL && off + n <= dst->bytes);
+    return be->ops->upload(be, dst, off, src, n, err);
+}
+
+int kg_backend_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t off, size_t n, kg_err *err)
+{
+    assert(be != NULL && src != NULL && off + n <= src->bytes);
+    return be->ops->download(be, dst, src, off, n, err);
+}
+
+int kg_backend_load(kg_backend *be, const kg_plan *plan, int arm, int kase, const char *build_dir,
+                    kg_kernel **out, kg_err *err)
+{
+    assert(be != NULL && out != NULL);
+    *out = NULL;
+    return be->ops->load(be, plan, arm, kase, build_dir, out, err);
+}
+
+void kg_backend_unload(kg_backend *be, kg_kernel *k)
+{
+    if (be == NULL || k == NULL) return;
+    be->ops->unload(be, k);
+}
+
+int kg_backend_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
+{
+    assert(be != NULL && k != NULL && b != NULL && b->pack >= 1);
+    return be->ops->bind(be, k, b, err);
+}
+
+int kg_backend_run(kg_backend *be, kg_kernel *k, kg_err *err)
+{
+    assert(be != NULL && k != NULL);
+    return be->ops->run(be, k, err);
+}
+
+int kg_backend_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, double *ns, kg_err *err)
+{
+    assert(be != NULL && k != NULL && ctx != NULL && ns != NULL);
+    return be->ops->time(be, k, ctx, ns, err);
+}
+
+int kg_backend_flush(kg_backend *be, kg_err *err)
+{
+    if (be->ops->flush == NULL) return KG_OK;
+    return be->ops->flush(be, err);
+}
+
+void kg_backend_describe(kg_backend *be, char *buf, size_t cap)
+{
+    if (cap == 0) return;
+    buf[0] = '\0';
+    if (be->ops->describe != NULL) be->ops->describe(be, buf, cap);
+    if (buf[0] == '\0') snprintf(buf, cap, "%s", be->ops->name);
+}

@@ -1,0 +1,191 @@
+/* fake.c: a scripted backend for testing the protocol, the statistics,
+ * the gate, the reports and the supervisor exactly, on any machine.
+ *
+ * Timings come from the arm's fake_* keys, deterministic from the
+ * campaign seed and the sample's place in the protocol:
+ *   log t = log fake_ns + u_p + v_pa + fake_drift * round
+ *           + fake_first * [arm listed first in the process's arm order]
+ *           + fake_noise * z
+ * with u_p ~ N(0, 0.02) a process effect shared by every arm (it cancels
+ * in the paired contrast), v_pa ~ N(0, fake_noise / 4) an arm-by-process
+ * effect (what makes process means vary) and z ~ N(0, 1) per sample.
+ * Outputs are the op's float64 reference rounded to the output dtype, so
+ * the admission checks pass; fake_wrong = yes perturbs one element.
+ * fake_crash = P makes the worker of process P crash at its first timed
+ * sample (SIGSEGV), fake_hang = P makes it hang there.
+ *
+ * It never sleeps: a fake campaign takes milliseconds. */
+#include <math.h>
+#include <stdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kgate/backend.h"
+#include "kgate/kernel.h"
+#include "kgate/oracle.h"
+#include "kgate/philox.h"
+
+struct kg_kernel {
+    const kg_arm *arm;
+    const kg_op *op;
+    kg_binding b;
+};
+
+static int fake_open(kg_backend *be, const kg_plan *plan, kg_err *err)
+{
+    (void)be; (void)plan; (void)err;
+    return KG_OK;
+}
+
+static void fake_close(kg_backend *be)
+{
+    (void)be;
+}
+
+static int fake_alloc(kg_backend *be, size_t bytes, kg_dbuf *out, kg_err *err)
+{
+    (void)be;
+    out->ptr = calloc(1, bytes ? bytes : 1);
+    if (out->ptr == NULL) return kg_errorf(err, KG_ENOMEM, "fake backend: cannot allocate %zu bytes", bytes);
+    out->bytes = bytes;
+    return KG_OK;
+}
+
+static void fake_free(kg_backend *be, kg_dbuf *buf)
+{
+    (void)be;
+    free(buf->ptr);
+}
+
+static int fake_upload(kg_backend *be, const kg_dbuf *dst, size_t off, const void *src, size_t n, kg_err *err)
+{
+    (void)be; (void)err;
+    memcpy((char *)dst->ptr + off, src, n);
+    return KG_OK;
+}
+
+static int fake_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t off, size_t n, kg_err *err)
+{
+    (void)be; (void)err;
+    memcpy(dst, (const char *)src->ptr + off, n);
+    return KG_OK;
+}
+
+static int fake_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir,
+                     kg_kernel **out, kg_err *err)
+{
+    (void)be; (void)build_dir;
+    kg_kernel *k = calloc(1, sizeof *k);
+    if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    k->arm = &plan->arms[a];
+    k->op = kg_op_find(plan->cases[kase].op);
+    if (k->op == NULL) {
+        free(k);
+        return kg_errorf(err, KG_EINPUT, "fake backend: unknown op '%s'", plan->cases[kase].op);
+    }
+    *out = k;
+    return KG_OK;
+}
+
+static void fake_unload(kg_backend *be, kg_kernel *k)
+{
+    (void)be;
+    free(k);
+}
+
+static int fake_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
+{
+    (void)be; (void)err;
+    k->b = *b;
+    return KG_OK;
+}
+
+static void store_out(void *out, kg_dtype dt, int64_t i, double v)
+{
+    if (dt == KG_DT_F32) ((float *)out)[i] = (float)v;
+    else if (dt == KG_DT_F16) ((uint16_t *)out)[i] = kg_f32_to_f16((float)v);
+    else ((uint16_t *)out)[i] = kg_f32_to_bf16((float)v);
+}
+
+static int fake_run(kg_backend *be, kg_kernel *k, kg_err *err)
+{
+    (void)be;
+    const kg_case *c = k->b.kase;
+    int64_t in_elems[KG_MAX_IN] = { 0 }, out_elems[KG_MAX_OUT] = { 0 };
+    k->op->sizes(c, in_elems, out_elems);
+    double *in[KG_MAX_IN] = { 0 }, *out[KG_MAX_OUT] = { 0 };
+    int rc = KG_OK;
+    for (int i = 0; i < k->op->nin; i++) {
+        in[i] = malloc((size_t)in_elems[i] * sizeof(double));
+        if (in[i] == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+        for (int64_t e = 0; e < in_elems[i]; e++) in[i][e] = kg_load(k->b.in[i].ptr, (int)c->dtype, e);
+    }
+    for (int o = 0; o < k->op->nout; o++) {
+        out[o] = malloc((size_t)out_elems[o] * sizeof(double));
+        if (out[o] == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    }
+    if ((rc = k->op->reference(c, (const double *const *)in, out, err)) != KG_OK) goto done;
+    for (int o = 0; o < k->op->nout; o++) {
+        kg_dtype dt = k->op->out_dtype(c, o);
+        for (int64_t e = 0; e < out_elems[o]; e++) store_out(k->b.out[o].ptr, dt, e, out[o][e]);
+        if (k->arm->fake_wrong && out_elems[o] > 0) store_out(k->b.out[o].ptr, dt, out_elems[o] - 1, out[o][out_elems[o] - 1] + 1.0);
+    }
+done:
+    for (int i = 0; i < KG_MAX_IN; i++) free(in[i]);
+    for (int o = 0; o < KG_MAX_OUT; o++) free(out[o]);
+    return rc;
+}
+
+/* A standard normal variate from counter-based bits (Box-Muller). */
+static double fake_normal(uint64_t seed, uint32_t stream, uint64_t index)
+{
+    double u1 = ((double)kg_philox_uniform(seed, stream, 2 * index) + 1.0) * 0.5;
+    double u2 = ((double)kg_philox_uniform(seed, stream, 2 * index + 1) + 1.0) * 0.5;
+    if (u1 < 1e-12) u1 = 1e-12;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, double *ns, kg_err *err)
+{
+    (void)be; (void)err;
+    const kg_arm *arm = k->arm;
+    if (arm->fake_crash == x->proc) raise(SIGSEGV);
+    if (arm->fake_hang == x->proc) for (;;) pause();
+    uint64_t pidx = (uint64_t)x->proc;
+    uint64_t paidx = (pidx << 16) ^ ((uint64_t)x->arm << 8) ^ (uint64_t)x->kase;
+    uint64_t sidx = (((((pidx << 8) ^ (uint64_t)x->arm) << 8 ^ (uint64_t)x->kase) << 16 ^ (uint64_t)x->round) << 16)
+                    ^ (uint64_t)x->sample;
+    double u = 0.02 * fake_normal(x->seed, 101, pidx);
+    double v = arm->fake_noise / 4.0 * fake_normal(x->seed, 102, paidx);
+    double z = arm->fake_noise * fake_normal(x->seed, 103, sidx);
+    double lt = log(arm->fake_ns) + u + v + arm->fake_drift * x->round + z;
+    if (x->arm == x->first_arm) lt += arm->fake_first;
+    *ns = exp(lt);
+    return KG_OK;
+}
+
+static void fake_describe(kg_backend *be, char *buf, size_t cap)
+{
+    (void)be;
+    snprintf(buf, cap, "fake: scripted timings (no hardware)");
+}
+
+const kg_backend_ops kg_backend_fake = {
+    .abi = KG_BACKEND_ABI,
+    .name = "fake",
+    .open = fake_open,
+    .close = fake_close,
+    .build = NULL,
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .upload = fake_upload,
+    .download = fake_download,
+    .load = fake_load,
+    .unload = fake_unload,
+    .bind = fake_bind,
+    .run = fake_run,
+    .time = fake_time,
+    .flush = NULL,
+    .describe = fake_describe,
+};

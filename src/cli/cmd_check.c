@@ -1,0 +1,92 @@
+/* cmd_check.c: `kgate check PLAN [--negative ARM]`: admission checks
+ * only, in one fresh worker process, printed as a table per arm and case.
+ * With --negative ARM the arm is rebuilt with KGATE_NEGATIVE=1 (its
+ * KGATE_STORE stores zero) and every output check of it must fail. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "campaign.h"
+#include "cli.h"
+#include "util.h"
+
+static const char help[] =
+    "usage: kgate check PLAN [-o DIR] [--backend NAME] [--negative ARM]\n"
+    "\n"
+    "Runs the admission checks of every arm on every case, in one fresh worker process, and prints\n"
+    "a table: each check, pass or fail, the largest error relative to its bound, and why.  Nothing\n"
+    "is timed.  Exit status 0 when every check passed, 1 otherwise, 2 on a usage or input error.\n"
+    "\n"
+    "  --negative ARM   rebuild ARM with KGATE_NEGATIVE=1 (every KGATE_STORE stores zero) and require\n"
+    "                   every output check of ARM to fail: a suite that passes the negative proves nothing\n";
+
+int kg_cmd_check(int argc, char **argv)
+{
+    kg_run_opts o = { 0 };
+    o.check_only = 1;
+    o.argc = argc;
+    o.argv = argv;
+    const char *neg = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (kg_cli_is_help(a)) { fputs(help, stdout); return 0; }
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) && i + 1 < argc) o.out_dir = argv[++i];
+        else if (strcmp(a, "--backend") == 0 && i + 1 < argc) o.backend = argv[++i];
+        else if (strcmp(a, "--negative") == 0 && i + 1 < argc) neg = argv[++i];
+        else if (a[0] == '-') { fprintf(stderr, "kgate check: unknown option '%s'\n%s", a, help); return KG_EXIT_USAGE; }
+        else if (o.plan_path == NULL) o.plan_path = a;
+        else { fprintf(stderr, "kgate check: one plan at a time\n"); return KG_EXIT_USAGE; }
+    }
+    if (o.plan_path == NULL) { fputs(help, stderr); return KG_EXIT_USAGE; }
+    if (neg != NULL) {
+        o.negative = 1;
+        o.negative_arm = neg;
+        setenv("KGATE_NEGATIVE_ARM", neg, 1);
+    }
+    char dir[1024] = "";
+    kg_analysis an;
+    kg_err err = { 0 };
+    int rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
+    if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
+    kg_analysis_free(&an);
+
+    char path[1100], *text = NULL;
+    snprintf(path, sizeof path, "%s/checks/proc-000.csv", dir);
+    if (kg_read_file(path, &text, NULL, &err) != KG_OK) {
+        char procs[1100];
+        snprintf(procs, sizeof procs, "%s/processes.csv", dir);
+        fprintf(stderr, "kgate check: the check process did not complete (see %s and %s/logs/)\n", procs, dir);
+        return KG_EXIT_INVALID;
+    }
+    int total = 0, failed = 0, neg_checks = 0, neg_failed = 0, neg_found = 0;
+    printf("| case | arm | phase | check | result | max err/bound | detail |\n|---|---|---|---|---|---|---|\n");
+    char *cur = text, *line;
+    kg_next_line(&cur);
+    while ((line = kg_next_line(&cur)) != NULL) {
+        char *f[12];
+        if (line[0] == '\0' || kg_csv_split(line, f, 12) != 12) continue;
+        int pass = strcmp(f[6], "pass") == 0;
+        int is_output = strchr(f[5], ':') != NULL && strstr(f[5], ":guard:") == NULL && strstr(f[5], ":input:") == NULL;
+        total++;
+        failed += !pass;
+        if (neg != NULL && strcmp(f[3], neg) == 0) {
+            neg_found = 1;
+            if (is_output) { neg_checks++; neg_failed += !pass; }
+        }
+        printf("| %s | %s | %s | %s | %s | %s | %s |\n", f[2], f[3], f[4], f[5], pass ? "pass" : "FAIL",
+               f[8][0] ? f[8] : "–", f[11]);
+    }
+    free(text);
+    printf("\n%d checks, %d failed.  Evidence: %s\n", total, failed, dir);
+    if (neg != NULL) {
+        if (!neg_found) {
+            fprintf(stderr, "kgate check: --negative %s: no such arm ran (see kgate list and the plan)\n", neg);
+            return KG_EXIT_USAGE;
+        }
+        int ok = neg_checks > 0 && neg_failed == neg_checks;
+        printf("negative %s: %d of %d output checks failed: %s\n", neg, neg_failed, neg_checks,
+               ok ? "the checks reject the negative, as required" : "SOME CHECKS PASS THE NEGATIVE: they prove nothing");
+        return ok ? KG_EXIT_PASS : KG_EXIT_FAIL;
+    }
+    return failed == 0 ? KG_EXIT_PASS : KG_EXIT_FAIL;
+}

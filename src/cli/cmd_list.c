@@ -1,0 +1,32 @@
+/* cmd_list.c: `kgate list`: the ops and the backends. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include "cli.h"
+#include "kgate/oracle.h"
+
+int kg_cmd_list(int argc, char **argv)
+{
+    if (argc > 1 && kg_cli_is_help(argv[1])) {
+        puts("usage: kgate list\n\nLists the ops (case variables, inputs, outputs) and the backends.");
+        return 0;
+    }
+    int n = 0;
+    const kg_op *const *ops = kg_op_all(&n);
+    puts("ops:");
+    for (int i = 0; i < n; i++) {
+        const kg_op *op = ops[i];
+        printf("  %-12s vars %-10s in:", op->name, op->vars);
+        for (int k = 0; k < op->nin; k++) printf(" %s", op->in_names[k]);
+        printf("  out:");
+        for (int k = 0; k < op->nout; k++) printf(" %s", op->out_names[k]);
+        printf("  %s\n", op->summary);
+    }
+    puts("backends:");
+    puts("  cpu    C kernels compiled with the system cc; timed with CLOCK_MONOTONIC_RAW (the default without a GPU)");
+    puts("  fake   scripted timings for tests; deterministic from the seed");
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    printf("  cuda   CUDA C kernels compiled by NVRTC, timed with events around CUDA-graph replays (%s)\n",
+           h != NULL ? "driver found" : "no CUDA driver here");
+    if (h != NULL) dlclose(h);
+    return 0;
+}

@@ -1,0 +1,61 @@
+/* protocol.c: visiting orders of a process (see protocol.h). */
+#include "protocol.h"
+
+int kg_protocol_direction(int proc)
+{
+    return proc % 2;
+}
+
+void kg_protocol_case_order(const kg_plan *plan, int dir, int *out)
+{
+    for (int i = 0; i < plan->ncases; i++)
+        out[i] = dir == 0 ? i : plan->ncases - 1 - i;
+}
+
+int kg_protocol_arm_order(const kg_plan *plan, int c, int dir, int *out)
+{
+    int n = 0;
+    for (int i = 0; i < plan->narms; i++) {
+        int a = dir == 0 ? i : plan->narms - 1 - i;
+        if (kg_plan_arm_applies(plan, a, c)) out[n++] = a;
+    }
+    return n;
+}
+
+void kg_protocol_round_order(const int *base, int n, int round, int *out)
+{
+    for (int i = 0; i < n; i++) out[i] = base[(i + round) % n];
+}
+
+int kg_protocol_round_steps(int n, int warmup, int samples, kg_interleave mode, kg_step *out)
+{
+    int k = 0;
+    if (mode == KG_INTERLEAVE_SAMPLE) {
+        for (int w = 0; w < warmup; w++)
+            for (int a = 0; a < n; a++) out[k++] = (kg_step){ a, -1 };
+        for (int s = 0; s < samples; s++)
+            for (int a = 0; a < n; a++) out[k++] = (kg_step){ a, s };
+    } else {
+        for (int a = 0; a < n; a++) {
+            for (int w = 0; w < warmup; w++) out[k++] = (kg_step){ a, -1 };
+            for (int s = 0; s < samples; s++) out[k++] = (kg_step){ a, s };
+        }
+    }
+    return k;
+}
+
+/* splitmix64 finaliser: a bijective mix, so distinct inputs stay distinct. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+uint64_t kg_protocol_check_seed(uint64_t campaign_seed, int proc, int kase, int phase)
+{
+    uint64_t x = mix64(campaign_seed);
+    x = mix64(x ^ ((uint64_t)(uint32_t)proc << 20) ^ ((uint64_t)(uint32_t)kase << 2) ^ (uint64_t)(phase & 3));
+    return x;
+}

@@ -1,0 +1,42 @@
+/* protocol.h: the order in which a process visits cases, arms and samples.
+ *
+ * Pure functions, no I/O: the worker follows them and the tests check
+ * them.  Direction forward keeps the plan's case and arm order; reverse
+ * reverses both.  Process i runs in direction i % 2, so directions
+ * alternate.  Within a case, round r rotates the direction's arm order
+ * left by r.  With interleave = sample, sample s of every arm is taken
+ * before sample s + 1 of any arm (warmups likewise, before the first
+ * sample); with interleave = block each arm runs its warmups and samples
+ * in one block. */
+#ifndef KGATE_PROTOCOL_H
+#define KGATE_PROTOCOL_H
+
+#include "kgate/plan.h"
+
+/* Direction of process index proc. */
+int kg_protocol_direction(int proc);
+
+/* Case visiting order for direction dir; out has plan->ncases slots. */
+void kg_protocol_case_order(const kg_plan *plan, int dir, int *out);
+
+/* Arms that apply to case c, in direction order; returns their count. */
+int kg_protocol_arm_order(const kg_plan *plan, int c, int dir, int *out);
+
+/* Arm order of round r: base rotated left by r. */
+void kg_protocol_round_order(const int *base, int n, int round, int *out);
+
+typedef struct kg_step {
+    int slot;     /* index into the round's arm order */
+    int sample;   /* timed sample index, or -1 for a warmup execution */
+} kg_step;
+
+/* Steps of one round for n arms; out has n * (warmup + samples) slots.
+ * Returns the number of steps written. */
+int kg_protocol_round_steps(int n, int warmup, int samples, kg_interleave mode, kg_step *out);
+
+/* Seed of the inputs of a check: distinct for every (process, case,
+ * phase) and derived from the campaign seed alone, so that verify can
+ * recompute it. phase 0 = before timing, 1 = after timing. */
+uint64_t kg_protocol_check_seed(uint64_t campaign_seed, int proc, int kase, int phase);
+
+#endif

@@ -1,0 +1,320 @@
+/* util.c: see util.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "util.h"
+
+extern char **environ;
+
+void kg_sb_vprintf(kg_sb *sb, const char *fmt, va_list ap)
+{
+    if (sb->oom) return;
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) { sb->oom = 1; return; }
+    size_t need = sb->len + (size_t)n + 1;
+    if (need > sb->cap) {
+        size_t cap = sb->cap ? sb->cap : 256;
+        while (cap < need) cap *= 2;
+        char *p = realloc(sb->buf, cap);
+        if (p == NULL) { sb->oom = 1; return; }
+        sb->buf = p;
+        sb->cap = cap;
+    }
+    vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+    sb->len += (size_t)n;
+}
+
+void kg_sb_printf(kg_sb *sb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kg_sb_vprintf(sb, fmt, ap);
+    va_end(ap);
+}
+
+void kg_sb_puts(kg_sb *sb, const char *s)
+{
+    kg_sb_printf(sb, "%s", s);
+}
+
+void kg_sb_free(kg_sb *sb)
+{
+    free(sb->buf);
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+    sb->oom = 0;
+}
+
+int kg_read_file(const char *path, char **data, size_t *len, kg_err *err)
+{
+    *data = NULL;
+    if (len != NULL) *len = 0;
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL) return kg_errorf(err, KG_EIO, "%s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int rc = KG_OK;
+    for (;;) {
+        if (cap - n < 65536) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *p = realloc(buf, ncap + 1);
+            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "%s: out of memory", path); goto done; }
+            buf = p;
+            cap = ncap;
+        }
+        size_t got = fread(buf + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0) break;
+    }
+    if (ferror(fp)) { rc = kg_errorf(err, KG_EIO, "%s: read error: %s", path, strerror(errno)); goto done; }
+    buf[n] = '\0';
+    *data = buf;
+    buf = NULL;
+    if (len != NULL) *len = n;
+done:
+    free(buf);
+    fclose(fp);
+    return rc;
+}
+
+int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return kg_errorf(err, KG_EIO, "%s: path too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return kg_errorf(err, KG_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    const char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return kg_errorf(err, KG_EIO, "%s: write failed: %s%s", path, strerror(e),
+                             e == ENOSPC ? " (the disk is full: free space and rerun; earlier files are intact)" : "");
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return kg_errorf(err, KG_EIO, "%s: flush failed: %s%s", path, strerror(e),
+                         e == ENOSPC ? " (the disk is full)" : "");
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return kg_errorf(err, KG_EIO, "%s: rename failed: %s", path, strerror(e));
+    }
+    return KG_OK;
+}
+
+int kg_mkdir_p(const char *path, kg_err *err)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return kg_errorf(err, KG_EIO, "%s: path too long", path);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return kg_errorf(err, KG_EIO, "%s: cannot create folder: %s", buf, strerror(errno));
+            *p = c;
+            if (c == '\0') break;
+        }
+    }
+    return KG_OK;
+}
+
+int kg_path_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+void kg_sha256_hex(const void *data, size_t len, char hex[65])
+{
+    unsigned char md[32];
+    unsigned int mdlen = 0;
+    EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+    for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    hex[64] = '\0';
+}
+
+int kg_sha256_file(const char *path, char hex[65], kg_err *err)
+{
+    char *data;
+    size_t len;
+    int rc = kg_read_file(path, &data, &len, err);
+    if (rc != KG_OK) return rc;
+    kg_sha256_hex(data, len, hex);
+    free(data);
+    return KG_OK;
+}
+
+int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    const char *out = log_path ? log_path : "/dev/null";
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e != 0) return kg_errorf(err, KG_EIO, "cannot run %s: %s", argv[0], strerror(e));
+    while (waitpid(pid, status, 0) < 0) {
+        if (errno != EINTR) return kg_errorf(err, KG_EIO, "waiting for %s: %s", argv[0], strerror(errno));
+    }
+    return KG_OK;
+}
+
+void kg_tool_version(const char *argv0, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "unknown");
+    char log[] = "/tmp/kgate-version-XXXXXX";
+    int fd = mkstemp(log);
+    if (fd < 0) return;
+    close(fd);
+    char *argv[] = { (char *)argv0, (char *)"--version", NULL };
+    int st;
+    kg_err err = { 0 };
+    if (kg_run_capture(argv, log, &st, &err) == KG_OK && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        FILE *fp = fopen(log, "r");
+        if (fp != NULL) {
+            if (fgets(buf, (int)cap, fp) != NULL) buf[strcspn(buf, "\r\n")] = '\0';
+            fclose(fp);
+        }
+    }
+    unlink(log);
+}
+
+int kg_self_exe(char *buf, size_t cap, kg_err *err)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n < 0) return kg_errorf(err, KG_EIO, "cannot find the kgate executable (/proc/self/exe): %s", strerror(errno));
+    buf[n] = '\0';
+    return KG_OK;
+}
+
+int kg_include_dir(char *buf, size_t cap, kg_err *err)
+{
+    const char *env = getenv("KGATE_INCLUDE");
+    char probe[PATH_MAX + 32];
+    if (env != NULL && env[0] != '\0') {
+        snprintf(probe, sizeof probe, "%s/kgate/kernel.h", env);
+        if (!kg_path_exists(probe))
+            return kg_errorf(err, KG_EIO, "KGATE_INCLUDE=%s has no kgate/kernel.h (point it at kgate's include folder)", env);
+        snprintf(buf, cap, "%s", env);
+        return KG_OK;
+    }
+    char exe[PATH_MAX];
+    if (kg_self_exe(exe, sizeof exe, NULL) == KG_OK) {
+        char *slash = strrchr(exe, '/');
+        if (slash != NULL) *slash = '\0';
+        const char *rel[] = { "/../include", "/../../include", "/../share/kgate/include" };
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            snprintf(probe, sizeof probe, "%s%s/kgate/kernel.h", exe, rel[i]);
+            if (kg_path_exists(probe)) {
+                char joined[PATH_MAX + 32];
+                snprintf(joined, sizeof joined, "%s%s", exe, rel[i]);
+                if (realpath(joined, buf) == NULL) snprintf(buf, cap, "%s", joined);
+                return KG_OK;
+            }
+        }
+    }
+#ifdef KG_SOURCE_DIR
+    snprintf(probe, sizeof probe, "%s/include/kgate/kernel.h", KG_SOURCE_DIR);
+    if (kg_path_exists(probe)) { snprintf(buf, cap, "%s/include", KG_SOURCE_DIR); return KG_OK; }
+#endif
+    return kg_errorf(err, KG_EIO, "cannot find kgate's include folder next to the executable; set KGATE_INCLUDE to it");
+}
+
+double kg_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void kg_utc_now(char *buf, size_t cap)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void kg_file_last_line(const char *path, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    char *data;
+    size_t len;
+    if (kg_read_file(path, &data, &len, NULL) != KG_OK) return;
+    while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' ')) len--;
+    data[len] = '\0';
+    char *start = strrchr(data, '\n');
+    snprintf(buf, cap, "%s", start ? start + 1 : data);
+    free(data);
+}
+
+/* Splits one CSV line in place into at most max fields; a field may be
+ * quoted with "" escaping.  Returns the number of fields. */
+int kg_csv_split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        if (*p == '"') {
+            char *w = ++p;
+            f[n++] = w;
+            for (;;) {
+                if (*p == '\0') break;
+                if (*p == '"' && p[1] == '"') { *w++ = '"'; p += 2; continue; }
+                if (*p == '"') { p++; break; }
+                *w++ = *p++;
+            }
+            *w = '\0';
+            if (*p == ',') p++;
+            else break;
+        } else {
+            f[n++] = p;
+            char *comma = strchr(p, ',');
+            if (comma == NULL) break;
+            *comma = '\0';
+            p = comma + 1;
+        }
+    }
+    return n;
+}
+
+char *kg_next_line(char **cursor)
+{
+    char *s = *cursor;
+    if (s == NULL || *s == '\0') return NULL;
+    char *nl = strchr(s, '\n');
+    if (nl != NULL) { *nl = '\0'; *cursor = nl + 1; }
+    else *cursor = s + strlen(s);
+    size_t len = strlen(s);
+    if (len > 0 && s[len - 1] == '\r') s[len - 1] = '\0';
+    return s;
+}
+

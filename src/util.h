@@ -1,0 +1,67 @@
+/* util.h: small services shared by the library's modules: a growable
+ * string buffer, whole-file reads, atomic writes (temporary name, fsync,
+ * rename), folders, SHA-256, child processes and paths relative to the
+ * kgate executable.  Nothing here knows about plans or statistics. */
+#ifndef KGATE_UTIL_H
+#define KGATE_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kgate/err.h"
+
+typedef struct kg_sb {
+    char *buf;
+    size_t len, cap;
+    int oom;          /* sticky: set when an append failed */
+} kg_sb;
+
+void kg_sb_printf(kg_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kg_sb_vprintf(kg_sb *sb, const char *fmt, va_list ap);
+void kg_sb_puts(kg_sb *sb, const char *s);
+void kg_sb_free(kg_sb *sb);
+
+/* Reads a whole file; *data is NUL-terminated and owned by the caller. */
+int kg_read_file(const char *path, char **data, size_t *len, kg_err *err);
+
+/* Writes data to path through path.tmp.PID, fsync and rename: readers see
+ * the old file or the new one, never a part.  A full disk is reported as
+ * such and leaves the old file in place. */
+int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err);
+
+int kg_mkdir_p(const char *path, kg_err *err);
+int kg_path_exists(const char *path);
+
+void kg_sha256_hex(const void *data, size_t len, char hex[65]);
+int kg_sha256_file(const char *path, char hex[65], kg_err *err);
+
+/* Runs argv (no shell) with stdout and stderr appended to log_path (or
+ * /dev/null when NULL) and waits.  *status is the wait status.  Returns
+ * KG_OK when the child ran, whatever its exit code. */
+int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err);
+
+/* First line printed by `argv0 --version`, or "unknown". */
+void kg_tool_version(const char *argv0, char *buf, size_t cap);
+
+/* Absolute path of the running executable. */
+int kg_self_exe(char *buf, size_t cap, kg_err *err);
+
+/* kgate's include/ folder for kernels: $KGATE_INCLUDE, else ../include
+ * next to the executable, else the folder the library was built in. */
+int kg_include_dir(char *buf, size_t cap, kg_err *err);
+
+/* Seconds on CLOCK_MONOTONIC and wall-clock UTC in ISO 8601. */
+double kg_mono_s(void);
+void kg_utc_now(char *buf, size_t cap);
+
+/* The last non-empty line of a text file (for a worker's last words). */
+void kg_file_last_line(const char *path, char *buf, size_t cap);
+
+/* Splits one CSV line in place into at most max fields (a field may be
+ * quoted, with "" for a quote); returns the number of fields. */
+int kg_csv_split(char *line, char **f, int max);
+/* Returns the next line of a NUL-terminated text (modified in place) and
+ * advances *cursor; NULL at the end. */
+char *kg_next_line(char **cursor);
+
+#endif

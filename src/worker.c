@@ -1,0 +1,336 @@
+/* worker.c: one fresh process of a campaign (`kgate worker`).
+ *
+ * Loads the plan (refusing it when its hash differs from the one the
+ * supervisor recorded), opens the backend, and for each case in the
+ * direction's order: prepares inputs once (outside timing), gives every
+ * arm its own buffers, checks every arm (outputs poisoned twice with
+ * different patterns, guard canaries, inputs verified unchanged), runs
+ * the rounds, then checks again (a snapshot of the last timed output and
+ * a run on fresh inputs).  Rows are kept in memory and written at the end
+ * through atomic renames; a worker that dies leaves no partial file.
+ *
+ * An arm that fails a check before timing is not timed in this process.
+ * The worker never judges: the supervisor's analysis does. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "campaign.h"
+#include "kgate/backend.h"
+#include "kgate/oracle.h"
+#include "protocol.h"
+#include "util.h"
+
+typedef struct inst {
+    int arm;
+    kg_kernel *k;
+    kg_dbuf in[KG_MAX_IN];
+    kg_dbuf out[KG_MAX_OUT];
+    kg_binding b;
+    int failed;             /* a check failed before timing: not timed */
+} inst;
+
+typedef struct wctx {
+    const kg_plan *plan;
+    kg_backend *be;
+    const char *build_dir;
+    int proc, dir;
+    kg_sb rows;
+    kg_sb checks;
+    void *host;             /* scratch for downloads */
+    size_t host_cap;
+} wctx;
+
+static const char *dir_name(int dir)
+{
+    return dir == KG_DIR_FWD ? "fwd" : "rev";
+}
+
+static void csv_text(kg_sb *sb, const char *s)
+{
+    kg_sb_puts(sb, "\"");
+    for (; *s; s++) {
+        if (*s == '"') kg_sb_puts(sb, "\"\"");
+        else if (*s == '\n' || *s == '\r') kg_sb_puts(sb, " ");
+        else kg_sb_printf(sb, "%c", *s);
+    }
+    kg_sb_puts(sb, "\"");
+}
+
+static void record_check(wctx *w, int c, int a, const char *phase, const char *check, int pass,
+                         const kg_check *r, const char *detail)
+{
+    kg_sb_printf(&w->checks, "%d,%s,%s,%s,%s,%s,%s,", w->proc, dir_name(w->dir), w->plan->cases[c].name,
+                 a >= 0 ? w->plan->arms[a].name : "", phase, check, pass ? "pass" : "fail");
+    if (r != NULL)
+        kg_sb_printf(&w->checks, "%.6g,%.6g,%lld,%lld,", r->max_abs, r->max_rel, (long long)r->worst,
+                     (long long)r->nbad);
+    else
+        kg_sb_puts(&w->checks, ",,,,");
+    csv_text(&w->checks, detail != NULL ? detail : (r != NULL ? r->msg : ""));
+    kg_sb_puts(&w->checks, "\n");
+}
+
+static int scratch(wctx *w, size_t bytes, kg_err *err)
+{
+    if (bytes <= w->host_cap) return KG_OK;
+    void *p = realloc(w->host, bytes);
+    if (p == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory (%zu bytes)", bytes);
+    w->host = p;
+    w->host_cap = bytes;
+    return KG_OK;
+}
+
+static int upload_inputs(wctx *w, inst *x, const kg_case_data *d, kg_err *err)
+{
+    for (int i = 0; i < d->nin; i++) {
+        int rc = kg_backend_upload(w->be, &x->in[i], 0, d->in[i], d->in_bytes[i], err);
+        if (rc != KG_OK) return rc;
+    }
+    return KG_OK;
+}
+
+/* Poisons the outputs with pattern and refreshes the guards. */
+static int poison_outputs(wctx *w, inst *x, const kg_case_data *d, int pattern, kg_err *err)
+{
+    size_t g = kg_guard_bytes();
+    for (int o = 0; o < d->nout; o++) {
+        int rc = scratch(w, d->out_bytes[o] + g, err);
+        if (rc != KG_OK) return rc;
+        kg_poison(w->host, d->out_bytes[o], pattern);
+        kg_guard_fill((char *)w->host + d->out_bytes[o]);
+        if ((rc = kg_backend_upload(w->be, &x->out[o], 0, w->host, d->out_bytes[o] + g, err)) != KG_OK)
+            return rc;
+    }
+    return KG_OK;
+}
+
+/* Downloads outputs, compares them and verifies guards and inputs.
+ * Returns KG_OK with *ok = 0 when a check failed (recorded), or an error
+ * when the backend failed. */
+static int verify(wctx *w, int c, inst *x, const kg_case_data *d, const char *phase, const char *name,
+                  int *ok, kg_err *err)
+{
+    size_t g = kg_guard_bytes();
+    int rc;
+    *ok = 1;
+    for (int o = 0; o < d->nout; o++) {
+        if ((rc = scratch(w, d->out_bytes[o] + g, err)) != KG_OK) return rc;
+        if ((rc = kg_backend_download(w->be, w->host, &x->out[o], 0, d->out_bytes[o] + g, err)) != KG_OK)
+            return rc;
+        kg_check r;
+        kg_oracle_compare(d, o, w->host, &r);
+        char check[96];
+        snprintf(check, sizeof check, "%s:%s", name, d->op->out_names[o]);
+        record_check(w, c, x->arm, phase, check, r.pass, &r, NULL);
+        if (!r.pass) *ok = 0;
+        long bad = kg_guard_verify((char *)w->host + d->out_bytes[o]);
+        char detail[160] = "";
+        if (bad >= 0)
+            snprintf(detail, sizeof detail, "guard after output %s damaged at byte %ld: a write past the end",
+                     d->op->out_names[o], bad);
+        snprintf(check, sizeof check, "%s:guard:%s", name, d->op->out_names[o]);
+        record_check(w, c, x->arm, phase, check, bad < 0, NULL, detail);
+        if (bad >= 0) *ok = 0;
+    }
+    for (int i = 0; i < d->nin; i++) {
+        if ((rc = scratch(w, d->in_bytes[i], err)) != KG_OK) return rc;
+        if ((rc = kg_backend_download(w->be, w->host, &x->in[i], 0, d->in_bytes[i], err)) != KG_OK) return rc;
+        int same = kg_checksum(w->host, d->in_bytes[i]) == d->in_sum[i];
+        char check[96], detail[160] = "";
+        snprintf(check, sizeof check, "%s:input:%s", name, d->op->in_names[i]);
+        if (!same) snprintf(detail, sizeof detail, "input %s was modified by the kernel", d->op->in_names[i]);
+        record_check(w, c, x->arm, phase, check, same, NULL, detail);
+        if (!same) *ok = 0;
+    }
+    return KG_OK;
+}
+
+/* One checked run: poison, run, verify. */
+static int checked_run(wctx *w, int c, inst *x, const kg_case_data *d, const char *phase, const char *name,
+                       int pattern, int *ok, kg_err *err)
+{
+    int rc;
+    if ((rc = poison_outputs(w, x, d, pattern, err)) != KG_OK) return rc;
+    if ((rc = kg_backend_run(w->be, x->k, err)) != KG_OK) return rc;
+    return verify(w, c, x, d, phase, name, ok, err);
+}
+
+static void inst_release(wctx *w, inst *x)
+{
+    kg_backend_unload(w->be, x->k);
+    x->k = NULL;
+    for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->in[i]);
+    for (int o = 0; o < KG_MAX_OUT; o++) kg_backend_free(w->be, &x->out[o]);
+}
+
+static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    int rc;
+    memset(x, 0, sizeof *x);
+    x->arm = a;
+    for (int i = 0; i < d->nin; i++)
+        if ((rc = kg_backend_alloc(w->be, d->in_bytes[i], &x->in[i], err)) != KG_OK) return rc;
+    for (int o = 0; o < d->nout; o++)
+        if ((rc = kg_backend_alloc(w->be, d->out_bytes[o] + kg_guard_bytes(), &x->out[o], err)) != KG_OK)
+            return rc;
+    if ((rc = upload_inputs(w, x, d, err)) != KG_OK) return rc;
+    if ((rc = kg_backend_load(w->be, plan, a, c, w->build_dir, &x->k, err)) != KG_OK) return rc;
+    x->b.kase = &plan->cases[c];
+    x->b.nin = d->nin;
+    x->b.nout = d->nout;
+    for (int i = 0; i < d->nin; i++) x->b.in[i] = x->in[i];
+    for (int o = 0; o < d->nout; o++) {
+        x->b.out[o] = x->out[o];
+        x->b.out_bytes[o] = d->out_bytes[o];
+    }
+    x->b.pack = plan->campaign.pack;
+    return kg_backend_bind(w->be, x->k, &x->b, err);
+}
+
+static int run_case(wctx *w, int c, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    const kg_campaign *cp = &plan->campaign;
+    const kg_case *kc = &plan->cases[c];
+    const kg_op *op = kg_op_find(kc->op);
+    int order[64], n, rc = KG_OK;
+    inst xs[64];
+    int nx = 0;
+    kg_case_data pre = { 0 }, post = { 0 };
+    kg_step *steps = NULL;
+
+    n = kg_protocol_arm_order(plan, c, w->dir, order);
+    if (n > 64) return kg_errorf(err, KG_EINPUT, "%s: case %s has more than 64 arms", plan->path, kc->name);
+    char why[256] = "";
+    if (op == NULL) return kg_errorf(err, KG_EINPUT, "%s: unknown op '%s'", plan->path, kc->op);
+    if (op->admissible(kc, why, sizeof why) != 0) {
+        for (int i = 0; i < n; i++) record_check(w, c, order[i], "pre", "admissible", 0, NULL, why);
+        return KG_OK;
+    }
+    uint64_t seed_pre = kg_protocol_check_seed(cp->seed, w->proc, c, 0);
+    if ((rc = kg_oracle_prepare(kc, seed_pre, &pre, err)) != KG_OK) goto done;
+
+    /* Load every arm with its own buffers, then check each one twice,
+     * with two poison patterns. */
+    for (int i = 0; i < n; i++) {
+        if ((rc = inst_setup(w, c, order[i], &pre, &xs[nx], err)) != KG_OK) { nx++; goto done; }
+        nx++;
+    }
+    for (int i = 0; i < nx; i++) {
+        int ok0 = 1, ok1 = 1;
+        if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison0", 0, &ok0, err)) != KG_OK) goto done;
+        if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison1", 1, &ok1, err)) != KG_OK) goto done;
+        xs[i].failed = !(ok0 && ok1);
+    }
+    /* Rounds: only arms that passed their checks are timed. */
+    int live[64], nlive = 0;
+    for (int i = 0; i < nx; i++) if (!xs[i].failed) live[nlive++] = i;
+    int per_round = nlive * (cp->warmup + cp->samples);
+    steps = calloc((size_t)(per_round > 0 ? per_round : 1), sizeof *steps);
+    if (steps == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    int first_arm = n > 0 ? order[0] : -1;
+    for (int r = 0; r < cp->rounds && nlive > 0; r++) {
+        int rorder[64];
+        kg_protocol_round_order(live, nlive, r, rorder);
+        int ns = kg_protocol_round_steps(nlive, cp->warmup, cp->samples, cp->interleave, steps);
+        for (int s = 0; s < ns; s++) {
+            inst *x = &xs[rorder[steps[s].slot]];
+            kg_sample_ctx sc = { .proc = w->proc, .dir = w->dir, .round = r, .sample = steps[s].sample,
+                                 .arm = x->arm, .kase = c, .first_arm = first_arm, .pos = steps[s].slot,
+                                 .seed = cp->seed };
+            if (cp->l2 == KG_L2_COLD && (rc = kg_backend_flush(w->be, err)) != KG_OK) goto done;
+            double t_ns = 0;
+            if (steps[s].sample < 0) {
+                if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK) goto done;
+                continue;
+            }
+            if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK) goto done;
+            if (!(t_ns > 0) || !isfinite(t_ns)) {
+                rc = kg_errorf(err, KG_EBACKEND, "arm %s returned a non-positive time (%g ns)",
+                               plan->arms[x->arm].name, t_ns);
+                goto done;
+            }
+            kg_sb_printf(&w->rows, "%d,%s,%d,%s,%s,%d,%.3f\n", w->proc, dir_name(w->dir), r,
+                         plan->arms[x->arm].name, kc->name, steps[s].sample, t_ns);
+        }
+    }
+
+    /* After timing: the output the last timed run left behind, then a run
+     * on fresh inputs. */
+    if (cp->rounds > 0) {
+        for (int i = 0; i < nlive; i++) {
+            int ok = 1;
+            if ((rc = verify(w, c, &xs[live[i]], &pre, "post", "snapshot", &ok, err)) != KG_OK) goto done;
+        }
+        uint64_t seed_post = kg_protocol_check_seed(cp->seed, w->proc, c, 1);
+        if ((rc = kg_oracle_prepare(kc, seed_post, &post, err)) != KG_OK) goto done;
+        for (int i = 0; i < nlive; i++) {
+            int ok = 1;
+            if ((rc = upload_inputs(w, &xs[live[i]], &post, err)) != KG_OK) goto done;
+            if ((rc = checked_run(w, c, &xs[live[i]], &post, "post", "fresh", 0, &ok, err)) != KG_OK) goto done;
+        }
+    }
+done:
+    for (int i = 0; i < nx; i++) inst_release(w, &xs[i]);
+    kg_oracle_release(&pre);
+    kg_oracle_release(&post);
+    free(steps);
+    return rc;
+}
+
+int kg_worker_main(const kg_worker_opts *o, kg_err *err)
+{
+    kg_plan *plan = NULL;
+    wctx w = { 0 };
+    char path[KG_PATH_MAX + 64], build_dir[KG_PATH_MAX + 16];
+    char *want = NULL;
+    int rc;
+    if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/plan.sha256", o->out_dir);
+    if ((rc = kg_read_file(path, &want, NULL, err)) != KG_OK) goto done;
+    if (strncmp(want, plan->hash, 64) != 0) {
+        rc = kg_errorf(err, KG_EINPUT, "%s changed since the campaign started (hash %.12s, recorded %.12s): "
+                       "restore it or start a new campaign", o->plan_path, plan->hash, want);
+        goto done;
+    }
+    char notice[512];
+    if ((rc = kg_backend_open(o->backend, plan, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
+    snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
+    w.plan = plan;
+    w.build_dir = build_dir;
+    w.proc = o->proc;
+    w.dir = kg_protocol_direction(o->proc);
+    kg_sb_puts(&w.rows, "process,direction,round,arm,case,sample,ns\n");
+    kg_sb_puts(&w.checks, "process,direction,case,arm,phase,check,result,max_abs,max_rel,worst,nbad,detail\n");
+
+    int corder[256];
+    if (plan->ncases > 256) { rc = kg_errorf(err, KG_EINPUT, "%s: more than 256 cases", plan->path); goto done; }
+    kg_protocol_case_order(plan, w.dir, corder);
+    kg_campaign cp_saved = plan->campaign;
+    if (o->check_only) plan->campaign.rounds = 0;
+    for (int i = 0; i < plan->ncases; i++)
+        if ((rc = run_case(&w, corder[i], err)) != KG_OK) goto done;
+    plan->campaign = cp_saved;
+    if (w.rows.oom || w.checks.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory recording rows"); goto done; }
+
+    char sub[KG_PATH_MAX + 32];
+    snprintf(sub, sizeof sub, "%s/raw", o->out_dir);
+    if ((rc = kg_mkdir_p(sub, err)) != KG_OK) goto done;
+    snprintf(sub, sizeof sub, "%s/checks", o->out_dir);
+    if ((rc = kg_mkdir_p(sub, err)) != KG_OK) goto done;
+    /* Checks first: a process whose raw file exists is complete. */
+    snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", o->out_dir, o->proc);
+    if ((rc = kg_write_atomic(path, w.checks.buf, w.checks.len, err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", o->out_dir, o->proc);
+    if ((rc = kg_write_atomic(path, w.rows.buf, w.rows.len, err)) != KG_OK) goto done;
+done:
+    kg_backend_close(w.be);
+    kg_sb_free(&w.rows);
+    kg_sb_free(&w.checks);
+    free(w.host);
+    free(want);
+    kg_plan_free(plan);
+    return rc;
+}

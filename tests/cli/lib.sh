@@ -1,0 +1,26 @@
+# tests/cli/lib.sh: helpers for the CLI scenario tests (sourced).
+set -u
+T=$(mktemp -d "${TMPDIR:-/tmp}/kgate-cli.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fails=0
+die() { echo "FAIL: $*" >&2; exit 1; }
+expect_status() { # expected actual what
+    [ "$1" = "$2" ] || die "$3: exit status $2, expected $1"
+}
+expect_grep() { # pattern file
+    grep -q -- "$1" "$2" || { echo "--- $2:" >&2; head -n 60 "$2" >&2; die "expected '$1' in $2"; }
+}
+expect_no_grep() {
+    if grep -q -- "$1" "$2"; then die "did not expect '$1' in $2"; fi
+}
+# report DIR regenerates every report file byte for byte
+expect_report_identical() {
+    d=$1
+    mkdir -p "$T/before"
+    cp "$d/report.md" "$d/results.json" "$d/results.csv" "$T/before/"
+    "$KGATE" report "$d" >"$T/report.out" 2>"$T/report.err" || true
+    for f in report.md results.json results.csv; do
+        cmp -s "$d/$f" "$T/before/$f" || die "kgate report changed $f"
+    done
+    cmp -s "$T/report.out" "$d/report.md" || die "kgate report stdout differs from report.md"
+}
