@@ -51,6 +51,37 @@ typedef struct kg_sample_ctx {
     uint64_t seed;
 } kg_sample_ctx;
 
+/* One reading of the device, taken between samples (never inside one).
+ * Fields a backend cannot read are -1 (NaN for power). */
+typedef struct kg_telemetry {
+    double t_ns;                  /* host CLOCK_MONOTONIC_RAW at the reading */
+    int sm_clock_mhz, mem_clock_mhz;
+    double power_w;
+    int temp_c;
+    uint64_t clock_event_reasons; /* NVML clocks event (throttle) reasons mask */
+    int foreign_procs;            /* compute processes on the device besides this one */
+    /* timing integrity: time() also brackets each sample on the host with a
+     * device-wide synchronisation; a bracket longer than twice the event
+     * time plus 200 us counts as an escape (work outside the events) */
+    uint64_t samples, escapes;
+    double last_event_ns, last_host_ns;  /* of the last sample, whole pack */
+} kg_telemetry;
+
+/* What a loaded kernel uses, for the evidence. */
+typedef struct kg_resources {
+    int regs;                     /* registers per thread */
+    int static_shared_bytes, dynamic_shared_bytes;
+    int local_bytes;              /* per thread: spills, local arrays */
+    int const_bytes;
+    int max_threads_per_block;    /* of the compiled entry */
+    int ptx_version, binary_version;   /* major * 10 + minor */
+    int64_t grid[3], block[3];
+    int launches;                 /* kernel launches per operation */
+    char arch[16];                /* "sm_90" */
+    size_t image_bytes;           /* cubin (or shared object) size */
+    char image_sha256[65];
+} kg_resources;
+
 typedef struct kg_backend_ops {
     int abi;               /* KG_BACKEND_ABI; new slots are appended only */
     const char *name;
@@ -75,6 +106,11 @@ typedef struct kg_backend_ops {
     int  (*flush)(kg_backend *be, kg_err *err);    /* optional: cold-cache flush */
     /* optional: a one-line description of the device for the run header */
     void (*describe)(kg_backend *be, char *buf, size_t cap);
+    /* optional (appended): device readings and timing-integrity counters;
+     * KG_EUNSUPPORTED when the device cannot be read (no NVML) */
+    int  (*telemetry)(kg_backend *be, kg_telemetry *out, kg_err *err);
+    /* optional (appended): the resource record of a loaded kernel */
+    int  (*resources)(kg_backend *be, kg_kernel *k, kg_resources *out, kg_err *err);
 } kg_backend_ops;
 
 struct kg_backend {
@@ -108,5 +144,6 @@ void kg_backend_describe(kg_backend *be, char *buf, size_t cap);
 /* The backends compiled into this library. */
 extern const kg_backend_ops kg_backend_cpu;
 extern const kg_backend_ops kg_backend_fake;
+extern const kg_backend_ops kg_backend_cuda;
 
 #endif

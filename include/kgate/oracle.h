@@ -41,6 +41,11 @@ typedef struct kg_op {
     void (*bound)(const kg_case *c, const double *const in[], const double *ref, int o, double *bound);
     double (*flops)(const kg_case *c);
     double (*min_bytes)(const kg_case *c);
+    /* rows of each input (the generator zeroes the first row and scales
+     * the last by four); NULL: every input is one row */
+    void (*in_rows)(const kg_case *c, int64_t rows[]);
+    /* columns of output o, for messages ("row 3, col 17"); NULL: 1-D */
+    int64_t (*out_cols)(const kg_case *c, int o);
 } kg_op;
 
 /* The op registry. */
@@ -74,8 +79,15 @@ typedef struct kg_case_data {
 
 /* Generates inputs for case c from seed, computes references and bounds.
  * Inputs are uniform in [-scale, scale), rounded to the case dtype; the
- * first row is zero and the last row is at four times the scale.  On
- * failure d is left empty. */
+ * first row is zero and the last row is at four times the scale (an input
+ * of one row is only scaled).  Element e of input i is
+ *   v = fl32((float)scale * (m * kg_philox_uniform(seed, i, e)))
+ * with m = 0, 1 or 4 by row, then rounded to the case dtype (nearest
+ * even); a device generator that does the same float operations yields
+ * the same bits.  Fails with KG_EINADMISSIBLE when the op's preconditions
+ * do not hold, and with KG_EINPUT when an input rounds to all zeros or a
+ * trivial output would pass (see kg_oracle_trivial).  On failure d is
+ * left empty. */
 int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *err);
 void kg_oracle_release(kg_case_data *d); /* NULL-safe, idempotent */
 
@@ -106,5 +118,11 @@ typedef struct kg_check {
 /* Compares output o (encoded in its dtype, out_bytes long) with the
  * reference. */
 void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *res);
+
+/* 1 when a trivial output would pass output o: all zeros, a copy of the
+ * leading elements of an input, or one constant (the mean of the
+ * reference, for outputs of more than one element).  Such a case cannot
+ * tell a kernel from a shortcut; why names the shortcut.  0 otherwise. */
+int kg_oracle_trivial(const kg_case_data *d, int o, char *why, size_t cap);
 
 #endif

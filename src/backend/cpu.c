@@ -254,7 +254,7 @@ static void cpu_describe(kg_backend *be, char *buf, size_t cap)
         }
         fclose(fp);
     }
-    snprintf(buf, cap, "cpu: %s, %ld online cores", model, sysconf(_SC_NPROCESSORS_ONLN));
+    snprintf(buf, cap, "%s, %ld online cores", model, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 const kg_backend_ops kg_backend_cpu = {

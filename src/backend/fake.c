@@ -168,7 +168,7 @@ static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, doubl
 static void fake_describe(kg_backend *be, char *buf, size_t cap)
 {
     (void)be;
-    snprintf(buf, cap, "fake: scripted timings (no hardware)");
+    snprintf(buf, cap, "scripted timings (no hardware)");
 }
 
 const kg_backend_ops kg_backend_fake = {

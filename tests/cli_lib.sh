@@ -1,4 +1,4 @@
-# tests/cli/lib.sh: helpers for the CLI scenario tests (sourced).
+# tests/cli_lib.sh: helpers for the CLI scenario tests (sourced).
 set -u
 T=$(mktemp -d "${TMPDIR:-/tmp}/kgate-cli.XXXXXX")
 trap 'rm -rf "$T"' EXIT

@@ -1,0 +1,81 @@
+/* gemm_bt_tiled.cu: C = A * B^T with 32x32 output tiles staged through
+ * shared memory.
+ *
+ * Same contract as gemm_bt_naive.cu (A[M,K], B[N,K] in the case dtype,
+ * C[M,N] float32, float32 accumulation).  A block of 32x8 threads owns a
+ * 32x32 tile of C; each thread accumulates four outputs of one column.
+ * K is walked in slices of 32: both A and B rows are contiguous in K, so
+ * the slice loads are coalesced for both operands.  The tiles live in
+ * dynamic shared memory (the plan declares its size), padded by one
+ * column against bank conflicts.  Any M, N, K (edges are masked).
+ *
+ * Plan entry:
+ *   source = kernels/cuda/gemm_bt_tiled.cu   entry = gemm_bt_tiled
+ *   grid = ceildiv(N, 32), ceildiv(M, 32)    block = 32, 8
+ *   shared = 2 * 32 * 33 * 4                 args = A, B, C, M, N, K */
+#include "kgate/kernel.h"
+
+#ifndef KG_DTYPE
+#define KG_DTYPE 0
+#endif
+
+#define TILE 32
+#define ROWS 8       /* blockDim.y; each thread covers TILE / ROWS rows */
+#define LD (TILE + 1)
+
+#if KG_DTYPE == 0
+typedef float kg_in_t;
+__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i) { return p[i]; }
+#elif KG_DTYPE == 1
+typedef unsigned short kg_in_t;
+__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)
+{
+    float f;
+    unsigned short h = p[i];
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+#elif KG_DTYPE == 2
+typedef unsigned short kg_in_t;
+__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)
+{
+    return __uint_as_float(((unsigned)p[i]) << 16);
+}
+#else
+#error "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
+#endif
+
+extern "C" __global__ void gemm_bt_tiled(const kg_in_t *__restrict__ A,
+                                         const kg_in_t *__restrict__ B, float *__restrict__ C,
+                                         int M, int N, int K)
+{
+    extern __shared__ float smem[];
+    float *As = smem;             /* [TILE][LD]: As[r][k] = A[i0 + r][k0 + k] */
+    float *Bs = smem + TILE * LD; /* [TILE][LD]: Bs[c][k] = B[j0 + c][k0 + k] */
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i0 = blockIdx.y * TILE, j0 = blockIdx.x * TILE;
+    float acc[TILE / ROWS];
+    for (int r = 0; r < TILE / ROWS; r++) acc[r] = 0.0f;
+
+    for (int k0 = 0; k0 < K; k0 += TILE) {
+        const int k = k0 + tx;
+        for (int r = ty; r < TILE; r += ROWS) {
+            const int i = i0 + r, j = j0 + r;
+            As[r * LD + tx] = (i < M && k < K) ? kg_in_load(A, (long long)i * K + k) : 0.0f;
+            Bs[r * LD + tx] = (j < N && k < K) ? kg_in_load(B, (long long)j * K + k) : 0.0f;
+        }
+        __syncthreads();
+        for (int kk = 0; kk < TILE; kk++) {
+            const float b = Bs[tx * LD + kk];
+            for (int r = 0; r < TILE / ROWS; r++)
+                acc[r] = fmaf(As[(ty + r * ROWS) * LD + kk], b, acc[r]);
+        }
+        __syncthreads();
+    }
+    const int j = j0 + tx;
+    if (j >= N) return;
+    for (int r = 0; r < TILE / ROWS; r++) {
+        const int i = i0 + ty + r * ROWS;
+        if (i < M) KGATE_STORE(&C[(long long)i * N + j], acc[r]);
+    }
+}

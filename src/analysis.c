@@ -1,0 +1,593 @@
+/* analysis.c: the analysis of a campaign's timing rows and its gate
+ * (statistics-anchors.md §3; the API is in kgate/stats.h).
+ *
+ * Definitions, per case c and arm a (res[c * narms + a]):
+ *   - Only rows of accepted processes count; rows of rejected processes
+ *     are skipped without further checks.
+ *   - y(p, r, a) = log of the median of arm a's samples in round r of
+ *     process p (§3.1).
+ *   - The baselines of a case are the arms of role baseline whose state is
+ *     KG_ARM_OK there.  Applicability comes from the state table alone
+ *     (KG_ARM_ABSENT = the arm does not run on the case).
+ *   - Paired round contrast (§3.1): for a candidate or reference arm,
+ *     delta = y(a) - min over baselines of y(b) in the same round (the
+ *     fastest baseline of that round; contrast_arm = -1).  For a control
+ *     arm, delta = y(a) - y(of) where `of` is the baseline it replicates
+ *     (contrast_arm = of).  A round counts only when y(a) and its
+ *     reference both exist.  Baseline arms get no contrast and no effect.
+ *   - D(p) = mean of delta over the counted rounds of process p (§3.2);
+ *     the effect, interval and order check come from kg_effect_compute()
+ *     on the D(p) with the processes' directions (§3.3, §3.4), and the
+ *     verdict from kg_verdict_of(campaign.margin, campaign.equivalence)
+ *     (§3.5).  A direction without any process leaves has_effect = 0 and
+ *     the verdict INCONCLUSIVE; no D(p) at all gives NO DATA.
+ *   - Descriptive statistics (§3.2, kept next to theta): the process
+ *     median of an arm is the median of all its samples in that process;
+ *     med_ns[d] is the median of the process medians over processes of
+ *     direction d, med_ns_all over both.  proc_red[d] = 1 - med_ns[d] /
+ *     ref[d] where ref[d] is the smallest baseline med_ns[d] (for a
+ *     control: its own baseline's med_ns[d]).  Per counted round the
+ *     reduction is 1 - exp(delta); round_red[d] is its median over the
+ *     rounds of direction d, round_red_all over all rounds, with their
+ *     min and max; wins[d] counts rounds with delta < 0 out of
+ *     nrounds[d].  drift (every arm) is the median over processes of
+ *     exp(y(last round) - y(first round)) - 1, using the first and last
+ *     rounds where the arm has samples.
+ *   - An arm whose state is INADMISSIBLE or INCORRECT gets that verdict
+ *     and no numbers at all: its timings are never reported as valid.
+ *     ABSENT gives NO DATA.  A baseline with samples is not judged: its
+ *     verdict is INCONCLUSIVE with has_effect = 0.
+ *   - control_valid (§3.6a): a control arm with an interval is invalid
+ *     when the interval on its reduction lies wholly outside
+ *     [-control_margin, +control_margin].  invalid = a control is
+ *     invalid, or no process was accepted.
+ *   - order_ok: no candidate arm's effect, on any case, is order-flagged.
+ *   - The gate applies to candidate arms on primary cases (every case with
+ *     gate.all_cases).  Rule interval: each pair has state OK, an interval
+ *     and rho_lo >= gate.min_reduction.  Rule classic: in both directions
+ *     proc_red[d] >= g, round_red[d] >= g and every round won.  Both rules
+ *     then require order_ok (gate.require_order) and control_valid
+ *     (gate.require_control).  gate_reason holds the first failure.
+ *
+ * This file does not read files, choose what is accepted or decide the
+ * admission states; those arrive in kg_analysis_in. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kgate/stats.h"
+
+#define PCT(x) (100.0 * (x))
+
+static const char *case_name(const kg_plan *plan, int c)
+{
+    return plan->cases[c].name;
+}
+
+static const char *arm_name(const kg_plan *plan, int a)
+{
+    return plan->arms[a].name;
+}
+
+/* Resolved here rather than through the plan module so that the analysis
+ * depends on the plan's data only. */
+static int find_arm(const kg_plan *plan, const char *name)
+{
+    if (name == NULL || name[0] == '\0') return -1;
+    for (int a = 0; a < plan->narms; a++)
+        if (strcmp(plan->arms[a].name, name) == 0) return a;
+    return -1;
+}
+
+static kg_verdict verdict_of_state(kg_arm_state s)
+{
+    switch (s) {
+    case KG_ARM_INADMISSIBLE: return KG_VERDICT_INADMISSIBLE;
+    case KG_ARM_INCORRECT: return KG_VERDICT_INCORRECT;
+    case KG_ARM_ABSENT: return KG_VERDICT_NODATA;
+    case KG_ARM_OK: break;
+    }
+    return KG_VERDICT_NODATA;
+}
+
+static void result_blank(kg_arm_result *r)
+{
+    r->contrast_arm = -1;
+    r->med_ns[0] = r->med_ns[1] = r->med_ns_all = (double)NAN;
+    r->proc_red[0] = r->proc_red[1] = (double)NAN;
+    r->round_red[0] = r->round_red[1] = r->round_red_all = (double)NAN;
+    r->round_red_min = r->round_red_max = (double)NAN;
+    r->drift = (double)NAN;
+    r->has_effect = 0;
+    memset(&r->eff, 0, sizeof r->eff);
+    r->verdict = KG_VERDICT_NODATA;
+}
+
+/* The timing table, bucketed so that the samples of (case, process, arm)
+ * are contiguous and ordered by round. */
+typedef struct table {
+    int ncases, nproc, narms, nrounds;
+    size_t ncells;
+    size_t *off;      /* ncells + 1 offsets into val */
+    double *val;      /* sample times, ns */
+    double *y;        /* per cell: log median, (double)NAN when empty */
+    double *pmed;     /* per (case, process, arm): median of all samples, (double)NAN when none */
+    int *pdir;        /* per process: direction, -1 when it has no rows */
+} table;
+
+static size_t cell_of(const table *t, int c, int p, int a, int r)
+{
+    return (((size_t)c * (size_t)t->nproc + (size_t)p) * (size_t)t->narms + (size_t)a)
+           * (size_t)t->nrounds + (size_t)r;
+}
+
+static void table_free(table *t)
+{
+    free(t->off);
+    free(t->val);
+    free(t->y);
+    free(t->pmed);
+    free(t->pdir);
+    memset(t, 0, sizeof *t);
+}
+
+static int table_build(const kg_analysis_in *in, table *t, kg_err *err)
+{
+    const kg_plan *plan = in->plan;
+    int rc = KG_OK;
+    size_t *fill = NULL;
+    memset(t, 0, sizeof *t);
+    t->ncases = plan->ncases;
+    t->narms = plan->narms;
+    t->nproc = in->nproc;
+
+    t->pdir = malloc(((size_t)in->nproc + 1) * sizeof *t->pdir);
+    if (t->pdir == NULL) { rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory"); goto done; }
+    for (int p = 0; p < in->nproc; p++) t->pdir[p] = -1;
+
+    int maxround = -1;
+    size_t nkept = 0;
+    for (size_t i = 0; i < in->nrows; i++) {
+        const kg_row *w = &in->rows[i];
+        if (w->proc < 0 || w->proc >= in->nproc) {
+            rc = kg_errorf(err, KG_EINPUT, "analysis: row %zu: process %d is not in 0..%d",
+                           i, w->proc, in->nproc - 1);
+            goto done;
+        }
+        if (!in->accepted[w->proc]) continue;
+        if (w->kase < 0 || w->kase >= plan->ncases || w->arm < 0 || w->arm >= plan->narms) {
+            rc = kg_errorf(err, KG_EINPUT, "analysis: row %zu: case %d or arm %d is not in the plan",
+                           i, w->kase, w->arm);
+            goto done;
+        }
+        if (w->dir != KG_DIR_FWD && w->dir != KG_DIR_REV) {
+            rc = kg_errorf(err, KG_EINPUT, "analysis: row %zu: direction %d is not 0 or 1", i, w->dir);
+            goto done;
+        }
+        if (w->round < 0 || (plan->campaign.rounds > 0 && w->round >= plan->campaign.rounds)) {
+            rc = kg_errorf(err, KG_EINPUT, "analysis: row %zu: round %d is outside the plan's %d rounds",
+                           i, w->round, plan->campaign.rounds);
+            goto done;
+        }
+        if (!(isfinite(w->ns) && w->ns > 0.0)) {
+            rc = kg_errorf(err, KG_EINPUT, "analysis: row %zu: time %g ns is not a positive number",
+                           i, w->ns);
+            goto done;
+        }
+        if (t->pdir[w->proc] < 0) t->pdir[w->proc] = w->dir;
+        else if (t->pdir[w->proc] != w->dir) {
+            rc = kg_errorf(err, KG_EINPUT, "analysis: row %zu: process %d has rows in both directions",
+                           i, w->proc);
+            goto done;
+        }
+        if (w->round > maxround) maxround = w->round;
+        nkept++;
+    }
+    t->nrounds = maxround + 1;
+    t->ncells = (size_t)t->ncases * (size_t)t->nproc * (size_t)t->narms * (size_t)t->nrounds;
+
+    t->off = calloc(t->ncells + 1, sizeof *t->off);
+    t->val = malloc((nkept + 1) * sizeof *t->val);
+    t->y = malloc((t->ncells + 1) * sizeof *t->y);
+    size_t npm = (size_t)t->ncases * (size_t)t->nproc * (size_t)t->narms;
+    t->pmed = malloc((npm + 1) * sizeof *t->pmed);
+    fill = malloc((t->ncells + 1) * sizeof *fill);
+    if (t->off == NULL || t->val == NULL || t->y == NULL || t->pmed == NULL || fill == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory for %zu cells", t->ncells);
+        goto done;
+    }
+    for (size_t i = 0; i < in->nrows; i++) {
+        const kg_row *w = &in->rows[i];
+        if (!in->accepted[w->proc]) continue;
+        t->off[cell_of(t, w->kase, w->proc, w->arm, w->round) + 1]++;
+    }
+    for (size_t k = 0; k < t->ncells; k++) t->off[k + 1] += t->off[k];
+    memcpy(fill, t->off, t->ncells * sizeof *fill);
+    for (size_t i = 0; i < in->nrows; i++) {
+        const kg_row *w = &in->rows[i];
+        if (!in->accepted[w->proc]) continue;
+        t->val[fill[cell_of(t, w->kase, w->proc, w->arm, w->round)]++] = w->ns;
+    }
+    for (size_t k = 0; k < t->ncells; k++) {
+        size_t n = t->off[k + 1] - t->off[k];
+        t->y[k] = n > 0 ? log(kg_median(t->val + t->off[k], n)) : (double)NAN;
+    }
+    for (size_t k = 0; k < npm; k++) {
+        size_t first = k * (size_t)t->nrounds, last = first + (size_t)t->nrounds;
+        size_t n = t->off[last] - t->off[first];
+        t->pmed[k] = n > 0 ? kg_median(t->val + t->off[first], n) : (double)NAN;
+    }
+
+done:
+    free(fill);
+    if (rc != KG_OK) table_free(t);
+    return rc;
+}
+
+/* Scratch arrays reused for every (case, arm). */
+typedef struct scratch {
+    double *D; int *Ddir; int nD;
+    double *pm[2]; int npm[2];
+    double *pm_all; int npm_all;
+    double *drift; int ndrift;
+    double *red[2]; int nred[2];
+    double *red_all; int nred_all;
+} scratch;
+
+static void scratch_free(scratch *s)
+{
+    free(s->D); free(s->Ddir);
+    free(s->pm[0]); free(s->pm[1]); free(s->pm_all);
+    free(s->drift);
+    free(s->red[0]); free(s->red[1]); free(s->red_all);
+    memset(s, 0, sizeof *s);
+}
+
+static int scratch_alloc(scratch *s, int nproc, int nrounds)
+{
+    memset(s, 0, sizeof *s);
+    size_t np = (size_t)nproc + 1, nr = (size_t)nproc * (size_t)nrounds + 1;
+    s->D = malloc(np * sizeof *s->D);
+    s->Ddir = malloc(np * sizeof *s->Ddir);
+    s->pm[0] = malloc(np * sizeof(double));
+    s->pm[1] = malloc(np * sizeof(double));
+    s->pm_all = malloc(np * sizeof(double));
+    s->drift = malloc(np * sizeof(double));
+    s->red[0] = malloc(nr * sizeof(double));
+    s->red[1] = malloc(nr * sizeof(double));
+    s->red_all = malloc(nr * sizeof(double));
+    if (!s->D || !s->Ddir || !s->pm[0] || !s->pm[1] || !s->pm_all || !s->drift
+        || !s->red[0] || !s->red[1] || !s->red_all) {
+        scratch_free(s);
+        return KG_ENOMEM;
+    }
+    return KG_OK;
+}
+
+static int is_baseline(const kg_analysis_in *in, int c, int a)
+{
+    return a >= 0 && in->plan->arms[a].role == KG_ROLE_BASELINE
+           && in->state[(size_t)c * (size_t)in->plan->narms + (size_t)a] == KG_ARM_OK;
+}
+
+/* Reference log time of round r for arm a's contrast; (double)NAN when missing. */
+static double reference_y(const kg_analysis_in *in, const table *t, int c, int p, int r,
+                          int contrast_arm)
+{
+    if (contrast_arm >= 0)
+        return is_baseline(in, c, contrast_arm) ? t->y[cell_of(t, c, p, contrast_arm, r)] : (double)NAN;
+    double best = (double)NAN;
+    for (int b = 0; b < t->narms; b++) {
+        if (!is_baseline(in, c, b)) continue;
+        double yb = t->y[cell_of(t, c, p, b, r)];
+        if (!isnan(yb) && (isnan(best) || yb < best)) best = yb;
+    }
+    return best;
+}
+
+/* Descriptive statistics that need only the arm's own samples. */
+static void describe_own(const table *t, int c, int a, kg_arm_result *r, scratch *s)
+{
+    s->npm[0] = s->npm[1] = s->npm_all = s->ndrift = 0;
+    for (int p = 0; p < t->nproc; p++) {
+        int d = t->pdir[p];
+        if (d < 0) continue;
+        double pm = t->pmed[((size_t)c * (size_t)t->nproc + (size_t)p) * (size_t)t->narms + (size_t)a];
+        if (isnan(pm)) continue;
+        s->pm[d][s->npm[d]++] = pm;
+        s->pm_all[s->npm_all++] = pm;
+        int first = -1, last = -1;
+        for (int rr = 0; rr < t->nrounds; rr++) {
+            if (isnan(t->y[cell_of(t, c, p, a, rr)])) continue;
+            if (first < 0) first = rr;
+            last = rr;
+        }
+        if (first >= 0 && last > first)
+            s->drift[s->ndrift++] = exp(t->y[cell_of(t, c, p, a, last)]
+                                        - t->y[cell_of(t, c, p, a, first)]) - 1.0;
+    }
+    for (int d = 0; d < 2; d++) r->med_ns[d] = kg_median(s->pm[d], (size_t)s->npm[d]);
+    r->med_ns_all = kg_median(s->pm_all, (size_t)s->npm_all);
+    r->drift = kg_median(s->drift, (size_t)s->ndrift);
+}
+
+/* The paired contrasts, D(p), the effect and the round statistics. */
+static void contrast_arm_stats(const kg_analysis_in *in, const table *t, int c, int a,
+                               kg_arm_result *r, scratch *s)
+{
+    const kg_campaign *cp = &in->plan->campaign;
+    s->nD = 0;
+    s->nred[0] = s->nred[1] = s->nred_all = 0;
+    for (int p = 0; p < t->nproc; p++) {
+        int d = t->pdir[p];
+        if (d < 0) continue;
+        double sum = 0.0;
+        int nr = 0;
+        for (int rr = 0; rr < t->nrounds; rr++) {
+            double ya = t->y[cell_of(t, c, p, a, rr)];
+            double yb = reference_y(in, t, c, p, rr, r->contrast_arm);
+            if (isnan(ya) || isnan(yb)) continue;
+            double delta = ya - yb;
+            sum += delta;
+            nr++;
+            double red = 1.0 - exp(delta);
+            s->red[d][s->nred[d]++] = red;
+            s->red_all[s->nred_all++] = red;
+            r->nrounds[d]++;
+            if (delta < 0.0) r->wins[d]++;
+        }
+        if (nr > 0) {
+            s->D[s->nD] = sum / nr;
+            s->Ddir[s->nD] = d;
+            s->nD++;
+        }
+    }
+    for (int d = 0; d < 2; d++) r->round_red[d] = kg_median(s->red[d], (size_t)s->nred[d]);
+    r->round_red_all = kg_median(s->red_all, (size_t)s->nred_all);
+    for (int i = 0; i < s->nred_all; i++) {
+        if (i == 0 || s->red_all[i] < r->round_red_min) r->round_red_min = s->red_all[i];
+        if (i == 0 || s->red_all[i] > r->round_red_max) r->round_red_max = s->red_all[i];
+    }
+    if (s->nD == 0) {
+        r->verdict = KG_VERDICT_NODATA;
+        return;
+    }
+    kg_err local = {0, ""};
+    if (kg_effect_compute(s->D, s->Ddir, s->nD, cp->alpha, cp->order_min, &r->eff, &local)
+        == KG_OK) {
+        r->has_effect = 1;
+        r->verdict = kg_verdict_of(&r->eff, cp->margin, cp->equivalence);
+    } else {
+        /* Only one direction has data: the point estimates would be
+         * confounded with order, so no effect is reported. */
+        r->has_effect = 0;
+        r->verdict = KG_VERDICT_INCONCLUSIVE;
+    }
+}
+
+static void analyse_case(const kg_analysis_in *in, const table *t, int c, kg_analysis *out,
+                         scratch *s)
+{
+    const kg_plan *plan = in->plan;
+    int narms = plan->narms;
+    for (int a = 0; a < narms; a++) {
+        kg_arm_result *r = &out->res[(size_t)c * (size_t)narms + (size_t)a];
+        r->arm = a;
+        r->kase = c;
+        r->role = plan->arms[a].role;
+        r->state = in->state[(size_t)c * (size_t)narms + (size_t)a];
+        result_blank(r);
+        if (r->role == KG_ROLE_CONTROL) r->contrast_arm = find_arm(plan, plan->arms[a].of);
+        if (r->state != KG_ARM_OK) {
+            r->verdict = verdict_of_state(r->state);
+            continue;
+        }
+        describe_own(t, c, a, r, s);
+        if (r->role == KG_ROLE_BASELINE) {
+            r->verdict = isnan(r->med_ns_all) ? KG_VERDICT_NODATA : KG_VERDICT_INCONCLUSIVE;
+            continue;
+        }
+        contrast_arm_stats(in, t, c, a, r, s);
+    }
+    /* Process-median reductions need every baseline's medians first. */
+    for (int a = 0; a < narms; a++) {
+        kg_arm_result *r = &out->res[(size_t)c * (size_t)narms + (size_t)a];
+        if (r->state != KG_ARM_OK) continue;
+        for (int d = 0; d < 2; d++) {
+            double ref = (double)NAN;
+            if (r->contrast_arm >= 0) {
+                if (is_baseline(in, c, r->contrast_arm))
+                    ref = out->res[(size_t)c * (size_t)narms + (size_t)r->contrast_arm].med_ns[d];
+            } else {
+                for (int b = 0; b < narms; b++) {
+                    if (!is_baseline(in, c, b)) continue;
+                    double m = out->res[(size_t)c * (size_t)narms + (size_t)b].med_ns[d];
+                    if (!isnan(m) && (isnan(ref) || m < ref)) ref = m;
+                }
+            }
+            r->proc_red[d] = 1.0 - r->med_ns[d] / ref;
+        }
+    }
+}
+
+/* Order and control checks over every case; the first offender is named. */
+static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
+                                char *order_why, char *control_why, size_t cap)
+{
+    const kg_plan *plan = in->plan;
+    double cm = plan->campaign.control_margin;
+    out->order_ok = 1;
+    out->control_valid = 1;
+    for (int c = 0; c < out->ncases; c++) {
+        for (int a = 0; a < out->narms; a++) {
+            const kg_arm_result *r = &out->res[(size_t)c * (size_t)out->narms + (size_t)a];
+            if (!r->has_effect || !r->eff.has_interval) continue;
+            if (r->role == KG_ROLE_CANDIDATE && r->eff.order_flag && out->order_ok) {
+                out->order_ok = 0;
+                snprintf(order_why, cap,
+                         "order check failed: case %s, arm %s: forward and reverse log ratios "
+                         "differ by %.2f%% (2.5 SE = %.2f%%, order_min %.2f%%)",
+                         case_name(plan, c), arm_name(plan, a), PCT(r->eff.order_diff),
+                         PCT(2.5 * r->eff.order_se), PCT(plan->campaign.order_min));
+            }
+            if (r->role == KG_ROLE_CONTROL && out->control_valid
+                && (r->eff.rho_lo > cm || r->eff.rho_hi < -cm)) {
+                out->control_valid = 0;
+                snprintf(control_why, cap,
+                         "control invalid: case %s, arm %s: reduction interval "
+                         "[%.3f%%, %.3f%%] lies outside +-%.3f%%",
+                         case_name(plan, c), arm_name(plan, a), PCT(r->eff.rho_lo),
+                         PCT(r->eff.rho_hi), PCT(cm));
+            }
+        }
+    }
+}
+
+static const char *dir_name(int d)
+{
+    return d == KG_DIR_FWD ? "forward" : "reverse";
+}
+
+/* Returns 1 and fills why when the pair fails the gate's per-pair rule. */
+static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, char *why, size_t cap)
+{
+    const kg_gate *g = &plan->gate;
+    const char *cn = case_name(plan, r->kase), *an = arm_name(plan, r->arm);
+    if (r->state != KG_ARM_OK) {
+        snprintf(why, cap, "case %s, arm %s: %s", cn, an, kg_verdict_name(r->verdict));
+        return 1;
+    }
+    if (g->rule == KG_GATE_INTERVAL) {
+        if (!r->has_effect || !r->eff.has_interval) {
+            snprintf(why, cap, "case %s, arm %s: no confidence interval "
+                     "(%d forward and %d reverse processes; at least 2 per direction needed)",
+                     cn, an, r->eff.n[0], r->eff.n[1]);
+            return 1;
+        }
+        if (!(r->eff.rho_lo >= g->min_reduction)) {
+            snprintf(why, cap, "case %s, arm %s: lower bound of reduction %.2f%% < %.2f%%",
+                     cn, an, PCT(r->eff.rho_lo), PCT(g->min_reduction));
+            return 1;
+        }
+        return 0;
+    }
+    for (int d = 0; d < 2; d++) {
+        if (r->nrounds[d] == 0) {
+            snprintf(why, cap, "case %s, arm %s: no paired rounds in the %s direction",
+                     cn, an, dir_name(d));
+            return 1;
+        }
+        if (!(r->proc_red[d] >= g->min_reduction)) {
+            snprintf(why, cap, "case %s, arm %s: process-median reduction (%s) %.2f%% < %.2f%%",
+                     cn, an, dir_name(d), PCT(r->proc_red[d]), PCT(g->min_reduction));
+            return 1;
+        }
+        if (!(r->round_red[d] >= g->min_reduction)) {
+            snprintf(why, cap, "case %s, arm %s: paired-round reduction (%s) %.2f%% < %.2f%%",
+                     cn, an, dir_name(d), PCT(r->round_red[d]), PCT(g->min_reduction));
+            return 1;
+        }
+        if (r->wins[d] != r->nrounds[d]) {
+            snprintf(why, cap, "case %s, arm %s: won %d/%d rounds (%s); every round must be won",
+                     cn, an, r->wins[d], r->nrounds[d], dir_name(d));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void apply_gate(const kg_analysis_in *in, kg_analysis *out,
+                       const char *order_why, const char *control_why)
+{
+    const kg_plan *plan = in->plan;
+    const kg_gate *g = &plan->gate;
+    char why[KG_TEXT_MAX] = "";
+    int ncand = 0, npairs = 0, failed = 0;
+    for (int a = 0; a < plan->narms; a++) ncand += plan->arms[a].role == KG_ROLE_CANDIDATE;
+
+    if (out->nproc_accepted == 0) {
+        snprintf(why, sizeof why, "no accepted process");
+        failed = 1;
+    } else if (ncand == 0) {
+        snprintf(why, sizeof why, "no candidate arm");
+        failed = 1;
+    }
+    for (int c = 0; c < plan->ncases && !failed; c++) {
+        if (!g->all_cases && !plan->cases[c].primary) continue;
+        for (int a = 0; a < plan->narms && !failed; a++) {
+            const kg_arm_result *r = &out->res[(size_t)c * (size_t)plan->narms + (size_t)a];
+            if (r->role != KG_ROLE_CANDIDATE || r->state == KG_ARM_ABSENT) continue;
+            npairs++;
+            failed = gate_pair_fails(plan, r, why, sizeof why);
+        }
+    }
+    if (!failed && npairs == 0) {
+        snprintf(why, sizeof why, "no candidate arm runs on a %s case",
+                 g->all_cases ? "gated" : "primary");
+        failed = 1;
+    }
+    if (!failed && g->require_order && !out->order_ok) {
+        snprintf(why, sizeof why, "%s", order_why);
+        failed = 1;
+    }
+    if (!failed && g->require_control && !out->control_valid) {
+        snprintf(why, sizeof why, "%s", control_why);
+        failed = 1;
+    }
+    out->gate_pass = !failed;
+    snprintf(out->gate_reason, sizeof out->gate_reason, "%s", failed ? why : "passed");
+}
+
+int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
+{
+    int rc = KG_OK;
+    table t;
+    scratch s;
+    memset(&t, 0, sizeof t);
+    memset(&s, 0, sizeof s);
+    if (out == NULL) return kg_errorf(err, KG_EINTERNAL, "analysis: no output record");
+    memset(out, 0, sizeof *out);
+    if (in == NULL || in->plan == NULL || in->state == NULL || in->nproc < 0
+        || (in->nproc > 0 && in->accepted == NULL) || (in->nrows > 0 && in->rows == NULL)
+        || in->plan->ncases < 0 || in->plan->narms < 0)
+        return kg_errorf(err, KG_EINTERNAL, "analysis: incomplete input");
+    const kg_plan *plan = in->plan;
+
+    rc = table_build(in, &t, err);
+    if (rc != KG_OK) goto done;
+    if (scratch_alloc(&s, t.nproc, t.nrounds) != KG_OK) {
+        rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory");
+        goto done;
+    }
+    out->ncases = plan->ncases;
+    out->narms = plan->narms;
+    out->res = calloc((size_t)plan->ncases * (size_t)plan->narms + 1, sizeof *out->res);
+    if (out->res == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory");
+        goto done;
+    }
+    for (int p = 0; p < in->nproc; p++) {
+        if (in->accepted[p]) out->nproc_accepted++;
+        else out->nproc_rejected++;
+    }
+    for (int c = 0; c < plan->ncases; c++) analyse_case(in, &t, c, out, &s);
+
+    char order_why[KG_TEXT_MAX] = "", control_why[KG_TEXT_MAX] = "";
+    check_order_control(in, out, order_why, control_why, sizeof order_why);
+    out->invalid = !out->control_valid || out->nproc_accepted == 0;
+    apply_gate(in, out, order_why, control_why);
+
+done:
+    scratch_free(&s);
+    table_free(&t);
+    if (rc != KG_OK) kg_analysis_free(out);
+    return rc;
+}
+
+void kg_analysis_free(kg_analysis *a)
+{
+    if (a == NULL) return;
+    free(a->res);
+    memset(a, 0, sizeof *a);
+}

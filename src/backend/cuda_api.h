@@ -1,0 +1,308 @@
+/* cuda_api.h: the slice of the CUDA driver API, NVRTC, NVML and cuBLASLt
+ * that the cuda backend uses, declared here so that kgate builds and
+ * links with no CUDA toolkit and no GPU driver.
+ *
+ * Types are declared with the same sizes as the public headers (opaque
+ * handles are pointers, CUdeviceptr is a 64-bit integer, enums are int);
+ * enum values are copied as constants from the public API documentation.
+ * Only the constants kgate uses are declared.  Libraries are opened with
+ * dlopen at run time by cuda_loader.c: one struct of function pointers
+ * per library.  A missing library is an ordinary error, never a crash.
+ *
+ * Also declares the host-side helpers of the backend that tests exercise
+ * without a device (argument lists, launch geometry).
+ *
+ * This header does not describe the whole API and is not a replacement
+ * for cuda.h: a symbol added here must be checked against the docs. */
+#ifndef KGATE_CUDA_API_H
+#define KGATE_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kgate/err.h"
+#include "kgate/plan.h"
+
+/* ---- CUDA driver API (libcuda.so.1) ---- */
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUuuid_st { char bytes[16]; } CUuuid;
+
+enum {
+    KG_CUDA_SUCCESS = 0,
+    KG_CUDA_ERROR_NO_DEVICE = 100,
+    KG_CU_STREAM_NON_BLOCKING = 0x1,
+    KG_CU_EVENT_DEFAULT = 0x0,
+    KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+    /* CUdevice_attribute */
+    KG_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    KG_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+    KG_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+    KG_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+    KG_CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
+    KG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    KG_CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+    KG_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+    KG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    KG_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    KG_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+    /* CUfunction_attribute */
+    KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    KG_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    KG_CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+    KG_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+    KG_CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    KG_CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+    KG_CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
+    KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+};
+
+typedef struct kg_cuda_driver {
+    void *lib;
+    char path[256];          /* the name that opened */
+    CUresult (*cuInit)(unsigned flags);
+    CUresult (*cuDriverGetVersion)(int *version);
+    CUresult (*cuGetErrorName)(CUresult rc, const char **name);
+    CUresult (*cuGetErrorString)(CUresult rc, const char **text);
+    CUresult (*cuDeviceGetCount)(int *count);
+    CUresult (*cuDeviceGet)(CUdevice *dev, int ordinal);
+    CUresult (*cuDeviceGetName)(char *name, int len, CUdevice dev);
+    CUresult (*cuDeviceGetAttribute)(int *value, int attrib, CUdevice dev);
+    CUresult (*cuDeviceGetUuid)(CUuuid *uuid, CUdevice dev);             /* _v2 */
+    CUresult (*cuDeviceTotalMem)(size_t *bytes, CUdevice dev);           /* _v2 */
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
+    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice dev);                 /* _v2 */
+    CUresult (*cuCtxSetCurrent)(CUcontext ctx);
+    CUresult (*cuCtxSynchronize)(void);
+    CUresult (*cuCtxResetPersistingL2Cache)(void);                       /* optional */
+    CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);              /* _v2 */
+    CUresult (*cuMemFree)(CUdeviceptr ptr);                              /* _v2 */
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t n);/* _v2 */
+    CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t n);      /* _v2 */
+    CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
+    CUresult (*cuStreamCreate)(CUstream *s, unsigned flags);
+    CUresult (*cuStreamDestroy)(CUstream s);                             /* _v2 */
+    CUresult (*cuStreamSynchronize)(CUstream s);
+    CUresult (*cuStreamBeginCapture)(CUstream s, int mode);              /* _v2 */
+    CUresult (*cuStreamEndCapture)(CUstream s, CUgraph *graph);
+    CUresult (*cuEventCreate)(CUevent *e, unsigned flags);
+    CUresult (*cuEventDestroy)(CUevent e);                               /* _v2 */
+    CUresult (*cuEventRecord)(CUevent e, CUstream s);
+    CUresult (*cuEventSynchronize)(CUevent e);
+    CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end); /* _v2 when present */
+    CUresult (*cuModuleLoadData)(CUmodule *mod, const void *image);
+    CUresult (*cuModuleUnload)(CUmodule mod);
+    CUresult (*cuModuleGetFunction)(CUfunction *f, CUmodule mod, const char *name);
+    CUresult (*cuFuncGetAttribute)(int *value, int attrib, CUfunction f);
+    CUresult (*cuFuncSetAttribute)(CUfunction f, int attrib, int value);
+    CUresult (*cuLaunchKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                               unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
+                               CUstream s, void **params, void **extra);
+    CUresult (*cuGraphInstantiate)(CUgraphExec *exec, CUgraph graph,
+                                   unsigned long long flags);            /* ...WithFlags */
+    CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream s);
+    CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
+    CUresult (*cuGraphDestroy)(CUgraph graph);
+} kg_cuda_driver;
+
+/* ---- NVRTC (libnvrtc.so) ---- */
+typedef int nvrtcResult;
+typedef struct _nvrtcProgram *nvrtcProgram;
+enum { KG_NVRTC_SUCCESS = 0, KG_NVRTC_ERROR_COMPILATION = 6 };
+
+typedef struct kg_cuda_nvrtc {
+    void *lib;
+    char path[256];
+    const char *(*nvrtcGetErrorString)(nvrtcResult rc);
+    nvrtcResult (*nvrtcVersion)(int *major, int *minor);
+    nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram *prog, const char *src, const char *name,
+                                      int nheaders, const char *const *headers,
+                                      const char *const *include_names);
+    nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram *prog);
+    nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram prog, int nopts, const char *const *opts);
+    nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram prog, size_t *bytes);
+    nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram prog, char *log);
+    nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram prog, size_t *bytes);
+    nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram prog, char *cubin);
+    nvrtcResult (*nvrtcGetPTXSize)(nvrtcProgram prog, size_t *bytes);
+    nvrtcResult (*nvrtcGetPTX)(nvrtcProgram prog, char *ptx);
+} kg_cuda_nvrtc;
+
+/* ---- NVML (libnvidia-ml.so.1) ---- */
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+/* nvmlProcessInfo_t as taken by nvmlDeviceGetComputeRunningProcesses_v3 */
+typedef struct kg_nvml_process {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} kg_nvml_process;
+enum {
+    KG_NVML_SUCCESS = 0,
+    KG_NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    KG_NVML_CLOCK_GRAPHICS = 0,
+    KG_NVML_CLOCK_SM = 1,
+    KG_NVML_CLOCK_MEM = 2,
+    KG_NVML_TEMPERATURE_GPU = 0
+};
+
+typedef struct kg_cuda_nvml {
+    void *lib;
+    char path[256];
+    nvmlReturn_t (*nvmlInit)(void);                                   /* _v2 */
+    nvmlReturn_t (*nvmlShutdown)(void);
+    const char *(*nvmlErrorString)(nvmlReturn_t rc);
+    nvmlReturn_t (*nvmlDeviceGetHandleByIndex)(unsigned idx, nvmlDevice_t *dev);  /* _v2 */
+    nvmlReturn_t (*nvmlDeviceGetHandleByUUID)(const char *uuid, nvmlDevice_t *dev);
+    nvmlReturn_t (*nvmlDeviceGetClockInfo)(nvmlDevice_t dev, int type, unsigned *mhz);
+    nvmlReturn_t (*nvmlDeviceGetPowerUsage)(nvmlDevice_t dev, unsigned *mw);
+    nvmlReturn_t (*nvmlDeviceGetTemperature)(nvmlDevice_t dev, int sensor, unsigned *c);
+    /* GetCurrentClocksEventReasons, or the older ...ThrottleReasons */
+    nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons)(nvmlDevice_t dev,
+                                                           unsigned long long *reasons);
+    nvmlReturn_t (*nvmlDeviceGetUUID)(nvmlDevice_t dev, char *uuid, unsigned len);
+    nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses)(nvmlDevice_t dev, unsigned *count,
+                                                         kg_nvml_process *infos); /* _v3 */
+} kg_cuda_nvml;
+
+/* ---- cuBLASLt (libcublasLt.so) ---- */
+typedef int cublasStatus_t;
+typedef struct cublasLtContext *cublasLtHandle_t;
+typedef struct kg_cublaslt_opaque *cublasLtMatmulDesc_t;
+typedef struct kg_cublaslt_opaque *cublasLtMatrixLayout_t;
+typedef struct kg_cublaslt_opaque *cublasLtMatmulPreference_t;
+typedef struct { uint64_t data[8]; } cublasLtMatmulAlgo_t;
+typedef struct {
+    cublasLtMatmulAlgo_t algo;
+    size_t workspaceSize;
+    cublasStatus_t state;
+    float wavesCount;
+    int reserved[4];
+} cublasLtMatmulHeuristicResult_t;
+enum {
+    KG_CUBLAS_STATUS_SUCCESS = 0,
+    KG_CUBLAS_OP_N = 0,
+    KG_CUBLAS_OP_T = 1,
+    KG_CUBLAS_COMPUTE_32F = 68,
+    KG_CUDA_R_32F = 0,
+    KG_CUDA_R_16F = 2,
+    KG_CUDA_R_16BF = 14,
+    KG_CUBLASLT_MATMUL_DESC_TRANSA = 3,
+    KG_CUBLASLT_MATMUL_DESC_TRANSB = 4,
+    KG_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1
+};
+
+typedef struct kg_cuda_cublaslt {
+    void *lib;
+    char path[256];
+    size_t (*cublasLtGetVersion)(void);
+    cublasStatus_t (*cublasLtCreate)(cublasLtHandle_t *h);
+    cublasStatus_t (*cublasLtDestroy)(cublasLtHandle_t h);
+    cublasStatus_t (*cublasLtMatmulDescCreate)(cublasLtMatmulDesc_t *d, int compute, int scale);
+    cublasStatus_t (*cublasLtMatmulDescDestroy)(cublasLtMatmulDesc_t d);
+    cublasStatus_t (*cublasLtMatmulDescSetAttribute)(cublasLtMatmulDesc_t d, int attr,
+                                                     const void *buf, size_t bytes);
+    cublasStatus_t (*cublasLtMatrixLayoutCreate)(cublasLtMatrixLayout_t *l, int type,
+                                                 uint64_t rows, uint64_t cols, int64_t ld);
+    cublasStatus_t (*cublasLtMatrixLayoutDestroy)(cublasLtMatrixLayout_t l);
+    cublasStatus_t (*cublasLtMatmulPreferenceCreate)(cublasLtMatmulPreference_t *p);
+    cublasStatus_t (*cublasLtMatmulPreferenceDestroy)(cublasLtMatmulPreference_t p);
+    cublasStatus_t (*cublasLtMatmulPreferenceSetAttribute)(cublasLtMatmulPreference_t p, int attr,
+                                                           const void *buf, size_t bytes);
+    cublasStatus_t (*cublasLtMatmulAlgoGetHeuristic)(
+        cublasLtHandle_t h, cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t a,
+        cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+        cublasLtMatmulPreference_t pref, int requested, cublasLtMatmulHeuristicResult_t *results,
+        int *returned);
+    cublasStatus_t (*cublasLtMatmul)(cublasLtHandle_t h, cublasLtMatmulDesc_t op,
+                                     const void *alpha, const void *a, cublasLtMatrixLayout_t ad,
+                                     const void *b, cublasLtMatrixLayout_t bd, const void *beta,
+                                     const void *c, cublasLtMatrixLayout_t cd, void *d,
+                                     cublasLtMatrixLayout_t dd, const cublasLtMatmulAlgo_t *algo,
+                                     void *ws, size_t ws_bytes, CUstream stream);
+} kg_cuda_cublaslt;
+
+/* ---- loaders (cuda_loader.c) ----
+ * Each fills its struct or returns an error quoting dlerror() and leaves
+ * the struct zeroed.  The library names can be overridden with
+ * KGATE_LIBCUDA, KGATE_LIBNVRTC, KGATE_LIBNVML and KGATE_LIBCUBLASLT (a
+ * path or a soname), which is how tests simulate a missing library on a
+ * machine that has it.  The driver failing to open is KG_EUNSUPPORTED
+ * ("no CUDA driver found: ...; use backend = cpu"); a missing symbol is
+ * KG_EUNSUPPORTED too (the driver is too old). */
+int kg_cuda_driver_load(kg_cuda_driver *d, kg_err *err);
+void kg_cuda_driver_unload(kg_cuda_driver *d);     /* NULL-safe, idempotent */
+int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, kg_err *err);
+void kg_cuda_nvrtc_unload(kg_cuda_nvrtc *n);
+int kg_cuda_nvml_load(kg_cuda_nvml *n, kg_err *err);
+void kg_cuda_nvml_unload(kg_cuda_nvml *n);
+int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, kg_err *err);
+void kg_cuda_cublaslt_unload(kg_cuda_cublaslt *c);
+
+/* Writes "CUDA_ERROR_X (text)" for a driver result into buf. */
+void kg_cuda_result_text(const kg_cuda_driver *d, CUresult rc, char *buf, size_t cap);
+
+/* ---- host-side helpers of the backend (cuda.c), tested without a GPU ---- */
+
+/* How one kernel argument is filled. */
+typedef enum {
+    KG_CARG_IN = 0,       /* input buffer `index` of the op: CUdeviceptr */
+    KG_CARG_OUT,          /* output buffer `index`: CUdeviceptr */
+    KG_CARG_WS,           /* workspace pointer: CUdeviceptr (0 when empty) */
+    KG_CARG_I32,          /* case variable as int (32-bit) */
+    KG_CARG_I64,          /* case variable with ":i64" */
+    KG_CARG_F32,          /* eps as float */
+    KG_CARG_F64           /* eps with ":f64" */
+} kg_carg_kind;
+
+#define KG_CUDA_MAX_ARGS 16
+
+typedef struct kg_carg {
+    kg_carg_kind kind;
+    int index;            /* buffer index for IN/OUT */
+    char name[32];        /* as written, without the suffix */
+    union { CUdeviceptr ptr; int32_t i32; int64_t i64; float f32; double f64; } value;
+} kg_carg;
+
+/* Parses an arm's argument list ("A, B, C, M, N, K:i64"; commas and/or
+ * spaces separate) against the op's buffer names; scalars take their
+ * values from case c (M N K splits eps).  An unknown name, a variable the
+ * case does not set, a 32-bit overflow or a bad suffix is KG_EINPUT
+ * naming the arm and the argument. */
+int kg_cuda_args_parse(const char *arm, const char *text, const char *const *in_names, int nin,
+                       const char *const *out_names, int nout, const kg_case *c,
+                       kg_carg *args, int *nargs, kg_err *err);
+
+/* Launch geometry of an arm on a case: grid, block and dynamic shared
+ * bytes from the arm's expressions (grid and block default to 1 per
+ * missing dimension; shared to 0), checked for positivity and the CUDA
+ * limits that hold on every device (block <= 1024 threads, grid.y/z <=
+ * 65535, grid.x < 2^31). */
+typedef struct kg_cuda_geom {
+    unsigned grid[3], block[3];
+    unsigned shared_bytes;
+} kg_cuda_geom;
+int kg_cuda_geometry(const kg_arm *arm, const kg_case *c, kg_cuda_geom *g, kg_err *err);
+
+/* Compiles arm a of plan for dtype dt with NVRTC (loaded into nv when
+ * not yet) for sm_<cc_major><cc_minor>, unless the arm's cflags name an
+ * arch; *image receives a malloc'd cubin.  Include paths: kgate's include
+ * folder (KGATE_INCLUDE, or found from the executable) and the CUDA
+ * toolkit's.  Defines: KG_DTYPE=dt, the arm's defines, KGATE_NEGATIVE=1
+ * when that environment variable is 1.  Needs no GPU.  A compile error is
+ * KG_EBACKEND with the arm, the source path and the NVRTC log. */
+int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan *plan, int a,
+                    kg_dtype dt, char **image, size_t *image_bytes, kg_err *err);
+
+/* Formats a 16-byte device UUID as NVML writes it ("GPU-xxxxxxxx-...") */
+void kg_cuda_uuid_text(const CUuuid *u, char *buf, size_t cap);
+
+#endif

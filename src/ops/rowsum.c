@@ -1,0 +1,94 @@
+/* rowsum.c: the rowsum op, Y[i] = sum_j X[i,j].
+ *
+ * Input X[M,N] (M rows of N), row-major in the case dtype; output Y[M]
+ * in float32.  The reference sums in float64 (exact enough: the inputs
+ * are float32-representable and the bound adds the reference's own
+ * error).
+ *
+ * This file does not generate inputs or compare outputs (oracle.c). */
+#include <math.h>
+#include <stdio.h>
+#include "ops/ops_internal.h"
+
+static void rowsum_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
+{
+    in_elems[0] = c->M * c->N;
+    out_elems[0] = c->M;
+}
+
+static void rowsum_rows(const kg_case *c, int64_t rows[])
+{
+    rows[0] = c->M;
+}
+
+static kg_dtype rowsum_out_dtype(const kg_case *c, int o)
+{
+    (void)c; (void)o;
+    return KG_DT_F32;
+}
+
+static int rowsum_admissible(const kg_case *c, char *why, size_t cap)
+{
+    if (kg_ops_check_dims(c, "M N", why, cap)) return 1;
+    if (c->M > KG_OPS_MAX_ELEMS || c->N > KG_OPS_MAX_ELEMS || c->M * c->N > KG_OPS_MAX_ELEMS) {
+        snprintf(why, cap, "M*N must be <= 2^28 (M=%lld N=%lld)", (long long)c->M,
+                 (long long)c->N);
+        return 1;
+    }
+    return 0;
+}
+
+static int rowsum_reference(const kg_case *c, const double *const in[], double *const out[],
+                            kg_err *err)
+{
+    (void)err;
+    const double *x = in[0];
+    for (int64_t i = 0; i < c->M; i++) {
+        double acc = 0.0;
+        for (int64_t j = 0; j < c->N; j++) acc += x[i * c->N + j];
+        out[0][i] = acc;
+    }
+    return KG_OK;
+}
+
+static void rowsum_bound(const kg_case *c, const double *const in[], const double *ref, int o,
+                         double *bound)
+{
+    (void)o;
+    const double *x = in[0];
+    for (int64_t i = 0; i < c->M; i++) {
+        double s = 0.0;
+        for (int64_t j = 0; j < c->N; j++) s += fabs(x[i * c->N + j]);
+        /* one output per row: the row scale is the element's own sum|x| */
+        bound[i] = kg_ops_bound_elem(s, ref[i], s, c->N, c->dtype, KG_DT_F32);
+    }
+}
+
+static double rowsum_flops(const kg_case *c)
+{
+    return (double)c->M * (double)c->N;
+}
+
+static double rowsum_min_bytes(const kg_case *c)
+{
+    return (double)c->M * (double)c->N * (c->dtype == KG_DT_F32 ? 4.0 : 2.0)
+           + (double)c->M * 4.0;
+}
+
+const kg_op kg_op_rowsum = {
+    .name = "rowsum",
+    .summary = "Y[M] (f32) = sum over each row of X[M,N] in the case dtype",
+    .vars = "M N",
+    .nin = 1, .nout = 1,
+    .in_names = { "X" },
+    .out_names = { "Y" },
+    .sizes = rowsum_sizes,
+    .out_dtype = rowsum_out_dtype,
+    .admissible = rowsum_admissible,
+    .reference = rowsum_reference,
+    .bound = rowsum_bound,
+    .flops = rowsum_flops,
+    .min_bytes = rowsum_min_bytes,
+    .in_rows = rowsum_rows,
+    .out_cols = NULL,
+};

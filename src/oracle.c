@@ -1,0 +1,392 @@
+/* oracle.c: inputs, references, bounds and the admission checks on host
+ * memory (see kgate/oracle.h).
+ *
+ * Inputs come from the counter-based generator in kgate/philox.h, are
+ * rounded to the case dtype, and the float64 copies the reference reads
+ * are decoded from the rounded bits, so the reference sees exactly what
+ * the kernel sees.  Outputs are poisoned with NaN patterns before a run,
+ * guarded by a canary after their end, and compared element by element
+ * against the op's bound, with NaN and Inf failing explicitly.
+ *
+ * This module does no timing and knows no backend or device memory. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kgate/kernel.h"
+#include "kgate/oracle.h"
+#include "kgate/philox.h"
+#include "ops/ops_internal.h"
+
+/* Both poison words are NaN as float32 and each 16-bit half is a NaN as
+ * f16 and as bf16, so an unwritten element fails whatever the output
+ * dtype; they differ in sign and payload so that a kernel cannot pass by
+ * leaving one known pattern in place. */
+static const uint32_t poison_word[2] = { 0x7fdeffadu, 0xffa57f8bu };
+
+static size_t dt_size(kg_dtype dt)
+{
+    return dt == KG_DT_F32 ? 4 : 2;
+}
+
+static const char *dt_name(kg_dtype dt)
+{
+    switch (dt) {
+    case KG_DT_F32: return "f32";
+    case KG_DT_F16: return "f16";
+    case KG_DT_BF16: return "bf16";
+    default: return "?";
+    }
+}
+
+/* Element e of a buffer in dtype dt, as double, and its raw bits. */
+static double decode(const void *p, kg_dtype dt, int64_t e, uint32_t *bits)
+{
+    if (dt == KG_DT_F32) {
+        uint32_t u;
+        memcpy(&u, (const unsigned char *)p + (size_t)e * 4, 4);
+        float f;
+        memcpy(&f, &u, 4);
+        *bits = u;
+        return (double)f;
+    }
+    uint16_t h;
+    memcpy(&h, (const unsigned char *)p + (size_t)e * 2, 2);
+    *bits = h;
+    return (double)(dt == KG_DT_F16 ? kg_f16_to_f32(h) : kg_bf16_to_f32(h));
+}
+
+static int is_poison(uint32_t bits, kg_dtype dt)
+{
+    for (int k = 0; k < 2; k++) {
+        if (dt == KG_DT_F32) {
+            if (bits == poison_word[k]) return 1;
+        } else if (bits == (poison_word[k] & 0xffffu) || bits == (poison_word[k] >> 16)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+uint64_t kg_checksum(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 offset basis */
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;           /* FNV-1a 64 prime */
+    }
+    return h;
+}
+
+void kg_poison(void *buf, size_t bytes, int pattern)
+{
+    if (buf == NULL) return;
+    unsigned char w[4];
+    uint32_t word = poison_word[pattern ? 1 : 0];
+    memcpy(w, &word, 4);
+    unsigned char *b = buf;
+    for (size_t i = 0; i < bytes; i++) b[i] = w[i & 3];
+}
+
+size_t kg_guard_bytes(void)
+{
+    return (size_t)KG_GUARD_ELEMS * 4;
+}
+
+/* "KGATEGRD" with the position folded in, so that a shifted copy of the
+ * canary (a kernel writing one element late) does not look intact. */
+static unsigned char guard_byte(size_t i)
+{
+    static const char tag[8] = { 'K', 'G', 'A', 'T', 'E', 'G', 'R', 'D' };
+    return (unsigned char)((unsigned char)tag[i & 7] ^ (unsigned char)(i >> 3));
+}
+
+void kg_guard_fill(void *guard)
+{
+    if (guard == NULL) return;
+    unsigned char *g = guard;
+    for (size_t i = 0; i < kg_guard_bytes(); i++) g[i] = guard_byte(i);
+}
+
+long kg_guard_verify(const void *guard)
+{
+    if (guard == NULL) return 0;
+    const unsigned char *g = guard;
+    for (size_t i = 0; i < kg_guard_bytes(); i++)
+        if (g[i] != guard_byte(i)) return (long)i;
+    return -1;
+}
+
+void kg_oracle_release(kg_case_data *d)
+{
+    if (d == NULL) return;
+    for (int i = 0; i < KG_MAX_IN; i++) {
+        free(d->in[i]);
+        free(d->in64[i]);
+    }
+    for (int o = 0; o < KG_MAX_OUT; o++) {
+        free(d->ref[o]);
+        free(d->bound[o]);
+    }
+    memset(d, 0, sizeof *d);
+}
+
+/* Fills input `stream` of n elements in `rows` rows.  Philox gives four
+ * words per counter, one counter per four elements, exactly as
+ * kg_philox_uniform() indexes them. */
+static void generate(kg_case_data *d, int stream, int64_t rows, float scale)
+{
+    int64_t n = d->in_elems[stream];
+    int64_t per_row = rows > 0 ? n / rows : n;
+    kg_dtype dt = d->kase->dtype;
+    uint32_t key[2] = { (uint32_t)d->seed, (uint32_t)(d->seed >> 32) };
+    uint32_t r[4];
+    for (int64_t e = 0; e < n; e++) {
+        if ((e & 3) == 0) {
+            uint64_t q = (uint64_t)e >> 2;
+            uint32_t ctr[4] = { (uint32_t)q, (uint32_t)(q >> 32), (uint32_t)stream, 0x6b676174u };
+            kg_philox4x32(ctr, key, r);
+        }
+        uint32_t bits = r[e & 3] >> 8;
+        float u = (float)((int32_t)bits - (1 << 23)) * (1.0f / (float)(1 << 23));
+        int64_t row = per_row > 0 ? e / per_row : 0;
+        float m = 1.0f;
+        if (rows > 1 && row == 0) m = 0.0f;
+        else if (row == rows - 1) m = 4.0f;
+        float v = scale * (m * u);
+        uint32_t dummy;
+        if (dt == KG_DT_F32) {
+            ((float *)d->in[stream])[e] = v;
+        } else {
+            uint16_t h = dt == KG_DT_F16 ? kg_f32_to_f16(v) : kg_f32_to_bf16(v);
+            ((uint16_t *)d->in[stream])[e] = h;
+        }
+        d->in64[stream][e] = decode(d->in[stream], dt, e, &dummy);
+    }
+}
+
+static int all_within(const double *ref, const double *bound, int64_t n, const double *vals,
+                      double constant)
+{
+    for (int64_t e = 0; e < n; e++) {
+        double v = vals ? vals[e] : constant;
+        if (!(fabs(v - ref[e]) <= bound[e])) return 0;
+    }
+    return 1;
+}
+
+int kg_oracle_trivial(const kg_case_data *d, int o, char *why, size_t cap)
+{
+    if (d == NULL || o < 0 || o >= d->nout || d->ref[o] == NULL) return 0;
+    const double *ref = d->ref[o], *bound = d->bound[o];
+    int64_t n = d->out_elems[o];
+    if (all_within(ref, bound, n, NULL, 0.0)) {
+        snprintf(why, cap, "an all-zero output %s would pass", d->op->out_names[o]);
+        return 1;
+    }
+    for (int i = 0; i < d->nin; i++) {
+        if (d->in_elems[i] >= n && all_within(ref, bound, n, d->in64[i], 0.0)) {
+            snprintf(why, cap, "a copy of input %s as output %s would pass",
+                     d->op->in_names[i], d->op->out_names[o]);
+            return 1;
+        }
+    }
+    if (n > 1) {
+        double mean = 0.0;
+        for (int64_t e = 0; e < n; e++) mean += ref[e];
+        mean /= (double)n;
+        if (all_within(ref, bound, n, NULL, mean)) {
+            snprintf(why, cap, "a constant output %s (the mean, %g) would pass",
+                     d->op->out_names[o], mean);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *err)
+{
+    int rc = KG_OK;
+    if (d == NULL || c == NULL) return kg_errorf(err, KG_EINTERNAL, "kg_oracle_prepare: NULL");
+    memset(d, 0, sizeof *d);
+    const kg_op *op = kg_op_find(c->op);
+    if (op == NULL) {
+        rc = kg_errorf(err, KG_EINPUT, "case '%s': unknown op '%s'", c->name, c->op);
+        goto done;
+    }
+    if (c->dtype != KG_DT_F32 && c->dtype != KG_DT_F16 && c->dtype != KG_DT_BF16) {
+        rc = kg_errorf(err, KG_EINPUT, "case '%s': unsupported dtype %d", c->name, (int)c->dtype);
+        goto done;
+    }
+    char why[256];
+    if (op->admissible(c, why, sizeof why)) {
+        rc = kg_errorf(err, KG_EINADMISSIBLE, "case '%s' (%s): %s", c->name, op->name, why);
+        goto done;
+    }
+    if (!(c->scale > 0.0) || !isfinite(c->scale) || c->scale > (double)FLT_MAX / 4.0) {
+        rc = kg_errorf(err, KG_EINPUT, "case '%s': scale %g must be positive and finite in float32",
+                       c->name, c->scale);
+        goto done;
+    }
+    d->op = op;
+    d->kase = c;
+    d->seed = seed;
+    d->nin = op->nin;
+    d->nout = op->nout;
+    op->sizes(c, d->in_elems, d->out_elems);
+    int64_t rows[KG_MAX_IN];
+    for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
+    if (op->in_rows) op->in_rows(c, rows);
+
+    for (int i = 0; i < d->nin; i++) {
+        size_t n = (size_t)d->in_elems[i];
+        d->in_bytes[i] = n * dt_size(c->dtype);
+        d->in[i] = malloc(d->in_bytes[i] ? d->in_bytes[i] : 1);
+        d->in64[i] = malloc((n ? n : 1) * sizeof(double));
+        if (d->in[i] == NULL || d->in64[i] == NULL) {
+            rc = kg_errorf(err, KG_ENOMEM, "case '%s': no memory for input %s (%zu elements)",
+                           c->name, op->in_names[i], n);
+            goto done;
+        }
+        generate(d, i, rows[i], (float)c->scale);
+        int nonzero = 0, finite = 1;
+        for (size_t e = 0; e < n; e++) {
+            if (d->in64[i][e] != 0.0) nonzero = 1;
+            if (!isfinite(d->in64[i][e])) finite = 0;
+        }
+        if (!finite) {
+            rc = kg_errorf(err, KG_EINPUT, "case '%s': input %s overflows %s at scale %g "
+                           "(lower scale)", c->name, op->in_names[i], dt_name(c->dtype), c->scale);
+            goto done;
+        }
+        if (!nonzero) {
+            rc = kg_errorf(err, KG_EINPUT, "case '%s': input %s is all zero in %s at scale %g "
+                           "(raise scale)", c->name, op->in_names[i], dt_name(c->dtype), c->scale);
+            goto done;
+        }
+        d->in_sum[i] = kg_checksum(d->in[i], d->in_bytes[i]);
+    }
+    for (int o = 0; o < d->nout; o++) {
+        size_t n = (size_t)d->out_elems[o];
+        d->out_dtype[o] = op->out_dtype(c, o);
+        d->out_bytes[o] = n * dt_size(d->out_dtype[o]);
+        d->ref[o] = malloc((n ? n : 1) * sizeof(double));
+        d->bound[o] = malloc((n ? n : 1) * sizeof(double));
+        if (d->ref[o] == NULL || d->bound[o] == NULL) {
+            rc = kg_errorf(err, KG_ENOMEM, "case '%s': no memory for output %s (%zu elements)",
+                           c->name, op->out_names[o], n);
+            goto done;
+        }
+    }
+    rc = op->reference(c, (const double *const *)d->in64, d->ref, err);
+    if (rc != KG_OK) goto done;
+    for (int o = 0; o < d->nout; o++) {
+        op->bound(c, (const double *const *)d->in64, d->ref[o], o, d->bound[o]);
+        for (int64_t e = 0; e < d->out_elems[o]; e++) {
+            /* a float32 accumulator must hold every partial sum */
+            if (!(fabs(d->ref[o][e]) < (double)FLT_MAX / 2) || !(d->bound[o][e] < (double)FLT_MAX)) {
+                rc = kg_errorf(err, KG_EINPUT, "case '%s': output %s overflows float32 at scale %g "
+                               "(lower scale)", c->name, op->out_names[o], c->scale);
+                goto done;
+            }
+        }
+        if (kg_oracle_trivial(d, o, why, sizeof why)) {
+            rc = kg_errorf(err, KG_EINPUT, "case '%s' (%s %s): %s, so the check cannot tell a "
+                           "kernel from a shortcut (change the shape or scale)",
+                           c->name, op->name, dt_name(c->dtype), why);
+            goto done;
+        }
+    }
+done:
+    if (rc != KG_OK) kg_oracle_release(d);
+    return rc;
+}
+
+/* "element 1234 (row 3, col 17)" or "element 5 (row 5)" */
+static void where(const kg_case_data *d, int o, int64_t e, char *buf, size_t cap)
+{
+    int64_t cols = d->op->out_cols ? d->op->out_cols(d->kase, o) : 0;
+    if (cols > 0)
+        snprintf(buf, cap, "element %lld (row %lld, col %lld)", (long long)e,
+                 (long long)(e / cols), (long long)(e % cols));
+    else
+        snprintf(buf, cap, "element %lld", (long long)e);
+}
+
+void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *res)
+{
+    if (res == NULL) return;
+    memset(res, 0, sizeof *res);
+    res->worst = -1;
+    if (d == NULL || d->op == NULL || o < 0 || o >= d->nout || out == NULL) {
+        snprintf(res->msg, sizeof res->msg, "no output to compare");
+        res->nbad = 1;
+        return;
+    }
+    kg_dtype dt = d->out_dtype[o];
+    const double *ref = d->ref[o], *bound = d->bound[o];
+    int64_t n = d->out_elems[o];
+    int64_t first_nf = -1, worst_bad = -1;
+    double worst_bad_rel = 0.0;
+    int first_nf_poison = 0;
+    double first_nf_val = 0.0;
+    for (int64_t e = 0; e < n; e++) {
+        uint32_t bits;
+        double got = decode(out, dt, e, &bits);
+        double want = ref[e];
+        if (!isfinite(want)) {
+            /* a non-finite reference must be matched exactly */
+            int same = isnan(want) ? isnan(got) : got == want;
+            if (!same) {
+                res->nbad++;
+                if (worst_bad < 0) {
+                    worst_bad = e;
+                    worst_bad_rel = (double)INFINITY;
+                }
+            }
+            continue;
+        }
+        if (!isfinite(got)) {
+            res->nnan++;
+            res->nbad++;
+            if (first_nf < 0) {
+                first_nf = e;
+                first_nf_val = got;
+                first_nf_poison = is_poison(bits, dt);
+            }
+            continue;
+        }
+        double abs_err = fabs(got - want);
+        double rel = abs_err / bound[e];
+        if (abs_err > res->max_abs) res->max_abs = abs_err;
+        if (rel > res->max_rel || res->worst < 0) {
+            res->max_rel = rel;
+            res->worst = e;
+        }
+        if (abs_err > bound[e]) {
+            res->nbad++;
+            if (worst_bad < 0 || rel > worst_bad_rel) {
+                worst_bad = e;
+                worst_bad_rel = rel;
+            }
+        }
+    }
+    res->pass = res->nbad == 0;
+    if (res->pass) return;
+    char at[96];
+    if (first_nf >= 0) {
+        where(d, o, first_nf, at, sizeof at);
+        snprintf(res->msg, sizeof res->msg, "%s at %s%s; %lld non-finite, %lld elements over bound",
+                 isnan(first_nf_val) ? "NaN" : "Inf", at,
+                 first_nf_poison ? " (still the poison pattern: never written)" : "",
+                 (long long)res->nnan, (long long)res->nbad);
+        return;
+    }
+    uint32_t bits;
+    where(d, o, worst_bad, at, sizeof at);
+    snprintf(res->msg, sizeof res->msg, "%s: got %.9g, want %.9g \xc2\xb1 %.3g; %lld elements over bound",
+             at, decode(out, dt, worst_bad, &bits), ref[worst_bad], bound[worst_bad],
+             (long long)res->nbad);
+}

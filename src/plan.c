@@ -1,0 +1,1422 @@
+/* plan.c: campaign plans (see kgate/plan.h): INI parsing through libinih,
+ * the plan's own consistency rules, defaults, the canonical form and its
+ * SHA-256.
+ *
+ * Every key of every section is one row of plan_keys[]: its name, kind,
+ * field, bounds, default and the help shown in messages.  Parsing,
+ * defaults, the canonical writer and the "unknown key" message all walk
+ * that table, so a new key is one row (plus its struct field).
+ *
+ * Lines reach libinih through our own reader (ini_parse_stream).  The
+ * reader counts lines, so every message has the right line whatever the
+ * libinih build; it takes section headers itself (libinih truncates long
+ * section names and never reports empty sections); it strips leading
+ * blanks so that no line becomes a libinih continuation line; and it
+ * refuses lines that libinih would split.
+ *
+ * Not here: ops and backends.  Whether an op exists, which shape variables
+ * it needs, and whether a backend can run an arm are checked against the
+ * op registry by kg_plan_validate (campaign.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <ini.h>
+#include <openssl/evp.h>
+
+#include "kgate/plan.h"
+
+/* The longest line accepted.  libinih's line buffer is 200 bytes in the
+ * Debian build; a longer line would reach the handler in pieces. */
+#define PLAN_LINE_MAX 196
+/* The longest value: "key = value" of the canonical form must itself fit
+ * in PLAN_LINE_MAX whatever spacing the author used. */
+#define PLAN_VALUE_MAX 160
+#define PLAN_FILE_MAX_BYTES (16u << 20)
+#define PLAN_SECTIONS_MAX 4096
+#define PLAN_SHOW_MAX 80 /* offending text shown in a message */
+
+enum { SEC_NONE = 0, SEC_CAMPAIGN, SEC_CASE, SEC_ARM, SEC_GATE };
+static const char *const sec_names[] = {"", "campaign", "case", "arm", "gate"};
+
+enum {
+    K_INT,   /* int */
+    K_I64,   /* int64_t */
+    K_U64,   /* uint64_t, decimal */
+    K_REAL,  /* double */
+    K_FRAC,  /* double; "0.02" or "2%" */
+    K_BOOL,  /* int 0/1 */
+    K_ENUM,  /* int (or C enum): index into words */
+    K_WORD,  /* char[]: one of words */
+    K_NAME,  /* char[]: [A-Za-z0-9_.-]{1,63} */
+    K_IDENT, /* char[]: a C identifier */
+    K_TEXT,  /* char[]: free text */
+    K_LIST   /* char[]: comma-separated names, stored as "a,b" */
+};
+
+enum {
+    F_REQ = 1u << 0,      /* must be given */
+    F_LO_OPEN = 1u << 1,  /* value > lo (else >= lo) */
+    F_HI_OPEN = 1u << 2,  /* value < hi (else <= hi) */
+    F_UNSET = 1u << 3,    /* -1 when not given, and left out of the canonical form */
+    F_INHERIT = 1u << 4,  /* a control arm takes it from its `of` arm */
+    F_DERIVED = 1u << 5   /* default computed after parsing (see plan_defaults_late) */
+};
+
+typedef struct plan_key {
+    int sec;
+    const char *key;
+    int kind;
+    size_t off, size;
+    double lo, hi;
+    unsigned flags;
+    const char *def;           /* default, written as a value; NULL: empty / see flags */
+    const char *const *words;  /* K_ENUM, K_WORD: the accepted values, NULL-terminated */
+    const char *help;          /* what a valid value looks like */
+} plan_key;
+
+static const char *const w_backend[] = {"auto", "cpu", "fake", "cuda", NULL};
+static const char *const w_interleave[] = {"sample", "block", NULL};
+static const char *const w_l2[] = {"warm", "cold", NULL};
+static const char *const w_inputs[] = {"resident", "fresh", NULL};
+static const char *const w_dtype[] = {"f32", "f16", "bf16", NULL};
+static const char *const w_role[] = {"baseline", "candidate", "control", "reference", NULL};
+static const char *const w_rule[] = {"interval", "classic", NULL};
+static const char *const w_gate_cases[] = {"primary", "all", NULL};
+
+/* K_ENUM fields are C enums stored through an int. */
+_Static_assert(sizeof(kg_dtype) == sizeof(int), "enum size");
+_Static_assert(sizeof(kg_role) == sizeof(int), "enum size");
+_Static_assert(sizeof(kg_interleave) == sizeof(int), "enum size");
+_Static_assert(sizeof(kg_gate_rule) == sizeof(int), "enum size");
+_Static_assert(sizeof(kg_l2_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(kg_inputs_mode) == sizeof(int), "enum size");
+
+#define FIELD(type, f) offsetof(type, f), sizeof(((type *)0)->f)
+#define CAMP(f) FIELD(kg_campaign, f)
+#define CASE(f) FIELD(kg_case, f)
+#define ARM(f) FIELD(kg_arm, f)
+#define GATE(f) FIELD(kg_gate, f)
+#define IMAX ((double)INT_MAX)
+#define DIM_MAX 4611686018427387904.0 /* 2^62 */
+
+static const plan_key plan_keys[] = {
+    /* [campaign] */
+    {SEC_CAMPAIGN, "name", K_NAME, CAMP(name), 0, 0, F_DERIVED, NULL, NULL,
+     "1-63 letters, digits, '_', '.', '-'; defaults to the plan file's stem"},
+    {SEC_CAMPAIGN, "backend", K_WORD, CAMP(backend), 0, 0, 0, "auto", w_backend,
+     "auto, cpu, fake or cuda"},
+    {SEC_CAMPAIGN, "device", K_INT, CAMP(device), 0, IMAX, 0, "0", NULL,
+     "a device ordinal, an integer >= 0"},
+    {SEC_CAMPAIGN, "warmup", K_INT, CAMP(warmup), 0, IMAX, 0, "3", NULL,
+     "untimed executions per arm per round, an integer >= 0"},
+    {SEC_CAMPAIGN, "samples", K_INT, CAMP(samples), 1, IMAX, 0, "10", NULL,
+     "timed executions per arm per round, an integer >= 1"},
+    {SEC_CAMPAIGN, "rounds", K_INT, CAMP(rounds), 1, IMAX, 0, "5", NULL,
+     "rounds per case per process, an integer >= 1"},
+    {SEC_CAMPAIGN, "processes", K_INT, CAMP(processes), 1, IMAX, 0, "2", NULL,
+     "processes per direction, an integer >= 1"},
+    {SEC_CAMPAIGN, "pack", K_INT, CAMP(pack), 1, IMAX, 0, "1", NULL,
+     "operations per timed sample, an integer >= 1"},
+    {SEC_CAMPAIGN, "interleave", K_ENUM, CAMP(interleave), 0, 0, 0, "sample", w_interleave,
+     "sample or block"},
+    {SEC_CAMPAIGN, "seed", K_U64, CAMP(seed), 0, 0, 0, "1", NULL,
+     "an unsigned 64-bit decimal integer"},
+    {SEC_CAMPAIGN, "alpha", K_FRAC, CAMP(alpha), 0, 0.5, F_LO_OPEN | F_HI_OPEN, "0.05", NULL,
+     "a fraction strictly between 0 and 0.5, e.g. 0.05 or 5%"},
+    {SEC_CAMPAIGN, "margin", K_FRAC, CAMP(margin), 0, 1, F_HI_OPEN, "0", NULL,
+     "a fraction in [0, 1), e.g. 0.02 or 2%"},
+    {SEC_CAMPAIGN, "equivalence", K_FRAC, CAMP(equivalence), 0, 1, F_HI_OPEN, "0.01", NULL,
+     "a fraction in [0, 1), e.g. 0.01 or 1%"},
+    {SEC_CAMPAIGN, "control_margin", K_FRAC, CAMP(control_margin), 0, 1, F_HI_OPEN, "0.0025",
+     NULL, "a fraction in [0, 1), e.g. 0.0025 or 0.25%"},
+    {SEC_CAMPAIGN, "order_min", K_FRAC, CAMP(order_min), 0, 1, F_HI_OPEN, "0.0025", NULL,
+     "a fraction in [0, 1), e.g. 0.0025 or 0.25%"},
+    {SEC_CAMPAIGN, "timeout", K_REAL, CAMP(timeout_s), 0, 1e9, F_LO_OPEN, "600", NULL,
+     "seconds, a number > 0"},
+    {SEC_CAMPAIGN, "l2", K_ENUM, CAMP(l2), 0, 0, 0, "warm", w_l2, "warm or cold"},
+    {SEC_CAMPAIGN, "inputs", K_ENUM, CAMP(inputs), 0, 0, 0, "resident", w_inputs,
+     "resident or fresh"},
+    {SEC_CAMPAIGN, "rotate", K_INT, CAMP(rotate), 1, IMAX, 0, "1", NULL,
+     "input sets rotated between samples, an integer >= 1"},
+    {SEC_CAMPAIGN, "quiet", K_REAL, CAMP(quiet_s), 0, 1e9, 0, "0", NULL,
+     "seconds, a number >= 0"},
+
+    /* [case NAME] */
+    {SEC_CASE, "op", K_NAME, CASE(op), 0, 0, F_REQ, NULL, NULL, "an op name, e.g. gemm_bt"},
+    {SEC_CASE, "dtype", K_ENUM, CASE(dtype), 0, 0, F_REQ, NULL, w_dtype, "f32, f16 or bf16"},
+    {SEC_CASE, "M", K_I64, CASE(M), 1, DIM_MAX, F_UNSET, NULL, NULL, "an integer >= 1"},
+    {SEC_CASE, "N", K_I64, CASE(N), 1, DIM_MAX, F_UNSET, NULL, NULL, "an integer >= 1"},
+    {SEC_CASE, "K", K_I64, CASE(K), 1, DIM_MAX, F_UNSET, NULL, NULL, "an integer >= 1"},
+    {SEC_CASE, "splits", K_I64, CASE(splits), 1, DIM_MAX, F_UNSET, NULL, NULL,
+     "a split-K factor, an integer >= 1"},
+    {SEC_CASE, "eps", K_REAL, CASE(eps), 0, 1e9, F_LO_OPEN, "1e-05", NULL, "a number > 0"},
+    {SEC_CASE, "scale", K_REAL, CASE(scale), 0, 1e9, F_LO_OPEN, "1", NULL, "a number > 0"},
+    {SEC_CASE, "primary", K_BOOL, CASE(primary), 0, 0, 0, "yes", NULL,
+     "yes/no/true/false/1/0"},
+
+    /* [arm NAME] */
+    {SEC_ARM, "op", K_NAME, ARM(op), 0, 0, F_REQ, NULL, NULL, "an op name, e.g. gemm_bt"},
+    {SEC_ARM, "role", K_ENUM, ARM(role), 0, 0, 0, "candidate", w_role,
+     "baseline, candidate, control or reference"},
+    {SEC_ARM, "of", K_NAME, ARM(of), 0, 0, 0, NULL, NULL, "the name of a baseline arm"},
+    {SEC_ARM, "source", K_TEXT, ARM(source), 0, 0, F_INHERIT, NULL, NULL,
+     "a kernel source path, relative to the plan's folder"},
+    {SEC_ARM, "builtin", K_NAME, ARM(builtin), 0, 0, F_INHERIT, NULL, NULL,
+     "a built-in arm name, e.g. cublas or ref"},
+    {SEC_ARM, "entry", K_IDENT, ARM(entry), 0, 0, F_INHERIT, "kernel", NULL,
+     "a C identifier"},
+    {SEC_ARM, "defines", K_TEXT, ARM(defines), 0, 0, F_INHERIT, NULL, NULL,
+     "NAME=VALUE NAME2 ..."},
+    {SEC_ARM, "cflags", K_TEXT, ARM(cflags), 0, 0, F_INHERIT, NULL, NULL,
+     "extra compiler flags"},
+    {SEC_ARM, "cases", K_LIST, ARM(cases), 0, 0, 0, NULL, NULL,
+     "comma-separated case names"},
+    {SEC_ARM, "grid", K_TEXT, ARM(grid), 0, 0, F_INHERIT, NULL, NULL,
+     "a grid expression over the case variables"},
+    {SEC_ARM, "block", K_TEXT, ARM(block), 0, 0, F_INHERIT, NULL, NULL,
+     "a block expression over the case variables"},
+    {SEC_ARM, "shared", K_TEXT, ARM(shared), 0, 0, F_INHERIT, NULL, NULL,
+     "a dynamic shared bytes expression"},
+    {SEC_ARM, "args", K_TEXT, ARM(args), 0, 0, F_INHERIT, NULL, NULL,
+     "argument names from the op's vocabulary"},
+    {SEC_ARM, "parity", K_NAME, ARM(parity), 0, 0, 0, NULL, NULL,
+     "the name of another arm of the same op"},
+    {SEC_ARM, "trusted", K_BOOL, ARM(trusted), 0, 0, 0, "no", NULL, "yes/no/true/false/1/0"},
+    {SEC_ARM, "fake_ns", K_REAL, ARM(fake_ns), 0, 1e15, F_LO_OPEN, "1000", NULL,
+     "nanoseconds, a number > 0"},
+    {SEC_ARM, "fake_noise", K_REAL, ARM(fake_noise), 0, 10, 0, "0.01", NULL,
+     "a lognormal sigma, a number in [0, 10]"},
+    {SEC_ARM, "fake_drift", K_REAL, ARM(fake_drift), -10, 10, 0, "0", NULL,
+     "a log-time change per round, a number in [-10, 10]"},
+    {SEC_ARM, "fake_first", K_REAL, ARM(fake_first), -10, 10, 0, "0", NULL,
+     "a log-time penalty, a number in [-10, 10]"},
+    {SEC_ARM, "fake_crash", K_INT, ARM(fake_crash), -1, IMAX, 0, "-1", NULL,
+     "a process index, or -1 for none"},
+    {SEC_ARM, "fake_hang", K_INT, ARM(fake_hang), -1, IMAX, 0, "-1", NULL,
+     "a process index, or -1 for none"},
+    {SEC_ARM, "fake_wrong", K_BOOL, ARM(fake_wrong), 0, 0, 0, "no", NULL,
+     "yes/no/true/false/1/0"},
+
+    /* [gate] */
+    {SEC_GATE, "rule", K_ENUM, GATE(rule), 0, 0, 0, "interval", w_rule, "interval or classic"},
+    {SEC_GATE, "min_reduction", K_FRAC, GATE(min_reduction), 0, 1, F_HI_OPEN | F_DERIVED, NULL,
+     NULL, "a fraction in [0, 1), e.g. 0.1 or 10%; defaults to the campaign's margin"},
+    {SEC_GATE, "cases", K_ENUM, GATE(all_cases), 0, 0, 0, "primary", w_gate_cases,
+     "primary or all"},
+    {SEC_GATE, "require_order", K_BOOL, GATE(require_order), 0, 0, 0, "yes", NULL,
+     "yes/no/true/false/1/0"},
+    {SEC_GATE, "require_control", K_BOOL, GATE(require_control), 0, 0, 0, "yes", NULL,
+     "yes/no/true/false/1/0"},
+};
+
+#define PLAN_NKEYS ((int)(sizeof plan_keys / sizeof plan_keys[0]))
+enum { KEYS_CAP = 64 };
+_Static_assert(sizeof plan_keys / sizeof plan_keys[0] <= KEYS_CAP, "KEYS_CAP too small");
+
+/* Line of each key given in one section (0: not given), indexed like plan_keys. */
+typedef struct key_lines { int at[KEYS_CAP]; } key_lines;
+
+typedef struct plan_ctx {
+    const char *text;
+    size_t len, pos;
+    const char *name;         /* file name used in messages */
+    int lineno;               /* line the reader handed out last */
+    int nsections;
+    int sec, idx;             /* current section and case/arm index */
+    kg_plan *plan;
+    key_lines camp_lines, gate_lines;
+    key_lines *case_lines, *arm_lines;
+    int cases_cap, arms_cap;
+    /* first error: kept here, so that an earlier libinih syntax error can
+     * still take its place once ini_parse_stream returns */
+    int failed, code, eline;
+    char emsg[KG_ERR_MSG_MAX];
+} plan_ctx;
+
+/* ---- messages ------------------------------------------------------ */
+
+/* Copies text into out with non-printable bytes escaped, so that junk in
+ * a plan never reaches a terminal raw. */
+static void show_text(char *out, size_t cap, const char *text, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 5 < cap; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (o >= PLAN_SHOW_MAX) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out[o++] = (char)c;
+        } else {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+        }
+    }
+    out[o] = '\0';
+}
+
+__attribute__((format(printf, 6, 7)))
+static void perr(plan_ctx *ctx, int line, const char *problem, const char *text, size_t len,
+                 const char *fix_fmt, ...)
+{
+    if (ctx->failed) return;
+    char shown[PLAN_SHOW_MAX * 4 + 16];
+    char fix[512];
+    va_list ap;
+    va_start(ap, fix_fmt);
+    vsnprintf(fix, sizeof fix, fix_fmt, ap);
+    va_end(ap);
+    show_text(shown, sizeof shown, text ? text : "", text ? len : 0);
+    snprintf(ctx->emsg, sizeof ctx->emsg, "%s:%d: %s: '%s' (%s)", ctx->name, line, problem,
+             shown, fix);
+    ctx->failed = 1;
+    ctx->code = KG_EINPUT;
+    ctx->eline = line;
+}
+
+static void perr_nomem(plan_ctx *ctx)
+{
+    if (ctx->failed) return;
+    snprintf(ctx->emsg, sizeof ctx->emsg, "%s: out of memory while parsing the plan", ctx->name);
+    ctx->failed = 1;
+    ctx->code = KG_ENOMEM;
+    ctx->eline = 0;
+}
+
+/* Text of line n (1-based) of the plan, without its newline. */
+static const char *line_text(const plan_ctx *ctx, int n, size_t *len)
+{
+    const char *p = ctx->text, *end = ctx->text + ctx->len;
+    for (int i = 1; i < n && p < end; i++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == ' ' || p[l - 1] == '\t')) l--;
+    while (l > 0 && (*p == ' ' || *p == '\t')) { p++; l--; }
+    *len = l;
+    return p;
+}
+
+/* ---- small helpers ------------------------------------------------- */
+
+static int name_ok(const char *s, size_t len)
+{
+    if (len < 1 || len > KG_NAME_MAX - 1) return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(isalnum(c) || c == '_' || c == '.' || c == '-') || c >= 0x80) return 0;
+    }
+    return 1;
+}
+
+static int ident_ok(const char *s)
+{
+    size_t len = strlen(s);
+    if (len < 1 || len > KG_NAME_MAX - 1) return 0;
+    if (!(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80 || !(isalnum(c) || c == '_')) return 0;
+    }
+    return 1;
+}
+
+static void *field_ptr(void *base, const plan_key *k) { return (char *)base + k->off; }
+static const void *field_cptr(const void *base, const plan_key *k)
+{
+    return (const char *)base + k->off;
+}
+
+static void *section_base(plan_ctx *ctx, int sec, int idx)
+{
+    switch (sec) {
+    case SEC_CAMPAIGN: return &ctx->plan->campaign;
+    case SEC_GATE: return &ctx->plan->gate;
+    case SEC_CASE: return &ctx->plan->cases[idx];
+    case SEC_ARM: return &ctx->plan->arms[idx];
+    default: return NULL;
+    }
+}
+
+static key_lines *section_lines(plan_ctx *ctx, int sec, int idx)
+{
+    switch (sec) {
+    case SEC_CAMPAIGN: return &ctx->camp_lines;
+    case SEC_GATE: return &ctx->gate_lines;
+    case SEC_CASE: return &ctx->case_lines[idx];
+    case SEC_ARM: return &ctx->arm_lines[idx];
+    default: return NULL;
+    }
+}
+
+static int key_index(int sec, const char *key)
+{
+    for (int i = 0; i < PLAN_NKEYS; i++)
+        if (plan_keys[i].sec == sec && strcmp(plan_keys[i].key, key) == 0) return i;
+    return -1;
+}
+
+static int parse_i64(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || isspace((unsigned char)s[0])) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!isdigit((unsigned char)s[0]) && s[0] != '+') return -1; /* strtoull wraps "-1" */
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_real(const char *s, double *out)
+{
+    char *end;
+    if (isspace((unsigned char)s[0])) return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* "0.02" or "2%".  A plain decimal percentage is read as "2e-2", so that
+ * "0.1%" gives the double nearest 0.001, not 0.1/100. */
+static int parse_frac(const char *s, double *out)
+{
+    size_t n = strlen(s);
+    if (n == 0 || s[n - 1] != '%') return parse_real(s, out);
+    char buf[96];
+    if (n - 1 == 0 || n - 1 > 64) return -1;
+    memcpy(buf, s, n - 1);
+    buf[n - 1] = '\0';
+    if (strpbrk(buf, "eExXpPnNiI") == NULL) {
+        memcpy(buf + n - 1, "e-2", 4);
+        return parse_real(buf, out);
+    }
+    double v;
+    if (parse_real(buf, &v) != 0) return -1;
+    *out = v / 100.0;
+    return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    if (!strcmp(s, "yes") || !strcmp(s, "true") || !strcmp(s, "1")) { *out = 1; return 0; }
+    if (!strcmp(s, "no") || !strcmp(s, "false") || !strcmp(s, "0")) { *out = 0; return 0; }
+    return -1;
+}
+
+static int word_index(const char *const *words, const char *s)
+{
+    for (int i = 0; words[i]; i++)
+        if (strcmp(words[i], s) == 0) return i;
+    return -1;
+}
+
+static int in_bounds(const plan_key *k, double v)
+{
+    if (k->flags & F_LO_OPEN ? !(v > k->lo) : !(v >= k->lo)) return 0;
+    if (k->flags & F_HI_OPEN ? !(v < k->hi) : !(v <= k->hi)) return 0;
+    return 1;
+}
+
+/* Stores value into the field of key k in the struct at base.  Returns 0,
+ * or -1 with a message in ctx (at line). */
+static int set_value(plan_ctx *ctx, const plan_key *k, void *base, const char *value, int line)
+{
+    void *f = field_ptr(base, k);
+    size_t vlen = strlen(value);
+    switch (k->kind) {
+    case K_INT: case K_I64: {
+        long long v;
+        if (parse_i64(value, &v) != 0) {
+            perr(ctx, line, "bad integer", value, vlen, "%s: %s", k->key, k->help);
+            return -1;
+        }
+        if (!in_bounds(k, (double)v)) {
+            perr(ctx, line, "value out of range", value, vlen, "%s: %s", k->key, k->help);
+            return -1;
+        }
+        if (k->kind == K_INT) {
+            int iv = (int)v;
+            memcpy(f, &iv, sizeof iv);
+        } else {
+            int64_t iv = (int64_t)v;
+            memcpy(f, &iv, sizeof iv);
+        }
+        return 0;
+    }
+    case K_U64: {
+        uint64_t v;
+        if (parse_u64(value, &v) != 0) {
+            perr(ctx, line, "bad integer", value, vlen, "%s: %s", k->key, k->help);
+            return -1;
+        }
+        memcpy(f, &v, sizeof v);
+        return 0;
+    }
+    case K_REAL: case K_FRAC: {
+        double v;
+        if ((k->kind == K_FRAC ? parse_frac(value, &v) : parse_real(value, &v)) != 0) {
+            perr(ctx, line, "bad number", value, vlen, "%s: %s", k->key, k->help);
+            return -1;
+        }
+        if (!in_bounds(k, v)) {
+            perr(ctx, line, "value out of range", value, vlen, "%s: %s", k->key, k->help);
+            return -1;
+        }
+        memcpy(f, &v, sizeof v);
+        return 0;
+    }
+    case K_BOOL: {
+        int v;
+        if (parse_bool(value, &v) != 0) {
+            perr(ctx, line, "bad boolean", value, vlen, "%s: %s", k->key, k->help);
+            return -1;
+        }
+        memcpy(f, &v, sizeof v);
+        return 0;
+    }
+    case K_ENUM: case K_WORD: {
+        int v = word_index(k->words, value);
+        if (v < 0) {
+            perr(ctx, line, "unknown value", value, vlen, "%s: %s", k->key, k->help);
+            return -1;
+        }
+        if (k->kind == K_ENUM) memcpy(f, &v, sizeof v);
+        else snprintf(f, k->size, "%s", value);
+        return 0;
+    }
+    case K_NAME: case K_IDENT: case K_TEXT: {
+        int ok = k->kind == K_NAME ? name_ok(value, vlen)
+               : k->kind == K_IDENT ? ident_ok(value)
+               : vlen < k->size;
+        if (!ok) {
+            perr(ctx, line, k->kind == K_TEXT ? "value too long" : "bad name", value, vlen,
+                 "%s: %s", k->key, k->help);
+            return -1;
+        }
+        snprintf(f, k->size, "%s", value);
+        return 0;
+    }
+    case K_LIST: {
+        /* normalised to "a,b" so that spacing does not change the hash */
+        char *out = f;
+        size_t o = 0;
+        const char *p = value;
+        for (;;) {
+            const char *comma = strchr(p, ',');
+            const char *e = comma ? comma : p + strlen(p);
+            while (p < e && isspace((unsigned char)*p)) p++;
+            const char *q = e;
+            while (q > p && isspace((unsigned char)q[-1])) q--;
+            if (!name_ok(p, (size_t)(q - p))) {
+                perr(ctx, line, "bad name in list", p, (size_t)(q - p),
+                     "%s: %s, each 1-63 letters, digits, '_', '.', '-'", k->key, k->help);
+                return -1;
+            }
+            if (o + (size_t)(q - p) + 2 > k->size) {
+                perr(ctx, line, "value too long", value, vlen, "%s: %s", k->key, k->help);
+                return -1;
+            }
+            if (o > 0) out[o++] = ',';
+            memcpy(out + o, p, (size_t)(q - p));
+            o += (size_t)(q - p);
+            out[o] = '\0';
+            if (!comma) break;
+            p = comma + 1;
+        }
+        return 0;
+    }
+    default:
+        break;
+    }
+    perr(ctx, line, "internal error: unknown key kind", k->key, strlen(k->key), "report this");
+    ctx->code = KG_EINTERNAL;
+    return -1;
+}
+
+/* Fills a section's struct with the table's defaults. */
+static void apply_defaults(plan_ctx *ctx, int sec, void *base)
+{
+    for (int i = 0; i < PLAN_NKEYS; i++) {
+        const plan_key *k = &plan_keys[i];
+        if (k->sec != sec) continue;
+        if (k->flags & F_UNSET) {
+            if (k->kind == K_I64) {
+                int64_t v = -1;
+                memcpy(field_ptr(base, k), &v, sizeof v);
+            } else {
+                int v = -1;
+                memcpy(field_ptr(base, k), &v, sizeof v);
+            }
+        } else if (k->def != NULL) {
+            if (set_value(ctx, k, base, k->def, 0) != 0) ctx->code = KG_EINTERNAL;
+        }
+    }
+}
+
+/* ---- sections ------------------------------------------------------ */
+
+static int grow(plan_ctx *ctx, void **arr, size_t elem, int *cap, int n, void **lines)
+{
+    if (n < *cap) return 0;
+    int ncap = *cap ? *cap * 2 : 8;
+    void *a = realloc(*arr, (size_t)ncap * elem);
+    if (a == NULL) { perr_nomem(ctx); return -1; }
+    *arr = a;
+    void *l = realloc(*lines, (size_t)ncap * sizeof(key_lines));
+    if (l == NULL) { perr_nomem(ctx); return -1; }
+    *lines = l;
+    *cap = ncap;
+    return 0;
+}
+
+/* A section header line p[0..n) starting with '['. */
+static void section_begin(plan_ctx *ctx, const char *p, size_t n)
+{
+    const int line = ctx->lineno;
+    kg_plan *plan = ctx->plan;
+    const char *close = memchr(p, ']', n);
+    if (close == NULL) {
+        perr(ctx, line, "unterminated section header", p, n,
+             "close it with ']', e.g. [case NAME]");
+        return;
+    }
+    const char *after = close + 1;
+    while (after < p + n && (*after == ' ' || *after == '\t')) after++;
+    if (after < p + n && *after != ';' && *after != '#') {
+        perr(ctx, line, "text after section header", p, n,
+             "put keys on their own lines below the header");
+        return;
+    }
+    const char *s = p + 1, *e = close;
+    while (s < e && isspace((unsigned char)*s)) s++;
+    while (e > s && isspace((unsigned char)e[-1])) e--;
+    const char *w = s;
+    while (w < e && !isspace((unsigned char)*w)) w++;
+    size_t wlen = (size_t)(w - s);
+    const char *nm = w;
+    while (nm < e && isspace((unsigned char)*nm)) nm++;
+    size_t nlen = (size_t)(e - nm);
+    size_t hlen = (size_t)(close + 1 - p);
+    int sec = SEC_NONE;
+    for (int i = SEC_CAMPAIGN; i <= SEC_GATE; i++)
+        if (wlen == strlen(sec_names[i]) && memcmp(s, sec_names[i], wlen) == 0) sec = i;
+    if (sec == SEC_NONE) {
+        perr(ctx, line, "unknown section", p, hlen,
+             "sections are [campaign], [case NAME], [arm NAME] and [gate]");
+        return;
+    }
+    ctx->nsections++;
+    if (sec == SEC_CAMPAIGN || sec == SEC_GATE) {
+        if (nlen != 0) {
+            perr(ctx, line, "section takes no name", p, hlen, "write [%s]", sec_names[sec]);
+            return;
+        }
+        int *prev = sec == SEC_CAMPAIGN ? &plan->campaign.line : &plan->gate.line;
+        if (*prev != 0) {
+            perr(ctx, line, "duplicate section", p, hlen,
+                 "[%s] may appear once; the first is on line %d", sec_names[sec], *prev);
+            return;
+        }
+        *prev = line;
+        ctx->sec = sec;
+        ctx->idx = 0;
+        return;
+    }
+    if (nlen == 0) {
+        perr(ctx, line, "section needs a name", p, hlen, "write [%s NAME]", sec_names[sec]);
+        return;
+    }
+    if (!name_ok(nm, nlen)) {
+        perr(ctx, line, "bad section name", p, hlen,
+             "names are 1-63 letters, digits, '_', '.', '-'");
+        return;
+    }
+    char nbuf[KG_NAME_MAX];
+    memcpy(nbuf, nm, nlen);
+    nbuf[nlen] = '\0';
+    if (sec == SEC_CASE) {
+        int prev = kg_plan_find_case(plan, nbuf);
+        if (prev >= 0) {
+            perr(ctx, line, "duplicate case", p, hlen, "case names must differ; '%s' is on line %d",
+                 nbuf, plan->cases[prev].line);
+            return;
+        }
+        if (plan->ncases >= PLAN_SECTIONS_MAX) {
+            perr(ctx, line, "too many cases", p, hlen, "at most %d", PLAN_SECTIONS_MAX);
+            return;
+        }
+        if (grow(ctx, (void **)&plan->cases, sizeof *plan->cases, &ctx->cases_cap, plan->ncases,
+                 (void **)&ctx->case_lines) != 0)
+            return;
+        int i = plan->ncases++;
+        memset(&plan->cases[i], 0, sizeof plan->cases[i]);
+        memset(&ctx->case_lines[i], 0, sizeof ctx->case_lines[i]);
+        apply_defaults(ctx, SEC_CASE, &plan->cases[i]);
+        memcpy(plan->cases[i].name, nbuf, nlen + 1);
+        plan->cases[i].line = line;
+        ctx->idx = i;
+    } else {
+        int prev = kg_plan_find_arm(plan, nbuf);
+        if (prev >= 0) {
+            perr(ctx, line, "duplicate arm", p, hlen, "arm names must differ; '%s' is on line %d",
+                 nbuf, plan->arms[prev].line);
+            return;
+        }
+        if (plan->narms >= PLAN_SECTIONS_MAX) {
+            perr(ctx, line, "too many arms", p, hlen, "at most %d", PLAN_SECTIONS_MAX);
+            return;
+        }
+        if (grow(ctx, (void **)&plan->arms, sizeof *plan->arms, &ctx->arms_cap, plan->narms,
+                 (void **)&ctx->arm_lines) != 0)
+            return;
+        int i = plan->narms++;
+        memset(&plan->arms[i], 0, sizeof plan->arms[i]);
+        memset(&ctx->arm_lines[i], 0, sizeof ctx->arm_lines[i]);
+        apply_defaults(ctx, SEC_ARM, &plan->arms[i]);
+        memcpy(plan->arms[i].name, nbuf, nlen + 1);
+        plan->arms[i].line = line;
+        ctx->idx = i;
+    }
+    ctx->sec = sec;
+}
+
+/* ---- libinih glue ---------------------------------------------------- */
+
+/* fgets-style reader over the plan text: one plan line per call. */
+static char *plan_reader(char *str, int num, void *stream)
+{
+    plan_ctx *ctx = stream;
+    if (ctx->failed || ctx->pos >= ctx->len) return NULL;
+    const char *line = ctx->text + ctx->pos;
+    size_t rest = ctx->len - ctx->pos;
+    const char *nl = memchr(line, '\n', rest);
+    size_t n = nl ? (size_t)(nl - line) : rest;
+    ctx->pos += nl ? n + 1 : n;
+    ctx->lineno++;
+    if (ctx->lineno == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {
+        line += 3;
+        n -= 3;
+    }
+    if (n > 0 && line[n - 1] == '\r') n--;
+    while (n > 0 && (*line == ' ' || *line == '\t')) { line++; n--; }
+    while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t')) n--;
+    if (n > PLAN_LINE_MAX || num < 3 || n + 2 > (size_t)num) {
+        perr(ctx, ctx->lineno, "line too long", line, n, "keep lines to %d characters",
+             PLAN_LINE_MAX);
+        return NULL;
+    }
+    if (n > 0 && line[0] == '[') {
+        section_begin(ctx, line, n);
+        if (ctx->failed) return NULL;
+        n = 0; /* libinih sees an empty line: sections are ours */
+    }
+    memcpy(str, line, n);
+    str[n] = '\n';
+    str[n + 1] = '\0';
+    return str;
+}
+
+static int plan_handler(void *user, const char *section, const char *name, const char *value)
+{
+    plan_ctx *ctx = user;
+    (void)section; /* libinih never sees a header; ctx->sec is the section */
+    if (ctx->failed) return 1;
+    const int line = ctx->lineno;
+    size_t llen;
+    const char *ltext = line_text(ctx, line, &llen);
+    if (ctx->sec == SEC_NONE) {
+        perr(ctx, line, "key outside any section", ltext, llen,
+             "put it below [campaign], [case NAME], [arm NAME] or [gate]");
+        return 1;
+    }
+    /* a '#' after a blank starts a comment too (libinih only knows ';') */
+    char v[PLAN_LINE_MAX + 1];
+    snprintf(v, sizeof v, "%s", value ? value : "");
+    for (char *h = strchr(v, '#'); h != NULL; h = strchr(h + 1, '#')) {
+        if (h > v && (h[-1] == ' ' || h[-1] == '\t')) {
+            *h = '\0';
+            break;
+        }
+    }
+    size_t vlen = strlen(v);
+    while (vlen > 0 && isspace((unsigned char)v[vlen - 1])) v[--vlen] = '\0';
+
+    int ki = key_index(ctx->sec, name);
+    if (ki < 0) {
+        char keys[600];
+        size_t o = 0;
+        keys[0] = '\0';
+        for (int i = 0; i < PLAN_NKEYS && o < sizeof keys; i++)
+            if (plan_keys[i].sec == ctx->sec)
+                o += (size_t)snprintf(keys + o, sizeof keys - o, "%s%s", o ? " " : "",
+                                      plan_keys[i].key);
+        perr(ctx, line, "unknown key", name, strlen(name), "keys of [%s]: %s",
+             sec_names[ctx->sec], keys);
+        return 1;
+    }
+    const plan_key *k = &plan_keys[ki];
+    key_lines *kl = section_lines(ctx, ctx->sec, ctx->idx);
+    if (kl->at[ki] != 0) {
+        perr(ctx, line, "duplicate key", ltext, llen, "'%s' is already set on line %d", k->key,
+             kl->at[ki]);
+        return 1;
+    }
+    if (vlen == 0) {
+        perr(ctx, line, "missing value", ltext, llen, "%s: %s", k->key, k->help);
+        return 1;
+    }
+    if (vlen > PLAN_VALUE_MAX) {
+        perr(ctx, line, "value too long", ltext, llen, "keep values to %d characters",
+             PLAN_VALUE_MAX);
+        return 1;
+    }
+    if (v[0] == ';') {
+        /* would read as a comment in the canonical form's "key = value" */
+        perr(ctx, line, "value starts with ';'", ltext, llen, "%s: %s", k->key, k->help);
+        return 1;
+    }
+    if (set_value(ctx, k, section_base(ctx, ctx->sec, ctx->idx), v, line) != 0) return 1;
+    kl->at[ki] = line;
+    return 1;
+}
+
+/* Rejects NUL bytes, control characters and invalid UTF-8 before libinih
+ * sees the text. */
+static void check_bytes(plan_ctx *ctx)
+{
+    const unsigned char *s = (const unsigned char *)ctx->text;
+    size_t n = ctx->len;
+    int line = 1;
+    size_t line_start = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t len = 1;
+        int bad = 0;
+        if (c == '\n') {
+            line++;
+            line_start = ++i;
+            continue;
+        }
+        if (c < 0x80) {
+            if (c == '\r') bad = !(i + 1 < n && s[i + 1] == '\n');
+            else bad = (c < 0x20 && c != '\t') || c == 0x7f;
+        } else {
+            uint32_t cp;
+            if (c >= 0xc2 && c <= 0xdf) { len = 2; cp = c & 0x1f; }
+            else if (c >= 0xe0 && c <= 0xef) { len = 3; cp = c & 0x0f; }
+            else if (c >= 0xf0 && c <= 0xf4) { len = 4; cp = c & 0x07; }
+            else { bad = 1; cp = 0; }
+            if (!bad && i + len > n) bad = 1;
+            for (size_t j = 1; !bad && j < len; j++) {
+                if ((s[i + j] & 0xc0) != 0x80) bad = 1;
+                else cp = (cp << 6) | (s[i + j] & 0x3f);
+            }
+            if (!bad) {
+                if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+                    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+                    bad = 1;
+            }
+            if (bad) len = 1;
+        }
+        if (bad) {
+            size_t end = i;
+            while (end < n && s[end] != '\n' && end - line_start < PLAN_SHOW_MAX) end++;
+            perr(ctx, line, c == 0 ? "NUL byte in plan" : "binary or non-UTF-8 text in plan",
+                 ctx->text + line_start, end - line_start,
+                 "a plan is UTF-8 text; byte 0x%02x at column %zu", c, i - line_start + 1);
+            return;
+        }
+        i += len;
+    }
+}
+
+/* ---- after parsing --------------------------------------------------- */
+
+static const char *arm_key_name(int ki) { return plan_keys[ki].key; }
+
+static int list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = list;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t l = comma ? (size_t)(comma - p) : strlen(p);
+        if (l == n && memcmp(p, name, n) == 0) return 1;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
+static void header_text(char *buf, size_t cap, const char *sec, const char *name)
+{
+    snprintf(buf, cap, "[%s %s]", sec, name);
+}
+
+static void check_required(plan_ctx *ctx, int sec, int idx, const char *name, int line)
+{
+    key_lines *kl = section_lines(ctx, sec, idx);
+    for (int i = 0; i < PLAN_NKEYS; i++) {
+        if (plan_keys[i].sec != sec || !(plan_keys[i].flags & F_REQ) || kl->at[i]) continue;
+        char h[KG_NAME_MAX + 16];
+        header_text(h, sizeof h, sec_names[sec], name);
+        perr(ctx, line, "missing required key", h, strlen(h), "add '%s = ...' (%s)",
+             plan_keys[i].key, plan_keys[i].help);
+        return;
+    }
+}
+
+static void check_arm(plan_ctx *ctx, int a)
+{
+    kg_plan *plan = ctx->plan;
+    kg_arm *arm = &plan->arms[a];
+    key_lines *kl = &ctx->arm_lines[a];
+    char h[KG_NAME_MAX + 16];
+    header_text(h, sizeof h, "arm", arm->name);
+    check_required(ctx, SEC_ARM, a, arm->name, arm->line);
+    if (ctx->failed) return;
+    int k_of = key_index(SEC_ARM, "of"), k_source = key_index(SEC_ARM, "source");
+    int k_builtin = key_index(SEC_ARM, "builtin"), k_cases = key_index(SEC_ARM, "cases");
+    int k_parity = key_index(SEC_ARM, "parity");
+    if (arm->role == KG_ROLE_CONTROL) {
+        if (!kl->at[k_of]) {
+            perr(ctx, arm->line, "control arm without 'of'", h, strlen(h),
+                 "add 'of = NAME' naming the baseline arm it replicates");
+            return;
+        }
+        for (int i = 0; i < PLAN_NKEYS; i++) {
+            if (plan_keys[i].sec != SEC_ARM || !(plan_keys[i].flags & F_INHERIT) || !kl->at[i])
+                continue;
+            size_t l;
+            const char *t = line_text(ctx, kl->at[i], &l);
+            perr(ctx, kl->at[i], "control arm sets its own kernel", t, l,
+                 "a control takes '%s' from its 'of' arm; remove it", arm_key_name(i));
+            return;
+        }
+        int o = kg_plan_find_arm(plan, arm->of);
+        size_t l;
+        const char *t = line_text(ctx, kl->at[k_of], &l);
+        if (o < 0) {
+            perr(ctx, kl->at[k_of], "unknown arm", arm->of, strlen(arm->of),
+                 "'of' must name a baseline arm of this plan");
+            return;
+        }
+        if (plan->arms[o].role != KG_ROLE_BASELINE) {
+            perr(ctx, kl->at[k_of], "'of' names an arm that is not a baseline", t, l,
+                 "arm '%s' has role %s; a control replicates a baseline", arm->of,
+                 kg_role_name(plan->arms[o].role));
+            return;
+        }
+        if (strcmp(plan->arms[o].op, arm->op) != 0) {
+            perr(ctx, kl->at[k_of], "'of' names an arm of another op", t, l,
+                 "arm '%s' implements %s, this arm %s", arm->of, plan->arms[o].op, arm->op);
+            return;
+        }
+    } else {
+        if (kl->at[k_of]) {
+            size_t l;
+            const char *t = line_text(ctx, kl->at[k_of], &l);
+            perr(ctx, kl->at[k_of], "'of' on an arm that is not a control", t, l,
+                 "remove it, or set role = control");
+            return;
+        }
+        if (!kl->at[k_source] && !kl->at[k_builtin]) {
+            perr(ctx, arm->line, "arm has no kernel", h, strlen(h),
+                 "add 'source = PATH' or 'builtin = NAME'");
+            return;
+        }
+        if (kl->at[k_source] && kl->at[k_builtin]) {
+            size_t l;
+            const char *t = line_text(ctx, kl->at[k_builtin], &l);
+            perr(ctx, kl->at[k_builtin], "arm has both source and builtin", t, l,
+                 "keep one of them");
+            return;
+        }
+    }
+    if (kl->at[k_cases]) {
+        const char *p = arm->cases;
+        while (*p) {
+            const char *comma = strchr(p, ',');
+            size_t l = comma ? (size_t)(comma - p) : strlen(p);
+            char nm[KG_NAME_MAX];
+            snprintf(nm, sizeof nm, "%.*s", (int)l, p);
+            int c = kg_plan_find_case(plan, nm);
+            if (c < 0) {
+                perr(ctx, kl->at[k_cases], "unknown case", nm, strlen(nm),
+                     "'cases' must list [case NAME] sections of this plan");
+                return;
+            }
+            if (strcmp(plan->cases[c].op, arm->op) != 0) {
+                perr(ctx, kl->at[k_cases], "case of another op", nm, strlen(nm),
+                     "case '%s' is %s, arm '%s' implements %s", nm, plan->cases[c].op,
+                     arm->name, arm->op);
+                return;
+            }
+            if (!comma) break;
+            p = comma + 1;
+        }
+    }
+    if (kl->at[k_parity]) {
+        int o = kg_plan_find_arm(plan, arm->parity);
+        if (o < 0 || o == a) {
+            perr(ctx, kl->at[k_parity], o < 0 ? "unknown arm" : "parity with itself",
+                 arm->parity, strlen(arm->parity), "'parity' must name another arm of this plan");
+            return;
+        }
+        if (strcmp(plan->arms[o].op, arm->op) != 0) {
+            perr(ctx, kl->at[k_parity], "parity with an arm of another op", arm->parity,
+                 strlen(arm->parity), "arm '%s' implements %s, this arm %s", arm->parity,
+                 plan->arms[o].op, arm->op);
+            return;
+        }
+    }
+}
+
+/* Campaign name from the plan file's stem: "dir/gemm.kg" -> "gemm". */
+static void stem_name(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strlen(b);
+    const char *dot = strrchr(b, '.');
+    if (dot != NULL && dot != b) n = (size_t)(dot - b);
+    if (n > cap - 1) n = cap - 1;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)b[i];
+        out[o++] = (c < 0x80 && (isalnum(c) || c == '_' || c == '.' || c == '-')) ? (char)c : '_';
+    }
+    out[o] = '\0';
+    if (o == 0) snprintf(out, cap, "plan");
+}
+
+static void finish(plan_ctx *ctx)
+{
+    kg_plan *plan = ctx->plan;
+    if (ctx->nsections == 0) {
+        size_t l;
+        const char *t = line_text(ctx, 1, &l);
+        perr(ctx, 1, "empty plan", t, l,
+             "a plan needs [case NAME] and [arm NAME] sections; see docs/plan-format.md");
+        return;
+    }
+    if (plan->ncases == 0) {
+        size_t l;
+        const char *t = line_text(ctx, 1, &l);
+        perr(ctx, 1, "plan has no cases", t, l, "add a [case NAME] section with op and dtype");
+        return;
+    }
+    if (plan->narms == 0) {
+        size_t l;
+        const char *t = line_text(ctx, 1, &l);
+        perr(ctx, 1, "plan has no arms", t, l, "add an [arm NAME] section with op and source");
+        return;
+    }
+    for (int c = 0; c < plan->ncases && !ctx->failed; c++)
+        check_required(ctx, SEC_CASE, c, plan->cases[c].name, plan->cases[c].line);
+    for (int a = 0; a < plan->narms && !ctx->failed; a++) check_arm(ctx, a);
+    for (int c = 0; c < plan->ncases && !ctx->failed; c++) {
+        int found = 0;
+        for (int a = 0; a < plan->narms && !found; a++)
+            found = plan->arms[a].role == KG_ROLE_BASELINE && kg_plan_arm_applies(plan, a, c);
+        if (!found)
+            perr(ctx, plan->cases[c].line, "case has no baseline arm", plan->cases[c].name,
+                 strlen(plan->cases[c].name),
+                 "add an arm with op = %s and role = baseline that runs this case",
+                 plan->cases[c].op);
+    }
+    if (ctx->failed) return;
+
+    if (!ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "name")])
+        stem_name(plan->path, plan->campaign.name, sizeof plan->campaign.name);
+    if (!ctx->gate_lines.at[key_index(SEC_GATE, "min_reduction")])
+        plan->gate.min_reduction = plan->campaign.margin;
+
+    /* a control is a second instance of its baseline's kernel */
+    for (int a = 0; a < plan->narms; a++) {
+        kg_arm *arm = &plan->arms[a];
+        if (arm->role != KG_ROLE_CONTROL) continue;
+        const kg_arm *of = &plan->arms[kg_plan_find_arm(plan, arm->of)];
+        for (int i = 0; i < PLAN_NKEYS; i++) {
+            const plan_key *k = &plan_keys[i];
+            if (k->sec == SEC_ARM && (k->flags & F_INHERIT))
+                memcpy(field_ptr(arm, k), field_cptr(of, k), k->size);
+        }
+    }
+}
+
+/* ---- canonical form ---------------------------------------------------- */
+
+typedef struct text_buf { char *buf; size_t len, cap; int oom; } text_buf;
+
+__attribute__((format(printf, 2, 3)))
+static void tb_printf(text_buf *tb, const char *fmt, ...)
+{
+    if (tb->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(tb->buf ? tb->buf + tb->len : NULL, tb->buf ? tb->cap - tb->len : 0,
+                          fmt, ap);
+        va_end(ap);
+        if (n < 0) { tb->oom = 1; return; }
+        if (tb->buf && tb->len + (size_t)n < tb->cap) { tb->len += (size_t)n; return; }
+        size_t ncap = tb->cap ? tb->cap * 2 : 1024;
+        while (ncap < tb->len + (size_t)n + 1) ncap *= 2;
+        char *b = realloc(tb->buf, ncap);
+        if (b == NULL) { tb->oom = 1; return; }
+        tb->buf = b;
+        tb->cap = ncap;
+    }
+}
+
+/* The shortest %g text that reads back as exactly v, without an exponent
+ * for numbers from 1 to 1e17 ("2000", not "2e+03"). */
+static void format_double(double v, char *out, size_t cap)
+{
+    int int_digits = 0;
+    if (fabs(v) >= 1.0 && fabs(v) < 1e17) int_digits = (int)floor(log10(fabs(v))) + 1;
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, cap, "%.*g", prec > int_digits ? prec : int_digits, v);
+        if (strtod(out, NULL) == v) return;
+    }
+}
+
+static void write_section(text_buf *tb, int sec, const void *base, int is_control)
+{
+    for (int i = 0; i < PLAN_NKEYS; i++) {
+        const plan_key *k = &plan_keys[i];
+        if (k->sec != sec || (is_control && (k->flags & F_INHERIT))) continue;
+        const void *f = (const char *)base + k->off;
+        switch (k->kind) {
+        case K_INT: {
+            int v;
+            memcpy(&v, f, sizeof v);
+            if (!((k->flags & F_UNSET) && v == -1)) tb_printf(tb, "%s = %d\n", k->key, v);
+            break;
+        }
+        case K_I64: {
+            int64_t v;
+            memcpy(&v, f, sizeof v);
+            if (!((k->flags & F_UNSET) && v == -1))
+                tb_printf(tb, "%s = %" PRId64 "\n", k->key, v);
+            break;
+        }
+        case K_U64: {
+            uint64_t v;
+            memcpy(&v, f, sizeof v);
+            tb_printf(tb, "%s = %" PRIu64 "\n", k->key, v);
+            break;
+        }
+        case K_REAL: case K_FRAC: {
+            double v;
+            char num[40];
+            memcpy(&v, f, sizeof v);
+            format_double(v, num, sizeof num);
+            tb_printf(tb, "%s = %s\n", k->key, num);
+            break;
+        }
+        case K_BOOL: {
+            int v;
+            memcpy(&v, f, sizeof v);
+            tb_printf(tb, "%s = %s\n", k->key, v ? "yes" : "no");
+            break;
+        }
+        case K_ENUM: {
+            int v, n = 0;
+            memcpy(&v, f, sizeof v);
+            while (k->words[n]) n++;
+            tb_printf(tb, "%s = %s\n", k->key, v >= 0 && v < n ? k->words[v] : "?");
+            break;
+        }
+        default: {
+            const char *s = f;
+            if (s[0] != '\0') tb_printf(tb, "%s = %.*s\n", k->key, (int)k->size, s);
+            break;
+        }
+        }
+    }
+}
+
+static int make_canonical(kg_plan *plan)
+{
+    text_buf tb = {0};
+    tb_printf(&tb, "[campaign]\n");
+    write_section(&tb, SEC_CAMPAIGN, &plan->campaign, 0);
+    for (int c = 0; c < plan->ncases; c++) {
+        tb_printf(&tb, "\n[case %s]\n", plan->cases[c].name);
+        write_section(&tb, SEC_CASE, &plan->cases[c], 0);
+    }
+    for (int a = 0; a < plan->narms; a++) {
+        tb_printf(&tb, "\n[arm %s]\n", plan->arms[a].name);
+        write_section(&tb, SEC_ARM, &plan->arms[a], plan->arms[a].role == KG_ROLE_CONTROL);
+    }
+    tb_printf(&tb, "\n[gate]\n");
+    write_section(&tb, SEC_GATE, &plan->gate, 0);
+    if (tb.oom) {
+        free(tb.buf);
+        return KG_ENOMEM;
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (EVP_Digest(tb.buf, tb.len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+        free(tb.buf);
+        return KG_EINTERNAL;
+    }
+    for (unsigned i = 0; i < mdlen; i++) snprintf(plan->hash + 2 * i, 3, "%02x", md[i]);
+    plan->canonical = tb.buf;
+    return KG_OK;
+}
+
+/* ---- public API -------------------------------------------------------- */
+
+int kg_plan_parse(const char *text, size_t len, const char *name, const char *base_dir,
+                  kg_plan **out, kg_err *err)
+{
+    int rc = KG_OK;
+    plan_ctx ctx;
+    kg_plan *plan = NULL;
+    memset(&ctx, 0, sizeof ctx);
+    if (out == NULL) return kg_errorf(err, KG_EINTERNAL, "kg_plan_parse: out is NULL");
+    *out = NULL;
+    if (name == NULL) name = "<plan>";
+    if (text == NULL && len > 0) return kg_errorf(err, KG_EINTERNAL, "kg_plan_parse: text is NULL");
+    if (len > PLAN_FILE_MAX_BYTES)
+        return kg_errorf(err, KG_EINPUT, "%s:1: plan too large: '%zu bytes' (at most %u bytes)",
+                         name, len, PLAN_FILE_MAX_BYTES);
+    plan = calloc(1, sizeof *plan);
+    if (plan == NULL) return kg_errorf(err, KG_ENOMEM, "%s: out of memory", name);
+    snprintf(plan->path, sizeof plan->path, "%s", name);
+    snprintf(plan->base_dir, sizeof plan->base_dir, "%s", base_dir ? base_dir : ".");
+
+    ctx.text = text ? text : "";
+    ctx.len = len;
+    ctx.name = name;
+    ctx.plan = plan;
+    apply_defaults(&ctx, SEC_CAMPAIGN, &plan->campaign);
+    apply_defaults(&ctx, SEC_GATE, &plan->gate);
+    if (ctx.code == KG_EINTERNAL) {
+        rc = kg_errorf(err, KG_EINTERNAL, "%s", ctx.emsg);
+        goto done;
+    }
+    check_bytes(&ctx);
+    if (!ctx.failed) {
+        int r = ini_parse_stream(plan_reader, &ctx, plan_handler, &ctx);
+        /* r > 0: libinih found a line without '=' (its only complaint, as it
+         * never sees headers); it wins when it is the earlier line */
+        if (r > 0 && ctx.code != KG_ENOMEM && (!ctx.failed || r < ctx.eline)) {
+            size_t l;
+            const char *t = line_text(&ctx, r, &l);
+            ctx.failed = 0;
+            perr(&ctx, r, "expected 'key = value'", t, l,
+                 "a line is a [section], a 'key = value' or a comment starting with ; or #");
+        } else if (r < 0 && !ctx.failed) {
+            perr_nomem(&ctx);
+        }
+    }
+    if (!ctx.failed) finish(&ctx);
+    if (ctx.failed) {
+        rc = kg_errorf(err, ctx.code, "%s", ctx.emsg);
+        goto done;
+    }
+    rc = make_canonical(plan);
+    if (rc != KG_OK) {
+        kg_errorf(err, rc, "%s: cannot build the canonical plan: %s", name, kg_strerror(rc));
+        goto done;
+    }
+    *out = plan;
+    plan = NULL;
+done:
+    free(ctx.case_lines);
+    free(ctx.arm_lines);
+    kg_plan_free(plan);
+    return rc;
+}
+
+int kg_plan_load(const char *path, kg_plan **out, kg_err *err)
+{
+    int rc = KG_OK;
+    FILE *fp = NULL;
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    if (out == NULL || path == NULL)
+        return kg_errorf(err, KG_EINTERNAL, "kg_plan_load: NULL argument");
+    *out = NULL;
+    fp = fopen(path, "rb");
+    if (fp == NULL) {
+        rc = kg_errorf(err, KG_EIO, "%s: cannot open plan: %s", path, strerror(errno));
+        goto done;
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap > PLAN_FILE_MAX_BYTES) {
+                rc = kg_errorf(err, KG_EINPUT, "%s:1: plan too large: '%zu bytes' (at most %u bytes)",
+                               path, len, PLAN_FILE_MAX_BYTES);
+                goto done;
+            }
+            size_t ncap = cap ? cap * 2 : 4096;
+            char *t = realloc(text, ncap + 1);
+            if (t == NULL) {
+                rc = kg_errorf(err, KG_ENOMEM, "%s: out of memory reading the plan", path);
+                goto done;
+            }
+            text = t;
+            cap = ncap;
+        }
+        size_t n = fread(text + len, 1, cap - len, fp);
+        len += n;
+        if (n == 0) break;
+    }
+    if (ferror(fp)) {
+        rc = kg_errorf(err, KG_EIO, "%s: cannot read plan: %s", path, strerror(errno));
+        goto done;
+    }
+    text[len] = '\0';
+
+    /* relative sources resolve against the plan's own folder */
+    char dir[KG_PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    char *real = realpath(dir, NULL);
+    if (real != NULL && strlen(real) < sizeof dir) snprintf(dir, sizeof dir, "%s", real);
+    free(real);
+    rc = kg_plan_parse(text, len, path, dir, out, err);
+done:
+    if (fp != NULL) fclose(fp);
+    free(text);
+    return rc;
+}
+
+void kg_plan_free(kg_plan *plan)
+{
+    if (plan == NULL) return;
+    free(plan->cases);
+    free(plan->arms);
+    free(plan->canonical);
+    free(plan);
+}
+
+int kg_plan_find_case(const kg_plan *plan, const char *name)
+{
+    if (plan == NULL || name == NULL) return -1;
+    for (int i = 0; i < plan->ncases; i++)
+        if (strcmp(plan->cases[i].name, name) == 0) return i;
+    return -1;
+}
+
+int kg_plan_find_arm(const kg_plan *plan, const char *name)
+{
+    if (plan == NULL || name == NULL) return -1;
+    for (int i = 0; i < plan->narms; i++)
+        if (strcmp(plan->arms[i].name, name) == 0) return i;
+    return -1;
+}
+
+int kg_plan_arm_applies(const kg_plan *plan, int a, int c)
+{
+    if (plan == NULL || a < 0 || a >= plan->narms || c < 0 || c >= plan->ncases) return 0;
+    const kg_arm *arm = &plan->arms[a];
+    const kg_case *cs = &plan->cases[c];
+    if (strcmp(arm->op, cs->op) != 0) return 0;
+    return arm->cases[0] == '\0' || list_has(arm->cases, cs->name);
+}
+
+int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap, kg_err *err)
+{
+    if (plan == NULL || out == NULL || cap == 0 || a < 0 || a >= plan->narms)
+        return kg_errorf(err, KG_EINTERNAL, "kg_plan_source_path: bad arguments");
+    out[0] = '\0';
+    const kg_arm *arm = &plan->arms[a];
+    /* a control's source is written in its baseline's section */
+    int where = a;
+    if (arm->role == KG_ROLE_CONTROL) {
+        int o = kg_plan_find_arm(plan, arm->of);
+        if (o >= 0) where = o;
+    }
+    int line = plan->arms[where].line;
+    char shown[PLAN_SHOW_MAX * 4 + 16];
+    if (arm->source[0] == '\0')
+        return kg_errorf(err, KG_EINPUT,
+                         "%s:%d: arm has no source: '%s' (it is a builtin arm: %s)", plan->path,
+                         line, arm->name, arm->builtin[0] ? arm->builtin : "none");
+    int n;
+    if (arm->source[0] == '/' || plan->base_dir[0] == '\0')
+        n = snprintf(out, cap, "%s", arm->source);
+    else
+        n = snprintf(out, cap, "%s/%s", plan->base_dir, arm->source);
+    if (n < 0 || (size_t)n >= cap) {
+        show_text(shown, sizeof shown, arm->source, strlen(arm->source));
+        out[0] = '\0';
+        return kg_errorf(err, KG_EINPUT, "%s:%d: kernel source path too long: '%s' (shorten it)",
+                         plan->path, line, shown);
+    }
+    struct stat st;
+    if (stat(out, &st) != 0 || !S_ISREG(st.st_mode)) {
+        show_text(shown, sizeof shown, out, strlen(out));
+        int exists = stat(out, &st) == 0;
+        out[0] = '\0';
+        return kg_errorf(err, KG_EINPUT,
+                         "%s:%d: kernel source %s: '%s' (fix 'source' of [arm %s]; relative "
+                         "paths start at the plan's folder %s)",
+                         plan->path, line, exists ? "is not a regular file" : "not found", shown,
+                         plan->arms[where].name, plan->base_dir);
+    }
+    return KG_OK;
+}
+
+const char *kg_dtype_name(kg_dtype dt)
+{
+    switch (dt) {
+    case KG_DT_F32: return "f32";
+    case KG_DT_F16: return "f16";
+    case KG_DT_BF16: return "bf16";
+    }
+    return "?";
+}
+
+size_t kg_dtype_size(kg_dtype dt)
+{
+    switch (dt) {
+    case KG_DT_F32: return 4;
+    case KG_DT_F16: return 2;
+    case KG_DT_BF16: return 2;
+    }
+    return 0;
+}
+
+const char *kg_role_name(kg_role role)
+{
+    switch (role) {
+    case KG_ROLE_BASELINE: return "baseline";
+    case KG_ROLE_CANDIDATE: return "candidate";
+    case KG_ROLE_CONTROL: return "control";
+    case KG_ROLE_REFERENCE: return "reference";
+    }
+    return "?";
+}

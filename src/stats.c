@@ -1,0 +1,158 @@
+/* stats.c: the statistical primitives of a campaign and the paired effect
+ * (statistics-anchors.md §3.2-§3.5; the API is documented in kgate/stats.h).
+ *
+ * kg_effect_compute() turns the per-process mean log ratios D(p) of one
+ * arm into the estimate and the interval of §3.3 with the direction as a
+ * stratum, plus the order check of §3.4.  kg_verdict_of() applies the
+ * three-outcome rule of §3.5.
+ *
+ * This file does not read rows, pick baselines or apply the gate: that is
+ * analysis.c.  It does no I/O and keeps no state. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+
+#include "kgate/stats.h"
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Sorting a copy costs O(n log n) but keeps v untouched and the result
+ * independent of any selection algorithm's tie handling. */
+double kg_median(const double *v, size_t n)
+{
+    if (v == NULL || n == 0) return (double)NAN;
+    double small[64];
+    double *w = n <= 64 ? small : malloc(n * sizeof *w);
+    if (w == NULL) return (double)NAN;
+    memcpy(w, v, n * sizeof *w);
+    qsort(w, n, sizeof *w, cmp_double);
+    double m = (n % 2 == 1) ? w[n / 2] : 0.5 * (w[n / 2 - 1] + w[n / 2]);
+    if (w != small) free(w);
+    return m;
+}
+
+double kg_mean(const double *v, size_t n)
+{
+    if (v == NULL || n == 0) return (double)NAN;
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += v[i];
+    return s / (double)n;
+}
+
+double kg_sd(const double *v, size_t n)
+{
+    if (v == NULL || n < 2) return 0.0;
+    double m = kg_mean(v, n), ss = 0.0;
+    for (size_t i = 0; i < n; i++) ss += (v[i] - m) * (v[i] - m);
+    return sqrt(ss / (double)(n - 1));
+}
+
+double kg_t_quantile(double p, double df)
+{
+    if (!(p >= 0.0 && p <= 1.0) || !(df > 0.0)) return (double)NAN;
+    /* GSL's default error handler aborts the process, which library code
+     * must never do; a failed inversion becomes (double)NAN instead. */
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    double q = gsl_cdf_tdist_Pinv(p, df);
+    gsl_set_error_handler(old);
+    return q;
+}
+
+static void effect_clear_interval(kg_effect *e)
+{
+    e->has_interval = 0;
+    e->s = e->se = e->df = e->tq = (double)NAN;
+    e->lo = e->hi = e->rho_lo = e->rho_hi = (double)NAN;
+    e->order_se = (double)NAN;
+    e->order_flag = 0;
+}
+
+int kg_effect_compute(const double *D, const int *dir, int n, double alpha,
+                      double order_min, kg_effect *out, kg_err *err)
+{
+    if (out == NULL) return kg_errorf(err, KG_EINTERNAL, "effect: no output record");
+    memset(out, 0, sizeof *out);
+    effect_clear_interval(out);
+    out->theta_dir[0] = out->theta_dir[1] = out->theta = out->rho = (double)NAN;
+    out->order_diff = (double)NAN;
+    if (n < 0 || (n > 0 && (D == NULL || dir == NULL)))
+        return kg_errorf(err, KG_EINTERNAL, "effect: bad arguments (n = %d)", n);
+    if (!(alpha > 0.0 && alpha < 1.0))
+        return kg_errorf(err, KG_EINPUT, "effect: alpha %g is not in (0, 1)", alpha);
+
+    double sum[2] = {0.0, 0.0};
+    for (int i = 0; i < n; i++) {
+        if (dir[i] != KG_DIR_FWD && dir[i] != KG_DIR_REV)
+            return kg_errorf(err, KG_EINPUT, "effect: process %d has direction %d", i, dir[i]);
+        if (!isfinite(D[i]))
+            return kg_errorf(err, KG_EINPUT, "effect: process %d has a non-finite mean", i);
+        out->n[dir[i]]++;
+        sum[dir[i]] += D[i];
+    }
+    if (out->n[0] == 0 || out->n[1] == 0)
+        return kg_errorf(err, KG_EINPUT,
+                         "effect: no %s process (need both directions; %d forward, %d reverse)",
+                         out->n[0] == 0 ? "forward" : "reverse", out->n[0], out->n[1]);
+
+    for (int d = 0; d < 2; d++) out->theta_dir[d] = sum[d] / out->n[d];
+    out->theta = 0.5 * (out->theta_dir[0] + out->theta_dir[1]);
+    out->rho = 1.0 - exp(out->theta);
+    out->order_diff = out->theta_dir[0] - out->theta_dir[1];
+
+    /* One process per direction leaves no within-direction variation:
+     * §3.3 refuses an interval rather than borrow one from rounds. */
+    if (out->n[0] < 2 || out->n[1] < 2) return KG_OK;
+
+    double ss = 0.0;
+    for (int i = 0; i < n; i++) {
+        double r = D[i] - out->theta_dir[dir[i]];
+        ss += r * r;
+    }
+    double nf = out->n[0], nr = out->n[1];
+    out->has_interval = 1;
+    out->df = nf + nr - 2.0;
+    out->s = sqrt(ss / out->df);
+    /* Var(theta) = (s^2/nf + s^2/nr) / 4: each direction weighs one half. */
+    out->se = out->s * sqrt(1.0 / (4.0 * nf) + 1.0 / (4.0 * nr));
+    out->tq = kg_t_quantile(1.0 - alpha, out->df);
+    out->lo = out->theta - out->tq * out->se;
+    out->hi = out->theta + out->tq * out->se;
+    /* A smaller log ratio is a larger reduction, so the bounds swap. */
+    out->rho_lo = 1.0 - exp(out->hi);
+    out->rho_hi = 1.0 - exp(out->lo);
+    out->order_se = out->s * sqrt(1.0 / nf + 1.0 / nr);
+    double ad = fabs(out->order_diff);
+    out->order_flag = ad > 2.5 * out->order_se && ad > order_min;
+    return KG_OK;
+}
+
+kg_verdict kg_verdict_of(const kg_effect *e, double margin, double equivalence)
+{
+    if (e == NULL || !e->has_interval || isnan(e->rho_lo) || isnan(e->rho_hi))
+        return KG_VERDICT_INCONCLUSIVE;
+    if (e->rho_lo > margin) return KG_VERDICT_FASTER;
+    if (e->rho_hi < -margin) return KG_VERDICT_SLOWER;
+    if (-equivalence < e->rho_lo && e->rho_hi < equivalence) return KG_VERDICT_EQUIVALENT;
+    return KG_VERDICT_INCONCLUSIVE;
+}
+
+const char *kg_verdict_name(kg_verdict v)
+{
+    switch (v) {
+    case KG_VERDICT_FASTER: return "FASTER";
+    case KG_VERDICT_SLOWER: return "SLOWER";
+    case KG_VERDICT_EQUIVALENT: return "EQUIVALENT";
+    case KG_VERDICT_INCONCLUSIVE: return "INCONCLUSIVE";
+    case KG_VERDICT_INCORRECT: return "INCORRECT";
+    case KG_VERDICT_INADMISSIBLE: return "INADMISSIBLE";
+    case KG_VERDICT_NODATA: return "NO DATA";
+    }
+    return "UNKNOWN";
+}

@@ -1,0 +1,645 @@
+/* test_analysis.c: unit tests of the campaign analysis and the gate
+ * (src/analysis.c).
+ *
+ * Full scenarios come from tests/fixtures/stats/analysis_*.txt, whose
+ * expected values were computed by tools/stats_fixtures.py with an
+ * independent numpy implementation of the definitions.  Hand-made rows
+ * (every round's samples have a known median) pin the rules: states that
+ * propagate, lost rounds under the classic gate, the interval gate at its
+ * threshold, an invalid control, rejected processes, bad rows.  Plans are
+ * built in memory, without the plan parser. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kgate/stats.h"
+
+#define FIX "tests/fixtures/stats/"
+#define RTOL 1e-12
+#define ATOL 1e-14
+
+#define CHECK_VAL(actual, expected, what) do { double a_ = (actual), e_ = (expected); \
+    if (isnan(e_)) CHECK_MSG(isnan(a_), "%s: expected nan, got %.17g", (what), a_); \
+    else CHECK_MSG(fabs(a_ - e_) <= ATOL + RTOL * fabs(e_), "%s: got %.17g, expected %.17g", \
+                   (what), a_, e_); } while (0)
+
+/* ---- an in-memory campaign ------------------------------------------ */
+
+typedef struct scenario {
+    kg_plan plan;
+    kg_case cases[4];
+    kg_arm arms[8];
+    kg_arm_state state[32];
+    int accepted[16];
+    int nproc;
+    kg_row *rows;
+    size_t nrows, cap;
+} scenario;
+
+static void sc_init(scenario *s, int ncases, int narms, int nproc)
+{
+    memset(s, 0, sizeof *s);
+    s->plan.cases = s->cases;
+    s->plan.arms = s->arms;
+    s->plan.ncases = ncases;
+    s->plan.narms = narms;
+    kg_campaign *c = &s->plan.campaign;
+    c->alpha = 0.05; c->margin = 0.02; c->equivalence = 0.01;
+    c->control_margin = 0.0025; c->order_min = 0.0025; c->rounds = 0; c->samples = 3;
+    s->plan.gate.rule = KG_GATE_INTERVAL;
+    s->plan.gate.min_reduction = 0.10;
+    s->plan.gate.require_order = 1;
+    s->plan.gate.require_control = 1;
+    for (int k = 0; k < ncases; k++) {
+        snprintf(s->cases[k].name, KG_NAME_MAX, "case%d", k);
+        s->cases[k].primary = 1;
+    }
+    s->nproc = nproc;
+    for (int p = 0; p < nproc; p++) s->accepted[p] = 1;
+}
+
+static void sc_arm(scenario *s, int a, const char *name, kg_role role, const char *of)
+{
+    snprintf(s->arms[a].name, KG_NAME_MAX, "%s", name);
+    s->arms[a].role = role;
+    snprintf(s->arms[a].of, KG_NAME_MAX, "%s", of ? of : "");
+}
+
+static void sc_row(scenario *s, int proc, int dir, int round, int arm, int kase, int sample,
+                   double ns)
+{
+    if (s->nrows == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        kg_row *r = realloc(s->rows, s->cap * sizeof *r);
+        if (r == NULL) { fprintf(stderr, "out of memory\n"); exit(2); }
+        s->rows = r;
+    }
+    s->rows[s->nrows++] = (kg_row){proc, dir, round, arm, kase, sample, ns};
+}
+
+/* Three samples whose median is exactly ns. */
+static void sc_round(scenario *s, int proc, int dir, int round, int arm, int kase, double ns)
+{
+    sc_row(s, proc, dir, round, arm, kase, 0, ns * 1.002);
+    sc_row(s, proc, dir, round, arm, kase, 1, ns);
+    sc_row(s, proc, dir, round, arm, kase, 2, ns * 0.997);
+}
+
+static int sc_run(scenario *s, kg_analysis *out, kg_err *err)
+{
+    kg_analysis_in in = {&s->plan, s->rows, s->nrows, s->accepted, s->nproc, s->state};
+    kg_err_clear(err);
+    return kg_analyse(&in, out, err);
+}
+
+static const kg_arm_result *res_of(const kg_analysis *an, int c, int a)
+{
+    return &an->res[c * an->narms + a];
+}
+
+/* ---- fixtures -------------------------------------------------------- */
+
+static int result_field(const kg_arm_result *r, const char *key, double *v)
+{
+    static const struct { const char *name; size_t off; int is_int; } f[] = {
+        {"state", offsetof(kg_arm_result, state), 2},
+        {"has_effect", offsetof(kg_arm_result, has_effect), 1},
+        {"verdict", offsetof(kg_arm_result, verdict), 3},
+        {"contrast_arm", offsetof(kg_arm_result, contrast_arm), 1},
+        {"med_ns0", offsetof(kg_arm_result, med_ns), 0},
+        {"med_ns1", offsetof(kg_arm_result, med_ns) + sizeof(double), 0},
+        {"med_ns_all", offsetof(kg_arm_result, med_ns_all), 0},
+        {"proc_red0", offsetof(kg_arm_result, proc_red), 0},
+        {"proc_red1", offsetof(kg_arm_result, proc_red) + sizeof(double), 0},
+        {"round_red0", offsetof(kg_arm_result, round_red), 0},
+        {"round_red1", offsetof(kg_arm_result, round_red) + sizeof(double), 0},
+        {"round_red_all", offsetof(kg_arm_result, round_red_all), 0},
+        {"round_red_min", offsetof(kg_arm_result, round_red_min), 0},
+        {"round_red_max", offsetof(kg_arm_result, round_red_max), 0},
+        {"wins0", offsetof(kg_arm_result, wins), 1},
+        {"wins1", offsetof(kg_arm_result, wins) + sizeof(int), 1},
+        {"nrounds0", offsetof(kg_arm_result, nrounds), 1},
+        {"nrounds1", offsetof(kg_arm_result, nrounds) + sizeof(int), 1},
+        {"drift", offsetof(kg_arm_result, drift), 0},
+        {"eff.n_fwd", offsetof(kg_arm_result, eff.n), 1},
+        {"eff.n_rev", offsetof(kg_arm_result, eff.n) + sizeof(int), 1},
+        {"eff.theta_fwd", offsetof(kg_arm_result, eff.theta_dir), 0},
+        {"eff.theta_rev", offsetof(kg_arm_result, eff.theta_dir) + sizeof(double), 0},
+        {"eff.theta", offsetof(kg_arm_result, eff.theta), 0},
+        {"eff.has_interval", offsetof(kg_arm_result, eff.has_interval), 1},
+        {"eff.s", offsetof(kg_arm_result, eff.s), 0},
+        {"eff.se", offsetof(kg_arm_result, eff.se), 0},
+        {"eff.df", offsetof(kg_arm_result, eff.df), 0},
+        {"eff.tq", offsetof(kg_arm_result, eff.tq), 0},
+        {"eff.lo", offsetof(kg_arm_result, eff.lo), 0},
+        {"eff.hi", offsetof(kg_arm_result, eff.hi), 0},
+        {"eff.rho", offsetof(kg_arm_result, eff.rho), 0},
+        {"eff.rho_lo", offsetof(kg_arm_result, eff.rho_lo), 0},
+        {"eff.rho_hi", offsetof(kg_arm_result, eff.rho_hi), 0},
+        {"eff.order_diff", offsetof(kg_arm_result, eff.order_diff), 0},
+        {"eff.order_se", offsetof(kg_arm_result, eff.order_se), 0},
+        {"eff.order_flag", offsetof(kg_arm_result, eff.order_flag), 1},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (strcmp(f[i].name, key) != 0) continue;
+        const char *base = (const char *)r + f[i].off;
+        if (f[i].is_int == 0) memcpy(v, base, sizeof *v);
+        else if (f[i].is_int == 1) { int x; memcpy(&x, base, sizeof x); *v = x; }
+        else if (f[i].is_int == 2) { kg_arm_state x; memcpy(&x, base, sizeof x); *v = (double)x; }
+        else { kg_verdict x; memcpy(&x, base, sizeof x); *v = (double)x; }
+        return 1;
+    }
+    return 0;
+}
+
+static double global_field(const kg_analysis *an, const char *key)
+{
+    if (strcmp(key, "nproc_accepted") == 0) return an->nproc_accepted;
+    if (strcmp(key, "nproc_rejected") == 0) return an->nproc_rejected;
+    if (strcmp(key, "order_ok") == 0) return an->order_ok;
+    if (strcmp(key, "control_valid") == 0) return an->control_valid;
+    if (strcmp(key, "invalid") == 0) return an->invalid;
+    if (strcmp(key, "gate_pass") == 0) return an->gate_pass;
+    return (double)NAN;
+}
+
+/* Reads the scenario part of a fixture, runs the analysis, then checks
+ * every expectation that follows. */
+static void test_fixture(const char *name)
+{
+    char path[256], key[64], nm[KG_NAME_MAX], of[KG_NAME_MAX];
+    snprintf(path, sizeof path, FIX "%s", name);
+    FILE *f = fopen(path, "r");
+    CHECK_MSG(f != NULL, "cannot open %s (run the tests from the repository root)", path);
+    if (f == NULL) return;
+    scenario s;
+    int ncases = 0, narms = 0, nproc = 0, nexp = 0, nglob = 0, ok = 1;
+    kg_campaign cp;
+    kg_gate gt;
+    memset(&cp, 0, sizeof cp);
+    memset(&gt, 0, sizeof gt);
+    int rule = 0;
+    ok &= fscanf(f, " campaign %lf %lf %lf %lf %lf %d %d", &cp.alpha, &cp.margin,
+                 &cp.equivalence, &cp.control_margin, &cp.order_min, &cp.rounds,
+                 &cp.samples) == 7;
+    ok &= fscanf(f, " gate %d %lf %d %d %d", &rule, &gt.min_reduction, &gt.all_cases,
+                 &gt.require_order, &gt.require_control) == 5;
+    gt.rule = rule == 1 ? KG_GATE_CLASSIC : KG_GATE_INTERVAL;
+    ok &= fscanf(f, " cases %d", &ncases) == 1 && ncases > 0 && ncases <= 4;
+    CHECK_MSG(ok, "%s: bad header", name);
+    if (!ok) { fclose(f); return; }
+    int prim[4];
+    char cname[4][KG_NAME_MAX];
+    for (int c = 0; c < ncases; c++) ok &= fscanf(f, " case %63s %d", cname[c], &prim[c]) == 2;
+    ok &= fscanf(f, " arms %d", &narms) == 1 && narms > 0 && narms <= 8;
+    CHECK_MSG(ok, "%s: bad cases", name);
+    if (!ok) { fclose(f); return; }
+    int roles[8];
+    char anames[8][KG_NAME_MAX], aof[8][KG_NAME_MAX];
+    for (int a = 0; a < narms; a++) {
+        ok &= fscanf(f, " arm %63s %d %63s", nm, &roles[a], of) == 3;
+        snprintf(anames[a], KG_NAME_MAX, "%s", nm);
+        snprintf(aof[a], KG_NAME_MAX, "%s", strcmp(of, "-") == 0 ? "" : of);
+    }
+    ok &= fscanf(f, " nproc %d", &nproc) == 1 && nproc > 0 && nproc <= 16;
+    CHECK_MSG(ok, "%s: bad arms", name);
+    if (!ok) { fclose(f); return; }
+    sc_init(&s, ncases, narms, nproc);
+    s.plan.campaign = cp;
+    s.plan.gate = gt;
+    for (int c = 0; c < ncases; c++) {
+        snprintf(s.cases[c].name, KG_NAME_MAX, "%s", cname[c]);
+        s.cases[c].primary = prim[c];
+    }
+    for (int a = 0; a < narms; a++) sc_arm(&s, a, anames[a], (kg_role)roles[a], aof[a]);
+    ok &= fscanf(f, " accepted") == 0;
+    for (int p = 0; p < nproc; p++) ok &= fscanf(f, "%d", &s.accepted[p]) == 1;
+    for (int k = 0; k < ncases * narms; k++) {
+        int c, a, st;
+        ok &= fscanf(f, " state %d %d %d", &c, &a, &st) == 3;
+        if (ok && c >= 0 && c < ncases && a >= 0 && a < narms) s.state[c * narms + a] = (kg_arm_state)st;
+    }
+    size_t nrows = 0;
+    ok &= fscanf(f, " rows %zu", &nrows) == 1;
+    for (size_t i = 0; i < nrows && ok; i++) {
+        kg_row w;
+        ok &= fscanf(f, " row %d %d %d %d %d %d %lf", &w.proc, &w.dir, &w.round, &w.arm,
+                     &w.kase, &w.sample, &w.ns) == 7;
+        sc_row(&s, w.proc, w.dir, w.round, w.arm, w.kase, w.sample, w.ns);
+    }
+    CHECK_MSG(ok && s.nrows == nrows, "%s: bad rows", name);
+    kg_analysis an;
+    kg_err err = {0, ""};
+    int rc = sc_run(&s, &an, &err);
+    CHECK_MSG(rc == KG_OK, "%s: %s", name, err.msg);
+    while (ok && rc == KG_OK && fscanf(f, "%63s", key) == 1 && strcmp(key, "end") != 0) {
+        char what[160];
+        if (strcmp(key, "expect") == 0) {
+            int c, a;
+            double want, got = (double)NAN;
+            ok &= fscanf(f, "%d %d %63s %lf", &c, &a, nm, &want) == 4;
+            if (!ok || c < 0 || c >= ncases || a < 0 || a >= narms) break;
+            CHECK_MSG(result_field(res_of(&an, c, a), nm, &got), "unknown key %s", nm);
+            snprintf(what, sizeof what, "%s case %d arm %d %s", name, c, a, nm);
+            CHECK_VAL(got, want, what);
+            nexp++;
+        } else if (strcmp(key, "global") == 0) {
+            double want;
+            ok &= fscanf(f, "%63s %lf", nm, &want) == 2;
+            snprintf(what, sizeof what, "%s %s", name, nm);
+            CHECK_VAL(global_field(&an, nm), want, what);
+            nglob++;
+        } else if (strcmp(key, "reason") == 0) {
+            ok &= fscanf(f, "%63s", nm) == 1;
+            for (char *q = nm; *q; q++) if (*q == '~') *q = ' ';
+            CHECK_STR_CONTAINS(an.gate_reason, nm);
+        } else {
+            CHECK_MSG(0, "%s: unknown line %s", name, key);
+            break;
+        }
+    }
+    CHECK_MSG(ok, "%s: parse error", name);
+    CHECK_MSG(nexp >= ncases * narms * 19 && nglob == 6, "%s: %d expectations, %d globals",
+              name, nexp, nglob);
+    kg_analysis_free(&an);
+    free(s.rows);
+    fclose(f);
+}
+
+/* ---- hand-made scenarios --------------------------------------------- */
+
+/* Baseline "dev" (arm 0), candidate "cand" (arm 1), control "ctl" of dev
+ * (arm 2), one case; P processes per direction, R rounds.  Every round's
+ * median is known: dev 1000 ns scaled by a per-process factor, the
+ * candidate at ratio cand_ratio (with a small per-process wobble so the
+ * interval has width), the control at ctl_ratio. */
+static void build_basic(scenario *s, int P, int R, double cand_ratio, double ctl_ratio)
+{
+    sc_init(s, 1, 3, 2 * P);
+    sc_arm(s, 0, "dev", KG_ROLE_BASELINE, NULL);
+    sc_arm(s, 1, "cand", KG_ROLE_CANDIDATE, NULL);
+    sc_arm(s, 2, "ctl", KG_ROLE_CONTROL, "dev");
+    snprintf(s->cases[0].name, KG_NAME_MAX, "gemm_f32");
+    for (int p = 0; p < 2 * P; p++) {
+        int dir = p % 2;
+        double scale = 1.0 + 0.01 * p;
+        double wob = 1.0 + 0.001 * ((p * 7) % 5 - 2);
+        for (int r = 0; r < R; r++) {
+            double rs = 1.0 + 0.002 * r;
+            sc_round(s, p, dir, r, 0, 0, 1000.0 * scale * rs);
+            sc_round(s, p, dir, r, 1, 0, 1000.0 * scale * rs * cand_ratio * wob);
+            sc_round(s, p, dir, r, 2, 0, 1000.0 * scale * rs * ctl_ratio * (2.0 - wob));
+        }
+    }
+}
+
+static void test_basic_numbers(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 4, 0.8, 1.0);
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    const kg_arm_result *c = res_of(&an, 0, 1), *b = res_of(&an, 0, 0), *k = res_of(&an, 0, 2);
+    CHECK(an.nproc_accepted == 6 && an.nproc_rejected == 0);
+    CHECK(c->has_effect && c->eff.has_interval && c->eff.n[0] == 3 && c->eff.n[1] == 3);
+    CHECK(c->contrast_arm == -1 && k->contrast_arm == 0);
+    /* theta = log 0.8 + mean of log(wobble) over the six processes */
+    double sum = 0;
+    for (int p = 0; p < 6; p++) sum += log(1.0 + 0.001 * ((p * 7) % 5 - 2));
+    CHECK_NEAR(c->eff.theta, log(0.8) + sum / 6, 1e-14, 1e-12);
+    CHECK(c->verdict == KG_VERDICT_FASTER);
+    CHECK(c->wins[0] == 12 && c->nrounds[0] == 12 && c->wins[1] == 12 && c->nrounds[1] == 12);
+    CHECK(c->round_red[0] > 0.19 && c->round_red[0] < 0.21);
+    CHECK(c->proc_red[0] > 0.19 && c->proc_red[1] < 0.21);
+    /* baseline: medians and drift, no effect */
+    CHECK(!b->has_effect && b->verdict == KG_VERDICT_INCONCLUSIVE);
+    CHECK_NEAR(b->proc_red[0], 0.0, 1e-15, 0);
+    /* forward processes 0, 2, 4: medians 1000*(1+0.01p)*(~1.003) */
+    CHECK(b->med_ns[0] > 1020 && b->med_ns[0] < 1025);
+    CHECK_NEAR(b->drift, 1.006 / 1.0 - 1.0, 1e-12, 1e-9);
+    CHECK(isnan(b->round_red_all) && b->nrounds[0] == 0);
+    CHECK(an.gate_pass);
+    CHECK(strcmp(an.gate_reason, "passed") == 0);
+    CHECK(an.control_valid && !an.invalid && an.order_ok);
+    CHECK(k->has_effect && k->verdict == KG_VERDICT_EQUIVALENT);
+    kg_analysis_free(&an);
+    kg_analysis_free(&an); /* idempotent */
+    free(s.rows);
+}
+
+static void test_states_propagate(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 2, 3, 0.8, 1.0);
+    s.state[1] = KG_ARM_INCORRECT;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    const kg_arm_result *c = res_of(&an, 0, 1);
+    CHECK(c->verdict == KG_VERDICT_INCORRECT && !c->has_effect && c->state == KG_ARM_INCORRECT);
+    CHECK(isnan(c->med_ns_all) && c->nrounds[0] == 0);
+    CHECK(!an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "case gemm_f32, arm cand: INCORRECT");
+    kg_analysis_free(&an);
+
+    s.state[1] = KG_ARM_INADMISSIBLE;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(res_of(&an, 0, 1)->verdict == KG_VERDICT_INADMISSIBLE);
+    CHECK_STR_CONTAINS(an.gate_reason, "INADMISSIBLE");
+    kg_analysis_free(&an);
+
+    /* an incorrect baseline is no reference: the candidate has nothing to
+     * be compared with */
+    s.state[1] = KG_ARM_OK;
+    s.state[0] = KG_ARM_INCORRECT;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(res_of(&an, 0, 0)->verdict == KG_VERDICT_INCORRECT);
+    CHECK(res_of(&an, 0, 1)->verdict == KG_VERDICT_NODATA && !res_of(&an, 0, 1)->has_effect);
+    CHECK(res_of(&an, 0, 2)->verdict == KG_VERDICT_NODATA);
+    CHECK(!an.gate_pass);
+    kg_analysis_free(&an);
+
+    /* absent arms: NO DATA, and a candidate absent everywhere gates nothing */
+    s.state[0] = KG_ARM_OK;
+    s.state[1] = KG_ARM_ABSENT;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(res_of(&an, 0, 1)->verdict == KG_VERDICT_NODATA);
+    CHECK(!an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "no candidate arm");
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
+static void test_classic_gate(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 2, 5, 0.8, 1.0);
+    s.plan.gate.rule = KG_GATE_CLASSIC;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK_MSG(an.gate_pass, "%s", an.gate_reason);
+    kg_analysis_free(&an);
+
+    /* lose one round in the reverse direction (process 3, round 2) */
+    for (size_t i = 0; i < s.nrows; i++)
+        if (s.rows[i].proc == 3 && s.rows[i].round == 2 && s.rows[i].arm == 1)
+            s.rows[i].ns *= 1.5;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    const kg_arm_result *c = res_of(&an, 0, 1);
+    CHECK(c->wins[1] == 9 && c->nrounds[1] == 10 && c->wins[0] == 10);
+    CHECK(c->round_red_min < 0.0);
+    CHECK(!an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "case gemm_f32, arm cand: won 9/10 rounds (reverse)");
+    kg_analysis_free(&an);
+
+    /* the interval rule does not require every round */
+    s.plan.gate.rule = KG_GATE_INTERVAL;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK_MSG(an.gate_pass, "%s", an.gate_reason);
+    kg_analysis_free(&an);
+
+    /* classic threshold on the reductions */
+    s.plan.gate.rule = KG_GATE_CLASSIC;
+    s.plan.gate.min_reduction = 0.25;
+    for (size_t i = 0; i < s.nrows; i++)
+        if (s.rows[i].proc == 3 && s.rows[i].round == 2 && s.rows[i].arm == 1)
+            s.rows[i].ns /= 1.5;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(!an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "process-median reduction (forward)");
+    CHECK_STR_CONTAINS(an.gate_reason, "< 25.00%");
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
+static void test_interval_threshold(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 3, 0.9, 1.0);
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    double lo = res_of(&an, 0, 1)->eff.rho_lo;
+    CHECK(lo > 0.09 && lo < 0.1);
+    kg_analysis_free(&an);
+
+    s.plan.gate.min_reduction = lo;   /* >= passes at equality */
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK_MSG(an.gate_pass, "%s", an.gate_reason);
+    kg_analysis_free(&an);
+
+    s.plan.gate.min_reduction = nextafter(lo, 1.0);
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(!an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "case gemm_f32, arm cand: lower bound of reduction");
+    kg_analysis_free(&an);
+
+    /* non-primary cases are not gated unless all_cases */
+    s.cases[0].primary = 0;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(!an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "no candidate arm runs on a primary case");
+    kg_analysis_free(&an);
+    s.plan.gate.all_cases = 1;
+    s.plan.gate.min_reduction = 0.05;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK_MSG(an.gate_pass, "%s", an.gate_reason);
+    kg_analysis_free(&an);
+    free(s.rows);
+
+    /* one process per direction: no interval, the interval gate fails */
+    build_basic(&s, 1, 3, 0.5, 1.0);
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(res_of(&an, 0, 1)->has_effect && !res_of(&an, 0, 1)->eff.has_interval);
+    CHECK(res_of(&an, 0, 1)->verdict == KG_VERDICT_INCONCLUSIVE);
+    CHECK(!an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "no confidence interval");
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
+static void test_control(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 3, 0.8, 1.01);   /* control 1% slower than its baseline */
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    const kg_arm_result *k = res_of(&an, 0, 2);
+    CHECK(k->has_effect && k->eff.rho_hi < -0.0025);
+    CHECK(!an.control_valid && an.invalid && !an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "control invalid: case gemm_f32, arm ctl");
+    kg_analysis_free(&an);
+
+    s.plan.gate.require_control = 0;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(an.gate_pass && an.invalid);
+    kg_analysis_free(&an);
+
+    /* a control straddling the margin is valid */
+    free(s.rows);
+    build_basic(&s, 3, 3, 0.8, 1.0005);
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(an.control_valid && !an.invalid);
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
+static void test_order(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 3, 0.8, 1.0);
+    for (size_t i = 0; i < s.nrows; i++)
+        if (s.rows[i].arm == 1 && s.rows[i].dir == KG_DIR_FWD) s.rows[i].ns *= 0.95;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(res_of(&an, 0, 1)->eff.order_flag && !an.order_ok && !an.gate_pass);
+    CHECK_STR_CONTAINS(an.gate_reason, "order check failed: case gemm_f32, arm cand");
+    kg_analysis_free(&an);
+    s.plan.gate.require_order = 0;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(an.gate_pass && !an.order_ok);
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
+static void test_rejected_ignored(void)
+{
+    scenario s;
+    kg_analysis a1, a2;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 3, 0.85, 1.0);
+    CHECK(sc_run(&s, &a1, &err) == KG_OK);
+    /* a seventh process, rejected, with absurd and even invalid times */
+    s.nproc = 7;
+    s.accepted[6] = 0;
+    for (int r = 0; r < 3; r++) {
+        sc_round(&s, 6, 0, r, 0, 0, 10.0);
+        sc_round(&s, 6, 0, r, 1, 0, 1e9);
+        sc_row(&s, 6, 5, r, 2, 0, 0, -1.0);
+    }
+    CHECK_MSG(sc_run(&s, &a2, &err) == KG_OK, "%s", err.msg);
+    CHECK(a2.nproc_accepted == 6 && a2.nproc_rejected == 1);
+    for (int a = 0; a < 3; a++) {
+        const kg_arm_result *x = res_of(&a1, 0, a), *y = res_of(&a2, 0, a);
+        CHECK(x->verdict == y->verdict && x->has_effect == y->has_effect);
+        CHECK(x->med_ns_all == y->med_ns_all && x->med_ns[0] == y->med_ns[0]);
+        CHECK(x->nrounds[0] == y->nrounds[0] && x->wins[0] == y->wins[0]);
+        if (x->has_effect)
+            CHECK(x->eff.theta == y->eff.theta && x->eff.rho_lo == y->eff.rho_lo
+                  && x->eff.n[0] == y->eff.n[0]);
+    }
+    kg_analysis_free(&a1);
+    kg_analysis_free(&a2);
+
+    /* reject everything: NO DATA everywhere, invalid, gate fails */
+    for (int p = 0; p < 7; p++) s.accepted[p] = 0;
+    CHECK(sc_run(&s, &a2, &err) == KG_OK);
+    CHECK(a2.nproc_accepted == 0 && a2.invalid && !a2.gate_pass);
+    CHECK_STR_CONTAINS(a2.gate_reason, "no accepted process");
+    for (int a = 0; a < 3; a++) CHECK(res_of(&a2, 0, a)->verdict == KG_VERDICT_NODATA);
+    kg_analysis_free(&a2);
+    free(s.rows);
+}
+
+static void test_fastest_baseline(void)
+{
+    /* two baselines that take turns being fastest; the candidate is
+     * compared with the faster one of each round */
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    sc_init(&s, 1, 3, 4);
+    sc_arm(&s, 0, "dev", KG_ROLE_BASELINE, NULL);
+    sc_arm(&s, 1, "dev2", KG_ROLE_BASELINE, NULL);
+    sc_arm(&s, 2, "cand", KG_ROLE_CANDIDATE, NULL);
+    double expect_sum = 0;
+    for (int p = 0; p < 4; p++) {
+        double Dp = 0;
+        for (int r = 0; r < 2; r++) {
+            double b0 = r == 0 ? 1000.0 : 1100.0, b1 = r == 0 ? 1050.0 : 1000.0 + p;
+            double cn = 900.0 + 10.0 * p;
+            sc_round(&s, p, p % 2, r, 0, 0, b0);
+            sc_round(&s, p, p % 2, r, 1, 0, b1);
+            sc_round(&s, p, p % 2, r, 2, 0, cn);
+            Dp += log(cn) - log(b0 < b1 ? b0 : b1);
+        }
+        expect_sum += Dp / 2;
+    }
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    const kg_arm_result *c = res_of(&an, 0, 2);
+    CHECK(c->has_effect);
+    CHECK_NEAR(c->eff.theta, expect_sum / 4, 1e-14, 1e-12); /* 2 per direction: plain mean */
+    CHECK(!res_of(&an, 0, 0)->has_effect && !res_of(&an, 0, 1)->has_effect);
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
+static void test_single_round(void)
+{
+    /* one round per process: contrasts exist, drift does not */
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 2, 1, 0.8, 1.0);
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    for (int a = 0; a < 3; a++) CHECK(isnan(res_of(&an, 0, a)->drift));
+    CHECK(res_of(&an, 0, 1)->nrounds[0] == 2 && res_of(&an, 0, 1)->eff.has_interval);
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
+static void test_bad_rows(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 2, 2, 0.8, 1.0);
+    s.rows[3].ns = 0.0;
+    CHECK(sc_run(&s, &an, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "row 3");
+    CHECK(an.res == NULL);
+    s.rows[3].ns = 1000.0;
+    s.rows[4].arm = 9;
+    CHECK(sc_run(&s, &an, &err) == KG_EINPUT);
+    s.rows[4].arm = 1;
+    s.rows[5].dir = 1 - s.rows[5].dir;
+    CHECK(sc_run(&s, &an, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "both directions");
+    s.rows[5].dir = 1 - s.rows[5].dir;
+    s.rows[6].proc = 40;
+    CHECK(sc_run(&s, &an, &err) == KG_EINPUT);
+    s.rows[6].proc = s.rows[7].proc;
+    s.plan.campaign.rounds = 1;
+    CHECK(sc_run(&s, &an, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "round 1");
+    s.plan.campaign.rounds = 2;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    kg_analysis_free(&an);
+    kg_err_clear(&err);
+    CHECK(kg_analyse(NULL, &an, &err) == KG_EINTERNAL);
+    free(s.rows);
+}
+
+int main(void)
+{
+    test_fixture("analysis_interval.txt");
+    test_fixture("analysis_classic.txt");
+    test_fixture("analysis_order.txt");
+    test_basic_numbers();
+    test_states_propagate();
+    test_classic_gate();
+    test_interval_threshold();
+    test_control();
+    test_order();
+    test_rejected_ignored();
+    test_fastest_baseline();
+    test_single_round();
+    test_bad_rows();
+    return kg_test_finish("test_analysis");
+}

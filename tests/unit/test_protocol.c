@@ -1,0 +1,90 @@
+/* test_protocol.c: visiting orders of a process. */
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "protocol.h"
+
+static kg_plan *make_plan(void)
+{
+    static const char text[] =
+        "[campaign]\nbackend = fake\n"
+        "[case a]\nop = rowsum\ndtype = f32\nM = 2\nN = 2\n"
+        "[case b]\nop = rowsum\ndtype = f32\nM = 2\nN = 3\n"
+        "[case c]\nop = gemm_bt\ndtype = f32\nM = 2\nN = 2\nK = 2\n"
+        "[arm base]\nop = rowsum\nrole = baseline\nsource = x.c\n"
+        "[arm cand]\nop = rowsum\nsource = y.c\n"
+        "[arm only_b]\nop = rowsum\nsource = z.c\ncases = b\n"
+        "[arm gbase]\nop = gemm_bt\nrole = baseline\nsource = g.c\n";
+    kg_plan *p = NULL;
+    kg_err err = { 0 };
+    int rc = kg_plan_parse(text, strlen(text), "mem.kg", ".", &p, &err);
+    CHECK_MSG(rc == KG_OK, "%s", err.msg);
+    return p;
+}
+
+int main(void)
+{
+    CHECK(kg_protocol_direction(0) == 0);
+    CHECK(kg_protocol_direction(1) == 1);
+    CHECK(kg_protocol_direction(6) == 0);
+
+    kg_plan *p = make_plan();
+    if (p == NULL) return kg_test_finish("test_protocol");
+    int order[8];
+    kg_protocol_case_order(p, 0, order);
+    CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
+    kg_protocol_case_order(p, 1, order);
+    CHECK(order[0] == 2 && order[1] == 1 && order[2] == 0);
+
+    /* Arms apply by op and by the cases list. */
+    int n = kg_protocol_arm_order(p, 0, 0, order);
+    CHECK(n == 2 && order[0] == 0 && order[1] == 1);
+    n = kg_protocol_arm_order(p, 1, 0, order);
+    CHECK(n == 3 && order[0] == 0 && order[1] == 1 && order[2] == 2);
+    n = kg_protocol_arm_order(p, 1, 1, order);
+    CHECK(n == 3 && order[0] == 2 && order[1] == 1 && order[2] == 0);
+    n = kg_protocol_arm_order(p, 2, 0, order);
+    CHECK(n == 1 && order[0] == 3);
+
+    /* Rotation: every arm takes every position once over n rounds. */
+    int base[3] = { 7, 8, 9 }, r0[3], pos_count[3][3];
+    memset(pos_count, 0, sizeof pos_count);
+    for (int r = 0; r < 3; r++) {
+        kg_protocol_round_order(base, 3, r, r0);
+        for (int i = 0; i < 3; i++) pos_count[r0[i] - 7][i]++;
+    }
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < 3; i++) CHECK(pos_count[a][i] == 1);
+    kg_protocol_round_order(base, 3, 1, r0);
+    CHECK(r0[0] == 8 && r0[1] == 9 && r0[2] == 7);
+
+    /* Interleave = sample: sample s of every arm before s + 1 of any. */
+    kg_step st[64];
+    int k = kg_protocol_round_steps(3, 2, 4, KG_INTERLEAVE_SAMPLE, st);
+    CHECK(k == 3 * 6);
+    for (int i = 0; i < 6; i++) CHECK(st[i].sample == -1);
+    int last_sample = -1;
+    for (int i = 6; i < k; i++) {
+        CHECK(st[i].sample >= last_sample);
+        CHECK(st[i].slot == (i - 6) % 3);
+        CHECK(st[i].sample == (i - 6) / 3);
+        last_sample = st[i].sample;
+    }
+    /* Interleave = block: each arm's warmups and samples together. */
+    k = kg_protocol_round_steps(2, 1, 3, KG_INTERLEAVE_BLOCK, st);
+    CHECK(k == 8);
+    CHECK(st[0].slot == 0 && st[0].sample == -1);
+    CHECK(st[3].slot == 0 && st[3].sample == 2);
+    CHECK(st[4].slot == 1 && st[4].sample == -1);
+    CHECK(st[7].slot == 1 && st[7].sample == 2);
+
+    /* Check seeds: deterministic and distinct per process, case, phase. */
+    uint64_t s1 = kg_protocol_check_seed(1, 0, 0, 0);
+    CHECK(s1 == kg_protocol_check_seed(1, 0, 0, 0));
+    CHECK(s1 != kg_protocol_check_seed(1, 0, 0, 1));
+    CHECK(s1 != kg_protocol_check_seed(1, 1, 0, 0));
+    CHECK(s1 != kg_protocol_check_seed(1, 0, 1, 0));
+    CHECK(s1 != kg_protocol_check_seed(2, 0, 0, 0));
+    kg_plan_free(p);
+    return kg_test_finish("test_protocol");
+}
