@@ -1164,6 +1164,7 @@ static void write_section(text_buf *tb, int sec, const void *base, int is_contro
 
 static int make_canonical(kg_plan *plan)
 {
+    int rc = KG_OK;
     text_buf tb = {0};
     tb_printf(&tb, "[campaign]\n");
     write_section(&tb, SEC_CAMPAIGN, &plan->campaign, 0);
@@ -1178,18 +1179,21 @@ static int make_canonical(kg_plan *plan)
     tb_printf(&tb, "\n[gate]\n");
     write_section(&tb, SEC_GATE, &plan->gate, 0);
     if (tb.oom) {
-        free(tb.buf);
-        return KG_ENOMEM;
+        rc = KG_ENOMEM;
+        goto done;
     }
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     if (EVP_Digest(tb.buf, tb.len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
-        free(tb.buf);
-        return KG_EINTERNAL;
+        rc = KG_EINTERNAL;
+        goto done;
     }
     for (unsigned i = 0; i < mdlen; i++) snprintf(plan->hash + 2 * i, 3, "%02x", md[i]);
     plan->canonical = tb.buf;
-    return KG_OK;
+    tb.buf = NULL;
+done:
+    free(tb.buf);
+    return rc;
 }
 
 /* ---- public API -------------------------------------------------------- */

@@ -15,6 +15,16 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#else
+/* NVRTC has no C library headers: the fixed-width types kernels use. */
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
 #endif
 
 #if defined(KGATE_NEGATIVE) && KGATE_NEGATIVE

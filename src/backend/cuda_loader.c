@@ -28,7 +28,9 @@ static int open_first(const char *env_name, const char *const *names, int n, voi
         n = 1;
     }
     for (int i = 0; i < n; i++) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        /* never unmapped: the CUDA libraries keep static state (and
+         * libstdc++ pools) that does not survive being unloaded */
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (h != NULL) {
             *lib = h;
             snprintf(path, path_cap, "%s", names[i]);

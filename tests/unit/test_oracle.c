@@ -274,7 +274,7 @@ static void test_checksum_guard_poison(void)
     CHECK(kg_guard_verify(g) == 17);
     kg_guard_fill(g);
     memset(g + 100, 0, 4);
-    CHECK(kg_guard_verify(g) == 100 || (kg_guard_verify(g) > 100 && kg_guard_verify(g) < 104));
+    CHECK(kg_guard_verify(g) == 100);
     kg_guard_fill(g);
     memmove(g + 4, g, kg_guard_bytes() - 4); /* shifted canary */
     CHECK(kg_guard_verify(g) >= 0);
@@ -300,8 +300,10 @@ static void test_checksum_guard_poison(void)
 static kernel_fn load_kernel(const char *name, int negative)
 {
     char so[512], cmd[1200];
+    const char *cc = getenv("CC"); /* as the CPU backend picks its compiler */
+    if (cc == NULL || cc[0] == '\0') cc = "cc";
     snprintf(so, sizeof so, "%s/%s%s.so", tmpdir, name, negative ? "_neg" : "");
-    snprintf(cmd, sizeof cmd, "cc -O2 -shared -fPIC -Iinclude %s kernels/cpu/%s.c -o %s",
+    snprintf(cmd, sizeof cmd, "%s -O2 -shared -fPIC -Iinclude %s kernels/cpu/%s.c -o %s", cc,
              negative ? "-DKGATE_NEGATIVE=1" : "", name, so);
     int rc = system(cmd);
     CHECK_MSG(rc == 0, "compiling %s failed", name);
