@@ -31,12 +31,17 @@ static int load_rows(kg_evidence *ev, const char *dir, int proc, kg_err *err)
     while ((line = kg_next_line(&cur)) != NULL) {
         lineno++;
         if (line[0] == '\0') continue;
-        char *f[8];
-        int nf = kg_csv_split(line, f, 8);
+        char *f[9];
+        int nf = kg_csv_split(line, f, 9);
         kg_row r;
         char *end;
-        if (nf != 7 || parse_int(f[0], &r.proc) || parse_int(f[2], &r.round) || parse_int(f[5], &r.sample)) {
-            rc = kg_errorf(err, KG_EINPUT, "%s:%d: malformed row (expected 7 fields)", path, lineno + 1);
+        if (nf != 8 || parse_int(f[0], &r.proc) || parse_int(f[2], &r.round) || parse_int(f[5], &r.sample)) {
+            rc = kg_errorf(err, KG_EINPUT, "%s:%d: malformed row (expected 8 fields)", path, lineno + 1);
+            goto done;
+        }
+        if (strncmp(f[7], ev->plan->hash, 16) != 0) {
+            rc = kg_errorf(err, KG_EINPUT, "%s:%d: row of another plan (hash %s, folder's plan %.16s)", path,
+                           lineno + 1, f[7], ev->plan->hash);
             goto done;
         }
         r.dir = strcmp(f[1], "rev") == 0 ? KG_DIR_REV : KG_DIR_FWD;

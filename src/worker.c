@@ -252,8 +252,8 @@ static int run_case(wctx *w, int c, kg_err *err)
                                plan->arms[x->arm].name, t_ns);
                 goto done;
             }
-            kg_sb_printf(&w->rows, "%d,%s,%d,%s,%s,%d,%.3f\n", w->proc, dir_name(w->dir), r,
-                         plan->arms[x->arm].name, kc->name, steps[s].sample, t_ns);
+            kg_sb_printf(&w->rows, "%d,%s,%d,%s,%s,%d,%.3f,%.16s\n", w->proc, dir_name(w->dir), r,
+                         plan->arms[x->arm].name, kc->name, steps[s].sample, t_ns, plan->hash);
         }
     }
 
@@ -302,7 +302,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.build_dir = build_dir;
     w.proc = o->proc;
     w.dir = kg_protocol_direction(o->proc);
-    kg_sb_puts(&w.rows, "process,direction,round,arm,case,sample,ns\n");
+    kg_sb_puts(&w.rows, "process,direction,round,arm,case,sample,ns,plan\n");
     kg_sb_puts(&w.checks, "process,direction,case,arm,phase,check,result,max_abs,max_rel,worst,nbad,detail\n");
 
     int corder[256];

@@ -449,21 +449,6 @@ static int add_tokens(const char *text, const char *prefix, char **opts, int *no
     }
 }
 
-/* NVRTC ships no <stdint.h>, and kgate/kernel.h (like most kernels) uses
- * the fixed-width types: they are pre-included from memory, LP64 as on
- * the host so that shared structs have one layout.  Identical typedefs
- * may be repeated in C++, so a kernel that declares them too still
- * compiles; KGATE_NVRTC_STDINT says they are there. */
-static const char kg_nvrtc_stdint_name[] = "kgate_nvrtc_stdint.h";
-static const char kg_nvrtc_stdint[] =
-    "#ifndef KGATE_NVRTC_STDINT\n"
-    "#define KGATE_NVRTC_STDINT 1\n"
-    "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\n"
-    "typedef long int64_t;\ntypedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\n"
-    "typedef unsigned int uint32_t;\ntypedef unsigned long uint64_t;\n"
-    "typedef long intptr_t;\ntypedef unsigned long uintptr_t;\n"
-    "#endif\n";
-
 int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan *plan, int a,
                     kg_dtype dt, char **image, size_t *image_bytes, kg_err *err)
 {
@@ -493,8 +478,9 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan
     have_cinc = find_cuda_include(cinc, sizeof cinc);
 
     char buf[KG_PATH_MAX + 16];
-    static const char *const fixed[] = { "-std=c++17", "-lineinfo",
-                                         "--pre-include=kgate_nvrtc_stdint.h" };
+    /* NVRTC has no C library headers: kgate/kernel.h declares the
+     * fixed-width types when __CUDACC_RTC__ is defined */
+    static const char *const fixed[] = { "-std=c++17", "-lineinfo" };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         rc = add_tokens(fixed[i], "", opts, &nopts, MAXOPT, NULL, err);
         if (rc != KG_OK) goto done;
@@ -523,9 +509,7 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan
         if (rc != KG_OK) goto done;
     }
 
-    const char *hdr_text[] = { kg_nvrtc_stdint };
-    const char *hdr_name[] = { kg_nvrtc_stdint_name };
-    nvrtcResult nr = nv->nvrtcCreateProgram(&prog, src, path, 1, hdr_text, hdr_name);
+    nvrtcResult nr = nv->nvrtcCreateProgram(&prog, src, path, 0, NULL, NULL);
     if (nr != KG_NVRTC_SUCCESS) {
         rc = kg_errorf(err, KG_EBACKEND, "arm '%s': nvrtcCreateProgram failed: %s", arm->name,
                        nv->nvrtcGetErrorString(nr));
