@@ -188,6 +188,26 @@ static const plan_key plan_keys[] = {
      "a dynamic shared bytes expression"},
     {SEC_ARM, "args", K_TEXT, ARM(args), 0, 0, F_INHERIT, NULL, NULL,
      "argument names from the op's vocabulary"},
+    {SEC_ARM, "entry2", K_IDENT, ARM(extra[0].entry), 0, 0, F_INHERIT, NULL, NULL,
+     "the entry of launch 2 of the chain (a C identifier)"},
+    {SEC_ARM, "grid2", K_TEXT, ARM(extra[0].grid), 0, 0, F_INHERIT, NULL, NULL,
+     "the grid expression of launch 2"},
+    {SEC_ARM, "block2", K_TEXT, ARM(extra[0].block), 0, 0, F_INHERIT, NULL, NULL,
+     "the block expression of launch 2"},
+    {SEC_ARM, "shared2", K_TEXT, ARM(extra[0].shared), 0, 0, F_INHERIT, NULL, NULL,
+     "the dynamic shared bytes of launch 2"},
+    {SEC_ARM, "args2", K_TEXT, ARM(extra[0].args), 0, 0, F_INHERIT, NULL, NULL,
+     "the arguments of launch 2"},
+    {SEC_ARM, "entry3", K_IDENT, ARM(extra[1].entry), 0, 0, F_INHERIT, NULL, NULL,
+     "the entry of launch 3 of the chain (a C identifier)"},
+    {SEC_ARM, "grid3", K_TEXT, ARM(extra[1].grid), 0, 0, F_INHERIT, NULL, NULL,
+     "the grid expression of launch 3"},
+    {SEC_ARM, "block3", K_TEXT, ARM(extra[1].block), 0, 0, F_INHERIT, NULL, NULL,
+     "the block expression of launch 3"},
+    {SEC_ARM, "shared3", K_TEXT, ARM(extra[1].shared), 0, 0, F_INHERIT, NULL, NULL,
+     "the dynamic shared bytes of launch 3"},
+    {SEC_ARM, "args3", K_TEXT, ARM(extra[1].args), 0, 0, F_INHERIT, NULL, NULL,
+     "the arguments of launch 3"},
     {SEC_ARM, "parity", K_NAME, ARM(parity), 0, 0, 0, NULL, NULL,
      "the name of another arm of the same op"},
     {SEC_ARM, "trusted", K_BOOL, ARM(trusted), 0, 0, 0, "no", NULL, "yes/no/true/false/1/0"},
@@ -219,7 +239,7 @@ static const plan_key plan_keys[] = {
 };
 
 #define PLAN_NKEYS ((int)(sizeof plan_keys / sizeof plan_keys[0]))
-enum { KEYS_CAP = 64 };
+enum { KEYS_CAP = 96 };
 _Static_assert(sizeof plan_keys / sizeof plan_keys[0] <= KEYS_CAP, "KEYS_CAP too small");
 
 /* Line of each key given in one section (0: not given), indexed like plan_keys. */

@@ -73,6 +73,19 @@ typedef struct kg_case {
     int line;                /* line of the section header */
 } kg_case;
 
+/* A further launch of a multi-kernel operation (e.g. the accumulation
+ * pass after split-K partials): the same keys as the first launch with
+ * a suffix, entry2/grid2/block2/shared2/args2 and entry3/...  An empty
+ * entry means no such launch. */
+#define KG_EXTRA_LAUNCHES 2
+typedef struct kg_launch {
+    char entry[KG_NAME_MAX];
+    char grid[KG_TEXT_MAX];
+    char block[KG_TEXT_MAX];
+    char shared[KG_TEXT_MAX];
+    char args[KG_TEXT_MAX];
+} kg_launch;
+
 typedef struct kg_arm {
     char name[KG_NAME_MAX];
     char op[KG_NAME_MAX];          /* the op this arm implements (required) */
@@ -88,6 +101,7 @@ typedef struct kg_arm {
     char block[KG_TEXT_MAX];       /* GPU: block expression */
     char shared[KG_TEXT_MAX];      /* GPU: dynamic shared bytes expression */
     char args[KG_TEXT_MAX];        /* GPU: argument names from the op's vocabulary */
+    kg_launch extra[KG_EXTRA_LAUNCHES]; /* GPU: launches 2 and 3 of the chain */
     char parity[KG_NAME_MAX];      /* arm whose outputs must be bit-identical */
     int trusted;                   /* 0: untrusted (default) */
     /* fake backend script (ignored by other backends) */

@@ -1,0 +1,170 @@
+#!/bin/sh
+# tests/gpu/run.sh: GPU tests of the cuda backend, as kgate invocations.
+# Needs an NVIDIA GPU with its driver, NVRTC and NVML.  Usage (from the
+# repository root):
+#   KGATE=build/kgate sh tests/gpu/run.sh        (or: make test-gpu)
+# Each test prints "ok" or "FAIL" with the command's output; the last
+# line is "N passed, N failed" and the exit status is 1 when any failed.
+set -u
+: "${KGATE:?set KGATE to the kgate binary}"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/kgate-gpu.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/kernels"
+cp "$ROOT"/kernels/cuda/*.cu "$T/kernels/"
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() {
+    failed=$((failed + 1)); echo "FAIL $1"
+    [ -f "$T/out" ] && sed -n '1,40p' "$T/out" | sed 's/^/     | /'
+}
+# expect NAME STATUS PATTERN -- command...: exit status STATUS ("nonzero"
+# for any failure) and PATTERN ("" for none) in stdout+stderr
+expect() {
+    name=$1 want=$2 pat=$3
+    shift 4
+    "$@" >"$T/out" 2>&1
+    st=$?
+    if [ "$want" = nonzero ]; then
+        [ "$st" -ne 0 ] || { bad "$name (exit 0, expected failure)"; return; }
+    elif [ "$st" -ne "$want" ]; then
+        bad "$name (exit $st, expected $want)"; return
+    fi
+    if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/out"; then
+        bad "$name (no '$pat' in the output)"; return
+    fi
+    ok "$name"
+}
+
+# campaign settings, cases and the two shipped gemm_bt kernels
+header() { # name l2 samples rounds processes
+    cat <<PLAN
+[campaign]
+name = $1
+backend = cuda
+warmup = 3
+samples = $3
+rounds = $4
+processes = $5
+pack = 4
+seed = 7
+margin = 5%
+control_margin = 2%
+l2 = $2
+timeout = 300
+
+[case f32_96x512x2048]
+op = gemm_bt
+dtype = f32
+M = 96
+N = 512
+K = 2048
+
+[case bf16_96x512x2048]
+op = gemm_bt
+dtype = bf16
+M = 96
+N = 512
+K = 2048
+
+[case f16_odd]
+op = gemm_bt
+dtype = f16
+M = 97
+N = 500
+K = 33
+
+PLAN
+}
+naive_arm() { # name role
+    cat <<ARM
+[arm $1]
+op = gemm_bt
+role = $2
+source = kernels/gemm_bt_naive.cu
+entry = gemm_bt_naive
+grid = ceildiv(N, 16), ceildiv(M, 16)
+block = 16, 16
+args = A, B, C, M, N, K
+
+ARM
+}
+control_arm() { # name of
+    printf '[arm %s]\nop = gemm_bt\nrole = control\nof = %s\n\n' "$1" "$2"
+}
+tiled_arm() { # name role [block]
+    cat <<ARM
+[arm $1]
+op = gemm_bt
+role = $2
+source = kernels/gemm_bt_tiled.cu
+entry = gemm_bt_tiled
+grid = ceildiv(N, 32), ceildiv(M, 32)
+block = ${3:-32, 8}
+shared = 2 * 32 * 33 * 4
+args = A, B, C, M, N, K
+
+ARM
+}
+
+# 1. admission checks of both kernels on every dtype
+{ header check warm 3 1 1; naive_arm naive baseline; tiled_arm tiled candidate; } >"$T/check.kg"
+expect "check: naive and tiled pass every admission check" 0 "" -- "$KGATE" check "$T/check.kg"
+
+# 2. the numerical negative is rejected for each kernel
+expect "check --negative tiled: every output check fails" 0 "" -- "$KGATE" check "$T/check.kg" --negative tiled
+expect "check --negative naive: every output check fails" 0 "" -- "$KGATE" check "$T/check.kg" --negative naive
+
+# 3. a compile error stops the campaign and quotes NVRTC
+{ header broken warm 3 1 1; naive_arm naive baseline; } >"$T/broken.kg"
+printf '#include "kgate/kernel.h"\nextern "C" __global__ void broken(float *C) { C[0] = undeclared; }\n' \
+    >"$T/kernels/broken.cu"
+cat >>"$T/broken.kg" <<'ARM'
+[arm broken]
+op = gemm_bt
+role = candidate
+source = kernels/broken.cu
+entry = broken
+grid = 1
+block = 1
+args = C
+ARM
+expect "compile error names the arm and quotes the NVRTC log" nonzero "undeclared" -- "$KGATE" check "$T/broken.kg"
+
+# 4. launch geometry beyond the CUDA limits is refused with the numbers
+{ header geom warm 3 1 1; naive_arm naive baseline; tiled_arm wide candidate "64, 32"; } >"$T/geom.kg"
+expect "block of 2048 threads is refused" nonzero "exceeds the CUDA limits" -- "$KGATE" check "$T/geom.kg"
+
+# 5. an argument outside the op's vocabulary is refused
+{ header vocab warm 3 1 1; naive_arm naive baseline; } >"$T/vocab.kg"
+sed 's/^args = A, B, C, M, N, K$/args = A, B, C, M, N, Q/' "$T/vocab.kg" >"$T/vocab2.kg"
+expect "unknown kernel argument is refused" nonzero "unknown argument 'Q'" -- "$KGATE" check "$T/vocab2.kg"
+
+# 6. a full campaign: tiled is several times faster than naive (measured
+#    about 3.5x at 96x512x2048 on an H200), the A/A control holds
+{ header speed warm 10 4 2; naive_arm naive baseline; tiled_arm tiled candidate; control_arm naive_copy naive; } >"$T/speed.kg"
+expect "run: tiled is FASTER than naive, gate passes" 0 "FASTER" -- "$KGATE" run "$T/speed.kg" -o "$T/speed-out" --no-progress
+
+# 7. the same with a cold L2 (flush between samples)
+sed 's/^name = speed$/name = speed_cold/; s/^l2 = warm$/l2 = cold/' "$T/speed.kg" >"$T/cold.kg"
+expect "run with l2 = cold: gate passes" 0 "FASTER" -- "$KGATE" run "$T/cold.kg" -o "$T/cold-out" --no-progress
+
+# 8. two separately loaded copies of one kernel are EQUIVALENT
+{ header aa warm 10 4 2; naive_arm naive baseline; naive_arm naive2 candidate; control_arm naive_copy naive; } >"$T/aa.kg"
+expect "run: naive vs itself is not FASTER" 1 "" -- "$KGATE" run "$T/aa.kg" -o "$T/aa-out" --no-progress
+
+# 9. backend auto picks cuda on a GPU machine
+sed 's/^backend = cuda$/backend = auto/' "$T/check.kg" >"$T/auto.kg"
+expect "backend = auto uses cuda here" 0 "" -- "$KGATE" check "$T/auto.kg"
+
+# 10. the evidence names the device
+if [ -d "$T/speed-out" ] && grep -rqs "H200\|NVIDIA" "$T/speed-out"; then
+    ok "evidence names the NVIDIA device"
+else
+    : >"$T/out"; bad "evidence names the NVIDIA device"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
