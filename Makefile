@@ -4,6 +4,7 @@
 #   make sanitize     the same tests built with ASan + UBSan
 #   make test-gpu     GPU tests (needs an NVIDIA GPU and driver)
 #   make WERROR=1     warnings are errors (CI)
+#   make portable     bin/kgate-portable, linked statically but for libc
 CC      ?= cc
 BUILD   ?= build
 SANITIZE ?=
@@ -37,7 +38,7 @@ TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIBA     = $(BUILD)/libkgate.a
 KGATE    = $(BUILD)/kgate
 
-.PHONY: all test sanitize test-gpu clean
+.PHONY: all test sanitize test-gpu portable clean
 all: $(KGATE) bin/kgate
 
 $(BUILD)/%.o: %.c $(wildcard include/kgate/*.h src/*.h src/backend/*.h src/ops/*.h src/cli/*.h)
@@ -67,6 +68,12 @@ sanitize:
 
 test-gpu: $(KGATE)
 	@KGATE=$(abspath $(KGATE)) sh tests/gpu/run.sh
+
+# One binary that needs only the C library: for copying kgate to a GPU node.
+portable: $(CLI_OBJ) $(LIBA)
+	@mkdir -p bin
+	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) -Wl,-Bstatic -linih -lgsl -ljansson -lcrypto \
+	    -lopenblas -lgfortran -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
 
 clean:
 	rm -rf build build-san bin
