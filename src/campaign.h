@@ -9,23 +9,37 @@
  * made from the folder alone (kg_report_build), the same code that
  * `kgate report DIR` runs, so the two give identical bytes.
  *
- * Evidence folder layout (docs/evidence.md):
+ * Campaign integrity: one lock per device is held for the whole campaign
+ * (lock.c); a quiet-host window precedes every process and a poller
+ * watches it (quiet.c), a contaminated process is excluded and repeated
+ * in the same direction; every file is written under a temporary name and
+ * renamed, so `kgate run --resume DIR` continues a campaign killed at any
+ * point; SHA256SUMS is written last and `kgate verify DIR` (verify.c)
+ * checks the folder.
+ *
+ * Evidence folder layout (docs/evidence.md, schema KG_EVIDENCE_SCHEMA):
  *   plan.kg          canonical plan;  plan.sha256
  *   meta.json        kgate version, git SHA, host, backend, device, compiler
- *   processes.csv    one row per started process: status, reason, accepted
+ *   environment.json the environment receipt: binary, source and build hashes
+ *   processes.csv    one row per started process: status, reason, accepted,
+ *                    the schedule slot it fills and its attempt
  *   raw/proc-NNN.csv every timed sample of process NNN
  *   checks/proc-NNN.csv  every correctness check of process NNN
+ *   outputs/proc-NNN.csv, .bin  saved checked outputs, for replay
  *   logs/proc-NNN.log    the worker's stderr
  *   build/           compiled arms
- *   report.md, results.json, results.csv */
+ *   report.md, results.json, results.csv
+ *   SHA256SUMS       every other file's SHA-256, written last */
 #ifndef KGATE_CAMPAIGN_H
 #define KGATE_CAMPAIGN_H
 
 #include "kgate/err.h"
 #include "kgate/plan.h"
 #include "kgate/stats.h"
+#include <stddef.h>
+#include <stdint.h>
 
-#define KG_EVIDENCE_SCHEMA 1
+#define KG_EVIDENCE_SCHEMA 2
 
 typedef struct kg_run_opts {
     const char *plan_path;
@@ -36,6 +50,17 @@ typedef struct kg_run_opts {
     const char *negative_arm; /* only this arm is built as the negative */
     int progress;             /* 1: progress line on stderr */
     int argc; char **argv;    /* recorded in meta.json */
+    /* integrity (zero means the default) */
+    const char *frozen_path;  /* refuse a plan whose hash differs from this frozen plan's */
+    int resume;               /* 1: continue the campaign in out_dir */
+    int has_lock_timeout;     /* 0: wait for the device lock as long as it takes */
+    double lock_timeout_s;    /* give up after this long (0: at once) */
+    int has_quiet;            /* 0: the plan's quiet window */
+    double quiet_s;           /* quiet window before each process */
+    const char *forbid;       /* comma-separated process names; NULL: $KGATE_FORBID, else the default list */
+    double max_load;          /* 1-minute load average bound; 0: none */
+    int max_repeats;          /* repeats of a contaminated slot; 0: 3, negative: none */
+    int archive;              /* 1: write DIR.tar.gz next to the folder at the end */
 } kg_run_opts;
 
 /* Runs a campaign end to end.  *out_dir_used receives the folder.  The
@@ -64,6 +89,7 @@ typedef struct kg_evidence {
     int *dir;                 /* per process */
     char (*status)[32];       /* per process: ok, crashed, exit N, timeout */
     char (*reason)[256];
+    int *slot;                /* per process: the schedule slot it fills (schema 1: the process) */
     kg_arm_state *state;      /* per (case, arm) */
     char *meta_json;          /* meta.json text */
     /* check records, as read */
@@ -77,5 +103,108 @@ void kg_evidence_free(kg_evidence *ev);
  * results.csv there.  When md is not NULL it receives report.md's text
  * (caller frees).  *an receives the analysis. */
 int kg_report_build(const char *dir, kg_analysis *an, char **md, kg_err *err);
+
+/* The same three reports, rendered in memory only (verify compares them
+ * with the stored files).  Every out pointer receives a caller-freed
+ * text; an may be NULL. */
+int kg_report_render(const char *dir, kg_analysis *an, char **md, char **json, char **csv, kg_err *err);
+
+/* ---- device lock (lock.c) ---- */
+
+/* Lock file name for a backend and its description: "cpu", "fake", or
+ * the GPU UUID found in the description ("gpu" when there is none). */
+void kg_lock_name(const char *backend, const char *device, char *buf, size_t cap);
+
+/* Takes the exclusive lock $KGATE_LOCK_DIR/NAME (default folder
+ * /tmp/kgate-locks).  While another campaign holds it, says so on stderr
+ * once and waits; with timeout_s >= 0 gives up after that long with an
+ * error naming the holder.  *fd receives the open lock file: it is
+ * inherited by worker processes, so a worker orphaned by a killed
+ * supervisor keeps the device locked until it ends. */
+int kg_lock_acquire(const char *name, double timeout_s, int *fd, kg_err *err);
+void kg_lock_release(int fd); /* -1 is ignored */
+
+/* ---- quiet host (quiet.c) ---- */
+
+typedef struct kg_quiet {
+    char forbid[1024];        /* comma-separated process names (comm) */
+    double max_load;          /* 1-minute load average bound; 0: none */
+    const char *device;       /* for the foreign-compute-process hook */
+    const char *backend;
+} kg_quiet;
+
+#define KG_QUIET_DEFAULT_FORBID "cc1,cc1plus,nvcc,ptxas,cicc,rustc,ld"
+#define KG_QUIET_POLL_S 0.25
+
+/* Fills q from the options: forbid (NULL: $KGATE_FORBID, else the
+ * default list when a quiet window is declared (window_s > 0) on the cpu
+ * and cuda backends; none on fake). */
+void kg_quiet_init(kg_quiet *q, const char *forbid, double max_load, const char *backend, const char *device,
+                   double window_s);
+
+/* One look at the host: returns 1 and a reason ("process cc1 (pid 812)
+ * running", "load 9.1 above 4") when it is not quiet, else 0.  Process
+ * ignore (and the caller) is not considered. */
+int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap);
+
+/* Foreign compute processes on the device.  Returns KG_EUNSUPPORTED ("not
+ * available") on backends without a process query (cpu, fake); else
+ * KG_OK with *n the number of foreign processes and why naming one. */
+int kg_quiet_device_foreign(const kg_quiet *q, int *n, char *why, size_t cap);
+
+/* Waits until the host has been quiet for window_s (a window of 0 is one
+ * look), polling every KG_QUIET_POLL_S; says why on stderr while it
+ * waits.  Fails after give_up_s. */
+int kg_quiet_wait(const kg_quiet *q, double window_s, double give_up_s, kg_err *err);
+
+/* ---- frozen plans (frozen.c) ---- */
+
+/* Writes the frozen form of plan to path: a header comment
+ * "# kgate frozen plan sha256 HEX" then the canonical text. */
+int kg_frozen_write(const kg_plan *plan, const char *path, kg_err *err);
+
+/* Compares plan with the frozen file: KG_OK when the canonical hashes
+ * agree, else KG_EINPUT with a message listing the changed keys. */
+int kg_frozen_check(const kg_plan *plan, const char *frozen_path, kg_err *err);
+
+/* Lists, line by line, how canonical text b differs from a
+ * ("[campaign] samples: 10 -> 20; + [arm x] ..."), into sb. */
+struct kg_sb;
+void kg_frozen_diff(const char *a, const char *b, struct kg_sb *sb);
+
+/* ---- saved outputs for replay (evidence.c) ---- */
+
+/* Called by the worker for every checked output: keeps the bytes of the
+ * pre-timing "poison0" and post-timing "fresh" checks in memory (one
+ * worker process, one campaign process).  Other checks are ignored. */
+void kg_evidence_save_output(int proc, int kase, int arm, const char *phase, const char *name, int o,
+                             const void *bytes, size_t nbytes, uint64_t seed, int pass, double max_abs);
+
+/* Writes outputs/proc-NNN.bin and its index outputs/proc-NNN.csv. */
+int kg_evidence_flush_outputs(const kg_plan *plan, const char *dir, int proc, kg_err *err);
+
+/* ---- evidence integrity (verify.c, supervisor.c, archive.c) ---- */
+
+/* Every regular file under dir, as sorted relative paths (caller frees
+ * each and the array). */
+int kg_evidence_list(const char *dir, char ***paths, int *n, kg_err *err);
+
+/* Writes DIR/SHA256SUMS over every other file of the folder. */
+int kg_evidence_write_sums(const char *dir, kg_err *err);
+
+/* Environment receipt: DIR/environment.json. */
+int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend,
+                                  const char *device, kg_err *err);
+
+/* Checks a folder: SHA256SUMS, the reports recomputed from the raw
+ * samples, the saved outputs replayed against fresh float64 references.
+ * Every problem is appended to problems (one line each).  Returns KG_OK
+ * when the checks ran (*nbad counts problems), an error when they could
+ * not. */
+int kg_verify_dir(const char *dir, struct kg_sb *problems, int *nbad, kg_err *err);
+
+/* Writes DIR.tar.gz (next to the folder) with libarchive loaded at run
+ * time; a missing libarchive is a clear error. */
+int kg_archive_write(const char *dir, char *out_path, size_t cap, kg_err *err);
 
 #endif

@@ -277,15 +277,69 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
         }
 }
 
-int kg_report_build(const char *dir, kg_analysis *an, char **md_out, kg_err *err)
+/* "## Admission": from the check records of every process, the weak
+ * cases, inadmissible cases, the numerical negative, parity, and every
+ * failed check (the first 50), in process order so that a regenerated
+ * report is identical. */
+static void admission_md(kg_sb *sb, const char *dir, const kg_evidence *ev)
+{
+    kg_sb weak = { 0 }, other = { 0 };
+    int nfail = 0, nrows = 0;
+    kg_sb_puts(sb, "\n## Admission\n\n");
+    for (int p = 0; p < ev->nproc; p++) {
+        char path[KG_PATH_MAX + 64], *text = NULL;
+        snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, p);
+        kg_err e = { 0 };
+        if (kg_read_file(path, &text, NULL, &e) != KG_OK) continue;
+        char *cur = text, *line;
+        kg_next_line(&cur);
+        while ((line = kg_next_line(&cur)) != NULL) {
+            char *f[12];
+            if (line[0] == '\0' || kg_csv_split(line, f, 12) != 12) continue;
+            nrows++;
+            int pass = strcmp(f[6], "pass") == 0;
+            if (strcmp(f[5], "weak") == 0 && !pass) {
+                char key[KG_NAME_MAX + 8];
+                snprintf(key, sizeof key, "| %s |", f[2]);
+                if (weak.buf == NULL || strstr(weak.buf, key) == NULL)
+                    kg_sb_printf(&weak, "| %s | %s |\n", f[2], f[11]);
+            } else if (strcmp(f[5], "negative") == 0) {
+                kg_sb_printf(&other, "| %s | %s | %s | %s | %s | %s |\n", f[0], f[2], f[3], f[5],
+                             pass ? "rejected (as required)" : "NOT REJECTED", f[11]);
+            } else if (!pass && nfail++ < 50) {
+                kg_sb_printf(&other, "| %s | %s | %s | %s:%s | FAIL | %s%s%s%s |\n", f[0], f[2], f[3], f[4],
+                             f[5], f[8][0] ? "max err/bound " : "", f[8], f[8][0] ? "; " : "", f[11]);
+            }
+        }
+        free(text);
+    }
+    kg_sb_printf(sb, "%d check records; %d failed.\n\n", nrows, nfail);
+    if (weak.len > 0) {
+        kg_sb_puts(sb, "Weak cases (a shortcut passes their check; they cannot be primary and their arms fail):\n\n"
+                       "| case | shortcut that passes |\n|---|---|\n");
+        kg_sb_puts(sb, weak.buf);
+        kg_sb_puts(sb, "\n");
+    }
+    if (other.len > 0) {
+        kg_sb_puts(sb, "| process | case | arm | check | result | detail |\n|---|---|---|---|---|---|\n");
+        kg_sb_puts(sb, other.buf);
+        if (nfail > 50) kg_sb_printf(sb, "\n(%d more failed checks in checks/proc-NNN.csv)\n", nfail - 50);
+    }
+    kg_sb_free(&weak);
+    kg_sb_free(&other);
+}
+
+int kg_report_render(const char *dir, kg_analysis *an_out, char **md_out, char **json_out, char **csv_out,
+                     kg_err *err)
 {
     kg_evidence ev;
-    kg_sb md = { 0 }, csv = { 0 };
+    kg_analysis an_local, *an = an_out != NULL ? an_out : &an_local;
+    kg_sb md = { 0 }, csv = { 0 }, jsb = { 0 };
     json_t *meta = NULL, *res = NULL;
-    char *js = NULL, path[KG_PATH_MAX + 32];
+    char *js = NULL;
     int rc;
     memset(an, 0, sizeof *an);
-    if (md_out != NULL) *md_out = NULL;
+    *md_out = *json_out = *csv_out = NULL;
     if ((rc = kg_evidence_load(dir, &ev, err)) != KG_OK) return rc;
     kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
                           .nproc = ev.nproc, .state = ev.state };
@@ -293,31 +347,51 @@ int kg_report_build(const char *dir, kg_analysis *an, char **md_out, kg_err *err
     meta = json_loads(ev.meta_json, 0, NULL);
     if (meta == NULL) { rc = kg_errorf(err, KG_EINPUT, "%s/meta.json: not valid JSON", dir); goto done; }
     write_md(&md, &ev, an, meta);
+    admission_md(&md, dir, &ev);
     results_csv(&csv, &ev, an);
     res = results_json(&ev, an);
     js = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-    if (md.oom || csv.oom || js == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory writing reports"); goto done; }
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    if ((rc = kg_write_atomic(path, md.buf, md.len, err)) != KG_OK) goto done;
-    snprintf(path, sizeof path, "%s/results.csv", dir);
-    if ((rc = kg_write_atomic(path, csv.buf, csv.len, err)) != KG_OK) goto done;
-    kg_sb jsb = { 0 };
-    kg_sb_printf(&jsb, "%s\n", js);
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    rc = kg_write_atomic(path, jsb.buf, jsb.len, err);
-    kg_sb_free(&jsb);
-    if (rc != KG_OK) goto done;
-    if (md_out != NULL) {
-        *md_out = md.buf;
-        md.buf = NULL;
+    if (js != NULL) kg_sb_printf(&jsb, "%s\n", js);
+    if (md.oom || csv.oom || js == NULL || jsb.oom || md.buf == NULL || csv.buf == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "out of memory writing reports");
+        goto done;
     }
+    *md_out = md.buf;
+    *json_out = jsb.buf;
+    *csv_out = csv.buf;
+    md.buf = jsb.buf = csv.buf = NULL;
 done:
-    if (rc != KG_OK) kg_analysis_free(an);
+    if (rc != KG_OK || an_out == NULL) kg_analysis_free(an);
     kg_sb_free(&md);
     kg_sb_free(&csv);
+    kg_sb_free(&jsb);
     free(js);
     json_decref(meta);
     json_decref(res);
     kg_evidence_free(&ev);
+    return rc;
+}
+
+int kg_report_build(const char *dir, kg_analysis *an, char **md_out, kg_err *err)
+{
+    char *md = NULL, *js = NULL, *csv = NULL, path[KG_PATH_MAX + 32];
+    if (md_out != NULL) *md_out = NULL;
+    int rc = kg_report_render(dir, an, &md, &js, &csv, err);
+    if (rc != KG_OK) return rc;
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    if ((rc = kg_write_atomic(path, md, strlen(md), err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    if ((rc = kg_write_atomic(path, csv, strlen(csv), err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    if ((rc = kg_write_atomic(path, js, strlen(js), err)) != KG_OK) goto done;
+    if (md_out != NULL) {
+        *md_out = md;
+        md = NULL;
+    }
+done:
+    if (rc != KG_OK) kg_analysis_free(an);
+    free(md);
+    free(js);
+    free(csv);
     return rc;
 }

@@ -6,11 +6,21 @@
  * its stderr goes to logs/proc-NNN.log, and it is killed when it passes
  * the plan's timeout.  processes.csv is rewritten (atomically) after every
  * process, so a campaign stopped at any point keeps every completed
- * process. */
+ * process, and `kgate run --resume DIR` continues it.
+ *
+ * Integrity: the device lock is taken before the arms are built and held
+ * to the end; before each process the host must be quiet for the quiet
+ * window, and a poller repeats the checks every KG_QUIET_POLL_S while the
+ * worker runs.  A process during which the host was not quiet is
+ * recorded as "contaminated" (excluded from the analysis, its files kept)
+ * and its schedule slot is run again, in the same direction, up to
+ * max_repeats times.  The schedule is recomputed from processes.csv
+ * alone, which is what makes resuming exact.  SHA256SUMS is written last. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <dirent.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -35,12 +45,14 @@ typedef struct proc_rec {
     double seconds;
     char start_utc[32];
     int accepted;
+    int slot;        /* schedule position: fixes the direction */
+    int attempt;     /* 0 for the first run of a slot, k for its k-th repeat */
 } proc_rec;
 
 static int write_processes(const char *dir, const proc_rec *p, int n, kg_err *err)
 {
     kg_sb sb = { 0 };
-    kg_sb_puts(&sb, "process,direction,status,accepted,seconds,start_utc,reason\n");
+    kg_sb_puts(&sb, "process,direction,status,accepted,seconds,start_utc,reason,slot,attempt\n");
     for (int i = 0; i < n; i++) {
         kg_sb_printf(&sb, "%d,%s,%s,%d,%.3f,%s,\"", i, p[i].dir == 0 ? "fwd" : "rev", p[i].status,
                      p[i].accepted, p[i].seconds, p[i].start_utc);
@@ -48,7 +60,7 @@ static int write_processes(const char *dir, const proc_rec *p, int n, kg_err *er
             if (*s == '"') kg_sb_puts(&sb, "\"\"");
             else if (*s != '\n' && *s != '\r') kg_sb_printf(&sb, "%c", *s);
         }
-        kg_sb_puts(&sb, "\"\n");
+        kg_sb_printf(&sb, "\",%d,%d\n", p[i].slot, p[i].attempt);
     }
     char path[KG_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/processes.csv", dir);
@@ -90,6 +102,7 @@ static int write_meta(const kg_run_opts *o, const kg_plan *plan, const char *dir
     json_object_set_new(m, "argv", argv);
     json_object_set_new(m, "check_only", json_boolean(o->check_only));
     json_object_set_new(m, "negative", json_boolean(o->negative));
+    json_object_set_new(m, "frozen_plan", o->frozen_path != NULL ? json_string(o->frozen_path) : json_null());
     json_t *sources = json_object();
     for (int a = 0; a < plan->narms; a++) {
         char src[KG_PATH_MAX];
@@ -114,14 +127,15 @@ static int write_meta(const kg_run_opts *o, const kg_plan *plan, const char *dir
 }
 
 /* Starts one worker and waits for it, killing its process group when it
- * passes timeout_s. */
+ * passes timeout_s.  When q is not NULL the host is watched meanwhile. */
 static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *dir, const char *backend, int proc,
-                      double timeout_s, proc_rec *rec, kg_err *err)
+                      double timeout_s, const kg_quiet *q, proc_rec *rec, kg_err *err)
 {
-    char exe[PATH_MAX], procs[16], log[KG_PATH_MAX + 64], raw[KG_PATH_MAX + 64];
+    char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], raw[KG_PATH_MAX + 64];
     int rc = kg_self_exe(exe, sizeof exe, err);
     if (rc != KG_OK) return rc;
     snprintf(procs, sizeof procs, "%d", proc);
+    snprintf(slots, sizeof slots, "%d", rec->slot);
     snprintf(log, sizeof log, "%s/logs/proc-%03d.log", dir, proc);
     snprintf(raw, sizeof raw, "%s/raw/proc-%03d.csv", dir, proc);
     char *argv[16];
@@ -139,6 +153,8 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     if (o->check_only) argv[n++] = (char *)"--check-only";
     argv[n] = NULL;
 
+    /* the worker takes its direction from the slot it fills */
+    setenv("KGATE_WORKER_SLOT", slots, 1);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -154,18 +170,26 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     int e = posix_spawn(&pid, exe, &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
+    unsetenv("KGATE_WORKER_SLOT");
     if (e != 0) return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", exe, strerror(e));
 
-    int status = 0, timed_out = 0;
+    int status = 0, timed_out = 0, dirty = 0;
+    char why[256] = "";
+    double next_poll = t0;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) break;
         if (r < 0 && errno != EINTR) return kg_errorf(err, KG_EIO, "waiting for worker %d: %s", proc, strerror(errno));
-        if (kg_mono_s() - t0 > timeout_s) {
+        double now = kg_mono_s();
+        if (now - t0 > timeout_s) {
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             timed_out = 1;
             break;
+        }
+        if (q != NULL && !dirty && now >= next_poll) {
+            dirty = kg_quiet_scan(q, (int)pid, why, sizeof why);
+            next_poll = now + KG_QUIET_POLL_S;
         }
         struct timespec ts = { 0, 20 * 1000 * 1000 };
         nanosleep(&ts, NULL);
@@ -193,6 +217,14 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
         rec->reason[0] = '\0';
         rec->accepted = 1;
     }
+    if (dirty) {
+        /* the host, not the kernel, is in question: excluded and repeated */
+        char outcome[300];
+        snprintf(outcome, sizeof outcome, "%s%s%s", rec->status, rec->reason[0] ? ": " : "", rec->reason);
+        snprintf(rec->status, sizeof rec->status, "contaminated");
+        snprintf(rec->reason, sizeof rec->reason, "%.130s; the worker ended %.100s", why, outcome);
+        rec->accepted = 0;
+    }
     return KG_OK;
 }
 
@@ -209,23 +241,120 @@ static void progress(const kg_run_opts *o, int i, int n, int dir, double elapsed
     fflush(stderr);
 }
 
+/* The next schedule slot to run and its attempt number, from the records
+ * alone: a slot is done once it has a process that was not contaminated,
+ * or once it has been contaminated 1 + max_repeats times.  -1: all done. */
+static int next_slot(const proc_rec *r, int n, int nslots, int max_repeats, int *attempt)
+{
+    for (int s = 0; s < nslots; s++) {
+        int tries = 0, done = 0;
+        for (int i = 0; i < n; i++) {
+            if (r[i].slot != s) continue;
+            tries++;
+            if (strcmp(r[i].status, "contaminated") != 0) done = 1;
+        }
+        if (done || tries > max_repeats) continue;
+        *attempt = tries;
+        return s;
+    }
+    return -1;
+}
+
+/* Reads processes.csv back for --resume. */
+static int read_processes(const char *dir, proc_rec **out, int *n_out, int cap_min, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    proc_rec *v = NULL;
+    int n = 0, cap = cap_min > 16 ? cap_min : 16, rc = KG_OK;
+    *out = NULL;
+    *n_out = 0;
+    snprintf(path, sizeof path, "%s/processes.csv", dir);
+    v = calloc((size_t)cap, sizeof *v);
+    if (v == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    if (!kg_path_exists(path)) goto done; /* stopped before the first process ended */
+    if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
+    char *cur = text, *line;
+    kg_next_line(&cur);
+    while ((line = kg_next_line(&cur)) != NULL) {
+        if (line[0] == '\0') continue;
+        char *f[10];
+        int nf = kg_csv_split(line, f, 10);
+        if (nf != 9 || atoi(f[0]) != n) {
+            rc = kg_errorf(err, KG_EINPUT, "%s: row %d is not a row of this kgate's schema (9 fields): cannot resume",
+                           path, n + 1);
+            goto done;
+        }
+        if (n == cap) {
+            cap *= 2;
+            proc_rec *p = realloc(v, (size_t)cap * sizeof *p);
+            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+            v = p;
+        }
+        proc_rec *r = &v[n++];
+        memset(r, 0, sizeof *r);
+        r->dir = strcmp(f[1], "rev") == 0 ? 1 : 0;
+        snprintf(r->status, sizeof r->status, "%s", f[2]);
+        r->accepted = atoi(f[3]);
+        r->seconds = atof(f[4]);
+        snprintf(r->start_utc, sizeof r->start_utc, "%s", f[5]);
+        snprintf(r->reason, sizeof r->reason, "%s", f[6]);
+        r->slot = atoi(f[7]);
+        r->attempt = atoi(f[8]);
+    }
+done:
+    free(text);
+    if (rc != KG_OK) { free(v); return rc; }
+    *out = v;
+    *n_out = n;
+    return KG_OK;
+}
+
+/* Removes what an interrupted process or writer may have left: the files
+ * of processes from index first on, and temporary files. */
+static void remove_leftovers(const char *dir, int first)
+{
+    const char *subs[] = { "", "/raw", "/checks", "/outputs", "/logs" };
+    for (size_t k = 0; k < sizeof subs / sizeof subs[0]; k++) {
+        char sub[KG_PATH_MAX + 32], path[KG_PATH_MAX + 600];
+        snprintf(sub, sizeof sub, "%s%s", dir, subs[k]);
+        DIR *d = opendir(sub);
+        struct dirent *e;
+        while (d != NULL && (e = readdir(d)) != NULL) {
+            int idx;
+            if (strstr(e->d_name, ".tmp.") != NULL ||
+                (k > 0 && sscanf(e->d_name, "proc-%d.", &idx) == 1 && idx >= first)) {
+                snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+                unlink(path);
+            }
+        }
+        if (d != NULL) closedir(d);
+    }
+    char path[KG_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
+    unlink(path);
+}
+
 int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_analysis *an, kg_err *err)
 {
     kg_plan *plan = NULL;
     kg_backend *be = NULL;
     proc_rec *recs = NULL;
     char dir[KG_PATH_MAX], path[KG_PATH_MAX + 64], plan_abs[PATH_MAX];
-    char notice[512] = "", device[512] = "";
-    int rc;
+    char notice[512] = "", device[512] = "", *recorded = NULL;
+    int rc, lock_fd = -1, nrec = 0;
     memset(an, 0, sizeof *an);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
+    if (o->frozen_path != NULL && (rc = kg_frozen_check(plan, o->frozen_path, err)) != KG_OK) goto done;
     if (realpath(o->plan_path, plan_abs) == NULL) {
         rc = kg_errorf(err, KG_EIO, "%s: %s", o->plan_path, strerror(errno));
         goto done;
     }
     if (o->out_dir != NULL) {
         snprintf(dir, sizeof dir, "%s", o->out_dir);
+    } else if (o->resume) {
+        rc = kg_errorf(err, KG_EUSAGE, "--resume needs the campaign's folder");
+        goto done;
     } else {
         char stamp[32];
         time_t t = time(NULL);
@@ -235,8 +364,26 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         snprintf(dir, sizeof dir, "kgate-out/%s-%s%s", plan->campaign.name, stamp, o->check_only ? "-check" : "");
     }
     snprintf(path, sizeof path, "%s/plan.kg", dir);
-    if (kg_path_exists(path)) {
-        rc = kg_errorf(err, KG_EUSAGE, "%s already holds a campaign: choose another folder with -o", dir);
+    if (o->resume) {
+        char *canon = NULL;
+        if (!kg_path_exists(path)) {
+            rc = kg_errorf(err, KG_EUSAGE, "%s holds no campaign to resume (no plan.kg): start it again without --resume", dir);
+            goto done;
+        }
+        snprintf(path, sizeof path, "%s/plan.sha256", dir);
+        if ((rc = kg_read_file(path, &recorded, NULL, err)) != KG_OK) goto done;
+        if (strncmp(recorded, plan->hash, 64) != 0) {
+            kg_sb diff = { 0 };
+            snprintf(path, sizeof path, "%s/plan.kg", dir);
+            if (kg_read_file(path, &canon, NULL, NULL) == KG_OK) kg_frozen_diff(canon, plan->canonical, &diff);
+            rc = kg_errorf(err, KG_EINPUT, "%s is not the plan of %s (sha256 %.12s, campaign's %.12s): %s",
+                           o->plan_path, dir, plan->hash, recorded, diff.buf ? diff.buf : "");
+            kg_sb_free(&diff);
+            free(canon);
+            goto done;
+        }
+    } else if (kg_path_exists(path)) {
+        rc = kg_errorf(err, KG_EUSAGE, "%s already holds a campaign: choose another folder with -o, or --resume it", dir);
         goto done;
     }
     if ((rc = kg_mkdir_p(dir, err)) != KG_OK) goto done;
@@ -247,41 +394,172 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if ((rc = kg_backend_open(bname, plan, &be, notice, sizeof notice, err)) != KG_OK) goto done;
     if (notice[0] != '\0') fprintf(stderr, "kgate: %s\n", notice);
     kg_backend_describe(be, device, sizeof device);
-    char resolved[16];
+    char resolved[16], lock_name[128];
     snprintf(resolved, sizeof resolved, "%s", kg_backend_name(be));
+    kg_lock_name(resolved, device, lock_name, sizeof lock_name);
+    if ((rc = kg_lock_acquire(lock_name, o->has_lock_timeout ? o->lock_timeout_s : -1, &lock_fd, err)) != KG_OK)
+        goto done;
 
-    if ((rc = kg_write_atomic(path, plan->canonical, strlen(plan->canonical), err)) != KG_OK) goto done;
-    snprintf(path, sizeof path, "%s/plan.sha256", dir);
-    char hashline[80];
-    snprintf(hashline, sizeof hashline, "%s\n", plan->hash);
-    if ((rc = kg_write_atomic(path, hashline, strlen(hashline), err)) != KG_OK) goto done;
-    if ((rc = write_meta(o, plan, dir, resolved, notice, device, err)) != KG_OK) goto done;
+    int nslots = o->check_only ? 1 : 2 * plan->campaign.processes;
+    if (o->resume) {
+        if ((rc = read_processes(dir, &recs, &nrec, nslots, err)) != KG_OK) goto done;
+        remove_leftovers(dir, nrec);
+        snprintf(path, sizeof path, "%s/meta.json", dir);
+        if (!kg_path_exists(path) && (rc = write_meta(o, plan, dir, resolved, notice, device, err)) != KG_OK)
+            goto done;
+        fprintf(stderr, "kgate: resuming %s: %d process(es) recorded\n", dir, nrec);
+    } else {
+        snprintf(path, sizeof path, "%s/plan.kg", dir);
+        if ((rc = kg_write_atomic(path, plan->canonical, strlen(plan->canonical), err)) != KG_OK) goto done;
+        snprintf(path, sizeof path, "%s/plan.sha256", dir);
+        char hashline[80];
+        snprintf(hashline, sizeof hashline, "%s\n", plan->hash);
+        if ((rc = kg_write_atomic(path, hashline, strlen(hashline), err)) != KG_OK) goto done;
+        if ((rc = write_meta(o, plan, dir, resolved, notice, device, err)) != KG_OK) goto done;
+        recs = calloc((size_t)nslots, sizeof *recs);
+        if (recs == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    }
     snprintf(path, sizeof path, "%s/logs", dir);
     if ((rc = kg_mkdir_p(path, err)) != KG_OK) goto done;
-    snprintf(path, sizeof path, "%s/build", dir);
-    for (int a = 0; a < plan->narms; a++)
-        if ((rc = kg_backend_build(be, plan, a, path, err)) != KG_OK) goto done;
+    /* environment.json is written once every arm is built: a campaign
+     * stopped before that builds again */
+    snprintf(path, sizeof path, "%s/environment.json", dir);
+    if (!o->resume || !kg_path_exists(path)) {
+        snprintf(path, sizeof path, "%s/build", dir);
+        for (int a = 0; a < plan->narms; a++)
+            if ((rc = kg_backend_build(be, plan, a, path, err)) != KG_OK) goto done;
+        if ((rc = kg_evidence_write_environment(plan, dir, resolved, device, err)) != KG_OK) goto done;
+    }
     kg_backend_close(be);
     be = NULL;
 
-    int nproc = o->check_only ? 1 : 2 * plan->campaign.processes;
-    recs = calloc((size_t)nproc, sizeof *recs);
-    if (recs == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    kg_quiet q;
+    double window = o->has_quiet ? o->quiet_s : plan->campaign.quiet_s;
+    kg_quiet_init(&q, o->forbid, o->max_load, resolved, device, window);
+    int max_repeats = o->max_repeats == 0 ? 3 : o->max_repeats < 0 ? 0 : o->max_repeats;
+    int capn = nrec > nslots ? nrec : nslots > 0 ? nslots : 1;
     double t0 = kg_mono_s();
-    for (int i = 0; i < nproc; i++) {
-        recs[i].dir = kg_protocol_direction(i);
-        progress(o, i, nproc, recs[i].dir, kg_mono_s() - t0);
-        if ((rc = run_worker(o, plan_abs, dir, resolved, i, plan->campaign.timeout_s, &recs[i], err)) != KG_OK)
+    for (;;) {
+        int attempt = 0, slot = next_slot(recs, nrec, nslots, max_repeats, &attempt);
+        if (slot < 0) break;
+        if (nrec == capn) {
+            capn *= 2;
+            proc_rec *p = realloc(recs, (size_t)capn * sizeof *p);
+            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+            recs = p;
+        }
+        proc_rec *r = &recs[nrec];
+        memset(r, 0, sizeof *r);
+        r->slot = slot;
+        r->attempt = attempt;
+        r->dir = kg_protocol_direction(slot);
+        progress(o, slot, nslots, r->dir, kg_mono_s() - t0);
+        if (!o->check_only && (rc = kg_quiet_wait(&q, window, 600 + 20 * window, err)) != KG_OK) goto done;
+        if ((rc = run_worker(o, plan_abs, dir, resolved, nrec, plan->campaign.timeout_s,
+                             o->check_only ? NULL : &q, r, err)) != KG_OK)
             goto done;
-        if ((rc = write_processes(dir, recs, i + 1, err)) != KG_OK) goto done;
-        if (!recs[i].accepted && o->progress)
-            fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", i, recs[i].status, recs[i].reason);
+        nrec++;
+        if ((rc = write_processes(dir, recs, nrec, err)) != KG_OK) goto done;
+        if (!r->accepted && (o->progress || strcmp(r->status, "contaminated") == 0))
+            fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", nrec - 1, r->status, r->reason);
     }
-    progress(o, nproc, nproc, 0, kg_mono_s() - t0);
-    rc = kg_report_build(dir, an, NULL, err);
+    progress(o, nslots, nslots, 0, kg_mono_s() - t0);
+    if (nrec == 0 && (rc = write_processes(dir, recs, 0, err)) != KG_OK) goto done;
+    if ((rc = kg_report_build(dir, an, NULL, err)) != KG_OK) goto done;
+    if ((rc = kg_evidence_write_sums(dir, err)) != KG_OK) goto done;
+    if (o->archive) {
+        char tgz[KG_PATH_MAX + 16];
+        kg_err aerr = { 0 };
+        /* the archive is a convenience: its failure leaves the campaign whole */
+        if (kg_archive_write(dir, tgz, sizeof tgz, &aerr) != KG_OK)
+            fprintf(stderr, "kgate: no archive: %s\n", aerr.msg);
+        else
+            fprintf(stderr, "kgate: archive %s\n", tgz);
+    }
 done:
     kg_backend_close(be);
+    kg_lock_release(lock_fd);
     free(recs);
+    free(recorded);
     kg_plan_free(plan);
+    return rc;
+}
+
+/* The receipt of what ran: binary, sources, build outputs, tools, host. */
+int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend, const char *device,
+                                  kg_err *err)
+{
+    json_t *m = json_object();
+    char buf[512], hex[65], exe[PATH_MAX], path[KG_PATH_MAX + 64];
+    char **files = NULL;
+    int nfiles = 0, rc;
+    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(m, "kgate_version", json_string(KG_VERSION));
+    json_object_set_new(m, "kgate_git_sha", json_string(KG_GIT_SHA));
+    if (kg_self_exe(exe, sizeof exe, NULL) == KG_OK && kg_sha256_file(exe, hex, NULL) == KG_OK) {
+        json_object_set_new(m, "kgate_binary", json_string(exe));
+        json_object_set_new(m, "kgate_binary_sha256", json_string(hex));
+    }
+    json_object_set_new(m, "plan_sha256", json_string(plan->hash));
+    json_object_set_new(m, "backend", json_string(backend));
+    json_object_set_new(m, "device", json_string(device));
+    if (strcmp(backend, "cpu") == 0) {
+        const char *cc = getenv("KGATE_CC");
+        kg_tool_version(cc && cc[0] ? cc : "cc", buf, sizeof buf);
+        json_object_set_new(m, "compiler", json_string(buf));
+    }
+    struct utsname u;
+    if (uname(&u) == 0) {
+        json_object_set_new(m, "host", json_string(u.nodename));
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        json_object_set_new(m, "os", json_string(buf));
+    }
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    char line[512], model[256] = "unknown";
+    while (fp != NULL && fgets(line, sizeof line, fp) != NULL) {
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':') != NULL) {
+            snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    }
+    if (fp != NULL) fclose(fp);
+    json_object_set_new(m, "cpu_model", json_string(model));
+    json_object_set_new(m, "cpus_online", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    json_t *sources = json_object();
+    for (int a = 0; a < plan->narms; a++) {
+        char src[KG_PATH_MAX];
+        if (plan->arms[a].source[0] == '\0') continue;
+        if (kg_plan_source_path(plan, a, src, sizeof src, NULL) != KG_OK) continue;
+        json_t *s = json_object();
+        json_object_set_new(s, "path", json_string(src));
+        json_object_set_new(s, "sha256", kg_sha256_file(src, hex, NULL) == KG_OK ? json_string(hex) : json_null());
+        json_object_set_new(sources, plan->arms[a].name, s);
+    }
+    json_object_set_new(m, "sources", sources);
+    /* what the workers load: every file the build left */
+    json_t *built = json_object();
+    snprintf(path, sizeof path, "%s/build", dir);
+    if (kg_path_exists(path)) {
+        if ((rc = kg_evidence_list(path, &files, &nfiles, err)) != KG_OK) goto done;
+        for (int i = 0; i < nfiles; i++) {
+            char f[KG_PATH_MAX + 600];
+            snprintf(f, sizeof f, "%s/%s", path, files[i]);
+            if (kg_sha256_file(f, hex, NULL) == KG_OK) json_object_set_new(built, files[i], json_string(hex));
+        }
+    }
+    json_object_set_new(m, "build_sha256", built);
+    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory writing environment.json"); goto done; }
+    kg_sb sb = { 0 };
+    kg_sb_printf(&sb, "%s\n", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/environment.json", dir);
+    rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
+    kg_sb_free(&sb);
+done:
+    for (int i = 0; i < nfiles; i++) free(files[i]);
+    free(files);
+    json_decref(m);
     return rc;
 }

@@ -89,9 +89,21 @@ done:
     return rc;
 }
 
+/* KGATE_FAULT_WRITE_AFTER=N: fault injection for the crash-safety tests.
+ * After N successful atomic writes in this process the next ones fail
+ * as on a full disk, after part of the data reached the temporary file. */
+static int fault_write_now(void)
+{
+    static long writes = 0;
+    const char *env = getenv("KGATE_FAULT_WRITE_AFTER");
+    if (env == NULL || env[0] == '\0') return 0;
+    return writes++ >= atol(env);
+}
+
 int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
 {
     char tmp[PATH_MAX];
+    int fault = fault_write_now();
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return kg_errorf(err, KG_EIO, "%s: path too long", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -99,7 +111,8 @@ int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
     const char *p = data;
     size_t left = len;
     while (left > 0) {
-        ssize_t w = write(fd, p, left);
+        ssize_t w = write(fd, p, fault ? left / 2 : left);
+        if (fault && w >= 0) { w = -1; errno = ENOSPC; }
         if (w < 0) {
             if (errno == EINTR) continue;
             int e = errno;

@@ -102,14 +102,22 @@ static int poison_outputs(wctx *w, inst *x, const kg_case_data *d, int pattern, 
         if ((rc = kg_backend_upload(w->be, &x->out[o], 0, w->host, d->out_bytes[o] + g, err)) != KG_OK)
             return rc;
     }
+    /* the workspace too: a kernel must not rely on what it held before */
+    if (x->b.ws.ptr != NULL && x->b.ws.bytes > 0) {
+        int rc = scratch(w, x->b.ws.bytes, err);
+        if (rc != KG_OK) return rc;
+        kg_poison(w->host, x->b.ws.bytes, pattern);
+        if ((rc = kg_backend_upload(w->be, &x->b.ws, 0, w->host, x->b.ws.bytes, err)) != KG_OK) return rc;
+    }
     return KG_OK;
 }
 
 /* Downloads outputs, compares them and verifies guards and inputs.
  * Returns KG_OK with *ok = 0 when a check failed (recorded), or an error
- * when the backend failed. */
+ * when the backend failed.  counts (may be NULL) accumulates the output
+ * comparisons made and failed, for the numerical negative. */
 static int verify(wctx *w, int c, inst *x, const kg_case_data *d, const char *phase, const char *name,
-                  int *ok, kg_err *err)
+                  int *ok, int counts[2], kg_err *err)
 {
     size_t g = kg_guard_bytes();
     int rc;
@@ -120,10 +128,15 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, const char *ph
             return rc;
         kg_check r;
         kg_oracle_compare(d, o, w->host, &r);
+        kg_evidence_save_output(w->proc, c, x->arm, phase, name, o, w->host, d->out_bytes[o], d->seed, r.pass, r.max_abs);
         char check[96];
         snprintf(check, sizeof check, "%s:%s", name, d->op->out_names[o]);
         record_check(w, c, x->arm, phase, check, r.pass, &r, NULL);
         if (!r.pass) *ok = 0;
+        if (counts != NULL) {
+            counts[0]++;
+            counts[1] += !r.pass;
+        }
         long bad = kg_guard_verify((char *)w->host + d->out_bytes[o]);
         char detail[160] = "";
         if (bad >= 0)
@@ -148,12 +161,12 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, const char *ph
 
 /* One checked run: poison, run, verify. */
 static int checked_run(wctx *w, int c, inst *x, const kg_case_data *d, const char *phase, const char *name,
-                       int pattern, int *ok, kg_err *err)
+                       int pattern, int *ok, int counts[2], kg_err *err)
 {
     int rc;
     if ((rc = poison_outputs(w, x, d, pattern, err)) != KG_OK) return rc;
     if ((rc = kg_backend_run(w->be, x->k, err)) != KG_OK) return rc;
-    return verify(w, c, x, d, phase, name, ok, err);
+    return verify(w, c, x, d, phase, name, ok, counts, err);
 }
 
 static void inst_release(wctx *w, inst *x)
@@ -162,6 +175,7 @@ static void inst_release(wctx *w, inst *x)
     x->k = NULL;
     for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->in[i]);
     for (int o = 0; o < KG_MAX_OUT; o++) kg_backend_free(w->be, &x->out[o]);
+    kg_backend_free(w->be, &x->b.ws);
 }
 
 static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
@@ -186,7 +200,91 @@ static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_
         x->b.out_bytes[o] = d->out_bytes[o];
     }
     x->b.pack = plan->campaign.pack;
+    /* a per-arm workspace (split-K partials), poisoned like the outputs */
+    size_t wsb = d->op->ws_bytes != NULL ? d->op->ws_bytes(&plan->cases[c]) : 0;
+    if (wsb > 0 && (rc = kg_backend_alloc(w->be, wsb, &x->b.ws, err)) != KG_OK) return rc;
     return kg_backend_bind(w->be, x->k, &x->b, err);
+}
+
+/* 1 when arm a was built as the numerical negative (the CPU backend's
+ * rule: KGATE_NEGATIVE=1, and KGATE_NEGATIVE_ARM empty or naming it). */
+static int arm_negative(const kg_plan *plan, int a)
+{
+    const char *neg = getenv("KGATE_NEGATIVE");
+    const char *only = getenv("KGATE_NEGATIVE_ARM");
+    if (neg == NULL || strcmp(neg, "1") != 0) return 0;
+    return only == NULL || only[0] == '\0' || strcmp(only, plan->arms[a].name) == 0;
+}
+
+/* The weak-case check: zeros, a copy of an input, the row mean and the
+ * output of another seed (other) must each fail every output's check.
+ * One row per arm, so that a weak case marks its arms and the gate fails
+ * on it when it is primary. */
+static void weak_check(wctx *w, int c, const int *order, int n, const kg_case_data *d,
+                       const kg_case_data *other)
+{
+    char why[320] = "";
+    for (int o = 0; o < d->nout && why[0] == '\0'; o++) {
+        if (d->weak[o]) snprintf(why, sizeof why, "%s", d->weak_why);
+        else if (other->weak[o]) snprintf(why, sizeof why, "%s", other->weak_why);
+        else if (kg_oracle_stale(d, other, o, why, sizeof why) ||
+                 kg_oracle_stale(other, d, o, why, sizeof why)) {
+            size_t len = strlen(why);
+            snprintf(why + len, sizeof why - len, ": the output does not depend on the inputs "
+                     "enough for this check (change the shape or scale)");
+        }
+    }
+    const char *detail = why[0] ? why : "zeros, input copies, the row mean and another seed's output all fail";
+    for (int i = 0; i < n; i++) record_check(w, c, order[i], "pre", "weak", why[0] == '\0', NULL, detail);
+}
+
+/* Bitwise parity: an arm declaring parity = OTHER must leave exactly
+ * OTHER's bytes in every output, on the same inputs (both arms' last
+ * checked run). */
+static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_data *d, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    const char *other = plan->arms[xs[i].arm].parity;
+    int j = -1, rc;
+    for (int k = 0; k < nx; k++)
+        if (strcmp(plan->arms[xs[k].arm].name, other) == 0) j = k;
+    if (j < 0) {
+        char detail[200];
+        snprintf(detail, sizeof detail, "parity arm %s does not run on this case", other);
+        record_check(w, c, xs[i].arm, "pre", "parity", 0, NULL, detail);
+        xs[i].failed = 1;
+        return KG_OK;
+    }
+    for (int o = 0; o < d->nout; o++) {
+        size_t ob = d->out_bytes[o];
+        if ((rc = scratch(w, 2 * ob, err)) != KG_OK) return rc;
+        unsigned char *mine = w->host, *theirs = (unsigned char *)w->host + ob;
+        if ((rc = kg_backend_download(w->be, mine, &xs[i].out[o], 0, ob, err)) != KG_OK) return rc;
+        if ((rc = kg_backend_download(w->be, theirs, &xs[j].out[o], 0, ob, err)) != KG_OK) return rc;
+        char check[96], detail[256] = "";
+        snprintf(check, sizeof check, "parity:%s", d->op->out_names[o]);
+        size_t esz = ob / (size_t)(d->out_elems[o] > 0 ? d->out_elems[o] : 1);
+        int same = memcmp(mine, theirs, ob) == 0;
+        if (!same) {
+            size_t b = 0;
+            while (b < ob && mine[b] == theirs[b]) b++;
+            int64_t e = esz > 0 ? (int64_t)(b / esz) : 0;
+            int64_t cols = d->op->out_cols ? d->op->out_cols(d->kase, o) : 0;
+            uint32_t ua = 0, ub = 0;
+            memcpy(&ua, mine + (size_t)e * esz, esz < 4 ? esz : 4);
+            memcpy(&ub, theirs + (size_t)e * esz, esz < 4 ? esz : 4);
+            if (cols > 0)
+                snprintf(detail, sizeof detail, "first difference from %s at element %lld (row %lld, col %lld): "
+                         "bits %#x, %s has %#x", other, (long long)e, (long long)(e / cols),
+                         (long long)(e % cols), ua, other, ub);
+            else
+                snprintf(detail, sizeof detail, "first difference from %s at element %lld: bits %#x, %s has %#x",
+                         other, (long long)e, ua, other, ub);
+            xs[i].failed = 1;
+        }
+        record_check(w, c, xs[i].arm, "pre", check, same, NULL, detail);
+    }
+    return KG_OK;
 }
 
 static int run_case(wctx *w, int c, kg_err *err)
@@ -198,7 +296,7 @@ static int run_case(wctx *w, int c, kg_err *err)
     int order[64], n, rc = KG_OK;
     inst xs[64];
     int nx = 0;
-    kg_case_data pre = { 0 }, post = { 0 };
+    kg_case_data pre = { 0 }, post = { 0 }, fresh = { 0 };
     kg_step *steps = NULL;
 
     n = kg_protocol_arm_order(plan, c, w->dir, order);
@@ -211,6 +309,11 @@ static int run_case(wctx *w, int c, kg_err *err)
     }
     uint64_t seed_pre = kg_protocol_check_seed(cp->seed, w->proc, c, 0);
     if ((rc = kg_oracle_prepare(kc, seed_pre, &pre, err)) != KG_OK) goto done;
+    /* post: the inputs of the last timed round (checked by the snapshot),
+     * and the "previous output" of the weak-case check */
+    uint64_t seed_post = kg_protocol_check_seed(cp->seed, w->proc, c, 1);
+    if ((rc = kg_oracle_prepare(kc, seed_post, &post, err)) != KG_OK) goto done;
+    weak_check(w, c, order, n, &pre, &post);
 
     /* Load every arm with its own buffers, then check each one twice,
      * with two poison patterns. */
@@ -219,11 +322,22 @@ static int run_case(wctx *w, int c, kg_err *err)
         nx++;
     }
     for (int i = 0; i < nx; i++) {
-        int ok0 = 1, ok1 = 1;
-        if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison0", 0, &ok0, err)) != KG_OK) goto done;
-        if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison1", 1, &ok1, err)) != KG_OK) goto done;
+        int ok0 = 1, ok1 = 1, counts[2] = { 0, 0 };
+        if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison0", 0, &ok0, counts, err)) != KG_OK) goto done;
+        if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison1", 1, &ok1, counts, err)) != KG_OK) goto done;
         xs[i].failed = !(ok0 && ok1);
+        if (arm_negative(plan, xs[i].arm)) {
+            /* the numerical negative: every output comparison must fail */
+            char detail[160];
+            snprintf(detail, sizeof detail, "numerical negative (KGATE_NEGATIVE=1): %d of %d output checks "
+                     "failed%s", counts[1], counts[0], counts[1] == counts[0] ? "" : ": SOME PASS THE NEGATIVE");
+            record_check(w, c, xs[i].arm, "pre", "negative", counts[0] > 0 && counts[1] == counts[0], NULL, detail);
+        }
     }
+    /* parity after every arm ran on the same inputs */
+    for (int i = 0; i < nx; i++)
+        if (plan->arms[xs[i].arm].parity[0] != '\0' &&
+            (rc = parity_check(w, c, xs, nx, i, &pre, err)) != KG_OK) goto done;
     /* Rounds: only arms that passed their checks are timed. */
     int live[64], nlive = 0;
     for (int i = 0; i < nx; i++) if (!xs[i].failed) live[nlive++] = i;
@@ -231,8 +345,19 @@ static int run_case(wctx *w, int c, kg_err *err)
     steps = calloc((size_t)(per_round > 0 ? per_round : 1), sizeof *steps);
     if (steps == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     int first_arm = n > 0 ? order[0] : -1;
+    /* the fake backend's timed runs execute nothing: its snapshot is of
+     * the last checked run, on the pre inputs */
+    int switch_inputs = strcmp(kg_backend_name(w->be), "fake") != 0;
+    const kg_case_data *snap = switch_inputs ? &post : &pre;
     for (int r = 0; r < cp->rounds && nlive > 0; r++) {
         int rorder[64];
+        /* The last round runs on the post inputs, written between rounds
+         * (outside timing): its snapshot then catches a kernel that keeps
+         * an old output (pointer-keyed caches, poison detection, honest
+         * only on its first calls). */
+        if (r == cp->rounds - 1 && switch_inputs)
+            for (int i = 0; i < nlive; i++)
+                if ((rc = upload_inputs(w, &xs[live[i]], &post, err)) != KG_OK) goto done;
         kg_protocol_round_order(live, nlive, r, rorder);
         int ns = kg_protocol_round_steps(nlive, cp->warmup, cp->samples, cp->interleave, steps);
         for (int s = 0; s < ns; s++) {
@@ -259,23 +384,24 @@ static int run_case(wctx *w, int c, kg_err *err)
 
     /* After timing: the output the last timed run left behind, then a run
      * on fresh inputs. */
-    if (cp->rounds > 0) {
+    if (cp->rounds > 0 && nlive > 0) {
         for (int i = 0; i < nlive; i++) {
             int ok = 1;
-            if ((rc = verify(w, c, &xs[live[i]], &pre, "post", "snapshot", &ok, err)) != KG_OK) goto done;
+            if ((rc = verify(w, c, &xs[live[i]], snap, "post", "snapshot", &ok, NULL, err)) != KG_OK) goto done;
         }
-        uint64_t seed_post = kg_protocol_check_seed(cp->seed, w->proc, c, 1);
-        if ((rc = kg_oracle_prepare(kc, seed_post, &post, err)) != KG_OK) goto done;
+        uint64_t seed_fresh = kg_protocol_check_seed(cp->seed, w->proc, c, 2);
+        if ((rc = kg_oracle_prepare(kc, seed_fresh, &fresh, err)) != KG_OK) goto done;
         for (int i = 0; i < nlive; i++) {
             int ok = 1;
-            if ((rc = upload_inputs(w, &xs[live[i]], &post, err)) != KG_OK) goto done;
-            if ((rc = checked_run(w, c, &xs[live[i]], &post, "post", "fresh", 0, &ok, err)) != KG_OK) goto done;
+            if ((rc = upload_inputs(w, &xs[live[i]], &fresh, err)) != KG_OK) goto done;
+            if ((rc = checked_run(w, c, &xs[live[i]], &fresh, "post", "fresh", 0, &ok, NULL, err)) != KG_OK) goto done;
         }
     }
 done:
     for (int i = 0; i < nx; i++) inst_release(w, &xs[i]);
     kg_oracle_release(&pre);
     kg_oracle_release(&post);
+    kg_oracle_release(&fresh);
     free(steps);
     return rc;
 }
@@ -301,7 +427,10 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.plan = plan;
     w.build_dir = build_dir;
     w.proc = o->proc;
-    w.dir = kg_protocol_direction(o->proc);
+    /* a repeat of a contaminated process keeps the direction of the
+     * schedule slot it fills (the supervisor says which) */
+    const char *slot = getenv("KGATE_WORKER_SLOT");
+    w.dir = kg_protocol_direction(slot != NULL && slot[0] != '\0' ? atoi(slot) : o->proc);
     kg_sb_puts(&w.rows, "process,direction,round,arm,case,sample,ns,plan\n");
     kg_sb_puts(&w.checks, "process,direction,case,arm,phase,check,result,max_abs,max_rel,worst,nbad,detail\n");
 
@@ -323,6 +452,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     /* Checks first: a process whose raw file exists is complete. */
     snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", o->out_dir, o->proc);
     if ((rc = kg_write_atomic(path, w.checks.buf, w.checks.len, err)) != KG_OK) goto done;
+    if ((rc = kg_evidence_flush_outputs(plan, o->out_dir, o->proc, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", o->out_dir, o->proc);
     if ((rc = kg_write_atomic(path, w.rows.buf, w.rows.len, err)) != KG_OK) goto done;
 done:

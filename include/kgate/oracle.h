@@ -46,6 +46,12 @@ typedef struct kg_op {
     void (*in_rows)(const kg_case *c, int64_t rows[]);
     /* columns of output o, for messages ("row 3, col 17"); NULL: 1-D */
     int64_t (*out_cols)(const kg_case *c, int o);
+    /* appended: workspace bytes the op's kernels get in kg_kargs.ws (e.g.
+     * float32 split-K partials); NULL: no workspace */
+    size_t (*ws_bytes)(const kg_case *c);
+    /* appended: the scalar names an arm's launch may pass besides the
+     * buffers (in_names, out_names and "ws"), e.g. "M N K splits" */
+    const char *scalars;
 } kg_op;
 
 /* The op registry. */
@@ -75,6 +81,10 @@ typedef struct kg_case_data {
     size_t out_bytes[KG_MAX_OUT]; /* without guards */
     double *ref[KG_MAX_OUT];
     double *bound[KG_MAX_OUT];
+    /* appended: 1 when a trivial output passes output o's check (see
+     * kg_oracle_trivial); weak_why names the first shortcut that passes */
+    int weak[KG_MAX_OUT];
+    char weak_why[256];
 } kg_case_data;
 
 /* Generates inputs for case c from seed, computes references and bounds.
@@ -85,9 +95,11 @@ typedef struct kg_case_data {
  * with m = 0, 1 or 4 by row, then rounded to the case dtype (nearest
  * even); a device generator that does the same float operations yields
  * the same bits.  Fails with KG_EINADMISSIBLE when the op's preconditions
- * do not hold, and with KG_EINPUT when an input rounds to all zeros or a
- * trivial output would pass (see kg_oracle_trivial).  On failure d is
- * left empty. */
+ * do not hold, and with KG_EINPUT when an input rounds to all zeros or
+ * overflows.  A case where a trivial output would pass (see
+ * kg_oracle_trivial) is prepared, with d->weak[o] set and d->weak_why
+ * saying why: the caller reports it as weak.  On failure d is left
+ * empty. */
 int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *err);
 void kg_oracle_release(kg_case_data *d); /* NULL-safe, idempotent */
 
@@ -120,9 +132,20 @@ typedef struct kg_check {
 void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *res);
 
 /* 1 when a trivial output would pass output o: all zeros, a copy of the
- * leading elements of an input, or one constant (the mean of the
- * reference, for outputs of more than one element).  Such a case cannot
- * tell a kernel from a shortcut; why names the shortcut.  0 otherwise. */
+ * leading elements of an input, or the row mean of the reference
+ * broadcast over each row (the mean of the whole output for 1-D outputs
+ * of more than one element).  Such a case cannot tell a kernel from a
+ * shortcut; why names the shortcut.  0 otherwise. */
 int kg_oracle_trivial(const kg_case_data *d, int o, char *why, size_t cap);
+
+/* 1 when the reference of `other` (the same case, another seed), stored in
+ * output o's dtype, would pass d's check of output o: a kernel that
+ * returns its previous output would pass.  0 otherwise. */
+int kg_oracle_stale(const kg_case_data *d, const kg_case_data *other, int o, char *why,
+                    size_t cap);
+
+/* Encodes the float64 values v[0..n) into buf in dtype dt (float32, or
+ * 16-bit rounded to nearest even), as a kernel storing them would. */
+void kg_oracle_encode(const double *v, int64_t n, kg_dtype dt, void *buf);
 
 #endif

@@ -9,14 +9,11 @@
 #include <string.h>
 #include "kgate/backend.h"
 
-/* Weak so that a build without the CUDA backend still links. */
-extern const kg_backend_ops kg_backend_cuda __attribute__((weak));
-
 static const kg_backend_ops *backend_by_name(const char *name)
 {
     if (strcmp(name, "cpu") == 0) return &kg_backend_cpu;
     if (strcmp(name, "fake") == 0) return &kg_backend_fake;
-    if (strcmp(name, "cuda") == 0) return &kg_backend_cuda ? &kg_backend_cuda : NULL;
+    if (strcmp(name, "cuda") == 0) return &kg_backend_cuda;
     return NULL;
 }
 
@@ -43,19 +40,12 @@ int kg_backend_open(const char *name, const kg_plan *plan, kg_backend **out,
     *out = NULL;
     if (notice != NULL && notice_cap > 0) notice[0] = '\0';
     if (strcmp(name, "auto") == 0) {
-        const kg_backend_ops *cuda = backend_by_name("cuda");
-        if (cuda != NULL) {
-            kg_err cerr = { 0 };
-            if (backend_try(cuda, plan, out, &cerr) == KG_OK) {
-                if (notice != NULL) snprintf(notice, notice_cap, "backend auto: using cuda");
-                return KG_OK;
-            }
-            if (notice != NULL)
-                snprintf(notice, notice_cap, "backend auto: falling back to cpu (%s)", cerr.msg);
-        } else if (notice != NULL) {
-            snprintf(notice, notice_cap,
-                     "backend auto: falling back to cpu (this kgate was built without the cuda backend)");
+        kg_err cerr = { 0 };
+        if (backend_try(&kg_backend_cuda, plan, out, &cerr) == KG_OK) {
+            if (notice != NULL) snprintf(notice, notice_cap, "backend auto: using cuda");
+            return KG_OK;
         }
+        if (notice != NULL) snprintf(notice, notice_cap, "backend auto: falling back to cpu (%s)", cerr.msg);
         return backend_try(&kg_backend_cpu, plan, out, err);
     }
     const kg_backend_ops *ops = backend_by_name(name);

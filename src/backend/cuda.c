@@ -13,9 +13,16 @@
  * machine with no driver is an ordinary KG_EUNSUPPORTED.
  *
  * The calling thread must be the one that opened the backend: the
- * context is made current once, in open().  This file does not generate
- * inputs, check outputs or decide anything; it does not run the cuBLAS
- * reference arm yet (builtin = cublas is refused with a clear message). */
+ * context is made current once, in open().
+ *
+ * An operation is a chain of up to three launches from one module (entry,
+ * entry2, entry3), issued in order on the kgate stream; bind() captures
+ * pack whole chains.  `builtin = cublas` arms are one cuBLASLt matmul per
+ * operation (gemm ops only), with the algorithm picked by the heuristic at
+ * load and a workspace allocated once, captured into the graph like any
+ * other arm.
+ *
+ * This file does not generate inputs, check outputs or decide anything. */
 #include <errno.h>
 #include <glob.h>
 #include <limits.h>
@@ -31,6 +38,7 @@
 #include "kgate/oracle.h"
 #include "backend/cuda_api.h"
 #include "expr.h"
+#include "util.h"
 
 /* A host bracket longer than this factor times the event time, plus a
  * fixed allowance for launch and synchronisation latency, counts as work
@@ -61,17 +69,40 @@ typedef struct cuda_ctx {
     /* escape accounting, reported through the telemetry slot */
     uint64_t samples, escapes;
     double last_event_ns, last_host_ns;
+    /* cuBLASLt, opened at the first builtin = cublas arm */
+    kg_cuda_cublaslt lt;
+    cublasLtHandle_t lt_handle;
+    CUdeviceptr lt_ws;
 } cuda_ctx;
 
-struct kg_kernel {
-    char arm[KG_NAME_MAX];
-    char kase[KG_NAME_MAX];
-    CUmodule mod;
+/* One launch of a chain. */
+typedef struct cuda_launch {
+    char entry[KG_NAME_MAX];
     CUfunction fn;
     kg_cuda_geom geom;
     kg_carg args[KG_CUDA_MAX_ARGS];
     int nargs;
     void *params[KG_CUDA_MAX_ARGS];
+} cuda_launch;
+
+/* builtin = cublas: one matmul described once at load */
+typedef struct cuda_blas {
+    kg_cuda_gemm_map map;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, ld;
+    cublasLtMatmulAlgo_t algo;
+    size_t ws_bytes;              /* what the picked algorithm needs */
+    CUdeviceptr a, b, d;          /* bound operands */
+} cuda_blas;
+
+struct kg_kernel {
+    char arm[KG_NAME_MAX];
+    char kase[KG_NAME_MAX];
+    CUmodule mod;
+    cuda_launch launch[1 + KG_EXTRA_LAUNCHES];
+    int nlaunch;
+    int is_blas;
+    cuda_blas blas;
     int pack;
     int bound;
     CUgraph graph;
@@ -158,7 +189,10 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         if (strcmp(name, in_names[i]) == 0) { a->kind = KG_CARG_IN; a->index = i; is_buffer = 1; }
     for (int o = 0; o < nout && !is_buffer; o++)
         if (strcmp(name, out_names[o]) == 0) { a->kind = KG_CARG_OUT; a->index = o; is_buffer = 1; }
-    if (!is_buffer && strcmp(name, "ws") == 0) { a->kind = KG_CARG_WS; is_buffer = 1; }
+    if (!is_buffer && (strcmp(name, "WS") == 0 || strcmp(name, "ws") == 0)) {
+        a->kind = KG_CARG_WS;
+        is_buffer = 1;
+    }
     if (is_buffer) {
         if (suffix[0] != '\0')
             return kg_errorf(err, KG_EINPUT,
@@ -208,7 +242,7 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         used += (size_t)snprintf(vocab + used, sizeof vocab - used, "%s ", in_names[i]);
     for (int o = 0; o < nout && used < sizeof vocab; o++)
         used += (size_t)snprintf(vocab + used, sizeof vocab - used, "%s ", out_names[o]);
-    if (used < sizeof vocab) snprintf(vocab + used, sizeof vocab - used, "ws M N K splits eps");
+    if (used < sizeof vocab) snprintf(vocab + used, sizeof vocab - used, "WS M N K splits eps");
     return kg_errorf(err, KG_EINPUT, "arm '%s': unknown argument '%s' (the op's vocabulary: %s)",
                      arm, tok, vocab);
 }
@@ -248,51 +282,127 @@ int kg_cuda_args_parse(const char *arm, const char *text, const char *const *in_
 
 /* ------------------------------------------------------------ geometry */
 
+int kg_cuda_chain_length(const kg_arm *arm, int *n, kg_err *err)
+{
+    *n = 1;
+    for (int i = 0; i < KG_EXTRA_LAUNCHES; i++) {
+        if (arm->extra[i].entry[0] == '\0') continue;
+        if (*n != i + 1)
+            return kg_errorf(err, KG_EINPUT, "arm '%s': entry%d is set but entry%d is not (the "
+                             "launches of a chain are numbered without gaps)", arm->name, i + 2,
+                             i + 1);
+        *n = i + 2;
+    }
+    return KG_OK;
+}
+
 int kg_cuda_geometry(const kg_arm *arm, const kg_case *c, kg_cuda_geom *g, kg_err *err)
+{
+    return kg_cuda_launch_geometry(arm, 1, c, g, err);
+}
+
+int kg_cuda_launch_geometry(const kg_arm *arm, int launch, const kg_case *c, kg_cuda_geom *g,
+                            kg_err *err)
 {
     int64_t grid[3], block[3], shared = 0;
     int ng = 0, nb = 0;
     char what[KG_NAME_MAX + 32];
     memset(g, 0, sizeof *g);
-    snprintf(what, sizeof what, "arm '%s' grid", arm->name);
-    int rc = kg_expr_eval_list(what, arm->grid, c, grid, 3, 1, &ng, err);
+    if (launch < 1 || launch > 1 + KG_EXTRA_LAUNCHES)
+        return kg_errorf(err, KG_EINTERNAL, "arm '%s': no launch %d", arm->name, launch);
+    const char *grid_text = launch == 1 ? arm->grid : arm->extra[launch - 2].grid;
+    const char *block_text = launch == 1 ? arm->block : arm->extra[launch - 2].block;
+    const char *shared_text = launch == 1 ? arm->shared : arm->extra[launch - 2].shared;
+    /* the plan's key names: grid, grid2, grid3 */
+    char sfx[4] = "";
+    if (launch > 1) snprintf(sfx, sizeof sfx, "%d", launch);
+    snprintf(what, sizeof what, "arm '%s' grid%s", arm->name, sfx);
+    int rc = kg_expr_eval_list(what, grid_text, c, grid, 3, 1, &ng, err);
     if (rc != KG_OK) return rc;
-    snprintf(what, sizeof what, "arm '%s' block", arm->name);
-    rc = kg_expr_eval_list(what, arm->block, c, block, 3, 1, &nb, err);
+    snprintf(what, sizeof what, "arm '%s' block%s", arm->name, sfx);
+    rc = kg_expr_eval_list(what, block_text, c, block, 3, 1, &nb, err);
     if (rc != KG_OK) return rc;
     if (ng == 0 || nb == 0)
-        return kg_errorf(err, KG_EINPUT, "arm '%s': %s is empty (a GPU arm declares grid and "
-                         "block, e.g. grid = ceildiv(N, 64), ceildiv(M, 64))", arm->name,
-                         ng == 0 ? "grid" : "block");
-    if (arm->shared[0] != '\0') {
-        snprintf(what, sizeof what, "arm '%s' shared", arm->name);
-        rc = kg_expr_eval(what, arm->shared, c, &shared, err);
+        return kg_errorf(err, KG_EINPUT, "arm '%s': %s%s is empty (a GPU arm declares grid%s and "
+                         "block%s for every launch, e.g. grid%s = ceildiv(N, 64), ceildiv(M, 64))",
+                         arm->name, ng == 0 ? "grid" : "block", sfx, sfx, sfx, sfx);
+    if (shared_text[0] != '\0') {
+        snprintf(what, sizeof what, "arm '%s' shared%s", arm->name, sfx);
+        rc = kg_expr_eval(what, shared_text, c, &shared, err);
         if (rc != KG_OK) return rc;
     }
     static const char xyz[] = "xyz";
     for (int i = 0; i < 3; i++) {
         if (grid[i] < 1 || block[i] < 1)
-            return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': %s.%c is %lld (must be >= 1)",
-                             arm->name, c->name, grid[i] < 1 ? "grid" : "block", xyz[i],
+            return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': %s%s.%c is %lld (must be >= 1)",
+                             arm->name, c->name, grid[i] < 1 ? "grid" : "block", sfx, xyz[i],
                              (long long)(grid[i] < 1 ? grid[i] : block[i]));
     }
     if (grid[0] > INT32_MAX || grid[1] > 65535 || grid[2] > 65535)
-        return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': grid (%lld, %lld, %lld) exceeds "
-                         "the CUDA limits (2^31-1, 65535, 65535)", arm->name, c->name,
+        return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': grid%s (%lld, %lld, %lld) exceeds "
+                         "the CUDA limits (2^31-1, 65535, 65535)", arm->name, c->name, sfx,
                          (long long)grid[0], (long long)grid[1], (long long)grid[2]);
     if (block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
         block[0] * block[1] * block[2] > 1024)
-        return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': block (%lld, %lld, %lld) exceeds "
-                         "the CUDA limits (1024 threads, z <= 64)", arm->name, c->name,
+        return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': block%s (%lld, %lld, %lld) exceeds "
+                         "the CUDA limits (1024 threads, z <= 64)", arm->name, c->name, sfx,
                          (long long)block[0], (long long)block[1], (long long)block[2]);
     if (shared < 0 || shared > INT32_MAX)
-        return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': shared = %lld bytes is out of "
-                         "range", arm->name, c->name, (long long)shared);
+        return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': shared%s = %lld bytes is out of "
+                         "range", arm->name, c->name, sfx, (long long)shared);
     for (int i = 0; i < 3; i++) {
         g->grid[i] = (unsigned)grid[i];
         g->block[i] = (unsigned)block[i];
     }
     g->shared_bytes = (unsigned)shared;
+    return KG_OK;
+}
+
+/* --------------------------------------------------------- cuBLASLt map */
+
+int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, kg_cuda_gemm_map *m, kg_err *err)
+{
+    memset(m, 0, sizeof *m);
+    /* gemm_splitk has gemm_bt's contract; its workspace is for the
+     * kernels' partials, which one cuBLASLt call does not need */
+    int bt = strcmp(c->op, "gemm_bt") == 0 || strcmp(c->op, "gemm_splitk") == 0;
+    int nt = strcmp(c->op, "gemm_nt") == 0;
+    if (!bt && !nt)
+        return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin cublas implements gemm_bt, "
+                         "gemm_nt and gemm_splitk, not op '%s' of case '%s'", arm, c->op, c->name);
+    if (c->M < 1 || c->N < 1 || c->K < 1)
+        return kg_errorf(err, KG_EINPUT, "arm '%s': case '%s' must set M, N and K for builtin "
+                         "cublas", arm, c->name);
+    switch (c->dtype) {
+    case KG_DT_F32: m->in_type = KG_CUDA_R_32F; break;
+    case KG_DT_F16: m->in_type = KG_CUDA_R_16F; break;
+    case KG_DT_BF16: m->in_type = KG_CUDA_R_16BF; break;
+    default:
+        return kg_errorf(err, KG_EINPUT, "arm '%s': case '%s' has an unknown dtype", arm, c->name);
+    }
+    m->out_type = KG_CUDA_R_32F;
+    /* CUBLAS_COMPUTE_32F, never the TF32 variants: f32 inputs must be
+     * multiplied in full float32 for the op's f32 error bound to hold */
+    m->compute_type = KG_CUBLAS_COMPUTE_32F;
+    uint64_t M = (uint64_t)c->M, N = (uint64_t)c->N, K = (uint64_t)c->K;
+    /* row-major C[M,N] read column-major is C^T[N,M] = op(B) * A^T[K,M] */
+    m->m = N;
+    m->n = M;
+    m->k = K;
+    m->a_input = 1;
+    if (bt) {
+        /* B[N,K] row-major = K x N column-major, ld K: transposed to N x K */
+        m->transa = KG_CUBLAS_OP_T;
+        m->a_rows = K; m->a_cols = N; m->lda = (int64_t)K;
+    } else {
+        /* B[K,N] row-major = N x K column-major, ld N: already B^T */
+        m->transa = KG_CUBLAS_OP_N;
+        m->a_rows = N; m->a_cols = K; m->lda = (int64_t)N;
+    }
+    m->b_input = 0;                 /* A[M,K] row-major = K x M column-major = A^T */
+    m->transb = KG_CUBLAS_OP_N;
+    m->b_rows = K; m->b_cols = M; m->ldb = (int64_t)K;
+    m->d_rows = N; m->d_cols = M; m->ldd = (int64_t)N;
     return KG_OK;
 }
 
@@ -582,6 +692,9 @@ static void cuda_close(kg_backend *be)
     if (c == NULL) return;
     if (c->ctx != NULL && c->drv.cuCtxSetCurrent != NULL) c->drv.cuCtxSetCurrent(c->ctx);
     if (c->flush_buf != 0) c->drv.cuMemFree(c->flush_buf);
+    if (c->lt_handle != NULL) c->lt.cublasLtDestroy(c->lt_handle);
+    if (c->lt_ws != 0) c->drv.cuMemFree(c->lt_ws);
+    kg_cuda_cublaslt_unload(&c->lt);
     if (c->ev_start != NULL) c->drv.cuEventDestroy(c->ev_start);
     if (c->ev_end != NULL) c->drv.cuEventDestroy(c->ev_end);
     if (c->stream != NULL) c->drv.cuStreamDestroy(c->stream);
@@ -696,15 +809,146 @@ static int cuda_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t o
 
 /* ------------------------------------------------------------- kernels */
 
+/* cuBLASLt is opened, its handle created and its workspace allocated at
+ * the first builtin = cublas arm, once per backend: never inside timing. */
+static int blas_ready(cuda_ctx *c, kg_err *err)
+{
+    if (c->lt_handle != NULL) return KG_OK;
+    int rc = KG_OK;
+    if (c->lt.lib == NULL) {
+        rc = kg_cuda_cublaslt_load(&c->lt, err);
+        if (rc != KG_OK) {
+            /* the message must say what to do: the library is optional */
+            char old[KG_ERR_MSG_MAX];
+            snprintf(old, sizeof old, "%s", err != NULL ? err->msg : "");
+            if (err != NULL)
+                snprintf(err->msg, sizeof err->msg, "builtin cublas needs cuBLASLt: %.700s (install "
+                         "the CUDA toolkit's cuBLAS, set CUDA_HOME or KGATE_LIBCUBLASLT)", old);
+            return rc;
+        }
+    }
+    cublasStatus_t st = c->lt.cublasLtCreate(&c->lt_handle);
+    if (st != KG_CUBLAS_STATUS_SUCCESS) {
+        c->lt_handle = NULL;
+        return kg_errorf(err, KG_EBACKEND, "cublasLtCreate failed: status %d", st);
+    }
+    if (c->lt_ws == 0 && (rc = CU(c, cuMemAlloc, (&c->lt_ws, KG_CUDA_CUBLAS_WS_BYTES))) != KG_OK)
+        return rc;
+    return KG_OK;
+}
+
+static int blas_status(cublasStatus_t st, const kg_kernel *k, const char *call, kg_err *err)
+{
+    if (st == KG_CUBLAS_STATUS_SUCCESS) return KG_OK;
+    return kg_errorf(err, KG_EBACKEND, "arm '%s' on case '%s': %s failed: cuBLAS status %d",
+                     k->arm, k->kase, call, st);
+}
+
+/* Describes the matmul of the case and asks the heuristic for the best
+ * algorithm that fits the shared workspace. */
+static int blas_load(cuda_ctx *c, const kg_arm *arm, const kg_case *cs, kg_kernel *k, kg_err *err)
+{
+    cuda_blas *b = &k->blas;
+    cublasLtMatmulPreference_t pref = NULL;
+    int rc = kg_cuda_gemm_map_case(arm->name, cs, &b->map, err);
+    if (rc != KG_OK) return rc;
+    if ((rc = blas_ready(c, err)) != KG_OK) return rc;
+    const kg_cuda_gemm_map *m = &b->map;
+    kg_cuda_cublaslt *lt = &c->lt;
+    int32_t ta = m->transa, tb = m->transb;
+    uint64_t ws_max = KG_CUDA_CUBLAS_WS_BYTES;
+    rc = blas_status(lt->cublasLtMatmulDescCreate(&b->desc, m->compute_type, KG_CUBLASLT_SCALE_32F),
+                     k, "cublasLtMatmulDescCreate", err);
+    if (rc == KG_OK)
+        rc = blas_status(lt->cublasLtMatmulDescSetAttribute(b->desc, KG_CUBLASLT_MATMUL_DESC_TRANSA,
+                                                            &ta, sizeof ta),
+                         k, "cublasLtMatmulDescSetAttribute(TRANSA)", err);
+    if (rc == KG_OK)
+        rc = blas_status(lt->cublasLtMatmulDescSetAttribute(b->desc, KG_CUBLASLT_MATMUL_DESC_TRANSB,
+                                                            &tb, sizeof tb),
+                         k, "cublasLtMatmulDescSetAttribute(TRANSB)", err);
+    if (rc == KG_OK)
+        rc = blas_status(lt->cublasLtMatrixLayoutCreate(&b->la, m->in_type, m->a_rows, m->a_cols,
+                                                        m->lda), k, "cublasLtMatrixLayoutCreate(A)", err);
+    if (rc == KG_OK)
+        rc = blas_status(lt->cublasLtMatrixLayoutCreate(&b->lb, m->in_type, m->b_rows, m->b_cols,
+                                                        m->ldb), k, "cublasLtMatrixLayoutCreate(B)", err);
+    if (rc == KG_OK)
+        rc = blas_status(lt->cublasLtMatrixLayoutCreate(&b->ld, m->out_type, m->d_rows, m->d_cols,
+                                                        m->ldd), k, "cublasLtMatrixLayoutCreate(D)", err);
+    if (rc == KG_OK)
+        rc = blas_status(lt->cublasLtMatmulPreferenceCreate(&pref), k,
+                         "cublasLtMatmulPreferenceCreate", err);
+    if (rc == KG_OK)
+        rc = blas_status(lt->cublasLtMatmulPreferenceSetAttribute(
+                             pref, KG_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_max, sizeof ws_max),
+                         k, "cublasLtMatmulPreferenceSetAttribute", err);
+    if (rc != KG_OK) goto done;
+    cublasLtMatmulHeuristicResult_t res;
+    int got = 0;
+    memset(&res, 0, sizeof res);
+    cublasStatus_t st = lt->cublasLtMatmulAlgoGetHeuristic(c->lt_handle, b->desc, b->la, b->lb,
+                                                           b->ld, b->ld, pref, 1, &res, &got);
+    if (st != KG_CUBLAS_STATUS_SUCCESS || got < 1 || res.state != KG_CUBLAS_STATUS_SUCCESS) {
+        rc = kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': cuBLASLt has no algorithm for "
+                       "%s gemm_bt %lldx%lldx%lld with float32 output (heuristic status %d, %d "
+                       "results)", k->arm, k->kase, kg_dtype_name(cs->dtype), (long long)cs->M,
+                       (long long)cs->N, (long long)cs->K, st, got);
+        goto done;
+    }
+    b->algo = res.algo;
+    b->ws_bytes = res.workspaceSize;
+    /* the algorithm is the "image" of a builtin arm: the same bytes and
+     * library version mean the same kernel */
+    {
+        unsigned char id[sizeof b->algo + sizeof(size_t)];
+        size_t ver = lt->cublasLtGetVersion();
+        memcpy(id, &b->algo, sizeof b->algo);
+        memcpy(id + sizeof b->algo, &ver, sizeof ver);
+        sha256_hex(id, sizeof id, k->image_sha256);
+    }
+done:
+    if (pref != NULL) lt->cublasLtMatmulPreferenceDestroy(pref);
+    return rc;
+}
+
+static void blas_unload(cuda_ctx *c, kg_kernel *k)
+{
+    cuda_blas *b = &k->blas;
+    if (c->lt.lib == NULL) return;
+    if (b->la != NULL) c->lt.cublasLtMatrixLayoutDestroy(b->la);
+    if (b->lb != NULL) c->lt.cublasLtMatrixLayoutDestroy(b->lb);
+    if (b->ld != NULL) c->lt.cublasLtMatrixLayoutDestroy(b->ld);
+    if (b->desc != NULL) c->lt.cublasLtMatmulDescDestroy(b->desc);
+    memset(b, 0, sizeof *b);
+}
+
 /* Compiles every dtype the arm will be loaded for, so that compile errors
  * stop a campaign before any worker starts; writes the cubins to
- * build_dir (when given) as ARM.DTYPE.cubin for the evidence. */
+ * build_dir (when given) as ARM.DTYPE.cubin for the evidence.  A builtin
+ * arm has nothing to compile: its library is opened here instead, so that
+ * a missing cuBLASLt also stops the campaign early. */
 static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *build_dir,
                       kg_err *err)
 {
     cuda_ctx *c = be->ctx;
     const kg_arm *arm = &plan->arms[a];
-    if (arm->builtin[0] != '\0') return KG_OK;
+    if (arm->builtin[0] != '\0') {
+        if (strcmp(arm->builtin, "cublas") != 0)
+            return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin '%s' is not available on the "
+                             "cuda backend (builtin = cublas is)", arm->name, arm->builtin);
+        for (int k = 0; k < plan->ncases; k++) {
+            if (!kg_plan_arm_applies(plan, a, k)) continue;
+            kg_cuda_gemm_map m;
+            int rc = kg_cuda_gemm_map_case(arm->name, &plan->cases[k], &m, err);
+            if (rc != KG_OK) return rc;
+        }
+        return blas_ready(c, err);
+    }
+    int nlaunch = 0;
+    int rc0 = kg_cuda_chain_length(arm, &nlaunch, err);
+    if (rc0 == KG_OK && build_dir != NULL) rc0 = kg_mkdir_p(build_dir, err);
+    if (rc0 != KG_OK) return rc0;
     int done_dt[3] = { 0, 0, 0 };
     for (int k = 0; k < plan->ncases; k++) {
         if (!kg_plan_arm_applies(plan, a, k)) continue;
@@ -744,8 +988,40 @@ static void cuda_unload(kg_backend *be, kg_kernel *k)
     if (c != NULL) {
         release_graph(c, k);
         if (k->mod != NULL) c->drv.cuModuleUnload(k->mod);
+        if (k->is_blas) blas_unload(c, k);
     }
     free(k);
+}
+
+/* Looks up launch li's entry in the loaded module and checks its block
+ * against what the compiled entry allows. */
+static int load_entry(cuda_ctx *c, const kg_arm *arm, const kg_case *cs, kg_kernel *k, int li,
+                      kg_err *err)
+{
+    cuda_launch *l = &k->launch[li];
+    int rc = KG_OK;
+    CUresult r = c->drv.cuModuleGetFunction(&l->fn, k->mod, l->entry);
+    if (r != KG_CUDA_SUCCESS) {
+        char text[256];
+        kg_cuda_result_text(&c->drv, r, text, sizeof text);
+        return kg_errorf(err, KG_EBACKEND, "arm '%s': entry%s '%s' not found in the compiled "
+                         "module (declare it extern \"C\" __global__): %s", arm->name,
+                         li == 0 ? "" : (li == 1 ? "2" : "3"), l->entry, text);
+    }
+    if (l->geom.shared_bytes > 48u * 1024u &&
+        (rc = CU(c, cuFuncSetAttribute, (l->fn, KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)l->geom.shared_bytes))) != KG_OK)
+        return rc;
+    int max_threads = 0;
+    if ((rc = CU(c, cuFuncGetAttribute, (&max_threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                         l->fn))) != KG_OK)
+        return rc;
+    unsigned threads = l->geom.block[0] * l->geom.block[1] * l->geom.block[2];
+    if (threads > (unsigned)max_threads)
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': entry '%s' has a block of "
+                         "%u threads, the compiled entry allows at most %d (registers per thread)",
+                         arm->name, cs->name, l->entry, threads, max_threads);
+    return KG_OK;
 }
 
 static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir,
@@ -756,32 +1032,49 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     const kg_case *cs = &plan->cases[kase];
     char *image = NULL;
     size_t image_bytes = 0;
+    int rc = KG_OK;
     (void)build_dir;
     *out = NULL;
-    if (arm->builtin[0] != '\0') {
-        if (strcmp(arm->builtin, "cublas") == 0)
-            return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin cublas not implemented yet "
-                             "on the cuda backend", arm->name);
+    if (arm->builtin[0] != '\0' && strcmp(arm->builtin, "cublas") != 0)
         return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin '%s' is not available on the "
-                         "cuda backend", arm->name, arm->builtin);
-    }
+                         "cuda backend (builtin = cublas is)", arm->name, arm->builtin);
     const kg_op *op = kg_op_find(cs->op);
     if (op == NULL) return kg_errorf(err, KG_EINPUT, "case '%s': unknown op '%s'", cs->name, cs->op);
     kg_kernel *k = calloc(1, sizeof *k);
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory loading arm '%s'", arm->name);
     snprintf(k->arm, sizeof k->arm, "%s", arm->name);
     snprintf(k->kase, sizeof k->kase, "%s", cs->name);
-    int rc = kg_cuda_geometry(arm, cs, &k->geom, err);
-    if (rc != KG_OK) goto done;
-    rc = kg_cuda_args_parse(arm->name, arm->args, op->in_names, op->nin, op->out_names, op->nout,
-                            cs, k->args, &k->nargs, err);
-    if (rc != KG_OK) goto done;
-    for (int i = 0; i < k->nargs; i++) k->params[i] = &k->args[i].value;
-    if (k->geom.shared_bytes > (unsigned)c->smem_optin_bytes) {
-        rc = kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': %u bytes of dynamic shared "
-                       "memory, the device allows at most %d per block", arm->name, cs->name,
-                       k->geom.shared_bytes, c->smem_optin_bytes);
+    if (arm->builtin[0] != '\0') {
+        k->is_blas = 1;
+        k->nlaunch = 1;
+        rc = blas_load(c, arm, cs, k, err);
         goto done;
+    }
+    if ((rc = kg_cuda_chain_length(arm, &k->nlaunch, err)) != KG_OK) goto done;
+    for (int li = 0; li < k->nlaunch; li++) {
+        cuda_launch *l = &k->launch[li];
+        const char *entry = li == 0 ? arm->entry : arm->extra[li - 1].entry;
+        const char *args = li == 0 ? arm->args : arm->extra[li - 1].args;
+        snprintf(l->entry, sizeof l->entry, "%s", entry[0] != '\0' ? entry : "kernel");
+        if ((rc = kg_cuda_launch_geometry(arm, li + 1, cs, &l->geom, err)) != KG_OK) goto done;
+        rc = kg_cuda_args_parse(arm->name, args, op->in_names, op->nin, op->out_names, op->nout,
+                                cs, l->args, &l->nargs, err);
+        if (rc != KG_OK) {
+            if (li > 0 && err != NULL) {
+                char old[KG_ERR_MSG_MAX];
+                snprintf(old, sizeof old, "%s", err->msg);
+                snprintf(err->msg, sizeof err->msg, "args%d: %.900s", li + 1, old);
+            }
+            goto done;
+        }
+        for (int i = 0; i < l->nargs; i++) l->params[i] = &l->args[i].value;
+        if (l->geom.shared_bytes > (unsigned)c->smem_optin_bytes) {
+            rc = kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': launch %d asks for %u "
+                           "bytes of dynamic shared memory, the device allows at most %d per "
+                           "block", arm->name, cs->name, li + 1, l->geom.shared_bytes,
+                           c->smem_optin_bytes);
+            goto done;
+        }
     }
     rc = kg_cuda_compile(&c->nvrtc, c->cc_major, c->cc_minor, plan, a, cs->dtype, &image,
                          &image_bytes, err);
@@ -792,44 +1085,85 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
         add_context(err, k, "loading the cubin");
         goto done;
     }
-    const char *entry = arm->entry[0] != '\0' ? arm->entry : "kernel";
-    CUresult r = c->drv.cuModuleGetFunction(&k->fn, k->mod, entry);
-    if (r != KG_CUDA_SUCCESS) {
-        char text[256];
-        kg_cuda_result_text(&c->drv, r, text, sizeof text);
-        rc = kg_errorf(err, KG_EBACKEND, "arm '%s': entry '%s' not found in the compiled module "
-                       "(declare it extern \"C\" __global__): %s", arm->name, entry, text);
-        goto done;
-    }
-    if (k->geom.shared_bytes > 48u * 1024u &&
-        (rc = CU(c, cuFuncSetAttribute, (k->fn, KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         (int)k->geom.shared_bytes))) != KG_OK)
-        goto done;
-    int max_threads = 0;
-    if ((rc = CU(c, cuFuncGetAttribute, (&max_threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                         k->fn))) != KG_OK)
-        goto done;
-    unsigned threads = k->geom.block[0] * k->geom.block[1] * k->geom.block[2];
-    if (threads > (unsigned)max_threads) {
-        rc = kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': block of %u threads, the "
-                       "compiled entry allows at most %d (registers per thread)", arm->name,
-                       cs->name, threads, max_threads);
-        goto done;
-    }
-    *out = k;
-    k = NULL;
+    for (int li = 0; li < k->nlaunch && rc == KG_OK; li++) rc = load_entry(c, arm, cs, k, li, err);
 done:
     free(image);
-    if (k != NULL) cuda_unload(be, k);
+    if (rc == KG_OK) *out = k;
+    else cuda_unload(be, k);
     return rc;
 }
 
-static int launch(cuda_ctx *c, kg_kernel *k, kg_err *err)
+static int blas_launch(cuda_ctx *c, kg_kernel *k, kg_err *err)
 {
-    const kg_cuda_geom *g = &k->geom;
-    return CU(c, cuLaunchKernel, (k->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0],
-                                  g->block[1], g->block[2], g->shared_bytes, c->stream,
-                                  k->params, NULL));
+    static const float one = 1.0f, zero = 0.0f;
+    cuda_blas *b = &k->blas;
+    /* C = D with beta = 0: C is never read */
+    cublasStatus_t st = c->lt.cublasLtMatmul(
+        c->lt_handle, b->desc, &one, (const void *)(uintptr_t)b->a, b->la,
+        (const void *)(uintptr_t)b->b, b->lb, &zero, (const void *)(uintptr_t)b->d, b->ld,
+        (void *)(uintptr_t)b->d, b->ld, &b->algo, (void *)(uintptr_t)c->lt_ws, b->ws_bytes,
+        c->stream);
+    return blas_status(st, k, "cublasLtMatmul", err);
+}
+
+/* One complete operation: every launch of the chain, in order, on the
+ * kgate stream (stream order is what makes launch 2 see launch 1). */
+static int launch_op(cuda_ctx *c, kg_kernel *k, kg_err *err)
+{
+    if (k->is_blas) return blas_launch(c, k, err);
+    int rc = KG_OK;
+    for (int li = 0; li < k->nlaunch && rc == KG_OK; li++) {
+        cuda_launch *l = &k->launch[li];
+        const kg_cuda_geom *g = &l->geom;
+        rc = CU(c, cuLaunchKernel, (l->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0],
+                                    g->block[1], g->block[2], g->shared_bytes, c->stream,
+                                    l->params, NULL));
+        if (rc != KG_OK && k->nlaunch > 1 && err != NULL) {
+            char old[KG_ERR_MSG_MAX];
+            snprintf(old, sizeof old, "%s", err->msg);
+            snprintf(err->msg, sizeof err->msg, "launch %d ('%s'): %.900s", li + 1, l->entry, old);
+        }
+    }
+    return rc;
+}
+
+/* Fills the buffer arguments of every launch from the binding. */
+static int bind_args(kg_kernel *k, const kg_binding *b, kg_err *err)
+{
+    if (k->is_blas) {
+        const kg_cuda_gemm_map *m = &k->blas.map;
+        if (m->a_input >= b->nin || m->b_input >= b->nin || b->nout < 1)
+            return kg_errorf(err, KG_EINTERNAL, "arm '%s': gemm operands not bound", k->arm);
+        k->blas.a = dptr(b->in[m->a_input].ptr);
+        k->blas.b = dptr(b->in[m->b_input].ptr);
+        k->blas.d = dptr(b->out[0].ptr);
+        return KG_OK;
+    }
+    for (int li = 0; li < k->nlaunch; li++) {
+        cuda_launch *l = &k->launch[li];
+        for (int i = 0; i < l->nargs; i++) {
+            kg_carg *a = &l->args[i];
+            if (a->kind == KG_CARG_IN) {
+                if (a->index >= b->nin)
+                    return kg_errorf(err, KG_EINTERNAL, "arm '%s': input %d not bound", k->arm,
+                                     a->index);
+                a->value.ptr = dptr(b->in[a->index].ptr);
+            } else if (a->kind == KG_CARG_OUT) {
+                if (a->index >= b->nout)
+                    return kg_errorf(err, KG_EINTERNAL, "arm '%s': output %d not bound", k->arm,
+                                     a->index);
+                a->value.ptr = dptr(b->out[a->index].ptr);
+            } else if (a->kind == KG_CARG_WS) {
+                if (b->ws.ptr == NULL)
+                    return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': launch %d passes WS, "
+                                     "but the case has no workspace (op '%s' declares none, or "
+                                     "its size is 0 for this case)", k->arm, k->kase, li + 1,
+                                     b->kase != NULL ? b->kase->op : "?");
+                a->value.ptr = dptr(b->ws.ptr);
+            }
+        }
+    }
+    return KG_OK;
 }
 
 static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
@@ -838,26 +1172,14 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     int rc = KG_OK;
     k->bound = 0;
     release_graph(c, k);
-    for (int i = 0; i < k->nargs; i++) {
-        kg_carg *a = &k->args[i];
-        if (a->kind == KG_CARG_IN) {
-            if (a->index >= b->nin)
-                return kg_errorf(err, KG_EINTERNAL, "arm '%s': input %d not bound", k->arm, a->index);
-            a->value.ptr = dptr(b->in[a->index].ptr);
-        } else if (a->kind == KG_CARG_OUT) {
-            if (a->index >= b->nout)
-                return kg_errorf(err, KG_EINTERNAL, "arm '%s': output %d not bound", k->arm, a->index);
-            a->value.ptr = dptr(b->out[a->index].ptr);
-        } else if (a->kind == KG_CARG_WS) {
-            a->value.ptr = dptr(b->ws.ptr);
-        }
-    }
+    if ((rc = bind_args(k, b, err)) != KG_OK) return rc;
+    if (b->pack < 1) return kg_errorf(err, KG_EINTERNAL, "arm '%s': pack %d", k->arm, b->pack);
     k->pack = b->pack;
     /* a capture must always be ended, even after a failed launch, or the
      * stream stays in capture mode */
     if ((rc = CU(c, cuStreamBeginCapture, (c->stream, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))) != KG_OK)
         goto done;
-    for (int i = 0; i < k->pack && rc == KG_OK; i++) rc = launch(c, k, err);
+    for (int i = 0; i < k->pack && rc == KG_OK; i++) rc = launch_op(c, k, err);
     int rc_end = CU(c, cuStreamEndCapture, (c->stream, &k->graph));
     if (rc == KG_OK) rc = rc_end;
     if (rc != KG_OK) goto done;
@@ -875,7 +1197,7 @@ static int cuda_run(kg_backend *be, kg_kernel *k, kg_err *err)
 {
     cuda_ctx *c = be->ctx;
     if (!k->bound) return kg_errorf(err, KG_EINTERNAL, "arm '%s': run before bind", k->arm);
-    int rc = launch(c, k, err);
+    int rc = launch_op(c, k, err);
     if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream));
     if (rc != KG_OK) add_context(err, k, "run");
     return rc;
@@ -1014,10 +1336,27 @@ static int cuda_telemetry(kg_backend *be, kg_telemetry *t, kg_err *err)
     return KG_OK;
 }
 
-static int cuda_resources(kg_backend *be, kg_kernel *k, kg_resources *res, kg_err *err)
+int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int li, kg_resources *res,
+                             kg_err *err)
 {
     cuda_ctx *c = be->ctx;
     memset(res, 0, sizeof *res);
+    if (li < 0 || li >= k->nlaunch)
+        return kg_errorf(err, KG_EINPUT, "arm '%s': no launch %d (the chain has %d)", k->arm,
+                         li + 1, k->nlaunch);
+    res->launches = k->nlaunch;
+    snprintf(res->arch, sizeof res->arch, "sm_%d%d", c->cc_major, c->cc_minor);
+    res->image_bytes = k->image_bytes;
+    snprintf(res->image_sha256, sizeof res->image_sha256, "%s", k->image_sha256);
+    if (k->is_blas) {
+        /* one opaque library call: its kernels' attributes are not ours to read */
+        res->regs = res->static_shared_bytes = res->dynamic_shared_bytes = -1;
+        res->local_bytes = res->const_bytes = res->max_threads_per_block = -1;
+        res->ptx_version = res->binary_version = -1;
+        for (int i = 0; i < 3; i++) res->grid[i] = res->block[i] = -1;
+        return KG_OK;
+    }
+    const cuda_launch *l = &k->launch[li];
     struct { int attr; int *out; } attrs[] = {
         { KG_CU_FUNC_ATTRIBUTE_NUM_REGS, &res->regs },
         { KG_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &res->static_shared_bytes },
@@ -1028,19 +1367,22 @@ static int cuda_resources(kg_backend *be, kg_kernel *k, kg_resources *res, kg_er
         { KG_CU_FUNC_ATTRIBUTE_BINARY_VERSION, &res->binary_version },
     };
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
-        int rc = CU(c, cuFuncGetAttribute, (attrs[i].out, attrs[i].attr, k->fn));
+        int rc = CU(c, cuFuncGetAttribute, (attrs[i].out, attrs[i].attr, l->fn));
         if (rc != KG_OK) return rc;
     }
-    res->dynamic_shared_bytes = (int)k->geom.shared_bytes;
+    res->dynamic_shared_bytes = (int)l->geom.shared_bytes;
     for (int i = 0; i < 3; i++) {
-        res->grid[i] = k->geom.grid[i];
-        res->block[i] = k->geom.block[i];
+        res->grid[i] = l->geom.grid[i];
+        res->block[i] = l->geom.block[i];
     }
-    res->launches = 1;
-    snprintf(res->arch, sizeof res->arch, "sm_%d%d", c->cc_major, c->cc_minor);
-    res->image_bytes = k->image_bytes;
-    snprintf(res->image_sha256, sizeof res->image_sha256, "%s", k->image_sha256);
     return KG_OK;
+}
+
+/* The first launch's record; launches counts the chain (the others are
+ * read with kg_cuda_launch_resources). */
+static int cuda_resources(kg_backend *be, kg_kernel *k, kg_resources *res, kg_err *err)
+{
+    return kg_cuda_launch_resources(be, k, 0, res, err);
 }
 
 const kg_backend_ops kg_backend_cuda = {

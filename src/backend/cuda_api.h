@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kgate/backend.h"
 #include "kgate/err.h"
 #include "kgate/plan.h"
 
@@ -197,7 +198,9 @@ enum {
     KG_CUDA_R_16BF = 14,
     KG_CUBLASLT_MATMUL_DESC_TRANSA = 3,
     KG_CUBLASLT_MATMUL_DESC_TRANSB = 4,
-    KG_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1
+    KG_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,
+    /* cublasLtMatmulDescCreate's scale type: float alpha and beta */
+    KG_CUBLASLT_SCALE_32F = KG_CUDA_R_32F
 };
 
 typedef struct kg_cuda_cublaslt {
@@ -256,7 +259,8 @@ void kg_cuda_result_text(const kg_cuda_driver *d, CUresult rc, char *buf, size_t
 typedef enum {
     KG_CARG_IN = 0,       /* input buffer `index` of the op: CUdeviceptr */
     KG_CARG_OUT,          /* output buffer `index`: CUdeviceptr */
-    KG_CARG_WS,           /* workspace pointer: CUdeviceptr (0 when empty) */
+    KG_CARG_WS,           /* workspace pointer (WS, or ws): CUdeviceptr; binding fails
+                           * when the worker gave the arm no workspace */
     KG_CARG_I32,          /* case variable as int (32-bit) */
     KG_CARG_I64,          /* case variable with ":i64" */
     KG_CARG_F32,          /* eps as float */
@@ -292,6 +296,45 @@ typedef struct kg_cuda_geom {
 } kg_cuda_geom;
 int kg_cuda_geometry(const kg_arm *arm, const kg_case *c, kg_cuda_geom *g, kg_err *err);
 
+/* The same for launch `launch` (1, 2 or 3) of an arm's chain: launch 1
+ * reads grid/block/shared, launch n > 1 reads extra[n-2]; messages name
+ * the key as written in the plan ("grid2"). */
+int kg_cuda_launch_geometry(const kg_arm *arm, int launch, const kg_case *c, kg_cuda_geom *g,
+                            kg_err *err);
+
+/* Number of launches of an arm's chain: 1 + the extra launches whose
+ * entry is set.  A gap (entry3 without entry2) is KG_EINPUT. */
+int kg_cuda_chain_length(const kg_arm *arm, int *n, kg_err *err);
+
+/* How a row-major gemm op maps onto one column-major cuBLASLt matmul
+ * D = op(A) * op(B), for `builtin = cublas`.  gemm_bt (and gemm_splitk,
+ * the same contract) computes C[M,N] = A[M,K] * B[N,K]^T in row-major
+ * storage; read column-major, the same bytes are C^T[N,M] = B * A^T, so
+ * cuBLASLt's A operand is the op's B (stored K x N column-major, ld K,
+ * transposed), its B operand is the op's A (stored K x M, ld K, not
+ * transposed) and D is N x M, ld N.  gemm_nt (C = A * B, B[K,N]) differs
+ * only in the op's B: stored N x K column-major, ld N, not transposed. */
+typedef struct kg_cuda_gemm_map {
+    int a_input, b_input;         /* op input index behind cuBLASLt's A and B */
+    int transa, transb;           /* KG_CUBLAS_OP_N or _T */
+    uint64_t m, n, k;             /* of op(A) m x k, op(B) k x n, D m x n */
+    uint64_t a_rows, a_cols;  int64_t lda;   /* stored layouts, column-major */
+    uint64_t b_rows, b_cols;  int64_t ldb;
+    uint64_t d_rows, d_cols;  int64_t ldd;
+    int in_type;                  /* KG_CUDA_R_32F / _16F / _16BF of the case dtype */
+    int out_type;                 /* KG_CUDA_R_32F */
+    int compute_type;             /* KG_CUBLAS_COMPUTE_32F: no TF32 for f32 inputs */
+} kg_cuda_gemm_map;
+
+/* Fills m for case c of op op_name; KG_EUNSUPPORTED naming the op when
+ * builtin = cublas does not implement it, KG_EINPUT when the case lacks
+ * M, N or K. */
+int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, kg_cuda_gemm_map *m, kg_err *err);
+
+/* The cuBLASLt reference size of the workspace handed to every matmul
+ * (allocated once per backend, outside timing). */
+#define KG_CUDA_CUBLAS_WS_BYTES ((size_t)32 << 20)
+
 /* Compiles arm a of plan for dtype dt with NVRTC (loaded into nv when
  * not yet) for sm_<cc_major><cc_minor>, unless the arm's cflags name an
  * arch; *image receives a malloc'd cubin.  Include paths: kgate's include
@@ -301,6 +344,14 @@ int kg_cuda_geometry(const kg_arm *arm, const kg_case *c, kg_cuda_geom *g, kg_er
  * KG_EBACKEND with the arm, the source path and the NVRTC log. */
 int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan *plan, int a,
                     kg_dtype dt, char **image, size_t *image_bytes, kg_err *err);
+
+/* The resource record of launch i (0-based) of a loaded kernel's chain;
+ * the backend's resources slot gives launch 0 with `launches` set to the
+ * chain length.  For builtin = cublas (one opaque library call) the
+ * kernel attributes are -1 and image_sha256 identifies the algorithm the
+ * heuristic picked (its 64 bytes and the library version). */
+int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int i, kg_resources *out,
+                             kg_err *err);
 
 /* Formats a 16-byte device UUID as NVML writes it ("GPU-xxxxxxxx-...") */
 void kg_cuda_uuid_text(const CUuuid *u, char *buf, size_t cap);

@@ -211,10 +211,25 @@ void kg_cuda_nvml_unload(kg_cuda_nvml *n)
 
 int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, kg_err *err)
 {
-    static const char *const names[] = { "libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12" };
+    /* like NVRTC, a toolkit install often leaves it off the loader path */
+    char cands[8][256];
+    const char *names[8];
+    int nn = 0;
+    snprintf(cands[nn++], sizeof cands[0], "libcublasLt.so");
+    snprintf(cands[nn++], sizeof cands[0], "libcublasLt.so.13");
+    snprintf(cands[nn++], sizeof cands[0], "libcublasLt.so.12");
+    const char *home = getenv("CUDA_HOME");
+    if (home == NULL || home[0] == '\0') home = getenv("CUDA_PATH");
+    if (home != NULL && home[0] != '\0') {
+        snprintf(cands[nn++], sizeof cands[0], "%s/lib64/libcublasLt.so", home);
+        snprintf(cands[nn++], sizeof cands[0], "%s/lib/libcublasLt.so", home);
+    }
+    snprintf(cands[nn++], sizeof cands[0], "/usr/local/cuda/lib64/libcublasLt.so");
+    snprintf(cands[nn++], sizeof cands[0], "/usr/local/cuda/lib/libcublasLt.so");
+    for (int i = 0; i < nn; i++) names[i] = cands[i];
     char why[512];
     memset(c, 0, sizeof *c);
-    int rc = open_first("KGATE_LIBCUBLASLT", names, 3, &c->lib, c->path, sizeof c->path, why,
+    int rc = open_first("KGATE_LIBCUBLASLT", names, nn, &c->lib, c->path, sizeof c->path, why,
                         sizeof why);
     if (rc != KG_OK) return kg_errorf(err, KG_EUNSUPPORTED, "no cuBLASLt found: %s", why);
     NEED(c, cublasLtGetVersion, "cublasLtGetVersion");

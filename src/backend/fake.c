@@ -14,7 +14,9 @@
  * fake_crash = P makes the worker of process P crash at its first timed
  * sample (SIGSEGV), fake_hang = P makes it hang there.
  *
- * It never sleeps: a fake campaign takes milliseconds. */
+ * It never sleeps (a fake campaign takes milliseconds) unless the
+ * environment sets KGATE_FAKE_SLEEP_MS: each timed call then sleeps that
+ * many milliseconds, for tests that need a campaign to last. */
 #include <math.h>
 #include <stdio.h>
 #include <signal.h>
@@ -152,6 +154,10 @@ static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, doubl
     const kg_arm *arm = k->arm;
     if (arm->fake_crash == x->proc) raise(SIGSEGV);
     if (arm->fake_hang == x->proc) for (;;) pause();
+    /* KGATE_FAKE_SLEEP_MS: a slow campaign for the supervisor's tests
+     * (lock contention, quiet-host poller, kill and resume) */
+    const char *sleep_ms = getenv("KGATE_FAKE_SLEEP_MS");
+    if (sleep_ms != NULL && atoi(sleep_ms) > 0) usleep((useconds_t)atoi(sleep_ms) * 1000u);
     uint64_t pidx = (uint64_t)x->proc;
     uint64_t paidx = (pidx << 16) ^ ((uint64_t)x->arm << 8) ^ (uint64_t)x->kase;
     uint64_t sidx = (((((pidx << 8) ^ (uint64_t)x->arm) << 8 ^ (uint64_t)x->kase) << 16 ^ (uint64_t)x->round) << 16)

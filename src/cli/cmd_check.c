@@ -1,7 +1,13 @@
 /* cmd_check.c: `kgate check PLAN [--negative ARM]`: admission checks
  * only, in one fresh worker process, printed as a table per arm and case.
  * With --negative ARM the arm is rebuilt with KGATE_NEGATIVE=1 (its
- * KGATE_STORE stores zero) and every output check of it must fail. */
+ * KGATE_STORE stores zero) and every output check of it must fail.
+ *
+ * The table has one row per check: result (pass, FAIL, INADMISSIBLE with
+ * the violated precondition, WEAK with the shortcut that passes), the
+ * largest absolute error, the largest error relative to its bound, the
+ * worst element and the detail; inadmissible and weak cases are listed
+ * again under the table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +64,10 @@ int kg_cmd_check(int argc, char **argv)
         fprintf(stderr, "kgate check: the check process did not complete (see %s and %s/logs/)\n", procs, dir);
         return KG_EXIT_INVALID;
     }
-    int total = 0, failed = 0, neg_checks = 0, neg_failed = 0, neg_found = 0;
-    printf("| case | arm | phase | check | result | max err/bound | detail |\n|---|---|---|---|---|---|---|\n");
+    int total = 0, failed = 0, neg_checks = 0, neg_failed = 0, neg_found = 0, nweak = 0, ninadm = 0;
+    kg_sb notes = { 0 };
+    printf("| case | arm | phase | check | result | max abs | max err/bound | worst | detail |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     char *cur = text, *line;
     kg_next_line(&cur);
     while ((line = kg_next_line(&cur)) != NULL) {
@@ -73,11 +81,28 @@ int kg_cmd_check(int argc, char **argv)
             neg_found = 1;
             if (is_output) { neg_checks++; neg_failed += !pass; }
         }
-        printf("| %s | %s | %s | %s | %s | %s | %s |\n", f[2], f[3], f[4], f[5], pass ? "pass" : "FAIL",
-               f[8][0] ? f[8] : "–", f[11]);
+        const char *result = pass ? "pass" : "FAIL";
+        if (!pass && strcmp(f[5], "admissible") == 0) {
+            result = "INADMISSIBLE";
+            ninadm++;
+            kg_sb_printf(&notes, "inadmissible: case %s, arm %s: %s\n", f[2], f[3], f[11]);
+        } else if (!pass && strcmp(f[5], "weak") == 0) {
+            result = "WEAK";
+            char key[KG_NAME_MAX + 16];
+            snprintf(key, sizeof key, "weak case %s ", f[2]);
+            nweak++;
+            if (notes.buf == NULL || strstr(notes.buf, key) == NULL)
+                kg_sb_printf(&notes, "%s(cannot be primary; its arms fail): %s\n", key, f[11]);
+        }
+        printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[2], f[3], f[4], f[5], result,
+               f[7][0] ? f[7] : "–", f[8][0] ? f[8] : "–", f[9][0] && strcmp(f[9], "-1") != 0 ? f[9] : "–",
+               f[11]);
     }
     free(text);
-    printf("\n%d checks, %d failed.  Evidence: %s\n", total, failed, dir);
+    if (notes.len > 0) printf("\n%s", notes.buf);
+    kg_sb_free(&notes);
+    printf("\n%d checks, %d failed (%d inadmissible, %d weak).  Evidence: %s\n", total, failed, ninadm,
+           nweak, dir);
     if (neg != NULL) {
         if (!neg_found) {
             fprintf(stderr, "kgate check: --negative %s: no such arm ran (see kgate list and the plan)\n", neg);

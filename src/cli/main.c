@@ -5,6 +5,9 @@
 #include "cli.h"
 #include "kgate/err.h"
 
+int kg_cmd_verify(int argc, char **argv);   /* cmd_verify.c */
+int kg_cmd_freeze(int argc, char **argv);   /* cmd_freeze.c */
+
 static const char usage[] =
     "usage: kgate COMMAND [options]\n"
     "\n"
@@ -14,6 +17,8 @@ static const char usage[] =
     "  run PLAN [-o DIR]      run a campaign: checks, timed rounds in fresh processes, verdict, evidence\n"
     "  check PLAN             correctness (admission) checks only; --negative ARM for the numerical negative\n"
     "  report DIR             regenerate report.md, results.json and results.csv from an evidence folder\n"
+    "  verify DIR             check an evidence folder: hashes, recomputed reports, replayed outputs\n"
+    "  freeze PLAN [-o FILE]  write the canonical plan and its SHA-256, for run --frozen\n"
     "  list                   the ops and backends this kgate knows\n"
     "  --version              print the version\n"
     "\n"
@@ -51,6 +56,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return kg_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return kg_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "report") == 0) return kg_cmd_report(argc - 1, argv + 1);
+    if (strcmp(cmd, "verify") == 0) return kg_cmd_verify(argc - 1, argv + 1);
+    if (strcmp(cmd, "freeze") == 0) return kg_cmd_freeze(argc - 1, argv + 1);
     if (strcmp(cmd, "list") == 0) return kg_cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "worker") == 0) return kg_cmd_worker(argc - 1, argv + 1);
     fprintf(stderr, "kgate: unknown command '%s' (try kgate --help)\n", cmd);

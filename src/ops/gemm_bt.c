@@ -5,6 +5,9 @@
  * NoTrans x Trans) on the rounded inputs; the per-element bound needs
  * sum_k |a_ik b_jk|, which is |A| |B|^T, also a dgemm.
  *
+ * The shape helpers, reference and bound are shared with gemm_nt and
+ * gemm_splitk (ops_internal.h).
+ *
  * This file does not generate inputs or compare outputs (oracle.c). */
 #include <cblas.h>
 #include <limits.h>
@@ -17,32 +20,26 @@
  * take minutes on a CPU. */
 #define GEMM_MAX_MNK ((int64_t)1 << 34)
 
-static void gemm_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
+void kg_ops_gemm_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
     in_elems[0] = c->M * c->K;
     in_elems[1] = c->N * c->K;
     out_elems[0] = c->M * c->N;
 }
 
-static void gemm_rows(const kg_case *c, int64_t rows[])
+void kg_ops_gemm_rows(const kg_case *c, int64_t rows[])
 {
     rows[0] = c->M;
     rows[1] = c->N;
 }
 
-static int64_t gemm_cols(const kg_case *c, int o)
+int64_t kg_ops_gemm_cols(const kg_case *c, int o)
 {
     (void)o;
     return c->N;
 }
 
-static kg_dtype gemm_out_dtype(const kg_case *c, int o)
-{
-    (void)c; (void)o;
-    return KG_DT_F32;
-}
-
-static int gemm_admissible(const kg_case *c, char *why, size_t cap)
+int kg_ops_gemm_admissible(const kg_case *c, char *why, size_t cap)
 {
     if (kg_ops_check_dims(c, "M N K", why, cap)) return 1;
     /* each factor is < 2^63 by now; test the products without overflow */
@@ -61,19 +58,25 @@ static int gemm_admissible(const kg_case *c, char *why, size_t cap)
     return 0;
 }
 
-static int gemm_reference(const kg_case *c, const double *const in[], double *const out[],
-                          kg_err *err)
+int kg_ops_gemm_reference(const kg_case *c, const double *a, const double *b, int b_kn,
+                          double *out, kg_err *err)
 {
     if (c->M > INT_MAX || c->N > INT_MAX || c->K > INT_MAX)
-        return kg_errorf(err, KG_EINADMISSIBLE, "gemm_bt: dimension above INT_MAX");
+        return kg_errorf(err, KG_EINADMISSIBLE, "%s: dimension above INT_MAX", c->op);
     int M = (int)c->M, N = (int)c->N, K = (int)c->K;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0, in[0], K, in[1], K,
-                0.0, out[0], N);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, b_kn ? CblasNoTrans : CblasTrans, M, N, K, 1.0, a, K,
+                b, b_kn ? N : K, 0.0, out, N);
     return KG_OK;
 }
 
-/* s[i*N+j] = sum_k |a_ik b_jk| */
-static void gemm_absdot(const kg_case *c, const double *a, const double *b, double *s)
+static int gemm_reference(const kg_case *c, const double *const in[], double *const out[],
+                          kg_err *err)
+{
+    return kg_ops_gemm_reference(c, in[0], in[1], 0, out[0], err);
+}
+
+/* s[i*N+j] = sum_k |a_ik b_jk| (b_kn: b is [K,N], b_kj) */
+static void gemm_absdot(const kg_case *c, const double *a, const double *b, int b_kn, double *s)
 {
     int64_t M = c->M, N = c->N, K = c->K;
     double *aa = malloc((size_t)(M * K) * sizeof *aa);
@@ -81,14 +84,15 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, doub
     if (aa != NULL && ab != NULL) {
         for (int64_t i = 0; i < M * K; i++) aa[i] = fabs(a[i]);
         for (int64_t i = 0; i < N * K; i++) ab[i] = fabs(b[i]);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0,
-                    aa, (int)K, ab, (int)K, 0.0, s, (int)N);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, b_kn ? CblasNoTrans : CblasTrans, (int)M, (int)N,
+                    (int)K, 1.0, aa, (int)K, ab, b_kn ? (int)N : (int)K, 0.0, s, (int)N);
     } else {
         /* no memory for |A| and |B|: the same sums, slowly */
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
                 double acc = 0.0;
-                for (int64_t k = 0; k < K; k++) acc += fabs(a[i * K + k] * b[j * K + k]);
+                for (int64_t k = 0; k < K; k++)
+                    acc += fabs(a[i * K + k] * (b_kn ? b[k * N + j] : b[j * K + k]));
                 s[i * N + j] = acc;
             }
     }
@@ -96,12 +100,11 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, doub
     free(ab);
 }
 
-static void gemm_bound(const kg_case *c, const double *const in[], const double *ref, int o,
-                       double *bound)
+void kg_ops_gemm_bound(const kg_case *c, const double *a, const double *b, int b_kn,
+                       const double *ref, double *bound)
 {
-    (void)o;
     int64_t M = c->M, N = c->N;
-    gemm_absdot(c, in[0], in[1], bound); /* absdot first, bound in place */
+    gemm_absdot(c, a, b, b_kn, bound); /* absdot first, bound in place */
     for (int64_t i = 0; i < M; i++) {
         double *row = bound + i * N;
         double rowscale = 0.0;
@@ -112,19 +115,26 @@ static void gemm_bound(const kg_case *c, const double *const in[], const double 
     }
 }
 
-static double gemm_flops(const kg_case *c)
+static void gemm_bound(const kg_case *c, const double *const in[], const double *ref, int o,
+                       double *bound)
+{
+    (void)o;
+    kg_ops_gemm_bound(c, in[0], in[1], 0, ref, bound);
+}
+
+double kg_ops_gemm_flops(const kg_case *c)
 {
     return 2.0 * (double)c->M * (double)c->N * (double)c->K;
 }
 
-static double dtype_bytes(kg_dtype dt)
+double kg_ops_dtype_bytes(kg_dtype dt)
 {
     return dt == KG_DT_F32 ? 4.0 : 2.0;
 }
 
-static double gemm_min_bytes(const kg_case *c)
+double kg_ops_gemm_min_bytes(const kg_case *c)
 {
-    return ((double)c->M * (double)c->K + (double)c->N * (double)c->K) * dtype_bytes(c->dtype)
+    return ((double)c->M * (double)c->K + (double)c->N * (double)c->K) * kg_ops_dtype_bytes(c->dtype)
            + (double)c->M * (double)c->N * 4.0;
 }
 
@@ -135,13 +145,15 @@ const kg_op kg_op_gemm_bt = {
     .nin = 2, .nout = 1,
     .in_names = { "A", "B" },
     .out_names = { "C" },
-    .sizes = gemm_sizes,
-    .out_dtype = gemm_out_dtype,
-    .admissible = gemm_admissible,
+    .sizes = kg_ops_gemm_sizes,
+    .out_dtype = kg_ops_out_f32,
+    .admissible = kg_ops_gemm_admissible,
     .reference = gemm_reference,
     .bound = gemm_bound,
-    .flops = gemm_flops,
-    .min_bytes = gemm_min_bytes,
-    .in_rows = gemm_rows,
-    .out_cols = gemm_cols,
+    .flops = kg_ops_gemm_flops,
+    .min_bytes = kg_ops_gemm_min_bytes,
+    .in_rows = kg_ops_gemm_rows,
+    .out_cols = kg_ops_gemm_cols,
+    .ws_bytes = NULL,
+    .scalars = "M N K",
 };

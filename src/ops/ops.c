@@ -1,7 +1,9 @@
 /* ops.c: the op registry, the plan-versus-op check, and the error bound
  * shared by the reduction-shaped ops.
  *
- * Each op lives in its own file (gemm_bt.c, rowsum.c) and is listed here.
+ * Each op lives in its own file (gemm_bt.c, gemm_nt.c, gemm_splitk.c,
+ * rowsum.c, rowmax.c, softmax.c, layernorm.c, rmsnorm.c) and is listed
+ * here.
  * This file does not generate inputs or compare outputs (oracle.c does).
  */
 #include <math.h>
@@ -9,7 +11,9 @@
 #include <string.h>
 #include "ops/ops_internal.h"
 
-static const kg_op *const registry[] = { &kg_op_gemm_bt, &kg_op_rowsum };
+static const kg_op *const registry[] = { &kg_op_gemm_bt, &kg_op_rowsum, &kg_op_gemm_nt,
+                                         &kg_op_gemm_splitk, &kg_op_rowmax, &kg_op_softmax,
+                                         &kg_op_layernorm, &kg_op_rmsnorm };
 #define NOPS ((int)(sizeof registry / sizeof registry[0]))
 
 const kg_op *kg_op_find(const char *name)
@@ -116,6 +120,41 @@ static double gamma_n(int64_t n, double u)
 {
     double nu = (double)n * u;
     return nu < 0.5 ? nu / (1.0 - nu) : (double)INFINITY;
+}
+
+double kg_ops_gamma(int64_t n, double u)
+{
+    return gamma_n(n, u);
+}
+
+double kg_ops_gamma_prob(int64_t n)
+{
+    const double u = ldexp(1.0, -24), lambda = 10.0;
+    double nd = (double)n;
+    return expm1(lambda * sqrt(nd) * u + nd * u * u / (1.0 - u));
+}
+
+kg_dtype kg_ops_out_f32(const kg_case *c, int o)
+{
+    (void)c; (void)o;
+    return KG_DT_F32;
+}
+
+int kg_ops_rows_admissible(const kg_case *c, char *why, size_t cap)
+{
+    if (kg_ops_check_dims(c, "M N", why, cap)) return 1;
+    if (c->M > KG_OPS_MAX_ELEMS || c->N > KG_OPS_MAX_ELEMS || c->M * c->N > KG_OPS_MAX_ELEMS) {
+        snprintf(why, cap, "M*N must be <= 2^28 (M=%lld N=%lld)", (long long)c->M,
+                 (long long)c->N);
+        return 1;
+    }
+    return 0;
+}
+
+int64_t kg_ops_rows_cols(const kg_case *c, int o)
+{
+    (void)o;
+    return c->N;
 }
 
 /* The bound, in three parts.

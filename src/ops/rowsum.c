@@ -91,4 +91,6 @@ const kg_op kg_op_rowsum = {
     .min_bytes = rowsum_min_bytes,
     .in_rows = rowsum_rows,
     .out_cols = NULL,
+    .ws_bytes = NULL,
+    .scalars = "M N",
 };

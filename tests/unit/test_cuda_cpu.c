@@ -2,8 +2,11 @@
  *
  * Library loaders fail cleanly (simulated with the KGATE_LIB* overrides,
  * and for real where no driver is installed); argument lists and launch
- * geometry of the shipped gemm_bt kernels; and, where NVRTC is installed
- * (it needs no GPU), compiling the shipped kernels and a broken one. */
+ * geometry of the shipped gemm_bt kernels and of launch chains; the
+ * row-major to column-major mapping of builtin = cublas, checked against
+ * a host emulation of cuBLASLt's documented semantics; and, where NVRTC
+ * is installed (it needs no GPU), compiling the shipped kernels and a
+ * broken one. */
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>
@@ -148,11 +151,27 @@ static void test_args(void)
     CHECK(args[5].kind == KG_CARG_F64 && args[5].value.f64 == 1e-5);
     CHECK(args[6].kind == KG_CARG_WS);
     CHECK(args[7].kind == KG_CARG_I32 && args[7].value.i32 == 96);
+    /* the workspace is WS in the vocabulary (ws is accepted too) */
+    CHECK(kg_cuda_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
+                             &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "does not set splits");
+    kg_err_clear(&err);
+    kg_case sc = c;
+    sc.splits = 4;
+    CHECK(kg_cuda_args_parse("dev", "WS, C, splits:i64, splits", gemm_in, 2, gemm_out, 1, &sc,
+                             args, &n, &err) == KG_OK);
+    CHECK(n == 4 && args[0].kind == KG_CARG_WS && args[1].kind == KG_CARG_OUT);
+    CHECK(args[2].kind == KG_CARG_I64 && args[2].value.i64 == 4);
+    CHECK(args[3].kind == KG_CARG_I32 && args[3].value.i32 == 4);
+    CHECK(kg_cuda_args_parse("dev", "WS:i32", gemm_in, 2, gemm_out, 1, &sc, args, &n, &err) ==
+          KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "a buffer takes no type suffix");
+    kg_err_clear(&err);
 
     CHECK(kg_cuda_args_parse("cand", "A, B, Q", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "arm 'cand': unknown argument 'Q'");
-    CHECK_STR_CONTAINS(err.msg, "A B C ws M N K splits eps");
+    CHECK_STR_CONTAINS(err.msg, "A B C WS M N K splits eps");
     kg_err_clear(&err);
     CHECK(kg_cuda_args_parse("cand", "A:i64", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
@@ -233,6 +252,147 @@ static void test_geometry(void)
     CHECK_STR_CONTAINS(err.msg, "shared = -4 bytes");
 }
 
+/* Launches 2 and 3 of a chain: their own keys, messages that name them,
+ * and no gaps in the numbering. */
+static void test_chain(void)
+{
+    kg_case c = gemm_case(96, 512, 2048);
+    c.splits = 4;
+    kg_cuda_geom g;
+    kg_err err = { 0 };
+    int n = 0;
+    kg_arm a = gemm_arm("splitk", "tests/gpu/gemm_bt_splitk.cu", "zero_c", "ceildiv(M * N, 256)",
+                        "256", "");
+    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 1);
+    strcpy(a.extra[0].entry, "partial");
+    strcpy(a.extra[0].grid, "ceildiv(N, 32), ceildiv(M, 32), splits");
+    strcpy(a.extra[0].block, "32, 8");
+    strcpy(a.extra[0].shared, "2 * 32 * 33 * 4");
+    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 2);
+    CHECK(kg_cuda_launch_geometry(&a, 1, &c, &g, &err) == KG_OK);
+    CHECK(g.grid[0] == 192 && g.block[0] == 256 && g.shared_bytes == 0);
+    CHECK(kg_cuda_launch_geometry(&a, 2, &c, &g, &err) == KG_OK);
+    CHECK(g.grid[0] == 16 && g.grid[1] == 3 && g.grid[2] == 4);
+    CHECK(g.block[0] == 32 && g.block[1] == 8 && g.shared_bytes == 8448);
+    /* launch 3 declared without a grid: the message names grid3 */
+    strcpy(a.extra[1].entry, "finish");
+    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 3);
+    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "grid3 is empty");
+    kg_err_clear(&err);
+    strcpy(a.extra[1].grid, "1");
+    strcpy(a.extra[1].block, "2048");
+    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "block3 (2048, 1, 1) exceeds the CUDA limits");
+    kg_err_clear(&err);
+    strcpy(a.extra[1].block, "ceildiv(K, 0)");
+    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "arm 'splitk' block3 expression");
+    kg_err_clear(&err);
+    CHECK(kg_cuda_launch_geometry(&a, 4, &c, &g, &err) == KG_EINTERNAL);
+    kg_err_clear(&err);
+    /* entry3 without entry2 */
+    a.extra[0].entry[0] = '\0';
+    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "entry3 is set but entry2 is not");
+}
+
+/* cuBLASLt's contract, emulated on the host: column-major storage,
+ * element (r, c) of a stored rows x cols matrix at r + c * ld, op T
+ * transposes; D[m x n] = op(A) * op(B). */
+static double lt_elem(const double *p, int64_t ld, int trans, uint64_t r, uint64_t c)
+{
+    /* op(X)(r, c) = X(r, c) or X(c, r) */
+    return trans == KG_CUBLAS_OP_T ? p[c + r * (uint64_t)ld] : p[r + c * (uint64_t)ld];
+}
+
+static void lt_emulate(const kg_cuda_gemm_map *m, const double *a, const double *b, double *d)
+{
+    for (uint64_t c = 0; c < m->n; c++)
+        for (uint64_t r = 0; r < m->m; r++) {
+            double acc = 0.0;
+            for (uint64_t k = 0; k < m->k; k++)
+                acc += lt_elem(a, m->lda, m->transa, r, k) * lt_elem(b, m->ldb, m->transb, k, c);
+            d[r + c * (uint64_t)m->ldd] = acc;
+        }
+}
+
+static void test_gemm_map(void)
+{
+    kg_err err = { 0 };
+    kg_cuda_gemm_map m;
+    /* distinct sizes so that any swapped dimension shows */
+    enum { M = 5, N = 3, K = 7 };
+    kg_case c = gemm_case(M, N, K);
+    CHECK(kg_cuda_gemm_map_case("ref", &c, &m, &err) == KG_OK);
+    CHECK(m.in_type == KG_CUDA_R_16BF && m.out_type == KG_CUDA_R_32F);
+    CHECK(m.compute_type == KG_CUBLAS_COMPUTE_32F);
+    /* the stored layouts must describe exactly the op's buffers */
+    CHECK(m.a_rows * m.a_cols == (uint64_t)(m.a_input == 0 ? M * K : N * K));
+    CHECK(m.b_rows * m.b_cols == (uint64_t)(m.b_input == 0 ? M * K : N * K));
+    CHECK(m.d_rows * m.d_cols == (uint64_t)(M * N) && m.ldd == (int64_t)m.d_rows);
+    CHECK(m.lda >= (int64_t)m.a_rows && m.ldb >= (int64_t)m.b_rows);
+    /* op(A) is m x k, op(B) k x n, D m x n */
+    CHECK((m.transa == KG_CUBLAS_OP_N ? m.a_rows : m.a_cols) == m.m);
+    CHECK((m.transb == KG_CUBLAS_OP_N ? m.b_cols : m.b_rows) == m.n);
+    CHECK(m.d_rows == m.m && m.d_cols == m.n);
+
+    /* the numbers: row-major A[M,K], B[N,K]; C[M,N] = A * B^T */
+    double A[M * K], B[N * K], want[M * N], got[M * N];
+    for (int i = 0; i < M * K; i++) A[i] = (double)((i * 7) % 11) - 5.0;
+    for (int i = 0; i < N * K; i++) B[i] = (double)((i * 5) % 13) - 6.0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (int k = 0; k < K; k++) acc += A[i * K + k] * B[j * K + k];
+            want[i * N + j] = acc;
+        }
+    const double *in[2] = { A, B };
+    for (int i = 0; i < M * N; i++) got[i] = -1e300;
+    lt_emulate(&m, in[m.a_input], in[m.b_input], got);
+    int same = 1;
+    for (int i = 0; i < M * N; i++) same &= got[i] == want[i];
+    CHECK_MSG(same, "cuBLASLt mapping does not compute row-major A * B^T");
+
+    /* gemm_nt: B is stored [K,N]; C = A * B */
+    kg_case ntc = c;
+    strcpy(ntc.op, "gemm_nt");
+    CHECK(kg_cuda_gemm_map_case("ref", &ntc, &m, &err) == KG_OK);
+    CHECK(m.a_rows * m.a_cols == (uint64_t)(N * K) && m.lda >= (int64_t)m.a_rows);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (int k = 0; k < K; k++) acc += A[i * K + k] * B[k * N + j];
+            want[i * N + j] = acc;
+        }
+    for (int i = 0; i < M * N; i++) got[i] = -1e300;
+    lt_emulate(&m, in[m.a_input], in[m.b_input], got);
+    same = 1;
+    for (int i = 0; i < M * N; i++) same &= got[i] == want[i];
+    CHECK_MSG(same, "cuBLASLt mapping does not compute row-major A * B for gemm_nt");
+    /* gemm_splitk has gemm_bt's contract */
+    kg_case skc = c;
+    strcpy(skc.op, "gemm_splitk");
+    kg_cuda_gemm_map bt_map, sk_map;
+    CHECK(kg_cuda_gemm_map_case("ref", &c, &bt_map, &err) == KG_OK);
+    CHECK(kg_cuda_gemm_map_case("ref", &skc, &sk_map, &err) == KG_OK);
+    CHECK(memcmp(&bt_map, &sk_map, sizeof bt_map) == 0);
+
+    c.dtype = KG_DT_F32;
+    CHECK(kg_cuda_gemm_map_case("ref", &c, &m, &err) == KG_OK && m.in_type == KG_CUDA_R_32F);
+    CHECK(m.compute_type == KG_CUBLAS_COMPUTE_32F);
+    c.dtype = KG_DT_F16;
+    CHECK(kg_cuda_gemm_map_case("ref", &c, &m, &err) == KG_OK && m.in_type == KG_CUDA_R_16F);
+    kg_case r = c;
+    strcpy(r.op, "rowsum");
+    CHECK(kg_cuda_gemm_map_case("ref", &r, &m, &err) == KG_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(err.msg, "not op 'rowsum'");
+    kg_err_clear(&err);
+    kg_case nok = gemm_case(4, 4, -1);
+    CHECK(kg_cuda_gemm_map_case("ref", &nok, &m, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "must set M, N and K");
+}
+
 static void test_uuid(void)
 {
     CUuuid u;
@@ -275,6 +435,21 @@ static void test_compile(void)
             CHECK(image != NULL && bytes > 64 && memcmp(image, "\177ELF", 4) == 0);
             free(image);
         }
+    }
+    /* the three-launch chain of the GPU tests compiles too */
+    {
+        kg_arm keep = arms[2];
+        arms[2] = gemm_arm("splitk", "tests/gpu/gemm_bt_splitk.cu", "zero_c", "1", "1", "");
+        for (int dt = 0; dt < 3; dt++) {
+            char *img = NULL;
+            size_t nb = 0;
+            kg_err_clear(&err);
+            int rc = kg_cuda_compile(&nv, 9, 0, &plan, 2, (kg_dtype)dt, &img, &nb, &err);
+            CHECK_MSG(rc == KG_OK, "splitk dtype %d: %s", dt, err.msg);
+            CHECK(img != NULL && nb > 64 && memcmp(img, "\177ELF", 4) == 0);
+            free(img);
+        }
+        arms[2] = keep;
     }
     /* a defined-away entry must fail to compile with the log in the message */
     char *image = NULL;
@@ -326,6 +501,8 @@ int main(void)
     test_loaders();
     test_args();
     test_geometry();
+    test_chain();
+    test_gemm_map();
     test_uuid();
     test_compile();
     return kg_test_finish("test_cuda_cpu");

@@ -1,0 +1,75 @@
+/* gemm_splitk.c: the gemm_splitk op, C = A * B^T computed as split-K
+ * float32 partials followed by an accumulation pass.
+ *
+ * Inputs A[M,K] and B[N,K] in the case dtype; workspace P[splits,M,N] in
+ * float32 (kg_kargs.ws, poisoned by the worker before every checked run
+ * like an output); output C[M,N] in float32.  The operation the oracle
+ * checks is the whole chain: partials plus accumulation.  Split s covers
+ * k in [s*ceil(K/splits), min(K, (s+1)*ceil(K/splits))); the bound is
+ * gemm_bt's, whose proof holds for any summation order (ops.c), so two
+ * levels of summation need no extra slack.
+ *
+ * This file does not generate inputs or compare outputs (oracle.c). */
+#include <math.h>
+#include <stdio.h>
+#include "ops/ops_internal.h"
+
+static int splitk_admissible(const kg_case *c, char *why, size_t cap)
+{
+    if (kg_ops_gemm_admissible(c, why, cap)) return 1;
+    if (c->splits < 1 || c->splits > c->K) {
+        snprintf(why, cap, "splits must be >= 1 and <= K (splits=%lld K=%lld)",
+                 (long long)c->splits, (long long)c->K);
+        return 1;
+    }
+    if (c->splits * c->M * c->N > KG_OPS_MAX_ELEMS) {
+        snprintf(why, cap, "splits*M*N must be <= 2^28 (the partials workspace)");
+        return 1;
+    }
+    return 0;
+}
+
+static int splitk_reference(const kg_case *c, const double *const in[], double *const out[],
+                            kg_err *err)
+{
+    return kg_ops_gemm_reference(c, in[0], in[1], 0, out[0], err);
+}
+
+static void splitk_bound(const kg_case *c, const double *const in[], const double *ref, int o,
+                         double *bound)
+{
+    (void)o;
+    kg_ops_gemm_bound(c, in[0], in[1], 0, ref, bound);
+}
+
+static size_t splitk_ws_bytes(const kg_case *c)
+{
+    if (c->splits < 1 || c->M < 1 || c->N < 1) return 0;
+    return (size_t)c->splits * (size_t)c->M * (size_t)c->N * sizeof(float);
+}
+
+/* the partial products, plus (splits - 1) additions per output */
+static double splitk_flops(const kg_case *c)
+{
+    return kg_ops_gemm_flops(c) + (double)(c->splits - 1) * (double)c->M * (double)c->N;
+}
+
+const kg_op kg_op_gemm_splitk = {
+    .name = "gemm_splitk",
+    .summary = "C[M,N] (f32) = A[M,K] * B[N,K]^T via f32 partials ws[splits,M,N] and an accumulation",
+    .vars = "M N K",
+    .nin = 2, .nout = 1,
+    .in_names = { "A", "B" },
+    .out_names = { "C" },
+    .sizes = kg_ops_gemm_sizes,
+    .out_dtype = kg_ops_out_f32,
+    .admissible = splitk_admissible,
+    .reference = splitk_reference,
+    .bound = splitk_bound,
+    .flops = splitk_flops,
+    .min_bytes = kg_ops_gemm_min_bytes, /* the workspace is not compulsory traffic */
+    .in_rows = kg_ops_gemm_rows,
+    .out_cols = kg_ops_gemm_cols,
+    .ws_bytes = splitk_ws_bytes,
+    .scalars = "M N K splits",
+};

@@ -1,0 +1,399 @@
+/* verify.c: SHA256SUMS, and `kgate verify DIR`.
+ *
+ * SHA256SUMS is the last file a campaign writes: one line per other file
+ * of the folder, "<sha256 hex>  <relative path>", sorted by path, in the
+ * format of coreutils' sha256sum (so `sha256sum -c SHA256SUMS` works in
+ * the folder).  kg_verify_dir checks a folder three ways:
+ *   1. every listed file exists with its hash, and no file is unlisted;
+ *   2. plan.kg hashes to plan.sha256, and the reports recomputed from the
+ *      raw samples equal report.md, results.json and results.csv byte
+ *      for byte (the same code the campaign ran, rendered in memory);
+ *   3. every saved output (outputs/proc-NNN.*) is compared again with a
+ *      float64 reference recomputed on the CPU from its seed, which must be
+ *      one the protocol derives for its process and case; the result must agree
+ *      with the one recorded in checks/proc-NNN.csv.
+ * Any one-byte change to a file fails step 1 at least.
+ *
+ * It writes nothing into the folder. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "campaign.h"
+#include "kgate/oracle.h"
+#include "protocol.h"
+#include "util.h"
+
+typedef struct plist {
+    char **v;
+    int n, cap;
+} plist;
+
+static int plist_add(plist *l, const char *s)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        char **p = realloc(l->v, (size_t)cap * sizeof *p);
+        if (p == NULL) return -1;
+        l->v = p;
+        l->cap = cap;
+    }
+    if ((l->v[l->n] = strdup(s)) == NULL) return -1;
+    l->n++;
+    return 0;
+}
+
+static int walk(const char *root, const char *rel, plist *l, kg_err *err)
+{
+    char path[KG_PATH_MAX * 2];
+    snprintf(path, sizeof path, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(path);
+    if (d == NULL) return kg_errorf(err, KG_EIO, "%s: %s", path, strerror(errno));
+    struct dirent *e;
+    int rc = KG_OK;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char sub[KG_PATH_MAX * 2], full[KG_PATH_MAX * 4];
+        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        snprintf(full, sizeof full, "%s/%s", root, sub);
+        struct stat st;
+        if (lstat(full, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            if ((rc = walk(root, sub, l, err)) != KG_OK) break;
+        } else if (plist_add(l, sub) != 0) {
+            rc = kg_errorf(err, KG_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int kg_evidence_list(const char *dir, char ***paths, int *n, kg_err *err)
+{
+    plist l = { 0 };
+    int rc = walk(dir, "", &l, err);
+    if (rc != KG_OK) {
+        for (int i = 0; i < l.n; i++) free(l.v[i]);
+        free(l.v);
+        *paths = NULL;
+        *n = 0;
+        return rc;
+    }
+    if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_str);
+    *paths = l.v;
+    *n = l.n;
+    return KG_OK;
+}
+
+static void free_list(char **v, int n)
+{
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+int kg_evidence_write_sums(const char *dir, kg_err *err)
+{
+    char **files = NULL, path[KG_PATH_MAX * 3], hex[65];
+    int n = 0, rc;
+    kg_sb sb = { 0 };
+    if ((rc = kg_evidence_list(dir, &files, &n, err)) != KG_OK) return rc;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(files[i], "SHA256SUMS") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if ((rc = kg_sha256_file(path, hex, err)) != KG_OK) goto done;
+        kg_sb_printf(&sb, "%s  %s\n", hex, files[i]);
+    }
+    if (sb.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
+    rc = kg_write_atomic(path, sb.buf ? sb.buf : "", sb.len, err);
+done:
+    kg_sb_free(&sb);
+    free_list(files, n);
+    return rc;
+}
+
+static void problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem(kg_sb *out, int *nbad, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kg_sb_vprintf(out, fmt, ap);
+    va_end(ap);
+    kg_sb_puts(out, "\n");
+    (*nbad)++;
+}
+
+static int is_hex64(const char *s)
+{
+    for (int i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return 1;
+}
+
+static void check_sums(const char *dir, kg_sb *out, int *nbad, int *nfiles)
+{
+    char path[KG_PATH_MAX * 3], *text = NULL, **files = NULL, hex[65];
+    int nf = 0;
+    plist listed = { 0 };
+    kg_err e = { 0 };
+    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
+    if (kg_read_file(path, &text, NULL, &e) != KG_OK) {
+        problem(out, nbad, "SHA256SUMS: missing or unreadable (%s): the campaign did not finish, or the file was removed", e.msg);
+        goto done;
+    }
+    char *cur = text, *line;
+    int lineno = 0;
+    size_t tlen = strlen(text);
+    if (tlen == 0 || text[tlen - 1] != '\n') problem(out, nbad, "SHA256SUMS: does not end with a newline");
+    while ((line = kg_next_line(&cur)) != NULL) {
+        lineno++;
+        if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' || line[65] != ' ') {
+            problem(out, nbad, "SHA256SUMS:%d: malformed line (expected '<64 lowercase hex>  <path>')", lineno);
+            continue;
+        }
+        const char *rel = line + 66;
+        if (rel[0] == '/' || strstr(rel, "..") != NULL || strcmp(rel, "SHA256SUMS") == 0) {
+            problem(out, nbad, "SHA256SUMS:%d: path '%s' is not a file of the folder", lineno, rel);
+            continue;
+        }
+        for (int i = 0; i < listed.n; i++)
+            if (strcmp(listed.v[i], rel) == 0) problem(out, nbad, "SHA256SUMS:%d: %s listed twice", lineno, rel);
+        plist_add(&listed, rel);
+        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        kg_err fe = { 0 };
+        if (kg_sha256_file(path, hex, &fe) != KG_OK) {
+            problem(out, nbad, "%s: listed in SHA256SUMS (line %d) but missing: %s", rel, lineno, fe.msg);
+            continue;
+        }
+        if (strncmp(hex, line, 64) != 0)
+            problem(out, nbad, "%s: SHA-256 %.16s... differs from SHA256SUMS line %d (%.16s...): the file or SHA256SUMS "
+                    "was changed", rel, hex, lineno, line);
+        (*nfiles)++;
+    }
+    if (kg_evidence_list(dir, &files, &nf, &e) != KG_OK) {
+        problem(out, nbad, "%s: cannot list the folder: %s", dir, e.msg);
+        goto done;
+    }
+    for (int i = 0; i < nf; i++) {
+        if (strcmp(files[i], "SHA256SUMS") == 0) continue;
+        int found = 0;
+        for (int k = 0; k < listed.n && !found; k++) found = strcmp(listed.v[k], files[i]) == 0;
+        if (!found) problem(out, nbad, "%s: not listed in SHA256SUMS (added after the campaign)", files[i]);
+    }
+done:
+    free_list(listed.v, listed.n);
+    free_list(files, nf);
+    free(text);
+}
+
+/* Compares stored file name with the text recomputed. */
+static void same_bytes(const char *dir, const char *name, const char *want, kg_sb *out, int *nbad)
+{
+    char path[KG_PATH_MAX + 32], *have = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (kg_read_file(path, &have, &len, NULL) != KG_OK) {
+        problem(out, nbad, "%s: missing", name);
+        return;
+    }
+    size_t wl = strlen(want), i = 0;
+    int line = 1;
+    while (i < len && i < wl && have[i] == want[i]) {
+        if (have[i] == '\n') line++;
+        i++;
+    }
+    if (i != len || i != wl)
+        problem(out, nbad, "%s: differs from the report recomputed from the raw samples (byte %zu, line %d)", name, i, line);
+    free(have);
+}
+
+/* One check record, for cross-checking a replayed output. */
+typedef struct crec {
+    char kase[KG_NAME_MAX], arm[KG_NAME_MAX], phase[8], check[96], result[8], max_abs[32];
+} crec;
+
+static int load_crecs(const char *path, crec **out, int *n)
+{
+    char *text = NULL;
+    *out = NULL;
+    *n = 0;
+    if (kg_read_file(path, &text, NULL, NULL) != KG_OK) return -1;
+    int cap = 0;
+    crec *v = NULL;
+    char *cur = text, *line;
+    kg_next_line(&cur);
+    while ((line = kg_next_line(&cur)) != NULL) {
+        char *f[12];
+        if (kg_csv_split(line, f, 12) != 12) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 64;
+            crec *p = realloc(v, (size_t)cap * sizeof *p);
+            if (p == NULL) break;
+            v = p;
+        }
+        crec *c = &v[(*n)++];
+        snprintf(c->kase, sizeof c->kase, "%s", f[2]);
+        snprintf(c->arm, sizeof c->arm, "%s", f[3]);
+        snprintf(c->phase, sizeof c->phase, "%s", f[4]);
+        snprintf(c->check, sizeof c->check, "%s", f[5]);
+        snprintf(c->result, sizeof c->result, "%s", f[6]);
+        snprintf(c->max_abs, sizeof c->max_abs, "%s", f[7]);
+    }
+    free(text);
+    *out = v;
+    return 0;
+}
+
+/* Replays outputs/proc-NNN.{csv,bin} of process p. */
+static void replay_proc(const char *dir, const kg_plan *plan, int p, kg_sb *out, int *nbad, int *nreplayed)
+{
+    char ipath[64], bpath[KG_PATH_MAX + 64], cpath[KG_PATH_MAX + 64];
+    char *index = NULL, *bin = NULL;
+    size_t blen = 0;
+    crec *cr = NULL;
+    int ncr = 0;
+    kg_case_data d = { 0 };
+    int d_case = -1, d_phase = -1;
+    snprintf(ipath, sizeof ipath, "outputs/proc-%03d.csv", p);
+    snprintf(bpath, sizeof bpath, "%s/outputs/proc-%03d.bin", dir, p);
+    snprintf(cpath, sizeof cpath, "%s/checks/proc-%03d.csv", dir, p);
+    char full[KG_PATH_MAX + 64];
+    snprintf(full, sizeof full, "%s/%s", dir, ipath);
+    if (!kg_path_exists(full)) return; /* a process that ended before writing (crashed, timed out) */
+    if (kg_read_file(full, &index, NULL, NULL) != KG_OK || kg_read_file(bpath, &bin, &blen, NULL) != KG_OK) {
+        problem(out, nbad, "%s: unreadable, or its .bin is missing", ipath);
+        goto done;
+    }
+    load_crecs(cpath, &cr, &ncr);
+    char *cur = index, *line;
+    int lineno = 1;
+    kg_next_line(&cur);
+    while ((line = kg_next_line(&cur)) != NULL) {
+        lineno++;
+        if (line[0] == '\0') continue;
+        char *f[12];
+        if (kg_csv_split(line, f, 12) != 11) { problem(out, nbad, "%s:%d: malformed row", ipath, lineno); continue; }
+        int c = kg_plan_find_case(plan, f[1]), a = kg_plan_find_arm(plan, f[2]);
+        int phase = strcmp(f[3], "post") == 0 ? 1 : 0, o = atoi(f[5]);
+        uint64_t seed = strtoull(f[6], NULL, 10);
+        size_t off = strtoull(f[7], NULL, 10), nb = strtoull(f[8], NULL, 10);
+        if (atoi(f[0]) != p || c < 0 || a < 0 || o < 0 || o >= KG_MAX_OUT) {
+            problem(out, nbad, "%s:%d: names another process, or an unknown case, arm or output", ipath, lineno);
+            continue;
+        }
+        /* the seed must be one the protocol derives from the campaign seed
+         * for this process and case (the phase numbers are the worker's) */
+        int derived = 0;
+        for (int k = 0; k < 4 && !derived; k++) derived = seed == kg_protocol_check_seed(plan->campaign.seed, p, c, k);
+        if (!derived) {
+            problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
+                    ipath, lineno, seed, p, f[1]);
+            continue;
+        }
+        if (c != d_case || phase != d_phase) {
+            kg_oracle_release(&d);
+            kg_err e = { 0 };
+            d_case = d_phase = -1;
+            if (kg_oracle_prepare(&plan->cases[c], seed, &d, &e) != KG_OK) {
+                problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, e.msg);
+                continue;
+            }
+            d_case = c;
+            d_phase = phase;
+        }
+        if (o >= d.nout || nb != d.out_bytes[o] || off > blen || nb > blen - off) {
+            problem(out, nbad, "%s:%d: %zu bytes at offset %zu do not fit the output (%zu bytes) or the .bin (%zu bytes)",
+                    ipath, lineno, nb, off, o < d.nout ? d.out_bytes[o] : 0, blen);
+            continue;
+        }
+        kg_check r;
+        kg_oracle_compare(&d, o, bin + off, &r);
+        char mabs[32];
+        snprintf(mabs, sizeof mabs, "%.6g", r.max_abs);
+        const char *res = r.pass ? "pass" : "fail";
+        if (strcmp(res, f[9]) != 0 || strcmp(mabs, f[10]) != 0)
+            problem(out, nbad, "%s:%d: replay of %s/%s %s gives %s (max_abs %s), the worker recorded %s (max_abs %s)",
+                    ipath, lineno, f[1], f[2], f[4], res, mabs, f[9], f[10]);
+        char check[96];
+        snprintf(check, sizeof check, "%s:%s", f[4], d.op->out_names[o]);
+        int found = 0;
+        for (int i = 0; i < ncr && !found; i++) {
+            const crec *k = &cr[i];
+            if (strcmp(k->kase, f[1]) || strcmp(k->arm, f[2]) || strcmp(k->phase, f[3]) || strcmp(k->check, check))
+                continue;
+            found = 1;
+            if (strcmp(k->result, res) != 0 || strcmp(k->max_abs, mabs) != 0)
+                problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s %s recorded %s (max_abs %s), replay gives %s (max_abs %s)",
+                        p, f[1], f[2], f[3], check, k->result, k->max_abs, res, mabs);
+        }
+        if (!found) problem(out, nbad, "checks/proc-%03d.csv: no record of %s/%s %s %s", p, f[1], f[2], f[3], check);
+        (*nreplayed)++;
+    }
+done:
+    kg_oracle_release(&d);
+    free(cr);
+    free(index);
+    free(bin);
+}
+
+int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL, *md = NULL, *js = NULL, *csv = NULL;
+    kg_plan *plan = NULL;
+    kg_evidence ev = { 0 };
+    int nfiles = 0, nreplayed = 0;
+    *nbad = 0;
+    snprintf(path, sizeof path, "%s/plan.kg", dir);
+    if (!kg_path_exists(path))
+        return kg_errorf(err, KG_EUSAGE, "%s is not an evidence folder (no plan.kg)", dir);
+    check_sums(dir, out, nbad, &nfiles);
+
+    if (kg_read_file(path, &text, NULL, NULL) == KG_OK) {
+        char hex[65], *rec = NULL;
+        kg_sha256_hex(text, strlen(text), hex);
+        snprintf(path, sizeof path, "%s/plan.sha256", dir);
+        if (kg_read_file(path, &rec, NULL, NULL) != KG_OK || strlen(rec) != 65 || strncmp(rec, hex, 64) != 0)
+            problem(out, nbad, "plan.sha256: does not hold the SHA-256 of plan.kg (%.16s...)", hex);
+        free(rec);
+        kg_err pe = { 0 };
+        if (kg_plan_parse(text, strlen(text), "plan.kg", dir, &plan, &pe) != KG_OK)
+            problem(out, nbad, "plan.kg: %s", pe.msg);
+        else if (strcmp(plan->canonical, text) != 0)
+            problem(out, nbad, "plan.kg: is not in canonical form");
+    }
+
+    kg_err re = { 0 };
+    if (kg_report_render(dir, NULL, &md, &js, &csv, &re) != KG_OK) {
+        problem(out, nbad, "analysis: cannot recompute the reports: %s", re.msg);
+    } else {
+        same_bytes(dir, "report.md", md, out, nbad);
+        same_bytes(dir, "results.json", js, out, nbad);
+        same_bytes(dir, "results.csv", csv, out, nbad);
+    }
+
+    if (plan != NULL) {
+        kg_err ee = { 0 };
+        if (kg_evidence_load(dir, &ev, &ee) == KG_OK) {
+            for (int p = 0; p < ev.nproc; p++) replay_proc(dir, plan, p, out, nbad, &nreplayed);
+        }
+        /* a failed load was reported by the analysis step already */
+    }
+    kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs replayed\n", *nbad ? "" : "ok: ",
+                 nfiles, nreplayed);
+    kg_evidence_free(&ev);
+    kg_plan_free(plan);
+    free(text);
+    free(md);
+    free(js);
+    free(csv);
+    return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+}

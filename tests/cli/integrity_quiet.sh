@@ -1,0 +1,46 @@
+# Quiet host: a process on the forbidden list (a copy of sleep under a
+# listed name) started during a campaign makes the running process
+# "contaminated": excluded, kept with its reason, and repeated in the same
+# direction; the analysis counts it as excluded and the folder verifies.
+. tests/cli_lib.sh
+export KGATE_LOCK_DIR="$T/locks"
+export KGATE_FAKE_SLEEP_MS=10
+cp "$(command -v sleep)" "$T/kgate-test-cc" || die "cannot copy sleep"
+"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" --quiet 0 --forbid kgate-test-cc,kgate-other \
+    >"$T/out" 2>"$T/err" &
+k=$!
+i=0
+until [ -f "$T/ev/processes.csv" ]; do
+    i=$((i + 1)); [ $i -lt 200 ] || die "no process finished"; sleep 0.05
+done
+sleep 0.2
+"$T/kgate-test-cc" 0.8 &
+cc=$!
+wait $cc
+wait $k; st=$?
+[ $st -le 1 ] || { cat "$T/err" >&2; die "campaign: exit $st"; }
+cat "$T/ev/processes.csv" >&2
+grep -q ",contaminated,0,.*forbidden process kgate-test-cc (pid $cc) running at 20" "$T/ev/processes.csv" ||
+    die "no contaminated process naming kgate-test-cc (pid $cc)"
+expect_grep "contaminated" "$T/err"
+# every contaminated row is followed by a repeat of its slot, in its direction
+awk -F, 'NR > 1 { n = NF; slot = $(n-1); att = $n; dir[slot] = dir[slot] ? dir[slot] : $2;
+                  if (dir[slot] != $2) { print "slot " slot " changed direction"; bad = 1 }
+                  if ($3 == "contaminated") { c[slot]++; nc++ } else if (att != c[slot]) { print "slot " slot " attempt " att; bad = 1 }
+                  rows++ }
+         END { if (rows != 6 + nc) { print "rows " rows " contaminated " nc; bad = 1 } exit bad }' \
+    "$T/ev/processes.csv" || die "repeats do not match their slots"
+nc=$(grep -c ",contaminated,0," "$T/ev/processes.csv")
+expect_grep "6 accepted, $nc excluded" "$T/out"
+# the contaminated process's evidence is kept
+p=$(grep ",contaminated,0," "$T/ev/processes.csv" | head -n 1 | cut -d, -f1)
+[ -f "$T/ev/raw/$(printf 'proc-%03d.csv' "$p")" ] || die "the contaminated process's rows must be kept"
+"$KGATE" verify "$T/ev" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "folder does not verify"; }
+expect_report_identical "$T/ev"
+# the quiet window: a forbidden process before the start makes the campaign wait
+"$T/kgate-test-cc" 0.6 &
+"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev2" --quiet 0.2 --forbid kgate-test-cc >"$T/out2" 2>"$T/err2"; st=$?
+[ $st -le 1 ] || die "second campaign: exit $st"
+expect_grep "waiting for a quiet host: forbidden process kgate-test-cc" "$T/err2"
+expect_no_grep "contaminated" "$T/ev2/processes.csv"
+exit 0

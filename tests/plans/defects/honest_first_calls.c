@@ -1,0 +1,24 @@
+/* honest_first_calls.c: planted defect: honest on its first 4 calls (the checks), a no-op afterwards (the timed runs). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kgate/kernel.h"
+void kernel(const kg_kargs *a);
+static void gemm(const kg_kargs *a)
+{
+    float *C = a->out[0];
+    int64_t M = a->M, N = a->N, K = a->K;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < K; k++)
+                acc += kg_load(a->in[0], a->dtype, i * K + k) * kg_load(a->in[1], a->dtype, j * K + k);
+            KGATE_STORE(&C[i * N + j], acc);
+        }
+}
+static int calls;
+void kernel(const kg_kargs *a)
+{
+    if (++calls > 4) return;
+    gemm(a);
+}

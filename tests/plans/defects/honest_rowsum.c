@@ -1,0 +1,12 @@
+/* honest_rowsum.c: an honest rowsum (the baseline of the defect plans). */
+#include "kgate/kernel.h"
+void kernel(const kg_kargs *a);
+void kernel(const kg_kargs *a)
+{
+    float *Y = a->out[0];
+    for (int64_t i = 0; i < a->M; i++) {
+        float s = 0.0f;
+        for (int64_t j = 0; j < a->N; j++) s += kg_load(a->in[0], a->dtype, i * a->N + j);
+        KGATE_STORE(&Y[i], s);
+    }
+}

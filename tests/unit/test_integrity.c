@@ -1,0 +1,238 @@
+/* test_integrity.c: device lock, quiet-host scan, frozen-plan diff, fault
+ * injected atomic writes, folder listing and SHA256SUMS, saved outputs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "campaign.h"
+#include "check.h"
+#include "util.h"
+
+static kg_plan *parse(const char *text)
+{
+    kg_plan *p = NULL;
+    kg_err err = { 0 };
+    int rc = kg_plan_parse(text, strlen(text), "mem.kg", ".", &p, &err);
+    CHECK_MSG(rc == KG_OK, "%s", err.msg);
+    return p;
+}
+
+static const char plan_a[] =
+    "[campaign]\nbackend = fake\nsamples = 5\n"
+    "[case a]\nop = rowsum\ndtype = f32\nM = 2\nN = 8\n"
+    "[arm base]\nop = rowsum\nrole = baseline\nsource = x.c\n";
+
+static void test_lock(const char *tmp)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/locks", tmp);
+    setenv("KGATE_LOCK_DIR", dir, 1);
+    char name[64];
+    kg_lock_name("cpu", "whatever", name, sizeof name);
+    CHECK(strcmp(name, "cpu") == 0);
+    kg_lock_name("fake", "", name, sizeof name);
+    CHECK(strcmp(name, "fake") == 0);
+    kg_lock_name("cuda", "NVIDIA H200 (sm_90, UUID GPU-1a2b3c4d-0000-1111-2222-333344445555)", name, sizeof name);
+    CHECK_MSG(strcmp(name, "GPU-1a2b3c4d-0000-1111-2222-333344445555") == 0, "%s", name);
+    kg_lock_name("cuda", "no uuid", name, sizeof name);
+    CHECK(strcmp(name, "gpu") == 0);
+
+    int fd1 = -1, fd2 = -1;
+    kg_err err = { 0 };
+    CHECK(kg_lock_acquire("unit", 0, &fd1, &err) == KG_OK);
+    CHECK(fd1 >= 0);
+    /* flock locks belong to open files: a second open of the same lock,
+     * even in this process, must not get it */
+    kg_err err2 = { 0 };
+    CHECK(kg_lock_acquire("unit", 0.2, &fd2, &err2) == KG_EIO);
+    CHECK(fd2 == -1);
+    CHECK_STR_CONTAINS(err2.msg, "in use by another campaign");
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+    CHECK_STR_CONTAINS(err2.msg, pid);
+    /* another device is independent */
+    int fd3 = -1;
+    CHECK(kg_lock_acquire("unit-other", 0, &fd3, &err) == KG_OK);
+    kg_lock_release(fd3);
+    kg_lock_release(fd1);
+    kg_err err3 = { 0 };
+    CHECK(kg_lock_acquire("unit", 0, &fd2, &err3) == KG_OK);
+    kg_lock_release(fd2);
+    kg_lock_release(-1);
+}
+
+static void test_quiet(void)
+{
+    kg_quiet q;
+    char why[512] = "";
+    kg_quiet_init(&q, "", 0, "cpu", "host", 30);
+    CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
+    /* a process surely running: init (pid 1) under whatever name it has */
+    char comm[64] = "";
+    FILE *fp = fopen("/proc/1/comm", "r");
+    if (fp != NULL && fgets(comm, sizeof comm, fp) != NULL && getpid() != 1) {
+        comm[strcspn(comm, "\n")] = '\0';
+        char list[128];
+        snprintf(list, sizeof list, "nothing-here, %s", comm);
+        kg_quiet_init(&q, list, 0, "cpu", "host", 30);
+        CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 1);
+        CHECK_STR_CONTAINS(why, "(pid 1)");
+        CHECK_STR_CONTAINS(why, comm);
+        /* a name that only starts like it does not match */
+        snprintf(list, sizeof list, "%.*s", (int)strlen(comm) - 1, comm);
+        kg_quiet_init(&q, list, 0, "cpu", "host", 30);
+        if (list[0] != '\0') CHECK(kg_quiet_scan(&q, 1, why, sizeof why) == 0 || strstr(why, "(pid 1)") == NULL);
+    }
+    if (fp != NULL) fclose(fp);
+    /* defaults: compilers on real backends, nothing on fake */
+    unsetenv("KGATE_FORBID");
+    kg_quiet_init(&q, NULL, 0, "cpu", "host", 30);
+    CHECK(strcmp(q.forbid, KG_QUIET_DEFAULT_FORBID) == 0);
+    kg_quiet_init(&q, NULL, 0, "fake", "host", 30);
+    CHECK(q.forbid[0] == '\0');
+    /* no quiet window declared: no default list */
+    kg_quiet_init(&q, NULL, 0, "cpu", "host", 0);
+    CHECK(q.forbid[0] == '\0');
+    setenv("KGATE_FORBID", "x,y", 1);
+    kg_quiet_init(&q, NULL, 0, "cpu", "host", 30);
+    CHECK(strcmp(q.forbid, "x,y") == 0);
+    unsetenv("KGATE_FORBID");
+    /* the load bound */
+    double l1 = 0;
+    fp = fopen("/proc/loadavg", "r");
+    if (fp != NULL && fscanf(fp, "%lf", &l1) == 1 && l1 > 0.05) {
+        kg_quiet_init(&q, "", l1 / 1000, "cpu", "host", 30);
+        CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 1);
+        CHECK_STR_CONTAINS(why, "load average");
+    }
+    if (fp != NULL) fclose(fp);
+    kg_quiet_init(&q, "", 1e9, "cpu", "host", 30);
+    CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
+    int n = -1;
+    CHECK(kg_quiet_device_foreign(&q, &n, why, sizeof why) == KG_EUNSUPPORTED);
+    CHECK(n == 0);
+    kg_err err = { 0 };
+    CHECK(kg_quiet_wait(&q, 0, 10, &err) == KG_OK);
+}
+
+static void test_frozen(const char *tmp)
+{
+    kg_plan *a = parse(plan_a);
+    char text_b[1024];
+    snprintf(text_b, sizeof text_b, "%s", plan_a);
+    char *s = strstr(text_b, "samples = 5");
+    s[10] = '7';
+    strcat(text_b, "[arm cand]\nop = rowsum\nsource = y.c\n");
+    kg_plan *b = parse(text_b);
+    if (a == NULL || b == NULL) { kg_plan_free(a); kg_plan_free(b); return; }
+    kg_sb d = { 0 };
+    kg_frozen_diff(a->canonical, b->canonical, &d);
+    CHECK_STR_CONTAINS(d.buf, "[campaign] samples: 5 -> 7");
+    CHECK_STR_CONTAINS(d.buf, "+ [arm cand] source = y.c");
+    kg_sb_free(&d);
+    kg_frozen_diff(b->canonical, a->canonical, &d);
+    CHECK_STR_CONTAINS(d.buf, "- [arm cand] source = y.c");
+    kg_sb_free(&d);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/a.frozen", tmp);
+    kg_err err = { 0 };
+    CHECK(kg_frozen_write(a, path, &err) == KG_OK);
+    CHECK(kg_frozen_check(a, path, &err) == KG_OK);
+    kg_err e2 = { 0 };
+    CHECK(kg_frozen_check(b, path, &e2) == KG_EINPUT);
+    CHECK_STR_CONTAINS(e2.msg, "samples: 5 -> 7");
+    /* the frozen file re-parses to the same hash */
+    kg_plan *c = NULL;
+    kg_err e3 = { 0 };
+    CHECK(kg_plan_load(path, &c, &e3) == KG_OK);
+    if (c != NULL) CHECK(strcmp(c->hash, a->hash) == 0);
+    kg_plan_free(c);
+    kg_plan_free(a);
+    kg_plan_free(b);
+}
+
+static void test_fault_and_sums(const char *tmp)
+{
+    char dir[512], path[600], *text = NULL;
+    snprintf(dir, sizeof dir, "%s/folder", tmp);
+    kg_err err = { 0 };
+    CHECK(kg_mkdir_p(dir, &err) == KG_OK);
+    snprintf(path, sizeof path, "%s/b.txt", dir);
+    CHECK(kg_write_atomic(path, "old\n", 4, &err) == KG_OK);
+    setenv("KGATE_FAULT_WRITE_AFTER", "0", 1);
+    kg_err e2 = { 0 };
+    CHECK(kg_write_atomic(path, "new contents\n", 13, &e2) == KG_EIO);
+    unsetenv("KGATE_FAULT_WRITE_AFTER");
+    CHECK_STR_CONTAINS(e2.msg, "disk is full");
+    CHECK(kg_read_file(path, &text, NULL, &err) == KG_OK);
+    CHECK(text != NULL && strcmp(text, "old\n") == 0);
+    free(text);
+    char **files = NULL;
+    int n = 0;
+    snprintf(path, sizeof path, "%s/sub/deeper", dir);
+    CHECK(kg_mkdir_p(path, &err) == KG_OK);
+    snprintf(path, sizeof path, "%s/sub/deeper/c.bin", dir);
+    CHECK(kg_write_atomic(path, "", 0, &err) == KG_OK);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    CHECK(kg_write_atomic(path, "abc", 3, &err) == KG_OK);
+    CHECK(kg_evidence_list(dir, &files, &n, &err) == KG_OK);
+    /* no temporary file was left by the failed write */
+    CHECK(n == 3);
+    if (n == 3) {
+        CHECK(strcmp(files[0], "a.txt") == 0);
+        CHECK(strcmp(files[1], "b.txt") == 0);
+        CHECK(strcmp(files[2], "sub/deeper/c.bin") == 0);
+    }
+    for (int i = 0; i < n; i++) free(files[i]);
+    free(files);
+    CHECK(kg_evidence_write_sums(dir, &err) == KG_OK);
+    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
+    CHECK(kg_read_file(path, &text, NULL, &err) == KG_OK);
+    /* sha256("abc") and sha256("") */
+    CHECK_STR_CONTAINS(text, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  a.txt\n");
+    CHECK_STR_CONTAINS(text, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  sub/deeper/c.bin\n");
+    free(text);
+}
+
+static void test_outputs(const char *tmp)
+{
+    kg_plan *p = parse(plan_a);
+    if (p == NULL) return;
+    float v[4] = { 1, 2, 3, 4 };
+    kg_evidence_save_output(7, 0, 0, "pre", "poison0", 0, v, sizeof v, 42, 1, 0.5);
+    kg_evidence_save_output(7, 0, 0, "pre", "poison1", 0, v, sizeof v, 42, 1, 0.5);   /* not kept */
+    kg_evidence_save_output(7, 0, 0, "post", "snapshot", 0, v, sizeof v, 42, 1, 0.5); /* not kept */
+    kg_evidence_save_output(7, 0, 0, "post", "fresh", 0, v + 2, 2 * sizeof *v, 43, 0, 2);
+    kg_err err = { 0 };
+    CHECK(kg_evidence_flush_outputs(p, tmp, 7, &err) == KG_OK);
+    char path[600], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/outputs/proc-007.csv", tmp);
+    CHECK(kg_read_file(path, &text, NULL, &err) == KG_OK);
+    CHECK_STR_CONTAINS(text, "7,a,base,pre,poison0,0,42,0,16,pass,0.5\n");
+    CHECK_STR_CONTAINS(text, "7,a,base,post,fresh,0,43,16,8,fail,2\n");
+    CHECK(text != NULL && strstr(text, "poison1") == NULL && strstr(text, "snapshot") == NULL);
+    free(text);
+    snprintf(path, sizeof path, "%s/outputs/proc-007.bin", tmp);
+    CHECK(kg_read_file(path, &text, &len, &err) == KG_OK);
+    CHECK(len == 24);
+    if (len == 24) CHECK(memcmp(text, v, 16) == 0 && memcmp(text + 16, v + 2, 8) == 0);
+    free(text);
+    kg_plan_free(p);
+}
+
+int main(void)
+{
+    char tmp[] = "/tmp/kgate-test-integrity-XXXXXX";
+    if (mkdtemp(tmp) == NULL) return 1;
+    test_lock(tmp);
+    test_quiet();
+    test_frozen(tmp);
+    test_fault_and_sums(tmp);
+    test_outputs(tmp);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    return kg_test_finish("integrity");
+}
