@@ -86,6 +86,7 @@ static kg_verdict verdict_of_state(kg_arm_state s)
     case KG_ARM_INADMISSIBLE: return KG_VERDICT_INADMISSIBLE;
     case KG_ARM_INCORRECT: return KG_VERDICT_INCORRECT;
     case KG_ARM_ABSENT: return KG_VERDICT_NODATA;
+    case KG_ARM_WEAK: return KG_VERDICT_WEAK;
     case KG_ARM_OK: break;
     }
     return KG_VERDICT_NODATA;

@@ -94,6 +94,7 @@ static int load_checks(kg_evidence *ev, const char *dir, int proc, kg_err *err)
         if (strcmp(f[6], "pass") == 0) continue;
         ev->nchecks_failed++;
         if (strcmp(f[5], "admissible") == 0) ev->state[c * na + a] = KG_ARM_INADMISSIBLE;
+        else if (strcmp(f[5], "weak") == 0 && ev->state[c * na + a] == KG_ARM_OK) ev->state[c * na + a] = KG_ARM_WEAK;
         else if (ev->state[c * na + a] == KG_ARM_OK) ev->state[c * na + a] = KG_ARM_INCORRECT;
     }
 done:

@@ -18,6 +18,7 @@ static const char *state_name(kg_arm_state s)
     case KG_ARM_OK: return "ok";
     case KG_ARM_INADMISSIBLE: return "inadmissible";
     case KG_ARM_INCORRECT: return "incorrect";
+    case KG_ARM_WEAK: return "weak case";
     default: return "absent";
     }
 }

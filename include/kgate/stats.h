@@ -68,7 +68,8 @@ typedef enum {
     KG_VERDICT_INCONCLUSIVE,
     KG_VERDICT_INCORRECT,    /* failed a correctness check: never timed as valid */
     KG_VERDICT_INADMISSIBLE, /* the case violates the arm's or op's contract */
-    KG_VERDICT_NODATA        /* no accepted process produced samples */
+    KG_VERDICT_NODATA,       /* no accepted process produced samples */
+    KG_VERDICT_WEAK          /* the case cannot tell a wrong kernel from a right one */
 } kg_verdict;
 
 /* FASTER when rho_lo > margin; SLOWER when rho_hi < -margin; EQUIVALENT
@@ -95,7 +96,8 @@ typedef enum {
     KG_ARM_OK = 0,
     KG_ARM_INADMISSIBLE,  /* contract violated: not run */
     KG_ARM_INCORRECT,     /* a check failed in some accepted process */
-    KG_ARM_ABSENT         /* the arm does not apply to this case */
+    KG_ARM_ABSENT,        /* the arm does not apply to this case */
+    KG_ARM_WEAK           /* the case is weak: a trivial output would pass its check */
 } kg_arm_state;
 
 typedef struct kg_arm_result {
