@@ -37,6 +37,8 @@ typedef struct wctx {
     int proc, dir;
     kg_sb rows;
     kg_sb checks;
+    kg_sb telemetry;        /* one row per timed sample, where the backend reads telemetry */
+    kg_sb resources;        /* one row per loaded arm, where the backend reports resources */
     void *host;             /* scratch for downloads */
     size_t host_cap;
 } wctx;
@@ -287,6 +289,43 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
     return KG_OK;
 }
 
+/* Records what a loaded arm uses (registers, shared and local bytes...),
+ * when the backend can say. */
+static void record_resources(wctx *w, int c, const inst *x)
+{
+    if (w->be->ops->resources == NULL) return;
+    kg_resources r;
+    kg_err e = { 0 };
+    memset(&r, 0, sizeof r);
+    if (w->be->ops->resources(w->be, x->k, &r, &e) != KG_OK) return;
+    kg_sb_printf(&w->resources, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s\n",
+                 w->proc, w->plan->cases[c].name, w->plan->arms[x->arm].name, r.regs, r.static_shared_bytes,
+                 r.dynamic_shared_bytes, r.local_bytes, r.const_bytes, r.max_threads_per_block, r.ptx_version,
+                 r.binary_version, (long long)r.grid[0], (long long)r.grid[1], (long long)r.grid[2],
+                 (long long)r.block[0], (long long)r.block[1], (long long)r.block[2], r.launches, r.arch,
+                 r.image_bytes, r.image_sha256);
+}
+
+/* Reads telemetry after a timed sample and records it, joined to the
+ * sample by (process, case, round, arm, sample).  *escaped is set when
+ * the backend's host bracket saw work outside the timed events. */
+static void record_telemetry(wctx *w, int c, int round, int arm, int sample, uint64_t *escapes_seen,
+                             int *escaped)
+{
+    *escaped = 0;
+    if (w->be->ops->telemetry == NULL) return;
+    kg_telemetry t;
+    kg_err e = { 0 };
+    memset(&t, 0, sizeof t);
+    if (w->be->ops->telemetry(w->be, &t, &e) != KG_OK) return;
+    *escaped = t.escapes > *escapes_seen;
+    *escapes_seen = t.escapes;
+    kg_sb_printf(&w->telemetry, "%d,%s,%d,%s,%d,%d,%d,%.1f,%d,0x%llx,%d,%d,%.0f,%.0f\n", w->proc,
+                 w->plan->cases[c].name, round, w->plan->arms[arm].name, sample, t.sm_clock_mhz,
+                 t.mem_clock_mhz, t.power_w, t.temp_c, (unsigned long long)t.clock_event_reasons,
+                 t.foreign_procs, *escaped, t.last_event_ns, t.last_host_ns);
+}
+
 static int run_case(wctx *w, int c, kg_err *err)
 {
     const kg_plan *plan = w->plan;
@@ -345,6 +384,9 @@ static int run_case(wctx *w, int c, kg_err *err)
     steps = calloc((size_t)(per_round > 0 ? per_round : 1), sizeof *steps);
     if (steps == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     int first_arm = n > 0 ? order[0] : -1;
+    for (int i = 0; i < nx; i++) record_resources(w, c, &xs[i]);
+    uint64_t escapes_seen = 0;
+    int escapes[64] = { 0 };
     /* the fake backend's timed runs execute nothing: its snapshot is of
      * the last checked run, on the pre inputs */
     int switch_inputs = strcmp(kg_backend_name(w->be), "fake") != 0;
@@ -379,11 +421,26 @@ static int run_case(wctx *w, int c, kg_err *err)
             }
             kg_sb_printf(&w->rows, "%d,%s,%d,%s,%s,%d,%.3f,%.16s\n", w->proc, dir_name(w->dir), r,
                          plan->arms[x->arm].name, kc->name, steps[s].sample, t_ns, plan->hash);
+            int escaped = 0;
+            record_telemetry(w, c, r, x->arm, steps[s].sample, &escapes_seen, &escaped);
+            escapes[rorder[steps[s].slot]] += escaped;
         }
     }
 
     /* After timing: the output the last timed run left behind, then a run
      * on fresh inputs. */
+    if (cp->rounds > 0 && nlive > 0 && w->be->ops->telemetry != NULL) {
+        /* Work that outlives the timed events (a side stream, a host
+         * thread) makes every sample of the arm a lie. */
+        for (int i = 0; i < nlive; i++) {
+            char detail[160] = "";
+            int e = escapes[live[i]];
+            if (e > 0)
+                snprintf(detail, sizeof detail, "%d timed samples left work running after their end event "
+                         "(host bracket after a device-wide sync far exceeds the event time)", e);
+            record_check(w, c, xs[live[i]].arm, "post", "timing:escape", e == 0, NULL, detail);
+        }
+    }
     if (cp->rounds > 0 && nlive > 0) {
         for (int i = 0; i < nlive; i++) {
             int ok = 1;
@@ -433,6 +490,10 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.dir = kg_protocol_direction(slot != NULL && slot[0] != '\0' ? atoi(slot) : o->proc);
     kg_sb_puts(&w.rows, "process,direction,round,arm,case,sample,ns,plan\n");
     kg_sb_puts(&w.checks, "process,direction,case,arm,phase,check,result,max_abs,max_rel,worst,nbad,detail\n");
+    kg_sb_puts(&w.telemetry, "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,"
+                             "foreign_procs,escaped,event_ns,host_ns\n");
+    kg_sb_puts(&w.resources, "process,case,arm,registers,static_shared,dynamic_shared,local,const,max_threads,"
+                             "ptx,binary,grid,block,launches,arch,image_bytes,image_sha256\n");
 
     int corder[256];
     if (plan->ncases > 256) { rc = kg_errorf(err, KG_EINPUT, "%s: more than 256 cases", plan->path); goto done; }
@@ -453,12 +514,22 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", o->out_dir, o->proc);
     if ((rc = kg_write_atomic(path, w.checks.buf, w.checks.len, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_flush_outputs(plan, o->out_dir, o->proc, err)) != KG_OK) goto done;
+    if (w.be->ops->telemetry != NULL || w.be->ops->resources != NULL) {
+        snprintf(sub, sizeof sub, "%s/telemetry", o->out_dir);
+        if ((rc = kg_mkdir_p(sub, err)) != KG_OK) goto done;
+        snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", o->out_dir, o->proc);
+        if ((rc = kg_write_atomic(path, w.telemetry.buf, w.telemetry.len, err)) != KG_OK) goto done;
+        snprintf(path, sizeof path, "%s/telemetry/resources-%03d.csv", o->out_dir, o->proc);
+        if ((rc = kg_write_atomic(path, w.resources.buf, w.resources.len, err)) != KG_OK) goto done;
+    }
     snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", o->out_dir, o->proc);
     if ((rc = kg_write_atomic(path, w.rows.buf, w.rows.len, err)) != KG_OK) goto done;
 done:
     kg_backend_close(w.be);
     kg_sb_free(&w.rows);
     kg_sb_free(&w.checks);
+    kg_sb_free(&w.telemetry);
+    kg_sb_free(&w.resources);
     free(w.host);
     free(want);
     kg_plan_free(plan);
