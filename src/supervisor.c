@@ -138,8 +138,14 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     snprintf(slots, sizeof slots, "%d", rec->slot);
     snprintf(log, sizeof log, "%s/logs/proc-%03d.log", dir, proc);
     snprintf(raw, sizeof raw, "%s/raw/proc-%03d.csv", dir, proc);
-    char *argv[16];
+    /* KGATE_WORKER_WRAPPER (e.g. "compute-sanitizer --tool memcheck
+     * --error-exitcode 86"): a program the worker runs under. */
+    char wrap[1024] = "";
+    const char *wenv = getenv("KGATE_WORKER_WRAPPER");
+    if (wenv != NULL) snprintf(wrap, sizeof wrap, "%s", wenv);
+    char *argv[48];
     int n = 0;
+    for (char *tok = strtok(wrap, " "); tok != NULL && n < 30; tok = strtok(NULL, " ")) argv[n++] = tok;
     argv[n++] = exe;
     argv[n++] = (char *)"worker";
     argv[n++] = (char *)"--plan";
@@ -167,11 +173,11 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     pid_t pid;
     kg_utc_now(rec->start_utc, sizeof rec->start_utc);
     double t0 = kg_mono_s();
-    int e = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+    int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     unsetenv("KGATE_WORKER_SLOT");
-    if (e != 0) return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", exe, strerror(e));
+    if (e != 0) return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", argv[0], strerror(e));
 
     int status = 0, timed_out = 0, dirty = 0;
     char why[256] = "";

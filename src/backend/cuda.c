@@ -794,6 +794,10 @@ static int cuda_upload(kg_backend *be, const kg_dbuf *dst, size_t off, const voi
     if (n == 0) return KG_OK;
     int rc = CU(c, cuStreamSynchronize, (c->stream));
     if (rc == KG_OK) rc = CU(c, cuMemcpyHtoD, (dptr(dst->ptr) + off, src, n));
+    /* From pageable memory cuMemcpyHtoD may return once the bytes are
+     * staged, before the DMA lands; kgate's stream is non-blocking, so the
+     * next launch is not ordered after it.  Wait for the whole device. */
+    if (rc == KG_OK) rc = CU(c, cuCtxSynchronize, ());
     return rc;
 }
 

@@ -24,7 +24,45 @@ static const char help[] =
     "is timed.  Exit status 0 when every check passed, 1 otherwise, 2 on a usage or input error.\n"
     "\n"
     "  --negative ARM   rebuild ARM with KGATE_NEGATIVE=1 (every KGATE_STORE stores zero) and require\n"
-    "                   every output check of ARM to fail: a suite that passes the negative proves nothing\n";
+    "                   every output check of ARM to fail: a suite that passes the negative proves nothing\n"
+    "  --sanitize TOOLS  also run the checks under compute-sanitizer, once per tool (memcheck, racecheck,\n"
+    "                   synccheck, initcheck; comma-separated), each in its own folder DIR-TOOL; a tool\n"
+    "                   that reports an error fails the check\n";
+
+/* Runs the check campaign again under compute-sanitizer --tool tool.
+ * Returns 1 when the tool reported errors (or could not run), 0 when
+ * clean, and writes a one-line detail. */
+static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *tool, char *detail, size_t cap)
+{
+    char wrap[256], sdir[1100], log[1200];
+    snprintf(wrap, sizeof wrap, "compute-sanitizer --tool %s --error-exitcode 86 --print-limit 20", tool);
+    snprintf(sdir, sizeof sdir, "%s-%s", dir, tool);
+    setenv("KGATE_WORKER_WRAPPER", wrap, 1);
+    kg_run_opts o = *base;
+    o.out_dir = sdir;
+    kg_analysis an;
+    kg_err err = { 0 };
+    int rc = kg_campaign_run(&o, sdir, sizeof sdir, &an, &err);
+    unsetenv("KGATE_WORKER_WRAPPER");
+    if (rc != KG_OK) {
+        snprintf(detail, cap, "could not run: %s", err.msg);
+        return 1;
+    }
+    kg_analysis_free(&an);
+    snprintf(log, sizeof log, "%s/logs/proc-000.log", sdir);
+    char *text = NULL;
+    const char *summary = NULL;
+    if (kg_read_file(log, &text, NULL, NULL) == KG_OK) summary = strstr(text, "ERROR SUMMARY:");
+    int clean = summary != NULL && strncmp(summary, "ERROR SUMMARY: 0 errors", 23) == 0;
+    if (summary != NULL) {
+        size_t len = strcspn(summary, "\n");
+        snprintf(detail, cap, "%.*s (log: %s)", (int)len, summary, log);
+    } else {
+        snprintf(detail, cap, "no sanitizer summary: is compute-sanitizer on PATH? (log: %s)", log);
+    }
+    free(text);
+    return !clean;
+}
 
 int kg_cmd_check(int argc, char **argv)
 {
@@ -32,13 +70,14 @@ int kg_cmd_check(int argc, char **argv)
     o.check_only = 1;
     o.argc = argc;
     o.argv = argv;
-    const char *neg = NULL;
+    const char *neg = NULL, *sanitize = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (kg_cli_is_help(a)) { fputs(help, stdout); return 0; }
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) && i + 1 < argc) o.out_dir = argv[++i];
         else if (strcmp(a, "--backend") == 0 && i + 1 < argc) o.backend = argv[++i];
         else if (strcmp(a, "--negative") == 0 && i + 1 < argc) neg = argv[++i];
+        else if (strcmp(a, "--sanitize") == 0 && i + 1 < argc) sanitize = argv[++i];
         else if (a[0] == '-') { fprintf(stderr, "kgate check: unknown option '%s'\n%s", a, help); return KG_EXIT_USAGE; }
         else if (o.plan_path == NULL) o.plan_path = a;
         else { fprintf(stderr, "kgate check: one plan at a time\n"); return KG_EXIT_USAGE; }
@@ -61,7 +100,11 @@ int kg_cmd_check(int argc, char **argv)
     if (kg_read_file(path, &text, NULL, &err) != KG_OK) {
         char procs[1100];
         snprintf(procs, sizeof procs, "%s/processes.csv", dir);
-        fprintf(stderr, "kgate check: the check process did not complete (see %s and %s/logs/)\n", procs, dir);
+        char last[512];
+        snprintf(path, sizeof path, "%s/logs/proc-000.log", dir);
+        kg_file_last_line(path, last, sizeof last);
+        fprintf(stderr, "kgate check: the check process did not complete: %s (see %s and %s/logs/)\n",
+                last[0] ? last : "no message", procs, dir);
         return KG_EXIT_INVALID;
     }
     int total = 0, failed = 0, neg_checks = 0, neg_failed = 0, neg_found = 0, nweak = 0, ninadm = 0;
@@ -99,6 +142,20 @@ int kg_cmd_check(int argc, char **argv)
                f[11]);
     }
     free(text);
+    /* The sanitizer passes fold into the same table. */
+    if (sanitize != NULL) {
+        char tools[256];
+        snprintf(tools, sizeof tools, "%s", sanitize);
+        kg_run_opts so = o;
+        so.argc = argc;
+        for (char *save = NULL, *t = strtok_r(tools, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+            char detail[1400];
+            int bad = sanitize_pass(&so, dir, t, detail, sizeof detail);
+            total++;
+            failed += bad;
+            printf("| (all) | (all) | sanitize | %s | %s | – | – | – | %s |\n", t, bad ? "FAIL" : "pass", detail);
+        }
+    }
     if (notes.len > 0) printf("\n%s", notes.buf);
     kg_sb_free(&notes);
     printf("\n%d checks, %d failed (%d inadmissible, %d weak).  Evidence: %s\n", total, failed, ninadm,
