@@ -13,7 +13,7 @@
 
 static const kg_op *const registry[] = { &kg_op_gemm_bt, &kg_op_rowsum, &kg_op_gemm_nt,
                                          &kg_op_gemm_splitk, &kg_op_rowmax, &kg_op_softmax,
-                                         &kg_op_layernorm, &kg_op_rmsnorm };
+                                         &kg_op_layernorm, &kg_op_rmsnorm, &kg_op_noop };
 #define NOPS ((int)(sizeof registry / sizeof registry[0]))
 
 const kg_op *kg_op_find(const char *name)

@@ -17,6 +17,7 @@ extern const kg_op kg_op_rowmax;
 extern const kg_op kg_op_softmax;
 extern const kg_op kg_op_layernorm;
 extern const kg_op kg_op_rmsnorm;
+extern const kg_op kg_op_noop;
 
 /* Largest element count of any single input or output array, so that a
  * float64 copy stays addressable and the oracle's memory stays bounded
