@@ -41,7 +41,9 @@
  *     when the interval on its reduction lies wholly outside
  *     [-control_margin, +control_margin].  invalid = a control is
  *     invalid, or no process was accepted.
- *   - order_ok: no candidate arm's effect, on any case, is order-flagged.
+ *   - order_ok: no candidate arm's effect on a gated case (primary, or
+ *     every case with gate.all_cases) is order-flagged; the flag of a
+ *     secondary case is reported but does not fail the gate.
  *   - The gate applies to candidate arms on primary cases (every case with
  *     gate.all_cases).  Rule interval: each pair has state OK, an interval
  *     and rho_lo >= gate.min_reduction.  Rule classic: in both directions
@@ -424,7 +426,8 @@ static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
         for (int a = 0; a < out->narms; a++) {
             const kg_arm_result *r = &out->res[(size_t)c * (size_t)out->narms + (size_t)a];
             if (!r->has_effect || !r->eff.has_interval) continue;
-            if (r->role == KG_ROLE_CANDIDATE && r->eff.order_flag && out->order_ok) {
+            int gated = plan->cases[c].primary || plan->gate.all_cases;
+            if (r->role == KG_ROLE_CANDIDATE && gated && r->eff.order_flag && out->order_ok) {
                 out->order_ok = 0;
                 snprintf(order_why, cap,
                          "order check failed: case %s, arm %s: forward and reverse log ratios "

@@ -193,6 +193,10 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         a->kind = KG_CARG_WS;
         is_buffer = 1;
     }
+    if (!is_buffer && strcmp(name, "none") == 0 && suffix[0] == '\0') {
+        a->kind = KG_CARG_NONE;
+        return KG_OK;
+    }
     if (is_buffer) {
         if (suffix[0] != '\0')
             return kg_errorf(err, KG_EINPUT,
@@ -273,9 +277,13 @@ int kg_cuda_args_parse(const char *arm, const char *text, const char *const *in_
         if (rc != KG_OK) return rc;
         n++;
     }
-    if (n == 0)
+    for (int i = 0; i < n && n > 1; i++)
+        if (args[i].kind == KG_CARG_NONE)
+            return kg_errorf(err, KG_EINPUT, "arm '%s': 'none' must stand alone in args", arm);
+    if (n == 1 && args[0].kind == KG_CARG_NONE) n = 0; /* args = none: a kernel without parameters */
+    else if (n == 0)
         return kg_errorf(err, KG_EINPUT, "arm '%s': args is empty (list the kernel's parameters "
-                         "in order, e.g. args = A, B, C, M, N, K)", arm);
+                         "in order, e.g. args = A, B, C, M, N, K, or args = none)", arm);
     *nargs = n;
     return KG_OK;
 }

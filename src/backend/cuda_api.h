@@ -264,7 +264,8 @@ typedef enum {
     KG_CARG_I32,          /* case variable as int (32-bit) */
     KG_CARG_I64,          /* case variable with ":i64" */
     KG_CARG_F32,          /* eps as float */
-    KG_CARG_F64           /* eps with ":f64" */
+    KG_CARG_F64,          /* eps with ":f64" */
+    KG_CARG_NONE          /* `args = none`: the kernel takes no parameters (alone only) */
 } kg_carg_kind;
 
 #define KG_CUDA_MAX_ARGS 16

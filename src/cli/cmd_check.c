@@ -52,8 +52,15 @@ static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *t
     snprintf(log, sizeof log, "%s/logs/proc-000.log", sdir);
     char *text = NULL;
     const char *summary = NULL;
-    if (kg_read_file(log, &text, NULL, NULL) == KG_OK) summary = strstr(text, "ERROR SUMMARY:");
-    int clean = summary != NULL && strncmp(summary, "ERROR SUMMARY: 0 errors", 23) == 0;
+    int clean = 0;
+    if (kg_read_file(log, &text, NULL, NULL) == KG_OK) {
+        /* racecheck ends "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)",
+         * the other tools "ERROR SUMMARY: E errors" */
+        if ((summary = strstr(text, "ERROR SUMMARY:")) != NULL)
+            clean = strncmp(summary, "ERROR SUMMARY: 0 errors", 23) == 0;
+        else if ((summary = strstr(text, "RACECHECK SUMMARY:")) != NULL)
+            clean = strstr(summary, "(0 errors") != NULL && strcspn(summary, "\n") > (size_t)(strstr(summary, "(0 errors") - summary);
+    }
     if (summary != NULL) {
         size_t len = strcspn(summary, "\n");
         snprintf(detail, cap, "%.*s (log: %s)", (int)len, summary, log);
