@@ -141,6 +141,10 @@ int kg_backend_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
 int kg_backend_flush(kg_backend *be, kg_err *err);
 void kg_backend_describe(kg_backend *be, char *buf, size_t cap);
 
+/* 1 when arm is to be built as the numerical negative: KGATE_NEGATIVE=1,
+ * and KGATE_NEGATIVE_ARM unset or naming this arm. */
+int kg_backend_negative(const kg_arm *arm);
+
 /* The backends compiled into this library. */
 extern const kg_backend_ops kg_backend_cpu;
 extern const kg_backend_ops kg_backend_fake;

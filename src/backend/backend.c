@@ -55,6 +55,14 @@ int kg_backend_open(const char *name, const kg_plan *plan, kg_backend **out,
     return backend_try(ops, plan, out, err);
 }
 
+int kg_backend_negative(const kg_arm *arm)
+{
+    const char *neg = getenv("KGATE_NEGATIVE");
+    const char *only = getenv("KGATE_NEGATIVE_ARM");
+    if (neg == NULL || strcmp(neg, "1") != 0) return 0;
+    return only == NULL || only[0] == '\0' || strcmp(only, arm->name) == 0;
+}
+
 void kg_backend_close(kg_backend *be)
 {
     if (be == NULL) return;

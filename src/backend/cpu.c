@@ -38,19 +38,10 @@ static void cpu_close(kg_backend *be)
     (void)be;
 }
 
-/* KGATE_NEGATIVE=1 builds arms as the numerical negative; with
- * KGATE_NEGATIVE_ARM=NAME only that arm. */
-static int negative_build(const kg_arm *arm)
-{
-    const char *neg = getenv("KGATE_NEGATIVE");
-    const char *only = getenv("KGATE_NEGATIVE_ARM");
-    if (neg == NULL || strcmp(neg, "1") != 0) return 0;
-    return only == NULL || only[0] == '\0' || strcmp(only, arm->name) == 0;
-}
 
 static void so_path(const char *build_dir, const kg_arm *arm, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s/%s%s.so", build_dir, arm->name, negative_build(arm) ? ".negative" : "");
+    snprintf(buf, cap, "%s/%s%s.so", build_dir, arm->name, kg_backend_negative(arm) ? ".negative" : "");
 }
 
 static int split_words(char *s, char **out, int max)
@@ -100,7 +91,7 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
         snprintf(dbuf[i], sizeof dbuf[i], "-D%s", words[i]);
         argv[n++] = dbuf[i];
     }
-    if (negative_build(arm)) argv[n++] = (char *)"-DKGATE_NEGATIVE=1";
+    if (kg_backend_negative(arm)) argv[n++] = (char *)"-DKGATE_NEGATIVE=1";
     for (int i = 0; i < nf; i++) argv[n++] = fwords[i];
     argv[n++] = src;
     argv[n++] = (char *)"-o";

@@ -613,8 +613,7 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan
     }
     snprintf(buf, sizeof buf, "KG_DTYPE=%d", (int)dt);
     rc = add_tokens(buf, "-D", opts, &nopts, MAXOPT, NULL, err);
-    const char *neg = getenv("KGATE_NEGATIVE");
-    if (rc == KG_OK && neg != NULL && strcmp(neg, "1") == 0)
+    if (rc == KG_OK && kg_backend_negative(arm))
         rc = add_tokens("KGATE_NEGATIVE=1", "-D", opts, &nopts, MAXOPT, NULL, err);
     if (rc == KG_OK) rc = add_tokens(arm->defines, "-D", opts, &nopts, MAXOPT, NULL, err);
     /* on this backend cflags are extra NVRTC options, e.g. an sm_90a arch */
