@@ -42,8 +42,11 @@
  *     [-control_margin, +control_margin].  invalid = a control is
  *     invalid, or no process was accepted.
  *   - order_ok: no candidate arm's effect on a gated case (primary, or
- *     every case with gate.all_cases) is order-flagged; the flag of a
- *     secondary case is reported but does not fail the gate.
+ *     every case with gate.all_cases) is order-flagged where the flag
+ *     could change the decision, i.e. where the worse direction alone,
+ *     1 - exp(max(theta_fwd, theta_rev)), is below gate.min_reduction.
+ *     Other flags (secondary cases, position effects far smaller than
+ *     the gain) are reported but do not fail the gate.
  *   - The gate applies to candidate arms on primary cases (every case with
  *     gate.all_cases).  Rule interval: each pair has state OK, an interval
  *     and rho_lo >= gate.min_reduction.  Rule classic: in both directions
@@ -427,7 +430,13 @@ static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
             const kg_arm_result *r = &out->res[(size_t)c * (size_t)out->narms + (size_t)a];
             if (!r->has_effect || !r->eff.has_interval) continue;
             int gated = plan->cases[c].primary || plan->gate.all_cases;
-            if (r->role == KG_ROLE_CANDIDATE && gated && r->eff.order_flag && out->order_ok) {
+            /* An order effect matters to the gate when it could change the
+             * decision: when the worse direction on its own falls short of
+             * the gate's reduction.  A 0.5% position effect on a 60% gain
+             * is reported, not held against the candidate. */
+            double worse = 1.0 - exp(fmax(r->eff.theta_dir[0], r->eff.theta_dir[1]));
+            int decisive = !(worse >= plan->gate.min_reduction);
+            if (r->role == KG_ROLE_CANDIDATE && gated && decisive && r->eff.order_flag && out->order_ok) {
                 out->order_ok = 0;
                 snprintf(order_why, cap,
                          "order check failed: case %s, arm %s: forward and reverse log ratios "

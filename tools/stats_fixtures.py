@@ -316,7 +316,10 @@ def analyse(sc):
             o = res[(c, a)]
             if not o["has_effect"] or not o["eff"]["has_interval"]:
                 continue
-            if sc.arms[a][1] == CANDIDATE and o["eff"]["order_flag"]:
+            gated = sc.cases[c][1] or sc.gate["all_cases"]
+            worse = 1 - math.exp(max(o["eff"]["theta_fwd"], o["eff"]["theta_rev"]))
+            decisive = not (worse >= sc.gate["min_reduction"])
+            if sc.arms[a][1] == CANDIDATE and o["eff"]["order_flag"] and gated and decisive:
                 order_ok = 0
             if sc.arms[a][1] == CONTROL and (o["eff"]["rho_lo"] > cm or o["eff"]["rho_hi"] < -cm):
                 control_valid = 0
@@ -443,10 +446,11 @@ def analysis_fixtures():
     assert glob["control_valid"] == 0 and glob["invalid"] == 1
     assert reason.startswith("case rms_b, arm alt"), reason
 
-    # C: an order effect on the candidate; interval gate fails on order.
+    # C: an order effect on the candidate that decides the gate: the worse
+    # direction alone falls short of min_reduction; the gate fails on order.
     sc = Scenario("order")
     sc.campaign.update(rounds=3, samples=5)
-    sc.gate.update(min_reduction=0.03)
+    sc.gate.update(min_reduction=0.10)
     sc.cases = [("copy", 1)]
     sc.arms = [("dev", BASELINE, None), ("cand", CANDIDATE, None)]
     sc.dirs = [0, 1, 0, 1, 0, 1]

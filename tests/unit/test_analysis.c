@@ -497,6 +497,13 @@ static void test_order(void)
     build_basic(&s, 3, 3, 0.8, 1.0);
     for (size_t i = 0; i < s.nrows; i++)
         if (s.rows[i].arm == 1 && s.rows[i].dir == KG_DIR_FWD) s.rows[i].ns *= 0.95;
+    /* 24% forward, 20% reverse: flagged, but the worse direction clears
+     * the 10% gate, so the flag cannot change the decision */
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(res_of(&an, 0, 1)->eff.order_flag && an.order_ok && an.gate_pass);
+    kg_analysis_free(&an);
+    /* with a 21% gate the reverse direction alone falls short: it decides */
+    s.plan.gate.min_reduction = 0.21;
     CHECK(sc_run(&s, &an, &err) == KG_OK);
     CHECK(res_of(&an, 0, 1)->eff.order_flag && !an.order_ok && !an.gate_pass);
     CHECK_STR_CONTAINS(an.gate_reason, "order check failed: case gemm_f32, arm cand");
