@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "campaign.h"
+#include "report_hw.h"
 #include "util.h"
 
 static const char *state_name(kg_arm_state s)
@@ -348,6 +349,7 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char **md_out, char *
     meta = json_loads(ev.meta_json, 0, NULL);
     if (meta == NULL) { rc = kg_errorf(err, KG_EINPUT, "%s/meta.json: not valid JSON", dir); goto done; }
     write_md(&md, &ev, an, meta);
+    kg_report_hw_md(&md, dir, &ev, an);
     admission_md(&md, dir, &ev);
     results_csv(&csv, &ev, an);
     res = results_json(&ev, an);

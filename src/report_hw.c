@@ -1,0 +1,219 @@
+/* report_hw.c: the hardware sections of report.md: speed of light (each
+ * arm's achieved bandwidth and arithmetic rate from the op's minimal bytes
+ * and flops), telemetry (clocks, power, temperature, throttle reasons and
+ * escaped work, per arm, and rounds whose arms ran at different SM
+ * clocks) and resource records (registers, shared and local bytes...).
+ *
+ * Reads only the evidence folder (telemetry/ is written by the worker
+ * where the backend reports telemetry); writes nothing but the text it
+ * appends.  A folder without telemetry/ gets no telemetry sections. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "campaign.h"
+#include "kgate/oracle.h"
+#include "report_hw.h"
+#include "util.h"
+
+#define CLOCK_FLAG_FRAC 0.01   /* DESIGN.md / statistics-anchors §3.9(2): flag > 1% between arms */
+
+typedef struct tel_row {
+    int proc, kase, round, arm;
+    double sm, mem, power, temp;
+    unsigned long long reasons;
+    int escaped;
+} tel_row;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void speed_of_light(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
+{
+    const kg_plan *plan = ev->plan;
+    int any = 0;
+    for (int c = 0; c < plan->ncases; c++) {
+        const kg_op *op = kg_op_find(plan->cases[c].op);
+        if (op == NULL || op->min_bytes == NULL || op->min_bytes(&plan->cases[c]) <= 0) continue;
+        double bytes = op->min_bytes(&plan->cases[c]);
+        double flops = op->flops != NULL ? op->flops(&plan->cases[c]) : 0;
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->state != KG_ARM_OK || !isfinite(r->med_ns_all)) continue;
+            if (!any) {
+                kg_sb_puts(sb, "\n## Speed of light\n\n"
+                               "Achieved rates from each op's minimal traffic (every input read once, every output "
+                               "written once) and flops, over the arm's median time: compare them with the device's "
+                               "measured copy bandwidth and matrix rate.\n\n"
+                               "| case | arm | µs | minimal bytes | GB/s | GFLOP | TFLOP/s |\n|---|---|---|---|---|---|---|\n");
+                any = 1;
+            }
+            kg_sb_printf(sb, "| %s | %s | %.3f | %.0f | %.1f | %.4f | %.2f |\n", plan->cases[c].name,
+                         plan->arms[a].name, r->med_ns_all / 1e3, bytes, bytes / r->med_ns_all, flops / 1e9,
+                         flops / r->med_ns_all / 1e3);
+        }
+    }
+}
+
+static int load_tel(const char *dir, const kg_evidence *ev, tel_row **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    int cap = 0;
+    for (int p = 0; p < ev->nproc; p++) {
+        if (!ev->accepted[p]) continue;
+        char path[KG_PATH_MAX + 64], *text = NULL;
+        snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", dir, p);
+        if (kg_read_file(path, &text, NULL, NULL) != KG_OK) continue;
+        char *cur = text, *line;
+        kg_next_line(&cur);
+        while ((line = kg_next_line(&cur)) != NULL) {
+            char *f[16];
+            if (kg_csv_split(line, f, 16) != 14) continue;
+            tel_row t;
+            t.proc = atoi(f[0]);
+            t.kase = kg_plan_find_case(ev->plan, f[1]);
+            t.round = atoi(f[2]);
+            t.arm = kg_plan_find_arm(ev->plan, f[3]);
+            t.sm = strtod(f[5], NULL);
+            t.mem = strtod(f[6], NULL);
+            t.power = strtod(f[7], NULL);
+            t.temp = strtod(f[8], NULL);
+            t.reasons = strtoull(f[9], NULL, 16);
+            t.escaped = atoi(f[11]);
+            if (t.kase < 0 || t.arm < 0) continue;
+            if (*n == cap) {
+                cap = cap ? 2 * cap : 1024;
+                tel_row *q = realloc(*out, (size_t)cap * sizeof *q);
+                if (q == NULL) { free(text); return -1; }
+                *out = q;
+            }
+            (*out)[(*n)++] = t;
+        }
+        free(text);
+    }
+    return 0;
+}
+
+static void telemetry(kg_sb *sb, const char *dir, const kg_evidence *ev)
+{
+    const kg_plan *plan = ev->plan;
+    tel_row *t = NULL;
+    int n = 0;
+    if (load_tel(dir, ev, &t, &n) != 0 || n == 0) {
+        free(t);
+        return;
+    }
+    double *v = malloc((size_t)n * sizeof *v);
+    if (v == NULL) { free(t); return; }
+    kg_sb_puts(sb, "\n## Telemetry\n\nRead after every timed sample (NVML: the clock at the reading, not averaged over "
+                   "the kernel).  An escape is a sample whose host bracket, after a device-wide synchronisation, far "
+                   "exceeded its event time: work that ran outside the timed events.\n\n"
+                   "| case | arm | samples | SM MHz median [min, max] | memory MHz | power W median | max °C | "
+                   "clock event reasons | escapes |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < plan->narms; a++) {
+            int k = 0, esc = 0;
+            double smin = INFINITY, smax = -INFINITY, tmax = -INFINITY, mem = NAN;
+            unsigned long long reasons = 0;
+            for (int i = 0; i < n; i++) {
+                if (t[i].kase != c || t[i].arm != a) continue;
+                v[k++] = t[i].sm;
+                smin = fmin(smin, t[i].sm);
+                smax = fmax(smax, t[i].sm);
+                tmax = fmax(tmax, t[i].temp);
+                mem = t[i].mem;
+                reasons |= t[i].reasons;
+                esc += t[i].escaped;
+            }
+            if (k == 0) continue;
+            double sm = median_of(v, k);
+            k = 0;
+            for (int i = 0; i < n; i++)
+                if (t[i].kase == c && t[i].arm == a) v[k++] = t[i].power;
+            kg_sb_printf(sb, "| %s | %s | %d | %.0f [%.0f, %.0f] | %.0f | %.1f | %.0f | 0x%llx | %d |\n",
+                         plan->cases[c].name, plan->arms[a].name, k, sm, smin, smax, mem, median_of(v, k), tmax,
+                         reasons, esc);
+        }
+    /* Rounds whose arms' median SM clocks differ by more than 1%. */
+    int rounds = 0, flagged = 0;
+    kg_sb list = { 0 };
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            if (t[j].proc == t[i].proc && t[j].kase == t[i].kase && t[j].round == t[i].round) first = 0;
+        if (!first) continue;
+        rounds++;
+        double lo = INFINITY, hi = -INFINITY;
+        for (int a = 0; a < plan->narms; a++) {
+            int k = 0;
+            for (int j = i; j < n; j++)
+                if (t[j].proc == t[i].proc && t[j].kase == t[i].kase && t[j].round == t[i].round && t[j].arm == a)
+                    v[k++] = t[j].sm;
+            if (k == 0) continue;
+            double m = median_of(v, k);
+            lo = fmin(lo, m);
+            hi = fmax(hi, m);
+        }
+        if (lo > 0 && hi / lo - 1.0 > CLOCK_FLAG_FRAC) {
+            if (flagged < 10)
+                kg_sb_printf(&list, "- process %d, case %s, round %d: arm median SM clocks %.0f to %.0f MHz\n",
+                             t[i].proc, plan->cases[t[i].kase].name, t[i].round, lo, hi);
+            flagged++;
+        }
+    }
+    kg_sb_printf(sb, "\n%d of %d rounds had arms whose median SM clocks differ by more than %.0f%%%s\n", flagged,
+                 rounds, 100 * CLOCK_FLAG_FRAC, flagged ? ":" : ".");
+    if (list.len > 0) kg_sb_puts(sb, list.buf);
+    if (flagged > 10) kg_sb_printf(sb, "- and %d more\n", flagged - 10);
+    kg_sb_free(&list);
+    free(v);
+    free(t);
+}
+
+static void resources(kg_sb *sb, const char *dir, const kg_evidence *ev)
+{
+    for (int p = 0; p < ev->nproc; p++) {
+        if (!ev->accepted[p]) continue;
+        char path[KG_PATH_MAX + 64], *text = NULL;
+        snprintf(path, sizeof path, "%s/telemetry/resources-%03d.csv", dir, p);
+        if (kg_read_file(path, &text, NULL, NULL) != KG_OK) continue;
+        char *cur = text, *line;
+        kg_next_line(&cur);
+        int header = 0;
+        while ((line = kg_next_line(&cur)) != NULL) {
+            char *f[20];
+            if (kg_csv_split(line, f, 20) != 17) continue;
+            if (!header) {
+                kg_sb_printf(sb, "\n## Resources (process %d)\n\n| case | arm | registers | static shared B | "
+                                 "dynamic shared B | local B | max threads | PTX | binary | grid | block | launches | "
+                                 "arch |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", p);
+                header = 1;
+            }
+            /* -1 (or -1x-1x-1): the backend could not say, e.g. for a library arm */
+            for (int k = 3; k < 15; k++)
+                if (strncmp(f[k], "-1", 2) == 0) f[k] = (char *)"–";
+            kg_sb_printf(sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], f[3],
+                         f[4], f[5], f[6], f[8], f[9], f[10], f[11], f[12], f[13], f[14]);
+        }
+        free(text);
+        return; /* the first accepted process: every process loads the same code */
+    }
+}
+
+void kg_report_hw_md(kg_sb *sb, const char *dir, const kg_evidence *ev, const kg_analysis *an)
+{
+    speed_of_light(sb, ev, an);
+    telemetry(sb, dir, ev);
+    resources(sb, dir, ev);
+}
