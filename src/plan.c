@@ -147,8 +147,14 @@ static const plan_key plan_keys[] = {
      "resident or fresh"},
     {SEC_CAMPAIGN, "rotate", K_INT, CAMP(rotate), 1, IMAX, 0, "1", NULL,
      "input sets rotated between samples, an integer >= 1"},
-    {SEC_CAMPAIGN, "quiet", K_REAL, CAMP(quiet_s), 0, 1e9, 0, "0", NULL,
+    {SEC_CAMPAIGN, "quiet", K_REAL, CAMP(quiet_s), 0, 1e9, 0, "30", NULL,
      "seconds, a number >= 0"},
+    {SEC_CAMPAIGN, "forbid", K_LIST, CAMP(forbid), 0, 0, 0, NULL, NULL,
+     "comma-separated process names, e.g. cc1,nvcc,ptxas"},
+    {SEC_CAMPAIGN, "max_load", K_REAL, CAMP(max_load), 0, 1e6, 0, "0", NULL,
+     "a 1-minute load average bound, a number >= 0 (0: none)"},
+    {SEC_CAMPAIGN, "repeats", K_INT, CAMP(repeats), 0, 100, 0, "3", NULL,
+     "repeats of a contaminated process, an integer in [0, 100]"},
 
     /* [case NAME] */
     {SEC_CASE, "op", K_NAME, CASE(op), 0, 0, F_REQ, NULL, NULL, "an op name, e.g. gemm_bt"},

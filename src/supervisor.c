@@ -441,8 +441,12 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
 
     kg_quiet q;
     double window = o->has_quiet ? o->quiet_s : plan->campaign.quiet_s;
-    kg_quiet_init(&q, o->forbid, o->max_load, resolved, device, window);
-    int max_repeats = o->max_repeats == 0 ? 3 : o->max_repeats < 0 ? 0 : o->max_repeats;
+    /* scripted timings need no quiet host */
+    if (strcmp(resolved, "fake") == 0 && !o->has_quiet) window = 0;
+    const char *forbid = o->forbid != NULL ? o->forbid : plan->campaign.forbid[0] ? plan->campaign.forbid : NULL;
+    double max_load = o->max_load > 0 ? o->max_load : plan->campaign.max_load;
+    kg_quiet_init(&q, forbid, max_load, resolved, device, window);
+    int max_repeats = o->max_repeats == 0 ? plan->campaign.repeats : o->max_repeats < 0 ? 0 : o->max_repeats;
     int capn = nrec > nslots ? nrec : nslots > 0 ? nslots : 1;
     double t0 = kg_mono_s();
     for (;;) {

@@ -55,7 +55,10 @@ typedef struct kg_campaign {
     kg_l2_mode l2;           /* warm (default) or cold */
     kg_inputs_mode inputs;   /* resident (default) or fresh */
     int rotate;              /* input sets rotated between samples; 1 */
-    double quiet_s;          /* quiet window before each process; 0 */
+    double quiet_s;          /* quiet window before each process, s; 30 */
+    char forbid[KG_TEXT_MAX];/* process names that contaminate; "" = the default list */
+    double max_load;         /* 1-minute load average bound; 0 = none */
+    int repeats;             /* repeats of a contaminated process; 3 */
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 

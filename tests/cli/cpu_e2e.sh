@@ -5,6 +5,7 @@
 mkdir -p "$T/p"
 cat > "$T/p/small.kg" <<PLAN
 [campaign]
+quiet = 0
 name = small
 backend = cpu
 warmup = 1

@@ -24,6 +24,7 @@ expect_grep "no CUDA driver found" "$T/err"
 mkdir -p "$T/p"
 cat >"$T/p/auto.kg" <<PLAN
 [campaign]
+quiet = 0
 name = auto_fallback
 backend = auto
 warmup = 1

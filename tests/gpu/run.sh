@@ -52,6 +52,7 @@ expect() {
 header() { # name l2 samples rounds processes
     cat <<PLAN
 [campaign]
+quiet = 0
 name = $1
 backend = cuda
 warmup = 3
@@ -218,6 +219,7 @@ expect "check: builtin cublas passes every admission check" 0 "cublas" -- "$KGAT
 if "$KGATE" list | grep -q "^ *gemm_nt "; then
     cat >"$T/nt.kg" <<'PLAN'
 [campaign]
+quiet = 0
 name = nt
 backend = cuda
 samples = 3

@@ -188,7 +188,7 @@ static void test_defaults(void)
     CHECK(c->alpha == 0.05 && c->margin == 0 && c->equivalence == 0.01);
     CHECK(c->control_margin == 0.0025 && c->order_min == 0.0025);
     CHECK(c->timeout_s == 600 && c->l2 == KG_L2_WARM && c->inputs == KG_INPUTS_RESIDENT);
-    CHECK(c->rotate == 1 && c->quiet_s == 0 && c->line == 0);
+    CHECK(c->rotate == 1 && c->quiet_s == 30 && c->max_load == 0 && c->repeats == 3 && c->forbid[0] == 0 && c->line == 0);
     const kg_case *k = &p->cases[0];
     CHECK(k->M == -1 && k->N == -1 && k->K == -1 && k->splits == -1);
     CHECK(k->eps == 1e-5 && k->scale == 1.0 && k->primary == 1 && k->line == 1);
@@ -204,7 +204,7 @@ static void test_defaults(void)
     /* defaults are explicit in the canonical form; unset dims are left out */
     CHECK_STR_CONTAINS(p->canonical, "samples = 10\n");
     CHECK_STR_CONTAINS(p->canonical, "timeout = 600\n");
-    CHECK_STR_CONTAINS(p->canonical, "quiet = 0\n");
+    CHECK_STR_CONTAINS(p->canonical, "quiet = 30\n");
     CHECK_STR_CONTAINS(p->canonical, "eps = 1e-05\n");
     CHECK_STR_CONTAINS(p->canonical, "\n[gate]\nrule = interval\nmin_reduction = 0\n");
     CHECK(strstr(p->canonical, "M =") == NULL && strstr(p->canonical, "splits") == NULL);
