@@ -68,10 +68,11 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     kg_sb_printf(sb, "| started | %s |\n", meta_str(meta, "started_utc"));
     kg_sb_printf(sb, "| processes | %d per direction planned; %d accepted, %d excluded |\n", cp->processes,
                  an->nproc_accepted, an->nproc_rejected);
-    kg_sb_printf(sb, "| protocol | %d rounds x %d samples (%d warmup) per arm, pack %d, interleave %s, l2 %s, inputs %s |\n",
+    kg_sb_printf(sb, "| protocol | %d rounds x %d samples (%d warmup) per arm, pack %d, interleave %s, l2 %s, inputs %s, "
+                     "rotate %d input set%s |\n",
                  cp->rounds, cp->samples, cp->warmup, cp->pack,
                  cp->interleave == KG_INTERLEAVE_SAMPLE ? "sample" : "block", cp->l2 == KG_L2_COLD ? "cold" : "warm",
-                 cp->inputs == KG_INPUTS_FRESH ? "fresh" : "resident");
+                 cp->inputs == KG_INPUTS_FRESH ? "fresh" : "resident", cp->rotate, cp->rotate == 1 ? "" : "s");
     kg_sb_printf(sb, "| decision | alpha %.3g one-sided; margin %.2f%%; equivalence +-%.2f%%; control +-%.2f%% |\n\n",
                  cp->alpha, 100 * cp->margin, 100 * cp->equivalence, 100 * cp->control_margin);
 

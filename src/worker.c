@@ -21,6 +21,8 @@
 #include "protocol.h"
 #include "util.h"
 
+#define KG_MAX_ROTATE 16   /* input sets an arm can rotate through (campaign key rotate) */
+
 typedef struct inst {
     int arm;
     kg_kernel *k;
@@ -28,6 +30,9 @@ typedef struct inst {
     kg_dbuf out[KG_MAX_OUT];
     kg_binding b;
     int failed;             /* a check failed before timing: not timed */
+    /* rotate = N: input sets 1..N-1 (set 0 is in[]); the set bound now */
+    kg_dbuf rot[KG_MAX_ROTATE][KG_MAX_IN];
+    int cur_set;
 } inst;
 
 typedef struct wctx {
@@ -178,6 +183,41 @@ static void inst_release(wctx *w, inst *x)
     for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->in[i]);
     for (int o = 0; o < KG_MAX_OUT; o++) kg_backend_free(w->be, &x->out[o]);
     kg_backend_free(w->be, &x->b.ws);
+    for (int r = 0; r < KG_MAX_ROTATE; r++)
+        for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->rot[r][i]);
+}
+
+/* Allocates input sets 1..nset-1 of an arm and fills them with d's inputs
+ * (rotate = N: the same values at N addresses, so that repeated samples
+ * do not find their inputs in cache). */
+static int rotation_setup(wctx *w, inst *x, const kg_case_data *d, int nset, kg_err *err)
+{
+    for (int r = 1; r < nset; r++)
+        for (int i = 0; i < d->nin; i++) {
+            int rc = kg_backend_alloc(w->be, d->in_bytes[i], &x->rot[r][i], err);
+            if (rc == KG_OK) rc = kg_backend_upload(w->be, &x->rot[r][i], 0, d->in[i], d->in_bytes[i], err);
+            if (rc != KG_OK) return rc;
+        }
+    return KG_OK;
+}
+
+/* Binds input set r of an arm (0 = the checked buffers), outside timing. */
+static int rotation_bind(wctx *w, inst *x, int r, kg_err *err)
+{
+    if (x->cur_set == r) return KG_OK;
+    for (int i = 0; i < x->b.nin; i++) x->b.in[i] = r == 0 ? x->in[i] : x->rot[r][i];
+    x->cur_set = r;
+    return kg_backend_bind(w->be, x->k, &x->b, err);
+}
+
+/* Writes d's inputs into every input set of an arm. */
+static int rotation_upload(wctx *w, inst *x, const kg_case_data *d, int nset, kg_err *err)
+{
+    int rc = upload_inputs(w, x, d, err);
+    for (int r = 1; r < nset && rc == KG_OK; r++)
+        for (int i = 0; i < d->nin && rc == KG_OK; i++)
+            rc = kg_backend_upload(w->be, &x->rot[r][i], 0, d->in[i], d->in_bytes[i], err);
+    return rc;
 }
 
 static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
@@ -208,15 +248,6 @@ static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_
     return kg_backend_bind(w->be, x->k, &x->b, err);
 }
 
-/* 1 when arm a was built as the numerical negative (the CPU backend's
- * rule: KGATE_NEGATIVE=1, and KGATE_NEGATIVE_ARM empty or naming it). */
-static int arm_negative(const kg_plan *plan, int a)
-{
-    const char *neg = getenv("KGATE_NEGATIVE");
-    const char *only = getenv("KGATE_NEGATIVE_ARM");
-    if (neg == NULL || strcmp(neg, "1") != 0) return 0;
-    return only == NULL || only[0] == '\0' || strcmp(only, plan->arms[a].name) == 0;
-}
 
 /* The weak-case check: zeros, a copy of an input, the row mean and the
  * output of another seed (other) must each fail every output's check.
@@ -365,7 +396,7 @@ static int run_case(wctx *w, int c, kg_err *err)
         if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison0", 0, &ok0, counts, err)) != KG_OK) goto done;
         if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison1", 1, &ok1, counts, err)) != KG_OK) goto done;
         xs[i].failed = !(ok0 && ok1);
-        if (arm_negative(plan, xs[i].arm)) {
+        if (kg_backend_negative(&plan->arms[xs[i].arm])) {
             /* the numerical negative: every output comparison must fail */
             char detail[160];
             snprintf(detail, sizeof detail, "numerical negative (KGATE_NEGATIVE=1): %d of %d output checks "
@@ -386,7 +417,15 @@ static int run_case(wctx *w, int c, kg_err *err)
     int first_arm = n > 0 ? order[0] : -1;
     for (int i = 0; i < nx; i++) record_resources(w, c, &xs[i]);
     uint64_t escapes_seen = 0;
-    int escapes[64] = { 0 };
+    int escapes[64] = { 0 }, nset = cp->rotate;
+    if (nset > KG_MAX_ROTATE) {
+        rc = kg_errorf(err, KG_EINPUT, "%s: rotate = %d: at most %d input sets", plan->path, nset, KG_MAX_ROTATE);
+        goto done;
+    }
+    if (cp->rounds > 0)
+        for (int i = 0; i < nlive && nset > 1; i++)
+            if ((rc = rotation_setup(w, &xs[live[i]], &pre, nset, err)) != KG_OK) goto done;
+    int use[64] = { 0 };    /* executions per arm, for the rotation */
     /* the fake backend's timed runs execute nothing: its snapshot is of
      * the last checked run, on the pre inputs */
     int switch_inputs = strcmp(kg_backend_name(w->be), "fake") != 0;
@@ -399,7 +438,7 @@ static int run_case(wctx *w, int c, kg_err *err)
          * only on its first calls). */
         if (r == cp->rounds - 1 && switch_inputs)
             for (int i = 0; i < nlive; i++)
-                if ((rc = upload_inputs(w, &xs[live[i]], &post, err)) != KG_OK) goto done;
+                if ((rc = rotation_upload(w, &xs[live[i]], &post, nset, err)) != KG_OK) goto done;
         kg_protocol_round_order(live, nlive, r, rorder);
         int ns = kg_protocol_round_steps(nlive, cp->warmup, cp->samples, cp->interleave, steps);
         for (int s = 0; s < ns; s++) {
@@ -408,6 +447,11 @@ static int run_case(wctx *w, int c, kg_err *err)
                                  .arm = x->arm, .kase = c, .first_arm = first_arm, .pos = steps[s].slot,
                                  .seed = cp->seed };
             if (cp->l2 == KG_L2_COLD && (rc = kg_backend_flush(w->be, err)) != KG_OK) goto done;
+            /* the last execution of an arm uses set 0, which the snapshot reads */
+            int last = r == cp->rounds - 1 && steps[s].sample == cp->samples - 1;
+            if (nset > 1 &&
+                (rc = rotation_bind(w, x, last ? 0 : use[rorder[steps[s].slot]]++ % nset, err)) != KG_OK)
+                goto done;
             double t_ns = 0;
             if (steps[s].sample < 0) {
                 if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK) goto done;
@@ -427,6 +471,8 @@ static int run_case(wctx *w, int c, kg_err *err)
         }
     }
 
+    for (int i = 0; i < nlive; i++)
+        if ((rc = rotation_bind(w, &xs[live[i]], 0, err)) != KG_OK) goto done;
     /* After timing: the output the last timed run left behind, then a run
      * on fresh inputs. */
     if (cp->rounds > 0 && nlive > 0 && w->be->ops->telemetry != NULL) {
