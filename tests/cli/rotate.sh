@@ -34,5 +34,5 @@ expect_grep ",post,snapshot:C,pass," "$T/ev/checks/proc-000.csv"
 sed 's/^rotate = 3/rotate = 17/' "$T/rot.kg" > "$T/rot17.kg"
 "$KGATE" run "$T/rot17.kg" -o "$T/ev17" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "rotate = 17"
-expect_grep "rot17.kg:8" "$T/err"
+expect_grep "rot17.kg:7" "$T/err"
 expect_grep "\[1, 16\]" "$T/err"
