@@ -74,6 +74,7 @@ typedef struct kg_worker_opts {
     const char *out_dir;
     const char *backend;      /* resolved backend name */
     int proc;                 /* process index */
+    int slot;                 /* schedule slot it fills (a repeat keeps its slot's direction); -1: proc */
     int check_only;
 } kg_worker_opts;
 

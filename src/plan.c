@@ -30,9 +30,9 @@
 #include <sys/stat.h>
 
 #include <ini.h>
-#include <openssl/evp.h>
 
 #include "kgate/plan.h"
+#include "util.h"
 
 /* The longest line accepted.  libinih's line buffer is 200 bytes in the
  * Debian build; a longer line would reach the handler in pieces. */
@@ -1097,29 +1097,6 @@ static void finish(plan_ctx *ctx)
 
 /* ---- canonical form ---------------------------------------------------- */
 
-typedef struct text_buf { char *buf; size_t len, cap; int oom; } text_buf;
-
-__attribute__((format(printf, 2, 3)))
-static void tb_printf(text_buf *tb, const char *fmt, ...)
-{
-    if (tb->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(tb->buf ? tb->buf + tb->len : NULL, tb->buf ? tb->cap - tb->len : 0,
-                          fmt, ap);
-        va_end(ap);
-        if (n < 0) { tb->oom = 1; return; }
-        if (tb->buf && tb->len + (size_t)n < tb->cap) { tb->len += (size_t)n; return; }
-        size_t ncap = tb->cap ? tb->cap * 2 : 1024;
-        while (ncap < tb->len + (size_t)n + 1) ncap *= 2;
-        char *b = realloc(tb->buf, ncap);
-        if (b == NULL) { tb->oom = 1; return; }
-        tb->buf = b;
-        tb->cap = ncap;
-    }
-}
-
 /* The shortest %g text that reads back as exactly v, without an exponent
  * for numbers from 1 to 1e17 ("2000", not "2e+03"). */
 static void format_double(double v, char *out, size_t cap)
@@ -1132,7 +1109,7 @@ static void format_double(double v, char *out, size_t cap)
     }
 }
 
-static void write_section(text_buf *tb, int sec, const void *base, int is_control)
+static void write_section(kg_sb *tb, int sec, const void *base, int is_control)
 {
     for (int i = 0; i < PLAN_NKEYS; i++) {
         const plan_key *k = &plan_keys[i];
@@ -1142,20 +1119,20 @@ static void write_section(text_buf *tb, int sec, const void *base, int is_contro
         case K_INT: {
             int v;
             memcpy(&v, f, sizeof v);
-            if (!((k->flags & F_UNSET) && v == -1)) tb_printf(tb, "%s = %d\n", k->key, v);
+            if (!((k->flags & F_UNSET) && v == -1)) kg_sb_printf(tb, "%s = %d\n", k->key, v);
             break;
         }
         case K_I64: {
             int64_t v;
             memcpy(&v, f, sizeof v);
             if (!((k->flags & F_UNSET) && v == -1))
-                tb_printf(tb, "%s = %" PRId64 "\n", k->key, v);
+                kg_sb_printf(tb, "%s = %" PRId64 "\n", k->key, v);
             break;
         }
         case K_U64: {
             uint64_t v;
             memcpy(&v, f, sizeof v);
-            tb_printf(tb, "%s = %" PRIu64 "\n", k->key, v);
+            kg_sb_printf(tb, "%s = %" PRIu64 "\n", k->key, v);
             break;
         }
         case K_REAL: case K_FRAC: {
@@ -1163,25 +1140,25 @@ static void write_section(text_buf *tb, int sec, const void *base, int is_contro
             char num[40];
             memcpy(&v, f, sizeof v);
             format_double(v, num, sizeof num);
-            tb_printf(tb, "%s = %s\n", k->key, num);
+            kg_sb_printf(tb, "%s = %s\n", k->key, num);
             break;
         }
         case K_BOOL: {
             int v;
             memcpy(&v, f, sizeof v);
-            tb_printf(tb, "%s = %s\n", k->key, v ? "yes" : "no");
+            kg_sb_printf(tb, "%s = %s\n", k->key, v ? "yes" : "no");
             break;
         }
         case K_ENUM: {
             int v, n = 0;
             memcpy(&v, f, sizeof v);
             while (k->words[n]) n++;
-            tb_printf(tb, "%s = %s\n", k->key, v >= 0 && v < n ? k->words[v] : "?");
+            kg_sb_printf(tb, "%s = %s\n", k->key, v >= 0 && v < n ? k->words[v] : "?");
             break;
         }
         default: {
             const char *s = f;
-            if (s[0] != '\0') tb_printf(tb, "%s = %.*s\n", k->key, (int)k->size, s);
+            if (s[0] != '\0') kg_sb_printf(tb, "%s = %.*s\n", k->key, (int)k->size, s);
             break;
         }
         }
@@ -1191,30 +1168,24 @@ static void write_section(text_buf *tb, int sec, const void *base, int is_contro
 static int make_canonical(kg_plan *plan)
 {
     int rc = KG_OK;
-    text_buf tb = {0};
-    tb_printf(&tb, "[campaign]\n");
+    kg_sb tb = {0};
+    kg_sb_printf(&tb, "[campaign]\n");
     write_section(&tb, SEC_CAMPAIGN, &plan->campaign, 0);
     for (int c = 0; c < plan->ncases; c++) {
-        tb_printf(&tb, "\n[case %s]\n", plan->cases[c].name);
+        kg_sb_printf(&tb, "\n[case %s]\n", plan->cases[c].name);
         write_section(&tb, SEC_CASE, &plan->cases[c], 0);
     }
     for (int a = 0; a < plan->narms; a++) {
-        tb_printf(&tb, "\n[arm %s]\n", plan->arms[a].name);
+        kg_sb_printf(&tb, "\n[arm %s]\n", plan->arms[a].name);
         write_section(&tb, SEC_ARM, &plan->arms[a], plan->arms[a].role == KG_ROLE_CONTROL);
     }
-    tb_printf(&tb, "\n[gate]\n");
+    kg_sb_printf(&tb, "\n[gate]\n");
     write_section(&tb, SEC_GATE, &plan->gate, 0);
     if (tb.oom) {
         rc = KG_ENOMEM;
         goto done;
     }
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (EVP_Digest(tb.buf, tb.len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
-        rc = KG_EINTERNAL;
-        goto done;
-    }
-    for (unsigned i = 0; i < mdlen; i++) snprintf(plan->hash + 2 * i, 3, "%02x", md[i]);
+    kg_sha256_hex(tb.buf, tb.len, plan->hash);
     plan->canonical = tb.buf;
     tb.buf = NULL;
 done:

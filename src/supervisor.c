@@ -156,11 +156,11 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     argv[n++] = procs;
     argv[n++] = (char *)"--backend";
     argv[n++] = (char *)backend;
+    argv[n++] = (char *)"--slot";
+    argv[n++] = slots;
     if (o->check_only) argv[n++] = (char *)"--check-only";
     argv[n] = NULL;
 
-    /* the worker takes its direction from the slot it fills */
-    setenv("KGATE_WORKER_SLOT", slots, 1);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -176,7 +176,6 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
-    unsetenv("KGATE_WORKER_SLOT");
     if (e != 0) return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", argv[0], strerror(e));
 
     int status = 0, timed_out = 0, dirty = 0;

@@ -532,8 +532,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.proc = o->proc;
     /* a repeat of a contaminated process keeps the direction of the
      * schedule slot it fills (the supervisor says which) */
-    const char *slot = getenv("KGATE_WORKER_SLOT");
-    w.dir = kg_protocol_direction(slot != NULL && slot[0] != '\0' ? atoi(slot) : o->proc);
+    w.dir = kg_protocol_direction(o->slot >= 0 ? o->slot : o->proc);
     kg_sb_puts(&w.rows, "process,direction,round,arm,case,sample,ns,plan\n");
     kg_sb_puts(&w.checks, "process,direction,case,arm,phase,check,result,max_abs,max_rel,worst,nbad,detail\n");
     kg_sb_puts(&w.telemetry, "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,"

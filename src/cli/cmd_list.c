@@ -15,11 +15,14 @@ int kg_cmd_list(int argc, char **argv)
     puts("ops:");
     for (int i = 0; i < n; i++) {
         const kg_op *op = ops[i];
-        printf("  %-12s vars %-10s in:", op->name, op->vars);
+        printf("  %-12s %s\n", op->name, op->summary);
+        printf("  %-12s vars: %s;  in:", "", op->vars[0] ? op->vars : "(none)");
         for (int k = 0; k < op->nin; k++) printf(" %s", op->in_names[k]);
-        printf("  out:");
+        printf(";  out:");
         for (int k = 0; k < op->nout; k++) printf(" %s", op->out_names[k]);
-        printf("  %s\n", op->summary);
+        if (op->ws_bytes != NULL) printf(";  workspace: WS");
+        if (op->scalars != NULL && op->scalars[0]) printf(";  scalars: %s", op->scalars);
+        printf("\n");
     }
     puts("backends:");
     puts("  cpu    C kernels compiled with the system cc; timed with CLOCK_MONOTONIC_RAW (the default without a GPU)");

@@ -9,6 +9,7 @@ int kg_cmd_worker(int argc, char **argv)
 {
     kg_worker_opts o = { 0 };
     o.proc = -1;
+    o.slot = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--plan") == 0 && i + 1 < argc) o.plan_path = argv[++i];
@@ -18,6 +19,12 @@ int kg_cmd_worker(int argc, char **argv)
             char *end;
             long v = strtol(argv[++i], &end, 10);
             o.proc = (*end == '\0' && v >= 0 && v < 1000000) ? (int)v : -1;
+        }
+        else if (strcmp(a, "--slot") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || v < 0 || v >= 1000000) { fprintf(stderr, "kgate worker: bad --slot\n"); return KG_EXIT_USAGE; }
+            o.slot = (int)v;
         }
         else if (strcmp(a, "--check-only") == 0) o.check_only = 1;
         else { fprintf(stderr, "kgate worker: unknown argument '%s' (the worker is started by kgate run)\n", a); return KG_EXIT_USAGE; }
