@@ -130,8 +130,9 @@ void kg_lock_release(int fd); /* -1 is ignored */
 typedef struct kg_quiet {
     char forbid[1024];        /* comma-separated process names (comm) */
     double max_load;          /* 1-minute load average bound; 0: none */
-    const char *device;       /* for the foreign-compute-process hook */
+    const char *device;       /* for the foreign-compute-process check */
     const char *backend;
+    void *nvml;               /* cuda: NVML, to list compute processes on the device; owned */
 } kg_quiet;
 
 #define KG_QUIET_DEFAULT_FORBID "cc1,cc1plus,nvcc,ptxas,cicc,rustc,ld"
@@ -151,7 +152,9 @@ int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap);
 /* Foreign compute processes on the device.  Returns KG_EUNSUPPORTED ("not
  * available") on backends without a process query (cpu, fake); else
  * KG_OK with *n the number of foreign processes and why naming one. */
-int kg_quiet_device_foreign(const kg_quiet *q, int *n, char *why, size_t cap);
+int kg_quiet_device_foreign(const kg_quiet *q, int expected, int *n, char *why, size_t cap);
+/* Releases what kg_quiet_init opened (NVML); NULL-safe. */
+void kg_quiet_free(kg_quiet *q);
 
 /* Waits until the host has been quiet for window_s (a window of 0 is one
  * look), polling every KG_QUIET_POLL_S; says why on stderr while it

@@ -6,8 +6,11 @@
  * checks every KG_QUIET_POLL_S.  The checks: no process whose name
  * (/proc/PID/comm) is on the forbidden list, the 1-minute load average
  * (/proc/loadavg) under the bound, and no foreign compute process on the
- * device.  The last needs NVML and is a hook here: on the cpu and fake
- * backends it answers "not available".
+ * device.  The last uses NVML (cuda backend only): kgate holds no CUDA
+ * context while it waits, and exactly one (the worker's) while a process
+ * runs, so any further compute process on the device is foreign.  NVML
+ * may report host process IDs inside a container, so the check counts
+ * processes rather than matching IDs.
  *
  * This file only looks: it neither kills nor renices anything, and the
  * supervisor decides what a contaminated process means. */
@@ -18,8 +21,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "backend/cuda_api.h"
 #include "campaign.h"
 #include "util.h"
+
+static void *quiet_nvml_open(const char *device);
 
 void kg_quiet_init(kg_quiet *q, const char *forbid, double max_load, const char *backend, const char *device,
                    double window_s)
@@ -34,6 +40,7 @@ void kg_quiet_init(kg_quiet *q, const char *forbid, double max_load, const char 
     q->max_load = max_load;
     q->backend = backend;
     q->device = device;
+    if (strcmp(backend, "cuda") == 0 && window_s > 0) q->nvml = quiet_nvml_open(device);
 }
 
 /* 1 when name is one of the comma-separated names of list. */
@@ -49,14 +56,63 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
-int kg_quiet_device_foreign(const kg_quiet *q, int *n, char *why, size_t cap)
+typedef struct quiet_nvml {
+    kg_cuda_nvml lib;
+    nvmlDevice_t dev;
+} quiet_nvml;
+
+/* Opens NVML for the campaign's device (by the UUID in the device
+ * description, else index 0); NULL when it cannot. */
+static void *quiet_nvml_open(const char *device)
+{
+    quiet_nvml *qn = calloc(1, sizeof *qn);
+    kg_err e = { 0 };
+    if (qn == NULL) return NULL;
+    if (kg_cuda_nvml_load(&qn->lib, &e) != KG_OK || qn->lib.nvmlInit() != 0) {
+        free(qn);
+        return NULL;
+    }
+    const char *u = device != NULL ? strstr(device, "GPU-") : NULL;
+    char uuid[96] = "";
+    if (u != NULL) snprintf(uuid, sizeof uuid, "%.*s", (int)strcspn(u, " ,)"), u);
+    int ok = uuid[0] && qn->lib.nvmlDeviceGetHandleByUUID != NULL &&
+             qn->lib.nvmlDeviceGetHandleByUUID(uuid, &qn->dev) == 0;
+    if (!ok && qn->lib.nvmlDeviceGetHandleByIndex(0, &qn->dev) != 0) {
+        qn->lib.nvmlShutdown();
+        kg_cuda_nvml_unload(&qn->lib);
+        free(qn);
+        return NULL;
+    }
+    return qn;
+}
+
+void kg_quiet_free(kg_quiet *q)
+{
+    if (q == NULL || q->nvml == NULL) return;
+    quiet_nvml *qn = q->nvml;
+    qn->lib.nvmlShutdown();
+    kg_cuda_nvml_unload(&qn->lib);
+    free(qn);
+    q->nvml = NULL;
+}
+
+int kg_quiet_device_foreign(const kg_quiet *q, int expected, int *n, char *why, size_t cap)
 {
     *n = 0;
     if (cap > 0) why[0] = '\0';
-    /* NVML's running-process query belongs to the cuda backend's loader;
-     * until it exposes one, no backend can answer. */
-    (void)q;
-    return KG_EUNSUPPORTED;
+    const quiet_nvml *qn = q->nvml;
+    if (qn == NULL || qn->lib.nvmlDeviceGetComputeRunningProcesses == NULL) return KG_EUNSUPPORTED;
+    kg_nvml_process procs[64];
+    unsigned count = 64;
+    if (qn->lib.nvmlDeviceGetComputeRunningProcesses(qn->dev, &count, procs) != 0) return KG_EUNSUPPORTED;
+    if ((int)count > expected) {
+        *n = (int)count - expected;
+        size_t len = 0;
+        len += (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d; pids", count, expected);
+        for (unsigned i = 0; i < count && i < 8 && len < cap; i++)
+            len += (size_t)snprintf(why + len, cap - len, " %u", procs[i].pid);
+    }
+    return KG_OK;
 }
 
 int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap)
@@ -100,7 +156,7 @@ int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap)
     }
     int nf = 0;
     char fwhy[200];
-    if (kg_quiet_device_foreign(q, &nf, fwhy, sizeof fwhy) == KG_OK && nf > 0) {
+    if (kg_quiet_device_foreign(q, ignore >= 0 ? 1 : 0, &nf, fwhy, sizeof fwhy) == KG_OK && nf > 0) {
         snprintf(why, cap, "%d foreign compute process(es) on the device (%s) at %s", nf, fwhy, now);
         return 1;
     }

@@ -347,6 +347,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     char dir[KG_PATH_MAX], path[KG_PATH_MAX + 64], plan_abs[PATH_MAX];
     char notice[512] = "", device[512] = "", *recorded = NULL;
     int rc, lock_fd = -1, nrec = 0;
+    kg_quiet q;
+    memset(&q, 0, sizeof q);
     memset(an, 0, sizeof *an);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
@@ -438,7 +440,6 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     kg_backend_close(be);
     be = NULL;
 
-    kg_quiet q;
     double window = o->has_quiet ? o->quiet_s : plan->campaign.quiet_s;
     /* scripted timings need no quiet host */
     if (strcmp(resolved, "fake") == 0 && !o->has_quiet) window = 0;
@@ -487,6 +488,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     }
 done:
     kg_backend_close(be);
+    kg_quiet_free(&q);
     kg_lock_release(lock_fd);
     free(recs);
     free(recorded);

@@ -109,7 +109,7 @@ static void test_quiet(void)
     kg_quiet_init(&q, "", 1e9, "cpu", "host", 30);
     CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
     int n = -1;
-    CHECK(kg_quiet_device_foreign(&q, &n, why, sizeof why) == KG_EUNSUPPORTED);
+    CHECK(kg_quiet_device_foreign(&q, 0, &n, why, sizeof why) == KG_EUNSUPPORTED);
     CHECK(n == 0);
     kg_err err = { 0 };
     CHECK(kg_quiet_wait(&q, 0, 10, &err) == KG_OK);
