@@ -7,7 +7,9 @@
  * still passes on the negative proves nothing.
  *
  * CPU kernels export one function `void ENTRY(const kg_kargs *a)`; the
- * meaning of in[] and out[] is the op's (see `kgate list`). */
+ * meaning of in[] and out[] is the op's (see `kgate list`).  CUDA C
+ * kernels get their input element type and its conversion from the
+ * device section at the end (kg_in_t, kg_in_load). */
 #ifndef KGATE_KERNEL_H
 #define KGATE_KERNEL_H
 
@@ -118,6 +120,48 @@ static inline float kg_load(const void *p, int dt, int64_t i)
     if (dt == KG_KDT_F32) return ((const float *)p)[i];
     if (dt == KG_KDT_F16) return kg_f16_to_f32(((const uint16_t *)p)[i]);
     return kg_bf16_to_f32(((const uint16_t *)p)[i]);
+}
+#endif
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+/* Device side: the input element type that KG_DTYPE (set by kgate from the
+ * case dtype: KG_KDT_*) selects, and its exact conversion to float.  16-bit
+ * inputs travel as raw unsigned short bits, so no toolkit header is needed:
+ * f16 converts with one cvt instruction, bf16 is the high half of an f32.
+ *   kg_in_t        the element type of every op input
+ *   KG_IN_BYTES    sizeof(kg_in_t), usable in #if
+ *   kg_in_cvt(x)   one raw element as float
+ *   kg_in_load(p, i)  element i of p as float */
+#ifndef KG_DTYPE
+#define KG_DTYPE 0
+#endif
+#if KG_DTYPE == 0
+typedef float kg_in_t;
+#define KG_IN_BYTES 4
+__device__ __forceinline__ float kg_in_cvt(float v) { return v; }
+#elif KG_DTYPE == 1
+typedef unsigned short kg_in_t;
+#define KG_IN_BYTES 2
+__device__ __forceinline__ float kg_in_cvt(unsigned short h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+#elif KG_DTYPE == 2
+typedef unsigned short kg_in_t;
+#define KG_IN_BYTES 2
+__device__ __forceinline__ float kg_in_cvt(unsigned short h)
+{
+    return __uint_as_float(((unsigned)h) << 16);
+}
+#else
+#error "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
+#endif
+
+__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)
+{
+    return kg_in_cvt(p[i]);
 }
 #endif
 

@@ -11,35 +11,9 @@
  *   grid = ceildiv(N, 16), ceildiv(M, 16)    block = 16, 16
  *   args = A, B, C, M, N, K
  *
- * No headers besides kgate/kernel.h: 16-bit inputs are decoded from
- * their raw bits. */
+ * No headers besides kgate/kernel.h, whose kg_in_t / kg_in_load decode
+ * 16-bit inputs from their raw bits. */
 #include "kgate/kernel.h"
-
-#ifndef KG_DTYPE
-#define KG_DTYPE 0
-#endif
-
-#if KG_DTYPE == 0
-typedef float kg_in_t;
-__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i) { return p[i]; }
-#elif KG_DTYPE == 1
-typedef unsigned short kg_in_t;
-__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)
-{
-    float f;
-    unsigned short h = p[i];
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-#elif KG_DTYPE == 2
-typedef unsigned short kg_in_t;
-__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)
-{
-    return __uint_as_float(((unsigned)p[i]) << 16);
-}
-#else
-#error "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
-#endif
 
 extern "C" __global__ void gemm_bt_naive(const kg_in_t *__restrict__ A,
                                          const kg_in_t *__restrict__ B, float *__restrict__ C,

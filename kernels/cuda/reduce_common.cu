@@ -32,9 +32,6 @@
 
 #include "kgate/kernel.h"
 
-#ifndef KG_DTYPE
-#define KG_DTYPE 0
-#endif
 #ifndef RED_T
 #define RED_T 32
 #endif
@@ -52,29 +49,8 @@
 #error "RED_P (rows per group) must be 1..16"
 #endif
 
-#if KG_DTYPE == 0
-typedef float kg_in_t;
-#define ES 4
-__device__ __forceinline__ float kg_cvt(float v) { return v; }
-#elif KG_DTYPE == 1
-/* f16 -> f32 by one cvt: no cuda_fp16.h needed */
-typedef unsigned short kg_in_t;
-#define ES 2
-__device__ __forceinline__ float kg_cvt(unsigned short h)
-{
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-#elif KG_DTYPE == 2
-typedef unsigned short kg_in_t;
-#define ES 2
-__device__ __forceinline__ float kg_cvt(unsigned short h) { return __uint_as_float(((unsigned)h) << 16); }
-#else
-#error "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
-#endif
-
-#define VB (RED_L * ES)   /* bytes per vector load */
+/* kg_in_t, KG_IN_BYTES and kg_in_cvt come from kgate/kernel.h */
+#define VB (RED_L * KG_IN_BYTES)   /* bytes per vector load */
 #if VB == 16
 typedef uint4 kg_raw_t;
 #elif VB == 8
@@ -173,12 +149,12 @@ __device__ __forceinline__ void kg_row_for(const kg_in_t *__restrict__ x, int N,
             kg_vec u;
             u.r = __ldg((const kg_raw_t *)(x + j));
 #pragma unroll
-            for (int e = 0; e < RED_L; e++) f(j + e, kg_cvt(u.e[e]));
+            for (int e = 0; e < RED_L; e++) f(j + e, kg_in_cvt(u.e[e]));
         }
         return;
     }
 #endif
-    for (int j = lt; j < N; j += RED_T) f(j, kg_cvt(__ldg(x + j)));
+    for (int j = lt; j < N; j += RED_T) f(j, kg_in_cvt(__ldg(x + j)));
 }
 
 /* y[j] = f(j, x[j]) over this thread's share of the row, same traversal
@@ -194,7 +170,7 @@ __device__ __forceinline__ void kg_row_map(const kg_in_t *__restrict__ x, float 
             u.r = __ldg((const kg_raw_t *)(x + j));
             kg_ovec o;
 #pragma unroll
-            for (int e = 0; e < RED_L; e++) KGATE_STORE(&o.f[e], f(j + e, kg_cvt(u.e[e])));
+            for (int e = 0; e < RED_L; e++) KGATE_STORE(&o.f[e], f(j + e, kg_in_cvt(u.e[e])));
 #pragma unroll
             for (int q = 0; q < (int)(sizeof o.v / sizeof o.v[0]); q++)
                 ((decltype(&o.v[0]))(y + j))[q] = o.v[q];
@@ -202,13 +178,13 @@ __device__ __forceinline__ void kg_row_map(const kg_in_t *__restrict__ x, float 
         return;
     }
 #endif
-    for (int j = lt; j < N; j += RED_T) KGATE_STORE(&y[j], f(j, kg_cvt(__ldg(x + j))));
+    for (int j = lt; j < N; j += RED_T) KGATE_STORE(&y[j], f(j, kg_in_cvt(__ldg(x + j))));
 }
 
 /* one element of a per-column parameter row (gamma, beta, weight) */
 __device__ __forceinline__ float kg_param(const kg_in_t *__restrict__ w, int j)
 {
-    return kg_cvt(__ldg(w + j));
+    return kg_in_cvt(__ldg(w + j));
 }
 
 #endif

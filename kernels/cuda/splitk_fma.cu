@@ -40,104 +40,8 @@
  *   defines = PITCH=40 PIPE=0 DENSE=1
  *   grid = N / 64, M / 32, 1              block = 128       shared = 0
  *   args = A, B, C, M, N, K */
-#include "kgate/kernel.h"
-
-#ifndef KG_DTYPE
-#define KG_DTYPE 0
-#endif
-#if KG_DTYPE == 1
-#include <cuda_fp16.h>
-#endif
-#ifndef PITCH
-#define PITCH 40
-#endif
-#ifndef PIPE
-#define PIPE 0
-#endif
-#ifndef DENSE
-#define DENSE 0
-#endif
-
-#if PITCH < 32 || PITCH % 2 != 0
-#error "PITCH must be even and at least 32"
-#endif
-
-#define BM 32            /* output rows per block */
-#define BN 64            /* output columns per block */
-#define BK 32            /* K slice */
-#define NT 128           /* threads per block */
-#define NBUF (PIPE ? 2 : 1)
-
-#if KG_DTYPE == 0
-typedef float kg_in_t;
-#define ES 4
-__device__ __forceinline__ float kg_cvt(float v) { return v; }
-#elif KG_DTYPE == 1
-typedef unsigned short kg_in_t;
-#define ES 2
-__device__ __forceinline__ float kg_cvt(unsigned short h) { return __half2float(__ushort_as_half(h)); }
-#elif KG_DTYPE == 2
-typedef unsigned short kg_in_t;
-#define ES 2
-__device__ __forceinline__ float kg_cvt(unsigned short h) { return __uint_as_float(((unsigned)h) << 16); }
-#else
-#error "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
-#endif
-
-#define CPR (BK * ES / 16)     /* 16-byte chunks per staged row: 4 (16-bit) or 8 (f32) */
-#define EPC (16 / ES)          /* elements per chunk */
-#define A_CH (BM * CPR / NT)   /* chunks per thread per slice */
-#define B_CH (BN * CPR / NT)
-
-struct kg_slice {
-    uint4 a[A_CH];
-    uint4 b[B_CH];
-};
-
-__device__ __forceinline__ void kg_gload(kg_slice &f, const kg_in_t *__restrict__ A,
-                                         const kg_in_t *__restrict__ B, int m0, int n0, int k0,
-                                         int K, int tid)
-{
-#pragma unroll
-    for (int i = 0; i < A_CH; i++) {
-        const int idx = tid + i * NT, r = idx / CPR, c = idx % CPR;
-        f.a[i] = __ldg((const uint4 *)(A + (long long)(m0 + r) * K + k0 + c * EPC));
-    }
-#pragma unroll
-    for (int i = 0; i < B_CH; i++) {
-        const int idx = tid + i * NT, r = idx / CPR, c = idx % CPR;
-        f.b[i] = __ldg((const uint4 *)(B + (long long)(n0 + r) * K + k0 + c * EPC));
-    }
-}
-
-/* One 16-byte chunk into a staged row: as wide as the pitch's alignment allows. */
-__device__ __forceinline__ void kg_sput(kg_in_t *s, int r, int c, uint4 v)
-{
-    kg_in_t *p = s + r * PITCH + c * EPC;
-#if (PITCH * ES) % 16 == 0
-    *(uint4 *)p = v;
-#elif (PITCH * ES) % 8 == 0
-    ((uint2 *)p)[0] = make_uint2(v.x, v.y);
-    ((uint2 *)p)[1] = make_uint2(v.z, v.w);
-#else
-    ((unsigned *)p)[0] = v.x; ((unsigned *)p)[1] = v.y;
-    ((unsigned *)p)[2] = v.z; ((unsigned *)p)[3] = v.w;
-#endif
-}
-
-__device__ __forceinline__ void kg_sstore(const kg_slice &f, kg_in_t *As, kg_in_t *Bs, int tid)
-{
-#pragma unroll
-    for (int i = 0; i < A_CH; i++) {
-        const int idx = tid + i * NT;
-        kg_sput(As, idx / CPR, idx % CPR, f.a[i]);
-    }
-#pragma unroll
-    for (int i = 0; i < B_CH; i++) {
-        const int idx = tid + i * NT;
-        kg_sput(Bs, idx / CPR, idx % CPR, f.b[i]);
-    }
-}
+/* staging, contract, split rule and K walk: shared with splitk_wmma.cu and splitk_mma.cu */
+#include "splitk_common.cu"
 
 /* Thread (ty, tx) = (tid / 16, tid % 16) accumulates rows 4ty..4ty+3 and
  * columns tx + 16c (c < 4) of the tile: a staged A value is broadcast to
@@ -149,9 +53,9 @@ __device__ __forceinline__ void kg_fma_slice(const kg_in_t *As, const kg_in_t *B
     for (int kk = 0; kk < BK; kk++) {
         float a[4], b[4];
 #pragma unroll
-        for (int r = 0; r < 4; r++) a[r] = kg_cvt(As[(4 * ty + r) * PITCH + kk]);
+        for (int r = 0; r < 4; r++) a[r] = kg_in_cvt(As[(4 * ty + r) * PITCH + kk]);
 #pragma unroll
-        for (int c = 0; c < 4; c++) b[c] = kg_cvt(Bs[(tx + 16 * c) * PITCH + kk]);
+        for (int c = 0; c < 4; c++) b[c] = kg_in_cvt(Bs[(tx + 16 * c) * PITCH + kk]);
 #pragma unroll
         for (int r = 0; r < 4; r++)
 #pragma unroll
@@ -165,15 +69,10 @@ splitk_fma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float *
 {
     __shared__ __align__(16) kg_in_t As[NBUF][BM * PITCH];
     __shared__ __align__(16) kg_in_t Bs[NBUF][BN * PITCH];
-    if (M % BM != 0 || N % BN != 0 || K % BK != 0 || blockDim.x != NT || blockDim.y != 1 ||
-        blockDim.z != 1 || (DENSE && gridDim.z != 1))
-        __trap();
+    kg_splitk_check(M, N, K);
 
     const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    const int S = gridDim.z, s = blockIdx.z;
-    const int ks = ((K + S - 1) / S + BK - 1) / BK * BK;
-    const int kb = min(K, s * ks), ke = min(K, kb + ks);
 
     float acc[4][4];
 #pragma unroll
@@ -181,42 +80,10 @@ splitk_fma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float *
 #pragma unroll
         for (int c = 0; c < 4; c++) acc[r][c] = 0.0f;
 
-    kg_slice f;
-#if PIPE
-    if (kb < ke) {
-        kg_gload(f, A, B, m0, n0, kb, K, tid);
-        kg_sstore(f, As[0], Bs[0], tid);
-        __syncthreads();
-    }
-    /* two slices per trip, so that the buffer of each step is static */
-    for (int k0 = kb; k0 < ke; k0 += 2 * BK) {
-        bool more = k0 + BK < ke;
-        if (more) kg_gload(f, A, B, m0, n0, k0 + BK, K, tid);
-        kg_fma_slice(As[0], Bs[0], ty, tx, acc);
-        if (more) kg_sstore(f, As[1], Bs[1], tid);
-        __syncthreads();
-        if (!more) break;
-        more = k0 + 2 * BK < ke;
-        if (more) kg_gload(f, A, B, m0, n0, k0 + 2 * BK, K, tid);
-        kg_fma_slice(As[1], Bs[1], ty, tx, acc);
-        if (more) kg_sstore(f, As[0], Bs[0], tid);
-        __syncthreads();
-    }
-#else
-    for (int k0 = kb; k0 < ke; k0 += BK) {
-        kg_gload(f, A, B, m0, n0, k0, K, tid);
-        kg_sstore(f, As[0], Bs[0], tid);
-        __syncthreads();
-        kg_fma_slice(As[0], Bs[0], ty, tx, acc);
-        __syncthreads();
-    }
-#endif
+    kg_splitk_walk(A, B, K, m0, n0, tid, As, Bs,
+                   [&](const kg_in_t *as, const kg_in_t *bs) { kg_fma_slice(as, bs, ty, tx, acc); });
 
-#if DENSE
-    float *o = out;
-#else
-    float *o = out + (long long)s * M * N;
-#endif
+    float *o = kg_splitk_out(out, M, N);
 #pragma unroll
     for (int r = 0; r < 4; r++)
 #pragma unroll

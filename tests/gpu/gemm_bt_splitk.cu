@@ -21,33 +21,9 @@
  *   entry3 = partial_hi  (grid3, block3, shared3, args3 as launch 2) */
 #include "kgate/kernel.h"
 
-#ifndef KG_DTYPE
-#define KG_DTYPE 0
-#endif
-
 #define TILE 32
 #define ROWS 8
 #define LD (TILE + 1)
-
-#if KG_DTYPE == 0
-typedef float kg_in_t;
-__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i) { return p[i]; }
-#elif KG_DTYPE == 1
-typedef unsigned short kg_in_t;
-__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)
-{
-    float f;
-    unsigned short h = p[i];
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-#else
-typedef unsigned short kg_in_t;
-__device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)
-{
-    return __uint_as_float(((unsigned)p[i]) << 16);
-}
-#endif
 
 extern "C" __global__ void zero_c(float *__restrict__ C, int M, int N)
 {
