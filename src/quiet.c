@@ -6,11 +6,14 @@
  * checks every KG_QUIET_POLL_S.  The checks: no process whose name
  * (/proc/PID/comm) is on the forbidden list, the 1-minute load average
  * (/proc/loadavg) under the bound, and no foreign compute process on the
- * device.  The last uses NVML (cuda backend only): kgate holds no CUDA
- * context while it waits, and exactly one (the worker's) while a process
- * runs, so any further compute process on the device is foreign.  NVML
- * may report host process IDs inside a container, so the check counts
- * processes rather than matching IDs.
+ * device.  The last uses NVML (cuda backend only) and counts compute
+ * processes rather than matching IDs (inside a container NVML may report
+ * host process IDs).  The count seen when a quiet window ends is the
+ * baseline (it may include a context the supervisor still holds); while
+ * the process runs, more than the baseline plus the worker is foreign
+ * work.  A foreign process already present before the window cannot be
+ * told from kgate's own this way: it shows in the telemetry's
+ * foreign_procs column instead.
  *
  * This file only looks: it neither kills nor renices anything, and the
  * supervisor decides what a contaminated process means. */
@@ -59,6 +62,7 @@ static int listed(const char *list, const char *name)
 typedef struct quiet_nvml {
     kg_cuda_nvml lib;
     nvmlDevice_t dev;
+    int baseline;             /* compute processes when the last quiet window ended */
 } quiet_nvml;
 
 /* Opens NVML for the campaign's device (by the UUID in the device
@@ -100,11 +104,16 @@ int kg_quiet_device_foreign(const kg_quiet *q, int expected, int *n, char *why, 
 {
     *n = 0;
     if (cap > 0) why[0] = '\0';
-    const quiet_nvml *qn = q->nvml;
+    quiet_nvml *qn = q->nvml;
     if (qn == NULL || qn->lib.nvmlDeviceGetComputeRunningProcesses == NULL) return KG_EUNSUPPORTED;
     kg_nvml_process procs[64];
     unsigned count = 64;
     if (qn->lib.nvmlDeviceGetComputeRunningProcesses(qn->dev, &count, procs) != 0) return KG_EUNSUPPORTED;
+    if (expected == 0) {      /* before a process: only note the baseline */
+        qn->baseline = (int)count;
+        return KG_OK;
+    }
+    expected += qn->baseline;
     if ((int)count > expected) {
         *n = (int)count - expected;
         size_t len = 0;
