@@ -50,3 +50,9 @@ expect_grep "kgate " "$T/out"
 for c in run check report list; do "$KGATE" $c --help >"$T/out" 2>&1 || die "$c --help"; expect_grep "usage: kgate $c" "$T/out"; done
 "$KGATE" report "$T/nowhere" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "report of a missing folder"
+
+# a declared but unimplemented mode is refused, never silently replaced
+printf '[campaign]\nquiet = 0\nbackend = fake\ninputs = fresh\n[case a]\nop = rowsum\ndtype = f32\nM = 2\nN = 2\n[arm b]\nop = rowsum\nrole = baseline\nsource = x.c\n' > "$T/fresh.kg"
+"$KGATE" run "$T/fresh.kg" -o "$T/fresh" >"$T/out" 2>"$T/err"; st=$?
+expect_status 2 $st "inputs = fresh"
+expect_grep "not implemented yet" "$T/err"
