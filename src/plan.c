@@ -684,49 +684,41 @@ static void section_begin(plan_ctx *ctx, const char *p, size_t n)
     char nbuf[KG_NAME_MAX];
     memcpy(nbuf, nm, nlen);
     nbuf[nlen] = '\0';
-    if (sec == SEC_CASE) {
-        int prev = kg_plan_find_case(plan, nbuf);
-        if (prev >= 0) {
-            perr(ctx, line, "duplicate case", p, hlen, "case names must differ; '%s' is on line %d",
-                 nbuf, plan->cases[prev].line);
-            return;
-        }
-        if (plan->ncases >= PLAN_SECTIONS_MAX) {
-            perr(ctx, line, "too many cases", p, hlen, "at most %d", PLAN_SECTIONS_MAX);
-            return;
-        }
-        if (grow(ctx, (void **)&plan->cases, sizeof *plan->cases, &ctx->cases_cap, plan->ncases,
-                 (void **)&ctx->case_lines) != 0)
-            return;
-        int i = plan->ncases++;
-        memset(&plan->cases[i], 0, sizeof plan->cases[i]);
-        memset(&ctx->case_lines[i], 0, sizeof ctx->case_lines[i]);
-        apply_defaults(ctx, SEC_CASE, &plan->cases[i]);
-        memcpy(plan->cases[i].name, nbuf, nlen + 1);
-        plan->cases[i].line = line;
-        ctx->idx = i;
-    } else {
-        int prev = kg_plan_find_arm(plan, nbuf);
-        if (prev >= 0) {
-            perr(ctx, line, "duplicate arm", p, hlen, "arm names must differ; '%s' is on line %d",
-                 nbuf, plan->arms[prev].line);
-            return;
-        }
-        if (plan->narms >= PLAN_SECTIONS_MAX) {
-            perr(ctx, line, "too many arms", p, hlen, "at most %d", PLAN_SECTIONS_MAX);
-            return;
-        }
-        if (grow(ctx, (void **)&plan->arms, sizeof *plan->arms, &ctx->arms_cap, plan->narms,
-                 (void **)&ctx->arm_lines) != 0)
-            return;
-        int i = plan->narms++;
-        memset(&plan->arms[i], 0, sizeof plan->arms[i]);
-        memset(&ctx->arm_lines[i], 0, sizeof ctx->arm_lines[i]);
-        apply_defaults(ctx, SEC_ARM, &plan->arms[i]);
-        memcpy(plan->arms[i].name, nbuf, nlen + 1);
-        plan->arms[i].line = line;
-        ctx->idx = i;
+    int is_case = sec == SEC_CASE;
+    int prev = is_case ? kg_plan_find_case(plan, nbuf) : kg_plan_find_arm(plan, nbuf);
+    int *count = is_case ? &plan->ncases : &plan->narms;
+    if (prev >= 0) {
+        perr(ctx, line, is_case ? "duplicate case" : "duplicate arm", p, hlen,
+             "%s names must differ; '%s' is on line %d", is_case ? "case" : "arm", nbuf,
+             is_case ? plan->cases[prev].line : plan->arms[prev].line);
+        return;
     }
+    if (*count >= PLAN_SECTIONS_MAX) {
+        perr(ctx, line, is_case ? "too many cases" : "too many arms", p, hlen, "at most %d", PLAN_SECTIONS_MAX);
+        return;
+    }
+    int grown = is_case ? grow(ctx, (void **)&plan->cases, sizeof *plan->cases, &ctx->cases_cap, *count,
+                               (void **)&ctx->case_lines)
+                        : grow(ctx, (void **)&plan->arms, sizeof *plan->arms, &ctx->arms_cap, *count,
+                               (void **)&ctx->arm_lines);
+    if (grown != 0) return;
+    int i = (*count)++;
+    key_lines *kl = is_case ? &ctx->case_lines[i] : &ctx->arm_lines[i];
+    memset(kl, 0, sizeof *kl);
+    if (is_case) {
+        kg_case *k = &plan->cases[i];
+        memset(k, 0, sizeof *k);
+        apply_defaults(ctx, SEC_CASE, k);
+        memcpy(k->name, nbuf, nlen + 1);
+        k->line = line;
+    } else {
+        kg_arm *a = &plan->arms[i];
+        memset(a, 0, sizeof *a);
+        apply_defaults(ctx, SEC_ARM, a);
+        memcpy(a->name, nbuf, nlen + 1);
+        a->line = line;
+    }
+    ctx->idx = i;
     ctx->sec = sec;
 }
 
