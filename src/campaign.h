@@ -75,6 +75,7 @@ typedef struct kg_worker_opts {
     const char *backend;      /* resolved backend name */
     int proc;                 /* process index */
     int slot;                 /* schedule slot it fills (a repeat keeps its slot's direction); -1: proc */
+    int progress;             /* 1: "progress: case C round r/R" lines on stderr (its log) */
     int check_only;
 } kg_worker_opts;
 

@@ -127,9 +127,10 @@ static int write_meta(const kg_run_opts *o, const kg_plan *plan, const char *dir
 }
 
 /* Starts one worker and waits for it, killing its process group when it
- * passes timeout_s.  When q is not NULL the host is watched meanwhile. */
+ * passes timeout_s.  When q is not NULL the host is watched meanwhile;
+ * when pline is not NULL the worker's round is shown after it. */
 static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *dir, const char *backend, int proc,
-                      double timeout_s, const kg_quiet *q, proc_rec *rec, kg_err *err)
+                      double timeout_s, const kg_quiet *q, const char *pline, proc_rec *rec, kg_err *err)
 {
     char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], raw[KG_PATH_MAX + 64];
     int rc = kg_self_exe(exe, sizeof exe, err);
@@ -156,6 +157,7 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     argv[n++] = procs;
     argv[n++] = (char *)"--backend";
     argv[n++] = (char *)backend;
+    if (pline != NULL) argv[n++] = (char *)"--progress";
     argv[n++] = (char *)"--slot";
     argv[n++] = slots;
     if (o->check_only) argv[n++] = (char *)"--check-only";
@@ -180,7 +182,7 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
 
     int status = 0, timed_out = 0, dirty = 0;
     char why[256] = "";
-    double next_poll = t0;
+    double next_poll = t0, next_show = t0 + 0.5;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) break;
@@ -195,6 +197,16 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
         if (q != NULL && !dirty && now >= next_poll) {
             dirty = kg_quiet_scan(q, (int)pid, why, sizeof why);
             next_poll = now + KG_QUIET_POLL_S;
+        }
+        if (pline != NULL && now >= next_show) {
+            /* the worker reports "progress: case C round r/R" on its log */
+            char wl[256];
+            kg_file_last_line(log, wl, sizeof wl);
+            if (strncmp(wl, "progress: ", 10) == 0) {
+                fprintf(stderr, "\r\033[K%s  %s", pline, wl + 10);
+                fflush(stderr);
+            }
+            next_show = now + 0.5;
         }
         struct timespec ts = { 0, 20 * 1000 * 1000 };
         nanosleep(&ts, NULL);
@@ -233,7 +245,9 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     return KG_OK;
 }
 
-static void progress(const kg_run_opts *o, int i, int n, int dir, double elapsed)
+/* Prints the progress line (process i/n, direction, elapsed, ETA) and
+ * keeps it in pline so that the worker's round can be appended. */
+static void progress(const kg_run_opts *o, int i, int n, int dir, double elapsed, char *pline, size_t cap)
 {
     if (!o->progress) return;
     if (i >= n) {
@@ -241,8 +255,9 @@ static void progress(const kg_run_opts *o, int i, int n, int dir, double elapsed
         return;
     }
     double eta = i > 0 ? elapsed / i * (n - i) : 0;
-    fprintf(stderr, "\r\033[Kkgate: process %d/%d (%s)  elapsed %.0f s  ETA %s%.0f s", i + 1, n,
-            dir == 0 ? "fwd" : "rev", elapsed, i > 0 ? "" : "~", eta);
+    snprintf(pline, cap, "kgate: process %d/%d (%s)  elapsed %.0f s  ETA %s%.0f s", i + 1, n,
+             dir == 0 ? "fwd" : "rev", elapsed, i > 0 ? "" : "~", eta);
+    fprintf(stderr, "\r\033[K%s", pline);
     fflush(stderr);
 }
 
@@ -348,6 +363,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     char notice[512] = "", device[512] = "", *recorded = NULL;
     int rc, lock_fd = -1, nrec = 0;
     kg_quiet q;
+    char pline[256] = "";
     memset(&q, 0, sizeof q);
     memset(an, 0, sizeof *an);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
@@ -469,17 +485,17 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         r->slot = slot;
         r->attempt = attempt;
         r->dir = kg_protocol_direction(slot);
-        progress(o, slot, nslots, r->dir, kg_mono_s() - t0);
+        progress(o, slot, nslots, r->dir, kg_mono_s() - t0, pline, sizeof pline);
         if (!o->check_only && (rc = kg_quiet_wait(&q, window, 600 + 20 * window, err)) != KG_OK) goto done;
         if ((rc = run_worker(o, plan_abs, dir, resolved, nrec, plan->campaign.timeout_s,
-                             o->check_only ? NULL : &q, r, err)) != KG_OK)
+                             o->check_only ? NULL : &q, o->progress ? pline : NULL, r, err)) != KG_OK)
             goto done;
         nrec++;
         if ((rc = write_processes(dir, recs, nrec, err)) != KG_OK) goto done;
         if (!r->accepted && (o->progress || strcmp(r->status, "contaminated") == 0))
             fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", nrec - 1, r->status, r->reason);
     }
-    progress(o, nslots, nslots, 0, kg_mono_s() - t0);
+    progress(o, nslots, nslots, 0, kg_mono_s() - t0, pline, sizeof pline);
     if (nrec == 0 && (rc = write_processes(dir, recs, 0, err)) != KG_OK) goto done;
     if ((rc = kg_report_build(dir, an, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_write_sums(dir, err)) != KG_OK) goto done;

@@ -40,6 +40,7 @@ typedef struct wctx {
     kg_backend *be;
     const char *build_dir;
     int proc, dir;
+    int progress;           /* report each round on stderr */
     kg_sb rows;
     kg_sb checks;
     kg_sb telemetry;        /* one row per timed sample, where the backend reads telemetry */
@@ -439,6 +440,7 @@ static int run_case(wctx *w, int c, kg_err *err)
         if (r == cp->rounds - 1 && switch_inputs)
             for (int i = 0; i < nlive; i++)
                 if ((rc = rotation_upload(w, &xs[live[i]], &post, nset, err)) != KG_OK) goto done;
+        if (w->progress) fprintf(stderr, "progress: case %s round %d/%d\n", kc->name, r + 1, cp->rounds);
         kg_protocol_round_order(live, nlive, r, rorder);
         int ns = kg_protocol_round_steps(nlive, cp->warmup, cp->samples, cp->interleave, steps);
         for (int s = 0; s < ns; s++) {
@@ -530,6 +532,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.plan = plan;
     w.build_dir = build_dir;
     w.proc = o->proc;
+    w.progress = o->progress;
     /* a repeat of a contaminated process keeps the direction of the
      * schedule slot it fills (the supervisor says which) */
     w.dir = kg_protocol_direction(o->slot >= 0 ? o->slot : o->proc);

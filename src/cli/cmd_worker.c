@@ -27,6 +27,7 @@ int kg_cmd_worker(int argc, char **argv)
             o.slot = (int)v;
         }
         else if (strcmp(a, "--check-only") == 0) o.check_only = 1;
+        else if (strcmp(a, "--progress") == 0) o.progress = 1;
         else { fprintf(stderr, "kgate worker: unknown argument '%s' (the worker is started by kgate run)\n", a); return KG_EXIT_USAGE; }
     }
     if (o.plan_path == NULL || o.out_dir == NULL || o.backend == NULL || o.proc < 0) {
