@@ -56,7 +56,7 @@ bin/kgate: $(KGATE)
 	@mkdir -p bin
 	cp $(KGATE) bin/kgate
 
-$(BUILD)/tests/%: tests/unit/%.c tests/check.h $(LIBA)
+$(BUILD)/tests/%: tests/unit/%.c tests/check.h tests/kernel_load.h $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBA) $(LDSAN) $(LIBS)
 

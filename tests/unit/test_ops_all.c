@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
+#include "kernel_load.h"
 #include "kgate/kernel.h"
 #include "kgate/oracle.h"
 
-typedef void (*kernel_fn)(const kg_kargs *);
 
 static char tmpdir[256];
 
@@ -45,27 +45,6 @@ static const char *dtn(kg_dtype dt)
     return dt == KG_DT_F32 ? "f32" : dt == KG_DT_F16 ? "f16" : "bf16";
 }
 
-static kernel_fn load(const char *path, int negative)
-{
-    char so[512], cmd[1400];
-    static int serial;
-    const char *cc = getenv("CC");
-    if (cc == NULL || cc[0] == '\0') cc = "cc";
-    snprintf(so, sizeof so, "%s/k%d.so", tmpdir, serial++);
-    snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -shared -fPIC -Iinclude %s %s -o %s -lm", cc,
-             negative ? "-DKGATE_NEGATIVE=1" : "", path, so);
-    int rc = system(cmd);
-    CHECK_MSG(rc == 0, "compiling %s failed", path);
-    if (rc != 0) return NULL;
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    CHECK_MSG(h != NULL, "dlopen %s: %s", so, dlerror());
-    if (h == NULL) return NULL;
-    void *sym = dlsym(h, "kernel");
-    CHECK(sym != NULL);
-    kernel_fn fn;
-    memcpy(&fn, &sym, sizeof fn);
-    return fn;
-}
 
 /* Runs fn on d as the worker does (poisoned output and workspace, guard,
  * input checksums) and fills res for output 0.  Returns pass. */
@@ -115,7 +94,7 @@ static void test_op(const opt *t)
 {
     char path[256];
     snprintf(path, sizeof path, "kernels/cpu/%s.c", t->kernel);
-    kernel_fn fn = load(path, 0), neg = load(path, 1);
+    kernel_fn fn = kg_test_load_kernel(path, 0, tmpdir), neg = kg_test_load_kernel(path, 1, tmpdir);
     if (fn == NULL || neg == NULL) return;
     kg_dtype dts[3] = { KG_DT_F32, KG_DT_F16, KG_DT_BF16 };
     int ran = 0;

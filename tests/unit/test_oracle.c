@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
+#include "kernel_load.h"
 #include "kgate/kernel.h"
 #include "kgate/oracle.h"
 #include "kgate/philox.h"
 
-typedef void (*kernel_fn)(const kg_kargs *);
 
 static char tmpdir[256];
 
@@ -297,26 +297,6 @@ static void test_checksum_guard_poison(void)
 
 /* ---- kernels -------------------------------------------------------- */
 
-static kernel_fn load_kernel(const char *name, int negative)
-{
-    char so[512], cmd[1200];
-    const char *cc = getenv("CC"); /* as the CPU backend picks its compiler */
-    if (cc == NULL || cc[0] == '\0') cc = "cc";
-    snprintf(so, sizeof so, "%s/%s%s.so", tmpdir, name, negative ? "_neg" : "");
-    snprintf(cmd, sizeof cmd, "%s -O2 -shared -fPIC -Iinclude %s kernels/cpu/%s.c -o %s", cc,
-             negative ? "-DKGATE_NEGATIVE=1" : "", name, so);
-    int rc = system(cmd);
-    CHECK_MSG(rc == 0, "compiling %s failed", name);
-    if (rc != 0) return NULL;
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    CHECK_MSG(h != NULL, "dlopen %s: %s", so, dlerror());
-    if (h == NULL) return NULL;
-    void *sym = dlsym(h, "kernel");
-    CHECK(sym != NULL);
-    kernel_fn fn;
-    memcpy(&fn, &sym, sizeof fn); /* object to function pointer, as dlsym intends */
-    return fn;
-}
 
 /* Runs fn on d as the harness does: poisoned output with a guard after it,
  * then guard, input checksums and the comparison.  Returns pass. */
@@ -347,7 +327,9 @@ static int run_checked(kernel_fn fn, const kg_case_data *d, int pattern, kg_chec
 static void test_kernel_shapes(const char *name, const char *op, const int64_t (*shapes)[4],
                                int nshapes)
 {
-    kernel_fn fn = load_kernel(name, 0), neg = load_kernel(name, 1);
+    char src[300];
+    snprintf(src, sizeof src, "kernels/cpu/%s.c", name);
+    kernel_fn fn = kg_test_load_kernel(src, 0, tmpdir), neg = kg_test_load_kernel(src, 1, tmpdir);
     if (fn == NULL || neg == NULL) return;
     kg_dtype dts[3] = { KG_DT_F32, KG_DT_F16, KG_DT_BF16 };
     int ran = 0;
