@@ -193,18 +193,18 @@ static void resources(kg_sb *sb, const char *dir, const kg_evidence *ev)
         int header = 0;
         while ((line = kg_next_line(&cur)) != NULL) {
             char *f[20];
-            if (kg_csv_split(line, f, 20) != 17) continue;
+            if (kg_csv_split(line, f, 20) != 18) continue;
             if (!header) {
-                kg_sb_printf(sb, "\n## Resources (process %d)\n\n| case | arm | registers | static shared B | "
+                kg_sb_printf(sb, "\n## Resources (process %d)\n\n| case | arm | launch | registers | static shared B | "
                                  "dynamic shared B | local B | max threads | PTX | binary | grid | block | launches | "
-                                 "arch |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", p);
+                                 "arch |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", p);
                 header = 1;
             }
             /* -1 (or -1x-1x-1): the backend could not say, e.g. for a library arm */
-            for (int k = 3; k < 15; k++)
+            for (int k = 4; k < 16; k++)
                 if (strncmp(f[k], "-1", 2) == 0) f[k] = (char *)"–";
-            kg_sb_printf(sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], f[3],
-                         f[4], f[5], f[6], f[8], f[9], f[10], f[11], f[12], f[13], f[14]);
+            kg_sb_printf(sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2],
+                         f[3], f[4], f[5], f[6], f[7], f[9], f[10], f[11], f[12], f[13], f[14], f[15]);
         }
         free(text);
         return; /* the first accepted process: every process loads the same code */

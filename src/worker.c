@@ -322,7 +322,7 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
 }
 
 /* Records what a loaded arm uses (registers, shared and local bytes...),
- * when the backend can say. */
+ * for every launch of its chain, when the backend can say. */
 static void record_resources(wctx *w, int c, const inst *x)
 {
     if (w->be->ops->resources == NULL) return;
@@ -330,12 +330,16 @@ static void record_resources(wctx *w, int c, const inst *x)
     kg_err e = { 0 };
     memset(&r, 0, sizeof r);
     if (w->be->ops->resources(w->be, x->k, &r, &e) != KG_OK) return;
-    kg_sb_printf(&w->resources, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s\n",
-                 w->proc, w->plan->cases[c].name, w->plan->arms[x->arm].name, r.regs, r.static_shared_bytes,
+    int n = r.launches > 1 && w->be->ops->resources_launch != NULL ? r.launches : 1;
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && w->be->ops->resources_launch(w->be, x->k, i, &r, &e) != KG_OK) return;
+        kg_sb_printf(&w->resources, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s\n",
+                 w->proc, w->plan->cases[c].name, w->plan->arms[x->arm].name, i + 1, r.regs, r.static_shared_bytes,
                  r.dynamic_shared_bytes, r.local_bytes, r.const_bytes, r.max_threads_per_block, r.ptx_version,
                  r.binary_version, (long long)r.grid[0], (long long)r.grid[1], (long long)r.grid[2],
                  (long long)r.block[0], (long long)r.block[1], (long long)r.block[2], r.launches, r.arch,
                  r.image_bytes, r.image_sha256);
+    }
 }
 
 /* Reads telemetry after a timed sample and records it, joined to the
@@ -540,7 +544,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     kg_sb_puts(&w.checks, "process,direction,case,arm,phase,check,result,max_abs,max_rel,worst,nbad,detail\n");
     kg_sb_puts(&w.telemetry, "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,"
                              "foreign_procs,escaped,event_ns,host_ns\n");
-    kg_sb_puts(&w.resources, "process,case,arm,registers,static_shared,dynamic_shared,local,const,max_threads,"
+    kg_sb_puts(&w.resources, "process,case,arm,launch,registers,static_shared,dynamic_shared,local,const,max_threads,"
                              "ptx,binary,grid,block,launches,arch,image_bytes,image_sha256\n");
 
     int corder[256];

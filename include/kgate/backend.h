@@ -111,6 +111,8 @@ typedef struct kg_backend_ops {
     int  (*telemetry)(kg_backend *be, kg_telemetry *out, kg_err *err);
     /* optional (appended): the resource record of a loaded kernel */
     int  (*resources)(kg_backend *be, kg_kernel *k, kg_resources *out, kg_err *err);
+    /* optional: launch i (0-based) of a chain; launch 0 is what resources gives */
+    int  (*resources_launch)(kg_backend *be, kg_kernel *k, int i, kg_resources *out, kg_err *err);
 } kg_backend_ops;
 
 struct kg_backend {

@@ -1415,4 +1415,5 @@ const kg_backend_ops kg_backend_cuda = {
     .describe = cuda_describe,
     .telemetry = cuda_telemetry,
     .resources = cuda_resources,
+    .resources_launch = kg_cuda_launch_resources,
 };
