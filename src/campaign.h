@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KG_EVIDENCE_SCHEMA 2
+#define KG_EVIDENCE_SCHEMA 3
 
 typedef struct kg_run_opts {
     const char *plan_path;

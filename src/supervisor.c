@@ -73,12 +73,12 @@ static int write_meta(const kg_run_opts *o, const kg_plan *plan, const char *dir
                       const char *notice, const char *device, kg_err *err)
 {
     json_t *m = json_object();
-    char buf[512], hex[65], exe[PATH_MAX];
+    char buf[512];
+    /* the hashes of the binary, sources and builds, and the compiler,
+     * are in environment.json (the receipt); this is the run header */
     json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
     json_object_set_new(m, "kgate_version", json_string(KG_VERSION));
     json_object_set_new(m, "kgate_git_sha", json_string(KG_GIT_SHA));
-    if (kg_self_exe(exe, sizeof exe, NULL) == KG_OK && kg_sha256_file(exe, hex, NULL) == KG_OK)
-        json_object_set_new(m, "kgate_sha256", json_string(hex));
     json_object_set_new(m, "plan_sha256", json_string(plan->hash));
     json_object_set_new(m, "plan_path", json_string(plan->path));
     kg_utc_now(buf, sizeof buf);
@@ -92,25 +92,12 @@ static int write_meta(const kg_run_opts *o, const kg_plan *plan, const char *dir
     json_object_set_new(m, "backend", json_string(backend));
     json_object_set_new(m, "backend_notice", json_string(notice));
     json_object_set_new(m, "device", json_string(device));
-    if (strcmp(backend, "cpu") == 0) {
-        const char *cc = getenv("KGATE_CC");
-        kg_tool_version(cc && cc[0] ? cc : "cc", buf, sizeof buf);
-        json_object_set_new(m, "compiler", json_string(buf));
-    }
     json_t *argv = json_array();
     for (int i = 0; i < o->argc; i++) json_array_append_new(argv, json_string(o->argv[i]));
     json_object_set_new(m, "argv", argv);
     json_object_set_new(m, "check_only", json_boolean(o->check_only));
     json_object_set_new(m, "negative", json_boolean(o->negative));
     json_object_set_new(m, "frozen_plan", o->frozen_path != NULL ? json_string(o->frozen_path) : json_null());
-    json_t *sources = json_object();
-    for (int a = 0; a < plan->narms; a++) {
-        char src[KG_PATH_MAX];
-        if (plan->arms[a].source[0] == '\0') continue;
-        if (kg_plan_source_path(plan, a, src, sizeof src, NULL) == KG_OK && kg_sha256_file(src, hex, NULL) == KG_OK)
-            json_object_set_new(sources, plan->arms[a].name, json_string(hex));
-    }
-    json_object_set_new(m, "source_sha256", sources);
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(m);
     if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory writing meta.json");

@@ -80,7 +80,7 @@ int kg_cmd_run(int argc, char **argv)
         if (dir[0] != '\0') fprintf(stderr, "kgate: evidence so far is in %s\n", dir);
         return st;
     }
-    char path[1100], *md = NULL;
+    char path[1100];
     snprintf(path, sizeof path, "%s/report.md", dir);
     FILE *fp = fopen(path, "r");
     if (fp != NULL) {
@@ -89,7 +89,6 @@ int kg_cmd_run(int argc, char **argv)
         while ((n = fread(buf, 1, sizeof buf, fp)) > 0) fwrite(buf, 1, n, stdout);
         fclose(fp);
     }
-    free(md);
     fflush(stdout);
     int status = an.invalid ? KG_EXIT_INVALID : an.gate_pass ? KG_EXIT_PASS : KG_EXIT_FAIL;
     fprintf(stderr, "kgate: gate %s%s: %s\nkgate: evidence in %s\n", an.gate_pass ? "PASS" : "FAIL",
