@@ -35,6 +35,7 @@
 
 #include "kgate/err.h"
 #include "kgate/plan.h"
+#include "kgate/settings.h"
 #include "kgate/stats.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,7 @@ typedef struct kg_run_opts {
     double max_load;          /* 1-minute load average bound; 0: none */
     int max_repeats;          /* repeats of a contaminated slot; 0: 3, negative: none */
     int archive;              /* 1: write DIR.tar.gz next to the folder at the end */
+    const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
 } kg_run_opts;
 
 /* Runs a campaign end to end.  *out_dir_used receives the folder.  The
@@ -77,6 +79,7 @@ typedef struct kg_worker_opts {
     int slot;                 /* schedule slot it fills (a repeat keeps its slot's direction); -1: proc */
     int progress;             /* 1: "progress: case C round r/R" lines on stderr (its log) */
     int check_only;
+    const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
 } kg_worker_opts;
 
 /* The body of `kgate worker`: one fresh process of the campaign. */

@@ -1,0 +1,40 @@
+/* kgate/settings.h: what kgate takes from the environment.
+ *
+ * The command line (src/cli/) reads every environment variable kgate
+ * honours once, at the start of a process, into one kg_settings, and
+ * hands it down through the run, worker and backend options.  Library
+ * code never calls getenv: what it needs from the environment arrives
+ * here, so that a test or an embedding program states it outright.
+ *
+ * Every pointer may be NULL (the variable is unset or empty), which means
+ * the default written next to it.  kg_settings_defaults() gives a
+ * settings object with every default, for callers with no environment. */
+#ifndef KGATE_SETTINGS_H
+#define KGATE_SETTINGS_H
+
+typedef struct kg_settings {
+    const char *cc;                 /* KGATE_CC: compiler for cpu arms; NULL: "cc" */
+    const char *include_dir;        /* KGATE_INCLUDE: folder holding kgate/kernel.h; NULL: found
+                                     * next to the executable */
+    const char *forbid;             /* KGATE_FORBID: comma-separated process names; NULL: the
+                                     * default list (KG_QUIET_DEFAULT_FORBID) */
+    const char *lock_dir;           /* KGATE_LOCK_DIR: device lock folder; NULL: /tmp/kgate-locks */
+    const char *worker_wrapper;     /* KGATE_WORKER_WRAPPER: program the workers run under,
+                                     * e.g. "compute-sanitizer --tool memcheck"; NULL: none */
+    int negative;                   /* KGATE_NEGATIVE=1: build arms as the numerical negative */
+    const char *negative_arm;       /* KGATE_NEGATIVE_ARM: only this arm; NULL: every arm */
+    double fake_sleep_ms;           /* KGATE_FAKE_SLEEP_MS: fake backend sleeps per sample; 0: none */
+    long fault_write_after;         /* KGATE_FAULT_WRITE_AFTER: atomic writes that succeed before
+                                     * the next ones fail as on a full disk; -1: never */
+    const char *cuda_home;          /* CUDA_HOME, else CUDA_PATH: toolkit root; NULL: system paths */
+    const char *cuda_visible;       /* CUDA_VISIBLE_DEVICES, quoted in messages only */
+    const char *lib_cuda;           /* KGATE_LIBCUDA: libcuda to dlopen; NULL: libcuda.so.1 */
+    const char *lib_nvrtc;          /* KGATE_LIBNVRTC */
+    const char *lib_nvml;           /* KGATE_LIBNVML */
+    const char *lib_cublaslt;       /* KGATE_LIBCUBLASLT */
+} kg_settings;
+
+/* Every default: no variable set. */
+const kg_settings *kg_settings_defaults(void);
+
+#endif
