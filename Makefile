@@ -12,8 +12,14 @@ WERROR  ?=
 
 WARN   = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
          -Wwrite-strings -Wdouble-promotion -Wformat=2 -Wundef -Wvla
-CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -Iinclude -Isrc \
-         -I/usr/include/x86_64-linux-gnu/openblas-pthread $(WARN)
+# OpenBLAS's include folder and static link line come from pkg-config;
+# OPENBLAS_CFLAGS / _LIBS / _STATIC override them where it has no entry.
+PKG_CONFIG ?= pkg-config
+OPENBLAS_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags openblas 2>/dev/null)
+OPENBLAS_LIBS ?= $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null || echo -lopenblas)
+OPENBLAS_STATIC ?= $(shell $(PKG_CONFIG) --libs --static openblas 2>/dev/null || echo -lopenblas -lgfortran)
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -MMD -MP -Iinclude -Isrc \
+         $(OPENBLAS_CFLAGS) $(WARN)
 ifneq ($(WERROR),)
 CFLAGS_BASE += -Werror
 endif
@@ -27,7 +33,7 @@ CFLAGS_BASE += -DKG_VERSION='"$(KG_VERSION)"' -DKG_GIT_SHA='"$(KG_GIT)"'
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
 
 # libinih and GSL are linked statically: GPU nodes often lack them.
-LIBS = -Wl,-Bstatic -linih -lgsl -Wl,-Bdynamic -ljansson -lcrypto -lopenblas -ldl -lm -lpthread
+LIBS = -Wl,-Bstatic -linih -lgsl -Wl,-Bdynamic -ljansson -lcrypto $(OPENBLAS_LIBS) -ldl -lm -lpthread
 
 LIB_SRC  = $(sort $(wildcard src/*.c src/backend/*.c src/ops/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
@@ -41,7 +47,8 @@ KGATE    = $(BUILD)/kgate
 .PHONY: all test sanitize test-gpu portable clean
 all: $(KGATE) bin/kgate
 
-$(BUILD)/%.o: %.c $(wildcard include/kgate/*.h src/*.h src/backend/*.h src/ops/*.h src/cli/*.h)
+# header dependencies come from the compiler (-MMD -MP): the .d files
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -56,7 +63,7 @@ bin/kgate: $(KGATE)
 	@mkdir -p bin
 	cp $(KGATE) bin/kgate
 
-$(BUILD)/tests/%: tests/unit/%.c tests/check.h tests/kernel_load.h $(LIBA)
+$(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBA) $(LDSAN) $(LIBS)
 
@@ -73,7 +80,9 @@ test-gpu: $(KGATE)
 portable: $(CLI_OBJ) $(LIBA)
 	@mkdir -p bin
 	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) -Wl,-Bstatic -linih -lgsl -ljansson -lcrypto \
-	    -lopenblas -lgfortran -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
+	    $(filter-out -lm -lpthread,$(OPENBLAS_STATIC)) -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
 
 clean:
 	rm -rf build build-san bin
