@@ -17,7 +17,6 @@
 #include "kgate/kernel.h"
 #include "kgate/oracle.h"
 #include "kgate/philox.h"
-#include "ops/ops_internal.h"
 
 /* Both poison words are NaN as float32 and each 16-bit half is a NaN as
  * f16 and as bf16, so an unwritten element fails whatever the output

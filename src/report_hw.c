@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "campaign.h"
-#include "kgate/oracle.h"
+#include "kgate/op.h"
 #include "report_hw.h"
 #include "util.h"
 

@@ -32,7 +32,7 @@
 #include <unistd.h>
 #include "campaign.h"
 #include "kgate/backend.h"
-#include "kgate/oracle.h"
+#include "kgate/op.h"
 #include "protocol.h"
 #include "util.h"
 

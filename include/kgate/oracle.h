@@ -1,10 +1,7 @@
-/* kgate/oracle.h: ops, their float64 references and the admission checks.
+/* kgate/oracle.h: inputs, references run, and the admission checks.
  *
- * An op is a contract: the inputs and outputs it takes (names, element
- * counts, dtypes), the case variables it needs, its preconditions, a
- * float64 reference computed from the dtype-rounded inputs, a
- * per-element error bound, and its minimal bytes moved and flops.
- * The oracle generates inputs with the counter-based generator in
+ * The oracle works for any op of the registry (kgate/op.h: the op
+ * contract, with the reference and the bound).  It generates inputs with the counter-based generator in
  * philox.h, poisons outputs, fills and verifies guard canaries, checksums
  * inputs and compares outputs element by element (NaN never passes).
  *
@@ -16,52 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kgate/err.h"
+#include "kgate/op.h"
 #include "kgate/plan.h"
 
-#define KG_MAX_IN 4
-#define KG_MAX_OUT 2
 #define KG_GUARD_ELEMS 64     /* trailing guard elements after every output */
-
-typedef struct kg_op {
-    const char *name;
-    const char *summary;           /* one line for `kgate list` */
-    const char *vars;              /* required case variables, e.g. "M N K" */
-    int nin, nout;
-    const char *in_names[KG_MAX_IN];
-    const char *out_names[KG_MAX_OUT];
-    /* element counts of each input and output for case c */
-    void (*sizes)(const kg_case *c, int64_t in_elems[], int64_t out_elems[]);
-    /* dtype of output o (inputs are the case dtype) */
-    kg_dtype (*out_dtype)(const kg_case *c, int o);
-    /* 0 when admissible; else writes the violated precondition into why */
-    int (*admissible)(const kg_case *c, char *why, size_t cap);
-    /* float64 reference from float64 copies of the rounded inputs */
-    int (*reference)(const kg_case *c, const double *const in[], double *const out[], kg_err *err);
-    /* per-element absolute bound for output o, given inputs and reference */
-    void (*bound)(const kg_case *c, const double *const in[], const double *ref, int o, double *bound);
-    double (*flops)(const kg_case *c);
-    double (*min_bytes)(const kg_case *c);
-    /* rows of each input (the generator zeroes the first row and scales
-     * the last by four); NULL: every input is one row */
-    void (*in_rows)(const kg_case *c, int64_t rows[]);
-    /* columns of output o, for messages ("row 3, col 17"); NULL: 1-D */
-    int64_t (*out_cols)(const kg_case *c, int o);
-    /* appended: workspace bytes the op's kernels get in kg_kargs.ws (e.g.
-     * float32 split-K partials); NULL: no workspace */
-    size_t (*ws_bytes)(const kg_case *c);
-    /* appended: the scalar names an arm's launch may pass besides the
-     * buffers (in_names, out_names and "ws"), e.g. "M N K splits" */
-    const char *scalars;
-} kg_op;
-
-/* The op registry. */
-const kg_op *kg_op_find(const char *name);
-const kg_op *const *kg_op_all(int *n);
-
-/* Checks every case of a plan against its op (known op, required
- * variables present and positive).  A violated precondition is not an
- * error: it makes the case inadmissible (see kg_op->admissible). */
-int kg_plan_check_ops(const kg_plan *plan, kg_err *err);
 
 /* Host-side data for one case and one seed: the dtype-encoded inputs (what
  * the kernel reads), their float64 values, the reference outputs and

@@ -139,6 +139,7 @@ double kg_ops_gemm_min_bytes(const kg_case *c)
 }
 
 const kg_op kg_op_gemm_bt = {
+    .abi = KG_OP_ABI,
     .name = "gemm_bt",
     .summary = "C[M,N] (f32) = A[M,K] * B[N,K]^T, A and B row-major in the case dtype",
     .vars = "M N K",

@@ -39,6 +39,7 @@ static void nt_bound(const kg_case *c, const double *const in[], const double *r
 }
 
 const kg_op kg_op_gemm_nt = {
+    .abi = KG_OP_ABI,
     .name = "gemm_nt",
     .summary = "C[M,N] (f32) = A[M,K] * B[K,N], A and B row-major in the case dtype",
     .vars = "M N K",

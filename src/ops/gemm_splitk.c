@@ -55,6 +55,7 @@ static double splitk_flops(const kg_case *c)
 }
 
 const kg_op kg_op_gemm_splitk = {
+    .abi = KG_OP_ABI,
     .name = "gemm_splitk",
     .summary = "C[M,N] (f32) = A[M,K] * B[N,K]^T via f32 partials ws[splits,M,N] and an accumulation",
     .vars = "M N K",

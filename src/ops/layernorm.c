@@ -132,6 +132,7 @@ static double ln_min_bytes(const kg_case *c)
 }
 
 const kg_op kg_op_layernorm = {
+    .abi = KG_OP_ABI,
     .name = "layernorm",
     .summary = "Y[M,N] (f32) = (X - mean) / sqrt(var + eps) * gamma[N] + beta[N], per row of X[M,N]",
     .vars = "M N",

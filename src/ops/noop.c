@@ -43,6 +43,7 @@ static double noop_zero(const kg_case *c)
 }
 
 const kg_op kg_op_noop = {
+    .abi = KG_OP_ABI,
     .name = "noop",
     .summary = "no inputs, no outputs: for measuring a backend's timing floor only",
     .vars = "",

@@ -20,7 +20,7 @@ const kg_op *kg_op_find(const char *name)
 {
     if (name == NULL) return NULL;
     for (int i = 0; i < NOPS; i++)
-        if (strcmp(registry[i]->name, name) == 0) return registry[i];
+        if (registry[i]->abi == KG_OP_ABI && strcmp(registry[i]->name, name) == 0) return registry[i];
     return NULL;
 }
 

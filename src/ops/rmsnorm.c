@@ -99,6 +99,7 @@ static double rms_min_bytes(const kg_case *c)
 }
 
 const kg_op kg_op_rmsnorm = {
+    .abi = KG_OP_ABI,
     .name = "rmsnorm",
     .summary = "Y[M,N] (f32) = X / sqrt(mean(X^2) + eps) * weight[N], per row of X[M,N]",
     .vars = "M N",

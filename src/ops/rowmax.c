@@ -52,6 +52,7 @@ static double rowmax_min_bytes(const kg_case *c)
 }
 
 const kg_op kg_op_rowmax = {
+    .abi = KG_OP_ABI,
     .name = "rowmax",
     .summary = "Y[M] (f32) = max over each row of X[M,N] in the case dtype (exact)",
     .vars = "M N",

@@ -76,6 +76,7 @@ static double rowsum_min_bytes(const kg_case *c)
 }
 
 const kg_op kg_op_rowsum = {
+    .abi = KG_OP_ABI,
     .name = "rowsum",
     .summary = "Y[M] (f32) = sum over each row of X[M,N] in the case dtype",
     .vars = "M N",

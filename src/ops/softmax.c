@@ -100,6 +100,7 @@ static double softmax_min_bytes(const kg_case *c)
 }
 
 const kg_op kg_op_softmax = {
+    .abi = KG_OP_ABI,
     .name = "softmax",
     .summary = "Y[M,N] (f32) = softmax over each row of X[M,N] in the case dtype",
     .vars = "M N",

@@ -209,6 +209,15 @@ static void test_weak(void)
 
 static void test_contracts(void)
 {
+    /* every registered op speaks the ABI of kgate/op.h, and the registry
+     * finds it by name */
+    int nops = 0;
+    const kg_op *const *all = kg_op_all(&nops);
+    CHECK(nops >= 9);
+    for (int i = 0; i < nops; i++) {
+        CHECK_MSG(all[i]->abi == KG_OP_ABI, "op %s has abi %d", all[i]->name, all[i]->abi);
+        CHECK(kg_op_find(all[i]->name) == all[i]);
+    }
     const char *names[] = { "gemm_nt", "gemm_splitk", "rowmax", "softmax", "layernorm", "rmsnorm" };
     for (int i = 0; i < 6; i++) {
         const kg_op *op = kg_op_find(names[i]);

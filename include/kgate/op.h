@@ -1,0 +1,108 @@
+/* kgate/op.h: the op contract, the op registry and the error bounds
+ * every op's tolerance is built from.
+ *
+ * An op is a contract: the inputs and outputs it takes (names, element
+ * counts, dtypes), the case variables it needs, its preconditions, a
+ * float64 reference computed from the dtype-rounded inputs, a
+ * per-element error bound, and its minimal bytes moved and flops.  The
+ * oracle (kgate/oracle.h) generates inputs and compares outputs for any
+ * op; backends size buffers and launches from it; reports take the
+ * op's bytes and flops.  An op definition starts with .abi = KG_OP_ABI:
+ * slots are only ever appended, and the registry refuses an op of
+ * another ABI.
+ *
+ * This header depends on the plan types only: the op contract is the
+ * lowest layer above the plan. */
+#ifndef KGATE_OP_H
+#define KGATE_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kgate/err.h"
+#include "kgate/plan.h"
+
+#define KG_OP_ABI 1
+
+#define KG_MAX_IN 4
+#define KG_MAX_OUT 2
+
+typedef struct kg_op {
+    int abi;                       /* KG_OP_ABI; new slots are appended only */
+    const char *name;
+    const char *summary;           /* one line for `kgate list` */
+    const char *vars;              /* required case variables, e.g. "M N K" */
+    int nin, nout;
+    const char *in_names[KG_MAX_IN];
+    const char *out_names[KG_MAX_OUT];
+    /* element counts of each input and output for case c */
+    void (*sizes)(const kg_case *c, int64_t in_elems[], int64_t out_elems[]);
+    /* dtype of output o (inputs are the case dtype) */
+    kg_dtype (*out_dtype)(const kg_case *c, int o);
+    /* 0 when admissible; else writes the violated precondition into why */
+    int (*admissible)(const kg_case *c, char *why, size_t cap);
+    /* float64 reference from float64 copies of the rounded inputs */
+    int (*reference)(const kg_case *c, const double *const in[], double *const out[], kg_err *err);
+    /* per-element absolute bound for output o, given inputs and reference */
+    void (*bound)(const kg_case *c, const double *const in[], const double *ref, int o, double *bound);
+    double (*flops)(const kg_case *c);
+    double (*min_bytes)(const kg_case *c);
+    /* rows of each input (the generator zeroes the first row and scales
+     * the last by four); NULL: every input is one row */
+    void (*in_rows)(const kg_case *c, int64_t rows[]);
+    /* columns of output o, for messages ("row 3, col 17"); NULL: 1-D */
+    int64_t (*out_cols)(const kg_case *c, int o);
+    /* appended: workspace bytes the op's kernels get in kg_kargs.ws (e.g.
+     * float32 split-K partials); NULL: no workspace */
+    size_t (*ws_bytes)(const kg_case *c);
+    /* appended: the scalar names an arm's launch may pass besides the
+     * buffers (in_names, out_names and "ws"), e.g. "M N K splits" */
+    const char *scalars;
+} kg_op;
+
+/* The op registry. */
+const kg_op *kg_op_find(const char *name);
+const kg_op *const *kg_op_all(int *n);
+
+/* Checks every case of a plan against its op (known op, required
+ * variables present and positive).  A violated precondition is not an
+ * error: it makes the case inadmissible (see kg_op->admissible). */
+int kg_plan_check_ops(const kg_plan *plan, kg_err *err);
+
+/* ---- the error bounds shared by the ops (ops/ops.c, with their
+ * derivations and sources) ---- */
+
+/* Largest element count of any single input or output array, so that a
+ * float64 copy stays addressable and the oracle's memory stays bounded
+ * (2^28 elements = 2 GiB of float64). */
+#define KG_OPS_MAX_ELEMS ((int64_t)1 << 28)
+
+/* Unit roundoff of an output dtype: the last rounding of a result. */
+double kg_ops_unit_roundoff(kg_dtype dt);
+
+/* Declared accuracy ceiling of an input dtype, relative to the row scale
+ * (see kg_ops_bound_elem). */
+double kg_ops_ceiling(kg_dtype dt);
+
+/* Bound for one output element that is a length-n sum of terms:
+ *   absdot    sum of |term| (e.g. sum_k |a_ik b_jk|),
+ *   ref       the float64 reference value,
+ *   rowscale  the largest absdot of the element's row,
+ *   in_dt / out_dt  the case and output dtypes.
+ * The derivation and its sources are at the definition in ops.c. */
+double kg_ops_bound_elem(double absdot, double ref, double rowscale, int64_t n,
+                         kg_dtype in_dt, kg_dtype out_dt);
+
+/* Common precondition text for positive shape variables; 0 when fine. */
+int kg_ops_check_dims(const kg_case *c, const char *vars, char *why, size_t cap);
+
+/* gamma_n(u) = n u / (1 - n u) (Higham, Lemma 3.1); +Inf when n u >= 1/2. */
+double kg_ops_gamma(int64_t n, double u);
+
+/* The probabilistic counterpart of gamma_n for float32 (Higham and Mary
+ * 2019, lambda = 10): exp(lambda sqrt(n) u + n u^2 / (1 - u)) - 1. */
+double kg_ops_gamma_prob(int64_t n);
+
+/* 4 bytes for f32, 2 for f16 and bf16. */
+double kg_ops_dtype_bytes(kg_dtype dt);
+
+#endif
