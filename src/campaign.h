@@ -17,30 +17,18 @@
  * point; SHA256SUMS is written last and `kgate verify DIR` (verify.c)
  * checks the folder.
  *
- * Evidence folder layout (docs/evidence.md, schema KG_EVIDENCE_SCHEMA):
- *   plan.kg          canonical plan;  plan.sha256
- *   meta.json        kgate version, git SHA, host, backend, device, compiler
- *   environment.json the environment receipt: binary, source and build hashes
- *   processes.csv    one row per started process: status, reason, accepted,
- *                    the schedule slot it fills and its attempt
- *   raw/proc-NNN.csv every timed sample of process NNN
- *   checks/proc-NNN.csv  every correctness check of process NNN
- *   outputs/proc-NNN.csv, .bin  saved checked outputs, for replay
- *   logs/proc-NNN.log    the worker's stderr
- *   build/           compiled arms
- *   report.md, results.json, results.csv
- *   SHA256SUMS       every other file's SHA-256, written last */
+ * The evidence folder, its rows and its writers: kgate/evidence.h. */
 #ifndef KGATE_CAMPAIGN_H
 #define KGATE_CAMPAIGN_H
 
 #include "kgate/err.h"
+#include "kgate/evidence.h"
 #include "kgate/plan.h"
 #include "kgate/settings.h"
 #include "kgate/stats.h"
 #include <stddef.h>
 #include <stdint.h>
 
-#define KG_EVIDENCE_SCHEMA 3
 
 typedef struct kg_run_opts {
     const char *plan_path;
@@ -84,25 +72,6 @@ typedef struct kg_worker_opts {
 
 /* The body of `kgate worker`: one fresh process of the campaign. */
 int kg_worker_main(const kg_worker_opts *o, kg_err *err);
-
-/* Everything the analysis needs, read back from an evidence folder. */
-typedef struct kg_evidence {
-    kg_plan *plan;            /* parsed from plan.kg */
-    kg_row *rows; size_t nrows;
-    int nproc;
-    int *accepted;            /* per process */
-    int *dir;                 /* per process */
-    char (*status)[32];       /* per process: ok, crashed, exit N, timeout */
-    char (*reason)[256];
-    int *slot;                /* per process: the schedule slot it fills (schema 1: the process) */
-    kg_arm_state *state;      /* per (case, arm) */
-    char *meta_json;          /* meta.json text */
-    /* check records, as read */
-    int nchecks, nchecks_failed;
-} kg_evidence;
-
-int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err);
-void kg_evidence_free(kg_evidence *ev);
 
 /* Reads the folder, analyses it and writes report.md, results.json and
  * results.csv there.  When md is not NULL it receives report.md's text
@@ -180,29 +149,7 @@ int kg_frozen_check(const kg_plan *plan, const char *frozen_path, kg_err *err);
 struct kg_sb;
 void kg_frozen_diff(const char *a, const char *b, struct kg_sb *sb);
 
-/* ---- saved outputs for replay (evidence.c) ---- */
-
-/* Called by the worker for every checked output: keeps the bytes of the
- * pre-timing "poison0" and post-timing "fresh" checks in memory (one
- * worker process, one campaign process).  Other checks are ignored. */
-void kg_evidence_save_output(int proc, int kase, int arm, const char *phase, const char *name, int o,
-                             const void *bytes, size_t nbytes, uint64_t seed, int pass, double max_abs);
-
-/* Writes outputs/proc-NNN.bin and its index outputs/proc-NNN.csv. */
-int kg_evidence_flush_outputs(const kg_plan *plan, const char *dir, int proc, kg_err *err);
-
-/* ---- evidence integrity (verify.c, supervisor.c, archive.c) ---- */
-
-/* Every regular file under dir, as sorted relative paths (caller frees
- * each and the array). */
-int kg_evidence_list(const char *dir, char ***paths, int *n, kg_err *err);
-
-/* Writes DIR/SHA256SUMS over every other file of the folder. */
-int kg_evidence_write_sums(const char *dir, kg_err *err);
-
-/* Environment receipt: DIR/environment.json. */
-int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend,
-                                  const char *device, kg_err *err);
+/* ---- verify and archive (verify.c, archive.c) ---- */
 
 /* Checks a folder: SHA256SUMS, the reports recomputed from the raw
  * samples, the saved outputs replayed against fresh float64 references.

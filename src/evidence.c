@@ -1,105 +1,56 @@
-/* evidence.c: reads an evidence folder back into memory, and keeps the
- * worker's checked outputs for replay.
+/* evidence.c: the evidence folder as a whole (kgate/evidence.h): reading
+ * it back into a kg_evidence, and writing meta.json, environment.json,
+ * processes.csv, SHA256SUMS and the saved outputs.
  *
- * Only what the folder holds is used: the canonical plan, processes.csv,
- * the raw rows and the check records of each process.  The analysis and
- * every report are therefore reproducible from the folder alone.  The
- * reader writes nothing.
- *
- * Saved outputs: a worker hands every checked output to
- * kg_evidence_save_output; the bytes of the pre-timing "poison0" check and
- * the post-timing "fresh" check are kept in memory (one worker is one
- * campaign process, so the store is per OS process) and written at the
- * worker's end as outputs/proc-NNN.bin with the index
- * outputs/proc-NNN.csv, which `kgate verify` replays. */
-#include <inttypes.h>
+ * Every row goes through rows.c.  The reader uses only what the folder
+ * holds, so the analysis and every report are reproducible from the
+ * folder alone; it writes nothing.  The writers replace a file whole,
+ * through kg_write_atomic (a temporary name, fsync, rename). */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "campaign.h"
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "kgate/evidence.h"
 #include "util.h"
 
-static int parse_int(const char *s, int *out)
+/* ---- reading a folder ---- */
+
+static int load_procs(const char *dir, kg_evidence *ev, kg_err *err)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0') return -1;
-    *out = (int)v;
-    return 0;
+    char path[KG_PATH_MAX + 64];
+    int legacy = 0;
+    snprintf(path, sizeof path, "%s/processes.csv", dir);
+    int rc = kg_rows_read_procs(path, &ev->procs, &ev->nproc, &legacy, err);
+    if (rc != KG_OK) return rc;
+    ev->accepted = calloc((size_t)(ev->nproc > 0 ? ev->nproc : 1), sizeof *ev->accepted);
+    if (ev->accepted == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int p = 0; p < ev->nproc; p++) ev->accepted[p] = ev->procs[p].accepted;
+    return KG_OK;
 }
 
-static int load_rows(kg_evidence *ev, const char *dir, int proc, kg_err *err)
+/* Folds the check records of an accepted process into the arm states. */
+static void fold_checks(kg_evidence *ev, size_t from)
 {
-    char path[KG_PATH_MAX + 64], *text = NULL;
-    snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", dir, proc);
-    int rc = kg_read_file(path, &text, NULL, err);
-    if (rc != KG_OK) return rc;
-    char *cur = text, *line;
-    int lineno = 0;
-    kg_next_line(&cur); /* header */
-    while ((line = kg_next_line(&cur)) != NULL) {
-        lineno++;
-        if (line[0] == '\0') continue;
-        char *f[9];
-        int nf = kg_csv_split(line, f, 9);
-        kg_row r;
-        char *end;
-        if (nf != 8 || parse_int(f[0], &r.proc) || parse_int(f[2], &r.round) || parse_int(f[5], &r.sample)) {
-            rc = kg_errorf(err, KG_EINPUT, "%s:%d: malformed row (expected 8 fields)", path, lineno + 1);
-            goto done;
-        }
-        if (strncmp(f[7], ev->plan->hash, 16) != 0) {
-            rc = kg_errorf(err, KG_EINPUT, "%s:%d: row of another plan (hash %s, folder's plan %.16s)", path,
-                           lineno + 1, f[7], ev->plan->hash);
-            goto done;
-        }
-        r.dir = strcmp(f[1], "rev") == 0 ? KG_DIR_REV : KG_DIR_FWD;
-        r.arm = kg_plan_find_arm(ev->plan, f[3]);
-        r.kase = kg_plan_find_case(ev->plan, f[4]);
-        r.ns = strtod(f[6], &end);
-        if (r.arm < 0 || r.kase < 0 || *end != '\0' || r.proc != proc) {
-            rc = kg_errorf(err, KG_EINPUT, "%s:%d: unknown arm or case, bad time, or wrong process", path, lineno + 1);
-            goto done;
-        }
-        if (ev->nrows % 4096 == 0) {
-            kg_row *p = realloc(ev->rows, (ev->nrows + 4096) * sizeof *p);
-            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-            ev->rows = p;
-        }
-        ev->rows[ev->nrows++] = r;
-    }
-done:
-    free(text);
-    return rc;
-}
-
-static int load_checks(kg_evidence *ev, const char *dir, int proc, kg_err *err)
-{
-    char path[KG_PATH_MAX + 64], *text = NULL;
-    snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, proc);
-    int rc = kg_read_file(path, &text, NULL, err);
-    if (rc != KG_OK) return rc;
-    char *cur = text, *line;
-    kg_next_line(&cur);
     int na = ev->plan->narms;
-    while ((line = kg_next_line(&cur)) != NULL) {
-        if (line[0] == '\0') continue;
-        char *f[12];
-        int nf = kg_csv_split(line, f, 12);
-        if (nf != 12) { rc = kg_errorf(err, KG_EINPUT, "%s: malformed check row", path); goto done; }
-        int c = kg_plan_find_case(ev->plan, f[2]);
-        int a = kg_plan_find_arm(ev->plan, f[3]);
-        if (c < 0 || a < 0) { rc = kg_errorf(err, KG_EINPUT, "%s: check names unknown case or arm", path); goto done; }
+    for (size_t i = from; i < ev->nchecks_all; i++) {
+        const kg_check_rec *k = &ev->checks[i];
         ev->nchecks++;
-        if (strcmp(f[6], "pass") == 0) continue;
+        if (k->pass || k->arm < 0) {
+            if (!k->pass) ev->nchecks_failed++;
+            continue;
+        }
         ev->nchecks_failed++;
-        if (strcmp(f[5], "admissible") == 0) ev->state[c * na + a] = KG_ARM_INADMISSIBLE;
-        else if (strcmp(f[5], "weak") == 0 && ev->state[c * na + a] == KG_ARM_OK) ev->state[c * na + a] = KG_ARM_WEAK;
-        else if (ev->state[c * na + a] == KG_ARM_OK) ev->state[c * na + a] = KG_ARM_INCORRECT;
+        kg_arm_state *s = &ev->state[k->kase * na + k->arm];
+        if (strcmp(k->check, KG_CHECK_ADMISSIBLE) == 0) *s = KG_ARM_INADMISSIBLE;
+        else if (strcmp(k->check, KG_CHECK_WEAK) == 0 && *s == KG_ARM_OK) *s = KG_ARM_WEAK;
+        else if (*s == KG_ARM_OK) *s = KG_ARM_INCORRECT;
     }
-done:
-    free(text);
-    return rc;
 }
 
 int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
@@ -107,11 +58,10 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     char path[KG_PATH_MAX + 64], *text = NULL;
     int rc;
     memset(ev, 0, sizeof *ev);
+    ev->res_proc = -1;
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_plan_parse(text, strlen(text), path, dir, &ev->plan, err)) != KG_OK) goto done;
-    free(text);
-    text = NULL;
     snprintf(path, sizeof path, "%s/meta.json", dir);
     if ((rc = kg_read_file(path, &ev->meta_json, NULL, err)) != KG_OK) goto done;
 
@@ -121,46 +71,32 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     for (int c = 0; c < nc; c++)
         for (int a = 0; a < na; a++)
             ev->state[c * na + a] = kg_plan_arm_applies(ev->plan, a, c) ? KG_ARM_OK : KG_ARM_ABSENT;
+    if ((rc = load_procs(dir, ev, err)) != KG_OK) goto done;
 
-    snprintf(path, sizeof path, "%s/processes.csv", dir);
-    if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
-    char *cur = text, *line;
-    kg_next_line(&cur);
-    int cap = 0;
-    while ((line = kg_next_line(&cur)) != NULL) {
-        if (line[0] == '\0') continue;
-        char *f[10];
-        int nf = kg_csv_split(line, f, 10), idx, acc, slot = 0;
-        if ((nf != 7 && nf != 9) || parse_int(f[0], &idx) || parse_int(f[3], &acc) || idx != ev->nproc ||
-            (nf == 9 && (parse_int(f[7], &slot) || slot < 0 || slot > idx))) {
-            rc = kg_errorf(err, KG_EINPUT, "%s: malformed row for process %d", path, ev->nproc);
-            goto done;
-        }
-        if (ev->nproc == cap) {
-            cap = cap ? 2 * cap : 16;
-            int *a1 = realloc(ev->accepted, (size_t)cap * sizeof *a1);
-            if (a1) ev->accepted = a1;
-            int *a2 = realloc(ev->dir, (size_t)cap * sizeof *a2);
-            if (a2) ev->dir = a2;
-            char (*a3)[32] = realloc(ev->status, (size_t)cap * sizeof *a3);
-            if (a3) ev->status = a3;
-            char (*a4)[256] = realloc(ev->reason, (size_t)cap * sizeof *a4);
-            if (a4) ev->reason = a4;
-            int *a5 = realloc(ev->slot, (size_t)cap * sizeof *a5);
-            if (a5) ev->slot = a5;
-            if (!a1 || !a2 || !a3 || !a4 || !a5) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-        }
-        ev->accepted[idx] = acc;
-        ev->dir[idx] = strcmp(f[1], "rev") == 0 ? KG_DIR_REV : KG_DIR_FWD;
-        snprintf(ev->status[idx], sizeof ev->status[idx], "%s", f[2]);
-        snprintf(ev->reason[idx], sizeof ev->reason[idx], "%s", f[6]);
-        ev->slot[idx] = nf == 9 ? slot : idx;
-        ev->nproc++;
-    }
     for (int p = 0; p < ev->nproc; p++) {
-        if (!ev->accepted[p]) continue;
-        if ((rc = load_checks(ev, dir, p, err)) != KG_OK) goto done;
-        if ((rc = load_rows(ev, dir, p, err)) != KG_OK) goto done;
+        int acc = ev->accepted[p];
+        /* checks: an accepted process has them; another may (its records
+         * are listed in the report, never folded into the verdicts) */
+        snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, p);
+        size_t from = ev->nchecks_all;
+        if (acc || kg_path_exists(path)) {
+            if ((rc = kg_rows_read_checks(path, ev->plan, p, &ev->checks, &ev->nchecks_all, err)) != KG_OK) goto done;
+            if (acc) fold_checks(ev, from);
+        }
+        if (!acc) continue;
+        snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", dir, p);
+        if ((rc = kg_rows_read_raw(path, ev->plan, p, &ev->rows, &ev->nrows, err)) != KG_OK) goto done;
+        /* telemetry and resources exist where the backend reports them */
+        snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", dir, p);
+        if (kg_path_exists(path) &&
+            (rc = kg_rows_read_tel(path, ev->plan, p, &ev->tel, &ev->ntel, err)) != KG_OK)
+            goto done;
+        snprintf(path, sizeof path, "%s/telemetry/resources-%03d.csv", dir, p);
+        if (ev->res_proc < 0 && kg_path_exists(path)) {
+            /* the first accepted process: every process loads the same code */
+            if ((rc = kg_rows_read_res(path, ev->plan, p, &ev->res, &ev->nres, err)) != KG_OK) goto done;
+            ev->res_proc = p;
+        }
     }
 done:
     free(text);
@@ -172,101 +108,318 @@ void kg_evidence_free(kg_evidence *ev)
 {
     if (ev == NULL) return;
     kg_plan_free(ev->plan);
-    free(ev->rows);
-    free(ev->accepted);
-    free(ev->dir);
-    free(ev->status);
-    free(ev->reason);
-    free(ev->slot);
-    free(ev->state);
     free(ev->meta_json);
+    free(ev->procs);
+    free(ev->accepted);
+    free(ev->rows);
+    free(ev->checks);
+    free(ev->tel);
+    free(ev->res);
+    free(ev->state);
     memset(ev, 0, sizeof *ev);
+    ev->res_proc = -1;
+}
+
+/* ---- writing ---- */
+
+static int write_json(const char *dir, const char *name, json_t *m, kg_err *err)
+{
+    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory writing %s", name);
+    char path[KG_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    kg_sb sb = { 0 };
+    kg_sb_printf(&sb, "%s\n", text);
+    free(text);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
+    kg_sb_free(&sb);
+    return rc;
+}
+
+int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *mt, kg_err *err)
+{
+    json_t *m = json_object();
+    char buf[512];
+    /* the hashes of the binary, sources and builds, and the compiler,
+     * are in environment.json (the receipt); this is the run header */
+    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(m, "kgate_version", json_string(KG_VERSION));
+    json_object_set_new(m, "kgate_git_sha", json_string(KG_GIT_SHA));
+    json_object_set_new(m, "plan_sha256", json_string(plan->hash));
+    json_object_set_new(m, "plan_path", json_string(plan->path));
+    kg_utc_now(buf, sizeof buf);
+    json_object_set_new(m, "started_utc", json_string(buf));
+    struct utsname u;
+    if (uname(&u) == 0) {
+        json_object_set_new(m, "host", json_string(u.nodename));
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        json_object_set_new(m, "os", json_string(buf));
+    }
+    json_object_set_new(m, "backend", json_string(mt->backend));
+    json_object_set_new(m, "backend_notice", json_string(mt->notice));
+    json_object_set_new(m, "device", json_string(mt->device));
+    json_t *argv = json_array();
+    for (int i = 0; i < mt->argc; i++) json_array_append_new(argv, json_string(mt->argv[i]));
+    json_object_set_new(m, "argv", argv);
+    json_object_set_new(m, "check_only", json_boolean(mt->check_only));
+    json_object_set_new(m, "negative", json_boolean(mt->negative));
+    json_object_set_new(m, "frozen_plan", mt->frozen_path != NULL ? json_string(mt->frozen_path) : json_null());
+    int rc = write_json(dir, "meta.json", m, err);
+    json_decref(m);
+    return rc;
+}
+
+/* The receipt of what ran: binary, sources, build outputs, tools, host. */
+int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend, const char *device,
+                                  const char *compiler, kg_err *err)
+{
+    json_t *m = json_object();
+    char buf[512], hex[65], exe[PATH_MAX], path[KG_PATH_MAX + 64];
+    char **files = NULL;
+    int nfiles = 0, rc = KG_OK;
+    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(m, "kgate_version", json_string(KG_VERSION));
+    json_object_set_new(m, "kgate_git_sha", json_string(KG_GIT_SHA));
+    if (kg_self_exe(exe, sizeof exe, NULL) == KG_OK && kg_sha256_file(exe, hex, NULL) == KG_OK) {
+        json_object_set_new(m, "kgate_binary", json_string(exe));
+        json_object_set_new(m, "kgate_binary_sha256", json_string(hex));
+    }
+    json_object_set_new(m, "plan_sha256", json_string(plan->hash));
+    json_object_set_new(m, "backend", json_string(backend));
+    json_object_set_new(m, "device", json_string(device));
+    if (compiler != NULL) json_object_set_new(m, "compiler", json_string(compiler));
+    struct utsname u;
+    if (uname(&u) == 0) {
+        json_object_set_new(m, "host", json_string(u.nodename));
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        json_object_set_new(m, "os", json_string(buf));
+    }
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    char line[512], model[256] = "unknown";
+    while (fp != NULL && fgets(line, sizeof line, fp) != NULL) {
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':') != NULL) {
+            snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    }
+    if (fp != NULL) fclose(fp);
+    json_object_set_new(m, "cpu_model", json_string(model));
+    json_object_set_new(m, "cpus_online", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    json_t *sources = json_object();
+    for (int a = 0; a < plan->narms; a++) {
+        char src[KG_PATH_MAX];
+        if (plan->arms[a].source[0] == '\0') continue;
+        if (kg_plan_source_path(plan, a, src, sizeof src, NULL) != KG_OK) continue;
+        json_t *s = json_object();
+        json_object_set_new(s, "path", json_string(src));
+        json_object_set_new(s, "sha256", kg_sha256_file(src, hex, NULL) == KG_OK ? json_string(hex) : json_null());
+        json_object_set_new(sources, plan->arms[a].name, s);
+    }
+    json_object_set_new(m, "sources", sources);
+    /* what the workers load: every file the build left */
+    json_t *built = json_object();
+    snprintf(path, sizeof path, "%s/build", dir);
+    if (kg_path_exists(path)) {
+        if ((rc = kg_evidence_list(path, &files, &nfiles, err)) != KG_OK) goto done;
+        for (int i = 0; i < nfiles; i++) {
+            char f[KG_PATH_MAX + 600];
+            snprintf(f, sizeof f, "%s/%s", path, files[i]);
+            if (kg_sha256_file(f, hex, NULL) == KG_OK) json_object_set_new(built, files[i], json_string(hex));
+        }
+    }
+    json_object_set_new(m, "build_sha256", built);
+    rc = write_json(dir, "environment.json", m, err);
+done:
+    for (int i = 0; i < nfiles; i++) free(files[i]);
+    free(files);
+    json_decref(m);
+    return rc;
+}
+
+int kg_evidence_write_processes(const char *dir, const kg_proc_rec *p, int n, kg_err *err)
+{
+    kg_sb sb = { 0 };
+    kg_rows_begin(&sb, KG_ROWS_PROCESSES);
+    for (int i = 0; i < n; i++) kg_rows_put_proc(&sb, i, &p[i]);
+    char path[KG_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/processes.csv", dir);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
+    kg_sb_free(&sb);
+    return rc;
+}
+
+int kg_evidence_read_processes(const char *dir, kg_proc_rec **out, int *n, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32];
+    int legacy = 0;
+    *out = NULL;
+    *n = 0;
+    snprintf(path, sizeof path, "%s/processes.csv", dir);
+    if (!kg_path_exists(path)) return KG_OK; /* stopped before the first process ended */
+    int rc = kg_rows_read_procs(path, out, n, &legacy, err);
+    if (rc == KG_OK && legacy) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return kg_errorf(err, KG_EINPUT, "%s: a schema 1 folder (no slot and attempt columns): cannot resume; "
+                         "start the campaign again", path);
+    }
+    return rc;
+}
+
+/* ---- listing and SHA256SUMS ---- */
+
+typedef struct plist {
+    char **v;
+    int n, cap;
+} plist;
+
+static int plist_add(plist *l, const char *s)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        char **p = realloc(l->v, (size_t)cap * sizeof *p);
+        if (p == NULL) return -1;
+        l->v = p;
+        l->cap = cap;
+    }
+    if ((l->v[l->n] = strdup(s)) == NULL) return -1;
+    l->n++;
+    return 0;
+}
+
+static int walk(const char *root, const char *rel, plist *l, kg_err *err)
+{
+    char path[KG_PATH_MAX * 2];
+    snprintf(path, sizeof path, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(path);
+    if (d == NULL) return kg_errorf(err, KG_EIO, "%s: %s", path, strerror(errno));
+    struct dirent *e;
+    int rc = KG_OK;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char sub[KG_PATH_MAX * 2], full[KG_PATH_MAX * 4];
+        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        snprintf(full, sizeof full, "%s/%s", root, sub);
+        struct stat st;
+        if (lstat(full, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            if ((rc = walk(root, sub, l, err)) != KG_OK) break;
+        } else if (plist_add(l, sub) != 0) {
+            rc = kg_errorf(err, KG_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_list(char **v, int n)
+{
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+int kg_evidence_list(const char *dir, char ***paths, int *n, kg_err *err)
+{
+    plist l = { 0 };
+    int rc = walk(dir, "", &l, err);
+    if (rc != KG_OK) {
+        free_list(l.v, l.n);
+        *paths = NULL;
+        *n = 0;
+        return rc;
+    }
+    if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_str);
+    *paths = l.v;
+    *n = l.n;
+    return KG_OK;
+}
+
+int kg_evidence_write_sums(const char *dir, kg_err *err)
+{
+    char **files = NULL, path[KG_PATH_MAX * 3], hex[65];
+    int n = 0, rc;
+    kg_sb sb = { 0 };
+    if ((rc = kg_evidence_list(dir, &files, &n, err)) != KG_OK) return rc;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(files[i], "SHA256SUMS") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if ((rc = kg_sha256_file(path, hex, err)) != KG_OK) goto done;
+        kg_sb_printf(&sb, "%s  %s\n", hex, files[i]);
+    }
+    if (sb.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
+    rc = kg_write_atomic(path, sb.buf ? sb.buf : "", sb.len, err);
+done:
+    kg_sb_free(&sb);
+    free_list(files, n);
+    return rc;
 }
 
 /* ---- saved outputs ---- */
 
-typedef struct saved {
-    int kase, arm, o, pass;
-    char phase[8], name[16];
-    uint64_t seed;
-    double max_abs;
-    size_t off, bytes;
-} saved;
-
-static struct {
-    int proc;
-    saved *v;
-    size_t n, cap;
-    char *data;
-    size_t len, dcap;
-    int oom;
-} g_out = { .proc = -1 };
-
-void kg_evidence_save_output(int proc, int kase, int arm, const char *phase, const char *name, int o,
-                             const void *bytes, size_t nbytes, uint64_t seed, int pass, double max_abs)
+void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size_t nbytes)
 {
-    if (g_out.oom) return;
-    if (!((strcmp(phase, "pre") == 0 && strcmp(name, "poison0") == 0) ||
-          (strcmp(phase, "post") == 0 && strcmp(name, "fresh") == 0)))
-        return;
-    g_out.proc = proc;
-    if (g_out.n == g_out.cap) {
-        size_t cap = g_out.cap ? 2 * g_out.cap : 32;
-        saved *p = realloc(g_out.v, cap * sizeof *p);
-        if (p == NULL) { g_out.oom = 1; return; }
-        g_out.v = p;
-        g_out.cap = cap;
+    if (o->oom) return;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 32;
+        kg_out_rec *p = realloc(o->v, cap * sizeof *p);
+        if (p == NULL) { o->oom = 1; return; }
+        o->v = p;
+        o->cap = cap;
     }
-    if (g_out.len + nbytes > g_out.dcap) {
-        size_t cap = g_out.dcap ? g_out.dcap : 65536;
-        while (cap < g_out.len + nbytes) cap *= 2;
-        char *p = realloc(g_out.data, cap);
-        if (p == NULL) { g_out.oom = 1; return; }
-        g_out.data = p;
-        g_out.dcap = cap;
+    if (o->len + nbytes > o->dcap) {
+        size_t cap = o->dcap ? o->dcap : 65536;
+        while (cap < o->len + nbytes) cap *= 2;
+        char *p = realloc(o->data, cap);
+        if (p == NULL) { o->oom = 1; return; }
+        o->data = p;
+        o->dcap = cap;
     }
-    saved *s = &g_out.v[g_out.n++];
-    memset(s, 0, sizeof *s);
-    s->kase = kase;
-    s->arm = arm;
-    s->o = o;
-    s->pass = pass;
-    snprintf(s->phase, sizeof s->phase, "%s", phase);
-    snprintf(s->name, sizeof s->name, "%s", name);
-    s->seed = seed;
-    s->max_abs = max_abs;
-    s->off = g_out.len;
+    kg_out_rec *s = &o->v[o->n++];
+    *s = *r;
+    s->offset = o->len;
     s->bytes = nbytes;
-    memcpy(g_out.data + g_out.len, bytes, nbytes);
-    g_out.len += nbytes;
+    memcpy(o->data + o->len, bytes, nbytes);
+    o->len += nbytes;
 }
 
-int kg_evidence_flush_outputs(const kg_plan *plan, const char *dir, int proc, kg_err *err)
+int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, int proc, kg_err *err)
 {
     char path[KG_PATH_MAX + 64];
     kg_sb idx = { 0 };
     int rc;
-    if (g_out.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory saving checked outputs"); goto done; }
+    if (o->oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory saving checked outputs"); goto done; }
     snprintf(path, sizeof path, "%s/outputs", dir);
     if ((rc = kg_mkdir_p(path, err)) != KG_OK) goto done;
-    kg_sb_puts(&idx, "process,case,arm,phase,check,output,seed,offset,bytes,result,max_abs\n");
-    for (size_t i = 0; i < g_out.n; i++) {
-        const saved *s = &g_out.v[i];
-        kg_sb_printf(&idx, "%d,%s,%s,%s,%s,%d,%" PRIu64 ",%zu,%zu,%s,%.6g\n", proc, plan->cases[s->kase].name,
-                     plan->arms[s->arm].name, s->phase, s->name, s->o, s->seed, s->off, s->bytes,
-                     s->pass ? "pass" : "fail", s->max_abs);
+    kg_rows_begin(&idx, KG_ROWS_OUTPUTS);
+    for (size_t i = 0; i < o->n; i++) {
+        kg_out_rec r = o->v[i];
+        r.proc = proc;
+        kg_rows_put_out(&idx, plan, &r);
     }
     if (idx.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     /* the data first: an index never names bytes that are not there */
     snprintf(path, sizeof path, "%s/outputs/proc-%03d.bin", dir, proc);
-    if ((rc = kg_write_atomic(path, g_out.data ? g_out.data : "", g_out.len, err)) != KG_OK) goto done;
+    if ((rc = kg_write_atomic(path, o->data ? o->data : "", o->len, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/outputs/proc-%03d.csv", dir, proc);
     rc = kg_write_atomic(path, idx.buf, idx.len, err);
 done:
     kg_sb_free(&idx);
-    free(g_out.v);
-    free(g_out.data);
-    memset(&g_out, 0, sizeof g_out);
-    g_out.proc = -1;
     return rc;
+}
+
+void kg_outputs_free(kg_outputs *o)
+{
+    if (o == NULL) return;
+    free(o->v);
+    free(o->data);
+    memset(o, 0, sizeof *o);
 }

@@ -6,18 +6,22 @@ int kg_protocol_direction(int proc)
     return proc % 2;
 }
 
-void kg_protocol_case_order(const kg_plan *plan, int dir, int *out)
+int kg_protocol_case_order(const kg_plan *plan, int dir, int *out, int cap)
 {
+    if (cap < plan->ncases) return -1;
     for (int i = 0; i < plan->ncases; i++)
         out[i] = dir == 0 ? i : plan->ncases - 1 - i;
+    return plan->ncases;
 }
 
-int kg_protocol_arm_order(const kg_plan *plan, int c, int dir, int *out)
+int kg_protocol_arm_order(const kg_plan *plan, int c, int dir, int *out, int cap)
 {
     int n = 0;
     for (int i = 0; i < plan->narms; i++) {
         int a = dir == 0 ? i : plan->narms - 1 - i;
-        if (kg_plan_arm_applies(plan, a, c)) out[n++] = a;
+        if (!kg_plan_arm_applies(plan, a, c)) continue;
+        if (n == cap) return -1;
+        out[n++] = a;
     }
     return n;
 }

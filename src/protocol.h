@@ -16,11 +16,14 @@
 /* Direction of process index proc. */
 int kg_protocol_direction(int proc);
 
-/* Case visiting order for direction dir; out has plan->ncases slots. */
-void kg_protocol_case_order(const kg_plan *plan, int dir, int *out);
+/* Case visiting order for direction dir into out[0..cap).  Returns the
+ * number of cases, or -1 (writing nothing) when cap < plan->ncases. */
+int kg_protocol_case_order(const kg_plan *plan, int dir, int *out, int cap);
 
-/* Arms that apply to case c, in direction order; returns their count. */
-int kg_protocol_arm_order(const kg_plan *plan, int c, int dir, int *out);
+/* Arms that apply to case c, in direction order, into out[0..cap).
+ * Returns their count, or -1 (writing at most cap) when they do not fit;
+ * cap = plan->narms always suffices. */
+int kg_protocol_arm_order(const kg_plan *plan, int c, int dir, int *out, int cap);
 
 /* Arm order of round r: base rotated left by r. */
 void kg_protocol_round_order(const int *base, int n, int round, int *out);

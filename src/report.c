@@ -173,7 +173,8 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
         }
     kg_sb_puts(sb, "\n## Processes\n\n| process | direction | status | reason |\n|---|---|---|---|\n");
     for (int p = 0; p < ev->nproc; p++)
-        kg_sb_printf(sb, "| %d | %s | %s | %s |\n", p, ev->dir[p] == 0 ? "fwd" : "rev", ev->status[p], ev->reason[p]);
+        kg_sb_printf(sb, "| %d | %s | %s | %s |\n", p, ev->procs[p].dir == 0 ? "fwd" : "rev", ev->procs[p].status,
+                     ev->procs[p].reason);
 }
 
 static json_t *jnum(double v)
@@ -284,37 +285,31 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
  * cases, inadmissible cases, the numerical negative, parity, and every
  * failed check (the first 50), in process order so that a regenerated
  * report is identical. */
-static void admission_md(kg_sb *sb, const char *dir, const kg_evidence *ev)
+static void admission_md(kg_sb *sb, const kg_evidence *ev)
 {
+    const kg_plan *plan = ev->plan;
     kg_sb weak = { 0 }, other = { 0 };
     int nfail = 0, nrows = 0;
     kg_sb_puts(sb, "\n## Admission\n\n");
-    for (int p = 0; p < ev->nproc; p++) {
-        char path[KG_PATH_MAX + 64], *text = NULL;
-        snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, p);
-        kg_err e = { 0 };
-        if (kg_read_file(path, &text, NULL, &e) != KG_OK) continue;
-        char *cur = text, *line;
-        kg_next_line(&cur);
-        while ((line = kg_next_line(&cur)) != NULL) {
-            char *f[12];
-            if (line[0] == '\0' || kg_csv_split(line, f, 12) != 12) continue;
-            nrows++;
-            int pass = strcmp(f[6], "pass") == 0;
-            if (strcmp(f[5], "weak") == 0 && !pass) {
-                char key[KG_NAME_MAX + 8];
-                snprintf(key, sizeof key, "| %s |", f[2]);
-                if (weak.buf == NULL || strstr(weak.buf, key) == NULL)
-                    kg_sb_printf(&weak, "| %s | %s |\n", f[2], f[11]);
-            } else if (strcmp(f[5], "negative") == 0) {
-                kg_sb_printf(&other, "| %s | %s | %s | %s | %s | %s |\n", f[0], f[2], f[3], f[5],
-                             pass ? "rejected (as required)" : "NOT REJECTED", f[11]);
-            } else if (!pass && nfail++ < 50) {
-                kg_sb_printf(&other, "| %s | %s | %s | %s:%s | FAIL | %s%s%s%s |\n", f[0], f[2], f[3], f[4],
-                             f[5], f[8][0] ? "max err/bound " : "", f[8], f[8][0] ? "; " : "", f[11]);
-            }
+    for (size_t i = 0; i < ev->nchecks_all; i++) {
+        const kg_check_rec *k = &ev->checks[i];
+        const char *cname = plan->cases[k->kase].name, *aname = k->arm >= 0 ? plan->arms[k->arm].name : "";
+        nrows++;
+        if (strcmp(k->check, KG_CHECK_WEAK) == 0 && !k->pass) {
+            char key[KG_NAME_MAX + 8];
+            snprintf(key, sizeof key, "| %s |", cname);
+            if (weak.buf == NULL || strstr(weak.buf, key) == NULL)
+                kg_sb_printf(&weak, "| %s | %s |\n", cname, k->detail);
+        } else if (strcmp(k->check, KG_CHECK_NEGATIVE) == 0) {
+            kg_sb_printf(&other, "| %d | %s | %s | %s | %s | %s |\n", k->proc, cname, aname, k->check,
+                         k->pass ? "rejected (as required)" : "NOT REJECTED", k->detail);
+        } else if (!k->pass && nfail++ < 50) {
+            char rel[40] = "";
+            if (k->has_cmp) snprintf(rel, sizeof rel, "%.6g", k->max_rel);
+            kg_sb_printf(&other, "| %d | %s | %s | %s:%s | FAIL | %s%s%s%s |\n", k->proc, cname, aname,
+                         kg_phase_name(k->phase), k->check, rel[0] ? "max err/bound " : "", rel, rel[0] ? "; " : "",
+                         k->detail);
         }
-        free(text);
     }
     kg_sb_printf(sb, "%d check records; %d failed.\n\n", nrows, nfail);
     if (weak.len > 0) {
@@ -350,8 +345,8 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char **md_out, char *
     meta = json_loads(ev.meta_json, 0, NULL);
     if (meta == NULL) { rc = kg_errorf(err, KG_EINPUT, "%s/meta.json: not valid JSON", dir); goto done; }
     write_md(&md, &ev, an, meta);
-    kg_report_hw_md(&md, dir, &ev, an);
-    admission_md(&md, dir, &ev);
+    kg_report_hw_md(&md, &ev, an);
+    admission_md(&md, &ev);
     results_csv(&csv, &ev, an);
     res = results_json(&ev, an);
     js = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));

@@ -4,9 +4,10 @@
  * escaped work, per arm, and rounds whose arms ran at different SM
  * clocks) and resource records (registers, shared and local bytes...).
  *
- * Reads only the evidence folder (telemetry/ is written by the worker
- * where the backend reports telemetry); writes nothing but the text it
- * appends.  A folder without telemetry/ gets no telemetry sections. */
+ * Formats what kg_evidence_load read from the folder (telemetry/ is
+ * written by the worker where the backend reports telemetry); reads no
+ * file and writes nothing but the text it appends.  A folder without
+ * telemetry/ gets no telemetry sections. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +18,6 @@
 #include "util.h"
 
 #define CLOCK_FLAG_FRAC 0.01   /* DESIGN.md / statistics-anchors §3.9(2): flag > 1% between arms */
-
-typedef struct tel_row {
-    int proc, kase, round, arm;
-    double sm, mem, power, temp;
-    unsigned long long reasons;
-    int escaped;
-} tel_row;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -65,57 +59,14 @@ static void speed_of_light(kg_sb *sb, const kg_evidence *ev, const kg_analysis *
     }
 }
 
-static int load_tel(const char *dir, const kg_evidence *ev, tel_row **out, int *n)
-{
-    *out = NULL;
-    *n = 0;
-    int cap = 0;
-    for (int p = 0; p < ev->nproc; p++) {
-        if (!ev->accepted[p]) continue;
-        char path[KG_PATH_MAX + 64], *text = NULL;
-        snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", dir, p);
-        if (kg_read_file(path, &text, NULL, NULL) != KG_OK) continue;
-        char *cur = text, *line;
-        kg_next_line(&cur);
-        while ((line = kg_next_line(&cur)) != NULL) {
-            char *f[16];
-            if (kg_csv_split(line, f, 16) != 14) continue;
-            tel_row t;
-            t.proc = atoi(f[0]);
-            t.kase = kg_plan_find_case(ev->plan, f[1]);
-            t.round = atoi(f[2]);
-            t.arm = kg_plan_find_arm(ev->plan, f[3]);
-            t.sm = strtod(f[5], NULL);
-            t.mem = strtod(f[6], NULL);
-            t.power = strtod(f[7], NULL);
-            t.temp = strtod(f[8], NULL);
-            t.reasons = strtoull(f[9], NULL, 16);
-            t.escaped = atoi(f[11]);
-            if (t.kase < 0 || t.arm < 0) continue;
-            if (*n == cap) {
-                cap = cap ? 2 * cap : 1024;
-                tel_row *q = realloc(*out, (size_t)cap * sizeof *q);
-                if (q == NULL) { free(text); return -1; }
-                *out = q;
-            }
-            (*out)[(*n)++] = t;
-        }
-        free(text);
-    }
-    return 0;
-}
-
-static void telemetry(kg_sb *sb, const char *dir, const kg_evidence *ev)
+static void telemetry(kg_sb *sb, const kg_evidence *ev)
 {
     const kg_plan *plan = ev->plan;
-    tel_row *t = NULL;
-    int n = 0;
-    if (load_tel(dir, ev, &t, &n) != 0 || n == 0) {
-        free(t);
-        return;
-    }
+    const kg_tel_rec *t = ev->tel;
+    int n = (int)ev->ntel;
+    if (n == 0) return;
     double *v = malloc((size_t)n * sizeof *v);
-    if (v == NULL) { free(t); return; }
+    if (v == NULL) { sb->oom = 1; return; }
     kg_sb_puts(sb, "\n## Telemetry\n\nRead after every timed sample (NVML: the clock at the reading, not averaged over "
                    "the kernel).  An escape is a sample whose host bracket, after a device-wide synchronisation, far "
                    "exceeded its event time: work that ran outside the timed events.\n\n"
@@ -128,11 +79,11 @@ static void telemetry(kg_sb *sb, const char *dir, const kg_evidence *ev)
             unsigned long long reasons = 0;
             for (int i = 0; i < n; i++) {
                 if (t[i].kase != c || t[i].arm != a) continue;
-                v[k++] = t[i].sm;
-                smin = fmin(smin, t[i].sm);
-                smax = fmax(smax, t[i].sm);
-                tmax = fmax(tmax, t[i].temp);
-                mem = t[i].mem;
+                v[k++] = t[i].sm_mhz;
+                smin = fmin(smin, t[i].sm_mhz);
+                smax = fmax(smax, t[i].sm_mhz);
+                tmax = fmax(tmax, t[i].temp_c);
+                mem = t[i].mem_mhz;
                 reasons |= t[i].reasons;
                 esc += t[i].escaped;
             }
@@ -140,7 +91,7 @@ static void telemetry(kg_sb *sb, const char *dir, const kg_evidence *ev)
             double sm = median_of(v, k);
             k = 0;
             for (int i = 0; i < n; i++)
-                if (t[i].kase == c && t[i].arm == a) v[k++] = t[i].power;
+                if (t[i].kase == c && t[i].arm == a) v[k++] = t[i].power_w;
             kg_sb_printf(sb, "| %s | %s | %d | %.0f [%.0f, %.0f] | %.0f | %.1f | %.0f | 0x%llx | %d |\n",
                          plan->cases[c].name, plan->arms[a].name, k, sm, smin, smax, mem, median_of(v, k), tmax,
                          reasons, esc);
@@ -159,7 +110,7 @@ static void telemetry(kg_sb *sb, const char *dir, const kg_evidence *ev)
             int k = 0;
             for (int j = i; j < n; j++)
                 if (t[j].proc == t[i].proc && t[j].kase == t[i].kase && t[j].round == t[i].round && t[j].arm == a)
-                    v[k++] = t[j].sm;
+                    v[k++] = t[j].sm_mhz;
             if (k == 0) continue;
             double m = median_of(v, k);
             lo = fmin(lo, m);
@@ -178,42 +129,51 @@ static void telemetry(kg_sb *sb, const char *dir, const kg_evidence *ev)
     if (flagged > 10) kg_sb_printf(sb, "- and %d more\n", flagged - 10);
     kg_sb_free(&list);
     free(v);
-    free(t);
 }
 
-static void resources(kg_sb *sb, const char *dir, const kg_evidence *ev)
+/* An int field of a resource record: -1 when the backend could not say
+ * (e.g. a library arm), shown as a dash. */
+static void res_int(char *buf, size_t cap, long long v)
 {
-    for (int p = 0; p < ev->nproc; p++) {
-        if (!ev->accepted[p]) continue;
-        char path[KG_PATH_MAX + 64], *text = NULL;
-        snprintf(path, sizeof path, "%s/telemetry/resources-%03d.csv", dir, p);
-        if (kg_read_file(path, &text, NULL, NULL) != KG_OK) continue;
-        char *cur = text, *line;
-        kg_next_line(&cur);
-        int header = 0;
-        while ((line = kg_next_line(&cur)) != NULL) {
-            char *f[20];
-            if (kg_csv_split(line, f, 20) != 18) continue;
-            if (!header) {
-                kg_sb_printf(sb, "\n## Resources (process %d)\n\n| case | arm | launch | registers | static shared B | "
-                                 "dynamic shared B | local B | max threads | PTX | binary | grid | block | launches | "
-                                 "arch |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", p);
-                header = 1;
-            }
-            /* -1 (or -1x-1x-1): the backend could not say, e.g. for a library arm */
-            for (int k = 4; k < 16; k++)
-                if (strncmp(f[k], "-1", 2) == 0) f[k] = (char *)"–";
-            kg_sb_printf(sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2],
-                         f[3], f[4], f[5], f[6], f[7], f[9], f[10], f[11], f[12], f[13], f[14], f[15]);
-        }
-        free(text);
-        return; /* the first accepted process: every process loads the same code */
+    if (v == -1) snprintf(buf, cap, "–");
+    else snprintf(buf, cap, "%lld", v);
+}
+
+static void res_dim3(char *buf, size_t cap, const long long d[3])
+{
+    if (d[0] == -1) snprintf(buf, cap, "–");
+    else snprintf(buf, cap, "%lldx%lldx%lld", d[0], d[1], d[2]);
+}
+
+static void resources(kg_sb *sb, const kg_evidence *ev)
+{
+    const kg_plan *plan = ev->plan;
+    for (size_t i = 0; i < ev->nres; i++) {
+        const kg_res_rec *r = &ev->res[i];
+        if (i == 0)
+            kg_sb_printf(sb, "\n## Resources (process %d)\n\n| case | arm | launch | registers | static shared B | "
+                             "dynamic shared B | local B | max threads | PTX | binary | grid | block | launches | "
+                             "arch |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", ev->res_proc);
+        char f[10][48];
+        res_int(f[0], sizeof f[0], r->regs);
+        res_int(f[1], sizeof f[1], r->static_shared);
+        res_int(f[2], sizeof f[2], r->dynamic_shared);
+        res_int(f[3], sizeof f[3], r->local);
+        res_int(f[4], sizeof f[4], r->max_threads);
+        res_int(f[5], sizeof f[5], r->ptx);
+        res_int(f[6], sizeof f[6], r->binary);
+        res_dim3(f[7], sizeof f[7], r->grid);
+        res_dim3(f[8], sizeof f[8], r->block);
+        res_int(f[9], sizeof f[9], r->launches);
+        kg_sb_printf(sb, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                     plan->cases[r->kase].name, plan->arms[r->arm].name, r->launch, f[0], f[1], f[2], f[3], f[4],
+                     f[5], f[6], f[7], f[8], f[9], strncmp(r->arch, "-1", 2) == 0 ? "–" : r->arch);
     }
 }
 
-void kg_report_hw_md(kg_sb *sb, const char *dir, const kg_evidence *ev, const kg_analysis *an)
+void kg_report_hw_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
 {
     speed_of_light(sb, ev, an);
-    telemetry(sb, dir, ev);
-    resources(sb, dir, ev);
+    telemetry(sb, ev);
+    resources(sb, ev);
 }

@@ -5,6 +5,6 @@
 #include "util.h"
 
 /* Appends the speed-of-light, telemetry and resources sections. */
-void kg_report_hw_md(kg_sb *sb, const char *dir, const kg_evidence *ev, const kg_analysis *an);
+void kg_report_hw_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an);
 
 #endif

@@ -38,80 +38,7 @@
 
 extern char **environ;
 
-typedef struct proc_rec {
-    int dir;
-    char status[32];
-    char reason[256];
-    double seconds;
-    char start_utc[32];
-    int accepted;
-    int slot;        /* schedule position: fixes the direction */
-    int attempt;     /* 0 for the first run of a slot, k for its k-th repeat */
-} proc_rec;
-
-static int write_processes(const char *dir, const proc_rec *p, int n, kg_err *err)
-{
-    kg_sb sb = { 0 };
-    kg_sb_puts(&sb, "process,direction,status,accepted,seconds,start_utc,reason,slot,attempt\n");
-    for (int i = 0; i < n; i++) {
-        kg_sb_printf(&sb, "%d,%s,%s,%d,%.3f,%s,\"", i, p[i].dir == 0 ? "fwd" : "rev", p[i].status,
-                     p[i].accepted, p[i].seconds, p[i].start_utc);
-        for (const char *s = p[i].reason; *s; s++) {
-            if (*s == '"') kg_sb_puts(&sb, "\"\"");
-            else if (*s != '\n' && *s != '\r') kg_sb_printf(&sb, "%c", *s);
-        }
-        kg_sb_printf(&sb, "\",%d,%d\n", p[i].slot, p[i].attempt);
-    }
-    char path[KG_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/processes.csv", dir);
-    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
-    kg_sb_free(&sb);
-    return rc;
-}
-
-static int write_meta(const kg_run_opts *o, const kg_plan *plan, const char *dir, const char *backend,
-                      const char *notice, const char *device, kg_err *err)
-{
-    json_t *m = json_object();
-    char buf[512];
-    /* the hashes of the binary, sources and builds, and the compiler,
-     * are in environment.json (the receipt); this is the run header */
-    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
-    json_object_set_new(m, "kgate_version", json_string(KG_VERSION));
-    json_object_set_new(m, "kgate_git_sha", json_string(KG_GIT_SHA));
-    json_object_set_new(m, "plan_sha256", json_string(plan->hash));
-    json_object_set_new(m, "plan_path", json_string(plan->path));
-    kg_utc_now(buf, sizeof buf);
-    json_object_set_new(m, "started_utc", json_string(buf));
-    struct utsname u;
-    if (uname(&u) == 0) {
-        json_object_set_new(m, "host", json_string(u.nodename));
-        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
-        json_object_set_new(m, "os", json_string(buf));
-    }
-    json_object_set_new(m, "backend", json_string(backend));
-    json_object_set_new(m, "backend_notice", json_string(notice));
-    json_object_set_new(m, "device", json_string(device));
-    json_t *argv = json_array();
-    for (int i = 0; i < o->argc; i++) json_array_append_new(argv, json_string(o->argv[i]));
-    json_object_set_new(m, "argv", argv);
-    json_object_set_new(m, "check_only", json_boolean(o->check_only));
-    json_object_set_new(m, "negative", json_boolean(o->negative));
-    json_object_set_new(m, "frozen_plan", o->frozen_path != NULL ? json_string(o->frozen_path) : json_null());
-    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(m);
-    if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory writing meta.json");
-    char path[KG_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    size_t len = strlen(text);
-    text[len] = '\0';
-    kg_sb sb = { 0 };
-    kg_sb_printf(&sb, "%s\n", text);
-    free(text);
-    int rc = kg_write_atomic(path, sb.buf, sb.len, err);
-    kg_sb_free(&sb);
-    return rc;
-}
+typedef kg_proc_rec proc_rec;
 
 /* Starts one worker and waits for it, killing its process group when it
  * passes timeout_s.  When q is not NULL the host is watched meanwhile;
@@ -267,55 +194,6 @@ static int next_slot(const proc_rec *r, int n, int nslots, int max_repeats, int 
     return -1;
 }
 
-/* Reads processes.csv back for --resume. */
-static int read_processes(const char *dir, proc_rec **out, int *n_out, int cap_min, kg_err *err)
-{
-    char path[KG_PATH_MAX + 32], *text = NULL;
-    proc_rec *v = NULL;
-    int n = 0, cap = cap_min > 16 ? cap_min : 16, rc = KG_OK;
-    *out = NULL;
-    *n_out = 0;
-    snprintf(path, sizeof path, "%s/processes.csv", dir);
-    v = calloc((size_t)cap, sizeof *v);
-    if (v == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
-    if (!kg_path_exists(path)) goto done; /* stopped before the first process ended */
-    if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
-    char *cur = text, *line;
-    kg_next_line(&cur);
-    while ((line = kg_next_line(&cur)) != NULL) {
-        if (line[0] == '\0') continue;
-        char *f[10];
-        int nf = kg_csv_split(line, f, 10);
-        if (nf != 9 || atoi(f[0]) != n) {
-            rc = kg_errorf(err, KG_EINPUT, "%s: row %d is not a row of this kgate's schema (9 fields): cannot resume",
-                           path, n + 1);
-            goto done;
-        }
-        if (n == cap) {
-            cap *= 2;
-            proc_rec *p = realloc(v, (size_t)cap * sizeof *p);
-            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-            v = p;
-        }
-        proc_rec *r = &v[n++];
-        memset(r, 0, sizeof *r);
-        r->dir = strcmp(f[1], "rev") == 0 ? 1 : 0;
-        snprintf(r->status, sizeof r->status, "%s", f[2]);
-        r->accepted = atoi(f[3]);
-        r->seconds = atof(f[4]);
-        snprintf(r->start_utc, sizeof r->start_utc, "%s", f[5]);
-        snprintf(r->reason, sizeof r->reason, "%s", f[6]);
-        r->slot = atoi(f[7]);
-        r->attempt = atoi(f[8]);
-    }
-done:
-    free(text);
-    if (rc != KG_OK) { free(v); return rc; }
-    *out = v;
-    *n_out = n;
-    return KG_OK;
-}
-
 /* Removes what an interrupted process or writer may have left: the files
  * of processes from index first on, and temporary files. */
 static void remove_leftovers(const char *dir, int first)
@@ -417,12 +295,19 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         goto done;
 
     int nslots = o->check_only ? 1 : 2 * plan->campaign.processes;
+    kg_meta meta = { .backend = resolved, .notice = notice, .device = device, .argc = o->argc, .argv = o->argv,
+                     .check_only = o->check_only, .negative = o->negative, .frozen_path = o->frozen_path };
     if (o->resume) {
-        if ((rc = read_processes(dir, &recs, &nrec, nslots, err)) != KG_OK) goto done;
+        if ((rc = kg_evidence_read_processes(dir, &recs, &nrec, err)) != KG_OK) goto done;
+        /* room for every slot of the schedule */
+        if (nrec < nslots) {
+            proc_rec *p = realloc(recs, (size_t)nslots * sizeof *p);
+            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+            recs = p;
+        }
         remove_leftovers(dir, nrec);
         snprintf(path, sizeof path, "%s/meta.json", dir);
-        if (!kg_path_exists(path) && (rc = write_meta(o, plan, dir, resolved, notice, device, err)) != KG_OK)
-            goto done;
+        if (!kg_path_exists(path) && (rc = kg_evidence_write_meta(dir, plan, &meta, err)) != KG_OK) goto done;
         fprintf(stderr, "kgate: resuming %s: %d process(es) recorded\n", dir, nrec);
     } else {
         snprintf(path, sizeof path, "%s/plan.kg", dir);
@@ -431,7 +316,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         char hashline[80];
         snprintf(hashline, sizeof hashline, "%s\n", plan->hash);
         if ((rc = kg_write_atomic(path, hashline, strlen(hashline), err)) != KG_OK) goto done;
-        if ((rc = write_meta(o, plan, dir, resolved, notice, device, err)) != KG_OK) goto done;
+        if ((rc = kg_evidence_write_meta(dir, plan, &meta, err)) != KG_OK) goto done;
         recs = calloc((size_t)nslots, sizeof *recs);
         if (recs == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     }
@@ -444,7 +329,16 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         snprintf(path, sizeof path, "%s/build", dir);
         for (int a = 0; a < plan->narms; a++)
             if ((rc = kg_backend_build(be, plan, a, path, err)) != KG_OK) goto done;
-        if ((rc = kg_evidence_write_environment(plan, dir, resolved, device, err)) != KG_OK) goto done;
+        /* the compiler that built the arms, on a backend whose arms the
+         * system compiler builds */
+        char compiler[512] = "";
+        if (strcmp(resolved, "cpu") == 0) {
+            const char *cc = getenv("KGATE_CC");
+            kg_tool_version(cc && cc[0] ? cc : "cc", compiler, sizeof compiler);
+        }
+        if ((rc = kg_evidence_write_environment(plan, dir, resolved, device,
+                                                strcmp(resolved, "cpu") == 0 ? compiler : NULL, err)) != KG_OK)
+            goto done;
     }
     kg_backend_close(be);
     be = NULL;
@@ -478,12 +372,12 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
                              o->check_only ? NULL : &q, o->progress ? pline : NULL, r, err)) != KG_OK)
             goto done;
         nrec++;
-        if ((rc = write_processes(dir, recs, nrec, err)) != KG_OK) goto done;
+        if ((rc = kg_evidence_write_processes(dir, recs, nrec, err)) != KG_OK) goto done;
         if (!r->accepted && (o->progress || strcmp(r->status, "contaminated") == 0))
             fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", nrec - 1, r->status, r->reason);
     }
     progress(o, nslots, nslots, 0, kg_mono_s() - t0, pline, sizeof pline);
-    if (nrec == 0 && (rc = write_processes(dir, recs, 0, err)) != KG_OK) goto done;
+    if (nrec == 0 && (rc = kg_evidence_write_processes(dir, recs, 0, err)) != KG_OK) goto done;
     if ((rc = kg_report_build(dir, an, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_write_sums(dir, err)) != KG_OK) goto done;
     if (o->archive) {
@@ -502,84 +396,5 @@ done:
     free(recs);
     free(recorded);
     kg_plan_free(plan);
-    return rc;
-}
-
-/* The receipt of what ran: binary, sources, build outputs, tools, host. */
-int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend, const char *device,
-                                  kg_err *err)
-{
-    json_t *m = json_object();
-    char buf[512], hex[65], exe[PATH_MAX], path[KG_PATH_MAX + 64];
-    char **files = NULL;
-    int nfiles = 0, rc;
-    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
-    json_object_set_new(m, "kgate_version", json_string(KG_VERSION));
-    json_object_set_new(m, "kgate_git_sha", json_string(KG_GIT_SHA));
-    if (kg_self_exe(exe, sizeof exe, NULL) == KG_OK && kg_sha256_file(exe, hex, NULL) == KG_OK) {
-        json_object_set_new(m, "kgate_binary", json_string(exe));
-        json_object_set_new(m, "kgate_binary_sha256", json_string(hex));
-    }
-    json_object_set_new(m, "plan_sha256", json_string(plan->hash));
-    json_object_set_new(m, "backend", json_string(backend));
-    json_object_set_new(m, "device", json_string(device));
-    if (strcmp(backend, "cpu") == 0) {
-        const char *cc = getenv("KGATE_CC");
-        kg_tool_version(cc && cc[0] ? cc : "cc", buf, sizeof buf);
-        json_object_set_new(m, "compiler", json_string(buf));
-    }
-    struct utsname u;
-    if (uname(&u) == 0) {
-        json_object_set_new(m, "host", json_string(u.nodename));
-        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
-        json_object_set_new(m, "os", json_string(buf));
-    }
-    FILE *fp = fopen("/proc/cpuinfo", "r");
-    char line[512], model[256] = "unknown";
-    while (fp != NULL && fgets(line, sizeof line, fp) != NULL) {
-        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':') != NULL) {
-            snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
-            model[strcspn(model, "\n")] = '\0';
-            break;
-        }
-    }
-    if (fp != NULL) fclose(fp);
-    json_object_set_new(m, "cpu_model", json_string(model));
-    json_object_set_new(m, "cpus_online", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-    json_t *sources = json_object();
-    for (int a = 0; a < plan->narms; a++) {
-        char src[KG_PATH_MAX];
-        if (plan->arms[a].source[0] == '\0') continue;
-        if (kg_plan_source_path(plan, a, src, sizeof src, NULL) != KG_OK) continue;
-        json_t *s = json_object();
-        json_object_set_new(s, "path", json_string(src));
-        json_object_set_new(s, "sha256", kg_sha256_file(src, hex, NULL) == KG_OK ? json_string(hex) : json_null());
-        json_object_set_new(sources, plan->arms[a].name, s);
-    }
-    json_object_set_new(m, "sources", sources);
-    /* what the workers load: every file the build left */
-    json_t *built = json_object();
-    snprintf(path, sizeof path, "%s/build", dir);
-    if (kg_path_exists(path)) {
-        if ((rc = kg_evidence_list(path, &files, &nfiles, err)) != KG_OK) goto done;
-        for (int i = 0; i < nfiles; i++) {
-            char f[KG_PATH_MAX + 600];
-            snprintf(f, sizeof f, "%s/%s", path, files[i]);
-            if (kg_sha256_file(f, hex, NULL) == KG_OK) json_object_set_new(built, files[i], json_string(hex));
-        }
-    }
-    json_object_set_new(m, "build_sha256", built);
-    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (text == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory writing environment.json"); goto done; }
-    kg_sb sb = { 0 };
-    kg_sb_printf(&sb, "%s\n", text);
-    free(text);
-    snprintf(path, sizeof path, "%s/environment.json", dir);
-    rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
-    kg_sb_free(&sb);
-done:
-    for (int i = 0; i < nfiles; i++) free(files[i]);
-    free(files);
-    json_decref(m);
     return rc;
 }

@@ -1,6 +1,6 @@
-/* verify.c: SHA256SUMS, and `kgate verify DIR`.
+/* verify.c: `kgate verify DIR`, read only.
  *
- * SHA256SUMS is the last file a campaign writes: one line per other file
+ * SHA256SUMS (written by evidence.c) is the last file a campaign writes: one line per other file
  * of the folder, "<sha256 hex>  <relative path>", sorted by path, in the
  * format of coreutils' sha256sum (so `sha256sum -c SHA256SUMS` works in
  * the folder).  kg_verify_dir checks a folder three ways:
@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "campaign.h"
+#include "kgate/evidence.h"
 #include "kgate/oracle.h"
 #include "protocol.h"
 #include "util.h"
@@ -46,79 +47,10 @@ static int plist_add(plist *l, const char *s)
     return 0;
 }
 
-static int walk(const char *root, const char *rel, plist *l, kg_err *err)
-{
-    char path[KG_PATH_MAX * 2];
-    snprintf(path, sizeof path, "%s%s%s", root, rel[0] ? "/" : "", rel);
-    DIR *d = opendir(path);
-    if (d == NULL) return kg_errorf(err, KG_EIO, "%s: %s", path, strerror(errno));
-    struct dirent *e;
-    int rc = KG_OK;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char sub[KG_PATH_MAX * 2], full[KG_PATH_MAX * 4];
-        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
-        snprintf(full, sizeof full, "%s/%s", root, sub);
-        struct stat st;
-        if (lstat(full, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) {
-            if ((rc = walk(root, sub, l, err)) != KG_OK) break;
-        } else if (plist_add(l, sub) != 0) {
-            rc = kg_errorf(err, KG_ENOMEM, "out of memory");
-            break;
-        }
-    }
-    closedir(d);
-    return rc;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int kg_evidence_list(const char *dir, char ***paths, int *n, kg_err *err)
-{
-    plist l = { 0 };
-    int rc = walk(dir, "", &l, err);
-    if (rc != KG_OK) {
-        for (int i = 0; i < l.n; i++) free(l.v[i]);
-        free(l.v);
-        *paths = NULL;
-        *n = 0;
-        return rc;
-    }
-    if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_str);
-    *paths = l.v;
-    *n = l.n;
-    return KG_OK;
-}
-
 static void free_list(char **v, int n)
 {
     for (int i = 0; i < n; i++) free(v[i]);
     free(v);
-}
-
-int kg_evidence_write_sums(const char *dir, kg_err *err)
-{
-    char **files = NULL, path[KG_PATH_MAX * 3], hex[65];
-    int n = 0, rc;
-    kg_sb sb = { 0 };
-    if ((rc = kg_evidence_list(dir, &files, &n, err)) != KG_OK) return rc;
-    for (int i = 0; i < n; i++) {
-        if (strcmp(files[i], "SHA256SUMS") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        if ((rc = kg_sha256_file(path, hex, err)) != KG_OK) goto done;
-        kg_sb_printf(&sb, "%s  %s\n", hex, files[i]);
-    }
-    if (sb.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
-    rc = kg_write_atomic(path, sb.buf ? sb.buf : "", sb.len, err);
-done:
-    kg_sb_free(&sb);
-    free_list(files, n);
-    return rc;
 }
 
 static void problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -216,100 +148,63 @@ static void same_bytes(const char *dir, const char *name, const char *want, kg_s
     free(have);
 }
 
-/* One check record, for cross-checking a replayed output. */
-typedef struct crec {
-    char kase[KG_NAME_MAX], arm[KG_NAME_MAX], phase[8], check[96], result[8], max_abs[32];
-} crec;
-
-static int load_crecs(const char *path, crec **out, int *n)
-{
-    char *text = NULL;
-    *out = NULL;
-    *n = 0;
-    if (kg_read_file(path, &text, NULL, NULL) != KG_OK) return -1;
-    int cap = 0;
-    crec *v = NULL;
-    char *cur = text, *line;
-    kg_next_line(&cur);
-    while ((line = kg_next_line(&cur)) != NULL) {
-        char *f[12];
-        if (kg_csv_split(line, f, 12) != 12) continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 64;
-            crec *p = realloc(v, (size_t)cap * sizeof *p);
-            if (p == NULL) break;
-            v = p;
-        }
-        crec *c = &v[(*n)++];
-        snprintf(c->kase, sizeof c->kase, "%s", f[2]);
-        snprintf(c->arm, sizeof c->arm, "%s", f[3]);
-        snprintf(c->phase, sizeof c->phase, "%s", f[4]);
-        snprintf(c->check, sizeof c->check, "%s", f[5]);
-        snprintf(c->result, sizeof c->result, "%s", f[6]);
-        snprintf(c->max_abs, sizeof c->max_abs, "%s", f[7]);
-    }
-    free(text);
-    *out = v;
-    return 0;
-}
-
 /* Replays outputs/proc-NNN.{csv,bin} of process p. */
 static void replay_proc(const char *dir, const kg_plan *plan, int p, kg_sb *out, int *nbad, int *nreplayed)
 {
-    char ipath[64], bpath[KG_PATH_MAX + 64], cpath[KG_PATH_MAX + 64];
-    char *index = NULL, *bin = NULL;
-    size_t blen = 0;
-    crec *cr = NULL;
-    int ncr = 0;
+    char ipath[64], bpath[KG_PATH_MAX + 64], cpath[KG_PATH_MAX + 64], full[KG_PATH_MAX + 64];
+    char *bin = NULL;
+    size_t blen = 0, nidx = 0, ncr = 0;
+    kg_out_rec *idx = NULL;
+    kg_check_rec *cr = NULL;
     kg_case_data d = { 0 };
     int d_case = -1, d_phase = -1;
+    kg_err e = { 0 };
     snprintf(ipath, sizeof ipath, "outputs/proc-%03d.csv", p);
     snprintf(bpath, sizeof bpath, "%s/outputs/proc-%03d.bin", dir, p);
     snprintf(cpath, sizeof cpath, "%s/checks/proc-%03d.csv", dir, p);
-    char full[KG_PATH_MAX + 64];
     snprintf(full, sizeof full, "%s/%s", dir, ipath);
     if (!kg_path_exists(full)) return; /* a process that ended before writing (crashed, timed out) */
-    if (kg_read_file(full, &index, NULL, NULL) != KG_OK || kg_read_file(bpath, &bin, &blen, NULL) != KG_OK) {
-        problem(out, nbad, "%s: unreadable, or its .bin is missing", ipath);
+    if (kg_rows_read_out(full, plan, p, &idx, &nidx, &e) != KG_OK) {
+        problem(out, nbad, "%s", e.msg);
         goto done;
     }
-    load_crecs(cpath, &cr, &ncr);
-    char *cur = index, *line;
-    int lineno = 1;
-    kg_next_line(&cur);
-    while ((line = kg_next_line(&cur)) != NULL) {
-        lineno++;
-        if (line[0] == '\0') continue;
-        char *f[12];
-        if (kg_csv_split(line, f, 12) != 11) { problem(out, nbad, "%s:%d: malformed row", ipath, lineno); continue; }
-        int c = kg_plan_find_case(plan, f[1]), a = kg_plan_find_arm(plan, f[2]);
-        int phase = strcmp(f[3], "post") == 0 ? 1 : 0, o = atoi(f[5]);
-        uint64_t seed = strtoull(f[6], NULL, 10);
-        size_t off = strtoull(f[7], NULL, 10), nb = strtoull(f[8], NULL, 10);
-        if (atoi(f[0]) != p || c < 0 || a < 0 || o < 0 || o >= KG_MAX_OUT) {
-            problem(out, nbad, "%s:%d: names another process, or an unknown case, arm or output", ipath, lineno);
+    if (kg_read_file(bpath, &bin, &blen, NULL) != KG_OK) {
+        problem(out, nbad, "%s: its .bin is missing or unreadable", ipath);
+        goto done;
+    }
+    if (kg_path_exists(cpath) && kg_rows_read_checks(cpath, plan, p, &cr, &ncr, &e) != KG_OK) {
+        problem(out, nbad, "%s", e.msg);
+        goto done;
+    }
+    for (size_t i = 0; i < nidx; i++) {
+        const kg_out_rec *x = &idx[i];
+        int lineno = (int)i + 2, c = x->kase, o = x->output, phase = x->phase == KG_PHASE_POST;
+        const char *cname = plan->cases[c].name, *aname = plan->arms[x->arm].name;
+        if (o >= KG_MAX_OUT) {
+            problem(out, nbad, "%s:%d: names an unknown output", ipath, lineno);
             continue;
         }
         /* the seed must be one the protocol derives from the campaign seed
          * for this process and case (the phase numbers are the worker's) */
         int derived = 0;
-        for (int k = 0; k < 4 && !derived; k++) derived = seed == kg_protocol_check_seed(plan->campaign.seed, p, c, k);
+        for (int k = 0; k < 4 && !derived; k++) derived = x->seed == kg_protocol_check_seed(plan->campaign.seed, p, c, k);
         if (!derived) {
             problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
-                    ipath, lineno, seed, p, f[1]);
+                    ipath, lineno, x->seed, p, cname);
             continue;
         }
         if (c != d_case || phase != d_phase) {
             kg_oracle_release(&d);
-            kg_err e = { 0 };
+            kg_err pe = { 0 };
             d_case = d_phase = -1;
-            if (kg_oracle_prepare(&plan->cases[c], seed, &d, &e) != KG_OK) {
-                problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, e.msg);
+            if (kg_oracle_prepare(&plan->cases[c], x->seed, &d, &pe) != KG_OK) {
+                problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, pe.msg);
                 continue;
             }
             d_case = c;
             d_phase = phase;
         }
+        size_t off = x->offset, nb = x->bytes;
         if (o >= d.nout || nb != d.out_bytes[o] || off > blen || nb > blen - off) {
             problem(out, nbad, "%s:%d: %zu bytes at offset %zu do not fit the output (%zu bytes) or the .bin (%zu bytes)",
                     ipath, lineno, nb, off, o < d.nout ? d.out_bytes[o] : 0, blen);
@@ -317,31 +212,36 @@ static void replay_proc(const char *dir, const kg_plan *plan, int p, kg_sb *out,
         }
         kg_check r;
         kg_oracle_compare(&d, o, bin + off, &r);
-        char mabs[32];
+        char mabs[32], rec_abs[32];
         snprintf(mabs, sizeof mabs, "%.6g", r.max_abs);
-        const char *res = r.pass ? "pass" : "fail";
-        if (strcmp(res, f[9]) != 0 || strcmp(mabs, f[10]) != 0)
+        snprintf(rec_abs, sizeof rec_abs, "%.6g", x->max_abs);
+        const char *res = r.pass ? "pass" : "fail", *rec_res = x->pass ? "pass" : "fail";
+        if (strcmp(res, rec_res) != 0 || strcmp(mabs, rec_abs) != 0)
             problem(out, nbad, "%s:%d: replay of %s/%s %s gives %s (max_abs %s), the worker recorded %s (max_abs %s)",
-                    ipath, lineno, f[1], f[2], f[4], res, mabs, f[9], f[10]);
+                    ipath, lineno, cname, aname, x->check, res, mabs, rec_res, rec_abs);
         char check[96];
-        snprintf(check, sizeof check, "%s:%s", f[4], d.op->out_names[o]);
+        snprintf(check, sizeof check, "%s:%s", x->check, d.op->out_names[o]);
         int found = 0;
-        for (int i = 0; i < ncr && !found; i++) {
-            const crec *k = &cr[i];
-            if (strcmp(k->kase, f[1]) || strcmp(k->arm, f[2]) || strcmp(k->phase, f[3]) || strcmp(k->check, check))
-                continue;
+        for (size_t k = 0; k < ncr && !found; k++) {
+            const kg_check_rec *q = &cr[k];
+            if (q->kase != c || q->arm != x->arm || q->phase != x->phase || strcmp(q->check, check) != 0) continue;
             found = 1;
-            if (strcmp(k->result, res) != 0 || strcmp(k->max_abs, mabs) != 0)
-                problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s %s recorded %s (max_abs %s), replay gives %s (max_abs %s)",
-                        p, f[1], f[2], f[3], check, k->result, k->max_abs, res, mabs);
+            char q_abs[32];
+            snprintf(q_abs, sizeof q_abs, "%.6g", q->max_abs);
+            if (q->pass != r.pass || !q->has_cmp || strcmp(q_abs, mabs) != 0)
+                problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s %s recorded %s (max_abs %s), replay gives %s "
+                        "(max_abs %s)", p, cname, aname, kg_phase_name(x->phase), check, q->pass ? "pass" : "fail",
+                        q->has_cmp ? q_abs : "", res, mabs);
         }
-        if (!found) problem(out, nbad, "checks/proc-%03d.csv: no record of %s/%s %s %s", p, f[1], f[2], f[3], check);
+        if (!found)
+            problem(out, nbad, "checks/proc-%03d.csv: no record of %s/%s %s %s", p, cname, aname,
+                    kg_phase_name(x->phase), check);
         (*nreplayed)++;
     }
 done:
     kg_oracle_release(&d);
     free(cr);
-    free(index);
+    free(idx);
     free(bin);
 }
 

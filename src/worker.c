@@ -9,6 +9,12 @@
  * a run on fresh inputs).  Rows are kept in memory and written at the end
  * through atomic renames; a worker that dies leaves no partial file.
  *
+ * One case runs as five named phases (run_case): prepare (admission,
+ * inputs, references, the weak-case check, every arm loaded), check
+ * before timing (two poisons, the numerical negative, parity), time (the
+ * rounds), check after timing (escapes, the snapshot, fresh inputs);
+ * the worker then records every row through rows.c (write_evidence).
+ *
  * An arm that fails a check before timing is not timed in this process.
  * The worker never judges: the supervisor's analysis does. */
 #include <math.h>
@@ -16,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "campaign.h"
+#include "kgate/evidence.h"
 #include "kgate/backend.h"
 #include "kgate/oracle.h"
 #include "protocol.h"
@@ -41,42 +48,52 @@ typedef struct wctx {
     const char *build_dir;
     int proc, dir;
     int progress;           /* report each round on stderr */
-    kg_sb rows;
+    kg_sb rows;             /* the kinds of kgate/evidence.h, written by rows.c */
     kg_sb checks;
     kg_sb telemetry;        /* one row per timed sample, where the backend reads telemetry */
     kg_sb resources;        /* one row per loaded arm, where the backend reports resources */
+    kg_outputs outputs;     /* checked outputs kept for replay */
     void *host;             /* scratch for downloads */
     size_t host_cap;
 } wctx;
 
-static const char *dir_name(int dir)
-{
-    return dir == KG_DIR_FWD ? "fwd" : "rev";
-}
-
-static void csv_text(kg_sb *sb, const char *s)
-{
-    kg_sb_puts(sb, "\"");
-    for (; *s; s++) {
-        if (*s == '"') kg_sb_puts(sb, "\"\"");
-        else if (*s == '\n' || *s == '\r') kg_sb_puts(sb, " ");
-        else kg_sb_printf(sb, "%c", *s);
-    }
-    kg_sb_puts(sb, "\"");
-}
-
-static void record_check(wctx *w, int c, int a, const char *phase, const char *check, int pass,
+static void record_check(wctx *w, int c, int a, kg_phase phase, const char *check, int pass,
                          const kg_check *r, const char *detail)
 {
-    kg_sb_printf(&w->checks, "%d,%s,%s,%s,%s,%s,%s,", w->proc, dir_name(w->dir), w->plan->cases[c].name,
-                 a >= 0 ? w->plan->arms[a].name : "", phase, check, pass ? "pass" : "fail");
-    if (r != NULL)
-        kg_sb_printf(&w->checks, "%.6g,%.6g,%lld,%lld,", r->max_abs, r->max_rel, (long long)r->worst,
-                     (long long)r->nbad);
-    else
-        kg_sb_puts(&w->checks, ",,,,");
-    csv_text(&w->checks, detail != NULL ? detail : (r != NULL ? r->msg : ""));
-    kg_sb_puts(&w->checks, "\n");
+    kg_check_rec k;
+    memset(&k, 0, sizeof k);
+    k.proc = w->proc;
+    k.dir = w->dir;
+    k.kase = c;
+    k.arm = a;
+    k.phase = phase;
+    snprintf(k.check, sizeof k.check, "%s", check);
+    k.pass = pass;
+    if (r != NULL) {
+        k.has_cmp = 1;
+        k.max_abs = r->max_abs;
+        k.max_rel = r->max_rel;
+        k.worst = (long long)r->worst;
+        k.nbad = (long long)r->nbad;
+    }
+    snprintf(k.detail, sizeof k.detail, "%s", detail != NULL ? detail : (r != NULL ? r->msg : ""));
+    kg_rows_put_check(&w->checks, w->plan, &k);
+}
+
+/* What the backend can do (asked of its table). */
+static int kg_backend_executes(const kg_backend *be)
+{
+    return strcmp(kg_backend_name(be), "fake") != 0;
+}
+
+static int kg_backend_has_telemetry(const kg_backend *be)
+{
+    return be->ops->telemetry != NULL;
+}
+
+static int kg_backend_has_resources(const kg_backend *be)
+{
+    return be->ops->resources != NULL;
 }
 
 static int scratch(wctx *w, size_t bytes, kg_err *err)
@@ -124,7 +141,7 @@ static int poison_outputs(wctx *w, inst *x, const kg_case_data *d, int pattern, 
  * Returns KG_OK with *ok = 0 when a check failed (recorded), or an error
  * when the backend failed.  counts (may be NULL) accumulates the output
  * comparisons made and failed, for the numerical negative. */
-static int verify(wctx *w, int c, inst *x, const kg_case_data *d, const char *phase, const char *name,
+static int verify(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase phase, const char *name,
                   int *ok, int counts[2], kg_err *err)
 {
     size_t g = kg_guard_bytes();
@@ -136,7 +153,15 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, const char *ph
             return rc;
         kg_check r;
         kg_oracle_compare(d, o, w->host, &r);
-        kg_evidence_save_output(w->proc, c, x->arm, phase, name, o, w->host, d->out_bytes[o], d->seed, r.pass, r.max_abs);
+        /* kept for replay: the first checked run before timing and the
+         * run on fresh inputs after it */
+        if ((phase == KG_PHASE_PRE && strcmp(name, KG_CHECK_POISON0) == 0) ||
+            (phase == KG_PHASE_POST && strcmp(name, KG_CHECK_FRESH) == 0)) {
+            kg_out_rec keep = { .proc = w->proc, .kase = c, .arm = x->arm, .output = o, .phase = phase,
+                                .seed = d->seed, .pass = r.pass, .max_abs = r.max_abs };
+            snprintf(keep.check, sizeof keep.check, "%s", name);
+            kg_outputs_keep(&w->outputs, &keep, w->host, d->out_bytes[o]);
+        }
         char check[96];
         snprintf(check, sizeof check, "%s:%s", name, d->op->out_names[o]);
         record_check(w, c, x->arm, phase, check, r.pass, &r, NULL);
@@ -168,7 +193,7 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, const char *ph
 }
 
 /* One checked run: poison, run, verify. */
-static int checked_run(wctx *w, int c, inst *x, const kg_case_data *d, const char *phase, const char *name,
+static int checked_run(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase phase, const char *name,
                        int pattern, int *ok, int counts[2], kg_err *err)
 {
     int rc;
@@ -269,7 +294,7 @@ static void weak_check(wctx *w, int c, const int *order, int n, const kg_case_da
         }
     }
     const char *detail = why[0] ? why : "zeros, input copies, the row mean and another seed's output all fail";
-    for (int i = 0; i < n; i++) record_check(w, c, order[i], "pre", "weak", why[0] == '\0', NULL, detail);
+    for (int i = 0; i < n; i++) record_check(w, c, order[i], KG_PHASE_PRE, KG_CHECK_WEAK, why[0] == '\0', NULL, detail);
 }
 
 /* Bitwise parity: an arm declaring parity = OTHER must leave exactly
@@ -285,7 +310,7 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
     if (j < 0) {
         char detail[200];
         snprintf(detail, sizeof detail, "parity arm %s does not run on this case", other);
-        record_check(w, c, xs[i].arm, "pre", "parity", 0, NULL, detail);
+        record_check(w, c, xs[i].arm, KG_PHASE_PRE, KG_CHECK_PARITY, 0, NULL, detail);
         xs[i].failed = 1;
         return KG_OK;
     }
@@ -296,7 +321,7 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
         if ((rc = kg_backend_download(w->be, mine, &xs[i].out[o], 0, ob, err)) != KG_OK) return rc;
         if ((rc = kg_backend_download(w->be, theirs, &xs[j].out[o], 0, ob, err)) != KG_OK) return rc;
         char check[96], detail[256] = "";
-        snprintf(check, sizeof check, "parity:%s", d->op->out_names[o]);
+        snprintf(check, sizeof check, "%s:%s", KG_CHECK_PARITY, d->op->out_names[o]);
         size_t esz = ob / (size_t)(d->out_elems[o] > 0 ? d->out_elems[o] : 1);
         int same = memcmp(mine, theirs, ob) == 0;
         if (!same) {
@@ -316,7 +341,7 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
                          other, (long long)e, ua, other, ub);
             xs[i].failed = 1;
         }
-        record_check(w, c, xs[i].arm, "pre", check, same, NULL, detail);
+        record_check(w, c, xs[i].arm, KG_PHASE_PRE, check, same, NULL, detail);
     }
     return KG_OK;
 }
@@ -333,12 +358,18 @@ static void record_resources(wctx *w, int c, const inst *x)
     int n = r.launches > 1 && w->be->ops->resources_launch != NULL ? r.launches : 1;
     for (int i = 0; i < n; i++) {
         if (i > 0 && w->be->ops->resources_launch(w->be, x->k, i, &r, &e) != KG_OK) return;
-        kg_sb_printf(&w->resources, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s\n",
-                 w->proc, w->plan->cases[c].name, w->plan->arms[x->arm].name, i + 1, r.regs, r.static_shared_bytes,
-                 r.dynamic_shared_bytes, r.local_bytes, r.const_bytes, r.max_threads_per_block, r.ptx_version,
-                 r.binary_version, (long long)r.grid[0], (long long)r.grid[1], (long long)r.grid[2],
-                 (long long)r.block[0], (long long)r.block[1], (long long)r.block[2], r.launches, r.arch,
-                 r.image_bytes, r.image_sha256);
+        kg_res_rec rec = { .proc = w->proc, .kase = c, .arm = x->arm, .launch = i + 1, .regs = r.regs,
+                           .static_shared = r.static_shared_bytes, .dynamic_shared = r.dynamic_shared_bytes,
+                           .local = r.local_bytes, .const_bytes = r.const_bytes,
+                           .max_threads = r.max_threads_per_block, .ptx = r.ptx_version,
+                           .binary = r.binary_version, .launches = r.launches, .image_bytes = r.image_bytes };
+        for (int k = 0; k < 3; k++) {
+            rec.grid[k] = (long long)r.grid[k];
+            rec.block[k] = (long long)r.block[k];
+        }
+        snprintf(rec.arch, sizeof rec.arch, "%s", r.arch);
+        snprintf(rec.image_sha256, sizeof rec.image_sha256, "%s", r.image_sha256);
+        kg_rows_put_res(&w->resources, w->plan, &rec);
     }
 }
 
@@ -356,163 +387,277 @@ static void record_telemetry(wctx *w, int c, int round, int arm, int sample, uin
     if (w->be->ops->telemetry(w->be, &t, &e) != KG_OK) return;
     *escaped = t.escapes > *escapes_seen;
     *escapes_seen = t.escapes;
-    kg_sb_printf(&w->telemetry, "%d,%s,%d,%s,%d,%d,%d,%.1f,%d,0x%llx,%d,%d,%.0f,%.0f\n", w->proc,
-                 w->plan->cases[c].name, round, w->plan->arms[arm].name, sample, t.sm_clock_mhz,
-                 t.mem_clock_mhz, t.power_w, t.temp_c, (unsigned long long)t.clock_event_reasons,
-                 t.foreign_procs, *escaped, t.last_event_ns, t.last_host_ns);
+    kg_tel_rec rec = { .proc = w->proc, .kase = c, .round = round, .arm = arm, .sample = sample,
+                       .sm_mhz = t.sm_clock_mhz, .mem_mhz = t.mem_clock_mhz, .power_w = t.power_w,
+                       .temp_c = t.temp_c, .reasons = (unsigned long long)t.clock_event_reasons,
+                       .foreign_procs = t.foreign_procs, .escaped = *escaped, .event_ns = t.last_event_ns,
+                       .host_ns = t.last_host_ns };
+    kg_rows_put_tel(&w->telemetry, w->plan, &rec);
 }
 
-static int run_case(wctx *w, int c, kg_err *err)
+/* One case of one process: the arms in this direction's order, their
+ * instances, the inputs of the three checked phases, and what the rounds
+ * leave for the checks after timing.  Arrays are sized from the plan. */
+typedef struct case_run {
+    int c;
+    const kg_case *kc;
+    const kg_op *op;
+    int *order; int n;      /* arms applying to the case, direction order */
+    inst *xs; int nx;       /* instances loaded so far (xs[i] is order[i]) */
+    int *live; int nlive;   /* instances that passed the checks before timing */
+    int *escapes;           /* per instance: timed samples that escaped */
+    int *use;               /* per instance: executions, for the rotation */
+    int *rorder;            /* the round's order of live instances */
+    kg_step *steps;
+    int nset;               /* input sets (rotate) */
+    kg_case_data pre, post, fresh;
+    const kg_case_data *snap;  /* inputs of the last timed run */
+} case_run;
+
+static void case_release(wctx *w, case_run *cr)
+{
+    for (int i = 0; i < cr->nx; i++) inst_release(w, &cr->xs[i]);
+    kg_oracle_release(&cr->pre);
+    kg_oracle_release(&cr->post);
+    kg_oracle_release(&cr->fresh);
+    free(cr->order);
+    free(cr->xs);
+    free(cr->live);
+    free(cr->escapes);
+    free(cr->use);
+    free(cr->rorder);
+    free(cr->steps);
+}
+
+/* Phase 1, prepare: admission, the inputs and references before and
+ * after timing, the weak-case check, every arm loaded with its own
+ * buffers.  *skip is set when the case is inadmissible (recorded). */
+static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
 {
     const kg_plan *plan = w->plan;
     const kg_campaign *cp = &plan->campaign;
-    const kg_case *kc = &plan->cases[c];
-    const kg_op *op = kg_op_find(kc->op);
-    int order[64], n, rc = KG_OK;
-    inst xs[64];
-    int nx = 0;
-    kg_case_data pre = { 0 }, post = { 0 }, fresh = { 0 };
-    kg_step *steps = NULL;
-
-    n = kg_protocol_arm_order(plan, c, w->dir, order);
-    if (n > 64) return kg_errorf(err, KG_EINPUT, "%s: case %s has more than 64 arms", plan->path, kc->name);
+    size_t na = (size_t)(plan->narms > 0 ? plan->narms : 1);
+    int rc;
+    *skip = 0;
+    cr->order = calloc(na, sizeof *cr->order);
+    cr->xs = calloc(na, sizeof *cr->xs);
+    cr->live = calloc(na, sizeof *cr->live);
+    cr->escapes = calloc(na, sizeof *cr->escapes);
+    cr->use = calloc(na, sizeof *cr->use);
+    cr->rorder = calloc(na, sizeof *cr->rorder);
+    if (!cr->order || !cr->xs || !cr->live || !cr->escapes || !cr->use || !cr->rorder)
+        return kg_errorf(err, KG_ENOMEM, "out of memory for the arms of case %s", cr->kc->name);
+    cr->n = kg_protocol_arm_order(plan, cr->c, w->dir, cr->order, plan->narms);
+    if (cr->n < 0) return kg_errorf(err, KG_EINTERNAL, "case %s: arm order does not fit", cr->kc->name);
+    if (cr->op == NULL) return kg_errorf(err, KG_EINPUT, "%s: unknown op '%s'", plan->path, cr->kc->op);
     char why[256] = "";
-    if (op == NULL) return kg_errorf(err, KG_EINPUT, "%s: unknown op '%s'", plan->path, kc->op);
-    if (op->admissible(kc, why, sizeof why) != 0) {
-        for (int i = 0; i < n; i++) record_check(w, c, order[i], "pre", "admissible", 0, NULL, why);
+    if (cr->op->admissible(cr->kc, why, sizeof why) != 0) {
+        for (int i = 0; i < cr->n; i++)
+            record_check(w, cr->c, cr->order[i], KG_PHASE_PRE, KG_CHECK_ADMISSIBLE, 0, NULL, why);
+        *skip = 1;
         return KG_OK;
     }
-    uint64_t seed_pre = kg_protocol_check_seed(cp->seed, w->proc, c, 0);
-    if ((rc = kg_oracle_prepare(kc, seed_pre, &pre, err)) != KG_OK) goto done;
+    uint64_t seed_pre = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 0);
+    if ((rc = kg_oracle_prepare(cr->kc, seed_pre, &cr->pre, err)) != KG_OK) return rc;
     /* post: the inputs of the last timed round (checked by the snapshot),
      * and the "previous output" of the weak-case check */
-    uint64_t seed_post = kg_protocol_check_seed(cp->seed, w->proc, c, 1);
-    if ((rc = kg_oracle_prepare(kc, seed_post, &post, err)) != KG_OK) goto done;
-    weak_check(w, c, order, n, &pre, &post);
-
-    /* Load every arm with its own buffers, then check each one twice,
-     * with two poison patterns. */
-    for (int i = 0; i < n; i++) {
-        if ((rc = inst_setup(w, c, order[i], &pre, &xs[nx], err)) != KG_OK) { nx++; goto done; }
-        nx++;
+    uint64_t seed_post = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 1);
+    if ((rc = kg_oracle_prepare(cr->kc, seed_post, &cr->post, err)) != KG_OK) return rc;
+    weak_check(w, cr->c, cr->order, cr->n, &cr->pre, &cr->post);
+    for (int i = 0; i < cr->n; i++) {
+        rc = inst_setup(w, cr->c, cr->order[i], &cr->pre, &cr->xs[cr->nx], err);
+        cr->nx++;   /* released whatever setup reached */
+        if (rc != KG_OK) return rc;
     }
-    for (int i = 0; i < nx; i++) {
+    return KG_OK;
+}
+
+/* Phase 2, check before timing: every arm run twice on the pre inputs
+ * with two poison patterns, the numerical negative's summary, then
+ * bitwise parity once every arm ran on the same inputs.  Arms that pass
+ * go live. */
+static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    int rc;
+    for (int i = 0; i < cr->nx; i++) {
+        inst *x = &cr->xs[i];
         int ok0 = 1, ok1 = 1, counts[2] = { 0, 0 };
-        if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison0", 0, &ok0, counts, err)) != KG_OK) goto done;
-        if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison1", 1, &ok1, counts, err)) != KG_OK) goto done;
-        xs[i].failed = !(ok0 && ok1);
-        if (kg_backend_negative(&plan->arms[xs[i].arm])) {
+        if ((rc = checked_run(w, cr->c, x, &cr->pre, KG_PHASE_PRE, KG_CHECK_POISON0, 0, &ok0, counts, err)) != KG_OK)
+            return rc;
+        if ((rc = checked_run(w, cr->c, x, &cr->pre, KG_PHASE_PRE, KG_CHECK_POISON1, 1, &ok1, counts, err)) != KG_OK)
+            return rc;
+        x->failed = !(ok0 && ok1);
+        if (kg_backend_negative(&plan->arms[x->arm])) {
             /* the numerical negative: every output comparison must fail */
             char detail[160];
             snprintf(detail, sizeof detail, "numerical negative (KGATE_NEGATIVE=1): %d of %d output checks "
                      "failed%s", counts[1], counts[0], counts[1] == counts[0] ? "" : ": SOME PASS THE NEGATIVE");
-            record_check(w, c, xs[i].arm, "pre", "negative", counts[0] > 0 && counts[1] == counts[0], NULL, detail);
+            record_check(w, cr->c, x->arm, KG_PHASE_PRE, KG_CHECK_NEGATIVE, counts[0] > 0 && counts[1] == counts[0],
+                         NULL, detail);
         }
     }
-    /* parity after every arm ran on the same inputs */
-    for (int i = 0; i < nx; i++)
-        if (plan->arms[xs[i].arm].parity[0] != '\0' &&
-            (rc = parity_check(w, c, xs, nx, i, &pre, err)) != KG_OK) goto done;
-    /* Rounds: only arms that passed their checks are timed. */
-    int live[64], nlive = 0;
-    for (int i = 0; i < nx; i++) if (!xs[i].failed) live[nlive++] = i;
-    int per_round = nlive * (cp->warmup + cp->samples);
-    steps = calloc((size_t)(per_round > 0 ? per_round : 1), sizeof *steps);
-    if (steps == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-    int first_arm = n > 0 ? order[0] : -1;
-    for (int i = 0; i < nx; i++) record_resources(w, c, &xs[i]);
-    uint64_t escapes_seen = 0;
-    int escapes[64] = { 0 }, nset = cp->rotate;
-    if (nset > KG_MAX_ROTATE) {
-        rc = kg_errorf(err, KG_EINPUT, "%s: rotate = %d: at most %d input sets", plan->path, nset, KG_MAX_ROTATE);
-        goto done;
-    }
-    if (cp->rounds > 0)
-        for (int i = 0; i < nlive && nset > 1; i++)
-            if ((rc = rotation_setup(w, &xs[live[i]], &pre, nset, err)) != KG_OK) goto done;
-    int use[64] = { 0 };    /* executions per arm, for the rotation */
-    /* the fake backend's timed runs execute nothing: its snapshot is of
-     * the last checked run, on the pre inputs */
-    int switch_inputs = strcmp(kg_backend_name(w->be), "fake") != 0;
-    const kg_case_data *snap = switch_inputs ? &post : &pre;
-    for (int r = 0; r < cp->rounds && nlive > 0; r++) {
-        int rorder[64];
-        /* The last round runs on the post inputs, written between rounds
-         * (outside timing): its snapshot then catches a kernel that keeps
-         * an old output (pointer-keyed caches, poison detection, honest
-         * only on its first calls). */
-        if (r == cp->rounds - 1 && switch_inputs)
-            for (int i = 0; i < nlive; i++)
-                if ((rc = rotation_upload(w, &xs[live[i]], &post, nset, err)) != KG_OK) goto done;
-        if (w->progress) fprintf(stderr, "progress: case %s round %d/%d\n", kc->name, r + 1, cp->rounds);
-        kg_protocol_round_order(live, nlive, r, rorder);
-        int ns = kg_protocol_round_steps(nlive, cp->warmup, cp->samples, cp->interleave, steps);
-        for (int s = 0; s < ns; s++) {
-            inst *x = &xs[rorder[steps[s].slot]];
-            kg_sample_ctx sc = { .proc = w->proc, .dir = w->dir, .round = r, .sample = steps[s].sample,
-                                 .arm = x->arm, .kase = c, .first_arm = first_arm, .pos = steps[s].slot,
-                                 .seed = cp->seed };
-            if (cp->l2 == KG_L2_COLD && (rc = kg_backend_flush(w->be, err)) != KG_OK) goto done;
-            /* the last execution of an arm uses set 0, which the snapshot reads */
-            int last = r == cp->rounds - 1 && steps[s].sample == cp->samples - 1;
-            if (nset > 1 &&
-                (rc = rotation_bind(w, x, last ? 0 : use[rorder[steps[s].slot]]++ % nset, err)) != KG_OK)
-                goto done;
-            double t_ns = 0;
-            if (steps[s].sample < 0) {
-                if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK) goto done;
-                continue;
-            }
-            if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK) goto done;
-            if (!(t_ns > 0) || !isfinite(t_ns)) {
-                rc = kg_errorf(err, KG_EBACKEND, "arm %s returned a non-positive time (%g ns)",
-                               plan->arms[x->arm].name, t_ns);
-                goto done;
-            }
-            kg_sb_printf(&w->rows, "%d,%s,%d,%s,%s,%d,%.3f,%.16s\n", w->proc, dir_name(w->dir), r,
-                         plan->arms[x->arm].name, kc->name, steps[s].sample, t_ns, plan->hash);
-            int escaped = 0;
-            record_telemetry(w, c, r, x->arm, steps[s].sample, &escapes_seen, &escaped);
-            escapes[rorder[steps[s].slot]] += escaped;
-        }
-    }
+    for (int i = 0; i < cr->nx; i++)
+        if (plan->arms[cr->xs[i].arm].parity[0] != '\0' &&
+            (rc = parity_check(w, cr->c, cr->xs, cr->nx, i, &cr->pre, err)) != KG_OK)
+            return rc;
+    cr->nlive = 0;
+    for (int i = 0; i < cr->nx; i++)
+        if (!cr->xs[i].failed) cr->live[cr->nlive++] = i;
+    for (int i = 0; i < cr->nx; i++) record_resources(w, cr->c, &cr->xs[i]);
+    return KG_OK;
+}
 
-    for (int i = 0; i < nlive; i++)
-        if ((rc = rotation_bind(w, &xs[live[i]], 0, err)) != KG_OK) goto done;
-    /* After timing: the output the last timed run left behind, then a run
-     * on fresh inputs. */
-    if (cp->rounds > 0 && nlive > 0 && w->be->ops->telemetry != NULL) {
+/* One timed sample (or warmup, sample < 0) of instance xi. */
+static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *escapes_seen, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    const kg_campaign *cp = &plan->campaign;
+    int xi = cr->rorder[st->slot], rc;
+    inst *x = &cr->xs[xi];
+    kg_sample_ctx sc = { .proc = w->proc, .dir = w->dir, .round = r, .sample = st->sample, .arm = x->arm,
+                         .kase = cr->c, .first_arm = cr->n > 0 ? cr->order[0] : -1, .pos = st->slot,
+                         .seed = cp->seed };
+    if (cp->l2 == KG_L2_COLD && (rc = kg_backend_flush(w->be, err)) != KG_OK) return rc;
+    /* the last execution of an arm uses set 0, which the snapshot reads */
+    int last = r == cp->rounds - 1 && st->sample == cp->samples - 1;
+    if (cr->nset > 1 && (rc = rotation_bind(w, x, last ? 0 : cr->use[xi]++ % cr->nset, err)) != KG_OK) return rc;
+    double t_ns = 0;
+    if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK) return rc;
+    if (st->sample < 0) return KG_OK;
+    if (!(t_ns > 0) || !isfinite(t_ns))
+        return kg_errorf(err, KG_EBACKEND, "arm %s returned a non-positive time (%g ns)", plan->arms[x->arm].name,
+                         t_ns);
+    kg_row row = { .proc = w->proc, .dir = w->dir, .round = r, .arm = x->arm, .kase = cr->c, .sample = st->sample,
+                   .ns = t_ns };
+    kg_rows_put_raw(&w->rows, plan, &row);
+    int escaped = 0;
+    record_telemetry(w, cr->c, r, x->arm, st->sample, escapes_seen, &escaped);
+    cr->escapes[xi] += escaped;
+    return KG_OK;
+}
+
+/* Phase 3, time: the rounds over the live arms, the arm order rotating
+ * per round, the steps interleaved as the plan says.  The last round
+ * runs on the post inputs (written between rounds, outside timing). */
+static int phase_time(wctx *w, case_run *cr, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    const kg_campaign *cp = &plan->campaign;
+    int rc;
+    int per_round = cr->nlive * (cp->warmup + cp->samples);
+    cr->steps = calloc((size_t)(per_round > 0 ? per_round : 1), sizeof *cr->steps);
+    if (cr->steps == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    cr->nset = cp->rotate;
+    if (cr->nset > KG_MAX_ROTATE)
+        return kg_errorf(err, KG_EINPUT, "%s: rotate = %d: at most %d input sets", plan->path, cr->nset,
+                         KG_MAX_ROTATE);
+    if (cp->rounds > 0)
+        for (int i = 0; i < cr->nlive && cr->nset > 1; i++)
+            if ((rc = rotation_setup(w, &cr->xs[cr->live[i]], &cr->pre, cr->nset, err)) != KG_OK) return rc;
+    /* a backend whose timed runs execute nothing (fake) leaves the output
+     * of the last checked run: its snapshot is of the pre inputs */
+    int switch_inputs = kg_backend_executes(w->be);
+    cr->snap = switch_inputs ? &cr->post : &cr->pre;
+    uint64_t escapes_seen = 0;
+    for (int r = 0; r < cp->rounds && cr->nlive > 0; r++) {
+        /* The last round runs on the post inputs: its snapshot then
+         * catches a kernel that keeps an old output (pointer-keyed
+         * caches, poison detection, honest only on its first calls). */
+        if (r == cp->rounds - 1 && switch_inputs)
+            for (int i = 0; i < cr->nlive; i++)
+                if ((rc = rotation_upload(w, &cr->xs[cr->live[i]], &cr->post, cr->nset, err)) != KG_OK) return rc;
+        if (w->progress) fprintf(stderr, "progress: case %s round %d/%d\n", cr->kc->name, r + 1, cp->rounds);
+        kg_protocol_round_order(cr->live, cr->nlive, r, cr->rorder);
+        int ns = kg_protocol_round_steps(cr->nlive, cp->warmup, cp->samples, cp->interleave, cr->steps);
+        for (int s = 0; s < ns; s++)
+            if ((rc = time_one(w, cr, r, &cr->steps[s], &escapes_seen, err)) != KG_OK) return rc;
+    }
+    for (int i = 0; i < cr->nlive; i++)
+        if ((rc = rotation_bind(w, &cr->xs[cr->live[i]], 0, err)) != KG_OK) return rc;
+    return KG_OK;
+}
+
+/* Phase 4, check after timing: escaped work, the output the last timed
+ * run left behind, then a run on fresh inputs. */
+static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    const kg_campaign *cp = &plan->campaign;
+    int rc;
+    if (cp->rounds <= 0 || cr->nlive == 0) return KG_OK;
+    if (kg_backend_has_telemetry(w->be)) {
         /* Work that outlives the timed events (a side stream, a host
          * thread) makes every sample of the arm a lie. */
-        for (int i = 0; i < nlive; i++) {
+        for (int i = 0; i < cr->nlive; i++) {
             char detail[160] = "";
-            int e = escapes[live[i]];
+            int e = cr->escapes[cr->live[i]];
             if (e > 0)
                 snprintf(detail, sizeof detail, "%d timed samples left work running after their end event "
                          "(host bracket after a device-wide sync far exceeds the event time)", e);
-            record_check(w, c, xs[live[i]].arm, "post", "timing:escape", e == 0, NULL, detail);
+            record_check(w, cr->c, cr->xs[cr->live[i]].arm, KG_PHASE_POST, KG_CHECK_ESCAPE, e == 0, NULL, detail);
         }
     }
-    if (cp->rounds > 0 && nlive > 0) {
-        for (int i = 0; i < nlive; i++) {
-            int ok = 1;
-            if ((rc = verify(w, c, &xs[live[i]], snap, "post", "snapshot", &ok, NULL, err)) != KG_OK) goto done;
-        }
-        uint64_t seed_fresh = kg_protocol_check_seed(cp->seed, w->proc, c, 2);
-        if ((rc = kg_oracle_prepare(kc, seed_fresh, &fresh, err)) != KG_OK) goto done;
-        for (int i = 0; i < nlive; i++) {
-            int ok = 1;
-            if ((rc = upload_inputs(w, &xs[live[i]], &fresh, err)) != KG_OK) goto done;
-            if ((rc = checked_run(w, c, &xs[live[i]], &fresh, "post", "fresh", 0, &ok, NULL, err)) != KG_OK) goto done;
-        }
+    for (int i = 0; i < cr->nlive; i++) {
+        int ok = 1;
+        if ((rc = verify(w, cr->c, &cr->xs[cr->live[i]], cr->snap, KG_PHASE_POST, KG_CHECK_SNAPSHOT, &ok, NULL,
+                         err)) != KG_OK)
+            return rc;
     }
-done:
-    for (int i = 0; i < nx; i++) inst_release(w, &xs[i]);
-    kg_oracle_release(&pre);
-    kg_oracle_release(&post);
-    kg_oracle_release(&fresh);
-    free(steps);
+    uint64_t seed_fresh = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 2);
+    if ((rc = kg_oracle_prepare(cr->kc, seed_fresh, &cr->fresh, err)) != KG_OK) return rc;
+    for (int i = 0; i < cr->nlive; i++) {
+        int ok = 1;
+        inst *x = &cr->xs[cr->live[i]];
+        if ((rc = upload_inputs(w, x, &cr->fresh, err)) != KG_OK) return rc;
+        if ((rc = checked_run(w, cr->c, x, &cr->fresh, KG_PHASE_POST, KG_CHECK_FRESH, 0, &ok, NULL, err)) != KG_OK)
+            return rc;
+    }
+    return KG_OK;
+}
+
+/* A case, phase by phase. */
+static int run_case(wctx *w, int c, kg_err *err)
+{
+    case_run cr;
+    int skip = 0, rc;
+    memset(&cr, 0, sizeof cr);
+    cr.c = c;
+    cr.kc = &w->plan->cases[c];
+    cr.op = kg_op_find(cr.kc->op);
+    if ((rc = phase_prepare(w, &cr, &skip, err)) == KG_OK && !skip &&
+        (rc = phase_check_before(w, &cr, err)) == KG_OK && (rc = phase_time(w, &cr, err)) == KG_OK)
+        rc = phase_check_after(w, &cr, err);
+    case_release(w, &cr);
     return rc;
+}
+
+/* Phase 5, record: every row of the process, checks first (a process
+ * whose raw file exists is complete), each file written atomically. */
+static int write_evidence(wctx *w, const char *dir, kg_err *err)
+{
+    char path[KG_PATH_MAX + 64];
+    int rc;
+    if (w->rows.oom || w->checks.oom || w->telemetry.oom || w->resources.oom)
+        return kg_errorf(err, KG_ENOMEM, "out of memory recording rows");
+    static const char *const subs[] = { "raw", "checks" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
+        if ((rc = kg_mkdir_p(path, err)) != KG_OK) return rc;
+    }
+    snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, w->proc);
+    if ((rc = kg_write_atomic(path, w->checks.buf, w->checks.len, err)) != KG_OK) return rc;
+    if ((rc = kg_outputs_flush(&w->outputs, w->plan, dir, w->proc, err)) != KG_OK) return rc;
+    if (kg_backend_has_telemetry(w->be) || kg_backend_has_resources(w->be)) {
+        snprintf(path, sizeof path, "%s/telemetry", dir);
+        if ((rc = kg_mkdir_p(path, err)) != KG_OK) return rc;
+        snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", dir, w->proc);
+        if ((rc = kg_write_atomic(path, w->telemetry.buf, w->telemetry.len, err)) != KG_OK) return rc;
+        snprintf(path, sizeof path, "%s/telemetry/resources-%03d.csv", dir, w->proc);
+        if ((rc = kg_write_atomic(path, w->resources.buf, w->resources.len, err)) != KG_OK) return rc;
+    }
+    snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", dir, w->proc);
+    return kg_write_atomic(path, w->rows.buf, w->rows.len, err);
 }
 
 int kg_worker_main(const kg_worker_opts *o, kg_err *err)
@@ -521,6 +666,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     wctx w = { 0 };
     char path[KG_PATH_MAX + 64], build_dir[KG_PATH_MAX + 16];
     char *want = NULL;
+    int *corder = NULL;
     int rc;
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/plan.sha256", o->out_dir);
@@ -540,50 +686,30 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     /* a repeat of a contaminated process keeps the direction of the
      * schedule slot it fills (the supervisor says which) */
     w.dir = kg_protocol_direction(o->slot >= 0 ? o->slot : o->proc);
-    kg_sb_puts(&w.rows, "process,direction,round,arm,case,sample,ns,plan\n");
-    kg_sb_puts(&w.checks, "process,direction,case,arm,phase,check,result,max_abs,max_rel,worst,nbad,detail\n");
-    kg_sb_puts(&w.telemetry, "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,"
-                             "foreign_procs,escaped,event_ns,host_ns\n");
-    kg_sb_puts(&w.resources, "process,case,arm,launch,registers,static_shared,dynamic_shared,local,const,max_threads,"
-                             "ptx,binary,grid,block,launches,arch,image_bytes,image_sha256\n");
+    kg_rows_begin(&w.rows, KG_ROWS_RAW);
+    kg_rows_begin(&w.checks, KG_ROWS_CHECKS);
+    kg_rows_begin(&w.telemetry, KG_ROWS_TELEMETRY);
+    kg_rows_begin(&w.resources, KG_ROWS_RESOURCES);
 
-    int corder[256];
-    if (plan->ncases > 256) { rc = kg_errorf(err, KG_EINPUT, "%s: more than 256 cases", plan->path); goto done; }
-    kg_protocol_case_order(plan, w.dir, corder);
+    corder = calloc((size_t)(plan->ncases > 0 ? plan->ncases : 1), sizeof *corder);
+    if (corder == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    int ncases = kg_protocol_case_order(plan, w.dir, corder, plan->ncases);
     kg_campaign cp_saved = plan->campaign;
     if (o->check_only) plan->campaign.rounds = 0;
-    for (int i = 0; i < plan->ncases; i++)
+    for (int i = 0; i < ncases; i++)
         if ((rc = run_case(&w, corder[i], err)) != KG_OK) goto done;
     plan->campaign = cp_saved;
-    if (w.rows.oom || w.checks.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory recording rows"); goto done; }
-
-    char sub[KG_PATH_MAX + 32];
-    snprintf(sub, sizeof sub, "%s/raw", o->out_dir);
-    if ((rc = kg_mkdir_p(sub, err)) != KG_OK) goto done;
-    snprintf(sub, sizeof sub, "%s/checks", o->out_dir);
-    if ((rc = kg_mkdir_p(sub, err)) != KG_OK) goto done;
-    /* Checks first: a process whose raw file exists is complete. */
-    snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", o->out_dir, o->proc);
-    if ((rc = kg_write_atomic(path, w.checks.buf, w.checks.len, err)) != KG_OK) goto done;
-    if ((rc = kg_evidence_flush_outputs(plan, o->out_dir, o->proc, err)) != KG_OK) goto done;
-    if (w.be->ops->telemetry != NULL || w.be->ops->resources != NULL) {
-        snprintf(sub, sizeof sub, "%s/telemetry", o->out_dir);
-        if ((rc = kg_mkdir_p(sub, err)) != KG_OK) goto done;
-        snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", o->out_dir, o->proc);
-        if ((rc = kg_write_atomic(path, w.telemetry.buf, w.telemetry.len, err)) != KG_OK) goto done;
-        snprintf(path, sizeof path, "%s/telemetry/resources-%03d.csv", o->out_dir, o->proc);
-        if ((rc = kg_write_atomic(path, w.resources.buf, w.resources.len, err)) != KG_OK) goto done;
-    }
-    snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", o->out_dir, o->proc);
-    if ((rc = kg_write_atomic(path, w.rows.buf, w.rows.len, err)) != KG_OK) goto done;
+    rc = write_evidence(&w, o->out_dir, err);
 done:
     kg_backend_close(w.be);
     kg_sb_free(&w.rows);
     kg_sb_free(&w.checks);
     kg_sb_free(&w.telemetry);
     kg_sb_free(&w.resources);
+    kg_outputs_free(&w.outputs);
     free(w.host);
     free(want);
+    free(corder);
     kg_plan_free(plan);
     return rc;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "campaign.h"
+#include "kgate/evidence.h"
 #include "cli.h"
 #include "util.h"
 
@@ -102,9 +103,12 @@ int kg_cmd_check(int argc, char **argv)
     if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
     kg_analysis_free(&an);
 
-    char path[1100], *text = NULL;
+    char path[1100];
+    kg_plan *plan = NULL;
+    kg_check_rec *recs = NULL;
+    size_t nrecs = 0;
     snprintf(path, sizeof path, "%s/checks/proc-000.csv", dir);
-    if (kg_read_file(path, &text, NULL, &err) != KG_OK) {
+    if (!kg_path_exists(path)) {
         char procs[1100];
         snprintf(procs, sizeof procs, "%s/processes.csv", dir);
         char last[512];
@@ -114,41 +118,54 @@ int kg_cmd_check(int argc, char **argv)
                 last[0] ? last : "no message", procs, dir);
         return KG_EXIT_INVALID;
     }
+    char plan_path[1100];
+    snprintf(plan_path, sizeof plan_path, "%s/plan.kg", dir);
+    if ((rc = kg_plan_load(plan_path, &plan, &err)) != KG_OK ||
+        (rc = kg_rows_read_checks(path, plan, 0, &recs, &nrecs, &err)) != KG_OK) {
+        kg_plan_free(plan);
+        free(recs);
+        return kg_cli_fail(rc, err.msg);
+    }
     int total = 0, failed = 0, neg_checks = 0, neg_failed = 0, neg_found = 0, nweak = 0, ninadm = 0;
     kg_sb notes = { 0 };
     printf("| case | arm | phase | check | result | max abs | max err/bound | worst | detail |\n"
            "|---|---|---|---|---|---|---|---|---|\n");
-    char *cur = text, *line;
-    kg_next_line(&cur);
-    while ((line = kg_next_line(&cur)) != NULL) {
-        char *f[12];
-        if (line[0] == '\0' || kg_csv_split(line, f, 12) != 12) continue;
-        int pass = strcmp(f[6], "pass") == 0;
-        int is_output = strchr(f[5], ':') != NULL && strstr(f[5], ":guard:") == NULL && strstr(f[5], ":input:") == NULL;
+    for (size_t i = 0; i < nrecs; i++) {
+        const kg_check_rec *k = &recs[i];
+        const char *cname = plan->cases[k->kase].name, *aname = k->arm >= 0 ? plan->arms[k->arm].name : "";
+        int pass = k->pass;
+        int is_output = strchr(k->check, ':') != NULL && strstr(k->check, ":guard:") == NULL &&
+                        strstr(k->check, ":input:") == NULL;
         total++;
         failed += !pass;
-        if (neg != NULL && strcmp(f[3], neg) == 0) {
+        if (neg != NULL && strcmp(aname, neg) == 0) {
             neg_found = 1;
             if (is_output) { neg_checks++; neg_failed += !pass; }
         }
         const char *result = pass ? "pass" : "FAIL";
-        if (!pass && strcmp(f[5], "admissible") == 0) {
+        if (!pass && strcmp(k->check, KG_CHECK_ADMISSIBLE) == 0) {
             result = "INADMISSIBLE";
             ninadm++;
-            kg_sb_printf(&notes, "inadmissible: case %s, arm %s: %s\n", f[2], f[3], f[11]);
-        } else if (!pass && strcmp(f[5], "weak") == 0) {
+            kg_sb_printf(&notes, "inadmissible: case %s, arm %s: %s\n", cname, aname, k->detail);
+        } else if (!pass && strcmp(k->check, KG_CHECK_WEAK) == 0) {
             result = "WEAK";
             char key[KG_NAME_MAX + 16];
-            snprintf(key, sizeof key, "weak case %s ", f[2]);
+            snprintf(key, sizeof key, "weak case %s ", cname);
             nweak++;
             if (notes.buf == NULL || strstr(notes.buf, key) == NULL)
-                kg_sb_printf(&notes, "%s(cannot be primary; its arms fail): %s\n", key, f[11]);
+                kg_sb_printf(&notes, "%s(cannot be primary; its arms fail): %s\n", key, k->detail);
         }
-        printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f[2], f[3], f[4], f[5], result,
-               f[7][0] ? f[7] : "–", f[8][0] ? f[8] : "–", f[9][0] && strcmp(f[9], "-1") != 0 ? f[9] : "–",
-               f[11]);
+        char mabs[40] = "–", mrel[40] = "–", worst[40] = "–";
+        if (k->has_cmp) {
+            snprintf(mabs, sizeof mabs, "%.6g", k->max_abs);
+            snprintf(mrel, sizeof mrel, "%.6g", k->max_rel);
+            if (k->worst != -1) snprintf(worst, sizeof worst, "%lld", k->worst);
+        }
+        printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cname, aname, kg_phase_name(k->phase), k->check,
+               result, mabs, mrel, worst, k->detail);
     }
-    free(text);
+    free(recs);
+    kg_plan_free(plan);
     /* The sanitizer passes fold into the same table. */
     if (sanitize != NULL) {
         char tools[256];

@@ -31,19 +31,24 @@ int main(void)
     kg_plan *p = make_plan();
     if (p == NULL) return kg_test_finish("test_protocol");
     int order[8];
-    kg_protocol_case_order(p, 0, order);
+    CHECK(kg_protocol_case_order(p, 0, order, 8) == 3);
     CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
-    kg_protocol_case_order(p, 1, order);
+    CHECK(kg_protocol_case_order(p, 1, order, 3) == 3);
     CHECK(order[0] == 2 && order[1] == 1 && order[2] == 0);
 
     /* Arms apply by op and by the cases list. */
-    int n = kg_protocol_arm_order(p, 0, 0, order);
+    int n = kg_protocol_arm_order(p, 0, 0, order, 8);
     CHECK(n == 2 && order[0] == 0 && order[1] == 1);
-    n = kg_protocol_arm_order(p, 1, 0, order);
+    n = kg_protocol_arm_order(p, 1, 0, order, 8);
     CHECK(n == 3 && order[0] == 0 && order[1] == 1 && order[2] == 2);
-    n = kg_protocol_arm_order(p, 1, 1, order);
+    n = kg_protocol_arm_order(p, 1, 1, order, 8);
     CHECK(n == 3 && order[0] == 2 && order[1] == 1 && order[2] == 0);
-    n = kg_protocol_arm_order(p, 2, 0, order);
+    /* capacity: never a write past cap, and -1 when the arms do not fit */
+    int small[3] = { -7, -7, -7 };
+    CHECK(kg_protocol_arm_order(p, 1, 0, small, 2) == -1);
+    CHECK(small[2] == -7);
+    CHECK(kg_protocol_case_order(p, 0, small, 2) == -1);
+    n = kg_protocol_arm_order(p, 2, 0, order, 8);
     CHECK(n == 1 && order[0] == 3);
 
     /* Rotation: every arm takes every position once over n rounds. */

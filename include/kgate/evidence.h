@@ -1,0 +1,252 @@
+/* kgate/evidence.h: the evidence folder, its row kinds and their schema.
+ *
+ * The folder (docs/evidence.md, schema KG_EVIDENCE_SCHEMA):
+ *   plan.kg          canonical plan;  plan.sha256
+ *   meta.json        the run header: version, host, backend, device, argv
+ *   environment.json the receipt: binary, source and build hashes, compiler
+ *   processes.csv    one row per started process            (KG_ROWS_PROCESSES)
+ *   raw/proc-NNN.csv every timed sample of process NNN      (KG_ROWS_RAW)
+ *   checks/proc-NNN.csv  every correctness check            (KG_ROWS_CHECKS)
+ *   telemetry/proc-NNN.csv  device readings per timed sample (KG_ROWS_TELEMETRY)
+ *   telemetry/resources-NNN.csv  what each loaded arm uses  (KG_ROWS_RESOURCES)
+ *   outputs/proc-NNN.csv, .bin  saved checked outputs, for replay (KG_ROWS_OUTPUTS)
+ *   logs/proc-NNN.log    the worker's stderr
+ *   build/           compiled arms
+ *   report.md, results.json, results.csv
+ *   SHA256SUMS       every other file's SHA-256, written last
+ *
+ * Every CSV kind has one writer and one strict reader here (src/rows.c),
+ * with its columns named by an enum: the worker, the supervisor, the
+ * reports, verify and resume all go through them.  A reader refuses a
+ * file whose header is not its kind's, a row with a field too many or too
+ * few, a number that does not parse whole, and a case or arm the plan
+ * does not have, with an error naming file:line.  Nothing is skipped.
+ *
+ * The folder-level functions (src/evidence.c) load a folder into a
+ * kg_evidence, and write meta.json, environment.json, processes.csv,
+ * the saved outputs and SHA256SUMS.  Reading writes nothing. */
+#ifndef KGATE_EVIDENCE_H
+#define KGATE_EVIDENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kgate/err.h"
+#include "kgate/plan.h"
+#include "kgate/stats.h"
+
+#define KG_EVIDENCE_SCHEMA 3
+
+struct kg_sb;
+
+/* ---- row kinds ---- */
+
+typedef enum {
+    KG_ROWS_RAW,
+    KG_ROWS_CHECKS,
+    KG_ROWS_TELEMETRY,
+    KG_ROWS_RESOURCES,
+    KG_ROWS_PROCESSES,
+    KG_ROWS_OUTPUTS,
+    KG_ROWS_NKINDS
+} kg_rows_kind;
+
+/* raw/proc-NNN.csv: one kg_row (kgate/stats.h) per timed sample; plan is
+ * the first 16 hex digits of the plan hash. */
+enum { KG_RAW_PROCESS, KG_RAW_DIRECTION, KG_RAW_ROUND, KG_RAW_ARM, KG_RAW_CASE, KG_RAW_SAMPLE, KG_RAW_NS,
+       KG_RAW_PLAN, KG_RAW_NCOLS };
+
+/* checks/proc-NNN.csv */
+enum { KG_CHK_PROCESS, KG_CHK_DIRECTION, KG_CHK_CASE, KG_CHK_ARM, KG_CHK_PHASE, KG_CHK_CHECK, KG_CHK_RESULT,
+       KG_CHK_MAX_ABS, KG_CHK_MAX_REL, KG_CHK_WORST, KG_CHK_NBAD, KG_CHK_DETAIL, KG_CHK_NCOLS };
+
+/* telemetry/proc-NNN.csv */
+enum { KG_TEL_PROCESS, KG_TEL_CASE, KG_TEL_ROUND, KG_TEL_ARM, KG_TEL_SAMPLE, KG_TEL_SM_MHZ, KG_TEL_MEM_MHZ,
+       KG_TEL_POWER_W, KG_TEL_TEMP_C, KG_TEL_REASONS, KG_TEL_FOREIGN, KG_TEL_ESCAPED, KG_TEL_EVENT_NS,
+       KG_TEL_HOST_NS, KG_TEL_NCOLS };
+
+/* telemetry/resources-NNN.csv */
+enum { KG_RES_PROCESS, KG_RES_CASE, KG_RES_ARM, KG_RES_LAUNCH, KG_RES_REGISTERS, KG_RES_STATIC_SHARED,
+       KG_RES_DYNAMIC_SHARED, KG_RES_LOCAL, KG_RES_CONST, KG_RES_MAX_THREADS, KG_RES_PTX, KG_RES_BINARY,
+       KG_RES_GRID, KG_RES_BLOCK, KG_RES_LAUNCHES, KG_RES_ARCH, KG_RES_IMAGE_BYTES, KG_RES_IMAGE_SHA256,
+       KG_RES_NCOLS };
+
+/* processes.csv (schema 1 folders have the first seven columns only) */
+enum { KG_PROC_PROCESS, KG_PROC_DIRECTION, KG_PROC_STATUS, KG_PROC_ACCEPTED, KG_PROC_SECONDS, KG_PROC_START_UTC,
+       KG_PROC_REASON, KG_PROC_SLOT, KG_PROC_ATTEMPT, KG_PROC_NCOLS };
+
+/* outputs/proc-NNN.csv: the index of outputs/proc-NNN.bin */
+enum { KG_OUT_PROCESS, KG_OUT_CASE, KG_OUT_ARM, KG_OUT_PHASE, KG_OUT_CHECK, KG_OUT_OUTPUT, KG_OUT_SEED,
+       KG_OUT_OFFSET, KG_OUT_BYTES, KG_OUT_RESULT, KG_OUT_MAX_ABS, KG_OUT_NCOLS };
+
+/* The header line of a kind, without its newline ("process,direction,..."). */
+const char *kg_rows_header(kg_rows_kind kind);
+
+/* ---- check phases and the names the readers act on ---- */
+
+typedef enum { KG_PHASE_PRE, KG_PHASE_POST } kg_phase;
+const char *kg_phase_name(kg_phase p);           /* "pre", "post" */
+
+#define KG_CHECK_ADMISSIBLE "admissible"          /* failed: the arm is INADMISSIBLE on the case */
+#define KG_CHECK_WEAK       "weak"                /* failed: the case is WEAK */
+#define KG_CHECK_NEGATIVE   "negative"            /* the numerical negative's summary */
+#define KG_CHECK_PARITY     "parity"
+#define KG_CHECK_ESCAPE     "timing:escape"
+#define KG_CHECK_POISON0    "poison0"             /* checked runs: a run's name, then ":" and the output */
+#define KG_CHECK_POISON1    "poison1"
+#define KG_CHECK_SNAPSHOT   "snapshot"
+#define KG_CHECK_FRESH      "fresh"
+
+/* ---- records ---- */
+
+#define KG_CHECK_NAME_MAX 96
+#define KG_DETAIL_MAX 512
+
+/* One correctness check. */
+typedef struct kg_check_rec {
+    int proc, dir, kase;
+    int arm;                       /* -1: the check is of the case, not of an arm */
+    kg_phase phase;
+    char check[KG_CHECK_NAME_MAX]; /* "poison0:C", "guard" and "input" checks, "weak"... */
+    int pass;
+    int has_cmp;                   /* an output comparison: the four numbers below are set */
+    double max_abs, max_rel;
+    long long worst, nbad;
+    char detail[KG_DETAIL_MAX];
+} kg_check_rec;
+
+/* One device reading after a timed sample. */
+typedef struct kg_tel_rec {
+    int proc, kase, round, arm, sample;
+    int sm_mhz, mem_mhz;
+    double power_w;
+    int temp_c;
+    unsigned long long reasons;    /* clock event (throttle) reasons mask */
+    int foreign_procs;
+    int escaped;
+    double event_ns, host_ns;
+} kg_tel_rec;
+
+/* One launch of a loaded arm (-1: the backend could not say). */
+typedef struct kg_res_rec {
+    int proc, kase, arm, launch;
+    int regs, static_shared, dynamic_shared, local, const_bytes, max_threads, ptx, binary;
+    long long grid[3], block[3];
+    int launches;
+    char arch[16];
+    size_t image_bytes;
+    char image_sha256[65];
+} kg_res_rec;
+
+/* One started process (processes.csv). */
+typedef struct kg_proc_rec {
+    int dir;
+    char status[32];               /* ok, crashed, exit N, timeout, incomplete, contaminated */
+    char reason[256];
+    double seconds;
+    char start_utc[32];
+    int accepted;
+    int slot;                      /* the schedule slot it fills: fixes the direction */
+    int attempt;                   /* 0 for the first run of a slot, k for its k-th repeat */
+} kg_proc_rec;
+
+/* One saved output (outputs/proc-NNN.csv). */
+typedef struct kg_out_rec {
+    int proc, kase, arm, output;
+    kg_phase phase;
+    char check[16];                /* poison0, fresh */
+    uint64_t seed;
+    size_t offset, bytes;
+    int pass;
+    double max_abs;
+} kg_out_rec;
+
+/* ---- writers: one row appended to sb, with its newline ---- */
+
+void kg_rows_begin(struct kg_sb *sb, kg_rows_kind kind);  /* the header line */
+void kg_rows_put_raw(struct kg_sb *sb, const kg_plan *plan, const kg_row *r);
+void kg_rows_put_check(struct kg_sb *sb, const kg_plan *plan, const kg_check_rec *r);
+void kg_rows_put_tel(struct kg_sb *sb, const kg_plan *plan, const kg_tel_rec *r);
+void kg_rows_put_res(struct kg_sb *sb, const kg_plan *plan, const kg_res_rec *r);
+void kg_rows_put_proc(struct kg_sb *sb, int index, const kg_proc_rec *r);
+void kg_rows_put_out(struct kg_sb *sb, const kg_plan *plan, const kg_out_rec *r);
+
+/* ---- strict readers: the whole file at path, appended to *v, which
+ * is NULL with *n = 0 or an array these readers grew (they grow it with
+ * realloc, in powers of two from 64); *n counts ---- */
+
+/* proc >= 0: every row must belong to that process. */
+int kg_rows_read_raw(const char *path, const kg_plan *plan, int proc, kg_row **v, size_t *n, kg_err *err);
+int kg_rows_read_checks(const char *path, const kg_plan *plan, int proc, kg_check_rec **v, size_t *n, kg_err *err);
+int kg_rows_read_tel(const char *path, const kg_plan *plan, int proc, kg_tel_rec **v, size_t *n, kg_err *err);
+int kg_rows_read_res(const char *path, const kg_plan *plan, int proc, kg_res_rec **v, size_t *n, kg_err *err);
+int kg_rows_read_out(const char *path, const kg_plan *plan, int proc, kg_out_rec **v, size_t *n, kg_err *err);
+/* Rows must be numbered 0, 1, ...; *legacy is set for a schema 1 file
+ * (seven columns: slot = the process, attempt 0). */
+int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, kg_err *err);
+
+/* ---- the folder ---- */
+
+/* Everything the analysis and the reports need, read back from a folder. */
+typedef struct kg_evidence {
+    kg_plan *plan;            /* parsed from plan.kg */
+    char *meta_json;          /* meta.json text */
+    kg_proc_rec *procs; int nproc;
+    int *accepted;            /* per process (for the analysis) */
+    kg_row *rows; size_t nrows;                 /* raw samples of accepted processes */
+    kg_check_rec *checks; size_t nchecks_all;   /* check records of every process that wrote them */
+    kg_tel_rec *tel; size_t ntel;               /* telemetry of accepted processes */
+    kg_res_rec *res; size_t nres;               /* resources of the first accepted process with a file */
+    int res_proc;             /* that process, -1: none */
+    kg_arm_state *state;      /* per (case, arm) */
+    int nchecks, nchecks_failed;  /* in accepted processes */
+} kg_evidence;
+
+/* Reads the folder.  Fails on the first malformed file or row, naming it. */
+int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err);
+void kg_evidence_free(kg_evidence *ev);
+
+/* What meta.json records of the run. */
+typedef struct kg_meta {
+    const char *backend, *notice, *device;
+    int argc; char **argv;
+    int check_only, negative;
+    const char *frozen_path;  /* NULL: none */
+} kg_meta;
+
+int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *m, kg_err *err);
+
+/* Environment receipt: DIR/environment.json.  compiler: the version line
+ * of the compiler that built the arms, NULL when the backend records none. */
+int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend,
+                                  const char *device, const char *compiler, kg_err *err);
+
+/* processes.csv, rewritten whole (atomically). */
+int kg_evidence_write_processes(const char *dir, const kg_proc_rec *p, int n, kg_err *err);
+/* Reads processes.csv for --resume: a folder with none yet gives n = 0;
+ * a schema 1 file cannot be resumed. */
+int kg_evidence_read_processes(const char *dir, kg_proc_rec **out, int *n, kg_err *err);
+
+/* Every regular file under dir, as sorted relative paths (caller frees
+ * each and the array). */
+int kg_evidence_list(const char *dir, char ***paths, int *n, kg_err *err);
+
+/* Writes DIR/SHA256SUMS over every other file of the folder. */
+int kg_evidence_write_sums(const char *dir, kg_err *err);
+
+/* ---- saved outputs for replay ---- */
+
+/* The outputs one worker keeps, in memory until it ends. */
+typedef struct kg_outputs {
+    kg_out_rec *v; size_t n, cap;
+    char *data; size_t len, dcap;
+    int oom;
+} kg_outputs;
+
+/* Keeps a copy of one checked output (r says which; offset and bytes are
+ * filled in here). */
+void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size_t nbytes);
+/* Writes outputs/proc-NNN.bin and its index outputs/proc-NNN.csv. */
+int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, int proc, kg_err *err);
+void kg_outputs_free(kg_outputs *o);
+
+#endif
