@@ -440,9 +440,9 @@ static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
                 out->order_ok = 0;
                 snprintf(order_why, cap,
                          "order check failed: case %s, arm %s: forward and reverse log ratios "
-                         "differ by %.2f%% (2.5 SE = %.2f%%, order_min %.2f%%)",
+                         "differ by %.2f%% (%.1f SE = %.2f%%, order_min %.2f%%)",
                          case_name(plan, c), arm_name(plan, a), PCT(r->eff.order_diff),
-                         PCT(2.5 * r->eff.order_se), PCT(plan->campaign.order_min));
+                         KG_ORDER_SE_FACTOR, PCT(KG_ORDER_SE_FACTOR * r->eff.order_se), PCT(plan->campaign.order_min));
             }
             if (r->role == KG_ROLE_CONTROL && out->control_valid
                 && (r->eff.rho_lo > cm || r->eff.rho_hi < -cm)) {

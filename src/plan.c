@@ -16,7 +16,7 @@
  *
  * Not here: ops and backends.  Whether an op exists, which shape variables
  * it needs, and whether a backend can run an arm are checked against the
- * op registry by kg_plan_validate (campaign.h). */
+ * op registry by kg_plan_check_ops (kgate/op.h, src/ops/ops.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>

@@ -150,14 +150,15 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
         }
     }
     kg_sb_puts(sb, "\n## Order check (forward vs reverse)\n\n");
-    kg_sb_puts(sb, "| case | arm | log ratio fwd | log ratio rev | difference | 2.5 SE | order-sensitive |\n|---|---|---|---|---|---|---|\n");
+    kg_sb_printf(sb, "| case | arm | log ratio fwd | log ratio rev | difference | %.1f SE | order-sensitive |\n"
+                     "|---|---|---|---|---|---|---|\n", KG_ORDER_SE_FACTOR);
     for (int c = 0; c < plan->ncases; c++) {
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
             if (!r->has_effect) continue;
             kg_sb_printf(sb, "| %s | %s | %+.5f | %+.5f | %+.5f | ", plan->cases[c].name, plan->arms[a].name,
                          r->eff.theta_dir[0], r->eff.theta_dir[1], r->eff.order_diff);
-            if (r->eff.has_interval) kg_sb_printf(sb, "%.5f", 2.5 * r->eff.order_se);
+            if (r->eff.has_interval) kg_sb_printf(sb, "%.5f", KG_ORDER_SE_FACTOR * r->eff.order_se);
             else kg_sb_puts(sb, "–");
             kg_sb_printf(sb, " | %s |\n", r->eff.order_flag ? "YES" : "no");
         }

@@ -129,7 +129,7 @@ int kg_effect_compute(const double *D, const int *dir, int n, double alpha,
     out->rho_hi = 1.0 - exp(out->lo);
     out->order_se = out->s * sqrt(1.0 / nf + 1.0 / nr);
     double ad = fabs(out->order_diff);
-    out->order_flag = ad > 2.5 * out->order_se && ad > order_min;
+    out->order_flag = ad > KG_ORDER_SE_FACTOR * out->order_se && ad > order_min;
     return KG_OK;
 }
 

@@ -9,8 +9,9 @@
  * re-serialisation (fixed section and key order, defaults made explicit,
  * comments and spacing dropped); its SHA-256 identifies the plan.
  *
- * This module does not know ops or backends; kg_plan_validate() in
- * campaign.h checks the plan against the op registry. */
+ * This module does not know ops or backends; kg_plan_check_ops() in
+ * kgate/op.h checks the plan against the op registry, and the backend
+ * registry checks the backend's name (kgate/backend.h). */
 #ifndef KGATE_PLAN_H
 #define KGATE_PLAN_H
 
@@ -62,7 +63,6 @@ typedef struct kg_campaign {
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 
-#define KG_CASE_MAX_VARS 8
 
 typedef struct kg_case {
     char name[KG_NAME_MAX];
