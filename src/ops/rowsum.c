@@ -27,17 +27,6 @@ static kg_dtype rowsum_out_dtype(const kg_case *c, int o)
     return KG_DT_F32;
 }
 
-static int rowsum_admissible(const kg_case *c, char *why, size_t cap)
-{
-    if (kg_ops_check_dims(c, "M N", why, cap)) return 1;
-    if (c->M > KG_OPS_MAX_ELEMS || c->N > KG_OPS_MAX_ELEMS || c->M * c->N > KG_OPS_MAX_ELEMS) {
-        snprintf(why, cap, "M*N must be <= 2^28 (M=%lld N=%lld)", (long long)c->M,
-                 (long long)c->N);
-        return 1;
-    }
-    return 0;
-}
-
 static int rowsum_reference(const kg_case *c, const double *const in[], double *const out[],
                             kg_err *err)
 {
@@ -85,7 +74,7 @@ const kg_op kg_op_rowsum = {
     .out_names = { "Y" },
     .sizes = rowsum_sizes,
     .out_dtype = rowsum_out_dtype,
-    .admissible = rowsum_admissible,
+    .admissible = kg_ops_rows_admissible,
     .reference = rowsum_reference,
     .bound = rowsum_bound,
     .flops = rowsum_flops,
