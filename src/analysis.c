@@ -427,8 +427,12 @@ static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
     out->control_valid = 1;
     for (int c = 0; c < out->ncases; c++) {
         for (int a = 0; a < out->narms; a++) {
-            const kg_arm_result *r = &out->res[(size_t)c * (size_t)out->narms + (size_t)a];
+            kg_arm_result *r = &out->res[(size_t)c * (size_t)out->narms + (size_t)a];
             if (!r->has_effect || !r->eff.has_interval) continue;
+            if (r->role == KG_ROLE_CONTROL)
+                r->control = r->eff.rho_lo > cm || r->eff.rho_hi < -cm  ? KG_CONTROL_INVALID
+                             : r->eff.rho_lo < -cm || r->eff.rho_hi > cm ? KG_CONTROL_WIDE
+                                                                         : KG_CONTROL_VALID;
             int gated = plan->cases[c].primary || plan->gate.all_cases;
             /* An order effect matters to the gate when it could change the
              * decision: when the worse direction on its own falls short of
@@ -444,8 +448,7 @@ static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
                          case_name(plan, c), arm_name(plan, a), PCT(r->eff.order_diff),
                          KG_ORDER_SE_FACTOR, PCT(KG_ORDER_SE_FACTOR * r->eff.order_se), PCT(plan->campaign.order_min));
             }
-            if (r->role == KG_ROLE_CONTROL && out->control_valid
-                && (r->eff.rho_lo > cm || r->eff.rho_hi < -cm)) {
+            if (r->control == KG_CONTROL_INVALID && out->control_valid) {
                 out->control_valid = 0;
                 snprintf(control_why, cap,
                          "control invalid: case %s, arm %s: reduction interval "

@@ -139,11 +139,11 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
             if (r->role == KG_ROLE_CONTROL && r->has_effect && r->eff.has_interval) {
                 pct(sb, r->eff.rho); kg_sb_puts(sb, " ["); pct(sb, r->eff.rho_lo); kg_sb_puts(sb, ", ");
                 pct(sb, r->eff.rho_hi); kg_sb_puts(sb, "]");
-                int bad = r->eff.rho_lo > cp->control_margin || r->eff.rho_hi < -cp->control_margin;
-                int wide = r->eff.rho_lo < -cp->control_margin || r->eff.rho_hi > cp->control_margin;
-                kg_sb_printf(sb, " | %s |\n", bad ? "INVALID: control differs from its baseline"
-                                              : wide ? "valid (interval wider than the control margin: claims below it are unsupported)"
-                                                     : "valid");
+                kg_sb_printf(sb, " | %s |\n", r->control == KG_CONTROL_INVALID
+                                                  ? "INVALID: control differs from its baseline"
+                                              : r->control == KG_CONTROL_WIDE
+                                                  ? "valid (interval wider than the control margin: claims below it are unsupported)"
+                                                  : "valid");
             } else {
                 kg_sb_puts(sb, " | |\n");
             }

@@ -107,6 +107,14 @@ typedef enum {
     KG_ARM_WEAK           /* the case is weak: a trivial output would pass its check */
 } kg_arm_state;
 
+/* A control arm's A/A contrast against the control margin. */
+typedef enum {
+    KG_CONTROL_NONE = 0,  /* not a control, or no interval */
+    KG_CONTROL_VALID,     /* the interval lies within +-control_margin */
+    KG_CONTROL_WIDE,      /* valid, but the interval reaches past the margin: claims below it are unsupported */
+    KG_CONTROL_INVALID    /* the interval lies outside +-control_margin: the campaign is invalid */
+} kg_control_status;
+
 typedef struct kg_arm_result {
     int arm, kase;
     kg_role role;
@@ -123,6 +131,7 @@ typedef struct kg_arm_result {
     int has_effect;
     kg_effect eff;
     kg_verdict verdict;
+    kg_control_status control;  /* control arms: the A/A contrast's status */
 } kg_arm_result;
 
 typedef struct kg_analysis {

@@ -471,6 +471,8 @@ static void test_control(void)
     CHECK(sc_run(&s, &an, &err) == KG_OK);
     const kg_arm_result *k = res_of(&an, 0, 2);
     CHECK(k->has_effect && k->eff.rho_hi < -0.0025);
+    CHECK(k->control == KG_CONTROL_INVALID);
+    CHECK(res_of(&an, 0, 1)->control == KG_CONTROL_NONE);   /* not a control */
     CHECK(!an.control_valid && an.invalid && !an.gate_pass);
     CHECK_STR_CONTAINS(an.gate_reason, "control invalid: case gemm_f32, arm ctl");
     kg_analysis_free(&an);
@@ -485,6 +487,10 @@ static void test_control(void)
     build_basic(&s, 3, 3, 0.8, 1.0005);
     CHECK(sc_run(&s, &an, &err) == KG_OK);
     CHECK(an.control_valid && !an.invalid);
+    k = res_of(&an, 0, 2);
+    CHECK(k->control == KG_CONTROL_VALID || k->control == KG_CONTROL_WIDE);
+    CHECK((k->control == KG_CONTROL_WIDE) ==
+          (k->eff.rho_lo < -s.plan.campaign.control_margin || k->eff.rho_hi > s.plan.campaign.control_margin));
     kg_analysis_free(&an);
     free(s.rows);
 }
