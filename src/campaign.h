@@ -73,15 +73,7 @@ typedef struct kg_worker_opts {
 /* The body of `kgate worker`: one fresh process of the campaign. */
 int kg_worker_main(const kg_worker_opts *o, kg_err *err);
 
-/* Reads the folder, analyses it and writes report.md, results.json and
- * results.csv there.  When md is not NULL it receives report.md's text
- * (caller frees).  *an receives the analysis. */
-int kg_report_build(const char *dir, kg_analysis *an, char **md, kg_err *err);
-
-/* The same three reports, rendered in memory only (verify compares them
- * with the stored files).  Every out pointer receives a caller-freed
- * text; an may be NULL. */
-int kg_report_render(const char *dir, kg_analysis *an, char **md, char **json, char **csv, kg_err *err);
+#include "report.h"   /* kg_report_build (the reports are their own module) */
 
 /* ---- device lock (lock.c) ---- */
 

@@ -64,6 +64,13 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     if ((rc = kg_plan_parse(text, strlen(text), path, dir, &ev->plan, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/meta.json", dir);
     if ((rc = kg_read_file(path, &ev->meta_json, NULL, err)) != KG_OK) goto done;
+    json_error_t je;
+    json_t *meta = json_loads(ev->meta_json, 0, &je);
+    if (meta == NULL) {
+        rc = kg_errorf(err, KG_EINPUT, "%s:%d: not valid JSON (%s)", path, je.line, je.text);
+        goto done;
+    }
+    json_decref(meta);
 
     int nc = ev->plan->ncases, na = ev->plan->narms;
     ev->state = calloc((size_t)(nc * na > 0 ? nc * na : 1), sizeof *ev->state);

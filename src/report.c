@@ -1,19 +1,33 @@
-/* report.c: report.md, results.json and results.csv of an evidence folder.
+/* report.c: the printer table, and the reports of an evidence folder.
  *
  * kg_report_build reads the folder (evidence.c), analyses it (analysis.c)
- * and writes the three files.  The supervisor and `kgate report DIR` both
- * come here, so a regenerated report is byte-identical: nothing in the
- * output depends on the clock, the machine or the current directory. */
-#include <jansson.h>
-#include <math.h>
+ * and writes one file per printer of the table; kg_report_render does the
+ * same in memory (verify compares the stored files with it).  The
+ * supervisor and `kgate report DIR` both come here, so a regenerated
+ * report is byte-identical.  A printer formats; it neither reads files
+ * nor decides anything (report_md.c, report_json.c, report_csv.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "campaign.h"
-#include "report_hw.h"
+#include "kgate/evidence.h"
+#include "report.h"
 #include "util.h"
 
-static const char *state_name(kg_arm_state s)
+static const kg_report_fmt formats[] = {
+    { "report.md", kg_report_md },
+    { "results.csv", kg_report_csv },
+    { "results.json", kg_report_json },
+};
+#define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
+_Static_assert(NFORMATS <= KG_REPORT_MAX, "raise KG_REPORT_MAX");
+
+const kg_report_fmt *kg_report_formats(int *n)
+{
+    *n = NFORMATS;
+    return formats;
+}
+
+const char *kg_report_state_name(kg_arm_state s)
 {
     switch (s) {
     case KG_ARM_OK: return "ok";
@@ -24,374 +38,56 @@ static const char *state_name(kg_arm_state s)
     }
 }
 
-static void pct(kg_sb *sb, double frac)
+void kg_report_texts_free(char *text[KG_REPORT_MAX])
 {
-    if (isfinite(frac)) kg_sb_printf(sb, "%+.2f%%", 100.0 * frac);
-    else kg_sb_puts(sb, "–");
-}
-
-static void us(kg_sb *sb, double ns)
-{
-    if (isfinite(ns)) kg_sb_printf(sb, "%.3f", ns / 1000.0);
-    else kg_sb_puts(sb, "–");
-}
-
-static const char *meta_str(json_t *meta, const char *key)
-{
-    json_t *v = json_object_get(meta, key);
-    return json_is_string(v) ? json_string_value(v) : "unknown";
-}
-
-/* Fastest baseline median of case c in direction d (or all, d = 2). */
-static double base_ns(const kg_plan *plan, const kg_analysis *an, int c, int d)
-{
-    double best = NAN;
-    for (int a = 0; a < plan->narms; a++) {
-        const kg_arm_result *r = &an->res[c * an->narms + a];
-        if (r->role != KG_ROLE_BASELINE || r->state != KG_ARM_OK) continue;
-        double v = d < 2 ? r->med_ns[d] : r->med_ns_all;
-        if (isfinite(v) && (!isfinite(best) || v < best)) best = v;
+    for (int i = 0; i < KG_REPORT_MAX; i++) {
+        free(text[i]);
+        text[i] = NULL;
     }
-    return best;
 }
 
-static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
-{
-    const kg_plan *plan = ev->plan;
-    const kg_campaign *cp = &plan->campaign;
-    kg_sb_printf(sb, "# kgate report: %s\n\n", cp->name);
-    kg_sb_puts(sb, "| | |\n|---|---|\n");
-    kg_sb_printf(sb, "| plan | `%s`, sha256 `%s` |\n", meta_str(meta, "plan_path"), plan->hash);
-    kg_sb_printf(sb, "| kgate | %s (git %s) |\n", meta_str(meta, "kgate_version"), meta_str(meta, "kgate_git_sha"));
-    kg_sb_printf(sb, "| backend | %s: %s |\n", meta_str(meta, "backend"), meta_str(meta, "device"));
-    kg_sb_printf(sb, "| host | %s (%s) |\n", meta_str(meta, "host"), meta_str(meta, "os"));
-    kg_sb_printf(sb, "| started | %s |\n", meta_str(meta, "started_utc"));
-    kg_sb_printf(sb, "| processes | %d per direction planned; %d accepted, %d excluded |\n", cp->processes,
-                 an->nproc_accepted, an->nproc_rejected);
-    kg_sb_printf(sb, "| protocol | %d rounds x %d samples (%d warmup) per arm, pack %d, interleave %s, l2 %s, inputs %s, "
-                     "rotate %d input set%s |\n",
-                 cp->rounds, cp->samples, cp->warmup, cp->pack,
-                 cp->interleave == KG_INTERLEAVE_SAMPLE ? "sample" : "block", cp->l2 == KG_L2_COLD ? "cold" : "warm",
-                 cp->inputs == KG_INPUTS_FRESH ? "fresh" : "resident", cp->rotate, cp->rotate == 1 ? "" : "s");
-    kg_sb_printf(sb, "| decision | alpha %.3g one-sided; margin %.2f%%; equivalence +-%.2f%%; control +-%.2f%% |\n\n",
-                 cp->alpha, 100 * cp->margin, 100 * cp->equivalence, 100 * cp->control_margin);
-
-    kg_sb_printf(sb, "## Gate: %s\n\n", an->gate_pass ? "PASS" : "FAIL");
-    if (plan->gate.rule == KG_GATE_INTERVAL)
-        kg_sb_printf(sb, "Rule (declared before the first sample): lower %.0f%% bound of the reduction >= %.2f%% on every %s case",
-                     100 * (1 - cp->alpha), 100 * plan->gate.min_reduction, plan->gate.all_cases ? "" : "primary");
-    else
-        kg_sb_printf(sb, "Rule (declared before the first sample): process and paired-round reduction >= %.2f%% in both directions and every round won, on every %s case",
-                     100 * plan->gate.min_reduction, plan->gate.all_cases ? "" : "primary");
-    kg_sb_printf(sb, "%s%s.\n\n", plan->gate.require_order ? ", order check passes" : "",
-                 plan->gate.require_control ? ", control valid" : "");
-    kg_sb_printf(sb, "Result: %s.%s\n\n", an->gate_reason,
-                 an->invalid ? " The campaign is INVALID (control failed or no usable process)." : "");
-
-    kg_sb_puts(sb, "## Results\n\n");
-    kg_sb_puts(sb, "Times are medians over processes of per-process medians, in µs. Reductions are 1 - arm/baseline "
-                   "(positive = faster) against the fastest baseline; the interval is the one-sided "
-                   "(1 - alpha) bound on each side, from process means with directions as strata.\n\n");
-    kg_sb_puts(sb, "| case | arm | role | fwd µs base → arm | rev µs base → arm | process red. fwd / rev | "
-                   "paired-round red. [range] | round wins fwd / rev | reduction [lower, upper] | verdict |\n");
-    kg_sb_puts(sb, "|---|---|---|---|---|---|---|---|---|---|\n");
-    for (int c = 0; c < plan->ncases; c++) {
-        for (int a = 0; a < plan->narms; a++) {
-            const kg_arm_result *r = &an->res[c * an->narms + a];
-            if (r->state == KG_ARM_ABSENT) continue;
-            kg_sb_printf(sb, "| %s%s | %s | %s | ", plan->cases[c].name, plan->cases[c].primary ? "" : " (secondary)",
-                         plan->arms[a].name, kg_role_name(r->role));
-            for (int d = 0; d < 2; d++) {
-                us(sb, base_ns(plan, an, c, d));
-                kg_sb_puts(sb, " → ");
-                us(sb, r->med_ns[d]);
-                kg_sb_puts(sb, " | ");
-            }
-            if (r->role == KG_ROLE_BASELINE) {
-                kg_sb_printf(sb, "| | | | %s |\n", r->state == KG_ARM_OK ? "baseline" : kg_verdict_name(r->verdict));
-                continue;
-            }
-            pct(sb, r->proc_red[0]); kg_sb_puts(sb, " / "); pct(sb, r->proc_red[1]); kg_sb_puts(sb, " | ");
-            pct(sb, r->round_red_all); kg_sb_puts(sb, " ["); pct(sb, r->round_red_min); kg_sb_puts(sb, ", ");
-            pct(sb, r->round_red_max); kg_sb_puts(sb, "] | ");
-            kg_sb_printf(sb, "%d/%d / %d/%d | ", r->wins[0], r->nrounds[0], r->wins[1], r->nrounds[1]);
-            if (r->has_effect) {
-                pct(sb, r->eff.rho);
-                if (r->eff.has_interval) {
-                    kg_sb_puts(sb, " ["); pct(sb, r->eff.rho_lo); kg_sb_puts(sb, ", "); pct(sb, r->eff.rho_hi);
-                    kg_sb_puts(sb, "]");
-                } else {
-                    kg_sb_puts(sb, " (no interval: fewer than 2 processes in a direction)");
-                }
-            }
-            kg_sb_printf(sb, " | %s |\n", kg_verdict_name(r->verdict));
-        }
-    }
-    kg_sb_puts(sb, "\n## Controls (A/A) and drift\n\n");
-    kg_sb_puts(sb, "| case | arm | role | drift first → last round | contrast [lower, upper] | status |\n|---|---|---|---|---|---|\n");
-    for (int c = 0; c < plan->ncases; c++) {
-        for (int a = 0; a < plan->narms; a++) {
-            const kg_arm_result *r = &an->res[c * an->narms + a];
-            if (r->state != KG_ARM_OK) continue;
-            kg_sb_printf(sb, "| %s | %s | %s | ", plan->cases[c].name, plan->arms[a].name, kg_role_name(r->role));
-            pct(sb, r->drift);
-            kg_sb_puts(sb, " | ");
-            if (r->role == KG_ROLE_CONTROL && r->has_effect && r->eff.has_interval) {
-                pct(sb, r->eff.rho); kg_sb_puts(sb, " ["); pct(sb, r->eff.rho_lo); kg_sb_puts(sb, ", ");
-                pct(sb, r->eff.rho_hi); kg_sb_puts(sb, "]");
-                kg_sb_printf(sb, " | %s |\n", r->control == KG_CONTROL_INVALID
-                                                  ? "INVALID: control differs from its baseline"
-                                              : r->control == KG_CONTROL_WIDE
-                                                  ? "valid (interval wider than the control margin: claims below it are unsupported)"
-                                                  : "valid");
-            } else {
-                kg_sb_puts(sb, " | |\n");
-            }
-        }
-    }
-    kg_sb_puts(sb, "\n## Order check (forward vs reverse)\n\n");
-    kg_sb_printf(sb, "| case | arm | log ratio fwd | log ratio rev | difference | %.1f SE | order-sensitive |\n"
-                     "|---|---|---|---|---|---|---|\n", KG_ORDER_SE_FACTOR);
-    for (int c = 0; c < plan->ncases; c++) {
-        for (int a = 0; a < plan->narms; a++) {
-            const kg_arm_result *r = &an->res[c * an->narms + a];
-            if (!r->has_effect) continue;
-            kg_sb_printf(sb, "| %s | %s | %+.5f | %+.5f | %+.5f | ", plan->cases[c].name, plan->arms[a].name,
-                         r->eff.theta_dir[0], r->eff.theta_dir[1], r->eff.order_diff);
-            if (r->eff.has_interval) kg_sb_printf(sb, "%.5f", KG_ORDER_SE_FACTOR * r->eff.order_se);
-            else kg_sb_puts(sb, "–");
-            kg_sb_printf(sb, " | %s |\n", r->eff.order_flag ? "YES" : "no");
-        }
-    }
-    kg_sb_puts(sb, "\n## Correctness\n\n");
-    kg_sb_printf(sb, "%d checks in accepted processes, %d failed (checks/proc-NNN.csv).\n\n", ev->nchecks, ev->nchecks_failed);
-    kg_sb_puts(sb, "| case | arm | admission |\n|---|---|---|\n");
-    for (int c = 0; c < plan->ncases; c++)
-        for (int a = 0; a < plan->narms; a++) {
-            kg_arm_state s = ev->state[c * plan->narms + a];
-            if (s != KG_ARM_ABSENT)
-                kg_sb_printf(sb, "| %s | %s | %s |\n", plan->cases[c].name, plan->arms[a].name, state_name(s));
-        }
-    kg_sb_puts(sb, "\n## Processes\n\n| process | direction | status | reason |\n|---|---|---|---|\n");
-    for (int p = 0; p < ev->nproc; p++)
-        kg_sb_printf(sb, "| %d | %s | %s | %s |\n", p, ev->procs[p].dir == 0 ? "fwd" : "rev", ev->procs[p].status,
-                     ev->procs[p].reason);
-}
-
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
-{
-    const kg_plan *plan = ev->plan;
-    json_t *j = json_object();
-    json_object_set_new(j, "schema", json_integer(KG_EVIDENCE_SCHEMA));
-    json_object_set_new(j, "plan_sha256", json_string(plan->hash));
-    json_object_set_new(j, "gate_pass", json_boolean(an->gate_pass));
-    json_object_set_new(j, "gate_reason", json_string(an->gate_reason));
-    json_object_set_new(j, "invalid", json_boolean(an->invalid));
-    json_object_set_new(j, "control_valid", json_boolean(an->control_valid));
-    json_object_set_new(j, "order_ok", json_boolean(an->order_ok));
-    json_object_set_new(j, "processes_accepted", json_integer(an->nproc_accepted));
-    json_object_set_new(j, "processes_excluded", json_integer(an->nproc_rejected));
-    json_t *arr = json_array();
-    for (int c = 0; c < plan->ncases; c++)
-        for (int a = 0; a < plan->narms; a++) {
-            const kg_arm_result *r = &an->res[c * an->narms + a];
-            if (r->state == KG_ARM_ABSENT) continue;
-            json_t *o = json_object();
-            json_object_set_new(o, "case", json_string(plan->cases[c].name));
-            json_object_set_new(o, "arm", json_string(plan->arms[a].name));
-            json_object_set_new(o, "role", json_string(kg_role_name(r->role)));
-            json_object_set_new(o, "state", json_string(state_name(r->state)));
-            json_object_set_new(o, "verdict", json_string(kg_verdict_name(r->verdict)));
-            json_object_set_new(o, "median_ns_fwd", jnum(r->med_ns[0]));
-            json_object_set_new(o, "median_ns_rev", jnum(r->med_ns[1]));
-            json_object_set_new(o, "median_ns", jnum(r->med_ns_all));
-            json_object_set_new(o, "process_reduction_fwd", jnum(r->proc_red[0]));
-            json_object_set_new(o, "process_reduction_rev", jnum(r->proc_red[1]));
-            json_object_set_new(o, "round_reduction_fwd", jnum(r->round_red[0]));
-            json_object_set_new(o, "round_reduction_rev", jnum(r->round_red[1]));
-            json_object_set_new(o, "round_reduction", jnum(r->round_red_all));
-            json_object_set_new(o, "round_reduction_min", jnum(r->round_red_min));
-            json_object_set_new(o, "round_reduction_max", jnum(r->round_red_max));
-            json_object_set_new(o, "wins_fwd", json_integer(r->wins[0]));
-            json_object_set_new(o, "rounds_fwd", json_integer(r->nrounds[0]));
-            json_object_set_new(o, "wins_rev", json_integer(r->wins[1]));
-            json_object_set_new(o, "rounds_rev", json_integer(r->nrounds[1]));
-            json_object_set_new(o, "drift", jnum(r->drift));
-            if (r->has_effect) {
-                json_t *e = json_object();
-                json_object_set_new(e, "theta_fwd", jnum(r->eff.theta_dir[0]));
-                json_object_set_new(e, "theta_rev", jnum(r->eff.theta_dir[1]));
-                json_object_set_new(e, "theta", jnum(r->eff.theta));
-                json_object_set_new(e, "processes_fwd", json_integer(r->eff.n[0]));
-                json_object_set_new(e, "processes_rev", json_integer(r->eff.n[1]));
-                json_object_set_new(e, "s", jnum(r->eff.s));
-                json_object_set_new(e, "se", jnum(r->eff.se));
-                json_object_set_new(e, "df", jnum(r->eff.df));
-                json_object_set_new(e, "reduction", jnum(r->eff.rho));
-                json_object_set_new(e, "reduction_lower", jnum(r->eff.rho_lo));
-                json_object_set_new(e, "reduction_upper", jnum(r->eff.rho_hi));
-                json_object_set_new(e, "order_diff", jnum(r->eff.order_diff));
-                json_object_set_new(e, "order_se", jnum(r->eff.order_se));
-                json_object_set_new(e, "order_sensitive", json_boolean(r->eff.order_flag));
-                json_object_set_new(o, "effect", e);
-            }
-            json_array_append_new(arr, o);
-        }
-    json_object_set_new(j, "results", arr);
-    return j;
-}
-
-static void csv_num(kg_sb *sb, double v)
-{
-    if (isfinite(v)) kg_sb_printf(sb, ",%.9g", v);
-    else kg_sb_puts(sb, ",");
-}
-
-static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
-{
-    const kg_plan *plan = ev->plan;
-    kg_sb_puts(sb, "case,arm,role,state,verdict,median_ns_fwd,median_ns_rev,process_reduction_fwd,"
-                   "process_reduction_rev,round_reduction_fwd,round_reduction_rev,round_reduction_min,"
-                   "round_reduction_max,wins_fwd,rounds_fwd,wins_rev,rounds_rev,reduction,reduction_lower,"
-                   "reduction_upper,order_diff,order_sensitive,drift\n");
-    for (int c = 0; c < plan->ncases; c++)
-        for (int a = 0; a < plan->narms; a++) {
-            const kg_arm_result *r = &an->res[c * an->narms + a];
-            if (r->state == KG_ARM_ABSENT) continue;
-            kg_sb_printf(sb, "%s,%s,%s,%s,%s", plan->cases[c].name, plan->arms[a].name, kg_role_name(r->role),
-                         state_name(r->state), kg_verdict_name(r->verdict));
-            csv_num(sb, r->med_ns[0]); csv_num(sb, r->med_ns[1]);
-            csv_num(sb, r->proc_red[0]); csv_num(sb, r->proc_red[1]);
-            csv_num(sb, r->round_red[0]); csv_num(sb, r->round_red[1]);
-            csv_num(sb, r->round_red_min); csv_num(sb, r->round_red_max);
-            kg_sb_printf(sb, ",%d,%d,%d,%d", r->wins[0], r->nrounds[0], r->wins[1], r->nrounds[1]);
-            if (r->has_effect) {
-                csv_num(sb, r->eff.rho); csv_num(sb, r->eff.rho_lo); csv_num(sb, r->eff.rho_hi);
-                csv_num(sb, r->eff.order_diff);
-                kg_sb_printf(sb, ",%d", r->eff.order_flag);
-            } else {
-                kg_sb_puts(sb, ",,,,,");
-            }
-            csv_num(sb, r->drift);
-            kg_sb_puts(sb, "\n");
-        }
-}
-
-/* "## Admission": from the check records of every process, the weak
- * cases, inadmissible cases, the numerical negative, parity, and every
- * failed check (the first 50), in process order so that a regenerated
- * report is identical. */
-static void admission_md(kg_sb *sb, const kg_evidence *ev)
-{
-    const kg_plan *plan = ev->plan;
-    kg_sb weak = { 0 }, other = { 0 };
-    int nfail = 0, nrows = 0;
-    kg_sb_puts(sb, "\n## Admission\n\n");
-    for (size_t i = 0; i < ev->nchecks_all; i++) {
-        const kg_check_rec *k = &ev->checks[i];
-        const char *cname = plan->cases[k->kase].name, *aname = k->arm >= 0 ? plan->arms[k->arm].name : "";
-        nrows++;
-        if (strcmp(k->check, KG_CHECK_WEAK) == 0 && !k->pass) {
-            char key[KG_NAME_MAX + 8];
-            snprintf(key, sizeof key, "| %s |", cname);
-            if (weak.buf == NULL || strstr(weak.buf, key) == NULL)
-                kg_sb_printf(&weak, "| %s | %s |\n", cname, k->detail);
-        } else if (strcmp(k->check, KG_CHECK_NEGATIVE) == 0) {
-            kg_sb_printf(&other, "| %d | %s | %s | %s | %s | %s |\n", k->proc, cname, aname, k->check,
-                         k->pass ? "rejected (as required)" : "NOT REJECTED", k->detail);
-        } else if (!k->pass && nfail++ < 50) {
-            char rel[40] = "";
-            if (k->has_cmp) snprintf(rel, sizeof rel, "%.6g", k->max_rel);
-            kg_sb_printf(&other, "| %d | %s | %s | %s:%s | FAIL | %s%s%s%s |\n", k->proc, cname, aname,
-                         kg_phase_name(k->phase), k->check, rel[0] ? "max err/bound " : "", rel, rel[0] ? "; " : "",
-                         k->detail);
-        }
-    }
-    kg_sb_printf(sb, "%d check records; %d failed.\n\n", nrows, nfail);
-    if (weak.len > 0) {
-        kg_sb_puts(sb, "Weak cases (a shortcut passes their check; they cannot be primary and their arms fail):\n\n"
-                       "| case | shortcut that passes |\n|---|---|\n");
-        kg_sb_puts(sb, weak.buf);
-        kg_sb_puts(sb, "\n");
-    }
-    if (other.len > 0) {
-        kg_sb_puts(sb, "| process | case | arm | check | result | detail |\n|---|---|---|---|---|---|\n");
-        kg_sb_puts(sb, other.buf);
-        if (nfail > 50) kg_sb_printf(sb, "\n(%d more failed checks in checks/proc-NNN.csv)\n", nfail - 50);
-    }
-    kg_sb_free(&weak);
-    kg_sb_free(&other);
-}
-
-int kg_report_render(const char *dir, kg_analysis *an_out, char **md_out, char **json_out, char **csv_out,
-                     kg_err *err)
+int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_MAX], kg_err *err)
 {
     kg_evidence ev;
     kg_analysis an_local, *an = an_out != NULL ? an_out : &an_local;
-    kg_sb md = { 0 }, csv = { 0 }, jsb = { 0 };
-    json_t *meta = NULL, *res = NULL;
-    char *js = NULL;
     int rc;
     memset(an, 0, sizeof *an);
-    *md_out = *json_out = *csv_out = NULL;
+    for (int i = 0; i < KG_REPORT_MAX; i++) text[i] = NULL;
     if ((rc = kg_evidence_load(dir, &ev, err)) != KG_OK) return rc;
     kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
                           .nproc = ev.nproc, .state = ev.state };
     if ((rc = kg_analyse(&in, an, err)) != KG_OK) goto done;
-    meta = json_loads(ev.meta_json, 0, NULL);
-    if (meta == NULL) { rc = kg_errorf(err, KG_EINPUT, "%s/meta.json: not valid JSON", dir); goto done; }
-    write_md(&md, &ev, an, meta);
-    kg_report_hw_md(&md, &ev, an);
-    admission_md(&md, &ev);
-    results_csv(&csv, &ev, an);
-    res = results_json(&ev, an);
-    js = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-    if (js != NULL) kg_sb_printf(&jsb, "%s\n", js);
-    if (md.oom || csv.oom || js == NULL || jsb.oom || md.buf == NULL || csv.buf == NULL) {
-        rc = kg_errorf(err, KG_ENOMEM, "out of memory writing reports");
-        goto done;
+    for (int i = 0; i < NFORMATS; i++) {
+        kg_sb sb = { 0 };
+        if ((rc = formats[i].render(&sb, &ev, an, err)) != KG_OK || sb.oom || sb.buf == NULL) {
+            kg_sb_free(&sb);
+            if (rc == KG_OK) rc = kg_errorf(err, KG_ENOMEM, "out of memory writing %s", formats[i].file);
+            goto done;
+        }
+        text[i] = sb.buf;
     }
-    *md_out = md.buf;
-    *json_out = jsb.buf;
-    *csv_out = csv.buf;
-    md.buf = jsb.buf = csv.buf = NULL;
 done:
+    if (rc != KG_OK) kg_report_texts_free(text);
     if (rc != KG_OK || an_out == NULL) kg_analysis_free(an);
-    kg_sb_free(&md);
-    kg_sb_free(&csv);
-    kg_sb_free(&jsb);
-    free(js);
-    json_decref(meta);
-    json_decref(res);
     kg_evidence_free(&ev);
     return rc;
 }
 
 int kg_report_build(const char *dir, kg_analysis *an, char **md_out, kg_err *err)
 {
-    char *md = NULL, *js = NULL, *csv = NULL, path[KG_PATH_MAX + 32];
+    char *text[KG_REPORT_MAX], path[KG_PATH_MAX + 32];
     if (md_out != NULL) *md_out = NULL;
-    int rc = kg_report_render(dir, an, &md, &js, &csv, err);
+    int rc = kg_report_render(dir, an, text, err);
     if (rc != KG_OK) return rc;
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    if ((rc = kg_write_atomic(path, md, strlen(md), err)) != KG_OK) goto done;
-    snprintf(path, sizeof path, "%s/results.csv", dir);
-    if ((rc = kg_write_atomic(path, csv, strlen(csv), err)) != KG_OK) goto done;
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    if ((rc = kg_write_atomic(path, js, strlen(js), err)) != KG_OK) goto done;
-    if (md_out != NULL) {
-        *md_out = md;
-        md = NULL;
+    for (int i = 0; i < NFORMATS && rc == KG_OK; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, formats[i].file);
+        rc = kg_write_atomic(path, text[i], strlen(text[i]), err);
     }
-done:
+    if (rc == KG_OK && md_out != NULL) {
+        *md_out = text[0];   /* report.md */
+        text[0] = NULL;
+    }
     if (rc != KG_OK) kg_analysis_free(an);
-    free(md);
-    free(js);
-    free(csv);
+    kg_report_texts_free(text);
     return rc;
 }

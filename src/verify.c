@@ -247,7 +247,7 @@ done:
 
 int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
 {
-    char path[KG_PATH_MAX + 32], *text = NULL, *md = NULL, *js = NULL, *csv = NULL;
+    char path[KG_PATH_MAX + 32], *text = NULL;
     kg_plan *plan = NULL;
     kg_evidence ev = { 0 };
     int nfiles = 0, nreplayed = 0;
@@ -272,12 +272,14 @@ int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
     }
 
     kg_err re = { 0 };
-    if (kg_report_render(dir, NULL, &md, &js, &csv, &re) != KG_OK) {
+    char *texts[KG_REPORT_MAX];
+    if (kg_report_render(dir, NULL, texts, &re) != KG_OK) {
         problem(out, nbad, "analysis: cannot recompute the reports: %s", re.msg);
     } else {
-        same_bytes(dir, "report.md", md, out, nbad);
-        same_bytes(dir, "results.json", js, out, nbad);
-        same_bytes(dir, "results.csv", csv, out, nbad);
+        int nf = 0;
+        const kg_report_fmt *fmts = kg_report_formats(&nf);
+        for (int i = 0; i < nf; i++) same_bytes(dir, fmts[i].file, texts[i], out, nbad);
+        kg_report_texts_free(texts);
     }
 
     if (plan != NULL) {
@@ -292,8 +294,5 @@ int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
     kg_evidence_free(&ev);
     kg_plan_free(plan);
     free(text);
-    free(md);
-    free(js);
-    free(csv);
     return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
 }

@@ -1,0 +1,44 @@
+/* report.h: the reports of an evidence folder and the printer table.
+ *
+ * A printer turns the loaded evidence and its analysis into the bytes of
+ * one file of the folder.  To add a format, write its printer
+ * (report_FORMAT.c) and add a row to the table in report.c: the
+ * campaign, `kgate report` and `kgate verify` all walk the table. */
+#ifndef KGATE_REPORT_H
+#define KGATE_REPORT_H
+
+#include "kgate/err.h"
+#include "kgate/evidence.h"
+#include "kgate/stats.h"
+
+struct kg_sb;
+
+#define KG_REPORT_MAX 8   /* printers the table may hold */
+
+typedef struct kg_report_fmt {
+    const char *file;     /* its file in the folder, e.g. "report.md" */
+    int (*render)(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+} kg_report_fmt;
+
+/* The printer table; report.md is first. */
+const kg_report_fmt *kg_report_formats(int *n);
+
+/* The printers. */
+int kg_report_md(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+int kg_report_csv(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+int kg_report_json(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+
+/* "ok", "inadmissible", "incorrect", "weak case", "absent". */
+const char *kg_report_state_name(kg_arm_state s);
+
+/* Reads the folder, analyses it and writes every file of the table
+ * there.  When md is not NULL it receives report.md's text (caller
+ * frees).  *an receives the analysis. */
+int kg_report_build(const char *dir, kg_analysis *an, char **md, kg_err *err);
+
+/* The same files rendered in memory only: text[i] is the i-th printer's
+ * (caller frees with kg_report_texts_free); an may be NULL. */
+int kg_report_render(const char *dir, kg_analysis *an, char *text[KG_REPORT_MAX], kg_err *err);
+void kg_report_texts_free(char *text[KG_REPORT_MAX]);
+
+#endif

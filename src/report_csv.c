@@ -1,0 +1,51 @@
+/* report_csv.c: results.csv, one row per (case, arm) of the analysis.
+ * Formats only. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "kgate/evidence.h"
+#include "report.h"
+#include "util.h"
+
+static void csv_num(kg_sb *sb, double v)
+{
+    if (isfinite(v)) kg_sb_printf(sb, ",%.9g", v);
+    else kg_sb_puts(sb, ",");
+}
+
+static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
+{
+    const kg_plan *plan = ev->plan;
+    kg_sb_puts(sb, "case,arm,role,state,verdict,median_ns_fwd,median_ns_rev,process_reduction_fwd,"
+                   "process_reduction_rev,round_reduction_fwd,round_reduction_rev,round_reduction_min,"
+                   "round_reduction_max,wins_fwd,rounds_fwd,wins_rev,rounds_rev,reduction,reduction_lower,"
+                   "reduction_upper,order_diff,order_sensitive,drift\n");
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->state == KG_ARM_ABSENT) continue;
+            kg_sb_printf(sb, "%s,%s,%s,%s,%s", plan->cases[c].name, plan->arms[a].name, kg_role_name(r->role),
+                         kg_report_state_name(r->state), kg_verdict_name(r->verdict));
+            csv_num(sb, r->med_ns[0]); csv_num(sb, r->med_ns[1]);
+            csv_num(sb, r->proc_red[0]); csv_num(sb, r->proc_red[1]);
+            csv_num(sb, r->round_red[0]); csv_num(sb, r->round_red[1]);
+            csv_num(sb, r->round_red_min); csv_num(sb, r->round_red_max);
+            kg_sb_printf(sb, ",%d,%d,%d,%d", r->wins[0], r->nrounds[0], r->wins[1], r->nrounds[1]);
+            if (r->has_effect) {
+                csv_num(sb, r->eff.rho); csv_num(sb, r->eff.rho_lo); csv_num(sb, r->eff.rho_hi);
+                csv_num(sb, r->eff.order_diff);
+                kg_sb_printf(sb, ",%d", r->eff.order_flag);
+            } else {
+                kg_sb_puts(sb, ",,,,,");
+            }
+            csv_num(sb, r->drift);
+            kg_sb_puts(sb, "\n");
+        }
+}
+
+int kg_report_csv(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err)
+{
+    (void)err;
+    results_csv(out, ev, an);
+    return KG_OK;
+}

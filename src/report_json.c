@@ -1,0 +1,90 @@
+/* report_json.c: results.json, the analysis for programs: one object
+ * per (case, arm) with its state, medians, reductions, effect and
+ * verdict, and the gate.  Formats only. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kgate/evidence.h"
+#include "report.h"
+#include "util.h"
+
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
+{
+    const kg_plan *plan = ev->plan;
+    json_t *j = json_object();
+    json_object_set_new(j, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(j, "plan_sha256", json_string(plan->hash));
+    json_object_set_new(j, "gate_pass", json_boolean(an->gate_pass));
+    json_object_set_new(j, "gate_reason", json_string(an->gate_reason));
+    json_object_set_new(j, "invalid", json_boolean(an->invalid));
+    json_object_set_new(j, "control_valid", json_boolean(an->control_valid));
+    json_object_set_new(j, "order_ok", json_boolean(an->order_ok));
+    json_object_set_new(j, "processes_accepted", json_integer(an->nproc_accepted));
+    json_object_set_new(j, "processes_excluded", json_integer(an->nproc_rejected));
+    json_t *arr = json_array();
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->state == KG_ARM_ABSENT) continue;
+            json_t *o = json_object();
+            json_object_set_new(o, "case", json_string(plan->cases[c].name));
+            json_object_set_new(o, "arm", json_string(plan->arms[a].name));
+            json_object_set_new(o, "role", json_string(kg_role_name(r->role)));
+            json_object_set_new(o, "state", json_string(kg_report_state_name(r->state)));
+            json_object_set_new(o, "verdict", json_string(kg_verdict_name(r->verdict)));
+            json_object_set_new(o, "median_ns_fwd", jnum(r->med_ns[0]));
+            json_object_set_new(o, "median_ns_rev", jnum(r->med_ns[1]));
+            json_object_set_new(o, "median_ns", jnum(r->med_ns_all));
+            json_object_set_new(o, "process_reduction_fwd", jnum(r->proc_red[0]));
+            json_object_set_new(o, "process_reduction_rev", jnum(r->proc_red[1]));
+            json_object_set_new(o, "round_reduction_fwd", jnum(r->round_red[0]));
+            json_object_set_new(o, "round_reduction_rev", jnum(r->round_red[1]));
+            json_object_set_new(o, "round_reduction", jnum(r->round_red_all));
+            json_object_set_new(o, "round_reduction_min", jnum(r->round_red_min));
+            json_object_set_new(o, "round_reduction_max", jnum(r->round_red_max));
+            json_object_set_new(o, "wins_fwd", json_integer(r->wins[0]));
+            json_object_set_new(o, "rounds_fwd", json_integer(r->nrounds[0]));
+            json_object_set_new(o, "wins_rev", json_integer(r->wins[1]));
+            json_object_set_new(o, "rounds_rev", json_integer(r->nrounds[1]));
+            json_object_set_new(o, "drift", jnum(r->drift));
+            if (r->has_effect) {
+                json_t *e = json_object();
+                json_object_set_new(e, "theta_fwd", jnum(r->eff.theta_dir[0]));
+                json_object_set_new(e, "theta_rev", jnum(r->eff.theta_dir[1]));
+                json_object_set_new(e, "theta", jnum(r->eff.theta));
+                json_object_set_new(e, "processes_fwd", json_integer(r->eff.n[0]));
+                json_object_set_new(e, "processes_rev", json_integer(r->eff.n[1]));
+                json_object_set_new(e, "s", jnum(r->eff.s));
+                json_object_set_new(e, "se", jnum(r->eff.se));
+                json_object_set_new(e, "df", jnum(r->eff.df));
+                json_object_set_new(e, "reduction", jnum(r->eff.rho));
+                json_object_set_new(e, "reduction_lower", jnum(r->eff.rho_lo));
+                json_object_set_new(e, "reduction_upper", jnum(r->eff.rho_hi));
+                json_object_set_new(e, "order_diff", jnum(r->eff.order_diff));
+                json_object_set_new(e, "order_se", jnum(r->eff.order_se));
+                json_object_set_new(e, "order_sensitive", json_boolean(r->eff.order_flag));
+                json_object_set_new(o, "effect", e);
+            }
+            json_array_append_new(arr, o);
+        }
+    json_object_set_new(j, "results", arr);
+    return j;
+}
+
+int kg_report_json(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err)
+{
+    json_t *res = results_json(ev, an);
+    char *js = res != NULL ? json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) : NULL;
+    json_decref(res);
+    if (js == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory writing results.json");
+    kg_sb_printf(out, "%s\n", js);
+    free(js);
+    return KG_OK;
+}

@@ -1,0 +1,227 @@
+/* report_md.c: report.md, the report a person reads: the run header,
+ * the gate, results, controls and drift, the order check, correctness,
+ * processes, the hardware sections (report_hw.c) and admission.
+ *
+ * Formats what the evidence and the analysis hold; decides nothing and
+ * reads no file.  Nothing in it depends on the clock, the machine or the
+ * current directory, so a regenerated report is byte-identical. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kgate/evidence.h"
+#include "report.h"
+#include "report_hw.h"
+#include "util.h"
+
+static void pct(kg_sb *sb, double frac)
+{
+    if (isfinite(frac)) kg_sb_printf(sb, "%+.2f%%", 100.0 * frac);
+    else kg_sb_puts(sb, "–");
+}
+
+static void us(kg_sb *sb, double ns)
+{
+    if (isfinite(ns)) kg_sb_printf(sb, "%.3f", ns / 1000.0);
+    else kg_sb_puts(sb, "–");
+}
+
+static const char *meta_str(json_t *meta, const char *key)
+{
+    json_t *v = json_object_get(meta, key);
+    return json_is_string(v) ? json_string_value(v) : "unknown";
+}
+
+/* Fastest baseline median of case c in direction d (or all, d = 2). */
+static double base_ns(const kg_plan *plan, const kg_analysis *an, int c, int d)
+{
+    double best = NAN;
+    for (int a = 0; a < plan->narms; a++) {
+        const kg_arm_result *r = &an->res[c * an->narms + a];
+        if (r->role != KG_ROLE_BASELINE || r->state != KG_ARM_OK) continue;
+        double v = d < 2 ? r->med_ns[d] : r->med_ns_all;
+        if (isfinite(v) && (!isfinite(best) || v < best)) best = v;
+    }
+    return best;
+}
+
+static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
+{
+    const kg_plan *plan = ev->plan;
+    const kg_campaign *cp = &plan->campaign;
+    kg_sb_printf(sb, "# kgate report: %s\n\n", cp->name);
+    kg_sb_puts(sb, "| | |\n|---|---|\n");
+    kg_sb_printf(sb, "| plan | `%s`, sha256 `%s` |\n", meta_str(meta, "plan_path"), plan->hash);
+    kg_sb_printf(sb, "| kgate | %s (git %s) |\n", meta_str(meta, "kgate_version"), meta_str(meta, "kgate_git_sha"));
+    kg_sb_printf(sb, "| backend | %s: %s |\n", meta_str(meta, "backend"), meta_str(meta, "device"));
+    kg_sb_printf(sb, "| host | %s (%s) |\n", meta_str(meta, "host"), meta_str(meta, "os"));
+    kg_sb_printf(sb, "| started | %s |\n", meta_str(meta, "started_utc"));
+    kg_sb_printf(sb, "| processes | %d per direction planned; %d accepted, %d excluded |\n", cp->processes,
+                 an->nproc_accepted, an->nproc_rejected);
+    kg_sb_printf(sb, "| protocol | %d rounds x %d samples (%d warmup) per arm, pack %d, interleave %s, l2 %s, inputs %s, "
+                     "rotate %d input set%s |\n",
+                 cp->rounds, cp->samples, cp->warmup, cp->pack,
+                 cp->interleave == KG_INTERLEAVE_SAMPLE ? "sample" : "block", cp->l2 == KG_L2_COLD ? "cold" : "warm",
+                 cp->inputs == KG_INPUTS_FRESH ? "fresh" : "resident", cp->rotate, cp->rotate == 1 ? "" : "s");
+    kg_sb_printf(sb, "| decision | alpha %.3g one-sided; margin %.2f%%; equivalence +-%.2f%%; control +-%.2f%% |\n\n",
+                 cp->alpha, 100 * cp->margin, 100 * cp->equivalence, 100 * cp->control_margin);
+
+    kg_sb_printf(sb, "## Gate: %s\n\n", an->gate_pass ? "PASS" : "FAIL");
+    if (plan->gate.rule == KG_GATE_INTERVAL)
+        kg_sb_printf(sb, "Rule (declared before the first sample): lower %.0f%% bound of the reduction >= %.2f%% on every %s case",
+                     100 * (1 - cp->alpha), 100 * plan->gate.min_reduction, plan->gate.all_cases ? "" : "primary");
+    else
+        kg_sb_printf(sb, "Rule (declared before the first sample): process and paired-round reduction >= %.2f%% in both directions and every round won, on every %s case",
+                     100 * plan->gate.min_reduction, plan->gate.all_cases ? "" : "primary");
+    kg_sb_printf(sb, "%s%s.\n\n", plan->gate.require_order ? ", order check passes" : "",
+                 plan->gate.require_control ? ", control valid" : "");
+    kg_sb_printf(sb, "Result: %s.%s\n\n", an->gate_reason,
+                 an->invalid ? " The campaign is INVALID (control failed or no usable process)." : "");
+
+    kg_sb_puts(sb, "## Results\n\n");
+    kg_sb_puts(sb, "Times are medians over processes of per-process medians, in µs. Reductions are 1 - arm/baseline "
+                   "(positive = faster) against the fastest baseline; the interval is the one-sided "
+                   "(1 - alpha) bound on each side, from process means with directions as strata.\n\n");
+    kg_sb_puts(sb, "| case | arm | role | fwd µs base → arm | rev µs base → arm | process red. fwd / rev | "
+                   "paired-round red. [range] | round wins fwd / rev | reduction [lower, upper] | verdict |\n");
+    kg_sb_puts(sb, "|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++) {
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->state == KG_ARM_ABSENT) continue;
+            kg_sb_printf(sb, "| %s%s | %s | %s | ", plan->cases[c].name, plan->cases[c].primary ? "" : " (secondary)",
+                         plan->arms[a].name, kg_role_name(r->role));
+            for (int d = 0; d < 2; d++) {
+                us(sb, base_ns(plan, an, c, d));
+                kg_sb_puts(sb, " → ");
+                us(sb, r->med_ns[d]);
+                kg_sb_puts(sb, " | ");
+            }
+            if (r->role == KG_ROLE_BASELINE) {
+                kg_sb_printf(sb, "| | | | %s |\n", r->state == KG_ARM_OK ? "baseline" : kg_verdict_name(r->verdict));
+                continue;
+            }
+            pct(sb, r->proc_red[0]); kg_sb_puts(sb, " / "); pct(sb, r->proc_red[1]); kg_sb_puts(sb, " | ");
+            pct(sb, r->round_red_all); kg_sb_puts(sb, " ["); pct(sb, r->round_red_min); kg_sb_puts(sb, ", ");
+            pct(sb, r->round_red_max); kg_sb_puts(sb, "] | ");
+            kg_sb_printf(sb, "%d/%d / %d/%d | ", r->wins[0], r->nrounds[0], r->wins[1], r->nrounds[1]);
+            if (r->has_effect) {
+                pct(sb, r->eff.rho);
+                if (r->eff.has_interval) {
+                    kg_sb_puts(sb, " ["); pct(sb, r->eff.rho_lo); kg_sb_puts(sb, ", "); pct(sb, r->eff.rho_hi);
+                    kg_sb_puts(sb, "]");
+                } else {
+                    kg_sb_puts(sb, " (no interval: fewer than 2 processes in a direction)");
+                }
+            }
+            kg_sb_printf(sb, " | %s |\n", kg_verdict_name(r->verdict));
+        }
+    }
+    kg_sb_puts(sb, "\n## Controls (A/A) and drift\n\n");
+    kg_sb_puts(sb, "| case | arm | role | drift first → last round | contrast [lower, upper] | status |\n|---|---|---|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++) {
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->state != KG_ARM_OK) continue;
+            kg_sb_printf(sb, "| %s | %s | %s | ", plan->cases[c].name, plan->arms[a].name, kg_role_name(r->role));
+            pct(sb, r->drift);
+            kg_sb_puts(sb, " | ");
+            if (r->role == KG_ROLE_CONTROL && r->has_effect && r->eff.has_interval) {
+                pct(sb, r->eff.rho); kg_sb_puts(sb, " ["); pct(sb, r->eff.rho_lo); kg_sb_puts(sb, ", ");
+                pct(sb, r->eff.rho_hi); kg_sb_puts(sb, "]");
+                kg_sb_printf(sb, " | %s |\n", r->control == KG_CONTROL_INVALID
+                                                  ? "INVALID: control differs from its baseline"
+                                              : r->control == KG_CONTROL_WIDE
+                                                  ? "valid (interval wider than the control margin: claims below it are unsupported)"
+                                                  : "valid");
+            } else {
+                kg_sb_puts(sb, " | |\n");
+            }
+        }
+    }
+    kg_sb_puts(sb, "\n## Order check (forward vs reverse)\n\n");
+    kg_sb_printf(sb, "| case | arm | log ratio fwd | log ratio rev | difference | %.1f SE | order-sensitive |\n"
+                     "|---|---|---|---|---|---|---|\n", KG_ORDER_SE_FACTOR);
+    for (int c = 0; c < plan->ncases; c++) {
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (!r->has_effect) continue;
+            kg_sb_printf(sb, "| %s | %s | %+.5f | %+.5f | %+.5f | ", plan->cases[c].name, plan->arms[a].name,
+                         r->eff.theta_dir[0], r->eff.theta_dir[1], r->eff.order_diff);
+            if (r->eff.has_interval) kg_sb_printf(sb, "%.5f", KG_ORDER_SE_FACTOR * r->eff.order_se);
+            else kg_sb_puts(sb, "–");
+            kg_sb_printf(sb, " | %s |\n", r->eff.order_flag ? "YES" : "no");
+        }
+    }
+    kg_sb_puts(sb, "\n## Correctness\n\n");
+    kg_sb_printf(sb, "%d checks in accepted processes, %d failed (checks/proc-NNN.csv).\n\n", ev->nchecks, ev->nchecks_failed);
+    kg_sb_puts(sb, "| case | arm | admission |\n|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < plan->narms; a++) {
+            kg_arm_state s = ev->state[c * plan->narms + a];
+            if (s != KG_ARM_ABSENT)
+                kg_sb_printf(sb, "| %s | %s | %s |\n", plan->cases[c].name, plan->arms[a].name, kg_report_state_name(s));
+        }
+    kg_sb_puts(sb, "\n## Processes\n\n| process | direction | status | reason |\n|---|---|---|---|\n");
+    for (int p = 0; p < ev->nproc; p++)
+        kg_sb_printf(sb, "| %d | %s | %s | %s |\n", p, ev->procs[p].dir == 0 ? "fwd" : "rev", ev->procs[p].status,
+                     ev->procs[p].reason);
+}
+
+/* "## Admission": from the check records of every process, the weak
+ * cases, inadmissible cases, the numerical negative, parity, and every
+ * failed check (the first 50), in process order so that a regenerated
+ * report is identical. */
+static void admission_md(kg_sb *sb, const kg_evidence *ev)
+{
+    const kg_plan *plan = ev->plan;
+    kg_sb weak = { 0 }, other = { 0 };
+    int nfail = 0, nrows = 0;
+    kg_sb_puts(sb, "\n## Admission\n\n");
+    for (size_t i = 0; i < ev->nchecks_all; i++) {
+        const kg_check_rec *k = &ev->checks[i];
+        const char *cname = plan->cases[k->kase].name, *aname = k->arm >= 0 ? plan->arms[k->arm].name : "";
+        nrows++;
+        if (strcmp(k->check, KG_CHECK_WEAK) == 0 && !k->pass) {
+            char key[KG_NAME_MAX + 8];
+            snprintf(key, sizeof key, "| %s |", cname);
+            if (weak.buf == NULL || strstr(weak.buf, key) == NULL)
+                kg_sb_printf(&weak, "| %s | %s |\n", cname, k->detail);
+        } else if (strcmp(k->check, KG_CHECK_NEGATIVE) == 0) {
+            kg_sb_printf(&other, "| %d | %s | %s | %s | %s | %s |\n", k->proc, cname, aname, k->check,
+                         k->pass ? "rejected (as required)" : "NOT REJECTED", k->detail);
+        } else if (!k->pass && nfail++ < 50) {
+            char rel[40] = "";
+            if (k->has_cmp) snprintf(rel, sizeof rel, "%.6g", k->max_rel);
+            kg_sb_printf(&other, "| %d | %s | %s | %s:%s | FAIL | %s%s%s%s |\n", k->proc, cname, aname,
+                         kg_phase_name(k->phase), k->check, rel[0] ? "max err/bound " : "", rel, rel[0] ? "; " : "",
+                         k->detail);
+        }
+    }
+    kg_sb_printf(sb, "%d check records; %d failed.\n\n", nrows, nfail);
+    if (weak.len > 0) {
+        kg_sb_puts(sb, "Weak cases (a shortcut passes their check; they cannot be primary and their arms fail):\n\n"
+                       "| case | shortcut that passes |\n|---|---|\n");
+        kg_sb_puts(sb, weak.buf);
+        kg_sb_puts(sb, "\n");
+    }
+    if (other.len > 0) {
+        kg_sb_puts(sb, "| process | case | arm | check | result | detail |\n|---|---|---|---|---|---|\n");
+        kg_sb_puts(sb, other.buf);
+        if (nfail > 50) kg_sb_printf(sb, "\n(%d more failed checks in checks/proc-NNN.csv)\n", nfail - 50);
+    }
+    kg_sb_free(&weak);
+    kg_sb_free(&other);
+}
+
+int kg_report_md(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err)
+{
+    json_t *meta = json_loads(ev->meta_json, 0, NULL);
+    if (meta == NULL) return kg_errorf(err, KG_EINPUT, "meta.json: not valid JSON (restore it from the campaign)");
+    write_md(out, ev, an, meta);
+    kg_report_hw_md(out, ev, an);
+    admission_md(out, ev);
+    json_decref(meta);
+    return KG_OK;
+}
