@@ -6,7 +6,6 @@
 #include "campaign.h"
 #include "cli.h"
 
-int kg_cmd_freeze(int argc, char **argv);
 
 static const char help[] =
     "usage: kgate freeze PLAN [-o FILE]\n"

@@ -6,7 +6,6 @@
 #include "cli.h"
 #include "util.h"
 
-int kg_cmd_verify(int argc, char **argv);
 
 static const char help[] =
     "usage: kgate verify DIR\n"

@@ -38,7 +38,7 @@ int kg_cmd_worker(int argc, char **argv)
     int rc = kg_worker_main(&o, &err);
     if (rc != KG_OK) {
         fprintf(stderr, "kgate worker %d: %s\n", o.proc, err.msg);
-        return 4;
+        return KG_EXIT_WORKER;
     }
     return 0;
 }
