@@ -1,5 +1,6 @@
 /* cli.h: the subcommands of the kgate command line and the services they
- * share (cli.c): library errors as exit statuses, --help.
+ * share (cli.c): the option tables that parse a command line and print
+ * its --help, and library errors as exit statuses.
  *
  * Exit statuses, the one list of them (main.c prints it under
  * `kgate --help`, from kg_cli_exit_text):
@@ -16,6 +17,8 @@
  *      records it */
 #ifndef KGATE_CLI_H
 #define KGATE_CLI_H
+
+#include <stdio.h>
 
 enum { KG_EXIT_PASS = 0, KG_EXIT_FAIL = 1, KG_EXIT_USAGE = 2, KG_EXIT_INVALID = 3, KG_EXIT_WORKER = 4 };
 
@@ -37,5 +40,57 @@ int kg_cli_fail(int rc, const char *msg);
 
 /* 1 when arg is -h or --help. */
 int kg_cli_is_help(const char *arg);
+
+/* ---- option tables ----
+ *
+ * Each command declares its options once, as a table of kg_cli_opt; the
+ * same table drives the parser (getopt_long underneath) and prints the
+ * command's --help, so the two cannot disagree.  `--name=value` and
+ * `--name value` are both accepted; long names must be given in full
+ * (no abbreviations); -h and --help are always there. */
+
+typedef enum kg_cli_kind {
+    KG_CLI_FLAG,   /* no value: *(int *)dst = value */
+    KG_CLI_STRING, /* *(const char **)dst = the value, as given */
+    KG_CLI_INT,    /* a whole number (decimal) in [min, max]: *(int *)dst */
+    KG_CLI_REAL    /* a finite real number, read whole, in [min, max]: *(double *)dst */
+} kg_cli_kind;
+
+typedef struct kg_cli_opt {
+    const char *name;  /* long name without "--"; NULL ends the table */
+    char short_name;   /* 0: none ('h' is taken by --help) */
+    const char *arg;   /* the value's name in the help ("DIR"); NULL for a flag */
+    kg_cli_kind kind;
+    void *dst;         /* where the value goes */
+    int value;         /* KG_CLI_FLAG: what it stores */
+    double min, max;   /* KG_CLI_INT, KG_CLI_REAL: the accepted range */
+    int *seen;         /* when not NULL: set to 1 when the option is given */
+    const char *help;  /* one sentence or more; the help printer wraps it */
+} kg_cli_opt;
+
+typedef struct kg_cli_spec {
+    const char *cmd;        /* "run" */
+    const char *args;       /* the one positional argument ("PLAN"); NULL: none */
+    const char *about;      /* what the command does: printed after the usage line */
+    const kg_cli_opt *opts; /* the table */
+    const char *footer;     /* printed after the options; NULL: nothing */
+} kg_cli_spec;
+
+/* kg_cli_parse's "go on": no exit status yet. */
+enum { KG_CLI_GO = -1 };
+
+/* Parses argv[1..argc) (argv[0] is the command's name) against spec's
+ * table, filling the destinations.  argv itself is left as it is (its
+ * order is recorded in meta.json).  Returns KG_CLI_GO with *positional the
+ * positional argument (NULL when spec->args is NULL); KG_EXIT_PASS after
+ * printing the help on stdout (-h, --help); KG_EXIT_USAGE after a one-line
+ * error on stderr (unknown option, missing or malformed value, extra
+ * argument) or, when the positional argument is missing, the help on
+ * stderr. */
+int kg_cli_parse(const kg_cli_spec *spec, int argc, char **argv, const char **positional);
+
+/* Prints spec's help: the usage line made from the table, about, the
+ * options with their help, footer. */
+void kg_cli_help(const kg_cli_spec *spec, FILE *fp);
 
 #endif

@@ -16,18 +16,10 @@
 #include "cli.h"
 #include "util.h"
 
-static const char help[] =
-    "usage: kgate check PLAN [-o DIR] [--backend NAME] [--negative ARM]\n"
-    "\n"
+static const char about[] =
     "Runs the admission checks of every arm on every case, in one fresh worker process, and prints\n"
     "a table: each check, pass or fail, the largest error relative to its bound, and why.  Nothing\n"
-    "is timed.  Exit status 0 when every check passed, 1 otherwise, 2 on a usage or input error.\n"
-    "\n"
-    "  --negative ARM   rebuild ARM with KGATE_NEGATIVE=1 (every KGATE_STORE stores zero) and require\n"
-    "                   every output check of ARM to fail: a suite that passes the negative proves nothing\n"
-    "  --sanitize TOOLS  also run the checks under compute-sanitizer, once per tool (memcheck, racecheck,\n"
-    "                   synccheck, initcheck; comma-separated), each in its own folder DIR-TOOL; a tool\n"
-    "                   that reports an error fails the check\n";
+    "is timed.  Exit status 0 when every check passed, 1 otherwise, 2 on a usage or input error.\n";
 
 /* Runs the check campaign again under compute-sanitizer --tool tool.
  * Returns 1 when the tool reported errors (or could not run), 0 when
@@ -78,18 +70,23 @@ int kg_cmd_check(int argc, char **argv)
     o.argc = argc;
     o.argv = argv;
     const char *neg = NULL, *sanitize = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (kg_cli_is_help(a)) { fputs(help, stdout); return 0; }
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) && i + 1 < argc) o.out_dir = argv[++i];
-        else if (strcmp(a, "--backend") == 0 && i + 1 < argc) o.backend = argv[++i];
-        else if (strcmp(a, "--negative") == 0 && i + 1 < argc) neg = argv[++i];
-        else if (strcmp(a, "--sanitize") == 0 && i + 1 < argc) sanitize = argv[++i];
-        else if (a[0] == '-') { fprintf(stderr, "kgate check: unknown option '%s'\n%s", a, help); return KG_EXIT_USAGE; }
-        else if (o.plan_path == NULL) o.plan_path = a;
-        else { fprintf(stderr, "kgate check: one plan at a time\n"); return KG_EXIT_USAGE; }
-    }
-    if (o.plan_path == NULL) { fputs(help, stderr); return KG_EXIT_USAGE; }
+    const kg_cli_opt opts[] = {
+        { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,
+          .help = "evidence folder (must not hold a campaign already; default kgate-out/NAME-UTCTIME)" },
+        { .name = "backend", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &o.backend,
+          .help = "override the plan's backend: auto, cpu, fake, cuda" },
+        { .name = "negative", .arg = "ARM", .kind = KG_CLI_STRING, .dst = &neg,
+          .help = "rebuild ARM with KGATE_NEGATIVE=1 (every KGATE_STORE stores zero) and require every output "
+                  "check of ARM to fail: a suite that passes the negative proves nothing" },
+        { .name = "sanitize", .arg = "TOOLS", .kind = KG_CLI_STRING, .dst = &sanitize,
+          .help = "also run the checks under compute-sanitizer, once per tool (memcheck, racecheck, synccheck, "
+                  "initcheck; comma-separated), each in its own folder DIR-TOOL; a tool that reports an error "
+                  "fails the check" },
+        { .name = NULL },
+    };
+    const kg_cli_spec spec = { .cmd = "check", .args = "PLAN", .about = about, .opts = opts };
+    int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
+    if (parsed != KG_CLI_GO) return parsed;
     if (neg != NULL) {
         o.negative = 1;
         o.negative_arm = neg;
