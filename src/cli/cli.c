@@ -109,29 +109,45 @@ void kg_cli_help(const kg_cli_spec *spec, FILE *fp)
 
 /* ---- parsing ---- */
 
+int kg_cli_read_int(const char *s, long long min, long long max, long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    /* strtoll would skip leading white space */
+    long long x = (s[0] == '-' || s[0] == '+' || (s[0] >= '0' && s[0] <= '9')) ? strtoll(s, &end, 10) : 0;
+    if (end == NULL || end == s || *end != '\0' || errno == ERANGE || x < min || x > max) return KG_EUSAGE;
+    *out = x;
+    return KG_OK;
+}
+
+int kg_cli_read_real(const char *s, double min, double max, double *out)
+{
+    char *end = NULL;
+    double x = (s[0] != '\0' && s[0] != ' ' && s[0] != '\t' && s[0] != '\n') ? strtod(s, &end) : 0;
+    if (end == NULL || end == s || *end != '\0' || !isfinite(x) || x < min || x > max) return KG_EUSAGE;
+    *out = x;
+    return KG_OK;
+}
+
 /* Reads a value into o's destination; on a malformed one says so. */
 static int set_value(const kg_cli_spec *spec, const kg_cli_opt *o, const char *v)
 {
-    char *end = NULL;
     if (o->kind == KG_CLI_STRING) {
         *(const char **)o->dst = v;
     } else if (o->kind == KG_CLI_INT) {
-        errno = 0;
-        long long x = (v[0] == '-' || v[0] == '+' || (v[0] >= '0' && v[0] <= '9')) ? strtoll(v, &end, 10) : 0;
-        if (end == NULL || end == v || *end != '\0' || errno == ERANGE || (double)x < o->min || (double)x > o->max) {
+        long long x;
+        if (kg_cli_read_int(v, (long long)o->min, (long long)o->max, &x) != KG_OK) {
             fprintf(stderr, "kgate %s: --%s needs a whole number from %.0f to %.0f, not '%s'\n", spec->cmd, o->name,
                     o->min, o->max, v);
             return KG_EXIT_USAGE;
         }
         *(int *)o->dst = (int)x;
     } else if (o->kind == KG_CLI_REAL) {
-        double x = (v[0] != '\0' && v[0] != ' ' && v[0] != '\t' && v[0] != '\n') ? strtod(v, &end) : 0;
-        if (end == NULL || end == v || *end != '\0' || !isfinite(x) || x < o->min || x > o->max) {
+        if (kg_cli_read_real(v, o->min, o->max, (double *)o->dst) != KG_OK) {
             fprintf(stderr, "kgate %s: --%s needs a number from %g to %g, not '%s'\n", spec->cmd, o->name, o->min,
                     o->max, v);
             return KG_EXIT_USAGE;
         }
-        *(double *)o->dst = x;
     } else {
         *(int *)o->dst = o->value;
     }

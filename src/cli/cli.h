@@ -19,20 +19,45 @@
 #define KGATE_CLI_H
 
 #include <stdio.h>
+#include "kgate/err.h"
+#include "kgate/settings.h"
 
 enum { KG_EXIT_PASS = 0, KG_EXIT_FAIL = 1, KG_EXIT_USAGE = 2, KG_EXIT_INVALID = 3, KG_EXIT_WORKER = 4 };
 
 /* The exit statuses above, as the text `kgate --help` ends with. */
 extern const char kg_cli_exit_text[];
 
-/* The commands; each returns the process exit status. */
-int kg_cmd_run(int argc, char **argv);
-int kg_cmd_check(int argc, char **argv);
-int kg_cmd_report(int argc, char **argv);
-int kg_cmd_verify(int argc, char **argv);
-int kg_cmd_freeze(int argc, char **argv);
-int kg_cmd_list(int argc, char **argv);
-int kg_cmd_worker(int argc, char **argv);
+/* The commands; each returns the process exit status.  env is the
+ * environment, read once by main (kg_cli_settings_from_env); the commands
+ * that run campaigns or workers hand it down in their options. */
+int kg_cmd_run(int argc, char **argv, const kg_settings *env);
+int kg_cmd_check(int argc, char **argv, const kg_settings *env);
+int kg_cmd_report(int argc, char **argv, const kg_settings *env);
+int kg_cmd_verify(int argc, char **argv, const kg_settings *env);
+int kg_cmd_freeze(int argc, char **argv, const kg_settings *env);
+int kg_cmd_list(int argc, char **argv, const kg_settings *env);
+int kg_cmd_worker(int argc, char **argv, const kg_settings *env);
+
+/* ---- the environment (env.c) ---- */
+
+/* Fills s from every environment variable kgate honours (the list is in
+ * kgate/settings.h); an unset or empty variable is NULL, except
+ * KGATE_FORBID (set and empty: no names) and CUDA_VISIBLE_DEVICES (quoted
+ * as it is).  The numeric ones are checked: KGATE_NEGATIVE 0 or 1,
+ * KGATE_FAKE_SLEEP_MS a number of milliseconds in [0, 1e6],
+ * KGATE_FAULT_WRITE_AFTER a whole number >= 0; a malformed value is
+ * KG_EUSAGE naming the variable.  The strings are the environment's own
+ * (getenv); glibc never frees those, so a later setenv leaves them
+ * valid. */
+int kg_cli_settings_from_env(kg_settings *s, kg_err *err);
+
+/* Transitional: until the library takes the worker wrapper and the
+ * negative arm from kg_settings (it reads KGATE_WORKER_WRAPPER and
+ * KGATE_NEGATIVE_ARM itself today), `kgate check`, which sets them per
+ * campaign in its copy of the settings, hands them over in the
+ * environment through this call.  Delete it once the library has
+ * switched. */
+int kg_cli_env_handover(const kg_settings *s);
 
 /* Prints "kgate: <message>" on stderr and returns the exit status for
  * library code rc (the list above). */
@@ -75,6 +100,11 @@ typedef struct kg_cli_spec {
     const kg_cli_opt *opts; /* the table */
     const char *footer;     /* printed after the options; NULL: nothing */
 } kg_cli_spec;
+
+/* Whole numbers (decimal, no leading space, no fraction) and finite
+ * reals read whole, in [min, max]: KG_OK with *out, else KG_EUSAGE. */
+int kg_cli_read_int(const char *s, long long min, long long max, long long *out);
+int kg_cli_read_real(const char *s, double min, double max, double *out);
 
 /* kg_cli_parse's "go on": no exit status yet. */
 enum { KG_CLI_GO = -1 };

@@ -29,13 +29,17 @@ static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *t
     char wrap[256], sdir[1100], log[1200];
     snprintf(wrap, sizeof wrap, "compute-sanitizer --tool %s --error-exitcode 86 --print-limit 20", tool);
     snprintf(sdir, sizeof sdir, "%s-%s", dir, tool);
-    setenv("KGATE_WORKER_WRAPPER", wrap, 1);
+    kg_settings s = *base->settings;
+    s.worker_wrapper = wrap;
     kg_run_opts o = *base;
     o.out_dir = sdir;
+    o.settings = &s;
     kg_analysis an;
     kg_err err = { 0 };
-    int rc = kg_campaign_run(&o, sdir, sizeof sdir, &an, &err);
-    unsetenv("KGATE_WORKER_WRAPPER");
+    int rc = kg_cli_env_handover(&s);
+    if (rc == KG_OK) rc = kg_campaign_run(&o, sdir, sizeof sdir, &an, &err);
+    else kg_errorf(&err, rc, "out of memory");
+    kg_cli_env_handover(base->settings);
     if (rc != KG_OK) {
         snprintf(detail, cap, "could not run: %s", err.msg);
         return 1;
@@ -63,7 +67,7 @@ static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *t
     return !clean;
 }
 
-int kg_cmd_check(int argc, char **argv)
+int kg_cmd_check(int argc, char **argv, const kg_settings *env)
 {
     kg_run_opts o = { 0 };
     o.check_only = 1;
@@ -87,15 +91,19 @@ int kg_cmd_check(int argc, char **argv)
     const kg_cli_spec spec = { .cmd = "check", .args = "PLAN", .about = about, .opts = opts };
     int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
     if (parsed != KG_CLI_GO) return parsed;
+    /* the campaign's own copy of the settings */
+    kg_settings s = *env;
+    o.settings = &s;
     if (neg != NULL) {
-        o.negative = 1;
-        o.negative_arm = neg;
-        setenv("KGATE_NEGATIVE_ARM", neg, 1);
+        o.negative = s.negative = 1;
+        o.negative_arm = s.negative_arm = neg;
     }
     char dir[1024] = "";
     kg_analysis an;
     kg_err err = { 0 };
-    int rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
+    int rc = kg_cli_env_handover(&s);
+    if (rc == KG_OK) rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
+    else kg_errorf(&err, rc, "out of memory");
     if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
     kg_analysis_free(&an);
 

@@ -16,8 +16,9 @@ static const char about[] =
 
 static const char footer[] = "Exit status: 0 written, 2 usage or input error.\n";
 
-int kg_cmd_freeze(int argc, char **argv)
+int kg_cmd_freeze(int argc, char **argv, const kg_settings *env)
 {
+    (void)env; /* needs none of the environment */
     const char *plan_path = NULL, *out = NULL;
     const kg_cli_opt opts[] = {
         { .name = "out", .short_name = 'o', .arg = "FILE", .kind = KG_CLI_STRING, .dst = &out,

@@ -4,8 +4,9 @@
 #include "cli.h"
 #include "kgate/oracle.h"
 
-int kg_cmd_list(int argc, char **argv)
+int kg_cmd_list(int argc, char **argv, const kg_settings *env)
 {
+    (void)env; /* needs none of the environment */
     const kg_cli_opt opts[] = { { .name = NULL } };
     const kg_cli_spec spec = { .cmd = "list", .about = "Lists the ops (case variables, inputs, outputs) and the backends.\n",
                                .opts = opts };

@@ -11,8 +11,9 @@ static const char about[] =
     "analysis and rewrites report.md, results.json and results.csv; prints report.md on stdout.\n"
     "The files are byte-identical to those the campaign wrote.  Exit status as for kgate run.\n";
 
-int kg_cmd_report(int argc, char **argv)
+int kg_cmd_report(int argc, char **argv, const kg_settings *env)
 {
+    (void)env; /* needs none of the environment */
     const char *dir = NULL;
     const kg_cli_opt opts[] = { { .name = NULL } };
     const kg_cli_spec spec = { .cmd = "report", .args = "DIR", .about = about, .opts = opts };

@@ -17,12 +17,13 @@ static const char footer[] =
     "Exit status: 0 gate passed, 1 gate failed or inconclusive, 2 usage or input error,\n"
     "3 invalid campaign (control failed or no usable process).\n";
 
-int kg_cmd_run(int argc, char **argv)
+int kg_cmd_run(int argc, char **argv, const kg_settings *env)
 {
     kg_run_opts o = { 0 };
     o.progress = isatty(2);
     o.argc = argc;
     o.argv = argv; /* as given: the parser reorders a copy */
+    o.settings = env;
     int repeats = 0, has_repeats = 0;
     const kg_cli_opt opts[] = {
         { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,

@@ -18,8 +18,9 @@ static const char about[] =
 
 static const char footer[] = "Exit status: 0 verified, 1 a mismatch, 2 usage error or not an evidence folder.\n";
 
-int kg_cmd_verify(int argc, char **argv)
+int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
 {
+    (void)env; /* needs none of the environment */
     const char *dir = NULL;
     const kg_cli_opt opts[] = { { .name = NULL } };
     const kg_cli_spec spec = { .cmd = "verify", .args = "DIR", .about = about, .opts = opts, .footer = footer };

@@ -11,11 +11,13 @@ static const char about[] =
 static const char footer[] =
     "Exit status: 0 the process completed, 2 usage error, 4 the process failed (its log says why).\n";
 
-int kg_cmd_worker(int argc, char **argv)
+int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
 {
     kg_worker_opts o = { 0 };
     o.proc = -1;
     o.slot = -1;
+    kg_settings s = *env; /* the environment, then what the supervisor says */
+    o.settings = &s;
     const kg_cli_opt opts[] = {
         { .name = "plan", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &o.plan_path, .help = "the campaign's plan" },
         { .name = "out", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir, .help = "the evidence folder" },
@@ -29,6 +31,10 @@ int kg_cmd_worker(int argc, char **argv)
           .help = "\"progress: case C round r/R\" lines on stderr (its log)" },
         { .name = "check-only", .kind = KG_CLI_FLAG, .dst = &o.check_only, .value = 1,
           .help = "admission checks only, no timed rounds" },
+        { .name = "negative", .kind = KG_CLI_FLAG, .dst = &s.negative, .value = 1,
+          .help = "build the arms as the numerical negative (every KGATE_STORE stores zero)" },
+        { .name = "negative-arm", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &s.negative_arm,
+          .help = "with --negative: only the arm NAME" },
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "worker", .about = about, .opts = opts, .footer = footer };

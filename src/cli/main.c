@@ -1,6 +1,6 @@
-/* main.c: `kgate`, the command line.  Dispatches to one subcommand
- * through the command table, which also prints the usage text; nothing
- * else. */
+/* main.c: `kgate`, the command line.  Reads the environment once, then
+ * dispatches to one subcommand through the command table, which also
+ * prints the usage text; nothing else. */
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -8,7 +8,7 @@
 typedef struct kg_cli_cmd {
     const char *name;
     const char *args;    /* what follows the name in the usage text */
-    int (*fn)(int argc, char **argv);
+    int (*fn)(int argc, char **argv, const kg_settings *env);
     const char *summary; /* one line */
 } kg_cli_cmd;
 
@@ -46,6 +46,12 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
+    kg_settings env;
+    kg_err err = { 0 };
+    if (kg_cli_settings_from_env(&env, &err) != KG_OK) {
+        fprintf(stderr, "kgate: %s\n", err.msg);
+        return KG_EXIT_USAGE;
+    }
     if (argc < 2) {
         usage(stderr);
         return KG_EXIT_USAGE;
@@ -60,7 +66,7 @@ int main(int argc, char **argv)
         return KG_EXIT_PASS;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+        if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1, &env);
     fprintf(stderr, "kgate: unknown command '%s' (try kgate --help)\n", cmd);
     return KG_EXIT_USAGE;
 }
