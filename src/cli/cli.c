@@ -180,7 +180,8 @@ int kg_cli_parse(const kg_cli_spec *spec, int argc, char **argv, const char **po
     while (spec->opts[n].name != NULL) n++;
     struct option *longs = calloc((size_t)n + 2, sizeof *longs);
     char *shorts = malloc(3 * (size_t)n + 4);
-    /* getopt_long reorders the array it parses: it parses a copy */
+    /* getopt_long may reorder the array it parses (it does without the
+     * leading "-" below): it parses a copy, and argv stays as given */
     char **av = malloc(((size_t)argc + 1) * sizeof *av);
     int st = KG_CLI_GO;
     const char *pos = NULL;
