@@ -17,18 +17,10 @@
 #include "cli.h"
 #include "util.h"
 
-static const char help[] =
-    "usage: kgate check PLAN [-o DIR] [--backend NAME] [--negative ARM]\n"
-    "\n"
+static const char about[] =
     "Runs the admission checks of every arm on every case, in one fresh worker process, and prints\n"
     "a table: each check, pass or fail, the largest error relative to its bound, and why.  Nothing\n"
-    "is timed.  Exit status 0 when every check passed, 1 otherwise, 2 on a usage or input error.\n"
-    "\n"
-    "  --negative ARM   rebuild ARM with KGATE_NEGATIVE=1 (every KGATE_STORE stores zero) and require\n"
-    "                   every output check of ARM to fail: a suite that passes the negative proves nothing\n"
-    "  --sanitize TOOLS  also run the checks under compute-sanitizer, once per tool (memcheck, racecheck,\n"
-    "                   synccheck, initcheck; comma-separated), each in its own folder DIR-TOOL; a tool\n"
-    "                   that reports an error fails the check\n";
+    "is timed.  Exit status 0 when every check passed, 1 otherwise, 2 on a usage or input error.\n";
 
 /* Runs the check campaign again under compute-sanitizer --tool tool.
  * Returns 1 when the tool reported errors (or could not run), 0 when
@@ -38,13 +30,17 @@ static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *t
     char wrap[256], sdir[1100], log[1200];
     snprintf(wrap, sizeof wrap, "compute-sanitizer --tool %s --error-exitcode 86 --print-limit 20", tool);
     snprintf(sdir, sizeof sdir, "%s-%s", dir, tool);
-    setenv("KGATE_WORKER_WRAPPER", wrap, 1);
+    kg_settings s = *base->settings;
+    s.worker_wrapper = wrap;
     kg_run_opts o = *base;
     o.out_dir = sdir;
+    o.settings = &s;
     kg_analysis an;
     kg_err err = { 0 };
-    int rc = kg_campaign_run(&o, sdir, sizeof sdir, &an, &err);
-    unsetenv("KGATE_WORKER_WRAPPER");
+    int rc = kg_cli_env_handover(&s);
+    if (rc == KG_OK) rc = kg_campaign_run(&o, sdir, sizeof sdir, &an, &err);
+    else kg_errorf(&err, rc, "out of memory");
+    kg_cli_env_handover(base->settings);
     if (rc != KG_OK) {
         snprintf(detail, cap, "could not run: %s", err.msg);
         return 1;
@@ -72,34 +68,43 @@ static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *t
     return !clean;
 }
 
-int kg_cmd_check(int argc, char **argv)
+int kg_cmd_check(int argc, char **argv, const kg_settings *env)
 {
     kg_run_opts o = { 0 };
     o.check_only = 1;
     o.argc = argc;
     o.argv = argv;
     const char *neg = NULL, *sanitize = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (kg_cli_is_help(a)) { fputs(help, stdout); return 0; }
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) && i + 1 < argc) o.out_dir = argv[++i];
-        else if (strcmp(a, "--backend") == 0 && i + 1 < argc) o.backend = argv[++i];
-        else if (strcmp(a, "--negative") == 0 && i + 1 < argc) neg = argv[++i];
-        else if (strcmp(a, "--sanitize") == 0 && i + 1 < argc) sanitize = argv[++i];
-        else if (a[0] == '-') { fprintf(stderr, "kgate check: unknown option '%s'\n%s", a, help); return KG_EXIT_USAGE; }
-        else if (o.plan_path == NULL) o.plan_path = a;
-        else { fprintf(stderr, "kgate check: one plan at a time\n"); return KG_EXIT_USAGE; }
-    }
-    if (o.plan_path == NULL) { fputs(help, stderr); return KG_EXIT_USAGE; }
+    const kg_cli_opt opts[] = {
+        { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,
+          .help = "evidence folder (must not hold a campaign already; default kgate-out/NAME-UTCTIME)" },
+        { .name = "backend", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &o.backend,
+          .help = "override the plan's backend: auto, cpu, fake, cuda" },
+        { .name = "negative", .arg = "ARM", .kind = KG_CLI_STRING, .dst = &neg,
+          .help = "rebuild ARM with KGATE_NEGATIVE=1 (every KGATE_STORE stores zero) and require every output "
+                  "check of ARM to fail: a suite that passes the negative proves nothing" },
+        { .name = "sanitize", .arg = "TOOLS", .kind = KG_CLI_STRING, .dst = &sanitize,
+          .help = "also run the checks under compute-sanitizer, once per tool (memcheck, racecheck, synccheck, "
+                  "initcheck; comma-separated), each in its own folder DIR-TOOL; a tool that reports an error "
+                  "fails the check" },
+        { .name = NULL },
+    };
+    const kg_cli_spec spec = { .cmd = "check", .args = "PLAN", .about = about, .opts = opts };
+    int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
+    if (parsed != KG_CLI_GO) return parsed;
+    /* the campaign's own copy of the settings */
+    kg_settings s = *env;
+    o.settings = &s;
     if (neg != NULL) {
-        o.negative = 1;
-        o.negative_arm = neg;
-        setenv("KGATE_NEGATIVE_ARM", neg, 1);
+        o.negative = s.negative = 1;
+        o.negative_arm = s.negative_arm = neg;
     }
     char dir[1024] = "";
     kg_analysis an;
     kg_err err = { 0 };
-    int rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
+    int rc = kg_cli_env_handover(&s);
+    if (rc == KG_OK) rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
+    else kg_errorf(&err, rc, "out of memory");
     if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
     kg_analysis_free(&an);
 

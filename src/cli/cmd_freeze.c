@@ -6,31 +6,28 @@
 #include "campaign.h"
 #include "cli.h"
 
-int kg_cmd_freeze(int argc, char **argv);
 
-static const char help[] =
-    "usage: kgate freeze PLAN [-o FILE]\n"
-    "\n"
+static const char about[] =
     "Parses PLAN and writes its canonical form (fixed key order, defaults explicit, comments\n"
     "dropped) to FILE (default PLAN.frozen), under the header comment\n"
     "  # kgate frozen plan sha256 <SHA-256 of the canonical text>\n"
     "and prints the hash.  `kgate run --frozen FILE PLAN` then refuses PLAN if its canonical\n"
-    "form differs, listing the keys that changed.  The frozen file is itself a valid plan.\n"
-    "\n"
-    "Exit status: 0 written, 2 usage or input error.\n";
+    "form differs, listing the keys that changed.  The frozen file is itself a valid plan.\n";
 
-int kg_cmd_freeze(int argc, char **argv)
+static const char footer[] = "Exit status: 0 written, 2 usage or input error.\n";
+
+int kg_cmd_freeze(int argc, char **argv, const kg_settings *env)
 {
+    (void)env; /* needs none of the environment */
     const char *plan_path = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (kg_cli_is_help(a)) { fputs(help, stdout); return 0; }
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) && i + 1 < argc) out = argv[++i];
-        else if (a[0] == '-') { fprintf(stderr, "kgate freeze: unknown option '%s'\n%s", a, help); return KG_EXIT_USAGE; }
-        else if (plan_path == NULL) plan_path = a;
-        else { fprintf(stderr, "kgate freeze: one plan at a time ('%s')\n", a); return KG_EXIT_USAGE; }
-    }
-    if (plan_path == NULL) { fputs(help, stderr); return KG_EXIT_USAGE; }
+    const kg_cli_opt opts[] = {
+        { .name = "out", .short_name = 'o', .arg = "FILE", .kind = KG_CLI_STRING, .dst = &out,
+          .help = "the frozen plan (default PLAN.frozen)" },
+        { .name = NULL },
+    };
+    const kg_cli_spec spec = { .cmd = "freeze", .args = "PLAN", .about = about, .opts = opts, .footer = footer };
+    int parsed = kg_cli_parse(&spec, argc, argv, &plan_path);
+    if (parsed != KG_CLI_GO) return parsed;
     char def[1100];
     if (out == NULL) {
         snprintf(def, sizeof def, "%s.frozen", plan_path);

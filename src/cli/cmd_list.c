@@ -4,12 +4,14 @@
 #include "cli.h"
 #include "kgate/oracle.h"
 
-int kg_cmd_list(int argc, char **argv)
+int kg_cmd_list(int argc, char **argv, const kg_settings *env)
 {
-    if (argc > 1 && kg_cli_is_help(argv[1])) {
-        puts("usage: kgate list\n\nLists the ops (case variables, inputs, outputs) and the backends.");
-        return 0;
-    }
+    (void)env; /* needs none of the environment */
+    const kg_cli_opt opts[] = { { .name = NULL } };
+    const kg_cli_spec spec = { .cmd = "list", .about = "Lists the ops (case variables, inputs, outputs) and the backends.\n",
+                               .opts = opts };
+    int parsed = kg_cli_parse(&spec, argc, argv, NULL);
+    if (parsed != KG_CLI_GO) return parsed;
     int n = 0;
     const kg_op *const *ops = kg_op_all(&n);
     puts("ops:");

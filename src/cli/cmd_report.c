@@ -6,23 +6,19 @@
 #include "campaign.h"
 #include "cli.h"
 
-static const char help[] =
-    "usage: kgate report DIR\n"
-    "\n"
+static const char about[] =
     "Re-reads the evidence folder DIR (plan.kg, processes.csv, raw/, checks/, meta.json), redoes the\n"
     "analysis and rewrites report.md, results.json and results.csv; prints report.md on stdout.\n"
     "The files are byte-identical to those the campaign wrote.  Exit status as for kgate run.\n";
 
-int kg_cmd_report(int argc, char **argv)
+int kg_cmd_report(int argc, char **argv, const kg_settings *env)
 {
+    (void)env; /* needs none of the environment */
     const char *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (kg_cli_is_help(argv[i])) { fputs(help, stdout); return 0; }
-        if (argv[i][0] == '-') { fprintf(stderr, "kgate report: unknown option '%s'\n", argv[i]); return KG_EXIT_USAGE; }
-        if (dir != NULL) { fprintf(stderr, "kgate report: one folder at a time\n"); return KG_EXIT_USAGE; }
-        dir = argv[i];
-    }
-    if (dir == NULL) { fputs(help, stderr); return KG_EXIT_USAGE; }
+    const kg_cli_opt opts[] = { { .name = NULL } };
+    const kg_cli_spec spec = { .cmd = "report", .args = "DIR", .about = about, .opts = opts };
+    int parsed = kg_cli_parse(&spec, argc, argv, &dir);
+    if (parsed != KG_CLI_GO) return parsed;
     kg_analysis an;
     kg_err err = { 0 };
     char *md = NULL;

@@ -1,4 +1,5 @@
-/* cmd_run.c: `kgate run PLAN [-o DIR]`. */
+/* cmd_run.c: `kgate run PLAN [-o DIR]`: a campaign, its report on stdout
+ * and its verdict as the exit status. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,71 +7,58 @@
 #include "campaign.h"
 #include "cli.h"
 
-static const char help[] =
-    "usage: kgate run PLAN [-o DIR] [--backend NAME] [--progress | --no-progress] [--frozen FILE]\n"
-    "                 [--resume DIR] [--lock-timeout S] [--quiet S] [--forbid NAMES] [--max-load L]\n"
-    "                 [--repeats N] [--archive]\n"
-    "\n"
+static const char about[] =
     "Runs the campaign PLAN declares: every arm is checked for correctness before and after timing\n"
     "in every process; rounds of interleaved samples run in 2 x processes fresh worker processes,\n"
     "directions alternating (forward, then case and arm order reversed).  Writes the evidence folder\n"
-    "(default kgate-out/NAME-UTCTIME), prints report.md on stdout and the verdict on stderr.\n"
-    "\n"
-    "  -o, --out DIR      evidence folder (must not hold a campaign already)\n"
-    "  --backend NAME     override the plan's backend: auto, cpu, fake, cuda\n"
-    "  --progress         progress line on stderr even when it is not a terminal\n"
-    "  --no-progress      no progress line\n"
-    "  --frozen FILE      refuse PLAN unless its canonical hash is FILE's (kgate freeze); lists what changed\n"
-    "  --resume DIR       continue the campaign in DIR (after a crash or kill): PLAN must be its plan;\n"
-    "                     completed processes are kept, the interrupted one is run again\n"
-    "  --lock-timeout S   give up (exit 2) when the device is still locked by another campaign after S s\n"
-    "                     (default: wait as long as it takes)\n"
-    "  --quiet S          quiet window before each process, s (default: the plan's quiet key)\n"
-    "  --forbid NAMES     comma-separated process names that must not run during a campaign (default:\n"
-    "                     $KGATE_FORBID, else " KG_QUIET_DEFAULT_FORBID " when a quiet window\n"
-    "                     is declared; none on the fake backend)\n"
-    "  --max-load L       1-minute load average bound (default: none)\n"
-    "  --repeats N        runs again a contaminated process up to N times (default 3)\n"
-    "  --archive          also write DIR.tar.gz next to the folder (needs libarchive.so.13)\n"
-    "\n"
+    "(default kgate-out/NAME-UTCTIME), prints report.md on stdout and the verdict on stderr.\n";
+
+static const char footer[] =
     "Exit status: 0 gate passed, 1 gate failed or inconclusive, 2 usage or input error,\n"
     "3 invalid campaign (control failed or no usable process).\n";
 
-int kg_cmd_run(int argc, char **argv)
+int kg_cmd_run(int argc, char **argv, const kg_settings *env)
 {
     kg_run_opts o = { 0 };
     o.progress = isatty(2);
     o.argc = argc;
-    o.argv = argv;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (kg_cli_is_help(a)) { fputs(help, stdout); return 0; }
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) && i + 1 < argc) o.out_dir = argv[++i];
-        else if (strcmp(a, "--backend") == 0 && i + 1 < argc) o.backend = argv[++i];
-        else if (strcmp(a, "--progress") == 0) o.progress = 1;
-        else if (strcmp(a, "--no-progress") == 0) o.progress = 0;
-        else if (strcmp(a, "--frozen") == 0 && i + 1 < argc) o.frozen_path = argv[++i];
-        else if (strcmp(a, "--resume") == 0 && i + 1 < argc) { o.resume = 1; o.out_dir = argv[++i]; }
-        else if (strcmp(a, "--forbid") == 0 && i + 1 < argc) o.forbid = argv[++i];
-        else if (strcmp(a, "--archive") == 0) o.archive = 1;
-        else if ((strcmp(a, "--lock-timeout") == 0 || strcmp(a, "--quiet") == 0 || strcmp(a, "--max-load") == 0 ||
-                  strcmp(a, "--repeats") == 0) && i + 1 < argc) {
-            char *end;
-            double v = strtod(argv[++i], &end);
-            if (*end != '\0' || end == argv[i] || !(v >= 0) || v > 1e9) {
-                fprintf(stderr, "kgate run: %s needs a number >= 0, not '%s'\n", a, argv[i]);
-                return KG_EXIT_USAGE;
-            }
-            if (strcmp(a, "--lock-timeout") == 0) { o.has_lock_timeout = 1; o.lock_timeout_s = v; }
-            else if (strcmp(a, "--quiet") == 0) { o.has_quiet = 1; o.quiet_s = v; }
-            else if (strcmp(a, "--max-load") == 0) o.max_load = v;
-            else o.max_repeats = v == 0 ? -1 : (int)v;
-        }
-        else if (a[0] == '-') { fprintf(stderr, "kgate run: unknown option '%s'\n%s", a, help); return KG_EXIT_USAGE; }
-        else if (o.plan_path == NULL) o.plan_path = a;
-        else { fprintf(stderr, "kgate run: one plan at a time ('%s')\n", a); return KG_EXIT_USAGE; }
-    }
-    if (o.plan_path == NULL) { fputs(help, stderr); return KG_EXIT_USAGE; }
+    o.argv = argv; /* as given: the parser reorders a copy */
+    o.settings = env;
+    int repeats = 0, has_repeats = 0;
+    const kg_cli_opt opts[] = {
+        { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,
+          .help = "evidence folder (must not hold a campaign already)" },
+        { .name = "backend", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &o.backend,
+          .help = "override the plan's backend: auto, cpu, fake, cuda" },
+        { .name = "progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 1,
+          .help = "progress line on stderr even when it is not a terminal" },
+        { .name = "no-progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 0, .help = "no progress line" },
+        { .name = "frozen", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &o.frozen_path,
+          .help = "refuse PLAN unless its canonical hash is FILE's (kgate freeze); lists what changed" },
+        { .name = "resume", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir, .seen = &o.resume,
+          .help = "continue the campaign in DIR (after a crash or kill): PLAN must be its plan; completed "
+                  "processes are kept, the interrupted one is run again" },
+        { .name = "lock-timeout", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.lock_timeout_s, .min = 0, .max = 1e9,
+          .seen = &o.has_lock_timeout,
+          .help = "give up (exit 2) when the device is still locked by another campaign after S s (default: "
+                  "wait as long as it takes)" },
+        { .name = "quiet", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.quiet_s, .min = 0, .max = 1e9,
+          .seen = &o.has_quiet, .help = "quiet window before each process, s (default: the plan's quiet key)" },
+        { .name = "forbid", .arg = "NAMES", .kind = KG_CLI_STRING, .dst = &o.forbid,
+          .help = "comma-separated process names that must not run during a campaign (default: $KGATE_FORBID, "
+                  "else " KG_QUIET_DEFAULT_FORBID " when a quiet window is declared; none on the fake backend)" },
+        { .name = "max-load", .arg = "L", .kind = KG_CLI_REAL, .dst = &o.max_load, .min = 0, .max = 1e9,
+          .help = "1-minute load average bound (default: none)" },
+        { .name = "repeats", .arg = "N", .kind = KG_CLI_INT, .dst = &repeats, .min = 0, .max = 1e9,
+          .seen = &has_repeats, .help = "runs again a contaminated process up to N times (default 3)" },
+        { .name = "archive", .kind = KG_CLI_FLAG, .dst = &o.archive, .value = 1,
+          .help = "also write DIR.tar.gz next to the folder (needs libarchive.so.13)" },
+        { .name = NULL },
+    };
+    const kg_cli_spec spec = { .cmd = "run", .args = "PLAN", .about = about, .opts = opts, .footer = footer };
+    int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
+    if (parsed != KG_CLI_GO) return parsed;
+    if (has_repeats) o.max_repeats = repeats == 0 ? -1 : repeats;
     char dir[1024] = "";
     kg_analysis an;
     kg_err err = { 0 };

@@ -6,31 +6,26 @@
 #include "cli.h"
 #include "util.h"
 
-int kg_cmd_verify(int argc, char **argv);
 
-static const char help[] =
-    "usage: kgate verify DIR\n"
-    "\n"
+static const char about[] =
     "Checks the evidence folder DIR without changing it:\n"
     "  - every file listed in SHA256SUMS has its hash, and no file is unlisted;\n"
     "  - plan.kg hashes to plan.sha256; the reports recomputed from the raw samples equal\n"
     "    report.md, results.json and results.csv byte for byte;\n"
     "  - every saved checked output (outputs/) is compared again with a float64 reference\n"
     "    recomputed on the CPU from its recorded seed, and agrees with checks/.\n"
-    "Prints one line per problem naming the file, then a summary.\n"
-    "\n"
-    "Exit status: 0 verified, 1 a mismatch, 2 usage error or not an evidence folder.\n";
+    "Prints one line per problem naming the file, then a summary.\n";
 
-int kg_cmd_verify(int argc, char **argv)
+static const char footer[] = "Exit status: 0 verified, 1 a mismatch, 2 usage error or not an evidence folder.\n";
+
+int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
 {
+    (void)env; /* needs none of the environment */
     const char *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (kg_cli_is_help(argv[i])) { fputs(help, stdout); return 0; }
-        if (argv[i][0] == '-') { fprintf(stderr, "kgate verify: unknown option '%s'\n%s", argv[i], help); return KG_EXIT_USAGE; }
-        if (dir != NULL) { fprintf(stderr, "kgate verify: one folder at a time\n"); return KG_EXIT_USAGE; }
-        dir = argv[i];
-    }
-    if (dir == NULL) { fputs(help, stderr); return KG_EXIT_USAGE; }
+    const kg_cli_opt opts[] = { { .name = NULL } };
+    const kg_cli_spec spec = { .cmd = "verify", .args = "DIR", .about = about, .opts = opts, .footer = footer };
+    int parsed = kg_cli_parse(&spec, argc, argv, &dir);
+    if (parsed != KG_CLI_GO) return parsed;
     kg_sb out = { 0 };
     kg_err err = { 0 };
     int nbad = 0;

@@ -1,35 +1,45 @@
 /* cmd_worker.c: `kgate worker`, started by the supervisor only. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include "campaign.h"
 #include "cli.h"
 
-int kg_cmd_worker(int argc, char **argv)
+static const char about[] =
+    "Runs one process of a campaign: loads every arm, runs the admission checks and the timed\n"
+    "rounds of its schedule slot, and writes its rows into the evidence folder.  kgate run starts\n"
+    "it (with --plan, --out, --proc and --backend); it is not meant to be run by hand.\n";
+
+static const char footer[] =
+    "Exit status: 0 the process completed, 2 usage error, 4 the process failed (its log says why).\n";
+
+int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
 {
     kg_worker_opts o = { 0 };
     o.proc = -1;
     o.slot = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--plan") == 0 && i + 1 < argc) o.plan_path = argv[++i];
-        else if (strcmp(a, "--out") == 0 && i + 1 < argc) o.out_dir = argv[++i];
-        else if (strcmp(a, "--backend") == 0 && i + 1 < argc) o.backend = argv[++i];
-        else if (strcmp(a, "--proc") == 0 && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            o.proc = (*end == '\0' && v >= 0 && v < 1000000) ? (int)v : -1;
-        }
-        else if (strcmp(a, "--slot") == 0 && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || v < 0 || v >= 1000000) { fprintf(stderr, "kgate worker: bad --slot\n"); return KG_EXIT_USAGE; }
-            o.slot = (int)v;
-        }
-        else if (strcmp(a, "--check-only") == 0) o.check_only = 1;
-        else if (strcmp(a, "--progress") == 0) o.progress = 1;
-        else { fprintf(stderr, "kgate worker: unknown argument '%s' (the worker is started by kgate run)\n", a); return KG_EXIT_USAGE; }
-    }
+    kg_settings s = *env; /* the environment, then what the supervisor says */
+    o.settings = &s;
+    const kg_cli_opt opts[] = {
+        { .name = "plan", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &o.plan_path, .help = "the campaign's plan" },
+        { .name = "out", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir, .help = "the evidence folder" },
+        { .name = "backend", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &o.backend,
+          .help = "the resolved backend: cpu, fake, cuda" },
+        { .name = "proc", .arg = "N", .kind = KG_CLI_INT, .dst = &o.proc, .min = 0, .max = 999999,
+          .help = "the process index" },
+        { .name = "slot", .arg = "N", .kind = KG_CLI_INT, .dst = &o.slot, .min = 0, .max = 999999,
+          .help = "the schedule slot it fills (a repeat keeps its slot's direction; default: the process index)" },
+        { .name = "progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 1,
+          .help = "\"progress: case C round r/R\" lines on stderr (its log)" },
+        { .name = "check-only", .kind = KG_CLI_FLAG, .dst = &o.check_only, .value = 1,
+          .help = "admission checks only, no timed rounds" },
+        { .name = "negative", .kind = KG_CLI_FLAG, .dst = &s.negative, .value = 1,
+          .help = "build the arms as the numerical negative (every KGATE_STORE stores zero)" },
+        { .name = "negative-arm", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &s.negative_arm,
+          .help = "with --negative: only the arm NAME" },
+        { .name = NULL },
+    };
+    const kg_cli_spec spec = { .cmd = "worker", .about = about, .opts = opts, .footer = footer };
+    int parsed = kg_cli_parse(&spec, argc, argv, NULL);
+    if (parsed != KG_CLI_GO) return parsed;
     if (o.plan_path == NULL || o.out_dir == NULL || o.backend == NULL || o.proc < 0) {
         fprintf(stderr, "kgate worker: needs --plan, --out, --backend and --proc (it is started by kgate run)\n");
         return KG_EXIT_USAGE;
@@ -38,7 +48,7 @@ int kg_cmd_worker(int argc, char **argv)
     int rc = kg_worker_main(&o, &err);
     if (rc != KG_OK) {
         fprintf(stderr, "kgate worker %d: %s\n", o.proc, err.msg);
-        return 4;
+        return KG_EXIT_WORKER;
     }
     return 0;
 }

@@ -1,0 +1,60 @@
+/* env.c: the environment kgate honours, read once, at the start of a
+ * kgate process, into a kg_settings (include/kgate/settings.h) that the
+ * commands hand down through the run and worker options.  Nothing else
+ * in the command line reads the environment. */
+#include <limits.h>
+#include <stdlib.h>
+#include "cli.h"
+
+/* The variable's value; NULL when it is unset or empty. */
+static const char *text(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
+{
+    *s = *kg_settings_defaults();
+    s->cc = text("KGATE_CC");
+    s->include_dir = text("KGATE_INCLUDE");
+    /* set but empty is a list of no names (quiet.c): only unset means the default list */
+    s->forbid = getenv("KGATE_FORBID");
+    s->lock_dir = text("KGATE_LOCK_DIR");
+    s->worker_wrapper = text("KGATE_WORKER_WRAPPER");
+    s->negative_arm = text("KGATE_NEGATIVE_ARM");
+    s->cuda_home = text("CUDA_HOME") != NULL ? text("CUDA_HOME") : text("CUDA_PATH");
+    s->cuda_visible = getenv("CUDA_VISIBLE_DEVICES"); /* quoted as it is, empty included */
+    s->lib_cuda = text("KGATE_LIBCUDA");
+    s->lib_nvrtc = text("KGATE_LIBNVRTC");
+    s->lib_nvml = text("KGATE_LIBNVML");
+    s->lib_cublaslt = text("KGATE_LIBCUBLASLT");
+
+    const char *v;
+    long long n;
+    if ((v = text("KGATE_NEGATIVE")) != NULL) {
+        if (kg_cli_read_int(v, 0, 1, &n) != KG_OK)
+            return kg_errorf(err, KG_EUSAGE, "KGATE_NEGATIVE must be 0 or 1, not '%s'", v);
+        s->negative = (int)n;
+    }
+    if ((v = text("KGATE_FAKE_SLEEP_MS")) != NULL &&
+        kg_cli_read_real(v, 0, 1e6, &s->fake_sleep_ms) != KG_OK)
+        return kg_errorf(err, KG_EUSAGE, "KGATE_FAKE_SLEEP_MS must be a number of milliseconds from 0 to 1e6, not '%s'",
+                         v);
+    if ((v = text("KGATE_FAULT_WRITE_AFTER")) != NULL) {
+        if (kg_cli_read_int(v, 0, LONG_MAX, &n) != KG_OK)
+            return kg_errorf(err, KG_EUSAGE, "KGATE_FAULT_WRITE_AFTER must be a whole number of writes >= 0, not '%s'",
+                             v);
+        s->fault_write_after = (long)n;
+    }
+    return KG_OK;
+}
+
+int kg_cli_env_handover(const kg_settings *s)
+{
+    int rc = 0;
+    rc |= s->worker_wrapper != NULL ? setenv("KGATE_WORKER_WRAPPER", s->worker_wrapper, 1)
+                                    : unsetenv("KGATE_WORKER_WRAPPER");
+    rc |= s->negative_arm != NULL ? setenv("KGATE_NEGATIVE_ARM", s->negative_arm, 1) : unsetenv("KGATE_NEGATIVE_ARM");
+    return rc == 0 ? KG_OK : KG_ENOMEM;
+}
