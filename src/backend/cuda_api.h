@@ -10,7 +10,7 @@
  * per library.  A missing library is an ordinary error, never a crash.
  *
  * Also declares the host-side helpers of the backend that tests exercise
- * without a device (argument lists, launch geometry).
+ * without a device (the cuBLASLt mapping, NVRTC compilation).
  *
  * This header does not describe the whole API and is not a replacement
  * for cuda.h: a symbol added here must be checked against the docs. */
@@ -253,59 +253,8 @@ void kg_cuda_cublaslt_unload(kg_cuda_cublaslt *c);
 /* Writes "CUDA_ERROR_X (text)" for a driver result into buf. */
 void kg_cuda_result_text(const kg_cuda_driver *d, CUresult rc, char *buf, size_t cap);
 
-/* ---- host-side helpers of the backend (cuda.c), tested without a GPU ---- */
-
-/* How one kernel argument is filled. */
-typedef enum {
-    KG_CARG_IN = 0,       /* input buffer `index` of the op: CUdeviceptr */
-    KG_CARG_OUT,          /* output buffer `index`: CUdeviceptr */
-    KG_CARG_WS,           /* workspace pointer (WS, or ws): CUdeviceptr; binding fails
-                           * when the worker gave the arm no workspace */
-    KG_CARG_I32,          /* case variable as int (32-bit) */
-    KG_CARG_I64,          /* case variable with ":i64" */
-    KG_CARG_F32,          /* eps as float */
-    KG_CARG_F64,          /* eps with ":f64" */
-    KG_CARG_NONE          /* `args = none`: the kernel takes no parameters (alone only) */
-} kg_carg_kind;
-
-#define KG_CUDA_MAX_ARGS 16
-
-typedef struct kg_carg {
-    kg_carg_kind kind;
-    int index;            /* buffer index for IN/OUT */
-    char name[32];        /* as written, without the suffix */
-    union { CUdeviceptr ptr; int32_t i32; int64_t i64; float f32; double f64; } value;
-} kg_carg;
-
-/* Parses an arm's argument list ("A, B, C, M, N, K:i64"; commas and/or
- * spaces separate) against the op's buffer names; scalars take their
- * values from case c (M N K splits eps).  An unknown name, a variable the
- * case does not set, a 32-bit overflow or a bad suffix is KG_EINPUT
- * naming the arm and the argument. */
-int kg_cuda_args_parse(const char *arm, const char *text, const char *const *in_names, int nin,
-                       const char *const *out_names, int nout, const kg_case *c,
-                       kg_carg *args, int *nargs, kg_err *err);
-
-/* Launch geometry of an arm on a case: grid, block and dynamic shared
- * bytes from the arm's expressions (grid and block default to 1 per
- * missing dimension; shared to 0), checked for positivity and the CUDA
- * limits that hold on every device (block <= 1024 threads, grid.y/z <=
- * 65535, grid.x < 2^31). */
-typedef struct kg_cuda_geom {
-    unsigned grid[3], block[3];
-    unsigned shared_bytes;
-} kg_cuda_geom;
-int kg_cuda_geometry(const kg_arm *arm, const kg_case *c, kg_cuda_geom *g, kg_err *err);
-
-/* The same for launch `launch` (1, 2 or 3) of an arm's chain: launch 1
- * reads grid/block/shared, launch n > 1 reads extra[n-2]; messages name
- * the key as written in the plan ("grid2"). */
-int kg_cuda_launch_geometry(const kg_arm *arm, int launch, const kg_case *c, kg_cuda_geom *g,
-                            kg_err *err);
-
-/* Number of launches of an arm's chain: 1 + the extra launches whose
- * entry is set.  A gap (entry3 without entry2) is KG_EINPUT. */
-int kg_cuda_chain_length(const kg_arm *arm, int *n, kg_err *err);
+/* ---- host-side helpers of the backend, tested without a GPU ----
+ * (argument lists and launch geometry are backend-neutral: launch.h) */
 
 /* How a row-major gemm op maps onto one column-major cuBLASLt matmul
  * D = op(A) * op(B), for `builtin = cublas`.  gemm_bt (and gemm_splitk,

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "kgate/backend.h"
 #include "backend/cuda_api.h"
+#include "backend/launch.h"
 
 static const char *const gemm_in[] = { "A", "B" };
 static const char *const gemm_out[] = { "C" };
@@ -128,10 +129,10 @@ static void test_loaders(void)
 static void test_args(void)
 {
     kg_case c = gemm_case(96, 512, 2048);
-    kg_carg args[KG_CUDA_MAX_ARGS];
+    kg_carg args[KG_LAUNCH_MAX_ARGS];
     int n = -1;
     kg_err err = { 0 };
-    CHECK(kg_cuda_args_parse("dev", "A, B, C, M, N, K", gemm_in, 2, gemm_out, 1, &c, args, &n,
+    CHECK(kg_launch_args_parse("dev", "A, B, C, M, N, K", gemm_in, 2, gemm_out, 1, &c, args, &n,
                              &err) == KG_OK);
     CHECK(n == 6);
     CHECK(args[0].kind == KG_CARG_IN && args[0].index == 0);
@@ -142,7 +143,7 @@ static void test_args(void)
     CHECK(args[5].kind == KG_CARG_I32 && args[5].value.i32 == 2048);
 
     /* spaces separate too; suffixes pick the width */
-    CHECK(kg_cuda_args_parse("dev", "C A  B K:i64 eps eps:f64 ws M:i32", gemm_in, 2, gemm_out, 1,
+    CHECK(kg_launch_args_parse("dev", "C A  B K:i64 eps eps:f64 ws M:i32", gemm_in, 2, gemm_out, 1,
                              &c, args, &n, &err) == KG_OK);
     CHECK(n == 8);
     CHECK(args[0].kind == KG_CARG_OUT && args[1].kind == KG_CARG_IN && args[2].index == 1);
@@ -152,54 +153,54 @@ static void test_args(void)
     CHECK(args[6].kind == KG_CARG_WS);
     CHECK(args[7].kind == KG_CARG_I32 && args[7].value.i32 == 96);
     /* the workspace is WS in the vocabulary (ws is accepted too) */
-    CHECK(kg_cuda_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
+    CHECK(kg_launch_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
                              &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "does not set splits");
     kg_err_clear(&err);
     kg_case sc = c;
     sc.splits = 4;
-    CHECK(kg_cuda_args_parse("dev", "WS, C, splits:i64, splits", gemm_in, 2, gemm_out, 1, &sc,
+    CHECK(kg_launch_args_parse("dev", "WS, C, splits:i64, splits", gemm_in, 2, gemm_out, 1, &sc,
                              args, &n, &err) == KG_OK);
     CHECK(n == 4 && args[0].kind == KG_CARG_WS && args[1].kind == KG_CARG_OUT);
     CHECK(args[2].kind == KG_CARG_I64 && args[2].value.i64 == 4);
     CHECK(args[3].kind == KG_CARG_I32 && args[3].value.i32 == 4);
-    CHECK(kg_cuda_args_parse("dev", "WS:i32", gemm_in, 2, gemm_out, 1, &sc, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("dev", "WS:i32", gemm_in, 2, gemm_out, 1, &sc, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "a buffer takes no type suffix");
     kg_err_clear(&err);
 
-    CHECK(kg_cuda_args_parse("cand", "A, B, Q", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A, B, Q", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "arm 'cand': unknown argument 'Q'");
     CHECK_STR_CONTAINS(err.msg, "A B C WS M N K splits eps");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A:i64", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A:i64", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "a buffer takes no type suffix");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A, splits", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A, splits", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "case 'tall' does not set splits");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "M:u8", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "M:u8", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "unknown suffix ':u8'");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", " , ", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", " , ", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "args is empty");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A A A A A A A A A A A A A A A A A", gemm_in, 2, gemm_out, 1,
+    CHECK(kg_launch_args_parse("cand", "A A A A A A A A A A A A A A A A A", gemm_in, 2, gemm_out, 1,
                              &c, args, &n, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "more than 16 kernel arguments");
 
     kg_case big = gemm_case(3000000000LL, 4, 4);
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A, M", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A, M", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "does not fit a 32-bit int");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A, M:i64", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A, M:i64", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
           KG_OK);
     CHECK(args[1].value.i64 == 3000000000LL);
 }
@@ -207,11 +208,11 @@ static void test_args(void)
 static void test_geometry(void)
 {
     kg_case c = gemm_case(96, 512, 2048);
-    kg_cuda_geom g;
+    kg_launch_geom g;
     kg_err err = { 0 };
     kg_arm naive = gemm_arm("dev", "kernels/cuda/gemm_bt_naive.cu", "gemm_bt_naive",
                             "ceildiv(N, 16), ceildiv(M, 16)", "16, 16", "");
-    CHECK(kg_cuda_geometry(&naive, &c, &g, &err) == KG_OK);
+    CHECK(kg_launch_geometry(&naive, &c, &g, &err) == KG_OK);
     CHECK(g.grid[0] == 32 && g.grid[1] == 6 && g.grid[2] == 1);
     CHECK(g.block[0] == 16 && g.block[1] == 16 && g.block[2] == 1);
     CHECK(g.shared_bytes == 0);
@@ -219,36 +220,36 @@ static void test_geometry(void)
     kg_arm tiled = gemm_arm("cand", "kernels/cuda/gemm_bt_tiled.cu", "gemm_bt_tiled",
                             "ceildiv(N, 32), ceildiv(M, 32)", "32, 8", "2 * 32 * 33 * 4");
     kg_case odd = gemm_case(97, 500, 33);
-    CHECK(kg_cuda_geometry(&tiled, &odd, &g, &err) == KG_OK);
+    CHECK(kg_launch_geometry(&tiled, &odd, &g, &err) == KG_OK);
     CHECK(g.grid[0] == 16 && g.grid[1] == 4 && g.grid[2] == 1);
     CHECK(g.block[0] == 32 && g.block[1] == 8 && g.block[2] == 1);
     CHECK(g.shared_bytes == 8448);
 
     kg_arm bad = tiled;
     strcpy(bad.block, "64, 32");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "block (64, 32, 1) exceeds the CUDA limits");
     kg_err_clear(&err);
     strcpy(bad.block, "32, 8");
     strcpy(bad.grid, "N - 512");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "grid.x is 0");
     kg_err_clear(&err);
     strcpy(bad.grid, "");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "grid is empty");
     kg_err_clear(&err);
     strcpy(bad.grid, "1, 70000");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "exceeds the CUDA limits");
     kg_err_clear(&err);
     strcpy(bad.grid, "ceildiv(N, 32");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "arm 'cand' grid expression");
     kg_err_clear(&err);
     strcpy(bad.grid, "1");
     strcpy(bad.shared, "0 - 4");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "shared = -4 bytes");
 }
 
@@ -258,42 +259,42 @@ static void test_chain(void)
 {
     kg_case c = gemm_case(96, 512, 2048);
     c.splits = 4;
-    kg_cuda_geom g;
+    kg_launch_geom g;
     kg_err err = { 0 };
     int n = 0;
     kg_arm a = gemm_arm("splitk", "tests/gpu/gemm_bt_splitk.cu", "zero_c", "ceildiv(M * N, 256)",
                         "256", "");
-    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 1);
+    CHECK(kg_launch_chain_length(&a, &n, &err) == KG_OK && n == 1);
     strcpy(a.extra[0].entry, "partial");
     strcpy(a.extra[0].grid, "ceildiv(N, 32), ceildiv(M, 32), splits");
     strcpy(a.extra[0].block, "32, 8");
     strcpy(a.extra[0].shared, "2 * 32 * 33 * 4");
-    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 2);
-    CHECK(kg_cuda_launch_geometry(&a, 1, &c, &g, &err) == KG_OK);
+    CHECK(kg_launch_chain_length(&a, &n, &err) == KG_OK && n == 2);
+    CHECK(kg_launch_geometry_at(&a, 1, &c, &g, &err) == KG_OK);
     CHECK(g.grid[0] == 192 && g.block[0] == 256 && g.shared_bytes == 0);
-    CHECK(kg_cuda_launch_geometry(&a, 2, &c, &g, &err) == KG_OK);
+    CHECK(kg_launch_geometry_at(&a, 2, &c, &g, &err) == KG_OK);
     CHECK(g.grid[0] == 16 && g.grid[1] == 3 && g.grid[2] == 4);
     CHECK(g.block[0] == 32 && g.block[1] == 8 && g.shared_bytes == 8448);
     /* launch 3 declared without a grid: the message names grid3 */
     strcpy(a.extra[1].entry, "finish");
-    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 3);
-    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_chain_length(&a, &n, &err) == KG_OK && n == 3);
+    CHECK(kg_launch_geometry_at(&a, 3, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "grid3 is empty");
     kg_err_clear(&err);
     strcpy(a.extra[1].grid, "1");
     strcpy(a.extra[1].block, "2048");
-    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry_at(&a, 3, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "block3 (2048, 1, 1) exceeds the CUDA limits");
     kg_err_clear(&err);
     strcpy(a.extra[1].block, "ceildiv(K, 0)");
-    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry_at(&a, 3, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "arm 'splitk' block3 expression");
     kg_err_clear(&err);
-    CHECK(kg_cuda_launch_geometry(&a, 4, &c, &g, &err) == KG_EINTERNAL);
+    CHECK(kg_launch_geometry_at(&a, 4, &c, &g, &err) == KG_EINTERNAL);
     kg_err_clear(&err);
     /* entry3 without entry2 */
     a.extra[0].entry[0] = '\0';
-    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_EINPUT);
+    CHECK(kg_launch_chain_length(&a, &n, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "entry3 is set but entry2 is not");
 }
 
