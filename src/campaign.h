@@ -136,7 +136,8 @@ typedef struct kg_quiet {
     double max_load;          /* 1-minute load average bound; 0: none */
     const char *device;       /* for the foreign-compute-process check */
     const char *backend;
-    void *nvml;               /* cuda: NVML, to list compute processes on the device; owned */
+    void *procs;              /* the device's compute processes (kg_backend_procs_open) and their
+                               * baseline, where the backend lists them (cuda); owned */
 } kg_quiet;
 
 #define KG_QUIET_DEFAULT_FORBID "cc1,cc1plus,nvcc,ptxas,cicc,rustc,ld"
@@ -157,7 +158,7 @@ int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap);
  * available") on backends without a process query (cpu, fake); else
  * KG_OK with *n the number of foreign processes and why naming one. */
 int kg_quiet_device_foreign(const kg_quiet *q, int expected, int *n, char *why, size_t cap);
-/* Releases what kg_quiet_init opened (NVML); NULL-safe. */
+/* Releases what kg_quiet_init opened (the process watch); NULL-safe. */
 void kg_quiet_free(kg_quiet *q);
 
 /* Waits until the host has been quiet for window_s (a window of 0 is one

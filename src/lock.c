@@ -9,8 +9,8 @@
  * killed supervisor (it inherits the descriptor) holds the device until
  * it ends.
  *
- * This file does not decide what a device is: kg_lock_name maps a
- * backend and its description to a name. */
+ * This file does not decide what a device is: kg_lock_name asks the
+ * backend registry for the name of a backend's device. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,24 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "campaign.h"
+#include "kgate/backend.h"
 #include "util.h"
 
 void kg_lock_name(const char *backend, const char *device, char *buf, size_t cap)
 {
-    if (strcmp(backend, "cuda") != 0) {
-        /* the fake backend measures nothing: its own lock, so that tests
-         * never wait for a real CPU campaign */
-        snprintf(buf, cap, "%s", strcmp(backend, "fake") == 0 ? "fake" : "cpu");
-        return;
-    }
-    const char *u = device != NULL ? strstr(device, "GPU-") : NULL;
-    if (u == NULL) { snprintf(buf, cap, "gpu"); return; }
-    size_t n = 0;
-    while (u[n] != '\0' && n + 1 < cap && (u[n] == '-' || (u[n] >= '0' && u[n] <= '9') ||
-                                           (u[n] >= 'a' && u[n] <= 'f') || (u[n] >= 'A' && u[n] <= 'Z')))
-        n++;
-    memcpy(buf, u, n);
-    buf[n] = '\0';
+    /* the fake backend measures nothing: its own lock ("fake"), so that
+     * tests never wait for a real CPU campaign */
+    kg_backend_lock_key(backend, device, buf, cap);
 }
 
 static void holder_of(int fd, char *buf, size_t cap)

@@ -450,8 +450,9 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     be = NULL;
 
     double window = o->has_quiet ? o->quiet_s : plan->campaign.quiet_s;
-    /* scripted timings need no quiet host */
-    if (strcmp(resolved, "fake") == 0 && !o->has_quiet) window = 0;
+    /* timings that do not depend on the host (fake: scripted) need no
+     * quiet window unless one is asked for */
+    if (!(kg_backend_caps_of(resolved) & KG_CAP_QUIET_HOST) && !o->has_quiet) window = 0;
     const char *forbid = o->forbid != NULL ? o->forbid : plan->campaign.forbid[0] ? plan->campaign.forbid : NULL;
     double max_load = o->max_load > 0 ? o->max_load : plan->campaign.max_load;
     kg_quiet_init(&q, forbid, max_load, resolved, device, window);
@@ -523,9 +524,9 @@ int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const ch
     json_object_set_new(m, "plan_sha256", json_string(plan->hash));
     json_object_set_new(m, "backend", json_string(backend));
     json_object_set_new(m, "device", json_string(device));
-    if (strcmp(backend, "cpu") == 0) {
-        const char *cc = getenv("KGATE_CC");
-        kg_tool_version(cc && cc[0] ? cc : "cc", buf, sizeof buf);
+    const char *cc = kg_backend_compiler(backend, NULL);
+    if (cc != NULL) {
+        kg_tool_version(cc, buf, sizeof buf);
         json_object_set_new(m, "compiler", json_string(buf));
     }
     struct utsname u;

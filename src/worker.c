@@ -325,14 +325,14 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
  * for every launch of its chain, when the backend can say. */
 static void record_resources(wctx *w, int c, const inst *x)
 {
-    if (w->be->ops->resources == NULL) return;
+    if (!kg_backend_has_resources(w->be)) return;
     kg_resources r;
     kg_err e = { 0 };
     memset(&r, 0, sizeof r);
-    if (w->be->ops->resources(w->be, x->k, &r, &e) != KG_OK) return;
-    int n = r.launches > 1 && w->be->ops->resources_launch != NULL ? r.launches : 1;
+    if (kg_backend_resources(w->be, x->k, 0, &r, &e) != KG_OK) return;
+    int n = r.launches > 1 ? r.launches : 1;
     for (int i = 0; i < n; i++) {
-        if (i > 0 && w->be->ops->resources_launch(w->be, x->k, i, &r, &e) != KG_OK) return;
+        if (i > 0 && kg_backend_resources(w->be, x->k, i, &r, &e) != KG_OK) return;
         kg_sb_printf(&w->resources, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s\n",
                  w->proc, w->plan->cases[c].name, w->plan->arms[x->arm].name, i + 1, r.regs, r.static_shared_bytes,
                  r.dynamic_shared_bytes, r.local_bytes, r.const_bytes, r.max_threads_per_block, r.ptx_version,
@@ -349,11 +349,11 @@ static void record_telemetry(wctx *w, int c, int round, int arm, int sample, uin
                              int *escaped)
 {
     *escaped = 0;
-    if (w->be->ops->telemetry == NULL) return;
+    if (!kg_backend_has_telemetry(w->be)) return;
     kg_telemetry t;
     kg_err e = { 0 };
     memset(&t, 0, sizeof t);
-    if (w->be->ops->telemetry(w->be, &t, &e) != KG_OK) return;
+    if (kg_backend_telemetry(w->be, &t, &e) != KG_OK) return;
     *escaped = t.escapes > *escapes_seen;
     *escapes_seen = t.escapes;
     kg_sb_printf(&w->telemetry, "%d,%s,%d,%s,%d,%d,%d,%.1f,%d,0x%llx,%d,%d,%.0f,%.0f\n", w->proc,
@@ -433,7 +433,7 @@ static int run_case(wctx *w, int c, kg_err *err)
     int use[64] = { 0 };    /* executions per arm, for the rotation */
     /* the fake backend's timed runs execute nothing: its snapshot is of
      * the last checked run, on the pre inputs */
-    int switch_inputs = strcmp(kg_backend_name(w->be), "fake") != 0;
+    int switch_inputs = (kg_backend_caps(w->be) & KG_CAP_EXECUTES) != 0;
     const kg_case_data *snap = switch_inputs ? &post : &pre;
     for (int r = 0; r < cp->rounds && nlive > 0; r++) {
         int rorder[64];
@@ -481,7 +481,7 @@ static int run_case(wctx *w, int c, kg_err *err)
         if ((rc = rotation_bind(w, &xs[live[i]], 0, err)) != KG_OK) goto done;
     /* After timing: the output the last timed run left behind, then a run
      * on fresh inputs. */
-    if (cp->rounds > 0 && nlive > 0 && w->be->ops->telemetry != NULL) {
+    if (cp->rounds > 0 && nlive > 0 && kg_backend_has_telemetry(w->be)) {
         /* Work that outlives the timed events (a side stream, a host
          * thread) makes every sample of the arm a lie. */
         for (int i = 0; i < nlive; i++) {
@@ -566,7 +566,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", o->out_dir, o->proc);
     if ((rc = kg_write_atomic(path, w.checks.buf, w.checks.len, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_flush_outputs(plan, o->out_dir, o->proc, err)) != KG_OK) goto done;
-    if (w.be->ops->telemetry != NULL || w.be->ops->resources != NULL) {
+    if (kg_backend_has_telemetry(w.be) || kg_backend_has_resources(w.be)) {
         snprintf(sub, sizeof sub, "%s/telemetry", o->out_dir);
         if ((rc = kg_mkdir_p(sub, err)) != KG_OK) goto done;
         snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", o->out_dir, o->proc);

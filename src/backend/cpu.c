@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "kgate/backend.h"
+#include "backend/backend_impl.h"
 #include "kgate/kernel.h"
 #include "util.h"
 
@@ -44,6 +44,14 @@ static void so_path(const char *build_dir, const kg_arm *arm, char *buf, size_t 
     snprintf(buf, cap, "%s/%s%s.so", build_dir, arm->name, kg_backend_negative(arm) ? ".negative" : "");
 }
 
+/* The compiler build() runs: $KGATE_CC, else cc. */
+static const char *cpu_compiler(const kg_settings *s)
+{
+    (void)s;
+    const char *cc = getenv("KGATE_CC");
+    return cc != NULL && cc[0] != '\0' ? cc : "cc";
+}
+
 static int split_words(char *s, char **out, int max)
 {
     int n = 0;
@@ -53,7 +61,6 @@ static int split_words(char *s, char **out, int max)
 
 static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *build_dir, kg_err *err)
 {
-    (void)be;
     const kg_arm *arm = &plan->arms[a];
     char src[KG_PATH_MAX], so[PATH_MAX], tmp[PATH_MAX + 16], log[PATH_MAX + 8], inc[PATH_MAX];
     char incflag[PATH_MAX + 4];
@@ -70,8 +77,7 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     snprintf(incflag, sizeof incflag, "-I%s", inc);
     remove(log);
 
-    const char *cc = getenv("KGATE_CC");
-    if (cc == NULL || cc[0] == '\0') cc = "cc";
+    const char *cc = cpu_compiler(be->settings);
     char defs[KG_TEXT_MAX], flags[KG_TEXT_MAX];
     snprintf(defs, sizeof defs, "%s", arm->defines);
     snprintf(flags, sizeof flags, "%s", arm->cflags);
@@ -265,4 +271,6 @@ const kg_backend_ops kg_backend_cpu = {
     .time = cpu_time,
     .flush = NULL,
     .describe = cpu_describe,
+    .caps = KG_CAP_EXECUTES | KG_CAP_QUIET_HOST,
+    .compiler = cpu_compiler,
 };

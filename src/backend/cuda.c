@@ -584,6 +584,20 @@ static int cuda_resources(kg_backend *be, kg_kernel *k, kg_resources *res, kg_er
     return kg_cuda_launch_resources(be, k, 0, res, err);
 }
 
+/* The device lock of a GPU: its UUID, found in the description ("gpu"
+ * when it names none). */
+static void cuda_lock_key(const char *device, char *buf, size_t cap)
+{
+    const char *u = device != NULL ? strstr(device, "GPU-") : NULL;
+    if (u == NULL) { snprintf(buf, cap, "gpu"); return; }
+    size_t n = 0;
+    while (u[n] != '\0' && n + 1 < cap && (u[n] == '-' || (u[n] >= '0' && u[n] <= '9') ||
+                                           (u[n] >= 'a' && u[n] <= 'f') || (u[n] >= 'A' && u[n] <= 'Z')))
+        n++;
+    memcpy(buf, u, n);
+    buf[n] = '\0';
+}
+
 const kg_backend_ops kg_backend_cuda = {
     .abi = KG_BACKEND_ABI,
     .name = "cuda",
@@ -604,4 +618,10 @@ const kg_backend_ops kg_backend_cuda = {
     .telemetry = kg_cuda_telemetry,
     .resources = cuda_resources,
     .resources_launch = kg_cuda_launch_resources,
+    .caps = KG_CAP_EXECUTES | KG_CAP_QUIET_HOST,
+    .lock_key = cuda_lock_key,
+    .procs_open = kg_cuda_procs_open,
+    .procs_list = kg_cuda_procs_list,
+    .procs_close = kg_cuda_procs_close,
+    .probe = kg_cuda_driver_present,
 };

@@ -22,6 +22,7 @@
 #include "kgate/backend.h"
 #include "kgate/err.h"
 #include "kgate/plan.h"
+#include "kgate/settings.h"
 
 /* ---- CUDA driver API (libcuda.so.1) ---- */
 typedef int CUresult;
@@ -249,6 +250,10 @@ int kg_cuda_nvml_load(kg_cuda_nvml *n, kg_err *err);
 void kg_cuda_nvml_unload(kg_cuda_nvml *n);
 int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, kg_err *err);
 void kg_cuda_cublaslt_unload(kg_cuda_cublaslt *c);
+
+/* 1 when the driver library opens here (then closed again): the probe
+ * of `kgate list`, cheaper than kg_cuda_driver_load. */
+int kg_cuda_driver_present(const kg_settings *s);
 
 /* Writes "CUDA_ERROR_X (text)" for a driver result into buf. */
 void kg_cuda_result_text(const kg_cuda_driver *d, CUresult rc, char *buf, size_t cap);

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 #include <time.h>
-#include "kgate/backend.h"
+#include "backend/backend_impl.h"
 #include "backend/cuda_api.h"
 #include "backend/launch.h"
 
@@ -122,5 +122,12 @@ int kg_cuda_blas_launch(cuda_ctx *c, kg_kernel *k, kg_err *err);
 
 /* The telemetry slot: device readings and the escape counters. */
 int kg_cuda_telemetry(kg_backend *be, kg_telemetry *t, kg_err *err);
+
+/* The procs slots: NVML opened for the device described (by the UUID in
+ * the description, else index 0), NULL when it cannot be; its compute
+ * processes (KG_EUNSUPPORTED when NVML cannot list them). */
+void *kg_cuda_procs_open(const char *device, const kg_settings *s);
+int kg_cuda_procs_list(void *watch, unsigned *count, unsigned *pids, int cap);
+void kg_cuda_procs_close(void *watch);
 
 #endif

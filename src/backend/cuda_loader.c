@@ -256,6 +256,15 @@ void kg_cuda_cublaslt_unload(kg_cuda_cublaslt *c)
     memset(c, 0, sizeof *c);
 }
 
+int kg_cuda_driver_present(const kg_settings *s)
+{
+    (void)s;
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) return 0;
+    dlclose(h);
+    return 1;
+}
+
 void kg_cuda_result_text(const kg_cuda_driver *d, CUresult rc, char *buf, size_t cap)
 {
     const char *name = NULL, *text = NULL;

@@ -2,9 +2,12 @@
  * power, temperature, clock event reasons, compute processes, and the
  * timing-escape counters kept by time()).  NVML is opened at the first
  * reading; without it telemetry is KG_EUNSUPPORTED and nothing else
- * changes. */
+ * changes.  Also the device's compute processes for the quiet-host
+ * checks of the supervisor (the procs slots), from a NVML of their own:
+ * the supervisor holds no backend open while its workers run. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "backend/cuda_internal.h"
@@ -80,4 +83,57 @@ int kg_cuda_telemetry(kg_backend *be, kg_telemetry *t, kg_err *err)
         }
     }
     return KG_OK;
+}
+
+/* ------------------------------------------------- device's processes */
+
+typedef struct cuda_procs {
+    kg_cuda_nvml lib;
+    nvmlDevice_t dev;
+} cuda_procs;
+
+void *kg_cuda_procs_open(const char *device, const kg_settings *s)
+{
+    (void)s;
+    cuda_procs *qn = calloc(1, sizeof *qn);
+    kg_err e = { 0 };
+    if (qn == NULL) return NULL;
+    if (kg_cuda_nvml_load(&qn->lib, &e) != KG_OK || qn->lib.nvmlInit() != 0) {
+        free(qn);
+        return NULL;
+    }
+    const char *u = device != NULL ? strstr(device, "GPU-") : NULL;
+    char uuid[96] = "";
+    if (u != NULL) snprintf(uuid, sizeof uuid, "%.*s", (int)strcspn(u, " ,)"), u);
+    int ok = uuid[0] && qn->lib.nvmlDeviceGetHandleByUUID != NULL &&
+             qn->lib.nvmlDeviceGetHandleByUUID(uuid, &qn->dev) == 0;
+    if (!ok && qn->lib.nvmlDeviceGetHandleByIndex(0, &qn->dev) != 0) {
+        qn->lib.nvmlShutdown();
+        kg_cuda_nvml_unload(&qn->lib);
+        free(qn);
+        return NULL;
+    }
+    return qn;
+}
+
+int kg_cuda_procs_list(void *watch, unsigned *count, unsigned *pids, int cap)
+{
+    cuda_procs *qn = watch;
+    *count = 0;
+    if (qn == NULL || qn->lib.nvmlDeviceGetComputeRunningProcesses == NULL) return KG_EUNSUPPORTED;
+    kg_nvml_process procs[64];
+    unsigned n = 64;
+    if (qn->lib.nvmlDeviceGetComputeRunningProcesses(qn->dev, &n, procs) != 0) return KG_EUNSUPPORTED;
+    *count = n;
+    for (unsigned i = 0; i < n && i < 64 && (int)i < cap; i++) pids[i] = procs[i].pid;
+    return KG_OK;
+}
+
+void kg_cuda_procs_close(void *watch)
+{
+    cuda_procs *qn = watch;
+    if (qn == NULL) return;
+    qn->lib.nvmlShutdown();
+    kg_cuda_nvml_unload(&qn->lib);
+    free(qn);
 }

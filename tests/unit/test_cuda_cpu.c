@@ -12,7 +12,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 #include "check.h"
-#include "kgate/backend.h"
+#include "backend/backend_impl.h"
 #include "backend/cuda_api.h"
 #include "backend/launch.h"
 
@@ -63,7 +63,7 @@ static void test_loaders(void)
 
     /* the backend itself: open fails with the same message, close of the
      * half-open backend is safe */
-    kg_backend be = { &kg_backend_cuda, NULL, NULL };
+    kg_backend be = { .ops = &kg_backend_cuda };
     kg_err_clear(&err);
     CHECK(kg_backend_cuda.open(&be, NULL, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no CUDA driver found");
@@ -76,7 +76,7 @@ static void test_loaders(void)
     void *real = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (real == NULL) {
         kg_err_clear(&err);
-        kg_backend be2 = { &kg_backend_cuda, NULL, NULL };
+        kg_backend be2 = { .ops = &kg_backend_cuda };
         CHECK(kg_backend_cuda.open(&be2, NULL, &err) == KG_EUNSUPPORTED);
         CHECK_STR_CONTAINS(err.msg, "no CUDA driver found: libcuda.so.1: cannot open shared object file");
         CHECK_STR_CONTAINS(err.msg, "use backend = cpu");
