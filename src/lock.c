@@ -2,7 +2,8 @@
  *
  * Two campaigns timing on the same device disturb each other, so each
  * takes flock(LOCK_EX) on a file named after its device in the lock
- * folder ($KGATE_LOCK_DIR, default /tmp/kgate-locks).  The holder writes
+ * folder (the settings' lock_dir, KGATE_LOCK_DIR; default
+ * /tmp/kgate-locks).  The holder writes
  * its pid into the file so that a waiting campaign can say who holds it.
  * The lock is released by the kernel when the last descriptor closes:
  * a killed campaign never leaves a stale lock, and a worker orphaned by a
@@ -40,9 +41,9 @@ static void holder_of(int fd, char *buf, size_t cap)
     snprintf(buf, cap, "%s", text[0] ? text : "unknown");
 }
 
-int kg_lock_acquire(const char *name, double timeout_s, int *fd_out, kg_err *err)
+int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, int *fd_out, kg_err *err)
 {
-    const char *dir = getenv("KGATE_LOCK_DIR");
+    const char *dir = s != NULL ? s->lock_dir : NULL;
     char path[KG_PATH_MAX + 80];
     *fd_out = -1;
     if (dir == NULL || dir[0] == '\0') dir = "/tmp/kgate-locks";

@@ -29,13 +29,14 @@
 #include "kgate/backend.h"
 #include "util.h"
 
-static void *quiet_procs_open(const char *backend, const char *device);
+static void *quiet_procs_open(const kg_settings *s, const char *backend, const char *device);
 
-void kg_quiet_init(kg_quiet *q, const char *forbid, double max_load, const char *backend, const char *device,
-                   double window_s)
+void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double max_load, const char *backend,
+                   const char *device, double window_s)
 {
     memset(q, 0, sizeof *q);
-    if (forbid == NULL) forbid = getenv("KGATE_FORBID");
+    if (s == NULL) s = kg_settings_defaults();
+    if (forbid == NULL) forbid = s->forbid;
     /* the default list comes with a declared quiet window: a plan with
      * quiet = 0 asked for no quiet host, and an explicit list is always
      * honoured */
@@ -45,7 +46,7 @@ void kg_quiet_init(kg_quiet *q, const char *forbid, double max_load, const char 
     q->max_load = max_load;
     q->backend = backend;
     q->device = device;
-    if (window_s > 0) q->procs = quiet_procs_open(backend, device);
+    if (window_s > 0) q->procs = quiet_procs_open(s, backend, device);
 }
 
 /* 1 when name is one of the comma-separated names of list. */
@@ -68,9 +69,9 @@ typedef struct quiet_procs {
 
 /* The device's compute processes, where the backend can list them; NULL
  * when it cannot. */
-static void *quiet_procs_open(const char *backend, const char *device)
+static void *quiet_procs_open(const kg_settings *s, const char *backend, const char *device)
 {
-    kg_procs_watch *w = kg_backend_procs_open(backend, device, NULL);
+    kg_procs_watch *w = kg_backend_procs_open(backend, device, s);
     if (w == NULL) return NULL;
     quiet_procs *qp = calloc(1, sizeof *qp);
     if (qp == NULL) {

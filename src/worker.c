@@ -37,6 +37,7 @@ typedef struct inst {
 
 typedef struct wctx {
     const kg_plan *plan;
+    const kg_settings *settings;
     kg_backend *be;
     const char *build_dir;
     int proc, dir;
@@ -401,7 +402,7 @@ static int run_case(wctx *w, int c, kg_err *err)
         if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison0", 0, &ok0, counts, err)) != KG_OK) goto done;
         if ((rc = checked_run(w, c, &xs[i], &pre, "pre", "poison1", 1, &ok1, counts, err)) != KG_OK) goto done;
         xs[i].failed = !(ok0 && ok1);
-        if (kg_backend_negative(&plan->arms[xs[i].arm])) {
+        if (kg_backend_negative(w->settings, &plan->arms[xs[i].arm])) {
             /* the numerical negative: every output comparison must fail */
             char detail[160];
             snprintf(detail, sizeof detail, "numerical negative (KGATE_NEGATIVE=1): %d of %d output checks "
@@ -531,7 +532,8 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
         goto done;
     }
     char notice[512];
-    if ((rc = kg_backend_open(o->backend, plan, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
+    w.settings = o->settings != NULL ? o->settings : kg_settings_defaults();
+    if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
     snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
     w.plan = plan;
     w.build_dir = build_dir;

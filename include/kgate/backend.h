@@ -87,8 +87,10 @@ typedef struct kg_resources {
 
 /* Opens the backend named name ("auto", "cpu", "fake", "cuda").  "auto"
  * picks cuda when a GPU is usable, else cpu, and writes the reason for
- * the choice into notice (may be NULL). */
-int kg_backend_open(const char *name, const kg_plan *plan, kg_backend **out,
+ * the choice into notice (may be NULL).  The backend takes what it needs
+ * from the environment from s (compiler, include folder, library names,
+ * negative arms...), which must outlive it; NULL means the defaults. */
+int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s, kg_backend **out,
                     char *notice, size_t notice_cap, kg_err *err);
 void kg_backend_close(kg_backend *be);   /* NULL-safe */
 const char *kg_backend_name(const kg_backend *be);
@@ -107,9 +109,10 @@ int kg_backend_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
 int kg_backend_flush(kg_backend *be, kg_err *err);
 void kg_backend_describe(kg_backend *be, char *buf, size_t cap);
 
-/* 1 when arm is to be built as the numerical negative: KGATE_NEGATIVE=1,
- * and KGATE_NEGATIVE_ARM unset or naming this arm. */
-int kg_backend_negative(const kg_arm *arm);
+/* 1 when arm is to be built as the numerical negative: s->negative
+ * (KGATE_NEGATIVE=1), and s->negative_arm unset or naming this arm.  s
+ * may be NULL (defaults: never). */
+int kg_backend_negative(const kg_settings *s, const kg_arm *arm);
 
 /* ---- optional readings of an open backend ---- */
 

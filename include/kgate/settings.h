@@ -27,6 +27,8 @@ typedef struct kg_settings {
     long fault_write_after;         /* KGATE_FAULT_WRITE_AFTER: atomic writes that succeed before
                                      * the next ones fail as on a full disk; -1: never */
     const char *cuda_home;          /* CUDA_HOME, else CUDA_PATH: toolkit root; NULL: system paths */
+    const char *cuda_path;          /* CUDA_PATH: also tried, after cuda_home, for the toolkit's
+                                     * include folder; NULL: not set */
     const char *cuda_visible;       /* CUDA_VISIBLE_DEVICES, quoted in messages only */
     const char *lib_cuda;           /* KGATE_LIBCUDA: libcuda to dlopen; NULL: libcuda.so.1 */
     const char *lib_nvrtc;          /* KGATE_LIBNVRTC */

@@ -21,13 +21,14 @@ static const kg_backend_ops *backend_by_name(const char *name)
     return NULL;
 }
 
-static int backend_try(const kg_backend_ops *ops, const kg_plan *plan, kg_backend **out,
-                       kg_err *err)
+static int backend_try(const kg_backend_ops *ops, const kg_plan *plan, const kg_settings *s,
+                       kg_backend **out, kg_err *err)
 {
     kg_backend *be = calloc(1, sizeof *be);
     if (be == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening backend %s", ops->name);
     be->ops = ops;
     be->plan = plan;
+    be->settings = s != NULL ? s : kg_settings_defaults();
     int rc = ops->open(be, plan, err);
     if (rc != KG_OK) {
         ops->close(be);
@@ -38,32 +39,32 @@ static int backend_try(const kg_backend_ops *ops, const kg_plan *plan, kg_backen
     return KG_OK;
 }
 
-int kg_backend_open(const char *name, const kg_plan *plan, kg_backend **out,
+int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s, kg_backend **out,
                     char *notice, size_t notice_cap, kg_err *err)
 {
     *out = NULL;
     if (notice != NULL && notice_cap > 0) notice[0] = '\0';
     if (strcmp(name, "auto") == 0) {
         kg_err cerr = { 0 };
-        if (backend_try(&kg_backend_cuda, plan, out, &cerr) == KG_OK) {
+        if (backend_try(&kg_backend_cuda, plan, s, out, &cerr) == KG_OK) {
             if (notice != NULL) snprintf(notice, notice_cap, "backend auto: using cuda");
             return KG_OK;
         }
         if (notice != NULL) snprintf(notice, notice_cap, "backend auto: falling back to cpu (%s)", cerr.msg);
-        return backend_try(&kg_backend_cpu, plan, out, err);
+        return backend_try(&kg_backend_cpu, plan, s, out, err);
     }
     const kg_backend_ops *ops = backend_by_name(name);
     if (ops == NULL)
         return kg_errorf(err, KG_EUNSUPPORTED,
                          "unknown or unavailable backend '%s' (use auto, cpu, fake or cuda)", name);
-    return backend_try(ops, plan, out, err);
+    return backend_try(ops, plan, s, out, err);
 }
 
-int kg_backend_negative(const kg_arm *arm)
+int kg_backend_negative(const kg_settings *s, const kg_arm *arm)
 {
-    const char *neg = getenv("KGATE_NEGATIVE");
-    const char *only = getenv("KGATE_NEGATIVE_ARM");
-    if (neg == NULL || strcmp(neg, "1") != 0) return 0;
+    if (s == NULL) s = kg_settings_defaults();
+    if (!s->negative) return 0;
+    const char *only = s->negative_arm;
     return only == NULL || only[0] == '\0' || strcmp(only, arm->name) == 0;
 }
 

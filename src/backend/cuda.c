@@ -109,8 +109,9 @@ static int cuda_open(kg_backend *be, const kg_plan *plan, kg_err *err)
     cuda_ctx *c = calloc(1, sizeof *c);
     if (c == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening the cuda backend");
     be->ctx = c;
+    c->settings = be->settings;
     c->ordinal = plan != NULL ? plan->campaign.device : 0;
-    int rc = kg_cuda_driver_load(&c->drv, err);
+    int rc = kg_cuda_driver_load(&c->drv, c->settings, err);
     if (rc != KG_OK) goto done;
     CUresult r = c->drv.cuInit(0);
     if (r != KG_CUDA_SUCCESS) {
@@ -126,7 +127,7 @@ static int cuda_open(kg_backend *be, const kg_plan *plan, kg_err *err)
         rc = kg_errorf(err, count == 0 ? KG_EUNSUPPORTED : KG_EINPUT,
                        "device = %d, but %d CUDA device(s) are visible (CUDA_VISIBLE_DEVICES=%s)",
                        c->ordinal, count,
-                       getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+                       c->settings->cuda_visible != NULL ? c->settings->cuda_visible : "unset");
         goto done;
     }
     if ((rc = CU(c, cuDeviceGet, (&c->dev, c->ordinal), err)) != KG_OK) goto done;
@@ -244,7 +245,8 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
         done_dt[dt] = 1;
         char *image = NULL;
         size_t bytes = 0;
-        int rc = kg_cuda_compile(&c->nvrtc, c->cc_major, c->cc_minor, plan, a, dt, &image, &bytes, err);
+        int rc = kg_cuda_compile(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a, dt, &image,
+                                 &bytes, err);
         if (rc == KG_OK && build_dir != NULL) {
             char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
             snprintf(path, sizeof path, "%s/%s.%s.cubin", build_dir, arm->name, kg_dtype_name(dt));
@@ -363,8 +365,8 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
             goto done;
         }
     }
-    rc = kg_cuda_compile(&c->nvrtc, c->cc_major, c->cc_minor, plan, a, cs->dtype, &image,
-                         &image_bytes, err);
+    rc = kg_cuda_compile(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a, cs->dtype,
+                         &image, &image_bytes, err);
     if (rc != KG_OK) goto done;
     k->image_bytes = image_bytes;
     kg_cuda_sha256_hex(image, image_bytes, k->image_sha256);

@@ -236,23 +236,25 @@ typedef struct kg_cuda_cublaslt {
 
 /* ---- loaders (cuda_loader.c) ----
  * Each fills its struct or returns an error quoting dlerror() and leaves
- * the struct zeroed.  The library names can be overridden with
- * KGATE_LIBCUDA, KGATE_LIBNVRTC, KGATE_LIBNVML and KGATE_LIBCUBLASLT (a
- * path or a soname), which is how tests simulate a missing library on a
- * machine that has it.  The driver failing to open is KG_EUNSUPPORTED
+ * the struct zeroed.  The library names can be overridden with the
+ * settings' lib_cuda, lib_nvrtc, lib_nvml and lib_cublaslt (KGATE_LIBCUDA,
+ * KGATE_LIBNVRTC, KGATE_LIBNVML, KGATE_LIBCUBLASLT: a path or a soname),
+ * which is how tests simulate a missing library on a machine that has
+ * it; NVRTC and cuBLASLt are also looked for under cuda_home.  The driver failing to open is KG_EUNSUPPORTED
  * ("no CUDA driver found: ...; use backend = cpu"); a missing symbol is
  * KG_EUNSUPPORTED too (the driver is too old). */
-int kg_cuda_driver_load(kg_cuda_driver *d, kg_err *err);
+int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err);
 void kg_cuda_driver_unload(kg_cuda_driver *d);     /* NULL-safe, idempotent */
-int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, kg_err *err);
+int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, const kg_settings *s, kg_err *err);
 void kg_cuda_nvrtc_unload(kg_cuda_nvrtc *n);
-int kg_cuda_nvml_load(kg_cuda_nvml *n, kg_err *err);
+int kg_cuda_nvml_load(kg_cuda_nvml *n, const kg_settings *s, kg_err *err);
 void kg_cuda_nvml_unload(kg_cuda_nvml *n);
-int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, kg_err *err);
+int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, const kg_settings *s, kg_err *err);
 void kg_cuda_cublaslt_unload(kg_cuda_cublaslt *c);
 
-/* 1 when the driver library opens here (then closed again): the probe
- * of `kgate list`, cheaper than kg_cuda_driver_load. */
+/* 1 when the driver library (s->lib_cuda, else libcuda.so.1) opens here,
+ * then closed again: the probe of `kgate list`, cheaper than
+ * kg_cuda_driver_load. */
 int kg_cuda_driver_present(const kg_settings *s);
 
 /* Writes "CUDA_ERROR_X (text)" for a driver result into buf. */
@@ -293,12 +295,15 @@ int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, kg_cuda_gemm_map *m
 /* Compiles arm a of plan for dtype dt with NVRTC (loaded into nv when
  * not yet) for sm_<cc_major><cc_minor>, unless the arm's cflags name an
  * arch; *image receives a malloc'd cubin.  Include paths: kgate's include
- * folder (KGATE_INCLUDE, or found from the executable) and the CUDA
- * toolkit's.  Defines: KG_DTYPE=dt, the arm's defines, KGATE_NEGATIVE=1
- * when that environment variable is 1.  Needs no GPU.  A compile error is
- * KG_EBACKEND with the arm, the source path and the NVRTC log. */
-int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan *plan, int a,
-                    kg_dtype dt, char **image, size_t *image_bytes, kg_err *err);
+ * folder (s->include_dir, or found from the executable) and the CUDA
+ * toolkit's (under s->cuda_home or s->cuda_path, else the system's).
+ * Defines: KG_DTYPE=dt, the arm's defines, KGATE_NEGATIVE=1 when the
+ * settings build this arm as the negative (kg_backend_negative).  Needs
+ * no GPU.  A compile error is KG_EBACKEND with the arm, the source path
+ * and the NVRTC log. */
+int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
+                    const kg_plan *plan, int a, kg_dtype dt, char **image, size_t *image_bytes,
+                    kg_err *err);
 
 /* The resource record of launch i (0-based) of a loaded kernel's chain;
  * the backend's resources slot gives launch 0 with `launches` set to the

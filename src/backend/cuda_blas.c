@@ -64,7 +64,7 @@ int kg_cuda_blas_ready(cuda_ctx *c, kg_err *err)
     if (c->lt_handle != NULL) return KG_OK;
     int rc = KG_OK;
     if (c->lt.lib == NULL) {
-        rc = kg_cuda_cublaslt_load(&c->lt, err);
+        rc = kg_cuda_cublaslt_load(&c->lt, c->settings, err);
         if (rc != KG_OK) {
             /* the message must say what to do: the library is optional */
             char old[KG_ERR_MSG_MAX];

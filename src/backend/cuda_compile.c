@@ -25,10 +25,10 @@ static int is_file(const char *path)
 
 /* kgate/kernel.h lives in the repository's include/ folder: next to the
  * executable's folder (bin/, build/) or two up (build/tests/). */
-static int find_kgate_include(char *out, size_t cap)
+static int find_kgate_include(const kg_settings *s, char *out, size_t cap)
 {
     char probe[KG_PATH_MAX + 32];
-    const char *env = getenv("KGATE_INCLUDE");
+    const char *env = s->include_dir;
     if (env != NULL && env[0] != '\0') {
         snprintf(out, cap, "%s", env);
         return 1;
@@ -57,12 +57,12 @@ static int find_kgate_include(char *out, size_t cap)
 
 /* The toolkit's include folder, for kernels that include cuda_fp16.h,
  * cuda_bf16.h or mma.h. */
-static int find_cuda_include(char *out, size_t cap)
+static int find_cuda_include(const kg_settings *s, char *out, size_t cap)
 {
     char probe[KG_PATH_MAX + 32];
-    static const char *const envs[] = { "CUDA_HOME", "CUDA_PATH" };
+    const char *const roots[] = { s->cuda_home, s->cuda_path };
     for (size_t i = 0; i < 2; i++) {
-        const char *e = getenv(envs[i]);
+        const char *e = roots[i];
         if (e == NULL || e[0] == '\0') continue;
         snprintf(probe, sizeof probe, "%s/include/cuda_fp16.h", e);
         if (is_file(probe)) {
@@ -168,8 +168,9 @@ static int add_tokens(const char *text, const char *prefix, char **opts, int *no
     }
 }
 
-int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan *plan, int a,
-                    kg_dtype dt, char **image, size_t *image_bytes, kg_err *err)
+int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
+                    const kg_plan *plan, int a, kg_dtype dt, char **image, size_t *image_bytes,
+                    kg_err *err)
 {
     const kg_arm *arm = &plan->arms[a];
     enum { MAXOPT = 96 };
@@ -183,18 +184,18 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan
     *image_bytes = 0;
 
     int rc = KG_OK;
-    if (nv->lib == NULL) rc = kg_cuda_nvrtc_load(nv, err);
+    if (nv->lib == NULL) rc = kg_cuda_nvrtc_load(nv, s, err);
     if (rc != KG_OK) goto done;
     rc = kg_plan_source_path(plan, a, path, sizeof path, err);
     if (rc != KG_OK) goto done;
     rc = read_source(path, &src, err);
     if (rc != KG_OK) goto done;
-    if (!find_kgate_include(kinc, sizeof kinc)) {
+    if (!find_kgate_include(s, kinc, sizeof kinc)) {
         rc = kg_errorf(err, KG_EIO, "arm '%s': kgate's include folder (with kgate/kernel.h) was "
                        "not found next to the executable; set KGATE_INCLUDE", arm->name);
         goto done;
     }
-    have_cinc = find_cuda_include(cinc, sizeof cinc);
+    have_cinc = find_cuda_include(s, cinc, sizeof cinc);
 
     char buf[KG_PATH_MAX + 16];
     /* NVRTC has no C library headers: kgate/kernel.h declares the
@@ -214,7 +215,7 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan
     }
     snprintf(buf, sizeof buf, "KG_DTYPE=%d", (int)dt);
     rc = add_tokens(buf, "-D", opts, &nopts, MAXOPT, NULL, err);
-    if (rc == KG_OK && kg_backend_negative(arm))
+    if (rc == KG_OK && kg_backend_negative(s, arm))
         rc = add_tokens("KGATE_NEGATIVE=1", "-D", opts, &nopts, MAXOPT, NULL, err);
     if (rc == KG_OK) rc = add_tokens(arm->defines, "-D", opts, &nopts, MAXOPT, NULL, err);
     /* on this backend cflags are extra NVRTC options, e.g. an sm_90a arch */

@@ -19,6 +19,7 @@
 #include "backend/launch.h"
 
 typedef struct cuda_ctx {
+    const kg_settings *settings;  /* the backend's (libraries, include folders, negative) */
     kg_cuda_driver drv;
     kg_cuda_nvrtc nvrtc;
     kg_cuda_nvml nvml;

@@ -16,7 +16,7 @@ static int nvml_ready(cuda_ctx *c, kg_err *err)
 {
     if (c->nvml_state == 1) return KG_OK;
     if (c->nvml_state == -1) return kg_errorf(err, KG_EUNSUPPORTED, "NVML is not available");
-    int rc = kg_cuda_nvml_load(&c->nvml, err);
+    int rc = kg_cuda_nvml_load(&c->nvml, c->settings, err);
     if (rc != KG_OK) {
         c->nvml_state = -1;
         return rc;
@@ -94,11 +94,10 @@ typedef struct cuda_procs {
 
 void *kg_cuda_procs_open(const char *device, const kg_settings *s)
 {
-    (void)s;
     cuda_procs *qn = calloc(1, sizeof *qn);
     kg_err e = { 0 };
     if (qn == NULL) return NULL;
-    if (kg_cuda_nvml_load(&qn->lib, &e) != KG_OK || qn->lib.nvmlInit() != 0) {
+    if (kg_cuda_nvml_load(&qn->lib, s, &e) != KG_OK || qn->lib.nvmlInit() != 0) {
         free(qn);
         return NULL;
     }

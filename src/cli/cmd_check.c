@@ -37,13 +37,14 @@ static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *t
     char wrap[256], sdir[1100], log[1200];
     snprintf(wrap, sizeof wrap, "compute-sanitizer --tool %s --error-exitcode 86 --print-limit 20", tool);
     snprintf(sdir, sizeof sdir, "%s-%s", dir, tool);
-    setenv("KGATE_WORKER_WRAPPER", wrap, 1);
+    kg_settings s = *base->settings;
+    s.worker_wrapper = wrap;
     kg_run_opts o = *base;
     o.out_dir = sdir;
+    o.settings = &s;
     kg_analysis an;
     kg_err err = { 0 };
     int rc = kg_campaign_run(&o, sdir, sizeof sdir, &an, &err);
-    unsetenv("KGATE_WORKER_WRAPPER");
     if (rc != KG_OK) {
         snprintf(detail, cap, "could not run: %s", err.msg);
         return 1;
@@ -74,6 +75,7 @@ static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *t
 int kg_cmd_check(int argc, char **argv)
 {
     kg_run_opts o = { 0 };
+    o.settings = kg_cli_settings();
     o.check_only = 1;
     o.argc = argc;
     o.argv = argv;
@@ -93,7 +95,6 @@ int kg_cmd_check(int argc, char **argv)
     if (neg != NULL) {
         o.negative = 1;
         o.negative_arm = neg;
-        setenv("KGATE_NEGATIVE_ARM", neg, 1);
     }
     char dir[1024] = "";
     kg_analysis an;

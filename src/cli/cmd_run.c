@@ -39,6 +39,7 @@ static const char help[] =
 int kg_cmd_run(int argc, char **argv)
 {
     kg_run_opts o = { 0 };
+    o.settings = kg_cli_settings();
     o.progress = isatty(2);
     o.argc = argc;
     o.argv = argv;

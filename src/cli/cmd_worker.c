@@ -8,6 +8,8 @@
 int kg_cmd_worker(int argc, char **argv)
 {
     kg_worker_opts o = { 0 };
+    kg_settings s = *kg_cli_settings();
+    o.settings = &s;
     o.proc = -1;
     o.slot = -1;
     for (int i = 1; i < argc; i++) {
@@ -28,6 +30,8 @@ int kg_cmd_worker(int argc, char **argv)
         }
         else if (strcmp(a, "--check-only") == 0) o.check_only = 1;
         else if (strcmp(a, "--progress") == 0) o.progress = 1;
+        else if (strcmp(a, "--negative") == 0) s.negative = 1;
+        else if (strcmp(a, "--negative-arm") == 0 && i + 1 < argc) s.negative_arm = argv[++i];
         else { fprintf(stderr, "kgate worker: unknown argument '%s' (the worker is started by kgate run)\n", a); return KG_EXIT_USAGE; }
     }
     if (o.plan_path == NULL || o.out_dir == NULL || o.backend == NULL || o.proc < 0) {

@@ -40,6 +40,7 @@ int kg_cli_is_help(const char *arg)
 
 int main(int argc, char **argv)
 {
+    (void)kg_cli_settings();   /* the environment, read once */
     if (argc < 2) {
         fputs(usage, stderr);
         return KG_EXIT_USAGE;

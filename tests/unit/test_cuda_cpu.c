@@ -1,7 +1,8 @@
 /* test_cuda_cpu.c: the host side of the cuda backend, without a GPU.
  *
- * Library loaders fail cleanly (simulated with the KGATE_LIB* overrides,
- * and for real where no driver is installed); argument lists and launch
+ * Library loaders fail cleanly (simulated with the settings' lib_*
+ * overrides, KGATE_LIB*, and for real where no driver is installed); the
+ * driver probe of kgate list; argument lists and launch
  * geometry of the shipped gemm_bt kernels and of launch chains; the
  * row-major to column-major mapping of builtin = cublas, checked against
  * a host emulation of cuBLASLt's documented semantics; and, where NVRTC
@@ -52,9 +53,10 @@ static kg_arm gemm_arm(const char *name, const char *source, const char *entry, 
 static void test_loaders(void)
 {
     kg_err err = { 0 };
+    kg_settings s = *kg_settings_defaults();
     kg_cuda_driver d;
-    setenv("KGATE_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-    CHECK(kg_cuda_driver_load(&d, &err) == KG_EUNSUPPORTED);
+    s.lib_cuda = "/nonexistent/libcuda.so.1";
+    CHECK(kg_cuda_driver_load(&d, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no CUDA driver found: /nonexistent/libcuda.so.1");
     CHECK_STR_CONTAINS(err.msg, "use backend = cpu");
     CHECK(d.lib == NULL && d.cuInit == NULL);
@@ -63,24 +65,26 @@ static void test_loaders(void)
 
     /* the backend itself: open fails with the same message, close of the
      * half-open backend is safe */
-    kg_backend be = { .ops = &kg_backend_cuda };
+    kg_backend be = { .ops = &kg_backend_cuda, .settings = &s };
     kg_err_clear(&err);
     CHECK(kg_backend_cuda.open(&be, NULL, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no CUDA driver found");
     kg_backend_cuda.close(&be);
     CHECK(be.ctx == NULL);
-    unsetenv("KGATE_LIBCUDA");
+    CHECK(kg_cuda_driver_present(&s) == 0);
+    s.lib_cuda = NULL;
 
     /* where no driver is installed (CI, this kind of machine), the real
      * name gives the dlerror() text a user recognises */
     void *real = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (real == NULL) {
         kg_err_clear(&err);
-        kg_backend be2 = { .ops = &kg_backend_cuda };
+        kg_backend be2 = { .ops = &kg_backend_cuda, .settings = &s };
         CHECK(kg_backend_cuda.open(&be2, NULL, &err) == KG_EUNSUPPORTED);
         CHECK_STR_CONTAINS(err.msg, "no CUDA driver found: libcuda.so.1: cannot open shared object file");
         CHECK_STR_CONTAINS(err.msg, "use backend = cpu");
         kg_backend_cuda.close(&be2);
+        CHECK(kg_cuda_driver_present(&s) == 0);
     } else {
         dlclose(real);
         fprintf(stderr, "test_cuda_cpu: libcuda.so.1 present, real-absence check skipped\n");
@@ -88,37 +92,37 @@ static void test_loaders(void)
 
     kg_cuda_nvrtc n;
     kg_err_clear(&err);
-    setenv("KGATE_LIBNVRTC", "/nonexistent/libnvrtc.so", 1);
-    CHECK(kg_cuda_nvrtc_load(&n, &err) == KG_EUNSUPPORTED);
+    s.lib_nvrtc = "/nonexistent/libnvrtc.so";
+    CHECK(kg_cuda_nvrtc_load(&n, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no NVRTC found: /nonexistent/libnvrtc.so");
     CHECK(n.lib == NULL);
-    unsetenv("KGATE_LIBNVRTC");
+    s.lib_nvrtc = NULL;
 
     kg_cuda_nvml m;
     kg_err_clear(&err);
-    setenv("KGATE_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
-    CHECK(kg_cuda_nvml_load(&m, &err) == KG_EUNSUPPORTED);
+    s.lib_nvml = "/nonexistent/libnvidia-ml.so.1";
+    CHECK(kg_cuda_nvml_load(&m, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no NVML found");
-    unsetenv("KGATE_LIBNVML");
+    s.lib_nvml = NULL;
 
     kg_cuda_cublaslt lt;
     kg_err_clear(&err);
-    setenv("KGATE_LIBCUBLASLT", "/nonexistent/libcublasLt.so", 1);
-    CHECK(kg_cuda_cublaslt_load(&lt, &err) == KG_EUNSUPPORTED);
+    s.lib_cublaslt = "/nonexistent/libcublasLt.so";
+    CHECK(kg_cuda_cublaslt_load(&lt, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no cuBLASLt found");
-    unsetenv("KGATE_LIBCUBLASLT");
+    s.lib_cublaslt = NULL;
 
     /* a library that opens but lacks the symbols: libm is no driver */
     kg_err_clear(&err);
-    setenv("KGATE_LIBCUDA", "libm.so.6", 1);
-    CHECK(kg_cuda_driver_load(&d, &err) == KG_EUNSUPPORTED);
+    s.lib_cuda = "libm.so.6";
+    CHECK(kg_cuda_driver_load(&d, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "libm.so.6 lacks cuInit");
     CHECK(d.lib == NULL);
-    unsetenv("KGATE_LIBCUDA");
+    s.lib_cuda = NULL;
 
     /* cuBLASLt, where installed: every symbol resolves */
     kg_err_clear(&err);
-    if (kg_cuda_cublaslt_load(&lt, &err) == KG_OK) {
+    if (kg_cuda_cublaslt_load(&lt, &s, &err) == KG_OK) {
         CHECK(lt.cublasLtMatmul != NULL && lt.cublasLtMatmulAlgoGetHeuristic != NULL);
         CHECK(lt.cublasLtGetVersion() > 0);
         kg_cuda_cublaslt_unload(&lt);
@@ -409,7 +413,11 @@ static void test_compile(void)
 {
     kg_cuda_nvrtc nv;
     kg_err err = { 0 };
-    if (kg_cuda_nvrtc_load(&nv, &err) != KG_OK) {
+    /* the toolkit where the environment says (as the command line reads it) */
+    kg_settings s = *kg_settings_defaults();
+    s.cuda_home = getenv("CUDA_HOME") != NULL && getenv("CUDA_HOME")[0] ? getenv("CUDA_HOME") : getenv("CUDA_PATH");
+    s.cuda_path = getenv("CUDA_PATH");
+    if (kg_cuda_nvrtc_load(&nv, &s, &err) != KG_OK) {
         fprintf(stderr, "test_cuda_cpu: NVRTC absent, compile checks skipped (%s)\n", err.msg);
         return;
     }
@@ -424,13 +432,13 @@ static void test_compile(void)
     arms[2] = gemm_arm("missing", "tests/fixtures/no_such_kernel.cu", "k", "1", "1", "");
     plan.arms = arms;
     plan.narms = 3;
-    setenv("KGATE_INCLUDE", "include", 1);
+    s.include_dir = "include";
     for (int a = 0; a < 2; a++) {
         for (int dt = 0; dt < 3; dt++) {
             char *image = NULL;
             size_t bytes = 0;
             kg_err_clear(&err);
-            int rc = kg_cuda_compile(&nv, 9, 0, &plan, a, (kg_dtype)dt, &image, &bytes, &err);
+            int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, a, (kg_dtype)dt, &image, &bytes, &err);
             CHECK_MSG(rc == KG_OK, "%s dtype %d: %s", arms[a].name, dt, err.msg);
             /* a cubin is an ELF image */
             CHECK(image != NULL && bytes > 64 && memcmp(image, "\177ELF", 4) == 0);
@@ -445,7 +453,7 @@ static void test_compile(void)
             char *img = NULL;
             size_t nb = 0;
             kg_err_clear(&err);
-            int rc = kg_cuda_compile(&nv, 9, 0, &plan, 2, (kg_dtype)dt, &img, &nb, &err);
+            int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, (kg_dtype)dt, &img, &nb, &err);
             CHECK_MSG(rc == KG_OK, "splitk dtype %d: %s", dt, err.msg);
             CHECK(img != NULL && nb > 64 && memcmp(img, "\177ELF", 4) == 0);
             free(img);
@@ -457,7 +465,7 @@ static void test_compile(void)
     size_t bytes = 0;
     kg_err_clear(&err);
     strcpy(arms[0].defines, "KG_DTYPE=7");
-    CHECK(kg_cuda_compile(&nv, 9, 0, &plan, 0, KG_DT_F32, &image, &bytes, &err) == KG_EBACKEND);
+    CHECK(kg_cuda_compile(&nv, &s, 9, 0, &plan, 0, KG_DT_F32, &image, &bytes, &err) == KG_EBACKEND);
     CHECK_STR_CONTAINS(err.msg, "arm 'dev': NVRTC could not compile");
     CHECK_STR_CONTAINS(err.msg, "gemm_bt_naive.cu for sm_90");
     CHECK_STR_CONTAINS(err.msg, "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)");
@@ -467,7 +475,7 @@ static void test_compile(void)
     /* a missing source names the path */
     kg_err_clear(&err);
     {
-        int rc = kg_cuda_compile(&nv, 9, 0, &plan, 2, KG_DT_F32, &image, &bytes, &err);
+        int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, KG_DT_F32, &image, &bytes, &err);
         /* the plan module checks the path (input error); reading it is I/O */
         CHECK_MSG(rc == KG_EINPUT || rc == KG_EIO, "rc %d: %s", rc, err.msg);
         CHECK(image == NULL);
@@ -488,12 +496,12 @@ static void test_compile(void)
         strcpy(plan.base_dir, "/tmp");
         strcpy(arms[2].source, tmpl + 5);
         kg_err_clear(&err);
-        int rc = kg_cuda_compile(&nv, 9, 0, &plan, 2, KG_DT_F16, &image, &bytes, &err);
+        int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, KG_DT_F16, &image, &bytes, &err);
         CHECK_MSG(rc == KG_OK, "%s", err.msg);
         free(image);
         unlink(tmpl);
     }
-    unsetenv("KGATE_INCLUDE");
+
     kg_cuda_nvrtc_unload(&nv);
 }
 
