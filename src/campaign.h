@@ -35,7 +35,7 @@ typedef struct kg_run_opts {
     const char *out_dir;      /* NULL: kgate-out/<name>-<utc time> */
     const char *backend;      /* overrides the plan's backend when not NULL */
     int check_only;           /* admission checks only: one process, no rounds */
-    int negative;             /* build arms with KGATE_NEGATIVE=1 */
+    int negative;             /* build arms with KGATE_NEGATIVE=1 (the workers get --negative) */
     const char *negative_arm; /* only this arm is built as the negative */
     int progress;             /* 1: progress line on stderr */
     int argc; char **argv;    /* recorded in meta.json */
@@ -46,7 +46,8 @@ typedef struct kg_run_opts {
     double lock_timeout_s;    /* give up after this long (0: at once) */
     int has_quiet;            /* 0: the plan's quiet window */
     double quiet_s;           /* quiet window before each process */
-    const char *forbid;       /* comma-separated process names; NULL: $KGATE_FORBID, else the default list */
+    const char *forbid;       /* comma-separated process names; NULL: the settings' (KGATE_FORBID), else
+                               * the default list */
     double max_load;          /* 1-minute load average bound; 0: none */
     int max_repeats;          /* repeats of a contaminated slot; 0: 3, negative: none */
     int archive;              /* 1: write DIR.tar.gz next to the folder at the end */
@@ -81,13 +82,14 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err);
  * the GPU UUID found in the description ("gpu" when there is none). */
 void kg_lock_name(const char *backend, const char *device, char *buf, size_t cap);
 
-/* Takes the exclusive lock $KGATE_LOCK_DIR/NAME (default folder
- * /tmp/kgate-locks).  While another campaign holds it, says so on stderr
- * once and waits; with timeout_s >= 0 gives up after that long with an
- * error naming the holder.  *fd receives the open lock file: it is
+/* Takes the exclusive lock LOCK_DIR/NAME, LOCK_DIR being s->lock_dir
+ * (KGATE_LOCK_DIR; s may be NULL), default /tmp/kgate-locks.  While
+ * another campaign holds it, says so on stderr once and waits; with
+ * timeout_s >= 0 gives up after that long with an error naming the
+ * holder.  *fd receives the open lock file: it is
  * inherited by worker processes, so a worker orphaned by a killed
  * supervisor keeps the device locked until it ends. */
-int kg_lock_acquire(const char *name, double timeout_s, int *fd, kg_err *err);
+int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, int *fd, kg_err *err);
 void kg_lock_release(int fd); /* -1 is ignored */
 
 /* ---- quiet host (quiet.c) ---- */
@@ -97,17 +99,20 @@ typedef struct kg_quiet {
     double max_load;          /* 1-minute load average bound; 0: none */
     const char *device;       /* for the foreign-compute-process check */
     const char *backend;
-    void *nvml;               /* cuda: NVML, to list compute processes on the device; owned */
+    void *procs;              /* the device's compute processes (kg_backend_procs_open) and their
+                               * baseline, where the backend lists them (cuda); owned */
 } kg_quiet;
 
 #define KG_QUIET_DEFAULT_FORBID "cc1,cc1plus,nvcc,ptxas,cicc,rustc,ld"
 #define KG_QUIET_POLL_S 0.25
 
-/* Fills q from the options: forbid (NULL: $KGATE_FORBID, else the
- * default list when a quiet window is declared (window_s > 0) on the cpu
- * and cuda backends; none on fake). */
-void kg_quiet_init(kg_quiet *q, const char *forbid, double max_load, const char *backend, const char *device,
-                   double window_s);
+/* Fills q from the options: forbid (NULL: s->forbid, KGATE_FORBID, else
+ * the default list when a quiet window is declared (window_s > 0) on a
+ * backend with KG_CAP_QUIET_HOST, cpu and cuda; none on fake).  With a
+ * window, the device's compute processes are watched where the backend
+ * can list them (kg_backend_procs_open).  s may be NULL (defaults). */
+void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double max_load, const char *backend,
+                   const char *device, double window_s);
 
 /* One look at the host: returns 1 and a reason ("process cc1 (pid 812)
  * running", "load 9.1 above 4") when it is not quiet, else 0.  Process
@@ -118,7 +123,7 @@ int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap);
  * available") on backends without a process query (cpu, fake); else
  * KG_OK with *n the number of foreign processes and why naming one. */
 int kg_quiet_device_foreign(const kg_quiet *q, int expected, int *n, char *why, size_t cap);
-/* Releases what kg_quiet_init opened (NVML); NULL-safe. */
+/* Releases what kg_quiet_init opened (the process watch); NULL-safe. */
 void kg_quiet_free(kg_quiet *q);
 
 /* Waits until the host has been quiet for window_s (a window of 0 is one

@@ -2,15 +2,16 @@
  *
  * Two campaigns timing on the same device disturb each other, so each
  * takes flock(LOCK_EX) on a file named after its device in the lock
- * folder ($KGATE_LOCK_DIR, default /tmp/kgate-locks).  The holder writes
+ * folder (the settings' lock_dir, KGATE_LOCK_DIR; default
+ * /tmp/kgate-locks).  The holder writes
  * its pid into the file so that a waiting campaign can say who holds it.
  * The lock is released by the kernel when the last descriptor closes:
  * a killed campaign never leaves a stale lock, and a worker orphaned by a
  * killed supervisor (it inherits the descriptor) holds the device until
  * it ends.
  *
- * This file does not decide what a device is: kg_lock_name maps a
- * backend and its description to a name. */
+ * This file does not decide what a device is: kg_lock_name asks the
+ * backend registry for the name of a backend's device. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,24 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "campaign.h"
+#include "kgate/backend.h"
 #include "util.h"
 
 void kg_lock_name(const char *backend, const char *device, char *buf, size_t cap)
 {
-    if (strcmp(backend, "cuda") != 0) {
-        /* the fake backend measures nothing: its own lock, so that tests
-         * never wait for a real CPU campaign */
-        snprintf(buf, cap, "%s", strcmp(backend, "fake") == 0 ? "fake" : "cpu");
-        return;
-    }
-    const char *u = device != NULL ? strstr(device, "GPU-") : NULL;
-    if (u == NULL) { snprintf(buf, cap, "gpu"); return; }
-    size_t n = 0;
-    while (u[n] != '\0' && n + 1 < cap && (u[n] == '-' || (u[n] >= '0' && u[n] <= '9') ||
-                                           (u[n] >= 'a' && u[n] <= 'f') || (u[n] >= 'A' && u[n] <= 'Z')))
-        n++;
-    memcpy(buf, u, n);
-    buf[n] = '\0';
+    /* the fake backend measures nothing: its own lock ("fake"), so that
+     * tests never wait for a real CPU campaign */
+    kg_backend_lock_key(backend, device, buf, cap);
 }
 
 static void holder_of(int fd, char *buf, size_t cap)
@@ -50,9 +41,9 @@ static void holder_of(int fd, char *buf, size_t cap)
     snprintf(buf, cap, "%s", text[0] ? text : "unknown");
 }
 
-int kg_lock_acquire(const char *name, double timeout_s, int *fd_out, kg_err *err)
+int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, int *fd_out, kg_err *err)
 {
-    const char *dir = getenv("KGATE_LOCK_DIR");
+    const char *dir = s != NULL ? s->lock_dir : NULL;
     char path[KG_PATH_MAX + 80];
     *fd_out = -1;
     if (dir == NULL || dir[0] == '\0') dir = "/tmp/kgate-locks";

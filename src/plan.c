@@ -31,6 +31,7 @@
 
 #include <ini.h>
 
+#include "kgate/backend.h"
 #include "kgate/plan.h"
 #include "util.h"
 
@@ -83,7 +84,6 @@ typedef struct plan_key {
     const char *help;          /* what a valid value looks like */
 } plan_key;
 
-static const char *const w_backend[] = {"auto", "cpu", "fake", "cuda", NULL};
 static const char *const w_interleave[] = {"sample", "block", NULL};
 static const char *const w_l2[] = {"warm", "cold", NULL};
 static const char *const w_inputs[] = {"resident", "fresh", NULL};
@@ -112,7 +112,7 @@ static const plan_key plan_keys[] = {
     /* [campaign] */
     {SEC_CAMPAIGN, "name", K_NAME, CAMP(name), 0, 0, F_DERIVED, NULL, NULL,
      "1-63 letters, digits, '_', '.', '-'; defaults to the plan file's stem"},
-    {SEC_CAMPAIGN, "backend", K_WORD, CAMP(backend), 0, 0, 0, "auto", w_backend,
+    {SEC_CAMPAIGN, "backend", K_WORD, CAMP(backend), 0, 0, 0, "auto", kg_backend_words,
      "auto, cpu, fake or cuda"},
     {SEC_CAMPAIGN, "device", K_INT, CAMP(device), 0, IMAX, 0, "0", NULL,
      "a device ordinal, an integer >= 0"},

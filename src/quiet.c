@@ -6,8 +6,9 @@
  * checks every KG_QUIET_POLL_S.  The checks: no process whose name
  * (/proc/PID/comm) is on the forbidden list, the 1-minute load average
  * (/proc/loadavg) under the bound, and no foreign compute process on the
- * device.  The last uses NVML (cuda backend only) and counts compute
- * processes rather than matching IDs (inside a container NVML may report
+ * device.  The last asks the backend registry for the device's compute
+ * processes (the cuda backend reads them from NVML; cpu and fake have
+ * none to list) and counts them rather than matching IDs (inside a container NVML may report
  * host process IDs).  The count seen when a quiet window ends is the
  * baseline (it may include a context the supervisor still holds); while
  * the process runs, more than the baseline plus the worker is foreign
@@ -24,26 +25,28 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "backend/cuda_api.h"
 #include "campaign.h"
+#include "kgate/backend.h"
 #include "util.h"
 
-static void *quiet_nvml_open(const char *device);
+static void *quiet_procs_open(const kg_settings *s, const char *backend, const char *device);
 
-void kg_quiet_init(kg_quiet *q, const char *forbid, double max_load, const char *backend, const char *device,
-                   double window_s)
+void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double max_load, const char *backend,
+                   const char *device, double window_s)
 {
     memset(q, 0, sizeof *q);
-    if (forbid == NULL) forbid = getenv("KGATE_FORBID");
+    if (s == NULL) s = kg_settings_defaults();
+    if (forbid == NULL) forbid = s->forbid;
     /* the default list comes with a declared quiet window: a plan with
      * quiet = 0 asked for no quiet host, and an explicit list is always
      * honoured */
-    if (forbid == NULL) forbid = strcmp(backend, "fake") == 0 || !(window_s > 0) ? "" : KG_QUIET_DEFAULT_FORBID;
+    if (forbid == NULL)
+        forbid = !(kg_backend_caps_of(backend) & KG_CAP_QUIET_HOST) || !(window_s > 0) ? "" : KG_QUIET_DEFAULT_FORBID;
     snprintf(q->forbid, sizeof q->forbid, "%s", forbid);
     q->max_load = max_load;
     q->backend = backend;
     q->device = device;
-    if (strcmp(backend, "cuda") == 0 && window_s > 0) q->nvml = quiet_nvml_open(device);
+    if (window_s > 0) q->procs = quiet_procs_open(s, backend, device);
 }
 
 /* 1 when name is one of the comma-separated names of list. */
@@ -59,67 +62,53 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
-typedef struct quiet_nvml {
-    kg_cuda_nvml lib;
-    nvmlDevice_t dev;
+typedef struct quiet_procs {
+    kg_procs_watch *watch;
     int baseline;             /* compute processes when the last quiet window ended */
-} quiet_nvml;
+} quiet_procs;
 
-/* Opens NVML for the campaign's device (by the UUID in the device
- * description, else index 0); NULL when it cannot. */
-static void *quiet_nvml_open(const char *device)
+/* The device's compute processes, where the backend can list them; NULL
+ * when it cannot. */
+static void *quiet_procs_open(const kg_settings *s, const char *backend, const char *device)
 {
-    quiet_nvml *qn = calloc(1, sizeof *qn);
-    kg_err e = { 0 };
-    if (qn == NULL) return NULL;
-    if (kg_cuda_nvml_load(&qn->lib, &e) != KG_OK || qn->lib.nvmlInit() != 0) {
-        free(qn);
+    kg_procs_watch *w = kg_backend_procs_open(backend, device, s);
+    if (w == NULL) return NULL;
+    quiet_procs *qp = calloc(1, sizeof *qp);
+    if (qp == NULL) {
+        kg_backend_procs_close(w);
         return NULL;
     }
-    const char *u = device != NULL ? strstr(device, "GPU-") : NULL;
-    char uuid[96] = "";
-    if (u != NULL) snprintf(uuid, sizeof uuid, "%.*s", (int)strcspn(u, " ,)"), u);
-    int ok = uuid[0] && qn->lib.nvmlDeviceGetHandleByUUID != NULL &&
-             qn->lib.nvmlDeviceGetHandleByUUID(uuid, &qn->dev) == 0;
-    if (!ok && qn->lib.nvmlDeviceGetHandleByIndex(0, &qn->dev) != 0) {
-        qn->lib.nvmlShutdown();
-        kg_cuda_nvml_unload(&qn->lib);
-        free(qn);
-        return NULL;
-    }
-    return qn;
+    qp->watch = w;
+    return qp;
 }
 
 void kg_quiet_free(kg_quiet *q)
 {
-    if (q == NULL || q->nvml == NULL) return;
-    quiet_nvml *qn = q->nvml;
-    qn->lib.nvmlShutdown();
-    kg_cuda_nvml_unload(&qn->lib);
-    free(qn);
-    q->nvml = NULL;
+    if (q == NULL || q->procs == NULL) return;
+    quiet_procs *qp = q->procs;
+    kg_backend_procs_close(qp->watch);
+    free(qp);
+    q->procs = NULL;
 }
 
 int kg_quiet_device_foreign(const kg_quiet *q, int expected, int *n, char *why, size_t cap)
 {
     *n = 0;
     if (cap > 0) why[0] = '\0';
-    quiet_nvml *qn = q->nvml;
-    if (qn == NULL || qn->lib.nvmlDeviceGetComputeRunningProcesses == NULL) return KG_EUNSUPPORTED;
-    kg_nvml_process procs[64];
-    unsigned count = 64;
-    if (qn->lib.nvmlDeviceGetComputeRunningProcesses(qn->dev, &count, procs) != 0) return KG_EUNSUPPORTED;
+    quiet_procs *qp = q->procs;
+    unsigned pids[8], count = 0;
+    if (qp == NULL || kg_backend_procs(qp->watch, &count, pids, 8) != KG_OK) return KG_EUNSUPPORTED;
     if (expected == 0) {      /* before a process: only note the baseline */
-        qn->baseline = (int)count;
+        qp->baseline = (int)count;
         return KG_OK;
     }
-    expected += qn->baseline;
+    expected += qp->baseline;
     if ((int)count > expected) {
         *n = (int)count - expected;
         size_t len = 0;
         len += (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d; pids", count, expected);
         for (unsigned i = 0; i < count && i < 8 && len < cap; i++)
-            len += (size_t)snprintf(why + len, cap - len, " %u", procs[i].pid);
+            len += (size_t)snprintf(why + len, cap - len, " %u", pids[i]);
     }
     return KG_OK;
 }

@@ -42,9 +42,11 @@ typedef kg_proc_rec proc_rec;
 
 /* Starts one worker and waits for it, killing its process group when it
  * passes timeout_s.  When q is not NULL the host is watched meanwhile;
- * when pline is not NULL the worker's round is shown after it. */
-static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *dir, const char *backend, int proc,
-                      double timeout_s, const kg_quiet *q, const char *pline, proc_rec *rec, kg_err *err)
+ * when pline is not NULL the worker's round is shown after it.  The
+ * negative arms of s are passed on its command line. */
+static int run_worker(const kg_run_opts *o, const kg_settings *s, const char *plan_abs, const char *dir,
+                      const char *backend, int proc, double timeout_s, const kg_quiet *q, const char *pline,
+                      proc_rec *rec, kg_err *err)
 {
     char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], raw[KG_PATH_MAX + 64];
     int rc = kg_self_exe(exe, sizeof exe, err);
@@ -56,9 +58,8 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     /* KGATE_WORKER_WRAPPER (e.g. "compute-sanitizer --tool memcheck
      * --error-exitcode 86"): a program the worker runs under. */
     char wrap[1024] = "";
-    const char *wenv = getenv("KGATE_WORKER_WRAPPER");
-    if (wenv != NULL) snprintf(wrap, sizeof wrap, "%s", wenv);
-    char *argv[48];
+    if (s->worker_wrapper != NULL) snprintf(wrap, sizeof wrap, "%s", s->worker_wrapper);
+    char *argv[52];
     int n = 0;
     for (char *tok = strtok(wrap, " "); tok != NULL && n < 30; tok = strtok(NULL, " ")) argv[n++] = tok;
     argv[n++] = exe;
@@ -75,6 +76,13 @@ static int run_worker(const kg_run_opts *o, const char *plan_abs, const char *di
     argv[n++] = (char *)"--slot";
     argv[n++] = slots;
     if (o->check_only) argv[n++] = (char *)"--check-only";
+    if (s->negative) {
+        argv[n++] = (char *)"--negative";
+        if (s->negative_arm != NULL && s->negative_arm[0] != '\0') {
+            argv[n++] = (char *)"--negative-arm";
+            argv[n++] = (char *)s->negative_arm;
+        }
+    }
     argv[n] = NULL;
 
     posix_spawn_file_actions_t fa;
@@ -229,6 +237,13 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     int rc, lock_fd = -1, nrec = 0;
     kg_quiet q;
     char pline[256] = "";
+    /* the settings of this campaign: the environment's, and the negative
+     * asked for in the options (the workers get it on their command line) */
+    kg_settings s = o->settings != NULL ? *o->settings : *kg_settings_defaults();
+    if (o->negative) {
+        s.negative = 1;
+        if (o->negative_arm != NULL) s.negative_arm = o->negative_arm;
+    }
     memset(&q, 0, sizeof q);
     memset(an, 0, sizeof *an);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
@@ -282,16 +297,15 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     }
     if ((rc = kg_mkdir_p(dir, err)) != KG_OK) goto done;
     snprintf(out_dir_used, cap, "%s", dir);
-    if (o->negative) setenv("KGATE_NEGATIVE", "1", 1);
 
     const char *bname = o->backend != NULL ? o->backend : plan->campaign.backend;
-    if ((rc = kg_backend_open(bname, plan, &be, notice, sizeof notice, err)) != KG_OK) goto done;
+    if ((rc = kg_backend_open(bname, plan, &s, &be, notice, sizeof notice, err)) != KG_OK) goto done;
     if (notice[0] != '\0') fprintf(stderr, "kgate: %s\n", notice);
     kg_backend_describe(be, device, sizeof device);
     char resolved[16], lock_name[128];
     snprintf(resolved, sizeof resolved, "%s", kg_backend_name(be));
     kg_lock_name(resolved, device, lock_name, sizeof lock_name);
-    if ((rc = kg_lock_acquire(lock_name, o->has_lock_timeout ? o->lock_timeout_s : -1, &lock_fd, err)) != KG_OK)
+    if ((rc = kg_lock_acquire(&s, lock_name, o->has_lock_timeout ? o->lock_timeout_s : -1, &lock_fd, err)) != KG_OK)
         goto done;
 
     int nslots = o->check_only ? 1 : 2 * plan->campaign.processes;
@@ -329,26 +343,24 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         snprintf(path, sizeof path, "%s/build", dir);
         for (int a = 0; a < plan->narms; a++)
             if ((rc = kg_backend_build(be, plan, a, path, err)) != KG_OK) goto done;
-        /* the compiler that built the arms, on a backend whose arms the
-         * system compiler builds */
+        /* the compiler that builds the arms, where the backend names one */
         char compiler[512] = "";
-        if (strcmp(resolved, "cpu") == 0) {
-            const char *cc = getenv("KGATE_CC");
-            kg_tool_version(cc && cc[0] ? cc : "cc", compiler, sizeof compiler);
-        }
-        if ((rc = kg_evidence_write_environment(plan, dir, resolved, device,
-                                                strcmp(resolved, "cpu") == 0 ? compiler : NULL, err)) != KG_OK)
+        const char *cc = kg_backend_compiler(resolved, &s);
+        if (cc != NULL) kg_tool_version(cc, compiler, sizeof compiler);
+        if ((rc = kg_evidence_write_environment(plan, dir, resolved, device, cc != NULL ? compiler : NULL, err)) !=
+            KG_OK)
             goto done;
     }
     kg_backend_close(be);
     be = NULL;
 
     double window = o->has_quiet ? o->quiet_s : plan->campaign.quiet_s;
-    /* scripted timings need no quiet host */
-    if (strcmp(resolved, "fake") == 0 && !o->has_quiet) window = 0;
+    /* timings that do not depend on the host (fake: scripted) need no
+     * quiet window unless one is asked for */
+    if (!(kg_backend_caps_of(resolved) & KG_CAP_QUIET_HOST) && !o->has_quiet) window = 0;
     const char *forbid = o->forbid != NULL ? o->forbid : plan->campaign.forbid[0] ? plan->campaign.forbid : NULL;
     double max_load = o->max_load > 0 ? o->max_load : plan->campaign.max_load;
-    kg_quiet_init(&q, forbid, max_load, resolved, device, window);
+    kg_quiet_init(&q, &s, forbid, max_load, resolved, device, window);
     int max_repeats = o->max_repeats == 0 ? plan->campaign.repeats : o->max_repeats < 0 ? 0 : o->max_repeats;
     int capn = nrec > nslots ? nrec : nslots > 0 ? nslots : 1;
     double t0 = kg_mono_s();
@@ -368,7 +380,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         r->dir = kg_protocol_direction(slot);
         progress(o, slot, nslots, r->dir, kg_mono_s() - t0, pline, sizeof pline);
         if (!o->check_only && (rc = kg_quiet_wait(&q, window, 600 + 20 * window, err)) != KG_OK) goto done;
-        if ((rc = run_worker(o, plan_abs, dir, resolved, nrec, plan->campaign.timeout_s,
+        if ((rc = run_worker(o, &s, plan_abs, dir, resolved, nrec, plan->campaign.timeout_s,
                              o->check_only ? NULL : &q, o->progress ? pline : NULL, r, err)) != KG_OK)
             goto done;
         nrec++;

@@ -89,15 +89,24 @@ done:
     return rc;
 }
 
-/* KGATE_FAULT_WRITE_AFTER=N: fault injection for the crash-safety tests.
- * After N successful atomic writes in this process the next ones fail
- * as on a full disk, after part of the data reached the temporary file. */
+/* Fault injection for the crash-safety tests (KGATE_FAULT_WRITE_AFTER=N,
+ * set by the command line through kg_fault_write_after): after N
+ * successful atomic writes in this process the next ones fail as on a
+ * full disk, after part of the data reached the temporary file.  A
+ * process-wide test hook, the only one. */
+static long fault_after = -1;   /* -1: off */
+static long fault_writes = 0;
+
+void kg_fault_write_after(long n)
+{
+    fault_after = n;
+    fault_writes = 0;
+}
+
 static int fault_write_now(void)
 {
-    static long writes = 0;
-    const char *env = getenv("KGATE_FAULT_WRITE_AFTER");
-    if (env == NULL || env[0] == '\0') return 0;
-    return writes++ >= atol(env);
+    if (fault_after < 0) return 0;
+    return fault_writes++ >= fault_after;
 }
 
 int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
@@ -228,9 +237,8 @@ int kg_self_exe(char *buf, size_t cap, kg_err *err)
     return KG_OK;
 }
 
-int kg_include_dir(char *buf, size_t cap, kg_err *err)
+int kg_include_dir(const char *env, char *buf, size_t cap, kg_err *err)
 {
-    const char *env = getenv("KGATE_INCLUDE");
     char probe[PATH_MAX + 32];
     if (env != NULL && env[0] != '\0') {
         snprintf(probe, sizeof probe, "%s/kgate/kernel.h", env);

@@ -29,6 +29,11 @@ int kg_read_file(const char *path, char **data, size_t *len, kg_err *err);
  * such and leaves the old file in place. */
 int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err);
 
+/* Test hook for the crash-safety tests (KGATE_FAULT_WRITE_AFTER): from
+ * now on n atomic writes of this process succeed, then every one fails as
+ * on a full disk.  n < 0 turns it off (the default). */
+void kg_fault_write_after(long n);
+
 int kg_mkdir_p(const char *path, kg_err *err);
 int kg_path_exists(const char *path);
 
@@ -46,9 +51,10 @@ void kg_tool_version(const char *argv0, char *buf, size_t cap);
 /* Absolute path of the running executable. */
 int kg_self_exe(char *buf, size_t cap, kg_err *err);
 
-/* kgate's include/ folder for kernels: $KGATE_INCLUDE, else ../include
- * next to the executable, else the folder the library was built in. */
-int kg_include_dir(char *buf, size_t cap, kg_err *err);
+/* kgate's include/ folder for kernels: include_dir (the settings'
+ * KGATE_INCLUDE) when not NULL or empty, else ../include next to the
+ * executable, else the folder the library was built in. */
+int kg_include_dir(const char *include_dir, char *buf, size_t cap, kg_err *err);
 
 /* Seconds on CLOCK_MONOTONIC and wall-clock UTC in ISO 8601. */
 double kg_mono_s(void);

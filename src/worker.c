@@ -44,6 +44,7 @@ typedef struct inst {
 
 typedef struct wctx {
     const kg_plan *plan;
+    const kg_settings *settings;
     kg_backend *be;
     const char *build_dir;
     int proc, dir;
@@ -78,22 +79,6 @@ static void record_check(wctx *w, int c, int a, kg_phase phase, const char *chec
     }
     snprintf(k.detail, sizeof k.detail, "%s", detail != NULL ? detail : (r != NULL ? r->msg : ""));
     kg_rows_put_check(&w->checks, w->plan, &k);
-}
-
-/* What the backend can do (asked of its table). */
-static int kg_backend_executes(const kg_backend *be)
-{
-    return strcmp(kg_backend_name(be), "fake") != 0;
-}
-
-static int kg_backend_has_telemetry(const kg_backend *be)
-{
-    return be->ops->telemetry != NULL;
-}
-
-static int kg_backend_has_resources(const kg_backend *be)
-{
-    return be->ops->resources != NULL;
 }
 
 static int scratch(wctx *w, size_t bytes, kg_err *err)
@@ -350,14 +335,14 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
  * for every launch of its chain, when the backend can say. */
 static void record_resources(wctx *w, int c, const inst *x)
 {
-    if (w->be->ops->resources == NULL) return;
+    if (!kg_backend_has_resources(w->be)) return;
     kg_resources r;
     kg_err e = { 0 };
     memset(&r, 0, sizeof r);
-    if (w->be->ops->resources(w->be, x->k, &r, &e) != KG_OK) return;
-    int n = r.launches > 1 && w->be->ops->resources_launch != NULL ? r.launches : 1;
+    if (kg_backend_resources(w->be, x->k, 0, &r, &e) != KG_OK) return;
+    int n = r.launches > 1 ? r.launches : 1;
     for (int i = 0; i < n; i++) {
-        if (i > 0 && w->be->ops->resources_launch(w->be, x->k, i, &r, &e) != KG_OK) return;
+        if (i > 0 && kg_backend_resources(w->be, x->k, i, &r, &e) != KG_OK) return;
         kg_res_rec rec = { .proc = w->proc, .kase = c, .arm = x->arm, .launch = i + 1, .regs = r.regs,
                            .static_shared = r.static_shared_bytes, .dynamic_shared = r.dynamic_shared_bytes,
                            .local = r.local_bytes, .const_bytes = r.const_bytes,
@@ -380,11 +365,11 @@ static void record_telemetry(wctx *w, int c, int round, int arm, int sample, uin
                              int *escaped)
 {
     *escaped = 0;
-    if (w->be->ops->telemetry == NULL) return;
+    if (!kg_backend_has_telemetry(w->be)) return;
     kg_telemetry t;
     kg_err e = { 0 };
     memset(&t, 0, sizeof t);
-    if (w->be->ops->telemetry(w->be, &t, &e) != KG_OK) return;
+    if (kg_backend_telemetry(w->be, &t, &e) != KG_OK) return;
     *escaped = t.escapes > *escapes_seen;
     *escapes_seen = t.escapes;
     kg_tel_rec rec = { .proc = w->proc, .kase = c, .round = round, .arm = arm, .sample = sample,
@@ -488,7 +473,7 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
         if ((rc = checked_run(w, cr->c, x, &cr->pre, KG_PHASE_PRE, KG_CHECK_POISON1, 1, &ok1, counts, err)) != KG_OK)
             return rc;
         x->failed = !(ok0 && ok1);
-        if (kg_backend_negative(&plan->arms[x->arm])) {
+        if (kg_backend_negative(w->settings, &plan->arms[x->arm])) {
             /* the numerical negative: every output comparison must fail */
             char detail[160];
             snprintf(detail, sizeof detail, "numerical negative (KGATE_NEGATIVE=1): %d of %d output checks "
@@ -557,7 +542,7 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
             if ((rc = rotation_setup(w, &cr->xs[cr->live[i]], &cr->pre, cr->nset, err)) != KG_OK) return rc;
     /* a backend whose timed runs execute nothing (fake) leaves the output
      * of the last checked run: its snapshot is of the pre inputs */
-    int switch_inputs = kg_backend_executes(w->be);
+    int switch_inputs = (kg_backend_caps(w->be) & KG_CAP_EXECUTES) != 0;
     cr->snap = switch_inputs ? &cr->post : &cr->pre;
     uint64_t escapes_seen = 0;
     for (int r = 0; r < cp->rounds && cr->nlive > 0; r++) {
@@ -677,7 +662,8 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
         goto done;
     }
     char notice[512];
-    if ((rc = kg_backend_open(o->backend, plan, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
+    w.settings = o->settings != NULL ? o->settings : kg_settings_defaults();
+    if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
     snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
     w.plan = plan;
     w.build_dir = build_dir;

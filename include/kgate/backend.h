@@ -1,11 +1,14 @@
 /* kgate/backend.h: the seam between the protocol and the hardware.
  *
- * One struct of function pointers per backend: cpu (C kernels compiled by
- * the system cc into shared objects), fake (scripted timings from the
- * plan, deterministic from the seed, for tests), cuda (NVRTC-compiled
- * kernels timed with events around CUDA-graph replays).  Callers use the
- * kg_backend_* wrappers in backend.c, which own the policy for optional
- * slots.  A backend never prints to stdout.
+ * Backends: cpu (C kernels compiled by the system cc into shared
+ * objects), fake (scripted timings from the plan, deterministic from the
+ * seed, for tests), cuda (NVRTC-compiled kernels timed with events around
+ * CUDA-graph replays).  An open backend is an opaque handle; callers use
+ * the kg_backend_* wrappers of backend.c, which own the policy for
+ * optional slots (each backend's table is private: backend_impl.h).  What
+ * kgate may assume about a backend it has not opened (capabilities, lock
+ * name, compiler, the device's compute processes) is asked of the
+ * registry by name.  A backend never prints to stdout.
  *
  * Life cycle in a worker: open, alloc/upload inputs, load an arm for a
  * case, bind its buffers, run (untimed, for checks) and time (samples),
@@ -19,10 +22,9 @@
 #include <stdint.h>
 #include "kgate/err.h"
 #include "kgate/plan.h"
+#include "kgate/settings.h"
 
-#define KG_BACKEND_ABI 1
-
-typedef struct kg_backend kg_backend;
+typedef struct kg_backend kg_backend;   /* opaque: an open backend */
 typedef struct kg_kernel kg_kernel;   /* one arm loaded for one case; backend-owned */
 
 typedef struct kg_dbuf {
@@ -41,8 +43,9 @@ typedef struct kg_binding {
     int pack;              /* operations per timed sample */
 } kg_binding;
 
-/* Where a sample sits in the protocol.  The fake backend scripts timings
- * from it; real backends ignore it. */
+/* Where a sample sits in the protocol.  It exists for the fake backend,
+ * which scripts its timings from it (kgate/plan.h's fake_* keys); the
+ * real backends ignore it. */
 typedef struct kg_sample_ctx {
     int proc, dir, round, sample;
     int arm, kase;
@@ -82,49 +85,12 @@ typedef struct kg_resources {
     char image_sha256[65];
 } kg_resources;
 
-typedef struct kg_backend_ops {
-    int abi;               /* KG_BACKEND_ABI; new slots are appended only */
-    const char *name;
-    int  (*open)(kg_backend *be, const kg_plan *plan, kg_err *err);
-    void (*close)(kg_backend *be);                 /* accepts a half-open backend */
-    int  (*build)(kg_backend *be, const kg_plan *plan, int arm, const char *build_dir,
-                  kg_err *err);                    /* optional */
-    int  (*alloc)(kg_backend *be, size_t bytes, kg_dbuf *out, kg_err *err);
-    void (*free)(kg_backend *be, kg_dbuf *buf);    /* NULL-safe */
-    int  (*upload)(kg_backend *be, const kg_dbuf *dst, size_t off, const void *src,
-                   size_t n, kg_err *err);
-    int  (*download)(kg_backend *be, void *dst, const kg_dbuf *src, size_t off,
-                     size_t n, kg_err *err);
-    int  (*load)(kg_backend *be, const kg_plan *plan, int arm, int kase,
-                 const char *build_dir, kg_kernel **out, kg_err *err);
-    void (*unload)(kg_backend *be, kg_kernel *k);  /* NULL-safe */
-    int  (*bind)(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err);
-    int  (*run)(kg_backend *be, kg_kernel *k, kg_err *err);   /* one operation, waits */
-    /* pack operations timed as one sample; *ns is per operation */
-    int  (*time)(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, double *ns,
-                 kg_err *err);
-    int  (*flush)(kg_backend *be, kg_err *err);    /* optional: cold-cache flush */
-    /* optional: a one-line description of the device for the run header */
-    void (*describe)(kg_backend *be, char *buf, size_t cap);
-    /* optional (appended): device readings and timing-integrity counters;
-     * KG_EUNSUPPORTED when the device cannot be read (no NVML) */
-    int  (*telemetry)(kg_backend *be, kg_telemetry *out, kg_err *err);
-    /* optional (appended): the resource record of a loaded kernel */
-    int  (*resources)(kg_backend *be, kg_kernel *k, kg_resources *out, kg_err *err);
-    /* optional: launch i (0-based) of a chain; launch 0 is what resources gives */
-    int  (*resources_launch)(kg_backend *be, kg_kernel *k, int i, kg_resources *out, kg_err *err);
-} kg_backend_ops;
-
-struct kg_backend {
-    const kg_backend_ops *ops;
-    void *ctx;             /* backend-private */
-    const kg_plan *plan;
-};
-
 /* Opens the backend named name ("auto", "cpu", "fake", "cuda").  "auto"
  * picks cuda when a GPU is usable, else cpu, and writes the reason for
- * the choice into notice (may be NULL). */
-int kg_backend_open(const char *name, const kg_plan *plan, kg_backend **out,
+ * the choice into notice (may be NULL).  The backend takes what it needs
+ * from the environment from s (compiler, include folder, library names,
+ * negative arms...), which must outlive it; NULL means the defaults. */
+int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s, kg_backend **out,
                     char *notice, size_t notice_cap, kg_err *err);
 void kg_backend_close(kg_backend *be);   /* NULL-safe */
 const char *kg_backend_name(const kg_backend *be);
@@ -143,13 +109,80 @@ int kg_backend_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
 int kg_backend_flush(kg_backend *be, kg_err *err);
 void kg_backend_describe(kg_backend *be, char *buf, size_t cap);
 
-/* 1 when arm is to be built as the numerical negative: KGATE_NEGATIVE=1,
- * and KGATE_NEGATIVE_ARM unset or naming this arm. */
-int kg_backend_negative(const kg_arm *arm);
+/* 1 when arm is to be built as the numerical negative: s->negative
+ * (KGATE_NEGATIVE=1), and s->negative_arm unset or naming this arm.  s
+ * may be NULL (defaults: never). */
+int kg_backend_negative(const kg_settings *s, const kg_arm *arm);
 
-/* The backends compiled into this library. */
-extern const kg_backend_ops kg_backend_cpu;
-extern const kg_backend_ops kg_backend_fake;
-extern const kg_backend_ops kg_backend_cuda;
+/* ---- optional readings of an open backend ---- */
+
+/* 1 when the backend reads telemetry (kg_backend_telemetry), resp.
+ * reports resource records (kg_backend_resources): the worker writes the
+ * telemetry folder only for such a backend. */
+int kg_backend_has_telemetry(const kg_backend *be);
+int kg_backend_has_resources(const kg_backend *be);
+
+/* Device readings and timing-integrity counters, between samples.
+ * KG_EUNSUPPORTED when the backend reads none or the device cannot be
+ * read (no NVML). */
+int kg_backend_telemetry(kg_backend *be, kg_telemetry *out, kg_err *err);
+
+/* The resource record of launch i (0-based) of a loaded kernel's chain;
+ * launch 0's has `launches` set to the chain length.  KG_EUNSUPPORTED
+ * when the backend reports no records, or none past the first launch. */
+int kg_backend_resources(kg_backend *be, kg_kernel *k, int i, kg_resources *out, kg_err *err);
+
+/* ---- capabilities ---- */
+
+enum {
+    /* timed runs execute the kernel (on fake they compute nothing: the
+     * outputs are those of the last checked run) */
+    KG_CAP_EXECUTES = 1u << 0,
+    /* timings depend on the host being quiet: the plan's quiet window and
+     * the default list of forbidden processes apply (on fake, scripted
+     * timings, there is no window unless one is asked for) */
+    KG_CAP_QUIET_HOST = 1u << 1
+};
+
+unsigned kg_backend_caps(const kg_backend *be);   /* KG_CAP_* */
+
+/* ---- the registry, by name: what is known without opening a backend ---- */
+
+/* The values of a plan's backend key: "auto" and every backend compiled
+ * in, NULL-terminated. */
+extern const char *const kg_backend_words[];
+
+/* 1 when name is a backend compiled in ("auto" is a choice, not one). */
+int kg_backend_known(const char *name);
+
+/* KG_CAP_* of the backend named name; 0 for an unknown name. */
+unsigned kg_backend_caps_of(const char *name);
+
+/* The name of the device lock of a campaign on backend name and the
+ * device described by device (kg_backend_describe's text): "cpu",
+ * "fake", or the GPU's UUID from the description ("gpu" when it names
+ * none).  An unknown name shares the host's lock, "cpu". */
+void kg_backend_lock_key(const char *name, const char *device, char *buf, size_t cap);
+
+/* The compiler command the backend's build runs (cpu: KGATE_CC, else
+ * "cc"), for the environment receipt; NULL when it runs none.  s may be
+ * NULL (defaults). */
+const char *kg_backend_compiler(const char *name, const kg_settings *s);
+
+/* 1 when the backend's libraries are present here (cuda: the driver
+ * opens); a look, not an open.  Backends that need nothing: 1; an
+ * unknown name: 0.  s may be NULL (defaults). */
+int kg_backend_available(const char *name, const kg_settings *s);
+
+/* A watch on the compute processes running on the device described by
+ * device (kg_backend_describe's text), for the quiet-host checks of the
+ * supervisor, which holds no backend open meanwhile.  NULL when the
+ * backend has no such query (cpu, fake) or the device cannot be read. */
+typedef struct kg_procs_watch kg_procs_watch;
+kg_procs_watch *kg_backend_procs_open(const char *name, const char *device, const kg_settings *s);
+/* The number of compute processes on the device now, and up to cap of
+ * their pids; KG_EUNSUPPORTED when they cannot be listed. */
+int kg_backend_procs(kg_procs_watch *w, unsigned *count, unsigned *pids, int cap);
+void kg_backend_procs_close(kg_procs_watch *w);   /* NULL-safe */
 
 #endif

@@ -7,7 +7,8 @@
  * here, so that a test or an embedding program states it outright.
  *
  * Every pointer may be NULL (the variable is unset or empty), which means
- * the default written next to it.  kg_settings_defaults() gives a
+ * the default written next to it; forbid alone tells unset (NULL: the
+ * default list) from set but empty ("": no names).  kg_settings_defaults() gives a
  * settings object with every default, for callers with no environment. */
 #ifndef KGATE_SETTINGS_H
 #define KGATE_SETTINGS_H
@@ -26,7 +27,9 @@ typedef struct kg_settings {
     double fake_sleep_ms;           /* KGATE_FAKE_SLEEP_MS: fake backend sleeps per sample; 0: none */
     long fault_write_after;         /* KGATE_FAULT_WRITE_AFTER: atomic writes that succeed before
                                      * the next ones fail as on a full disk; -1: never */
-    const char *cuda_home;          /* CUDA_HOME, else CUDA_PATH: toolkit root; NULL: system paths */
+    const char *cuda_home;          /* CUDA_HOME: toolkit root; NULL: system paths */
+    const char *cuda_path;          /* CUDA_PATH: also tried, after cuda_home, for the toolkit's
+                                     * include folder; NULL: not set */
     const char *cuda_visible;       /* CUDA_VISIBLE_DEVICES, quoted in messages only */
     const char *lib_cuda;           /* KGATE_LIBCUDA: libcuda to dlopen; NULL: libcuda.so.1 */
     const char *lib_nvrtc;          /* KGATE_LIBNVRTC */

@@ -1,29 +1,34 @@
 /* backend.c: the only code that calls through a backend's ops table.
  *
- * Owns the choice of backend ("auto" picks cuda when a GPU is usable,
- * else cpu, and says why), the policy for optional slots, and argument
+ * Owns the registry of backends (the only place that knows their names),
+ * the choice of backend ("auto" picks cuda when a GPU is usable, else
+ * cpu, and says why), the policy for optional slots, and argument
  * assertions.  It does not know any device. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kgate/backend.h"
+#include "backend/backend_impl.h"
+
+static const kg_backend_ops *const registry[] = { &kg_backend_cpu, &kg_backend_fake, &kg_backend_cuda };
+
+const char *const kg_backend_words[] = { "auto", "cpu", "fake", "cuda", NULL };
 
 static const kg_backend_ops *backend_by_name(const char *name)
 {
-    if (strcmp(name, "cpu") == 0) return &kg_backend_cpu;
-    if (strcmp(name, "fake") == 0) return &kg_backend_fake;
-    if (strcmp(name, "cuda") == 0) return &kg_backend_cuda;
+    for (size_t i = 0; name != NULL && i < sizeof registry / sizeof registry[0]; i++)
+        if (strcmp(name, registry[i]->name) == 0) return registry[i];
     return NULL;
 }
 
-static int backend_try(const kg_backend_ops *ops, const kg_plan *plan, kg_backend **out,
-                       kg_err *err)
+static int backend_try(const kg_backend_ops *ops, const kg_plan *plan, const kg_settings *s,
+                       kg_backend **out, kg_err *err)
 {
     kg_backend *be = calloc(1, sizeof *be);
     if (be == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening backend %s", ops->name);
     be->ops = ops;
     be->plan = plan;
+    be->settings = s != NULL ? s : kg_settings_defaults();
     int rc = ops->open(be, plan, err);
     if (rc != KG_OK) {
         ops->close(be);
@@ -34,32 +39,32 @@ static int backend_try(const kg_backend_ops *ops, const kg_plan *plan, kg_backen
     return KG_OK;
 }
 
-int kg_backend_open(const char *name, const kg_plan *plan, kg_backend **out,
+int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s, kg_backend **out,
                     char *notice, size_t notice_cap, kg_err *err)
 {
     *out = NULL;
     if (notice != NULL && notice_cap > 0) notice[0] = '\0';
     if (strcmp(name, "auto") == 0) {
         kg_err cerr = { 0 };
-        if (backend_try(&kg_backend_cuda, plan, out, &cerr) == KG_OK) {
+        if (backend_try(&kg_backend_cuda, plan, s, out, &cerr) == KG_OK) {
             if (notice != NULL) snprintf(notice, notice_cap, "backend auto: using cuda");
             return KG_OK;
         }
         if (notice != NULL) snprintf(notice, notice_cap, "backend auto: falling back to cpu (%s)", cerr.msg);
-        return backend_try(&kg_backend_cpu, plan, out, err);
+        return backend_try(&kg_backend_cpu, plan, s, out, err);
     }
     const kg_backend_ops *ops = backend_by_name(name);
     if (ops == NULL)
         return kg_errorf(err, KG_EUNSUPPORTED,
                          "unknown or unavailable backend '%s' (use auto, cpu, fake or cuda)", name);
-    return backend_try(ops, plan, out, err);
+    return backend_try(ops, plan, s, out, err);
 }
 
-int kg_backend_negative(const kg_arm *arm)
+int kg_backend_negative(const kg_settings *s, const kg_arm *arm)
 {
-    const char *neg = getenv("KGATE_NEGATIVE");
-    const char *only = getenv("KGATE_NEGATIVE_ARM");
-    if (neg == NULL || strcmp(neg, "1") != 0) return 0;
+    if (s == NULL) s = kg_settings_defaults();
+    if (!s->negative) return 0;
+    const char *only = s->negative_arm;
     return only == NULL || only[0] == '\0' || strcmp(only, arm->name) == 0;
 }
 
@@ -152,4 +157,106 @@ void kg_backend_describe(kg_backend *be, char *buf, size_t cap)
     buf[0] = '\0';
     if (be->ops->describe != NULL) be->ops->describe(be, buf, cap);
     if (buf[0] == '\0') snprintf(buf, cap, "%s", be->ops->name);
+}
+
+int kg_backend_has_telemetry(const kg_backend *be)
+{
+    return be->ops->telemetry != NULL;
+}
+
+int kg_backend_has_resources(const kg_backend *be)
+{
+    return be->ops->resources != NULL;
+}
+
+int kg_backend_telemetry(kg_backend *be, kg_telemetry *out, kg_err *err)
+{
+    assert(be != NULL && out != NULL);
+    if (be->ops->telemetry == NULL)
+        return kg_errorf(err, KG_EUNSUPPORTED, "backend %s reads no telemetry", be->ops->name);
+    return be->ops->telemetry(be, out, err);
+}
+
+int kg_backend_resources(kg_backend *be, kg_kernel *k, int i, kg_resources *out, kg_err *err)
+{
+    assert(be != NULL && k != NULL && out != NULL && i >= 0);
+    if (i == 0 && be->ops->resources != NULL) return be->ops->resources(be, k, out, err);
+    if (i > 0 && be->ops->resources_launch != NULL) return be->ops->resources_launch(be, k, i, out, err);
+    return kg_errorf(err, KG_EUNSUPPORTED, "backend %s reports no resources%s", be->ops->name,
+                     i > 0 ? " past the first launch" : "");
+}
+
+unsigned kg_backend_caps(const kg_backend *be)
+{
+    return be->ops->caps;
+}
+
+/* ---- the registry, by name ---- */
+
+int kg_backend_known(const char *name)
+{
+    return backend_by_name(name) != NULL;
+}
+
+unsigned kg_backend_caps_of(const char *name)
+{
+    const kg_backend_ops *ops = backend_by_name(name);
+    return ops != NULL ? ops->caps : 0;
+}
+
+void kg_backend_lock_key(const char *name, const char *device, char *buf, size_t cap)
+{
+    const kg_backend_ops *ops = backend_by_name(name);
+    if (cap == 0) return;
+    if (ops != NULL && ops->lock_key != NULL) ops->lock_key(device, buf, cap);
+    else snprintf(buf, cap, "%s", ops != NULL ? ops->name : "cpu");
+}
+
+const char *kg_backend_compiler(const char *name, const kg_settings *s)
+{
+    const kg_backend_ops *ops = backend_by_name(name);
+    if (ops == NULL || ops->compiler == NULL) return NULL;
+    return ops->compiler(s != NULL ? s : kg_settings_defaults());
+}
+
+int kg_backend_available(const char *name, const kg_settings *s)
+{
+    const kg_backend_ops *ops = backend_by_name(name);
+    if (ops == NULL) return 0;
+    return ops->probe == NULL || ops->probe(s != NULL ? s : kg_settings_defaults());
+}
+
+struct kg_procs_watch {
+    const kg_backend_ops *ops;
+    void *watch;
+};
+
+kg_procs_watch *kg_backend_procs_open(const char *name, const char *device, const kg_settings *s)
+{
+    const kg_backend_ops *ops = backend_by_name(name);
+    if (ops == NULL || ops->procs_open == NULL || ops->procs_list == NULL || ops->procs_close == NULL)
+        return NULL;
+    kg_procs_watch *w = calloc(1, sizeof *w);
+    if (w == NULL) return NULL;
+    w->ops = ops;
+    w->watch = ops->procs_open(device, s != NULL ? s : kg_settings_defaults());
+    if (w->watch == NULL) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+int kg_backend_procs(kg_procs_watch *w, unsigned *count, unsigned *pids, int cap)
+{
+    *count = 0;
+    if (w == NULL) return KG_EUNSUPPORTED;
+    return w->ops->procs_list(w->watch, count, pids, cap);
+}
+
+void kg_backend_procs_close(kg_procs_watch *w)
+{
+    if (w == NULL) return;
+    w->ops->procs_close(w->watch);
+    free(w);
 }

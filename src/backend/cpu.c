@@ -1,5 +1,5 @@
 /* cpu.c: the embedded default backend.  Arms are C source files compiled
- * by the system compiler ($KGATE_CC, else cc) into shared objects outside
+ * by the system compiler (settings cc: KGATE_CC, else cc) into shared objects outside
  * any timing, loaded with dlopen in the worker, and called through the
  * kg_kargs ABI of kgate/kernel.h.  A sample is pack calls timed with
  * CLOCK_MONOTONIC_RAW.  A control arm is compiled into its own shared
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "kgate/backend.h"
+#include "backend/backend_impl.h"
 #include "kgate/kernel.h"
 #include "util.h"
 
@@ -39,9 +39,15 @@ static void cpu_close(kg_backend *be)
 }
 
 
-static void so_path(const char *build_dir, const kg_arm *arm, char *buf, size_t cap)
+static void so_path(const kg_backend *be, const char *build_dir, const kg_arm *arm, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s/%s%s.so", build_dir, arm->name, kg_backend_negative(arm) ? ".negative" : "");
+    snprintf(buf, cap, "%s/%s%s.so", build_dir, arm->name, kg_backend_negative(be->settings, arm) ? ".negative" : "");
+}
+
+/* The compiler build() runs: the settings' cc (KGATE_CC), else cc. */
+static const char *cpu_compiler(const kg_settings *s)
+{
+    return s->cc != NULL && s->cc[0] != '\0' ? s->cc : "cc";
 }
 
 static int split_words(char *s, char **out, int max)
@@ -53,7 +59,6 @@ static int split_words(char *s, char **out, int max)
 
 static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *build_dir, kg_err *err)
 {
-    (void)be;
     const kg_arm *arm = &plan->arms[a];
     char src[KG_PATH_MAX], so[PATH_MAX], tmp[PATH_MAX + 16], log[PATH_MAX + 8], inc[PATH_MAX];
     char incflag[PATH_MAX + 4];
@@ -62,16 +67,15 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
         return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': builtin '%s' is not available on the cpu backend (use a source file)",
                          plan->path, arm->line, arm->name, arm->builtin);
     if ((rc = kg_plan_source_path(plan, a, src, sizeof src, err)) != KG_OK) return rc;
-    if ((rc = kg_include_dir(inc, sizeof inc, err)) != KG_OK) return rc;
+    if ((rc = kg_include_dir(be->settings->include_dir, inc, sizeof inc, err)) != KG_OK) return rc;
     if ((rc = kg_mkdir_p(build_dir, err)) != KG_OK) return rc;
-    so_path(build_dir, arm, so, sizeof so);
+    so_path(be, build_dir, arm, so, sizeof so);
     snprintf(tmp, sizeof tmp, "%s.tmp", so);
     snprintf(log, sizeof log, "%s.log", so);
     snprintf(incflag, sizeof incflag, "-I%s", inc);
     remove(log);
 
-    const char *cc = getenv("KGATE_CC");
-    if (cc == NULL || cc[0] == '\0') cc = "cc";
+    const char *cc = cpu_compiler(be->settings);
     char defs[KG_TEXT_MAX], flags[KG_TEXT_MAX];
     snprintf(defs, sizeof defs, "%s", arm->defines);
     snprintf(flags, sizeof flags, "%s", arm->cflags);
@@ -91,7 +95,7 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
         snprintf(dbuf[i], sizeof dbuf[i], "-D%s", words[i]);
         argv[n++] = dbuf[i];
     }
-    if (kg_backend_negative(arm)) argv[n++] = (char *)"-DKGATE_NEGATIVE=1";
+    if (kg_backend_negative(be->settings, arm)) argv[n++] = (char *)"-DKGATE_NEGATIVE=1";
     for (int i = 0; i < nf; i++) argv[n++] = fwords[i];
     argv[n++] = src;
     argv[n++] = (char *)"-o";
@@ -154,7 +158,7 @@ static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
     (void)kase;
     const kg_arm *arm = &plan->arms[a];
     char so[PATH_MAX];
-    so_path(build_dir, arm, so, sizeof so);
+    so_path(be, build_dir, arm, so, sizeof so);
     if (!kg_path_exists(so)) {
         int rc = cpu_build(be, plan, a, build_dir, err);
         if (rc != KG_OK) return rc;
@@ -265,4 +269,6 @@ const kg_backend_ops kg_backend_cpu = {
     .time = cpu_time,
     .flush = NULL,
     .describe = cpu_describe,
+    .caps = KG_CAP_EXECUTES | KG_CAP_QUIET_HOST,
+    .compiler = cpu_compiler,
 };

@@ -10,7 +10,7 @@
  * per library.  A missing library is an ordinary error, never a crash.
  *
  * Also declares the host-side helpers of the backend that tests exercise
- * without a device (argument lists, launch geometry).
+ * without a device (the cuBLASLt mapping, NVRTC compilation).
  *
  * This header does not describe the whole API and is not a replacement
  * for cuda.h: a symbol added here must be checked against the docs. */
@@ -22,6 +22,7 @@
 #include "kgate/backend.h"
 #include "kgate/err.h"
 #include "kgate/plan.h"
+#include "kgate/settings.h"
 
 /* ---- CUDA driver API (libcuda.so.1) ---- */
 typedef int CUresult;
@@ -235,77 +236,32 @@ typedef struct kg_cuda_cublaslt {
 
 /* ---- loaders (cuda_loader.c) ----
  * Each fills its struct or returns an error quoting dlerror() and leaves
- * the struct zeroed.  The library names can be overridden with
- * KGATE_LIBCUDA, KGATE_LIBNVRTC, KGATE_LIBNVML and KGATE_LIBCUBLASLT (a
- * path or a soname), which is how tests simulate a missing library on a
- * machine that has it.  The driver failing to open is KG_EUNSUPPORTED
+ * the struct zeroed.  The library names can be overridden with the
+ * settings' lib_cuda, lib_nvrtc, lib_nvml and lib_cublaslt (KGATE_LIBCUDA,
+ * KGATE_LIBNVRTC, KGATE_LIBNVML, KGATE_LIBCUBLASLT: a path or a soname),
+ * which is how tests simulate a missing library on a machine that has
+ * it; NVRTC and cuBLASLt are also looked for under cuda_home.  The driver failing to open is KG_EUNSUPPORTED
  * ("no CUDA driver found: ...; use backend = cpu"); a missing symbol is
  * KG_EUNSUPPORTED too (the driver is too old). */
-int kg_cuda_driver_load(kg_cuda_driver *d, kg_err *err);
+int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err);
 void kg_cuda_driver_unload(kg_cuda_driver *d);     /* NULL-safe, idempotent */
-int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, kg_err *err);
+int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, const kg_settings *s, kg_err *err);
 void kg_cuda_nvrtc_unload(kg_cuda_nvrtc *n);
-int kg_cuda_nvml_load(kg_cuda_nvml *n, kg_err *err);
+int kg_cuda_nvml_load(kg_cuda_nvml *n, const kg_settings *s, kg_err *err);
 void kg_cuda_nvml_unload(kg_cuda_nvml *n);
-int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, kg_err *err);
+int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, const kg_settings *s, kg_err *err);
 void kg_cuda_cublaslt_unload(kg_cuda_cublaslt *c);
+
+/* 1 when the driver library (s->lib_cuda, else libcuda.so.1) opens here,
+ * then closed again: the probe of `kgate list`, cheaper than
+ * kg_cuda_driver_load. */
+int kg_cuda_driver_present(const kg_settings *s);
 
 /* Writes "CUDA_ERROR_X (text)" for a driver result into buf. */
 void kg_cuda_result_text(const kg_cuda_driver *d, CUresult rc, char *buf, size_t cap);
 
-/* ---- host-side helpers of the backend (cuda.c), tested without a GPU ---- */
-
-/* How one kernel argument is filled. */
-typedef enum {
-    KG_CARG_IN = 0,       /* input buffer `index` of the op: CUdeviceptr */
-    KG_CARG_OUT,          /* output buffer `index`: CUdeviceptr */
-    KG_CARG_WS,           /* workspace pointer (WS, or ws): CUdeviceptr; binding fails
-                           * when the worker gave the arm no workspace */
-    KG_CARG_I32,          /* case variable as int (32-bit) */
-    KG_CARG_I64,          /* case variable with ":i64" */
-    KG_CARG_F32,          /* eps as float */
-    KG_CARG_F64,          /* eps with ":f64" */
-    KG_CARG_NONE          /* `args = none`: the kernel takes no parameters (alone only) */
-} kg_carg_kind;
-
-#define KG_CUDA_MAX_ARGS 16
-
-typedef struct kg_carg {
-    kg_carg_kind kind;
-    int index;            /* buffer index for IN/OUT */
-    char name[32];        /* as written, without the suffix */
-    union { CUdeviceptr ptr; int32_t i32; int64_t i64; float f32; double f64; } value;
-} kg_carg;
-
-/* Parses an arm's argument list ("A, B, C, M, N, K:i64"; commas and/or
- * spaces separate) against the op's buffer names; scalars take their
- * values from case c (M N K splits eps).  An unknown name, a variable the
- * case does not set, a 32-bit overflow or a bad suffix is KG_EINPUT
- * naming the arm and the argument. */
-int kg_cuda_args_parse(const char *arm, const char *text, const char *const *in_names, int nin,
-                       const char *const *out_names, int nout, const kg_case *c,
-                       kg_carg *args, int *nargs, kg_err *err);
-
-/* Launch geometry of an arm on a case: grid, block and dynamic shared
- * bytes from the arm's expressions (grid and block default to 1 per
- * missing dimension; shared to 0), checked for positivity and the CUDA
- * limits that hold on every device (block <= 1024 threads, grid.y/z <=
- * 65535, grid.x < 2^31). */
-typedef struct kg_cuda_geom {
-    unsigned grid[3], block[3];
-    unsigned shared_bytes;
-} kg_cuda_geom;
-int kg_cuda_geometry(const kg_arm *arm, const kg_case *c, kg_cuda_geom *g, kg_err *err);
-
-/* The same for launch `launch` (1, 2 or 3) of an arm's chain: launch 1
- * reads grid/block/shared, launch n > 1 reads extra[n-2]; messages name
- * the key as written in the plan ("grid2"). */
-int kg_cuda_launch_geometry(const kg_arm *arm, int launch, const kg_case *c, kg_cuda_geom *g,
-                            kg_err *err);
-
-/* Number of launches of an arm's chain: 1 + the extra launches whose
- * entry is set.  A gap (entry3 without entry2) is KG_EINPUT. */
-int kg_cuda_chain_length(const kg_arm *arm, int *n, kg_err *err);
+/* ---- host-side helpers of the backend, tested without a GPU ----
+ * (argument lists and launch geometry are backend-neutral: launch.h) */
 
 /* How a row-major gemm op maps onto one column-major cuBLASLt matmul
  * D = op(A) * op(B), for `builtin = cublas`.  gemm_bt (and gemm_splitk,
@@ -339,12 +295,15 @@ int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, kg_cuda_gemm_map *m
 /* Compiles arm a of plan for dtype dt with NVRTC (loaded into nv when
  * not yet) for sm_<cc_major><cc_minor>, unless the arm's cflags name an
  * arch; *image receives a malloc'd cubin.  Include paths: kgate's include
- * folder (KGATE_INCLUDE, or found from the executable) and the CUDA
- * toolkit's.  Defines: KG_DTYPE=dt, the arm's defines, KGATE_NEGATIVE=1
- * when that environment variable is 1.  Needs no GPU.  A compile error is
- * KG_EBACKEND with the arm, the source path and the NVRTC log. */
-int kg_cuda_compile(kg_cuda_nvrtc *nv, int cc_major, int cc_minor, const kg_plan *plan, int a,
-                    kg_dtype dt, char **image, size_t *image_bytes, kg_err *err);
+ * folder (s->include_dir, or found from the executable) and the CUDA
+ * toolkit's (under s->cuda_home or s->cuda_path, else the system's).
+ * Defines: KG_DTYPE=dt, the arm's defines, KGATE_NEGATIVE=1 when the
+ * settings build this arm as the negative (kg_backend_negative).  Needs
+ * no GPU.  A compile error is KG_EBACKEND with the arm, the source path
+ * and the NVRTC log. */
+int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
+                    const kg_plan *plan, int a, kg_dtype dt, char **image, size_t *image_bytes,
+                    kg_err *err);
 
 /* The resource record of launch i (0-based) of a loaded kernel's chain;
  * the backend's resources slot gives launch 0 with `launches` set to the

@@ -14,13 +14,12 @@
 #include <string.h>
 #include "backend/cuda_api.h"
 
-/* Opens the first name of a list (or the override from env_name).
+/* Opens the first name of a list (or the override, a kg_settings lib_*).
  * Messages quote the dlerror() of the first candidate, which is the one
  * a user recognises ("libcuda.so.1: cannot open shared object file"). */
-static int open_first(const char *env_name, const char *const *names, int n, void **lib,
+static int open_first(const char *over, const char *const *names, int n, void **lib,
                       char *path, size_t path_cap, char *why, size_t why_cap)
 {
-    const char *over = getenv(env_name);
     *lib = NULL;
     why[0] = '\0';
     if (over != NULL && over[0] != '\0') {
@@ -69,12 +68,12 @@ static int resolve(void *lib, const char *libname, const char *names, void *fiel
 #define WANT(L, field, names) \
     do { if (rc == KG_OK) rc = resolve((L)->lib, (L)->path, names, &(L)->field, 1, err); } while (0)
 
-int kg_cuda_driver_load(kg_cuda_driver *d, kg_err *err)
+int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err)
 {
     static const char *const names[] = { "libcuda.so.1" };
     char why[512];
     memset(d, 0, sizeof *d);
-    int rc = open_first("KGATE_LIBCUDA", names, 1, &d->lib, d->path, sizeof d->path, why,
+    int rc = open_first(s->lib_cuda, names, 1, &d->lib, d->path, sizeof d->path, why,
                         sizeof why);
     if (rc != KG_OK)
         return kg_errorf(err, KG_EUNSUPPORTED, "no CUDA driver found: %s; use backend = cpu", why);
@@ -131,7 +130,7 @@ void kg_cuda_driver_unload(kg_cuda_driver *d)
 
 /* NVRTC is versioned by toolkit; the unversioned name exists only with a
  * developer install, so the toolkit folders are tried too. */
-int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, kg_err *err)
+int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, const kg_settings *s, kg_err *err)
 {
     char cands[8][256];
     const char *names[8];
@@ -139,8 +138,7 @@ int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, kg_err *err)
     snprintf(cands[nn++], sizeof cands[0], "libnvrtc.so");
     snprintf(cands[nn++], sizeof cands[0], "libnvrtc.so.13");
     snprintf(cands[nn++], sizeof cands[0], "libnvrtc.so.12");
-    const char *home = getenv("CUDA_HOME");
-    if (home == NULL || home[0] == '\0') home = getenv("CUDA_PATH");
+    const char *home = s->cuda_home;
     if (home != NULL && home[0] != '\0') {
         snprintf(cands[nn++], sizeof cands[0], "%s/lib64/libnvrtc.so", home);
         snprintf(cands[nn++], sizeof cands[0], "%s/lib/libnvrtc.so", home);
@@ -149,7 +147,7 @@ int kg_cuda_nvrtc_load(kg_cuda_nvrtc *n, kg_err *err)
     for (int i = 0; i < nn; i++) names[i] = cands[i];
     char why[512];
     memset(n, 0, sizeof *n);
-    int rc = open_first("KGATE_LIBNVRTC", names, nn, &n->lib, n->path, sizeof n->path, why,
+    int rc = open_first(s->lib_nvrtc, names, nn, &n->lib, n->path, sizeof n->path, why,
                         sizeof why);
     if (rc != KG_OK)
         return kg_errorf(err, KG_EUNSUPPORTED,
@@ -177,12 +175,12 @@ void kg_cuda_nvrtc_unload(kg_cuda_nvrtc *n)
     memset(n, 0, sizeof *n);
 }
 
-int kg_cuda_nvml_load(kg_cuda_nvml *n, kg_err *err)
+int kg_cuda_nvml_load(kg_cuda_nvml *n, const kg_settings *s, kg_err *err)
 {
     static const char *const names[] = { "libnvidia-ml.so.1", "libnvidia-ml.so" };
     char why[512];
     memset(n, 0, sizeof *n);
-    int rc = open_first("KGATE_LIBNVML", names, 2, &n->lib, n->path, sizeof n->path, why,
+    int rc = open_first(s->lib_nvml, names, 2, &n->lib, n->path, sizeof n->path, why,
                         sizeof why);
     if (rc != KG_OK) return kg_errorf(err, KG_EUNSUPPORTED, "no NVML found: %s", why);
     NEED(n, nvmlInit, "nvmlInit_v2");
@@ -209,7 +207,7 @@ void kg_cuda_nvml_unload(kg_cuda_nvml *n)
     memset(n, 0, sizeof *n);
 }
 
-int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, kg_err *err)
+int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, const kg_settings *s, kg_err *err)
 {
     /* like NVRTC, a toolkit install often leaves it off the loader path */
     char cands[8][256];
@@ -218,8 +216,7 @@ int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, kg_err *err)
     snprintf(cands[nn++], sizeof cands[0], "libcublasLt.so");
     snprintf(cands[nn++], sizeof cands[0], "libcublasLt.so.13");
     snprintf(cands[nn++], sizeof cands[0], "libcublasLt.so.12");
-    const char *home = getenv("CUDA_HOME");
-    if (home == NULL || home[0] == '\0') home = getenv("CUDA_PATH");
+    const char *home = s->cuda_home;
     if (home != NULL && home[0] != '\0') {
         snprintf(cands[nn++], sizeof cands[0], "%s/lib64/libcublasLt.so", home);
         snprintf(cands[nn++], sizeof cands[0], "%s/lib/libcublasLt.so", home);
@@ -229,7 +226,7 @@ int kg_cuda_cublaslt_load(kg_cuda_cublaslt *c, kg_err *err)
     for (int i = 0; i < nn; i++) names[i] = cands[i];
     char why[512];
     memset(c, 0, sizeof *c);
-    int rc = open_first("KGATE_LIBCUBLASLT", names, nn, &c->lib, c->path, sizeof c->path, why,
+    int rc = open_first(s->lib_cublaslt, names, nn, &c->lib, c->path, sizeof c->path, why,
                         sizeof why);
     if (rc != KG_OK) return kg_errorf(err, KG_EUNSUPPORTED, "no cuBLASLt found: %s", why);
     NEED(c, cublasLtGetVersion, "cublasLtGetVersion");
@@ -254,6 +251,15 @@ void kg_cuda_cublaslt_unload(kg_cuda_cublaslt *c)
     if (c == NULL) return;
     if (c->lib != NULL) dlclose(c->lib);
     memset(c, 0, sizeof *c);
+}
+
+int kg_cuda_driver_present(const kg_settings *s)
+{
+    const char *name = s->lib_cuda != NULL && s->lib_cuda[0] != '\0' ? s->lib_cuda : "libcuda.so.1";
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) return 0;
+    dlclose(h);
+    return 1;
 }
 
 void kg_cuda_result_text(const kg_cuda_driver *d, CUresult rc, char *buf, size_t cap)

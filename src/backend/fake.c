@@ -15,15 +15,16 @@
  * sample (SIGSEGV), fake_hang = P makes it hang there.
  *
  * It never sleeps (a fake campaign takes milliseconds) unless the
- * environment sets KGATE_FAKE_SLEEP_MS: each timed call then sleeps that
- * many milliseconds, for tests that need a campaign to last. */
+ * settings' fake_sleep_ms (KGATE_FAKE_SLEEP_MS) is at least 1: each timed
+ * call then sleeps that many whole milliseconds, for tests that need a
+ * campaign to last. */
 #include <math.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "kgate/backend.h"
+#include "backend/backend_impl.h"
 #include "kgate/kernel.h"
 #include "kgate/oracle.h"
 #include "kgate/philox.h"
@@ -150,14 +151,14 @@ static double fake_normal(uint64_t seed, uint32_t stream, uint64_t index)
 
 static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, double *ns, kg_err *err)
 {
-    (void)be; (void)err;
+    (void)err;
     const kg_arm *arm = k->arm;
     if (arm->fake_crash == x->proc) raise(SIGSEGV);
     if (arm->fake_hang == x->proc) for (;;) pause();
     /* KGATE_FAKE_SLEEP_MS: a slow campaign for the supervisor's tests
      * (lock contention, quiet-host poller, kill and resume) */
-    const char *sleep_ms = getenv("KGATE_FAKE_SLEEP_MS");
-    if (sleep_ms != NULL && atoi(sleep_ms) > 0) usleep((useconds_t)atoi(sleep_ms) * 1000u);
+    double sleep_ms = be->settings->fake_sleep_ms;
+    if (sleep_ms >= 1 && sleep_ms < 4e6) usleep((useconds_t)sleep_ms * 1000u);
     uint64_t pidx = (uint64_t)x->proc;
     uint64_t paidx = (pidx << 16) ^ ((uint64_t)x->arm << 8) ^ (uint64_t)x->kase;
     uint64_t sidx = (((((pidx << 8) ^ (uint64_t)x->arm) << 8 ^ (uint64_t)x->kase) << 16 ^ (uint64_t)x->round) << 16)
@@ -194,4 +195,5 @@ const kg_backend_ops kg_backend_fake = {
     .time = fake_time,
     .flush = NULL,
     .describe = fake_describe,
+    .caps = 0,             /* executes nothing when timed; needs no quiet host */
 };

@@ -51,13 +51,6 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env);
  * valid. */
 int kg_cli_settings_from_env(kg_settings *s, kg_err *err);
 
-/* Transitional: until the library takes the worker wrapper and the
- * negative arm from kg_settings (it reads KGATE_WORKER_WRAPPER and
- * KGATE_NEGATIVE_ARM itself today), `kgate check`, which sets them per
- * campaign in its copy of the settings, hands them over in the
- * environment through this call.  Delete it once the library has
- * switched. */
-int kg_cli_env_handover(const kg_settings *s);
 
 /* Prints "kgate: <message>" on stderr and returns the exit status for
  * library code rc (the list above). */

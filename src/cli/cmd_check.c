@@ -37,10 +37,7 @@ static int sanitize_pass(const kg_run_opts *base, const char *dir, const char *t
     o.settings = &s;
     kg_analysis an;
     kg_err err = { 0 };
-    int rc = kg_cli_env_handover(&s);
-    if (rc == KG_OK) rc = kg_campaign_run(&o, sdir, sizeof sdir, &an, &err);
-    else kg_errorf(&err, rc, "out of memory");
-    kg_cli_env_handover(base->settings);
+    int rc = kg_campaign_run(&o, sdir, sizeof sdir, &an, &err);
     if (rc != KG_OK) {
         snprintf(detail, cap, "could not run: %s", err.msg);
         return 1;
@@ -102,9 +99,7 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
     char dir[1024] = "";
     kg_analysis an;
     kg_err err = { 0 };
-    int rc = kg_cli_env_handover(&s);
-    if (rc == KG_OK) rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
-    else kg_errorf(&err, rc, "out of memory");
+    int rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
     if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
     kg_analysis_free(&an);
 

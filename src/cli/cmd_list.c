@@ -1,7 +1,7 @@
 /* cmd_list.c: `kgate list`: the ops and the backends. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include "cli.h"
+#include "kgate/backend.h"
 #include "kgate/oracle.h"
 
 int kg_cmd_list(int argc, char **argv, const kg_settings *env)
@@ -29,9 +29,7 @@ int kg_cmd_list(int argc, char **argv, const kg_settings *env)
     puts("backends:");
     puts("  cpu    C kernels compiled with the system cc; timed with CLOCK_MONOTONIC_RAW (the default without a GPU)");
     puts("  fake   scripted timings for tests; deterministic from the seed");
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     printf("  cuda   CUDA C kernels compiled by NVRTC, timed with events around CUDA-graph replays (%s)\n",
-           h != NULL ? "driver found" : "no CUDA driver here");
-    if (h != NULL) dlclose(h);
+           kg_backend_available("cuda", NULL) ? "driver found" : "no CUDA driver here");
     return 0;
 }

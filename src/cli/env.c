@@ -23,7 +23,8 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     s->lock_dir = text("KGATE_LOCK_DIR");
     s->worker_wrapper = text("KGATE_WORKER_WRAPPER");
     s->negative_arm = text("KGATE_NEGATIVE_ARM");
-    s->cuda_home = text("CUDA_HOME") != NULL ? text("CUDA_HOME") : text("CUDA_PATH");
+    s->cuda_home = text("CUDA_HOME");
+    s->cuda_path = text("CUDA_PATH");
     s->cuda_visible = getenv("CUDA_VISIBLE_DEVICES"); /* quoted as it is, empty included */
     s->lib_cuda = text("KGATE_LIBCUDA");
     s->lib_nvrtc = text("KGATE_LIBNVRTC");
@@ -48,13 +49,4 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
         s->fault_write_after = (long)n;
     }
     return KG_OK;
-}
-
-int kg_cli_env_handover(const kg_settings *s)
-{
-    int rc = 0;
-    rc |= s->worker_wrapper != NULL ? setenv("KGATE_WORKER_WRAPPER", s->worker_wrapper, 1)
-                                    : unsetenv("KGATE_WORKER_WRAPPER");
-    rc |= s->negative_arm != NULL ? setenv("KGATE_NEGATIVE_ARM", s->negative_arm, 1) : unsetenv("KGATE_NEGATIVE_ARM");
-    return rc == 0 ? KG_OK : KG_ENOMEM;
 }

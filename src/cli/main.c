@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "util.h"
 
 typedef struct kg_cli_cmd {
     const char *name;
@@ -52,6 +53,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "kgate: %s\n", err.msg);
         return KG_EXIT_USAGE;
     }
+    /* the crash-safety tests' full-disk fault, for this process's writes */
+    kg_fault_write_after(env.fault_write_after);
     if (argc < 2) {
         usage(stderr);
         return KG_EXIT_USAGE;

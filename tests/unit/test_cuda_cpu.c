@@ -1,7 +1,8 @@
 /* test_cuda_cpu.c: the host side of the cuda backend, without a GPU.
  *
- * Library loaders fail cleanly (simulated with the KGATE_LIB* overrides,
- * and for real where no driver is installed); argument lists and launch
+ * Library loaders fail cleanly (simulated with the settings' lib_*
+ * overrides, KGATE_LIB*, and for real where no driver is installed); the
+ * driver probe of kgate list; argument lists and launch
  * geometry of the shipped gemm_bt kernels and of launch chains; the
  * row-major to column-major mapping of builtin = cublas, checked against
  * a host emulation of cuBLASLt's documented semantics; and, where NVRTC
@@ -12,8 +13,9 @@
 #include <dlfcn.h>
 #include <unistd.h>
 #include "check.h"
-#include "kgate/backend.h"
+#include "backend/backend_impl.h"
 #include "backend/cuda_api.h"
+#include "backend/launch.h"
 
 static const char *const gemm_in[] = { "A", "B" };
 static const char *const gemm_out[] = { "C" };
@@ -51,9 +53,10 @@ static kg_arm gemm_arm(const char *name, const char *source, const char *entry, 
 static void test_loaders(void)
 {
     kg_err err = { 0 };
+    kg_settings s = *kg_settings_defaults();
     kg_cuda_driver d;
-    setenv("KGATE_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-    CHECK(kg_cuda_driver_load(&d, &err) == KG_EUNSUPPORTED);
+    s.lib_cuda = "/nonexistent/libcuda.so.1";
+    CHECK(kg_cuda_driver_load(&d, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no CUDA driver found: /nonexistent/libcuda.so.1");
     CHECK_STR_CONTAINS(err.msg, "use backend = cpu");
     CHECK(d.lib == NULL && d.cuInit == NULL);
@@ -62,24 +65,26 @@ static void test_loaders(void)
 
     /* the backend itself: open fails with the same message, close of the
      * half-open backend is safe */
-    kg_backend be = { &kg_backend_cuda, NULL, NULL };
+    kg_backend be = { .ops = &kg_backend_cuda, .settings = &s };
     kg_err_clear(&err);
     CHECK(kg_backend_cuda.open(&be, NULL, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no CUDA driver found");
     kg_backend_cuda.close(&be);
     CHECK(be.ctx == NULL);
-    unsetenv("KGATE_LIBCUDA");
+    CHECK(kg_cuda_driver_present(&s) == 0);
+    s.lib_cuda = NULL;
 
     /* where no driver is installed (CI, this kind of machine), the real
      * name gives the dlerror() text a user recognises */
     void *real = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (real == NULL) {
         kg_err_clear(&err);
-        kg_backend be2 = { &kg_backend_cuda, NULL, NULL };
+        kg_backend be2 = { .ops = &kg_backend_cuda, .settings = &s };
         CHECK(kg_backend_cuda.open(&be2, NULL, &err) == KG_EUNSUPPORTED);
         CHECK_STR_CONTAINS(err.msg, "no CUDA driver found: libcuda.so.1: cannot open shared object file");
         CHECK_STR_CONTAINS(err.msg, "use backend = cpu");
         kg_backend_cuda.close(&be2);
+        CHECK(kg_cuda_driver_present(&s) == 0);
     } else {
         dlclose(real);
         fprintf(stderr, "test_cuda_cpu: libcuda.so.1 present, real-absence check skipped\n");
@@ -87,37 +92,37 @@ static void test_loaders(void)
 
     kg_cuda_nvrtc n;
     kg_err_clear(&err);
-    setenv("KGATE_LIBNVRTC", "/nonexistent/libnvrtc.so", 1);
-    CHECK(kg_cuda_nvrtc_load(&n, &err) == KG_EUNSUPPORTED);
+    s.lib_nvrtc = "/nonexistent/libnvrtc.so";
+    CHECK(kg_cuda_nvrtc_load(&n, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no NVRTC found: /nonexistent/libnvrtc.so");
     CHECK(n.lib == NULL);
-    unsetenv("KGATE_LIBNVRTC");
+    s.lib_nvrtc = NULL;
 
     kg_cuda_nvml m;
     kg_err_clear(&err);
-    setenv("KGATE_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
-    CHECK(kg_cuda_nvml_load(&m, &err) == KG_EUNSUPPORTED);
+    s.lib_nvml = "/nonexistent/libnvidia-ml.so.1";
+    CHECK(kg_cuda_nvml_load(&m, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no NVML found");
-    unsetenv("KGATE_LIBNVML");
+    s.lib_nvml = NULL;
 
     kg_cuda_cublaslt lt;
     kg_err_clear(&err);
-    setenv("KGATE_LIBCUBLASLT", "/nonexistent/libcublasLt.so", 1);
-    CHECK(kg_cuda_cublaslt_load(&lt, &err) == KG_EUNSUPPORTED);
+    s.lib_cublaslt = "/nonexistent/libcublasLt.so";
+    CHECK(kg_cuda_cublaslt_load(&lt, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no cuBLASLt found");
-    unsetenv("KGATE_LIBCUBLASLT");
+    s.lib_cublaslt = NULL;
 
     /* a library that opens but lacks the symbols: libm is no driver */
     kg_err_clear(&err);
-    setenv("KGATE_LIBCUDA", "libm.so.6", 1);
-    CHECK(kg_cuda_driver_load(&d, &err) == KG_EUNSUPPORTED);
+    s.lib_cuda = "libm.so.6";
+    CHECK(kg_cuda_driver_load(&d, &s, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "libm.so.6 lacks cuInit");
     CHECK(d.lib == NULL);
-    unsetenv("KGATE_LIBCUDA");
+    s.lib_cuda = NULL;
 
     /* cuBLASLt, where installed: every symbol resolves */
     kg_err_clear(&err);
-    if (kg_cuda_cublaslt_load(&lt, &err) == KG_OK) {
+    if (kg_cuda_cublaslt_load(&lt, &s, &err) == KG_OK) {
         CHECK(lt.cublasLtMatmul != NULL && lt.cublasLtMatmulAlgoGetHeuristic != NULL);
         CHECK(lt.cublasLtGetVersion() > 0);
         kg_cuda_cublaslt_unload(&lt);
@@ -128,10 +133,10 @@ static void test_loaders(void)
 static void test_args(void)
 {
     kg_case c = gemm_case(96, 512, 2048);
-    kg_carg args[KG_CUDA_MAX_ARGS];
+    kg_carg args[KG_LAUNCH_MAX_ARGS];
     int n = -1;
     kg_err err = { 0 };
-    CHECK(kg_cuda_args_parse("dev", "A, B, C, M, N, K", gemm_in, 2, gemm_out, 1, &c, args, &n,
+    CHECK(kg_launch_args_parse("dev", "A, B, C, M, N, K", gemm_in, 2, gemm_out, 1, &c, args, &n,
                              &err) == KG_OK);
     CHECK(n == 6);
     CHECK(args[0].kind == KG_CARG_IN && args[0].index == 0);
@@ -142,7 +147,7 @@ static void test_args(void)
     CHECK(args[5].kind == KG_CARG_I32 && args[5].value.i32 == 2048);
 
     /* spaces separate too; suffixes pick the width */
-    CHECK(kg_cuda_args_parse("dev", "C A  B K:i64 eps eps:f64 ws M:i32", gemm_in, 2, gemm_out, 1,
+    CHECK(kg_launch_args_parse("dev", "C A  B K:i64 eps eps:f64 ws M:i32", gemm_in, 2, gemm_out, 1,
                              &c, args, &n, &err) == KG_OK);
     CHECK(n == 8);
     CHECK(args[0].kind == KG_CARG_OUT && args[1].kind == KG_CARG_IN && args[2].index == 1);
@@ -152,54 +157,54 @@ static void test_args(void)
     CHECK(args[6].kind == KG_CARG_WS);
     CHECK(args[7].kind == KG_CARG_I32 && args[7].value.i32 == 96);
     /* the workspace is WS in the vocabulary (ws is accepted too) */
-    CHECK(kg_cuda_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
+    CHECK(kg_launch_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
                              &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "does not set splits");
     kg_err_clear(&err);
     kg_case sc = c;
     sc.splits = 4;
-    CHECK(kg_cuda_args_parse("dev", "WS, C, splits:i64, splits", gemm_in, 2, gemm_out, 1, &sc,
+    CHECK(kg_launch_args_parse("dev", "WS, C, splits:i64, splits", gemm_in, 2, gemm_out, 1, &sc,
                              args, &n, &err) == KG_OK);
     CHECK(n == 4 && args[0].kind == KG_CARG_WS && args[1].kind == KG_CARG_OUT);
     CHECK(args[2].kind == KG_CARG_I64 && args[2].value.i64 == 4);
     CHECK(args[3].kind == KG_CARG_I32 && args[3].value.i32 == 4);
-    CHECK(kg_cuda_args_parse("dev", "WS:i32", gemm_in, 2, gemm_out, 1, &sc, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("dev", "WS:i32", gemm_in, 2, gemm_out, 1, &sc, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "a buffer takes no type suffix");
     kg_err_clear(&err);
 
-    CHECK(kg_cuda_args_parse("cand", "A, B, Q", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A, B, Q", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "arm 'cand': unknown argument 'Q'");
     CHECK_STR_CONTAINS(err.msg, "A B C WS M N K splits eps");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A:i64", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A:i64", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "a buffer takes no type suffix");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A, splits", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A, splits", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "case 'tall' does not set splits");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "M:u8", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "M:u8", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "unknown suffix ':u8'");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", " , ", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", " , ", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "args is empty");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A A A A A A A A A A A A A A A A A", gemm_in, 2, gemm_out, 1,
+    CHECK(kg_launch_args_parse("cand", "A A A A A A A A A A A A A A A A A", gemm_in, 2, gemm_out, 1,
                              &c, args, &n, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "more than 16 kernel arguments");
 
     kg_case big = gemm_case(3000000000LL, 4, 4);
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A, M", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A, M", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
           KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "does not fit a 32-bit int");
     kg_err_clear(&err);
-    CHECK(kg_cuda_args_parse("cand", "A, M:i64", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
+    CHECK(kg_launch_args_parse("cand", "A, M:i64", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
           KG_OK);
     CHECK(args[1].value.i64 == 3000000000LL);
 }
@@ -207,11 +212,11 @@ static void test_args(void)
 static void test_geometry(void)
 {
     kg_case c = gemm_case(96, 512, 2048);
-    kg_cuda_geom g;
+    kg_launch_geom g;
     kg_err err = { 0 };
     kg_arm naive = gemm_arm("dev", "kernels/cuda/gemm_bt_naive.cu", "gemm_bt_naive",
                             "ceildiv(N, 16), ceildiv(M, 16)", "16, 16", "");
-    CHECK(kg_cuda_geometry(&naive, &c, &g, &err) == KG_OK);
+    CHECK(kg_launch_geometry(&naive, &c, &g, &err) == KG_OK);
     CHECK(g.grid[0] == 32 && g.grid[1] == 6 && g.grid[2] == 1);
     CHECK(g.block[0] == 16 && g.block[1] == 16 && g.block[2] == 1);
     CHECK(g.shared_bytes == 0);
@@ -219,36 +224,36 @@ static void test_geometry(void)
     kg_arm tiled = gemm_arm("cand", "kernels/cuda/gemm_bt_tiled.cu", "gemm_bt_tiled",
                             "ceildiv(N, 32), ceildiv(M, 32)", "32, 8", "2 * 32 * 33 * 4");
     kg_case odd = gemm_case(97, 500, 33);
-    CHECK(kg_cuda_geometry(&tiled, &odd, &g, &err) == KG_OK);
+    CHECK(kg_launch_geometry(&tiled, &odd, &g, &err) == KG_OK);
     CHECK(g.grid[0] == 16 && g.grid[1] == 4 && g.grid[2] == 1);
     CHECK(g.block[0] == 32 && g.block[1] == 8 && g.block[2] == 1);
     CHECK(g.shared_bytes == 8448);
 
     kg_arm bad = tiled;
     strcpy(bad.block, "64, 32");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "block (64, 32, 1) exceeds the CUDA limits");
     kg_err_clear(&err);
     strcpy(bad.block, "32, 8");
     strcpy(bad.grid, "N - 512");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "grid.x is 0");
     kg_err_clear(&err);
     strcpy(bad.grid, "");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "grid is empty");
     kg_err_clear(&err);
     strcpy(bad.grid, "1, 70000");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "exceeds the CUDA limits");
     kg_err_clear(&err);
     strcpy(bad.grid, "ceildiv(N, 32");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "arm 'cand' grid expression");
     kg_err_clear(&err);
     strcpy(bad.grid, "1");
     strcpy(bad.shared, "0 - 4");
-    CHECK(kg_cuda_geometry(&bad, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry(&bad, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "shared = -4 bytes");
 }
 
@@ -258,42 +263,42 @@ static void test_chain(void)
 {
     kg_case c = gemm_case(96, 512, 2048);
     c.splits = 4;
-    kg_cuda_geom g;
+    kg_launch_geom g;
     kg_err err = { 0 };
     int n = 0;
     kg_arm a = gemm_arm("splitk", "tests/gpu/gemm_bt_splitk.cu", "zero_c", "ceildiv(M * N, 256)",
                         "256", "");
-    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 1);
+    CHECK(kg_launch_chain_length(&a, &n, &err) == KG_OK && n == 1);
     strcpy(a.extra[0].entry, "partial");
     strcpy(a.extra[0].grid, "ceildiv(N, 32), ceildiv(M, 32), splits");
     strcpy(a.extra[0].block, "32, 8");
     strcpy(a.extra[0].shared, "2 * 32 * 33 * 4");
-    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 2);
-    CHECK(kg_cuda_launch_geometry(&a, 1, &c, &g, &err) == KG_OK);
+    CHECK(kg_launch_chain_length(&a, &n, &err) == KG_OK && n == 2);
+    CHECK(kg_launch_geometry_at(&a, 1, &c, &g, &err) == KG_OK);
     CHECK(g.grid[0] == 192 && g.block[0] == 256 && g.shared_bytes == 0);
-    CHECK(kg_cuda_launch_geometry(&a, 2, &c, &g, &err) == KG_OK);
+    CHECK(kg_launch_geometry_at(&a, 2, &c, &g, &err) == KG_OK);
     CHECK(g.grid[0] == 16 && g.grid[1] == 3 && g.grid[2] == 4);
     CHECK(g.block[0] == 32 && g.block[1] == 8 && g.shared_bytes == 8448);
     /* launch 3 declared without a grid: the message names grid3 */
     strcpy(a.extra[1].entry, "finish");
-    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_OK && n == 3);
-    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_chain_length(&a, &n, &err) == KG_OK && n == 3);
+    CHECK(kg_launch_geometry_at(&a, 3, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "grid3 is empty");
     kg_err_clear(&err);
     strcpy(a.extra[1].grid, "1");
     strcpy(a.extra[1].block, "2048");
-    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry_at(&a, 3, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "block3 (2048, 1, 1) exceeds the CUDA limits");
     kg_err_clear(&err);
     strcpy(a.extra[1].block, "ceildiv(K, 0)");
-    CHECK(kg_cuda_launch_geometry(&a, 3, &c, &g, &err) == KG_EINPUT);
+    CHECK(kg_launch_geometry_at(&a, 3, &c, &g, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "arm 'splitk' block3 expression");
     kg_err_clear(&err);
-    CHECK(kg_cuda_launch_geometry(&a, 4, &c, &g, &err) == KG_EINTERNAL);
+    CHECK(kg_launch_geometry_at(&a, 4, &c, &g, &err) == KG_EINTERNAL);
     kg_err_clear(&err);
     /* entry3 without entry2 */
     a.extra[0].entry[0] = '\0';
-    CHECK(kg_cuda_chain_length(&a, &n, &err) == KG_EINPUT);
+    CHECK(kg_launch_chain_length(&a, &n, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "entry3 is set but entry2 is not");
 }
 
@@ -408,7 +413,11 @@ static void test_compile(void)
 {
     kg_cuda_nvrtc nv;
     kg_err err = { 0 };
-    if (kg_cuda_nvrtc_load(&nv, &err) != KG_OK) {
+    /* the toolkit where the environment says (as the command line reads it) */
+    kg_settings s = *kg_settings_defaults();
+    s.cuda_home = getenv("CUDA_HOME") != NULL && getenv("CUDA_HOME")[0] ? getenv("CUDA_HOME") : getenv("CUDA_PATH");
+    s.cuda_path = getenv("CUDA_PATH");
+    if (kg_cuda_nvrtc_load(&nv, &s, &err) != KG_OK) {
         fprintf(stderr, "test_cuda_cpu: NVRTC absent, compile checks skipped (%s)\n", err.msg);
         return;
     }
@@ -423,13 +432,13 @@ static void test_compile(void)
     arms[2] = gemm_arm("missing", "tests/fixtures/no_such_kernel.cu", "k", "1", "1", "");
     plan.arms = arms;
     plan.narms = 3;
-    setenv("KGATE_INCLUDE", "include", 1);
+    s.include_dir = "include";
     for (int a = 0; a < 2; a++) {
         for (int dt = 0; dt < 3; dt++) {
             char *image = NULL;
             size_t bytes = 0;
             kg_err_clear(&err);
-            int rc = kg_cuda_compile(&nv, 9, 0, &plan, a, (kg_dtype)dt, &image, &bytes, &err);
+            int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, a, (kg_dtype)dt, &image, &bytes, &err);
             CHECK_MSG(rc == KG_OK, "%s dtype %d: %s", arms[a].name, dt, err.msg);
             /* a cubin is an ELF image */
             CHECK(image != NULL && bytes > 64 && memcmp(image, "\177ELF", 4) == 0);
@@ -444,7 +453,7 @@ static void test_compile(void)
             char *img = NULL;
             size_t nb = 0;
             kg_err_clear(&err);
-            int rc = kg_cuda_compile(&nv, 9, 0, &plan, 2, (kg_dtype)dt, &img, &nb, &err);
+            int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, (kg_dtype)dt, &img, &nb, &err);
             CHECK_MSG(rc == KG_OK, "splitk dtype %d: %s", dt, err.msg);
             CHECK(img != NULL && nb > 64 && memcmp(img, "\177ELF", 4) == 0);
             free(img);
@@ -456,7 +465,7 @@ static void test_compile(void)
     size_t bytes = 0;
     kg_err_clear(&err);
     strcpy(arms[0].defines, "KG_DTYPE=7");
-    CHECK(kg_cuda_compile(&nv, 9, 0, &plan, 0, KG_DT_F32, &image, &bytes, &err) == KG_EBACKEND);
+    CHECK(kg_cuda_compile(&nv, &s, 9, 0, &plan, 0, KG_DT_F32, &image, &bytes, &err) == KG_EBACKEND);
     CHECK_STR_CONTAINS(err.msg, "arm 'dev': NVRTC could not compile");
     CHECK_STR_CONTAINS(err.msg, "gemm_bt_naive.cu for sm_90");
     CHECK_STR_CONTAINS(err.msg, "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)");
@@ -466,7 +475,7 @@ static void test_compile(void)
     /* a missing source names the path */
     kg_err_clear(&err);
     {
-        int rc = kg_cuda_compile(&nv, 9, 0, &plan, 2, KG_DT_F32, &image, &bytes, &err);
+        int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, KG_DT_F32, &image, &bytes, &err);
         /* the plan module checks the path (input error); reading it is I/O */
         CHECK_MSG(rc == KG_EINPUT || rc == KG_EIO, "rc %d: %s", rc, err.msg);
         CHECK(image == NULL);
@@ -487,12 +496,12 @@ static void test_compile(void)
         strcpy(plan.base_dir, "/tmp");
         strcpy(arms[2].source, tmpl + 5);
         kg_err_clear(&err);
-        int rc = kg_cuda_compile(&nv, 9, 0, &plan, 2, KG_DT_F16, &image, &bytes, &err);
+        int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, KG_DT_F16, &image, &bytes, &err);
         CHECK_MSG(rc == KG_OK, "%s", err.msg);
         free(image);
         unlink(tmpl);
     }
-    unsetenv("KGATE_INCLUDE");
+
     kg_cuda_nvrtc_unload(&nv);
 }
 

@@ -28,7 +28,8 @@ static void test_lock(const char *tmp)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/locks", tmp);
-    setenv("KGATE_LOCK_DIR", dir, 1);
+    kg_settings s = *kg_settings_defaults();
+    s.lock_dir = dir;
     char name[64];
     kg_lock_name("cpu", "whatever", name, sizeof name);
     CHECK(strcmp(name, "cpu") == 0);
@@ -41,12 +42,12 @@ static void test_lock(const char *tmp)
 
     int fd1 = -1, fd2 = -1;
     kg_err err = { 0 };
-    CHECK(kg_lock_acquire("unit", 0, &fd1, &err) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "unit", 0, &fd1, &err) == KG_OK);
     CHECK(fd1 >= 0);
     /* flock locks belong to open files: a second open of the same lock,
      * even in this process, must not get it */
     kg_err err2 = { 0 };
-    CHECK(kg_lock_acquire("unit", 0.2, &fd2, &err2) == KG_EIO);
+    CHECK(kg_lock_acquire(&s, "unit", 0.2, &fd2, &err2) == KG_EIO);
     CHECK(fd2 == -1);
     CHECK_STR_CONTAINS(err2.msg, "in use by another campaign");
     char pid[32];
@@ -54,11 +55,11 @@ static void test_lock(const char *tmp)
     CHECK_STR_CONTAINS(err2.msg, pid);
     /* another device is independent */
     int fd3 = -1;
-    CHECK(kg_lock_acquire("unit-other", 0, &fd3, &err) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "unit-other", 0, &fd3, &err) == KG_OK);
     kg_lock_release(fd3);
     kg_lock_release(fd1);
     kg_err err3 = { 0 };
-    CHECK(kg_lock_acquire("unit", 0, &fd2, &err3) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "unit", 0, &fd2, &err3) == KG_OK);
     kg_lock_release(fd2);
     kg_lock_release(-1);
 }
@@ -67,7 +68,7 @@ static void test_quiet(void)
 {
     kg_quiet q;
     char why[512] = "";
-    kg_quiet_init(&q, "", 0, "cpu", "host", 30);
+    kg_quiet_init(&q, NULL, "", 0, "cpu", "host", 30);
     CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
     /* a process of a name of our own: found by its exact name, not by a
      * prefix of it */
@@ -100,7 +101,7 @@ static void test_quiet(void)
             if (strncmp(comm, name, strlen(name)) != 0) usleep(5000);
         }
         snprintf(list, sizeof list, "nothing-here, %s", name);
-        kg_quiet_init(&q, list, 0, "cpu", "host", 30);
+        kg_quiet_init(&q, NULL, list, 0, "cpu", "host", 30);
         CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 1);
         CHECK_STR_CONTAINS(why, name);
         CHECK_STR_CONTAINS(why, expect);
@@ -108,34 +109,36 @@ static void test_quiet(void)
         CHECK(kg_quiet_scan(&q, (int)child, why, sizeof why) == 0);
         /* a name that only starts like it does not match */
         snprintf(list, sizeof list, "%.*s", (int)strlen(name) - 1, name);
-        kg_quiet_init(&q, list, 0, "cpu", "host", 30);
+        kg_quiet_init(&q, NULL, list, 0, "cpu", "host", 30);
         CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
         close(pipefd[1]);
         waitpid(child, NULL, 0);
     }
     /* defaults: compilers on real backends, nothing on fake */
-    unsetenv("KGATE_FORBID");
-    kg_quiet_init(&q, NULL, 0, "cpu", "host", 30);
+    kg_quiet_init(&q, NULL, NULL, 0, "cpu", "host", 30);
     CHECK(strcmp(q.forbid, KG_QUIET_DEFAULT_FORBID) == 0);
-    kg_quiet_init(&q, NULL, 0, "fake", "host", 30);
+    kg_quiet_init(&q, NULL, NULL, 0, "fake", "host", 30);
     CHECK(q.forbid[0] == '\0');
     /* no quiet window declared: no default list */
-    kg_quiet_init(&q, NULL, 0, "cpu", "host", 0);
+    kg_quiet_init(&q, NULL, NULL, 0, "cpu", "host", 0);
     CHECK(q.forbid[0] == '\0');
-    setenv("KGATE_FORBID", "x,y", 1);
-    kg_quiet_init(&q, NULL, 0, "cpu", "host", 30);
+    /* the settings' list (KGATE_FORBID) when the options give none */
+    kg_settings s = *kg_settings_defaults();
+    s.forbid = "x,y";
+    kg_quiet_init(&q, &s, NULL, 0, "cpu", "host", 30);
     CHECK(strcmp(q.forbid, "x,y") == 0);
-    unsetenv("KGATE_FORBID");
+    kg_quiet_init(&q, &s, "z", 0, "cpu", "host", 30);
+    CHECK(strcmp(q.forbid, "z") == 0);
     /* the load bound */
     double l1 = 0;
     FILE *fp = fopen("/proc/loadavg", "r");
     if (fp != NULL && fscanf(fp, "%lf", &l1) == 1 && l1 > 0.05) {
-        kg_quiet_init(&q, "", l1 / 1000, "cpu", "host", 30);
+        kg_quiet_init(&q, NULL, "", l1 / 1000, "cpu", "host", 30);
         CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 1);
         CHECK_STR_CONTAINS(why, "load average");
     }
     if (fp != NULL) fclose(fp);
-    kg_quiet_init(&q, "", 1e9, "cpu", "host", 30);
+    kg_quiet_init(&q, NULL, "", 1e9, "cpu", "host", 30);
     CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
     int n = -1;
     CHECK(kg_quiet_device_foreign(&q, 0, &n, why, sizeof why) == KG_EUNSUPPORTED);
@@ -189,10 +192,10 @@ static void test_fault_and_sums(const char *tmp)
     CHECK(kg_mkdir_p(dir, &err) == KG_OK);
     snprintf(path, sizeof path, "%s/b.txt", dir);
     CHECK(kg_write_atomic(path, "old\n", 4, &err) == KG_OK);
-    setenv("KGATE_FAULT_WRITE_AFTER", "0", 1);
+    kg_fault_write_after(0);
     kg_err e2 = { 0 };
     CHECK(kg_write_atomic(path, "new contents\n", 13, &e2) == KG_EIO);
-    unsetenv("KGATE_FAULT_WRITE_AFTER");
+    kg_fault_write_after(-1);
     CHECK_STR_CONTAINS(e2.msg, "disk is full");
     CHECK(kg_read_file(path, &text, NULL, &err) == KG_OK);
     CHECK(text != NULL && strcmp(text, "old\n") == 0);

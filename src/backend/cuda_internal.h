@@ -1,0 +1,134 @@
+/* cuda_internal.h: what the files of the cuda backend share, and nothing
+ * else includes: the backend's state (cuda_ctx), a loaded arm (struct
+ * kg_kernel), the driver-call check (CU) and the functions one file of
+ * the backend calls in another.
+ *
+ *   cuda.c          the driver-API core: open, memory, load, bind, time
+ *   cuda_compile.c  NVRTC compilation and include discovery
+ *   cuda_blas.c     the builtin = cublas arm (cuBLASLt)
+ *   cuda_nvml.c     NVML: telemetry, and the device's compute processes
+ *   launch.c        launch specs (backend-neutral, see launch.h)
+ *   cuda_loader.c   dlopen of the libraries (cuda_api.h) */
+#ifndef KGATE_CUDA_INTERNAL_H
+#define KGATE_CUDA_INTERNAL_H
+
+#include <stdint.h>
+#include <time.h>
+#include "backend/backend_impl.h"
+#include "backend/cuda_api.h"
+#include "backend/launch.h"
+
+typedef struct cuda_ctx {
+    const kg_settings *settings;  /* the backend's (libraries, include folders, negative) */
+    kg_cuda_driver drv;
+    kg_cuda_nvrtc nvrtc;
+    kg_cuda_nvml nvml;
+    int nvml_state;               /* 0 untried, 1 ready, -1 unavailable */
+    nvmlDevice_t nvdev;
+    int ordinal;
+    CUdevice dev;
+    CUcontext ctx;
+    int ctx_retained;
+    CUstream stream;
+    CUevent ev_start, ev_end;
+    int cc_major, cc_minor, sm_count, l2_bytes, smem_optin_bytes, driver_version;
+    size_t mem_bytes;
+    char name[128];
+    char uuid[64];
+    CUdeviceptr flush_buf;
+    size_t flush_bytes;
+    unsigned flush_count;
+    /* escape accounting, reported through the telemetry slot */
+    uint64_t samples, escapes;
+    double last_event_ns, last_host_ns;
+    /* cuBLASLt, opened at the first builtin = cublas arm */
+    kg_cuda_cublaslt lt;
+    cublasLtHandle_t lt_handle;
+    CUdeviceptr lt_ws;
+} cuda_ctx;
+
+/* One launch of a chain. */
+typedef struct cuda_launch {
+    char entry[KG_NAME_MAX];
+    CUfunction fn;
+    kg_launch_geom geom;
+    kg_carg args[KG_LAUNCH_MAX_ARGS];
+    int nargs;
+    void *params[KG_LAUNCH_MAX_ARGS];
+} cuda_launch;
+
+/* builtin = cublas: one matmul described once at load */
+typedef struct cuda_blas {
+    kg_cuda_gemm_map map;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, ld;
+    cublasLtMatmulAlgo_t algo;
+    size_t ws_bytes;              /* what the picked algorithm needs */
+    CUdeviceptr a, b, d;          /* bound operands */
+} cuda_blas;
+
+struct kg_kernel {
+    char arm[KG_NAME_MAX];
+    char kase[KG_NAME_MAX];
+    CUmodule mod;
+    cuda_launch launch[1 + KG_EXTRA_LAUNCHES];
+    int nlaunch;
+    int is_blas;
+    cuda_blas blas;
+    int pack;
+    int bound;
+    CUgraph graph;
+    CUgraphExec exec;
+    size_t image_bytes;
+    char image_sha256[65];
+};
+
+_Static_assert(sizeof(((kg_carg *)0)->value.ptr) == sizeof(CUdeviceptr), "a device address argument is a CUdeviceptr");
+
+/* Checks one driver result; evaluates to KG_OK or KG_EBACKEND (recorded
+ * in err) with the call, the file:line and the driver's name for the
+ * error. */
+#define CU(c, fn, args, err) kg_cuda_check((c), (c)->drv.fn args, #fn, __FILE__, __LINE__, (err))
+
+int kg_cuda_check(const cuda_ctx *c, CUresult rc, const char *call, const char *file, int line,
+                  kg_err *err);
+
+static inline CUdeviceptr dptr(const void *p)
+{
+    return (CUdeviceptr)(uintptr_t)p;
+}
+
+static inline double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* SHA-256 of data as 64 hex digits (empty on failure). */
+void kg_cuda_sha256_hex(const void *data, size_t n, char out[65]);
+
+/* ---- builtin = cublas (cuda_blas.c) ---- */
+
+/* Opens cuBLASLt, creates its handle and allocates the shared workspace,
+ * once per backend (the first builtin arm): never inside timing. */
+int kg_cuda_blas_ready(cuda_ctx *c, kg_err *err);
+/* Describes the case's matmul in k->blas and picks its algorithm. */
+int kg_cuda_blas_load(cuda_ctx *c, const kg_arm *arm, const kg_case *cs, kg_kernel *k, kg_err *err);
+void kg_cuda_blas_unload(cuda_ctx *c, kg_kernel *k);
+/* One matmul on the kgate stream, with the bound operands. */
+int kg_cuda_blas_launch(cuda_ctx *c, kg_kernel *k, kg_err *err);
+
+/* ---- NVML (cuda_nvml.c) ---- */
+
+/* The telemetry slot: device readings and the escape counters. */
+int kg_cuda_telemetry(kg_backend *be, kg_telemetry *t, kg_err *err);
+
+/* The procs slots: NVML opened for the device described (by the UUID in
+ * the description, else index 0), NULL when it cannot be; its compute
+ * processes (KG_EUNSUPPORTED when NVML cannot list them). */
+void *kg_cuda_procs_open(const char *device, const kg_settings *s);
+int kg_cuda_procs_list(void *watch, unsigned *count, unsigned *pids, int cap);
+void kg_cuda_procs_close(void *watch);
+
+#endif
