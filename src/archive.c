@@ -14,7 +14,8 @@
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
-#include "campaign.h"
+#include "archive.h"
+#include "kgate/evidence.h"
 #include "util.h"
 
 /* The few libarchive entry points used, by their documented signatures. */

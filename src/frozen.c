@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "campaign.h"
+#include "frozen.h"
 #include "util.h"
 
 #define FROZEN_TAG "# kgate frozen plan sha256 "

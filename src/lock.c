@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "campaign.h"
+#include "lock.h"
 #include "kgate/backend.h"
 #include "util.h"
 

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "campaign.h"
+#include "quiet.h"
 #include "kgate/backend.h"
 #include "util.h"
 

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "campaign.h"
 #include "kgate/op.h"
 #include "report_hw.h"
 #include "util.h"

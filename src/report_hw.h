@@ -1,7 +1,8 @@
 /* report_hw.h: the hardware sections of report.md (see report_hw.c). */
 #ifndef KGATE_REPORT_HW_H
 #define KGATE_REPORT_HW_H
-#include "campaign.h"
+#include "kgate/evidence.h"
+#include "util.h"
 #include "util.h"
 
 /* Appends the speed-of-light, telemetry and resources sections. */

@@ -30,7 +30,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "campaign.h"
+#include "supervisor.h"
+#include "archive.h"
+#include "frozen.h"
+#include "kgate/evidence.h"
+#include "lock.h"
+#include "quiet.h"
+#include "report.h"
 #include "kgate/backend.h"
 #include "kgate/op.h"
 #include "protocol.h"

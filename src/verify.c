@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "campaign.h"
+#include "verify.h"
+#include "report.h"
 #include "kgate/evidence.h"
 #include "kgate/oracle.h"
 #include "protocol.h"

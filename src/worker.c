@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "campaign.h"
+#include "worker.h"
 #include "kgate/evidence.h"
 #include "kgate/backend.h"
 #include "kgate/oracle.h"

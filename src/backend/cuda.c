@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
-#include "kgate/oracle.h"
+#include "kgate/op.h"
 #include "backend/cuda_internal.h"
 #include "util.h"
 

@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include "backend/backend_impl.h"
 #include "kgate/kernel.h"
-#include "kgate/oracle.h"
+#include "kgate/op.h"
 #include "kgate/philox.h"
 
 struct kg_kernel {

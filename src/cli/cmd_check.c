@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "campaign.h"
+#include "supervisor.h"
 #include "kgate/evidence.h"
 #include "cli.h"
 #include "util.h"

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include "cli.h"
 #include "kgate/backend.h"
-#include "kgate/oracle.h"
+#include "kgate/op.h"
 
 int kg_cmd_list(int argc, char **argv, const kg_settings *env)
 {

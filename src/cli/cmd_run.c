@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "campaign.h"
+#include "supervisor.h"
+#include "quiet.h"
 #include "cli.h"
 
 static const char about[] =

@@ -2,7 +2,7 @@
  * recomputed reports, replayed outputs).  It writes nothing. */
 #include <stdio.h>
 #include <string.h>
-#include "campaign.h"
+#include "verify.h"
 #include "cli.h"
 #include "util.h"
 

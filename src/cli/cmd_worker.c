@@ -1,6 +1,6 @@
 /* cmd_worker.c: `kgate worker`, started by the supervisor only. */
 #include <stdio.h>
-#include "campaign.h"
+#include "worker.h"
 #include "cli.h"
 
 static const char about[] =

@@ -5,7 +5,16 @@
 #   - no getenv or setenv in src/ outside src/cli/: the CLI reads the
 #     environment once into a kg_settings;
 #   - src/quiet.c does not include the cuda backend's private backend/cuda_api.h;
-#   - src/cli/cmd_list.c does not dlopen (the registry probes the backends).
+#   - src/cli/cmd_list.c does not dlopen (the registry probes the backends);
+#   - the layers (docs/architecture.md): no include runs upward.  The op
+#     contract (src/ops/, kgate/op.h) includes no oracle, backend, evidence
+#     or campaign module; the oracle includes nothing of src/ops/ nor any
+#     backend; backends include no oracle, evidence, report, supervisor or
+#     worker; the statistics (stats.c, analysis.c) include nothing but
+#     kgate/stats.h; evidence and rows include no backend, oracle, report,
+#     supervisor or worker; reports include no backend, supervisor or worker;
+#   - outside src/backend/, nothing calls through a backend's ops table;
+#   - every module has its own header: no campaign.h.
 . tests/cli_lib.sh
 [ -f src/backend/backend.c ] || die "structure: run from the repository root"
 bad=0
@@ -24,4 +33,25 @@ rule "src/quiet.c includes the cuda backend's private header (ask the backend re
     "$(grep -n 'backend/cuda_api.h' src/quiet.c)"
 rule "src/cli/cmd_list.c calls dlopen (ask the backend registry whether a backend is available)" \
     "$(grep -n 'dlopen' src/cli/cmd_list.c)"
+# includes of a set of files that match a pattern (file:line:include)
+incl() { # files... -- pattern
+    pat=$1; shift
+    grep -nE "^#include \"($pat)" "$@" 2>/dev/null
+}
+rule "the op contract includes a higher layer" \
+    "$(incl 'kgate/(oracle|backend|evidence)\.h|backend/|supervisor|worker|report|evidence' src/ops/*.c src/ops/*.h include/kgate/op.h)"
+rule "the oracle includes op internals or a backend" \
+    "$(incl 'ops/|backend|kgate/backend\.h' src/oracle.c include/kgate/oracle.h)"
+rule "a backend includes the oracle, the evidence, the reports, the supervisor or the worker" \
+    "$(incl 'kgate/(oracle|evidence)\.h|report|supervisor|worker|evidence' src/backend/*.c src/backend/*.h include/kgate/backend.h)"
+rule "the statistics include more than kgate/stats.h" \
+    "$(grep -nE '^#include "' src/stats.c src/analysis.c include/kgate/stats.h | grep -vE '"kgate/(stats|plan|err)\.h"')"
+rule "the evidence module includes a backend, the oracle, a report, the supervisor or the worker" \
+    "$(incl 'kgate/(backend|oracle)\.h|backend/|report|supervisor|worker' src/rows.c src/evidence.c include/kgate/evidence.h)"
+rule "a report includes a backend, the supervisor or the worker" \
+    "$(incl 'kgate/backend\.h|backend/|supervisor|worker' src/report*.c src/report*.h)"
+rule "a call through a backend's ops table outside src/backend/ (use the kg_backend_* wrappers)" \
+    "$(grep -rn -e '->ops->' src | grep -v '^src/backend/')"
+rule "campaign.h is back (one header per module)" \
+    "$(ls src/campaign.h 2>/dev/null; grep -rn '^#include "campaign.h"' src tests | head -5)"
 [ $bad -eq 0 ] || die "the tree breaks the structure rules above"

@@ -6,7 +6,10 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "campaign.h"
+#include "frozen.h"
+#include "kgate/evidence.h"
+#include "lock.h"
+#include "quiet.h"
 #include "check.h"
 #include "util.h"
 

@@ -1,0 +1,23 @@
+/* lock.h: one lock per device for the whole campaign (lock.c). */
+#ifndef KGATE_LOCK_H
+#define KGATE_LOCK_H
+
+#include "kgate/err.h"
+#include "kgate/settings.h"
+#include <stddef.h>
+
+/* Lock file name for a backend and its description: "cpu", "fake", or
+ * the GPU UUID found in the description ("gpu" when there is none). */
+void kg_lock_name(const char *backend, const char *device, char *buf, size_t cap);
+
+/* Takes the exclusive lock LOCK_DIR/NAME, LOCK_DIR being s->lock_dir
+ * (KGATE_LOCK_DIR; s may be NULL), default /tmp/kgate-locks.  While
+ * another campaign holds it, says so on stderr once and waits; with
+ * timeout_s >= 0 gives up after that long with an error naming the
+ * holder.  *fd receives the open lock file: it is
+ * inherited by worker processes, so a worker orphaned by a killed
+ * supervisor keeps the device locked until it ends. */
+int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, int *fd, kg_err *err);
+void kg_lock_release(int fd); /* -1 is ignored */
+
+#endif

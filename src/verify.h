@@ -1,0 +1,16 @@
+/* verify.h: `kgate verify DIR` (verify.c), read only. */
+#ifndef KGATE_VERIFY_H
+#define KGATE_VERIFY_H
+
+#include "kgate/err.h"
+
+struct kg_sb;
+
+/* Checks a folder: SHA256SUMS, the reports recomputed from the raw
+ * samples, the saved outputs replayed against fresh float64 references.
+ * Every problem is appended to problems (one line each).  Returns KG_OK
+ * when the checks ran (*nbad counts problems), an error when they could
+ * not. */
+int kg_verify_dir(const char *dir, struct kg_sb *problems, int *nbad, kg_err *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* worker.h: one fresh process of a campaign, `kgate worker` (worker.c).
+ * It checks and times every arm of its schedule slot and writes its rows
+ * into the evidence folder; the supervisor starts it and never loads
+ * candidate code itself. */
+#ifndef KGATE_WORKER_H
+#define KGATE_WORKER_H
+
+#include "kgate/err.h"
+#include "kgate/settings.h"
+
+typedef struct kg_worker_opts {
+    const char *plan_path;
+    const char *out_dir;
+    const char *backend;      /* resolved backend name */
+    int proc;                 /* process index */
+    int slot;                 /* schedule slot it fills (a repeat keeps its slot's direction); -1: proc */
+    int progress;             /* 1: "progress: case C round r/R" lines on stderr (its log) */
+    int check_only;
+    const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
+} kg_worker_opts;
+
+/* The body of `kgate worker`: one fresh process of the campaign. */
+int kg_worker_main(const kg_worker_opts *o, kg_err *err);
+
+#endif
