@@ -29,7 +29,9 @@ LDSAN = -fsanitize=$(SANITIZE)
 endif
 KG_VERSION := 0.1.0
 KG_GIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
-CFLAGS_BASE += -DKG_VERSION='"$(KG_VERSION)"' -DKG_GIT_SHA='"$(KG_GIT)"'
+# the stamp reaches version.c alone; .stamp changes when the commit does,
+# so version.o is rebuilt exactly then
+VERSION_FLAGS = -DKG_VERSION='"$(KG_VERSION)"' -DKG_GIT_SHA='"$(KG_GIT)"'
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
 
 # libinih and GSL are linked statically: GPU nodes often lack them.
@@ -44,13 +46,23 @@ TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIBA     = $(BUILD)/libkgate.a
 KGATE    = $(BUILD)/kgate
 
-.PHONY: all test sanitize test-gpu portable clean
+.PHONY: all test sanitize test-gpu portable clean FORCE
 all: $(KGATE) bin/kgate
 
 # header dependencies come from the compiler (-MMD -MP): the .d files
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(KG_VERSION) $(KG_GIT)' | cmp -s - $@ || echo '$(KG_VERSION) $(KG_GIT)' > $@
+
+$(BUILD)/src/version.o: src/version.c $(BUILD)/version.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(VERSION_FLAGS) -c $< -o $@
+
+FORCE:
 
 $(LIBA): $(LIB_OBJ)
 	@mkdir -p $(dir $@)

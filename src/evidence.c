@@ -150,8 +150,8 @@ int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *
     /* the hashes of the binary, sources and builds, and the compiler,
      * are in environment.json (the receipt); this is the run header */
     json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
-    json_object_set_new(m, "kgate_version", json_string(KG_VERSION));
-    json_object_set_new(m, "kgate_git_sha", json_string(KG_GIT_SHA));
+    json_object_set_new(m, "kgate_version", json_string(kg_version()));
+    json_object_set_new(m, "kgate_git_sha", json_string(kg_git_sha()));
     json_object_set_new(m, "plan_sha256", json_string(plan->hash));
     json_object_set_new(m, "plan_path", json_string(plan->path));
     kg_utc_now(buf, sizeof buf);
@@ -185,8 +185,8 @@ int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const ch
     char **files = NULL;
     int nfiles = 0, rc = KG_OK;
     json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
-    json_object_set_new(m, "kgate_version", json_string(KG_VERSION));
-    json_object_set_new(m, "kgate_git_sha", json_string(KG_GIT_SHA));
+    json_object_set_new(m, "kgate_version", json_string(kg_version()));
+    json_object_set_new(m, "kgate_git_sha", json_string(kg_git_sha()));
     if (kg_self_exe(exe, sizeof exe, NULL) == KG_OK && kg_sha256_file(exe, hex, NULL) == KG_OK) {
         json_object_set_new(m, "kgate_binary", json_string(exe));
         json_object_set_new(m, "kgate_binary_sha256", json_string(hex));

@@ -70,4 +70,8 @@ int kg_csv_split(char *line, char **f, int max);
  * advances *cursor; NULL at the end. */
 char *kg_next_line(char **cursor);
 
+/* The version and the git commit of this build (version.c). */
+const char *kg_version(void);
+const char *kg_git_sha(void);
+
 #endif

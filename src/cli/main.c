@@ -65,7 +65,7 @@ int main(int argc, char **argv)
         return KG_EXIT_PASS;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("kgate %s (git %s)\n", KG_VERSION, KG_GIT_SHA);
+        printf("kgate %s (git %s)\n", kg_version(), kg_git_sha());
         return KG_EXIT_PASS;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
