@@ -145,7 +145,7 @@ static const plan_key plan_keys[] = {
     {SEC_CAMPAIGN, "l2", K_ENUM, CAMP(l2), 0, 0, 0, "warm", w_l2, "warm or cold"},
     {SEC_CAMPAIGN, "inputs", K_ENUM, CAMP(inputs), 0, 0, 0, "resident", w_inputs,
      "resident or fresh"},
-    {SEC_CAMPAIGN, "rotate", K_INT, CAMP(rotate), 1, 16, 0, "1", NULL,
+    {SEC_CAMPAIGN, "rotate", K_INT, CAMP(rotate), 1, KG_PLAN_MAX_ROTATE, 0, "1", NULL,
      "input sets rotated between samples, an integer in [1, 16]"},
     {SEC_CAMPAIGN, "quiet", K_REAL, CAMP(quiet_s), 0, 1e9, 0, "30", NULL,
      "seconds, a number >= 0"},
@@ -890,6 +890,19 @@ static int list_has(const char *list, const char *name)
     return 0;
 }
 
+/* Whitespace-separated words of s. */
+static int count_tokens(const char *s)
+{
+    int n = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == '\0') break;
+        n++;
+        while (*p != '\0' && *p != ' ' && *p != '\t') p++;
+    }
+    return n;
+}
+
 static void header_text(char *buf, size_t cap, const char *sec, const char *name)
 {
     snprintf(buf, cap, "[%s %s]", sec, name);
@@ -974,6 +987,17 @@ static void check_arm(plan_ctx *ctx, int a)
                  "keep one of them");
             return;
         }
+    }
+    /* the compiler options a backend passes are bounded (KG_ARM_MAX_FLAGS) */
+    int k_def = key_index(SEC_ARM, "defines"), k_cfl = key_index(SEC_ARM, "cflags");
+    int nflags = count_tokens(arm->defines) + count_tokens(arm->cflags);
+    if (nflags > KG_ARM_MAX_FLAGS) {
+        int at = kl->at[k_cfl] ? kl->at[k_cfl] : kl->at[k_def] ? kl->at[k_def] : arm->line;
+        size_t l;
+        const char *t = line_text(ctx, at, &l);
+        perr(ctx, at, "too many compiler options", t, l, "defines and cflags of arm '%s' hold %d words; at most %d",
+             arm->name, nflags, KG_ARM_MAX_FLAGS);
+        return;
     }
     if (kl->at[k_cases]) {
         const char *p = arm->cases;

@@ -28,7 +28,7 @@
 #include "protocol.h"
 #include "util.h"
 
-#define KG_MAX_ROTATE 16   /* input sets an arm can rotate through (campaign key rotate) */
+#define KG_MAX_ROTATE KG_PLAN_MAX_ROTATE   /* input sets an arm rotates through (bounded by the parser) */
 
 typedef struct inst {
     int arm;

@@ -79,11 +79,12 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     char defs[KG_TEXT_MAX], flags[KG_TEXT_MAX];
     snprintf(defs, sizeof defs, "%s", arm->defines);
     snprintf(flags, sizeof flags, "%s", arm->cflags);
-    char *words[64], *fwords[64];
-    int nd = split_words(defs, words, 64);
-    int nf = split_words(flags, fwords, 64);
-    char dbuf[64][KG_TEXT_MAX + 3];
-    char *argv[160];
+    /* the parser bounds defines and cflags to KG_ARM_MAX_FLAGS words */
+    char *words[KG_ARM_MAX_FLAGS], *fwords[KG_ARM_MAX_FLAGS];
+    int nd = split_words(defs, words, KG_ARM_MAX_FLAGS);
+    int nf = split_words(flags, fwords, KG_ARM_MAX_FLAGS);
+    char dbuf[KG_ARM_MAX_FLAGS][KG_TEXT_MAX + 3];
+    char *argv[2 * KG_ARM_MAX_FLAGS + 16];
     int n = 0;
     argv[n++] = (char *)cc;
     argv[n++] = (char *)"-std=c11";

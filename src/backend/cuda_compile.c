@@ -156,7 +156,9 @@ static int add_tokens(const char *text, const char *prefix, char **opts, int *no
         if (*p == '\0') return KG_OK;
         const char *s = p;
         while (*p != '\0' && *p != ' ' && *p != '\t') p++;
-        if (*nopts == max) return kg_errorf(err, KG_EINPUT, "too many compiler options");
+        if (*nopts == max)
+            return kg_errorf(err, KG_EINPUT, "more than %d NVRTC options (the plan bounds an arm's defines and "
+                             "cflags to %d words)", max, KG_ARM_MAX_FLAGS);
         size_t len = (size_t)(p - s);
         char *o = malloc(strlen(prefix) + len + 1);
         if (o == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
@@ -173,7 +175,9 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int c
                     kg_err *err)
 {
     const kg_arm *arm = &plan->arms[a];
-    enum { MAXOPT = 96 };
+    /* a dozen fixed options, and the arm's defines and cflags (the parser
+     * bounds them to KG_ARM_MAX_FLAGS words) */
+    enum { MAXOPT = KG_ARM_MAX_FLAGS + 32 };
     char *opts[MAXOPT];
     int nopts = 0, has_arch = 0;
     char *src = NULL, *log = NULL, *cubin = NULL;

@@ -410,6 +410,21 @@ static void test_errors(void)
     int rc = kg_plan_parse(t, strlen(t), "long.kg", ".", &p, &err);
     CHECK(rc == KG_EINPUT && p == NULL);
     CHECK_STR_CONTAINS(err.msg, "long.kg:8: line too long: 'cflags = xxx");
+    /* an arm's compiler options are bounded at plan time (KG_ARM_MAX_FLAGS):
+     * 40 defines and 24 flags pass, 40 and 30 fail at the cflags line */
+    char defs[200] = "", flags[200] = "", plan[600];
+    for (int i = 0; i < 40; i++) strcat(defs, i ? " D" : "D");
+    for (int i = 0; i < 30; i++) strcat(flags, i ? " -g" : "-g");
+    snprintf(plan, sizeof plan, HEAD "defines = %s\ncflags = %.*s\n", defs, 24 * 3 - 1, flags);
+    kg_plan *ok = parse_ok(plan, "flags.kg");
+    CHECK(ok != NULL);
+    kg_plan_free(ok);
+    snprintf(plan, sizeof plan, HEAD "defines = %s\ncflags = %s\n", defs, flags);
+    p = NULL;
+    memset(&err, 0, sizeof err);
+    CHECK(kg_plan_parse(plan, strlen(plan), "flags.kg", ".", &p, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "flags.kg:9: too many compiler options: 'cflags = -g -g");
+    CHECK_STR_CONTAINS(err.msg, "hold 70 words; at most 64");
 }
 
 static void test_files(void)
