@@ -277,26 +277,7 @@ int kg_evidence_read_processes(const char *dir, kg_proc_rec **out, int *n, kg_er
 
 /* ---- listing and SHA256SUMS ---- */
 
-typedef struct plist {
-    char **v;
-    int n, cap;
-} plist;
-
-static int plist_add(plist *l, const char *s)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        char **p = realloc(l->v, (size_t)cap * sizeof *p);
-        if (p == NULL) return -1;
-        l->v = p;
-        l->cap = cap;
-    }
-    if ((l->v[l->n] = strdup(s)) == NULL) return -1;
-    l->n++;
-    return 0;
-}
-
-static int walk(const char *root, const char *rel, plist *l, kg_err *err)
+static int walk(const char *root, const char *rel, kg_strlist *l, kg_err *err)
 {
     char path[KG_PATH_MAX * 2];
     snprintf(path, sizeof path, "%s%s%s", root, rel[0] ? "/" : "", rel);
@@ -313,7 +294,7 @@ static int walk(const char *root, const char *rel, plist *l, kg_err *err)
         if (lstat(full, &st) != 0) continue;
         if (S_ISDIR(st.st_mode)) {
             if ((rc = walk(root, sub, l, err)) != KG_OK) break;
-        } else if (plist_add(l, sub) != 0) {
+        } else if (kg_strlist_add(l, sub) != 0) {
             rc = kg_errorf(err, KG_ENOMEM, "out of memory");
             break;
         }
@@ -327,18 +308,12 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void free_list(char **v, int n)
-{
-    for (int i = 0; i < n; i++) free(v[i]);
-    free(v);
-}
-
 int kg_evidence_list(const char *dir, char ***paths, int *n, kg_err *err)
 {
-    plist l = { 0 };
+    kg_strlist l = { 0 };
     int rc = walk(dir, "", &l, err);
     if (rc != KG_OK) {
-        free_list(l.v, l.n);
+        kg_strlist_free(l.v, l.n);
         *paths = NULL;
         *n = 0;
         return rc;
@@ -366,7 +341,7 @@ int kg_evidence_write_sums(const char *dir, kg_err *err)
     rc = kg_write_atomic(path, sb.buf ? sb.buf : "", sb.len, err);
 done:
     kg_sb_free(&sb);
-    free_list(files, n);
+    kg_strlist_free(files, n);
     return rc;
 }
 

@@ -319,17 +319,37 @@ static void *grow(void **v, size_t *n, size_t *cap, size_t sz, kg_err *err)
     return (char *)*v + (*n)++ * sz;
 }
 
-/* ---- raw ---- */
-
-typedef struct raw_ctx {
+/* What a row parser appends to: an array of records of one kind. */
+typedef struct arr_ctx {
     const kg_plan *plan;
-    int proc;
-    kg_row **v; size_t *n, cap;
-} raw_ctx;
+    int proc;                 /* >= 0: the process every row must belong to */
+    void **v; size_t *n, cap, sz;
+} arr_ctx;
+
+/* Appends the record x (c->sz bytes). */
+static int push(arr_ctx *c, const void *x, kg_err *err)
+{
+    void *p = grow(c->v, c->n, &c->cap, c->sz, err);
+    if (p == NULL) return KG_ENOMEM;
+    memcpy(p, x, c->sz);
+    return KG_OK;
+}
+
+static size_t cap_of(size_t n);
+
+/* Reads a file of one kind into the array *v of elements of size sz. */
+static int read_kind(const char *path, kg_rows_kind kind, const kg_plan *plan, int proc, void **v, size_t *n,
+                     size_t sz, int (*row)(rd *r, int ncols, void *ctx), kg_err *err)
+{
+    arr_ctx c = { plan, proc, v, n, cap_of(*n), sz };
+    return read_rows(path, kind, 0, NULL, row, &c, NULL, err);
+}
+
+/* ---- raw ---- */
 
 static int raw_row(rd *r, int ncols, void *vctx)
 {
-    raw_ctx *c = vctx;
+    arr_ctx *c = vctx;
     (void)ncols;
     kg_row x;
     int rc;
@@ -344,10 +364,7 @@ static int raw_row(rd *r, int ncols, void *vctx)
     if (strlen(r->f[KG_RAW_PLAN]) != 16 || strncmp(r->f[KG_RAW_PLAN], c->plan->hash, 16) != 0)
         return kg_errorf(r->err, KG_EINPUT, "%s:%d: row of another plan (hash %s, folder's plan %.16s)", r->path,
                          r->line, r->f[KG_RAW_PLAN], c->plan->hash);
-    kg_row *p = grow((void **)c->v, c->n, &c->cap, sizeof *p, r->err);
-    if (p == NULL) return KG_ENOMEM;
-    *p = x;
-    return KG_OK;
+    return push(c, &x, r->err);
 }
 
 static size_t cap_of(size_t n)
@@ -360,21 +377,17 @@ static size_t cap_of(size_t n)
 
 int kg_rows_read_raw(const char *path, const kg_plan *plan, int proc, kg_row **v, size_t *n, kg_err *err)
 {
-    raw_ctx c = { plan, proc, v, n, cap_of(*n) };
-    return read_rows(path, KG_ROWS_RAW, 0, NULL, raw_row, &c, NULL, err);
+    void *arr = *v;   /* a real void *, converted back below */
+    int rc = read_kind(path, KG_ROWS_RAW, plan, proc, &arr, n, sizeof **v, raw_row, err);
+    *v = arr;
+    return rc;
 }
 
 /* ---- checks ---- */
 
-typedef struct chk_ctx {
-    const kg_plan *plan;
-    int proc;
-    kg_check_rec **v; size_t *n, cap;
-} chk_ctx;
-
 static int chk_row(rd *r, int ncols, void *vctx)
 {
-    chk_ctx *c = vctx;
+    arr_ctx *c = vctx;
     (void)ncols;
     kg_check_rec x;
     int rc;
@@ -399,29 +412,22 @@ static int chk_row(rd *r, int ncols, void *vctx)
         if ((rc = get_i64(r, KG_CHK_NBAD, 0, LLONG_MAX, &x.nbad)) != KG_OK) return rc;
     }
     if ((rc = get_str(r, KG_CHK_DETAIL, x.detail, sizeof x.detail)) != KG_OK) return rc;
-    kg_check_rec *p = grow((void **)c->v, c->n, &c->cap, sizeof *p, r->err);
-    if (p == NULL) return KG_ENOMEM;
-    *p = x;
-    return KG_OK;
+    return push(c, &x, r->err);
 }
 
 int kg_rows_read_checks(const char *path, const kg_plan *plan, int proc, kg_check_rec **v, size_t *n, kg_err *err)
 {
-    chk_ctx c = { plan, proc, v, n, cap_of(*n) };
-    return read_rows(path, KG_ROWS_CHECKS, 0, NULL, chk_row, &c, NULL, err);
+    void *arr = *v;   /* a real void *, converted back below */
+    int rc = read_kind(path, KG_ROWS_CHECKS, plan, proc, &arr, n, sizeof **v, chk_row, err);
+    *v = arr;
+    return rc;
 }
 
 /* ---- telemetry ---- */
 
-typedef struct tel_ctx {
-    const kg_plan *plan;
-    int proc;
-    kg_tel_rec **v; size_t *n, cap;
-} tel_ctx;
-
 static int tel_row(rd *r, int ncols, void *vctx)
 {
-    tel_ctx *c = vctx;
+    arr_ctx *c = vctx;
     (void)ncols;
     kg_tel_rec x;
     uint64_t reasons;
@@ -445,25 +451,18 @@ static int tel_row(rd *r, int ncols, void *vctx)
     if ((rc = get_int(r, KG_TEL_ESCAPED, 0, 1, &x.escaped)) != KG_OK) return rc;
     if ((rc = get_real(r, KG_TEL_EVENT_NS, &x.event_ns)) != KG_OK) return rc;
     if ((rc = get_real(r, KG_TEL_HOST_NS, &x.host_ns)) != KG_OK) return rc;
-    kg_tel_rec *p = grow((void **)c->v, c->n, &c->cap, sizeof *p, r->err);
-    if (p == NULL) return KG_ENOMEM;
-    *p = x;
-    return KG_OK;
+    return push(c, &x, r->err);
 }
 
 int kg_rows_read_tel(const char *path, const kg_plan *plan, int proc, kg_tel_rec **v, size_t *n, kg_err *err)
 {
-    tel_ctx c = { plan, proc, v, n, cap_of(*n) };
-    return read_rows(path, KG_ROWS_TELEMETRY, 0, NULL, tel_row, &c, NULL, err);
+    void *arr = *v;   /* a real void *, converted back below */
+    int rc = read_kind(path, KG_ROWS_TELEMETRY, plan, proc, &arr, n, sizeof **v, tel_row, err);
+    *v = arr;
+    return rc;
 }
 
 /* ---- resources ---- */
-
-typedef struct res_ctx {
-    const kg_plan *plan;
-    int proc;
-    kg_res_rec **v; size_t *n, cap;
-} res_ctx;
 
 /* "AxBxC" */
 static int get_dim3(rd *r, int col, long long out[3])
@@ -482,7 +481,7 @@ static int get_dim3(rd *r, int col, long long out[3])
 
 static int res_row(rd *r, int ncols, void *vctx)
 {
-    res_ctx *c = vctx;
+    arr_ctx *c = vctx;
     (void)ncols;
     kg_res_rec x;
     uint64_t ib;
@@ -503,29 +502,22 @@ static int res_row(rd *r, int ncols, void *vctx)
     if ((rc = get_u64(r, KG_RES_IMAGE_BYTES, 10, &ib)) != KG_OK) return rc;
     x.image_bytes = (size_t)ib;
     if ((rc = get_str(r, KG_RES_IMAGE_SHA256, x.image_sha256, sizeof x.image_sha256)) != KG_OK) return rc;
-    kg_res_rec *p = grow((void **)c->v, c->n, &c->cap, sizeof *p, r->err);
-    if (p == NULL) return KG_ENOMEM;
-    *p = x;
-    return KG_OK;
+    return push(c, &x, r->err);
 }
 
 int kg_rows_read_res(const char *path, const kg_plan *plan, int proc, kg_res_rec **v, size_t *n, kg_err *err)
 {
-    res_ctx c = { plan, proc, v, n, cap_of(*n) };
-    return read_rows(path, KG_ROWS_RESOURCES, 0, NULL, res_row, &c, NULL, err);
+    void *arr = *v;   /* a real void *, converted back below */
+    int rc = read_kind(path, KG_ROWS_RESOURCES, plan, proc, &arr, n, sizeof **v, res_row, err);
+    *v = arr;
+    return rc;
 }
 
 /* ---- saved-outputs index ---- */
 
-typedef struct out_ctx {
-    const kg_plan *plan;
-    int proc;
-    kg_out_rec **v; size_t *n, cap;
-} out_ctx;
-
 static int out_row(rd *r, int ncols, void *vctx)
 {
-    out_ctx *c = vctx;
+    arr_ctx *c = vctx;
     (void)ncols;
     kg_out_rec x;
     uint64_t off, nb;
@@ -544,32 +536,27 @@ static int out_row(rd *r, int ncols, void *vctx)
     x.bytes = (size_t)nb;
     if ((rc = get_pass(r, KG_OUT_RESULT, &x.pass)) != KG_OK) return rc;
     if ((rc = get_real(r, KG_OUT_MAX_ABS, &x.max_abs)) != KG_OK) return rc;
-    kg_out_rec *p = grow((void **)c->v, c->n, &c->cap, sizeof *p, r->err);
-    if (p == NULL) return KG_ENOMEM;
-    *p = x;
-    return KG_OK;
+    return push(c, &x, r->err);
 }
 
 int kg_rows_read_out(const char *path, const kg_plan *plan, int proc, kg_out_rec **v, size_t *n, kg_err *err)
 {
-    out_ctx c = { plan, proc, v, n, cap_of(*n) };
-    return read_rows(path, KG_ROWS_OUTPUTS, 0, NULL, out_row, &c, NULL, err);
+    void *arr = *v;   /* a real void *, converted back below */
+    int rc = read_kind(path, KG_ROWS_OUTPUTS, plan, proc, &arr, n, sizeof **v, out_row, err);
+    *v = arr;
+    return rc;
 }
 
 /* ---- processes ---- */
 
-typedef struct proc_ctx {
-    kg_proc_rec *v; size_t n, cap;
-} proc_ctx;
-
 static int proc_row(rd *r, int ncols, void *vctx)
 {
-    proc_ctx *c = vctx;
+    arr_ctx *c = vctx;
     kg_proc_rec x;
     int idx, rc;
     memset(&x, 0, sizeof x);
     if ((rc = get_int(r, KG_PROC_PROCESS, 0, INT_MAX, &idx)) != KG_OK) return rc;
-    if ((size_t)idx != c->n) return bad(r, KG_PROC_PROCESS, "processes out of order: expected the next index, not");
+    if ((size_t)idx != *c->n) return bad(r, KG_PROC_PROCESS, "processes out of order: expected the next index, not");
     if ((rc = get_dir(r, KG_PROC_DIRECTION, &x.dir)) != KG_OK) return rc;
     if ((rc = get_str(r, KG_PROC_STATUS, x.status, sizeof x.status)) != KG_OK) return rc;
     if (x.status[0] == '\0') return bad(r, KG_PROC_STATUS, "empty:");
@@ -582,24 +569,23 @@ static int proc_row(rd *r, int ncols, void *vctx)
         if ((rc = get_int(r, KG_PROC_SLOT, 0, idx, &x.slot)) != KG_OK) return rc;
         if ((rc = get_int(r, KG_PROC_ATTEMPT, 0, INT_MAX, &x.attempt)) != KG_OK) return rc;
     }
-    kg_proc_rec *p = grow((void **)&c->v, &c->n, &c->cap, sizeof *p, r->err);
-    if (p == NULL) return KG_ENOMEM;
-    *p = x;
-    return KG_OK;
+    return push(c, &x, r->err);
 }
 
 int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, kg_err *err)
 {
-    proc_ctx c = { 0 };
+    void *recs = NULL;
+    size_t nrecs = 0;
+    arr_ctx c = { NULL, -1, &recs, &nrecs, 0, sizeof **v };
     char legacy_header[200];
     join(proc_cols, KG_PROC_REASON + 1, legacy_header, sizeof legacy_header);
     *legacy = 0;
     int rc = read_rows(path, KG_ROWS_PROCESSES, KG_PROC_REASON + 1, legacy_header, proc_row, &c, legacy, err);
     if (rc != KG_OK) {
-        free(c.v);
+        free(recs);
         return rc;
     }
-    *v = c.v;
-    *n = (int)c.n;
+    *v = recs;
+    *n = (int)nrecs;
     return KG_OK;
 }

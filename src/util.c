@@ -339,3 +339,22 @@ char *kg_next_line(char **cursor)
     return s;
 }
 
+int kg_strlist_add(kg_strlist *l, const char *s)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        char **p = realloc(l->v, (size_t)cap * sizeof *p);
+        if (p == NULL) return -1;
+        l->v = p;
+        l->cap = cap;
+    }
+    if ((l->v[l->n] = strdup(s)) == NULL) return -1;
+    l->n++;
+    return 0;
+}
+
+void kg_strlist_free(char **v, int n)
+{
+    for (int i = 0; v != NULL && i < n; i++) free(v[i]);
+    free(v);
+}

@@ -70,6 +70,16 @@ int kg_csv_split(char *line, char **f, int max);
  * advances *cursor; NULL at the end. */
 char *kg_next_line(char **cursor);
 
+/* A growable list of owned strings. */
+typedef struct kg_strlist {
+    char **v;
+    int n, cap;
+} kg_strlist;
+/* Appends a copy of s; -1 when out of memory. */
+int kg_strlist_add(kg_strlist *l, const char *s);
+/* Frees the n strings of v and v itself (NULL-safe). */
+void kg_strlist_free(char **v, int n);
+
 /* The version and the git commit of this build (version.c). */
 const char *kg_version(void);
 const char *kg_git_sha(void);

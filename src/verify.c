@@ -29,31 +29,6 @@
 #include "protocol.h"
 #include "util.h"
 
-typedef struct plist {
-    char **v;
-    int n, cap;
-} plist;
-
-static int plist_add(plist *l, const char *s)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        char **p = realloc(l->v, (size_t)cap * sizeof *p);
-        if (p == NULL) return -1;
-        l->v = p;
-        l->cap = cap;
-    }
-    if ((l->v[l->n] = strdup(s)) == NULL) return -1;
-    l->n++;
-    return 0;
-}
-
-static void free_list(char **v, int n)
-{
-    for (int i = 0; i < n; i++) free(v[i]);
-    free(v);
-}
-
 static void problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void problem(kg_sb *out, int *nbad, const char *fmt, ...)
 {
@@ -76,7 +51,7 @@ static void check_sums(const char *dir, kg_sb *out, int *nbad, int *nfiles)
 {
     char path[KG_PATH_MAX * 3], *text = NULL, **files = NULL, hex[65];
     int nf = 0;
-    plist listed = { 0 };
+    kg_strlist listed = { 0 };
     kg_err e = { 0 };
     snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
     if (kg_read_file(path, &text, NULL, &e) != KG_OK) {
@@ -100,7 +75,7 @@ static void check_sums(const char *dir, kg_sb *out, int *nbad, int *nfiles)
         }
         for (int i = 0; i < listed.n; i++)
             if (strcmp(listed.v[i], rel) == 0) problem(out, nbad, "SHA256SUMS:%d: %s listed twice", lineno, rel);
-        plist_add(&listed, rel);
+        kg_strlist_add(&listed, rel);
         snprintf(path, sizeof path, "%s/%s", dir, rel);
         kg_err fe = { 0 };
         if (kg_sha256_file(path, hex, &fe) != KG_OK) {
@@ -123,8 +98,8 @@ static void check_sums(const char *dir, kg_sb *out, int *nbad, int *nfiles)
         if (!found) problem(out, nbad, "%s: not listed in SHA256SUMS (added after the campaign)", files[i]);
     }
 done:
-    free_list(listed.v, listed.n);
-    free_list(files, nf);
+    kg_strlist_free(listed.v, listed.n);
+    kg_strlist_free(files, nf);
     free(text);
 }
 
