@@ -33,6 +33,7 @@ const char *kg_strerror(int code)
     case KG_ECHECK: return "check failed";
     case KG_EUNSUPPORTED: return "unsupported";
     case KG_EINADMISSIBLE: return "inadmissible";
+    case KG_EARM: return "arm failed";
     default: return "internal error";
     }
 }

@@ -19,8 +19,12 @@ enum {
     KG_EBACKEND = -5,     /* backend failed: compile, load, launch */
     KG_ECHECK = -6,       /* a correctness check failed */
     KG_EUNSUPPORTED = -7, /* feature or backend not available here */
-    KG_EINADMISSIBLE = -8,/* a case violates an op or arm precondition */
-    KG_EINTERNAL = -9
+    KG_EINADMISSIBLE = -8,/* a case violates an op or arm precondition, or the device refuses
+                           * the arm's launch: the arm is INADMISSIBLE on that case */
+    KG_EINTERNAL = -9,
+    KG_EARM = -10         /* the arm's own code failed: its host crashed, exited, hung past its
+                           * per-sample timeout, passed a limit or tripped the sandbox.  The
+                           * arm is INCORRECT in that process; the process goes on */
 };
 
 #define KG_ERR_MSG_MAX 1024
