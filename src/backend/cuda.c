@@ -43,10 +43,11 @@
 #define KG_CUDA_ESCAPE_SLACK_NS 200000.0
 
 
-int kg_cuda_check(const cuda_ctx *c, CUresult rc, const char *call, const char *file, int line,
+int kg_cuda_check(cuda_ctx *c, CUresult rc, const char *call, const char *file, int line,
                   kg_err *err)
 {
     if (rc == KG_CUDA_SUCCESS) return KG_OK;
+    c->last_rc = rc;
     char text[256];
     kg_cuda_result_text(&c->drv, rc, text, sizeof text);
     return kg_errorf(err, KG_EBACKEND, "%s failed at %s:%d: %s", call, file, line, text);
@@ -81,6 +82,258 @@ void kg_cuda_sha256_hex(const void *data, size_t n, char out[65])
     for (unsigned i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
+/* ------------------------------------------------------------ isolation
+ *
+ * Every untrusted arm (not `trusted = yes`, not a builtin library arm)
+ * gets a context of its own on the device, created at load: its module,
+ * stream, events, graphs and its copies of the worker's buffers live
+ * there, and a kernel of one context cannot address memory of another
+ * (an access faults with an illegal address in the faulting context
+ * only).  The worker allocates and fills buffers through calls that name
+ * no arm, in the primary context; bind() gives the arm a private copy of
+ * each buffer it is bound to (cuda_shadow), and the copies are kept
+ * coherent outside timing: run() and time() copy primary -> private when
+ * the worker wrote the buffer since, a download copies private ->
+ * primary when the arm ran since, an upload supersedes the private copy.
+ * The worker's references and expected outputs stay in its own pageable
+ * host memory: nothing here maps host memory into any context.
+ *
+ * Every call for an isolated arm pushes its context and pops it again
+ * (the primary context stays current otherwise).  A sticky fault in an
+ * arm's context (illegal address, illegal instruction, trap, ...) is that
+ * arm's: the context is destroyed, the arm's copies are lost (a download
+ * of a buffer whose newest bytes were there fails), and the call returns
+ * KG_EARM; the primary context and the other arms' contexts go on. */
+
+static int arm_isolated(const kg_arm *arm)
+{
+    return !arm->trusted && arm->builtin[0] == '\0';
+}
+
+static int sticky(CUresult r)
+{
+    switch (r) {
+    case KG_CUDA_ERROR_ILLEGAL_ADDRESS: case KG_CUDA_ERROR_LAUNCH_TIMEOUT:
+    case KG_CUDA_ERROR_ASSERT: case KG_CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case KG_CUDA_ERROR_ILLEGAL_INSTRUCTION: case KG_CUDA_ERROR_MISALIGNED_ADDRESS:
+    case KG_CUDA_ERROR_INVALID_ADDRESS_SPACE: case KG_CUDA_ERROR_INVALID_PC:
+    case KG_CUDA_ERROR_LAUNCH_FAILED: case KG_CUDA_ERROR_UNKNOWN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static CUstream stream_of(const cuda_ctx *c, const kg_kernel *k)
+{
+    return k->isolated ? k->astream : c->stream;
+}
+
+/* Makes k's context current (a push; the primary stays below it). */
+static int arm_enter(cuda_ctx *c, kg_kernel *k, kg_err *err)
+{
+    if (!k->isolated) return KG_OK;
+    if (k->dead)
+        return kg_errorf(err, KG_EARM, "arm '%s' on case '%s': %s", k->arm, k->kase, k->dead_why);
+    return CU(c, cuCtxPushCurrent, (k->actx), err);
+}
+
+static void arm_leave(cuda_ctx *c, kg_kernel *k)
+{
+    if (!k->isolated || k->dead) return;
+    CUcontext popped = NULL;
+    c->drv.cuCtxPopCurrent(&popped);
+}
+
+static void release_graph(cuda_ctx *c, kg_kernel *k)
+{
+    if (k->exec != NULL) c->drv.cuGraphExecDestroy(k->exec);
+    if (k->graph != NULL) c->drv.cuGraphDestroy(k->graph);
+    k->exec = NULL;
+    k->graph = NULL;
+}
+
+/* Destroys an isolated arm's context and everything in it (not current). */
+static void arm_context_destroy(cuda_ctx *c, kg_kernel *k)
+{
+    if (k->actx == NULL) return;
+    if (c->drv.cuCtxPushCurrent(k->actx) == KG_CUDA_SUCCESS) {
+        release_graph(c, k);
+        if (k->mod != NULL) c->drv.cuModuleUnload(k->mod);
+        if (k->aev_start != NULL) c->drv.cuEventDestroy(k->aev_start);
+        if (k->aev_end != NULL) c->drv.cuEventDestroy(k->aev_end);
+        if (k->astream != NULL) c->drv.cuStreamDestroy(k->astream);
+        CUcontext popped = NULL;
+        c->drv.cuCtxPopCurrent(&popped);
+    }
+    k->exec = NULL;
+    k->graph = NULL;
+    k->mod = NULL;
+    k->aev_start = k->aev_end = NULL;
+    k->astream = NULL;
+    /* frees the arm's copies too */
+    c->drv.cuCtxDestroy(k->actx);
+    k->actx = NULL;
+}
+
+/* Called, with k's context current, after a failed call for k: a sticky
+ * error in an isolated arm's context is the arm's fault.  Pops and
+ * destroys the context, marks the arm dead and its unsynchronised copies
+ * lost, and turns the error into KG_EARM.  Otherwise just pops. */
+static int arm_failed(cuda_ctx *c, kg_kernel *k, int rc, const char *what, kg_err *err)
+{
+    if (rc == KG_OK || !k->isolated || k->dead) {
+        arm_leave(c, k);
+        return rc;
+    }
+    if (rc != KG_EBACKEND || !sticky(c->last_rc)) {
+        arm_leave(c, k);
+        return rc;
+    }
+    char text[256];
+    kg_cuda_result_text(&c->drv, c->last_rc, text, sizeof text);
+    snprintf(k->dead_why, sizeof k->dead_why, "the arm's kernel faulted in its own context "
+             "during %s (%.200s); that context was destroyed, the other arms' are unaffected",
+             what, text);
+    CUcontext popped = NULL;
+    c->drv.cuCtxPopCurrent(&popped);
+    arm_context_destroy(c, k);
+    for (int i = 0; i < k->nsh; i++) {
+        if (k->sh[i].newest != KG_SH_PRIM) k->sh[i].newest = KG_SH_LOST;
+        k->sh[i].priv = 0;
+    }
+    k->dead = 1;
+    if (err != NULL) {
+        err->code = KG_EARM;
+        snprintf(err->msg, sizeof err->msg, "arm '%s' on case '%s': %s", k->arm, k->kase,
+                 k->dead_why);
+    }
+    return KG_EARM;
+}
+
+/* Copies one shadow between the contexts on the arm's stream and waits
+ * (k's context current). */
+static int shadow_copy(cuda_ctx *c, kg_kernel *k, cuda_shadow *sh, int to_priv, kg_err *err)
+{
+    int rc = to_priv
+                 ? CU(c, cuMemcpyPeerAsync, (sh->priv, k->actx, sh->prim, c->ctx, sh->bytes, k->astream), err)
+                 : CU(c, cuMemcpyPeerAsync, (sh->prim, c->ctx, sh->priv, k->actx, sh->bytes, k->astream), err);
+    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (k->astream), err);
+    if (rc == KG_OK) sh->newest = KG_SH_BOTH;
+    return rc;
+}
+
+/* Before the arm runs (k's context current, outside timing): brings every
+ * bound copy up to date, then marks them written, since the kernel may
+ * write anything it can address. */
+static int shadows_before_run(cuda_ctx *c, kg_kernel *k, kg_err *err)
+{
+    int rc = KG_OK;
+    for (int i = 0; i < k->nsh && rc == KG_OK; i++)
+        if (k->sh[i].bound && k->sh[i].newest == KG_SH_PRIM) rc = shadow_copy(c, k, &k->sh[i], 1, err);
+    if (rc != KG_OK) return rc;
+    for (int i = 0; i < k->nsh; i++)
+        if (k->sh[i].bound) k->sh[i].newest = KG_SH_PRIV;
+    return KG_OK;
+}
+
+/* The worker touches primary buffer p: before a download (reading), the
+ * arms' newer copies are brought back; before an upload (writing) of the
+ * whole buffer, the copies are superseded (a partial upload brings them
+ * back first); a free drops them. */
+enum { KG_TOUCH_READ, KG_TOUCH_WRITE, KG_TOUCH_WRITE_PART, KG_TOUCH_FREE };
+static int primary_touch(cuda_ctx *c, CUdeviceptr p, int how, kg_err *err)
+{
+    int rc = KG_OK;
+    for (int j = 0; j < c->niso; j++) {
+        kg_kernel *k = c->iso[j];
+        for (int i = 0; i < k->nsh; i++) {
+            cuda_shadow *sh = &k->sh[i];
+            if (sh->prim != p) continue;
+            if (how == KG_TOUCH_FREE) {
+                if (sh->priv != 0 && !k->dead && c->drv.cuCtxPushCurrent(k->actx) == KG_CUDA_SUCCESS) {
+                    CUcontext popped = NULL;
+                    c->drv.cuMemFree(sh->priv);
+                    c->drv.cuCtxPopCurrent(&popped);
+                }
+                k->sh[i] = k->sh[--k->nsh];
+                i--;
+                continue;
+            }
+            if (sh->newest == KG_SH_LOST && how == KG_TOUCH_READ) {
+                if (rc == KG_OK)
+                    rc = kg_errorf(err, KG_EARM, "arm '%s' on case '%s': %s; its last output is "
+                                   "lost", k->arm, k->kase, k->dead_why);
+                continue;
+            }
+            if (sh->newest == KG_SH_PRIV && how != KG_TOUCH_WRITE) {
+                int r = arm_enter(c, k, err);
+                if (r == KG_OK) r = arm_failed(c, k, shadow_copy(c, k, sh, 0, err), "a copy back", err);
+                if (r != KG_OK) {
+                    if (rc == KG_OK) rc = r;
+                    continue;
+                }
+            }
+            if (how != KG_TOUCH_READ) sh->newest = KG_SH_PRIM;
+        }
+    }
+    return rc;
+}
+
+/* k's copy of primary buffer b (k's context current), made at the first
+ * bind to it. */
+static int shadow_of(cuda_ctx *c, kg_kernel *k, const kg_dbuf *b, CUdeviceptr *out, kg_err *err)
+{
+    *out = 0;
+    if (b->ptr == NULL) return KG_OK;
+    for (int i = 0; i < k->nsh; i++)
+        if (k->sh[i].prim == dptr(b->ptr) && k->sh[i].bytes == b->bytes) {
+            k->sh[i].bound = 1;
+            *out = k->sh[i].priv;
+            return KG_OK;
+        }
+    if (k->nsh == k->sh_cap) {
+        int cap = k->sh_cap ? 2 * k->sh_cap : 8;
+        cuda_shadow *n = realloc(k->sh, (size_t)cap * sizeof *n);
+        if (n == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+        k->sh = n;
+        k->sh_cap = cap;
+    }
+    cuda_shadow *sh = &k->sh[k->nsh];
+    memset(sh, 0, sizeof *sh);
+    int rc = CU(c, cuMemAlloc, (&sh->priv, b->bytes), err);
+    if (rc != KG_OK) return rc;
+    sh->prim = dptr(b->ptr);
+    sh->bytes = b->bytes;
+    sh->newest = KG_SH_PRIM;
+    sh->bound = 1;
+    k->nsh++;
+    *out = sh->priv;
+    return KG_OK;
+}
+
+static int iso_register(cuda_ctx *c, kg_kernel *k, kg_err *err)
+{
+    if (c->niso == c->iso_cap) {
+        int cap = c->iso_cap ? 2 * c->iso_cap : 8;
+        kg_kernel **n = realloc(c->iso, (size_t)cap * sizeof *n);
+        if (n == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+        c->iso = n;
+        c->iso_cap = cap;
+    }
+    c->iso[c->niso++] = k;
+    return KG_OK;
+}
+
+static void iso_unregister(cuda_ctx *c, kg_kernel *k)
+{
+    for (int j = 0; j < c->niso; j++)
+        if (c->iso[j] == k) {
+            c->iso[j] = c->iso[--c->niso];
+            return;
+        }
+}
+
 /* ----------------------------------------------------------- open/close */
 
 static void cuda_close(kg_backend *be)
@@ -88,6 +341,15 @@ static void cuda_close(kg_backend *be)
     cuda_ctx *c = be->ctx;
     if (c == NULL) return;
     if (c->ctx != NULL && c->drv.cuCtxSetCurrent != NULL) c->drv.cuCtxSetCurrent(c->ctx);
+    /* arms still loaded: their contexts go with them */
+    while (c->niso > 0) {
+        kg_kernel *k = c->iso[c->niso - 1];
+        arm_context_destroy(c, k);
+        k->dead = 1;
+        k->nsh = 0;
+        c->niso--;
+    }
+    free(c->iso);
     if (c->flush_buf != 0) c->drv.cuMemFree(c->flush_buf);
     if (c->lt_handle != NULL) c->lt.cublasLtDestroy(c->lt_handle);
     if (c->lt_ws != 0) c->drv.cuMemFree(c->lt_ws);
@@ -178,6 +440,7 @@ static void cuda_free(kg_backend *be, kg_dbuf *buf)
 {
     cuda_ctx *c = be->ctx;
     if (c == NULL || buf == NULL || buf->ptr == NULL) return;
+    primary_touch(c, dptr(buf->ptr), KG_TOUCH_FREE, NULL);
     c->drv.cuMemFree(dptr(buf->ptr));
     buf->ptr = NULL;
     buf->bytes = 0;
@@ -190,7 +453,9 @@ static int cuda_upload(kg_backend *be, const kg_dbuf *dst, size_t off, const voi
 {
     cuda_ctx *c = be->ctx;
     if (n == 0) return KG_OK;
-    int rc = CU(c, cuStreamSynchronize, (c->stream), err);
+    int rc = primary_touch(c, dptr(dst->ptr), off == 0 && n >= dst->bytes ? KG_TOUCH_WRITE
+                                                                           : KG_TOUCH_WRITE_PART, err);
+    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
     if (rc == KG_OK) rc = CU(c, cuMemcpyHtoD, (dptr(dst->ptr) + off, src, n), err);
     /* From pageable memory cuMemcpyHtoD may return once the bytes are
      * staged, before the DMA lands; kgate's stream is non-blocking, so the
@@ -204,7 +469,8 @@ static int cuda_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t o
 {
     cuda_ctx *c = be->ctx;
     if (n == 0) return KG_OK;
-    int rc = CU(c, cuStreamSynchronize, (c->stream), err);
+    int rc = primary_touch(c, dptr(src->ptr), KG_TOUCH_READ, err);
+    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
     if (rc == KG_OK) rc = CU(c, cuMemcpyDtoH, (dst, dptr(src->ptr) + off, n), err);
     return rc;
 }
@@ -262,23 +528,27 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
     return KG_OK;
 }
 
-static void release_graph(cuda_ctx *c, kg_kernel *k)
-{
-    if (k->exec != NULL) c->drv.cuGraphExecDestroy(k->exec);
-    if (k->graph != NULL) c->drv.cuGraphDestroy(k->graph);
-    k->exec = NULL;
-    k->graph = NULL;
-}
-
 static void cuda_unload(kg_backend *be, kg_kernel *k)
 {
     cuda_ctx *c = be->ctx;
     if (k == NULL) return;
-    if (c != NULL) {
+    if (c != NULL && k->isolated) {
+        /* what the arm wrote last goes back to the worker's buffers first */
+        if (!k->dead) {
+            kg_err e = { 0 };
+            for (int i = 0; i < k->nsh; i++)
+                if (k->sh[i].newest == KG_SH_PRIV &&
+                    primary_touch(c, k->sh[i].prim, KG_TOUCH_READ, &e) != KG_OK)
+                    break;
+        }
+        iso_unregister(c, k);
+        arm_context_destroy(c, k);
+    } else if (c != NULL) {
         release_graph(c, k);
         if (k->mod != NULL) c->drv.cuModuleUnload(k->mod);
         if (k->is_blas) kg_cuda_blas_unload(c, k);
     }
+    free(k->sh);
     free(k);
 }
 
@@ -297,19 +567,43 @@ static int load_entry(cuda_ctx *c, const kg_arm *arm, const kg_case *cs, kg_kern
                          "module (declare it extern \"C\" __global__): %s", arm->name,
                          li == 0 ? "" : (li == 1 ? "2" : "3"), l->entry, text);
     }
-    if (l->geom.shared_bytes > 48u * 1024u &&
-        (rc = CU(c, cuFuncSetAttribute, (l->fn, KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         (int)l->geom.shared_bytes), err)) != KG_OK)
-        return rc;
-    int max_threads = 0;
+    int max_threads = 0, static_shared = 0;
     if ((rc = CU(c, cuFuncGetAttribute, (&max_threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                                          l->fn), err)) != KG_OK)
         return rc;
+    if ((rc = CU(c, cuFuncGetAttribute, (&static_shared, KG_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                         l->fn), err)) != KG_OK)
+        return rc;
+    l->max_threads = max_threads;
+    l->static_shared = static_shared;
+    const char *key = li == 0 ? "" : (li == 1 ? "2" : "3");
     unsigned threads = l->geom.block[0] * l->geom.block[1] * l->geom.block[2];
     if (threads > (unsigned)max_threads)
-        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': entry '%s' has a block of "
-                         "%u threads, the compiled entry allows at most %d (registers per thread)",
-                         arm->name, cs->name, l->entry, threads, max_threads);
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': block%s has %u threads, "
+                         "entry '%s' allows at most %d (its __launch_bounds__ or registers per "
+                         "thread)", arm->name, cs->name, key, threads, l->entry, max_threads);
+    /* dynamic plus static shared memory must fit the opt-in limit; above
+     * 48 KiB in all the entry must opt in */
+    long dyn_max = (long)c->smem_optin_bytes - static_shared;
+    if ((long)l->geom.shared_bytes > dyn_max)
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': shared%s asks for %u bytes "
+                         "of dynamic shared memory; entry '%s' has %d bytes of static shared "
+                         "memory and the device allows %d per block, so at most %ld",
+                         arm->name, cs->name, key, l->geom.shared_bytes, l->entry, static_shared,
+                         c->smem_optin_bytes, dyn_max > 0 ? dyn_max : 0);
+    if ((long)l->geom.shared_bytes + static_shared > 48L * 1024L) {
+        CUresult r2 = c->drv.cuFuncSetAttribute(l->fn, KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                (int)l->geom.shared_bytes);
+        if (r2 != KG_CUDA_SUCCESS) {
+            char text[256];
+            kg_cuda_result_text(&c->drv, r2, text, sizeof text);
+            return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': the device refused "
+                             "%u bytes of dynamic shared memory for entry '%s' (%s); it allows %d "
+                             "per block, %d of them static in this entry", arm->name, cs->name,
+                             l->geom.shared_bytes, l->entry, text, c->smem_optin_bytes,
+                             static_shared);
+        }
+    }
     return KG_OK;
 }
 
@@ -321,7 +615,7 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     const kg_case *cs = &plan->cases[kase];
     char *image = NULL;
     size_t image_bytes = 0;
-    int rc = KG_OK;
+    int rc = KG_OK, pushed = 0;
     (void)build_dir;
     *out = NULL;
     if (arm->builtin[0] != '\0' && strcmp(arm->builtin, "cublas") != 0)
@@ -370,37 +664,79 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     if (rc != KG_OK) goto done;
     k->image_bytes = image_bytes;
     kg_cuda_sha256_hex(image, image_bytes, k->image_sha256);
+    if (arm_isolated(arm)) {
+        /* cuCtxCreate makes the new context current (pushed on the primary) */
+        if ((rc = iso_register(c, k, err)) != KG_OK) goto done;
+        k->isolated = 1;
+        if ((rc = CU(c, cuCtxCreate, (&k->actx, 0, c->dev), err)) != KG_OK) {
+            add_context(err, k, "creating the arm's context");
+            goto done;
+        }
+        pushed = 1;
+        if ((rc = CU(c, cuStreamCreate, (&k->astream, KG_CU_STREAM_NON_BLOCKING), err)) != KG_OK ||
+            (rc = CU(c, cuEventCreate, (&k->aev_start, KG_CU_EVENT_DEFAULT), err)) != KG_OK ||
+            (rc = CU(c, cuEventCreate, (&k->aev_end, KG_CU_EVENT_DEFAULT), err)) != KG_OK) {
+            add_context(err, k, "the arm's stream and events");
+            goto done;
+        }
+    }
     if ((rc = CU(c, cuModuleLoadData, (&k->mod, image), err)) != KG_OK) {
         add_context(err, k, "loading the cubin");
         goto done;
     }
     for (int li = 0; li < k->nlaunch && rc == KG_OK; li++) rc = load_entry(c, arm, cs, k, li, err);
 done:
+    if (pushed) {
+        CUcontext popped = NULL;
+        c->drv.cuCtxPopCurrent(&popped);
+    }
     free(image);
     if (rc == KG_OK) *out = k;
     else cuda_unload(be, k);
     return rc;
 }
 
+/* A launch the device refused (its configuration, not a fault: the
+ * context is still usable) makes the case inadmissible for the arm, with
+ * the limits that apply. */
+static int launch_refused(cuda_ctx *c, const kg_kernel *k, int li, CUresult r, kg_err *err)
+{
+    const cuda_launch *l = &k->launch[li];
+    const kg_launch_geom *g = &l->geom;
+    char text[256];
+    kg_cuda_result_text(&c->drv, r, text, sizeof text);
+    return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': the device refused launch %d "
+                     "('%s'): %s; the block has %u threads (the entry allows at most %d) and %u "
+                     "bytes of dynamic shared memory (the device allows %d per block, %d of them "
+                     "static in this entry)", k->arm, k->kase, li + 1, l->entry, text,
+                     g->block[0] * g->block[1] * g->block[2], l->max_threads, g->shared_bytes,
+                     c->smem_optin_bytes, l->static_shared);
+}
+
 /* One complete operation: every launch of the chain, in order, on the
- * kgate stream (stream order is what makes launch 2 see launch 1). */
+ * arm's stream (stream order is what makes launch 2 see launch 1). */
 static int launch_op(cuda_ctx *c, kg_kernel *k, kg_err *err)
 {
     if (k->is_blas) return kg_cuda_blas_launch(c, k, err);
-    int rc = KG_OK;
-    for (int li = 0; li < k->nlaunch && rc == KG_OK; li++) {
+    CUstream st = stream_of(c, k);
+    for (int li = 0; li < k->nlaunch; li++) {
         cuda_launch *l = &k->launch[li];
         const kg_launch_geom *g = &l->geom;
-        rc = CU(c, cuLaunchKernel, (l->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0],
-                                    g->block[1], g->block[2], g->shared_bytes, c->stream,
-                                    l->params, NULL), err);
-        if (rc != KG_OK && k->nlaunch > 1 && err != NULL) {
+        CUresult r = c->drv.cuLaunchKernel(l->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0],
+                                           g->block[1], g->block[2], g->shared_bytes, st,
+                                           l->params, NULL);
+        if (r == KG_CUDA_SUCCESS) continue;
+        if (r == KG_CUDA_ERROR_INVALID_VALUE || r == KG_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
+            return launch_refused(c, k, li, r, err);
+        int rc = kg_cuda_check(c, r, "cuLaunchKernel", __FILE__, __LINE__, err);
+        if (k->nlaunch > 1 && err != NULL) {
             char old[KG_ERR_MSG_MAX];
             snprintf(old, sizeof old, "%s", err->msg);
             snprintf(err->msg, sizeof err->msg, "launch %d ('%s'): %.900s", li + 1, l->entry, old);
         }
+        return rc;
     }
-    return rc;
+    return KG_OK;
 }
 
 /* Fills the buffer arguments of every launch from the binding. */
@@ -447,16 +783,34 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     cuda_ctx *c = be->ctx;
     int rc = KG_OK;
     k->bound = 0;
+    if ((rc = arm_enter(c, k, err)) != KG_OK) return rc;
     release_graph(c, k);
-    if ((rc = bind_args(k, b, err)) != KG_OK) return rc;
-    if (b->pack < 1) return kg_errorf(err, KG_EINTERNAL, "arm '%s': pack %d", k->arm, b->pack);
+    kg_binding tb = *b;
+    if (k->isolated) {
+        /* the arm sees only its own copies, in its own context */
+        for (int i = 0; i < k->nsh; i++) k->sh[i].bound = 0;
+        CUdeviceptr p = 0;
+        for (int i = 0; i < tb.nin && rc == KG_OK; i++)
+            if ((rc = shadow_of(c, k, &b->in[i], &p, err)) == KG_OK) tb.in[i].ptr = (void *)(uintptr_t)p;
+        for (int o = 0; o < tb.nout && rc == KG_OK; o++)
+            if ((rc = shadow_of(c, k, &b->out[o], &p, err)) == KG_OK) tb.out[o].ptr = (void *)(uintptr_t)p;
+        if (rc == KG_OK && (rc = shadow_of(c, k, &b->ws, &p, err)) == KG_OK)
+            tb.ws.ptr = (void *)(uintptr_t)p;
+        if (rc != KG_OK) goto done;
+    }
+    if ((rc = bind_args(k, &tb, err)) != KG_OK) goto done;
+    if (b->pack < 1) {
+        rc = kg_errorf(err, KG_EINTERNAL, "arm '%s': pack %d", k->arm, b->pack);
+        goto done;
+    }
     k->pack = b->pack;
     /* a capture must always be ended, even after a failed launch, or the
      * stream stays in capture mode */
-    if ((rc = CU(c, cuStreamBeginCapture, (c->stream, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), err)) != KG_OK)
+    CUstream st = stream_of(c, k);
+    if ((rc = CU(c, cuStreamBeginCapture, (st, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), err)) != KG_OK)
         goto done;
     for (int i = 0; i < k->pack && rc == KG_OK; i++) rc = launch_op(c, k, err);
-    int rc_end = CU(c, cuStreamEndCapture, (c->stream, &k->graph), err);
+    int rc_end = CU(c, cuStreamEndCapture, (st, &k->graph), err);
     if (rc == KG_OK) rc = rc_end;
     if (rc != KG_OK) goto done;
     if ((rc = CU(c, cuGraphInstantiate, (&k->exec, k->graph, 0), err)) != KG_OK) goto done;
@@ -464,19 +818,25 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
 done:
     if (rc != KG_OK) {
         release_graph(c, k);
-        add_context(err, k, "capturing the timed graph");
+        if (rc != KG_EINADMISSIBLE) add_context(err, k, "capturing the timed graph");
     }
-    return rc;
+    return arm_failed(c, k, rc, "capturing the timed graph", err);
 }
 
 static int cuda_run(kg_backend *be, kg_kernel *k, kg_err *err)
 {
     cuda_ctx *c = be->ctx;
     if (!k->bound) return kg_errorf(err, KG_EINTERNAL, "arm '%s': run before bind", k->arm);
-    int rc = launch_op(c, k, err);
-    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
-    if (rc != KG_OK) add_context(err, k, "run");
-    return rc;
+    int rc = arm_enter(c, k, err);
+    if (rc != KG_OK) return rc;
+    if (k->isolated) rc = shadows_before_run(c, k, err);
+    if (rc == KG_OK) rc = launch_op(c, k, err);
+    /* an isolated arm's context holds nothing but the arm's own work */
+    if (rc == KG_OK)
+        rc = k->isolated ? CU(c, cuCtxSynchronize, (), err)
+                         : CU(c, cuStreamSynchronize, (c->stream), err);
+    if (rc != KG_OK && rc != KG_EINADMISSIBLE) add_context(err, k, "run");
+    return arm_failed(c, k, rc, "a checked run", err);
 }
 
 static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, double *ns,
@@ -486,19 +846,29 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
     (void)ctx;
     *ns = NAN;
     if (!k->bound) return kg_errorf(err, KG_EINTERNAL, "arm '%s': time before bind", k->arm);
+    int rc = arm_enter(c, k, err);
+    if (rc != KG_OK) return rc;
+    /* copies, when the worker wrote a buffer since, are outside the bracket */
+    if (k->isolated && (rc = shadows_before_run(c, k, err)) != KG_OK)
+        return arm_failed(c, k, rc, "a copy before a timed sample", err);
+    CUstream st = stream_of(c, k);
+    CUevent e0 = k->isolated ? k->aev_start : c->ev_start;
+    CUevent e1 = k->isolated ? k->aev_end : c->ev_end;
     double t0 = now_ns();
-    int rc = CU(c, cuEventRecord, (c->ev_start, c->stream), err);
-    if (rc == KG_OK) rc = CU(c, cuGraphLaunch, (k->exec, c->stream), err);
-    if (rc == KG_OK) rc = CU(c, cuEventRecord, (c->ev_end, c->stream), err);
-    /* device-wide: anything the graph started anywhere must finish here */
+    rc = CU(c, cuEventRecord, (e0, st), err);
+    if (rc == KG_OK) rc = CU(c, cuGraphLaunch, (k->exec, st), err);
+    if (rc == KG_OK) rc = CU(c, cuEventRecord, (e1, st), err);
+    /* everything the graph started must finish here: the whole context,
+     * which for an isolated arm is everything its code can reach */
     if (rc == KG_OK) rc = CU(c, cuCtxSynchronize, (), err);
     double t1 = now_ns();
     float ms = 0.0f;
-    if (rc == KG_OK) rc = CU(c, cuEventElapsedTime, (&ms, c->ev_start, c->ev_end), err);
+    if (rc == KG_OK) rc = CU(c, cuEventElapsedTime, (&ms, e0, e1), err);
     if (rc != KG_OK) {
         add_context(err, k, "timed sample");
-        return rc;
+        return arm_failed(c, k, rc, "a timed sample", err);
     }
+    arm_leave(c, k);
     double event_ns = (double)ms * 1e6;
     double host_ns = t1 - t0;
     c->samples++;
@@ -558,6 +928,8 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int li, kg_resources 
         return KG_OK;
     }
     const cuda_launch *l = &k->launch[li];
+    int rc = arm_enter(c, k, err);
+    if (rc != KG_OK) return rc;
     struct { int attr; int *out; } attrs[] = {
         { KG_CU_FUNC_ATTRIBUTE_NUM_REGS, &res->regs },
         { KG_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &res->static_shared_bytes },
@@ -567,10 +939,10 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int li, kg_resources 
         { KG_CU_FUNC_ATTRIBUTE_PTX_VERSION, &res->ptx_version },
         { KG_CU_FUNC_ATTRIBUTE_BINARY_VERSION, &res->binary_version },
     };
-    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
-        int rc = CU(c, cuFuncGetAttribute, (attrs[i].out, attrs[i].attr, l->fn), err);
-        if (rc != KG_OK) return rc;
-    }
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0] && rc == KG_OK; i++)
+        rc = CU(c, cuFuncGetAttribute, (attrs[i].out, attrs[i].attr, l->fn), err);
+    arm_leave(c, k);
+    if (rc != KG_OK) return rc;
     res->dynamic_shared_bytes = (int)l->geom.shared_bytes;
     for (int i = 0; i < 3; i++) {
         res->grid[i] = l->geom.grid[i];

@@ -39,7 +39,20 @@ typedef struct CUuuid_st { char bytes[16]; } CUuuid;
 
 enum {
     KG_CUDA_SUCCESS = 0,
+    KG_CUDA_ERROR_INVALID_VALUE = 1,
     KG_CUDA_ERROR_NO_DEVICE = 100,
+    /* errors that leave a context unusable (sticky): the kernel faulted */
+    KG_CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    KG_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+    KG_CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+    KG_CUDA_ERROR_ASSERT = 710,
+    KG_CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
+    KG_CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
+    KG_CUDA_ERROR_MISALIGNED_ADDRESS = 716,
+    KG_CUDA_ERROR_INVALID_ADDRESS_SPACE = 717,
+    KG_CUDA_ERROR_INVALID_PC = 718,
+    KG_CUDA_ERROR_LAUNCH_FAILED = 719,
+    KG_CUDA_ERROR_UNKNOWN = 999,
     KG_CU_STREAM_NON_BLOCKING = 0x1,
     KG_CU_EVENT_DEFAULT = 0x0,
     KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
@@ -84,6 +97,14 @@ typedef struct kg_cuda_driver {
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
     CUresult (*cuCtxSynchronize)(void);
     CUresult (*cuCtxResetPersistingL2Cache)(void);                       /* optional */
+    /* per-arm contexts: an untrusted arm's memory, module and graphs live
+     * in a context of its own (cuda.c) */
+    CUresult (*cuCtxCreate)(CUcontext *ctx, unsigned flags, CUdevice dev); /* _v2 */
+    CUresult (*cuCtxDestroy)(CUcontext ctx);                             /* _v2 */
+    CUresult (*cuCtxPushCurrent)(CUcontext ctx);                         /* _v2 */
+    CUresult (*cuCtxPopCurrent)(CUcontext *ctx);                         /* _v2 */
+    CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                  CUcontext src_ctx, size_t n, CUstream s);
     CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);              /* _v2 */
     CUresult (*cuMemFree)(CUdeviceptr ptr);                              /* _v2 */
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t n);/* _v2 */

@@ -45,6 +45,12 @@ typedef struct cuda_ctx {
     kg_cuda_cublaslt lt;
     cublasLtHandle_t lt_handle;
     CUdeviceptr lt_ws;
+    CUresult last_rc;             /* of the last failed driver call (kg_cuda_check) */
+    /* untrusted arms loaded now, each in a context of its own: the
+     * primary buffers they mirror are kept coherent by upload, download
+     * and free (cuda.c) */
+    struct kg_kernel **iso;
+    int niso, iso_cap;
 } cuda_ctx;
 
 /* One launch of a chain. */
@@ -55,6 +61,8 @@ typedef struct cuda_launch {
     kg_carg args[KG_LAUNCH_MAX_ARGS];
     int nargs;
     void *params[KG_LAUNCH_MAX_ARGS];
+    int max_threads;              /* of the compiled entry (__launch_bounds__, registers) */
+    int static_shared;            /* bytes of static shared memory of the entry */
 } cuda_launch;
 
 /* builtin = cublas: one matmul described once at load */
@@ -66,6 +74,20 @@ typedef struct cuda_blas {
     size_t ws_bytes;              /* what the picked algorithm needs */
     CUdeviceptr a, b, d;          /* bound operands */
 } cuda_blas;
+
+/* An untrusted arm's copy of one of the worker's buffers.  The worker
+ * allocates in the primary context (kg_backend_alloc names no arm); the
+ * arm's kernels only ever see `priv`, allocated in the arm's own context,
+ * which no other arm's context maps.  `newest` says which copy holds the
+ * latest bytes; copies are made outside timing, only when needed. */
+enum { KG_SH_BOTH = 0, KG_SH_PRIM = 1, KG_SH_PRIV = 2, KG_SH_LOST = 3 };
+typedef struct cuda_shadow {
+    CUdeviceptr prim;             /* the worker's buffer, primary context */
+    CUdeviceptr priv;             /* the arm's copy, in its context (0 once lost) */
+    size_t bytes;
+    int newest;                   /* KG_SH_*; LOST: the arm's context faulted */
+    int bound;                    /* in the current binding */
+} cuda_shadow;
 
 struct kg_kernel {
     char arm[KG_NAME_MAX];
@@ -81,6 +103,16 @@ struct kg_kernel {
     CUgraphExec exec;
     size_t image_bytes;
     char image_sha256[65];
+    /* isolation: an untrusted arm (not trusted = yes, not builtin) runs in
+     * its own context; stream and events are that context's */
+    int isolated;
+    CUcontext actx;
+    CUstream astream;
+    CUevent aev_start, aev_end;
+    cuda_shadow *sh;
+    int nsh, sh_cap;
+    int dead;                     /* its context faulted and was destroyed */
+    char dead_why[320];
 };
 
 _Static_assert(sizeof(((kg_carg *)0)->value.ptr) == sizeof(CUdeviceptr), "a device address argument is a CUdeviceptr");
@@ -90,7 +122,7 @@ _Static_assert(sizeof(((kg_carg *)0)->value.ptr) == sizeof(CUdeviceptr), "a devi
  * error. */
 #define CU(c, fn, args, err) kg_cuda_check((c), (c)->drv.fn args, #fn, __FILE__, __LINE__, (err))
 
-int kg_cuda_check(const cuda_ctx *c, CUresult rc, const char *call, const char *file, int line,
+int kg_cuda_check(cuda_ctx *c, CUresult rc, const char *call, const char *file, int line,
                   kg_err *err);
 
 static inline CUdeviceptr dptr(const void *p)

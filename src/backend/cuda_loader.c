@@ -92,6 +92,11 @@ int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err)
     NEED(d, cuCtxSetCurrent, "cuCtxSetCurrent");
     NEED(d, cuCtxSynchronize, "cuCtxSynchronize");
     WANT(d, cuCtxResetPersistingL2Cache, "cuCtxResetPersistingL2Cache");
+    NEED(d, cuCtxCreate, "cuCtxCreate_v2");
+    NEED(d, cuCtxDestroy, "cuCtxDestroy_v2");
+    NEED(d, cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+    NEED(d, cuCtxPopCurrent, "cuCtxPopCurrent_v2");
+    NEED(d, cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
     NEED(d, cuMemAlloc, "cuMemAlloc_v2");
     NEED(d, cuMemFree, "cuMemFree_v2");
     NEED(d, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
