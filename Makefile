@@ -4,7 +4,8 @@
 #   make sanitize     the same tests built with ASan + UBSan
 #   make test-gpu     GPU tests (needs an NVIDIA GPU and driver)
 #   make WERROR=1     warnings are errors (CI)
-#   make portable     bin/kgate-portable, linked statically but for libc
+#   make portable     bin/kgate-portable, linked statically but for libc, and
+#                     bin/isolation-probe (libc only; tests/gpu/run.sh runs it)
 CC      ?= cc
 BUILD   ?= build
 SANITIZE ?=
@@ -88,8 +89,14 @@ sanitize:
 test-gpu: $(KGATE)
 	@KGATE=$(abspath $(KGATE)) sh tests/gpu/run.sh
 
+# The driver facts per-arm isolation rests on (tests/gpu/isolation_probe.c):
+# dlopens libcuda, needs only the C library.
+bin/isolation-probe: tests/gpu/isolation_probe.c
+	@mkdir -p bin
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) $(if $(WERROR),-Werror) -o $@ $< -ldl
+
 # One binary that needs only the C library: for copying kgate to a GPU node.
-portable: $(CLI_OBJ) $(LIBA)
+portable: $(CLI_OBJ) $(LIBA) bin/isolation-probe
 	@mkdir -p bin
 	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) -Wl,-Bstatic -linih -lgsl -ljansson -lcrypto \
 	    $(filter-out -lm -lpthread,$(OPENBLAS_STATIC)) -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread

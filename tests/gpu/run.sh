@@ -9,8 +9,9 @@
 # and geometry errors, a three-launch chain (checked, negative, timed in
 # graphs of pack chains), WS without a workspace, builtin = cublas on
 # every dtype and odd shapes (the oracle checks its transposes),
-# campaigns warm and cold, an A/A pair, backend = auto, and
-# examples/cuda-gemm.kg end to end.
+# campaigns warm and cold, an A/A pair, backend = auto,
+# examples/cuda-gemm.kg end to end, per-arm isolation (the driver probe,
+# neighbour-scanning candidates) and launches the device refuses.
 set -u
 : "${KGATE:?set KGATE to the kgate binary}"
 case $KGATE in /*) ;; *) KGATE=$(pwd)/$KGATE ;; esac
@@ -280,6 +281,71 @@ fi
 # KGATE_GPU_KEEP=DIR keeps the example's report (the evidence folder is temporary)
 if [ -n "${KGATE_GPU_KEEP:-}" ] && [ -f "$T/example-out/report.md" ]; then
     cp "$T/example-out/report.md" "$KGATE_GPU_KEEP/cuda-gemm-report.md"
+fi
+
+# 12. per-arm isolation: every untrusted arm runs in a CUDA context of its
+#     own.  12a: the driver facts it rests on, from tests/gpu/isolation_probe.c
+#     (bin/isolation-probe, or built here when a C compiler is present)
+PROBE=${KGATE_PROBE:-$ROOT/bin/isolation-probe}
+if [ ! -x "$PROBE" ] && command -v "${CC:-cc}" >/dev/null 2>&1 &&
+   "${CC:-cc}" -O2 -o "$T/isolation-probe" "$ROOT/tests/gpu/isolation_probe.c" -ldl >/dev/null 2>&1; then
+    PROBE=$T/isolation-probe
+fi
+if [ -x "$PROBE" ]; then
+    expect "probe: a kernel faults on another context's memory, and only its own context is poisoned" 0 \
+        "all facts hold" -- "$PROBE"
+else
+    echo "skip probe: no bin/isolation-probe and no C compiler (make bin/isolation-probe)"
+fi
+
+# rejected NAME DIR ARM: ARM is never FASTER, and it was rejected: INCORRECT
+# in the report, or a fault attributed to it in the output or the logs
+rejected() {
+    name=$1 dir=$2 arm=$3
+    if grep -qs "| $arm | .*FASTER" "$dir/report.md"; then bad "$name ($arm is FASTER)"; return; fi
+    if grep -qs "| $arm | .*INCORRECT" "$dir/report.md" ||
+       grep -rqs "arm '$arm' on case .*faulted in its own context" "$T/out" "$dir" "$T/kgate-out"; then
+        ok "$name"
+    else
+        bad "$name ($arm neither INCORRECT nor its fault attributed)"
+    fi
+}
+
+# 12b. a candidate that scans its own 2 MiB page for the baseline's output
+#      finds nothing to copy (the baseline's buffers are in another context)
+cp "$ROOT/tests/gpu/isolation_scan.kg" "$ROOT/tests/gpu/isolation_reach.kg" \
+   "$ROOT/tests/gpu/refused_launch.kg" "$T/kernels/"
+sed -i 's#\.\./\.\./kernels/cuda/##' "$T/kernels/"*.kg
+"$KGATE" run "$T/kernels/isolation_scan.kg" -o "$T/iso-scan" --no-progress >"$T/out" 2>&1
+rejected "isolation: a neighbour-scanning candidate is INCORRECT, never FASTER" "$T/iso-scan" neighbour
+
+# 12c. one that reads the neighbouring pages faults in its own context: the
+#      fault is the arm's (KG_EARM), never FASTER
+"$KGATE" run "$T/kernels/isolation_reach.kg" -o "$T/iso-reach" --no-progress >"$T/out" 2>&1
+rejected "isolation: a candidate reading past its own pages faults, attributed to it" "$T/iso-reach" neighbour
+
+# 13. launches the device refuses: __launch_bounds__(64) with 128 threads,
+#     300000 bytes of dynamic shared memory.  13a: the message names the limit
+"$KGATE" run "$T/kernels/refused_launch.kg" -o "$T/refused" --no-progress >"$T/out" 2>&1
+if grep -rqs "block has 128 threads, entry 'bounded' allows at most 64" "$T/out" "$T/refused" "$T/kgate-out"; then
+    ok "refused launch: a block past __launch_bounds__ names the entry's limit"
+else
+    bad "refused launch: a block past __launch_bounds__ names the entry's limit"
+fi
+if grep -rqs "asks for 300000 bytes of dynamic shared memory, the device allows at most" "$T/out" "$T/refused" "$T/kgate-out"; then
+    ok "refused launch: too much shared memory names the device's limit"
+else
+    bad "refused launch: too much shared memory names the device's limit"
+fi
+# 13b. each refused arm is INADMISSIBLE on the case and the campaign goes on
+#      with the others (needs the worker to record KG_EINADMISSIBLE from a
+#      backend call as the arm's state on the case)
+if grep -qs "| bounded | .*INADMISSIBLE" "$T/refused/report.md" &&
+   grep -qs "| wide | .*INADMISSIBLE" "$T/refused/report.md" &&
+   grep -qs "| tiled | .*FASTER" "$T/refused/report.md"; then
+    ok "refused launch: the refused arms are INADMISSIBLE, tiled is still measured"
+else
+    bad "refused launch: the refused arms are INADMISSIBLE, tiled is still measured"
 fi
 
 echo "$passed passed, $failed failed"

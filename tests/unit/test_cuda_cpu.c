@@ -445,18 +445,28 @@ static void test_compile(void)
             free(image);
         }
     }
-    /* the three-launch chain of the GPU tests compiles too */
+    /* the GPU tests' own kernels compile too: the three-launch chain, the
+     * neighbour-scanning attack (both reaches) and the refused launches */
     {
         kg_arm keep = arms[2];
-        arms[2] = gemm_arm("splitk", "tests/gpu/gemm_bt_splitk.cu", "zero_c", "1", "1", "");
-        for (int dt = 0; dt < 3; dt++) {
-            char *img = NULL;
-            size_t nb = 0;
-            kg_err_clear(&err);
-            int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, (kg_dtype)dt, &img, &nb, &err);
-            CHECK_MSG(rc == KG_OK, "splitk dtype %d: %s", dt, err.msg);
-            CHECK(img != NULL && nb > 64 && memcmp(img, "\177ELF", 4) == 0);
-            free(img);
+        static const char *const gpu_src[][2] = {
+            { "tests/gpu/gemm_bt_splitk.cu", "" },
+            { "tests/gpu/isolation_neighbour.cu", "REACH=0" },
+            { "tests/gpu/isolation_neighbour.cu", "REACH=4" },
+            { "tests/gpu/refused_launch.cu", "" },
+        };
+        for (size_t g = 0; g < sizeof gpu_src / sizeof gpu_src[0]; g++) {
+            arms[2] = gemm_arm("gpu_test", gpu_src[g][0], "k", "1", "1", "");
+            snprintf(arms[2].defines, sizeof arms[2].defines, "%s", gpu_src[g][1]);
+            for (int dt = 0; dt < 3; dt++) {
+                char *img = NULL;
+                size_t nb = 0;
+                kg_err_clear(&err);
+                int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, (kg_dtype)dt, &img, &nb, &err);
+                CHECK_MSG(rc == KG_OK, "%s dtype %d: %s", gpu_src[g][0], dt, err.msg);
+                CHECK(img != NULL && nb > 64 && memcmp(img, "\177ELF", 4) == 0);
+                free(img);
+            }
         }
         arms[2] = keep;
     }
