@@ -153,6 +153,21 @@ static void release_graph(cuda_ctx *c, kg_kernel *k)
     k->graph = NULL;
 }
 
+/* A new context on the backend's device, made current (pushed). */
+static int arm_context_create(cuda_ctx *c, CUcontext *out, kg_err *err)
+{
+    *out = NULL;
+    if (c->drv.cuCtxCreate != NULL) return CU(c, cuCtxCreate, (out, 0, c->dev), err);
+    if (c->drv.cuCtxCreate4 != NULL) {
+        kg_cu_ctx_create_params p;
+        memset(&p, 0, sizeof p);
+        return CU(c, cuCtxCreate4, (out, &p, 0, c->dev), err);
+    }
+    return kg_errorf(err, KG_EUNSUPPORTED, "the CUDA driver %s has neither cuCtxCreate_v2 nor "
+                     "cuCtxCreate_v4: untrusted arms cannot get a context of their own",
+                     c->drv.path);
+}
+
 /* Destroys an isolated arm's context and everything in it (not current). */
 static void arm_context_destroy(cuda_ctx *c, kg_kernel *k)
 {
@@ -668,7 +683,7 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
         /* cuCtxCreate makes the new context current (pushed on the primary) */
         if ((rc = iso_register(c, k, err)) != KG_OK) goto done;
         k->isolated = 1;
-        if ((rc = CU(c, cuCtxCreate, (&k->actx, 0, c->dev), err)) != KG_OK) {
+        if ((rc = arm_context_create(c, &k->actx, err)) != KG_OK) {
             add_context(err, k, "creating the arm's context");
             goto done;
         }

@@ -79,6 +79,14 @@ enum {
     KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 };
 
+/* CUctxCreateParams of cuCtxCreate_v4 (CUDA 12.5 and later): all zero
+ * is a plain context (no execution affinity, no CIG). */
+typedef struct kg_cu_ctx_create_params {
+    void *exec_affinity_params;
+    int num_exec_affinity_params;
+    void *cig_params;
+} kg_cu_ctx_create_params;
+
 typedef struct kg_cuda_driver {
     void *lib;
     char path[256];          /* the name that opened */
@@ -99,7 +107,9 @@ typedef struct kg_cuda_driver {
     CUresult (*cuCtxResetPersistingL2Cache)(void);                       /* optional */
     /* per-arm contexts: an untrusted arm's memory, module and graphs live
      * in a context of its own (cuda.c) */
-    CUresult (*cuCtxCreate)(CUcontext *ctx, unsigned flags, CUdevice dev); /* _v2 */
+    CUresult (*cuCtxCreate)(CUcontext *ctx, unsigned flags, CUdevice dev); /* _v2, optional */
+    CUresult (*cuCtxCreate4)(CUcontext *ctx, struct kg_cu_ctx_create_params *p, unsigned flags,
+                             CUdevice dev);                              /* _v4, optional */
     CUresult (*cuCtxDestroy)(CUcontext ctx);                             /* _v2 */
     CUresult (*cuCtxPushCurrent)(CUcontext ctx);                         /* _v2 */
     CUresult (*cuCtxPopCurrent)(CUcontext *ctx);                         /* _v2 */

@@ -92,7 +92,9 @@ int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err)
     NEED(d, cuCtxSetCurrent, "cuCtxSetCurrent");
     NEED(d, cuCtxSynchronize, "cuCtxSynchronize");
     WANT(d, cuCtxResetPersistingL2Cache, "cuCtxResetPersistingL2Cache");
-    NEED(d, cuCtxCreate, "cuCtxCreate_v2");
+    /* a driver keeps _v2 for older programs; _v4 is the fallback */
+    WANT(d, cuCtxCreate, "cuCtxCreate_v2");
+    WANT(d, cuCtxCreate4, "cuCtxCreate_v4");
     NEED(d, cuCtxDestroy, "cuCtxDestroy_v2");
     NEED(d, cuCtxPushCurrent, "cuCtxPushCurrent_v2");
     NEED(d, cuCtxPopCurrent, "cuCtxPopCurrent_v2");
