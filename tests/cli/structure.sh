@@ -14,7 +14,11 @@
 #     kgate/stats.h; evidence and rows include no backend, oracle, report,
 #     supervisor or worker; reports include no backend, supervisor or worker;
 #   - outside src/backend/, nothing calls through a backend's ops table;
-#   - every module has its own header: no campaign.h.
+#   - every module has its own header: no campaign.h;
+#   - no pinned or mapped host memory anywhere in src/ (cuMemHostAlloc,
+#     cuMemAllocHost, cuMemHostRegister, cudaHostAlloc, ...): references
+#     and expected outputs live in pageable host memory, which no kernel
+#     can address.
 . tests/cli_lib.sh
 [ -f src/backend/backend.c ] || die "structure: run from the repository root"
 bad=0
@@ -54,4 +58,6 @@ rule "a call through a backend's ops table outside src/backend/ (use the kg_back
     "$(grep -rn -e '->ops->' src | grep -v '^src/backend/')"
 rule "campaign.h is back (one header per module)" \
     "$(ls src/campaign.h 2>/dev/null; grep -rn '^#include "campaign.h"' src tests | head -5)"
+rule "pinned or mapped host memory in src/ (a kernel could address it: keep references and expected outputs in pageable memory)" \
+    "$(grep -rnE 'cuMemHostAlloc|cuMemAllocHost|cuMemHostRegister|cuMemHostGetDevicePointer|cudaHostAlloc|cudaMallocHost|cudaHostRegister|CU_MEMHOSTALLOC|cuMemAllocManaged|cudaMallocManaged' src)"
 [ $bad -eq 0 ] || die "the tree breaks the structure rules above"
