@@ -1,0 +1,60 @@
+# A campaign on the cuda backend against the stand-in driver of
+# tests/unit/fake_libcuda.c (no GPU): a trusted baseline in the primary
+# context, an untrusted candidate and its control each in a context of
+# their own, with rotated inputs and packed samples.  Every check before
+# and after timing must pass: the arms' private copies of the buffers are
+# kept coherent through the worker's whole sequence of calls.  Skipped
+# without NVRTC or without the stand-in driver.
+. tests/cli_lib.sh
+FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
+[ -f "$FAKE" ] || { echo "cuda_iso_fake: no $FAKE, skipped" >&2; exit 0; }
+ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || [ -n "${CUDA_HOME:-}" ] ||
+    { echo "cuda_iso_fake: no NVRTC, skipped" >&2; exit 0; }
+cat >"$T/p.kg" <<PLAN
+[campaign]
+name = iso_fake
+backend = cuda
+quiet = 0
+warmup = 2
+samples = 5
+rounds = 2
+processes = 1
+pack = 2
+rotate = 2
+timeout = 120
+[case c]
+op = gemm_bt
+dtype = f32
+M = 9
+N = 17
+K = 5
+[arm base]
+op = gemm_bt
+role = baseline
+trusted = yes
+source = $(pwd)/kernels/cuda/gemm_bt_naive.cu
+entry = gemm_bt_naive
+grid = ceildiv(N, 16), ceildiv(M, 16)
+block = 16, 16
+args = A, B, C, M, N, K
+[arm cand]
+op = gemm_bt
+role = candidate
+source = $(pwd)/kernels/cuda/gemm_bt_naive.cu
+entry = gemm_bt_naive
+grid = ceildiv(N, 16), ceildiv(M, 16)
+block = 16, 16
+args = A, B, C, M, N, K
+[arm ctl]
+op = gemm_bt
+role = control
+of = base
+PLAN
+KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run "$T/p.kg" -o "$T/out" --no-progress \
+    >"$T/log" 2>&1; st=$?
+# one process per direction: the gate cannot pass, the campaign completes
+expect_status 1 $st "campaign against the stand-in driver"
+expect_grep "check records; 0 failed" "$T/out/report.md"
+expect_no_grep ",fail," "$T/out/checks/proc-000.csv"
+expect_no_grep ",fail," "$T/out/checks/proc-001.csv"
+expect_grep "| c | cand | candidate |" "$T/out/report.md"
