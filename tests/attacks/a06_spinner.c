@@ -1,13 +1,13 @@
 /* Attack 6, spinner thread: on its first call the kernel starts one
  * thread per online core that streams writes through a 16 MiB buffer
  * whenever this kernel is not running, so every other arm (the
- * baseline) runs on a busy, cache-thrashed machine.  The threads pause
+ * baseline) runs on a busy, cache-thrashed machine.  The threads sleep
  * while the kernel runs.  The kernel pins its shared object so that the
  * threads outlive kgate's dlclose.  The kernel itself is the naive loop. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sched.h>
+#include <time.h>
 #include "kgate/kernel.h"
 #include "attack_common.h"
 
@@ -23,7 +23,11 @@ static void *spin(void *arg)
     volatile char *buf = malloc(n);
     if (buf == NULL) return NULL;
     for (unsigned long k = 0;; k++) {
-        if (running) { sched_yield(); continue; }
+        if (running) {
+            struct timespec t = { 0, 20000 };   /* out of the way while this kernel runs */
+            nanosleep(&t, NULL);
+            continue;
+        }
         for (size_t i = 0; i < 4096 && !running; i++) buf[((k * 4096 + i) * 64) % n] = (char)k;
     }
     return NULL;
