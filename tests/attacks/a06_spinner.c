@@ -1,5 +1,5 @@
 /* Attack 6, spinner thread: on its first call the kernel starts one
- * thread per online core that streams writes through a 16 MiB buffer
+ * two threads per online core that streams writes through a 16 MiB buffer
  * whenever this kernel is not running, so every other arm (the
  * baseline) runs on a busy, cache-thrashed machine.  The threads sleep
  * while the kernel runs.  The kernel pins its shared object so that the
@@ -42,7 +42,7 @@ void kernel(const kg_kargs *a)
     if (started == 1) {
         started = 2;
         long n = sysconf(_SC_NPROCESSORS_ONLN);
-        for (long i = 0; i < (n > 0 ? n : 1) && i < 8; i++) {
+        for (long i = 0; i < 2 * (n > 0 ? n : 1) && i < 16; i++) {
             pthread_t t;
             if (pthread_create(&t, NULL, spin, NULL) == 0) pthread_detach(t);
         }

@@ -125,13 +125,21 @@ simple 3 kernel-struct-write a03_struct_write.c
 
 if want 4; then
     d=$T/a4; mkplan "$d" "$A/a04_result_edit.c"; campaign "$d" "$d/ev"; facts "$d"
-    # the raw rows of the arm against its own log: an edit halves the
-    # times after they were written; the median of cand must not be far
-    # below the baseline's in any process file (the attacker is the naive loop)
-    ratio=$(awk -F, 'FNR > 1 { s[$4] += $7; n[$4]++ } END { if (n["naive"] && n["cand"]) printf "%.2f", (s["cand"]/n["cand"]) / (s["naive"]/n["naive"]); else print "-" }' "$d"/ev/raw/proc-*.csv 2>/dev/null)
+    # raw intact: in every raw file the attacker's median is close to the
+    # baseline's (it is the naive loop); the edit halves it after the write.
+    # ratio is the smallest cand/naive median ratio over the files.
+    ratio=-
+    for f in "$d"/ev/raw/proc-*.csv; do
+        [ -f "$f" ] || continue
+        r=$(for arm in cand naive; do
+                awk -F, -v a=$arm 'FNR > 1 && $4 == a { print $7 }' "$f" | sort -n |
+                    awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'
+            done | paste -s -d' ' | awk '{ printf "%.2f", $2 > 0 ? $1 / $2 : 0 }')
+        if [ "$ratio" = - ] || awk -v a="$r" -v b="$ratio" 'BEGIN { exit !(a < b) }'; then ratio=$r; fi
+    done
     ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "$st" -le 1 ] || ok=0
-    case $ratio in 0.[0-7]*) ok=0 ;; esac
-    report 4 result-file-edit $ok "not FASTER, verify ok, raw intact" "raw cand/naive mean ratio $ratio"
+    case $ratio in - | 0.[0-6]*) ok=0 ;; esac
+    report 4 result-file-edit $ok "not FASTER, verify ok, raw intact" "smallest raw cand/naive median ratio $ratio"
 fi
 
 simple 5 other-arm-code-patch a05_arm_patch.c
