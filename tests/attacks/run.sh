@@ -134,7 +134,7 @@ if want 4; then
         r=$(for arm in cand naive; do
                 awk -F, -v a=$arm 'FNR > 1 && $4 == a { print $7 }' "$f" | sort -n |
                     awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'
-            done | paste -s -d' ' | awk '{ printf "%.2f", $2 > 0 ? $1 / $2 : 0 }')
+            done | paste -s -d' ' | awk '{ printf "%.2f", ($2 > 0 ? $1 / $2 : 0) }')
         if [ "$ratio" = - ] || awk -v a="$r" -v b="$ratio" 'BEGIN { exit !(a < b) }'; then ratio=$r; fi
     done
     ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "$st" -le 1 ] || ok=0
