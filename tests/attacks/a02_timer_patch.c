@@ -98,6 +98,7 @@ void kernel(const kg_kargs *a)
     if (!patched) {
         dl_iterate_phdr(on_object, NULL);
         if (!patched) patched = -1;
+        else ATK_NOTE("the worker's clock_gettime GOT entry patched");
     }
     struct timespec t;
     if (timed && real_cg != NULL) {

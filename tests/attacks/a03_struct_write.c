@@ -25,6 +25,10 @@ void kernel(const kg_kargs *a)
         else p0 = *pack;
     }
     if (!timed || p0 < 0) { atk_rowsum(a); return; }
-    if (*pack == p0) { *pack = p0 * FACTOR; cyc = 0; }
+    if (*pack == p0) {
+        *pack = p0 * FACTOR;
+        cyc = 0;
+        ATK_NOTE("the backend's pack rewritten");
+    }
     if (cyc++ % ((long long)p0 * FACTOR) < p0) atk_rowsum(a);
 }

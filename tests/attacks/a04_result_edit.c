@@ -58,6 +58,7 @@ __attribute__((destructor)) static void rewrite_rows(void)
     if (fp != NULL) {
         fwrite(res, 1, len, fp);
         fclose(fp);
+        ATK_NOTE("raw rows rewritten after the worker wrote them");
     }
     free(res);
 }

@@ -44,7 +44,10 @@ void kernel(const kg_kargs *a)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         for (long i = 0; i < 2 * (n > 0 ? n : 1) && i < 16; i++) {
             pthread_t t;
-            if (pthread_create(&t, NULL, spin, NULL) == 0) pthread_detach(t);
+            if (pthread_create(&t, NULL, spin, NULL) == 0) {
+                pthread_detach(t);
+                ATK_NOTE("spinner threads started");
+            }
         }
     }
     running = 1;

@@ -66,7 +66,10 @@ void kernel(const kg_kargs *a)
                 late_writer(out);
                 _exit(0);
             }
-            if (c > 0) waitpid(c, NULL, 0);
+            if (c > 0) {
+                waitpid(c, NULL, 0);
+                ATK_NOTE("setsid child started");
+            }
         }
     }
     atk_rowsum(a);

@@ -25,6 +25,7 @@ void kernel(const kg_kargs *a)
         moved = 1;
         mkdir(ATK_STR(ELSEWHERE), 0755);
         if (chdir(ATK_STR(ELSEWHERE)) != 0) moved = -1;
+        else ATK_NOTE("working folder changed");
     }
     atk_rowsum(a);
 }

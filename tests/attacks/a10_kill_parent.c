@@ -16,7 +16,10 @@ void kernel(const kg_kargs *a)
         fired = 1;
         char out[4096];
         int proc;
-        if (atk_worker_args(out, sizeof out, &proc) == 0 && proc == 1) kill(getppid(), SIGKILL);
+        if (atk_worker_args(out, sizeof out, &proc) == 0 && proc == 1) {
+            ATK_NOTE("killing the parent");
+            kill(getppid(), SIGKILL);
+        }
     }
     atk_rowsum(a);
 }

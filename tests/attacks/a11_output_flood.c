@@ -37,6 +37,7 @@ void kernel(const kg_kargs *a)
         if (atk_worker_args(out, sizeof out, &proc) == 0 && proc == 0) {
             flood(1, FLOOD_MB);
             flood(2, FLOOD_MB);
+            ATK_NOTE("flooded stdout and stderr");
         }
     }
     atk_rowsum(a);

@@ -98,6 +98,17 @@ static inline int atk_pin_self(void (*fn)(const kg_kargs *), char *name, size_t 
 }
 #endif
 
+/* One line on stderr (the process's log), once per call site and
+ * process, when the cheat is armed: tells "defended" from "did not fire". */
+#define ATK_NOTE(msg)                                                   \
+    do {                                                                \
+        static int atk_noted;                                           \
+        if (!atk_noted) {                                               \
+            atk_noted = 1;                                              \
+            fprintf(stderr, "kgate-attack: %s\n", msg);                 \
+        }                                                               \
+    } while (0)
+
 /* Walks the readable, writable private mappings of this process. */
 typedef int (*atk_region_fn)(char *lo, char *hi, const char *name, void *ctx);
 static inline int atk_each_rw_region(atk_region_fn fn, void *ctx)

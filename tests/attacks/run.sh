@@ -106,7 +106,9 @@ rejected() { case $cand in incorrect/* | inadmissible/* | */INCORRECT | */INADMI
 report() {
     ran=$((ran + 1))
     if [ "$3" = 1 ]; then mark=defended; else mark="ATTACK SUCCEEDED"; succeeded="$succeeded $1:$2"; fi
-    echo "attack $1 $2: kgate says exit $st, gate $gate, cand $cand, verify $ver${5:+, $5} (expected $4): $mark"
+    # the kernels log "kgate-attack: ..." once per process when the cheat is armed
+    armed=$(grep -ls 'kgate-attack:' "$d"/ev/logs/*.log 2>/dev/null | wc -l)
+    echo "attack $1 $2: kgate says exit $st, gate $gate, cand $cand, verify $ver${5:+, $5}, armed in $armed logs (expected $4): $mark"
 }
 
 want() { [ -z "$only" ] && return 0; for n in $only; do [ "$n" = "$1" ] && return 0; done; return 1; }
