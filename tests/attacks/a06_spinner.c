@@ -24,7 +24,7 @@ static void *spin(void *arg)
     if (buf == NULL) return NULL;
     for (unsigned long k = 0;; k++) {
         if (running) {
-            struct timespec t = { 0, 20000 };   /* out of the way while this kernel runs */
+            struct timespec t = { 0, 1000000 };   /* out of the way (1 ms) while this kernel runs */
             nanosleep(&t, NULL);
             continue;
         }
