@@ -83,8 +83,9 @@ EOF
 # OUT is relative to DIR), under a wall-clock limit; sets st.
 campaign() {
     d=$1; o=$2; shift 2
-    # (the braces keep the shell's "Killed" notice of a killed kgate quiet)
-    { (cd "$d" && exec timeout -k 5 150 "$KGATE" run plan.kg -o "$o" "$@" >"$d/out" 2>"$d/err"); } 2>/dev/null; st=$?
+    # (through sh -c, so that the notice of a killed kgate goes to err)
+    sh -c 'cd "$1" || exit 2; shift; timeout -k 5 150 "$@"' sh "$d" "$KGATE" run plan.kg -o "$o" "$@" \
+        >"$d/out" 2>"$d/err"; st=$?
 }
 
 # facts DIR: sets gate (PASS/FAIL/none), cand (state/verdict of arm cand),
@@ -184,7 +185,8 @@ if want 10; then
     d=$T/a10; mkplan "$d" "$A/a10_kill_parent.c"; campaign "$d" "$d/ev"; st0=$st
     resumed=""
     if [ "$st" -gt 1 ]; then
-        { (cd "$d" && exec timeout -k 5 150 "$KGATE" run plan.kg --resume "$d/ev" >"$d/out" 2>"$d/err"); } 2>/dev/null; st=$?
+        sh -c 'cd "$1" || exit 2; shift; timeout -k 5 150 "$@"' sh "$d" "$KGATE" run plan.kg --resume "$d/ev" \
+            >"$d/out" 2>"$d/err"; st=$?
         resumed=", first run exit $st0, resume exit $st"
     fi
     facts "$d"
