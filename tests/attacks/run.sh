@@ -1,0 +1,226 @@
+#!/bin/sh
+# tests/attacks/run.sh: the attack suite.  Runs one small cpu campaign per
+# attack of tests/attacks/a*.c (issue 10's list), each a candidate rowsum
+# that leaves the honest result in its output and cheats in one other
+# way, against the naive baseline.  No attacker is really faster than the
+# baseline, so a FASTER verdict (or a gate PASS) is a successful attack.
+# Prints one line per attack, then the honest quickstart, and exits 1
+# naming every attack that succeeded.
+#
+#   KGATE=$PWD/build/kgate sh tests/attacks/run.sh [N ...]   (run from the repository root)
+#
+# Against today's kgate most attacks succeed, so this script lives here and
+# not in tests/cli/ (which `make test` runs); it moves there as
+# tests/cli/attacks.sh once the defences are in (see README.md).
+#
+# Expected outcome per attack, once untrusted arms run in sandboxed arm
+# hosts and the supervisor alone writes the evidence:
+#
+# | #  | attack               | expected                          | why |
+# |----|----------------------|-----------------------------------|-----|
+# | 1  | reference read       | not FASTER, verify ok             | the float64 reference lives in the worker, not in the arm host; the scan finds nothing and the kernel falls back to the naive loop (a sandbox that kills the scan gives INCORRECT: also fine) |
+# | 2  | timer patch          | not FASTER, verify ok             | the clock is read by the worker around the request; patching the arm host's own clock_gettime changes nothing (a refused mprotect gives INCORRECT: also fine) |
+# | 3  | kernel-struct write  | not FASTER, verify ok             | the kg_kargs in the arm host is a copy; pack lives in the worker, which divides by its own count |
+# | 4  | result-file edit     | not FASTER, verify ok, raw intact | the arm host has no write access to the folder; rows travel over a pipe and the supervisor writes them |
+# | 5  | other-arm code patch | not FASTER, verify ok             | the baseline's .so is not mapped in the candidate's arm host |
+# | 6  | spinner thread       | candidate INCORRECT (or INVALID)  | CPU time read from outside shows the arm host burning CPU between and after its requests |
+# | 7  | work after return    | candidate INCORRECT (or INVALID)  | CPU time read from outside shows work after the request returned |
+# | 8  | setsid child         | not FASTER, verify ok 4 s after the run, no late file | the child dies with the arm host (or cannot setsid/write): the folder is unchanged after SHA256SUMS |
+# | 9  | chdir                | not FASTER, every process accepted, nothing written outside, verify ok | the supervisor writes through a pre-opened folder fd (openat), so a chdir in the arm host moves nothing |
+# | 10 | kill of the parent   | run ends (exit 0/1, not killed, not stuck), candidate INCORRECT (or INVALID), verify ok | the arm host's parent is the worker; its death is attributed to the arm, and the campaign finishes |
+# | 11 | output flood         | not FASTER, folder < 32 MiB, verify and run peak RSS < 200 MiB | logs are capped and files are hashed streaming |
+# | 12 | neighbourhood read   | not FASTER, verify ok             | the baseline's output buffer is in another process |
+# | q  | honest quickstart    | gate PASS, verify ok              | the defences must not break honest arms |
+set -u
+: "${KGATE:?set KGATE to the kgate binary}"
+ROOT=$PWD
+A=$ROOT/tests/attacks
+[ -f "$A/attack_common.h" ] || { echo "run from the repository root" >&2; exit 2; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/kgate-attacks.XXXXXX")
+[ -n "${KEEP:-}" ] && echo "keeping $T" >&2 || trap 'rm -rf "$T"' EXIT
+succeeded=""
+ran=0
+
+# mkplan DIR SOURCE [EXTRA-ARM-LINE]: a campaign of the naive baseline
+# against the attacker (arm cand) on one small f32 rowsum case, 64 x N
+# with N = $cols (2048: about 0.1 ms a call), $procs (2) processes per
+# direction.
+mkplan() {
+    mkdir -p "$1"
+    cat > "$1/plan.kg" <<EOF
+[campaign]
+quiet = 0
+name = attack
+backend = cpu
+warmup = 1
+samples = 5
+rounds = 3
+processes = ${procs:-2}
+seed = 20261201
+margin = 5%
+control_margin = 10%
+timeout = 60
+[case r]
+op = rowsum
+dtype = f32
+M = 64
+N = ${cols:-2048}
+[arm naive]
+op = rowsum
+role = baseline
+source = $ROOT/kernels/cpu/rowsum_naive.c
+[arm cand]
+op = rowsum
+role = candidate
+source = $2
+${3:-}
+[gate]
+min_reduction = 5%
+EOF
+}
+
+# campaign DIR OUT [ARGS]: runs the campaign from DIR (so that a relative
+# OUT is relative to DIR), under a wall-clock limit; sets st.
+campaign() {
+    d=$1; o=$2; shift 2
+    # (through sh -c, so that the notice of a killed kgate goes to err)
+    sh -c 'cd "$1" || exit 2; shift; timeout -k 5 150 "$@"' sh "$d" "$KGATE" run plan.kg -o "$o" "$@" \
+        >"$d/out" 2>"$d/err"; st=$?
+}
+
+# facts DIR: sets gate (PASS/FAIL/none), cand (state/verdict of arm cand),
+# ver (exit status of kgate verify, or - without a folder).
+facts() {
+    e=$1/ev
+    gate=none
+    grep -q 'gate PASS' "$1/err" 2>/dev/null && gate=PASS
+    grep -q 'gate FAIL' "$1/err" 2>/dev/null && gate=FAIL
+    cand=no-results
+    [ -f "$e/results.csv" ] && cand=$(awk -F, '$2 == "cand" { print $4 "/" $5; exit }' "$e/results.csv")
+    ver=-
+    if [ -d "$e" ]; then "$KGATE" verify "$e" >"$1/verify.out" 2>&1; ver=$?; fi
+}
+
+faster() { case $cand in */FASTER) return 0 ;; esac; [ "$gate" = PASS ]; }
+rejected() { case $cand in incorrect/* | inadmissible/* | */INCORRECT | */INADMISSIBLE | */INVALID) return 0 ;; esac; return 1; }
+
+# report N NAME OK EXPECTED [DETAIL]: one line per attack.
+report() {
+    ran=$((ran + 1))
+    if [ "$3" = 1 ]; then mark=defended; else mark="ATTACK SUCCEEDED"; succeeded="$succeeded $1:$2"; fi
+    # the kernels log "kgate-attack: ..." once per process when the cheat is armed
+    armed=$(grep -ls 'kgate-attack:' "$d"/ev/logs/*.log 2>/dev/null | wc -l)
+    echo "attack $1 $2: kgate says exit $st, gate $gate, cand $cand, verify $ver${5:+, $5}, armed in $armed logs (expected $4): $mark"
+}
+
+want() { [ -z "$only" ] && return 0; for n in $only; do [ "$n" = "$1" ] && return 0; done; return 1; }
+only="$*"
+
+# 1, 2, 3, 5, 12: the cheat is only a time; not FASTER and verify ok.
+simple() { # N NAME SOURCE
+    want "$1" || return 0
+    d=$T/a$1; mkplan "$d" "$A/$3"; campaign "$d" "$d/ev"; facts "$d"
+    ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "$st" -le 1 ] || ok=0
+    report "$1" "$2" $ok "not FASTER, verify ok"
+}
+simple 1 reference-read a01_reference_read.c
+simple 2 timer-patch a02_timer_patch.c
+simple 3 kernel-struct-write a03_struct_write.c
+
+if want 4; then
+    d=$T/a4; mkplan "$d" "$A/a04_result_edit.c"; campaign "$d" "$d/ev"; facts "$d"
+    # raw intact: in every raw file the attacker's median is close to the
+    # baseline's (it is the naive loop); the edit halves it after the write.
+    # ratio is the smallest cand/naive median ratio over the files.
+    ratio=-
+    for f in "$d"/ev/raw/proc-*.csv; do
+        [ -f "$f" ] || continue
+        r=$(for arm in cand naive; do
+                awk -F, -v a=$arm 'FNR > 1 && $4 == a { print $7 }' "$f" | sort -n |
+                    awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'
+            done | paste -s -d' ' | awk '{ printf "%.2f", ($2 > 0 ? $1 / $2 : 0) }')
+        if [ "$ratio" = - ] || awk -v a="$r" -v b="$ratio" 'BEGIN { exit !(a < b) }'; then ratio=$r; fi
+    done
+    ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "$st" -le 1 ] || ok=0
+    case $ratio in - | 0.[0-6]*) ok=0 ;; esac
+    report 4 result-file-edit $ok "not FASTER, verify ok, raw intact" "smallest raw cand/naive median ratio $ratio"
+fi
+
+simple 5 other-arm-code-patch a05_arm_patch.c
+
+for n in 6 7; do
+    want $n || continue
+    src=a06_spinner.c; name=spinner-thread
+    [ $n = 7 ] && { src=a07_after_return.c; name=work-after-return; }
+    # the spinner needs calls longer than a scheduler slice: 64 x 65536 (a
+    # few ms), and 3 processes per direction: its effect varies between processes
+    cols=2048 procs=2; [ $n = 6 ] && cols=65536 procs=3
+    d=$T/a$n; mkplan "$d" "$A/$src"; cols=2048 procs=2; campaign "$d" "$d/ev"; facts "$d"
+    ok=1; faster && ok=0; rejected || ok=0; [ "$st" -le 1 ] || ok=0
+    report $n $name $ok "candidate INCORRECT or INVALID, not FASTER"
+done
+
+if want 8; then
+    d=$T/a8; mkplan "$d" "$A/a08_setsid_child.c"; campaign "$d" "$d/ev"
+    sleep 4   # the child writes 1 s after SHA256SUMS appears
+    facts "$d"
+    late=no; [ -e "$d/ev/late-file-from-kernel.txt" ] && late=yes
+    ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ $late = no ] || ok=0; [ "$st" -le 1 ] || ok=0
+    report 8 setsid-child $ok "not FASTER, verify ok after the child's time, no late file" "late file $late"
+fi
+
+if want 9; then
+    d=$T/a9; mkplan "$d" "$A/a09_chdir.c" "defines = ELSEWHERE=$T/a9/elsewhere"
+    campaign "$d" ev; facts "$d"
+    planned=$(grep -c '' "$d/ev/processes.csv" 2>/dev/null); planned=$((${planned:-1} - 1))
+    bad=$(awk -F, 'NR > 1 && $3 != "ok"' "$d/ev/processes.csv" 2>/dev/null | wc -l)
+    outside=$(find "$d/elsewhere" -type f 2>/dev/null | wc -l)
+    ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "$bad" -eq 0 ] || ok=0; [ "$outside" -eq 0 ] || ok=0
+    [ "$st" -le 1 ] || ok=0
+    report 9 chdir $ok "not FASTER, every process ok, nothing outside, verify ok" \
+        "$bad of $planned processes not ok, $outside files written outside the folder"
+fi
+
+if want 10; then
+    d=$T/a10; mkplan "$d" "$A/a10_kill_parent.c"; campaign "$d" "$d/ev"; st0=$st
+    resumed=""
+    if [ "$st" -gt 1 ]; then
+        sh -c 'cd "$1" || exit 2; shift; timeout -k 5 150 "$@"' sh "$d" "$KGATE" run plan.kg --resume "$d/ev" \
+            >"$d/out" 2>"$d/err"; st=$?
+        resumed=", first run exit $st0, resume exit $st"
+    fi
+    facts "$d"
+    ok=1; faster && ok=0; rejected || ok=0; [ "$st0" -le 1 ] || ok=0; [ "$ver" = 0 ] || ok=0
+    report 10 kill-parent $ok "run ends exit 0/1, candidate INCORRECT or INVALID, verify ok" "${resumed#, }"
+fi
+
+if want 11; then
+    d=$T/a11; mkplan "$d" "$A/a11_output_flood.c"
+    (cd "$d" && exec timeout -k 5 150 /usr/bin/time -f %M -o "$d/run.rss" "$KGATE" run plan.kg -o "$d/ev" >"$d/out" 2>"$d/err"); st=$?
+    facts "$d"
+    /usr/bin/time -f %M -o "$d/verify.rss" "$KGATE" verify "$d/ev" >/dev/null 2>&1
+    kb=$(du -sk "$d/ev" 2>/dev/null | cut -f1)
+    rrss=$(tail -n 1 "$d/run.rss" 2>/dev/null); vrss=$(tail -n 1 "$d/verify.rss" 2>/dev/null)
+    ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "${kb:-0}" -lt 32768 ] || ok=0
+    [ "${rrss:-0}" -lt 204800 ] || ok=0; [ "${vrss:-0}" -lt 204800 ] || ok=0; [ "$st" -le 1 ] || ok=0
+    report 11 output-flood $ok "not FASTER, folder < 32 MiB, run and verify peak RSS < 200 MiB, verify ok" \
+        "folder $((${kb:-0} / 1024)) MiB, run peak RSS $((${rrss:-0} / 1024)) MiB, verify peak RSS $((${vrss:-0} / 1024)) MiB"
+fi
+
+simple 12 neighbourhood-read a12_neighbour_read.c
+
+if want q; then
+    d=$T/q; mkdir -p "$d"
+    sed -e 's/^quiet = [0-9]*/quiet = 0/' -e "s#\.\./kernels/#$ROOT/kernels/#" "$ROOT/examples/quickstart.kg" > "$d/plan.kg"
+    campaign "$d" "$d/ev"; facts "$d"
+    ok=1; [ "$gate" = PASS ] || ok=0; [ "$ver" = 0 ] || ok=0
+    ran=$((ran + 1))
+    if [ $ok = 1 ]; then mark=ok; else mark=FAILED; succeeded="$succeeded quickstart-broken"; fi
+    echo "honest quickstart: kgate says exit $st, gate $gate, candidate $(awk -F, '$2 == "blocked" { print $4 "/" $5; exit }' "$d/ev/results.csv" 2>/dev/null | tr '\n' ' ')verify $ver (expected gate PASS, verify ok): $mark"
+fi
+
+if [ -n "$succeeded" ]; then
+    echo "FAIL: attacks that succeeded:$succeeded"
+    exit 1
+fi
+echo "all $ran attacks defended"
