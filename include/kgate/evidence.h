@@ -180,6 +180,20 @@ int kg_rows_read_checks(const char *path, const kg_plan *plan, int proc, kg_chec
 int kg_rows_read_tel(const char *path, const kg_plan *plan, int proc, kg_tel_rec **v, size_t *n, kg_err *err);
 int kg_rows_read_res(const char *path, const kg_plan *plan, int proc, kg_res_rec **v, size_t *n, kg_err *err);
 int kg_rows_read_out(const char *path, const kg_plan *plan, int proc, kg_out_rec **v, size_t *n, kg_err *err);
+/* The same readers over len bytes in memory (what a worker sent through
+ * the supervisor's pipe), sharing every rule with the file readers; name
+ * is what the messages call it ("proc-003 checks").  The bytes must be
+ * whole lines: no NUL, a newline at the end. */
+int kg_rows_parse_raw(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_row **v,
+                      size_t *n, kg_err *err);
+int kg_rows_parse_checks(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
+                         kg_check_rec **v, size_t *n, kg_err *err);
+int kg_rows_parse_tel(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
+                      kg_tel_rec **v, size_t *n, kg_err *err);
+int kg_rows_parse_res(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
+                      kg_res_rec **v, size_t *n, kg_err *err);
+int kg_rows_parse_out(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
+                      kg_out_rec **v, size_t *n, kg_err *err);
 /* Rows must be numbered 0, 1, ...; *legacy is set for a schema 1 file
  * (seven columns: slot = the process, attempt 0). */
 int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, kg_err *err);
