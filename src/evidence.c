@@ -34,12 +34,22 @@ static int load_procs(const char *dir, kg_evidence *ev, kg_err *err)
     return KG_OK;
 }
 
-/* Folds the check records of an accepted process into the arm states. */
-static void fold_checks(kg_evidence *ev, size_t from)
+/* Folds the check records of a process into the arm states: every check
+ * of an accepted process, and the "fault" checks of any process (an arm
+ * that crashed, hung or failed its own code in any process is INCORRECT,
+ * whether or not the process is accepted). */
+static void fold_checks(kg_evidence *ev, size_t from, int accepted)
 {
     int na = ev->plan->narms;
     for (size_t i = from; i < ev->nchecks_all; i++) {
         const kg_check_rec *k = &ev->checks[i];
+        if (!accepted) {
+            if (!k->pass && k->arm >= 0 && strcmp(k->check, KG_CHECK_FAULT) == 0) {
+                kg_arm_state *s = &ev->state[k->kase * na + k->arm];
+                if (*s == KG_ARM_OK || *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
+            }
+            continue;
+        }
         ev->nchecks++;
         if (k->pass || k->arm < 0) {
             if (!k->pass) ev->nchecks_failed++;
@@ -49,6 +59,7 @@ static void fold_checks(kg_evidence *ev, size_t from)
         kg_arm_state *s = &ev->state[k->kase * na + k->arm];
         if (strcmp(k->check, KG_CHECK_ADMISSIBLE) == 0) *s = KG_ARM_INADMISSIBLE;
         else if (strcmp(k->check, KG_CHECK_WEAK) == 0 && *s == KG_ARM_OK) *s = KG_ARM_WEAK;
+        else if (strcmp(k->check, KG_CHECK_FAULT) == 0 && *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
         else if (*s == KG_ARM_OK) *s = KG_ARM_INCORRECT;
     }
 }
@@ -83,12 +94,12 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     for (int p = 0; p < ev->nproc; p++) {
         int acc = ev->accepted[p];
         /* checks: an accepted process has them; another may (its records
-         * are listed in the report, never folded into the verdicts) */
+         * are listed in the report; only its "fault" checks are folded) */
         snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, p);
         size_t from = ev->nchecks_all;
         if (acc || kg_path_exists(path)) {
             if ((rc = kg_rows_read_checks(path, ev->plan, p, &ev->checks, &ev->nchecks_all, err)) != KG_OK) goto done;
-            if (acc) fold_checks(ev, from);
+            fold_checks(ev, from, acc);
         }
         if (!acc) continue;
         snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", dir, p);
@@ -244,14 +255,15 @@ done:
     return rc;
 }
 
-int kg_evidence_write_processes(const char *dir, const kg_proc_rec *p, int n, kg_err *err)
+int kg_evidence_write_processes(int dirfd, const char *dir, const kg_proc_rec *p, int n, kg_err *err)
 {
     kg_sb sb = { 0 };
     kg_rows_begin(&sb, KG_ROWS_PROCESSES);
     for (int i = 0; i < n; i++) kg_rows_put_proc(&sb, i, &p[i]);
     char path[KG_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/processes.csv", dir);
-    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory")
+                    : kg_write_atomic_at(dirfd, "processes.csv", path, sb.buf, sb.len, err);
     kg_sb_free(&sb);
     return rc;
 }
@@ -373,6 +385,16 @@ void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size
     o->len += nbytes;
 }
 
+void kg_outputs_index(const kg_outputs *o, const kg_plan *plan, int proc, kg_sb *idx)
+{
+    kg_rows_begin(idx, KG_ROWS_OUTPUTS);
+    for (size_t i = 0; i < o->n; i++) {
+        kg_out_rec r = o->v[i];
+        r.proc = proc;
+        kg_rows_put_out(idx, plan, &r);
+    }
+}
+
 int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, int proc, kg_err *err)
 {
     char path[KG_PATH_MAX + 64];
@@ -381,12 +403,7 @@ int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, 
     if (o->oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory saving checked outputs"); goto done; }
     snprintf(path, sizeof path, "%s/outputs", dir);
     if ((rc = kg_mkdir_p(path, err)) != KG_OK) goto done;
-    kg_rows_begin(&idx, KG_ROWS_OUTPUTS);
-    for (size_t i = 0; i < o->n; i++) {
-        kg_out_rec r = o->v[i];
-        r.proc = proc;
-        kg_rows_put_out(&idx, plan, &r);
-    }
+    kg_outputs_index(o, plan, proc, &idx);
     if (idx.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     /* the data first: an index never names bytes that are not there */
     snprintf(path, sizeof path, "%s/outputs/proc-%03d.bin", dir, proc);
