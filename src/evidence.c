@@ -140,7 +140,7 @@ void kg_evidence_free(kg_evidence *ev)
 
 /* ---- writing ---- */
 
-static int write_json(const char *dir, const char *name, json_t *m, kg_err *err)
+static int write_json(int dirfd, const char *dir, const char *name, json_t *m, kg_err *err)
 {
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory writing %s", name);
@@ -149,12 +149,13 @@ static int write_json(const char *dir, const char *name, json_t *m, kg_err *err)
     kg_sb sb = { 0 };
     kg_sb_printf(&sb, "%s\n", text);
     free(text);
-    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory")
+                    : kg_write_atomic_at(dirfd, name, path, sb.buf, sb.len, err);
     kg_sb_free(&sb);
     return rc;
 }
 
-int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *mt, kg_err *err)
+int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, const kg_meta *mt, kg_err *err)
 {
     json_t *m = json_object();
     char buf[512];
@@ -182,13 +183,13 @@ int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *
     json_object_set_new(m, "check_only", json_boolean(mt->check_only));
     json_object_set_new(m, "negative", json_boolean(mt->negative));
     json_object_set_new(m, "frozen_plan", mt->frozen_path != NULL ? json_string(mt->frozen_path) : json_null());
-    int rc = write_json(dir, "meta.json", m, err);
+    int rc = write_json(dirfd, dir, "meta.json", m, err);
     json_decref(m);
     return rc;
 }
 
 /* The receipt of what ran: binary, sources, build outputs, tools, host. */
-int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend, const char *device,
+int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *dir, const char *backend, const char *device,
                                   const char *compiler, kg_err *err)
 {
     json_t *m = json_object();
@@ -247,7 +248,7 @@ int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const ch
         }
     }
     json_object_set_new(m, "build_sha256", built);
-    rc = write_json(dir, "environment.json", m, err);
+    rc = write_json(dirfd, dir, "environment.json", m, err);
 done:
     for (int i = 0; i < nfiles; i++) free(files[i]);
     free(files);

@@ -445,28 +445,29 @@ static int next_slot(const proc_rec *r, int n, int nslots, int max_repeats, int 
 }
 
 /* Removes what an interrupted process or writer may have left: the files
- * of processes from index first on, and temporary files. */
-static void remove_leftovers(const char *dir, int first)
+ * of processes from index first on, and temporary files.  Through the
+ * folder's descriptor: a subfolder that is a link is not entered. */
+static void remove_leftovers(int dirfd, int first)
 {
-    const char *subs[] = { "", "/raw", "/checks", "/outputs", "/telemetry", "/logs" };
+    const char *subs[] = { ".", "raw", "checks", "outputs", "telemetry", "logs" };
     for (size_t k = 0; k < sizeof subs / sizeof subs[0]; k++) {
-        char sub[KG_PATH_MAX + 32], path[KG_PATH_MAX + 600];
-        snprintf(sub, sizeof sub, "%s%s", dir, subs[k]);
-        DIR *d = opendir(sub);
+        int sfd = openat(dirfd, subs[k], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0) continue;
+        int lfd = dup(sfd);
+        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+        if (d == NULL && lfd >= 0) close(lfd);
         struct dirent *e;
         while (d != NULL && (e = readdir(d)) != NULL) {
             int idx;
             if (strstr(e->d_name, ".tmp.") != NULL ||
-                (k > 0 && sscanf(e->d_name, "proc-%d.", &idx) == 1 && idx >= first)) {
-                snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
-                unlink(path);
-            }
+                (k > 0 && sscanf(e->d_name, "proc-%d.", &idx) == 1 && idx >= first) ||
+                (k > 0 && sscanf(e->d_name, "resources-%d.", &idx) == 1 && idx >= first))
+                (void)unlinkat(sfd, e->d_name, 0);
         }
         if (d != NULL) closedir(d);
+        close(sfd);
     }
-    char path[KG_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
-    unlink(path);
+    (void)unlinkat(dirfd, "SHA256SUMS", 0);
 }
 
 int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_analysis *an, kg_err *err)
@@ -576,9 +577,9 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
             recs = p;
         }
-        remove_leftovers(dir, nrec);
+        remove_leftovers(dirfd, nrec);
         snprintf(path, sizeof path, "%s/meta.json", dir);
-        if (!kg_path_exists(path) && (rc = kg_evidence_write_meta(dir, plan, &meta, err)) != KG_OK) goto done;
+        if (!kg_path_exists(path) && (rc = kg_evidence_write_meta(dirfd, dir, plan, &meta, err)) != KG_OK) goto done;
         fprintf(stderr, "kgate: resuming %s: %d process(es) recorded\n", dir, nrec);
     } else {
         snprintf(path, sizeof path, "%s/plan.kg", dir);
@@ -589,7 +590,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         snprintf(hashline, sizeof hashline, "%s\n", plan->hash);
         if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK)
             goto done;
-        if ((rc = kg_evidence_write_meta(dir, plan, &meta, err)) != KG_OK) goto done;
+        if ((rc = kg_evidence_write_meta(dirfd, dir, plan, &meta, err)) != KG_OK) goto done;
         recs = calloc((size_t)nslots, sizeof *recs);
         if (recs == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     }
@@ -606,7 +607,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         char compiler[512] = "";
         const char *cc = kg_backend_compiler(resolved, &s);
         if (cc != NULL) kg_tool_version(cc, compiler, sizeof compiler);
-        if ((rc = kg_evidence_write_environment(plan, dir, resolved, device, cc != NULL ? compiler : NULL, err)) !=
+        if ((rc = kg_evidence_write_environment(dirfd, plan, dir, resolved, device, cc != NULL ? compiler : NULL, err)) !=
             KG_OK)
             goto done;
     }

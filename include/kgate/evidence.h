@@ -230,11 +230,13 @@ typedef struct kg_meta {
     const char *frozen_path;  /* NULL: none */
 } kg_meta;
 
-int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *m, kg_err *err);
+/* The writers below write through dirfd, the folder's descriptor (dir:
+ * its name, for messages and for reading build/). */
+int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, const kg_meta *m, kg_err *err);
 
 /* Environment receipt: DIR/environment.json.  compiler: the version line
  * of the compiler that built the arms, NULL when the backend records none. */
-int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend,
+int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *dir, const char *backend,
                                   const char *device, const char *compiler, kg_err *err);
 
 /* processes.csv, rewritten whole (atomically) through the folder's
