@@ -15,7 +15,10 @@
  * sample (SIGSEGV), fake_hang = P makes it hang there, and fake_fault = P
  * makes the arm's first timed call in process P fail as the arm's own
  * fault (KG_EARM, what the cpu backend returns when an arm's sandboxed
- * host dies): the worker goes on with the other arms.
+ * host dies): the worker goes on with the other arms.  fake_refuse = C
+ * makes loading the arm on case index C fail as a launch the device
+ * refuses (KG_EINADMISSIBLE, what the cuda backend returns for too much
+ * shared memory or a block too large).
  *
  * It never sleeps (a fake campaign takes milliseconds) unless the
  * settings' fake_sleep_ms (KGATE_FAKE_SLEEP_MS) is at least 1: each timed
@@ -82,6 +85,9 @@ static int fake_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
                      kg_kernel **out, kg_err *err)
 {
     (void)be; (void)build_dir;
+    if (plan->arms[a].fake_refuse == kase)
+        return kg_errorf(err, KG_EINADMISSIBLE, "the device refuses arm %s's launch on case %s (scripted: "
+                         "fake_refuse = %d)", plan->arms[a].name, plan->cases[kase].name, kase);
     kg_kernel *k = calloc(1, sizeof *k);
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
     k->arm = &plan->arms[a];
