@@ -297,6 +297,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         if (r == pid) break;
         if (r < 0 && errno != EINTR) {
             rc = kg_errorf(err, KG_EIO, "waiting for worker %d: %s", proc, strerror(errno));
+            kill(-pid, SIGKILL);
             goto out;
         }
         if (stop_signal != 0) {
@@ -328,7 +329,11 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         }
         struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
         if (!ch.eof && poll(&pf, 1, 20) > 0) {
-            if ((rc = kg_chan_pump(&ch, pfd[0], err)) != KG_OK) goto out;
+            if ((rc = kg_chan_pump(&ch, pfd[0], err)) != KG_OK) {
+                kill(-pid, SIGKILL);
+                waitpid(pid, &status, 0);
+                goto out;
+            }
         } else if (ch.eof) {
             struct timespec ts = { 0, 20 * 1000 * 1000 };
             nanosleep(&ts, NULL);
