@@ -191,7 +191,17 @@ static int record_fault(int dirfd, const char *dir, const kg_plan *plan, const k
              plan->arms[k.arm].name, plan->cases[k.kase].name, where);
     snprintf(reason, cap, "%s", k.detail);
     kg_sb sb = { 0 };
-    kg_rows_begin(&sb, KG_ROWS_CHECKS);
+    /* checks the worker sent before it died are kept when they parse */
+    kg_check_rec *sent = NULL;
+    size_t nsent = 0;
+    kg_err perr = { 0 };
+    if (ch->part[KG_FRAME_CHECKS] != NULL &&
+        kg_rows_parse_checks("sent checks", ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], plan, proc,
+                             &sent, &nsent, &perr) == KG_OK)
+        kg_sb_printf(&sb, "%.*s", (int)ch->partlen[KG_FRAME_CHECKS], ch->part[KG_FRAME_CHECKS]);
+    else
+        kg_rows_begin(&sb, KG_ROWS_CHECKS);
+    free(sent);
     kg_rows_put_check(&sb, plan, &k);
     char name[32];
     snprintf(name, sizeof name, "proc-%03d.csv", proc);
