@@ -34,12 +34,22 @@ static int load_procs(const char *dir, kg_evidence *ev, kg_err *err)
     return KG_OK;
 }
 
-/* Folds the check records of an accepted process into the arm states. */
-static void fold_checks(kg_evidence *ev, size_t from)
+/* Folds the check records of a process into the arm states: every check
+ * of an accepted process, and the "fault" checks of any process (an arm
+ * that crashed, hung or failed its own code in any process is INCORRECT,
+ * whether or not the process is accepted). */
+static void fold_checks(kg_evidence *ev, size_t from, int accepted)
 {
     int na = ev->plan->narms;
     for (size_t i = from; i < ev->nchecks_all; i++) {
         const kg_check_rec *k = &ev->checks[i];
+        if (!accepted) {
+            if (!k->pass && k->arm >= 0 && strcmp(k->check, KG_CHECK_FAULT) == 0) {
+                kg_arm_state *s = &ev->state[k->kase * na + k->arm];
+                if (*s == KG_ARM_OK || *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
+            }
+            continue;
+        }
         ev->nchecks++;
         if (k->pass || k->arm < 0) {
             if (!k->pass) ev->nchecks_failed++;
@@ -49,6 +59,7 @@ static void fold_checks(kg_evidence *ev, size_t from)
         kg_arm_state *s = &ev->state[k->kase * na + k->arm];
         if (strcmp(k->check, KG_CHECK_ADMISSIBLE) == 0) *s = KG_ARM_INADMISSIBLE;
         else if (strcmp(k->check, KG_CHECK_WEAK) == 0 && *s == KG_ARM_OK) *s = KG_ARM_WEAK;
+        else if (strcmp(k->check, KG_CHECK_FAULT) == 0 && *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
         else if (*s == KG_ARM_OK) *s = KG_ARM_INCORRECT;
     }
 }
@@ -83,12 +94,12 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     for (int p = 0; p < ev->nproc; p++) {
         int acc = ev->accepted[p];
         /* checks: an accepted process has them; another may (its records
-         * are listed in the report, never folded into the verdicts) */
+         * are listed in the report; only its "fault" checks are folded) */
         snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, p);
         size_t from = ev->nchecks_all;
         if (acc || kg_path_exists(path)) {
             if ((rc = kg_rows_read_checks(path, ev->plan, p, &ev->checks, &ev->nchecks_all, err)) != KG_OK) goto done;
-            if (acc) fold_checks(ev, from);
+            fold_checks(ev, from, acc);
         }
         if (!acc) continue;
         snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", dir, p);
@@ -129,7 +140,7 @@ void kg_evidence_free(kg_evidence *ev)
 
 /* ---- writing ---- */
 
-static int write_json(const char *dir, const char *name, json_t *m, kg_err *err)
+static int write_json(int dirfd, const char *dir, const char *name, json_t *m, kg_err *err)
 {
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory writing %s", name);
@@ -138,12 +149,13 @@ static int write_json(const char *dir, const char *name, json_t *m, kg_err *err)
     kg_sb sb = { 0 };
     kg_sb_printf(&sb, "%s\n", text);
     free(text);
-    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory")
+                    : kg_write_atomic_at(dirfd, name, path, sb.buf, sb.len, err);
     kg_sb_free(&sb);
     return rc;
 }
 
-int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *mt, kg_err *err)
+int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, const kg_meta *mt, kg_err *err)
 {
     json_t *m = json_object();
     char buf[512];
@@ -171,13 +183,13 @@ int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *
     json_object_set_new(m, "check_only", json_boolean(mt->check_only));
     json_object_set_new(m, "negative", json_boolean(mt->negative));
     json_object_set_new(m, "frozen_plan", mt->frozen_path != NULL ? json_string(mt->frozen_path) : json_null());
-    int rc = write_json(dir, "meta.json", m, err);
+    int rc = write_json(dirfd, dir, "meta.json", m, err);
     json_decref(m);
     return rc;
 }
 
 /* The receipt of what ran: binary, sources, build outputs, tools, host. */
-int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend, const char *device,
+int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *dir, const char *backend, const char *device,
                                   const char *compiler, kg_err *err)
 {
     json_t *m = json_object();
@@ -236,7 +248,7 @@ int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const ch
         }
     }
     json_object_set_new(m, "build_sha256", built);
-    rc = write_json(dir, "environment.json", m, err);
+    rc = write_json(dirfd, dir, "environment.json", m, err);
 done:
     for (int i = 0; i < nfiles; i++) free(files[i]);
     free(files);
@@ -244,14 +256,15 @@ done:
     return rc;
 }
 
-int kg_evidence_write_processes(const char *dir, const kg_proc_rec *p, int n, kg_err *err)
+int kg_evidence_write_processes(int dirfd, const char *dir, const kg_proc_rec *p, int n, kg_err *err)
 {
     kg_sb sb = { 0 };
     kg_rows_begin(&sb, KG_ROWS_PROCESSES);
     for (int i = 0; i < n; i++) kg_rows_put_proc(&sb, i, &p[i]);
     char path[KG_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/processes.csv", dir);
-    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic(path, sb.buf, sb.len, err);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory")
+                    : kg_write_atomic_at(dirfd, "processes.csv", path, sb.buf, sb.len, err);
     kg_sb_free(&sb);
     return rc;
 }
@@ -373,6 +386,16 @@ void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size
     o->len += nbytes;
 }
 
+void kg_outputs_index(const kg_outputs *o, const kg_plan *plan, int proc, kg_sb *idx)
+{
+    kg_rows_begin(idx, KG_ROWS_OUTPUTS);
+    for (size_t i = 0; i < o->n; i++) {
+        kg_out_rec r = o->v[i];
+        r.proc = proc;
+        kg_rows_put_out(idx, plan, &r);
+    }
+}
+
 int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, int proc, kg_err *err)
 {
     char path[KG_PATH_MAX + 64];
@@ -381,12 +404,7 @@ int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, 
     if (o->oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory saving checked outputs"); goto done; }
     snprintf(path, sizeof path, "%s/outputs", dir);
     if ((rc = kg_mkdir_p(path, err)) != KG_OK) goto done;
-    kg_rows_begin(&idx, KG_ROWS_OUTPUTS);
-    for (size_t i = 0; i < o->n; i++) {
-        kg_out_rec r = o->v[i];
-        r.proc = proc;
-        kg_rows_put_out(&idx, plan, &r);
-    }
+    kg_outputs_index(o, plan, proc, &idx);
     if (idx.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     /* the data first: an index never names bytes that are not there */
     snprintf(path, sizeof path, "%s/outputs/proc-%03d.bin", dir, proc);

@@ -19,5 +19,9 @@ void kg_lock_name(const char *backend, const char *device, char *buf, size_t cap
  * supervisor keeps the device locked until it ends. */
 int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, int *fd, kg_err *err);
 void kg_lock_release(int fd); /* -1 is ignored */
+/* Records in the lock file (fd from kg_lock_acquire) the pid of the
+ * worker that now runs (0: none), so that a campaign waiting for the
+ * lock can name an orphaned worker. */
+void kg_lock_note_worker(int fd, long pid);
 
 #endif

@@ -229,6 +229,10 @@ static const plan_key plan_keys[] = {
      "a process index, or -1 for none"},
     {SEC_ARM, "fake_hang", K_INT, ARM(fake_hang), -1, IMAX, 0, "-1", NULL,
      "a process index, or -1 for none"},
+    {SEC_ARM, "fake_fault", K_INT, ARM(fake_fault), -1, IMAX, F_UNSET, NULL, NULL,
+     "a process index: the arm's first timed call there fails as the arm's own fault (KG_EARM)"},
+    {SEC_ARM, "fake_refuse", K_INT, ARM(fake_refuse), -1, IMAX, F_UNSET, NULL, NULL,
+     "a case index (0 = the plan's first case): the device refuses the arm's launch there (KG_EINADMISSIBLE)"},
     {SEC_ARM, "fake_wrong", K_BOOL, ARM(fake_wrong), 0, 0, 0, "no", NULL,
      "yes/no/true/false/1/0"},
 

@@ -266,24 +266,21 @@ static int get_proc(rd *r, int col, int want, int *out)
     return rc;
 }
 
-/* Calls row(r, ctx) for every data line of the file at path, with r->f
- * split into exactly the kind's columns.  alt_ncols / alt_header: a
- * second accepted form (schema 1 processes.csv), or 0 / NULL. */
-static int read_rows(const char *path, kg_rows_kind kind, int alt_ncols, const char *alt_header,
-                     int (*row)(rd *r, int ncols, void *ctx), void *ctx, int *alt_seen, kg_err *err)
+/* Calls row(r, ctx) for every data line of text (NUL-terminated, changed
+ * in place; name is what messages call it), with r->f split into exactly
+ * the kind's columns.  alt_ncols / alt_header: a second accepted form
+ * (schema 1 processes.csv), or 0 / NULL. */
+static int parse_rows(const char *name, char *text, kg_rows_kind kind, int alt_ncols, const char *alt_header,
+                      int (*row)(rd *r, int ncols, void *ctx), void *ctx, int *alt_seen, kg_err *err)
 {
-    char *text = NULL;
-    int rc = kg_read_file(path, &text, NULL, err);
-    if (rc != KG_OK) return rc;
-    rd r = { .path = path, .k = &kinds[kind], .line = 1, .err = err };
+    int rc = KG_OK;
+    rd r = { .path = name, .k = &kinds[kind], .line = 1, .err = err };
     const char *want = kg_rows_header(kind);
     char *cur = text, *line = kg_next_line(&cur);
     int ncols = r.k->ncols;
-    if (line == NULL || (strcmp(line, want) != 0 && (alt_header == NULL || strcmp(line, alt_header) != 0))) {
-        rc = kg_errorf(err, KG_EINPUT, "%s:1: header is not '%s' (not a file of this kind, or of another kgate "
-                       "schema)", path, want);
-        goto done;
-    }
+    if (line == NULL || (strcmp(line, want) != 0 && (alt_header == NULL || strcmp(line, alt_header) != 0)))
+        return kg_errorf(err, KG_EINPUT, "%s:1: header is not '%s' (not a file of this kind, or of another kgate "
+                         "schema)", name, want);
     if (alt_header != NULL && strcmp(line, want) != 0) {
         ncols = alt_ncols;
         if (alt_seen != NULL) *alt_seen = 1;
@@ -291,14 +288,40 @@ static int read_rows(const char *path, kg_rows_kind kind, int alt_ncols, const c
     while ((line = kg_next_line(&cur)) != NULL) {
         r.line++;
         int nf = line[0] == '\0' ? 0 : kg_csv_split(line, r.f, ncols + 1);
-        if (nf != ncols) {
-            rc = kg_errorf(err, KG_EINPUT, "%s:%d: %d fields where the header has %d (a damaged or edited row)", path,
-                           r.line, nf, ncols);
-            goto done;
-        }
-        if ((rc = row(&r, ncols, ctx)) != KG_OK) goto done;
+        if (nf != ncols)
+            return kg_errorf(err, KG_EINPUT, "%s:%d: %d fields where the header has %d (a damaged or edited row)",
+                             name, r.line, nf, ncols);
+        if ((rc = row(&r, ncols, ctx)) != KG_OK) return rc;
     }
-done:
+    return rc;
+}
+
+/* parse_rows over the file at path. */
+static int read_rows(const char *path, kg_rows_kind kind, int alt_ncols, const char *alt_header,
+                     int (*row)(rd *r, int ncols, void *ctx), void *ctx, int *alt_seen, kg_err *err)
+{
+    char *text = NULL;
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc != KG_OK) return rc;
+    rc = parse_rows(path, text, kind, alt_ncols, alt_header, row, ctx, alt_seen, err);
+    free(text);
+    return rc;
+}
+
+/* parse_rows over len bytes in memory, which must be whole lines of text:
+ * no NUL byte, and a newline at the end (a writer always puts one). */
+static int mem_rows(const char *name, const char *data, size_t len, kg_rows_kind kind,
+                    int (*row)(rd *r, int ncols, void *ctx), void *ctx, kg_err *err)
+{
+    if (len == 0 || data[len - 1] != '\n')
+        return kg_errorf(err, KG_EINPUT, "%s: does not end with a newline (cut short, or not rows kgate wrote)", name);
+    if (memchr(data, '\0', len) != NULL)
+        return kg_errorf(err, KG_EINPUT, "%s: holds a NUL byte (not rows kgate wrote)", name);
+    char *text = malloc(len + 1);
+    if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory reading %s", name);
+    memcpy(text, data, len);
+    text[len] = '\0';
+    int rc = parse_rows(name, text, kind, 0, NULL, row, ctx, NULL, err);
     free(text);
     return rc;
 }
@@ -337,11 +360,13 @@ static int push(arr_ctx *c, const void *x, kg_err *err)
 
 static size_t cap_of(size_t n);
 
-/* Reads a file of one kind into the array *v of elements of size sz. */
-static int read_kind(const char *path, kg_rows_kind kind, const kg_plan *plan, int proc, void **v, size_t *n,
-                     size_t sz, int (*row)(rd *r, int ncols, void *ctx), kg_err *err)
+/* Reads a file of one kind (data == NULL), or len bytes of one kind in
+ * memory, into the array *v of elements of size sz. */
+static int read_kind(const char *path, const char *data, size_t len, kg_rows_kind kind, const kg_plan *plan,
+                     int proc, void **v, size_t *n, size_t sz, int (*row)(rd *r, int ncols, void *ctx), kg_err *err)
 {
     arr_ctx c = { plan, proc, v, n, cap_of(*n), sz };
+    if (data != NULL) return mem_rows(path, data, len, kind, row, &c, err);
     return read_rows(path, kind, 0, NULL, row, &c, NULL, err);
 }
 
@@ -378,7 +403,16 @@ static size_t cap_of(size_t n)
 int kg_rows_read_raw(const char *path, const kg_plan *plan, int proc, kg_row **v, size_t *n, kg_err *err)
 {
     void *arr = *v;   /* a real void *, converted back below */
-    int rc = read_kind(path, KG_ROWS_RAW, plan, proc, &arr, n, sizeof **v, raw_row, err);
+    int rc = read_kind(path, NULL, 0, KG_ROWS_RAW, plan, proc, &arr, n, sizeof **v, raw_row, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_raw(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_row **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_RAW, plan, proc, &arr, n, sizeof **v, raw_row, err);
     *v = arr;
     return rc;
 }
@@ -418,7 +452,16 @@ static int chk_row(rd *r, int ncols, void *vctx)
 int kg_rows_read_checks(const char *path, const kg_plan *plan, int proc, kg_check_rec **v, size_t *n, kg_err *err)
 {
     void *arr = *v;   /* a real void *, converted back below */
-    int rc = read_kind(path, KG_ROWS_CHECKS, plan, proc, &arr, n, sizeof **v, chk_row, err);
+    int rc = read_kind(path, NULL, 0, KG_ROWS_CHECKS, plan, proc, &arr, n, sizeof **v, chk_row, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_checks(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_check_rec **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_CHECKS, plan, proc, &arr, n, sizeof **v, chk_row, err);
     *v = arr;
     return rc;
 }
@@ -457,7 +500,16 @@ static int tel_row(rd *r, int ncols, void *vctx)
 int kg_rows_read_tel(const char *path, const kg_plan *plan, int proc, kg_tel_rec **v, size_t *n, kg_err *err)
 {
     void *arr = *v;   /* a real void *, converted back below */
-    int rc = read_kind(path, KG_ROWS_TELEMETRY, plan, proc, &arr, n, sizeof **v, tel_row, err);
+    int rc = read_kind(path, NULL, 0, KG_ROWS_TELEMETRY, plan, proc, &arr, n, sizeof **v, tel_row, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_tel(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_tel_rec **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_TELEMETRY, plan, proc, &arr, n, sizeof **v, tel_row, err);
     *v = arr;
     return rc;
 }
@@ -508,7 +560,16 @@ static int res_row(rd *r, int ncols, void *vctx)
 int kg_rows_read_res(const char *path, const kg_plan *plan, int proc, kg_res_rec **v, size_t *n, kg_err *err)
 {
     void *arr = *v;   /* a real void *, converted back below */
-    int rc = read_kind(path, KG_ROWS_RESOURCES, plan, proc, &arr, n, sizeof **v, res_row, err);
+    int rc = read_kind(path, NULL, 0, KG_ROWS_RESOURCES, plan, proc, &arr, n, sizeof **v, res_row, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_res(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_res_rec **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_RESOURCES, plan, proc, &arr, n, sizeof **v, res_row, err);
     *v = arr;
     return rc;
 }
@@ -542,7 +603,16 @@ static int out_row(rd *r, int ncols, void *vctx)
 int kg_rows_read_out(const char *path, const kg_plan *plan, int proc, kg_out_rec **v, size_t *n, kg_err *err)
 {
     void *arr = *v;   /* a real void *, converted back below */
-    int rc = read_kind(path, KG_ROWS_OUTPUTS, plan, proc, &arr, n, sizeof **v, out_row, err);
+    int rc = read_kind(path, NULL, 0, KG_ROWS_OUTPUTS, plan, proc, &arr, n, sizeof **v, out_row, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_out(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_out_rec **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_OUTPUTS, plan, proc, &arr, n, sizeof **v, out_row, err);
     *v = arr;
     return rc;
 }

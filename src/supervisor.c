@@ -26,12 +26,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "supervisor.h"
 #include "archive.h"
+#include "channel.h"
 #include "frozen.h"
 #include "kgate/evidence.h"
 #include "lock.h"
@@ -46,28 +49,198 @@ extern char **environ;
 
 typedef kg_proc_rec proc_rec;
 
-/* Starts one worker and waits for it, killing its process group when it
- * passes timeout_s.  When q is not NULL the host is watched meanwhile;
- * when pline is not NULL the worker's round is shown after it.  The
- * negative arms of s are passed on its command line. */
-static int run_worker(const kg_run_opts *o, const kg_settings *s, const char *plan_abs, const char *dir,
-                      const char *backend, int proc, double timeout_s, const kg_quiet *q, const char *pline,
-                      proc_rec *rec, kg_err *err)
+/* SIGINT or SIGTERM while a campaign runs: the signal, 0 while none. */
+static volatile sig_atomic_t stop_signal = 0;
+
+static void on_stop(int sig)
 {
-    char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], raw[KG_PATH_MAX + 64];
+    stop_signal = sig;
+}
+
+/* Writes one file of a process's records into the subfolder sub of the
+ * evidence folder (dirfd), through openat: no path is resolved again. */
+static int store(int dirfd, const char *dir, const char *sub, const char *name, const void *data, size_t len,
+                 kg_err *err)
+{
+    char shown[KG_PATH_MAX + 128];
+    snprintf(shown, sizeof shown, "%s/%s/%s", dir, sub, name);
+    int sfd = kg_open_dir(dirfd, sub, 1, err);
+    if (sfd < 0) return sfd;
+    int rc = kg_write_atomic_at(sfd, name, shown, data, len, err);
+    close(sfd);
+    return rc;
+}
+
+/* Checks every record a worker sent with the strict readers of rows.c.
+ * KG_OK: they are whole and of this process; otherwise an error naming
+ * the record, the line and the column (the process is then refused). */
+static int check_records(const kg_plan *plan, const kg_chan *ch, int proc, kg_err *err)
+{
+    static const struct { int kind; const char *what; } need[] = {
+        { KG_FRAME_CHECKS, "checks" }, { KG_FRAME_OUTPUTS, "outputs index" }, { KG_FRAME_OUTPUTS_BIN, "outputs" },
+        { KG_FRAME_RAW, "raw rows" },
+    };
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (ch->part[need[i].kind] == NULL)
+            return kg_errorf(err, KG_EINPUT, "process %d sent no %s", proc, need[i].what);
+    if ((ch->part[KG_FRAME_TELEMETRY] == NULL) != (ch->part[KG_FRAME_RESOURCES] == NULL))
+        return kg_errorf(err, KG_EINPUT, "process %d sent telemetry or resources without the other", proc);
+    char name[64];
+    kg_row *raw = NULL;
+    kg_check_rec *chk = NULL;
+    kg_tel_rec *tel = NULL;
+    kg_res_rec *res = NULL;
+    kg_out_rec *out = NULL;
+    size_t nraw = 0, nchk = 0, ntel = 0, nres = 0, nout = 0;
+    int rc;
+    snprintf(name, sizeof name, "checks/proc-%03d.csv (sent)", proc);
+    if ((rc = kg_rows_parse_checks(name, ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], plan, proc, &chk,
+                                   &nchk, err)) != KG_OK)
+        goto done;
+    snprintf(name, sizeof name, "outputs/proc-%03d.csv (sent)", proc);
+    if ((rc = kg_rows_parse_out(name, ch->part[KG_FRAME_OUTPUTS], ch->partlen[KG_FRAME_OUTPUTS], plan, proc, &out,
+                                &nout, err)) != KG_OK)
+        goto done;
+    for (size_t i = 0; i < nout; i++)
+        if (out[i].offset > ch->partlen[KG_FRAME_OUTPUTS_BIN] ||
+            out[i].bytes > ch->partlen[KG_FRAME_OUTPUTS_BIN] - out[i].offset) {
+            rc = kg_errorf(err, KG_EINPUT, "%s:%zu: names bytes %zu..%zu of %zu sent", name, i + 2, out[i].offset,
+                           out[i].offset + out[i].bytes, ch->partlen[KG_FRAME_OUTPUTS_BIN]);
+            goto done;
+        }
+    if (ch->part[KG_FRAME_TELEMETRY] != NULL) {
+        snprintf(name, sizeof name, "telemetry/proc-%03d.csv (sent)", proc);
+        if ((rc = kg_rows_parse_tel(name, ch->part[KG_FRAME_TELEMETRY], ch->partlen[KG_FRAME_TELEMETRY], plan, proc,
+                                    &tel, &ntel, err)) != KG_OK)
+            goto done;
+        snprintf(name, sizeof name, "telemetry/resources-%03d.csv (sent)", proc);
+        if ((rc = kg_rows_parse_res(name, ch->part[KG_FRAME_RESOURCES], ch->partlen[KG_FRAME_RESOURCES], plan, proc,
+                                    &res, &nres, err)) != KG_OK)
+            goto done;
+    }
+    snprintf(name, sizeof name, "raw/proc-%03d.csv (sent)", proc);
+    rc = kg_rows_parse_raw(name, ch->part[KG_FRAME_RAW], ch->partlen[KG_FRAME_RAW], plan, proc, &raw, &nraw, err);
+done:
+    free(raw);
+    free(chk);
+    free(tel);
+    free(res);
+    free(out);
+    return rc;
+}
+
+/* Writes the checked records of a process, checks first and raw last (a
+ * process whose raw file exists is complete).  Any failure is an error
+ * that stops the campaign: the process is not recorded, and --resume
+ * runs its slot again. */
+static int store_records(int dirfd, const char *dir, const kg_chan *ch, int proc, kg_err *err)
+{
+    char name[32];
+    int rc;
+    snprintf(name, sizeof name, "proc-%03d.csv", proc);
+    if ((rc = store(dirfd, dir, "checks", name, ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], err)) !=
+        KG_OK)
+        return rc;
+    /* the data before its index: an index never names bytes that are not there */
+    snprintf(name, sizeof name, "proc-%03d.bin", proc);
+    if ((rc = store(dirfd, dir, "outputs", name, ch->part[KG_FRAME_OUTPUTS_BIN], ch->partlen[KG_FRAME_OUTPUTS_BIN],
+                    err)) != KG_OK)
+        return rc;
+    snprintf(name, sizeof name, "proc-%03d.csv", proc);
+    if ((rc = store(dirfd, dir, "outputs", name, ch->part[KG_FRAME_OUTPUTS], ch->partlen[KG_FRAME_OUTPUTS], err)) !=
+        KG_OK)
+        return rc;
+    if (ch->part[KG_FRAME_TELEMETRY] != NULL) {
+        if ((rc = store(dirfd, dir, "telemetry", name, ch->part[KG_FRAME_TELEMETRY], ch->partlen[KG_FRAME_TELEMETRY],
+                        err)) != KG_OK)
+            return rc;
+        snprintf(name, sizeof name, "resources-%03d.csv", proc);
+        if ((rc = store(dirfd, dir, "telemetry", name, ch->part[KG_FRAME_RESOURCES], ch->partlen[KG_FRAME_RESOURCES],
+                        err)) != KG_OK)
+            return rc;
+        snprintf(name, sizeof name, "proc-%03d.csv", proc);
+    }
+    return store(dirfd, dir, "raw", name, ch->part[KG_FRAME_RAW], ch->partlen[KG_FRAME_RAW], err);
+}
+
+/* A worker that died (how: "killed by signal 11 (...)") while its last
+ * NOW frame named an arm: a failed "fault" check of that arm in
+ * checks/proc-NNN.csv, written by the supervisor.  The process stays
+ * excluded; evidence.c folds the check into the arm's state. */
+static int record_fault(int dirfd, const char *dir, const kg_plan *plan, const kg_chan *ch, int proc, int pdir,
+                        const char *how, char *reason, size_t cap, kg_err *err)
+{
+    if (!ch->now_set || ch->now_case < 0 || ch->now_case >= plan->ncases || ch->now_arm < 0 ||
+        ch->now_arm >= plan->narms)
+        return KG_OK;
+    kg_check_rec k;
+    memset(&k, 0, sizeof k);
+    k.proc = proc;
+    k.dir = pdir;
+    k.kase = ch->now_case;
+    k.arm = ch->now_arm;
+    k.phase = ch->now_phase == KG_NOW_CHECK_AFTER ? KG_PHASE_POST : KG_PHASE_PRE;
+    snprintf(k.check, sizeof k.check, "%s", KG_CHECK_FAULT);
+    k.pass = 0;
+    char where[160];
+    if (ch->now_phase == KG_NOW_TIME && ch->now_round >= 0 && ch->now_round < plan->campaign.rounds)
+        snprintf(where, sizeof where, "round %d/%d", ch->now_round + 1, plan->campaign.rounds);
+    else
+        snprintf(where, sizeof where, "%s", kg_now_phase_name(ch->now_phase));
+    snprintf(k.detail, sizeof k.detail, "worker %s while running arm %s, case %s, %s", how,
+             plan->arms[k.arm].name, plan->cases[k.kase].name, where);
+    snprintf(reason, cap, "%s", k.detail);
+    kg_sb sb = { 0 };
+    /* checks the worker sent before it died are kept when they parse */
+    kg_check_rec *sent = NULL;
+    size_t nsent = 0;
+    kg_err perr = { 0 };
+    if (ch->part[KG_FRAME_CHECKS] != NULL &&
+        kg_rows_parse_checks("sent checks", ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], plan, proc,
+                             &sent, &nsent, &perr) == KG_OK)
+        kg_sb_printf(&sb, "%.*s", (int)ch->partlen[KG_FRAME_CHECKS], ch->part[KG_FRAME_CHECKS]);
+    else
+        kg_rows_begin(&sb, KG_ROWS_CHECKS);
+    free(sent);
+    kg_rows_put_check(&sb, plan, &k);
+    char name[32];
+    snprintf(name, sizeof name, "proc-%03d.csv", proc);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : store(dirfd, dir, "checks", name, sb.buf, sb.len, err);
+    kg_sb_free(&sb);
+    return rc;
+}
+
+/* Starts one worker and waits for it, killing its process group when it
+ * passes timeout_s.  Its records come through a pipe (channel.h); the
+ * supervisor checks them with rows.c and writes them through dirfd.
+ * When q is not NULL the host is watched meanwhile; when pline is not
+ * NULL the worker's round is shown after it.  The negative arms of s are
+ * passed on its command line.  An error return (a failed write, a
+ * signal to stop) leaves the process unrecorded. */
+static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan *plan, const char *plan_abs,
+                      const char *dir, int dirfd, const char *backend, int proc, double timeout_s,
+                      const kg_quiet *q, const char *pline, int lock_fd, proc_rec *rec, kg_err *err)
+{
+    char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], fdarg[16], parent[24];
     int rc = kg_self_exe(exe, sizeof exe, err);
     if (rc != KG_OK) return rc;
     snprintf(procs, sizeof procs, "%d", proc);
     snprintf(slots, sizeof slots, "%d", rec->slot);
     snprintf(log, sizeof log, "%s/logs/proc-%03d.log", dir, proc);
-    snprintf(raw, sizeof raw, "%s/raw/proc-%03d.csv", dir, proc);
+    snprintf(parent, sizeof parent, "%ld", (long)getpid());
     /* KGATE_WORKER_WRAPPER (e.g. "compute-sanitizer --tool memcheck
      * --error-exitcode 86"): a program the worker runs under. */
     char wrap[1024] = "";
     if (s->worker_wrapper != NULL) snprintf(wrap, sizeof wrap, "%s", s->worker_wrapper);
-    char *argv[52];
+    char *argv[60];
     int n = 0;
     for (char *tok = strtok(wrap, " "); tok != NULL && n < 30; tok = strtok(NULL, " ")) argv[n++] = tok;
+    int wrapped = n > 0;
+    /* the pipe: its read end stays here; the write end is the worker's
+     * only way to record anything */
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) return kg_errorf(err, KG_EIO, "cannot make the rows pipe: %s", strerror(errno));
+    snprintf(fdarg, sizeof fdarg, "%d", pfd[1]);
     argv[n++] = exe;
     argv[n++] = (char *)"worker";
     argv[n++] = (char *)"--plan";
@@ -78,6 +251,13 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const char *pl
     argv[n++] = procs;
     argv[n++] = (char *)"--backend";
     argv[n++] = (char *)backend;
+    argv[n++] = (char *)"--rows-fd";
+    argv[n++] = fdarg;
+    /* under a wrapper the worker's parent is the wrapper */
+    if (!wrapped) {
+        argv[n++] = (char *)"--parent";
+        argv[n++] = parent;
+    }
     if (pline != NULL) argv[n++] = (char *)"--progress";
     argv[n++] = (char *)"--slot";
     argv[n++] = slots;
@@ -95,7 +275,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const char *pl
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawnattr_init(&at);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
@@ -103,18 +283,39 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const char *pl
     pid_t pid;
     kg_utc_now(rec->start_utc, sizeof rec->start_utc);
     double t0 = kg_mono_s();
+    /* the write end is inherited by the worker alone (single-threaded:
+     * no other spawn can see it between these lines) */
+    (void)fcntl(pfd[1], F_SETFD, 0);
     int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    close(pfd[1]);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
-    if (e != 0) return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", argv[0], strerror(e));
+    if (e != 0) {
+        close(pfd[0]);
+        return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", argv[0], strerror(e));
+    }
+    kg_lock_note_worker(lock_fd, (long)pid);
+    (void)fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+    kg_chan ch;
+    kg_chan_init(&ch, proc);
 
-    int status = 0, timed_out = 0, dirty = 0;
+    int status = 0, timed_out = 0, dirty = 0, stopped = 0;
     char why[256] = "";
     double next_poll = t0, next_show = t0 + 0.5;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) break;
-        if (r < 0 && errno != EINTR) return kg_errorf(err, KG_EIO, "waiting for worker %d: %s", proc, strerror(errno));
+        if (r < 0 && errno != EINTR) {
+            rc = kg_errorf(err, KG_EIO, "waiting for worker %d: %s", proc, strerror(errno));
+            kill(-pid, SIGKILL);
+            goto out;
+        }
+        if (stop_signal != 0) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            stopped = 1;
+            break;
+        }
         double now = kg_mono_s();
         if (now - t0 > timeout_s) {
             kill(-pid, SIGKILL);
@@ -136,31 +337,77 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const char *pl
             }
             next_show = now + 0.5;
         }
-        struct timespec ts = { 0, 20 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
+        struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
+        if (!ch.eof && poll(&pf, 1, 20) > 0) {
+            if ((rc = kg_chan_pump(&ch, pfd[0], err)) != KG_OK) {
+                kill(-pid, SIGKILL);
+                waitpid(pid, &status, 0);
+                goto out;
+            }
+        } else if (ch.eof) {
+            struct timespec ts = { 0, 20 * 1000 * 1000 };
+            nanosleep(&ts, NULL);
+        }
     }
     /* Whatever the worker left running in its group goes too. */
     kill(-pid, SIGKILL);
+    kg_lock_note_worker(lock_fd, 0);
+    if (stopped) {
+        rc = kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, dir);
+        goto out;
+    }
+    /* what the worker sent before it ended (a descendant outside its
+     * group may hold the pipe open: only what is there now is read) */
+    if (!ch.eof && (rc = kg_chan_pump(&ch, pfd[0], err)) != KG_OK) goto out;
     rec->seconds = kg_mono_s() - t0;
     char last[256];
     kg_file_last_line(log, last, sizeof last);
     rec->accepted = 0;
+    char how[128] = "";
     if (timed_out) {
         snprintf(rec->status, sizeof rec->status, "timeout");
         snprintf(rec->reason, sizeof rec->reason, "passed the timeout of %.0f s and was killed", timeout_s);
+        snprintf(how, sizeof how, "passed the timeout of %.0f s", timeout_s);
     } else if (WIFSIGNALED(status)) {
         snprintf(rec->status, sizeof rec->status, "crashed");
         snprintf(rec->reason, sizeof rec->reason, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        snprintf(how, sizeof how, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
     } else if (WEXITSTATUS(status) != 0) {
         snprintf(rec->status, sizeof rec->status, "exit %d", WEXITSTATUS(status));
-        snprintf(rec->reason, sizeof rec->reason, "%s", last[0] ? last : "exited with an error");
-    } else if (!kg_path_exists(raw)) {
+        if (ch.part[KG_FRAME_FAIL] != NULL)   /* the worker's own error: no arm is blamed */
+            snprintf(rec->reason, sizeof rec->reason, "%.*s", (int)(ch.partlen[KG_FRAME_FAIL] < 250 ?
+                     ch.partlen[KG_FRAME_FAIL] : 250), ch.part[KG_FRAME_FAIL]);
+        else {
+            snprintf(rec->reason, sizeof rec->reason, "%s", last[0] ? last : "exited with an error");
+            snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+        }
+    } else if (ch.bad[0] != '\0') {
+        snprintf(rec->status, sizeof rec->status, "bad rows");
+        snprintf(rec->reason, sizeof rec->reason, "its pipe broke the frame protocol: %.200s", ch.bad);
+    } else if (ch.part[KG_FRAME_RAW] == NULL) {
         snprintf(rec->status, sizeof rec->status, "incomplete");
-        snprintf(rec->reason, sizeof rec->reason, "exited 0 without writing its rows");
+        snprintf(rec->reason, sizeof rec->reason, "exited 0 without sending its rows");
+        if (ch.now_set) snprintf(how, sizeof how, "exited 0 without sending its rows");
     } else {
-        snprintf(rec->status, sizeof rec->status, "ok");
-        rec->reason[0] = '\0';
-        rec->accepted = 1;
+        kg_err verr = { 0 };
+        if (check_records(plan, &ch, proc, &verr) != KG_OK) {
+            snprintf(rec->status, sizeof rec->status, "bad rows");
+            snprintf(rec->reason, sizeof rec->reason, "%.250s", verr.msg);
+        } else {
+            /* a write that fails stops the campaign with the process unrecorded */
+            if ((rc = store_records(dirfd, dir, &ch, proc, err)) != KG_OK) goto out;
+            snprintf(rec->status, sizeof rec->status, "ok");
+            rec->reason[0] = '\0';
+            rec->accepted = 1;
+        }
+    }
+    /* A worker that died while it ran an arm is that arm's fault, except
+     * for a timeout on a host that was not quiet (the host may be why). */
+    if (how[0] != '\0' && !(timed_out && dirty)) {
+        char fault[KG_DETAIL_MAX] = "";
+        if ((rc = record_fault(dirfd, dir, plan, &ch, proc, rec->dir, how, fault, sizeof fault, err)) != KG_OK)
+            goto out;
+        if (fault[0] != '\0') snprintf(rec->reason, sizeof rec->reason, "%.250s", fault);
     }
     if (dirty) {
         /* the host, not the kernel, is in question: excluded and repeated */
@@ -170,7 +417,11 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const char *pl
         snprintf(rec->reason, sizeof rec->reason, "%.130s; the worker ended %.100s", why, outcome);
         rec->accepted = 0;
     }
-    return KG_OK;
+    rc = KG_OK;
+out:
+    close(pfd[0]);
+    kg_chan_free(&ch);
+    return rc;
 }
 
 /* Prints the progress line (process i/n, direction, elapsed, ETA) and
@@ -209,28 +460,29 @@ static int next_slot(const proc_rec *r, int n, int nslots, int max_repeats, int 
 }
 
 /* Removes what an interrupted process or writer may have left: the files
- * of processes from index first on, and temporary files. */
-static void remove_leftovers(const char *dir, int first)
+ * of processes from index first on, and temporary files.  Through the
+ * folder's descriptor: a subfolder that is a link is not entered. */
+static void remove_leftovers(int dirfd, int first)
 {
-    const char *subs[] = { "", "/raw", "/checks", "/outputs", "/logs" };
+    const char *subs[] = { ".", "raw", "checks", "outputs", "telemetry", "logs" };
     for (size_t k = 0; k < sizeof subs / sizeof subs[0]; k++) {
-        char sub[KG_PATH_MAX + 32], path[KG_PATH_MAX + 600];
-        snprintf(sub, sizeof sub, "%s%s", dir, subs[k]);
-        DIR *d = opendir(sub);
+        int sfd = openat(dirfd, subs[k], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0) continue;
+        int lfd = dup(sfd);
+        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+        if (d == NULL && lfd >= 0) close(lfd);
         struct dirent *e;
         while (d != NULL && (e = readdir(d)) != NULL) {
             int idx;
             if (strstr(e->d_name, ".tmp.") != NULL ||
-                (k > 0 && sscanf(e->d_name, "proc-%d.", &idx) == 1 && idx >= first)) {
-                snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
-                unlink(path);
-            }
+                (k > 0 && sscanf(e->d_name, "proc-%d.", &idx) == 1 && idx >= first) ||
+                (k > 0 && sscanf(e->d_name, "resources-%d.", &idx) == 1 && idx >= first))
+                (void)unlinkat(sfd, e->d_name, 0);
         }
         if (d != NULL) closedir(d);
+        close(sfd);
     }
-    char path[KG_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
-    unlink(path);
+    (void)unlinkat(dirfd, "SHA256SUMS", 0);
 }
 
 int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_analysis *an, kg_err *err)
@@ -240,8 +492,9 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     proc_rec *recs = NULL;
     char dir[KG_PATH_MAX], path[KG_PATH_MAX + 64], plan_abs[PATH_MAX];
     char notice[512] = "", device[512] = "", *recorded = NULL;
-    int rc, lock_fd = -1, nrec = 0;
+    int rc, lock_fd = -1, nrec = 0, dirfd = -1;
     kg_quiet q;
+    struct sigaction sa, old_int, old_term;
     char pline[256] = "";
     /* the settings of this campaign: the environment's, and the negative
      * asked for in the options (the workers get it on their command line) */
@@ -252,6 +505,15 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     }
     memset(&q, 0, sizeof q);
     memset(an, 0, sizeof *an);
+    /* SIGINT and SIGTERM stop the running worker and leave a folder that
+     * --resume continues; nothing of this process is readable by others */
+    (void)prctl(PR_SET_DUMPABLE, 0);
+    stop_signal = 0;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
     if (plan->campaign.inputs == KG_INPUTS_FRESH) {
@@ -303,6 +565,11 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     }
     if ((rc = kg_mkdir_p(dir, err)) != KG_OK) goto done;
     snprintf(out_dir_used, cap, "%s", dir);
+    /* every write of the campaign's records goes through this descriptor */
+    if ((dirfd = kg_open_dir(AT_FDCWD, dir, 0, err)) < 0) {
+        rc = dirfd;
+        goto done;
+    }
 
     const char *bname = o->backend != NULL ? o->backend : plan->campaign.backend;
     if ((rc = kg_backend_open(bname, plan, &s, &be, notice, sizeof notice, err)) != KG_OK) goto done;
@@ -325,18 +592,20 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
             recs = p;
         }
-        remove_leftovers(dir, nrec);
+        remove_leftovers(dirfd, nrec);
         snprintf(path, sizeof path, "%s/meta.json", dir);
-        if (!kg_path_exists(path) && (rc = kg_evidence_write_meta(dir, plan, &meta, err)) != KG_OK) goto done;
+        if (!kg_path_exists(path) && (rc = kg_evidence_write_meta(dirfd, dir, plan, &meta, err)) != KG_OK) goto done;
         fprintf(stderr, "kgate: resuming %s: %d process(es) recorded\n", dir, nrec);
     } else {
         snprintf(path, sizeof path, "%s/plan.kg", dir);
-        if ((rc = kg_write_atomic(path, plan->canonical, strlen(plan->canonical), err)) != KG_OK) goto done;
+        if ((rc = kg_write_atomic_at(dirfd, "plan.kg", path, plan->canonical, strlen(plan->canonical), err)) != KG_OK)
+            goto done;
         snprintf(path, sizeof path, "%s/plan.sha256", dir);
         char hashline[80];
         snprintf(hashline, sizeof hashline, "%s\n", plan->hash);
-        if ((rc = kg_write_atomic(path, hashline, strlen(hashline), err)) != KG_OK) goto done;
-        if ((rc = kg_evidence_write_meta(dir, plan, &meta, err)) != KG_OK) goto done;
+        if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK)
+            goto done;
+        if ((rc = kg_evidence_write_meta(dirfd, dir, plan, &meta, err)) != KG_OK) goto done;
         recs = calloc((size_t)nslots, sizeof *recs);
         if (recs == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     }
@@ -353,7 +622,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         char compiler[512] = "";
         const char *cc = kg_backend_compiler(resolved, &s);
         if (cc != NULL) kg_tool_version(cc, compiler, sizeof compiler);
-        if ((rc = kg_evidence_write_environment(plan, dir, resolved, device, cc != NULL ? compiler : NULL, err)) !=
+        if ((rc = kg_evidence_write_environment(dirfd, plan, dir, resolved, device, cc != NULL ? compiler : NULL, err)) !=
             KG_OK)
             goto done;
     }
@@ -373,6 +642,10 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     for (;;) {
         int attempt = 0, slot = next_slot(recs, nrec, nslots, max_repeats, &attempt);
         if (slot < 0) break;
+        if (stop_signal != 0) {
+            rc = kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, dir);
+            goto done;
+        }
         if (nrec == capn) {
             capn *= 2;
             proc_rec *p = realloc(recs, (size_t)capn * sizeof *p);
@@ -386,16 +659,16 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         r->dir = kg_protocol_direction(slot);
         progress(o, slot, nslots, r->dir, kg_mono_s() - t0, pline, sizeof pline);
         if (!o->check_only && (rc = kg_quiet_wait(&q, window, 600 + 20 * window, err)) != KG_OK) goto done;
-        if ((rc = run_worker(o, &s, plan_abs, dir, resolved, nrec, plan->campaign.timeout_s,
-                             o->check_only ? NULL : &q, o->progress ? pline : NULL, r, err)) != KG_OK)
+        if ((rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s,
+                             o->check_only ? NULL : &q, o->progress ? pline : NULL, lock_fd, r, err)) != KG_OK)
             goto done;
         nrec++;
-        if ((rc = kg_evidence_write_processes(dir, recs, nrec, err)) != KG_OK) goto done;
+        if ((rc = kg_evidence_write_processes(dirfd, dir, recs, nrec, err)) != KG_OK) goto done;
         if (!r->accepted && (o->progress || strcmp(r->status, "contaminated") == 0))
             fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", nrec - 1, r->status, r->reason);
     }
     progress(o, nslots, nslots, 0, kg_mono_s() - t0, pline, sizeof pline);
-    if (nrec == 0 && (rc = kg_evidence_write_processes(dir, recs, 0, err)) != KG_OK) goto done;
+    if (nrec == 0 && (rc = kg_evidence_write_processes(dirfd, dir, recs, 0, err)) != KG_OK) goto done;
     if ((rc = kg_report_build(dir, an, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_write_sums(dir, err)) != KG_OK) goto done;
     if (o->archive) {
@@ -411,6 +684,9 @@ done:
     kg_backend_close(be);
     kg_quiet_free(&q);
     kg_lock_release(lock_fd);
+    if (dirfd >= 0) close(dirfd);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     free(recs);
     free(recorded);
     kg_plan_free(plan);

@@ -109,14 +109,20 @@ static int fault_write_now(void)
     return fault_writes++ >= fault_after;
 }
 
-int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
+int kg_write_atomic_at(int dirfd, const char *name, const char *shown, const void *data, size_t len, kg_err *err)
 {
     char tmp[PATH_MAX];
     int fault = fault_write_now();
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return kg_errorf(err, KG_EIO, "%s: path too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return kg_errorf(err, KG_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    if (shown == NULL) shown = name;
+    if (strchr(name, '/') != NULL)
+        return kg_errorf(err, KG_EINTERNAL, "%s: a name inside its folder was expected (no '/')", shown);
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid()) >= (int)sizeof tmp)
+        return kg_errorf(err, KG_EIO, "%s: path too long", shown);
+    /* a leftover of an earlier writer with this pid goes first (a link is
+     * removed, never followed); then the temporary is created new */
+    (void)unlinkat(dirfd, tmp, 0);
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return kg_errorf(err, KG_EIO, "%s.tmp.%ld: cannot create: %s", shown, (long)getpid(), strerror(errno));
     const char *p = data;
     size_t left = len;
     while (left > 0) {
@@ -126,8 +132,8 @@ int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
             if (errno == EINTR) continue;
             int e = errno;
             close(fd);
-            unlink(tmp);
-            return kg_errorf(err, KG_EIO, "%s: write failed: %s%s", path, strerror(e),
+            unlinkat(dirfd, tmp, 0);
+            return kg_errorf(err, KG_EIO, "%s: write failed: %s%s", shown, strerror(e),
                              e == ENOSPC ? " (the disk is full: free space and rerun; earlier files are intact)" : "");
         }
         p += w;
@@ -135,16 +141,45 @@ int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
     }
     if (fsync(fd) != 0 || close(fd) != 0) {
         int e = errno;
-        unlink(tmp);
-        return kg_errorf(err, KG_EIO, "%s: flush failed: %s%s", path, strerror(e),
+        unlinkat(dirfd, tmp, 0);
+        return kg_errorf(err, KG_EIO, "%s: flush failed: %s%s", shown, strerror(e),
                          e == ENOSPC ? " (the disk is full)" : "");
     }
-    if (rename(tmp, path) != 0) {
+    if (renameat(dirfd, tmp, dirfd, name) != 0) {
         int e = errno;
-        unlink(tmp);
-        return kg_errorf(err, KG_EIO, "%s: rename failed: %s", path, strerror(e));
+        unlinkat(dirfd, tmp, 0);
+        return kg_errorf(err, KG_EIO, "%s: rename failed: %s", shown, strerror(e));
     }
+    /* the rename itself is durable once the folder is */
+    if (fsync(dirfd) != 0 && errno != EINVAL)
+        return kg_errorf(err, KG_EIO, "%s: flushing its folder failed: %s", shown, strerror(errno));
     return KG_OK;
+}
+
+int kg_open_dir(int dirfd, const char *name, int create, kg_err *err)
+{
+    if (create && mkdirat(dirfd, name, 0755) != 0 && errno != EEXIST)
+        return kg_errorf(err, KG_EIO, "%s: cannot create folder: %s", name, strerror(errno));
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return kg_errorf(err, KG_EIO, "%s: cannot open the folder (a link or not a folder?): %s", name,
+                         strerror(errno));
+    return fd;
+}
+
+int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
+{
+    char parent[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) snprintf(parent, sizeof parent, ".");
+    else if (slash == path) snprintf(parent, sizeof parent, "/");
+    else if ((size_t)(slash - path) >= sizeof parent) return kg_errorf(err, KG_EIO, "%s: path too long", path);
+    else snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
+    int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return kg_errorf(err, KG_EIO, "%s: cannot open its folder: %s", path, strerror(errno));
+    int rc = kg_write_atomic_at(dfd, slash != NULL ? slash + 1 : path, path, data, len, err);
+    close(dfd);
+    return rc;
 }
 
 int kg_mkdir_p(const char *path, kg_err *err)

@@ -28,6 +28,15 @@ int kg_read_file(const char *path, char **data, size_t *len, kg_err *err);
  * the old file or the new one, never a part.  A full disk is reported as
  * such and leaves the old file in place. */
 int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err);
+/* The same through a folder descriptor: name is a plain name inside the
+ * folder dirfd (no '/').  The temporary is created with O_EXCL|O_NOFOLLOW
+ * and the folder is fsynced after the rename.  shown: the path named in
+ * messages (NULL: name). */
+int kg_write_atomic_at(int dirfd, const char *name, const char *shown, const void *data, size_t len, kg_err *err);
+/* Opens the folder name under dirfd (AT_FDCWD: the working folder) with
+ * O_DIRECTORY|O_NOFOLLOW, creating it first when create is set.  Returns
+ * the descriptor, or a negative KG_E* code. */
+int kg_open_dir(int dirfd, const char *name, int create, kg_err *err);
 
 /* Test hook for the crash-safety tests (KGATE_FAULT_WRITE_AFTER): from
  * now on n atomic writes of this process succeed, then every one fails as

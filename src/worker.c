@@ -6,22 +6,35 @@
  * arm its own buffers, checks every arm (outputs poisoned twice with
  * different patterns, guard canaries, inputs verified unchanged), runs
  * the rounds, then checks again (a snapshot of the last timed output and
- * a run on fresh inputs).  Rows are kept in memory and written at the end
- * through atomic renames; a worker that dies leaves no partial file.
+ * a run on fresh inputs).  Rows are kept in memory and sent at the end
+ * to the supervisor through the pipe it passed (--rows-fd, channel.h):
+ * the worker writes nothing into the evidence folder, and a worker that
+ * dies leaves no partial record.  Before every arm operation it sends a
+ * NOW frame (case, arm, phase, round), so that the supervisor can name
+ * the arm that killed it.
  *
  * One case runs as five named phases (run_case): prepare (admission,
  * inputs, references, the weak-case check, every arm loaded), check
  * before timing (two poisons, the numerical negative, parity), time (the
  * rounds), check after timing (escapes, the snapshot, fresh inputs);
- * the worker then records every row through rows.c (write_evidence).
+ * the worker then sends every row, made by rows.c (send_evidence).
  *
  * An arm that fails a check before timing is not timed in this process.
+ * A backend call that fails as the arm's own fault (KG_EARM) records a
+ * failed "fault" check and drops the arm for the rest of the process; one
+ * the device refuses (KG_EINADMISSIBLE) records a failed "admissible"
+ * check on that case.  The other arms go on either way.
  * The worker never judges: the supervisor's analysis does. */
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 #include "worker.h"
+#include "channel.h"
 #include "kgate/evidence.h"
 #include "kgate/backend.h"
 #include "kgate/oracle.h"
@@ -37,6 +50,7 @@ typedef struct inst {
     kg_dbuf out[KG_MAX_OUT];
     kg_binding b;
     int failed;             /* a check failed before timing: not timed */
+    int dropped;            /* the arm faulted or was refused: no more operations on it */
     /* rotate = N: input sets 1..N-1 (set 0 is in[]); the set bound now */
     kg_dbuf rot[KG_MAX_ROTATE][KG_MAX_IN];
     int cur_set;
@@ -54,6 +68,8 @@ typedef struct wctx {
     kg_sb telemetry;        /* one row per timed sample, where the backend reads telemetry */
     kg_sb resources;        /* one row per loaded arm, where the backend reports resources */
     kg_outputs outputs;     /* checked outputs kept for replay */
+    int rows_fd;            /* the pipe to the supervisor */
+    int *faulted;           /* per arm: 1 + the case it faulted on in this process, 0: none */
     void *host;             /* scratch for downloads */
     size_t host_cap;
 } wctx;
@@ -80,6 +96,21 @@ static void record_check(wctx *w, int c, int a, kg_phase phase, const char *chec
     snprintf(k.detail, sizeof k.detail, "%s", detail != NULL ? detail : (r != NULL ? r->msg : ""));
     kg_rows_put_check(&w->checks, w->plan, &k);
 }
+
+/* Tells the supervisor which arm the worker is about to run (best
+ * effort: a broken pipe shows at the end, when the rows are sent). */
+static void now(wctx *w, int c, int arm, int phase, int round)
+{
+    kg_frame_now(w->rows_fd, w->proc, c, arm, phase, round, NULL);
+}
+
+/* rc of a backend call for arm instance x: an arm's own fault (KG_EARM)
+ * or a launch the device refuses (KG_EINADMISSIBLE) is recorded against
+ * the arm (a failed "fault" or "admissible" check with the backend's
+ * message), the arm is dropped from this case, and KG_OK is returned so
+ * that the process goes on with the other arms.  A fault also drops the
+ * arm from the later cases of the process.  Other codes are returned. */
+static int arm_failed(wctx *w, int c, struct inst *x, kg_phase phase, int rc, kg_err *err);
 
 static int scratch(wctx *w, size_t bytes, kg_err *err)
 {
@@ -187,6 +218,19 @@ static int checked_run(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase 
     return verify(w, c, x, d, phase, name, ok, counts, err);
 }
 
+static int arm_failed(wctx *w, int c, inst *x, kg_phase phase, int rc, kg_err *err)
+{
+    if (rc != KG_EARM && rc != KG_EINADMISSIBLE) return rc;
+    char detail[KG_DETAIL_MAX];
+    snprintf(detail, sizeof detail, "%s%.480s", rc == KG_EINADMISSIBLE ? "INADMISSIBLE: " : "", err->msg);
+    record_check(w, c, x->arm, phase, rc == KG_EARM ? KG_CHECK_FAULT : KG_CHECK_ADMISSIBLE, 0, NULL, detail);
+    x->failed = 1;
+    x->dropped = 1;
+    if (rc == KG_EARM && w->faulted[x->arm] == 0) w->faulted[x->arm] = 1 + c;
+    kg_err_clear(err);
+    return KG_OK;
+}
+
 static void inst_release(wctx *w, inst *x)
 {
     kg_backend_unload(w->be, x->k);
@@ -292,9 +336,10 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
     int j = -1, rc;
     for (int k = 0; k < nx; k++)
         if (strcmp(plan->arms[xs[k].arm].name, other) == 0) j = k;
-    if (j < 0) {
+    if (j < 0 || xs[j].dropped) {
         char detail[200];
-        snprintf(detail, sizeof detail, "parity arm %s does not run on this case", other);
+        snprintf(detail, sizeof detail, j < 0 ? "parity arm %s does not run on this case" :
+                 "parity arm %s failed in this process before the comparison", other);
         record_check(w, c, xs[i].arm, KG_PHASE_PRE, KG_CHECK_PARITY, 0, NULL, detail);
         xs[i].failed = 1;
         return KG_OK;
@@ -450,9 +495,24 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     if ((rc = kg_oracle_prepare(cr->kc, seed_post, &cr->post, err)) != KG_OK) return rc;
     weak_check(w, cr->c, cr->order, cr->n, &cr->pre, &cr->post);
     for (int i = 0; i < cr->n; i++) {
-        rc = inst_setup(w, cr->c, cr->order[i], &cr->pre, &cr->xs[cr->nx], err);
+        inst *x = &cr->xs[cr->nx];
+        int a = cr->order[i];
+        if (w->faulted[a] != 0) {
+            /* its own code failed earlier in this process: not run again */
+            char detail[200];
+            memset(x, 0, sizeof *x);
+            x->arm = a;
+            x->failed = x->dropped = 1;
+            cr->nx++;
+            snprintf(detail, sizeof detail, "not run: the arm faulted earlier in this process (case %s)",
+                     plan->cases[w->faulted[a] - 1].name);
+            record_check(w, cr->c, a, KG_PHASE_PRE, KG_CHECK_FAULT, 0, NULL, detail);
+            continue;
+        }
+        now(w, cr->c, a, KG_NOW_LOAD, -1);
+        rc = inst_setup(w, cr->c, a, &cr->pre, x, err);
         cr->nx++;   /* released whatever setup reached */
-        if (rc != KG_OK) return rc;
+        if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
     }
     return KG_OK;
 }
@@ -468,10 +528,14 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
     for (int i = 0; i < cr->nx; i++) {
         inst *x = &cr->xs[i];
         int ok0 = 1, ok1 = 1, counts[2] = { 0, 0 };
-        if ((rc = checked_run(w, cr->c, x, &cr->pre, KG_PHASE_PRE, KG_CHECK_POISON0, 0, &ok0, counts, err)) != KG_OK)
-            return rc;
-        if ((rc = checked_run(w, cr->c, x, &cr->pre, KG_PHASE_PRE, KG_CHECK_POISON1, 1, &ok1, counts, err)) != KG_OK)
-            return rc;
+        if (x->dropped) continue;
+        now(w, cr->c, x->arm, KG_NOW_CHECK_BEFORE, -1);
+        rc = checked_run(w, cr->c, x, &cr->pre, KG_PHASE_PRE, KG_CHECK_POISON0, 0, &ok0, counts, err);
+        if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
+        if (x->dropped) continue;
+        rc = checked_run(w, cr->c, x, &cr->pre, KG_PHASE_PRE, KG_CHECK_POISON1, 1, &ok1, counts, err);
+        if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
+        if (x->dropped) continue;
         x->failed = !(ok0 && ok1);
         if (kg_backend_negative(w->settings, &plan->arms[x->arm])) {
             /* the numerical negative: every output comparison must fail */
@@ -483,13 +547,14 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
         }
     }
     for (int i = 0; i < cr->nx; i++)
-        if (plan->arms[cr->xs[i].arm].parity[0] != '\0' &&
+        if (!cr->xs[i].dropped && plan->arms[cr->xs[i].arm].parity[0] != '\0' &&
             (rc = parity_check(w, cr->c, cr->xs, cr->nx, i, &cr->pre, err)) != KG_OK)
             return rc;
     cr->nlive = 0;
     for (int i = 0; i < cr->nx; i++)
         if (!cr->xs[i].failed) cr->live[cr->nlive++] = i;
-    for (int i = 0; i < cr->nx; i++) record_resources(w, cr->c, &cr->xs[i]);
+    for (int i = 0; i < cr->nx; i++)
+        if (!cr->xs[i].dropped) record_resources(w, cr->c, &cr->xs[i]);
     return KG_OK;
 }
 
@@ -500,15 +565,19 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
     const kg_campaign *cp = &plan->campaign;
     int xi = cr->rorder[st->slot], rc;
     inst *x = &cr->xs[xi];
+    if (x->dropped) return KG_OK;   /* faulted earlier in the rounds */
+    now(w, cr->c, x->arm, KG_NOW_TIME, r);
     kg_sample_ctx sc = { .proc = w->proc, .dir = w->dir, .round = r, .sample = st->sample, .arm = x->arm,
                          .kase = cr->c, .first_arm = cr->n > 0 ? cr->order[0] : -1, .pos = st->slot,
                          .seed = cp->seed };
     if (cp->l2 == KG_L2_COLD && (rc = kg_backend_flush(w->be, err)) != KG_OK) return rc;
     /* the last execution of an arm uses set 0, which the snapshot reads */
     int last = r == cp->rounds - 1 && st->sample == cp->samples - 1;
-    if (cr->nset > 1 && (rc = rotation_bind(w, x, last ? 0 : cr->use[xi]++ % cr->nset, err)) != KG_OK) return rc;
+    if (cr->nset > 1 && (rc = rotation_bind(w, x, last ? 0 : cr->use[xi]++ % cr->nset, err)) != KG_OK)
+        return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
     double t_ns = 0;
-    if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK) return rc;
+    if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK)
+        return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
     if (st->sample < 0) return KG_OK;
     if (!(t_ns > 0) || !isfinite(t_ns))
         return kg_errorf(err, KG_EBACKEND, "arm %s returned a non-positive time (%g ns)", plan->arms[x->arm].name,
@@ -538,8 +607,12 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
         return kg_errorf(err, KG_EINPUT, "%s: rotate = %d: at most %d input sets", plan->path, cr->nset,
                          KG_MAX_ROTATE);
     if (cp->rounds > 0)
-        for (int i = 0; i < cr->nlive && cr->nset > 1; i++)
-            if ((rc = rotation_setup(w, &cr->xs[cr->live[i]], &cr->pre, cr->nset, err)) != KG_OK) return rc;
+        for (int i = 0; i < cr->nlive && cr->nset > 1; i++) {
+            inst *x = &cr->xs[cr->live[i]];
+            now(w, cr->c, x->arm, KG_NOW_TIME, -1);
+            rc = rotation_setup(w, x, &cr->pre, cr->nset, err);
+            if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
+        }
     /* a backend whose timed runs execute nothing (fake) leaves the output
      * of the last checked run: its snapshot is of the pre inputs */
     int switch_inputs = (kg_backend_caps(w->be) & KG_CAP_EXECUTES) != 0;
@@ -550,16 +623,30 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
          * catches a kernel that keeps an old output (pointer-keyed
          * caches, poison detection, honest only on its first calls). */
         if (r == cp->rounds - 1 && switch_inputs)
-            for (int i = 0; i < cr->nlive; i++)
-                if ((rc = rotation_upload(w, &cr->xs[cr->live[i]], &cr->post, cr->nset, err)) != KG_OK) return rc;
+            for (int i = 0; i < cr->nlive; i++) {
+                inst *x = &cr->xs[cr->live[i]];
+                if (x->dropped) continue;
+                now(w, cr->c, x->arm, KG_NOW_TIME, r);
+                rc = rotation_upload(w, x, &cr->post, cr->nset, err);
+                if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
+            }
         if (w->progress) fprintf(stderr, "progress: case %s round %d/%d\n", cr->kc->name, r + 1, cp->rounds);
         kg_protocol_round_order(cr->live, cr->nlive, r, cr->rorder);
         int ns = kg_protocol_round_steps(cr->nlive, cp->warmup, cp->samples, cp->interleave, cr->steps);
         for (int s = 0; s < ns; s++)
             if ((rc = time_one(w, cr, r, &cr->steps[s], &escapes_seen, err)) != KG_OK) return rc;
     }
+    for (int i = 0; i < cr->nlive; i++) {
+        inst *x = &cr->xs[cr->live[i]];
+        if (x->dropped) continue;
+        rc = rotation_bind(w, x, 0, err);
+        if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
+    }
+    /* an arm that faulted in the rounds is checked no further */
+    int nl = 0;
     for (int i = 0; i < cr->nlive; i++)
-        if ((rc = rotation_bind(w, &cr->xs[cr->live[i]], 0, err)) != KG_OK) return rc;
+        if (!cr->xs[cr->live[i]].dropped) cr->live[nl++] = cr->live[i];
+    cr->nlive = nl;
     return KG_OK;
 }
 
@@ -585,18 +672,21 @@ static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
     }
     for (int i = 0; i < cr->nlive; i++) {
         int ok = 1;
-        if ((rc = verify(w, cr->c, &cr->xs[cr->live[i]], cr->snap, KG_PHASE_POST, KG_CHECK_SNAPSHOT, &ok, NULL,
-                         err)) != KG_OK)
-            return rc;
+        inst *x = &cr->xs[cr->live[i]];
+        now(w, cr->c, x->arm, KG_NOW_CHECK_AFTER, -1);
+        rc = verify(w, cr->c, x, cr->snap, KG_PHASE_POST, KG_CHECK_SNAPSHOT, &ok, NULL, err);
+        if ((rc = arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err)) != KG_OK) return rc;
     }
     uint64_t seed_fresh = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 2);
     if ((rc = kg_oracle_prepare(cr->kc, seed_fresh, &cr->fresh, err)) != KG_OK) return rc;
     for (int i = 0; i < cr->nlive; i++) {
         int ok = 1;
         inst *x = &cr->xs[cr->live[i]];
-        if ((rc = upload_inputs(w, x, &cr->fresh, err)) != KG_OK) return rc;
-        if ((rc = checked_run(w, cr->c, x, &cr->fresh, KG_PHASE_POST, KG_CHECK_FRESH, 0, &ok, NULL, err)) != KG_OK)
-            return rc;
+        if (x->dropped) continue;
+        now(w, cr->c, x->arm, KG_NOW_CHECK_AFTER, -1);
+        rc = upload_inputs(w, x, &cr->fresh, err);
+        if (rc == KG_OK) rc = checked_run(w, cr->c, x, &cr->fresh, KG_PHASE_POST, KG_CHECK_FRESH, 0, &ok, NULL, err);
+        if ((rc = arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err)) != KG_OK) return rc;
     }
     return KG_OK;
 }
@@ -617,32 +707,55 @@ static int run_case(wctx *w, int c, kg_err *err)
     return rc;
 }
 
-/* Phase 5, record: every row of the process, checks first (a process
- * whose raw file exists is complete), each file written atomically. */
-static int write_evidence(wctx *w, const char *dir, kg_err *err)
+/* Phase 5, record: every row of the process sent to the supervisor,
+ * checks first and raw last (the supervisor writes them in this order:
+ * a process whose raw file exists is complete). */
+static int send_evidence(wctx *w, kg_err *err)
 {
-    char path[KG_PATH_MAX + 64];
+    kg_sb idx = { 0 };
     int rc;
-    if (w->rows.oom || w->checks.oom || w->telemetry.oom || w->resources.oom)
+    if (w->rows.oom || w->checks.oom || w->telemetry.oom || w->resources.oom || w->outputs.oom)
         return kg_errorf(err, KG_ENOMEM, "out of memory recording rows");
-    static const char *const subs[] = { "raw", "checks" };
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, subs[i]);
-        if ((rc = kg_mkdir_p(path, err)) != KG_OK) return rc;
-    }
-    snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, w->proc);
-    if ((rc = kg_write_atomic(path, w->checks.buf, w->checks.len, err)) != KG_OK) return rc;
-    if ((rc = kg_outputs_flush(&w->outputs, w->plan, dir, w->proc, err)) != KG_OK) return rc;
+    kg_outputs_index(&w->outputs, w->plan, w->proc, &idx);
+    if (idx.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    if ((rc = kg_frame_send(w->rows_fd, KG_FRAME_CHECKS, w->proc, w->checks.buf, w->checks.len, err)) != KG_OK)
+        goto done;
+    if ((rc = kg_frame_send(w->rows_fd, KG_FRAME_OUTPUTS_BIN, w->proc, w->outputs.data, w->outputs.len, err)) !=
+        KG_OK)
+        goto done;
+    if ((rc = kg_frame_send(w->rows_fd, KG_FRAME_OUTPUTS, w->proc, idx.buf, idx.len, err)) != KG_OK) goto done;
     if (kg_backend_has_telemetry(w->be) || kg_backend_has_resources(w->be)) {
-        snprintf(path, sizeof path, "%s/telemetry", dir);
-        if ((rc = kg_mkdir_p(path, err)) != KG_OK) return rc;
-        snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", dir, w->proc);
-        if ((rc = kg_write_atomic(path, w->telemetry.buf, w->telemetry.len, err)) != KG_OK) return rc;
-        snprintf(path, sizeof path, "%s/telemetry/resources-%03d.csv", dir, w->proc);
-        if ((rc = kg_write_atomic(path, w->resources.buf, w->resources.len, err)) != KG_OK) return rc;
+        if ((rc = kg_frame_send(w->rows_fd, KG_FRAME_TELEMETRY, w->proc, w->telemetry.buf, w->telemetry.len,
+                                err)) != KG_OK)
+            goto done;
+        if ((rc = kg_frame_send(w->rows_fd, KG_FRAME_RESOURCES, w->proc, w->resources.buf, w->resources.len,
+                                err)) != KG_OK)
+            goto done;
     }
-    snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", dir, w->proc);
-    return kg_write_atomic(path, w->rows.buf, w->rows.len, err);
+    rc = kg_frame_send(w->rows_fd, KG_FRAME_RAW, w->proc, w->rows.buf, w->rows.len, err);
+done:
+    kg_sb_free(&idx);
+    return rc;
+}
+
+/* The worker ends itself when the supervisor is gone (PR_SET_PDEATHSIG)
+ * or when it runs past the plan's timeout with a grace (its own alarm),
+ * so that neither needs a live supervisor.  Nothing it holds can be
+ * read through /proc or a core by another process (PR_SET_DUMPABLE 0). */
+static int self_limits(const kg_worker_opts *o, const kg_plan *plan, kg_err *err)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        return kg_errorf(err, KG_EIO, "prctl(PR_SET_PDEATHSIG): %s", strerror(errno));
+    /* the supervisor may have died before the line above */
+    if (o->parent > 0 && getppid() != (pid_t)o->parent)
+        return kg_errorf(err, KG_EIO, "the supervisor (pid %ld) is gone: nothing to do", o->parent);
+    (void)prctl(PR_SET_DUMPABLE, 0);
+    double t = plan->campaign.timeout_s;
+    if (t > 0) {
+        double grace = 2 + 0.1 * t;
+        alarm((unsigned)(t + grace) + 1u);   /* SIGALRM's default action ends the worker */
+    }
+    return KG_OK;
 }
 
 int kg_worker_main(const kg_worker_opts *o, kg_err *err)
@@ -653,7 +766,13 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     char *want = NULL;
     int *corder = NULL;
     int rc;
+    w.rows_fd = o->rows_fd;
+    if (o->rows_fd < 0) {
+        rc = kg_errorf(err, KG_EUSAGE, "kgate worker needs --rows-fd (it is started by kgate run)");
+        goto done;
+    }
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
+    if ((rc = self_limits(o, plan, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/plan.sha256", o->out_dir);
     if ((rc = kg_read_file(path, &want, NULL, err)) != KG_OK) goto done;
     if (strncmp(want, plan->hash, 64) != 0) {
@@ -678,15 +797,18 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     kg_rows_begin(&w.resources, KG_ROWS_RESOURCES);
 
     corder = calloc((size_t)(plan->ncases > 0 ? plan->ncases : 1), sizeof *corder);
-    if (corder == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    w.faulted = calloc((size_t)(plan->narms > 0 ? plan->narms : 1), sizeof *w.faulted);
+    if (corder == NULL || w.faulted == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     int ncases = kg_protocol_case_order(plan, w.dir, corder, plan->ncases);
     kg_campaign cp_saved = plan->campaign;
     if (o->check_only) plan->campaign.rounds = 0;
     for (int i = 0; i < ncases; i++)
         if ((rc = run_case(&w, corder[i], err)) != KG_OK) goto done;
     plan->campaign = cp_saved;
-    rc = write_evidence(&w, o->out_dir, err);
+    rc = send_evidence(&w, err);
 done:
+    /* the worker's own error, so that the supervisor does not blame an arm */
+    if (rc != KG_OK && o->rows_fd >= 0) kg_frame_send(o->rows_fd, KG_FRAME_FAIL, o->proc, err->msg, strlen(err->msg), NULL);
     kg_backend_close(w.be);
     kg_sb_free(&w.rows);
     kg_sb_free(&w.checks);
@@ -696,6 +818,7 @@ done:
     free(w.host);
     free(want);
     free(corder);
+    free(w.faulted);
     kg_plan_free(plan);
     return rc;
 }

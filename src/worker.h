@@ -1,7 +1,7 @@
 /* worker.h: one fresh process of a campaign, `kgate worker` (worker.c).
- * It checks and times every arm of its schedule slot and writes its rows
- * into the evidence folder; the supervisor starts it and never loads
- * candidate code itself. */
+ * It checks and times every arm of its schedule slot and sends its rows
+ * to the supervisor through an inherited pipe (channel.h); the supervisor
+ * validates and writes them, and never loads candidate code itself. */
 #ifndef KGATE_WORKER_H
 #define KGATE_WORKER_H
 
@@ -16,6 +16,8 @@ typedef struct kg_worker_opts {
     int slot;                 /* schedule slot it fills (a repeat keeps its slot's direction); -1: proc */
     int progress;             /* 1: "progress: case C round r/R" lines on stderr (its log) */
     int check_only;
+    int rows_fd;              /* the pipe to the supervisor (channel.h); -1: none (refused) */
+    long parent;              /* the supervisor's pid, checked after PR_SET_PDEATHSIG; 0: not checked */
     const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
 } kg_worker_opts;
 

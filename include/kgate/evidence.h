@@ -87,6 +87,9 @@ typedef enum { KG_PHASE_PRE, KG_PHASE_POST } kg_phase;
 const char *kg_phase_name(kg_phase p);           /* "pre", "post" */
 
 #define KG_CHECK_ADMISSIBLE "admissible"          /* failed: the arm is INADMISSIBLE on the case */
+#define KG_CHECK_FAULT      "fault"               /* failed: the arm's own code failed (KG_EARM) or killed its
+                                                   * worker; folded from every process, accepted or not: the
+                                                   * arm is INCORRECT on the case */
 #define KG_CHECK_WEAK       "weak"                /* failed: the case is WEAK */
 #define KG_CHECK_NEGATIVE   "negative"            /* the numerical negative's summary */
 #define KG_CHECK_PARITY     "parity"
@@ -180,6 +183,20 @@ int kg_rows_read_checks(const char *path, const kg_plan *plan, int proc, kg_chec
 int kg_rows_read_tel(const char *path, const kg_plan *plan, int proc, kg_tel_rec **v, size_t *n, kg_err *err);
 int kg_rows_read_res(const char *path, const kg_plan *plan, int proc, kg_res_rec **v, size_t *n, kg_err *err);
 int kg_rows_read_out(const char *path, const kg_plan *plan, int proc, kg_out_rec **v, size_t *n, kg_err *err);
+/* The same readers over len bytes in memory (what a worker sent through
+ * the supervisor's pipe), sharing every rule with the file readers; name
+ * is what the messages call it ("proc-003 checks").  The bytes must be
+ * whole lines: no NUL, a newline at the end. */
+int kg_rows_parse_raw(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_row **v,
+                      size_t *n, kg_err *err);
+int kg_rows_parse_checks(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
+                         kg_check_rec **v, size_t *n, kg_err *err);
+int kg_rows_parse_tel(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
+                      kg_tel_rec **v, size_t *n, kg_err *err);
+int kg_rows_parse_res(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
+                      kg_res_rec **v, size_t *n, kg_err *err);
+int kg_rows_parse_out(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
+                      kg_out_rec **v, size_t *n, kg_err *err);
 /* Rows must be numbered 0, 1, ...; *legacy is set for a schema 1 file
  * (seven columns: slot = the process, attempt 0). */
 int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, kg_err *err);
@@ -213,15 +230,18 @@ typedef struct kg_meta {
     const char *frozen_path;  /* NULL: none */
 } kg_meta;
 
-int kg_evidence_write_meta(const char *dir, const kg_plan *plan, const kg_meta *m, kg_err *err);
+/* The writers below write through dirfd, the folder's descriptor (dir:
+ * its name, for messages and for reading build/). */
+int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, const kg_meta *m, kg_err *err);
 
 /* Environment receipt: DIR/environment.json.  compiler: the version line
  * of the compiler that built the arms, NULL when the backend records none. */
-int kg_evidence_write_environment(const kg_plan *plan, const char *dir, const char *backend,
+int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *dir, const char *backend,
                                   const char *device, const char *compiler, kg_err *err);
 
-/* processes.csv, rewritten whole (atomically). */
-int kg_evidence_write_processes(const char *dir, const kg_proc_rec *p, int n, kg_err *err);
+/* processes.csv, rewritten whole (atomically) through the folder's
+ * descriptor dirfd (dir: its name, for messages). */
+int kg_evidence_write_processes(int dirfd, const char *dir, const kg_proc_rec *p, int n, kg_err *err);
 /* Reads processes.csv for --resume: a folder with none yet gives n = 0;
  * a schema 1 file cannot be resumed. */
 int kg_evidence_read_processes(const char *dir, kg_proc_rec **out, int *n, kg_err *err);
@@ -245,6 +265,9 @@ typedef struct kg_outputs {
 /* Keeps a copy of one checked output (r says which; offset and bytes are
  * filled in here). */
 void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size_t nbytes);
+/* The index of o (outputs/proc-NNN.csv's text) for process proc, appended
+ * to idx; the bytes it indexes are o->data[0 .. o->len). */
+void kg_outputs_index(const kg_outputs *o, const kg_plan *plan, int proc, struct kg_sb *idx);
 /* Writes outputs/proc-NNN.bin and its index outputs/proc-NNN.csv. */
 int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, int proc, kg_err *err);
 void kg_outputs_free(kg_outputs *o);

@@ -117,6 +117,8 @@ typedef struct kg_arm {
     double fake_first;             /* log-time penalty when listed first in the process's arm order; 0 */
     int fake_crash;                /* process index whose worker crashes; -1 */
     int fake_hang;                 /* process index whose worker hangs; -1 */
+    int fake_fault;                /* process index whose first timed call of the arm fails (KG_EARM); -1 */
+    int fake_refuse;               /* case index whose load the device refuses (KG_EINADMISSIBLE); -1 */
     int fake_wrong;                /* 1: outputs are wrong */
     int line;                      /* line of the section header */
 } kg_arm;

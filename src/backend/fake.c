@@ -12,7 +12,13 @@
  * Outputs are the op's float64 reference rounded to the output dtype, so
  * the admission checks pass; fake_wrong = yes perturbs one element.
  * fake_crash = P makes the worker of process P crash at its first timed
- * sample (SIGSEGV), fake_hang = P makes it hang there.
+ * sample (SIGSEGV), fake_hang = P makes it hang there, and fake_fault = P
+ * makes the arm's first timed call in process P fail as the arm's own
+ * fault (KG_EARM, what the cpu backend returns when an arm's sandboxed
+ * host dies): the worker goes on with the other arms.  fake_refuse = C
+ * makes loading the arm on case index C fail as a launch the device
+ * refuses (KG_EINADMISSIBLE, what the cuda backend returns for too much
+ * shared memory or a block too large).
  *
  * It never sleeps (a fake campaign takes milliseconds) unless the
  * settings' fake_sleep_ms (KGATE_FAKE_SLEEP_MS) is at least 1: each timed
@@ -79,6 +85,9 @@ static int fake_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
                      kg_kernel **out, kg_err *err)
 {
     (void)be; (void)build_dir;
+    if (plan->arms[a].fake_refuse == kase)
+        return kg_errorf(err, KG_EINADMISSIBLE, "the device refuses arm %s's launch on case %s (scripted: "
+                         "fake_refuse = %d)", plan->arms[a].name, plan->cases[kase].name, kase);
     kg_kernel *k = calloc(1, sizeof *k);
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
     k->arm = &plan->arms[a];
@@ -151,10 +160,12 @@ static double fake_normal(uint64_t seed, uint32_t stream, uint64_t index)
 
 static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, double *ns, kg_err *err)
 {
-    (void)err;
     const kg_arm *arm = k->arm;
     if (arm->fake_crash == x->proc) raise(SIGSEGV);
     if (arm->fake_hang == x->proc) for (;;) pause();
+    if (arm->fake_fault == x->proc)
+        return kg_errorf(err, KG_EARM, "arm %s: its host process died (scripted: fake_fault = %d)", arm->name,
+                         x->proc);
     /* KGATE_FAKE_SLEEP_MS: a slow campaign for the supervisor's tests
      * (lock contention, quiet-host poller, kill and resume) */
     double sleep_ms = be->settings->fake_sleep_ms;

@@ -6,9 +6,9 @@ export KGATE_LOCK_DIR="$T/locks"
 export KGATE_FAKE_SLEEP_MS=5
 "$KGATE" run tests/plans/fake-faster.kg -o "$T/a" >"$T/a.out" 2>"$T/a.err" &
 a=$!
-# wait until the first campaign holds the lock (its pid is in the file)
+# wait until the first campaign holds the lock (its pid is the first line of the file)
 i=0
-until [ "$(cat "$T/locks/fake.lock" 2>/dev/null)" = "$a" ]; do
+until [ "$(head -n 1 "$T/locks/fake.lock" 2>/dev/null)" = "$a" ]; do
     i=$((i + 1)); [ $i -lt 100 ] || die "the first campaign never took the lock"; sleep 0.05
 done
 "$KGATE" run tests/plans/fake-faster.kg -o "$T/b" --lock-timeout 0.3 >"$T/b.out" 2>"$T/b.err"; st=$?

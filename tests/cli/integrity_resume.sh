@@ -3,7 +3,9 @@
 # byte, the interrupted one is run again, and the results equal those of
 # an uninterrupted campaign.  A write that fails as on a full disk (fault
 # injection, and a real small tmpfs where one can be mounted) is a clear
-# error that leaves a folder which resumes.  Another plan is refused.
+# error that leaves a folder which resumes; one that fails while the
+# supervisor writes a process's rows leaves that process unrecorded, and
+# resume runs it again.  Another plan is refused.
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 "$KGATE" run tests/plans/fake-faster.kg -o "$T/ref" >/dev/null 2>&1; st=$?
@@ -55,6 +57,22 @@ find "$T/full" -name '*.tmp.*' | grep -q . && die "a failed write left a tempora
 [ $st -le 1 ] || die "resume after a full disk: exit $st"
 cmp -s "$T/full/results.csv" "$T/ref/results.csv" || die "results after a full disk differ"
 "$KGATE" verify "$T/full" >/dev/null 2>&1 || die "folder does not verify after a full disk"
+
+# a full disk while the supervisor writes a process's rows (D5): the
+# campaign stops with the process unrecorded, and --resume runs that slot
+# again.  Writes: plan.kg, plan.sha256, meta.json, environment.json, then
+# per process checks, outputs .bin, outputs index, raw, processes.csv;
+# write 17 is process 2's outputs index.
+KGATE_FAULT_WRITE_AFTER=16 "$KGATE" run tests/plans/fake-faster.kg -o "$T/rows" >/dev/null 2>"$T/rows.err"; st=$?
+expect_status 2 $st "full disk while writing a process's rows"
+expect_grep "the disk is full" "$T/rows.err"
+[ "$(wc -l <"$T/rows/processes.csv")" = 3 ] || die "a process whose rows could not be written must not be recorded"
+[ -f "$T/rows/raw/proc-002.csv" ] && die "a process whose rows could not be written left its raw file"
+"$KGATE" run --resume "$T/rows" tests/plans/fake-faster.kg >/dev/null 2>"$T/rows2.err"; st=$?
+[ $st -le 1 ] || { cat "$T/rows2.err" >&2; die "resume after a failed row write: exit $st"; }
+expect_grep "^2,fwd,ok,1," "$T/rows/processes.csv"
+cmp -s "$T/rows/results.csv" "$T/ref/results.csv" || die "results after a failed row write differ"
+"$KGATE" verify "$T/rows" >/dev/null 2>&1 || die "folder does not verify after a failed row write"
 
 # a real full disk, where a small tmpfs can be mounted (root); skipped otherwise
 mkdir -p "$T/small"

@@ -1,11 +1,15 @@
 /* test_integrity.c: device lock, quiet-host scan, frozen-plan diff, fault
- * injected atomic writes, folder listing and SHA256SUMS, saved outputs. */
+ * injected atomic writes, folder listing and SHA256SUMS, saved outputs,
+ * the rows parsed from memory, the worker's frames and writes through a
+ * folder descriptor. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "channel.h"
 #include "frozen.h"
 #include "kgate/evidence.h"
 #include "lock.h"
@@ -275,6 +279,108 @@ static void test_outputs(const char *tmp)
     kg_plan_free(p);
 }
 
+/* The strict readers over memory: the same rules as over a file, and
+ * whole lines only. */
+static void test_parse_memory(void)
+{
+    kg_plan *p = parse(plan_a);
+    if (p == NULL) return;
+    kg_sb sb = { 0 };
+    kg_rows_begin(&sb, KG_ROWS_RAW);
+    kg_row r = { .proc = 3, .dir = KG_DIR_REV, .round = 1, .arm = 0, .kase = 0, .sample = 2, .ns = 12.5 };
+    kg_rows_put_raw(&sb, p, &r);
+    kg_row *v = NULL;
+    size_t n = 0;
+    kg_err err = { 0 };
+    CHECK(kg_rows_parse_raw("sent", sb.buf, sb.len, p, 3, &v, &n, &err) == KG_OK);
+    CHECK(n == 1 && v != NULL && v[0].ns == 12.5 && v[0].round == 1);
+    free(v);
+    v = NULL;
+    n = 0;
+    CHECK(kg_rows_parse_raw("sent", sb.buf, sb.len, p, 4, &v, &n, &err) == KG_EINPUT);   /* another process */
+    CHECK_STR_CONTAINS(err.msg, "sent:2: column process");
+    free(v);
+    v = NULL;
+    n = 0;
+    kg_err e2 = { 0 };
+    CHECK(kg_rows_parse_raw("sent", sb.buf, sb.len - 1, p, 3, &v, &n, &e2) == KG_EINPUT);   /* cut short */
+    CHECK_STR_CONTAINS(e2.msg, "does not end with a newline");
+    free(v);
+    v = NULL;
+    n = 0;
+    kg_err e3 = { 0 };
+    char *nul = malloc(sb.len);
+    if (nul != NULL) {
+        memcpy(nul, sb.buf, sb.len);
+        nul[sb.len - 3] = '\0';
+        CHECK(kg_rows_parse_raw("sent", nul, sb.len, p, 3, &v, &n, &e3) == KG_EINPUT);
+        CHECK_STR_CONTAINS(e3.msg, "NUL");
+        free(nul);
+    }
+    free(v);
+    kg_sb_free(&sb);
+    kg_plan_free(p);
+}
+
+/* Frames through a pipe: what is sent is what the supervisor's side
+ * takes in, and a frame of another process breaks the protocol. */
+static void test_frames(void)
+{
+    int fd[2];
+    CHECK(pipe(fd) == 0);
+    kg_err err = { 0 };
+    CHECK(kg_frame_now(fd[1], 5, 1, 2, KG_NOW_TIME, 3, &err) == KG_OK);
+    CHECK(kg_frame_send(fd[1], KG_FRAME_CHECKS, 5, "abc\n", 4, &err) == KG_OK);
+    CHECK(kg_frame_send(fd[1], KG_FRAME_RAW, 5, "", 0, &err) == KG_OK);
+    close(fd[1]);
+    (void)fcntl(fd[0], F_SETFL, O_NONBLOCK);
+    kg_chan c;
+    kg_chan_init(&c, 5);
+    CHECK(kg_chan_pump(&c, fd[0], &err) == KG_OK);
+    CHECK(c.eof && c.bad[0] == '\0');
+    CHECK(c.now_set && c.now_case == 1 && c.now_arm == 2 && c.now_phase == KG_NOW_TIME && c.now_round == 3);
+    CHECK(c.part[KG_FRAME_CHECKS] != NULL && c.partlen[KG_FRAME_CHECKS] == 4);
+    CHECK(c.part[KG_FRAME_RAW] != NULL && c.partlen[KG_FRAME_RAW] == 0);
+    kg_chan_free(&c);
+    close(fd[0]);
+    CHECK(pipe(fd) == 0);
+    CHECK(kg_frame_send(fd[1], KG_FRAME_RAW, 6, "x\n", 2, &err) == KG_OK);
+    close(fd[1]);
+    (void)fcntl(fd[0], F_SETFL, O_NONBLOCK);
+    kg_chan_init(&c, 5);
+    CHECK(kg_chan_pump(&c, fd[0], &err) == KG_OK);
+    CHECK(c.bad[0] != '\0' && c.part[KG_FRAME_RAW] == NULL);
+    kg_chan_free(&c);
+    close(fd[0]);
+}
+
+/* Writes through a folder descriptor: a temporary planted as a link is
+ * removed, never followed, and a name with a '/' is refused. */
+static void test_write_at(const char *tmp)
+{
+    char path[600], target[600], *text = NULL;
+    snprintf(target, sizeof target, "%s/outside", tmp);
+    snprintf(path, sizeof path, "%s/at.txt.tmp.%ld", tmp, (long)getpid());
+    FILE *fp = fopen(target, "w");
+    if (fp != NULL) { fputs("keep\n", fp); fclose(fp); }
+    CHECK(symlink(target, path) == 0);
+    int dfd = open(tmp, O_RDONLY | O_DIRECTORY);
+    CHECK(dfd >= 0);
+    kg_err err = { 0 };
+    CHECK(kg_write_atomic_at(dfd, "at.txt", NULL, "new\n", 4, &err) == KG_OK);
+    CHECK(kg_read_file(target, &text, NULL, &err) == KG_OK);
+    if (text != NULL) CHECK(strcmp(text, "keep\n") == 0);
+    free(text);
+    text = NULL;
+    snprintf(path, sizeof path, "%s/at.txt", tmp);
+    CHECK(kg_read_file(path, &text, NULL, &err) == KG_OK);
+    if (text != NULL) CHECK(strcmp(text, "new\n") == 0);
+    free(text);
+    kg_err e2 = { 0 };
+    CHECK(kg_write_atomic_at(dfd, "a/b", NULL, "x", 1, &e2) == KG_EINTERNAL);
+    close(dfd);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/kgate-test-integrity-XXXXXX";
@@ -284,6 +390,9 @@ int main(void)
     test_frozen(tmp);
     test_fault_and_sums(tmp);
     test_outputs(tmp);
+    test_parse_memory();
+    test_frames();
+    test_write_at(tmp);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

@@ -1,0 +1,68 @@
+/* channel.h: the pipe from a worker to its supervisor (channel.c).
+ *
+ * A worker writes nothing into the evidence folder: it sends every
+ * record through an inherited pipe (`kgate worker --rows-fd N`) as
+ * frames, and the supervisor checks each with the strict readers of
+ * rows.c before it writes the file.  A frame is a 16-byte header of four
+ * little-endian 32-bit words, then the payload:
+ *
+ *   magic "KGF1" (0x3146474b) | kind | process | payload length
+ *
+ * Kinds: NOW (before every arm operation: which case, arm, phase and
+ * round, four 32-bit words), the text of a row kind (checks, saved
+ * outputs' index, telemetry, resources, raw: one frame each, raw last),
+ * the saved outputs' bytes, and FAIL (the worker's own error message,
+ * before it exits with an error that is not an arm's). */
+#ifndef KGATE_CHANNEL_H
+#define KGATE_CHANNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kgate/err.h"
+
+#define KG_FRAME_MAGIC 0x3146474bu      /* "KGF1" */
+#define KG_FRAME_HEADER 16
+#define KG_FRAME_MAX (1u << 30)         /* a payload longer than this is refused */
+
+typedef enum {
+    KG_FRAME_NOW = 1,         /* case, arm, phase (kg_now_phase), round (-1: none) */
+    KG_FRAME_CHECKS,
+    KG_FRAME_OUTPUTS_BIN,
+    KG_FRAME_OUTPUTS,
+    KG_FRAME_TELEMETRY,
+    KG_FRAME_RESOURCES,
+    KG_FRAME_RAW,             /* last: the process is complete */
+    KG_FRAME_FAIL,            /* the worker's own error (text) */
+    KG_FRAME_NKINDS
+} kg_frame_kind;
+
+/* What the worker is about to do with an arm. */
+typedef enum { KG_NOW_LOAD, KG_NOW_CHECK_BEFORE, KG_NOW_TIME, KG_NOW_CHECK_AFTER } kg_now_phase;
+const char *kg_now_phase_name(int phase);    /* "loading", "checks before timing", ... */
+
+/* Sends one frame on fd (blocking, whole). */
+int kg_frame_send(int fd, int kind, int proc, const void *data, size_t len, kg_err *err);
+/* Sends a NOW frame. */
+int kg_frame_now(int fd, int proc, int kase, int arm, int phase, int round, kg_err *err);
+
+/* The supervisor's side: what one worker has sent so far. */
+typedef struct kg_chan {
+    int proc;                          /* the process every frame must name */
+    char *in; size_t inlen, incap;     /* bytes received, not yet a whole frame */
+    char *part[KG_FRAME_NKINDS];       /* the payload of each data kind (NULL: none yet) */
+    size_t partlen[KG_FRAME_NKINDS];
+    int now_set;                       /* a NOW frame arrived: the four words below */
+    int now_case, now_arm, now_phase, now_round;
+    int eof;
+    char bad[256];                     /* a broken protocol: why ("" while none) */
+} kg_chan;
+
+void kg_chan_init(kg_chan *c, int proc);
+/* Reads what fd (non-blocking) holds now and takes in every whole frame.
+ * Returns KG_OK (also at end of file: c->eof), or an error when reading
+ * fails.  A frame that breaks the protocol sets c->bad and stops taking
+ * frames. */
+int kg_chan_pump(kg_chan *c, int fd, kg_err *err);
+void kg_chan_free(kg_chan *c);
+
+#endif
