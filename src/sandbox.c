@@ -95,8 +95,13 @@ void kg_sandbox_syscall_name(int nr, char *buf, size_t cap)
 
 /* OPENBLAS_NUM_THREADS=1: kgate links OpenBLAS, whose constructor would
  * otherwise start worker threads in the host before main */
-static const char *const env_names[] = { "PATH=/usr/bin:/bin", "LANG=C", "OPENBLAS_NUM_THREADS=1", "HOME=",
-                                         "TMPDIR=" };
+static const char *const env_names[] = { "PATH=/usr/bin:/bin", "LANG=C", "OPENBLAS_NUM_THREADS=1",
+#if KG_SANDBOX_ASAN
+                                         /* a sanitizer build's host: its runtime's fault and exit
+                                          * handlers would make calls the filter denies */
+                                         "ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:detect_leaks=0",
+#endif
+                                         "HOME=", "TMPDIR=" };
 
 int kg_sandbox_env(const char *dir, char *store, size_t cap, char *envp[], int max)
 {
