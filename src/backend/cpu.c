@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,8 @@ typedef void (*cpu_entry)(const kg_kargs *);
 
 #define CPU_OUT_CAP (64 * 1024)         /* candidate output kept per arm host */
 #define CPU_ESC_IDLE_NS 200e3           /* host CPU time between requests that is an escape */
-#define CPU_ESC_SETTLE_NS 50e3          /* host CPU time in the settle window after a sample */
-#define CPU_SETTLE_WAIT_NS 50000L       /* the settle window */
+#define CPU_SETTLE_NS 50e6              /* how long a host may take to go back to sleep after replying */
+#define CPU_ESC_SETTLE_NS 20e6          /* CPU time in that window that makes a still-running host an escape */
 
 struct kg_kernel {
     void *handle;          /* trusted: dlopen'd here */
@@ -66,9 +67,11 @@ struct kg_kernel {
     clockid_t cpuclk;
     int have_cpuclk;
     double cpu_mark;       /* host CPU ns when it last went idle */
+    double cpu_pre;        /* host CPU ns just before the current request */
     double slowest_call_s; /* slowest kernel call seen, for the per-request timeout */
     double timeout_s;      /* the plan's timeout */
     uint64_t samples, escapes;
+    uint64_t *total_escapes;   /* the backend's count for the current case */
     double last_cpu_ns, last_host_ns;
     int dead;
     char dead_why[512];
@@ -87,8 +90,13 @@ typedef struct cpu_ctx {
     cpu_buf *bufs;
     int nbufs, capbufs;
     uint64_t mapped;       /* bytes of all buffers, for the hosts' address-space limit */
-    const kg_kernel *last; /* the hosted kernel timed last: the telemetry's counters */
+    const kg_kernel *last; /* the kernel timed last */
     uint64_t last_samples, last_escapes;
+    /* escapes seen since the last load: the worker compares the count
+     * after each sample with the one after the previous sample of the
+     * case, and loads every arm of a case before its first sample, so an
+     * escape is charged to the sample of the arm whose request found it */
+    uint64_t total_escapes;
     double last_cpu_ns, last_host_ns;
 } cpu_ctx;
 
@@ -316,6 +324,43 @@ static double host_cpu(const kg_kernel *k)
     return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
 }
 
+static char host_state(const kg_kernel *k);
+
+/* Waits (up to CPU_SETTLE_NS) for the host to leave the CPU; its CPU time
+ * then, exact once it sleeps.  *state: its last state ('R' still running). */
+static double idle_cpu(kg_kernel *k, char *state)
+{
+    double s0 = now_ns();
+    char st = host_state(k);
+    while (st == 'R' && now_ns() - s0 < CPU_SETTLE_NS) {
+        sched_yield();
+        st = host_state(k);
+    }
+    if (state != NULL) *state = st;
+    return host_cpu(k);
+}
+
+static void escape(kg_kernel *k)
+{
+    k->escapes++;
+    if (k->total_escapes != NULL) (*k->total_escapes)++;
+}
+
+/* The host's scheduler state ('R', 'S', ...) from /proc/PID/stat; 0 when
+ * it cannot be read. */
+static char host_state(const kg_kernel *k)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' ? p[2] : 0;
+}
+
 /* Threads of the host beyond its first, plus its children. */
 static int host_extra(const kg_kernel *k)
 {
@@ -519,8 +564,9 @@ static int before_request(kg_kernel *k, kg_err *err)
 {
     if (k->dead) return kg_errorf(err, KG_EARM, "%s", k->dead_why);
     double c = host_cpu(k);
+    k->cpu_pre = c;   /* exact: the host is asleep, waiting for this request */
     if (c >= 0 && k->cpu_mark >= 0 && c - k->cpu_mark > CPU_ESC_IDLE_NS) {
-        k->escapes++;
+        escape(k);
         fprintf(stderr, "arm %s: escape: its host used %.0f us of CPU time between requests\n", k->arm,
                 (c - k->cpu_mark) / 1e3);
     }
@@ -574,30 +620,41 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
         snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host refused a run: %s", k->arm, rep.msg);
         return kg_errorf(err, KG_EARM, "%s", k->dead_why);
     }
-    double c1 = host_cpu(k);
+    double c1 = host_cpu(k);   /* may lag while the host still runs */
     double per_call = (t1 - t0) / 1e9 / n;
     if (per_call > k->slowest_call_s) k->slowest_call_s = per_call;
     *wall_ns = t1 - t0;
     k->last_host_ns = t1 - t0;
     k->last_cpu_ns = c0 >= 0 && c1 >= 0 ? c1 - c0 : -1;
-    k->cpu_mark = c1;
+    /* Back to sleep: an honest host blocks in its next receive within
+     * microseconds of replying.  Another process's CPU clock is exact
+     * only once it has left the CPU (a running one is read as of its
+     * last tick), so the idle mark is taken once the host sleeps.  A host
+     * still running CPU_SETTLE_NS after its reply, and on CPU for most of
+     * that time, kept working after the worker's clock stopped (a reply
+     * forged by the kernel): an escape.  One merely waiting for a CPU
+     * (a loaded machine) is not. */
+    double cs = c1;
+    char st;
+    double c2 = idle_cpu(k, &st);
+    if (st == 'R' && c2 >= 0 && cs >= 0 && c2 - cs > CPU_ESC_SETTLE_NS) {
+        escape(k);
+        fprintf(stderr, "arm %s: escape: its host kept running after replying (%.0f us of CPU in %.0f ms)\n",
+                k->arm, (c2 - cs) / 1e3, CPU_SETTLE_NS / 1e6);
+    } else if (st != 'R' && c2 >= 0 && k->cpu_pre >= 0 && c2 - k->cpu_pre > (t1 - t0) + CPU_ESC_IDLE_NS) {
+        /* asleep, so exact: one thread cannot spend more CPU time than
+         * the request's wall time unless it ran after the reply */
+        escape(k);
+        fprintf(stderr, "arm %s: escape: its host used %.0f us of CPU for a request of %.0f us: it ran after "
+                "replying\n", k->arm, (c2 - k->cpu_pre) / 1e3, (t1 - t0) / 1e3);
+    }
+    k->cpu_mark = c2;
     if (settle) {
-        /* a host that replied and kept running (a forged early reply)
-         * spends most of this window on CPU; an honest one is asleep */
-        struct timespec ts = { 0, CPU_SETTLE_WAIT_NS };
-        nanosleep(&ts, NULL);
-        double c2 = host_cpu(k);
-        if (c2 >= 0 && c1 >= 0 && c2 - c1 > CPU_ESC_SETTLE_NS) {
-            k->escapes++;
-            fprintf(stderr, "arm %s: escape: its host kept running %.0f us of CPU after replying\n", k->arm,
-                    (c2 - c1) / 1e3);
-        }
         int extra = host_extra(k);
         if (extra > 0) {
-            k->escapes++;
+            escape(k);
             fprintf(stderr, "arm %s: escape: its host has %d extra threads or children\n", k->arm, extra);
         }
-        k->cpu_mark = c2;
     }
     return KG_OK;
 }
@@ -694,7 +751,7 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
                          hello.msg);
     }
     k->prot = hello.prot;
-    k->cpu_mark = host_cpu(k);
+    k->cpu_mark = idle_cpu(k, NULL);
     return KG_OK;
 }
 
@@ -712,6 +769,9 @@ static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
     kg_kernel *k = calloc(1, sizeof *k);
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory loading arm %s", arm->name);
     snprintf(k->arm, sizeof k->arm, "%s", arm->name);
+    cpu_ctx *c = be->ctx;
+    c->total_escapes = 0;
+    k->total_escapes = &c->total_escapes;
     if (realpath(so, k->so) == NULL) snprintf(k->so, sizeof k->so, "%s", so);
     struct stat st;
     if (stat(k->so, &st) == 0) k->image_bytes = (size_t)st.st_size;
@@ -817,7 +877,7 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     double lim = request_limit(k, 1);
     if (send_req(k, &m, fds, nfd) != 0) return host_fault(k, -1, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_BIND, lim, &rep, err)) != KG_OK) return rc;
-    k->cpu_mark = host_cpu(k);
+    k->cpu_mark = idle_cpu(k, NULL);
     if (rep.status != KG_AH_OK) {
         kill_host(k);
         host_fault(k, -1, 0, lim, NULL);
@@ -904,8 +964,8 @@ static int cpu_telemetry(kg_backend *be, kg_telemetry *out, kg_err *err)
     out->temp_c = -1;
     out->clock_event_reasons = 0;
     out->foreign_procs = -1;
-    out->samples = c->last != NULL && c->last->hosted ? c->last->samples : c->last_samples;
-    out->escapes = c->last != NULL && c->last->hosted ? c->last->escapes : c->last_escapes;
+    out->samples = c->last != NULL ? c->last->samples : c->last_samples;
+    out->escapes = c->total_escapes;
     out->last_event_ns = c->last != NULL ? c->last_cpu_ns : (double)NAN;
     out->last_host_ns = c->last != NULL ? c->last_host_ns : (double)NAN;
     return KG_OK;
