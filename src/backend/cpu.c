@@ -72,6 +72,7 @@ struct kg_kernel {
     double timeout_s;      /* the plan's timeout */
     uint64_t samples, escapes;
     uint64_t *total_escapes;   /* the backend's count for the current case */
+    uint64_t pending_escapes;  /* found since this arm's last timed sample */
     double last_cpu_ns, last_host_ns;
     int dead;
     char dead_why[512];
@@ -340,10 +341,12 @@ static double idle_cpu(kg_kernel *k, char *state)
     return host_cpu(k);
 }
 
+/* An escape is charged to the arm's next timed sample (time() adds the
+ * pending ones to the backend's count), never to another arm's. */
 static void escape(kg_kernel *k)
 {
     k->escapes++;
-    if (k->total_escapes != NULL) (*k->total_escapes)++;
+    k->pending_escapes++;
 }
 
 /* The host's scheduler state ('R', 'S', ...) from /proc/PID/stat; 0 when
@@ -925,6 +928,8 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
         cpu_ctx *c = be->ctx;
         double wall = 0;
         int rc = host_run(k, pack, 1, &wall, err);
+        *k->total_escapes += k->pending_escapes;
+        k->pending_escapes = 0;
         if (rc != KG_OK) return rc;
         k->samples++;
         c->last = k;

@@ -63,6 +63,11 @@ static const char *const kernels[][2] = {
                   "    pthread_t t; pthread_create(&t, 0, spin, 0);\n" HONEST_BODY "}\n" },
     { "writes_input.c", "#include \"kgate/kernel.h\"\nvoid kernel(const kg_kargs *a);\nvoid kernel(const kg_kargs *a)\n{\n"
                         "    ((float *)a->in[0])[0] = 0;\n" HONEST_BODY "}\n" },
+    /* 100 KB on stdout in one call: more than a pipe holds, so the
+     * worker must drain it while it waits for the reply */
+    { "chatty.c", "#include <stdio.h>\n#include \"kgate/kernel.h\"\nvoid kernel(const kg_kargs *a);\n"
+                  "void kernel(const kg_kargs *a)\n{\n    printf(\"hello from the kernel\\n\");\n"
+                  "    for (int i = 0; i < 100000; i++) putchar('x');\n    fflush(stdout);\n" HONEST_BODY "}\n" },
     /* call 2 (the first time(): requests hello 0, bind 1, run 2, time 3)
      * forges the reply, then keeps computing after the worker's clock
      * stopped */
@@ -225,6 +230,45 @@ static void expect_earm(const char *name, int at_load, const char *want)
     rig_close(&r);
 }
 
+/* The host's output reaches the worker's stderr at unload, prefixed with
+ * the arm's name, capped at 64 KiB with the rest counted. */
+static void test_output(void)
+{
+    rig r;
+    if (rig_open(&r, 0) != 0) return;
+    kg_kernel *k = NULL;
+    kg_err err = { 0 };
+    int rc = load_bind(&r, "chatty", &k, &err);
+    if (rc == KG_OK) rc = kg_backend_run(r.be, k, &err);
+    CHECK_MSG(rc == KG_OK, "%s", err.msg);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/stderr.txt", tmp);
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *fp = fopen(path, "w+");
+    CHECK(fp != NULL && saved >= 0);
+    if (fp == NULL || saved < 0) return;
+    dup2(fileno(fp), 2);
+    kg_backend_unload(r.be, k);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char buf[256] = "";
+    rewind(fp);
+    CHECK(fgets(buf, sizeof buf, fp) != NULL);
+    CHECK_STR_CONTAINS(buf, "arm chatty: hello from the kernel");
+    long size = 0, dropped = 0;
+    char line[70000];
+    while (fgets(line, sizeof line, fp) != NULL) {
+        size += (long)strlen(line);
+        if (strstr(line, "more bytes of output dropped") != NULL) dropped = atol(line + strlen("arm chatty: "));
+    }
+    fclose(fp);
+    CHECK_MSG(dropped == 100022 - 65536, "dropped %ld", dropped);
+    CHECK(size < 70000);
+    rig_close(&r);
+}
+
 static void test_escape(void)
 {
     rig r;
@@ -295,6 +339,7 @@ int main(void)
     expect_earm("thread", 0, "killed by SIGSYS: sandbox violation");
     expect_earm("ctor_writes", 1, "killed by SIGSYS: sandbox violation (syscall open");
     expect_earm("ctor_forks", 1, "killed by SIGSYS: sandbox violation (syscall clone");
+    test_output();
     test_escape();
     struct stat st;
     CHECK(stat("/tmp/kgate-armhost-test-file", &st) != 0);
