@@ -66,6 +66,40 @@ static void telemetry(kg_sb *sb, const kg_evidence *ev)
     if (n == 0) return;
     double *v = malloc((size_t)n * sizeof *v);
     if (v == NULL) { sb->oom = 1; return; }
+    int clocks = 0;
+    for (int i = 0; i < n; i++) clocks |= t[i].sm_mhz >= 0;
+    if (!clocks) {
+        /* a backend without device readings (cpu): the integrity counters only */
+        kg_sb_puts(sb, "\n## Telemetry\n\nRead after every timed sample.  This backend reads no clocks, power or "
+                       "temperature.  An escape is a sample around which the arm's host process used CPU time "
+                       "outside its request (before it, or after its reply), or had a second thread or a child.\n\n"
+                       "| case | arm | samples | host CPU µs per sample, median | wall µs per sample, median | "
+                       "escapes |\n|---|---|---|---|---|---|\n");
+        for (int c = 0; c < plan->ncases; c++)
+            for (int a = 0; a < plan->narms; a++) {
+                int k = 0, esc = 0;
+                for (int i = 0; i < n; i++)
+                    if (t[i].kase == c && t[i].arm == a) {
+                        v[k++] = t[i].event_ns;
+                        esc += t[i].escaped;
+                    }
+                if (k == 0) continue;
+                double cpu = median_of(v, k);
+                k = 0;
+                for (int i = 0; i < n; i++)
+                    if (t[i].kase == c && t[i].arm == a) v[k++] = t[i].host_ns;
+                double wall = median_of(v, k);
+                char cbuf[32], wbuf[32];
+                if (isfinite(cpu) && cpu >= 0) snprintf(cbuf, sizeof cbuf, "%.1f", cpu / 1e3);
+                else snprintf(cbuf, sizeof cbuf, "–");
+                if (isfinite(wall) && wall >= 0) snprintf(wbuf, sizeof wbuf, "%.1f", wall / 1e3);
+                else snprintf(wbuf, sizeof wbuf, "–");
+                kg_sb_printf(sb, "| %s | %s | %d | %s | %s | %d |\n", plan->cases[c].name, plan->arms[a].name, k,
+                             cbuf, wbuf, esc);
+            }
+        free(v);
+        return;
+    }
     kg_sb_puts(sb, "\n## Telemetry\n\nRead after every timed sample (NVML: the clock at the reading, not averaged over "
                    "the kernel).  An escape is a sample whose host bracket, after a device-wide synchronisation, far "
                    "exceeded its event time: work that ran outside the timed events.\n\n"
@@ -152,7 +186,8 @@ static void resources(kg_sb *sb, const kg_evidence *ev)
         if (i == 0)
             kg_sb_printf(sb, "\n## Resources (process %d)\n\n| case | arm | launch | registers | static shared B | "
                              "dynamic shared B | local B | max threads | PTX | binary | grid | block | launches | "
-                             "arch |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", ev->res_proc);
+                             "arch | sandbox |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+                             ev->res_proc);
         char f[10][48];
         res_int(f[0], sizeof f[0], r->regs);
         res_int(f[1], sizeof f[1], r->static_shared);
@@ -164,9 +199,10 @@ static void resources(kg_sb *sb, const kg_evidence *ev)
         res_dim3(f[7], sizeof f[7], r->grid);
         res_dim3(f[8], sizeof f[8], r->block);
         res_int(f[9], sizeof f[9], r->launches);
-        kg_sb_printf(sb, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+        kg_sb_printf(sb, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                      plan->cases[r->kase].name, plan->arms[r->arm].name, r->launch, f[0], f[1], f[2], f[3], f[4],
-                     f[5], f[6], f[7], f[8], f[9], strncmp(r->arch, "-1", 2) == 0 ? "–" : r->arch);
+                     f[5], f[6], f[7], f[8], f[9], strncmp(r->arch, "-1", 2) == 0 ? "–" : r->arch,
+                     r->sandbox[0] ? r->sandbox : "–");
     }
 }
 

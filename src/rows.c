@@ -34,7 +34,8 @@ static const char *const res_cols[KG_RES_NCOLS] = { "process", "case",     "arm"
                                                     "registers", "static_shared", "dynamic_shared",
                                                     "local",   "const",    "max_threads", "ptx",
                                                     "binary",  "grid",     "block",       "launches",
-                                                    "arch",    "image_bytes", "image_sha256" };
+                                                    "arch",    "image_bytes", "image_sha256",
+                                                    "sandbox" };
 static const char *const proc_cols[KG_PROC_NCOLS] = { "process", "direction", "status", "accepted", "seconds",
                                                       "start_utc", "reason", "slot", "attempt" };
 static const char *const out_cols[KG_OUT_NCOLS] = { "process", "case", "arm", "phase", "check", "output",
@@ -133,11 +134,13 @@ void kg_rows_put_tel(kg_sb *sb, const kg_plan *plan, const kg_tel_rec *t)
 
 void kg_rows_put_res(kg_sb *sb, const kg_plan *plan, const kg_res_rec *r)
 {
-    kg_sb_printf(sb, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s\n", r->proc,
+    kg_sb_printf(sb, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s,", r->proc,
                  plan->cases[r->kase].name, plan->arms[r->arm].name, r->launch, r->regs, r->static_shared,
                  r->dynamic_shared, r->local, r->const_bytes, r->max_threads, r->ptx, r->binary, r->grid[0],
                  r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->launches, r->arch,
                  r->image_bytes, r->image_sha256);
+    csv_text(sb, r->sandbox);
+    kg_sb_puts(sb, "\n");
 }
 
 void kg_rows_put_proc(kg_sb *sb, int index, const kg_proc_rec *p)
@@ -554,6 +557,7 @@ static int res_row(rd *r, int ncols, void *vctx)
     if ((rc = get_u64(r, KG_RES_IMAGE_BYTES, 10, &ib)) != KG_OK) return rc;
     x.image_bytes = (size_t)ib;
     if ((rc = get_str(r, KG_RES_IMAGE_SHA256, x.image_sha256, sizeof x.image_sha256)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_RES_SANDBOX, x.sandbox, sizeof x.sandbox)) != KG_OK) return rc;
     return push(c, &x, r->err);
 }
 

@@ -7,5 +7,5 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config \
-    libinih-dev libjansson-dev libssl-dev libgsl-dev libopenblas-dev libarchive-dev zlib1g-dev >/dev/null
+    libinih-dev libjansson-dev libssl-dev libgsl-dev libopenblas-dev libseccomp-dev libarchive-dev zlib1g-dev >/dev/null
 echo "kgate: build dependencies installed"

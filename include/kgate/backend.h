@@ -83,6 +83,9 @@ typedef struct kg_resources {
     char arch[16];                /* "sm_90" */
     size_t image_bytes;           /* cubin (or shared object) size */
     char image_sha256[65];
+    /* (appended) cpu: the arm host's protections in effect, as
+     * "seccomp,nnp,..." (sandbox.h), or "trusted (in the worker)"; "" elsewhere */
+    char sandbox[128];
 } kg_resources;
 
 /* Opens the backend named name ("auto", "cpu", "fake", "cuda").  "auto"

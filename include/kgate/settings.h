@@ -35,6 +35,9 @@ typedef struct kg_settings {
     const char *lib_nvrtc;          /* KGATE_LIBNVRTC */
     const char *lib_nvml;           /* KGATE_LIBNVML */
     const char *lib_cublaslt;       /* KGATE_LIBCUBLASLT */
+    const char *armhost_exe;        /* no variable: the program the cpu backend execs as
+                                     * `PROGRAM armhost` for an untrusted arm (tests and
+                                     * embedding programs); NULL: this executable */
 } kg_settings;
 
 /* Every default: no variable set. */

@@ -1,43 +1,129 @@
 /* cpu.c: the embedded default backend.  Arms are C source files compiled
  * by the system compiler (settings cc: KGATE_CC, else cc) into shared objects outside
- * any timing, loaded with dlopen in the worker, and called through the
- * kg_kargs ABI of kgate/kernel.h.  A sample is pack calls timed with
- * CLOCK_MONOTONIC_RAW.  A control arm is compiled into its own shared
- * object so that it is a separately loaded copy, as the A/A check needs.
+ * any timing, and called through the kg_kargs ABI of kgate/kernel.h.  A
+ * control arm is compiled into its own shared object so that it is a
+ * separately loaded copy, as the A/A check needs.
  *
- * It does not sandbox the kernel: the worker process is the sandbox. */
+ * A trusted arm (trusted = yes) is loaded with dlopen into the worker and
+ * a sample is pack calls timed with CLOCK_MONOTONIC_RAW.  Every other arm
+ * runs in its own arm host (armhost.h): a fresh `kgate armhost` process in
+ * a sandbox (sandbox.h), one per loaded arm.  Its buffers are memfds
+ * shared with the worker (inputs passed read-only), a run or a sample is
+ * one request on its socket, and a sample is the worker's own
+ * CLOCK_MONOTONIC_RAW around the request: the round trip is part of it
+ * (the request floor, docs/cpu-backend.md).  Around each request the
+ * worker reads the host's CPU time and threads from outside: CPU time
+ * spent between requests, a second thread or a child counts as an escape
+ * in the telemetry slot, which fails the arm's timing:escape check.  A
+ * host that dies, hangs past its per-request timeout or trips the sandbox
+ * makes the call return KG_EARM naming the arm. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "backend/backend_impl.h"
+#include "armhost.h"
 #include "kgate/kernel.h"
+#include "sandbox.h"
 #include "util.h"
 
 typedef void (*cpu_entry)(const kg_kargs *);
 
+#define CPU_OUT_CAP (64 * 1024)         /* candidate output kept per arm host */
+#define CPU_ESC_IDLE_NS 200e3           /* host CPU time between requests that is an escape */
+#define CPU_SETTLE_NS 50e6              /* how long a host may take to go back to sleep after replying */
+#define CPU_ESC_SETTLE_NS 20e6          /* CPU time in that window that makes a still-running host an escape */
+
 struct kg_kernel {
-    void *handle;
+    void *handle;          /* trusted: dlopen'd here */
     cpu_entry fn;
     kg_kargs args;
     int pack;
+    char arm[KG_NAME_MAX];
+    char so[PATH_MAX];
+    size_t image_bytes;
+    char image_sha256[65];
+    /* untrusted: the arm host */
+    int hosted;
+    pid_t pid;             /* also its process group */
+    int sock, outfd;
+    char dir[PATH_MAX];    /* its private folder */
+    uint64_t seq;
+    unsigned prot;         /* KG_SBX_* in effect */
+    clockid_t cpuclk;
+    int have_cpuclk;
+    double cpu_mark;       /* host CPU ns when it last went idle */
+    double cpu_pre;        /* host CPU ns just before the current request */
+    double slowest_call_s; /* slowest kernel call seen, for the per-request timeout */
+    double timeout_s;      /* the plan's timeout */
+    uint64_t samples, escapes;
+    uint64_t *total_escapes;   /* the backend's count for the current case */
+    uint64_t pending_escapes;  /* found since this arm's last timed sample */
+    double last_cpu_ns, last_host_ns;
+    int dead;
+    char dead_why[512];
+    char *out; size_t outlen;
+    unsigned long long dropped;
 };
+
+typedef struct cpu_buf {
+    void *ptr;
+    size_t len;            /* mapped bytes (pages) */
+    int fd, ro_fd;         /* memfd, and a read-only reopening of it */
+} cpu_buf;
+
+typedef struct cpu_ctx {
+    int memfd;             /* an untrusted arm in the plan: buffers are memfds */
+    cpu_buf *bufs;
+    int nbufs, capbufs;
+    uint64_t mapped;       /* bytes of all buffers, for the hosts' address-space limit */
+    const kg_kernel *last; /* the kernel timed last */
+    uint64_t last_samples, last_escapes;
+    /* escapes seen since the last load: the worker compares the count
+     * after each sample with the one after the previous sample of the
+     * case, and loads every arm of a case before its first sample, so an
+     * escape is charged to the sample of the arm whose request found it */
+    uint64_t total_escapes;
+    double last_cpu_ns, last_host_ns;
+} cpu_ctx;
 
 static int cpu_open(kg_backend *be, const kg_plan *plan, kg_err *err)
 {
-    (void)be; (void)plan; (void)err;
+    cpu_ctx *c = calloc(1, sizeof *c);
+    if (c == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening the cpu backend");
+    for (int a = 0; plan != NULL && a < plan->narms; a++)
+        if (!plan->arms[a].trusted) c->memfd = 1;
+    be->ctx = c;
     return KG_OK;
 }
 
 static void cpu_close(kg_backend *be)
 {
-    (void)be;
+    cpu_ctx *c = be->ctx;
+    if (c == NULL) return;
+    for (int i = 0; i < c->nbufs; i++) {
+        munmap(c->bufs[i].ptr, c->bufs[i].len);
+        close(c->bufs[i].fd);
+        close(c->bufs[i].ro_fd);
+    }
+    free(c->bufs);
+    free(c);
+    be->ctx = NULL;
 }
-
 
 static void so_path(const kg_backend *be, const char *build_dir, const kg_arm *arm, char *buf, size_t cap)
 {
@@ -122,21 +208,79 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
 
 static int cpu_alloc(kg_backend *be, size_t bytes, kg_dbuf *out, kg_err *err)
 {
-    (void)be;
-    /* 64-byte alignment, as a vectorising kernel would expect on a device. */
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
-    if (p == NULL) return kg_errorf(err, KG_ENOMEM, "cpu backend: cannot allocate %zu bytes", bytes);
-    memset(p, 0, rounded ? rounded : 64);
+    cpu_ctx *c = be->ctx;
+    if (!c->memfd) {
+        /* 64-byte alignment, as a vectorising kernel would expect on a device. */
+        size_t rounded = (bytes + 63) / 64 * 64;
+        void *p = aligned_alloc(64, rounded ? rounded : 64);
+        if (p == NULL) return kg_errorf(err, KG_ENOMEM, "cpu backend: cannot allocate %zu bytes", bytes);
+        memset(p, 0, rounded ? rounded : 64);
+        out->ptr = p;
+        out->bytes = bytes;
+        return KG_OK;
+    }
+    /* shared with arm hosts: a memfd, sealed against shrinking (a host
+     * that truncated it would fault the worker) */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = (bytes + page - 1) / page * page;
+    if (len == 0) len = page;
+    if (c->nbufs == c->capbufs) {
+        int cap = c->capbufs ? 2 * c->capbufs : 32;
+        cpu_buf *v = realloc(c->bufs, (size_t)cap * sizeof *v);
+        if (v == NULL) return kg_errorf(err, KG_ENOMEM, "cpu backend: out of memory");
+        c->bufs = v;
+        c->capbufs = cap;
+    }
+    int fd = memfd_create("kgate-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return kg_errorf(err, KG_ENOMEM, "cpu backend: memfd_create: %s", strerror(errno));
+    if (ftruncate(fd, (off_t)len) != 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        int rc = kg_errorf(err, KG_ENOMEM, "cpu backend: cannot size a %zu-byte buffer: %s", bytes, strerror(errno));
+        close(fd);
+        return rc;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int ro = open(path, O_RDONLY | O_CLOEXEC);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ro < 0 || p == MAP_FAILED) {
+        int rc = kg_errorf(err, KG_ENOMEM, "cpu backend: cannot map a %zu-byte buffer: %s", bytes, strerror(errno));
+        if (ro >= 0) close(ro);
+        if (p != MAP_FAILED) munmap(p, len);
+        close(fd);
+        return rc;
+    }
+    c->bufs[c->nbufs++] = (cpu_buf){ .ptr = p, .len = len, .fd = fd, .ro_fd = ro };
+    c->mapped += len;
     out->ptr = p;
     out->bytes = bytes;
     return KG_OK;
 }
 
+static cpu_buf *find_buf(cpu_ctx *c, const void *p)
+{
+    for (int i = 0; i < c->nbufs; i++)
+        if (c->bufs[i].ptr == p) return &c->bufs[i];
+    return NULL;
+}
+
 static void cpu_free(kg_backend *be, kg_dbuf *buf)
 {
-    (void)be;
-    free(buf->ptr);
+    cpu_ctx *c = be->ctx;
+    if (buf->ptr == NULL) return;
+    if (!c->memfd) {
+        free(buf->ptr);
+        buf->ptr = NULL;
+        return;
+    }
+    cpu_buf *b = find_buf(c, buf->ptr);
+    if (b != NULL) {
+        munmap(b->ptr, b->len);
+        close(b->fd);
+        close(b->ro_fd);
+        c->mapped -= b->len;
+        *b = c->bufs[--c->nbufs];
+    }
+    buf->ptr = NULL;
 }
 
 static int cpu_upload(kg_backend *be, const kg_dbuf *dst, size_t off, const void *src, size_t n, kg_err *err)
@@ -153,6 +297,467 @@ static int cpu_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t of
     return KG_OK;
 }
 
+/* ---- the arm host, from the worker's side ---- */
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* The host's CPU time (user + system), ns; -1 when it cannot be read. */
+static double host_cpu(const kg_kernel *k)
+{
+    struct timespec t;
+    if (k->have_cpuclk && clock_gettime(k->cpuclk, &t) == 0) return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    unsigned long long ut = 0, st = 0;
+    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static char host_state(const kg_kernel *k);
+
+/* Waits (up to CPU_SETTLE_NS) for the host to leave the CPU; its CPU time
+ * then, exact once it sleeps.  *state: its last state ('R' still running). */
+static double idle_cpu(kg_kernel *k, char *state)
+{
+    double s0 = now_ns();
+    char st = host_state(k);
+    while (st == 'R' && now_ns() - s0 < CPU_SETTLE_NS) {
+        sched_yield();
+        st = host_state(k);
+    }
+    if (state != NULL) *state = st;
+    return host_cpu(k);
+}
+
+/* An escape is charged to the arm's next timed sample (time() adds the
+ * pending ones to the backend's count), never to another arm's. */
+static void escape(kg_kernel *k)
+{
+    k->escapes++;
+    k->pending_escapes++;
+}
+
+/* The host's scheduler state ('R', 'S', ...) from /proc/PID/stat; 0 when
+ * it cannot be read. */
+static char host_state(const kg_kernel *k)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Threads of the host beyond its first, plus its children. */
+static int host_extra(const kg_kernel *k)
+{
+    char path[96], line[256];
+    int extra = 0;
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)k->pid);
+    FILE *fp = fopen(path, "r");
+    if (fp != NULL) {
+        while (fgets(line, sizeof line, fp) != NULL)
+            if (strncmp(line, "Threads:", 8) == 0) {
+                int t = atoi(line + 8);
+                if (t > 1) extra += t - 1;
+            }
+        fclose(fp);
+    }
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)k->pid, (long)k->pid);
+    fp = fopen(path, "r");
+    if (fp != NULL) {
+        int ch = fgetc(fp);
+        if (ch != EOF && ch != '\n') extra++;
+        fclose(fp);
+    }
+    return extra;
+}
+
+static void drain_output(kg_kernel *k)
+{
+    char buf[8192];
+    for (;;) {
+        ssize_t r = read(k->outfd, buf, sizeof buf);
+        if (r <= 0) return;
+        size_t keep = k->outlen < CPU_OUT_CAP ? CPU_OUT_CAP - k->outlen : 0;
+        if (keep > (size_t)r) keep = (size_t)r;
+        if (keep > 0) {
+            memcpy(k->out + k->outlen, buf, keep);
+            k->outlen += keep;
+        }
+        k->dropped += (unsigned long long)((size_t)r - keep);
+    }
+}
+
+/* The host's output, into the worker's stderr (its log), prefixed. */
+static void flush_output(kg_kernel *k)
+{
+    drain_output(k);
+    if (k->outlen == 0 && k->dropped == 0) return;
+    size_t i = 0;
+    while (i < k->outlen) {
+        size_t j = i;
+        while (j < k->outlen && k->out[j] != '\n') j++;
+        fprintf(stderr, "arm %s: %.*s\n", k->arm, (int)(j - i), k->out + i);
+        i = j + 1;
+    }
+    if (k->dropped > 0)
+        fprintf(stderr, "arm %s: %llu more bytes of output dropped (%d KiB are kept)\n", k->arm, k->dropped,
+                CPU_OUT_CAP / 1024);
+    k->outlen = 0;
+    k->dropped = 0;
+}
+
+static void kill_host(kg_kernel *k)
+{
+    if (k->pid <= 0) return;
+    kill(-k->pid, SIGKILL);
+    kill(k->pid, SIGKILL);
+}
+
+/* Waits up to grace_s for the host to end; 1 with *status when it did. */
+static int reap(kg_kernel *k, double grace_s, int *status)
+{
+    double end = kg_mono_s() + grace_s;
+    for (;;) {
+        pid_t r = waitpid(k->pid, status, WNOHANG);
+        if (r == k->pid) return 1;
+        if (r < 0) return errno == ECHILD ? (*status = 0, 1) : 0;
+        if (kg_mono_s() >= end) return 0;
+        drain_output(k);
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The host is lost: reaps it, records why, and returns KG_EARM. */
+static int host_fault(kg_kernel *k, int violation, int timed_out, double limit_s, kg_err *err)
+{
+    int status = 0, ended;
+    if (timed_out) {
+        kill_host(k);
+        ended = reap(k, 5.0, &status);
+    } else {
+        ended = reap(k, 1.0, &status);
+        if (!ended) {
+            kill_host(k);
+            ended = reap(k, 5.0, &status);
+        }
+    }
+    kill_host(k);   /* whatever is left of its group */
+    char why[400];
+    if (timed_out) {
+        snprintf(why, sizeof why, "hung past its per-request timeout of %.3g s (killed)", limit_s);
+    } else if (violation >= 0) {
+        char name[64];
+        kg_sandbox_syscall_name(violation, name, sizeof name);
+        snprintf(why, sizeof why, "killed by SIGSYS: sandbox violation (syscall %s)", name);
+    } else if (ended && WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *what = sig == SIGSYS ? ": sandbox violation"
+                         : sig == SIGSEGV ? ": a bad memory access (a write to its read-only inputs, or outside its buffers)"
+                         : sig == SIGXCPU ? ": it passed its CPU-time limit"
+                         : sig == SIGBUS ? ": a bad memory access" : "";
+        snprintf(why, sizeof why, "killed by %s%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "a signal", what);
+        if (sigabbrev_np(sig)) {
+            char tmp[400];
+            snprintf(tmp, sizeof tmp, "killed by SIG%s%s", sigabbrev_np(sig), what);
+            snprintf(why, sizeof why, "%s", tmp);
+        }
+    } else if (ended && WIFEXITED(status)) {
+        snprintf(why, sizeof why, "exited with status %d", WEXITSTATUS(status));
+    } else {
+        snprintf(why, sizeof why, "stopped answering (its socket closed)");
+    }
+    snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host %s", k->arm, why);
+    k->dead = 1;
+    if (ended) k->pid = -k->pid;   /* reaped: never signalled again */
+    flush_output(k);
+    return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+}
+
+static int send_req(kg_kernel *k, kg_ah_msg *m, const int *fds, int nfd)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * KG_AH_NBUF)];
+        struct cmsghdr align;
+    } u;
+    m->magic = KG_AH_MAGIC;
+    m->seq = ++k->seq;
+    struct iovec iov = { m, sizeof *m };
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (nfd > 0) {
+        memset(u.buf, 0, sizeof u.buf);
+        mh.msg_control = u.buf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfd);
+    }
+    ssize_t w;
+    do w = sendmsg(k->sock, &mh, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    return w == (ssize_t)sizeof *m ? 0 : -1;
+}
+
+/* Waits for the reply to the last request (type), draining the host's
+ * output meanwhile; a message of another shape, an early end, a
+ * violation report or the timeout is a fault (KG_EARM). */
+static int wait_reply(kg_kernel *k, uint32_t type, double limit_s, kg_ah_msg *rep, kg_err *err)
+{
+    double end = kg_mono_s() + limit_s;
+    for (;;) {
+        double left = end - kg_mono_s();
+        if (left <= 0) return host_fault(k, -1, 1, limit_s, err);
+        struct pollfd pf[2] = { { k->sock, POLLIN, 0 }, { k->outfd, POLLIN, 0 } };
+        int ms = left > 1e6 ? 1000000000 : (int)ceil(left * 1e3);
+        int r = poll(pf, 2, ms);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return host_fault(k, -1, 0, limit_s, err);
+        if (pf[1].revents) {
+            drain_output(k);
+            if (pf[1].revents & (POLLHUP | POLLERR)) pf[1].fd = -1;
+        }
+        if (pf[0].revents & POLLIN) {
+            ssize_t n;
+            do n = recv(k->sock, rep, sizeof *rep, MSG_DONTWAIT | MSG_TRUNC);
+            while (n < 0 && errno == EINTR);
+            if (n <= 0) return host_fault(k, -1, 0, limit_s, err);
+            if (n == (ssize_t)sizeof *rep && rep->magic == KG_AH_MAGIC && rep->type == KG_AH_VIOLATION)
+                return host_fault(k, rep->n, 0, limit_s, err);
+            if (n != (ssize_t)sizeof *rep || rep->magic != KG_AH_MAGIC || rep->type != type || rep->seq != k->seq) {
+                kill_host(k);
+                host_fault(k, -1, 0, limit_s, NULL);
+                snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host broke the protocol (a reply of %zd bytes, "
+                         "type %u, sequence %llu where %llu was due): killed", k->arm, n, n >= 8 ? rep->type : 0u,
+                         n >= 16 ? (unsigned long long)rep->seq : 0ull, (unsigned long long)k->seq);
+                return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+            }
+            rep->msg[sizeof rep->msg - 1] = '\0';
+            return KG_OK;
+        }
+        if (pf[0].revents & (POLLHUP | POLLERR)) return host_fault(k, -1, 0, limit_s, err);
+    }
+}
+
+/* Before a request: nothing unasked may be waiting, and the host must
+ * not have used CPU time since it last went idle. */
+static int before_request(kg_kernel *k, kg_err *err)
+{
+    if (k->dead) return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+    double c = host_cpu(k);
+    k->cpu_pre = c;   /* exact: the host is asleep, waiting for this request */
+    if (c >= 0 && k->cpu_mark >= 0 && c - k->cpu_mark > CPU_ESC_IDLE_NS) {
+        escape(k);
+        fprintf(stderr, "arm %s: escape: its host used %.0f us of CPU time between requests\n", k->arm,
+                (c - k->cpu_mark) / 1e3);
+    }
+    struct pollfd pf = { k->sock, POLLIN, 0 };
+    if (poll(&pf, 1, 0) > 0) {
+        kg_ah_msg m;
+        ssize_t n = recv(k->sock, &m, sizeof m, MSG_DONTWAIT | MSG_TRUNC);
+        if (n == (ssize_t)sizeof m && m.magic == KG_AH_MAGIC && m.type == KG_AH_VIOLATION)
+            return host_fault(k, m.n, 0, 0, err);
+        if (n <= 0) return host_fault(k, -1, 0, 0, err);
+        kill_host(k);
+        host_fault(k, -1, 0, 0, NULL);
+        snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host sent a message nobody asked for (a second "
+                 "reply: the kernel spoke on the request socket): killed", k->arm);
+        return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+    }
+    return KG_OK;
+}
+
+/* The per-request timeout: the plan's, or ten times the slowest call
+ * seen so far (at least 1 s) when that is shorter. */
+static double request_limit(const kg_kernel *k, int calls)
+{
+    double lim = k->timeout_s;
+    if (k->slowest_call_s > 0) {
+        double adaptive = 10.0 * k->slowest_call_s * calls;
+        if (adaptive < 1.0) adaptive = 1.0;
+        if (adaptive < lim) lim = adaptive;
+    }
+    return lim;
+}
+
+/* One RUN of n calls; *wall_ns the worker's clock around it. */
+static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *err)
+{
+    int rc;
+    if ((rc = before_request(k, err)) != KG_OK) return rc;
+    kg_ah_msg m, rep;
+    memset(&m, 0, sizeof m);
+    m.type = KG_AH_RUN;
+    m.n = n;
+    double lim = request_limit(k, n);
+    double c0 = host_cpu(k);
+    double t0 = now_ns();
+    if (send_req(k, &m, NULL, 0) != 0) return host_fault(k, -1, 0, lim, err);
+    if ((rc = wait_reply(k, KG_AH_RUN, lim, &rep, err)) != KG_OK) return rc;
+    double t1 = now_ns();
+    if (rep.status != KG_AH_OK) {
+        kill_host(k);
+        host_fault(k, -1, 0, lim, NULL);
+        snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host refused a run: %s", k->arm, rep.msg);
+        return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+    }
+    double c1 = host_cpu(k);   /* may lag while the host still runs */
+    double per_call = (t1 - t0) / 1e9 / n;
+    if (per_call > k->slowest_call_s) k->slowest_call_s = per_call;
+    *wall_ns = t1 - t0;
+    k->last_host_ns = t1 - t0;
+    k->last_cpu_ns = c0 >= 0 && c1 >= 0 ? c1 - c0 : -1;
+    /* Back to sleep: an honest host blocks in its next receive within
+     * microseconds of replying.  Another process's CPU clock is exact
+     * only once it has left the CPU (a running one is read as of its
+     * last tick), so the idle mark is taken once the host sleeps.  A host
+     * still running CPU_SETTLE_NS after its reply, and on CPU for most of
+     * that time, kept working after the worker's clock stopped (a reply
+     * forged by the kernel): an escape.  One merely waiting for a CPU
+     * (a loaded machine) is not. */
+    double cs = c1;
+    char st;
+    double c2 = idle_cpu(k, &st);
+    if (st == 'R' && c2 >= 0 && cs >= 0 && c2 - cs > CPU_ESC_SETTLE_NS) {
+        escape(k);
+        fprintf(stderr, "arm %s: escape: its host kept running after replying (%.0f us of CPU in %.0f ms)\n",
+                k->arm, (c2 - cs) / 1e3, CPU_SETTLE_NS / 1e6);
+    } else if (st != 'R' && c2 >= 0 && k->cpu_pre >= 0 && c2 - k->cpu_pre > (t1 - t0) + CPU_ESC_IDLE_NS) {
+        /* asleep, so exact: one thread cannot spend more CPU time than
+         * the request's wall time unless it ran after the reply */
+        escape(k);
+        fprintf(stderr, "arm %s: escape: its host used %.0f us of CPU for a request of %.0f us: it ran after "
+                "replying\n", k->arm, (c2 - k->cpu_pre) / 1e3, (t1 - t0) / 1e3);
+    }
+    k->cpu_mark = c2;
+    if (settle) {
+        int extra = host_extra(k);
+        if (extra > 0) {
+            escape(k);
+            fprintf(stderr, "arm %s: escape: its host has %d extra threads or children\n", k->arm, extra);
+        }
+    }
+    return KG_OK;
+}
+
+static void cpu_unload(kg_backend *be, kg_kernel *k);
+
+static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg_kernel *k, kg_err *err)
+{
+    cpu_ctx *c = be->ctx;
+    char exe[PATH_MAX];
+    int rc;
+    k->hosted = 1;
+    if (be->settings->armhost_exe != NULL && be->settings->armhost_exe[0] != '\0')
+        snprintf(exe, sizeof exe, "%s", be->settings->armhost_exe);
+    else if ((rc = kg_self_exe(exe, sizeof exe, err)) != KG_OK)
+        return rc;
+    snprintf(k->dir, sizeof k->dir, "/tmp/kgate-arm-XXXXXX");
+    if (mkdtemp(k->dir) == NULL) {
+        k->dir[0] = '\0';
+        return kg_errorf(err, KG_EIO, "arm '%s': cannot create its private folder: %s", arm->name, strerror(errno));
+    }
+    chmod(k->dir, 0700);
+    char envstore[3 * PATH_MAX], *envp[8];
+    if (kg_sandbox_env(k->dir, envstore, sizeof envstore, envp, 8) < 0)
+        return kg_errorf(err, KG_EINTERNAL, "arm '%s': environment does not fit", arm->name);
+    char ppid[32], mem[32], cpus[32];
+    snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
+    /* address space: 4 GiB, or twice what the worker maps plus 1 GiB */
+    double mib = 4096.0, need = (2.0 * (double)c->mapped) / 1048576.0 + 1024.0;
+    if (need > mib) mib = need;
+    snprintf(mem, sizeof mem, "%.0f", mib);
+    snprintf(cpus, sizeof cpus, "%.0f", ceil(plan->campaign.timeout_s) + 1);
+    char *argv[] = { exe, (char *)"armhost", (char *)"--so", k->so, (char *)"--entry", (char *)arm->entry,
+                     (char *)"--dir", k->dir, (char *)"--parent", ppid, (char *)"--mem-mib", mem,
+                     (char *)"--cpu-s", cpus, NULL };
+    int sv[2], po[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return kg_errorf(err, KG_EIO, "arm '%s': socketpair: %s", arm->name, strerror(errno));
+    if (pipe2(po, O_CLOEXEC) != 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return kg_errorf(err, KG_EIO, "arm '%s': pipe: %s", arm->name, strerror(errno));
+    }
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the child only rearranges descriptors and execs: nothing of the
+         * worker's memory survives the exec */
+        setpgid(0, 0);
+        int s2 = fcntl(sv[1], F_DUPFD, 10), p2 = fcntl(po[1], F_DUPFD, 10);
+        if (s2 < 0 || p2 < 0) _exit(127);
+        if (devnull >= 0) dup2(devnull, 0);
+        dup2(p2, 1);
+        dup2(p2, 2);
+        dup2(s2, KG_SANDBOX_SOCK_FD);
+        syscall(SYS_close_range, KG_SANDBOX_SOCK_FD + 1, ~0u, 0);
+        execve(exe, argv, envp);
+        _exit(127);
+    }
+    int fork_errno = errno;
+    if (devnull >= 0) close(devnull);
+    close(sv[1]);
+    close(po[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        close(po[0]);
+        return kg_errorf(err, KG_EIO, "arm '%s': fork: %s", arm->name, strerror(fork_errno));
+    }
+    setpgid(pid, pid);
+    k->hosted = 1;
+    k->pid = pid;
+    k->sock = sv[0];
+    k->outfd = po[0];
+    fcntl(k->outfd, F_SETFL, fcntl(k->outfd, F_GETFL) | O_NONBLOCK);
+    k->have_cpuclk = clock_getcpuclockid(pid, &k->cpuclk) == 0;
+    k->timeout_s = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
+    k->cpu_mark = -1;
+    kg_ah_msg hello;
+    double lim = k->timeout_s < 60 ? k->timeout_s : 60;
+    k->seq = 0;
+    if ((rc = wait_reply(k, KG_AH_HELLO, lim, &hello, err)) != KG_OK) return rc;
+    if (hello.status != KG_AH_OK) {
+        int st = hello.status;
+        kill_host(k);
+        host_fault(k, -1, 0, lim, NULL);
+        if (st == KG_AH_NOENTRY)
+            return kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': no function '%s' in its source (set entry = NAME)",
+                             plan->path, arm->line, arm->name, arm->entry);
+        if (st == KG_AH_NOLOAD)
+            return kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': cannot load %s: %s", plan->path, arm->line,
+                             arm->name, k->so, hello.msg);
+        return kg_errorf(err, KG_EBACKEND, "arm '%s': its host could not set up its sandbox: %s", arm->name,
+                         hello.msg);
+    }
+    k->prot = hello.prot;
+    k->cpu_mark = idle_cpu(k, NULL);
+    return KG_OK;
+}
+
 static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir,
                     kg_kernel **out, kg_err *err)
 {
@@ -166,6 +771,27 @@ static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
     }
     kg_kernel *k = calloc(1, sizeof *k);
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory loading arm %s", arm->name);
+    snprintf(k->arm, sizeof k->arm, "%s", arm->name);
+    cpu_ctx *c = be->ctx;
+    c->total_escapes = 0;
+    k->total_escapes = &c->total_escapes;
+    if (realpath(so, k->so) == NULL) snprintf(k->so, sizeof k->so, "%s", so);
+    struct stat st;
+    if (stat(k->so, &st) == 0) k->image_bytes = (size_t)st.st_size;
+    if (kg_sha256_file(k->so, k->image_sha256, NULL) != KG_OK) k->image_sha256[0] = '\0';
+    k->pid = 0;
+    k->sock = k->outfd = -1;
+    if (!arm->trusted) {
+        k->out = malloc(CPU_OUT_CAP);
+        int rc = k->out == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory loading arm %s", arm->name)
+                                : spawn_host(be, plan, arm, k, err);
+        if (rc != KG_OK) {
+            cpu_unload(be, k);
+            return rc;
+        }
+        *out = k;
+        return KG_OK;
+    }
     k->handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (k->handle == NULL) {
         int rc = kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': cannot load %s: %s", plan->path, arm->line,
@@ -188,14 +814,86 @@ static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
 
 static void cpu_unload(kg_backend *be, kg_kernel *k)
 {
-    (void)be;
+    cpu_ctx *c = be->ctx;
+    if (k == NULL) return;
+    if (c != NULL && c->last == k) c->last = NULL;
+    if (k->hosted) {
+        int status;
+        if (k->pid > 0 && !k->dead) {
+            kg_ah_msg m;
+            memset(&m, 0, sizeof m);
+            m.type = KG_AH_QUIT;
+            send_req(k, &m, NULL, 0);
+            if (!reap(k, 0.5, &status)) {
+                kill_host(k);
+                reap(k, 5.0, &status);
+            }
+            k->pid = -k->pid;
+        }
+        /* the whole group goes; one still there afterwards outlived it */
+        pid_t g = k->pid < 0 ? -k->pid : k->pid;
+        if (g > 0 && kill(-g, 0) == 0) {
+            fprintf(stderr, "arm %s: escape: a process of its host's group outlived the host (killed)\n", k->arm);
+            kill(-g, SIGKILL);
+        }
+        if (k->pid > 0) {
+            kill_host(k);
+            reap(k, 5.0, &status);
+        }
+        flush_output(k);
+        if (k->sock >= 0) close(k->sock);
+        if (k->outfd >= 0) close(k->outfd);
+        if (k->dir[0] != '\0' && rmdir(k->dir) != 0)
+            fprintf(stderr, "arm %s: cannot remove its private folder %s: %s\n", k->arm, k->dir, strerror(errno));
+    }
     if (k->handle != NULL) dlclose(k->handle);
+    free(k->out);
     free(k);
+}
+
+static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
+{
+    cpu_ctx *c = be->ctx;
+    kg_ah_msg m, rep;
+    int fds[KG_AH_NBUF], nfd = 0, rc;
+    if ((rc = before_request(k, err)) != KG_OK) return rc;
+    memset(&m, 0, sizeof m);
+    m.type = KG_AH_BIND;
+    m.nin = b->nin < 4 ? b->nin : 4;
+    m.nout = b->nout < 2 ? b->nout : 2;
+    m.has_ws = b->ws.ptr != NULL;
+    for (int i = 0; i < m.nin + m.nout + m.has_ws; i++) {
+        const kg_dbuf *d = i < m.nin ? &b->in[i] : i < m.nin + m.nout ? &b->out[i - m.nin] : &b->ws;
+        cpu_buf *cb = find_buf(c, d->ptr);
+        if (cb == NULL)
+            return kg_errorf(err, KG_EINTERNAL, "arm '%s': a buffer bound that the cpu backend did not allocate", k->arm);
+        fds[nfd++] = i < m.nin ? cb->ro_fd : cb->fd;
+        m.bytes[i] = cb->len;
+    }
+    m.ws_bytes = b->ws.bytes;
+    m.dtype = (int)b->kase->dtype;
+    m.M = b->kase->M;
+    m.N = b->kase->N;
+    m.K = b->kase->K;
+    m.splits = b->kase->splits;
+    m.eps = b->kase->eps;
+    double lim = request_limit(k, 1);
+    if (send_req(k, &m, fds, nfd) != 0) return host_fault(k, -1, 0, lim, err);
+    if ((rc = wait_reply(k, KG_AH_BIND, lim, &rep, err)) != KG_OK) return rc;
+    k->cpu_mark = idle_cpu(k, NULL);
+    if (rep.status != KG_AH_OK) {
+        kill_host(k);
+        host_fault(k, -1, 0, lim, NULL);
+        snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host refused its buffers: %s", k->arm, rep.msg);
+        return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+    }
+    return KG_OK;
 }
 
 static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
 {
-    (void)be; (void)err;
+    k->pack = b->pack;
+    if (k->hosted) return host_bind(be, k, b, err);
     memset(&k->args, 0, sizeof k->args);
     k->args.abi = KG_KARGS_ABI;
     k->args.dtype = (int)b->kase->dtype;
@@ -208,26 +906,90 @@ static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *e
     k->args.K = b->kase->K;
     k->args.splits = b->kase->splits;
     k->args.eps = b->kase->eps;
-    k->pack = b->pack;
     return KG_OK;
 }
 
 static int cpu_run(kg_backend *be, kg_kernel *k, kg_err *err)
 {
-    (void)be; (void)err;
+    (void)be;
+    if (k->hosted) {
+        double wall;
+        return host_run(k, 1, 0, &wall, err);
+    }
     k->fn(&k->args);
     return KG_OK;
 }
 
 static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, double *ns, kg_err *err)
 {
-    (void)be; (void)ctx; (void)err;
+    (void)ctx;
+    int pack = k->pack > 0 ? k->pack : 1;
+    if (k->hosted) {
+        cpu_ctx *c = be->ctx;
+        double wall = 0;
+        int rc = host_run(k, pack, 1, &wall, err);
+        *k->total_escapes += k->pending_escapes;
+        k->pending_escapes = 0;
+        if (rc != KG_OK) return rc;
+        k->samples++;
+        c->last = k;
+        c->last_samples = k->samples;
+        c->last_escapes = k->escapes;
+        c->last_cpu_ns = k->last_cpu_ns;
+        c->last_host_ns = k->last_host_ns;
+        *ns = wall / pack;
+        return KG_OK;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC_RAW, &t0);
-    for (int i = 0; i < k->pack; i++) k->fn(&k->args);
+    for (int i = 0; i < pack; i++) k->fn(&k->args);
     clock_gettime(CLOCK_MONOTONIC_RAW, &t1);
     double total = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
-    *ns = total / k->pack;
+    *ns = total / pack;
+    /* a trusted arm's telemetry: no host to watch, no escapes */
+    cpu_ctx *c = be->ctx;
+    c->last = k;
+    c->last_samples = ++k->samples;
+    c->last_escapes = 0;
+    c->last_cpu_ns = (double)NAN;
+    c->last_host_ns = total;
+    return KG_OK;
+}
+
+/* The timing-integrity counters of the hosted arm timed last (an arm's
+ * escapes are its own); device readings the CPU has none of are -1. */
+static int cpu_telemetry(kg_backend *be, kg_telemetry *out, kg_err *err)
+{
+    (void)err;
+    cpu_ctx *c = be->ctx;
+    memset(out, 0, sizeof *out);
+    out->t_ns = now_ns();
+    out->sm_clock_mhz = out->mem_clock_mhz = -1;
+    out->power_w = (double)NAN;
+    out->temp_c = -1;
+    out->clock_event_reasons = 0;
+    out->foreign_procs = -1;
+    out->samples = c->last != NULL ? c->last->samples : c->last_samples;
+    out->escapes = c->total_escapes;
+    out->last_event_ns = c->last != NULL ? c->last_cpu_ns : (double)NAN;
+    out->last_host_ns = c->last != NULL ? c->last_host_ns : (double)NAN;
+    return KG_OK;
+}
+
+static int cpu_resources(kg_backend *be, kg_kernel *k, kg_resources *out, kg_err *err)
+{
+    (void)be; (void)err;
+    memset(out, 0, sizeof *out);
+    out->regs = out->static_shared_bytes = out->dynamic_shared_bytes = -1;
+    out->local_bytes = out->const_bytes = out->max_threads_per_block = -1;
+    out->ptx_version = out->binary_version = -1;
+    for (int i = 0; i < 3; i++) out->grid[i] = out->block[i] = -1;
+    out->launches = 1;
+    snprintf(out->arch, sizeof out->arch, "cpu");
+    out->image_bytes = k->image_bytes;
+    snprintf(out->image_sha256, sizeof out->image_sha256, "%s", k->image_sha256);
+    if (k->hosted) kg_sandbox_text(k->prot, out->sandbox, sizeof out->sandbox);
+    else snprintf(out->sandbox, sizeof out->sandbox, "trusted (in the worker)");
     return KG_OK;
 }
 
@@ -270,6 +1032,8 @@ const kg_backend_ops kg_backend_cpu = {
     .time = cpu_time,
     .flush = NULL,
     .describe = cpu_describe,
+    .telemetry = cpu_telemetry,
+    .resources = cpu_resources,
     .caps = KG_CAP_EXECUTES | KG_CAP_QUIET_HOST,
     .compiler = cpu_compiler,
 };

@@ -10,7 +10,7 @@ typedef struct kg_cli_cmd {
     const char *name;
     const char *args;    /* what follows the name in the usage text */
     int (*fn)(int argc, char **argv, const kg_settings *env);
-    const char *summary; /* one line */
+    const char *summary; /* one line; NULL: hidden from the usage text */
 } kg_cli_cmd;
 
 static const kg_cli_cmd commands[] = {
@@ -25,6 +25,7 @@ static const kg_cli_cmd commands[] = {
     { "freeze", "PLAN [-o FILE]", kg_cmd_freeze, "write the canonical plan and its SHA-256, for run --frozen" },
     { "list", "", kg_cmd_list, "the ops and backends this kgate knows" },
     { "worker", "", kg_cmd_worker, "one process of a campaign (started by kgate run, not by hand)" },
+    { "armhost", "", kg_cmd_armhost, NULL },   /* an untrusted CPU arm's process, started by a worker */
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -37,6 +38,7 @@ static void usage(FILE *fp)
           "commands:\n",
           fp);
     for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (commands[i].summary == NULL) continue;
         char head[64];
         snprintf(head, sizeof head, "%s%s%s", commands[i].name, commands[i].args[0] ? " " : "", commands[i].args);
         fprintf(fp, "  %-22s %s\n", head, commands[i].summary);

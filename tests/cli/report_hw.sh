@@ -13,7 +13,7 @@ for f in "$T"/ev/raw/proc-*.csv; do
              { sm = ($1 == 0 && $3 == 1 && $4 == "cand") ? 1900 : 1980
                printf "%s,%s,%s,%s,%s,%d,3201,300.5,40,0x0,0,0,%s,%s\n", $1, $5, $3, $4, $6, sm, $7, $7 }' \
         "$f" > "$T/ev/telemetry/proc-$p.csv"
-    printf 'process,case,arm,launch,registers,static_shared,dynamic_shared,local,const,max_threads,ptx,binary,grid,block,launches,arch,image_bytes,image_sha256\n0,small,base,1,40,0,8448,0,0,1024,90,90,1x1x1,128x1x1,2,sm_90,100,ab\n0,small,base,2,24,0,0,0,0,1024,90,90,8x1x1,256x1x1,2,sm_90,100,ab\n' \
+    printf 'process,case,arm,launch,registers,static_shared,dynamic_shared,local,const,max_threads,ptx,binary,grid,block,launches,arch,image_bytes,image_sha256,sandbox\n0,small,base,1,40,0,8448,0,0,1024,90,90,1x1x1,128x1x1,2,sm_90,100,ab,\n0,small,base,2,24,0,0,0,0,1024,90,90,8x1x1,256x1x1,2,sm_90,100,ab,\n' \
         > "$T/ev/telemetry/resources-$p.csv"
 done
 "$KGATE" report "$T/ev" > "$T/out" 2>"$T/err"
@@ -21,5 +21,5 @@ expect_grep "## Telemetry" "$T/out"
 expect_grep "| small | cand | 120 | 1980 \[1900, 1980\] | 3201 | 300.5 | 40 | 0x0 | 0 |" "$T/out"
 expect_grep "1 of 24 rounds had arms whose median SM clocks differ by more than 1%" "$T/out"
 expect_grep "process 0, case small, round 1: arm median SM clocks 1900 to 1980 MHz" "$T/out"
-expect_grep "| small | base | 1 | 40 | 0 | 8448 | 0 | 1024 | 90 | 90 | 1x1x1 | 128x1x1 | 2 | sm_90 |" "$T/out"
-expect_grep "| small | base | 2 | 24 | 0 | 0 | 0 | 1024 | 90 | 90 | 8x1x1 | 256x1x1 | 2 | sm_90 |" "$T/out"
+expect_grep "| small | base | 1 | 40 | 0 | 8448 | 0 | 1024 | 90 | 90 | 1x1x1 | 128x1x1 | 2 | sm_90 | – |" "$T/out"
+expect_grep "| small | base | 2 | 24 | 0 | 0 | 0 | 1024 | 90 | 90 | 8x1x1 | 256x1x1 | 2 | sm_90 | – |" "$T/out"

@@ -9,7 +9,7 @@ mkdir -p "$T/ev/telemetry"
 awk -F, 'NR == 1 { print "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,foreign_procs,escaped,event_ns,host_ns"; next }
          { printf "%s,%s,%s,%s,%s,1980,3201,300.5,40,0x0,0,0,%s,%s\n", $1, $5, $3, $4, $6, $7, $7 }' \
     "$T/ev/raw/proc-000.csv" > "$T/ev/telemetry/proc-000.csv"
-printf 'process,case,arm,launch,registers,static_shared,dynamic_shared,local,const,max_threads,ptx,binary,grid,block,launches,arch,image_bytes,image_sha256\n0,small,base,1,40,0,0,0,0,1024,90,90,1x1x1,128x1x1,1,sm_90,100,ab\n' \
+printf 'process,case,arm,launch,registers,static_shared,dynamic_shared,local,const,max_threads,ptx,binary,grid,block,launches,arch,image_bytes,image_sha256,sandbox\n0,small,base,1,40,0,0,0,0,1024,90,90,1x1x1,128x1x1,1,sm_90,100,ab,\n' \
     > "$T/ev/telemetry/resources-000.csv"
 "$KGATE" report "$T/ev" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; die "report of the intact folder"; }
 

@@ -1,0 +1,66 @@
+/* armhost.h: the arm host, the process an untrusted CPU arm runs in, and
+ * its protocol with the worker's cpu backend (src/backend/cpu.c).
+ *
+ * The worker execs `kgate armhost` fresh (never a bare fork: a fork would
+ * copy the worker's references and rows into the candidate's address
+ * space) with the request socket, a SOCK_SEQPACKET socketpair end, as
+ * descriptor KG_SANDBOX_SOCK_FD and its stdout and stderr on a pipe the
+ * worker drains.  The host enters its sandbox (sandbox.h), opens the
+ * arm's shared object, locks the sandbox further, and says HELLO with
+ * the protections that took effect.  Then it serves requests until QUIT:
+ *   BIND  the buffers as descriptors (SCM_RIGHTS: inputs read-only,
+ *         outputs and workspace read-write) and the kg_kargs scalars
+ *   RUN n calls the kernel n times, then replies
+ *   QUIT  exits
+ * Every message is one fixed-size kg_ah_msg; every reply carries the
+ * request's sequence number and is checked by the worker.  A system call
+ * the sandbox denies is reported as VIOLATION (its number) just before
+ * the host dies of SIGSYS. */
+#ifndef KGATE_ARMHOST_H
+#define KGATE_ARMHOST_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "kgate/err.h"
+
+#define KG_AH_MAGIC 0x6b674148u   /* "kgAH" */
+#define KG_AH_NBUF 7              /* in[4], out[2], ws */
+#define KG_AH_MSG_TEXT 200
+
+enum { KG_AH_HELLO = 1, KG_AH_BIND = 2, KG_AH_RUN = 3, KG_AH_QUIT = 4, KG_AH_VIOLATION = 5 };
+
+/* status of a reply */
+enum { KG_AH_OK = 0, KG_AH_FAIL = 1, KG_AH_NOLOAD = 2, KG_AH_NOENTRY = 3 };
+
+typedef struct kg_ah_msg {
+    uint32_t magic;               /* KG_AH_MAGIC */
+    uint32_t type;                /* KG_AH_* */
+    uint64_t seq;                 /* request number; a reply repeats it */
+    int32_t status;               /* reply: KG_AH_OK, else msg says why */
+    int32_t n;                    /* RUN: calls; VIOLATION: the system call */
+    uint32_t prot;                /* HELLO: KG_SBX_* bits in effect */
+    int32_t nin, nout, has_ws;    /* BIND: descriptors in that order */
+    int32_t dtype;
+    int32_t pad;
+    uint64_t bytes[KG_AH_NBUF];   /* BIND: bytes to map of each */
+    uint64_t ws_bytes;
+    int64_t M, N, K, splits;
+    double eps;
+    char msg[KG_AH_MSG_TEXT];     /* reply: a reason, NUL-terminated */
+} kg_ah_msg;
+
+typedef struct kg_armhost_opts {
+    const char *so;       /* the arm's shared object, absolute */
+    const char *entry;    /* its entry symbol */
+    const char *dir;      /* the private folder the worker made */
+    pid_t parent;         /* the worker */
+    uint64_t mem_bytes;   /* RLIMIT_AS; 0: none */
+    long cpu_s;           /* RLIMIT_CPU; 0: none */
+} kg_armhost_opts;
+
+/* The arm host's body (`kgate armhost`): sandbox, load, serve.  Returns
+ * the exit status for the process (0 after QUIT); the caller exits with
+ * _exit so that nothing of the candidate's runs at exit. */
+int kg_armhost_main(const kg_armhost_opts *o);
+
+#endif

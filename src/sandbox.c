@@ -1,0 +1,298 @@
+/* sandbox.c: the arm host's confinement (sandbox.h).
+ *
+ * The seccomp filter allows what dlopen of an already compiled shared
+ * object and a numeric kernel need, and nothing that makes a process, a
+ * connection, a file or a signal for another process:
+ *   memory      brk mmap mprotect (never writable and executable at once)
+ *               munmap mremap madvise
+ *   descriptors read write readv writev pread64 lseek close fstat
+ *               newfstatat statx, and open/openat read-only (until
+ *               kg_sandbox_lock); sendmsg sendto recvmsg recvfrom on the
+ *               descriptors it has (socket creation is denied)
+ *   time        clock_gettime clock_getres gettimeofday time nanosleep
+ *               clock_nanosleep
+ *   threads     futex sched_yield sched_getaffinity (no clone: no thread)
+ *   signals     rt_sigreturn rt_sigprocmask sigaltstack, rt_sigaction of
+ *               any signal but SIGSYS, kill and tgkill of itself only
+ *   prctl       PR_SET_VMA only (the C library names its mappings)
+ *   identity    getpid gettid getppid getuid geteuid getgid getegid
+ *               getrandom getrlimit, prlimit64 reading only
+ *   exit        exit exit_group
+ *   seccomp     SECCOMP_SET_MODE_FILTER only, to stack the second filter
+ *               (kg_sandbox_lock), which denies it, open and openat
+ * Everything else traps: clone, clone3, fork, vfork, execve, execveat,
+ * ptrace, process_vm_readv/writev, socket, connect, bind, open for
+ * writing or creating, unlink, rename, mkdir, chdir, setsid, any other prctl (PR_SET_PDEATHSIG, PR_SET_SECCOMP, ...),
+ * ioctl, setitimer, timer_create, mount, unshare, seccomp... */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "sandbox.h"
+
+extern char **environ;
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KG_SANDBOX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KG_SANDBOX_ASAN 1
+#endif
+#endif
+#ifndef KG_SANDBOX_ASAN
+#define KG_SANDBOX_ASAN 0
+#endif
+
+static void (*violation_cb)(int nr);
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig; (void)uc;
+    if (violation_cb != NULL && si != NULL) violation_cb(si->si_syscall);
+    /* SA_RESETHAND made SIGSYS fatal again; it is delivered when the
+     * handler returns and the mask is restored */
+    syscall(SYS_kill, getpid(), SIGSYS);
+}
+
+static const char *const names[] = { "seccomp", "nnp", "pdeathsig", "rlimits", "userns", "pidns",
+                                     "netns", "mountns", "privdir", "env", "fds", "noopen" };
+
+void kg_sandbox_text(unsigned mask, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (mask & (1u << i)) {
+            int n = snprintf(buf + len, cap - len, "%s%s", len ? "," : "", names[i]);
+            if (n < 0 || (size_t)n >= cap - len) break;
+            len += (size_t)n;
+        }
+    if (len == 0) snprintf(buf, cap, "none");
+}
+
+void kg_sandbox_syscall_name(int nr, char *buf, size_t cap)
+{
+    char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (name != NULL) snprintf(buf, cap, "%s", name);
+    else snprintf(buf, cap, "syscall %d", nr);
+    free(name);
+}
+
+/* OPENBLAS_NUM_THREADS=1: kgate links OpenBLAS, whose constructor would
+ * otherwise start worker threads in the host before main */
+static const char *const env_names[] = { "PATH=/usr/bin:/bin", "LANG=C", "OPENBLAS_NUM_THREADS=1",
+#if KG_SANDBOX_ASAN
+                                         /* a sanitizer build's host: its runtime's fault and exit
+                                          * handlers would make calls the filter denies */
+                                         "ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:detect_leaks=0",
+#endif
+                                         "HOME=", "TMPDIR=" };
+
+int kg_sandbox_env(const char *dir, char *store, size_t cap, char *envp[], int max)
+{
+    size_t used = 0;
+    int n = 0;
+    for (size_t i = 0; i < sizeof env_names / sizeof env_names[0] && n < max - 1; i++) {
+        const char *v = env_names[i];
+        int w = snprintf(store + used, cap - used, "%s%s", v, v[strlen(v) - 1] == '=' ? dir : "");
+        if (w < 0 || (size_t)w >= cap - used) return -1;
+        envp[n++] = store + used;
+        used += (size_t)w + 1;
+    }
+    envp[n] = NULL;
+    return n;
+}
+
+/* 1 when every variable of the environment is one of the whitelist's. */
+static int env_is_whitelist(void)
+{
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++) {
+            size_t klen = strcspn(env_names[i], "=") + 1;
+            if (strncmp(*e, env_names[i], klen) == 0) ok = 1;
+        }
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static int close_others(void)
+{
+    /* 0, 1, 2 and the socket stay */
+    if (syscall(SYS_close_range, KG_SANDBOX_SOCK_FD + 1, ~0u, 0) != 0) {
+        for (int fd = KG_SANDBOX_SOCK_FD + 1; fd < 4096; fd++) close(fd);
+    }
+    return 0;
+}
+
+static unsigned try_namespaces(void)
+{
+    unsigned got = 0;
+    int all = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID;
+    if (unshare(all) == 0) return KG_SBX_USERNS | KG_SBX_MOUNTNS | KG_SBX_NETNS | KG_SBX_PIDNS;
+    /* one by one, where some are refused */
+    if (unshare(CLONE_NEWUSER) == 0) got |= KG_SBX_USERNS;
+    if (unshare(CLONE_NEWNS) == 0) got |= KG_SBX_MOUNTNS;
+    if (unshare(CLONE_NEWNET) == 0) got |= KG_SBX_NETNS;
+    if (unshare(CLONE_NEWPID) == 0) got |= KG_SBX_PIDNS;
+    return got;
+}
+
+static int set_limit(int what, rlim_t soft, rlim_t hard)
+{
+    struct rlimit r = { soft, hard };
+    return setrlimit(what, &r);
+}
+
+static int set_limits(const kg_sandbox_opts *o)
+{
+    int bad = 0;
+    /* an AddressSanitizer build reserves terabytes of shadow: no RLIMIT_AS */
+    if (o->mem_bytes > 0 && !KG_SANDBOX_ASAN) bad |= set_limit(RLIMIT_AS, o->mem_bytes, o->mem_bytes);
+    bad |= set_limit(RLIMIT_FSIZE, 0, 0);
+    bad |= set_limit(RLIMIT_CORE, 0, 0);
+    bad |= set_limit(RLIMIT_NPROC, 1, 1);
+    bad |= set_limit(RLIMIT_NOFILE, 16, 16);
+    if (o->cpu_s > 0) bad |= set_limit(RLIMIT_CPU, (rlim_t)o->cpu_s, (rlim_t)o->cpu_s + 1);
+    return bad ? -1 : 0;
+}
+
+#define ALLOW(ctx, call) seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(call), 0)
+
+static int build_filter(scmp_filter_ctx ctx, pid_t self)
+{
+    static const int plain[] = {
+        SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64),
+        SCMP_SYS(lseek), SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
+        SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+        SCMP_SYS(sendmsg), SCMP_SYS(sendto), SCMP_SYS(recvmsg), SCMP_SYS(recvfrom),
+        SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday), SCMP_SYS(time),
+        SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
+        SCMP_SYS(futex), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+        SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(sigaltstack),
+        SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid),
+        SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getrandom), SCMP_SYS(getrlimit),
+        SCMP_SYS(exit), SCMP_SYS(exit_group),
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
+    /* never writable and executable at once */
+    const scmp_datum_t W = PROT_WRITE, X = PROT_EXEC;
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, W, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, X, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, W, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, X, 0));
+    /* open read-only: no write access, no create, truncate, append or tmpfile */
+    const scmp_datum_t wmask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE;
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, wmask, O_RDONLY));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, wmask, O_RDONLY));
+    /* signals: its own handlers but SIGSYS's, and only to itself */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1, SCMP_A0(SCMP_CMP_NE, SIGSYS));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+    /* prctl only to name a mapping (the C library names its allocations) */
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#endif
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_SET_VMA));
+    /* seccomp itself: only to stack a filter (kg_sandbox_lock's, which
+     * then denies it); a filter can only make the host stricter */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 1, SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER));
+    /* limits: read, never set */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
+    return rc;
+}
+
+int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
+{
+    *active = 0;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        snprintf(why, cap, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+        return -1;
+    }
+    *active |= KG_SBX_NNP;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0) *active |= KG_SBX_PDEATHSIG;
+    if (o->parent > 0 && getppid() != o->parent) {
+        snprintf(why, cap, "the worker (pid %ld) is gone", (long)o->parent);
+        return -1;
+    }
+    close_others();
+    *active |= KG_SBX_FDS;
+    if (env_is_whitelist()) *active |= KG_SBX_ENV;
+    if (o->dir == NULL || chdir(o->dir) != 0) {
+        snprintf(why, cap, "cannot enter the private folder %s: %s", o->dir ? o->dir : "(none)", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (stat(".", &st) == 0 && (st.st_mode & 077) == 0) *active |= KG_SBX_PRIVDIR;
+    *active |= try_namespaces();
+    if (set_limits(o) == 0) *active |= KG_SBX_RLIMITS;
+
+    violation_cb = o->on_violation;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSYS, &sa, NULL);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, SIGSYS);
+    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+    if (ctx == NULL) {
+        snprintf(why, cap, "seccomp_init failed");
+        return -1;
+    }
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);   /* set above */
+    rc |= build_filter(ctx, getpid());
+    if (rc == 0) rc = seccomp_load(ctx);
+    seccomp_release(ctx);
+    if (rc != 0) {
+        snprintf(why, cap, "cannot load the seccomp filter: %s", strerror(-rc));
+        return -1;
+    }
+    *active |= KG_SBX_SECCOMP;
+    return 0;
+}
+
+int kg_sandbox_lock(unsigned *active, char *why, size_t cap)
+{
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (ctx == NULL) {
+        snprintf(why, cap, "seccomp_init failed");
+        return -1;
+    }
+    /* no new privileges is already set, and prctl is denied now */
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(seccomp), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(open), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat2), 0);
+    if (rc == 0) rc = seccomp_load(ctx);
+    seccomp_release(ctx);
+    if (rc != 0) {
+        snprintf(why, cap, "cannot load the second seccomp filter: %s", strerror(-rc));
+        return -1;
+    }
+    *active |= KG_SBX_NOOPEN;
+    return 0;
+}

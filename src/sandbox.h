@@ -1,0 +1,71 @@
+/* sandbox.h: the confinement an arm host (armhost.c) puts itself under
+ * before it opens a candidate's shared object, so that the object's
+ * constructors already run inside it.
+ *
+ * kg_sandbox_enter applies, in order: no new privileges, parent-death
+ * SIGKILL (and a check that the parent is still the worker), every
+ * descriptor but 0, 1, 2 and the request socket closed, the environment
+ * checked against the whitelist the worker gave, a chdir into the
+ * private folder, user, mount, network and pid namespaces where the
+ * kernel allows them (silently skipped otherwise), resource limits, and
+ * the seccomp filter of sandbox.c (a system call outside its list is
+ * reported on the request socket by a SIGSYS handler, then the process
+ * dies of SIGSYS).  kg_sandbox_lock stacks a second filter once the
+ * object is loaded: no file is opened after that.  Each step that took
+ * effect sets its KG_SBX_* bit. */
+#ifndef KGATE_SANDBOX_H
+#define KGATE_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum {
+    KG_SBX_SECCOMP = 1u << 0,   /* the system-call filter */
+    KG_SBX_NNP = 1u << 1,       /* PR_SET_NO_NEW_PRIVS */
+    KG_SBX_PDEATHSIG = 1u << 2, /* SIGKILL when the worker dies */
+    KG_SBX_RLIMITS = 1u << 3,   /* address space, file size, processes, core, CPU, files */
+    KG_SBX_USERNS = 1u << 4,
+    KG_SBX_PIDNS = 1u << 5,
+    KG_SBX_NETNS = 1u << 6,
+    KG_SBX_MOUNTNS = 1u << 7,
+    KG_SBX_PRIVDIR = 1u << 8,   /* working folder: private, empty, fresh */
+    KG_SBX_ENV = 1u << 9,       /* the environment is the whitelist */
+    KG_SBX_FDS = 1u << 10,      /* every other descriptor closed */
+    KG_SBX_NOOPEN = 1u << 11    /* the second filter: no open after loading */
+};
+
+/* The descriptor the request socket has in an arm host. */
+#define KG_SANDBOX_SOCK_FD 3
+
+typedef struct kg_sandbox_opts {
+    pid_t parent;           /* the worker: PR_SET_PDEATHSIG is checked against it */
+    const char *dir;        /* the private folder to chdir into */
+    uint64_t mem_bytes;     /* RLIMIT_AS; 0: none */
+    long cpu_s;             /* RLIMIT_CPU (soft); 0: none */
+    /* called from the SIGSYS handler with the denied call's number (only
+     * async-signal-safe work); the process then dies of SIGSYS */
+    void (*on_violation)(int nr);
+} kg_sandbox_opts;
+
+/* Applies the sandbox; *active gets the KG_SBX_* bits that took effect.
+ * Returns 0, or -1 with why filled when a step that must not fail failed
+ * (no new privileges, the parent check, the private folder, the filter). */
+int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap);
+
+/* Stacks the stricter filter (no open, openat) after the object is
+ * loaded; KG_SBX_NOOPEN on success. */
+int kg_sandbox_lock(unsigned *active, char *why, size_t cap);
+
+/* "seccomp,nnp,pdeathsig,..." for the bits of mask ("none" when 0). */
+void kg_sandbox_text(unsigned mask, char *buf, size_t cap);
+
+/* The name of system call nr on this architecture ("syscall 56" when
+ * unknown). */
+void kg_sandbox_syscall_name(int nr, char *buf, size_t cap);
+
+/* The environment an arm host starts with (NULL-terminated): PATH, LANG,
+ * OPENBLAS_NUM_THREADS=1, HOME and TMPDIR (both dir).  Strings live in store (cap bytes). */
+int kg_sandbox_env(const char *dir, char *store, size_t cap, char *envp[], int max);
+
+#endif
