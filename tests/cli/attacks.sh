@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/attacks/run.sh: the attack suite.  Runs one small cpu campaign per
+# tests/cli/attacks.sh: the attack suite.  Runs one small cpu campaign per
 # attack of tests/attacks/a*.c (issue 10's list), each a candidate rowsum
 # that leaves the honest result in its output and cheats in one other
 # way, against the naive baseline.  No attacker is really faster than the
@@ -7,7 +7,7 @@
 # Prints one line per attack, then the honest quickstart, and exits 1
 # naming every attack that succeeded.
 #
-#   KGATE=$PWD/build/kgate sh tests/attacks/run.sh [N ...]   (run from the repository root)
+#   KGATE=$PWD/build/kgate sh tests/cli/attacks.sh [N ...]   (run from the repository root)
 #
 # Against today's kgate most attacks succeed, so this script lives here and
 # not in tests/cli/ (which `make test` runs); it moves there as
