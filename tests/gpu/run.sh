@@ -348,5 +348,9 @@ else
     bad "refused launch: the refused arms are INADMISSIBLE, tiled is still measured"
 fi
 
+# 14. the device-memory neighbour attack (tests/gpu/attack_neighbour.sh):
+#     not FASTER once every untrusted arm has its own context
+. "$ROOT/tests/gpu/attack_neighbour.sh"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
