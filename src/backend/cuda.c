@@ -105,9 +105,15 @@ void kg_cuda_sha256_hex(const void *data, size_t n, char out[65])
  * of a buffer whose newest bytes were there fails), and the call returns
  * KG_EARM; the primary context and the other arms' contexts go on. */
 
-static int arm_isolated(const kg_arm *arm)
+/* Off unless the settings ask (KGATE_CUDA_ARM_CONTEXTS=1): measured on the
+ * H200 (driver 580, docs/measurements/h200-2026-12-01-cudaiso/), a kernel
+ * in context A read context B's buffer with no fault, so contexts of one
+ * process share the device address space and do not isolate, and an honest
+ * control arm failed its checks in one of three floor campaigns with them.
+ * Isolation of CUDA arms needs a process per arm (docs/security.md). */
+static int arm_isolated(const kg_settings *s, const kg_arm *arm)
 {
-    return !arm->trusted && arm->builtin[0] == '\0';
+    return s != NULL && s->cuda_arm_contexts && !arm->trusted && arm->builtin[0] == '\0';
 }
 
 static int sticky(CUresult r)
@@ -679,7 +685,7 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     if (rc != KG_OK) goto done;
     k->image_bytes = image_bytes;
     kg_cuda_sha256_hex(image, image_bytes, k->image_sha256);
-    if (arm_isolated(arm)) {
+    if (arm_isolated(c->settings, arm)) {
         /* cuCtxCreate makes the new context current (pushed on the primary) */
         if ((rc = iso_register(c, k, err)) != KG_OK) goto done;
         k->isolated = 1;

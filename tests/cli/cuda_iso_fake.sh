@@ -50,7 +50,7 @@ op = gemm_bt
 role = control
 of = base
 PLAN
-KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run "$T/p.kg" -o "$T/out" --no-progress \
+KGATE_CUDA_ARM_CONTEXTS=1 KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run "$T/p.kg" -o "$T/out" --no-progress \
     >"$T/log" 2>&1; st=$?
 # one process per direction: the gate cannot pass, the campaign completes
 expect_status 1 $st "campaign against the stand-in driver"

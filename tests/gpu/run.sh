@@ -283,21 +283,11 @@ if [ -n "${KGATE_GPU_KEEP:-}" ] && [ -f "$T/example-out/report.md" ]; then
     cp "$T/example-out/report.md" "$KGATE_GPU_KEEP/cuda-gemm-report.md"
 fi
 
-# 12. per-arm isolation: every untrusted arm runs in a CUDA context of its
-#     own.  12a: the driver facts it rests on, from tests/gpu/isolation_probe.c
-#     (bin/isolation-probe, or built here when a C compiler is present)
-PROBE=${KGATE_PROBE:-$ROOT/bin/isolation-probe}
-if [ ! -x "$PROBE" ] && command -v "${CC:-cc}" >/dev/null 2>&1 &&
-   "${CC:-cc}" -O2 -o "$T/isolation-probe" "$ROOT/tests/gpu/isolation_probe.c" -ldl >/dev/null 2>&1; then
-    PROBE=$T/isolation-probe
-fi
-if [ -x "$PROBE" ]; then
-    expect "probe: a kernel faults on another context's memory, and only its own context is poisoned" 0 \
-        "all facts hold" -- "$PROBE"
-else
-    echo "skip probe: no bin/isolation-probe and no C compiler (make bin/isolation-probe)"
-fi
-
+# 12. candidates built to steal another arm's output from device memory.
+#     (Per-arm CUDA contexts do not isolate on the H200: contexts of one
+#     process share its device address space, tools/device/isolation_measure.sh
+#     runs the probe that shows it; these tests only require that the
+#     stealing candidates as written are never FASTER.)
 # rejected NAME DIR ARM: ARM is never FASTER, and it was rejected: INCORRECT
 # in the report, or a fault attributed to it in the output or the logs
 rejected() {
@@ -312,15 +302,14 @@ rejected() {
 }
 
 # 12b. a candidate that scans its own 2 MiB page for the baseline's output
-#      finds nothing to copy (the baseline's buffers are in another context)
 cp "$ROOT/tests/gpu/isolation_scan.kg" "$ROOT/tests/gpu/isolation_reach.kg" \
    "$ROOT/tests/gpu/refused_launch.kg" "$T/kernels/"
 sed -i 's#\.\./\.\./kernels/cuda/##' "$T/kernels/"*.kg
 "$KGATE" run "$T/kernels/isolation_scan.kg" -o "$T/iso-scan" --no-progress >"$T/out" 2>&1
 rejected "isolation: a neighbour-scanning candidate is INCORRECT, never FASTER" "$T/iso-scan" neighbour
 
-# 12c. one that reads the neighbouring pages faults in its own context: the
-#      fault is the arm's (KG_EARM), never FASTER
+# 12c. one that reads the neighbouring pages faults: the fault is attributed
+#      to it, never FASTER
 "$KGATE" run "$T/kernels/isolation_reach.kg" -o "$T/iso-reach" --no-progress >"$T/out" 2>&1
 rejected "isolation: a candidate reading past its own pages faults, attributed to it" "$T/iso-reach" neighbour
 
@@ -342,7 +331,7 @@ fi
 #      backend call as the arm's state on the case)
 if grep -qs "| bounded | .*INADMISSIBLE" "$T/refused/report.md" &&
    grep -qs "| wide | .*INADMISSIBLE" "$T/refused/report.md" &&
-   grep -qs "| tiled | .*FASTER" "$T/refused/report.md"; then
+   grep -qs "| tiled | candidate | [0-9.]* → [0-9.]* | [0-9.]* → [0-9.]* |" "$T/refused/report.md"; then
     ok "refused launch: the refused arms are INADMISSIBLE, tiled is still measured"
 else
     bad "refused launch: the refused arms are INADMISSIBLE, tiled is still measured"

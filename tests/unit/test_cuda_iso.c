@@ -101,6 +101,7 @@ int main(void)
     snprintf(so, sizeof so, "%s/libcuda_fake.so", exe);
     kg_settings s = *kg_settings_defaults();
     s.lib_cuda = so;
+    s.cuda_arm_contexts = 1;   /* the experimental path, against the stand-in driver */
     s.include_dir = "include";
     kg_cuda_nvrtc nv;
     kg_err err = { 0 };
