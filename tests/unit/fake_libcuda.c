@@ -227,14 +227,29 @@ CUresult cuEventElapsedTime(float *ms, fevent *a, fevent *b)
     return c->sticky;
 }
 CUresult cuModuleLoadData(void **m, const void *img) { (void)img; CUR_OR_FAIL; *m = c; return OK; }
-CUresult cuModuleUnload(void *m) { (void)m; return OK; }
+/* the functions handed out, freed with their module (a module is its context here) */
+static ffunc *funcs[256];
+CUresult cuModuleUnload(void *m)
+{
+    for (size_t i = 0; i < sizeof funcs / sizeof funcs[0]; i++)
+        if (funcs[i] != NULL && (void *)funcs[i]->ctx == m) {
+            free(funcs[i]);
+            funcs[i] = NULL;
+        }
+    return OK;
+}
 CUresult cuModuleGetFunction(ffunc **f, void *m, const char *name)
 {
     CUR_OR_FAIL;
     if (m != c) return INVALID_HANDLE;
+    size_t slot = 0;
+    while (slot < sizeof funcs / sizeof funcs[0] && funcs[slot] != NULL) slot++;
+    if (slot == sizeof funcs / sizeof funcs[0]) return INVALID_VALUE;
     *f = calloc(1, sizeof **f);
+    if (*f == NULL) return INVALID_VALUE;
     strncpy((*f)->name, name, sizeof (*f)->name - 1);
     (*f)->ctx = c;
+    funcs[slot] = *f;
     return OK;
 }
 CUresult cuFuncGetAttribute(int *v, int a, ffunc *f)
