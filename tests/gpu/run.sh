@@ -306,12 +306,12 @@ cp "$ROOT/tests/gpu/isolation_scan.kg" "$ROOT/tests/gpu/isolation_reach.kg" \
    "$ROOT/tests/gpu/refused_launch.kg" "$T/kernels/"
 sed -i 's#\.\./\.\./kernels/cuda/##' "$T/kernels/"*.kg
 "$KGATE" run "$T/kernels/isolation_scan.kg" -o "$T/iso-scan" --no-progress >"$T/out" 2>&1
-rejected "isolation: a neighbour-scanning candidate is INCORRECT, never FASTER" "$T/iso-scan" neighbour
+rejected "stealing: a neighbour-scanning candidate is INCORRECT, never FASTER" "$T/iso-scan" neighbour
 
 # 12c. one that reads the neighbouring pages faults: the fault is attributed
 #      to it, never FASTER
 "$KGATE" run "$T/kernels/isolation_reach.kg" -o "$T/iso-reach" --no-progress >"$T/out" 2>&1
-rejected "isolation: a candidate reading past its own pages faults, attributed to it" "$T/iso-reach" neighbour
+rejected "stealing: a candidate reading past its own pages faults, attributed to it" "$T/iso-reach" neighbour
 
 # 13. launches the device refuses: __launch_bounds__(64) with 128 threads,
 #     300000 bytes of dynamic shared memory.  13a: the message names the limit
