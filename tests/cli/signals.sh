@@ -58,8 +58,11 @@ k=$((n - 1))
 cmp -s "$T/term/results.csv" "$T/ref/results.csv" || die "resumed results differ from an uninterrupted campaign"
 "$KGATE" verify "$T/term" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "the resumed folder does not verify"; }
 
-# 3. an orphan holds the lock
-KGATE_WORKER_WRAPPER="timeout 120" "$KGATE" run tests/plans/fake-hang.kg -o "$T/orph" >/dev/null 2>&1 &
+# 3. an orphan holds the lock.  The plan's timeout is 8 s here (the orphan
+#    ends itself at about 11 s), so that a slow build (the sanitizers) still
+#    reaches the resume while the orphan lives
+sed 's/^timeout = 2$/timeout = 8/' tests/plans/fake-hang.kg >"$T/hang8.kg"
+KGATE_WORKER_WRAPPER="timeout 120" "$KGATE" run "$T/hang8.kg" -o "$T/orph" >/dev/null 2>&1 &
 sup=$!
 i=0
 until [ "$(nprocs "$T/orph")" -ge 3 ] && [ -n "$(worker_pid)" ]; do
@@ -69,19 +72,19 @@ w=$(worker_pid)
 kill -9 $sup
 wait $sup 2>/dev/null
 kill -0 "$w" 2>/dev/null || die "the wrapped worker $w did not outlive its supervisor (the test needs it to)"
-"$KGATE" run --resume "$T/orph" tests/plans/fake-hang.kg --lock-timeout 0.3 >/dev/null 2>"$T/orph.err"; st=$?
+"$KGATE" run --resume "$T/orph" "$T/hang8.kg" --lock-timeout 0.3 >/dev/null 2>"$T/orph.err"; st=$?
 expect_status 2 $st "resume while an orphan holds the lock"
 expect_grep "an orphaned kgate worker (pid $w) still holds the device lock: kill $w" "$T/orph.err"
-# no supervisor: the worker ends itself at timeout (2 s) + grace
+# no supervisor: the worker ends itself at timeout (8 s) + grace
 i=0
 until [ -z "$(ps -o pid= --ppid "$w" 2>/dev/null)" ]; do
-    i=$((i + 1)); [ $i -lt 200 ] || { kill "$w"; die "the orphaned worker did not end itself"; }; sleep 0.05
+    i=$((i + 1)); [ $i -lt 400 ] || { kill "$w"; die "the orphaned worker did not end itself"; }; sleep 0.05
 done
 i=0
 until gone "$w"; do
     i=$((i + 1)); [ $i -lt 100 ] || { kill "$w"; die "the wrapper $w did not end"; }; sleep 0.05
 done
-"$KGATE" run --resume "$T/orph" tests/plans/fake-hang.kg >/dev/null 2>"$T/orph2.err"; st=$?
+"$KGATE" run --resume "$T/orph" "$T/hang8.kg" >/dev/null 2>"$T/orph2.err"; st=$?
 [ $st -le 3 ] || { cat "$T/orph2.err" >&2; die "resume after the orphan ended: exit $st"; }
 expect_grep "^2,fwd,timeout,0," "$T/orph/processes.csv"
 "$KGATE" verify "$T/orph" >/dev/null 2>"$T/v2.err" || { cat "$T/v2.err" >&2; die "the orphan's folder does not verify"; }
