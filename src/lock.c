@@ -143,6 +143,10 @@ int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, in
         }
         char holder[300];
         holder_of(fd, path, holder, sizeof holder);
+        if (kg_stop_requested()) {
+            close(fd);
+            return kg_errorf(err, KG_EIO, "interrupted while waiting for device %s (held by %s)", name, holder);
+        }
         double waited = kg_mono_s() - t0;
         if (timeout_s >= 0 && waited >= timeout_s) {
             close(fd);

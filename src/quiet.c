@@ -167,6 +167,8 @@ int kg_quiet_wait(const kg_quiet *q, double window_s, double give_up_s, kg_err *
     char why[512], last[512] = "";
     for (;;) {
         double now = kg_mono_s();
+        if (kg_stop_requested())
+            return kg_errorf(err, KG_EIO, "interrupted while waiting for a quiet host");
         if (kg_quiet_scan(q, -1, why, sizeof why)) {
             quiet_since = -1;
             /* the reason without its time stamp, to say it once */

@@ -49,12 +49,10 @@ extern char **environ;
 
 typedef kg_proc_rec proc_rec;
 
-/* SIGINT or SIGTERM while a campaign runs: the signal, 0 while none. */
-static volatile sig_atomic_t stop_signal = 0;
-
+/* SIGINT or SIGTERM while a campaign runs (kg_stop_requested). */
 static void on_stop(int sig)
 {
-    stop_signal = sig;
+    kg_stop_request(sig);
 }
 
 /* Writes one file of a process's records into the subfolder sub of the
@@ -310,7 +308,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
             kill(-pid, SIGKILL);
             goto out;
         }
-        if (stop_signal != 0) {
+        if (kg_stop_requested() != 0) {
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             stopped = 1;
@@ -508,7 +506,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     /* SIGINT and SIGTERM stop the running worker and leave a folder that
      * --resume continues; nothing of this process is readable by others */
     (void)prctl(PR_SET_DUMPABLE, 0);
-    stop_signal = 0;
+    kg_stop_clear();
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
@@ -617,7 +615,13 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if (!o->resume || !kg_path_exists(path)) {
         snprintf(path, sizeof path, "%s/build", dir);
         for (int a = 0; a < plan->narms; a++)
-            if ((rc = kg_backend_build(be, plan, a, path, err)) != KG_OK) goto done;
+            if (kg_stop_requested()) {
+                rc = kg_errorf(err, KG_EIO, "interrupted while building the arms: kgate run %s --resume %s "
+                               "continues it", o->plan_path, dir);
+                goto done;
+            } else if ((rc = kg_backend_build(be, plan, a, path, err)) != KG_OK) {
+                goto done;
+            }
         /* the compiler that builds the arms, where the backend names one */
         char compiler[512] = "";
         const char *cc = kg_backend_compiler(resolved, &s);
@@ -642,7 +646,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     for (;;) {
         int attempt = 0, slot = next_slot(recs, nrec, nslots, max_repeats, &attempt);
         if (slot < 0) break;
-        if (stop_signal != 0) {
+        if (kg_stop_requested() != 0) {
             rc = kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, dir);
             goto done;
         }
@@ -658,7 +662,14 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         r->attempt = attempt;
         r->dir = kg_protocol_direction(slot);
         progress(o, slot, nslots, r->dir, kg_mono_s() - t0, pline, sizeof pline);
-        if (!o->check_only && (rc = kg_quiet_wait(&q, window, 600 + 20 * window, err)) != KG_OK) goto done;
+        if (!o->check_only && (rc = kg_quiet_wait(&q, window, 600 + 20 * window, err)) != KG_OK) {
+            if (kg_stop_requested()) {
+                kg_err_clear(err);
+                rc = kg_errorf(err, KG_EIO, "interrupted while waiting for a quiet host: kgate run %s --resume %s "
+                               "continues it", o->plan_path, dir);
+            }
+            goto done;
+        }
         if ((rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s,
                              o->check_only ? NULL : &q, o->progress ? pline : NULL, lock_fd, r, err)) != KG_OK)
             goto done;

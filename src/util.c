@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "util.h"
+#include <signal.h>
 
 extern char **environ;
 
@@ -392,4 +393,21 @@ void kg_strlist_free(char **v, int n)
 {
     for (int i = 0; v != NULL && i < n; i++) free(v[i]);
     free(v);
+}
+
+static volatile sig_atomic_t stop_sig = 0;
+
+void kg_stop_request(int sig)
+{
+    stop_sig = sig;
+}
+
+int kg_stop_requested(void)
+{
+    return (int)stop_sig;
+}
+
+void kg_stop_clear(void)
+{
+    stop_sig = 0;
 }

@@ -89,6 +89,14 @@ int kg_strlist_add(kg_strlist *l, const char *s);
 /* Frees the n strings of v and v itself (NULL-safe). */
 void kg_strlist_free(char **v, int n);
 
+/* A stop asked for by SIGINT or SIGTERM (the supervisor's handler sets
+ * it; a signal handler has no context to hand it through, so it is the
+ * one process-wide flag).  The waits that can last (the device lock, the
+ * quiet window) and the build loop give up when it is set. */
+void kg_stop_request(int sig);
+int kg_stop_requested(void);   /* the signal, 0 while none */
+void kg_stop_clear(void);
+
 /* The version and the git commit of this build (version.c). */
 const char *kg_version(void);
 const char *kg_git_sha(void);

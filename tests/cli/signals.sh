@@ -9,6 +9,9 @@
 #     here timeout(1)) holds the device lock: a campaign waiting for the
 #     lock names it ("kill N"); the worker ends itself at the plan's
 #     timeout plus a grace, without a supervisor, and the folder resumes.
+#  4. SIGTERM while the campaign waits for a quiet host, and while it waits
+#     for the device lock: it stops within a second or two, saying so, and
+#     the folder resumes.
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 lock="$T/locks/fake.lock"
@@ -88,4 +91,39 @@ done
 [ $st -le 3 ] || { cat "$T/orph2.err" >&2; die "resume after the orphan ended: exit $st"; }
 expect_grep "^2,fwd,timeout,0," "$T/orph/processes.csv"
 "$KGATE" verify "$T/orph" >/dev/null 2>"$T/v2.err" || { cat "$T/v2.err" >&2; die "the orphan's folder does not verify"; }
+# 4a. SIGTERM during a 30 s quiet window (the fake backend waits only when
+#     --quiet asks): the stop does not wait for the window to end
+"$KGATE" run tests/plans/fake-faster.kg -o "$T/qw" --quiet 30 >/dev/null 2>"$T/qw.err" &
+sup=$!
+sleep 1
+kill -TERM $sup
+i=0
+while ! gone $sup; do
+    i=$((i + 1)); [ $i -lt 60 ] || { kill -9 $sup; die "SIGTERM during the quiet window took more than 3 s"; }; sleep 0.05
+done
+wait $sup; st=$?
+[ "$st" -ne 0 ] || die "an interrupted campaign exited 0"
+expect_grep "interrupted while waiting for a quiet host: kgate run tests/plans/fake-faster.kg --resume $T/qw continues it" "$T/qw.err"
+"$KGATE" run --resume "$T/qw" tests/plans/fake-faster.kg >/dev/null 2>"$T/qw2.err" || { cat "$T/qw2.err" >&2; die "resume after the quiet-window stop"; }
+"$KGATE" verify "$T/qw" >/dev/null 2>&1 || die "the folder resumed after the quiet-window stop does not verify"
+# 4b. SIGTERM while waiting for the device lock, held here by flock(1)
+if command -v flock >/dev/null 2>&1; then
+    mkdir -p "$T/locks"
+    flock "$lock" sleep 30 &
+    holder=$!
+    sleep 0.3
+    "$KGATE" run tests/plans/fake-faster.kg -o "$T/lw" >/dev/null 2>"$T/lw.err" &
+    sup=$!
+    sleep 1
+    kill -TERM $sup
+    i=0
+    while ! gone $sup; do
+        i=$((i + 1)); [ $i -lt 60 ] || { kill -9 $sup $holder; die "SIGTERM while waiting for the lock took more than 3 s"; }; sleep 0.05
+    done
+    kill $holder 2>/dev/null
+    wait $sup; st=$?
+    [ "$st" -ne 0 ] || die "a campaign interrupted while waiting for the lock exited 0"
+    expect_grep "interrupted while waiting for device fake" "$T/lw.err"
+fi
 exit 0
+
