@@ -216,7 +216,7 @@ static const plan_key plan_keys[] = {
      "the arguments of launch 3"},
     {SEC_ARM, "parity", K_NAME, ARM(parity), 0, 0, 0, NULL, NULL,
      "the name of another arm of the same op"},
-    {SEC_ARM, "trusted", K_BOOL, ARM(trusted), 0, 0, 0, "no", NULL, "yes/no/true/false/1/0"},
+    {SEC_ARM, "trusted", K_BOOL, ARM(trusted), 0, 0, F_INHERIT, "no", NULL, "yes/no/true/false/1/0"},
     {SEC_ARM, "fake_ns", K_REAL, ARM(fake_ns), 0, 1e15, F_LO_OPEN, "1000", NULL,
      "nanoseconds, a number > 0"},
     {SEC_ARM, "fake_noise", K_REAL, ARM(fake_noise), 0, 10, 0, "0.01", NULL,

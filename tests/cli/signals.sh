@@ -67,11 +67,14 @@ cmp -s "$T/term/results.csv" "$T/ref/results.csv" || die "resumed results differ
 sed 's/^timeout = 2$/timeout = 8/' tests/plans/fake-hang.kg >"$T/hang8.kg"
 KGATE_WORKER_WRAPPER="timeout 120" "$KGATE" run "$T/hang8.kg" -o "$T/orph" >/dev/null 2>&1 &
 sup=$!
+# wait for the hanging process's own worker (its command line says --proc 2):
+# the lock file names the previous worker until the supervisor starts it
+is_hang_worker() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- '--proc 2 '; }
 i=0
-until [ "$(nprocs "$T/orph")" -ge 3 ] && [ -n "$(worker_pid)" ]; do
-    i=$((i + 1)); [ $i -lt 200 ] || die "the hanging process never started (wrapped)"; sleep 0.05
+until w=$(worker_pid) && [ -n "$w" ] && is_hang_worker "$w"; do
+    i=$((i + 1)); [ $i -lt 400 ] || die "the hanging process never started (wrapped)"; sleep 0.05
 done
-w=$(worker_pid)
+sleep 0.5
 kill -9 $sup
 wait $sup 2>/dev/null
 kill -0 "$w" 2>/dev/null || die "the wrapped worker $w did not outlive its supervisor (the test needs it to)"

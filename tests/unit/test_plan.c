@@ -122,7 +122,7 @@ static void test_full_plan(void)
     CHECK_STR_CONTAINS(p->canonical, "alpha = 0.025\n");
     CHECK_STR_CONTAINS(p->canonical, "control_margin = 0.0025\n");
     CHECK_STR_CONTAINS(p->canonical, "fake_ns = 2000\n");
-    CHECK_STR_CONTAINS(p->canonical, "[arm ctl]\nop = gemm_bt\nrole = control\nof = naive\ntrusted");
+    CHECK_STR_CONTAINS(p->canonical, "[arm ctl]\nop = gemm_bt\nrole = control\nof = naive\nfake_ns");
     CHECK_STR_CONTAINS(p->canonical, "\n[gate]\nrule = classic\nmin_reduction = 0.1\n");
     CHECK(strchr(p->canonical, ';') == NULL && strchr(p->canonical, '%') == NULL);
     const char *cs = strstr(p->canonical, "[case small]"), *cb = strstr(p->canonical, "[case big]");
@@ -320,12 +320,23 @@ static void test_errors(void)
     EXPECT_ERR(HEAD "[case r]\nop = rowsum\ndtype = f32\n[arm rb]\nop = rowsum\nrole = baseline\n"
                "builtin = ref\n[arm c]\nop = rowsum\nrole = control\nof = base\n", 18, "of = base");
     static const char *const inherited[] = {"source = x.c", "builtin = ref", "entry = k2",
-                                            "defines = A=1", "cflags = -O2", "grid = 1, 1, 1"};
+                                            "defines = A=1", "cflags = -O2", "grid = 1, 1, 1",
+                                            "trusted = yes"};
     for (size_t i = 0; i < sizeof inherited / sizeof inherited[0]; i++) {
         char t[512];
         snprintf(t, sizeof t, HEAD "[arm c]\nop = gemm_bt\nrole = control\nof = base\n%s\n",
                  inherited[i]);
         expect_err_n(t, strlen(t), 12, inherited[i], __LINE__);
+    }
+    /* a control runs where its baseline runs: in the worker when the
+     * baseline is trusted, else in an arm host of its own */
+    for (int tr = 0; tr < 2; tr++) {
+        char t[512];
+        snprintf(t, sizeof t, HEAD "trusted = %s\n[arm c]\nop = gemm_bt\nrole = control\nof = base\n",
+                 tr ? "yes" : "no");
+        kg_plan *cp = parse_ok(t, "ctl.kg");
+        if (cp != NULL) CHECK(cp->arms[1].trusted == tr && cp->arms[0].trusted == tr);
+        kg_plan_free(cp);
     }
     /* numbers and words */
     static const struct { const char *kv, *off; } bad[] = {
