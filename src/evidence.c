@@ -396,26 +396,6 @@ void kg_outputs_index(const kg_outputs *o, const kg_plan *plan, int proc, kg_sb 
     }
 }
 
-int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, int proc, kg_err *err)
-{
-    char path[KG_PATH_MAX + 64];
-    kg_sb idx = { 0 };
-    int rc;
-    if (o->oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory saving checked outputs"); goto done; }
-    snprintf(path, sizeof path, "%s/outputs", dir);
-    if ((rc = kg_mkdir_p(path, err)) != KG_OK) goto done;
-    kg_outputs_index(o, plan, proc, &idx);
-    if (idx.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-    /* the data first: an index never names bytes that are not there */
-    snprintf(path, sizeof path, "%s/outputs/proc-%03d.bin", dir, proc);
-    if ((rc = kg_write_atomic(path, o->data ? o->data : "", o->len, err)) != KG_OK) goto done;
-    snprintf(path, sizeof path, "%s/outputs/proc-%03d.csv", dir, proc);
-    rc = kg_write_atomic(path, idx.buf, idx.len, err);
-done:
-    kg_sb_free(&idx);
-    return rc;
-}
-
 void kg_outputs_free(kg_outputs *o)
 {
     if (o == NULL) return;

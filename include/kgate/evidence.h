@@ -269,8 +269,6 @@ void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size
 /* The index of o (outputs/proc-NNN.csv's text) for process proc, appended
  * to idx; the bytes it indexes are o->data[0 .. o->len). */
 void kg_outputs_index(const kg_outputs *o, const kg_plan *plan, int proc, struct kg_sb *idx);
-/* Writes outputs/proc-NNN.bin and its index outputs/proc-NNN.csv. */
-int kg_outputs_flush(const kg_outputs *o, const kg_plan *plan, const char *dir, int proc, kg_err *err);
 void kg_outputs_free(kg_outputs *o);
 
 #endif
