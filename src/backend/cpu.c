@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -37,13 +38,19 @@
 #include <unistd.h>
 #include "backend/backend_impl.h"
 #include "armhost.h"
+#include "backend/hostlink.h"
 #include "kgate/kernel.h"
 #include "sandbox.h"
 #include "util.h"
 
 typedef void (*cpu_entry)(const kg_kargs *);
 
-#define CPU_OUT_CAP (64 * 1024)         /* candidate output kept per arm host */
+_Static_assert(offsetof(kg_ah_msg, magic) == offsetof(kg_ah_head, magic) &&
+               offsetof(kg_ah_msg, type) == offsetof(kg_ah_head, type) &&
+               offsetof(kg_ah_msg, seq) == offsetof(kg_ah_head, seq) &&
+               offsetof(kg_ah_msg, status) == offsetof(kg_ah_head, status) &&
+               offsetof(kg_ah_msg, n) == offsetof(kg_ah_head, n), "an arm host message starts with kg_ah_head");
+
 #define CPU_ESC_IDLE_NS 200e3           /* host CPU time between requests that is an escape */
 #define CPU_SETTLE_NS 50e6              /* how long a host may take to go back to sleep after replying */
 #define CPU_ESC_SETTLE_NS 20e6          /* CPU time in that window that makes a still-running host an escape */
@@ -59,10 +66,7 @@ struct kg_kernel {
     char image_sha256[65];
     /* untrusted: the arm host */
     int hosted;
-    pid_t pid;             /* also its process group */
-    int sock, outfd;
-    char dir[PATH_MAX];    /* its private folder */
-    uint64_t seq;
+    kg_hostlink link;      /* its process, socket and output */
     unsigned prot;         /* KG_SBX_* in effect */
     clockid_t cpuclk;
     int have_cpuclk;
@@ -74,10 +78,6 @@ struct kg_kernel {
     uint64_t *total_escapes;   /* the backend's count for the current case */
     uint64_t pending_escapes;  /* found since this arm's last timed sample */
     double last_cpu_ns, last_host_ns;
-    int dead;
-    char dead_why[512];
-    char *out; size_t outlen;
-    unsigned long long dropped;
 };
 
 typedef struct cpu_buf {
@@ -312,7 +312,7 @@ static double host_cpu(const kg_kernel *k)
     struct timespec t;
     if (k->have_cpuclk && clock_gettime(k->cpuclk, &t) == 0) return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
     char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->pid);
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->link.pid);
     FILE *fp = fopen(path, "r");
     if (fp == NULL) return -1;
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
@@ -354,7 +354,7 @@ static void escape(kg_kernel *k)
 static char host_state(const kg_kernel *k)
 {
     char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->pid);
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->link.pid);
     FILE *fp = fopen(path, "r");
     if (fp == NULL) return 0;
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
@@ -369,7 +369,7 @@ static int host_extra(const kg_kernel *k)
 {
     char path[96], line[256];
     int extra = 0;
-    snprintf(path, sizeof path, "/proc/%ld/status", (long)k->pid);
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)k->link.pid);
     FILE *fp = fopen(path, "r");
     if (fp != NULL) {
         while (fgets(line, sizeof line, fp) != NULL)
@@ -379,7 +379,7 @@ static int host_extra(const kg_kernel *k)
             }
         fclose(fp);
     }
-    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)k->pid, (long)k->pid);
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)k->link.pid, (long)k->link.pid);
     fp = fopen(path, "r");
     if (fp != NULL) {
         int ch = fgetc(fp);
@@ -389,183 +389,28 @@ static int host_extra(const kg_kernel *k)
     return extra;
 }
 
-static void drain_output(kg_kernel *k)
+static int host_fault(kg_kernel *k, int timed_out, double limit_s, kg_err *err)
 {
-    char buf[8192];
-    for (;;) {
-        ssize_t r = read(k->outfd, buf, sizeof buf);
-        if (r <= 0) return;
-        size_t keep = k->outlen < CPU_OUT_CAP ? CPU_OUT_CAP - k->outlen : 0;
-        if (keep > (size_t)r) keep = (size_t)r;
-        if (keep > 0) {
-            memcpy(k->out + k->outlen, buf, keep);
-            k->outlen += keep;
-        }
-        k->dropped += (unsigned long long)((size_t)r - keep);
-    }
-}
-
-/* The host's output, into the worker's stderr (its log), prefixed. */
-static void flush_output(kg_kernel *k)
-{
-    drain_output(k);
-    if (k->outlen == 0 && k->dropped == 0) return;
-    size_t i = 0;
-    while (i < k->outlen) {
-        size_t j = i;
-        while (j < k->outlen && k->out[j] != '\n') j++;
-        fprintf(stderr, "arm %s: %.*s\n", k->arm, (int)(j - i), k->out + i);
-        i = j + 1;
-    }
-    if (k->dropped > 0)
-        fprintf(stderr, "arm %s: %llu more bytes of output dropped (%d KiB are kept)\n", k->arm, k->dropped,
-                CPU_OUT_CAP / 1024);
-    k->outlen = 0;
-    k->dropped = 0;
-}
-
-static void kill_host(kg_kernel *k)
-{
-    if (k->pid <= 0) return;
-    kill(-k->pid, SIGKILL);
-    kill(k->pid, SIGKILL);
-}
-
-/* Waits up to grace_s for the host to end; 1 with *status when it did. */
-static int reap(kg_kernel *k, double grace_s, int *status)
-{
-    double end = kg_mono_s() + grace_s;
-    for (;;) {
-        pid_t r = waitpid(k->pid, status, WNOHANG);
-        if (r == k->pid) return 1;
-        if (r < 0) return errno == ECHILD ? (*status = 0, 1) : 0;
-        if (kg_mono_s() >= end) return 0;
-        drain_output(k);
-        struct timespec ts = { 0, 2000000 };
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* The host is lost: reaps it, records why, and returns KG_EARM. */
-static int host_fault(kg_kernel *k, int violation, int timed_out, double limit_s, kg_err *err)
-{
-    int status = 0, ended;
-    if (timed_out) {
-        kill_host(k);
-        ended = reap(k, 5.0, &status);
-    } else {
-        ended = reap(k, 1.0, &status);
-        if (!ended) {
-            kill_host(k);
-            ended = reap(k, 5.0, &status);
-        }
-    }
-    kill_host(k);   /* whatever is left of its group */
-    char why[400];
-    if (timed_out) {
-        snprintf(why, sizeof why, "hung past its per-request timeout of %.3g s (killed)", limit_s);
-    } else if (violation >= 0) {
-        char name[64];
-        kg_sandbox_syscall_name(violation, name, sizeof name);
-        snprintf(why, sizeof why, "killed by SIGSYS: sandbox violation (syscall %s)", name);
-    } else if (ended && WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        const char *what = sig == SIGSYS ? ": sandbox violation"
-                         : sig == SIGSEGV ? ": a bad memory access (a write to its read-only inputs, or outside its buffers)"
-                         : sig == SIGXCPU ? ": it passed its CPU-time limit"
-                         : sig == SIGBUS ? ": a bad memory access" : "";
-        snprintf(why, sizeof why, "killed by %s%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "a signal", what);
-        if (sigabbrev_np(sig)) {
-            char tmp[400];
-            snprintf(tmp, sizeof tmp, "killed by SIG%s%s", sigabbrev_np(sig), what);
-            snprintf(why, sizeof why, "%s", tmp);
-        }
-    } else if (ended && WIFEXITED(status)) {
-        snprintf(why, sizeof why, "exited with status %d", WEXITSTATUS(status));
-    } else {
-        snprintf(why, sizeof why, "stopped answering (its socket closed)");
-    }
-    snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host %s", k->arm, why);
-    k->dead = 1;
-    if (ended) k->pid = -k->pid;   /* reaped: never signalled again */
-    flush_output(k);
-    return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+    return kg_hostlink_fault(&k->link, -1, timed_out, limit_s, err);
 }
 
 static int send_req(kg_kernel *k, kg_ah_msg *m, const int *fds, int nfd)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * KG_AH_NBUF)];
-        struct cmsghdr align;
-    } u;
-    m->magic = KG_AH_MAGIC;
-    m->seq = ++k->seq;
-    struct iovec iov = { m, sizeof *m };
-    struct msghdr mh;
-    memset(&mh, 0, sizeof mh);
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    if (nfd > 0) {
-        memset(u.buf, 0, sizeof u.buf);
-        mh.msg_control = u.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfd);
-    }
-    ssize_t w;
-    do w = sendmsg(k->sock, &mh, MSG_NOSIGNAL);
-    while (w < 0 && errno == EINTR);
-    return w == (ssize_t)sizeof *m ? 0 : -1;
+    return kg_hostlink_send(&k->link, m, fds, nfd);
 }
 
-/* Waits for the reply to the last request (type), draining the host's
- * output meanwhile; a message of another shape, an early end, a
- * violation report or the timeout is a fault (KG_EARM). */
 static int wait_reply(kg_kernel *k, uint32_t type, double limit_s, kg_ah_msg *rep, kg_err *err)
 {
-    double end = kg_mono_s() + limit_s;
-    for (;;) {
-        double left = end - kg_mono_s();
-        if (left <= 0) return host_fault(k, -1, 1, limit_s, err);
-        struct pollfd pf[2] = { { k->sock, POLLIN, 0 }, { k->outfd, POLLIN, 0 } };
-        int ms = left > 1e6 ? 1000000000 : (int)ceil(left * 1e3);
-        int r = poll(pf, 2, ms);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return host_fault(k, -1, 0, limit_s, err);
-        if (pf[1].revents) {
-            drain_output(k);
-            if (pf[1].revents & (POLLHUP | POLLERR)) pf[1].fd = -1;
-        }
-        if (pf[0].revents & POLLIN) {
-            ssize_t n;
-            do n = recv(k->sock, rep, sizeof *rep, MSG_DONTWAIT | MSG_TRUNC);
-            while (n < 0 && errno == EINTR);
-            if (n <= 0) return host_fault(k, -1, 0, limit_s, err);
-            if (n == (ssize_t)sizeof *rep && rep->magic == KG_AH_MAGIC && rep->type == KG_AH_VIOLATION)
-                return host_fault(k, rep->n, 0, limit_s, err);
-            if (n != (ssize_t)sizeof *rep || rep->magic != KG_AH_MAGIC || rep->type != type || rep->seq != k->seq) {
-                kill_host(k);
-                host_fault(k, -1, 0, limit_s, NULL);
-                snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host broke the protocol (a reply of %zd bytes, "
-                         "type %u, sequence %llu where %llu was due): killed", k->arm, n, n >= 8 ? rep->type : 0u,
-                         n >= 16 ? (unsigned long long)rep->seq : 0ull, (unsigned long long)k->seq);
-                return kg_errorf(err, KG_EARM, "%s", k->dead_why);
-            }
-            rep->msg[sizeof rep->msg - 1] = '\0';
-            return KG_OK;
-        }
-        if (pf[0].revents & (POLLHUP | POLLERR)) return host_fault(k, -1, 0, limit_s, err);
-    }
+    int rc = kg_hostlink_wait(&k->link, type, limit_s, rep, err);
+    if (rc == KG_OK) rep->msg[sizeof rep->msg - 1] = '\0';
+    return rc;
 }
 
 /* Before a request: nothing unasked may be waiting, and the host must
  * not have used CPU time since it last went idle. */
 static int before_request(kg_kernel *k, kg_err *err)
 {
-    if (k->dead) return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+    if (k->link.dead) return kg_errorf(err, KG_EARM, "%s", k->link.dead_why);
     double c = host_cpu(k);
     k->cpu_pre = c;   /* exact: the host is asleep, waiting for this request */
     if (c >= 0 && k->cpu_mark >= 0 && c - k->cpu_mark > CPU_ESC_IDLE_NS) {
@@ -573,20 +418,7 @@ static int before_request(kg_kernel *k, kg_err *err)
         fprintf(stderr, "arm %s: escape: its host used %.0f us of CPU time between requests\n", k->arm,
                 (c - k->cpu_mark) / 1e3);
     }
-    struct pollfd pf = { k->sock, POLLIN, 0 };
-    if (poll(&pf, 1, 0) > 0) {
-        kg_ah_msg m;
-        ssize_t n = recv(k->sock, &m, sizeof m, MSG_DONTWAIT | MSG_TRUNC);
-        if (n == (ssize_t)sizeof m && m.magic == KG_AH_MAGIC && m.type == KG_AH_VIOLATION)
-            return host_fault(k, m.n, 0, 0, err);
-        if (n <= 0) return host_fault(k, -1, 0, 0, err);
-        kill_host(k);
-        host_fault(k, -1, 0, 0, NULL);
-        snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host sent a message nobody asked for (a second "
-                 "reply: the kernel spoke on the request socket): killed", k->arm);
-        return kg_errorf(err, KG_EARM, "%s", k->dead_why);
-    }
-    return KG_OK;
+    return kg_hostlink_quiet(&k->link, err);
 }
 
 /* The per-request timeout: the plan's, or ten times the slowest call
@@ -614,14 +446,11 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
     double lim = request_limit(k, n);
     double c0 = host_cpu(k);
     double t0 = now_ns();
-    if (send_req(k, &m, NULL, 0) != 0) return host_fault(k, -1, 0, lim, err);
+    if (send_req(k, &m, NULL, 0) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_RUN, lim, &rep, err)) != KG_OK) return rc;
     double t1 = now_ns();
     if (rep.status != KG_AH_OK) {
-        kill_host(k);
-        host_fault(k, -1, 0, lim, NULL);
-        snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host refused a run: %s", k->arm, rep.msg);
-        return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+        return kg_hostlink_refused(&k->link, "refused a run", rep.msg, err);
     }
     double c1 = host_cpu(k);   /* may lag while the host still runs */
     double per_call = (t1 - t0) / 1e9 / n;
@@ -674,14 +503,9 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
         snprintf(exe, sizeof exe, "%s", be->settings->armhost_exe);
     else if ((rc = kg_self_exe(exe, sizeof exe, err)) != KG_OK)
         return rc;
-    snprintf(k->dir, sizeof k->dir, "/tmp/kgate-arm-XXXXXX");
-    if (mkdtemp(k->dir) == NULL) {
-        k->dir[0] = '\0';
-        return kg_errorf(err, KG_EIO, "arm '%s': cannot create its private folder: %s", arm->name, strerror(errno));
-    }
-    chmod(k->dir, 0700);
+    if ((rc = kg_hostlink_mkdir(&k->link, err)) != KG_OK) return rc;
     char envstore[3 * PATH_MAX], *envp[8];
-    if (kg_sandbox_env(k->dir, envstore, sizeof envstore, envp, 8) < 0)
+    if (kg_sandbox_env(k->link.dir, envstore, sizeof envstore, envp, 8) < 0)
         return kg_errorf(err, KG_EINTERNAL, "arm '%s': environment does not fit", arm->name);
     char ppid[32], mem[32], cpus[32];
     snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
@@ -691,59 +515,20 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
     snprintf(mem, sizeof mem, "%.0f", mib);
     snprintf(cpus, sizeof cpus, "%.0f", ceil(plan->campaign.timeout_s) + 1);
     char *argv[] = { exe, (char *)"armhost", (char *)"--so", k->so, (char *)"--entry", (char *)arm->entry,
-                     (char *)"--dir", k->dir, (char *)"--parent", ppid, (char *)"--mem-mib", mem,
+                     (char *)"--dir", k->link.dir, (char *)"--parent", ppid, (char *)"--mem-mib", mem,
                      (char *)"--cpu-s", cpus, NULL };
-    int sv[2], po[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-        return kg_errorf(err, KG_EIO, "arm '%s': socketpair: %s", arm->name, strerror(errno));
-    if (pipe2(po, O_CLOEXEC) != 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return kg_errorf(err, KG_EIO, "arm '%s': pipe: %s", arm->name, strerror(errno));
-    }
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* the child only rearranges descriptors and execs: nothing of the
-         * worker's memory survives the exec */
-        setpgid(0, 0);
-        int s2 = fcntl(sv[1], F_DUPFD, 10), p2 = fcntl(po[1], F_DUPFD, 10);
-        if (s2 < 0 || p2 < 0) _exit(127);
-        if (devnull >= 0) dup2(devnull, 0);
-        dup2(p2, 1);
-        dup2(p2, 2);
-        dup2(s2, KG_SANDBOX_SOCK_FD);
-        syscall(SYS_close_range, KG_SANDBOX_SOCK_FD + 1, ~0u, 0);
-        execve(exe, argv, envp);
-        _exit(127);
-    }
-    int fork_errno = errno;
-    if (devnull >= 0) close(devnull);
-    close(sv[1]);
-    close(po[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        close(po[0]);
-        return kg_errorf(err, KG_EIO, "arm '%s': fork: %s", arm->name, strerror(fork_errno));
-    }
-    setpgid(pid, pid);
+    if ((rc = kg_hostlink_spawn(&k->link, exe, argv, envp, KG_SANDBOX_SOCK_FD, err)) != KG_OK) return rc;
     k->hosted = 1;
-    k->pid = pid;
-    k->sock = sv[0];
-    k->outfd = po[0];
-    fcntl(k->outfd, F_SETFL, fcntl(k->outfd, F_GETFL) | O_NONBLOCK);
-    k->have_cpuclk = clock_getcpuclockid(pid, &k->cpuclk) == 0;
+    k->have_cpuclk = clock_getcpuclockid(k->link.pid, &k->cpuclk) == 0;
     k->timeout_s = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
     k->cpu_mark = -1;
     kg_ah_msg hello;
     double lim = k->timeout_s < 60 ? k->timeout_s : 60;
-    k->seq = 0;
     if ((rc = wait_reply(k, KG_AH_HELLO, lim, &hello, err)) != KG_OK) return rc;
     if (hello.status != KG_AH_OK) {
         int st = hello.status;
-        kill_host(k);
-        host_fault(k, -1, 0, lim, NULL);
+        kg_hostlink_kill(&k->link);
+        host_fault(k, 0, lim, NULL);
         if (st == KG_AH_NOENTRY)
             return kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': no function '%s' in its source (set entry = NAME)",
                              plan->path, arm->line, arm->name, arm->entry);
@@ -779,12 +564,9 @@ static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
     struct stat st;
     if (stat(k->so, &st) == 0) k->image_bytes = (size_t)st.st_size;
     if (kg_sha256_file(k->so, k->image_sha256, NULL) != KG_OK) k->image_sha256[0] = '\0';
-    k->pid = 0;
-    k->sock = k->outfd = -1;
     if (!arm->trusted) {
-        k->out = malloc(CPU_OUT_CAP);
-        int rc = k->out == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory loading arm %s", arm->name)
-                                : spawn_host(be, plan, arm, k, err);
+        int rc = kg_hostlink_init(&k->link, arm->name, KG_AH_MAGIC, KG_AH_VIOLATION, sizeof(kg_ah_msg), err);
+        if (rc == KG_OK) rc = spawn_host(be, plan, arm, k, err);
         if (rc != KG_OK) {
             cpu_unload(be, k);
             return rc;
@@ -817,37 +599,9 @@ static void cpu_unload(kg_backend *be, kg_kernel *k)
     cpu_ctx *c = be->ctx;
     if (k == NULL) return;
     if (c != NULL && c->last == k) c->last = NULL;
-    if (k->hosted) {
-        int status;
-        if (k->pid > 0 && !k->dead) {
-            kg_ah_msg m;
-            memset(&m, 0, sizeof m);
-            m.type = KG_AH_QUIT;
-            send_req(k, &m, NULL, 0);
-            if (!reap(k, 0.5, &status)) {
-                kill_host(k);
-                reap(k, 5.0, &status);
-            }
-            k->pid = -k->pid;
-        }
-        /* the whole group goes; one still there afterwards outlived it */
-        pid_t g = k->pid < 0 ? -k->pid : k->pid;
-        if (g > 0 && kill(-g, 0) == 0) {
-            fprintf(stderr, "arm %s: escape: a process of its host's group outlived the host (killed)\n", k->arm);
-            kill(-g, SIGKILL);
-        }
-        if (k->pid > 0) {
-            kill_host(k);
-            reap(k, 5.0, &status);
-        }
-        flush_output(k);
-        if (k->sock >= 0) close(k->sock);
-        if (k->outfd >= 0) close(k->outfd);
-        if (k->dir[0] != '\0' && rmdir(k->dir) != 0)
-            fprintf(stderr, "arm %s: cannot remove its private folder %s: %s\n", k->arm, k->dir, strerror(errno));
-    }
+    if (k->hosted) kg_hostlink_close(&k->link, KG_AH_QUIT, NULL);
+    else free(k->link.out);
     if (k->handle != NULL) dlclose(k->handle);
-    free(k->out);
     free(k);
 }
 
@@ -878,14 +632,11 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     m.splits = b->kase->splits;
     m.eps = b->kase->eps;
     double lim = request_limit(k, 1);
-    if (send_req(k, &m, fds, nfd) != 0) return host_fault(k, -1, 0, lim, err);
+    if (send_req(k, &m, fds, nfd) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_BIND, lim, &rep, err)) != KG_OK) return rc;
     k->cpu_mark = idle_cpu(k, NULL);
     if (rep.status != KG_AH_OK) {
-        kill_host(k);
-        host_fault(k, -1, 0, lim, NULL);
-        snprintf(k->dead_why, sizeof k->dead_why, "arm '%s' host refused its buffers: %s", k->arm, rep.msg);
-        return kg_errorf(err, KG_EARM, "%s", k->dead_why);
+        return kg_hostlink_refused(&k->link, "refused its buffers", rep.msg, err);
     }
     return KG_OK;
 }

@@ -1,0 +1,345 @@
+/* hostlink.c: the worker's end of an arm host (hostlink.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "backend/hostlink.h"
+#include "sandbox.h"
+#include "util.h"
+
+int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t magic, uint32_t violation_type,
+                     size_t msg_bytes, kg_err *err)
+{
+    memset(h, 0, sizeof *h);
+    snprintf(h->arm, sizeof h->arm, "%s", arm);
+    h->magic = magic;
+    h->violation_type = violation_type;
+    h->msg_bytes = msg_bytes;
+    h->sock = h->outfd = -1;
+    h->out = malloc(KG_HOSTLINK_OUT_CAP);
+    if (h->out == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm);
+    return KG_OK;
+}
+
+int kg_hostlink_mkdir(kg_hostlink *h, kg_err *err)
+{
+    snprintf(h->dir, sizeof h->dir, "/tmp/kgate-arm-XXXXXX");
+    if (mkdtemp(h->dir) == NULL) {
+        h->dir[0] = '\0';
+        return kg_errorf(err, KG_EIO, "arm '%s': cannot create its private folder under /tmp: %s (free "
+                         "space or permissions of /tmp)", h->arm, strerror(errno));
+    }
+    chmod(h->dir, 0700);
+    return KG_OK;
+}
+
+int kg_hostlink_spawn(kg_hostlink *h, const char *exe, char *const argv[], char *const envp[],
+                      int sock_fd, kg_err *err)
+{
+    int sv[2], po[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return kg_errorf(err, KG_EIO, "arm '%s': socketpair: %s", h->arm, strerror(errno));
+    if (pipe2(po, O_CLOEXEC) != 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return kg_errorf(err, KG_EIO, "arm '%s': pipe: %s", h->arm, strerror(errno));
+    }
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the child only rearranges descriptors and execs: nothing of the
+         * worker's memory survives the exec */
+        setpgid(0, 0);
+        int s2 = fcntl(sv[1], F_DUPFD, sock_fd + 1), p2 = fcntl(po[1], F_DUPFD, sock_fd + 1);
+        if (s2 < 0 || p2 < 0) _exit(127);
+        if (devnull >= 0) dup2(devnull, 0);
+        dup2(p2, 1);
+        dup2(p2, 2);
+        dup2(s2, sock_fd);
+        syscall(SYS_close_range, (unsigned)sock_fd + 1, ~0u, 0);
+        execve(exe, argv, envp);
+        _exit(127);
+    }
+    int fork_errno = errno;
+    if (devnull >= 0) close(devnull);
+    close(sv[1]);
+    close(po[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        close(po[0]);
+        return kg_errorf(err, KG_EIO, "arm '%s': fork: %s", h->arm, strerror(fork_errno));
+    }
+    setpgid(pid, pid);
+    h->pid = pid;
+    h->sock = sv[0];
+    h->outfd = po[0];
+    h->seq = 0;
+    fcntl(h->outfd, F_SETFL, fcntl(h->outfd, F_GETFL) | O_NONBLOCK);
+    return KG_OK;
+}
+
+int kg_hostlink_send(kg_hostlink *h, void *msg, const int *fds, int nfd)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 8)];
+        struct cmsghdr align;
+    } u;
+    if (nfd > 8) return -1;
+    kg_ah_head hd;
+    memcpy(&hd, msg, sizeof hd);
+    hd.magic = h->magic;
+    hd.seq = ++h->seq;
+    memcpy(msg, &hd, sizeof hd);
+    struct iovec iov = { msg, h->msg_bytes };
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (nfd > 0) {
+        memset(u.buf, 0, sizeof u.buf);
+        mh.msg_control = u.buf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfd);
+    }
+    ssize_t w;
+    do w = sendmsg(h->sock, &mh, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    return w == (ssize_t)h->msg_bytes ? 0 : -1;
+}
+
+void kg_hostlink_drain(kg_hostlink *h)
+{
+    char buf[8192];
+    if (h->outfd < 0) return;
+    for (;;) {
+        ssize_t r = read(h->outfd, buf, sizeof buf);
+        if (r <= 0) return;
+        size_t keep = h->outlen < KG_HOSTLINK_OUT_CAP ? KG_HOSTLINK_OUT_CAP - h->outlen : 0;
+        if (keep > (size_t)r) keep = (size_t)r;
+        if (keep > 0 && h->out != NULL) {
+            memcpy(h->out + h->outlen, buf, keep);
+            h->outlen += keep;
+        }
+        h->dropped += (unsigned long long)((size_t)r - keep);
+    }
+}
+
+void kg_hostlink_flush(kg_hostlink *h)
+{
+    kg_hostlink_drain(h);
+    if (h->outlen == 0 && h->dropped == 0) return;
+    size_t i = 0;
+    while (i < h->outlen) {
+        size_t j = i;
+        while (j < h->outlen && h->out[j] != '\n') j++;
+        fprintf(stderr, "arm %s: %.*s\n", h->arm, (int)(j - i), h->out + i);
+        i = j + 1;
+    }
+    if (h->dropped > 0)
+        fprintf(stderr, "arm %s: %llu more bytes of output dropped (%d KiB are kept)\n", h->arm, h->dropped,
+                KG_HOSTLINK_OUT_CAP / 1024);
+    h->outlen = 0;
+    h->dropped = 0;
+}
+
+void kg_hostlink_kill(kg_hostlink *h)
+{
+    if (h->pid <= 0) return;
+    kill(-h->pid, SIGKILL);
+    kill(h->pid, SIGKILL);
+}
+
+int kg_hostlink_reap(kg_hostlink *h, double grace_s, int *status)
+{
+    if (h->pid <= 0) {
+        *status = 0;
+        return 1;
+    }
+    double end = kg_mono_s() + grace_s;
+    for (;;) {
+        pid_t r = waitpid(h->pid, status, WNOHANG);
+        if (r == h->pid) return 1;
+        if (r < 0) return errno == ECHILD ? (*status = 0, 1) : 0;
+        if (kg_mono_s() >= end) return 0;
+        kg_hostlink_drain(h);
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+int kg_hostlink_fault(kg_hostlink *h, int violation, int timed_out, double limit_s, kg_err *err)
+{
+    int status = 0, ended;
+    if (timed_out) {
+        kg_hostlink_kill(h);
+        ended = kg_hostlink_reap(h, 5.0, &status);
+    } else {
+        ended = kg_hostlink_reap(h, 1.0, &status);
+        if (!ended) {
+            kg_hostlink_kill(h);
+            ended = kg_hostlink_reap(h, 5.0, &status);
+        }
+    }
+    kg_hostlink_kill(h);   /* whatever is left of its group */
+    char why[400];
+    if (timed_out) {
+        snprintf(why, sizeof why, "hung past its per-request timeout of %.3g s (killed)", limit_s);
+    } else if (violation >= 0) {
+        char name[64];
+        kg_sandbox_syscall_name(violation, name, sizeof name);
+        snprintf(why, sizeof why, "killed by SIGSYS: sandbox violation (syscall %s)", name);
+    } else if (ended && WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *what = sig == SIGSYS ? ": sandbox violation"
+                         : sig == SIGSEGV ? ": a bad memory access (a write to its read-only inputs, or outside its buffers)"
+                         : sig == SIGXCPU ? ": it passed its CPU-time limit"
+                         : sig == SIGBUS ? ": a bad memory access" : "";
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev != NULL) snprintf(why, sizeof why, "killed by SIG%s%s", abbrev, what);
+        else snprintf(why, sizeof why, "killed by signal %d%s", sig, what);
+    } else if (ended && WIFEXITED(status)) {
+        snprintf(why, sizeof why, "exited with status %d", WEXITSTATUS(status));
+    } else {
+        snprintf(why, sizeof why, "stopped answering (its socket closed)");
+    }
+    snprintf(h->dead_why, sizeof h->dead_why, "arm '%s' host %s", h->arm, why);
+    h->dead = 1;
+    if (ended && h->pid > 0) h->pid = -h->pid;   /* reaped: never signalled again */
+    kg_hostlink_flush(h);
+    return kg_errorf(err, KG_EARM, "%s", h->dead_why);
+}
+
+int kg_hostlink_broken(kg_hostlink *h, const char *why, kg_err *err)
+{
+    kg_hostlink_kill(h);
+    kg_hostlink_fault(h, -1, 0, 0, NULL);
+    snprintf(h->dead_why, sizeof h->dead_why, "arm '%s' host %s: killed", h->arm, why);
+    return kg_errorf(err, KG_EARM, "%s", h->dead_why);
+}
+
+int kg_hostlink_refused(kg_hostlink *h, const char *what, const char *text, kg_err *err)
+{
+    kg_hostlink_kill(h);
+    kg_hostlink_fault(h, -1, 0, 0, NULL);
+    snprintf(h->dead_why, sizeof h->dead_why, "arm '%s' host %s: %s", h->arm, what, text);
+    return kg_errorf(err, KG_EARM, "%s", h->dead_why);
+}
+
+/* A message of the right size and magic that is a violation report. */
+static int is_violation(const kg_hostlink *h, const kg_ah_head *hd, ssize_t n)
+{
+    return h->violation_type != 0 && n == (ssize_t)h->msg_bytes && hd->magic == h->magic &&
+           hd->type == h->violation_type;
+}
+
+int kg_hostlink_wait(kg_hostlink *h, uint32_t type, double limit_s, void *rep, kg_err *err)
+{
+    double end = kg_mono_s() + limit_s;
+    int outfd = h->outfd;
+    for (;;) {
+        double left = end - kg_mono_s();
+        if (left <= 0) return kg_hostlink_fault(h, -1, 1, limit_s, err);
+        struct pollfd pf[2] = { { h->sock, POLLIN, 0 }, { outfd, POLLIN, 0 } };
+        int ms = left > 1e6 ? 1000000000 : (int)ceil(left * 1e3);
+        int r = poll(pf, 2, ms);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return kg_hostlink_fault(h, -1, 0, limit_s, err);
+        if (pf[1].revents) {
+            kg_hostlink_drain(h);
+            if (pf[1].revents & (POLLHUP | POLLERR)) outfd = -1;
+        }
+        if (pf[0].revents & POLLIN) {
+            ssize_t n;
+            do n = recv(h->sock, rep, h->msg_bytes, MSG_DONTWAIT | MSG_TRUNC);
+            while (n < 0 && errno == EINTR);
+            if (n <= 0) return kg_hostlink_fault(h, -1, 0, limit_s, err);
+            kg_ah_head hd;
+            memset(&hd, 0, sizeof hd);
+            memcpy(&hd, rep, (size_t)n < sizeof hd ? (size_t)n : sizeof hd);
+            if (is_violation(h, &hd, n)) return kg_hostlink_fault(h, hd.n, 0, limit_s, err);
+            if (n != (ssize_t)h->msg_bytes || hd.magic != h->magic || hd.type != type || hd.seq != h->seq) {
+                char why[200];
+                snprintf(why, sizeof why, "broke the protocol (a reply of %zd bytes, type %u, sequence %llu "
+                         "where %llu was due)", n, n >= 8 ? hd.type : 0u,
+                         n >= 16 ? (unsigned long long)hd.seq : 0ull, (unsigned long long)h->seq);
+                return kg_hostlink_broken(h, why, err);
+            }
+            return KG_OK;
+        }
+        if (pf[0].revents & (POLLHUP | POLLERR)) return kg_hostlink_fault(h, -1, 0, limit_s, err);
+    }
+}
+
+int kg_hostlink_quiet(kg_hostlink *h, kg_err *err)
+{
+    if (h->dead) return kg_errorf(err, KG_EARM, "%s", h->dead_why);
+    struct pollfd pf = { h->sock, POLLIN, 0 };
+    if (poll(&pf, 1, 0) <= 0) return KG_OK;
+    char buf[64];
+    ssize_t n = recv(h->sock, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
+    kg_ah_head hd;
+    memset(&hd, 0, sizeof hd);
+    if (n > 0) memcpy(&hd, buf, (size_t)n < sizeof hd ? (size_t)n : sizeof hd);
+    if (is_violation(h, &hd, n)) return kg_hostlink_fault(h, hd.n, 0, 0, err);
+    if (n <= 0) return kg_hostlink_fault(h, -1, 0, 0, err);
+    return kg_hostlink_broken(h, "sent a message nobody asked for (a second reply: the kernel spoke on the "
+                              "request socket)", err);
+}
+
+void kg_hostlink_close(kg_hostlink *h, uint32_t quit_type, int *outlived)
+{
+    int status;
+    if (outlived != NULL) *outlived = 0;
+    if (h->pid > 0 && !h->dead && h->sock >= 0) {
+        char *m = calloc(1, h->msg_bytes);
+        if (m != NULL) {
+            kg_ah_head hd;
+            memset(&hd, 0, sizeof hd);
+            hd.type = quit_type;
+            memcpy(m, &hd, sizeof hd);
+            kg_hostlink_send(h, m, NULL, 0);
+            free(m);
+        }
+        if (!kg_hostlink_reap(h, 0.5, &status)) {
+            kg_hostlink_kill(h);
+            kg_hostlink_reap(h, 5.0, &status);
+        }
+        h->pid = -h->pid;
+    }
+    /* the whole group goes; one still there afterwards outlived it */
+    pid_t g = h->pid < 0 ? -h->pid : h->pid;
+    if (g > 0 && kill(-g, 0) == 0) {
+        fprintf(stderr, "arm %s: escape: a process of its host's group outlived the host (killed)\n", h->arm);
+        kill(-g, SIGKILL);
+        if (outlived != NULL) *outlived = 1;
+    }
+    if (h->pid > 0) {
+        kg_hostlink_kill(h);
+        kg_hostlink_reap(h, 5.0, &status);
+        h->pid = -h->pid;
+    }
+    kg_hostlink_flush(h);
+    if (h->sock >= 0) close(h->sock);
+    if (h->outfd >= 0) close(h->outfd);
+    h->sock = h->outfd = -1;
+    if (h->dir[0] != '\0' && rmdir(h->dir) != 0)
+        fprintf(stderr, "arm %s: cannot remove its private folder %s: %s\n", h->arm, h->dir, strerror(errno));
+    h->dir[0] = '\0';
+    free(h->out);
+    h->out = NULL;
+}

@@ -1,0 +1,97 @@
+/* hostlink.h: the worker's end of an arm host, the process an untrusted
+ * arm runs in (the cpu backend's, armhost.h; the cuda backend's,
+ * cuda_host.h).  A host is exec'd fresh (never a bare fork of the worker,
+ * whose references and rows would be copied into it), in a process group
+ * of its own, with a SOCK_SEQPACKET request socket and its stdout and
+ * stderr on a pipe the worker drains with a size cap.  Every request and
+ * reply is one fixed-size message that starts with a kg_ah_head; a reply
+ * repeats the request's sequence number.  Anything else (a reply of
+ * another shape, a message nobody asked for, an early end, a timeout) is
+ * a fault of the arm: the host is killed, reaped, and the call returns
+ * KG_EARM with the reason. */
+#ifndef KGATE_HOSTLINK_H
+#define KGATE_HOSTLINK_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "kgate/err.h"
+#include "kgate/plan.h"
+
+#define KG_HOSTLINK_OUT_CAP (64 * 1024)   /* a host's output kept; the rest is counted and dropped */
+
+/* The first fields of every message of every host protocol. */
+typedef struct kg_ah_head {
+    uint32_t magic;
+    uint32_t type;
+    uint64_t seq;
+    int32_t status;
+    int32_t n;
+} kg_ah_head;
+
+typedef struct kg_hostlink {
+    char arm[KG_NAME_MAX];
+    uint32_t magic;            /* of this protocol's messages */
+    uint32_t violation_type;   /* the message a host sends before it dies of the sandbox; 0: none */
+    size_t msg_bytes;          /* of one message */
+    pid_t pid;                 /* also its process group; negated once reaped; 0 none */
+    int sock, outfd;
+    uint64_t seq;
+    int dead;
+    char dead_why[512];
+    char *out;                 /* KG_HOSTLINK_OUT_CAP bytes */
+    size_t outlen;
+    unsigned long long dropped;
+    char dir[PATH_MAX];        /* its private folder, removed at close; "" none */
+} kg_hostlink;
+
+/* A link not yet started (pid 0, no descriptors). */
+int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t magic, uint32_t violation_type,
+                     size_t msg_bytes, kg_err *err);
+
+/* Makes the host's private folder (mode 0700) under /tmp. */
+int kg_hostlink_mkdir(kg_hostlink *h, kg_err *err);
+
+/* Forks and execs exe with argv and envp: descriptor 0 /dev/null, 1 and 2
+ * the output pipe, sock_fd the request socket, nothing else open. */
+int kg_hostlink_spawn(kg_hostlink *h, const char *exe, char *const argv[], char *const envp[],
+                      int sock_fd, kg_err *err);
+
+/* Sends one request (sets its magic and a new sequence number) with
+ * nfd descriptors; -1 when the socket is gone. */
+int kg_hostlink_send(kg_hostlink *h, void *msg, const int *fds, int nfd);
+
+/* Waits up to limit_s for the reply (type) to the last request, draining
+ * the host's output meanwhile (the caller terminates the reply's text). */
+int kg_hostlink_wait(kg_hostlink *h, uint32_t type, double limit_s, void *rep, kg_err *err);
+
+/* Before a request: nothing unasked may be waiting on the socket. */
+int kg_hostlink_quiet(kg_hostlink *h, kg_err *err);
+
+/* The host is lost: kills what is left when timed_out or it does not end,
+ * reaps it, records why (violation: the system call the sandbox denied,
+ * -1 none) and returns KG_EARM. */
+int kg_hostlink_fault(kg_hostlink *h, int violation, int timed_out, double limit_s, kg_err *err);
+
+/* The host answered a request with a refusal: killed, and KG_EARM with
+ * "arm 'A' host WHAT: TEXT". */
+int kg_hostlink_refused(kg_hostlink *h, const char *what, const char *text, kg_err *err);
+
+/* The host ignored the protocol: killed, and KG_EARM with the reason. */
+int kg_hostlink_broken(kg_hostlink *h, const char *why, kg_err *err);
+
+void kg_hostlink_kill(kg_hostlink *h);
+/* 1 with *status once the host ended within grace_s. */
+int kg_hostlink_reap(kg_hostlink *h, double grace_s, int *status);
+void kg_hostlink_drain(kg_hostlink *h);
+/* The host's output, into the worker's stderr (its log), prefixed with the arm. */
+void kg_hostlink_flush(kg_hostlink *h);
+
+/* Sends quit (a message of type quit_type) when the host is alive, waits
+ * briefly, kills what is left of its group (an outliving member is
+ * reported as an escape on stderr; *outlived set), flushes its output,
+ * closes the descriptors and removes its folder. */
+void kg_hostlink_close(kg_hostlink *h, uint32_t quit_type, int *outlived);
+
+#endif
