@@ -35,12 +35,8 @@ typedef struct kg_settings {
     const char *lib_nvrtc;          /* KGATE_LIBNVRTC */
     const char *lib_nvml;           /* KGATE_LIBNVML */
     const char *lib_cublaslt;       /* KGATE_LIBCUBLASLT */
-    int cuda_arm_contexts;          /* KGATE_CUDA_ARM_CONTEXTS=1: each untrusted CUDA arm in a
-                                     * context of its own (experimental: on the H200, driver
-                                     * 580, contexts of one process share the device address
-                                     * space, so this does not isolate; docs/cuda-backend.md) */
-    const char *armhost_exe;        /* no variable: the program the cpu backend execs as
-                                     * `PROGRAM armhost` for an untrusted arm (tests and
+    const char *armhost_exe;        /* no variable: the program the cpu and cuda backends exec
+                                     * as `PROGRAM armhost` for an untrusted arm (tests and
                                      * embedding programs); NULL: this executable */
 } kg_settings;
 

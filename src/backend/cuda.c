@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "kgate/op.h"
 #include "backend/cuda_internal.h"
 #include "util.h"
@@ -82,74 +84,24 @@ void kg_cuda_sha256_hex(const void *data, size_t n, char out[65])
     for (unsigned i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-/* ------------------------------------------------------------ isolation
+/* ------------------------------------------------------------ arm hosts
  *
  * Every untrusted arm (not `trusted = yes`, not a builtin library arm)
- * gets a context of its own on the device, created at load: its module,
- * stream, events, graphs and its copies of the worker's buffers live
- * there, and a kernel of one context cannot address memory of another
- * (an access faults with an illegal address in the faulting context
- * only).  The worker allocates and fills buffers through calls that name
- * no arm, in the primary context; bind() gives the arm a private copy of
- * each buffer it is bound to (cuda_shadow), and the copies are kept
- * coherent outside timing: run() and time() copy primary -> private when
- * the worker wrote the buffer since, a download copies private ->
- * primary when the arm ran since, an upload supersedes the private copy.
- * The worker's references and expected outputs stay in its own pageable
- * host memory: nothing here maps host memory into any context.
- *
- * Every call for an isolated arm pushes its context and pops it again
- * (the primary context stays current otherwise).  A sticky fault in an
- * arm's context (illegal address, illegal instruction, trap, ...) is that
- * arm's: the context is destroyed, the arm's copies are lost (a download
- * of a buffer whose newest bytes were there fails), and the call returns
- * KG_EARM; the primary context and the other arms' contexts go on. */
+ * runs its kernels in a cuda arm host (cuda_host.h): a process of its own,
+ * one per arm per worker, whose device address space holds that arm's
+ * modules and the buffers bound to it, nothing else.  The worker keeps
+ * allocating, filling, poisoning and reading every buffer in its own
+ * primary context; a bound buffer reaches the host as an IPC handle of
+ * its allocation.  Because an IPC mapping covers a whole block of the
+ * driver's allocator, every allocation is a multiple of KG_CUDA_IPC_GRAIN
+ * and checked to be an allocation of its own, so that no other buffer
+ * (another arm's, or a check's) shares a mapped block.  The references
+ * and expected outputs stay in the worker's pageable host memory: nothing
+ * maps host memory into any context.  A fault of the arm's kernel ends
+ * its host (KG_EARM for that arm); the worker's context and the other
+ * hosts go on. */
 
-/* Off unless the settings ask (KGATE_CUDA_ARM_CONTEXTS=1): measured on the
- * H200 (driver 580, docs/measurements/h200-2026-12-01-cudaiso/), a kernel
- * in context A read context B's buffer with no fault, so contexts of one
- * process share the device address space and do not isolate, and an honest
- * control arm failed its checks in one of three floor campaigns with them.
- * Isolation of CUDA arms needs a process per arm (docs/security.md). */
-static int arm_isolated(const kg_settings *s, const kg_arm *arm)
-{
-    return s != NULL && s->cuda_arm_contexts && !arm->trusted && arm->builtin[0] == '\0';
-}
-
-static int sticky(CUresult r)
-{
-    switch (r) {
-    case KG_CUDA_ERROR_ILLEGAL_ADDRESS: case KG_CUDA_ERROR_LAUNCH_TIMEOUT:
-    case KG_CUDA_ERROR_ASSERT: case KG_CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case KG_CUDA_ERROR_ILLEGAL_INSTRUCTION: case KG_CUDA_ERROR_MISALIGNED_ADDRESS:
-    case KG_CUDA_ERROR_INVALID_ADDRESS_SPACE: case KG_CUDA_ERROR_INVALID_PC:
-    case KG_CUDA_ERROR_LAUNCH_FAILED: case KG_CUDA_ERROR_UNKNOWN:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static CUstream stream_of(const cuda_ctx *c, const kg_kernel *k)
-{
-    return k->isolated ? k->astream : c->stream;
-}
-
-/* Makes k's context current (a push; the primary stays below it). */
-static int arm_enter(cuda_ctx *c, kg_kernel *k, kg_err *err)
-{
-    if (!k->isolated) return KG_OK;
-    if (k->dead)
-        return kg_errorf(err, KG_EARM, "arm '%s' on case '%s': %s", k->arm, k->kase, k->dead_why);
-    return CU(c, cuCtxPushCurrent, (k->actx), err);
-}
-
-static void arm_leave(cuda_ctx *c, kg_kernel *k)
-{
-    if (!k->isolated || k->dead) return;
-    CUcontext popped = NULL;
-    c->drv.cuCtxPopCurrent(&popped);
-}
+#define KG_CUDA_IPC_GRAIN ((size_t)2 << 20)
 
 static void release_graph(cuda_ctx *c, kg_kernel *k)
 {
@@ -159,200 +111,108 @@ static void release_graph(cuda_ctx *c, kg_kernel *k)
     k->graph = NULL;
 }
 
-/* A new context on the backend's device, made current (pushed). */
-static int arm_context_create(cuda_ctx *c, CUcontext *out, kg_err *err)
+static int arm_hosted(const kg_arm *arm)
 {
-    *out = NULL;
-    if (c->drv.cuCtxCreate != NULL) return CU(c, cuCtxCreate, (out, 0, c->dev), err);
-    if (c->drv.cuCtxCreate4 != NULL) {
-        kg_cu_ctx_create_params p;
-        memset(&p, 0, sizeof p);
-        return CU(c, cuCtxCreate4, (out, &p, 0, c->dev), err);
-    }
-    return kg_errorf(err, KG_EUNSUPPORTED, "the CUDA driver %s has neither cuCtxCreate_v2 nor "
-                     "cuCtxCreate_v4: untrusted arms cannot get a context of their own",
-                     c->drv.path);
+    return !arm->trusted && arm->builtin[0] == '\0';
 }
 
-/* Destroys an isolated arm's context and everything in it (not current). */
-static void arm_context_destroy(cuda_ctx *c, kg_kernel *k)
+/* The request limit: the plan's timeout, or ten times the slowest request
+ * seen (at least 1 s) when that is shorter. */
+static double host_limit(const cuda_host *h, const cuda_ctx *c, int pack)
 {
-    if (k->actx == NULL) return;
-    if (c->drv.cuCtxPushCurrent(k->actx) == KG_CUDA_SUCCESS) {
-        release_graph(c, k);
-        if (k->mod != NULL) c->drv.cuModuleUnload(k->mod);
-        if (k->aev_start != NULL) c->drv.cuEventDestroy(k->aev_start);
-        if (k->aev_end != NULL) c->drv.cuEventDestroy(k->aev_end);
-        if (k->astream != NULL) c->drv.cuStreamDestroy(k->astream);
-        CUcontext popped = NULL;
-        c->drv.cuCtxPopCurrent(&popped);
+    double lim = c->timeout_s;
+    if (h->slowest_s > 0) {
+        double adaptive = 10.0 * h->slowest_s * (pack > 0 ? pack : 1);
+        if (adaptive < 1.0) adaptive = 1.0;
+        if (adaptive < lim) lim = adaptive;
     }
-    k->exec = NULL;
-    k->graph = NULL;
-    k->mod = NULL;
-    k->aev_start = k->aev_end = NULL;
-    k->astream = NULL;
-    /* frees the arm's copies too */
-    c->drv.cuCtxDestroy(k->actx);
-    k->actx = NULL;
+    return lim;
 }
 
-/* Called, with k's context current, after a failed call for k: a sticky
- * error in an isolated arm's context is the arm's fault.  Pops and
- * destroys the context, marks the arm dead and its unsynchronised copies
- * lost, and turns the error into KG_EARM.  Otherwise just pops. */
-static int arm_failed(cuda_ctx *c, kg_kernel *k, int rc, const char *what, kg_err *err)
+static void host_close(cuda_host *h)
 {
-    if (rc == KG_OK || !k->isolated || k->dead) {
-        arm_leave(c, k);
-        return rc;
+    if (!h->started) return;
+    kg_hostlink_close(&h->link, KG_CH_QUIT, NULL);
+    h->started = 0;
+}
+
+/* One request and its reply; *rep's text NUL-terminated. */
+static int host_ask(cuda_ctx *c, cuda_host *h, kg_ch_msg *m, int fd, double limit_s, kg_ch_msg *rep,
+                    kg_err *err)
+{
+    int rc = kg_hostlink_quiet(&h->link, err);
+    if (rc != KG_OK) return rc;
+    uint32_t type = m->type;
+    double t0 = kg_mono_s();
+    if (kg_hostlink_send(&h->link, m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0) != 0)
+        return kg_hostlink_fault(&h->link, -1, 0, limit_s, err);
+    if ((rc = kg_hostlink_wait(&h->link, type, limit_s, rep, err)) != KG_OK) return rc;
+    rep->text[sizeof rep->text - 1] = '\0';
+    double dt = kg_mono_s() - t0;
+    if (type == KG_CH_RUN || type == KG_CH_TIME) {
+        double per = dt / (type == KG_CH_TIME && m->pack > 0 ? m->pack : 1);
+        if (per > h->slowest_s) h->slowest_s = per;
     }
-    if (rc != KG_EBACKEND || !sticky(c->last_rc)) {
-        arm_leave(c, k);
-        return rc;
-    }
-    char text[256];
-    kg_cuda_result_text(&c->drv, c->last_rc, text, sizeof text);
-    snprintf(k->dead_why, sizeof k->dead_why, "the arm's kernel faulted in its own context "
-             "during %s (%.200s); that context was destroyed, the other arms' are unaffected",
+    (void)c;
+    return KG_OK;
+}
+
+/* A FAULT reply: the arm's kernel faulted in its own process, which ends. */
+static int host_faulted(cuda_host *h, const kg_kernel *k, const char *what, const char *text, kg_err *err)
+{
+    int status;
+    if (!kg_hostlink_reap(&h->link, 2.0, &status)) kg_hostlink_kill(&h->link);
+    kg_hostlink_reap(&h->link, 5.0, &status);
+    if (h->link.pid > 0) h->link.pid = -h->link.pid;
+    h->link.dead = 1;
+    snprintf(h->link.dead_why, sizeof h->link.dead_why, "arm '%s' on case '%s': its kernel faulted in its own "
+             "process during %.40s (%.200s); that process ended, the other arms are unaffected", k->arm, k->kase,
              what, text);
-    CUcontext popped = NULL;
-    c->drv.cuCtxPopCurrent(&popped);
-    arm_context_destroy(c, k);
-    for (int i = 0; i < k->nsh; i++) {
-        if (k->sh[i].newest != KG_SH_PRIM) k->sh[i].newest = KG_SH_LOST;
-        k->sh[i].priv = 0;
-    }
-    k->dead = 1;
-    if (err != NULL) {
-        err->code = KG_EARM;
-        snprintf(err->msg, sizeof err->msg, "arm '%s' on case '%s': %s", k->arm, k->kase,
-                 k->dead_why);
-    }
-    return KG_EARM;
+    kg_hostlink_flush(&h->link);
+    return kg_errorf(err, KG_EARM, "%s", h->link.dead_why);
 }
 
-/* Copies one shadow between the contexts on the arm's stream and waits
- * (k's context current). */
-static int shadow_copy(cuda_ctx *c, kg_kernel *k, cuda_shadow *sh, int to_priv, kg_err *err)
+/* The arm's host, started (again, after a fault) at its first load in this worker. */
+static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
 {
-    int rc = to_priv
-                 ? CU(c, cuMemcpyPeerAsync, (sh->priv, k->actx, sh->prim, c->ctx, sh->bytes, k->astream), err)
-                 : CU(c, cuMemcpyPeerAsync, (sh->prim, c->ctx, sh->priv, k->actx, sh->bytes, k->astream), err);
-    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (k->astream), err);
-    if (rc == KG_OK) sh->newest = KG_SH_BOTH;
-    return rc;
-}
-
-/* Before the arm runs (k's context current, outside timing): brings every
- * bound copy up to date, then marks them written, since the kernel may
- * write anything it can address. */
-static int shadows_before_run(cuda_ctx *c, kg_kernel *k, kg_err *err)
-{
-    int rc = KG_OK;
-    for (int i = 0; i < k->nsh && rc == KG_OK; i++)
-        if (k->sh[i].bound && k->sh[i].newest == KG_SH_PRIM) rc = shadow_copy(c, k, &k->sh[i], 1, err);
+    cuda_ctx *c = be->ctx;
+    const kg_arm *arm = &be->plan->arms[a];
+    cuda_host *h = &c->hosts[a];
+    *out = h;
+    if (h->started && !h->link.dead) return KG_OK;
+    host_close(h);
+    int rc = kg_hostlink_init(&h->link, arm->name, KG_CH_MAGIC, 0, sizeof(kg_ch_msg), err);
     if (rc != KG_OK) return rc;
-    for (int i = 0; i < k->nsh; i++)
-        if (k->sh[i].bound) k->sh[i].newest = KG_SH_PRIV;
-    return KG_OK;
-}
-
-/* The worker touches primary buffer p: before a download (reading), the
- * arms' newer copies are brought back; before an upload (writing) of the
- * whole buffer, the copies are superseded (a partial upload brings them
- * back first); a free drops them. */
-enum { KG_TOUCH_READ, KG_TOUCH_WRITE, KG_TOUCH_WRITE_PART, KG_TOUCH_FREE };
-static int primary_touch(cuda_ctx *c, CUdeviceptr p, int how, kg_err *err)
-{
-    int rc = KG_OK;
-    for (int j = 0; j < c->niso; j++) {
-        kg_kernel *k = c->iso[j];
-        for (int i = 0; i < k->nsh; i++) {
-            cuda_shadow *sh = &k->sh[i];
-            if (sh->prim != p) continue;
-            if (how == KG_TOUCH_FREE) {
-                if (sh->priv != 0 && !k->dead && c->drv.cuCtxPushCurrent(k->actx) == KG_CUDA_SUCCESS) {
-                    CUcontext popped = NULL;
-                    c->drv.cuMemFree(sh->priv);
-                    c->drv.cuCtxPopCurrent(&popped);
-                }
-                k->sh[i] = k->sh[--k->nsh];
-                i--;
-                continue;
-            }
-            if (sh->newest == KG_SH_LOST && how == KG_TOUCH_READ) {
-                if (rc == KG_OK)
-                    rc = kg_errorf(err, KG_EARM, "arm '%s' on case '%s': %s; its last output is "
-                                   "lost", k->arm, k->kase, k->dead_why);
-                continue;
-            }
-            if (sh->newest == KG_SH_PRIV && how != KG_TOUCH_WRITE) {
-                int r = arm_enter(c, k, err);
-                if (r == KG_OK) r = arm_failed(c, k, shadow_copy(c, k, sh, 0, err), "a copy back", err);
-                if (r != KG_OK) {
-                    if (rc == KG_OK) rc = r;
-                    continue;
-                }
-            }
-            if (how != KG_TOUCH_READ) sh->newest = KG_SH_PRIM;
-        }
+    h->started = 1;
+    h->slowest_s = 0;
+    char exe[PATH_MAX];
+    if (c->settings->armhost_exe != NULL && c->settings->armhost_exe[0] != '\0')
+        snprintf(exe, sizeof exe, "%s", c->settings->armhost_exe);
+    else if ((rc = kg_self_exe(exe, sizeof exe, err)) != KG_OK)
+        return rc;
+    if ((rc = kg_hostlink_mkdir(&h->link, err)) != KG_OK) return rc;
+    char ppid[32];
+    snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
+    char *argv[] = { exe, (char *)"armhost", (char *)"--cuda", (char *)"--driver", c->drv.path,
+                     (char *)"--uuid", c->uuid, (char *)"--arm", (char *)arm->name, (char *)"--dir", h->link.dir,
+                     (char *)"--parent", ppid, NULL };
+    /* the host's code is kgate's: it gets the worker's environment, which
+     * the driver needs (library paths, CUDA_VISIBLE_DEVICES) */
+    if ((rc = kg_hostlink_spawn(&h->link, exe, argv, environ, KG_CH_SOCK_FD, err)) != KG_OK) return rc;
+    kg_ch_msg *hello = calloc(1, sizeof *hello);
+    if (hello == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
+    h->link.seq = 0;
+    double lim = c->timeout_s < 120 ? c->timeout_s : 120;
+    rc = kg_hostlink_wait(&h->link, KG_CH_HELLO, lim, hello, err);
+    if (rc == KG_OK && hello->status != KG_CH_OK) {
+        hello->text[sizeof hello->text - 1] = '\0';
+        kg_hostlink_kill(&h->link);
+        kg_hostlink_fault(&h->link, -1, 0, lim, NULL);
+        rc = kg_errorf(err, KG_EBACKEND, "arm '%s': its cuda arm host could not open the device %s: %s",
+                       arm->name, c->uuid, hello->text);
     }
+    free(hello);
     return rc;
-}
-
-/* k's copy of primary buffer b (k's context current), made at the first
- * bind to it. */
-static int shadow_of(cuda_ctx *c, kg_kernel *k, const kg_dbuf *b, CUdeviceptr *out, kg_err *err)
-{
-    *out = 0;
-    if (b->ptr == NULL) return KG_OK;
-    for (int i = 0; i < k->nsh; i++)
-        if (k->sh[i].prim == dptr(b->ptr) && k->sh[i].bytes == b->bytes) {
-            k->sh[i].bound = 1;
-            *out = k->sh[i].priv;
-            return KG_OK;
-        }
-    if (k->nsh == k->sh_cap) {
-        int cap = k->sh_cap ? 2 * k->sh_cap : 8;
-        cuda_shadow *n = realloc(k->sh, (size_t)cap * sizeof *n);
-        if (n == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
-        k->sh = n;
-        k->sh_cap = cap;
-    }
-    cuda_shadow *sh = &k->sh[k->nsh];
-    memset(sh, 0, sizeof *sh);
-    int rc = CU(c, cuMemAlloc, (&sh->priv, b->bytes), err);
-    if (rc != KG_OK) return rc;
-    sh->prim = dptr(b->ptr);
-    sh->bytes = b->bytes;
-    sh->newest = KG_SH_PRIM;
-    sh->bound = 1;
-    k->nsh++;
-    *out = sh->priv;
-    return KG_OK;
-}
-
-static int iso_register(cuda_ctx *c, kg_kernel *k, kg_err *err)
-{
-    if (c->niso == c->iso_cap) {
-        int cap = c->iso_cap ? 2 * c->iso_cap : 8;
-        kg_kernel **n = realloc(c->iso, (size_t)cap * sizeof *n);
-        if (n == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
-        c->iso = n;
-        c->iso_cap = cap;
-    }
-    c->iso[c->niso++] = k;
-    return KG_OK;
-}
-
-static void iso_unregister(cuda_ctx *c, kg_kernel *k)
-{
-    for (int j = 0; j < c->niso; j++)
-        if (c->iso[j] == k) {
-            c->iso[j] = c->iso[--c->niso];
-            return;
-        }
 }
 
 /* ----------------------------------------------------------- open/close */
@@ -362,15 +222,9 @@ static void cuda_close(kg_backend *be)
     cuda_ctx *c = be->ctx;
     if (c == NULL) return;
     if (c->ctx != NULL && c->drv.cuCtxSetCurrent != NULL) c->drv.cuCtxSetCurrent(c->ctx);
-    /* arms still loaded: their contexts go with them */
-    while (c->niso > 0) {
-        kg_kernel *k = c->iso[c->niso - 1];
-        arm_context_destroy(c, k);
-        k->dead = 1;
-        k->nsh = 0;
-        c->niso--;
-    }
-    free(c->iso);
+    /* the arm hosts end first: their mappings of the worker's buffers with them */
+    for (int i = 0; i < c->nhosts; i++) host_close(&c->hosts[i]);
+    free(c->hosts);
     if (c->flush_buf != 0) c->drv.cuMemFree(c->flush_buf);
     if (c->lt_handle != NULL) c->lt.cublasLtDestroy(c->lt_handle);
     if (c->lt_ws != 0) c->drv.cuMemFree(c->lt_ws);
@@ -394,6 +248,13 @@ static int cuda_open(kg_backend *be, const kg_plan *plan, kg_err *err)
     be->ctx = c;
     c->settings = be->settings;
     c->ordinal = plan != NULL ? plan->campaign.device : 0;
+    c->timeout_s = plan != NULL && plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
+    if (plan != NULL && plan->narms > 0) {
+        c->hosts = calloc((size_t)plan->narms, sizeof *c->hosts);
+        if (c->hosts == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening the cuda backend");
+        c->nhosts = plan->narms;
+        for (int a = 0; a < plan->narms; a++) c->any_hosted |= arm_hosted(&plan->arms[a]);
+    }
     int rc = kg_cuda_driver_load(&c->drv, c->settings, err);
     if (rc != KG_OK) goto done;
     CUresult r = c->drv.cuInit(0);
@@ -449,9 +310,26 @@ static int cuda_alloc(kg_backend *be, size_t bytes, kg_dbuf *out, kg_err *err)
     out->ptr = NULL;
     out->bytes = 0;
     if (bytes == 0) return KG_OK;
+    /* with arm hosts, every buffer is whole IPC blocks of its own */
+    size_t whole = c->any_hosted ? (bytes + KG_CUDA_IPC_GRAIN - 1) / KG_CUDA_IPC_GRAIN * KG_CUDA_IPC_GRAIN : bytes;
     CUdeviceptr p = 0;
-    int rc = CU(c, cuMemAlloc, (&p, bytes), err);
+    int rc = CU(c, cuMemAlloc, (&p, whole), err);
     if (rc != KG_OK) return rc;
+    if (c->any_hosted) {
+        CUdeviceptr base = 0;
+        size_t got = 0;
+        rc = CU(c, cuMemGetAddressRange, (&base, &got, p), err);
+        if (rc == KG_OK && (base != p || got != whole || p % KG_CUDA_IPC_GRAIN != 0))
+            rc = kg_errorf(err, KG_EBACKEND, "the CUDA driver placed a buffer of %zu bytes at %#llx inside an "
+                           "allocation of %zu bytes at %#llx: it would share an IPC block with other buffers, so "
+                           "an arm host could read them; kgate cannot isolate untrusted arms on this driver "
+                           "(mark the arms trusted = yes to run them in the worker)", whole,
+                           (unsigned long long)p, got, (unsigned long long)base);
+        if (rc != KG_OK) {
+            c->drv.cuMemFree(p);
+            return rc;
+        }
+    }
     out->ptr = (void *)(uintptr_t)p;
     out->bytes = bytes;
     return KG_OK;
@@ -461,7 +339,6 @@ static void cuda_free(kg_backend *be, kg_dbuf *buf)
 {
     cuda_ctx *c = be->ctx;
     if (c == NULL || buf == NULL || buf->ptr == NULL) return;
-    primary_touch(c, dptr(buf->ptr), KG_TOUCH_FREE, NULL);
     c->drv.cuMemFree(dptr(buf->ptr));
     buf->ptr = NULL;
     buf->bytes = 0;
@@ -474,9 +351,7 @@ static int cuda_upload(kg_backend *be, const kg_dbuf *dst, size_t off, const voi
 {
     cuda_ctx *c = be->ctx;
     if (n == 0) return KG_OK;
-    int rc = primary_touch(c, dptr(dst->ptr), off == 0 && n >= dst->bytes ? KG_TOUCH_WRITE
-                                                                           : KG_TOUCH_WRITE_PART, err);
-    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
+    int rc = CU(c, cuStreamSynchronize, (c->stream), err);
     if (rc == KG_OK) rc = CU(c, cuMemcpyHtoD, (dptr(dst->ptr) + off, src, n), err);
     /* From pageable memory cuMemcpyHtoD may return once the bytes are
      * staged, before the DMA lands; kgate's stream is non-blocking, so the
@@ -490,8 +365,7 @@ static int cuda_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t o
 {
     cuda_ctx *c = be->ctx;
     if (n == 0) return KG_OK;
-    int rc = primary_touch(c, dptr(src->ptr), KG_TOUCH_READ, err);
-    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
+    int rc = CU(c, cuStreamSynchronize, (c->stream), err);
     if (rc == KG_OK) rc = CU(c, cuMemcpyDtoH, (dst, dptr(src->ptr) + off, n), err);
     return rc;
 }
@@ -553,28 +427,73 @@ static void cuda_unload(kg_backend *be, kg_kernel *k)
 {
     cuda_ctx *c = be->ctx;
     if (k == NULL) return;
-    if (c != NULL && k->isolated) {
-        /* what the arm wrote last goes back to the worker's buffers first */
-        if (!k->dead) {
+    if (c != NULL && k->host != NULL) {
+        /* its module and mappings go; a host that is gone has none */
+        cuda_host *h = k->host;
+        if (h->started && !h->link.dead && k->slot >= 0) {
+            kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
             kg_err e = { 0 };
-            for (int i = 0; i < k->nsh; i++)
-                if (k->sh[i].newest == KG_SH_PRIV &&
-                    primary_touch(c, k->sh[i].prim, KG_TOUCH_READ, &e) != KG_OK)
-                    break;
+            if (m != NULL && r != NULL) {
+                m->type = KG_CH_UNLOAD;
+                m->slot = k->slot;
+                host_ask(c, h, m, -1, host_limit(h, c, 1), r, &e);
+            }
+            free(m);
+            free(r);
         }
-        iso_unregister(c, k);
-        arm_context_destroy(c, k);
     } else if (c != NULL) {
         release_graph(c, k);
         if (k->mod != NULL) c->drv.cuModuleUnload(k->mod);
         if (k->is_blas) kg_cuda_blas_unload(c, k);
     }
-    free(k->sh);
     free(k);
 }
 
-/* Looks up launch li's entry in the loaded module and checks its block
- * against what the compiled entry allows. */
+static const char *launch_key(int li)
+{
+    return li == 0 ? "" : (li == 1 ? "2" : "3");
+}
+
+static int entry_missing(const kg_arm *arm, const cuda_launch *l, int li, const char *text, kg_err *err)
+{
+    return kg_errorf(err, KG_EBACKEND, "arm '%s': entry%s '%s' not found in the compiled module (declare it "
+                     "extern \"C\" __global__): %s", arm->name, launch_key(li), l->entry, text);
+}
+
+/* Checks launch li's block and shared memory against what its compiled
+ * entry (l->max_threads, l->static_shared) and the device allow. */
+static int entry_limits(const cuda_ctx *c, const kg_arm *arm, const kg_case *cs, const cuda_launch *l, int li,
+                        kg_err *err)
+{
+    const char *key = launch_key(li);
+    unsigned threads = l->geom.block[0] * l->geom.block[1] * l->geom.block[2];
+    if (threads > (unsigned)l->max_threads)
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': block%s has %u threads, "
+                         "entry '%s' allows at most %d (its __launch_bounds__ or registers per "
+                         "thread)", arm->name, cs->name, key, threads, l->entry, l->max_threads);
+    /* dynamic plus static shared memory must fit the opt-in limit */
+    long dyn_max = (long)c->smem_optin_bytes - l->static_shared;
+    if ((long)l->geom.shared_bytes > dyn_max)
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': shared%s asks for %u bytes "
+                         "of dynamic shared memory; entry '%s' has %d bytes of static shared "
+                         "memory and the device allows %d per block, so at most %ld",
+                         arm->name, cs->name, key, l->geom.shared_bytes, l->entry, l->static_shared,
+                         c->smem_optin_bytes, dyn_max > 0 ? dyn_max : 0);
+    return KG_OK;
+}
+
+static int shared_refused(const cuda_ctx *c, const kg_arm *arm, const kg_case *cs, const cuda_launch *l, int li,
+                          const char *text, kg_err *err)
+{
+    (void)li;
+    return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': the device refused %u bytes of dynamic "
+                     "shared memory for entry '%s' (%s); it allows %d per block, %d of them static in this "
+                     "entry", arm->name, cs->name, l->geom.shared_bytes, l->entry, text, c->smem_optin_bytes,
+                     l->static_shared);
+}
+
+/* Looks up launch li's entry in the loaded module (in the worker) and
+ * checks its block against what the compiled entry allows. */
 static int load_entry(cuda_ctx *c, const kg_arm *arm, const kg_case *cs, kg_kernel *k, int li,
                       kg_err *err)
 {
@@ -584,48 +503,106 @@ static int load_entry(cuda_ctx *c, const kg_arm *arm, const kg_case *cs, kg_kern
     if (r != KG_CUDA_SUCCESS) {
         char text[256];
         kg_cuda_result_text(&c->drv, r, text, sizeof text);
-        return kg_errorf(err, KG_EBACKEND, "arm '%s': entry%s '%s' not found in the compiled "
-                         "module (declare it extern \"C\" __global__): %s", arm->name,
-                         li == 0 ? "" : (li == 1 ? "2" : "3"), l->entry, text);
+        return entry_missing(arm, l, li, text, err);
     }
-    int max_threads = 0, static_shared = 0;
-    if ((rc = CU(c, cuFuncGetAttribute, (&max_threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+    if ((rc = CU(c, cuFuncGetAttribute, (&l->max_threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                                          l->fn), err)) != KG_OK)
         return rc;
-    if ((rc = CU(c, cuFuncGetAttribute, (&static_shared, KG_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+    if ((rc = CU(c, cuFuncGetAttribute, (&l->static_shared, KG_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                          l->fn), err)) != KG_OK)
         return rc;
-    l->max_threads = max_threads;
-    l->static_shared = static_shared;
-    const char *key = li == 0 ? "" : (li == 1 ? "2" : "3");
-    unsigned threads = l->geom.block[0] * l->geom.block[1] * l->geom.block[2];
-    if (threads > (unsigned)max_threads)
-        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': block%s has %u threads, "
-                         "entry '%s' allows at most %d (its __launch_bounds__ or registers per "
-                         "thread)", arm->name, cs->name, key, threads, l->entry, max_threads);
-    /* dynamic plus static shared memory must fit the opt-in limit; above
-     * 48 KiB in all the entry must opt in */
-    long dyn_max = (long)c->smem_optin_bytes - static_shared;
-    if ((long)l->geom.shared_bytes > dyn_max)
-        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': shared%s asks for %u bytes "
-                         "of dynamic shared memory; entry '%s' has %d bytes of static shared "
-                         "memory and the device allows %d per block, so at most %ld",
-                         arm->name, cs->name, key, l->geom.shared_bytes, l->entry, static_shared,
-                         c->smem_optin_bytes, dyn_max > 0 ? dyn_max : 0);
-    if ((long)l->geom.shared_bytes + static_shared > 48L * 1024L) {
+    if ((rc = entry_limits(c, arm, cs, l, li, err)) != KG_OK) return rc;
+    /* above 48 KiB in all the entry must opt in */
+    if ((long)l->geom.shared_bytes + l->static_shared > 48L * 1024L) {
         CUresult r2 = c->drv.cuFuncSetAttribute(l->fn, KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                 (int)l->geom.shared_bytes);
         if (r2 != KG_CUDA_SUCCESS) {
             char text[256];
             kg_cuda_result_text(&c->drv, r2, text, sizeof text);
-            return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': the device refused "
-                             "%u bytes of dynamic shared memory for entry '%s' (%s); it allows %d "
-                             "per block, %d of them static in this entry", arm->name, cs->name,
-                             l->geom.shared_bytes, l->entry, text, c->smem_optin_bytes,
-                             static_shared);
+            return shared_refused(c, arm, cs, l, li, text, err);
         }
     }
     return KG_OK;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Loads the compiled image into the arm's host (a slot there) and checks
+ * each entry's limits as the host read them. */
+static int host_load(kg_backend *be, int a, const kg_case *cs, kg_kernel *k, const char *image,
+                     size_t bytes, kg_err *err)
+{
+    cuda_ctx *c = be->ctx;
+    const kg_arm *arm = &be->plan->arms[a];
+    cuda_host *h = NULL;
+    int rc = host_get(be, a, &h, err);
+    if (rc != KG_OK) return rc;
+    k->host = h;
+    int fd = memfd_create("kgate-cubin", MFD_CLOEXEC);
+    if (fd < 0) return kg_errorf(err, KG_EIO, "arm '%s': memfd_create: %s", arm->name, strerror(errno));
+    if (write_all(fd, image, bytes) != 0) {
+        close(fd);
+        return kg_errorf(err, KG_EIO, "arm '%s': cannot write its cubin to a memfd: %s", arm->name,
+                         strerror(errno));
+    }
+    kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
+    if (m == NULL || r == NULL) {
+        close(fd);
+        free(m);
+        free(r);
+        return kg_errorf(err, KG_ENOMEM, "out of memory loading arm '%s'", arm->name);
+    }
+    m->type = KG_CH_LOAD;
+    m->nlaunch = k->nlaunch;
+    m->image_bytes = bytes;
+    for (int li = 0; li < k->nlaunch; li++) {
+        kg_ch_launch *o = &m->launch[li];
+        snprintf(o->entry, sizeof o->entry, "%s", k->launch[li].entry);
+        o->geom = k->launch[li].geom;
+        o->nargs = k->launch[li].nargs;
+        memcpy(o->args, k->launch[li].args, sizeof o->args);
+    }
+    rc = host_ask(c, h, m, fd, c->timeout_s, r, err);
+    close(fd);
+    if (rc == KG_OK) {
+        int li = r->n >= 0 && r->n < k->nlaunch ? r->n : 0;
+        switch (r->status) {
+        case KG_CH_OK:
+            k->slot = r->slot;
+            for (int i = 0; i < k->nlaunch && rc == KG_OK; i++) {
+                memcpy(k->attr[i], r->launch[i].attr, sizeof k->attr[i]);
+                k->launch[i].max_threads = r->launch[i].attr[KG_CH_A_MAX_THREADS];
+                k->launch[i].static_shared = r->launch[i].attr[KG_CH_A_STATIC_SHARED];
+                rc = entry_limits(c, arm, cs, &k->launch[i], i, err);
+            }
+            break;
+        case KG_CH_NOENTRY:
+            rc = entry_missing(arm, &k->launch[li], li, r->text, err);
+            break;
+        case KG_CH_REFUSED:
+            k->launch[li].static_shared = r->launch[li].attr[KG_CH_A_STATIC_SHARED];
+            rc = shared_refused(c, arm, cs, &k->launch[li], li, r->text, err);
+            break;
+        default:
+            rc = kg_errorf(err, KG_EBACKEND, "arm '%s' on case '%s': its cuda arm host could not load the "
+                           "cubin: %s", arm->name, cs->name, r->text);
+            break;
+        }
+    }
+    free(m);
+    free(r);
+    return rc;
 }
 
 static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir,
@@ -636,7 +613,7 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     const kg_case *cs = &plan->cases[kase];
     char *image = NULL;
     size_t image_bytes = 0;
-    int rc = KG_OK, pushed = 0;
+    int rc = KG_OK;
     (void)build_dir;
     *out = NULL;
     if (arm->builtin[0] != '\0' && strcmp(arm->builtin, "cublas") != 0)
@@ -648,6 +625,7 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory loading arm '%s'", arm->name);
     snprintf(k->arm, sizeof k->arm, "%s", arm->name);
     snprintf(k->kase, sizeof k->kase, "%s", cs->name);
+    k->slot = -1;
     if (arm->builtin[0] != '\0') {
         k->is_blas = 1;
         k->nlaunch = 1;
@@ -685,21 +663,9 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     if (rc != KG_OK) goto done;
     k->image_bytes = image_bytes;
     kg_cuda_sha256_hex(image, image_bytes, k->image_sha256);
-    if (arm_isolated(c->settings, arm)) {
-        /* cuCtxCreate makes the new context current (pushed on the primary) */
-        if ((rc = iso_register(c, k, err)) != KG_OK) goto done;
-        k->isolated = 1;
-        if ((rc = arm_context_create(c, &k->actx, err)) != KG_OK) {
-            add_context(err, k, "creating the arm's context");
-            goto done;
-        }
-        pushed = 1;
-        if ((rc = CU(c, cuStreamCreate, (&k->astream, KG_CU_STREAM_NON_BLOCKING), err)) != KG_OK ||
-            (rc = CU(c, cuEventCreate, (&k->aev_start, KG_CU_EVENT_DEFAULT), err)) != KG_OK ||
-            (rc = CU(c, cuEventCreate, (&k->aev_end, KG_CU_EVENT_DEFAULT), err)) != KG_OK) {
-            add_context(err, k, "the arm's stream and events");
-            goto done;
-        }
+    if (arm_hosted(arm)) {
+        rc = host_load(be, a, cs, k, image, image_bytes, err);
+        goto done;
     }
     if ((rc = CU(c, cuModuleLoadData, (&k->mod, image), err)) != KG_OK) {
         add_context(err, k, "loading the cubin");
@@ -707,10 +673,6 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     }
     for (int li = 0; li < k->nlaunch && rc == KG_OK; li++) rc = load_entry(c, arm, cs, k, li, err);
 done:
-    if (pushed) {
-        CUcontext popped = NULL;
-        c->drv.cuCtxPopCurrent(&popped);
-    }
     free(image);
     if (rc == KG_OK) *out = k;
     else cuda_unload(be, k);
@@ -739,7 +701,7 @@ static int launch_refused(cuda_ctx *c, const kg_kernel *k, int li, CUresult r, k
 static int launch_op(cuda_ctx *c, kg_kernel *k, kg_err *err)
 {
     if (k->is_blas) return kg_cuda_blas_launch(c, k, err);
-    CUstream st = stream_of(c, k);
+    CUstream st = c->stream;
     for (int li = 0; li < k->nlaunch; li++) {
         cuda_launch *l = &k->launch[li];
         const kg_launch_geom *g = &l->geom;
@@ -799,39 +761,67 @@ static int bind_args(kg_kernel *k, const kg_binding *b, kg_err *err)
     return KG_OK;
 }
 
+/* A REFUSED, FAULT or FAIL reply of the host to a request for k. */
+static int host_said(cuda_ctx *c, kg_kernel *k, const kg_ch_msg *r, const char *what, kg_err *err)
+{
+    if (r->status == KG_CH_FAULT) return host_faulted(k->host, k, what, r->text, err);
+    if (r->status == KG_CH_REFUSED) {
+        int li = r->n >= 0 && r->n < k->nlaunch ? r->n : 0;
+        return launch_refused(c, k, li, (CUresult)r->cu, err);
+    }
+    return kg_errorf(err, KG_EBACKEND, "arm '%s' on case '%s': its cuda arm host failed %s: %s", k->arm, k->kase,
+                     what, r->text);
+}
+
+/* Binds k's buffers in its host: each as the IPC handle of its allocation. */
+static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err)
+{
+    kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
+    int rc = m == NULL || r == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory binding arm '%s'", k->arm) : KG_OK;
+    for (int i = 0; rc == KG_OK && i < b->nin + b->nout + 1; i++) {
+        const kg_dbuf *d = i < b->nin ? &b->in[i] : i < b->nin + b->nout ? &b->out[i - b->nin] : &b->ws;
+        if (d->ptr == NULL) continue;
+        if (m->nbuf == KG_CH_NBUF) {
+            rc = kg_errorf(err, KG_EINTERNAL, "arm '%s': more than %d buffers bound", k->arm, KG_CH_NBUF);
+            break;
+        }
+        int j = m->nbuf++;
+        rc = CU(c, cuIpcGetMemHandle, (&m->ipc[j], dptr(d->ptr)), err);
+        m->buf_bytes[j] = d->bytes;
+        m->buf_role[j] = i < b->nin ? KG_CARG_IN : i < b->nin + b->nout ? KG_CARG_OUT : KG_CARG_WS;
+        m->buf_index[j] = i < b->nin ? i : i < b->nin + b->nout ? i - b->nin : 0;
+    }
+    if (rc == KG_OK) {
+        m->type = KG_CH_BIND;
+        m->slot = k->slot;
+        m->pack = b->pack;
+        rc = host_ask(c, k->host, m, -1, c->timeout_s, r, err);
+        if (rc == KG_OK && r->status != KG_CH_OK) rc = host_said(c, k, r, "capturing the timed graph", err);
+    }
+    free(m);
+    free(r);
+    return rc;
+}
+
 static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
 {
     cuda_ctx *c = be->ctx;
     int rc = KG_OK;
     k->bound = 0;
-    if ((rc = arm_enter(c, k, err)) != KG_OK) return rc;
-    release_graph(c, k);
-    kg_binding tb = *b;
-    if (k->isolated) {
-        /* the arm sees only its own copies, in its own context */
-        for (int i = 0; i < k->nsh; i++) k->sh[i].bound = 0;
-        CUdeviceptr p = 0;
-        for (int i = 0; i < tb.nin && rc == KG_OK; i++)
-            if ((rc = shadow_of(c, k, &b->in[i], &p, err)) == KG_OK) tb.in[i].ptr = (void *)(uintptr_t)p;
-        for (int o = 0; o < tb.nout && rc == KG_OK; o++)
-            if ((rc = shadow_of(c, k, &b->out[o], &p, err)) == KG_OK) tb.out[o].ptr = (void *)(uintptr_t)p;
-        if (rc == KG_OK && (rc = shadow_of(c, k, &b->ws, &p, err)) == KG_OK)
-            tb.ws.ptr = (void *)(uintptr_t)p;
-        if (rc != KG_OK) goto done;
-    }
-    if ((rc = bind_args(k, &tb, err)) != KG_OK) goto done;
-    if (b->pack < 1) {
-        rc = kg_errorf(err, KG_EINTERNAL, "arm '%s': pack %d", k->arm, b->pack);
-        goto done;
-    }
+    if (b->pack < 1) return kg_errorf(err, KG_EINTERNAL, "arm '%s': pack %d", k->arm, b->pack);
     k->pack = b->pack;
+    if (k->host != NULL) {
+        if ((rc = host_bind(c, k, b, err)) == KG_OK) k->bound = 1;
+        return rc;
+    }
+    release_graph(c, k);
+    if ((rc = bind_args(k, b, err)) != KG_OK) goto done;
     /* a capture must always be ended, even after a failed launch, or the
      * stream stays in capture mode */
-    CUstream st = stream_of(c, k);
-    if ((rc = CU(c, cuStreamBeginCapture, (st, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), err)) != KG_OK)
+    if ((rc = CU(c, cuStreamBeginCapture, (c->stream, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), err)) != KG_OK)
         goto done;
     for (int i = 0; i < k->pack && rc == KG_OK; i++) rc = launch_op(c, k, err);
-    int rc_end = CU(c, cuStreamEndCapture, (st, &k->graph), err);
+    int rc_end = CU(c, cuStreamEndCapture, (c->stream, &k->graph), err);
     if (rc == KG_OK) rc = rc_end;
     if (rc != KG_OK) goto done;
     if ((rc = CU(c, cuGraphInstantiate, (&k->exec, k->graph, 0), err)) != KG_OK) goto done;
@@ -841,23 +831,31 @@ done:
         release_graph(c, k);
         if (rc != KG_EINADMISSIBLE) add_context(err, k, "capturing the timed graph");
     }
-    return arm_failed(c, k, rc, "capturing the timed graph", err);
+    return rc;
 }
 
 static int cuda_run(kg_backend *be, kg_kernel *k, kg_err *err)
 {
     cuda_ctx *c = be->ctx;
     if (!k->bound) return kg_errorf(err, KG_EINTERNAL, "arm '%s': run before bind", k->arm);
-    int rc = arm_enter(c, k, err);
-    if (rc != KG_OK) return rc;
-    if (k->isolated) rc = shadows_before_run(c, k, err);
-    if (rc == KG_OK) rc = launch_op(c, k, err);
-    /* an isolated arm's context holds nothing but the arm's own work */
-    if (rc == KG_OK)
-        rc = k->isolated ? CU(c, cuCtxSynchronize, (), err)
-                         : CU(c, cuStreamSynchronize, (c->stream), err);
+    int rc;
+    if (k->host != NULL) {
+        kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
+        rc = m == NULL || r == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+        if (rc == KG_OK) {
+            m->type = KG_CH_RUN;
+            m->slot = k->slot;
+            rc = host_ask(c, k->host, m, -1, host_limit(k->host, c, 1), r, err);
+            if (rc == KG_OK && r->status != KG_CH_OK) rc = host_said(c, k, r, "a checked run", err);
+        }
+        free(m);
+        free(r);
+        return rc;
+    }
+    rc = launch_op(c, k, err);
+    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
     if (rc != KG_OK && rc != KG_EINADMISSIBLE) add_context(err, k, "run");
-    return arm_failed(c, k, rc, "a checked run", err);
+    return rc;
 }
 
 static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, double *ns,
@@ -867,31 +865,45 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
     (void)ctx;
     *ns = NAN;
     if (!k->bound) return kg_errorf(err, KG_EINTERNAL, "arm '%s': time before bind", k->arm);
-    int rc = arm_enter(c, k, err);
-    if (rc != KG_OK) return rc;
-    /* copies, when the worker wrote a buffer since, are outside the bracket */
-    if (k->isolated && (rc = shadows_before_run(c, k, err)) != KG_OK)
-        return arm_failed(c, k, rc, "a copy before a timed sample", err);
-    CUstream st = stream_of(c, k);
-    CUevent e0 = k->isolated ? k->aev_start : c->ev_start;
-    CUevent e1 = k->isolated ? k->aev_end : c->ev_end;
-    double t0 = now_ns();
-    rc = CU(c, cuEventRecord, (e0, st), err);
-    if (rc == KG_OK) rc = CU(c, cuGraphLaunch, (k->exec, st), err);
-    if (rc == KG_OK) rc = CU(c, cuEventRecord, (e1, st), err);
-    /* everything the graph started must finish here: the whole context,
-     * which for an isolated arm is everything its code can reach */
-    if (rc == KG_OK) rc = CU(c, cuCtxSynchronize, (), err);
-    double t1 = now_ns();
-    float ms = 0.0f;
-    if (rc == KG_OK) rc = CU(c, cuEventElapsedTime, (&ms, e0, e1), err);
-    if (rc != KG_OK) {
-        add_context(err, k, "timed sample");
-        return arm_failed(c, k, rc, "a timed sample", err);
+    double event_ns = 0, host_ns = 0;
+    int rc = KG_OK;
+    if (k->host != NULL) {
+        /* the host records the events and its own bracket: its code is kgate's */
+        kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
+        rc = m == NULL || r == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+        if (rc == KG_OK) {
+            m->type = KG_CH_TIME;
+            m->slot = k->slot;
+            m->pack = k->pack;
+            rc = host_ask(c, k->host, m, -1, host_limit(k->host, c, k->pack), r, err);
+            if (rc == KG_OK && r->status != KG_CH_OK) rc = host_said(c, k, r, "a timed sample", err);
+            if (rc == KG_OK) {
+                event_ns = r->event_ns;
+                host_ns = r->host_ns;
+                if (!(event_ns >= 0) || !(host_ns >= 0))
+                    rc = kg_hostlink_broken(&k->host->link, "replied a timed sample with no time", err);
+            }
+        }
+        free(m);
+        free(r);
+        if (rc != KG_OK) return rc;
+    } else {
+        double t0 = now_ns();
+        rc = CU(c, cuEventRecord, (c->ev_start, c->stream), err);
+        if (rc == KG_OK) rc = CU(c, cuGraphLaunch, (k->exec, c->stream), err);
+        if (rc == KG_OK) rc = CU(c, cuEventRecord, (c->ev_end, c->stream), err);
+        /* everything the graph started must finish here: the whole context */
+        if (rc == KG_OK) rc = CU(c, cuCtxSynchronize, (), err);
+        double t1 = now_ns();
+        float ms = 0.0f;
+        if (rc == KG_OK) rc = CU(c, cuEventElapsedTime, (&ms, c->ev_start, c->ev_end), err);
+        if (rc != KG_OK) {
+            add_context(err, k, "timed sample");
+            return rc;
+        }
+        event_ns = (double)ms * 1e6;
+        host_ns = t1 - t0;
     }
-    arm_leave(c, k);
-    double event_ns = (double)ms * 1e6;
-    double host_ns = t1 - t0;
     c->samples++;
     c->last_event_ns = event_ns;
     c->last_host_ns = host_ns;
@@ -949,8 +961,20 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int li, kg_resources 
         return KG_OK;
     }
     const cuda_launch *l = &k->launch[li];
-    int rc = arm_enter(c, k, err);
-    if (rc != KG_OK) return rc;
+    int rc = KG_OK;
+    if (k->host != NULL) {
+        res->regs = k->attr[li][KG_CH_A_REGS];
+        res->static_shared_bytes = k->attr[li][KG_CH_A_STATIC_SHARED];
+        res->local_bytes = k->attr[li][KG_CH_A_LOCAL];
+        res->const_bytes = k->attr[li][KG_CH_A_CONST];
+        res->max_threads_per_block = k->attr[li][KG_CH_A_MAX_THREADS];
+        res->ptx_version = k->attr[li][KG_CH_A_PTX];
+        res->binary_version = k->attr[li][KG_CH_A_BINARY];
+        snprintf(res->sandbox, sizeof res->sandbox, "cuda arm host (a process of its own: its own device "
+                 "address space; pdeathsig, no-new-privs, not dumpable)");
+    } else {
+        snprintf(res->sandbox, sizeof res->sandbox, "trusted (in the worker)");
+    }
     struct { int attr; int *out; } attrs[] = {
         { KG_CU_FUNC_ATTRIBUTE_NUM_REGS, &res->regs },
         { KG_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &res->static_shared_bytes },
@@ -960,9 +984,8 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int li, kg_resources 
         { KG_CU_FUNC_ATTRIBUTE_PTX_VERSION, &res->ptx_version },
         { KG_CU_FUNC_ATTRIBUTE_BINARY_VERSION, &res->binary_version },
     };
-    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0] && rc == KG_OK; i++)
+    for (size_t i = 0; k->host == NULL && i < sizeof attrs / sizeof attrs[0] && rc == KG_OK; i++)
         rc = CU(c, cuFuncGetAttribute, (attrs[i].out, attrs[i].attr, l->fn), err);
-    arm_leave(c, k);
     if (rc != KG_OK) return rc;
     res->dynamic_shared_bytes = (int)l->geom.shared_bytes;
     for (int i = 0; i < 3; i++) {

@@ -36,6 +36,7 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUuuid_st { char bytes[16]; } CUuuid;
+typedef struct CUipcMemHandle_st { char reserved[64]; } CUipcMemHandle;
 
 enum {
     KG_CUDA_SUCCESS = 0,
@@ -76,16 +77,10 @@ enum {
     KG_CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
     KG_CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
     KG_CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
-    KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    KG_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1
 };
 
-/* CUctxCreateParams of cuCtxCreate_v4 (CUDA 12.5 and later): all zero
- * is a plain context (no execution affinity, no CIG). */
-typedef struct kg_cu_ctx_create_params {
-    void *exec_affinity_params;
-    int num_exec_affinity_params;
-    void *cig_params;
-} kg_cu_ctx_create_params;
 
 typedef struct kg_cuda_driver {
     void *lib;
@@ -105,16 +100,12 @@ typedef struct kg_cuda_driver {
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
     CUresult (*cuCtxSynchronize)(void);
     CUresult (*cuCtxResetPersistingL2Cache)(void);                       /* optional */
-    /* per-arm contexts: an untrusted arm's memory, module and graphs live
-     * in a context of its own (cuda.c) */
-    CUresult (*cuCtxCreate)(CUcontext *ctx, unsigned flags, CUdevice dev); /* _v2, optional */
-    CUresult (*cuCtxCreate4)(CUcontext *ctx, struct kg_cu_ctx_create_params *p, unsigned flags,
-                             CUdevice dev);                              /* _v4, optional */
-    CUresult (*cuCtxDestroy)(CUcontext ctx);                             /* _v2 */
-    CUresult (*cuCtxPushCurrent)(CUcontext ctx);                         /* _v2 */
-    CUresult (*cuCtxPopCurrent)(CUcontext *ctx);                         /* _v2 */
-    CUresult (*cuMemcpyPeerAsync)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                                  CUcontext src_ctx, size_t n, CUstream s);
+    /* arm hosts (cuda_host.h): the worker's buffers, mapped into an arm
+     * host's own process */
+    CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *h, CUdeviceptr ptr);
+    CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *ptr, CUipcMemHandle h, unsigned flags); /* _v2 */
+    CUresult (*cuIpcCloseMemHandle)(CUdeviceptr ptr);
+    CUresult (*cuMemGetAddressRange)(CUdeviceptr *base, size_t *bytes, CUdeviceptr ptr); /* _v2 */
     CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);              /* _v2 */
     CUresult (*cuMemFree)(CUdeviceptr ptr);                              /* _v2 */
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t n);/* _v2 */

@@ -7,6 +7,7 @@
  *   cuda_compile.c  NVRTC compilation and include discovery
  *   cuda_blas.c     the builtin = cublas arm (cuBLASLt)
  *   cuda_nvml.c     NVML: telemetry, and the device's compute processes
+ *   cuda_host.c     the cuda arm host, the process an untrusted arm runs in
  *   launch.c        launch specs (backend-neutral, see launch.h)
  *   cuda_loader.c   dlopen of the libraries (cuda_api.h) */
 #ifndef KGATE_CUDA_INTERNAL_H
@@ -17,6 +18,8 @@
 #include "backend/backend_impl.h"
 #include "backend/cuda_api.h"
 #include "backend/launch.h"
+#include "backend/cuda_host.h"
+#include "backend/hostlink.h"
 
 typedef struct cuda_ctx {
     const kg_settings *settings;  /* the backend's (libraries, include folders, negative) */
@@ -46,12 +49,19 @@ typedef struct cuda_ctx {
     cublasLtHandle_t lt_handle;
     CUdeviceptr lt_ws;
     CUresult last_rc;             /* of the last failed driver call (kg_cuda_check) */
-    /* untrusted arms loaded now, each in a context of its own: the
-     * primary buffers they mirror are kept coherent by upload, download
-     * and free (cuda.c) */
-    struct kg_kernel **iso;
-    int niso, iso_cap;
+    /* the arm hosts, one per untrusted arm of the plan (by arm index) */
+    struct cuda_host *hosts;
+    int nhosts;
+    int any_hosted;               /* allocations are whole IPC blocks */
+    double timeout_s;             /* the plan's per-request timeout */
 } cuda_ctx;
+
+/* An untrusted arm's process in this worker (cuda.c, cuda_host.h). */
+typedef struct cuda_host {
+    kg_hostlink link;
+    int started;
+    double slowest_s;             /* the slowest request per operation seen */
+} cuda_host;
 
 /* One launch of a chain. */
 typedef struct cuda_launch {
@@ -75,20 +85,6 @@ typedef struct cuda_blas {
     CUdeviceptr a, b, d;          /* bound operands */
 } cuda_blas;
 
-/* An untrusted arm's copy of one of the worker's buffers.  The worker
- * allocates in the primary context (kg_backend_alloc names no arm); the
- * arm's kernels only ever see `priv`, allocated in the arm's own context,
- * which no other arm's context maps.  `newest` says which copy holds the
- * latest bytes; copies are made outside timing, only when needed. */
-enum { KG_SH_BOTH = 0, KG_SH_PRIM = 1, KG_SH_PRIV = 2, KG_SH_LOST = 3 };
-typedef struct cuda_shadow {
-    CUdeviceptr prim;             /* the worker's buffer, primary context */
-    CUdeviceptr priv;             /* the arm's copy, in its context (0 once lost) */
-    size_t bytes;
-    int newest;                   /* KG_SH_*; LOST: the arm's context faulted */
-    int bound;                    /* in the current binding */
-} cuda_shadow;
-
 struct kg_kernel {
     char arm[KG_NAME_MAX];
     char kase[KG_NAME_MAX];
@@ -103,16 +99,10 @@ struct kg_kernel {
     CUgraphExec exec;
     size_t image_bytes;
     char image_sha256[65];
-    /* isolation: an untrusted arm (not trusted = yes, not builtin) runs in
-     * its own context; stream and events are that context's */
-    int isolated;
-    CUcontext actx;
-    CUstream astream;
-    CUevent aev_start, aev_end;
-    cuda_shadow *sh;
-    int nsh, sh_cap;
-    int dead;                     /* its context faulted and was destroyed */
-    char dead_why[320];
+    /* an untrusted arm: its kernels run in its host, in slot `slot` */
+    cuda_host *host;
+    int slot;
+    int attr[1 + KG_EXTRA_LAUNCHES][KG_CH_NATTR];   /* its entries', as the host read them */
 };
 
 _Static_assert(sizeof(((kg_carg *)0)->value.ptr) == sizeof(CUdeviceptr), "a device address argument is a CUdeviceptr");

@@ -93,12 +93,10 @@ int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err)
     NEED(d, cuCtxSynchronize, "cuCtxSynchronize");
     WANT(d, cuCtxResetPersistingL2Cache, "cuCtxResetPersistingL2Cache");
     /* a driver keeps _v2 for older programs; _v4 is the fallback */
-    WANT(d, cuCtxCreate, "cuCtxCreate_v2");
-    WANT(d, cuCtxCreate4, "cuCtxCreate_v4");
-    NEED(d, cuCtxDestroy, "cuCtxDestroy_v2");
-    NEED(d, cuCtxPushCurrent, "cuCtxPushCurrent_v2");
-    NEED(d, cuCtxPopCurrent, "cuCtxPopCurrent_v2");
-    NEED(d, cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
+    NEED(d, cuIpcGetMemHandle, "cuIpcGetMemHandle");
+    NEED(d, cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2|cuIpcOpenMemHandle");
+    NEED(d, cuIpcCloseMemHandle, "cuIpcCloseMemHandle");
+    NEED(d, cuMemGetAddressRange, "cuMemGetAddressRange_v2");
     NEED(d, cuMemAlloc, "cuMemAlloc_v2");
     NEED(d, cuMemFree, "cuMemFree_v2");
     NEED(d, cuMemcpyHtoD, "cuMemcpyHtoD_v2");

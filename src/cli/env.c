@@ -38,11 +38,6 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
             return kg_errorf(err, KG_EUSAGE, "KGATE_NEGATIVE must be 0 or 1, not '%s'", v);
         s->negative = (int)n;
     }
-    if ((v = text("KGATE_CUDA_ARM_CONTEXTS")) != NULL) {
-        if (kg_cli_read_int(v, 0, 1, &n) != KG_OK)
-            return kg_errorf(err, KG_EUSAGE, "KGATE_CUDA_ARM_CONTEXTS must be 0 or 1, not '%s'", v);
-        s->cuda_arm_contexts = (int)n;
-    }
     if ((v = text("KGATE_FAKE_SLEEP_MS")) != NULL &&
         kg_cli_read_real(v, 0, 1e6, &s->fake_sleep_ms) != KG_OK)
         return kg_errorf(err, KG_EUSAGE, "KGATE_FAKE_SLEEP_MS must be a number of milliseconds from 0 to 1e6, not '%s'",

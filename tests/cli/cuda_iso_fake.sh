@@ -1,10 +1,11 @@
 # A campaign on the cuda backend against the stand-in driver of
-# tests/unit/fake_libcuda.c (no GPU): a trusted baseline in the primary
-# context, an untrusted candidate and its control each in a context of
-# their own, with rotated inputs and packed samples.  Every check before
-# and after timing must pass: the arms' private copies of the buffers are
-# kept coherent through the worker's whole sequence of calls.  Skipped
-# without NVRTC or without the stand-in driver.
+# tests/unit/fake_libcuda.c (no GPU): a trusted baseline in the worker, an
+# untrusted candidate and its control each in a cuda arm host of its own
+# (a process that maps the worker's buffers by IPC handle), with rotated
+# inputs and packed samples.  Every check before and after timing must
+# pass through the worker's whole sequence of calls, and the resource
+# records name the arm hosts.  Skipped without NVRTC or without the
+# stand-in driver.
 . tests/cli_lib.sh
 FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
 [ -f "$FAKE" ] || { echo "cuda_iso_fake: no $FAKE, skipped" >&2; exit 0; }
@@ -50,7 +51,7 @@ op = gemm_bt
 role = control
 of = base
 PLAN
-KGATE_CUDA_ARM_CONTEXTS=1 KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run "$T/p.kg" -o "$T/out" --no-progress \
+KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run "$T/p.kg" -o "$T/out" --no-progress \
     >"$T/log" 2>&1; st=$?
 # one process per direction: the gate cannot pass, the campaign completes
 expect_status 1 $st "campaign against the stand-in driver"
@@ -58,3 +59,6 @@ expect_grep "check records; 0 failed" "$T/out/report.md"
 expect_no_grep ",fail," "$T/out/checks/proc-000.csv"
 expect_no_grep ",fail," "$T/out/checks/proc-001.csv"
 expect_grep "| c | cand | candidate |" "$T/out/report.md"
+# the untrusted arms ran in cuda arm hosts, the trusted baseline in the worker
+expect_grep "cuda arm host" "$T/out/telemetry/resources-000.csv"
+expect_grep "trusted (in the worker)" "$T/out/telemetry/resources-000.csv"

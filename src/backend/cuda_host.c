@@ -1,0 +1,526 @@
+/* cuda_host.c: the cuda arm host's body (cuda_host.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "backend/cuda_host.h"
+#include "kgate/settings.h"
+
+/* One opened IPC mapping of a worker's buffer, shared by the slots bound to it. */
+typedef struct ch_map {
+    CUipcMemHandle h;
+    CUdeviceptr ptr;
+    uint64_t bytes;
+    int refs;
+} ch_map;
+
+typedef struct ch_launch {
+    kg_ch_launch spec;
+    CUfunction fn;
+    void *params[KG_LAUNCH_MAX_ARGS];
+} ch_launch;
+
+typedef struct ch_slot {
+    int used;
+    CUmodule mod;
+    ch_launch launch[KG_CH_NLAUNCH];
+    int nlaunch;
+    CUgraph graph;
+    CUgraphExec exec;
+    int bound;
+    int maps[KG_CH_NBUF];      /* indices into the map table; -1 none */
+    int nmaps;
+} ch_slot;
+
+typedef struct ch_state {
+    kg_cuda_driver drv;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    CUevent e0, e1;
+    int smem_optin;
+    ch_slot slot[KG_CH_SLOTS];
+    ch_map *map;
+    int nmap, map_cap;
+    uint64_t seq;
+    CUresult last;             /* of the last failed call */
+    char why[KG_CH_TEXT];
+} ch_state;
+
+static double mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* A driver call: 0, or -1 with the call and the driver's error in s->why. */
+static int ok(ch_state *s, CUresult r, const char *call)
+{
+    if (r == KG_CUDA_SUCCESS) return 0;
+    s->last = r;
+    char text[256];
+    kg_cuda_result_text(&s->drv, r, text, sizeof text);
+    snprintf(s->why, sizeof s->why, "%s: %s", call, text);
+    return -1;
+}
+#define CALL(s, fn, args) ok((s), (s)->drv.fn args, #fn)
+
+static int sticky(CUresult r)
+{
+    switch (r) {
+    case KG_CUDA_ERROR_ILLEGAL_ADDRESS: case KG_CUDA_ERROR_LAUNCH_TIMEOUT:
+    case KG_CUDA_ERROR_ASSERT: case KG_CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case KG_CUDA_ERROR_ILLEGAL_INSTRUCTION: case KG_CUDA_ERROR_MISALIGNED_ADDRESS:
+    case KG_CUDA_ERROR_INVALID_ADDRESS_SPACE: case KG_CUDA_ERROR_INVALID_PC:
+    case KG_CUDA_ERROR_LAUNCH_FAILED: case KG_CUDA_ERROR_UNKNOWN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int send_reply(kg_ch_msg *m)
+{
+    m->magic = KG_CH_MAGIC;
+    ssize_t w;
+    do w = send(KG_CH_SOCK_FD, m, sizeof *m, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    return w == (ssize_t)sizeof *m ? 0 : -1;
+}
+
+/* A reply of status st for request type t; text (may be NULL) says why. */
+static void reply_status(ch_state *s, kg_ch_msg *r, uint32_t t, int st, const char *text)
+{
+    r->type = t;
+    r->seq = s->seq;
+    r->status = st;
+    r->cu = st == KG_CH_OK ? 0 : (int32_t)s->last;
+    if (text != NULL) snprintf(r->text, sizeof r->text, "%s", text);
+    send_reply(r);
+}
+
+static int recv_req(kg_ch_msg *m, int *fd)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 2)];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = { m, sizeof *m };
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof u.buf;
+    *fd = -1;
+    ssize_t r;
+    do r = recvmsg(KG_CH_SOCK_FD, &mh, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            for (int i = 0; i < k; i++) {
+                int f;
+                memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
+                if (*fd < 0) *fd = f;
+                else close(f);
+            }
+        }
+    if (r != (ssize_t)sizeof *m || m->magic != KG_CH_MAGIC || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        if (*fd >= 0) close(*fd);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- mappings ---- */
+
+static void map_release(ch_state *s, int i)
+{
+    if (i < 0 || i >= s->nmap || s->map[i].refs <= 0) return;
+    if (--s->map[i].refs == 0 && s->map[i].ptr != 0) {
+        s->drv.cuIpcCloseMemHandle(s->map[i].ptr);
+        s->map[i].ptr = 0;
+    }
+}
+
+static int map_open(ch_state *s, const CUipcMemHandle *h, uint64_t bytes, int *out)
+{
+    for (int i = 0; i < s->nmap; i++)
+        if (s->map[i].refs > 0 && memcmp(&s->map[i].h, h, sizeof *h) == 0) {
+            s->map[i].refs++;
+            *out = i;
+            return 0;
+        }
+    int i = 0;
+    while (i < s->nmap && s->map[i].refs > 0) i++;
+    if (i == s->nmap) {
+        if (s->nmap == s->map_cap) {
+            int cap = s->map_cap ? 2 * s->map_cap : 16;
+            ch_map *n = realloc(s->map, (size_t)cap * sizeof *n);
+            if (n == NULL) {
+                snprintf(s->why, sizeof s->why, "out of memory");
+                return -1;
+            }
+            s->map = n;
+            s->map_cap = cap;
+        }
+        s->nmap++;
+    }
+    ch_map *m = &s->map[i];
+    memset(m, 0, sizeof *m);
+    m->h = *h;
+    if (CALL(s, cuIpcOpenMemHandle, (&m->ptr, *h, KG_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)) != 0) return -1;
+    /* the mapping must be the whole allocation the worker made for this buffer, no more */
+    CUdeviceptr base = 0;
+    size_t got = 0;
+    if (CALL(s, cuMemGetAddressRange, (&base, &got, m->ptr)) != 0) {
+        s->drv.cuIpcCloseMemHandle(m->ptr);
+        return -1;
+    }
+    if (base != m->ptr || got < bytes) {
+        s->drv.cuIpcCloseMemHandle(m->ptr);
+        snprintf(s->why, sizeof s->why, "a bound buffer mapped as %zu bytes at an offset of %llu, not the "
+                 "%llu bytes of its own allocation", got, (unsigned long long)(m->ptr - base),
+                 (unsigned long long)bytes);
+        return -1;
+    }
+    m->bytes = bytes;
+    m->refs = 1;
+    *out = i;
+    return 0;
+}
+
+/* ---- slots ---- */
+
+static void slot_unbind(ch_state *s, ch_slot *k)
+{
+    if (k->exec != NULL) s->drv.cuGraphExecDestroy(k->exec);
+    if (k->graph != NULL) s->drv.cuGraphDestroy(k->graph);
+    k->exec = NULL;
+    k->graph = NULL;
+    k->bound = 0;
+    for (int i = 0; i < k->nmaps; i++) map_release(s, k->maps[i]);
+    k->nmaps = 0;
+}
+
+static void slot_free(ch_state *s, ch_slot *k)
+{
+    slot_unbind(s, k);
+    if (k->mod != NULL) s->drv.cuModuleUnload(k->mod);
+    memset(k, 0, sizeof *k);
+}
+
+static ch_slot *slot_of(ch_state *s, const kg_ch_msg *m)
+{
+    if (m->slot < 0 || m->slot >= KG_CH_SLOTS || !s->slot[m->slot].used) {
+        snprintf(s->why, sizeof s->why, "no kernel in slot %d", m->slot);
+        return NULL;
+    }
+    return &s->slot[m->slot];
+}
+
+static void do_load(ch_state *s, const kg_ch_msg *m, int fd, kg_ch_msg *r)
+{
+    int i = 0;
+    while (i < KG_CH_SLOTS && s->slot[i].used) i++;
+    s->last = 0;
+    if (fd < 0 || m->nlaunch < 1 || m->nlaunch > KG_CH_NLAUNCH || m->image_bytes == 0 || i == KG_CH_SLOTS) {
+        if (fd >= 0) close(fd);
+        reply_status(s, r, KG_CH_LOAD, KG_CH_FAIL, i == KG_CH_SLOTS ? "every kernel slot is in use"
+                                                                   : "a load without a cubin or launches");
+        return;
+    }
+    void *img = mmap(NULL, (size_t)m->image_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (img == MAP_FAILED) {
+        reply_status(s, r, KG_CH_LOAD, KG_CH_FAIL, "cannot map the cubin");
+        return;
+    }
+    ch_slot *k = &s->slot[i];
+    memset(k, 0, sizeof *k);
+    int bad = CALL(s, cuModuleLoadData, (&k->mod, img));
+    munmap(img, (size_t)m->image_bytes);
+    if (bad) {
+        reply_status(s, r, KG_CH_LOAD, KG_CH_FAIL, s->why);
+        return;
+    }
+    k->used = 1;
+    k->nlaunch = m->nlaunch;
+    static const int attr_of[KG_CH_NATTR] = {
+        [KG_CH_A_MAX_THREADS] = KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        [KG_CH_A_STATIC_SHARED] = KG_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+        [KG_CH_A_CONST] = KG_CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+        [KG_CH_A_LOCAL] = KG_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        [KG_CH_A_REGS] = KG_CU_FUNC_ATTRIBUTE_NUM_REGS,
+        [KG_CH_A_PTX] = KG_CU_FUNC_ATTRIBUTE_PTX_VERSION,
+        [KG_CH_A_BINARY] = KG_CU_FUNC_ATTRIBUTE_BINARY_VERSION,
+    };
+    for (int li = 0; li < k->nlaunch; li++) {
+        ch_launch *l = &k->launch[li];
+        l->spec = m->launch[li];
+        l->spec.entry[sizeof l->spec.entry - 1] = '\0';
+        if (l->spec.nargs < 0 || l->spec.nargs > KG_LAUNCH_MAX_ARGS) {
+            slot_free(s, k);
+            reply_status(s, r, KG_CH_LOAD, KG_CH_FAIL, "a launch with too many arguments");
+            return;
+        }
+        if (CALL(s, cuModuleGetFunction, (&l->fn, k->mod, l->spec.entry)) != 0) {
+            r->n = li;
+            slot_free(s, k);
+            reply_status(s, r, KG_CH_LOAD, KG_CH_NOENTRY, s->why);
+            return;
+        }
+        for (int a = 0; a < KG_CH_NATTR; a++)
+            if (CALL(s, cuFuncGetAttribute, (&l->spec.attr[a], attr_of[a], l->fn)) != 0) {
+                slot_free(s, k);
+                reply_status(s, r, KG_CH_LOAD, KG_CH_FAIL, s->why);
+                return;
+            }
+        /* above 48 KiB of shared memory in all, the entry must opt in */
+        long total = (long)l->spec.geom.shared_bytes + l->spec.attr[KG_CH_A_STATIC_SHARED];
+        if (total > 48L * 1024L && total <= s->smem_optin &&
+            CALL(s, cuFuncSetAttribute, (l->fn, KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)l->spec.geom.shared_bytes)) != 0) {
+            r->n = li;
+            r->launch[li] = l->spec;
+            slot_free(s, k);
+            reply_status(s, r, KG_CH_LOAD, KG_CH_REFUSED, s->why);
+            return;
+        }
+        for (int a = 0; a < l->spec.nargs; a++) l->params[a] = &l->spec.args[a].value;
+        r->launch[li] = l->spec;
+    }
+    r->slot = i;
+    r->nlaunch = k->nlaunch;
+    reply_status(s, r, KG_CH_LOAD, KG_CH_OK, NULL);
+}
+
+/* Launches one operation (every launch of the chain) on the stream:
+ * 0, or a refused launch (*refused its index) or another error. */
+static int launch_op(ch_state *s, ch_slot *k, int *refused)
+{
+    *refused = -1;
+    for (int li = 0; li < k->nlaunch; li++) {
+        ch_launch *l = &k->launch[li];
+        const kg_launch_geom *g = &l->spec.geom;
+        CUresult rr = s->drv.cuLaunchKernel(l->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1],
+                                            g->block[2], g->shared_bytes, s->stream, l->params, NULL);
+        if (rr == KG_CUDA_SUCCESS) continue;
+        if (rr == KG_CUDA_ERROR_INVALID_VALUE || rr == KG_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) *refused = li;
+        return ok(s, rr, "cuLaunchKernel");
+    }
+    return 0;
+}
+
+/* A failed call: a sticky error is the arm's fault (replied FAULT; the
+ * caller exits), a refused launch is REFUSED, anything else FAIL. */
+static int failed(ch_state *s, kg_ch_msg *r, uint32_t t, int refused)
+{
+    if (sticky(s->last)) {
+        reply_status(s, r, t, KG_CH_FAULT, s->why);
+        return 1;
+    }
+    if (refused >= 0) {
+        r->n = refused;
+        reply_status(s, r, t, KG_CH_REFUSED, s->why);
+        return 0;
+    }
+    reply_status(s, r, t, KG_CH_FAIL, s->why);
+    return 0;
+}
+
+static int do_bind(ch_state *s, const kg_ch_msg *m, kg_ch_msg *r)
+{
+    s->last = 0;
+    ch_slot *k = slot_of(s, m);
+    if (k == NULL || m->nbuf < 0 || m->nbuf > KG_CH_NBUF || m->pack < 1) {
+        reply_status(s, r, KG_CH_BIND, KG_CH_FAIL, k == NULL ? s->why : "a bad binding");
+        return 0;
+    }
+    slot_unbind(s, k);
+    CUdeviceptr ptr[KG_CH_NBUF];
+    for (int b = 0; b < m->nbuf; b++) {
+        int mi;
+        if (map_open(s, &m->ipc[b], m->buf_bytes[b], &mi) != 0) {
+            slot_unbind(s, k);
+            return failed(s, r, KG_CH_BIND, -1);
+        }
+        k->maps[k->nmaps++] = mi;
+        ptr[b] = s->map[mi].ptr;
+    }
+    for (int li = 0; li < k->nlaunch; li++) {
+        ch_launch *l = &k->launch[li];
+        for (int a = 0; a < l->spec.nargs; a++) {
+            kg_carg *c = &l->spec.args[a];
+            if (c->kind != KG_CARG_IN && c->kind != KG_CARG_OUT && c->kind != KG_CARG_WS) continue;
+            int found = -1;
+            for (int b = 0; b < m->nbuf && found < 0; b++)
+                if (m->buf_role[b] == (int32_t)c->kind && (c->kind == KG_CARG_WS || m->buf_index[b] == c->index))
+                    found = b;
+            if (found < 0) {
+                slot_unbind(s, k);
+                reply_status(s, r, KG_CH_BIND, KG_CH_FAIL, "a buffer argument with no buffer bound");
+                return 0;
+            }
+            c->value.ptr = ptr[found];
+        }
+    }
+    /* the capture is always ended, even after a failed launch */
+    int refused = -1, bad = CALL(s, cuStreamBeginCapture, (s->stream, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    if (!bad) {
+        for (int i = 0; i < m->pack && !bad; i++) bad = launch_op(s, k, &refused);
+        CUresult saved = s->last;
+        char why[KG_CH_TEXT];
+        snprintf(why, sizeof why, "%s", s->why);
+        int bad_end = CALL(s, cuStreamEndCapture, (s->stream, &k->graph));
+        if (bad) {
+            s->last = saved;
+            snprintf(s->why, sizeof s->why, "%s", why);
+        }
+        bad = bad || bad_end;
+    }
+    if (!bad) bad = CALL(s, cuGraphInstantiate, (&k->exec, k->graph, 0));
+    if (bad) {
+        slot_unbind(s, k);
+        return failed(s, r, KG_CH_BIND, refused);
+    }
+    k->bound = 1;
+    reply_status(s, r, KG_CH_BIND, KG_CH_OK, NULL);
+    return 0;
+}
+
+static int do_run(ch_state *s, const kg_ch_msg *m, kg_ch_msg *r)
+{
+    s->last = 0;
+    ch_slot *k = slot_of(s, m);
+    if (k == NULL || !k->bound) {
+        reply_status(s, r, KG_CH_RUN, KG_CH_FAIL, k == NULL ? s->why : "run before bind");
+        return 0;
+    }
+    int refused = -1;
+    /* everything the launches started finishes here: the whole context,
+     * which holds nothing but this arm's work */
+    if (launch_op(s, k, &refused) != 0 || CALL(s, cuCtxSynchronize, ()) != 0)
+        return failed(s, r, KG_CH_RUN, refused);
+    reply_status(s, r, KG_CH_RUN, KG_CH_OK, NULL);
+    return 0;
+}
+
+static int do_time(ch_state *s, const kg_ch_msg *m, kg_ch_msg *r)
+{
+    s->last = 0;
+    ch_slot *k = slot_of(s, m);
+    if (k == NULL || !k->bound) {
+        reply_status(s, r, KG_CH_TIME, KG_CH_FAIL, k == NULL ? s->why : "time before bind");
+        return 0;
+    }
+    double t0 = mono_ns();
+    int bad = CALL(s, cuEventRecord, (s->e0, s->stream));
+    if (!bad) bad = CALL(s, cuGraphLaunch, (k->exec, s->stream));
+    if (!bad) bad = CALL(s, cuEventRecord, (s->e1, s->stream));
+    if (!bad) bad = CALL(s, cuCtxSynchronize, ());
+    double t1 = mono_ns();
+    float ms = 0.0f;
+    if (!bad) bad = CALL(s, cuEventElapsedTime, (&ms, s->e0, s->e1));
+    if (bad) return failed(s, r, KG_CH_TIME, -1);
+    r->event_ns = (double)ms * 1e6;
+    r->host_ns = t1 - t0;
+    reply_status(s, r, KG_CH_TIME, KG_CH_OK, NULL);
+    return 0;
+}
+
+static int setup(ch_state *s, const kg_cuda_host_opts *o)
+{
+    kg_settings set = *kg_settings_defaults();
+    set.lib_cuda = o->driver;
+    kg_err e = { 0 };
+    if (kg_cuda_driver_load(&s->drv, &set, &e) != KG_OK) {
+        snprintf(s->why, sizeof s->why, "%.400s", e.msg);
+        return -1;
+    }
+    if (CALL(s, cuInit, (0)) != 0) return -1;
+    int count = 0;
+    if (CALL(s, cuDeviceGetCount, (&count)) != 0) return -1;
+    int found = 0;
+    for (int i = 0; i < count && !found; i++) {
+        CUuuid u;
+        char text[64];
+        if (CALL(s, cuDeviceGet, (&s->dev, i)) != 0 || CALL(s, cuDeviceGetUuid, (&u, s->dev)) != 0) return -1;
+        kg_cuda_uuid_text(&u, text, sizeof text);
+        found = strcmp(text, o->uuid) == 0;
+    }
+    if (!found) {
+        snprintf(s->why, sizeof s->why, "no device with UUID %s among the %d visible here", o->uuid, count);
+        return -1;
+    }
+    if (CALL(s, cuDeviceGetAttribute, (&s->smem_optin, KG_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                       s->dev)) != 0 ||
+        CALL(s, cuDevicePrimaryCtxRetain, (&s->ctx, s->dev)) != 0 || CALL(s, cuCtxSetCurrent, (s->ctx)) != 0 ||
+        CALL(s, cuStreamCreate, (&s->stream, KG_CU_STREAM_NON_BLOCKING)) != 0 ||
+        CALL(s, cuEventCreate, (&s->e0, KG_CU_EVENT_DEFAULT)) != 0 ||
+        CALL(s, cuEventCreate, (&s->e1, KG_CU_EVENT_DEFAULT)) != 0)
+        return -1;
+    return 0;
+}
+
+int kg_cuda_host_main(const kg_cuda_host_opts *o)
+{
+    /* dies with the worker; no core, no ptrace by its peers, no new privileges */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != (pid_t)o->parent) return 3;
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    struct rlimit rl = { 0, 0 };
+    setrlimit(RLIMIT_CORE, &rl);
+    if (o->dir != NULL && chdir(o->dir) != 0) return 3;
+    static ch_state st;
+    ch_state *s = &st;
+    kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
+    if (m == NULL || r == NULL) return 3;
+    if (setup(s, o) != 0) {
+        reply_status(s, r, KG_CH_HELLO, KG_CH_FAIL, s->why);
+        return 3;
+    }
+    r->smem_optin = s->smem_optin;
+    reply_status(s, r, KG_CH_HELLO, KG_CH_OK, NULL);
+    for (;;) {
+        int fd = -1;
+        if (recv_req(m, &fd) != 0) return 4;   /* the worker is gone or spoke nonsense */
+        s->seq = m->seq;
+        memset(r, 0, sizeof *r);
+        r->slot = m->slot;
+        int fatal = 0;
+        switch (m->type) {
+        case KG_CH_LOAD:
+            do_load(s, m, fd, r);
+            fd = -1;
+            break;
+        case KG_CH_BIND: fatal = do_bind(s, m, r); break;
+        case KG_CH_RUN: fatal = do_run(s, m, r); break;
+        case KG_CH_TIME: fatal = do_time(s, m, r); break;
+        case KG_CH_UNLOAD: {
+            ch_slot *k = slot_of(s, m);
+            if (k != NULL) slot_free(s, k);
+            reply_status(s, r, KG_CH_UNLOAD, k != NULL ? KG_CH_OK : KG_CH_FAIL, k != NULL ? NULL : s->why);
+            break;
+        }
+        case KG_CH_QUIT:
+            return 0;
+        default:
+            reply_status(s, r, m->type, KG_CH_FAIL, "unknown request");
+            break;
+        }
+        if (fd >= 0) close(fd);
+        /* a faulted context is unusable: the host ends with it */
+        if (fatal) return 5;
+    }
+}

@@ -1,0 +1,99 @@
+/* cuda_host.h: the cuda arm host, the process an untrusted CUDA arm runs
+ * in, and its protocol with the worker's cuda backend (cuda.c).
+ *
+ * Device code cannot patch host memory, but it can read and write any
+ * device memory of its own process: every context of one process shares
+ * one device address space (measured on the H200,
+ * docs/measurements/h200-2026-12-01-cudaiso/).  So an untrusted arm's
+ * kernels run in a process of their own, whose device address space holds
+ * nothing but that arm's module and the buffers the worker bound to it.
+ * The host's own code is kgate's (an arm is device code only), so what it
+ * measures is trusted: it records the events and the host bracket around
+ * each timed sample itself.
+ *
+ * The worker execs `kgate armhost --cuda` fresh (never a bare fork) with
+ * the request socket as descriptor KG_CH_SOCK_FD and its output on a pipe
+ * (hostlink.h).  The host retains the primary context of the device the
+ * worker names by UUID and says HELLO.  Then, each one fixed-size kg_ch_msg:
+ *   LOAD    a cubin (a memfd, SCM_RIGHTS) and the launch chain, the
+ *           entries' attributes in the reply, a kernel slot
+ *   BIND    a slot's buffers as IPC handles of the worker's allocations
+ *           (each a whole allocation of its own, never sub-allocated), and
+ *           the pack: the host captures pack operations as one graph
+ *   RUN     one operation of a slot, then the whole context synchronised
+ *   TIME    the graph between two events, the context synchronised, the
+ *           host's CLOCK_MONOTONIC_RAW around both: event and host ns
+ *   UNLOAD  a slot's module and mappings go
+ *   QUIT    exits
+ * A fault of the arm's kernel (a sticky error) is replied FAULT with the
+ * driver's error, and the host exits: its context is unusable.  A launch
+ * the device refuses is replied REFUSED with the launch and the error. */
+#ifndef KGATE_CUDA_HOST_H
+#define KGATE_CUDA_HOST_H
+
+#include <stdint.h>
+#include "backend/cuda_api.h"
+#include "backend/launch.h"
+#include "kgate/plan.h"
+
+#define KG_CH_MAGIC 0x6b674348u     /* "kgCH" */
+#define KG_CH_SOCK_FD 3
+#define KG_CH_NBUF 7                /* in[4], out[2], ws */
+#define KG_CH_NLAUNCH (1 + KG_EXTRA_LAUNCHES)
+#define KG_CH_SLOTS 64              /* kernels loaded in one host at once */
+#define KG_CH_TEXT 480
+
+enum { KG_CH_HELLO = 1, KG_CH_LOAD = 2, KG_CH_BIND = 3, KG_CH_RUN = 4, KG_CH_TIME = 5,
+       KG_CH_UNLOAD = 6, KG_CH_QUIT = 7 };
+
+/* status of a reply */
+enum { KG_CH_OK = 0, KG_CH_FAIL = 1, KG_CH_FAULT = 2, KG_CH_REFUSED = 3, KG_CH_NOENTRY = 4 };
+
+/* attributes of one compiled entry, as cuFuncGetAttribute reads them */
+enum { KG_CH_A_MAX_THREADS, KG_CH_A_STATIC_SHARED, KG_CH_A_CONST, KG_CH_A_LOCAL, KG_CH_A_REGS,
+       KG_CH_A_PTX, KG_CH_A_BINARY, KG_CH_NATTR };
+
+typedef struct kg_ch_launch {
+    char entry[KG_NAME_MAX];
+    kg_launch_geom geom;
+    int32_t nargs;
+    int32_t pad;
+    kg_carg args[KG_LAUNCH_MAX_ARGS];   /* buffer arguments by kind and index */
+    int32_t attr[KG_CH_NATTR];          /* LOAD reply */
+} kg_ch_launch;
+
+typedef struct kg_ch_msg {
+    uint32_t magic;                 /* KG_CH_MAGIC; the first fields are a kg_ah_head */
+    uint32_t type;                  /* KG_CH_* */
+    uint64_t seq;
+    int32_t status;                 /* reply: KG_CH_OK, else text says why */
+    int32_t n;                      /* REFUSED: the launch (0-based) */
+    int32_t slot;                   /* LOAD reply; BIND, RUN, TIME, UNLOAD */
+    int32_t nlaunch;                /* LOAD */
+    int32_t nbuf;                   /* BIND: handles in ipc, in the binding's order */
+    int32_t pack;                   /* BIND */
+    int32_t cu;                     /* reply: the CUresult of the call that failed */
+    int32_t smem_optin;             /* HELLO reply: the device's opt-in shared memory per block */
+    uint64_t image_bytes;           /* LOAD: bytes of the cubin in the descriptor */
+    kg_ch_launch launch[KG_CH_NLAUNCH];
+    CUipcMemHandle ipc[KG_CH_NBUF]; /* BIND */
+    uint64_t buf_bytes[KG_CH_NBUF]; /* BIND: each allocation's size */
+    int32_t buf_role[KG_CH_NBUF];   /* BIND: KG_CARG_IN, _OUT or _WS of each */
+    int32_t buf_index[KG_CH_NBUF];  /* BIND: its index among that role's buffers */
+    double event_ns, host_ns;       /* TIME reply */
+    char text[KG_CH_TEXT];          /* reply: a reason, NUL-terminated */
+} kg_ch_msg;
+
+typedef struct kg_cuda_host_opts {
+    const char *driver;   /* the libcuda the worker opened (its path) */
+    const char *uuid;     /* the device, "GPU-..." as the worker describes it */
+    const char *arm;      /* for messages */
+    const char *dir;      /* the private folder the worker made */
+    int parent;           /* the worker */
+} kg_cuda_host_opts;
+
+/* The host's body (`kgate armhost --cuda`): returns the process's exit
+ * status (0 after QUIT). */
+int kg_cuda_host_main(const kg_cuda_host_opts *o);
+
+#endif
