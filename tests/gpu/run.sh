@@ -284,17 +284,16 @@ if [ -n "${KGATE_GPU_KEEP:-}" ] && [ -f "$T/example-out/report.md" ]; then
 fi
 
 # 12. candidates built to steal another arm's output from device memory.
-#     (Per-arm CUDA contexts do not isolate on the H200: contexts of one
-#     process share its device address space, tools/device/isolation_measure.sh
-#     runs the probe that shows it; these tests only require that the
-#     stealing candidates as written are never FASTER.)
+#     Every untrusted arm runs in a cuda arm host, a process of its own whose
+#     device address space holds only its buffers: a scan outside them
+#     faults, attributed to the arm.
 # rejected NAME DIR ARM: ARM is never FASTER, and it was rejected: INCORRECT
 # in the report, or a fault attributed to it in the output or the logs
 rejected() {
     name=$1 dir=$2 arm=$3
     if grep -qs "| $arm | .*FASTER" "$dir/report.md"; then bad "$name ($arm is FASTER)"; return; fi
     if grep -qs "| $arm | .*INCORRECT" "$dir/report.md" ||
-       grep -rqs "arm '$arm' on case .*faulted in its own context" "$T/out" "$dir" "$T/kgate-out"; then
+       grep -rqs "arm '$arm' on case .*faulted in its own" "$T/out" "$dir" "$T/kgate-out"; then
         ok "$name"
     else
         bad "$name ($arm neither INCORRECT nor its fault attributed)"
@@ -303,7 +302,7 @@ rejected() {
 
 # 12b. a candidate that scans its own 2 MiB page for the baseline's output
 cp "$ROOT/tests/gpu/isolation_scan.kg" "$ROOT/tests/gpu/isolation_reach.kg" \
-   "$ROOT/tests/gpu/refused_launch.kg" "$T/kernels/"
+   "$ROOT/tests/gpu/refused_launch.kg" "$ROOT/tests/gpu/attack_steal.kg" "$T/kernels/"
 sed -i 's#\.\./\.\./kernels/cuda/##' "$T/kernels/"*.kg
 "$KGATE" run "$T/kernels/isolation_scan.kg" -o "$T/iso-scan" --no-progress >"$T/out" 2>&1
 rejected "stealing: a neighbour-scanning candidate is INCORRECT, never FASTER" "$T/iso-scan" neighbour
@@ -312,6 +311,13 @@ rejected "stealing: a neighbour-scanning candidate is INCORRECT, never FASTER" "
 #      to it, never FASTER
 "$KGATE" run "$T/kernels/isolation_reach.kg" -o "$T/iso-reach" --no-progress >"$T/out" 2>&1
 rejected "stealing: a candidate reading past its own pages faults, attributed to it" "$T/iso-reach" neighbour
+
+# 12d. one that copies the finished C of the arm allocated just below its
+#      own buffers (tests/gpu/attack_steal.cu; it works in a shared address
+#      space): INCORRECT, never FASTER, the gate does not pass
+"$KGATE" run "$T/kernels/attack_steal.kg" -o "$T/steal" --no-progress >"$T/out" 2>&1
+rejected "stealing: a candidate copying the output allocated below its buffers" "$T/steal" steal
+if grep -qs "gate PASS" "$T/out"; then bad "stealing: the gate passed with attack_steal"; fi
 
 # 13. launches the device refuses: __launch_bounds__(64) with 128 threads,
 #     300000 bytes of dynamic shared memory.  13a: the message names the limit
