@@ -8,13 +8,14 @@
  * (/proc/loadavg) under the bound, and no foreign compute process on the
  * device.  The last asks the backend registry for the device's compute
  * processes (the cuda backend reads them from NVML; cpu and fake have
- * none to list) and counts them rather than matching IDs (inside a container NVML may report
- * host process IDs).  The count seen when a quiet window ends is the
- * baseline (it may include a context the supervisor still holds); while
- * the process runs, more than the baseline plus the worker is foreign
- * work.  A foreign process already present before the window cannot be
- * told from kgate's own this way: it shows in the telemetry's
- * foreign_procs column instead.
+ * none to list) and tells kgate's own by identity: the supervisor and its
+ * descendants (workers, their arm hosts); any other is foreign, whether
+ * it was there before the window or not.  Where NVML's process IDs are
+ * not this PID namespace's (inside a container NVML may report host
+ * IDs), it counts instead: the count seen when a quiet window ends is the
+ * baseline, and while the process runs more than the baseline plus the
+ * worker is foreign work (a foreign process already present before the
+ * window then shows only in the telemetry's foreign_procs column).
  *
  * This file only looks: it neither kills nor renices anything, and the
  * supervisor decides what a contaminated process means. */
@@ -91,23 +92,46 @@ void kg_quiet_free(kg_quiet *q)
     q->procs = NULL;
 }
 
-int kg_quiet_device_foreign(const kg_quiet *q, int expected, int *n, char *why, size_t cap)
+int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why, size_t cap)
 {
     *n = 0;
     if (cap > 0) why[0] = '\0';
     quiet_procs *qp = q->procs;
-    unsigned pids[8], count = 0;
-    if (qp == NULL || kg_backend_procs(qp->watch, &count, pids, 8) != KG_OK) return KG_EUNSUPPORTED;
-    if (expected == 0) {      /* before a process: only note the baseline */
+    unsigned pids[32], count = 0;
+    if (qp == NULL || kg_backend_procs(qp->watch, &count, pids, 32) != KG_OK) return KG_EUNSUPPORTED;
+    /* by identity: every compute process that is not the supervisor or
+     * one of its descendants (workers, arm hosts) is foreign, whenever it
+     * came */
+    long self = (long)getpid();
+    int unmatched = 0, foreign = 0;
+    size_t len = 0;
+    for (unsigned i = 0; i < count && i < 32; i++) {
+        int d = kg_proc_descends((long)pids[i], self);
+        if (d < 0) unmatched = 1;
+        else if (d == 0) {
+            if (foreign++ == 0) len += (size_t)snprintf(why, cap, "not kgate's: pid");
+            if (len < cap) len += (size_t)snprintf(why + len, cap - len, " %u", pids[i]);
+        }
+    }
+    if (count > 32) unmatched = 1;
+    if (!unmatched) {
+        *n = foreign;
+        return KG_OK;
+    }
+    /* NVML's process IDs are not this namespace's (a container): count
+     * instead; the count when a quiet window ends is the baseline, and
+     * more than the baseline plus the worker is foreign work */
+    if (cap > 0) why[0] = '\0';
+    if (!in_process) {
         qp->baseline = (int)count;
         return KG_OK;
     }
-    expected += qp->baseline;
+    int expected = 1 + qp->baseline;
     if ((int)count > expected) {
         *n = (int)count - expected;
-        size_t len = 0;
-        len += (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d; pids", count, expected);
-        for (unsigned i = 0; i < count && i < 8 && len < cap; i++)
+        len = (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d (NVML's process IDs are not "
+                               "this PID namespace's, so they are counted); pids", count, expected);
+        for (unsigned i = 0; i < count && i < 32 && len < cap; i++)
             len += (size_t)snprintf(why + len, cap - len, " %u", pids[i]);
     }
     return KG_OK;
@@ -153,8 +177,8 @@ int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap)
         }
     }
     int nf = 0;
-    char fwhy[200];
-    if (kg_quiet_device_foreign(q, ignore >= 0 ? 1 : 0, &nf, fwhy, sizeof fwhy) == KG_OK && nf > 0) {
+    char fwhy[300];
+    if (kg_quiet_device_foreign(q, ignore >= 0, &nf, fwhy, sizeof fwhy) == KG_OK && nf > 0) {
         snprintf(why, cap, "%d foreign compute process(es) on the device (%s) at %s", nf, fwhy, now);
         return 1;
     }

@@ -33,10 +33,14 @@ void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double
  * ignore (and the caller) is not considered. */
 int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap);
 
-/* Foreign compute processes on the device.  Returns KG_EUNSUPPORTED ("not
- * available") on backends without a process query (cpu, fake); else
- * KG_OK with *n the number of foreign processes and why naming one. */
-int kg_quiet_device_foreign(const kg_quiet *q, int expected, int *n, char *why, size_t cap);
+/* Foreign compute processes on the device: those that are neither the
+ * caller (the supervisor) nor its descendants, or, where the device's
+ * process IDs are another namespace's, more than were there when the
+ * last window ended (in_process 0 notes that count) plus the worker.
+ * Returns KG_EUNSUPPORTED ("not available") on backends without a
+ * process query (cpu, fake); else KG_OK with *n the number of foreign
+ * processes and why naming them. */
+int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why, size_t cap);
 /* Releases what kg_quiet_init opened (the process watch); NULL-safe. */
 void kg_quiet_free(kg_quiet *q);
 

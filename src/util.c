@@ -411,3 +411,31 @@ void kg_stop_clear(void)
 {
     stop_sig = 0;
 }
+
+/* The parent of pid from /proc/PID/stat; -1 when there is no such process. */
+static long proc_parent(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    long pp = -1;
+    if (p == NULL || sscanf(p + 2, "%*c %ld", &pp) != 1) return -1;
+    return pp;
+}
+
+int kg_proc_descends(long pid, long root)
+{
+    for (int depth = 0; depth < 64; depth++) {
+        if (pid == root) return 1;
+        long pp = proc_parent(pid);
+        if (pp < 0) return depth == 0 ? -1 : 0;
+        if (pp <= 1) return 0;
+        pid = pp;
+    }
+    return 0;
+}

@@ -67,6 +67,11 @@ int kg_include_dir(const char *include_dir, char *buf, size_t cap, kg_err *err);
 
 /* Seconds on CLOCK_MONOTONIC and wall-clock UTC in ISO 8601. */
 double kg_mono_s(void);
+
+/* 1 when process pid is root or one of its descendants (its chain of
+ * parents in /proc), 0 when it is not, -1 when this PID namespace has no
+ * such process. */
+int kg_proc_descends(long pid, long root);
 void kg_utc_now(char *buf, size_t cap);
 
 /* The last non-empty line of a text file (for a worker's last words). */

@@ -722,6 +722,26 @@ static int launch_op(cuda_ctx *c, kg_kernel *k, kg_err *err)
     return KG_OK;
 }
 
+/* Every buffer argument of every launch has a buffer in the binding. */
+static int binding_covers(const kg_kernel *k, const kg_binding *b, kg_err *err)
+{
+    for (int li = 0; li < k->nlaunch; li++) {
+        const cuda_launch *l = &k->launch[li];
+        for (int i = 0; i < l->nargs; i++) {
+            const kg_carg *a = &l->args[i];
+            if (a->kind == KG_CARG_IN && a->index >= b->nin)
+                return kg_errorf(err, KG_EINTERNAL, "arm '%s': input %d not bound", k->arm, a->index);
+            if (a->kind == KG_CARG_OUT && a->index >= b->nout)
+                return kg_errorf(err, KG_EINTERNAL, "arm '%s': output %d not bound", k->arm, a->index);
+            if (a->kind == KG_CARG_WS && b->ws.ptr == NULL)
+                return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': launch %d passes WS, but the case "
+                                 "has no workspace (op '%s' declares none, or its size is 0 for this case)",
+                                 k->arm, k->kase, li + 1, b->kase != NULL ? b->kase->op : "?");
+        }
+    }
+    return KG_OK;
+}
+
 /* Fills the buffer arguments of every launch from the binding. */
 static int bind_args(kg_kernel *k, const kg_binding *b, kg_err *err)
 {
@@ -734,28 +754,15 @@ static int bind_args(kg_kernel *k, const kg_binding *b, kg_err *err)
         k->blas.d = dptr(b->out[0].ptr);
         return KG_OK;
     }
+    int rc = binding_covers(k, b, err);
+    if (rc != KG_OK) return rc;
     for (int li = 0; li < k->nlaunch; li++) {
         cuda_launch *l = &k->launch[li];
         for (int i = 0; i < l->nargs; i++) {
             kg_carg *a = &l->args[i];
-            if (a->kind == KG_CARG_IN) {
-                if (a->index >= b->nin)
-                    return kg_errorf(err, KG_EINTERNAL, "arm '%s': input %d not bound", k->arm,
-                                     a->index);
-                a->value.ptr = dptr(b->in[a->index].ptr);
-            } else if (a->kind == KG_CARG_OUT) {
-                if (a->index >= b->nout)
-                    return kg_errorf(err, KG_EINTERNAL, "arm '%s': output %d not bound", k->arm,
-                                     a->index);
-                a->value.ptr = dptr(b->out[a->index].ptr);
-            } else if (a->kind == KG_CARG_WS) {
-                if (b->ws.ptr == NULL)
-                    return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': launch %d passes WS, "
-                                     "but the case has no workspace (op '%s' declares none, or "
-                                     "its size is 0 for this case)", k->arm, k->kase, li + 1,
-                                     b->kase != NULL ? b->kase->op : "?");
-                a->value.ptr = dptr(b->ws.ptr);
-            }
+            if (a->kind == KG_CARG_IN) a->value.ptr = dptr(b->in[a->index].ptr);
+            else if (a->kind == KG_CARG_OUT) a->value.ptr = dptr(b->out[a->index].ptr);
+            else if (a->kind == KG_CARG_WS) a->value.ptr = dptr(b->ws.ptr);
         }
     }
     return KG_OK;
@@ -776,8 +783,10 @@ static int host_said(cuda_ctx *c, kg_kernel *k, const kg_ch_msg *r, const char *
 /* Binds k's buffers in its host: each as the IPC handle of its allocation. */
 static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err)
 {
+    int rc = binding_covers(k, b, err);
+    if (rc != KG_OK) return rc;
     kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
-    int rc = m == NULL || r == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory binding arm '%s'", k->arm) : KG_OK;
+    rc = m == NULL || r == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory binding arm '%s'", k->arm) : KG_OK;
     for (int i = 0; rc == KG_OK && i < b->nin + b->nout + 1; i++) {
         const kg_dbuf *d = i < b->nin ? &b->in[i] : i < b->nin + b->nout ? &b->out[i - b->nin] : &b->ws;
         if (d->ptr == NULL) continue;

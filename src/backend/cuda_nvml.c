@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "backend/cuda_internal.h"
+#include "util.h"
 
 static int nvml_ready(cuda_ctx *c, kg_err *err)
 {
@@ -74,9 +75,11 @@ int kg_cuda_telemetry(kg_backend *be, kg_telemetry *t, kg_err *err)
         unsigned n = 64;
         nvmlReturn_t r = c->nvml.nvmlDeviceGetComputeRunningProcesses(c->nvdev, &n, procs);
         if (r == KG_NVML_SUCCESS) {
-            unsigned self = (unsigned)getpid();
+            /* kgate's own: this worker, its arm hosts, its supervisor */
+            long self = (long)getpid(), sup = (long)getppid();
             int foreign = 0;
-            for (unsigned i = 0; i < n && i < 64; i++) foreign += procs[i].pid != self;
+            for (unsigned i = 0; i < n && i < 64; i++)
+                foreign += (long)procs[i].pid != sup && kg_proc_descends((long)procs[i].pid, self) == 0;
             t->foreign_procs = foreign;
         } else if (r == KG_NVML_ERROR_INSUFFICIENT_SIZE) {
             t->foreign_procs = 64;
