@@ -28,7 +28,9 @@ S=/tmp/ks
 mkdir -p "$S"
 cp kernels/cuda/*.cu tests/gpu/attack_steal.cu tests/gpu/attack_steal.kg "$S/"
 sed -i 's#\.\./\.\./kernels/cuda/##' "$S/attack_steal.kg"
+# STEAL_BASE=0 skips the base binary (its result is already recorded)
 for v in base host; do
+    [ $v = base ] && [ "${STEAL_BASE:-1}" = 0 ] && continue
     bin=$K; [ $v = base ] && bin=$B
     (cd "$S" && timeout 200 "$bin" run attack_steal.kg -o "/tmp/steal-$v" --no-progress >"$R/steal-$v.txt" 2>&1
      echo "exit $?" >>"$R/steal-$v.txt")
@@ -50,7 +52,7 @@ sed 's/^quiet = 5 .*/quiet = 1/' examples/cuda-aa.kg >"$P/aa-hosted.kg"
 sed 's/^role = baseline$/role = baseline\ntrusted = yes/' "$P/aa-hosted.kg" >"$P/aa-mixed.kg"
 cp kernels/cuda/*.cu "$P/" 2>/dev/null
 sed -i 's#\.\./kernels/cuda/##' "$P"/*.kg
-for i in 1 2; do
+for i in 1 2 3; do
     for v in hosted trusted; do
         (cd "$P" && timeout 120 "$K" run "floor-$v.kg" -o "/tmp/floor-$v-$i" --no-progress >"$R/floor-$v-$i.md" 2>"$R/floor-$v-$i.err")
     done
