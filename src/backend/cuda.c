@@ -897,8 +897,12 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
         free(r);
         if (rc != KG_OK) return rc;
     } else {
+        /* the worker's context is resident before the bracket starts (an
+         * arm host may have had the device last) */
+        rc = CU(c, cuEventRecord, (c->ev_end, c->stream), err);
+        if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
         double t0 = now_ns();
-        rc = CU(c, cuEventRecord, (c->ev_start, c->stream), err);
+        if (rc == KG_OK) rc = CU(c, cuEventRecord, (c->ev_start, c->stream), err);
         if (rc == KG_OK) rc = CU(c, cuGraphLaunch, (k->exec, c->stream), err);
         if (rc == KG_OK) rc = CU(c, cuEventRecord, (c->ev_end, c->stream), err);
         /* everything the graph started must finish here: the whole context */

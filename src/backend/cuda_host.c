@@ -423,8 +423,14 @@ static int do_time(ch_state *s, const kg_ch_msg *m, kg_ch_msg *r)
         reply_status(s, r, KG_CH_TIME, KG_CH_FAIL, k == NULL ? s->why : "time before bind");
         return 0;
     }
+    /* the device switches to this process's context before the bracket
+     * starts: the other processes (the worker, the other hosts) are idle,
+     * so once this context has run it stays resident through the sample */
+    int bad = CALL(s, cuEventRecord, (s->e1, s->stream));
+    if (!bad) bad = CALL(s, cuStreamSynchronize, (s->stream));
+    if (bad) return failed(s, r, KG_CH_TIME, -1);
     double t0 = mono_ns();
-    int bad = CALL(s, cuEventRecord, (s->e0, s->stream));
+    bad = CALL(s, cuEventRecord, (s->e0, s->stream));
     if (!bad) bad = CALL(s, cuGraphLaunch, (k->exec, s->stream));
     if (!bad) bad = CALL(s, cuEventRecord, (s->e1, s->stream));
     if (!bad) bad = CALL(s, cuCtxSynchronize, ());
