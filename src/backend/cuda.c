@@ -229,8 +229,7 @@ static void cuda_close(kg_backend *be)
     if (c->lt_handle != NULL) c->lt.cublasLtDestroy(c->lt_handle);
     if (c->lt_ws != 0) c->drv.cuMemFree(c->lt_ws);
     kg_cuda_cublaslt_unload(&c->lt);
-    if (c->ev_start != NULL) c->drv.cuEventDestroy(c->ev_start);
-    if (c->ev_end != NULL) c->drv.cuEventDestroy(c->ev_end);
+    if (c->gate.stream != NULL) kg_cuda_gate_free(&c->drv, &c->gate);
     if (c->stream != NULL) c->drv.cuStreamDestroy(c->stream);
     if (c->ctx_retained) c->drv.cuDevicePrimaryCtxRelease(c->dev);
     if (c->nvml_state == 1) c->nvml.nvmlShutdown();
@@ -295,8 +294,11 @@ static int cuda_open(kg_backend *be, const kg_plan *plan, kg_err *err)
     c->ctx_retained = 1;
     if ((rc = CU(c, cuCtxSetCurrent, (c->ctx), err)) != KG_OK) goto done;
     if ((rc = CU(c, cuStreamCreate, (&c->stream, KG_CU_STREAM_NON_BLOCKING), err)) != KG_OK) goto done;
-    if ((rc = CU(c, cuEventCreate, (&c->ev_start, KG_CU_EVENT_DEFAULT), err)) != KG_OK) goto done;
-    if ((rc = CU(c, cuEventCreate, (&c->ev_end, KG_CU_EVENT_DEFAULT), err)) != KG_OK) goto done;
+    {
+        const char *call = "";
+        CUresult rg = kg_cuda_gate_init(&c->drv, &c->gate, c->stream, &call);
+        if (rg != KG_CUDA_SUCCESS && (rc = kg_cuda_check(c, rg, call, __FILE__, __LINE__, err)) != KG_OK) goto done;
+    }
 done:
     /* the caller closes a backend whose open failed */
     return rc;
@@ -897,25 +899,14 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
         free(r);
         if (rc != KG_OK) return rc;
     } else {
-        /* the worker's context is resident before the bracket starts (an
-         * arm host may have had the device last) */
-        rc = CU(c, cuEventRecord, (c->ev_end, c->stream), err);
-        if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
-        double t0 = now_ns();
-        if (rc == KG_OK) rc = CU(c, cuEventRecord, (c->ev_start, c->stream), err);
-        if (rc == KG_OK) rc = CU(c, cuGraphLaunch, (k->exec, c->stream), err);
-        if (rc == KG_OK) rc = CU(c, cuEventRecord, (c->ev_end, c->stream), err);
-        /* everything the graph started must finish here: the whole context */
-        if (rc == KG_OK) rc = CU(c, cuCtxSynchronize, (), err);
-        double t1 = now_ns();
-        float ms = 0.0f;
-        if (rc == KG_OK) rc = CU(c, cuEventElapsedTime, (&ms, c->ev_start, c->ev_end), err);
-        if (rc != KG_OK) {
+        /* the same sample as an arm host's (cuda_timing.c) */
+        const char *call = "";
+        CUresult r = kg_cuda_gate_replay(&c->drv, &c->gate, k->exec, &event_ns, &host_ns, &call);
+        if (r != KG_CUDA_SUCCESS) {
+            rc = kg_cuda_check(c, r, call, __FILE__, __LINE__, err);
             add_context(err, k, "timed sample");
             return rc;
         }
-        event_ns = (double)ms * 1e6;
-        host_ns = t1 - t0;
     }
     c->samples++;
     c->last_event_ns = event_ns;

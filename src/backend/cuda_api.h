@@ -78,7 +78,9 @@ enum {
     KG_CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
     KG_CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
     KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
-    KG_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1
+    KG_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1,
+    KG_CU_STREAM_WAIT_VALUE_GEQ = 0x0,
+    KG_CU_STREAM_WRITE_VALUE_DEFAULT = 0x0
 };
 
 
@@ -106,6 +108,10 @@ typedef struct kg_cuda_driver {
     CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *ptr, CUipcMemHandle h, unsigned flags); /* _v2 */
     CUresult (*cuIpcCloseMemHandle)(CUdeviceptr ptr);
     CUresult (*cuMemGetAddressRange)(CUdeviceptr *base, size_t *bytes, CUdeviceptr ptr); /* _v2 */
+    /* optional: the gate that holds a timed sample's stream until its
+     * events and graph are all queued (kg_cuda_gate, cuda_timing.c) */
+    CUresult (*cuStreamWaitValue32)(CUstream s, CUdeviceptr addr, unsigned value, unsigned flags);  /* _v2 */
+    CUresult (*cuStreamWriteValue32)(CUstream s, CUdeviceptr addr, unsigned value, unsigned flags); /* _v2 */
     CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);              /* _v2 */
     CUresult (*cuMemFree)(CUdeviceptr ptr);                              /* _v2 */
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t n);/* _v2 */
@@ -337,5 +343,30 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int i, kg_resources *
 
 /* Formats a 16-byte device UUID as NVML writes it ("GPU-xxxxxxxx-...") */
 void kg_cuda_uuid_text(const CUuuid *u, char *buf, size_t cap);
+
+/* One timed sample's machinery, the same in the worker (trusted arms) and
+ * in a cuda arm host (cuda_timing.c).  A sample first synchronises one
+ * event, so that the timing process's context is resident on the device
+ * before the host bracket starts; then, where the driver has stream
+ * memory operations, the timed stream waits on a flag while the start
+ * event, the graph and the end event are queued behind it, and a second
+ * stream opens the flag: the events time the graph's execution, not the
+ * host's submission of it. */
+typedef struct kg_cuda_gate {
+    CUstream stream, side;
+    CUevent pre, e0, e1;
+    CUdeviceptr flag;
+    unsigned count;
+    int gated;           /* 1: the flag is used; 0: the driver lacks it, or it failed its test */
+} kg_cuda_gate;
+
+/* Creates what the gate needs on stream (current context); *call names a
+ * failing call. */
+CUresult kg_cuda_gate_init(const kg_cuda_driver *d, kg_cuda_gate *g, CUstream stream, const char **call);
+void kg_cuda_gate_free(const kg_cuda_driver *d, kg_cuda_gate *g);
+/* Replays exec once between the events: the event time and the host
+ * bracket (CLOCK_MONOTONIC_RAW, after a device-wide synchronisation), ns. */
+CUresult kg_cuda_gate_replay(const kg_cuda_driver *d, kg_cuda_gate *g, CUgraphExec exec, double *event_ns,
+                             double *host_ns, const char **call);
 
 #endif

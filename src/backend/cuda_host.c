@@ -8,7 +8,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include "backend/cuda_host.h"
 #include "kgate/settings.h"
@@ -44,7 +43,7 @@ typedef struct ch_state {
     CUdevice dev;
     CUcontext ctx;
     CUstream stream;
-    CUevent e0, e1;
+    kg_cuda_gate gate;         /* the timed samples' events and gate */
     int smem_optin;
     ch_slot slot[KG_CH_SLOTS];
     ch_map *map;
@@ -54,12 +53,6 @@ typedef struct ch_state {
     char why[KG_CH_TEXT];
 } ch_state;
 
-static double mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 /* A driver call: 0, or -1 with the call and the driver's error in s->why. */
 static int ok(ch_state *s, CUresult r, const char *call)
@@ -423,23 +416,10 @@ static int do_time(ch_state *s, const kg_ch_msg *m, kg_ch_msg *r)
         reply_status(s, r, KG_CH_TIME, KG_CH_FAIL, k == NULL ? s->why : "time before bind");
         return 0;
     }
-    /* the device switches to this process's context before the bracket
-     * starts: the other processes (the worker, the other hosts) are idle,
-     * so once this context has run it stays resident through the sample */
-    int bad = CALL(s, cuEventRecord, (s->e1, s->stream));
-    if (!bad) bad = CALL(s, cuStreamSynchronize, (s->stream));
+    const char *call = "";
+    CUresult rr = kg_cuda_gate_replay(&s->drv, &s->gate, k->exec, &r->event_ns, &r->host_ns, &call);
+    int bad = ok(s, rr, call);
     if (bad) return failed(s, r, KG_CH_TIME, -1);
-    double t0 = mono_ns();
-    bad = CALL(s, cuEventRecord, (s->e0, s->stream));
-    if (!bad) bad = CALL(s, cuGraphLaunch, (k->exec, s->stream));
-    if (!bad) bad = CALL(s, cuEventRecord, (s->e1, s->stream));
-    if (!bad) bad = CALL(s, cuCtxSynchronize, ());
-    double t1 = mono_ns();
-    float ms = 0.0f;
-    if (!bad) bad = CALL(s, cuEventElapsedTime, (&ms, s->e0, s->e1));
-    if (bad) return failed(s, r, KG_CH_TIME, -1);
-    r->event_ns = (double)ms * 1e6;
-    r->host_ns = t1 - t0;
     reply_status(s, r, KG_CH_TIME, KG_CH_OK, NULL);
     return 0;
 }
@@ -471,11 +451,11 @@ static int setup(ch_state *s, const kg_cuda_host_opts *o)
     if (CALL(s, cuDeviceGetAttribute, (&s->smem_optin, KG_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                                        s->dev)) != 0 ||
         CALL(s, cuDevicePrimaryCtxRetain, (&s->ctx, s->dev)) != 0 || CALL(s, cuCtxSetCurrent, (s->ctx)) != 0 ||
-        CALL(s, cuStreamCreate, (&s->stream, KG_CU_STREAM_NON_BLOCKING)) != 0 ||
-        CALL(s, cuEventCreate, (&s->e0, KG_CU_EVENT_DEFAULT)) != 0 ||
-        CALL(s, cuEventCreate, (&s->e1, KG_CU_EVENT_DEFAULT)) != 0)
+        CALL(s, cuStreamCreate, (&s->stream, KG_CU_STREAM_NON_BLOCKING)) != 0)
         return -1;
-    return 0;
+    const char *call = "";
+    CUresult rr = kg_cuda_gate_init(&s->drv, &s->gate, s->stream, &call);
+    return ok(s, rr, call);
 }
 
 int kg_cuda_host_main(const kg_cuda_host_opts *o)

@@ -33,7 +33,7 @@ typedef struct cuda_ctx {
     CUcontext ctx;
     int ctx_retained;
     CUstream stream;
-    CUevent ev_start, ev_end;
+    kg_cuda_gate gate;            /* the timed samples' events and gate (cuda_timing.c) */
     int cc_major, cc_minor, sm_count, l2_bytes, smem_optin_bytes, driver_version;
     size_t mem_bytes;
     char name[128];

@@ -97,6 +97,8 @@ int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err)
     NEED(d, cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2|cuIpcOpenMemHandle");
     NEED(d, cuIpcCloseMemHandle, "cuIpcCloseMemHandle");
     NEED(d, cuMemGetAddressRange, "cuMemGetAddressRange_v2");
+    WANT(d, cuStreamWaitValue32, "cuStreamWaitValue32_v2|cuStreamWaitValue32");
+    WANT(d, cuStreamWriteValue32, "cuStreamWriteValue32_v2|cuStreamWriteValue32");
     NEED(d, cuMemAlloc, "cuMemAlloc_v2");
     NEED(d, cuMemFree, "cuMemFree_v2");
     NEED(d, cuMemcpyHtoD, "cuMemcpyHtoD_v2");

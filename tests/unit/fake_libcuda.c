@@ -17,6 +17,10 @@
  *     any other allocation of the process as large as C holding finite
  *     values (another arm's output, as a kernel that searches its
  *     neighbourhood would); every other entry runs as a no-op;
+ *   - stream memory operations: a wait on a flag not yet written holds
+ *     the graphs launched behind it until another stream writes the
+ *     flag; synchronising a stream still held is an error (it would
+ *     hang on a GPU);
  *   - FAKE_CUDA_FAULT_FILE=PATH in the environment: a launch faults
  *     (in whichever process runs it) while PATH exists, which it then
  *     removes; FAKE_CUDA_REFUSE_FILE=PATH: while PATH exists, launches of
@@ -47,7 +51,14 @@ typedef struct falloc { char *p; size_t n; fctx *ctx; int imported; char name[72
 typedef struct ffunc { char name[64]; fctx *ctx; } ffunc;
 typedef struct flaunch { ffunc *f; unsigned threads; CUdeviceptr ptr[3]; int iv[3]; } flaunch;
 typedef struct fgraph { flaunch l[MAX_LAUNCH]; int n; fctx *ctx; } fgraph;
-typedef struct fstream { fctx *ctx; fgraph *capture; } fstream;
+typedef struct fstream {
+    fctx *ctx;
+    fgraph *capture;
+    const unsigned *wait_addr;   /* a stream memory wait not yet satisfied */
+    unsigned wait_val;
+    fgraph *queued[8];           /* graphs launched behind it */
+    int nq;
+} fstream;
 typedef struct fevent { fctx *ctx; } fevent;
 
 static fctx ctxs[MAX_CTX];
@@ -152,7 +163,8 @@ CUresult cuCtxPopCurrent_v2(fctx **out)
     if (out) *out = stack[depth];
     return OK;
 }
-CUresult cuCtxSynchronize(void) { CUR_OR_FAIL; return c->sticky; }
+static int nheld;
+CUresult cuCtxSynchronize(void) { CUR_OR_FAIL; return nheld > 0 ? INVALID_VALUE : c->sticky; }
 static unsigned serial;
 
 static char *shm_map(const char *name, size_t n, int create)
@@ -306,7 +318,43 @@ CUresult cuStreamCreate(fstream **s, unsigned f)
     return OK;
 }
 CUresult cuStreamDestroy_v2(fstream *s) { free(s); return OK; }
-CUresult cuStreamSynchronize(fstream *s) { CUR_OR_FAIL; return s->ctx != c ? INVALID_HANDLE : c->sticky; }
+static fstream *held[64];
+static int nheld;
+CUresult cuStreamSynchronize(fstream *s)
+{
+    CUR_OR_FAIL;
+    if (s->ctx != c) return INVALID_HANDLE;
+    return s->wait_addr != NULL ? INVALID_VALUE : c->sticky;
+}
+static void execute(fctx *c, const flaunch *l);
+CUresult cuStreamWaitValue32_v2(fstream *s, CUdeviceptr addr, unsigned v, unsigned flags)
+{
+    CUR_OR_FAIL;
+    if (flags != 0 || s->ctx != c || owner(addr, 4) != c) return INVALID_VALUE;
+    if (*(const unsigned *)(uintptr_t)addr >= v) return OK;
+    s->wait_addr = (const unsigned *)(uintptr_t)addr;
+    s->wait_val = v;
+    s->nq = 0;
+    if (nheld == 64) return INVALID_VALUE;
+    held[nheld++] = s;
+    return OK;
+}
+CUresult cuStreamWriteValue32_v2(fstream *s, CUdeviceptr addr, unsigned v, unsigned flags)
+{
+    CUR_OR_FAIL;
+    if (flags != 0 || s->ctx != c || owner(addr, 4) != c) return INVALID_VALUE;
+    *(unsigned *)(uintptr_t)addr = v;
+    for (int i = 0; i < nheld; i++) {
+        fstream *h = held[i];
+        if (h->wait_addr != (const unsigned *)(uintptr_t)addr || v < h->wait_val) continue;
+        h->wait_addr = NULL;
+        for (int q = 0; q < h->nq; q++)
+            for (int j = 0; j < h->queued[q]->n; j++) execute(c, &h->queued[q]->l[j]);
+        h->nq = 0;
+        held[i--] = held[--nheld];
+    }
+    return OK;
+}
 CUresult cuStreamBeginCapture_v2(fstream *s, int mode)
 {
     (void)mode;
@@ -457,6 +505,11 @@ CUresult cuGraphLaunch(fgraph *e, fstream *s)
     CUR_OR_FAIL;
     if (e->ctx != c || s->ctx != c) return INVALID_HANDLE;
     if (c->sticky) return c->sticky;
+    if (s->wait_addr != NULL) {
+        if (s->nq == 8) return INVALID_VALUE;
+        s->queued[s->nq++] = e;
+        return OK;
+    }
     for (int i = 0; i < e->n; i++) execute(c, &e->l[i]);
     return OK;
 }
