@@ -52,9 +52,15 @@ sed 's/^quiet = 5 .*/quiet = 1/' examples/cuda-aa.kg >"$P/aa-hosted.kg"
 sed 's/^role = baseline$/role = baseline\ntrusted = yes/' "$P/aa-hosted.kg" >"$P/aa-mixed.kg"
 cp kernels/cuda/*.cu "$P/" 2>/dev/null
 sed -i 's#\.\./kernels/cuda/##' "$P"/*.kg
+# FLOOR_BASE=1 adds the base binary's floor (every arm in the worker, before arm hosts)
 for i in 1 2 3; do
-    for v in hosted trusted; do
-        (cd "$P" && timeout 120 "$K" run "floor-$v.kg" -o "/tmp/floor-$v-$i" --no-progress >"$R/floor-$v-$i.md" 2>"$R/floor-$v-$i.err")
+    for v in hosted trusted base; do
+        bin=$K; plan=floor-$v.kg
+        if [ $v = base ]; then
+            [ "${FLOOR_BASE:-0}" = 1 ] || continue
+            bin=$B; plan=floor-hosted.kg
+        fi
+        (cd "$P" && timeout 120 "$bin" run "$plan" -o "/tmp/floor-$v-$i" --no-progress >"$R/floor-$v-$i.md" 2>"$R/floor-$v-$i.err")
     done
 done
 for v in hosted mixed; do
