@@ -39,6 +39,7 @@
 #include "kgate/backend.h"
 #include "kgate/oracle.h"
 #include "protocol.h"
+#include "salt.h"
 #include "util.h"
 
 #define KG_MAX_ROTATE KG_PLAN_MAX_ROTATE   /* input sets an arm rotates through (bounded by the parser) */
@@ -72,6 +73,9 @@ typedef struct wctx {
     int *faulted;           /* per arm: 1 + the case it faulted on in this process, 0: none */
     void *host;             /* scratch for downloads */
     size_t host_cap;
+    /* every input seed derives from this: the plan's seed salted with the
+     * campaign's input salt (kg_protocol_input_base, salt.h) */
+    uint64_t input_base;
 } wctx;
 
 static void record_check(wctx *w, int c, int a, kg_phase phase, const char *check, int pass,
@@ -466,7 +470,6 @@ static void case_release(wctx *w, case_run *cr)
 static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
 {
     const kg_plan *plan = w->plan;
-    const kg_campaign *cp = &plan->campaign;
     size_t na = (size_t)(plan->narms > 0 ? plan->narms : 1);
     int rc;
     *skip = 0;
@@ -488,11 +491,11 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
         *skip = 1;
         return KG_OK;
     }
-    uint64_t seed_pre = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 0);
+    uint64_t seed_pre = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 0);
     if ((rc = kg_oracle_prepare(cr->kc, seed_pre, &cr->pre, err)) != KG_OK) return rc;
     /* post: the inputs of the last timed round (checked by the snapshot),
      * and the "previous output" of the weak-case check */
-    uint64_t seed_post = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 1);
+    uint64_t seed_post = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 1);
     if ((rc = kg_oracle_prepare(cr->kc, seed_post, &cr->post, err)) != KG_OK) return rc;
     weak_check(w, cr->c, cr->order, cr->n, &cr->pre, &cr->post);
     for (int i = 0; i < cr->n; i++) {
@@ -678,7 +681,7 @@ static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
         rc = verify(w, cr->c, x, cr->snap, KG_PHASE_POST, KG_CHECK_SNAPSHOT, &ok, NULL, err);
         if ((rc = arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err)) != KG_OK) return rc;
     }
-    uint64_t seed_fresh = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 2);
+    uint64_t seed_fresh = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 2);
     if ((rc = kg_oracle_prepare(cr->kc, seed_fresh, &cr->fresh, err)) != KG_OK) return rc;
     for (int i = 0; i < cr->nlive; i++) {
         int ok = 1;
@@ -772,8 +775,16 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
         rc = kg_errorf(err, KG_EUSAGE, "kgate worker needs --rows-fd (it is started by kgate run)");
         goto done;
     }
+    /* the salt first: its pipe is closed before any arm exists */
+    uint64_t salt = 0;
+    if (o->salt_fd < 0) {
+        rc = kg_errorf(err, KG_EUSAGE, "kgate worker needs --salt-fd (it is started by kgate run)");
+        goto done;
+    }
+    if ((rc = kg_salt_read_fd(o->salt_fd, &salt, err)) != KG_OK) goto done;
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = self_limits(o, plan, err)) != KG_OK) goto done;
+    w.input_base = kg_protocol_input_base(plan->campaign.seed, salt);
     snprintf(path, sizeof path, "%s/plan.sha256", o->out_dir);
     if ((rc = kg_read_file(path, &want, NULL, err)) != KG_OK) goto done;
     if (strncmp(want, plan->hash, 64) != 0) {
