@@ -38,6 +38,7 @@
 #include "kgate/evidence.h"
 #include "kgate/backend.h"
 #include "kgate/oracle.h"
+#include "heldout.h"
 #include "protocol.h"
 #include "salt.h"
 #include "util.h"
@@ -279,9 +280,10 @@ static int rotation_upload(wctx *w, inst *x, const kg_case_data *d, int nset, kg
     return rc;
 }
 
-static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
+/* Loads arm a for case c of plan (the campaign's plan, or a copy whose
+ * case c is a held-out shape) with buffers of its own, d's inputs in them. */
+static int inst_setup_on(wctx *w, const kg_plan *plan, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
 {
-    const kg_plan *plan = w->plan;
     int rc;
     memset(x, 0, sizeof *x);
     x->arm = a;
@@ -305,6 +307,11 @@ static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_
     size_t wsb = d->op->ws_bytes != NULL ? d->op->ws_bytes(&plan->cases[c]) : 0;
     if (wsb > 0 && (rc = kg_backend_alloc(w->be, wsb, &x->b.ws, err)) != KG_OK) return rc;
     return kg_backend_bind(w->be, x->k, &x->b, err);
+}
+
+static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
+{
+    return inst_setup_on(w, w->plan, c, a, d, x, err);
 }
 
 
@@ -521,6 +528,92 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     return KG_OK;
 }
 
+/* One held-out check: arm instance x (loaded for the case) run once on
+ * derived shape hp->cases[c] in an instance of its own, poisoned,
+ * compared in float64.  A failure marks x failed (not timed); a launch
+ * the device refuses at the derived shape fails the check (the arm
+ * declares what it supports with requires). */
+static int heldout_one(wctx *w, const kg_plan *hp, int c, inst *x, const kg_case_data *d, const char *name,
+                       kg_err *err)
+{
+    inst h;
+    int ok = 1;
+    now(w, c, x->arm, KG_NOW_CHECK_BEFORE, -1);
+    int rc = inst_setup_on(w, hp, c, x->arm, d, &h, err);
+    if (rc == KG_OK) rc = checked_run(w, c, &h, d, KG_PHASE_PRE, name, 0, &ok, NULL, err);
+    inst_release(w, &h);
+    if (rc == KG_EINADMISSIBLE) {
+        char detail[KG_DETAIL_MAX];
+        snprintf(detail, sizeof detail, "the launch is refused at this shape (%.400s): declare the arm's "
+                 "preconditions with requires", err->msg);
+        record_check(w, c, x->arm, KG_PHASE_PRE, name, 0, NULL, detail);
+        kg_err_clear(err);
+        x->failed = 1;
+        return KG_OK;
+    }
+    if ((rc = arm_failed(w, c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
+    if (!ok) x->failed = 1;
+    return KG_OK;
+}
+
+/* Phase 2b, held-out shapes (heldout.h): every arm that passed so far is
+ * checked on the shapes derived near the case, each in an instance of
+ * its own (launch geometry evaluated for the shape), on inputs of a seed
+ * of its own; a derived shape outside an arm's requires is recorded as
+ * skipped.  Called from phase_check_before, before the live arms are
+ * chosen. */
+static int phase_check_heldout(wctx *w, case_run *cr, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    kg_case shapes[KG_HELDOUT_MAX];
+    int ns = kg_heldout_shapes(cr->kc, cr->op, kg_protocol_heldout_seed(w->input_base, w->proc, cr->c, 0), shapes,
+                               KG_HELDOUT_MAX);
+    if (ns == 0) return KG_OK;
+    kg_case *cases = malloc((size_t)plan->ncases * sizeof *cases);
+    if (cases == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory for the held-out shapes of case %s", cr->kc->name);
+    memcpy(cases, plan->cases, (size_t)plan->ncases * sizeof *cases);
+    kg_plan hp = *plan;
+    hp.cases = cases;
+    int rc = KG_OK;
+    for (int k = 0; k < ns && rc == KG_OK; k++) {
+        char name[KG_CHECK_NAME_MAX - 16], why[KG_TEXT_MAX + 64];
+        kg_case_data d;
+        int have = 0;
+        cases[cr->c] = shapes[k];
+        kg_heldout_name(&shapes[k], cr->op, name, sizeof name);
+        for (int i = 0; i < cr->nx && rc == KG_OK; i++) {
+            inst *x = &cr->xs[i];
+            int ok = 1;
+            if (x->dropped || x->failed) continue;
+            if ((rc = kg_heldout_supported(&plan->arms[x->arm], &shapes[k], &ok, why, sizeof why, err)) != KG_OK) break;
+            if (!ok) {
+                char detail[KG_TEXT_MAX + 96];
+                snprintf(detail, sizeof detail, "skipped: the arm requires %s", why);
+                record_check(w, cr->c, x->arm, KG_PHASE_PRE, name, 1, NULL, detail);
+                continue;
+            }
+            if (!have) {
+                kg_err pe = { 0 };
+                uint64_t seed = kg_protocol_heldout_seed(w->input_base, w->proc, cr->c, 1 + k);
+                if (kg_oracle_prepare(&cases[cr->c], seed, &d, &pe) != KG_OK) {
+                    /* kgate's inputs, not the arm: the shape is not checked */
+                    char detail[KG_DETAIL_MAX];
+                    snprintf(detail, sizeof detail, "skipped: no inputs at this shape (%.400s)", pe.msg);
+                    for (int j = i; j < cr->nx; j++)
+                        if (!cr->xs[j].dropped && !cr->xs[j].failed)
+                            record_check(w, cr->c, cr->xs[j].arm, KG_PHASE_PRE, name, 1, NULL, detail);
+                    break;
+                }
+                have = 1;
+            }
+            rc = heldout_one(w, &hp, cr->c, x, &d, name, err);
+        }
+        if (have) kg_oracle_release(&d);
+    }
+    free(cases);
+    return rc;
+}
+
 /* Phase 2, check before timing: every arm run twice on the pre inputs
  * with two poison patterns, the numerical negative's summary, then
  * bitwise parity once every arm ran on the same inputs.  Arms that pass
@@ -554,6 +647,7 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
         if (!cr->xs[i].dropped && plan->arms[cr->xs[i].arm].parity[0] != '\0' &&
             (rc = parity_check(w, cr->c, cr->xs, cr->nx, i, &cr->pre, err)) != KG_OK)
             return rc;
+    if ((rc = phase_check_heldout(w, cr, err)) != KG_OK) return rc;
     cr->nlive = 0;
     for (int i = 0; i < cr->nx; i++)
         if (!cr->xs[i].failed) cr->live[cr->nlive++] = i;

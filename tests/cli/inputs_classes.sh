@@ -26,5 +26,5 @@ for a in rowsum_naive softmax_naive layernorm_naive rowmax_naive; do
     [ "$n" -gt 0 ] || die "no rows for the honest arm $a"
     grep "^| [a-z]* | $a | " "$T/out" | grep -q "| FAIL |" && die "honest arm $a failed a check"
 done
-expect_grep "64 checks, 8 failed" "$T/out"
+expect_grep "^[0-9]* checks, 8 failed" "$T/out"
 exit 0
