@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "kgate/evidence.h"
+#include "salt.h"
 #include "util.h"
 
 /* ---- reading a folder ---- */
@@ -82,6 +83,8 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
         goto done;
     }
     json_decref(meta);
+    int has_salt = 0;
+    if ((rc = kg_salt_from_meta(ev->meta_json, &ev->input_salt, &has_salt, err)) != KG_OK) goto done;
 
     int nc = ev->plan->ncases, na = ev->plan->narms;
     ev->state = calloc((size_t)(nc * na > 0 ? nc * na : 1), sizeof *ev->state);
@@ -183,6 +186,10 @@ int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, cons
     json_object_set_new(m, "check_only", json_boolean(mt->check_only));
     json_object_set_new(m, "negative", json_boolean(mt->negative));
     json_object_set_new(m, "frozen_plan", mt->frozen_path != NULL ? json_string(mt->frozen_path) : json_null());
+    /* every input of the campaign is salted with it (salt.h) */
+    char salt[19];
+    kg_salt_format(mt->input_salt, salt);
+    json_object_set_new(m, "input_salt", json_string(salt));
     int rc = write_json(dirfd, dir, "meta.json", m, err);
     json_decref(m);
     return rc;

@@ -250,3 +250,81 @@ int kg_expr_check_list(const char *what, const char *text, int max, kg_err *err)
     if (max < 1 || max > 8) return kg_errorf(err, KG_EINTERNAL, "expression list of %d values", max);
     return eval_list(what, text, NULL, vals, max, 1, NULL, err);
 }
+
+/* ---- conditions (an arm's `requires`) ---- */
+
+/* The comparison at s->pos: its code ('=' '!' '<' 'l' '>' 'g') and its
+ * length, or 0. */
+static int cmp_op(const expr_state *s, int *len)
+{
+    const char *p = s->text + s->pos;
+    *len = 2;
+    if (p[0] == '=' && p[1] == '=') return '=';
+    if (p[0] == '!' && p[1] == '=') return '!';
+    if (p[0] == '<' && p[1] == '=') return 'l';
+    if (p[0] == '>' && p[1] == '=') return 'g';
+    *len = 1;
+    if (p[0] == '<') return '<';
+    if (p[0] == '>') return '>';
+    return 0;
+}
+
+static int cmp_holds(int op, int64_t a, int64_t b)
+{
+    switch (op) {
+    case '=': return a == b;
+    case '!': return a != b;
+    case '<': return a < b;
+    case 'l': return a <= b;
+    case '>': return a > b;
+    default: return a >= b;
+    }
+}
+
+static int eval_conds(const char *what, const char *text, const kg_case *c, int *ok, char *failed,
+                      size_t cap, kg_err *err)
+{
+    expr_state s = { what, text, 0, c, err };
+    *ok = 1;
+    if (failed != NULL && cap > 0) failed[0] = '\0';
+    skip_space(&s);
+    if (text[s.pos] == '\0') return KG_OK;
+    for (;;) {
+        skip_space(&s);
+        size_t start = s.pos;
+        int64_t a = 0, b = 0;
+        int rc = parse_expr(&s, &a);
+        if (rc != KG_OK) return rc;
+        skip_space(&s);
+        int len = 0, op = cmp_op(&s, &len);
+        if (op == 0) return fail(&s, s.pos, "expected a comparison (==, !=, <, <=, >, >=)");
+        s.pos += (size_t)len;
+        if ((rc = parse_expr(&s, &b)) != KG_OK) return rc;
+        size_t end = s.pos;
+        skip_space(&s);
+        if (c != NULL && *ok && !cmp_holds(op, a, b)) {
+            *ok = 0;
+            while (end > start && isspace((unsigned char)text[end - 1])) end--;
+            if (failed != NULL && cap > 0)
+                snprintf(failed, cap, "%.*s (%lld against %lld)", (int)(end - start), text + start,
+                         (long long)a, (long long)b);
+        }
+        if (text[s.pos] == '\0') break;
+        if (text[s.pos] != ',') return fail(&s, s.pos, "expected an operator, ',' or the end");
+        s.pos++;
+    }
+    return KG_OK;
+}
+
+int kg_expr_eval_conds(const char *what, const char *text, const kg_case *c, int *ok, char *failed,
+                       size_t cap, kg_err *err)
+{
+    if (c == NULL) return kg_errorf(err, KG_EINTERNAL, "%s evaluated without a case", what);
+    return eval_conds(what, text, c, ok, failed, cap, err);
+}
+
+int kg_expr_check_conds(const char *what, const char *text, kg_err *err)
+{
+    int ok = 1;
+    return eval_conds(what, text, NULL, &ok, NULL, 0, err);
+}

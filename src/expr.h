@@ -9,6 +9,7 @@
  *   unary   := '-' unary | primary
  *   primary := INTEGER | NAME | FUNC '(' expr ',' expr ')' | '(' expr ')'
  *   NAME    := M | N | K | splits          FUNC := ceildiv | min | max
+ *   cond    := expr ('==' | '!=' | '<' | '<=' | '>' | '>=') expr   (requires)
  *
  * Arithmetic is int64 with overflow, division by zero and negative
  * operands of '/' '%' ceildiv reported as errors (truncating division of
@@ -42,5 +43,16 @@ int kg_expr_eval_list(const char *what, const char *text, const kg_case *c, int6
  * case, for plan validation.  Arithmetic errors are not reported since
  * they depend on the case. */
 int kg_expr_check_list(const char *what, const char *text, int max, kg_err *err);
+
+/* Conditions over case variables, an arm's preconditions (`requires = K %
+ * 16 == 0, N % 64 == 0`): a comma-separated list of `expr OP expr` with
+ * OP one of == != < <= > >=.  *ok = 1 when every condition holds for case
+ * c; otherwise 0, and failed (may be NULL) receives the first that does
+ * not, with both sides' values ("K % 16 == 0 (13 against 0)").  An empty
+ * text holds.  Errors as kg_expr_eval. */
+int kg_expr_eval_conds(const char *what, const char *text, const kg_case *c, int *ok, char *failed,
+                       size_t cap, kg_err *err);
+/* The syntax of a condition list, without a case. */
+int kg_expr_check_conds(const char *what, const char *text, kg_err *err);
 
 #endif

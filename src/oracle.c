@@ -132,9 +132,190 @@ void kg_oracle_release(kg_case_data *d)
     memset(d, 0, sizeof *d);
 }
 
+/* ---- structured row classes (docs/admission.md, "Inputs") ----
+ *
+ * Interior rows (neither the first, all zero, nor the last, at four times
+ * the scale) of an input of three rows or more get a class.  The layout
+ * is decided by the seed: interior row r (1 <= r <= R = rows - 2) sits at
+ * position pos = (a (r - 1) + b) mod R, a bijection (gcd(a, R) = 1), and
+ * the rows at positions below `nclass` get class list[(pos + rot) mod C],
+ * so that every applicable class appears (when R >= C) at places a kernel
+ * cannot learn; the others stay i.i.d.  a, b and rot come from one Philox
+ * block of the seed and the stream. */
+
+#define ROW_TAG_LAYOUT 0x726f776cu   /* "rowl": the layout block */
+#define ROW_TAG_PARAM 0x726f7770u    /* "rowp": a row's parameters */
+#define ROW_CONST_MAX ((int64_t)1 << 16) /* longest row that gets a (near-)constant class */
+
+static const char *const row_class_names[KG_ROW_NCLASSES] = {
+    "iid", "zero-ends", "sparse", "zero-runs", "constant", "wide", "negative", "near-constant"
+};
+
+const char *kg_oracle_row_class_name(int cls)
+{
+    return cls >= 0 && cls < KG_ROW_NCLASSES ? row_class_names[cls] : "?";
+}
+
+/* The classes that apply to rows of `cols` elements for op classes `set`. */
+static int row_class_list(unsigned set, int64_t cols, int list[KG_ROW_NCLASSES])
+{
+    int n = 0;
+    for (int c = 1; c < KG_ROW_NCLASSES; c++) {
+        if (!(set & KG_ROW_BIT(c))) continue;
+        if (c == KG_ROW_ZERO_ENDS && cols < 3) continue;      /* needs an interior */
+        if ((c == KG_ROW_SPARSE || c == KG_ROW_ZERO_RUNS) && cols < 4) continue;
+        /* a sum of n equal 4-bit values times 4-bit values is exact in
+         * float32 for n <= 2^16 (see row_const); longer constant rows
+         * would round the same way at every step, outside the random
+         * rounding model the probabilistic bound assumes */
+        if ((c == KG_ROW_CONSTANT || c == KG_ROW_NEAR_CONSTANT) && (cols < 2 || cols > ROW_CONST_MAX))
+            continue;
+        if (c == KG_ROW_WIDE && cols < 2) continue;
+        list[n++] = c;
+    }
+    return n;
+}
+
+static void philox_block(uint64_t seed, uint64_t q, uint32_t stream, uint32_t tag, uint32_t r[4])
+{
+    uint32_t key[2] = { (uint32_t)seed, (uint32_t)(seed >> 32) };
+    uint32_t ctr[4] = { (uint32_t)q, (uint32_t)(q >> 32), stream, tag };
+    kg_philox4x32(ctr, key, r);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The layout of an input's classes (see above). */
+typedef struct row_layout {
+    int64_t R, nclass;
+    uint64_t a, b, rot;
+    int list[KG_ROW_NCLASSES], C;
+} row_layout;
+
+static void row_layout_init(row_layout *L, unsigned set, uint64_t seed, int stream, int64_t rows, int64_t cols)
+{
+    memset(L, 0, sizeof *L);
+    L->R = rows - 2;
+    if (L->R < 1) return;
+    L->C = row_class_list(set, cols, L->list);
+    if (L->C == 0) return;
+    /* a quarter of the interior rows, at least one per class where they fit */
+    L->nclass = L->R < L->C ? L->R : (L->R / 4 > L->C ? L->R / 4 : L->C);
+    uint32_t r[4];
+    philox_block(seed, 0, (uint32_t)stream, ROW_TAG_LAYOUT, r);
+    uint64_t R = (uint64_t)L->R;
+    L->a = 1 + (((uint64_t)r[1] << 32 | r[0]) % R);
+    while (gcd64(L->a, R) != 1) L->a = L->a % R + 1;
+    L->b = ((uint64_t)r[3] << 32 | r[2]) % R;
+    L->rot = (uint64_t)r[2] % (uint64_t)L->C;
+}
+
+static int row_layout_class(const row_layout *L, int64_t row)
+{
+    if (L->C == 0 || row < 1 || row > L->R) return KG_ROW_IID;
+    uint64_t pos = (L->a * (uint64_t)(row - 1) + L->b) % (uint64_t)L->R;
+    if ((int64_t)pos >= L->nclass) return KG_ROW_IID;
+    return L->list[(pos + L->rot) % (uint64_t)L->C];
+}
+
+int kg_oracle_row_class(const kg_case_data *d, int stream, int64_t row)
+{
+    if (d == NULL || d->op == NULL || stream < 0 || stream >= d->nin) return KG_ROW_IID;
+    int64_t rows[KG_MAX_IN];
+    for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
+    if (d->op->in_rows) d->op->in_rows(d->kase, rows);
+    int64_t cols = rows[stream] > 0 ? d->in_elems[stream] / rows[stream] : d->in_elems[stream];
+    row_layout L;
+    row_layout_init(&L, d->op->row_classes ? d->op->row_classes : KG_ROWS_DEFAULT, d->seed, stream,
+                    rows[stream], cols);
+    return row_layout_class(&L, row);
+}
+
+/* A row's class parameters, from its own Philox block. */
+typedef struct row_params {
+    int cls;
+    int64_t z;          /* zero-ends: zeros at each end */
+    int64_t run, off;   /* zero-runs: run length, phase */
+    int64_t keep;       /* sparse: the element always nonzero */
+    float c;            /* (near-)constant: the value, scale included */
+    float rel;          /* near-constant: relative spread */
+    int wide;           /* wide: largest binary exponent below the scale */
+} row_params;
+
+/* scale * k / 16 rounded to 4 significant bits, so that n copies (and
+ * their products with another 4-bit value) add exactly in float32 for
+ * n <= 2^16, in any order */
+static float row_const(float scale, uint32_t w)
+{
+    int e;
+    double m = frexp((double)scale * (double)(8 + (w & 7)) / 16.0, &e);
+    m = floor(m * 16.0 + 0.5) / 16.0;
+    double v = ldexp(m, e);
+    return (float)((w & 8) ? -v : v);
+}
+
+static void row_params_init(row_params *p, int cls, uint64_t seed, int stream, int64_t row, int64_t cols,
+                            float scale, kg_dtype dt)
+{
+    uint32_t r[4];
+    memset(p, 0, sizeof *p);
+    p->cls = cls;
+    if (cls == KG_ROW_IID) return;
+    philox_block(seed, (uint64_t)row, (uint32_t)stream, ROW_TAG_PARAM, r);
+    int64_t zmax = (cols - 1) / 2, zcap = cols / 8 > 1 ? cols / 8 : 1;
+    if (zcap > zmax) zcap = zmax;
+    p->z = zcap > 0 ? 1 + (int64_t)(r[0] % (uint64_t)zcap) : 0;
+    p->run = 2 + (int64_t)(r[1] % (uint64_t)(cols / 8 > 1 ? cols / 8 : 1));
+    p->off = (int64_t)(r[2] % (uint64_t)(2 * p->run));
+    p->keep = cols > 0 ? (int64_t)(r[3] % (uint64_t)cols) : 0;
+    p->c = row_const(scale, r[0] >> 8);
+    /* a spread the dtype can still resolve: 12, 6 and 3 bits below the value */
+    p->rel = dt == KG_DT_F32 ? 0x1p-12f : dt == KG_DT_F16 ? 0x1p-6f : 0x1p-3f;
+    /* f16 keeps 2^-12 of the scale above its subnormals for scales near 1 */
+    p->wide = dt == KG_DT_F16 ? 12 : 24;
+}
+
+/* The value of element j of a row of class p->cls (before the dtype
+ * rounding): u is the element's uniform value, lo its Philox word's low
+ * eight bits (unused by u), m the row's multiplier. */
+static float row_value(const row_params *p, int64_t j, int64_t cols, float u, uint32_t lo, float m, float scale)
+{
+    switch (p->cls) {
+    case KG_ROW_ZERO_ENDS:
+        return j < p->z || j >= cols - p->z ? 0.0f : scale * (m * u);
+    case KG_ROW_SPARSE:
+        return (lo & 7u) == 0 || j == p->keep ? scale * (m * u) : 0.0f;
+    case KG_ROW_ZERO_RUNS:
+        return ((j + p->off) / p->run) % 2 == 1 ? 0.0f : scale * (m * u);
+    case KG_ROW_CONSTANT:
+        return p->c;
+    case KG_ROW_NEAR_CONSTANT:
+        return p->c * (1.0f + p->rel * u);
+    case KG_ROW_WIDE: {
+        /* the kept element at full scale and the next one at the bottom of
+         * the range, so that every wide row spans it */
+        int k = j == p->keep ? 0 : j == (p->keep + 1) % cols ? p->wide : (int)(lo % (uint32_t)(p->wide + 1));
+        return scale * (m * ldexpf(u, -k));
+    }
+    case KG_ROW_NEGATIVE:
+        return scale * (m * (u > 0.0f ? -u : u));
+    default:
+        return scale * (m * u);
+    }
+}
+
 /* Fills input `stream` of n elements in `rows` rows.  Philox gives four
  * words per counter, one counter per four elements, exactly as
- * kg_philox_uniform() indexes them. */
+ * kg_philox_uniform() indexes them; interior rows take their class's
+ * values (row_value). */
 static void generate(kg_case_data *d, int stream, int64_t rows, float scale)
 {
     int64_t n = d->in_elems[stream];
@@ -142,6 +323,11 @@ static void generate(kg_case_data *d, int stream, int64_t rows, float scale)
     kg_dtype dt = d->kase->dtype;
     uint32_t key[2] = { (uint32_t)d->seed, (uint32_t)(d->seed >> 32) };
     uint32_t r[4];
+    row_layout L;
+    row_layout_init(&L, d->op->row_classes ? d->op->row_classes : KG_ROWS_DEFAULT, d->seed, stream, rows, per_row);
+    row_params p;
+    int64_t prow = -1;
+    memset(&p, 0, sizeof p);
     for (int64_t e = 0; e < n; e++) {
         if ((e & 3) == 0) {
             uint64_t q = (uint64_t)e >> 2;
@@ -151,10 +337,14 @@ static void generate(kg_case_data *d, int stream, int64_t rows, float scale)
         uint32_t bits = r[e & 3] >> 8;
         float u = (float)((int32_t)bits - (1 << 23)) * (1.0f / (float)(1 << 23));
         int64_t row = per_row > 0 ? e / per_row : 0;
+        if (row != prow) {
+            row_params_init(&p, row_layout_class(&L, row), d->seed, stream, row, per_row, scale, dt);
+            prow = row;
+        }
         float m = 1.0f;
         if (rows > 1 && row == 0) m = 0.0f;
         else if (row == rows - 1) m = 4.0f;
-        float v = scale * (m * u);
+        float v = row_value(&p, per_row > 0 ? e % per_row : e, per_row, u, r[e & 3] & 0xffu, m, scale);
         uint32_t dummy;
         if (dt == KG_DT_F32) {
             ((float *)d->in[stream])[e] = v;
@@ -354,11 +544,29 @@ done:
 static void where(const kg_case_data *d, int o, int64_t e, char *buf, size_t cap)
 {
     int64_t cols = d->op->out_cols ? d->op->out_cols(d->kase, o) : 0;
+    int64_t orow = cols > 0 ? e / cols : e, ocol = cols > 0 ? e % cols : 0;
     if (cols > 0)
         snprintf(buf, cap, "element %lld (row %lld, col %lld)", (long long)e,
-                 (long long)(e / cols), (long long)(e % cols));
+                 (long long)orow, (long long)ocol);
     else
         snprintf(buf, cap, "element %lld", (long long)e);
+    /* the structured class of the input rows the element depends on: an
+     * output row that is an input's row (the row ops, A of the GEMMs), an
+     * output column that is an input's row (B of gemm_bt) */
+    int64_t rows[KG_MAX_IN];
+    for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
+    if (d->op->in_rows) d->op->in_rows(d->kase, rows);
+    int64_t nrows_out = cols > 0 ? d->out_elems[o] / cols : d->out_elems[o];
+    for (int i = 0; i < d->nin && i < 2; i++) {
+        int64_t r = -1;
+        if (i == 0 && rows[0] == nrows_out) r = orow;
+        else if (i == 1 && cols > 0 && rows[1] == cols && rows[1] > 1) r = ocol;
+        int cls = r >= 0 ? kg_oracle_row_class(d, i, r) : KG_ROW_IID;
+        if (cls == KG_ROW_IID) continue;
+        size_t len = strlen(buf);
+        snprintf(buf + len, cap - len, " [%s row %lld: %s]", d->op->in_names[i], (long long)r,
+                 kg_oracle_row_class_name(cls));
+    }
 }
 
 void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *res)
@@ -421,7 +629,7 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
     }
     res->pass = res->nbad == 0;
     if (res->pass) return;
-    char at[96];
+    char at[160];
     if (first_nf >= 0) {
         where(d, o, first_nf, at, sizeof at);
         snprintf(res->msg, sizeof res->msg, "%s at %s%s; %lld non-finite, %lld elements over bound",

@@ -33,6 +33,7 @@
 
 #include "kgate/backend.h"
 #include "kgate/plan.h"
+#include "expr.h"
 #include "util.h"
 
 /* The longest line accepted.  libinih's line buffer is 200 bytes in the
@@ -217,6 +218,8 @@ static const plan_key plan_keys[] = {
     {SEC_ARM, "parity", K_NAME, ARM(parity), 0, 0, 0, NULL, NULL,
      "the name of another arm of the same op"},
     {SEC_ARM, "trusted", K_BOOL, ARM(trusted), 0, 0, F_INHERIT, "no", NULL, "yes/no/true/false/1/0"},
+    {SEC_ARM, "requires", K_TEXT, ARM(requires), 0, 0, F_INHERIT, NULL, NULL,
+     "conditions over the case variables, e.g. K % 16 == 0, N % 64 == 0"},
     {SEC_ARM, "fake_ns", K_REAL, ARM(fake_ns), 0, 1e15, F_LO_OPEN, "1000", NULL,
      "nanoseconds, a number > 0"},
     {SEC_ARM, "fake_noise", K_REAL, ARM(fake_noise), 0, 10, 0, "0.01", NULL,
@@ -1060,6 +1063,44 @@ static void stem_name(const char *path, char *out, size_t cap)
     if (o == 0) snprintf(out, cap, "plan");
 }
 
+/* An arm's `requires`: its syntax, and every case of the plan the arm
+ * runs on must meet it (a plan case outside an arm's preconditions is an
+ * error, not a skip: the author lists the cases the arm supports). */
+static void check_requires(plan_ctx *ctx, int a)
+{
+    kg_plan *plan = ctx->plan;
+    const kg_arm *arm = &plan->arms[a];
+    if (arm->requires[0] == '\0') return;
+    int k_req = key_index(SEC_ARM, "requires");
+    int src = arm->role == KG_ROLE_CONTROL ? kg_plan_find_arm(plan, arm->of) : a;
+    int line = src >= 0 && ctx->arm_lines[src].at[k_req] ? ctx->arm_lines[src].at[k_req] : arm->line;
+    size_t l;
+    const char *t = line_text(ctx, line, &l);
+    kg_err e = { 0 };
+    if (kg_expr_check_conds("requires", arm->requires, &e) != KG_OK) {
+        perr(ctx, line, "bad requires", t, l, "%s", e.msg);
+        return;
+    }
+    for (int c = 0; c < plan->ncases; c++) {
+        if (!kg_plan_arm_applies(plan, a, c)) continue;
+        int ok = 1;
+        char failed[KG_TEXT_MAX + 64];
+        kg_err_clear(&e);
+        if (kg_expr_eval_conds("requires", arm->requires, &plan->cases[c], &ok, failed, sizeof failed, &e) !=
+            KG_OK) {
+            perr(ctx, line, "requires cannot be evaluated on a case", t, l, "case '%s': %s", plan->cases[c].name,
+                 e.msg);
+            return;
+        }
+        if (!ok) {
+            perr(ctx, line, "a case of the plan violates the arm's requires", t, l,
+                 "arm '%s' on case '%s': %s does not hold; list the cases it supports with 'cases = ...' "
+                 "or change the case", arm->name, plan->cases[c].name, failed);
+            return;
+        }
+    }
+}
+
 static void finish(plan_ctx *ctx)
 {
     kg_plan *plan = ctx->plan;
@@ -1113,6 +1154,7 @@ static void finish(plan_ctx *ctx)
                 memcpy(field_ptr(arm, k), field_cptr(of, k), k->size);
         }
     }
+    for (int a = 0; a < plan->narms && !ctx->failed; a++) check_requires(ctx, a);
 }
 
 /* ---- canonical form ---------------------------------------------------- */

@@ -63,3 +63,17 @@ uint64_t kg_protocol_check_seed(uint64_t campaign_seed, int proc, int kase, int 
     x = mix64(x ^ ((uint64_t)(uint32_t)proc << 20) ^ ((uint64_t)(uint32_t)kase << 2) ^ (uint64_t)(phase & 3));
     return x;
 }
+
+uint64_t kg_protocol_input_base(uint64_t campaign_seed, uint64_t salt)
+{
+    if (salt == 0) return campaign_seed;
+    /* "salt" in ASCII keeps this domain apart from the other mixes */
+    return mix64(mix64(campaign_seed) ^ mix64(salt ^ 0x73616c74u));
+}
+
+uint64_t kg_protocol_heldout_seed(uint64_t base, int proc, int kase, int idx)
+{
+    uint64_t x = mix64(base ^ 0x68656c646f7574ull);   /* "heldout" */
+    x = mix64(x ^ ((uint64_t)(uint32_t)proc << 32) ^ ((uint64_t)(uint32_t)kase << 8) ^ (uint64_t)(idx & 0xff));
+    return x;
+}

@@ -42,4 +42,15 @@ int kg_protocol_round_steps(int n, int warmup, int samples, kg_interleave mode, 
  * recompute it. phase 0 = before timing, 1 = after timing. */
 uint64_t kg_protocol_check_seed(uint64_t campaign_seed, int proc, int kase, int phase);
 
+/* The base every input seed of a campaign derives from: the plan's seed
+ * mixed with the campaign's input salt (salt.h), drawn fresh by the
+ * supervisor, so that no two campaigns share inputs.  Salt 0 (a folder
+ * written before the salt) gives the plan's seed unchanged.  Pass the
+ * result as kg_protocol_check_seed's campaign_seed. */
+uint64_t kg_protocol_input_base(uint64_t campaign_seed, uint64_t salt);
+
+/* Seed of held-out shape number idx of a case (heldout.h), from the
+ * salted base: a domain of its own, apart from the check phases. */
+uint64_t kg_protocol_heldout_seed(uint64_t base, int proc, int kase, int idx);
+
 #endif

@@ -43,6 +43,7 @@
 #include "kgate/backend.h"
 #include "kgate/op.h"
 #include "protocol.h"
+#include "salt.h"
 #include "util.h"
 
 extern char **environ;
@@ -217,9 +218,10 @@ static int record_fault(int dirfd, const char *dir, const kg_plan *plan, const k
  * signal to stop) leaves the process unrecorded. */
 static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan *plan, const char *plan_abs,
                       const char *dir, int dirfd, const char *backend, int proc, double timeout_s,
-                      const kg_quiet *q, const char *pline, int lock_fd, proc_rec *rec, kg_err *err)
+                      const kg_quiet *q, const char *pline, int lock_fd, uint64_t salt, proc_rec *rec,
+                      kg_err *err)
 {
-    char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], fdarg[16], parent[24];
+    char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], fdarg[16], parent[24], saltarg[16];
     int rc = kg_self_exe(exe, sizeof exe, err);
     if (rc != KG_OK) return rc;
     snprintf(procs, sizeof procs, "%d", proc);
@@ -239,6 +241,15 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) return kg_errorf(err, KG_EIO, "cannot make the rows pipe: %s", strerror(errno));
     snprintf(fdarg, sizeof fdarg, "%d", pfd[1]);
+    /* the input salt goes through a pipe of its own: a command line or
+     * the environment could be read by an arm host (salt.h) */
+    int sfd = -1;
+    if ((rc = kg_salt_pipe(salt, &sfd, err)) != KG_OK) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return rc;
+    }
+    snprintf(saltarg, sizeof saltarg, "%d", sfd);
     argv[n++] = exe;
     argv[n++] = (char *)"worker";
     argv[n++] = (char *)"--plan";
@@ -251,6 +262,8 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     argv[n++] = (char *)backend;
     argv[n++] = (char *)"--rows-fd";
     argv[n++] = fdarg;
+    argv[n++] = (char *)"--salt-fd";
+    argv[n++] = saltarg;
     /* under a wrapper the worker's parent is the wrapper */
     if (!wrapped) {
         argv[n++] = (char *)"--parent";
@@ -284,8 +297,10 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     /* the write end is inherited by the worker alone (single-threaded:
      * no other spawn can see it between these lines) */
     (void)fcntl(pfd[1], F_SETFD, 0);
+    (void)fcntl(sfd, F_SETFD, 0);
     int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     close(pfd[1]);
+    close(sfd);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (e != 0) {
@@ -582,6 +597,23 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     int nslots = o->check_only ? 1 : 2 * plan->campaign.processes;
     kg_meta meta = { .backend = resolved, .notice = notice, .device = device, .argc = o->argc, .argv = o->argv,
                      .check_only = o->check_only, .negative = o->negative, .frozen_path = o->frozen_path };
+    /* the input salt: drawn fresh for a new campaign (kgate check too),
+     * the recorded one when resuming (salt.h) */
+    uint64_t salt = 0;
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    if (o->resume && kg_path_exists(path)) {
+        char *mj = NULL;
+        int found = 0;
+        if ((rc = kg_read_file(path, &mj, NULL, err)) == KG_OK) rc = kg_salt_from_meta(mj, &salt, &found, err);
+        free(mj);
+        if (rc != KG_OK) goto done;
+        if (!found)
+            fprintf(stderr, "kgate: %s records no input salt (written by an older kgate): the resumed processes "
+                    "use the plan's seed alone, as its first ones did\n", path);
+    } else if ((rc = kg_salt_draw(&salt, err)) != KG_OK) {
+        goto done;
+    }
+    meta.input_salt = salt;
     if (o->resume) {
         if ((rc = kg_evidence_read_processes(dir, &recs, &nrec, err)) != KG_OK) goto done;
         /* room for every slot of the schedule */
@@ -671,7 +703,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             goto done;
         }
         if ((rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s,
-                             o->check_only ? NULL : &q, o->progress ? pline : NULL, lock_fd, r, err)) != KG_OK)
+                             o->check_only ? NULL : &q, o->progress ? pline : NULL, lock_fd, salt, r, err)) != KG_OK)
             goto done;
         nrec++;
         if ((rc = kg_evidence_write_processes(dirfd, dir, recs, nrec, err)) != KG_OK) goto done;

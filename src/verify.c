@@ -125,7 +125,8 @@ static void same_bytes(const char *dir, const char *name, const char *want, kg_s
 }
 
 /* Replays outputs/proc-NNN.{csv,bin} of process p. */
-static void replay_proc(const char *dir, const kg_plan *plan, int p, kg_sb *out, int *nbad, int *nreplayed)
+static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int p, kg_sb *out, int *nbad,
+                        int *nreplayed)
 {
     char ipath[64], bpath[KG_PATH_MAX + 64], cpath[KG_PATH_MAX + 64], full[KG_PATH_MAX + 64];
     char *bin = NULL;
@@ -161,9 +162,10 @@ static void replay_proc(const char *dir, const kg_plan *plan, int p, kg_sb *out,
             continue;
         }
         /* the seed must be one the protocol derives from the campaign seed
-         * for this process and case (the phase numbers are the worker's) */
+         * and the recorded input salt (base) for this process and case (the
+         * phase numbers are the worker's) */
         int derived = 0;
-        for (int k = 0; k < 4 && !derived; k++) derived = x->seed == kg_protocol_check_seed(plan->campaign.seed, p, c, k);
+        for (int k = 0; k < 4 && !derived; k++) derived = x->seed == kg_protocol_check_seed(base, p, c, k);
         if (!derived) {
             problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
                     ipath, lineno, x->seed, p, cname);
@@ -261,7 +263,9 @@ int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
     if (plan != NULL) {
         kg_err ee = { 0 };
         if (kg_evidence_load(dir, &ev, &ee) == KG_OK) {
-            for (int p = 0; p < ev.nproc; p++) replay_proc(dir, plan, p, out, nbad, &nreplayed);
+            for (int p = 0; p < ev.nproc; p++)
+                replay_proc(dir, plan, kg_protocol_input_base(plan->campaign.seed, ev.input_salt), p, out, nbad,
+                            &nreplayed);
         }
         /* a failed load was reported by the analysis step already */
     }

@@ -38,7 +38,9 @@
 #include "kgate/evidence.h"
 #include "kgate/backend.h"
 #include "kgate/oracle.h"
+#include "heldout.h"
 #include "protocol.h"
+#include "salt.h"
 #include "util.h"
 
 #define KG_MAX_ROTATE KG_PLAN_MAX_ROTATE   /* input sets an arm rotates through (bounded by the parser) */
@@ -72,6 +74,9 @@ typedef struct wctx {
     int *faulted;           /* per arm: 1 + the case it faulted on in this process, 0: none */
     void *host;             /* scratch for downloads */
     size_t host_cap;
+    /* every input seed derives from this: the plan's seed salted with the
+     * campaign's input salt (kg_protocol_input_base, salt.h) */
+    uint64_t input_base;
 } wctx;
 
 static void record_check(wctx *w, int c, int a, kg_phase phase, const char *check, int pass,
@@ -275,9 +280,10 @@ static int rotation_upload(wctx *w, inst *x, const kg_case_data *d, int nset, kg
     return rc;
 }
 
-static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
+/* Loads arm a for case c of plan (the campaign's plan, or a copy whose
+ * case c is a held-out shape) with buffers of its own, d's inputs in them. */
+static int inst_setup_on(wctx *w, const kg_plan *plan, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
 {
-    const kg_plan *plan = w->plan;
     int rc;
     memset(x, 0, sizeof *x);
     x->arm = a;
@@ -301,6 +307,11 @@ static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_
     size_t wsb = d->op->ws_bytes != NULL ? d->op->ws_bytes(&plan->cases[c]) : 0;
     if (wsb > 0 && (rc = kg_backend_alloc(w->be, wsb, &x->b.ws, err)) != KG_OK) return rc;
     return kg_backend_bind(w->be, x->k, &x->b, err);
+}
+
+static int inst_setup(wctx *w, int c, int a, const kg_case_data *d, inst *x, kg_err *err)
+{
+    return inst_setup_on(w, w->plan, c, a, d, x, err);
 }
 
 
@@ -466,7 +477,6 @@ static void case_release(wctx *w, case_run *cr)
 static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
 {
     const kg_plan *plan = w->plan;
-    const kg_campaign *cp = &plan->campaign;
     size_t na = (size_t)(plan->narms > 0 ? plan->narms : 1);
     int rc;
     *skip = 0;
@@ -488,11 +498,11 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
         *skip = 1;
         return KG_OK;
     }
-    uint64_t seed_pre = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 0);
+    uint64_t seed_pre = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 0);
     if ((rc = kg_oracle_prepare(cr->kc, seed_pre, &cr->pre, err)) != KG_OK) return rc;
     /* post: the inputs of the last timed round (checked by the snapshot),
      * and the "previous output" of the weak-case check */
-    uint64_t seed_post = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 1);
+    uint64_t seed_post = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 1);
     if ((rc = kg_oracle_prepare(cr->kc, seed_post, &cr->post, err)) != KG_OK) return rc;
     weak_check(w, cr->c, cr->order, cr->n, &cr->pre, &cr->post);
     for (int i = 0; i < cr->n; i++) {
@@ -516,6 +526,92 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
         if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
     }
     return KG_OK;
+}
+
+/* One held-out check: arm instance x (loaded for the case) run once on
+ * derived shape hp->cases[c] in an instance of its own, poisoned,
+ * compared in float64.  A failure marks x failed (not timed); a launch
+ * the device refuses at the derived shape fails the check (the arm
+ * declares what it supports with requires). */
+static int heldout_one(wctx *w, const kg_plan *hp, int c, inst *x, const kg_case_data *d, const char *name,
+                       kg_err *err)
+{
+    inst h;
+    int ok = 1;
+    now(w, c, x->arm, KG_NOW_CHECK_BEFORE, -1);
+    int rc = inst_setup_on(w, hp, c, x->arm, d, &h, err);
+    if (rc == KG_OK) rc = checked_run(w, c, &h, d, KG_PHASE_PRE, name, 0, &ok, NULL, err);
+    inst_release(w, &h);
+    if (rc == KG_EINADMISSIBLE) {
+        char detail[KG_DETAIL_MAX];
+        snprintf(detail, sizeof detail, "the launch is refused at this shape (%.400s): declare the arm's "
+                 "preconditions with requires", err->msg);
+        record_check(w, c, x->arm, KG_PHASE_PRE, name, 0, NULL, detail);
+        kg_err_clear(err);
+        x->failed = 1;
+        return KG_OK;
+    }
+    if ((rc = arm_failed(w, c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
+    if (!ok) x->failed = 1;
+    return KG_OK;
+}
+
+/* Phase 2b, held-out shapes (heldout.h): every arm that passed so far is
+ * checked on the shapes derived near the case, each in an instance of
+ * its own (launch geometry evaluated for the shape), on inputs of a seed
+ * of its own; a derived shape outside an arm's requires is recorded as
+ * skipped.  Called from phase_check_before, before the live arms are
+ * chosen. */
+static int phase_check_heldout(wctx *w, case_run *cr, kg_err *err)
+{
+    const kg_plan *plan = w->plan;
+    kg_case shapes[KG_HELDOUT_MAX];
+    int ns = kg_heldout_shapes(cr->kc, cr->op, kg_protocol_heldout_seed(w->input_base, w->proc, cr->c, 0), shapes,
+                               KG_HELDOUT_MAX);
+    if (ns == 0) return KG_OK;
+    kg_case *cases = malloc((size_t)plan->ncases * sizeof *cases);
+    if (cases == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory for the held-out shapes of case %s", cr->kc->name);
+    memcpy(cases, plan->cases, (size_t)plan->ncases * sizeof *cases);
+    kg_plan hp = *plan;
+    hp.cases = cases;
+    int rc = KG_OK;
+    for (int k = 0; k < ns && rc == KG_OK; k++) {
+        char name[KG_CHECK_NAME_MAX - 16], why[KG_TEXT_MAX + 64];
+        kg_case_data d;
+        int have = 0;
+        cases[cr->c] = shapes[k];
+        kg_heldout_name(&shapes[k], cr->op, name, sizeof name);
+        for (int i = 0; i < cr->nx && rc == KG_OK; i++) {
+            inst *x = &cr->xs[i];
+            int ok = 1;
+            if (x->dropped || x->failed) continue;
+            if ((rc = kg_heldout_supported(&plan->arms[x->arm], &shapes[k], &ok, why, sizeof why, err)) != KG_OK) break;
+            if (!ok) {
+                char detail[KG_TEXT_MAX + 96];
+                snprintf(detail, sizeof detail, "skipped: the arm requires %s", why);
+                record_check(w, cr->c, x->arm, KG_PHASE_PRE, name, 1, NULL, detail);
+                continue;
+            }
+            if (!have) {
+                kg_err pe = { 0 };
+                uint64_t seed = kg_protocol_heldout_seed(w->input_base, w->proc, cr->c, 1 + k);
+                if (kg_oracle_prepare(&cases[cr->c], seed, &d, &pe) != KG_OK) {
+                    /* kgate's inputs, not the arm: the shape is not checked */
+                    char detail[KG_DETAIL_MAX];
+                    snprintf(detail, sizeof detail, "skipped: no inputs at this shape (%.400s)", pe.msg);
+                    for (int j = i; j < cr->nx; j++)
+                        if (!cr->xs[j].dropped && !cr->xs[j].failed)
+                            record_check(w, cr->c, cr->xs[j].arm, KG_PHASE_PRE, name, 1, NULL, detail);
+                    break;
+                }
+                have = 1;
+            }
+            rc = heldout_one(w, &hp, cr->c, x, &d, name, err);
+        }
+        if (have) kg_oracle_release(&d);
+    }
+    free(cases);
+    return rc;
 }
 
 /* Phase 2, check before timing: every arm run twice on the pre inputs
@@ -551,6 +647,7 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
         if (!cr->xs[i].dropped && plan->arms[cr->xs[i].arm].parity[0] != '\0' &&
             (rc = parity_check(w, cr->c, cr->xs, cr->nx, i, &cr->pre, err)) != KG_OK)
             return rc;
+    if ((rc = phase_check_heldout(w, cr, err)) != KG_OK) return rc;
     cr->nlive = 0;
     for (int i = 0; i < cr->nx; i++)
         if (!cr->xs[i].failed) cr->live[cr->nlive++] = i;
@@ -678,7 +775,7 @@ static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
         rc = verify(w, cr->c, x, cr->snap, KG_PHASE_POST, KG_CHECK_SNAPSHOT, &ok, NULL, err);
         if ((rc = arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err)) != KG_OK) return rc;
     }
-    uint64_t seed_fresh = kg_protocol_check_seed(cp->seed, w->proc, cr->c, 2);
+    uint64_t seed_fresh = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 2);
     if ((rc = kg_oracle_prepare(cr->kc, seed_fresh, &cr->fresh, err)) != KG_OK) return rc;
     for (int i = 0; i < cr->nlive; i++) {
         int ok = 1;
@@ -772,8 +869,16 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
         rc = kg_errorf(err, KG_EUSAGE, "kgate worker needs --rows-fd (it is started by kgate run)");
         goto done;
     }
+    /* the salt first: its pipe is closed before any arm exists */
+    uint64_t salt = 0;
+    if (o->salt_fd < 0) {
+        rc = kg_errorf(err, KG_EUSAGE, "kgate worker needs --salt-fd (it is started by kgate run)");
+        goto done;
+    }
+    if ((rc = kg_salt_read_fd(o->salt_fd, &salt, err)) != KG_OK) goto done;
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = self_limits(o, plan, err)) != KG_OK) goto done;
+    w.input_base = kg_protocol_input_base(plan->campaign.seed, salt);
     snprintf(path, sizeof path, "%s/plan.sha256", o->out_dir);
     if ((rc = kg_read_file(path, &want, NULL, err)) != KG_OK) goto done;
     if (strncmp(want, plan->hash, 64) != 0) {

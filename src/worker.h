@@ -19,6 +19,7 @@ typedef struct kg_worker_opts {
     int rows_fd;              /* the pipe to the supervisor (channel.h); -1: none (refused) */
     long parent;              /* the supervisor's pid, checked after PR_SET_PDEATHSIG; 0: not checked */
     const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
+    int salt_fd;              /* appended: the pipe holding the campaign's input salt (salt.h); -1: none (refused) */
 } kg_worker_opts;
 
 /* The body of `kgate worker`: one fresh process of the campaign. */

@@ -217,6 +217,9 @@ typedef struct kg_evidence {
     int res_proc;             /* that process, -1: none */
     kg_arm_state *state;      /* per (case, arm) */
     int nchecks, nchecks_failed;  /* in accepted processes */
+    /* appended: the campaign's input salt from meta.json (salt.h); 0 when
+     * the folder predates it (its inputs then depend on the plan's seed alone) */
+    uint64_t input_salt;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */
@@ -229,6 +232,7 @@ typedef struct kg_meta {
     int argc; char **argv;
     int check_only, negative;
     const char *frozen_path;  /* NULL: none */
+    uint64_t input_salt;      /* appended: the campaign's input salt (salt.h), as "input_salt" */
 } kg_meta;
 
 /* The writers below write through dirfd, the folder's descriptor (dir:

@@ -57,7 +57,32 @@ typedef struct kg_op {
     /* appended: the scalar names an arm's launch may pass besides the
      * buffers (in_names, out_names and "ws"), e.g. "M N K splits" */
     const char *scalars;
+    /* appended: the structured row classes (KG_ROW_BIT of the KG_ROW_*
+     * below) the generator gives interior rows of multi-row inputs;
+     * 0: KG_ROWS_DEFAULT */
+    unsigned row_classes;
 } kg_op;
+
+/* Structured row classes of generated inputs (oracle.c, kg_oracle_row_class;
+ * docs/admission.md "Inputs").  Besides the i.i.d. rows: zero ends with a
+ * nonzero interior, sparse, runs of zeros, constant, a wide dynamic range,
+ * negative only, and near-constant (for the normalisations). */
+enum {
+    KG_ROW_IID = 0,
+    KG_ROW_ZERO_ENDS,
+    KG_ROW_SPARSE,
+    KG_ROW_ZERO_RUNS,
+    KG_ROW_CONSTANT,
+    KG_ROW_WIDE,
+    KG_ROW_NEGATIVE,
+    KG_ROW_NEAR_CONSTANT,
+    KG_ROW_NCLASSES
+};
+#define KG_ROW_BIT(c) (1u << (c))
+#define KG_ROWS_DEFAULT (KG_ROW_BIT(KG_ROW_ZERO_ENDS) | KG_ROW_BIT(KG_ROW_SPARSE) | \
+                         KG_ROW_BIT(KG_ROW_ZERO_RUNS) | KG_ROW_BIT(KG_ROW_CONSTANT) | \
+                         KG_ROW_BIT(KG_ROW_WIDE) | KG_ROW_BIT(KG_ROW_NEGATIVE))
+#define KG_ROWS_NORM (KG_ROWS_DEFAULT | KG_ROW_BIT(KG_ROW_NEAR_CONSTANT))
 
 /* The op registry. */
 const kg_op *kg_op_find(const char *name);

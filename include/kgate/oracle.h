@@ -45,11 +45,14 @@ typedef struct kg_case_data {
 /* Generates inputs for case c from seed, computes references and bounds.
  * Inputs are uniform in [-scale, scale), rounded to the case dtype; the
  * first row is zero and the last row is at four times the scale (an input
- * of one row is only scaled).  Element e of input i is
+ * of one row is only scaled).  Element e of an i.i.d. row of input i is
  *   v = fl32((float)scale * (m * kg_philox_uniform(seed, i, e)))
  * with m = 0, 1 or 4 by row, then rounded to the case dtype (nearest
  * even); a device generator that does the same float operations yields
- * the same bits.  Fails with KG_EINADMISSIBLE when the op's preconditions
+ * the same bits.  Interior rows of an input of three rows or more also
+ * take the structured classes of the op (kg_op.row_classes; see
+ * kg_oracle_row_class and docs/admission.md), placed by the seed.
+ * Fails with KG_EINADMISSIBLE when the op's preconditions
  * do not hold, and with KG_EINPUT when an input rounds to all zeros or
  * overflows.  A case where a trivial output would pass (see
  * kg_oracle_trivial) is prepared, with d->weak[o] set and d->weak_why
@@ -57,6 +60,14 @@ typedef struct kg_case_data {
  * empty. */
 int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *err);
 void kg_oracle_release(kg_case_data *d); /* NULL-safe, idempotent */
+
+/* The structured class (KG_ROW_* of kgate/op.h) of row `row` of input
+ * `stream` of prepared data d: KG_ROW_IID for the first and last rows and
+ * for rows the seed left i.i.d.  A quarter of the interior rows (at least
+ * one per class where there are as many) get a class, at positions that
+ * a bijection drawn from the seed decides.  The name is for messages. */
+int kg_oracle_row_class(const kg_case_data *d, int stream, int64_t row);
+const char *kg_oracle_row_class_name(int cls);
 
 /* Checksum (FNV-1a 64) of a byte range. */
 uint64_t kg_checksum(const void *p, size_t n);

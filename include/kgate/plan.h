@@ -121,6 +121,10 @@ typedef struct kg_arm {
     int fake_refuse;               /* case index whose load the device refuses (KG_EINADMISSIBLE); -1 */
     int fake_wrong;                /* 1: outputs are wrong */
     int line;                      /* line of the section header */
+    /* appended: the arm's preconditions, conditions over the case
+     * variables ("K % 16 == 0, N % 64 == 0"); every plan case the arm runs
+     * on must meet them, and held-out shapes that do not are skipped */
+    char requires[KG_TEXT_MAX];
 } kg_arm;
 
 typedef struct kg_gate {

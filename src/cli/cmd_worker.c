@@ -6,8 +6,8 @@
 static const char about[] =
     "Runs one process of a campaign: loads every arm, runs the admission checks and the timed\n"
     "rounds of its schedule slot, and sends its rows to the supervisor through the pipe --rows-fd\n"
-    "(the folder it only reads).  kgate run starts it (with --plan, --out, --proc, --backend and\n"
-    "--rows-fd); it is not meant to be run by hand.\n";
+    "(the folder it only reads).  kgate run starts it (with --plan, --out, --proc, --backend,\n"
+    "--rows-fd and --salt-fd); it is not meant to be run by hand.\n";
 
 static const char footer[] =
     "Exit status: 0 the process completed, 2 usage error, 4 the process failed (its log says why).\n";
@@ -18,6 +18,7 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     o.proc = -1;
     o.slot = -1;
     o.rows_fd = -1;
+    o.salt_fd = -1;
     int parent = 0;
     kg_settings s = *env; /* the environment, then what the supervisor says */
     o.settings = &s;
@@ -32,6 +33,8 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "the schedule slot it fills (a repeat keeps its slot's direction; default: the process index)" },
         { .name = "rows-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.rows_fd, .min = 3, .max = 1023,
           .help = "the pipe to the supervisor: every record goes there as frames (channel.h)" },
+        { .name = "salt-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.salt_fd, .min = 3, .max = 1023,
+          .help = "a pipe holding the campaign's input salt, read once and closed before any arm loads" },
         { .name = "parent", .arg = "PID", .kind = KG_CLI_INT, .dst = &parent, .min = 1, .max = 2147483647,
           .help = "the supervisor's pid: the worker ends if its parent is not that one" },
         { .name = "progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 1,
@@ -48,9 +51,10 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     int parsed = kg_cli_parse(&spec, argc, argv, NULL);
     if (parsed != KG_CLI_GO) return parsed;
     o.parent = parent;
-    if (o.plan_path == NULL || o.out_dir == NULL || o.backend == NULL || o.proc < 0 || o.rows_fd < 0) {
-        fprintf(stderr, "kgate worker: needs --plan, --out, --backend, --proc and --rows-fd (it is started by kgate "
-                "run)\n");
+    if (o.plan_path == NULL || o.out_dir == NULL || o.backend == NULL || o.proc < 0 || o.rows_fd < 0 ||
+        o.salt_fd < 0) {
+        fprintf(stderr, "kgate worker: needs --plan, --out, --backend, --proc, --rows-fd and --salt-fd (it is started "
+                "by kgate run)\n");
         return KG_EXIT_USAGE;
     }
     kg_err err = { 0 };

@@ -150,4 +150,5 @@ const kg_op kg_op_layernorm = {
     .out_cols = kg_ops_rows_cols,
     .ws_bytes = NULL,
     .scalars = "M N eps",
+    .row_classes = KG_ROWS_NORM,
 };

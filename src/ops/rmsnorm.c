@@ -117,4 +117,5 @@ const kg_op kg_op_rmsnorm = {
     .out_cols = kg_ops_rows_cols,
     .ws_bytes = NULL,
     .scalars = "M N eps",
+    .row_classes = KG_ROWS_NORM,
 };

@@ -118,4 +118,5 @@ const kg_op kg_op_softmax = {
     .out_cols = kg_ops_rows_cols,
     .ws_bytes = NULL,
     .scalars = "M N",
+    .row_classes = KG_ROWS_NORM,
 };

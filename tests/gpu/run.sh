@@ -11,7 +11,8 @@
 # every dtype and odd shapes (the oracle checks its transposes),
 # campaigns warm and cold, an A/A pair, backend = auto,
 # examples/cuda-gemm.kg end to end, per-arm isolation (the driver probe,
-# neighbour-scanning candidates) and launches the device refuses.
+# neighbour-scanning candidates), launches the device refuses, and kernels
+# right only on i.i.d. rows or on the plan's aligned shapes.
 set -u
 : "${KGATE:?set KGATE to the kgate binary}"
 case $KGATE in /*) ;; *) KGATE=$(pwd)/$KGATE ;; esac
@@ -351,6 +352,10 @@ fi
 # 14. the device-memory neighbour attack (tests/gpu/attack_neighbour.sh):
 #     not FASTER once every untrusted arm has its own context
 . "$ROOT/tests/gpu/attack_neighbour.sh"
+
+# 15. structured input rows and held-out shapes (tests/gpu/cheat_inputs.sh):
+#     CUDA kernels right only on i.i.d. rows or on aligned shapes fail
+. "$ROOT/tests/gpu/cheat_inputs.sh"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -48,7 +48,7 @@ enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, INVALID_HANDLE = 400,
 
 typedef struct fctx { int id, alive; CUresult sticky; } fctx;
 typedef struct falloc { char *p; size_t n; fctx *ctx; int imported; char name[72]; } falloc;
-typedef struct ffunc { char name[64]; fctx *ctx; } ffunc;
+typedef struct ffunc { char name[64]; fctx *ctx; void *mod; } ffunc;
 typedef struct flaunch { ffunc *f; unsigned threads; CUdeviceptr ptr[3]; int iv[3]; } flaunch;
 typedef struct fgraph { flaunch l[MAX_LAUNCH]; int n; fctx *ctx; } fgraph;
 typedef struct fstream {
@@ -380,22 +380,36 @@ CUresult cuEventElapsedTime(float *ms, fevent *a, fevent *b)
     *ms = 0.01f;
     return c->sticky;
 }
-CUresult cuModuleLoadData(void **m, const void *img) { (void)img; CUR_OR_FAIL; *m = c; return OK; }
-/* the functions handed out, freed with their module (a module is its context here) */
+/* a module belongs to the context it was loaded in; its functions are
+ * freed with it, and with it only (other modules of the context, such as
+ * another instance of the same arm, keep theirs) */
+typedef struct fmodule { fctx *ctx; } fmodule;
+CUresult cuModuleLoadData(void **m, const void *img)
+{
+    (void)img;
+    CUR_OR_FAIL;
+    fmodule *mod = calloc(1, sizeof *mod);
+    if (mod == NULL) return INVALID_VALUE;
+    mod->ctx = c;
+    *m = mod;
+    return OK;
+}
 static ffunc *funcs[256];
 CUresult cuModuleUnload(void *m)
 {
+    if (m == NULL) return INVALID_HANDLE;
     for (size_t i = 0; i < sizeof funcs / sizeof funcs[0]; i++)
-        if (funcs[i] != NULL && (void *)funcs[i]->ctx == m) {
+        if (funcs[i] != NULL && funcs[i]->mod == m) {
             free(funcs[i]);
             funcs[i] = NULL;
         }
+    free(m);
     return OK;
 }
 CUresult cuModuleGetFunction(ffunc **f, void *m, const char *name)
 {
     CUR_OR_FAIL;
-    if (m != c) return INVALID_HANDLE;
+    if (m == NULL || ((fmodule *)m)->ctx != c) return INVALID_HANDLE;
     size_t slot = 0;
     while (slot < sizeof funcs / sizeof funcs[0] && funcs[slot] != NULL) slot++;
     if (slot == sizeof funcs / sizeof funcs[0]) return INVALID_VALUE;
@@ -403,6 +417,7 @@ CUresult cuModuleGetFunction(ffunc **f, void *m, const char *name)
     if (*f == NULL) return INVALID_VALUE;
     strncpy((*f)->name, name, sizeof (*f)->name - 1);
     (*f)->ctx = c;
+    (*f)->mod = m;
     funcs[slot] = *f;
     return OK;
 }

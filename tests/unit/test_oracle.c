@@ -8,6 +8,7 @@
  * reject with a message naming the element. */
 #include <dlfcn.h>
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,8 @@ static void test_inputs(void)
         for (int i = 0; i < 2; i++) {
             for (int64_t e = 0; e < d.in_elems[i]; e++) {
                 int64_t row = e / c.K;
+                /* structured rows have their own values (test_row_classes) */
+                if (kg_oracle_row_class(&d, i, row) != KG_ROW_IID) continue;
                 float m = row == 0 ? 0.0f : row == rows[i] - 1 ? 4.0f : 1.0f;
                 float v = 0.5f * (m * kg_philox_uniform(1234, (uint32_t)i, (uint64_t)e));
                 double want;
@@ -252,6 +255,99 @@ static void test_inputs(void)
     CHECK(mx > 1.0);
     kg_oracle_release(&d);
     kg_oracle_release(NULL);
+}
+
+/* ---- structured row classes ------------------------------------------ */
+
+/* 1 when row x[0..n) has the property of class cls. */
+static int row_has_class(const double *x, int64_t n, int cls)
+{
+    int64_t nz = 0, run = 0, longest = 0;
+    double lo = INFINITY, hi = -INFINITY, amin = INFINITY, amax = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        if (x[j] != 0.0) {
+            nz++;
+            run = 0;
+            amin = fmin(amin, fabs(x[j]));
+        } else if (++run > longest) {
+            longest = run;
+        }
+        lo = fmin(lo, x[j]);
+        hi = fmax(hi, x[j]);
+        amax = fmax(amax, fabs(x[j]));
+    }
+    switch (cls) {
+    case KG_ROW_ZERO_ENDS: return x[0] == 0.0 && x[n - 1] == 0.0 && nz > 0;
+    case KG_ROW_SPARSE: return nz >= 1 && nz <= n / 3 + 2;
+    case KG_ROW_ZERO_RUNS: return longest >= 2 && nz > 0;
+    case KG_ROW_CONSTANT: return lo == hi && lo != 0.0;
+    case KG_ROW_NEAR_CONSTANT: return lo < hi && lo * hi > 0.0 && (hi - lo) <= 0.3 * fabs(hi);
+    case KG_ROW_WIDE: return nz > 1 && amax / amin >= 256.0;
+    case KG_ROW_NEGATIVE: return hi <= 0.0 && lo < 0.0;
+    default: return 0;
+    }
+}
+
+/* Every class of an op appears in every input of enough rows, each class
+ * row has its class's property, the placement depends on the seed, and
+ * the honest bounds hold (test_ops_all runs the honest kernels). */
+static void test_row_classes(void)
+{
+    static const struct { const char *op; int64_t M, N, K; int nclasses; } cs[] = {
+        { "rowsum", 40, 64, -1, 6 }, { "softmax", 33, 50, -1, 7 }, { "layernorm", 30, 17, -1, 7 },
+        { "gemm_bt", 28, 26, 9, 6 }, { "rowmax", 9, 12, -1, 6 } };
+    kg_dtype dts[3] = { KG_DT_F32, KG_DT_F16, KG_DT_BF16 };
+    for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++)
+        for (int di = 0; di < 3; di++) {
+            kg_case c = make_case(cs[t].op, dts[di], cs[t].M, cs[t].N, cs[t].K, 1.0);
+            int moved = 0;
+            int first_class[64];
+            for (uint64_t seed = 1; seed <= 6; seed++) {
+                kg_case_data d;
+                kg_err err = { 0 };
+                CHECK_MSG(kg_oracle_prepare(&c, seed, &d, &err) == KG_OK, "%s: %s", c.name, err.msg);
+                if (d.op == NULL) continue;
+                int64_t rows = c.M, cols = d.in_elems[0] / c.M, R = rows - 2;
+                int seen[KG_ROW_NCLASSES] = { 0 }, nclass_rows = 0;
+                for (int64_t r = 0; r < rows; r++) {
+                    int cls = kg_oracle_row_class(&d, 0, r);
+                    if (r == 0 || r == rows - 1) CHECK(cls == KG_ROW_IID);
+                    if (r < 64 && seed == 1) first_class[r] = cls;
+                    if (r < 64 && seed > 1 && first_class[r] != cls) moved = 1;
+                    if (cls == KG_ROW_IID) continue;
+                    seen[cls]++;
+                    nclass_rows++;
+                    CHECK_MSG(row_has_class(d.in64[0] + r * cols, cols, cls), "%s %s seed %llu: row %lld is "
+                              "not %s", c.name, dtn(dts[di]), (unsigned long long)seed, (long long)r,
+                              kg_oracle_row_class_name(cls));
+                }
+                int distinct = 0;
+                for (int k = 1; k < KG_ROW_NCLASSES; k++) distinct += seen[k] > 0;
+                CHECK_MSG(distinct == cs[t].nclasses, "%s %s seed %llu: %d classes, want %d", c.name,
+                          dtn(dts[di]), (unsigned long long)seed, distinct, cs[t].nclasses);
+                int64_t want_rows = R / 4 > cs[t].nclasses ? R / 4 : cs[t].nclasses;
+                CHECK_MSG(nclass_rows == want_rows, "%s: %d class rows, want %lld", c.name, nclass_rows,
+                          (long long)want_rows);
+                CHECK(seen[KG_ROW_NEAR_CONSTANT] == 0 || d.op->row_classes != 0);
+                kg_oracle_release(&d);
+            }
+            CHECK_MSG(moved, "%s %s: the class rows sit at the same places for six seeds", c.name, dtn(dts[di]));
+        }
+    /* rows too short or too few: no class that cannot apply */
+    kg_case c = make_case("rowsum", KG_DT_F32, 2, 50, -1, 1.0);
+    kg_case_data d;
+    kg_err err = { 0 };
+    CHECK(kg_oracle_prepare(&c, 3, &d, &err) == KG_OK);
+    CHECK(kg_oracle_row_class(&d, 0, 0) == KG_ROW_IID && kg_oracle_row_class(&d, 0, 1) == KG_ROW_IID);
+    kg_oracle_release(&d);
+    c = make_case("rowsum", KG_DT_F32, 20, 2, -1, 1.0);
+    CHECK(kg_oracle_prepare(&c, 3, &d, &err) == KG_OK);
+    for (int64_t r = 0; r < c.M; r++) {
+        int cls = kg_oracle_row_class(&d, 0, r);
+        CHECK(cls != KG_ROW_ZERO_ENDS && cls != KG_ROW_SPARSE && cls != KG_ROW_ZERO_RUNS);
+    }
+    kg_oracle_release(&d);
+    CHECK_STR_CONTAINS(kg_oracle_row_class_name(KG_ROW_ZERO_ENDS), "zero-ends");
 }
 
 static void test_checksum_guard_poison(void)
@@ -635,6 +731,7 @@ int main(void)
     test_conversions();
     test_reference();
     test_inputs();
+    test_row_classes();
     test_checksum_guard_poison();
     test_registry();
     test_bounds_and_cases();
