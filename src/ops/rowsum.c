@@ -53,6 +53,24 @@ static void rowsum_bound(const kg_case *c, const double *const in[], const doubl
     }
 }
 
+static void rowsum_bound_ct(const kg_case *c, const kg_contract *ct, const double *const in[],
+                            const double *ref, int o, double *bound)
+{
+    (void)o;
+    const double *x = in[0];
+    for (int64_t i = 0; i < c->M; i++) {
+        double s = 0.0, q = 0.0;
+        for (int64_t j = 0; j < c->N; j++) {
+            double v = x[i * c->N + j];
+            s += fabs(v);
+            q += v * v;
+        }
+        kg_sum_elem e = { .absdot = s, .l2 = sqrt(q), .ref = ref[i], .rowscale = s, .n = c->N,
+                          .factors = 1 };
+        bound[i] = kg_ops_bound_sum(&e, ct, c->dtype, KG_DT_F32);
+    }
+}
+
 static double rowsum_flops(const kg_case *c)
 {
     return (double)c->M * (double)c->N;
@@ -83,4 +101,5 @@ const kg_op kg_op_rowsum = {
     .out_cols = NULL,
     .ws_bytes = NULL,
     .scalars = "M N",
+    .bound_ct = rowsum_bound_ct,
 };
