@@ -326,17 +326,19 @@ static void describe_own(const table *t, int c, int a, kg_arm_result *r, scratch
 /* The physics limit: the op's minimal bytes and flops over the arm's
  * fastest process median, against the measured peaks.  A part whose
  * peak was not measured does not apply. */
-static void physics(const kg_case_limit *lim, kg_arm_result *r)
+static void physics(const kg_case_limit *lim, const kg_arm *arm, kg_arm_result *r)
 {
     if (lim == NULL || !(r->fastest_ns > 0.0)) return;
+    /* a reduced contract may run on the matrix unit (TF32, 16-bit inputs) */
+    double flop_rate = kg_contract_is_default(&arm->contract) ? lim->flop_rate : lim->flop_rate_mma;
     double t = r->fastest_ns * 1e-9, frac = (double)NAN;
     const char *what = "";
     if (lim->bw > 0.0 && lim->bytes > 0.0) {
         frac = lim->bytes / t / lim->bw;
         what = "bandwidth";
     }
-    if (lim->flop_rate > 0.0 && lim->flops > 0.0) {
-        double f = lim->flops / t / lim->flop_rate;
+    if (flop_rate > 0.0 && lim->flops > 0.0) {
+        double f = lim->flops / t / flop_rate;
         if (isnan(frac) || f > frac) {
             frac = f;
             what = "FMA rate";
@@ -421,7 +423,7 @@ static void analyse_case(const kg_analysis_in *in, const table *t, int c, kg_ana
             continue;
         }
         describe_own(t, c, a, r, s);
-        physics(in->limits != NULL ? &in->limits[c] : NULL, r);
+        physics(in->limits != NULL ? &in->limits[c] : NULL, &plan->arms[a], r);
         if (r->role == KG_ROLE_BASELINE) {
             r->verdict = isnan(r->med_ns_all) ? KG_VERDICT_NODATA : KG_VERDICT_INCONCLUSIVE;
             continue;

@@ -50,7 +50,8 @@ void kg_report_texts_free(char *text[KG_REPORT_MAX])
 /* The physics limit of every case: the op's minimal bytes and flops and
  * the peaks of the folder's peaks.json for that working set and dtype
  * (flops: float32 FMA rate for f32 cases, the matrix-unit rate for
- * 16-bit cases, each only where measured).  NULL when the folder has no
+ * 16-bit cases and for arms with a reduced contract, each only where
+ * measured).  NULL when the folder has no
  * measured peaks. */
 static kg_case_limit *case_limits(const kg_evidence *ev)
 {
@@ -65,6 +66,7 @@ static kg_case_limit *case_limits(const kg_evidence *ev)
         l[c].flops = op->flops != NULL ? op->flops(kc) : 0.0;
         l[c].bw = kg_peaks_bw(&ev->peaks, l[c].bytes);
         l[c].flop_rate = kc->dtype == KG_DT_F32 ? ev->peaks.flops_f32 : ev->peaks.flops_mma16;
+        l[c].flop_rate_mma = ev->peaks.flops_mma16;
     }
     return l;
 }

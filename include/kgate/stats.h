@@ -165,7 +165,11 @@ typedef struct kg_case_limit {
     double bytes;      /* the op's minimal bytes of one operation */
     double flops;      /* the op's flops of one operation */
     double bw;         /* peak bytes/s for a working set of `bytes` */
-    double flop_rate;  /* peak flop/s for the case dtype */
+    double flop_rate;  /* peak flop/s for the case dtype under its default contract */
+    /* appended: peak flop/s of the matrix unit, which an arm with a reduced
+     * contract on an f32 case may use (TF32, or 16-bit inputs); 0: not
+     * measured, and then no flops limit applies to such an arm */
+    double flop_rate_mma;
 } kg_case_limit;
 
 /* Per (case, arm) admission state known before analysis (from the check
