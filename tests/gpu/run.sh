@@ -341,5 +341,8 @@ fi
 #     not FASTER once every untrusted arm has its own context
 . "$ROOT/tests/gpu/attack_neighbour.sh"
 
+# 15. precision contracts and physics limits (tests/gpu/contracts.sh)
+. "$ROOT/tests/gpu/contracts.sh"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
