@@ -108,14 +108,17 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, int 
     gemm_absdot_p(c, a, b, b_kn, s, 0);
 }
 
-/* The bound under a reduced contract (kg_ops_bound_sum): sum|t| always,
- * sqrt(sum t^2) for tf32 (the input part's Hoeffding form). */
+/* The bound under contract ct (NULL: the default; kg_ops_bound_sum):
+ * sum|t| always, and for f32 cases sqrt(sum t^2) (the tf32 input part's
+ * Hoeffding form, and whether the sum looks random) from a dgemm of the
+ * squares; without memory for it the bound falls back to the worst case. */
 void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double *a,
                           const double *b, int b_kn, const double *ref, double *bound)
 {
     int64_t M = c->M, N = c->N;
     double *sq = NULL;
-    if (ct != NULL && ct->precision == KG_PREC_TF32 && !(ct->tolerance > 0.0)) {
+    /* sqrt(sum t^2): the tf32 input part, and whether an f32 sum looks random */
+    if (c->dtype == KG_DT_F32 && !(ct != NULL && ct->tolerance > 0.0)) {
         sq = malloc((size_t)(M * N) * sizeof *sq);
         if (sq != NULL) gemm_absdot_p(c, a, b, b_kn, sq, 1);
     }
@@ -136,16 +139,7 @@ void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double 
 void kg_ops_gemm_bound(const kg_case *c, const double *a, const double *b, int b_kn,
                        const double *ref, double *bound)
 {
-    int64_t M = c->M, N = c->N;
-    gemm_absdot(c, a, b, b_kn, bound); /* absdot first, bound in place */
-    for (int64_t i = 0; i < M; i++) {
-        double *row = bound + i * N;
-        double rowscale = 0.0;
-        for (int64_t j = 0; j < N; j++) rowscale = fmax(rowscale, row[j]);
-        for (int64_t j = 0; j < N; j++)
-            row[j] = kg_ops_bound_elem(row[j], ref[i * N + j], rowscale, c->K, c->dtype,
-                                       KG_DT_F32);
-    }
+    kg_ops_gemm_bound_ct(c, NULL, a, b, b_kn, ref, bound);
 }
 
 static void gemm_bound(const kg_case *c, const double *const in[], const double *ref, int o,

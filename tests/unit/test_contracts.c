@@ -12,7 +12,9 @@
  *   - `tolerance = 1e-4` admits the f16 rowsum; `tolerance = 1` is too
  *     weak (zeros pass) and fails every comparison, saying so;
  *   - for bf16 and f16 inputs the default bound is the one kgate had
- *     before contracts (the worst case capped by the dtype ceiling). */
+ *     before contracts (the worst case capped by the dtype ceiling);
+ *   - rows of one repeated value, whose float32 sums err systematically,
+ *     get the worst case, which every honest sum of 500 values meets. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,11 +165,49 @@ static void test_16bit_unchanged(void)
             kg_contract tf = { KG_PREC_TF32, 0.0 };
             CHECK_NEAR(kg_ops_bound_sum(&e, &tf, dts[i], KG_DT_F32), now, 0, 1e-14);
         }
-    /* f32: the smaller of the worst case and the probabilistic bound, no ceiling */
-    double n = 1024, absdot = 256, ref = 0.5;
-    double want = fmin(n * u / (1 - n * u), expm1(10.0 * sqrt(n) * u + n * u * u / (1 - u))) * absdot + u * ref
-                  + n * u_ref / (1 - n * u_ref) * absdot + 1e-30;
-    CHECK_NEAR(kg_ops_bound_elem(absdot, ref, 512, 1024, KG_DT_F32, KG_DT_F32), want, 0, 1e-14);
+    /* f32: the smaller of the worst case and the probabilistic bound where
+     * the sum looks random (|ref| <= 10 sqrt(sum t^2)), no ceiling; the
+     * worst case where it does not, or where sqrt(sum t^2) is unknown */
+    double n = 1024, absdot = 256, ref = 0.5, l2 = 10.0;
+    double worst = n * u / (1 - n * u) * absdot + u * ref, ref_term = n * u_ref / (1 - n * u_ref) * absdot + 1e-30;
+    double prob = expm1(10.0 * sqrt(n) * u + n * u * u / (1 - u)) * absdot + u * ref;
+    kg_sum_elem e = { absdot, l2, ref, 512, 1024, 2 };
+    CHECK_NEAR(kg_ops_bound_sum(&e, NULL, KG_DT_F32, KG_DT_F32), fmin(worst, prob) + ref_term, 0, 1e-14);
+    e.ref = 101.0; /* above 10 sqrt(sum t^2): not random-looking */
+    worst = n * u / (1 - n * u) * absdot + u * e.ref;
+    CHECK_NEAR(kg_ops_bound_sum(&e, NULL, KG_DT_F32, KG_DT_F32), worst + ref_term, 0, 1e-14);
+    CHECK_NEAR(kg_ops_bound_elem(absdot, 101.0, 512, 1024, KG_DT_F32, KG_DT_F32), worst + ref_term, 0, 1e-14);
+}
+
+/* A row of one repeated value: float32 summation errs systematically
+ * (2048 copies: up to about 510 u x sum|x|, above the probabilistic
+ * bound's 452 u), so the bound must be the worst case there, and must
+ * hold for an honest sequential sum of every one of 500 values. */
+static void test_constant_rows(void)
+{
+    int64_t ns[3] = { 2048, 8192, 65536 };
+    for (int k = 0; k < 3; k++) {
+        int over = 0, over_prob = 0;
+        double worst_ratio = 0.0;
+        for (int r = 0; r < 500; r++) {
+            float x = (float)(((double)((r * 2654435761u) % 1000003u) / 1000003.0) * 2.0 - 1.0);
+            if (x == 0.0f) continue;
+            float sum = 0.0f;
+            for (int64_t i = 0; i < ns[k]; i++) sum += x;
+            double n = (double)ns[k], ref = n * (double)x, err = fabs((double)sum - ref);
+            kg_sum_elem e = { n * fabs((double)x), sqrt(n) * fabs((double)x), ref, n * fabs((double)x), ns[k], 1 };
+            double b = kg_ops_bound_sum(&e, NULL, KG_DT_F32, KG_DT_F32);
+            if (err > b) over++;
+            /* what the probabilistic bound alone would have allowed */
+            if (err > kg_ops_gamma_prob(ns[k]) * e.absdot + ldexp(1.0, -24) * fabs(ref)) over_prob++;
+            if (err / b > worst_ratio) worst_ratio = err / b;
+        }
+        CHECK_MSG(over == 0, "constant rows of %lld: %d honest sums over the bound (worst %.3g)",
+                  (long long)ns[k], over, worst_ratio);
+        /* the case is real: the probabilistic bound alone fails honest sums */
+        if (ns[k] >= 8192)
+            CHECK_MSG(over_prob > 0, "constant rows of %lld: no sum over the probabilistic bound", (long long)ns[k]);
+    }
 }
 
 int main(void)
@@ -175,5 +215,6 @@ int main(void)
     test_gemm();
     test_rowsum();
     test_16bit_unchanged();
+    test_constant_rows();
     return kg_test_finish("test_contracts");
 }
