@@ -105,6 +105,9 @@ static void result_blank(kg_arm_result *r)
     r->round_red[0] = r->round_red[1] = r->round_red_all = (double)NAN;
     r->round_red_min = r->round_red_max = (double)NAN;
     r->drift = (double)NAN;
+    r->fastest_ns = r->peak_frac = (double)NAN;
+    r->impossible = 0;
+    r->physics[0] = '\0';
     r->has_effect = 0;
     memset(&r->eff, 0, sizeof r->eff);
     r->verdict = KG_VERDICT_NODATA;
@@ -316,6 +319,36 @@ static void describe_own(const table *t, int c, int a, kg_arm_result *r, scratch
     for (int d = 0; d < 2; d++) r->med_ns[d] = kg_median(s->pm[d], (size_t)s->npm[d]);
     r->med_ns_all = kg_median(s->pm_all, (size_t)s->npm_all);
     r->drift = kg_median(s->drift, (size_t)s->ndrift);
+    for (int i = 0; i < s->npm_all; i++)
+        if (i == 0 || s->pm_all[i] < r->fastest_ns) r->fastest_ns = s->pm_all[i];
+}
+
+/* The physics limit: the op's minimal bytes and flops over the arm's
+ * fastest process median, against the measured peaks.  A part whose
+ * peak was not measured does not apply. */
+static void physics(const kg_case_limit *lim, const kg_arm *arm, kg_arm_result *r)
+{
+    if (lim == NULL || !(r->fastest_ns > 0.0)) return;
+    /* a reduced contract may run on the matrix unit (TF32, 16-bit inputs) */
+    double flop_rate = kg_contract_is_default(&arm->contract) ? lim->flop_rate : lim->flop_rate_mma;
+    double t = r->fastest_ns * 1e-9, frac = (double)NAN;
+    const char *what = "";
+    if (lim->bw > 0.0 && lim->bytes > 0.0) {
+        frac = lim->bytes / t / lim->bw;
+        what = "bandwidth";
+    }
+    if (flop_rate > 0.0 && lim->flops > 0.0) {
+        double f = lim->flops / t / flop_rate;
+        if (isnan(frac) || f > frac) {
+            frac = f;
+            what = "FMA rate";
+        }
+    }
+    r->peak_frac = frac;
+    if (frac > KG_PHYSICS_MARGIN) {
+        r->impossible = 1;
+        snprintf(r->physics, sizeof r->physics, "impossible: %.1fx the measured %s", frac, what);
+    }
 }
 
 /* The paired contrasts, D(p), the effect and the round statistics. */
@@ -390,6 +423,7 @@ static void analyse_case(const kg_analysis_in *in, const table *t, int c, kg_ana
             continue;
         }
         describe_own(t, c, a, r, s);
+        physics(in->limits != NULL ? &in->limits[c] : NULL, &plan->arms[a], r);
         if (r->role == KG_ROLE_BASELINE) {
             r->verdict = isnan(r->med_ns_all) ? KG_VERDICT_NODATA : KG_VERDICT_INCONCLUSIVE;
             continue;
@@ -414,6 +448,8 @@ static void analyse_case(const kg_analysis_in *in, const table *t, int c, kg_ana
             }
             r->proc_red[d] = 1.0 - r->med_ns[d] / ref;
         }
+        /* an impossible timing is never a verdict on speed */
+        if (r->impossible) r->verdict = KG_VERDICT_INVALID;
     }
 }
 
@@ -474,6 +510,23 @@ static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, char *wh
         snprintf(why, cap, "case %s, arm %s: %s", cn, an, kg_verdict_name(r->verdict));
         return 1;
     }
+    if (r->impossible) {
+        snprintf(why, cap, "case %s, arm %s: INVALID (%s)", cn, an, r->physics);
+        return 1;
+    }
+    if (g->same_precision) {
+        const kg_arm *arm = &plan->arms[r->arm];
+        kg_dtype dt = plan->cases[r->kase].dtype;
+        for (int b = 0; b < plan->narms; b++) {
+            if (plan->arms[b].role != KG_ROLE_BASELINE || !kg_plan_arm_applies(plan, b, r->kase)) continue;
+            char w[160];
+            if (kg_contract_weaker(&arm->contract, &plan->arms[b].contract, dt, w, sizeof w)) {
+                snprintf(why, cap, "case %s, arm %s: %s of baseline %s (same_precision = yes; "
+                         "same_precision = no in [gate] accepts it)", cn, an, w, plan->arms[b].name);
+                return 1;
+            }
+        }
+    }
     if (g->rule == KG_GATE_INTERVAL) {
         if (!r->has_effect || !r->eff.has_interval) {
             snprintf(why, cap, "case %s, arm %s: no confidence interval "
@@ -533,6 +586,12 @@ static void apply_gate(const kg_analysis_in *in, kg_analysis *out,
         if (!g->all_cases && !plan->cases[c].primary) continue;
         for (int a = 0; a < plan->narms && !failed; a++) {
             const kg_arm_result *r = &out->res[(size_t)c * (size_t)plan->narms + (size_t)a];
+            if (r->role == KG_ROLE_BASELINE && r->impossible) {
+                snprintf(why, sizeof why, "case %s, baseline %s: INVALID (%s)", plan->cases[c].name,
+                         plan->arms[a].name, r->physics);
+                failed = 1;
+                break;
+            }
             if (r->role != KG_ROLE_CANDIDATE || r->state == KG_ARM_ABSENT) continue;
             npairs++;
             failed = gate_pair_fails(plan, r, why, sizeof why);

@@ -22,6 +22,8 @@
 
 /* ---- reading a folder ---- */
 
+static int load_peaks(const char *path, kg_peaks *pk, kg_err *err);
+
 static int load_procs(const char *dir, kg_evidence *ev, kg_err *err)
 {
     char path[KG_PATH_MAX + 64];
@@ -93,6 +95,11 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
         for (int a = 0; a < na; a++)
             ev->state[c * na + a] = kg_plan_arm_applies(ev->plan, a, c) ? KG_ARM_OK : KG_ARM_ABSENT;
     if ((rc = load_procs(dir, ev, err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/peaks.json", dir);
+    if (kg_path_exists(path)) {
+        if ((rc = load_peaks(path, &ev->peaks, err)) != KG_OK) goto done;
+        ev->has_peaks = 1;
+    }
 
     for (int p = 0; p < ev->nproc; p++) {
         int acc = ev->accepted[p];
@@ -193,6 +200,75 @@ int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, cons
     int rc = write_json(dirfd, dir, "meta.json", m, err);
     json_decref(m);
     return rc;
+}
+
+int kg_evidence_write_peaks(int dirfd, const char *dir, const char *backend, const kg_peaks *pk, kg_err *err)
+{
+    json_t *m = json_object();
+    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(m, "backend", json_string(backend));
+    json_object_set_new(m, "status", json_string(pk->status));
+    json_object_set_new(m, "method", json_string(pk->method));
+    json_object_set_new(m, "cpus", json_integer(pk->ncpu));
+    json_object_set_new(m, "flops_f32", pk->flops_f32 > 0.0 ? json_real(pk->flops_f32) : json_null());
+    json_object_set_new(m, "flops_mma16", pk->flops_mma16 > 0.0 ? json_real(pk->flops_mma16) : json_null());
+    json_object_set_new(m, "flops_note", json_string(pk->flops_note));
+    json_t *bw = json_array();
+    for (int i = 0; i < pk->nbw; i++) {
+        json_t *r = json_object();
+        json_object_set_new(r, "working_set_bytes", json_real(pk->bw_set[i]));
+        json_object_set_new(r, "bytes_per_s", json_real(pk->bw_rate[i]));
+        json_array_append_new(bw, r);
+    }
+    json_object_set_new(m, "bandwidth", bw);
+    json_object_set_new(m, "margin", json_real(KG_PHYSICS_MARGIN));
+    int rc = write_json(dirfd, dir, "peaks.json", m, err);
+    json_decref(m);
+    return rc;
+}
+
+/* peaks.json back into a kg_peaks; every field is required and typed. */
+static int load_peaks(const char *path, kg_peaks *pk, kg_err *err)
+{
+    char *text = NULL;
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc != KG_OK) return rc;
+    json_error_t je;
+    json_t *m = json_loads(text, 0, &je);
+    free(text);
+    if (m == NULL) return kg_errorf(err, KG_EINPUT, "%s:%d: not valid JSON (%s)", path, je.line, je.text);
+    memset(pk, 0, sizeof *pk);
+    json_t *st = json_object_get(m, "status"), *me = json_object_get(m, "method"), *cp = json_object_get(m, "cpus"),
+           *ff = json_object_get(m, "flops_f32"), *fm = json_object_get(m, "flops_mma16"),
+           *fn = json_object_get(m, "flops_note"), *bw = json_object_get(m, "bandwidth");
+    const char *bad = !json_is_string(st) ? "status" : !json_is_string(me) ? "method"
+                      : !json_is_integer(cp) ? "cpus" : !(json_is_number(ff) || json_is_null(ff)) ? "flops_f32"
+                      : !(json_is_number(fm) || json_is_null(fm)) ? "flops_mma16" : !json_is_string(fn) ? "flops_note"
+                      : !json_is_array(bw) || json_array_size(bw) > KG_PEAKS_BW_MAX ? "bandwidth" : NULL;
+    if (bad == NULL) {
+        snprintf(pk->status, sizeof pk->status, "%s", json_string_value(st));
+        snprintf(pk->method, sizeof pk->method, "%s", json_string_value(me));
+        snprintf(pk->flops_note, sizeof pk->flops_note, "%s", json_string_value(fn));
+        pk->ncpu = (int)json_integer_value(cp);
+        pk->flops_f32 = json_is_null(ff) ? 0.0 : json_number_value(ff);
+        pk->flops_mma16 = json_is_null(fm) ? 0.0 : json_number_value(fm);
+        for (size_t i = 0; i < json_array_size(bw) && bad == NULL; i++) {
+            json_t *r = json_array_get(bw, i), *w = json_object_get(r, "working_set_bytes"),
+                   *v = json_object_get(r, "bytes_per_s");
+            if (!json_is_number(w) || !json_is_number(v) || !(json_number_value(v) > 0.0)) bad = "bandwidth";
+            else {
+                pk->bw_set[pk->nbw] = json_number_value(w);
+                pk->bw_rate[pk->nbw++] = json_number_value(v);
+            }
+        }
+        if (!(pk->flops_f32 >= 0.0 && pk->flops_mma16 >= 0.0)) bad = "flops_f32";
+        pk->measured = pk->flops_f32 > 0.0 || pk->flops_mma16 > 0.0 || pk->nbw > 0;
+    }
+    json_decref(m);
+    if (bad != NULL)
+        return kg_errorf(err, KG_EINPUT, "%s: field '%s' is missing or malformed (the file is written by kgate "
+                         "before the first process; restore it from the campaign's archive)", path, bad);
+    return KG_OK;
 }
 
 /* The receipt of what ran: binary, sources, build outputs, tools, host. */

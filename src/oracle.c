@@ -118,9 +118,27 @@ long kg_guard_verify(const void *guard)
     return -1;
 }
 
+#define KG_CT_MAX 8  /* distinct reduced contracts kept per case data */
+
+struct kg_ct_bounds {
+    int n;
+    kg_contract ct[KG_CT_MAX];
+    double *bound[KG_CT_MAX][KG_MAX_OUT];
+    char weak[KG_CT_MAX][KG_MAX_OUT][256];  /* "" or why the contract is too weak */
+};
+
+static void ct_free(struct kg_ct_bounds *cb)
+{
+    if (cb == NULL) return;
+    for (int i = 0; i < cb->n; i++)
+        for (int o = 0; o < KG_MAX_OUT; o++) free(cb->bound[i][o]);
+    free(cb);
+}
+
 void kg_oracle_release(kg_case_data *d)
 {
     if (d == NULL) return;
+    ct_free(d->ctb);
     for (int i = 0; i < KG_MAX_IN; i++) {
         free(d->in[i]);
         free(d->in64[i]);
@@ -383,10 +401,17 @@ static int row_mean_passes(const double *ref, const double *bound, int64_t n, in
     return 1;
 }
 
+static int trivial_with(const kg_case_data *d, int o, const double *bound, char *why, size_t cap);
+
 int kg_oracle_trivial(const kg_case_data *d, int o, char *why, size_t cap)
 {
     if (d == NULL || o < 0 || o >= d->nout || d->ref[o] == NULL) return 0;
-    const double *ref = d->ref[o], *bound = d->bound[o];
+    return trivial_with(d, o, d->bound[o], why, cap);
+}
+
+static int trivial_with(const kg_case_data *d, int o, const double *bound, char *why, size_t cap)
+{
+    const double *ref = d->ref[o];
     int64_t n = d->out_elems[o];
     if (all_within(ref, bound, n, NULL, 0.0)) {
         snprintf(why, cap, "an all-zero output %s would pass", d->op->out_names[o]);
@@ -643,4 +668,68 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
     snprintf(res->msg, sizeof res->msg, "%s: got %.9g, want %.9g \xc2\xb1 %.3g; %lld elements over bound",
              at, decode(out, dt, worst_bad, &bits), ref[worst_bad], bound[worst_bad],
              (long long)res->nbad);
+}
+
+/* The bounds of contract ct in d's cache, computed on first use. */
+static int ct_bounds(const kg_case_data *d, const kg_contract *ct, int *slot, kg_err *err)
+{
+    struct kg_ct_bounds *cb = d->ctb;
+    if (cb != NULL)
+        for (int i = 0; i < cb->n; i++)
+            if (cb->ct[i].precision == ct->precision && cb->ct[i].tolerance == ct->tolerance) {
+                *slot = i;
+                return KG_OK;
+            }
+    if (d->op->bound_ct == NULL)
+        return kg_errorf(err, KG_EINPUT, "op %s has no reduced precision contract", d->op->name);
+    if (cb == NULL) {
+        cb = calloc(1, sizeof *cb);
+        if (cb == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory (contract bounds)");
+        ((kg_case_data *)d)->ctb = cb; /* the cache is not part of d's value */
+    }
+    if (cb->n == KG_CT_MAX)
+        return kg_errorf(err, KG_EINTERNAL, "more than %d precision contracts on case %s",
+                         KG_CT_MAX, d->kase->name);
+    int i = cb->n;
+    for (int o = 0; o < d->nout; o++) {
+        int64_t n = d->out_elems[o];
+        cb->bound[i][o] = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (cb->bound[i][o] == NULL) {
+            for (int q = 0; q < o; q++) free(cb->bound[i][q]);
+            return kg_errorf(err, KG_ENOMEM, "out of memory (contract bounds)");
+        }
+        d->op->bound_ct(d->kase, ct, (const double *const *)d->in64, d->ref[o], o, cb->bound[i][o]);
+        char why[120];
+        cb->weak[i][o][0] = '\0';
+        if (trivial_with(d, o, cb->bound[i][o], why, sizeof why)) {
+            char name[48];
+            kg_contract_text(ct, d->kase->dtype, name, sizeof name);
+            snprintf(cb->weak[i][o], sizeof cb->weak[i][o], "contract %.40s is too weak for this case: %.120s",
+                     name, why);
+        }
+    }
+    cb->ct[i] = *ct;
+    cb->n++;
+    *slot = i;
+    return KG_OK;
+}
+
+int kg_oracle_compare_ct(const kg_case_data *d, const kg_contract *ct, int o, const void *out,
+                         kg_check *res, kg_err *err)
+{
+    if (kg_contract_is_default(ct) || d == NULL || d->op == NULL || o < 0 || o >= d->nout) {
+        kg_oracle_compare(d, o, out, res);
+        return KG_OK;
+    }
+    int slot = -1, rc = ct_bounds(d, ct, &slot, err);
+    if (rc != KG_OK) return rc;
+    kg_case_data view = *d;  /* the same data with the contract's bounds */
+    view.bound[o] = d->ctb->bound[slot][o];
+    kg_oracle_compare(&view, o, out, res);
+    if (d->ctb->weak[slot][o][0] != '\0') {
+        res->pass = 0;
+        if (res->nbad == 0) res->nbad = 1;
+        snprintf(res->msg, sizeof res->msg, "%s", d->ctb->weak[slot][o]);
+    }
+    return KG_OK;
 }

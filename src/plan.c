@@ -70,7 +70,9 @@ enum {
     F_HI_OPEN = 1u << 2,  /* value < hi (else <= hi) */
     F_UNSET = 1u << 3,    /* -1 when not given, and left out of the canonical form */
     F_INHERIT = 1u << 4,  /* a control arm takes it from its `of` arm */
-    F_DERIVED = 1u << 5   /* default computed after parsing (see plan_defaults_late) */
+    F_DERIVED = 1u << 5,  /* default computed after parsing (see plan_defaults_late) */
+    F_QUIET = 1u << 6     /* left out of the canonical form while it holds its default, so that
+                           * adding the key changed no existing plan's hash */
 };
 
 typedef struct plan_key {
@@ -92,6 +94,7 @@ static const char *const w_dtype[] = {"f32", "f16", "bf16", NULL};
 static const char *const w_role[] = {"baseline", "candidate", "control", "reference", NULL};
 static const char *const w_rule[] = {"interval", "classic", NULL};
 static const char *const w_gate_cases[] = {"primary", "all", NULL};
+static const char *const w_precision[] = {"dtype", "tf32", "f16acc", "bf16acc", NULL};
 
 /* K_ENUM fields are C enums stored through an int. */
 _Static_assert(sizeof(kg_dtype) == sizeof(int), "enum size");
@@ -100,6 +103,7 @@ _Static_assert(sizeof(kg_interleave) == sizeof(int), "enum size");
 _Static_assert(sizeof(kg_gate_rule) == sizeof(int), "enum size");
 _Static_assert(sizeof(kg_l2_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(kg_inputs_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(kg_precision) == sizeof(int), "enum size");
 
 #define FIELD(type, f) offsetof(type, f), sizeof(((type *)0)->f)
 #define CAMP(f) FIELD(kg_campaign, f)
@@ -220,6 +224,10 @@ static const plan_key plan_keys[] = {
     {SEC_ARM, "trusted", K_BOOL, ARM(trusted), 0, 0, F_INHERIT, "no", NULL, "yes/no/true/false/1/0"},
     {SEC_ARM, "requires", K_TEXT, ARM(requires), 0, 0, F_INHERIT, NULL, NULL,
      "conditions over the case variables, e.g. K % 16 == 0, N % 64 == 0"},
+    {SEC_ARM, "precision", K_ENUM, ARM(contract.precision), 0, 0, F_INHERIT | F_QUIET, "dtype",
+     w_precision, "dtype, tf32, f16acc or bf16acc"},
+    {SEC_ARM, "tolerance", K_REAL, ARM(contract.tolerance), 0, 1, F_INHERIT | F_QUIET, "0", NULL,
+     "a number in [0, 1]: the largest error relative to the row scale (0: none)"},
     {SEC_ARM, "fake_ns", K_REAL, ARM(fake_ns), 0, 1e15, F_LO_OPEN, "1000", NULL,
      "nanoseconds, a number > 0"},
     {SEC_ARM, "fake_noise", K_REAL, ARM(fake_noise), 0, 10, 0, "0.01", NULL,
@@ -248,6 +256,8 @@ static const plan_key plan_keys[] = {
     {SEC_GATE, "require_order", K_BOOL, GATE(require_order), 0, 0, 0, "yes", NULL,
      "yes/no/true/false/1/0"},
     {SEC_GATE, "require_control", K_BOOL, GATE(require_control), 0, 0, 0, "yes", NULL,
+     "yes/no/true/false/1/0"},
+    {SEC_GATE, "same_precision", K_BOOL, GATE(same_precision), 0, 0, F_QUIET, "yes", NULL,
      "yes/no/true/false/1/0"},
 };
 
@@ -1043,6 +1053,12 @@ static void check_arm(plan_ctx *ctx, int a)
             return;
         }
     }
+    int k_prec = key_index(SEC_ARM, "precision"), k_tol = key_index(SEC_ARM, "tolerance");
+    if (kl->at[k_prec] && kl->at[k_tol]) {
+        perr(ctx, kl->at[k_tol], "both precision and tolerance", "tolerance", 9,
+             "give 'precision' (an error analysis) or 'tolerance' (a declared error), not both");
+        return;
+    }
 }
 
 /* Campaign name from the plan file's stem: "dir/gemm.kg" -> "gemm". */
@@ -1171,12 +1187,35 @@ static void format_double(double v, char *out, size_t cap)
     }
 }
 
+/* 1 when a F_QUIET key holds its default (enum, real or bool keys). */
+static int quiet_default(const plan_key *k, const void *f)
+{
+    if (!(k->flags & F_QUIET) || k->def == NULL) return 0;
+    if (k->kind == K_ENUM) {
+        int v;
+        memcpy(&v, f, sizeof v);
+        return k->words[v >= 0 ? v : 0] != NULL && v >= 0 && strcmp(k->words[v], k->def) == 0;
+    }
+    if (k->kind == K_REAL || k->kind == K_FRAC) {
+        double v;
+        memcpy(&v, f, sizeof v);
+        return v == strtod(k->def, NULL);
+    }
+    if (k->kind == K_BOOL) {
+        int v;
+        memcpy(&v, f, sizeof v);
+        return v == (strcmp(k->def, "yes") == 0);
+    }
+    return 0;
+}
+
 static void write_section(kg_sb *tb, int sec, const void *base, int is_control)
 {
     for (int i = 0; i < PLAN_NKEYS; i++) {
         const plan_key *k = &plan_keys[i];
         if (k->sec != sec || (is_control && (k->flags & F_INHERIT))) continue;
         const void *f = (const char *)base + k->off;
+        if (quiet_default(k, f)) continue;
         switch (k->kind) {
         case K_INT: {
             int v;
@@ -1482,4 +1521,59 @@ const char *kg_role_name(kg_role role)
     case KG_ROLE_REFERENCE: return "reference";
     }
     return "?";
+}
+
+/* ---- precision contracts ---------------------------------------------- */
+
+int kg_contract_is_default(const kg_contract *ct)
+{
+    return ct == NULL || (ct->precision == KG_PREC_DTYPE && !(ct->tolerance > 0.0));
+}
+
+void kg_contract_text(const kg_contract *ct, kg_dtype dt, char *buf, size_t cap)
+{
+    if (cap == 0) return;
+    if (ct != NULL && ct->tolerance > 0.0) {
+        char num[40];
+        format_double(ct->tolerance, num, sizeof num);
+        snprintf(buf, cap, "tol %s", num);
+        return;
+    }
+    kg_precision p = ct != NULL ? ct->precision : KG_PREC_DTYPE;
+    snprintf(buf, cap, "%s", p == KG_PREC_TF32 ? "tf32" : p == KG_PREC_F16ACC ? "f16acc"
+                             : p == KG_PREC_BF16ACC ? "bf16acc" : kg_dtype_name(dt));
+}
+
+/* log2 of the unit roundoff of the inputs and of the accumulation a
+ * named contract allows on a case of dtype dt (-inf: inputs exact) */
+static void contract_units(kg_precision p, kg_dtype dt, double *in, double *acc)
+{
+    *in = p == KG_PREC_TF32 && dt == KG_DT_F32 ? -11.0 : -1e9;
+    *acc = p == KG_PREC_F16ACC ? -11.0 : p == KG_PREC_BF16ACC ? -8.0 : -24.0;
+}
+
+int kg_contract_weaker(const kg_contract *cand, const kg_contract *base, kg_dtype dt, char *why,
+                       size_t cap)
+{
+    kg_contract d = { KG_PREC_DTYPE, 0.0 };
+    if (cand == NULL) cand = &d;
+    if (base == NULL) base = &d;
+    int weaker;
+    if (cand->tolerance > 0.0)
+        weaker = !(base->tolerance > 0.0 && cand->tolerance <= base->tolerance);
+    else if (base->tolerance > 0.0)
+        weaker = 0;
+    else {
+        double ci, ca, bi, ba;
+        contract_units(cand->precision, dt, &ci, &ca);
+        contract_units(base->precision, dt, &bi, &ba);
+        weaker = ci > bi || ca > ba;
+    }
+    if (weaker && why != NULL && cap > 0) {
+        char a[48], b[48];
+        kg_contract_text(cand, dt, a, sizeof a);
+        kg_contract_text(base, dt, b, sizeof b);
+        snprintf(why, cap, "contract %s is weaker than %s", a, b);
+    }
+    return weaker;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kgate/evidence.h"
+#include "kgate/op.h"
 #include "report.h"
 #include "util.h"
 
@@ -46,6 +47,30 @@ void kg_report_texts_free(char *text[KG_REPORT_MAX])
     }
 }
 
+/* The physics limit of every case: the op's minimal bytes and flops and
+ * the peaks of the folder's peaks.json for that working set and dtype
+ * (flops: float32 FMA rate for f32 cases, the matrix-unit rate for
+ * 16-bit cases and for arms with a reduced contract, each only where
+ * measured).  NULL when the folder has no
+ * measured peaks. */
+static kg_case_limit *case_limits(const kg_evidence *ev)
+{
+    if (!ev->has_peaks || !ev->peaks.measured || ev->plan->ncases <= 0) return NULL;
+    kg_case_limit *l = calloc((size_t)ev->plan->ncases, sizeof *l);
+    if (l == NULL) return NULL;
+    for (int c = 0; c < ev->plan->ncases; c++) {
+        const kg_case *kc = &ev->plan->cases[c];
+        const kg_op *op = kg_op_find(kc->op);
+        if (op == NULL) continue;
+        l[c].bytes = op->min_bytes != NULL ? op->min_bytes(kc) : 0.0;
+        l[c].flops = op->flops != NULL ? op->flops(kc) : 0.0;
+        l[c].bw = kg_peaks_bw(&ev->peaks, l[c].bytes);
+        l[c].flop_rate = kc->dtype == KG_DT_F32 ? ev->peaks.flops_f32 : ev->peaks.flops_mma16;
+        l[c].flop_rate_mma = ev->peaks.flops_mma16;
+    }
+    return l;
+}
+
 int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_MAX], kg_err *err)
 {
     kg_evidence ev;
@@ -54,9 +79,16 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
     memset(an, 0, sizeof *an);
     for (int i = 0; i < KG_REPORT_MAX; i++) text[i] = NULL;
     if ((rc = kg_evidence_load(dir, &ev, err)) != KG_OK) return rc;
+    kg_case_limit *limits = case_limits(&ev);
+    if (ev.has_peaks && ev.peaks.measured && limits == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "out of memory (physics limits)");
+        goto done;
+    }
     kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
-                          .nproc = ev.nproc, .state = ev.state };
-    if ((rc = kg_analyse(&in, an, err)) != KG_OK) goto done;
+                          .nproc = ev.nproc, .state = ev.state, .limits = limits };
+    rc = kg_analyse(&in, an, err);
+    free(limits);
+    if (rc != KG_OK) goto done;
     for (int i = 0; i < NFORMATS; i++) {
         kg_sb sb = { 0 };
         if ((rc = formats[i].render(&sb, &ev, an, err)) != KG_OK || sb.oom || sb.buf == NULL) {

@@ -16,16 +16,18 @@ static void csv_num(kg_sb *sb, double v)
 static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
 {
     const kg_plan *plan = ev->plan;
-    kg_sb_puts(sb, "case,arm,role,state,verdict,median_ns_fwd,median_ns_rev,process_reduction_fwd,"
+    kg_sb_puts(sb, "case,arm,role,state,verdict,contract,median_ns_fwd,median_ns_rev,process_reduction_fwd,"
                    "process_reduction_rev,round_reduction_fwd,round_reduction_rev,round_reduction_min,"
                    "round_reduction_max,wins_fwd,rounds_fwd,wins_rev,rounds_rev,reduction,reduction_lower,"
-                   "reduction_upper,order_diff,order_sensitive,drift\n");
+                   "reduction_upper,order_diff,order_sensitive,drift,fastest_ns,peak_fraction,physics\n");
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
             if (r->state == KG_ARM_ABSENT) continue;
-            kg_sb_printf(sb, "%s,%s,%s,%s,%s", plan->cases[c].name, plan->arms[a].name, kg_role_name(r->role),
-                         kg_report_state_name(r->state), kg_verdict_name(r->verdict));
+            char ct[48];
+            kg_contract_text(&plan->arms[a].contract, plan->cases[c].dtype, ct, sizeof ct);
+            kg_sb_printf(sb, "%s,%s,%s,%s,%s,%s", plan->cases[c].name, plan->arms[a].name, kg_role_name(r->role),
+                         kg_report_state_name(r->state), kg_verdict_name(r->verdict), ct);
             csv_num(sb, r->med_ns[0]); csv_num(sb, r->med_ns[1]);
             csv_num(sb, r->proc_red[0]); csv_num(sb, r->proc_red[1]);
             csv_num(sb, r->round_red[0]); csv_num(sb, r->round_red[1]);
@@ -39,7 +41,9 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
                 kg_sb_puts(sb, ",,,,,");
             }
             csv_num(sb, r->drift);
-            kg_sb_puts(sb, "\n");
+            csv_num(sb, r->fastest_ns);
+            csv_num(sb, r->peak_frac);
+            kg_sb_printf(sb, ",%s\n", r->impossible ? "impossible" : isfinite(r->peak_frac) ? "ok" : "");
         }
 }
 

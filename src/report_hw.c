@@ -58,6 +58,37 @@ static void speed_of_light(kg_sb *sb, const kg_evidence *ev, const kg_analysis *
     }
 }
 
+/* The physics limit: the peaks of peaks.json and, per arm, its fastest
+ * process median against them (analysis.c decides; this prints). */
+static void physics_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
+{
+    const kg_plan *plan = ev->plan;
+    if (!ev->has_peaks) return;
+    const kg_peaks *p = &ev->peaks;
+    kg_sb_puts(sb, "\n## Physics limits\n\n");
+    if (!p->measured) {
+        kg_sb_printf(sb, "No physics limit applies: peaks %s.\n", p->status);
+        return;
+    }
+    kg_sb_printf(sb, "Peaks measured in trusted code (peaks.json: %s). An arm whose minimal bytes or flops over its "
+                     "fastest process median exceed %.1fx a peak is INVALID (impossible), never FASTER.\n\n",
+                 p->method, KG_PHYSICS_MARGIN);
+    if (p->flops_f32 > 0.0) kg_sb_printf(sb, "- FMA rate (f32): %.1f GFLOP/s (%s)\n", p->flops_f32 / 1e9, p->flops_note);
+    else kg_sb_printf(sb, "- FMA rate: %s\n", p->flops_note);
+    if (p->flops_mma16 > 0.0) kg_sb_printf(sb, "- matrix rate (16-bit inputs): %.1f GFLOP/s\n", p->flops_mma16 / 1e9);
+    for (int i = 0; i < p->nbw; i++)
+        kg_sb_printf(sb, "- bandwidth, working set >= %.0f KiB: %.1f GB/s\n", p->bw_set[i] / 1024.0, p->bw_rate[i] / 1e9);
+    kg_sb_puts(sb, "\n| case | arm | fastest process median µs | fraction of peak | physics |\n|---|---|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->state != KG_ARM_OK || !isfinite(r->fastest_ns)) continue;
+            kg_sb_printf(sb, "| %s | %s | %.3f | ", plan->cases[c].name, plan->arms[a].name, r->fastest_ns / 1e3);
+            if (isfinite(r->peak_frac)) kg_sb_printf(sb, "%.3f | %s |\n", r->peak_frac, r->impossible ? r->physics : "ok");
+            else kg_sb_puts(sb, "– | no measured peak for this case |\n");
+        }
+}
+
 static void telemetry(kg_sb *sb, const kg_evidence *ev)
 {
     const kg_plan *plan = ev->plan;
@@ -209,6 +240,7 @@ static void resources(kg_sb *sb, const kg_evidence *ev)
 void kg_report_hw_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
 {
     speed_of_light(sb, ev, an);
+    physics_md(sb, ev, an);
     telemetry(sb, ev);
     resources(sb, ev);
 }

@@ -39,6 +39,12 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
             json_object_set_new(o, "role", json_string(kg_role_name(r->role)));
             json_object_set_new(o, "state", json_string(kg_report_state_name(r->state)));
             json_object_set_new(o, "verdict", json_string(kg_verdict_name(r->verdict)));
+            char ct[48];
+            kg_contract_text(&plan->arms[a].contract, plan->cases[c].dtype, ct, sizeof ct);
+            json_object_set_new(o, "contract", json_string(ct));
+            json_object_set_new(o, "fastest_ns", jnum(r->fastest_ns));
+            json_object_set_new(o, "peak_fraction", jnum(r->peak_frac));
+            json_object_set_new(o, "physics", json_string(r->impossible ? r->physics : isfinite(r->peak_frac) ? "ok" : ""));
             json_object_set_new(o, "median_ns_fwd", jnum(r->med_ns[0]));
             json_object_set_new(o, "median_ns_rev", jnum(r->med_ns[1]));
             json_object_set_new(o, "median_ns", jnum(r->med_ns_all));

@@ -98,8 +98,16 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                 us(sb, r->med_ns[d]);
                 kg_sb_puts(sb, " | ");
             }
+            /* the contract next to the verdict, where it is not the case dtype's */
+            char ct[64] = "", cts[48];
+            if (!kg_contract_is_default(&plan->arms[a].contract)) {
+                kg_contract_text(&plan->arms[a].contract, plan->cases[c].dtype, cts, sizeof cts);
+                snprintf(ct, sizeof ct, " (contract %s)", cts);
+            }
             if (r->role == KG_ROLE_BASELINE) {
-                kg_sb_printf(sb, "| | | | %s |\n", r->state == KG_ARM_OK ? "baseline" : kg_verdict_name(r->verdict));
+                kg_sb_printf(sb, "| | | | %s%s%s%s%s |\n",
+                             r->impossible ? "INVALID" : r->state == KG_ARM_OK ? "baseline" : kg_verdict_name(r->verdict),
+                             r->impossible ? " (" : "", r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
                 continue;
             }
             pct(sb, r->proc_red[0]); kg_sb_puts(sb, " / "); pct(sb, r->proc_red[1]); kg_sb_puts(sb, " | ");
@@ -115,7 +123,8 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                     kg_sb_puts(sb, " (no interval: fewer than 2 processes in a direction)");
                 }
             }
-            kg_sb_printf(sb, " | %s |\n", kg_verdict_name(r->verdict));
+            kg_sb_printf(sb, " | %s%s%s%s%s |\n", kg_verdict_name(r->verdict), r->impossible ? " (" : "",
+                         r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
         }
     }
     kg_sb_puts(sb, "\n## Controls (A/A) and drift\n\n");

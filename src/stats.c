@@ -154,6 +154,7 @@ const char *kg_verdict_name(kg_verdict v)
     case KG_VERDICT_INADMISSIBLE: return "INADMISSIBLE";
     case KG_VERDICT_NODATA: return "NO DATA";
     case KG_VERDICT_WEAK: return "WEAK CASE";
+    case KG_VERDICT_INVALID: return "INVALID";
     }
     return "UNKNOWN";
 }

@@ -662,6 +662,14 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             KG_OK)
             goto done;
     }
+    /* the device's peaks (the physics limit), measured once in trusted
+     * code with the lock held; a resumed campaign keeps its record */
+    snprintf(path, sizeof path, "%s/peaks.json", dir);
+    if (!o->check_only && (!o->resume || !kg_path_exists(path))) {
+        kg_peaks pk;
+        if ((rc = kg_backend_peaks(be, &pk, err)) != KG_OK) goto done;
+        if ((rc = kg_evidence_write_peaks(dirfd, dir, resolved, &pk, err)) != KG_OK) goto done;
+    }
     kg_backend_close(be);
     be = NULL;
 

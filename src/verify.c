@@ -189,7 +189,11 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
             continue;
         }
         kg_check r;
-        kg_oracle_compare(&d, o, bin + off, &r);
+        kg_err ce = { 0 };
+        if (kg_oracle_compare_ct(&d, &plan->arms[x->arm].contract, o, bin + off, &r, &ce) != KG_OK) {
+            problem(out, nbad, "%s:%d: cannot compare under the arm's contract: %s", ipath, lineno, ce.msg);
+            continue;
+        }
         char mabs[32], rec_abs[32];
         snprintf(mabs, sizeof mabs, "%.6g", r.max_abs);
         snprintf(rec_abs, sizeof rec_abs, "%.6g", x->max_abs);

@@ -173,7 +173,8 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase phase
         if ((rc = kg_backend_download(w->be, w->host, &x->out[o], 0, d->out_bytes[o] + g, err)) != KG_OK)
             return rc;
         kg_check r;
-        kg_oracle_compare(d, o, w->host, &r);
+        if ((rc = kg_oracle_compare_ct(d, &w->plan->arms[x->arm].contract, o, w->host, &r, err)) != KG_OK)
+            return rc;
         /* kept for replay: the first checked run before timing and the
          * run on fresh inputs after it */
         if ((phase == KG_PHASE_PRE && strcmp(name, KG_CHECK_POISON0) == 0) ||

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kgate/err.h"
+#include "kgate/peaks.h"
 #include "kgate/plan.h"
 #include "kgate/settings.h"
 
@@ -111,6 +112,11 @@ int kg_backend_run(kg_backend *be, kg_kernel *k, kg_err *err);
 int kg_backend_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, double *ns, kg_err *err);
 int kg_backend_flush(kg_backend *be, kg_err *err);
 void kg_backend_describe(kg_backend *be, char *buf, size_t cap);
+/* The device's peaks (kgate/peaks.h), measured in trusted code.  Always
+ * fills out: a backend without the optional slot, or whose measurement
+ * fails, gives measured = 0 and a status that says why (nothing is
+ * guessed).  Returns KG_OK unless out is NULL. */
+int kg_backend_peaks(kg_backend *be, kg_peaks *out, kg_err *err);
 
 /* 1 when arm is to be built as the numerical negative: s->negative
  * (KGATE_NEGATIVE=1), and s->negative_arm unset or naming this arm.  s

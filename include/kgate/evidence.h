@@ -30,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kgate/peaks.h"
 #include "kgate/err.h"
 #include "kgate/plan.h"
 #include "kgate/stats.h"
@@ -220,6 +221,11 @@ typedef struct kg_evidence {
     /* appended: the campaign's input salt from meta.json (salt.h); 0 when
      * the folder predates it (its inputs then depend on the plan's seed alone) */
     uint64_t input_salt;
+    /* appended: peaks.json, the device's measured peaks (kgate/peaks.h);
+     * has_peaks = 0 when the folder has none (check-only runs, older
+     * folders): then no physics limit applies */
+    int has_peaks;
+    kg_peaks peaks;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */
@@ -243,6 +249,10 @@ int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, cons
  * of the compiler that built the arms, NULL when the backend records none. */
 int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *dir, const char *backend,
                                   const char *device, const char *compiler, kg_err *err);
+
+/* peaks.json: the measured peaks (kgate/peaks.h), written once before
+ * the first process (docs/evidence.md). */
+int kg_evidence_write_peaks(int dirfd, const char *dir, const char *backend, const kg_peaks *pk, kg_err *err);
 
 /* processes.csv, rewritten whole (atomically) through the folder's
  * descriptor dirfd (dir: its name, for messages). */

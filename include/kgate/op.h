@@ -61,6 +61,12 @@ typedef struct kg_op {
      * below) the generator gives interior rows of multi-row inputs;
      * 0: KG_ROWS_DEFAULT */
     unsigned row_classes;
+    /* appended: per-element bounds of output o under a reduced precision
+     * contract (kgate/plan.h kg_contract: tf32, f16acc, bf16acc or an
+     * explicit tolerance); NULL: the op admits only its default contract
+     * (kg_plan_check_ops refuses an arm that declares another) */
+    void (*bound_ct)(const kg_case *c, const kg_contract *ct, const double *const in[],
+                     const double *ref, int o, double *bound);
 } kg_op;
 
 /* Structured row classes of generated inputs (oracle.c, kg_oracle_row_class;
@@ -116,6 +122,28 @@ double kg_ops_ceiling(kg_dtype dt);
  * The derivation and its sources are at the definition in ops.c. */
 double kg_ops_bound_elem(double absdot, double ref, double rowscale, int64_t n,
                          kg_dtype in_dt, kg_dtype out_dt);
+
+/* One output element that is a sum of n terms, each a product of
+ * `factors` inputs (2 for a GEMM, 1 for rowsum): the facts its bound
+ * needs under any contract. */
+typedef struct kg_sum_elem {
+    double absdot;    /* sum |term| */
+    double l2;        /* sqrt(sum term^2); < 0 when not computed (then absdot is used) */
+    double ref;       /* the float64 reference */
+    double rowscale;  /* largest absdot of the element's row */
+    int64_t n;        /* number of terms */
+    int factors;      /* inputs multiplied per term */
+} kg_sum_elem;
+
+/* The bound of one sum element under contract ct (NULL: the default,
+ * which is kg_ops_bound_elem).  Derivation at the definition (ops.c) and
+ * in docs/admission.md, "Precision contracts". */
+double kg_ops_bound_sum(const kg_sum_elem *s, const kg_contract *ct, kg_dtype in_dt,
+                        kg_dtype out_dt);
+
+/* The probabilistic gamma~_n for unit roundoff u (Higham and Mary 2019,
+ * lambda = 10); +Inf where it overflows. */
+double kg_ops_gamma_prob_u(int64_t n, double u);
 
 /* Common precondition text for positive shape variables; 0 when fine. */
 int kg_ops_check_dims(const kg_case *c, const char *vars, char *why, size_t cap);

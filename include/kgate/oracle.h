@@ -40,6 +40,9 @@ typedef struct kg_case_data {
      * kg_oracle_trivial); weak_why names the first shortcut that passes */
     int weak[KG_MAX_OUT];
     char weak_why[256];
+    /* appended: bounds under reduced precision contracts, computed on
+     * first use by kg_oracle_compare_ct and freed by kg_oracle_release */
+    struct kg_ct_bounds *ctb;
 } kg_case_data;
 
 /* Generates inputs for case c from seed, computes references and bounds.
@@ -96,6 +99,16 @@ typedef struct kg_check {
 /* Compares output o (encoded in its dtype, out_bytes long) with the
  * reference. */
 void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *res);
+
+/* kg_oracle_compare under an arm's precision contract ct (kgate/plan.h).
+ * The default contract (or NULL) compares with d->bound.  Another
+ * contract's bounds come from the op's bound_ct, computed on first use
+ * and kept in d.  A contract under which an all-zero output, a copy of
+ * an input or the row mean would pass is too weak for the case: every
+ * comparison under it fails, saying so.  Returns KG_OK, or KG_ENOMEM /
+ * KG_EINPUT (the op has no such contract) with err set. */
+int kg_oracle_compare_ct(const kg_case_data *d, const kg_contract *ct, int o, const void *out,
+                         kg_check *res, kg_err *err);
 
 /* 1 when a trivial output would pass output o: all zeros, a copy of the
  * leading elements of an input, or the row mean of the reference

@@ -15,6 +15,7 @@
 #ifndef KGATE_PLAN_H
 #define KGATE_PLAN_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "kgate/err.h"
 
@@ -38,6 +39,16 @@ typedef enum { KG_INTERLEAVE_SAMPLE = 0, KG_INTERLEAVE_BLOCK = 1 } kg_interleave
 typedef enum { KG_GATE_INTERVAL = 0, KG_GATE_CLASSIC = 1 } kg_gate_rule;
 typedef enum { KG_L2_WARM = 0, KG_L2_COLD = 1 } kg_l2_mode;
 typedef enum { KG_INPUTS_RESIDENT = 0, KG_INPUTS_FRESH = 1 } kg_inputs_mode;
+/* An arm's precision contract (docs/admission.md, "Precision contracts"):
+ * the error analysis its outputs are checked against.  DTYPE (the
+ * default): inputs used exactly, float32 accumulation.  TF32: f32 inputs
+ * rounded to 10 mantissa bits before multiplying.  F16ACC, BF16ACC:
+ * accumulation in float16 or bfloat16. */
+typedef enum { KG_PREC_DTYPE = 0, KG_PREC_TF32 = 1, KG_PREC_F16ACC = 2, KG_PREC_BF16ACC = 3 } kg_precision;
+typedef struct kg_contract {
+    kg_precision precision;  /* dtype (default), tf32, f16acc, bf16acc */
+    double tolerance;        /* > 0: |y - ref| <= tolerance x the row scale instead; 0: none */
+} kg_contract;
 
 typedef struct kg_campaign {
     char name[KG_NAME_MAX];
@@ -110,6 +121,7 @@ typedef struct kg_arm {
     kg_launch extra[KG_EXTRA_LAUNCHES]; /* GPU: launches 2 and 3 of the chain */
     char parity[KG_NAME_MAX];      /* arm whose outputs must be bit-identical */
     int trusted;                   /* 0: untrusted (default) */
+    kg_contract contract;          /* precision contract; inherited by a control */
     /* fake backend script (ignored by other backends) */
     double fake_ns;                /* median time of one operation, ns; 1000 */
     double fake_noise;             /* lognormal sigma of one sample; 0.01 */
@@ -133,6 +145,7 @@ typedef struct kg_gate {
     int all_cases;           /* 0: primary cases only (default); 1: every case */
     int require_order;       /* order check must pass; 1 */
     int require_control;     /* control must be valid; 1 */
+    int same_precision;      /* a candidate's contract may not be weaker than a baseline's; 1 */
     int line;
 } kg_gate;
 
@@ -175,5 +188,18 @@ int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap,
 const char *kg_dtype_name(kg_dtype dt);      /* "f32", "f16", "bf16" */
 size_t kg_dtype_size(kg_dtype dt);
 const char *kg_role_name(kg_role role);      /* "baseline", ... */
+
+/* The contract of an arm on a case, as reports print it: the case dtype
+ * ("f32", "bf16") for the default, "tf32", "f16acc", "bf16acc", or
+ * "tol 0.0001" for an explicit tolerance. */
+void kg_contract_text(const kg_contract *ct, kg_dtype dt, char *buf, size_t cap);
+/* 1 when contract a is the default one (no reduced precision, no tolerance). */
+int kg_contract_is_default(const kg_contract *ct);
+/* 1 when contract `cand` admits more error than `base` on a case of dtype
+ * dt (a weaker contract); an explicit tolerance is weaker than any
+ * analysis-based contract unless the baseline declares a tolerance at
+ * least as large.  why (may be NULL) says how. */
+int kg_contract_weaker(const kg_contract *cand, const kg_contract *base, kg_dtype dt, char *why,
+                       size_t cap);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kgate/err.h"
+#include "kgate/peaks.h"   /* KG_PHYSICS_MARGIN */
 #include "kgate/plan.h"
 
 /* ---- primitives ---------------------------------------------------- */
@@ -76,7 +77,8 @@ typedef enum {
     KG_VERDICT_INCORRECT,    /* failed a correctness check: never timed as valid */
     KG_VERDICT_INADMISSIBLE, /* the case violates the arm's or op's contract */
     KG_VERDICT_NODATA,       /* no accepted process produced samples */
-    KG_VERDICT_WEAK          /* the case cannot tell a wrong kernel from a right one */
+    KG_VERDICT_WEAK,         /* the case cannot tell a wrong kernel from a right one */
+    KG_VERDICT_INVALID       /* its timing implies more than the device's measured peak (physics) */
 } kg_verdict;
 
 /* FASTER when rho_lo > margin; SLOWER when rho_hi < -margin; EQUIVALENT
@@ -132,6 +134,16 @@ typedef struct kg_arm_result {
     kg_effect eff;
     kg_verdict verdict;
     kg_control_status control;  /* control arms: the A/A contrast's status */
+    /* appended: the physics limit (kg_case_limit).  fastest_ns is the
+     * smallest process median; peak_frac the largest of (minimal bytes /
+     * fastest) / peak bandwidth and (flops / fastest) / peak flop rate,
+     * NAN where no limit applies; impossible when peak_frac exceeds
+     * KG_PHYSICS_MARGIN (kgate/peaks.h): the verdict is then INVALID and
+     * physics says why ("impossible: 3.2x the measured bandwidth") */
+    double fastest_ns;
+    double peak_frac;
+    int impossible;
+    char physics[96];
 } kg_arm_result;
 
 typedef struct kg_analysis {
@@ -146,6 +158,20 @@ typedef struct kg_analysis {
     int invalid;             /* control failed or no usable process: exit 3 */
 } kg_analysis;
 
+/* The physics limit of one case (from the evidence's peaks.json and the
+ * op's minimal bytes and flops; report.c builds it).  A peak of 0 means
+ * not measured: that part of the limit does not apply. */
+typedef struct kg_case_limit {
+    double bytes;      /* the op's minimal bytes of one operation */
+    double flops;      /* the op's flops of one operation */
+    double bw;         /* peak bytes/s for a working set of `bytes` */
+    double flop_rate;  /* peak flop/s for the case dtype under its default contract */
+    /* appended: peak flop/s of the matrix unit, which an arm with a reduced
+     * contract on an f32 case may use (TF32, or 16-bit inputs); 0: not
+     * measured, and then no flops limit applies to such an arm */
+    double flop_rate_mma;
+} kg_case_limit;
+
 /* Per (case, arm) admission state known before analysis (from the check
  * records); state[c * narms + a].  accepted[p] is 1 for processes whose
  * rows count.  Rows of rejected processes are ignored. */
@@ -154,6 +180,8 @@ typedef struct kg_analysis_in {
     const kg_row *rows; size_t nrows;
     const int *accepted; int nproc;
     const kg_arm_state *state;
+    /* appended: per case, the physics limit; NULL: no limit applies */
+    const kg_case_limit *limits;
 } kg_analysis_in;
 
 int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err);

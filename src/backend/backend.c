@@ -169,6 +169,24 @@ int kg_backend_has_resources(const kg_backend *be)
     return be->ops->resources != NULL;
 }
 
+int kg_backend_peaks(kg_backend *be, kg_peaks *out, kg_err *err)
+{
+    if (out == NULL) return kg_errorf(err, KG_EINTERNAL, "kg_backend_peaks: no output");
+    memset(out, 0, sizeof *out);
+    if (be == NULL || be->ops->peaks == NULL) {
+        snprintf(out->status, sizeof out->status, "not measured: backend %s has no peak measurement%s",
+                 be != NULL ? be->ops->name : "(none)",
+                 be != NULL && strcmp(be->ops->name, "fake") == 0 ? " (its timings are synthetic)" : "");
+        return KG_OK;
+    }
+    kg_err local = { 0 };
+    if (be->ops->peaks(be, out, &local) != KG_OK) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->status, sizeof out->status, "measurement failed: %.200s", local.msg);
+    }
+    return KG_OK;
+}
+
 int kg_backend_telemetry(kg_backend *be, kg_telemetry *out, kg_err *err)
 {
     assert(be != NULL && out != NULL);

@@ -74,11 +74,19 @@ typedef struct kg_backend_ops {
     /* optional: 1 when the backend's libraries are present here (a cheap
      * look, not an open); NULL: always */
     int  (*probe)(const kg_settings *s);
+    /* optional (appended): measure the device's peaks (kgate/peaks.h);
+     * called by the supervisor with the device lock held, before the
+     * first process; a failure is recorded, never guessed around */
+    int  (*peaks)(kg_backend *be, kg_peaks *out, kg_err *err);
 } kg_backend_ops;
 
 /* The backends compiled into this library. */
 extern const kg_backend_ops kg_backend_cpu;
 extern const kg_backend_ops kg_backend_fake;
 extern const kg_backend_ops kg_backend_cuda;
+
+/* The peak measurements (cpu_peaks.c, cuda_peaks.c), the backends' peaks slots. */
+int kg_cpu_peaks(kg_backend *be, kg_peaks *out, kg_err *err);
+int kg_cuda_peaks(kg_backend *be, kg_peaks *out, kg_err *err);
 
 #endif

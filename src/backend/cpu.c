@@ -786,5 +786,6 @@ const kg_backend_ops kg_backend_cpu = {
     .telemetry = cpu_telemetry,
     .resources = cpu_resources,
     .caps = KG_CAP_EXECUTES | KG_CAP_QUIET_HOST,
+    .peaks = kg_cpu_peaks,
     .compiler = cpu_compiler,
 };

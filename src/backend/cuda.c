@@ -1046,4 +1046,5 @@ const kg_backend_ops kg_backend_cuda = {
     .procs_list = kg_cuda_procs_list,
     .procs_close = kg_cuda_procs_close,
     .probe = kg_cuda_driver_present,
+    .peaks = kg_cuda_peaks,
 };

@@ -75,15 +75,16 @@ static int gemm_reference(const kg_case *c, const double *const in[], double *co
     return kg_ops_gemm_reference(c, in[0], in[1], 0, out[0], err);
 }
 
-/* s[i*N+j] = sum_k |a_ik b_jk| (b_kn: b is [K,N], b_kj) */
-static void gemm_absdot(const kg_case *c, const double *a, const double *b, int b_kn, double *s)
+/* s[i*N+j] = sum_k |a_ik b_jk| (b_kn: b is [K,N], b_kj); squares: sum_k (a_ik b_jk)^2 */
+static void gemm_absdot_p(const kg_case *c, const double *a, const double *b, int b_kn, double *s,
+                          int squares)
 {
     int64_t M = c->M, N = c->N, K = c->K;
     double *aa = malloc((size_t)(M * K) * sizeof *aa);
     double *ab = malloc((size_t)(N * K) * sizeof *ab);
     if (aa != NULL && ab != NULL) {
-        for (int64_t i = 0; i < M * K; i++) aa[i] = fabs(a[i]);
-        for (int64_t i = 0; i < N * K; i++) ab[i] = fabs(b[i]);
+        for (int64_t i = 0; i < M * K; i++) aa[i] = squares ? a[i] * a[i] : fabs(a[i]);
+        for (int64_t i = 0; i < N * K; i++) ab[i] = squares ? b[i] * b[i] : fabs(b[i]);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, b_kn ? CblasNoTrans : CblasTrans, (int)M, (int)N,
                     (int)K, 1.0, aa, (int)K, ab, b_kn ? (int)N : (int)K, 0.0, s, (int)N);
     } else {
@@ -91,8 +92,10 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, int 
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
                 double acc = 0.0;
-                for (int64_t k = 0; k < K; k++)
-                    acc += fabs(a[i * K + k] * (b_kn ? b[k * N + j] : b[j * K + k]));
+                for (int64_t k = 0; k < K; k++) {
+                    double t = a[i * K + k] * (b_kn ? b[k * N + j] : b[j * K + k]);
+                    acc += squares ? t * t : fabs(t);
+                }
                 s[i * N + j] = acc;
             }
     }
@@ -100,19 +103,43 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, int 
     free(ab);
 }
 
-void kg_ops_gemm_bound(const kg_case *c, const double *a, const double *b, int b_kn,
-                       const double *ref, double *bound)
+static void gemm_absdot(const kg_case *c, const double *a, const double *b, int b_kn, double *s)
+{
+    gemm_absdot_p(c, a, b, b_kn, s, 0);
+}
+
+/* The bound under contract ct (NULL: the default; kg_ops_bound_sum):
+ * sum|t| always, and for f32 cases sqrt(sum t^2) (the tf32 input part's
+ * Hoeffding form, and whether the sum looks random) from a dgemm of the
+ * squares; without memory for it the bound falls back to the worst case. */
+void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double *a,
+                          const double *b, int b_kn, const double *ref, double *bound)
 {
     int64_t M = c->M, N = c->N;
-    gemm_absdot(c, a, b, b_kn, bound); /* absdot first, bound in place */
+    double *sq = NULL;
+    /* sqrt(sum t^2): the tf32 input part, and whether an f32 sum looks random */
+    if (c->dtype == KG_DT_F32 && !(ct != NULL && ct->tolerance > 0.0)) {
+        sq = malloc((size_t)(M * N) * sizeof *sq);
+        if (sq != NULL) gemm_absdot_p(c, a, b, b_kn, sq, 1);
+    }
+    gemm_absdot(c, a, b, b_kn, bound);
     for (int64_t i = 0; i < M; i++) {
         double *row = bound + i * N;
         double rowscale = 0.0;
         for (int64_t j = 0; j < N; j++) rowscale = fmax(rowscale, row[j]);
-        for (int64_t j = 0; j < N; j++)
-            row[j] = kg_ops_bound_elem(row[j], ref[i * N + j], rowscale, c->K, c->dtype,
-                                       KG_DT_F32);
+        for (int64_t j = 0; j < N; j++) {
+            kg_sum_elem e = { .absdot = row[j], .l2 = sq != NULL ? sqrt(sq[i * N + j]) : -1.0,
+                              .ref = ref[i * N + j], .rowscale = rowscale, .n = c->K, .factors = 2 };
+            row[j] = kg_ops_bound_sum(&e, ct, c->dtype, KG_DT_F32);
+        }
     }
+    free(sq);
+}
+
+void kg_ops_gemm_bound(const kg_case *c, const double *a, const double *b, int b_kn,
+                       const double *ref, double *bound)
+{
+    kg_ops_gemm_bound_ct(c, NULL, a, b, b_kn, ref, bound);
 }
 
 static void gemm_bound(const kg_case *c, const double *const in[], const double *ref, int o,
@@ -120,6 +147,13 @@ static void gemm_bound(const kg_case *c, const double *const in[], const double 
 {
     (void)o;
     kg_ops_gemm_bound(c, in[0], in[1], 0, ref, bound);
+}
+
+static void gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double *const in[],
+                          const double *ref, int o, double *bound)
+{
+    (void)o;
+    kg_ops_gemm_bound_ct(c, ct, in[0], in[1], 0, ref, bound);
 }
 
 double kg_ops_gemm_flops(const kg_case *c)
@@ -157,4 +191,5 @@ const kg_op kg_op_gemm_bt = {
     .out_cols = kg_ops_gemm_cols,
     .ws_bytes = NULL,
     .scalars = "M N K",
+    .bound_ct = gemm_bound_ct,
 };

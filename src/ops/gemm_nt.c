@@ -38,6 +38,13 @@ static void nt_bound(const kg_case *c, const double *const in[], const double *r
     kg_ops_gemm_bound(c, in[0], in[1], 1, ref, bound);
 }
 
+static void nt_bound_ct(const kg_case *c, const kg_contract *ct, const double *const in[],
+                          const double *ref, int o, double *bound)
+{
+    (void)o;
+    kg_ops_gemm_bound_ct(c, ct, in[0], in[1], 1, ref, bound);
+}
+
 const kg_op kg_op_gemm_nt = {
     .abi = KG_OP_ABI,
     .name = "gemm_nt",
@@ -57,4 +64,5 @@ const kg_op kg_op_gemm_nt = {
     .out_cols = kg_ops_gemm_cols,
     .ws_bytes = NULL,
     .scalars = "M N K",
+    .bound_ct = nt_bound_ct,
 };

@@ -54,6 +54,13 @@ static double splitk_flops(const kg_case *c)
     return kg_ops_gemm_flops(c) + (double)(c->splits - 1) * (double)c->M * (double)c->N;
 }
 
+static void splitk_bound_ct(const kg_case *c, const kg_contract *ct, const double *const in[],
+                          const double *ref, int o, double *bound)
+{
+    (void)o;
+    kg_ops_gemm_bound_ct(c, ct, in[0], in[1], 0, ref, bound);
+}
+
 const kg_op kg_op_gemm_splitk = {
     .abi = KG_OP_ABI,
     .name = "gemm_splitk",
@@ -73,4 +80,5 @@ const kg_op kg_op_gemm_splitk = {
     .out_cols = kg_ops_gemm_cols,
     .ws_bytes = splitk_ws_bytes,
     .scalars = "M N K splits",
+    .bound_ct = splitk_bound_ct,
 };

@@ -39,6 +39,8 @@ int kg_ops_gemm_reference(const kg_case *c, const double *a, const double *b, in
                           double *out, kg_err *err);
 void kg_ops_gemm_bound(const kg_case *c, const double *a, const double *b, int b_kn,
                        const double *ref, double *bound);
+void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double *a,
+                          const double *b, int b_kn, const double *ref, double *bound);
 double kg_ops_gemm_flops(const kg_case *c);
 double kg_ops_gemm_min_bytes(const kg_case *c);
 

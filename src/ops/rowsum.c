@@ -40,17 +40,29 @@ static int rowsum_reference(const kg_case *c, const double *const in[], double *
     return KG_OK;
 }
 
-static void rowsum_bound(const kg_case *c, const double *const in[], const double *ref, int o,
-                         double *bound)
+
+static void rowsum_bound_ct(const kg_case *c, const kg_contract *ct, const double *const in[],
+                            const double *ref, int o, double *bound)
 {
     (void)o;
     const double *x = in[0];
     for (int64_t i = 0; i < c->M; i++) {
-        double s = 0.0;
-        for (int64_t j = 0; j < c->N; j++) s += fabs(x[i * c->N + j]);
-        /* one output per row: the row scale is the element's own sum|x| */
-        bound[i] = kg_ops_bound_elem(s, ref[i], s, c->N, c->dtype, KG_DT_F32);
+        double s = 0.0, q = 0.0;
+        for (int64_t j = 0; j < c->N; j++) {
+            double v = x[i * c->N + j];
+            s += fabs(v);
+            q += v * v;
+        }
+        kg_sum_elem e = { .absdot = s, .l2 = sqrt(q), .ref = ref[i], .rowscale = s, .n = c->N,
+                          .factors = 1 };
+        bound[i] = kg_ops_bound_sum(&e, ct, c->dtype, KG_DT_F32);
     }
+}
+
+static void rowsum_bound(const kg_case *c, const double *const in[], const double *ref, int o,
+                         double *bound)
+{
+    rowsum_bound_ct(c, NULL, in, ref, o, bound);
 }
 
 static double rowsum_flops(const kg_case *c)
@@ -83,4 +95,5 @@ const kg_op kg_op_rowsum = {
     .out_cols = NULL,
     .ws_bytes = NULL,
     .scalars = "M N",
+    .bound_ct = rowsum_bound_ct,
 };

@@ -356,6 +356,8 @@ fi
 # 15. structured input rows and held-out shapes (tests/gpu/cheat_inputs.sh):
 #     CUDA kernels right only on i.i.d. rows or on aligned shapes fail
 . "$ROOT/tests/gpu/cheat_inputs.sh"
+# 16. precision contracts and physics limits (tests/gpu/contracts.sh)
+. "$ROOT/tests/gpu/contracts.sh"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -36,6 +36,7 @@ typedef struct scenario {
     int nproc;
     kg_row *rows;
     size_t nrows, cap;
+    const kg_case_limit *limits;   /* NULL: no physics limit */
 } scenario;
 
 static void sc_init(scenario *s, int ncases, int narms, int nproc)
@@ -89,7 +90,7 @@ static void sc_round(scenario *s, int proc, int dir, int round, int arm, int kas
 
 static int sc_run(scenario *s, kg_analysis *out, kg_err *err)
 {
-    kg_analysis_in in = {&s->plan, s->rows, s->nrows, s->accepted, s->nproc, s->state};
+    kg_analysis_in in = {&s->plan, s->rows, s->nrows, s->accepted, s->nproc, s->state, s->limits};
     kg_err_clear(err);
     return kg_analyse(&in, out, err);
 }
@@ -639,6 +640,76 @@ static void test_bad_rows(void)
     free(s.rows);
 }
 
+/* The physics limit: the candidate's fastest process median (~801 ns)
+ * implies 3.5x the peak flop rate, the baseline's (~1003 ns) 2.8x: the
+ * candidate is INVALID and the gate fails; a bandwidth limit that the
+ * baseline exceeds fails the gate naming the baseline; no limit, no
+ * physics numbers. */
+static void test_physics(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 4, 0.8, 1.0);
+    kg_case_limit lim = { .bytes = 0.0, .flops = 2800.0, .bw = 0.0, .flop_rate = 1e9 };
+    s.limits = &lim;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    const kg_arm_result *c = res_of(&an, 0, 1), *b = res_of(&an, 0, 0);
+    CHECK_NEAR(c->fastest_ns, 800.0 * 0.998 * 1.003, 1e-9, 1e-3);
+    CHECK(c->impossible && c->verdict == KG_VERDICT_INVALID);
+    CHECK(c->peak_frac > 3.4 && c->peak_frac < 3.6);
+    CHECK(strstr(c->physics, "impossible: 3.5x the measured FMA rate") != NULL);
+    CHECK(!b->impossible && b->peak_frac > 2.7 && b->peak_frac < 2.9);
+    CHECK(!an.gate_pass && strstr(an.gate_reason, "arm cand: INVALID (impossible") != NULL);
+    kg_analysis_free(&an);
+    /* a byte limit every arm exceeds: the baseline is named */
+    lim = (kg_case_limit){ .bytes = 1e6, .flops = 0.0, .bw = 1e11, .flop_rate = 0.0 };
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(res_of(&an, 0, 0)->impossible && strstr(res_of(&an, 0, 0)->physics, "bandwidth") != NULL);
+    CHECK(!an.gate_pass && strstr(an.gate_reason, "baseline dev: INVALID") != NULL);
+    kg_analysis_free(&an);
+    /* within the margin: no effect on the verdict */
+    lim = (kg_case_limit){ .bytes = 0.0, .flops = 1000.0, .bw = 0.0, .flop_rate = 1e9 };
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(!res_of(&an, 0, 1)->impossible && res_of(&an, 0, 1)->verdict == KG_VERDICT_FASTER && an.gate_pass);
+    kg_analysis_free(&an);
+    s.limits = NULL;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(isnan(res_of(&an, 0, 1)->peak_frac) && an.gate_pass);
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
+/* same_precision: a candidate whose contract is weaker than the
+ * baseline's fails the gate; declared acceptable, it passes. */
+static void test_same_precision(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 4, 0.8, 1.0);
+    s.arms[1].contract.precision = KG_PREC_TF32;
+    s.plan.gate.same_precision = 1;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(res_of(&an, 0, 1)->verdict == KG_VERDICT_FASTER);
+    CHECK(!an.gate_pass && strstr(an.gate_reason, "contract tf32 is weaker than f32 of baseline dev") != NULL);
+    kg_analysis_free(&an);
+    s.plan.gate.same_precision = 0;
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    CHECK(an.gate_pass);
+    kg_analysis_free(&an);
+    /* the order of contracts */
+    kg_contract f32 = { KG_PREC_DTYPE, 0.0 }, tf = { KG_PREC_TF32, 0.0 }, h = { KG_PREC_F16ACC, 0.0 },
+                bh = { KG_PREC_BF16ACC, 0.0 }, t4 = { KG_PREC_DTYPE, 1e-4 }, t3 = { KG_PREC_DTYPE, 1e-3 };
+    CHECK(kg_contract_weaker(&tf, &f32, KG_DT_F32, NULL, 0) && !kg_contract_weaker(&f32, &tf, KG_DT_F32, NULL, 0));
+    CHECK(!kg_contract_weaker(&tf, &f32, KG_DT_BF16, NULL, 0)); /* bf16 inputs are exact in tf32 */
+    CHECK(kg_contract_weaker(&bh, &h, KG_DT_F32, NULL, 0) && !kg_contract_weaker(&h, &bh, KG_DT_F32, NULL, 0));
+    CHECK(kg_contract_weaker(&t4, &f32, KG_DT_F32, NULL, 0) && !kg_contract_weaker(&f32, &t4, KG_DT_F32, NULL, 0));
+    CHECK(kg_contract_weaker(&t3, &t4, KG_DT_F32, NULL, 0) && !kg_contract_weaker(&t4, &t3, KG_DT_F32, NULL, 0));
+    CHECK(!kg_contract_weaker(&f32, &f32, KG_DT_F32, NULL, 0));
+    free(s.rows);
+}
+
 int main(void)
 {
     test_fixture("analysis_interval.txt");
@@ -654,5 +725,7 @@ int main(void)
     test_fastest_baseline();
     test_single_round();
     test_bad_rows();
+    test_physics();
+    test_same_precision();
     return kg_test_finish("test_analysis");
 }

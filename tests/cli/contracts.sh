@@ -1,0 +1,60 @@
+# Precision contracts (docs/admission.md, "Precision contracts").  Two
+# cheats passed the f32 bound before contracts (error/bound 0.65 and
+# 0.56 on this plan): an f32 gemm_bt on TF32-rounded inputs (K = 1024) and
+# an f32 rowsum accumulated in f16 (N = 2048).  Under the f32 contract
+# both are INCORRECT; declared (precision = tf32, f16acc, tolerance = ...)
+# they are judged under their contract, which every report prints next to
+# the verdict, and the gate refuses a contract weaker than the baseline's
+# unless the plan says same_precision = no.
+. tests/cli_lib.sh
+P=tests/contracts
+"$KGATE" check $P/precision.kg -o "$T/c" >"$T/out" 2>"$T/err"; st=$?
+expect_status 1 $st "check of the precision cheats"
+for row in ",g,naive,pre,poison0:C,pass," ",r,rs,pre,poison0:Y,pass," \
+           ",g,tf32,pre,poison0:C,fail," ",g,tf32,pre,poison1:C,fail," \
+           ",r,f16acc,pre,poison0:Y,fail," ",r,f16acc,pre,poison1:Y,fail,"; do
+    grep -q -- "$row" "$T/c/checks/proc-000.csv" || die "expected a check row '$row'"
+done
+
+"$KGATE" run $P/precision-declared.kg -o "$T/d" >"$T/out" 2>"$T/err"; st=$?
+expect_status 1 $st "run with declared contracts"
+expect_grep "gate FAIL: case g, arm tf32: contract tf32 is weaker than f32 of baseline naive" "$T/err"
+for row in "^g,naive,baseline,ok,INCONCLUSIVE,f32," "^g,tf32,candidate,ok,[A-Z]*,tf32," \
+           "^r,f16acc,candidate,incorrect,INCORRECT,f16acc," "^r,tol,candidate,ok,[A-Z]*,tol 0.0001," \
+           "^r,loose,candidate,incorrect,INCORRECT,tol 1," "^r64,f16acc,candidate,ok,[A-Z]*,f16acc,"; do
+    expect_grep "$row" "$T/d/results.csv"
+done
+expect_grep "| g | tf32 | candidate | .*(contract tf32) |$" "$T/d/report.md"
+expect_grep "contract f16acc is too weak for this case: an all-zero output Y would pass" "$T/d/report.md"
+expect_grep "contract tol 1 is too weak for this case" "$T/d/report.md"
+expect_grep '"contract": "tf32"' "$T/d/results.json"
+expect_grep '"contract": "tol 0.0001"' "$T/d/results.json"
+# the canonical plan keeps the keys; verify replays the outputs under them
+expect_grep "^precision = tf32$" "$T/d/plan.kg"
+expect_grep "^tolerance = 0.0001$" "$T/d/plan.kg"
+"$KGATE" verify "$T/d" >"$T/vout" 2>"$T/verr" || { cat "$T/verr" >&2; die "verify of the contracts run failed"; }
+expect_report_identical "$T/d"
+
+"$KGATE" run $P/precision-accepted.kg -o "$T/a" >"$T/out" 2>"$T/err"; st=$?
+expect_no_grep "weaker" "$T/err"
+expect_grep "^g,tf32,candidate,ok,[A-Z]*,tf32," "$T/a/results.csv"
+expect_grep "^same_precision = no$" "$T/a/plan.kg"
+
+# bad declarations are refused with file:line
+bad() { # name text-of-arm-keys expected-message
+    printf '[campaign]\nbackend = cpu\n[case x]\nop = %s\ndtype = f32\nM = 4\nN = 4\nK = 4\n[arm a]\nop = %s\nrole = baseline\nsource = none.c\n%b\n' \
+        "$1" "$1" "$2" >"$T/bad.kg"
+    "$KGATE" check "$T/bad.kg" >"$T/bout" 2>"$T/berr"; st=$?
+    expect_status 2 $st "plan with $2"
+    expect_grep "$3" "$T/berr"
+}
+bad gemm_bt "precision = tf32\ntolerance = 1e-4" "bad.kg:14: both precision and tolerance"
+bad gemm_bt "precision = fp8" "dtype, tf32, f16acc or bf16acc"
+bad gemm_bt "tolerance = 2" "a number in \[0, 1\]"
+bad softmax "precision = f16acc" "op softmax has no reduced precision contract"
+
+# a plan without the keys keeps its canonical form (no new lines)
+"$KGATE" freeze examples/quickstart.kg -o "$T/qs.frozen" >/dev/null 2>&1 || die "freeze failed"
+expect_no_grep "precision" "$T/qs.frozen"
+expect_no_grep "tolerance" "$T/qs.frozen"
+exit 0

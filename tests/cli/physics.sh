@@ -1,0 +1,40 @@
+# Physics limits (docs/admission.md, "Physics limits").  A gemm_bt that
+# returns a remembered output while a fingerprint of its inputs is
+# unchanged was FASTER (+99.5%) with a gate PASS before the limit: with
+# resident inputs every timed sample hits.  kgate now measures the host's
+# peaks before the first process (peaks.json) and the arm's timing implies
+# many times the measured FMA rate: INVALID (impossible), the gate fails;
+# the honest baseline stays far below the limit.  The fake backend
+# measures nothing and applies no limit (its timings are synthetic).
+. tests/cli_lib.sh
+"$KGATE" run tests/contracts/physics.kg -o "$T/p" >"$T/out" 2>"$T/err"; st=$?
+expect_status 1 $st "run of the impossibly fast arm"
+expect_grep "gate FAIL: case f32_384, arm cached: INVALID (impossible: [0-9.]*x the measured FMA rate)" "$T/err"
+expect_grep "^f32_384,cached,candidate,ok,INVALID,f32,.*,impossible$" "$T/p/results.csv"
+expect_grep "^f32_384,blocked,baseline,ok,INCONCLUSIVE,f32,.*,ok$" "$T/p/results.csv"
+expect_grep "| f32_384 | cached | candidate | .* | INVALID (impossible: " "$T/p/report.md"
+expect_grep '"physics": "impossible: ' "$T/p/results.json"
+expect_grep '"verdict": "INVALID"' "$T/p/results.json"
+expect_no_grep "FASTER" "$T/p/results.csv"
+expect_grep "^## Physics limits" "$T/p/report.md"
+expect_grep '"status": "measured"' "$T/p/peaks.json"
+expect_grep " peaks.json$" "$T/p/SHA256SUMS"
+# the honest arm: well below the limit (the fraction is in results.csv)
+frac=$(awk -F, '$2 == "blocked" { print $(NF-1) }' "$T/p/results.csv")
+awk -v f="$frac" 'BEGIN { exit !(f > 0 && f < 1) }' || die "the honest baseline is at $frac of the peak"
+# verify and report use the recorded peaks, never a new measurement
+"$KGATE" verify "$T/p" >"$T/vout" 2>"$T/verr" || { cat "$T/verr" >&2; die "verify failed"; }
+expect_report_identical "$T/p"
+# a peak edited after the run is caught
+sed 's/"flops_f32": [0-9.e+]*/"flops_f32": 1e15/' "$T/p/peaks.json" >"$T/peaks" && cp "$T/peaks" "$T/p/peaks.json"
+if "$KGATE" verify "$T/p" >"$T/vout" 2>"$T/verr"; then die "verify accepted an edited peaks.json"; fi
+expect_grep "peaks.json" "$T/verr"
+
+# fake backend: no measurement, no limit, said so
+"$KGATE" run tests/plans/fake-faster.kg -o "$T/f" >"$T/out" 2>"$T/err" || die "fake campaign failed"
+expect_grep '"status": "not measured: backend fake has no peak measurement (its timings are synthetic)"' "$T/f/peaks.json"
+expect_grep "No physics limit applies: peaks not measured: backend fake" "$T/f/report.md"
+# check-only runs time nothing and record no peaks
+"$KGATE" check tests/contracts/physics.kg -o "$T/c" >"$T/out" 2>"$T/err" || die "check failed"
+[ ! -f "$T/c/peaks.json" ] || die "check-only run measured peaks"
+exit 0

@@ -1,0 +1,31 @@
+# tests/gpu/contracts.sh: precision contracts and physics limits on the GPU
+# (sourced by tests/gpu/run.sh; uses its ok/bad helpers, $KGATE, $T, $ROOT).
+# Expected: tf32 and f16acc INCORRECT under f32; tf32_declared admitted with
+# its contract printed; f16acc_declared admitted; cached INVALID
+# (impossible); naive, tiled, cublas and reduce_sum admitted and not
+# INVALID; peaks.json measured (FMA, matrix and bandwidth); verify ok.
+sed 's#\.\./\.\./kernels/cuda/##' "$ROOT/tests/gpu/contracts.kg" >"$T/kernels/contracts.kg"
+"$KGATE" run "$T/kernels/contracts.kg" -o "$T/contracts" --no-progress >"$T/out" 2>&1
+csv="$T/contracts/results.csv"
+row() { grep -q "^$1,$2,[a-z]*,$3," "$csv"; }
+if row f32_1024 tf32 incorrect && row r_f32 f16acc incorrect; then
+    ok "contracts: TF32 inputs and f16 accumulation are INCORRECT under the f32 contract"
+else bad "contracts: TF32 inputs and f16 accumulation are INCORRECT under the f32 contract"; fi
+if grep -q "^f32_1024,tf32_declared,candidate,ok,[A-Z]*,tf32," "$csv" &&
+   grep -q "^r_f32,f16acc_declared,candidate,ok,[A-Z]*,tol 0.001," "$csv" &&
+   grep -q "| tf32_declared | .*(contract tf32) |" "$T/contracts/report.md"; then
+    ok "contracts: the declared contracts admit them, printed next to the verdict"
+else bad "contracts: the declared contracts admit them, printed next to the verdict"; fi
+if grep -q "^f32_1024,cached,candidate,ok,INVALID,.*,impossible$" "$csv"; then
+    ok "physics: the cached gemm is INVALID (impossible)"
+else bad "physics: the cached gemm is INVALID (impossible)"; fi
+honest=1
+for a in "f32_1024,naive" "f32_1024,tiled" "f32_1024,cublas" "r_f32,reduce_sum"; do
+    grep -q "^$a,[a-z]*,ok,.*,ok$" "$csv" || honest=0
+done
+if [ $honest = 1 ]; then ok "physics: kgate's kernels and cuBLAS are admitted and within the limit"
+else bad "physics: kgate's kernels and cuBLAS are admitted and within the limit"; fi
+if grep -q '"status": "measured"' "$T/contracts/peaks.json" && grep -q '"flops_mma16": [0-9]' "$T/contracts/peaks.json" &&
+   "$KGATE" verify "$T/contracts" >"$T/out" 2>&1; then
+    ok "physics: peaks.json measured (FMA, matrix, bandwidth) and the folder verifies"
+else bad "physics: peaks.json measured (FMA, matrix, bandwidth) and the folder verifies"; fi

@@ -1,0 +1,220 @@
+/* test_contracts.c: unit tests of the precision contracts (the bounds of
+ * kg_ops_bound_sum and kg_oracle_compare_ct).
+ *
+ * Outputs are computed here from the oracle's own inputs, as the cheats
+ * of tests/contracts/ compute them: an honest float32 GEMM and rowsum,
+ * a GEMM on inputs rounded to TF32, and a rowsum accumulated in f16.
+ * Every claim is checked on eight seeds, so that no result holds by the
+ * luck of one draw:
+ *   - the default f32 contract admits the honest kernels and rejects TF32
+ *     inputs (K = 1024) and f16 accumulation (N = 2048);
+ *   - `precision = tf32` admits the TF32 GEMM and the honest one;
+ *   - `tolerance = 1e-4` admits the f16 rowsum; `tolerance = 1` is too
+ *     weak (zeros pass) and fails every comparison, saying so;
+ *   - for bf16 and f16 inputs the default bound is the one kgate had
+ *     before contracts (the worst case capped by the dtype ceiling);
+ *   - rows of one repeated value, whose float32 sums err systematically,
+ *     get the worst case, which every honest sum of 500 values meets. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "kgate/kernel.h"
+#include "kgate/op.h"
+#include "kgate/oracle.h"
+
+#define SEEDS 8
+
+static float tf32(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u) {
+        u += 0x1000u;
+        u &= 0xffffe000u;
+    }
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static void gemm(const kg_case_data *d, int round_tf32, float *C)
+{
+    const kg_case *c = d->kase;
+    const float *A = d->in[0], *B = d->in[1];
+    for (int64_t i = 0; i < c->M; i++)
+        for (int64_t j = 0; j < c->N; j++) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < c->K; k++) {
+                float a = A[i * c->K + k], b = B[j * c->K + k];
+                acc += round_tf32 ? tf32(a) * tf32(b) : a * b;
+            }
+            C[i * c->N + j] = acc;
+        }
+}
+
+static uint16_t h_add(uint16_t x, uint16_t y)
+{
+    return kg_f32_to_f16(kg_f16_to_f32(x) + kg_f16_to_f32(y));
+}
+
+/* lanes = 0: float32, sequential; else f16 in `lanes` lanes, combined in f16 */
+static void rowsum(const kg_case_data *d, int lanes, float *Y)
+{
+    const kg_case *c = d->kase;
+    const float *X = d->in[0];
+    for (int64_t i = 0; i < c->M; i++) {
+        if (lanes == 0) {
+            float s = 0.0f;
+            for (int64_t j = 0; j < c->N; j++) s += X[i * c->N + j];
+            Y[i] = s;
+            continue;
+        }
+        uint16_t lane[256] = { 0 };
+        for (int64_t j = 0; j < c->N; j++) lane[j % lanes] = h_add(lane[j % lanes], kg_f32_to_f16(X[i * c->N + j]));
+        for (int w = lanes / 2; w >= 1; w /= 2)
+            for (int l = 0; l < w; l++) lane[l] = h_add(lane[l], lane[l + w]);
+        Y[i] = kg_f16_to_f32(lane[0]);
+    }
+}
+
+static int passes(const kg_case_data *d, const kg_contract *ct, const float *out, char *msg, size_t cap)
+{
+    kg_check r;
+    kg_err err = { 0 };
+    if (kg_oracle_compare_ct(d, ct, 0, out, &r, &err) != KG_OK) {
+        snprintf(msg, cap, "compare failed: %.200s", err.msg);
+        return -1;
+    }
+    snprintf(msg, cap, "%.250s (max err/bound %.3g)", r.msg, r.max_rel);
+    return r.pass;
+}
+
+static void test_gemm(void)
+{
+    kg_case c = { .name = "g", .op = "gemm_bt", .dtype = KG_DT_F32, .M = 48, .N = 48, .K = 1024,
+                  .splits = -1, .eps = 1e-5, .scale = 1.0, .primary = 1 };
+    kg_contract def = { KG_PREC_DTYPE, 0.0 }, tf = { KG_PREC_TF32, 0.0 };
+    float *honest = malloc(48 * 48 * sizeof *honest), *t = malloc(48 * 48 * sizeof *t);
+    CHECK(honest != NULL && t != NULL);
+    for (uint64_t seed = 1; seed <= SEEDS && honest && t; seed++) {
+        kg_case_data d;
+        kg_err err = { 0 };
+        CHECK(kg_oracle_prepare(&c, seed * 7919, &d, &err) == KG_OK);
+        gemm(&d, 0, honest);
+        gemm(&d, 1, t);
+        char m[320];
+        CHECK_MSG(passes(&d, &def, honest, m, sizeof m) == 1, "seed %llu: honest f32 gemm rejected: %s",
+                  (unsigned long long)seed, m);
+        CHECK_MSG(passes(&d, &def, t, m, sizeof m) == 0, "seed %llu: TF32 gemm admitted under f32: %s",
+                  (unsigned long long)seed, m);
+        CHECK_MSG(passes(&d, &tf, t, m, sizeof m) == 1, "seed %llu: TF32 gemm rejected under tf32: %s",
+                  (unsigned long long)seed, m);
+        CHECK_MSG(passes(&d, &tf, honest, m, sizeof m) == 1, "seed %llu: honest gemm rejected under tf32: %s",
+                  (unsigned long long)seed, m);
+        /* the contract's bounds are cached: a second look gives the same */
+        CHECK(passes(&d, &tf, t, m, sizeof m) == 1);
+        kg_oracle_release(&d);
+    }
+    free(honest);
+    free(t);
+}
+
+static void test_rowsum(void)
+{
+    kg_case c = { .name = "r", .op = "rowsum", .dtype = KG_DT_F32, .M = 64, .N = 2048, .K = -1,
+                  .splits = -1, .eps = 1e-5, .scale = 1.0, .primary = 1 };
+    kg_contract def = { KG_PREC_DTYPE, 0.0 }, tol = { KG_PREC_DTYPE, 1e-4 }, loose = { KG_PREC_DTYPE, 1.0 };
+    float honest[64], h[64];
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        kg_case_data d;
+        kg_err err = { 0 };
+        CHECK(kg_oracle_prepare(&c, seed * 104729, &d, &err) == KG_OK);
+        rowsum(&d, 0, honest);
+        rowsum(&d, 256, h);
+        char m[320];
+        CHECK_MSG(passes(&d, &def, honest, m, sizeof m) == 1, "seed %llu: honest rowsum rejected: %s",
+                  (unsigned long long)seed, m);
+        CHECK_MSG(passes(&d, &def, h, m, sizeof m) == 0, "seed %llu: f16 accumulation admitted under f32: %s",
+                  (unsigned long long)seed, m);
+        CHECK_MSG(passes(&d, &tol, h, m, sizeof m) == 1, "seed %llu: f16 accumulation rejected under tol 1e-4: %s",
+                  (unsigned long long)seed, m);
+        CHECK_MSG(passes(&d, &loose, honest, m, sizeof m) == 0 && strstr(m, "too weak") != NULL,
+                  "seed %llu: tolerance 1 not refused as too weak: %s", (unsigned long long)seed, m);
+        kg_oracle_release(&d);
+    }
+}
+
+/* The default bound of 16-bit inputs is kgate's bound before contracts. */
+static void test_16bit_unchanged(void)
+{
+    const double u = ldexp(1.0, -24), u_ref = ldexp(1.0, -53);
+    kg_dtype dts[2] = { KG_DT_BF16, KG_DT_F16 };
+    int64_t ns[4] = { 16, 1024, 4096, 65536 };
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 4; k++) {
+            double n = (double)ns[k], absdot = 0.37 * n, ref = 1.5, rowscale = 0.5 * n;
+            double out = u * ref, worst = n * u / (1 - n * u) * absdot + out;
+            double prob = expm1(10.0 * sqrt(n) * u + n * u * u / (1 - u)) * absdot + out;
+            double old = fmin(worst, fmax(kg_ops_ceiling(dts[i]) * rowscale, prob))
+                         + n * u_ref / (1 - n * u_ref) * absdot + 1e-30;
+            double now = kg_ops_bound_elem(absdot, ref, rowscale, ns[k], dts[i], KG_DT_F32);
+            CHECK_NEAR(now, old, 0, 1e-14);
+            /* a tf32 contract changes nothing for 16-bit inputs */
+            kg_sum_elem e = { absdot, -1.0, ref, rowscale, ns[k], 2 };
+            kg_contract tf = { KG_PREC_TF32, 0.0 };
+            CHECK_NEAR(kg_ops_bound_sum(&e, &tf, dts[i], KG_DT_F32), now, 0, 1e-14);
+        }
+    /* f32: the smaller of the worst case and the probabilistic bound where
+     * the sum looks random (|ref| <= 10 sqrt(sum t^2)), no ceiling; the
+     * worst case where it does not, or where sqrt(sum t^2) is unknown */
+    double n = 1024, absdot = 256, ref = 0.5, l2 = 10.0;
+    double worst = n * u / (1 - n * u) * absdot + u * ref, ref_term = n * u_ref / (1 - n * u_ref) * absdot + 1e-30;
+    double prob = expm1(10.0 * sqrt(n) * u + n * u * u / (1 - u)) * absdot + u * ref;
+    kg_sum_elem e = { absdot, l2, ref, 512, 1024, 2 };
+    CHECK_NEAR(kg_ops_bound_sum(&e, NULL, KG_DT_F32, KG_DT_F32), fmin(worst, prob) + ref_term, 0, 1e-14);
+    e.ref = 101.0; /* above 10 sqrt(sum t^2): not random-looking */
+    worst = n * u / (1 - n * u) * absdot + u * e.ref;
+    CHECK_NEAR(kg_ops_bound_sum(&e, NULL, KG_DT_F32, KG_DT_F32), worst + ref_term, 0, 1e-14);
+    CHECK_NEAR(kg_ops_bound_elem(absdot, 101.0, 512, 1024, KG_DT_F32, KG_DT_F32), worst + ref_term, 0, 1e-14);
+}
+
+/* A row of one repeated value: float32 summation errs systematically
+ * (2048 copies: up to about 510 u x sum|x|, above the probabilistic
+ * bound's 452 u), so the bound must be the worst case there, and must
+ * hold for an honest sequential sum of every one of 500 values. */
+static void test_constant_rows(void)
+{
+    int64_t ns[3] = { 2048, 8192, 65536 };
+    for (int k = 0; k < 3; k++) {
+        int over = 0, over_prob = 0;
+        double worst_ratio = 0.0;
+        for (int r = 0; r < 500; r++) {
+            float x = (float)(((double)((r * 2654435761u) % 1000003u) / 1000003.0) * 2.0 - 1.0);
+            if (x == 0.0f) continue;
+            float sum = 0.0f;
+            for (int64_t i = 0; i < ns[k]; i++) sum += x;
+            double n = (double)ns[k], ref = n * (double)x, err = fabs((double)sum - ref);
+            kg_sum_elem e = { n * fabs((double)x), sqrt(n) * fabs((double)x), ref, n * fabs((double)x), ns[k], 1 };
+            double b = kg_ops_bound_sum(&e, NULL, KG_DT_F32, KG_DT_F32);
+            if (err > b) over++;
+            /* what the probabilistic bound alone would have allowed */
+            if (err > kg_ops_gamma_prob(ns[k]) * e.absdot + ldexp(1.0, -24) * fabs(ref)) over_prob++;
+            if (err / b > worst_ratio) worst_ratio = err / b;
+        }
+        CHECK_MSG(over == 0, "constant rows of %lld: %d honest sums over the bound (worst %.3g)",
+                  (long long)ns[k], over, worst_ratio);
+        /* the case is real: the probabilistic bound alone fails honest sums */
+        if (ns[k] >= 8192)
+            CHECK_MSG(over_prob > 0, "constant rows of %lld: no sum over the probabilistic bound", (long long)ns[k]);
+    }
+}
+
+int main(void)
+{
+    test_gemm();
+    test_rowsum();
+    test_16bit_unchanged();
+    test_constant_rows();
+    return kg_test_finish("test_contracts");
+}
