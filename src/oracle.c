@@ -565,6 +565,69 @@ done:
     return rc;
 }
 
+int kg_oracle_refill(kg_case_data *d, uint64_t seed)
+{
+    if (d == NULL || d->op == NULL || d->kase == NULL) return KG_EINTERNAL;
+    int64_t rows[KG_MAX_IN];
+    for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
+    if (d->op->in_rows) d->op->in_rows(d->kase, rows);
+    d->seed = seed;
+    for (int i = 0; i < d->nin; i++) {
+        generate(d, i, rows[i], (float)d->kase->scale);
+        d->in_sum[i] = kg_checksum(d->in[i], d->in_bytes[i]);
+    }
+    /* the references, bounds and contract bounds are of other inputs now */
+    ct_free(d->ctb);
+    d->ctb = NULL;
+    d->stale = 1;
+    return KG_OK;
+}
+
+/* 64 random bits for index i of stream (seed, stream). */
+static uint64_t draw64(uint64_t seed, uint32_t stream, uint64_t i)
+{
+    const uint32_t key[2] = { (uint32_t)seed, (uint32_t)(seed >> 32) };
+    const uint32_t ctr[4] = { (uint32_t)i, (uint32_t)(i >> 32), stream, 0x6b677077u };
+    uint32_t out[4];
+    kg_philox4x32(ctr, key, out);
+    return (uint64_t)out[0] | (uint64_t)out[1] << 32;
+}
+
+int kg_oracle_perturb(kg_case_data *d, uint64_t pseed, int count, int64_t *where_in, int *which_in, kg_err *err)
+{
+    if (d == NULL || d->op == NULL || d->stale || count < 1)
+        return kg_errorf(err, KG_EINTERNAL, "kg_oracle_perturb: no prepared data");
+    const kg_case *c = d->kase;
+    kg_dtype dt = c->dtype;
+    for (int j = 0; j < count; j++) {
+        /* an input with elements, and an element of it; its new value is a
+         * fresh draw of the same distribution that differs from the old */
+        int i = (int)(draw64(pseed, 0x70657274u, (uint64_t)j * 2) % (uint64_t)d->nin);
+        for (int t = 0; t < d->nin && d->in_elems[i] == 0; t++) i = (i + 1) % d->nin;
+        if (d->in_elems[i] == 0) return kg_errorf(err, KG_EINTERNAL, "kg_oracle_perturb: no input elements");
+        int64_t e = (int64_t)(draw64(pseed, 0x70657274u, (uint64_t)j * 2 + 1) % (uint64_t)d->in_elems[i]);
+        double old = d->in64[i][e], v = old;
+        for (uint64_t t = 0; t < 16 && v == old; t++) {
+            double u = (double)kg_philox_uniform(pseed, 0x70657274u + 1u + (uint32_t)j, t);
+            double mag = fabs(old) > 0 ? fabs(old) : c->scale;
+            double cand = (u < 0 ? -1.0 : 1.0) * mag * (0.5 + fabs(u));
+            kg_oracle_encode(&cand, 1, dt, (char *)d->in[i] + (size_t)e * dt_size(dt));
+            uint32_t bits;
+            v = decode(d->in[i], dt, e, &bits);
+        }
+        d->in64[i][e] = v;
+        if (where_in != NULL) where_in[j] = e;
+        if (which_in != NULL) which_in[j] = i;
+    }
+    for (int i = 0; i < d->nin; i++) d->in_sum[i] = kg_checksum(d->in[i], d->in_bytes[i]);
+    int rc = d->op->reference(c, (const double *const *)d->in64, d->ref, err);
+    if (rc != KG_OK) return rc;
+    for (int o = 0; o < d->nout; o++) d->op->bound(c, (const double *const *)d->in64, d->ref[o], o, d->bound[o]);
+    ct_free(d->ctb);
+    d->ctb = NULL;
+    return KG_OK;
+}
+
 /* "element 1234 (row 3, col 17)" or "element 5 (row 5)" */
 static void where(const kg_case_data *d, int o, int64_t e, char *buf, size_t cap)
 {

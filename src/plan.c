@@ -148,7 +148,7 @@ static const plan_key plan_keys[] = {
     {SEC_CAMPAIGN, "timeout", K_REAL, CAMP(timeout_s), 0, 1e9, F_LO_OPEN, "600", NULL,
      "seconds, a number > 0"},
     {SEC_CAMPAIGN, "l2", K_ENUM, CAMP(l2), 0, 0, 0, "warm", w_l2, "warm or cold"},
-    {SEC_CAMPAIGN, "inputs", K_ENUM, CAMP(inputs), 0, 0, 0, "resident", w_inputs,
+    {SEC_CAMPAIGN, "inputs", K_ENUM, CAMP(inputs), 0, 0, 0, "fresh", w_inputs,
      "resident or fresh"},
     {SEC_CAMPAIGN, "rotate", K_INT, CAMP(rotate), 1, KG_PLAN_MAX_ROTATE, 0, "1", NULL,
      "input sets rotated between samples, an integer in [1, 16]"},

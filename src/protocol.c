@@ -77,3 +77,17 @@ uint64_t kg_protocol_heldout_seed(uint64_t base, int proc, int kase, int idx)
     x = mix64(x ^ ((uint64_t)(uint32_t)proc << 32) ^ ((uint64_t)(uint32_t)kase << 8) ^ (uint64_t)(idx & 0xff));
     return x;
 }
+
+uint64_t kg_protocol_sample_seed(uint64_t base, int proc, int kase, int64_t n)
+{
+    uint64_t x = mix64(base ^ 0x73616d706c65ull);   /* "sample" */
+    x = mix64(x ^ ((uint64_t)(uint32_t)proc << 40) ^ ((uint64_t)(uint32_t)kase << 24));
+    return mix64(x ^ (uint64_t)n);
+}
+
+uint64_t kg_protocol_aux_seed(uint64_t base, int proc, int kase, uint32_t what)
+{
+    uint64_t x = mix64(base ^ 0x61757869ull);   /* "auxi" */
+    x = mix64(x ^ ((uint64_t)(uint32_t)proc << 40) ^ ((uint64_t)(uint32_t)kase << 24));
+    return mix64(x ^ (uint64_t)what);
+}

@@ -53,4 +53,15 @@ uint64_t kg_protocol_input_base(uint64_t campaign_seed, uint64_t salt);
  * salted base: a domain of its own, apart from the check phases. */
 uint64_t kg_protocol_heldout_seed(uint64_t base, int proc, int kase, int idx);
 
+/* The inputs of an arm's n-th timed execution (warmups counted, from 1)
+ * in process proc and case kase under inputs = fresh: every arm's n-th
+ * execution gets the same inputs, so the comparisons stay paired. */
+uint64_t kg_protocol_sample_seed(uint64_t base, int proc, int kase, int64_t n);
+
+/* Seeds of the checks around timing that draw positions: KG_AUX_PICK
+ * (which timed executions are checked), KG_AUX_PERTURB (the perturbation
+ * check's elements and values). */
+enum { KG_AUX_PICK = 1, KG_AUX_PERTURB = 2 };
+uint64_t kg_protocol_aux_seed(uint64_t base, int proc, int kase, uint32_t what);
+
 #endif

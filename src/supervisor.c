@@ -529,12 +529,6 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     sigaction(SIGTERM, &sa, &old_term);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
-    if (plan->campaign.inputs == KG_INPUTS_FRESH) {
-        rc = kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: inputs = fresh (regenerating inputs on the device between "
-                       "samples) is not implemented yet: use inputs = resident, with rotate = N for cache-cold inputs",
-                       plan->path, plan->campaign.line);
-        goto done;
-    }
     if (o->frozen_path != NULL && (rc = kg_frozen_check(plan, o->frozen_path, err)) != KG_OK) goto done;
     if (realpath(o->plan_path, plan_abs) == NULL) {
         rc = kg_errorf(err, KG_EIO, "%s: %s", o->plan_path, strerror(errno));

@@ -56,7 +56,14 @@ typedef struct inst {
     /* rotate = N: input sets 1..N-1 (set 0 is in[]); the set bound now */
     kg_dbuf rot[KG_MAX_ROTATE][KG_MAX_IN];
     int cur_set;
+    int64_t nexec;          /* timed executions so far (inputs = fresh) */
 } inst;
+
+/* inputs = fresh: timed executions whose outputs are checked (chosen by a
+ * seed of the salt, which arm code never sees), and the input elements the
+ * perturbation check changes */
+#define KG_SAMPLED_CHECKS 2
+#define KG_PERTURB_ELEMS 4
 
 typedef struct wctx {
     const kg_plan *plan;
@@ -455,6 +462,16 @@ typedef struct case_run {
     int nset;               /* input sets (rotate) */
     kg_case_data pre, post, fresh;
     const kg_case_data *snap;  /* inputs of the last timed run */
+    /* inputs = fresh: the inputs of execution gen_key (stale: for upload
+     * only), the executions checked, the inputs of the last execution */
+    int fresh_mode;
+    kg_case_data gen, last;
+    int64_t gen_key;
+    int64_t picks[KG_SAMPLED_CHECKS];
+    kg_case_data pick_data[KG_SAMPLED_CHECKS];
+    int npicks;
+    double regen_ns;        /* regenerating and uploading, outside timing */
+    int64_t nregen;
 } case_run;
 
 static void case_release(wctx *w, case_run *cr)
@@ -463,6 +480,9 @@ static void case_release(wctx *w, case_run *cr)
     kg_oracle_release(&cr->pre);
     kg_oracle_release(&cr->post);
     kg_oracle_release(&cr->fresh);
+    kg_oracle_release(&cr->gen);
+    kg_oracle_release(&cr->last);
+    for (int k = 0; k < KG_SAMPLED_CHECKS; k++) kg_oracle_release(&cr->pick_data[k]);
     free(cr->order);
     free(cr->xs);
     free(cr->live);
@@ -576,7 +596,13 @@ static int phase_check_heldout(wctx *w, case_run *cr, kg_err *err)
     kg_plan hp = *plan;
     hp.cases = cases;
     int rc = KG_OK;
+    /* the campaign's processes share the shapes out: shape k is checked in
+     * the processes whose index is k modulo their planned number, so that
+     * every shape is checked at least once per campaign and a process
+     * pays for a shape or a few, not for all of them */
+    int nproc = 2 * (plan->campaign.processes > 0 ? plan->campaign.processes : 1);
     for (int k = 0; k < ns && rc == KG_OK; k++) {
+        if (k % nproc != w->proc % nproc) continue;
         char name[KG_CHECK_NAME_MAX - 16], why[KG_TEXT_MAX + 64];
         kg_case_data d;
         int have = 0;
@@ -657,6 +683,74 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
     return KG_OK;
 }
 
+/* inputs = fresh: the inputs of execution n into the set the arm reads
+ * now, outside timing.  Every arm's n-th execution gets the same inputs;
+ * they are regenerated once per n while the arms' executions of n follow
+ * one another (the interleaved order). */
+static int fresh_inputs(wctx *w, case_run *cr, inst *x, int set, int64_t n, kg_err *err)
+{
+    double t0 = kg_mono_s();
+    int rc = KG_OK;
+    if (cr->gen_key != n) {
+        if ((rc = kg_oracle_refill(&cr->gen, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n))) != KG_OK)
+            return kg_errorf(err, rc, "case %s: cannot regenerate the inputs", cr->kc->name);
+        cr->gen_key = n;
+    }
+    for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++)
+        rc = kg_backend_upload(w->be, set == 0 ? &x->in[i] : &x->rot[set][i], 0, cr->gen.in[i], cr->gen.in_bytes[i], err);
+    cr->regen_ns += (kg_mono_s() - t0) * 1e9;
+    cr->nregen++;
+    return rc;
+}
+
+/* inputs = fresh: when execution n is one of the picked, the output it
+ * left is compared with the reference of its own inputs (no poison went
+ * before it, so nothing tells the arm which executions are checked). */
+static int sampled_check(wctx *w, case_run *cr, inst *x, int64_t n, kg_err *err)
+{
+    for (int k = 0; k < cr->npicks; k++) {
+        if (cr->picks[k] != n) continue;
+        if (cr->pick_data[k].op == NULL) {
+            int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n),
+                                       &cr->pick_data[k], err);
+            if (rc != KG_OK) return rc;
+        }
+        char name[48];
+        snprintf(name, sizeof name, "%s@%lld", KG_CHECK_SAMPLED, (long long)n);
+        int ok = 1;
+        now(w, cr->c, x->arm, KG_NOW_CHECK_AFTER, -1);
+        int rc = verify(w, cr->c, x, &cr->pick_data[k], KG_PHASE_POST, name, &ok, NULL, err);
+        return arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err);
+    }
+    return KG_OK;
+}
+
+/* inputs = fresh, before the rounds: the generator's buffers, and which
+ * executions (1 .. total - 1; the last one is the snapshot's) are checked. */
+static int fresh_setup(wctx *w, case_run *cr, kg_err *err)
+{
+    const kg_campaign *cp = &w->plan->campaign;
+    int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, 0), &cr->gen, err);
+    if (rc != KG_OK) return rc;
+    cr->gen_key = 0;
+    int64_t total = (int64_t)cp->rounds * (cp->warmup + cp->samples);
+    uint64_t seed = kg_protocol_aux_seed(w->input_base, w->proc, cr->c, KG_AUX_PICK);
+    cr->npicks = 0;
+    for (int k = 0; k < KG_SAMPLED_CHECKS && total > 1 + k; k++) {
+        int64_t pick;
+        int again;
+        uint64_t t = 0;
+        do {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            pick = 1 + (int64_t)((seed >> 11) % (uint64_t)(total - 1));
+            again = 0;
+            for (int j = 0; j < k; j++) again |= cr->picks[j] == pick;
+        } while (again && ++t < 64);
+        if (!again) cr->picks[cr->npicks++] = pick;
+    }
+    return KG_OK;
+}
+
 /* One timed sample (or warmup, sample < 0) of instance xi. */
 static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *escapes_seen, kg_err *err)
 {
@@ -672,11 +766,16 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
     if (cp->l2 == KG_L2_COLD && (rc = kg_backend_flush(w->be, err)) != KG_OK) return rc;
     /* the last execution of an arm uses set 0, which the snapshot reads */
     int last = r == cp->rounds - 1 && st->sample == cp->samples - 1;
-    if (cr->nset > 1 && (rc = rotation_bind(w, x, last ? 0 : cr->use[xi]++ % cr->nset, err)) != KG_OK)
+    int set = cr->nset > 1 ? (last ? 0 : cr->use[xi]++ % cr->nset) : 0;
+    if (cr->nset > 1 && (rc = rotation_bind(w, x, set, err)) != KG_OK)
+        return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
+    int64_t n = ++x->nexec;
+    if (cr->fresh_mode && (rc = fresh_inputs(w, cr, x, set, n, err)) != KG_OK)
         return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
     double t_ns = 0;
     if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK)
         return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
+    if (cr->fresh_mode && (rc = sampled_check(w, cr, x, n, err)) != KG_OK) return rc;
     if (st->sample < 0) return KG_OK;
     if (!(t_ns > 0) || !isfinite(t_ns))
         return kg_errorf(err, KG_EBACKEND, "arm %s returned a non-positive time (%g ns)", plan->arms[x->arm].name,
@@ -714,8 +813,11 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
         }
     /* a backend whose timed runs execute nothing (fake) leaves the output
      * of the last checked run: its snapshot is of the pre inputs */
-    int switch_inputs = (kg_backend_caps(w->be) & KG_CAP_EXECUTES) != 0;
+    int executes = (kg_backend_caps(w->be) & KG_CAP_EXECUTES) != 0;
+    cr->fresh_mode = cp->inputs == KG_INPUTS_FRESH && executes && cp->rounds > 0;
+    int switch_inputs = executes && !cr->fresh_mode;
     cr->snap = switch_inputs ? &cr->post : &cr->pre;
+    if (cr->fresh_mode && (rc = fresh_setup(w, cr, err)) != KG_OK) return rc;
     uint64_t escapes_seen = 0;
     for (int r = 0; r < cp->rounds && cr->nlive > 0; r++) {
         /* The last round runs on the post inputs: its snapshot then
@@ -741,12 +843,65 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
         rc = rotation_bind(w, x, 0, err);
         if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
     }
+    if (cr->fresh_mode) {
+        /* the snapshot's inputs: those of every arm's last execution */
+        int64_t total = (int64_t)cp->rounds * (cp->warmup + cp->samples);
+        rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, total), &cr->last, err);
+        if (rc != KG_OK) return rc;
+        cr->snap = &cr->last;
+        char detail[KG_DETAIL_MAX];
+        snprintf(detail, sizeof detail, "%lld timed executions on inputs no earlier execution saw; regenerating and "
+                 "uploading them took %.3f ms in all (%.1f us each), outside the timed events; executions checked:",
+                 (long long)cr->nregen, cr->regen_ns / 1e6, cr->nregen > 0 ? cr->regen_ns / 1e3 / (double)cr->nregen : 0.0);
+        for (int k = 0; k < cr->npicks; k++) {
+            size_t len = strlen(detail);
+            snprintf(detail + len, sizeof detail - len, " %lld", (long long)cr->picks[k]);
+        }
+        for (int i = 0; i < cr->nlive; i++) {
+            const inst *x = &cr->xs[cr->live[i]];
+            if (!x->dropped) record_check(w, cr->c, x->arm, KG_PHASE_POST, KG_CHECK_FRESH_COST, 1, NULL, detail);
+        }
+    }
     /* an arm that faulted in the rounds is checked no further */
     int nl = 0;
     for (int i = 0; i < cr->nlive; i++)
         if (!cr->xs[cr->live[i]].dropped) cr->live[nl++] = cr->live[i];
     cr->nlive = nl;
     return KG_OK;
+}
+
+/* After the snapshot: a few input elements of the inputs every live arm
+ * holds now (the snapshot's) change in place, in the same buffers; the
+ * outputs are poisoned, the arm runs once and is checked against the
+ * perturbed inputs' reference.  A cache keyed on pointers, on a few
+ * positions or on a stale fingerprint returns the old output and fails. */
+static int perturbation_check(wctx *w, case_run *cr, kg_err *err)
+{
+    kg_case_data dp;
+    int64_t where[KG_PERTURB_ELEMS];
+    int which[KG_PERTURB_ELEMS];
+    int rc = kg_oracle_prepare(cr->kc, cr->snap->seed, &dp, err);
+    if (rc != KG_OK) return rc;
+    if ((rc = kg_oracle_perturb(&dp, kg_protocol_aux_seed(w->input_base, w->proc, cr->c, KG_AUX_PERTURB),
+                                KG_PERTURB_ELEMS, where, which, err)) != KG_OK) {
+        kg_oracle_release(&dp);
+        return rc;
+    }
+    size_t es = dp.in_elems[0] > 0 ? dp.in_bytes[0] / (size_t)dp.in_elems[0] : 4;
+    for (int i = 0; i < cr->nlive && rc == KG_OK; i++) {
+        int ok = 1;
+        inst *x = &cr->xs[cr->live[i]];
+        if (x->dropped) continue;
+        now(w, cr->c, x->arm, KG_NOW_CHECK_AFTER, -1);
+        for (int j = 0; j < KG_PERTURB_ELEMS && rc == KG_OK; j++) {
+            size_t off = (size_t)where[j] * es;
+            rc = kg_backend_upload(w->be, &x->in[which[j]], off, (const char *)dp.in[which[j]] + off, es, err);
+        }
+        if (rc == KG_OK) rc = checked_run(w, cr->c, x, &dp, KG_PHASE_POST, KG_CHECK_PERTURBED, 1, &ok, NULL, err);
+        rc = arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err);
+    }
+    kg_oracle_release(&dp);
+    return rc;
 }
 
 /* Phase 4, check after timing: escaped work, the output the last timed
@@ -776,6 +931,7 @@ static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
         rc = verify(w, cr->c, x, cr->snap, KG_PHASE_POST, KG_CHECK_SNAPSHOT, &ok, NULL, err);
         if ((rc = arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err)) != KG_OK) return rc;
     }
+    if ((rc = perturbation_check(w, cr, err)) != KG_OK) return rc;
     uint64_t seed_fresh = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 2);
     if ((rc = kg_oracle_prepare(cr->kc, seed_fresh, &cr->fresh, err)) != KG_OK) return rc;
     for (int i = 0; i < cr->nlive; i++) {

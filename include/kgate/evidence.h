@@ -99,6 +99,9 @@ const char *kg_phase_name(kg_phase p);           /* "pre", "post" */
 #define KG_CHECK_POISON1    "poison1"
 #define KG_CHECK_SNAPSHOT   "snapshot"
 #define KG_CHECK_FRESH      "fresh"
+#define KG_CHECK_SAMPLED    "sampled"             /* "sampled@N": the output of timed execution N (inputs = fresh) */
+#define KG_CHECK_PERTURBED  "perturbed"           /* a few input elements changed in place after timing */
+#define KG_CHECK_FRESH_COST "inputs:fresh"        /* passes; says what regenerating the inputs cost */
 
 /* ---- records ---- */
 

@@ -43,6 +43,9 @@ typedef struct kg_case_data {
     /* appended: bounds under reduced precision contracts, computed on
      * first use by kg_oracle_compare_ct and freed by kg_oracle_release */
     struct kg_ct_bounds *ctb;
+    /* appended: 1 after kg_oracle_refill: the inputs are of d->seed, the
+     * references and bounds of the seed before (compare nothing with it) */
+    int stale;
 } kg_case_data;
 
 /* Generates inputs for case c from seed, computes references and bounds.
@@ -63,6 +66,20 @@ typedef struct kg_case_data {
  * empty. */
 int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *err);
 void kg_oracle_release(kg_case_data *d); /* NULL-safe, idempotent */
+
+/* Regenerates the inputs of prepared data d for another seed, in place
+ * (the same bits kg_oracle_prepare gives for that seed), without
+ * references: d is then stale, for uploading only.  Used for fresh inputs
+ * per timed sample; a sample picked for checking is prepared in full. */
+int kg_oracle_refill(kg_case_data *d, uint64_t seed);
+
+/* Changes `count` input elements of prepared data d in place, at
+ * positions and to values drawn from pseed (each new value differs from
+ * the old one and has the old one's scale), then recomputes the
+ * references and bounds.  where_in[j] / which_in[j] (may be NULL) get the
+ * element and the input of change j.  The perturbation check uploads the
+ * changed elements into buffers that held d's inputs before. */
+int kg_oracle_perturb(kg_case_data *d, uint64_t pseed, int count, int64_t *where_in, int *which_in, kg_err *err);
 
 /* The structured class (KG_ROW_* of kgate/op.h) of row `row` of input
  * `stream` of prepared data d: KG_ROW_IID for the first and last rows and

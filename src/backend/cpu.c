@@ -72,6 +72,7 @@ struct kg_kernel {
     int have_cpuclk;
     double cpu_mark;       /* host CPU ns when it last went idle */
     double cpu_pre;        /* host CPU ns just before the current request */
+    int pre_exact;         /* cpu_pre was read with the host asleep */
     double slowest_call_s; /* slowest kernel call seen, for the per-request timeout */
     double timeout_s;      /* the plan's timeout */
     uint64_t samples, escapes;
@@ -412,7 +413,8 @@ static int before_request(kg_kernel *k, kg_err *err)
 {
     if (k->link.dead) return kg_errorf(err, KG_EARM, "%s", k->link.dead_why);
     double c = host_cpu(k);
-    k->cpu_pre = c;   /* exact: the host is asleep, waiting for this request */
+    k->cpu_pre = c;   /* exact when the last settle saw the host asleep */
+    k->pre_exact = k->cpu_mark >= 0;
     if (c >= 0 && k->cpu_mark >= 0 && c - k->cpu_mark > CPU_ESC_IDLE_NS) {
         escape(k);
         fprintf(stderr, "arm %s: escape: its host used %.0f us of CPU time between requests\n", k->arm,
@@ -473,14 +475,16 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
         escape(k);
         fprintf(stderr, "arm %s: escape: its host kept running after replying (%.0f us of CPU in %.0f ms)\n",
                 k->arm, (c2 - cs) / 1e3, CPU_SETTLE_NS / 1e6);
-    } else if (st != 'R' && c2 >= 0 && k->cpu_pre >= 0 && c2 - k->cpu_pre > (t1 - t0) + CPU_ESC_IDLE_NS) {
+    } else if (st != 'R' && k->pre_exact && c2 >= 0 && k->cpu_pre >= 0 && c2 - k->cpu_pre > (t1 - t0) + CPU_ESC_IDLE_NS) {
         /* asleep, so exact: one thread cannot spend more CPU time than
          * the request's wall time unless it ran after the reply */
         escape(k);
         fprintf(stderr, "arm %s: escape: its host used %.0f us of CPU for a request of %.0f us: it ran after "
                 "replying\n", k->arm, (c2 - k->cpu_pre) / 1e3, (t1 - t0) / 1e3);
     }
-    k->cpu_mark = c2;
+    /* a host still runnable after the settle window (a loaded machine)
+     * gives no exact idle mark: the next request is not judged by it */
+    k->cpu_mark = st == 'R' ? -1 : c2;
     if (settle) {
         int extra = host_extra(k);
         if (extra > 0) {

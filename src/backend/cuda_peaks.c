@@ -125,13 +125,13 @@ static int pk_time(pk *p, CUfunction f, unsigned grid, unsigned block, void **ar
     int rc;
     *best = 0.0;
     for (int r = -1; r < PK_REPS; r++) {
-        if ((rc = CU(c, cuEventRecord, (c->ev_start, c->stream), err)) != KG_OK) return rc;
+        if ((rc = CU(c, cuEventRecord, (c->gate.e0, c->stream), err)) != KG_OK) return rc;
         if ((rc = CU(c, cuLaunchKernel, (f, grid, 1, 1, block, 1, 1, 0, c->stream, args, NULL), err)) != KG_OK)
             return rc;
-        if ((rc = CU(c, cuEventRecord, (c->ev_end, c->stream), err)) != KG_OK) return rc;
-        if ((rc = CU(c, cuEventSynchronize, (c->ev_end), err)) != KG_OK) return rc;
+        if ((rc = CU(c, cuEventRecord, (c->gate.e1, c->stream), err)) != KG_OK) return rc;
+        if ((rc = CU(c, cuEventSynchronize, (c->gate.e1), err)) != KG_OK) return rc;
         float ms = 0.0f;
-        if ((rc = CU(c, cuEventElapsedTime, (&ms, c->ev_start, c->ev_end), err)) != KG_OK) return rc;
+        if ((rc = CU(c, cuEventElapsedTime, (&ms, c->gate.e0, c->gate.e1), err)) != KG_OK) return rc;
         double s = (double)ms * 1e-3;
         if (r >= 0 && s > 0.0 && (*best == 0.0 || s < *best)) *best = s;
     }

@@ -124,7 +124,7 @@ static void test_rowsum(void)
 {
     kg_case c = { .name = "r", .op = "rowsum", .dtype = KG_DT_F32, .M = 64, .N = 2048, .K = -1,
                   .splits = -1, .eps = 1e-5, .scale = 1.0, .primary = 1 };
-    kg_contract def = { KG_PREC_DTYPE, 0.0 }, tol = { KG_PREC_DTYPE, 1e-4 }, loose = { KG_PREC_DTYPE, 1.0 };
+    kg_contract def = { KG_PREC_DTYPE, 0.0 }, tol = { KG_PREC_DTYPE, 4e-3 }, loose = { KG_PREC_DTYPE, 1.0 };
     float honest[64], h[64];
     for (uint64_t seed = 1; seed <= SEEDS; seed++) {
         kg_case_data d;
@@ -137,7 +137,7 @@ static void test_rowsum(void)
                   (unsigned long long)seed, m);
         CHECK_MSG(passes(&d, &def, h, m, sizeof m) == 0, "seed %llu: f16 accumulation admitted under f32: %s",
                   (unsigned long long)seed, m);
-        CHECK_MSG(passes(&d, &tol, h, m, sizeof m) == 1, "seed %llu: f16 accumulation rejected under tol 1e-4: %s",
+        CHECK_MSG(passes(&d, &tol, h, m, sizeof m) == 1, "seed %llu: f16 accumulation rejected under tol 4e-3 (same-sign rows of 2048 make f16 partial sums near 1024, whose ulp is 1): %s",
                   (unsigned long long)seed, m);
         CHECK_MSG(passes(&d, &loose, honest, m, sizeof m) == 0 && strstr(m, "too weak") != NULL,
                   "seed %llu: tolerance 1 not refused as too weak: %s", (unsigned long long)seed, m);
