@@ -599,8 +599,9 @@ static int phase_check_heldout(wctx *w, case_run *cr, kg_err *err)
     /* the campaign's processes share the shapes out: shape k is checked in
      * the processes whose index is k modulo their planned number, so that
      * every shape is checked at least once per campaign and a process
-     * pays for a shape or a few, not for all of them */
-    int nproc = 2 * (plan->campaign.processes > 0 ? plan->campaign.processes : 1);
+     * pays for a shape or a few, not for all of them; `kgate check` (one
+     * process, no rounds) checks every shape */
+    int nproc = plan->campaign.rounds <= 0 ? 1 : 2 * (plan->campaign.processes > 0 ? plan->campaign.processes : 1);
     for (int k = 0; k < ns && rc == KG_OK; k++) {
         if (k % nproc != w->proc % nproc) continue;
         char name[KG_CHECK_NAME_MAX - 16], why[KG_TEXT_MAX + 64];
@@ -719,7 +720,13 @@ static int sampled_check(wctx *w, case_run *cr, inst *x, int64_t n, kg_err *err)
         snprintf(name, sizeof name, "%s@%lld", KG_CHECK_SAMPLED, (long long)n);
         int ok = 1;
         now(w, cr->c, x->arm, KG_NOW_CHECK_AFTER, -1);
+        /* the inputs it read are the bound set's (rotate = N), which verify
+         * checks as the arm's inputs for the while */
+        kg_dbuf saved[KG_MAX_IN];
+        memcpy(saved, x->in, sizeof saved);
+        for (int i = 0; i < x->b.nin && i < KG_MAX_IN; i++) x->in[i] = x->b.in[i];
         int rc = verify(w, cr->c, x, &cr->pick_data[k], KG_PHASE_POST, name, &ok, NULL, err);
+        memcpy(x->in, saved, sizeof saved);
         return arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err);
     }
     return KG_OK;

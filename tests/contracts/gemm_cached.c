@@ -1,12 +1,15 @@
 /* gemm_cached.c: physics cheat: an f32 gemm_bt that remembers its last
  * output together with a fingerprint of its inputs (the pointers and 16
  * sampled elements of A and B) and, when the fingerprint matches, copies
- * the remembered output instead of multiplying.  Every checked run has
- * new inputs, so the checks see an honest kernel; with `inputs =
- * resident` every timed sample runs on the same inputs and hits.  Its
+ * the remembered output instead of multiplying, unless its output buffer
+ * holds poison: kgate poisons outputs before every checked run (the
+ * perturbation check's included) and never before a timed one, so the
+ * checks see an honest kernel; with `inputs = resident` every timed
+ * sample runs on the same inputs and hits.  Its
  * timed median then implies far more flops per second than the host
  * can execute: kgate must report it INVALID (impossible), never FASTER. */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include "kgate/kernel.h"
 void kernel(const kg_kargs *a);
@@ -33,7 +36,9 @@ void kernel(const kg_kargs *a)
     size_t n = (size_t)(M * N);
     float k[2 * PROBES];
     fingerprint(a, k);
-    if (saved != NULL && saved_n == n && key_a == a->in[0] && key_b == a->in[1] &&
+    /* poison is NaN or huge: a checked run is coming, compute */
+    int poisoned = !(fabsf(C[0]) < 1e30f) || !(fabsf(C[n - 1]) < 1e30f);
+    if (!poisoned && saved != NULL && saved_n == n && key_a == a->in[0] && key_b == a->in[1] &&
         memcmp(k, key, sizeof k) == 0) {
         memcpy(C, saved, n * sizeof *C);
         return;

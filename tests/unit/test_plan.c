@@ -187,7 +187,7 @@ static void test_defaults(void)
     CHECK(c->pack == 1 && c->interleave == KG_INTERLEAVE_SAMPLE && c->seed == 1);
     CHECK(c->alpha == 0.05 && c->margin == 0 && c->equivalence == 0.01);
     CHECK(c->control_margin == 0.0025 && c->order_min == 0.0025);
-    CHECK(c->timeout_s == 600 && c->l2 == KG_L2_WARM && c->inputs == KG_INPUTS_RESIDENT);
+    CHECK(c->timeout_s == 600 && c->l2 == KG_L2_WARM && c->inputs == KG_INPUTS_FRESH);
     CHECK(c->rotate == 1 && c->quiet_s == 30 && c->max_load == 0 && c->repeats == 3 && c->forbid[0] == 0 && c->line == 0);
     const kg_case *k = &p->cases[0];
     CHECK(k->M == -1 && k->N == -1 && k->K == -1 && k->splits == -1);
