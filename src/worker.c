@@ -56,13 +56,20 @@ typedef struct inst {
     /* rotate = N: input sets 1..N-1 (set 0 is in[]); the set bound now */
     kg_dbuf rot[KG_MAX_ROTATE][KG_MAX_IN];
     int cur_set;
-    int64_t nexec;          /* timed executions so far (inputs = fresh) */
+    int64_t nexec;          /* timed executions of the case so far, warmups included */
 } inst;
 
 /* inputs = fresh: timed executions whose outputs are checked (chosen by a
  * seed of the salt, which arm code never sees), and the input elements the
  * perturbation check changes */
 #define KG_SAMPLED_CHECKS 2
+/* timing:escape fails when more than this fraction of an arm's timed
+ * executions in a process escaped.  Measured on the H200 and on a loaded
+ * 2-core host, an honest arm now and then has one sample whose bracket
+ * the host's scheduling lengthened (0.3% of floor samples; 1 of 42 in a
+ * quickstart process); work outside the timed region that is to move a
+ * median must escape in most samples, and does. */
+#define KG_ESCAPE_TOLERATED 0.05
 #define KG_PERTURB_ELEMS 4
 
 typedef struct wctx {
@@ -923,12 +930,16 @@ static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
         /* Work that outlives the timed events (a side stream, a host
          * thread) makes every sample of the arm a lie. */
         for (int i = 0; i < cr->nlive; i++) {
-            char detail[160] = "";
+            char detail[300] = "";
             int e = cr->escapes[cr->live[i]];
+            int64_t n = cr->xs[cr->live[i]].nexec;
+            int64_t tolerated = (int64_t)(KG_ESCAPE_TOLERATED * (double)n);
             if (e > 0)
-                snprintf(detail, sizeof detail, "%d timed samples left work running after their end event "
-                         "(host bracket after a device-wide sync far exceeds the event time)", e);
-            record_check(w, cr->c, cr->xs[cr->live[i]].arm, KG_PHASE_POST, KG_CHECK_ESCAPE, e == 0, NULL, detail);
+                snprintf(detail, sizeof detail, "%d of %lld timed executions escaped (work outside the timed "
+                         "region, or a bracket the host's scheduling lengthened)%s", e, (long long)n,
+                         e > tolerated ? "" : "; tolerated: at most 5% of the executions, too few to move a median");
+            record_check(w, cr->c, cr->xs[cr->live[i]].arm, KG_PHASE_POST, KG_CHECK_ESCAPE, e <= tolerated, NULL,
+                         detail);
         }
     }
     for (int i = 0; i < cr->nlive; i++) {
