@@ -63,8 +63,8 @@ typedef struct inst {
  * seed of the salt, which arm code never sees), and the input elements the
  * perturbation check changes */
 #define KG_SAMPLED_CHECKS 2
-/* timing:escape fails when more than this fraction of an arm's timed
- * executions in a process escaped.  Measured on the H200 and on a loaded
+/* timing:escape fails when more than one, and more than this fraction,
+ * of an arm's timed executions in a process escaped.  Measured on the H200 and on a loaded
  * 2-core host, an honest arm now and then has one sample whose bracket
  * the host's scheduling lengthened (0.3% of floor samples; 1 of 42 in a
  * quickstart process); work outside the timed region that is to move a
@@ -692,18 +692,17 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
 }
 
 /* inputs = fresh: the inputs of execution n into the set the arm reads
- * now, outside timing.  Every arm's n-th execution gets the same inputs;
- * they are regenerated once per n while the arms' executions of n follow
- * one another (the interleaved order). */
+ * now, outside timing.  Every arm's n-th execution gets the same inputs,
+ * regenerated before each arm's execution alike: regenerating once per n,
+ * before the first arm only, left that arm's caches colder than the
+ * others' and biased the comparison by the arm's place in the order
+ * (an arm 40% "faster" than an identical one on this 2-core host). */
 static int fresh_inputs(wctx *w, case_run *cr, inst *x, int set, int64_t n, kg_err *err)
 {
     double t0 = kg_mono_s();
-    int rc = KG_OK;
-    if (cr->gen_key != n) {
-        if ((rc = kg_oracle_refill(&cr->gen, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n))) != KG_OK)
-            return kg_errorf(err, rc, "case %s: cannot regenerate the inputs", cr->kc->name);
-        cr->gen_key = n;
-    }
+    int rc = kg_oracle_refill(&cr->gen, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n));
+    if (rc != KG_OK) return kg_errorf(err, rc, "case %s: cannot regenerate the inputs", cr->kc->name);
+    cr->gen_key = n;
     for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++)
         rc = kg_backend_upload(w->be, set == 0 ? &x->in[i] : &x->rot[set][i], 0, cr->gen.in[i], cr->gen.in_bytes[i], err);
     cr->regen_ns += (kg_mono_s() - t0) * 1e9;
@@ -934,10 +933,11 @@ static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
             int e = cr->escapes[cr->live[i]];
             int64_t n = cr->xs[cr->live[i]].nexec;
             int64_t tolerated = (int64_t)(KG_ESCAPE_TOLERATED * (double)n);
+            if (tolerated < 1) tolerated = 1;
             if (e > 0)
                 snprintf(detail, sizeof detail, "%d of %lld timed executions escaped (work outside the timed "
                          "region, or a bracket the host's scheduling lengthened)%s", e, (long long)n,
-                         e > tolerated ? "" : "; tolerated: at most 5% of the executions, too few to move a median");
+                         e > tolerated ? "" : "; tolerated: at most one, or 5% of the executions, too few to move a median");
             record_check(w, cr->c, cr->xs[cr->live[i]].arm, KG_PHASE_POST, KG_CHECK_ESCAPE, e <= tolerated, NULL,
                          detail);
         }

@@ -131,9 +131,9 @@ if want 4; then
     d=$T/a4; mkplan "$d" "$A/a04_result_edit.c"; campaign "$d" "$d/ev"; facts "$d"
     # raw intact: in the raw files the attacker's median is close to the
     # baseline's (it is the naive loop); the edit halves it in every file
-    # after the write.  ratio is the median over the files of the
-    # cand/naive median ratio (one noisy process on a loaded host can come
-    # out low; an edit moves them all).
+    # after the write.  ratio is the largest over the files of the
+    # cand/naive median ratio (noisy processes on a loaded host can come
+    # out low, by 30% and more; an edit halves them all).
     ratios=$(for f in "$d"/ev/raw/proc-*.csv; do
         [ -f "$f" ] || continue
         for arm in cand naive; do
@@ -141,10 +141,10 @@ if want 4; then
                 awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'
         done | paste -s -d' ' | awk '{ printf "%.2f\n", ($2 > 0 ? $1 / $2 : 0) }'
     done | sort -n)
-    ratio=$(printf '%s\n' "$ratios" | awk 'NF { v[++n] = $1 } END { print (n ? v[int((n + 1) / 2)] : "-") }')
+    ratio=$(printf '%s\n' "$ratios" | awk 'NF { v[++n] = $1 } END { print (n ? v[n] : "-") }')
     ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "$st" -le 1 ] || ok=0
     case $ratio in - | 0.[0-6]*) ok=0 ;; esac
-    report 4 result-file-edit $ok "not FASTER, verify ok, raw intact" "median over the raw files of the cand/naive median ratio $ratio"
+    report 4 result-file-edit $ok "not FASTER, verify ok, raw intact" "largest cand/naive median ratio over the raw files $ratio"
 fi
 
 simple 5 other-arm-code-patch a05_arm_patch.c
