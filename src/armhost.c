@@ -9,6 +9,7 @@
 #include "armhost.h"
 #include "kgate/kernel.h"
 #include "sandbox.h"
+#include "util.h"
 
 typedef void (*ah_entry)(const kg_kargs *);
 
@@ -62,28 +63,8 @@ static void unmap_all(ah_map *maps)
 /* One request and the descriptors that came with it (*nfd of them). */
 static int recv_req(kg_ah_msg *m, int *fds, int *nfd)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * KG_AH_NBUF)];
-        struct cmsghdr align;
-    } u;
-    struct iovec iov = { m, sizeof *m };
-    struct msghdr mh;
-    memset(&mh, 0, sizeof mh);
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof u.buf;
-    *nfd = 0;
-    ssize_t r;
-    do r = recvmsg(KG_SANDBOX_SOCK_FD, &mh, MSG_CMSG_CLOEXEC);
-    while (r < 0 && errno == EINTR);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            for (int i = 0; i < k && *nfd < KG_AH_NBUF; i++) memcpy(&fds[(*nfd)++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-        }
-    if (r != (ssize_t)sizeof *m || m->magic != KG_AH_MAGIC || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) return -1;
-    return 0;
+    if (kg_recv_msg_fds(KG_SANDBOX_SOCK_FD, m, sizeof *m, fds, KG_AH_NBUF, nfd) != 0) return -1;
+    return m->magic == KG_AH_MAGIC ? 0 : -1;
 }
 
 static int do_bind(const kg_ah_msg *m, const int *fds, int nfd, ah_map *maps, kg_kargs *a)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "util.h"
 #include <signal.h>
@@ -412,8 +413,7 @@ void kg_stop_clear(void)
     stop_sig = 0;
 }
 
-/* The parent of pid from /proc/PID/stat; -1 when there is no such process. */
-static long proc_parent(long pid)
+int kg_proc_stat(long pid, char *state, long *ppid)
 {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -422,10 +422,20 @@ static long proc_parent(long pid)
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
     fclose(fp);
     buf[n] = '\0';
+    /* the name in parentheses may hold anything: the fields follow the last ')' */
     char *p = strrchr(buf, ')');
+    char st = 0;
     long pp = -1;
-    if (p == NULL || sscanf(p + 2, "%*c %ld", &pp) != 1) return -1;
-    return pp;
+    if (p == NULL || sscanf(p + 2, "%c %ld", &st, &pp) != 2) return -1;
+    if (state != NULL) *state = st;
+    if (ppid != NULL) *ppid = pp;
+    return 0;
+}
+
+static long proc_parent(long pid)
+{
+    long pp = -1;
+    return kg_proc_stat(pid, NULL, &pp) == 0 ? pp : -1;
 }
 
 int kg_proc_descends(long pid, long root)
@@ -436,6 +446,41 @@ int kg_proc_descends(long pid, long root)
         if (pp < 0) return depth == 0 ? -1 : 0;
         if (pp <= 1) return 0;
         pid = pp;
+    }
+    return 0;
+}
+
+int kg_recv_msg_fds(int sock, void *msg, size_t len, int *fds, int cap, int *nfd)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 8)];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = { msg, len };
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof u.buf;
+    *nfd = 0;
+    ssize_t r;
+    do r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    for (struct cmsghdr *c = r >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c != NULL; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            for (int i = 0; i < k; i++) {
+                int f;
+                memcpy(&f, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof f);
+                if (*nfd < cap) fds[(*nfd)++] = f;
+                else close(f);
+            }
+        }
+    if (r != (ssize_t)len || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        for (int i = 0; i < *nfd; i++) close(fds[i]);
+        *nfd = 0;
+        return -1;
     }
     return 0;
 }

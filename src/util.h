@@ -68,10 +68,20 @@ int kg_include_dir(const char *include_dir, char *buf, size_t cap, kg_err *err);
 /* Seconds on CLOCK_MONOTONIC and wall-clock UTC in ISO 8601. */
 double kg_mono_s(void);
 
+/* The scheduler state ('R', 'S', ...) and parent of process pid, from
+ * /proc/PID/stat: 0, or -1 when this PID namespace has no such process. */
+int kg_proc_stat(long pid, char *state, long *ppid);
+
 /* 1 when process pid is root or one of its descendants (its chain of
  * parents in /proc), 0 when it is not, -1 when this PID namespace has no
  * such process. */
 int kg_proc_descends(long pid, long root);
+
+/* One message of exactly len bytes from a SOCK_SEQPACKET socket, with the
+ * descriptors that came with it (close-on-exec; up to cap kept in fds,
+ * the rest closed): 0, or -1 when the peer is gone or the message is
+ * not len bytes (its descriptors closed, *nfd 0). */
+int kg_recv_msg_fds(int sock, void *msg, size_t len, int *fds, int cap, int *nfd);
 void kg_utc_now(char *buf, size_t cap);
 
 /* The last non-empty line of a text file (for a worker's last words). */

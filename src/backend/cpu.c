@@ -354,15 +354,8 @@ static void escape(kg_kernel *k)
  * it cannot be read. */
 static char host_state(const kg_kernel *k)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->link.pid);
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    fclose(fp);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    return p != NULL && p[1] == ' ' ? p[2] : 0;
+    char st = 0;
+    return kg_proc_stat((long)k->link.pid, &st, NULL) == 0 ? st : 0;
 }
 
 /* Threads of the host beyond its first, plus its children. */

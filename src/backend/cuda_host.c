@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "backend/cuda_host.h"
 #include "kgate/settings.h"
+#include "util.h"
 
 /* One opened IPC mapping of a worker's buffer, shared by the slots bound to it. */
 typedef struct ch_map {
@@ -102,36 +103,13 @@ static void reply_status(ch_state *s, kg_ch_msg *r, uint32_t t, int st, const ch
 
 static int recv_req(kg_ch_msg *m, int *fd)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 2)];
-        struct cmsghdr align;
-    } u;
-    struct iovec iov = { m, sizeof *m };
-    struct msghdr mh;
-    memset(&mh, 0, sizeof mh);
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof u.buf;
+    int fds[1], n = 0;
     *fd = -1;
-    ssize_t r;
-    do r = recvmsg(KG_CH_SOCK_FD, &mh, MSG_CMSG_CLOEXEC);
-    while (r < 0 && errno == EINTR);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            for (int i = 0; i < k; i++) {
-                int f;
-                memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
-                if (*fd < 0) *fd = f;
-                else close(f);
-            }
-        }
-    if (r != (ssize_t)sizeof *m || m->magic != KG_CH_MAGIC || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-        if (*fd >= 0) close(*fd);
-        return -1;
-    }
-    return 0;
+    if (kg_recv_msg_fds(KG_CH_SOCK_FD, m, sizeof *m, fds, 1, &n) != 0) return -1;
+    if (n > 0) *fd = fds[0];
+    if (m->magic == KG_CH_MAGIC) return 0;
+    if (*fd >= 0) close(*fd);
+    return -1;
 }
 
 /* ---- mappings ---- */

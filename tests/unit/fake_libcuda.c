@@ -167,8 +167,11 @@ static int nheld;
 CUresult cuCtxSynchronize(void) { CUR_OR_FAIL; return nheld > 0 ? INVALID_VALUE : c->sticky; }
 static unsigned serial;
 
+/* Maps shared memory `name` (created when create) at an address aligned
+ * to 2 MiB, as the driver's allocations of whole blocks are. */
 static char *shm_map(const char *name, size_t n, int create)
 {
+    const size_t grain = (size_t)2 << 20;
     int fd = shm_open(name, create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
     if (fd < 0) return NULL;
     if (create && ftruncate(fd, (off_t)n) != 0) {
@@ -176,8 +179,17 @@ static char *shm_map(const char *name, size_t n, int create)
         shm_unlink(name);
         return NULL;
     }
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    size_t m = (n + 4095) & ~(size_t)4095, span = m + grain;
+    char *r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) {
+        close(fd);
+        return NULL;
+    }
+    char *a = (char *)(((uintptr_t)r + grain - 1) & ~(uintptr_t)(grain - 1));
+    void *p = mmap(a, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
     close(fd);
+    if (a > r) munmap(r, (size_t)(a - r));
+    if (a + m < r + span) munmap(a + m, (size_t)(r + span - (a + m)));
     return p == MAP_FAILED ? NULL : p;
 }
 

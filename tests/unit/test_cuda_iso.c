@@ -165,6 +165,7 @@ int main(void)
     CHECK_MSG(rc == KG_OK, "base: %s", err.msg);
     rc = setup(be, plan, 1, &cand, A, B, &err);
     CHECK_MSG(rc == KG_OK, "cand: %s", err.msg);
+    if (rc != KG_OK || cand.k == NULL) return kg_test_finish("test_cuda_iso");
     kg_resources res;
     CHECK(kg_backend_resources(be, cand.k, 0, &res, &err) == KG_OK);
     CHECK_STR_CONTAINS(res.sandbox, "cuda arm host");
