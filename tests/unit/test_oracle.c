@@ -291,6 +291,58 @@ static int row_has_class(const double *x, int64_t n, int cls)
 /* Every class of an op appears in every input of enough rows, each class
  * row has its class's property, the placement depends on the seed, and
  * the honest bounds hold (test_ops_all runs the honest kernels). */
+/* kg_oracle_refill gives the bits kg_oracle_prepare gives for the same
+ * seed; kg_oracle_perturb changes only the elements it names, each to
+ * another value, and the references follow them. */
+static void test_refill_perturb(void)
+{
+    kg_dtype dts[3] = { KG_DT_F32, KG_DT_F16, KG_DT_BF16 };
+    for (int t = 0; t < 3; t++) {
+        kg_case c = make_case("gemm_bt", dts[t], 9, 7, 11, 1.0);
+        kg_case_data a, b;
+        kg_err err = { 0 };
+        CHECK(kg_oracle_prepare(&c, 11, &a, &err) == KG_OK);
+        CHECK(kg_oracle_prepare(&c, 22, &b, &err) == KG_OK);
+        CHECK(kg_oracle_refill(&a, 22) == KG_OK);
+        CHECK(a.stale == 1 && a.seed == 22);
+        for (int i = 0; i < a.nin; i++) {
+            CHECK_MSG(memcmp(a.in[i], b.in[i], a.in_bytes[i]) == 0, "dtype %d input %d: refill differs from prepare", t, i);
+            CHECK(a.in_sum[i] == b.in_sum[i]);
+        }
+        /* a stale d is refused for a perturbation */
+        CHECK(kg_oracle_perturb(&a, 5, 4, NULL, NULL, &err) != KG_OK);
+        kg_oracle_release(&a);
+        for (uint64_t ps = 1; ps <= 8; ps++) {
+            kg_case_data p;
+            int64_t where[4];
+            int which[4];
+            CHECK(kg_oracle_prepare(&c, 22, &p, &err) == KG_OK);
+            CHECK_MSG(kg_oracle_perturb(&p, ps, 4, where, which, &err) == KG_OK, "%s", err.msg);
+            int changed = 0, elsewhere = 0;
+            for (int i = 0; i < p.nin; i++) {
+                size_t es = p.in_bytes[i] / (size_t)p.in_elems[i];
+                for (int64_t e = 0; e < p.in_elems[i]; e++) {
+                    int named = 0;
+                    for (int j = 0; j < 4; j++) named |= which[j] == i && where[j] == e;
+                    int diff = memcmp((char *)p.in[i] + (size_t)e * es, (char *)b.in[i] + (size_t)e * es, es) != 0;
+                    changed += named && diff;
+                    elsewhere += !named && diff;
+                }
+            }
+            CHECK_MSG(changed >= 1 && elsewhere == 0, "perturbation %llu: %d named elements changed, %d others",
+                      (unsigned long long)ps, changed, elsewhere);
+            /* the reference is of the perturbed inputs: recomputed from them it is the same */
+            double *ref = malloc((size_t)p.out_elems[0] * sizeof *ref);
+            CHECK(ref != NULL && p.op->reference(&c, (const double *const *)p.in64, &ref, &err) == KG_OK);
+            if (ref != NULL) CHECK(memcmp(ref, p.ref[0], (size_t)p.out_elems[0] * sizeof *ref) == 0);
+            free(ref);
+            CHECK(memcmp(p.ref[0], b.ref[0], (size_t)p.out_elems[0] * sizeof(double)) != 0);
+            kg_oracle_release(&p);
+        }
+        kg_oracle_release(&b);
+    }
+}
+
 static void test_row_classes(void)
 {
     static const struct { const char *op; int64_t M, N, K; int nclasses; } cs[] = {
@@ -732,6 +784,7 @@ int main(void)
     test_reference();
     test_inputs();
     test_row_classes();
+    test_refill_perturb();
     test_checksum_guard_poison();
     test_registry();
     test_bounds_and_cases();
