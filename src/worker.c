@@ -469,11 +469,10 @@ typedef struct case_run {
     int nset;               /* input sets (rotate) */
     kg_case_data pre, post, fresh;
     const kg_case_data *snap;  /* inputs of the last timed run */
-    /* inputs = fresh: the inputs of execution gen_key (stale: for upload
-     * only), the executions checked, the inputs of the last execution */
+    /* inputs = fresh: the inputs being uploaded (stale: no references),
+     * the executions checked, the inputs of the last execution */
     int fresh_mode;
     kg_case_data gen, last;
-    int64_t gen_key;
     int64_t picks[KG_SAMPLED_CHECKS];
     kg_case_data pick_data[KG_SAMPLED_CHECKS];
     int npicks;
@@ -702,7 +701,6 @@ static int fresh_inputs(wctx *w, case_run *cr, inst *x, int set, int64_t n, kg_e
     double t0 = kg_mono_s();
     int rc = kg_oracle_refill(&cr->gen, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n));
     if (rc != KG_OK) return kg_errorf(err, rc, "case %s: cannot regenerate the inputs", cr->kc->name);
-    cr->gen_key = n;
     for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++)
         rc = kg_backend_upload(w->be, set == 0 ? &x->in[i] : &x->rot[set][i], 0, cr->gen.in[i], cr->gen.in_bytes[i], err);
     cr->regen_ns += (kg_mono_s() - t0) * 1e9;
@@ -745,7 +743,6 @@ static int fresh_setup(wctx *w, case_run *cr, kg_err *err)
     const kg_campaign *cp = &w->plan->campaign;
     int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, 0), &cr->gen, err);
     if (rc != KG_OK) return rc;
-    cr->gen_key = 0;
     int64_t total = (int64_t)cp->rounds * (cp->warmup + cp->samples);
     uint64_t seed = kg_protocol_aux_seed(w->input_base, w->proc, cr->c, KG_AUX_PICK);
     cr->npicks = 0;

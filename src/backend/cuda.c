@@ -136,10 +136,20 @@ static void host_close(cuda_host *h)
     h->started = 0;
 }
 
-/* One request and its reply; *rep's text NUL-terminated. */
-static int host_ask(cuda_ctx *c, cuda_host *h, kg_ch_msg *m, int fd, double limit_s, kg_ch_msg *rep,
-                    kg_err *err)
+/* The host's request buffer, cleared, for a request of type on slot. */
+static kg_ch_msg *host_request(cuda_host *h, uint32_t type, int slot)
 {
+    memset(h->req, 0, sizeof *h->req);
+    h->req->type = type;
+    h->req->slot = slot;
+    return h->req;
+}
+
+/* Sends h->req (with descriptor fd, -1 none) and waits for its reply in
+ * h->rep, whose text is NUL-terminated. */
+static int host_ask(cuda_host *h, int fd, double limit_s, kg_err *err)
+{
+    kg_ch_msg *m = h->req, *rep = h->rep;
     int rc = kg_hostlink_quiet(&h->link, err);
     if (rc != KG_OK) return rc;
     uint32_t type = m->type;
@@ -153,7 +163,6 @@ static int host_ask(cuda_ctx *c, cuda_host *h, kg_ch_msg *m, int fd, double limi
         double per = dt / (type == KG_CH_TIME && m->pack > 0 ? m->pack : 1);
         if (per > h->slowest_s) h->slowest_s = per;
     }
-    (void)c;
     return KG_OK;
 }
 
@@ -181,6 +190,9 @@ static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
     *out = h;
     if (h->started && !h->link.dead) return KG_OK;
     host_close(h);
+    if (h->req == NULL) h->req = malloc(sizeof *h->req);
+    if (h->rep == NULL) h->rep = malloc(sizeof *h->rep);
+    if (h->req == NULL || h->rep == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
     int rc = kg_hostlink_init(&h->link, arm->name, KG_CH_MAGIC, 0, sizeof(kg_ch_msg), err);
     if (rc != KG_OK) return rc;
     h->started = 1;
@@ -199,8 +211,7 @@ static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
     /* the host's code is kgate's: it gets the worker's environment, which
      * the driver needs (library paths, CUDA_VISIBLE_DEVICES) */
     if ((rc = kg_hostlink_spawn(&h->link, exe, argv, environ, KG_CH_SOCK_FD, err)) != KG_OK) return rc;
-    kg_ch_msg *hello = calloc(1, sizeof *hello);
-    if (hello == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
+    kg_ch_msg *hello = h->rep;
     h->link.seq = 0;
     double lim = c->timeout_s < 120 ? c->timeout_s : 120;
     rc = kg_hostlink_wait(&h->link, KG_CH_HELLO, lim, hello, err);
@@ -211,7 +222,6 @@ static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
         rc = kg_errorf(err, KG_EBACKEND, "arm '%s': its cuda arm host could not open the device %s: %s",
                        arm->name, c->uuid, hello->text);
     }
-    free(hello);
     return rc;
 }
 
@@ -223,7 +233,11 @@ static void cuda_close(kg_backend *be)
     if (c == NULL) return;
     if (c->ctx != NULL && c->drv.cuCtxSetCurrent != NULL) c->drv.cuCtxSetCurrent(c->ctx);
     /* the arm hosts end first: their mappings of the worker's buffers with them */
-    for (int i = 0; i < c->nhosts; i++) host_close(&c->hosts[i]);
+    for (int i = 0; i < c->nhosts; i++) {
+        host_close(&c->hosts[i]);
+        free(c->hosts[i].req);
+        free(c->hosts[i].rep);
+    }
     free(c->hosts);
     if (c->flush_buf != 0) c->drv.cuMemFree(c->flush_buf);
     if (c->lt_handle != NULL) c->lt.cublasLtDestroy(c->lt_handle);
@@ -433,15 +447,9 @@ static void cuda_unload(kg_backend *be, kg_kernel *k)
         /* its module and mappings go; a host that is gone has none */
         cuda_host *h = k->host;
         if (h->started && !h->link.dead && k->slot >= 0) {
-            kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
             kg_err e = { 0 };
-            if (m != NULL && r != NULL) {
-                m->type = KG_CH_UNLOAD;
-                m->slot = k->slot;
-                host_ask(c, h, m, -1, host_limit(h, c, 1), r, &e);
-            }
-            free(m);
-            free(r);
+            host_request(h, KG_CH_UNLOAD, k->slot);
+            host_ask(h, -1, host_limit(h, c, 1), &e);
         }
     } else if (c != NULL) {
         release_graph(c, k);
@@ -558,14 +566,7 @@ static int host_load(kg_backend *be, int a, const kg_case *cs, kg_kernel *k, con
         return kg_errorf(err, KG_EIO, "arm '%s': cannot write its cubin to a memfd: %s", arm->name,
                          strerror(errno));
     }
-    kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
-    if (m == NULL || r == NULL) {
-        close(fd);
-        free(m);
-        free(r);
-        return kg_errorf(err, KG_ENOMEM, "out of memory loading arm '%s'", arm->name);
-    }
-    m->type = KG_CH_LOAD;
+    kg_ch_msg *m = host_request(h, KG_CH_LOAD, -1), *r = h->rep;
     m->nlaunch = k->nlaunch;
     m->image_bytes = bytes;
     for (int li = 0; li < k->nlaunch; li++) {
@@ -575,7 +576,7 @@ static int host_load(kg_backend *be, int a, const kg_case *cs, kg_kernel *k, con
         o->nargs = k->launch[li].nargs;
         memcpy(o->args, k->launch[li].args, sizeof o->args);
     }
-    rc = host_ask(c, h, m, fd, c->timeout_s, r, err);
+    rc = host_ask(h, fd, c->timeout_s, err);
     close(fd);
     if (rc == KG_OK) {
         int li = r->n >= 0 && r->n < k->nlaunch ? r->n : 0;
@@ -602,8 +603,6 @@ static int host_load(kg_backend *be, int a, const kg_case *cs, kg_kernel *k, con
             break;
         }
     }
-    free(m);
-    free(r);
     return rc;
 }
 
@@ -787,8 +786,7 @@ static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err
 {
     int rc = binding_covers(k, b, err);
     if (rc != KG_OK) return rc;
-    kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
-    rc = m == NULL || r == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory binding arm '%s'", k->arm) : KG_OK;
+    kg_ch_msg *m = host_request(k->host, KG_CH_BIND, k->slot);
     for (int i = 0; rc == KG_OK && i < b->nin + b->nout + 1; i++) {
         const kg_dbuf *d = i < b->nin ? &b->in[i] : i < b->nin + b->nout ? &b->out[i - b->nin] : &b->ws;
         if (d->ptr == NULL) continue;
@@ -803,14 +801,11 @@ static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err
         m->buf_index[j] = i < b->nin ? i : i < b->nin + b->nout ? i - b->nin : 0;
     }
     if (rc == KG_OK) {
-        m->type = KG_CH_BIND;
-        m->slot = k->slot;
         m->pack = b->pack;
-        rc = host_ask(c, k->host, m, -1, c->timeout_s, r, err);
-        if (rc == KG_OK && r->status != KG_CH_OK) rc = host_said(c, k, r, "capturing the timed graph", err);
+        rc = host_ask(k->host, -1, c->timeout_s, err);
+        if (rc == KG_OK && k->host->rep->status != KG_CH_OK)
+            rc = host_said(c, k, k->host->rep, "capturing the timed graph", err);
     }
-    free(m);
-    free(r);
     return rc;
 }
 
@@ -851,16 +846,9 @@ static int cuda_run(kg_backend *be, kg_kernel *k, kg_err *err)
     if (!k->bound) return kg_errorf(err, KG_EINTERNAL, "arm '%s': run before bind", k->arm);
     int rc;
     if (k->host != NULL) {
-        kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
-        rc = m == NULL || r == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
-        if (rc == KG_OK) {
-            m->type = KG_CH_RUN;
-            m->slot = k->slot;
-            rc = host_ask(c, k->host, m, -1, host_limit(k->host, c, 1), r, err);
-            if (rc == KG_OK && r->status != KG_CH_OK) rc = host_said(c, k, r, "a checked run", err);
-        }
-        free(m);
-        free(r);
+        host_request(k->host, KG_CH_RUN, k->slot);
+        rc = host_ask(k->host, -1, host_limit(k->host, c, 1), err);
+        if (rc == KG_OK && k->host->rep->status != KG_CH_OK) rc = host_said(c, k, k->host->rep, "a checked run", err);
         return rc;
     }
     rc = launch_op(c, k, err);
@@ -880,23 +868,16 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
     int rc = KG_OK;
     if (k->host != NULL) {
         /* the host records the events and its own bracket: its code is kgate's */
-        kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
-        rc = m == NULL || r == NULL ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+        const kg_ch_msg *r = k->host->rep;
+        host_request(k->host, KG_CH_TIME, k->slot)->pack = k->pack;
+        rc = host_ask(k->host, -1, host_limit(k->host, c, k->pack), err);
+        if (rc == KG_OK && r->status != KG_CH_OK) rc = host_said(c, k, r, "a timed sample", err);
         if (rc == KG_OK) {
-            m->type = KG_CH_TIME;
-            m->slot = k->slot;
-            m->pack = k->pack;
-            rc = host_ask(c, k->host, m, -1, host_limit(k->host, c, k->pack), r, err);
-            if (rc == KG_OK && r->status != KG_CH_OK) rc = host_said(c, k, r, "a timed sample", err);
-            if (rc == KG_OK) {
-                event_ns = r->event_ns;
-                host_ns = r->host_ns;
-                if (!(event_ns >= 0) || !(host_ns >= 0))
-                    rc = kg_hostlink_broken(&k->host->link, "replied a timed sample with no time", err);
-            }
+            event_ns = r->event_ns;
+            host_ns = r->host_ns;
+            if (!(event_ns >= 0) || !(host_ns >= 0))
+                rc = kg_hostlink_broken(&k->host->link, "replied a timed sample with no time", err);
         }
-        free(m);
-        free(r);
         if (rc != KG_OK) return rc;
     } else {
         /* the same sample as an arm host's (cuda_timing.c) */

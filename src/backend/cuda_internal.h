@@ -61,6 +61,7 @@ typedef struct cuda_host {
     kg_hostlink link;
     int started;
     double slowest_s;             /* the slowest request per operation seen */
+    kg_ch_msg *req, *rep;         /* the one request and reply in flight (allocated once) */
 } cuda_host;
 
 /* One launch of a chain. */

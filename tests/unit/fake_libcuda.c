@@ -163,6 +163,8 @@ CUresult cuCtxPopCurrent_v2(fctx **out)
     if (out) *out = stack[depth];
     return OK;
 }
+/* streams held by a stream memory wait not yet satisfied */
+static fstream *held[64];
 static int nheld;
 CUresult cuCtxSynchronize(void) { CUR_OR_FAIL; return nheld > 0 ? INVALID_VALUE : c->sticky; }
 static unsigned serial;
@@ -330,8 +332,6 @@ CUresult cuStreamCreate(fstream **s, unsigned f)
     return OK;
 }
 CUresult cuStreamDestroy_v2(fstream *s) { free(s); return OK; }
-static fstream *held[64];
-static int nheld;
 CUresult cuStreamSynchronize(fstream *s)
 {
     CUR_OR_FAIL;
