@@ -390,11 +390,55 @@ static void test_write_at(const char *tmp)
     close(dfd);
 }
 
+/* kgate's own processes by identity (quiet.c): the caller and what
+ * descends from it are kgate's, its parent and init are not, and a pid
+ * this namespace does not have says so. */
+static void test_descends(void)
+{
+    long self = (long)getpid();
+    CHECK(kg_proc_descends(self, self) == 1);
+    CHECK(kg_proc_descends((long)getppid(), self) == 0);
+    CHECK(kg_proc_descends(1, self) == 0);
+    CHECK(kg_proc_descends(2147483000L, self) == -1);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t child = fork();
+    if (child == 0) {
+        /* a grandchild, so the walk goes up more than one parent */
+        pid_t g = fork();
+        if (g == 0) {
+            char c;
+            close(fds[1]);
+            if (read(fds[0], &c, 1) < 0) _exit(1);
+            _exit(0);
+        }
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%ld\n", (long)g);
+        if (write(fds[1], buf, (size_t)n) != n) _exit(1);
+        close(fds[1]);
+        close(fds[0]);
+        waitpid(g, NULL, 0);
+        _exit(0);
+    }
+    char buf[32] = "";
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    long g = n > 0 ? strtol(buf, NULL, 10) : -1;
+    CHECK_MSG(g > 0 && kg_proc_descends(g, self) == 1, "grandchild %ld descends from %ld", g, self);
+    CHECK(kg_proc_descends(self, (long)child) == 0);
+    char stc = 0;
+    long pp = 0;
+    CHECK(kg_proc_stat((long)child, &stc, &pp) == 0 && pp == self && stc != 0);
+    close(fds[1]);   /* the grandchild reads end of file and ends */
+    close(fds[0]);
+    waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/kgate-test-integrity-XXXXXX";
     if (mkdtemp(tmp) == NULL) return 1;
     test_lock(tmp);
+    test_descends();
     test_quiet();
     test_frozen(tmp);
     test_fault_and_sums(tmp);
