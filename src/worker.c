@@ -860,8 +860,9 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
         if (rc != KG_OK) return rc;
         cr->snap = &cr->last;
         char detail[KG_DETAIL_MAX];
-        snprintf(detail, sizeof detail, "%lld timed executions on inputs no earlier execution saw; regenerating and "
-                 "uploading them took %.3f ms in all (%.1f us each), outside the timed events; executions checked:",
+        snprintf(detail, sizeof detail, "%lld timed executions of the case's arms on inputs no earlier execution saw; "
+                 "regenerating and uploading them took %.3f ms in all (%.1f us each), outside the timed events; "
+                 "executions checked:",
                  (long long)cr->nregen, cr->regen_ns / 1e6, cr->nregen > 0 ? cr->regen_ns / 1e3 / (double)cr->nregen : 0.0);
         for (int k = 0; k < cr->npicks; k++) {
             size_t len = strlen(detail);
