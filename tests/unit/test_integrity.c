@@ -400,26 +400,33 @@ static void test_descends(void)
     CHECK(kg_proc_descends((long)getppid(), self) == 0);
     CHECK(kg_proc_descends(1, self) == 0);
     CHECK(kg_proc_descends(2147483000L, self) == -1);
-    int fds[2];
-    CHECK(pipe(fds) == 0);
+    /* fds: the middle child says the grandchild's pid; hold: the grandchild
+     * waits on it until the checks are done */
+    int fds[2], hold[2];
+    CHECK(pipe(fds) == 0 && pipe(hold) == 0);
     pid_t child = fork();
     if (child == 0) {
         /* a grandchild, so the walk goes up more than one parent */
+        close(fds[0]);
         pid_t g = fork();
         if (g == 0) {
             char c;
             close(fds[1]);
-            if (read(fds[0], &c, 1) < 0) _exit(1);
+            close(hold[1]);
+            if (read(hold[0], &c, 1) < 0) _exit(1);
             _exit(0);
         }
+        close(hold[0]);
+        close(hold[1]);
         char buf[32];
         int n = snprintf(buf, sizeof buf, "%ld\n", (long)g);
         if (write(fds[1], buf, (size_t)n) != n) _exit(1);
         close(fds[1]);
-        close(fds[0]);
         waitpid(g, NULL, 0);
         _exit(0);
     }
+    close(fds[1]);
+    close(hold[0]);
     char buf[32] = "";
     ssize_t n = read(fds[0], buf, sizeof buf - 1);
     long g = n > 0 ? strtol(buf, NULL, 10) : -1;
@@ -428,7 +435,7 @@ static void test_descends(void)
     char stc = 0;
     long pp = 0;
     CHECK(kg_proc_stat((long)child, &stc, &pp) == 0 && pp == self && stc != 0);
-    close(fds[1]);   /* the grandchild reads end of file and ends */
+    close(hold[1]);   /* the grandchild reads end of file and ends */
     close(fds[0]);
     waitpid(child, NULL, 0);
 }
