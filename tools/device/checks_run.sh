@@ -1,0 +1,59 @@
+#!/bin/sh
+# tools/device/checks_run.sh OUT [PART]: the H200 checks of the admission checks (fresh inputs,
+# structured rows, held-out shapes, precision contracts, physics limits) in one device call.
+# Needs .carry/bins.tgz with bin/kgate-portable of this tree, built and stripped here.
+# PART (default "all") picks what runs:
+#   test      tests/gpu/run.sh (make test-gpu's script) -> test-gpu.txt
+#   cublas    tests/gpu/peaks_cublas.kg (cuBLAS bf16 and f32 at 2048^3 next to kgate's kernels):
+#             cuBLAS must stay under the physics limit (3x the measured mma.sync rate)
+#   inputs    examples/cuda-gemm.kg as shipped, inputs = fresh and inputs = resident alternated
+#             (F R F R); wall time of each campaign, its report and its inputs:fresh cost rows
+# Writes OUT/checks.tgz.
+set -u
+OUT=${1:?usage: checks_run.sh OUT [test|cublas|inputs|all]}
+PART=${2:-all}
+ROOT=$(pwd)
+R=$OUT/r
+mkdir -p "$R"
+tar xzf .carry/bins.tgz
+K=$ROOT/bin/kgate-portable
+{ ldd "$K"; nvidia-smi; date -u; } >"$R/env.txt" 2>&1
+"$K" --version >"$R/version.txt" 2>&1
+now() { date +%s.%N; }
+has() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
+
+if has test; then
+    t0=$(now)
+    KGATE=$K timeout 420 sh tests/gpu/run.sh >"$R/test-gpu.txt" 2>&1
+    echo "exit $? wall $(echo "$(now) - $t0" | bc) s" >>"$R/test-gpu.txt"
+fi
+
+if has cublas; then
+    P=/tmp/kc
+    mkdir -p "$P"
+    cp kernels/cuda/*.cu "$P/"
+    sed 's#\.\./\.\./kernels/cuda/##' tests/gpu/peaks_cublas.kg >"$P/peaks_cublas.kg"
+    (cd "$P" && timeout 200 "$K" run peaks_cublas.kg -o /tmp/pc --no-progress >"$R/cublas-report.md" 2>"$R/cublas.err"
+     echo "exit $?" >>"$R/cublas.err")
+    cp /tmp/pc/results.csv "$R/cublas-results.csv" 2>/dev/null
+    cp /tmp/pc/peaks.json "$R/cublas-peaks.json" 2>/dev/null
+fi
+
+if has inputs; then
+    P=/tmp/ki
+    mkdir -p "$P"
+    cp kernels/cuda/*.cu "$P/"
+    sed 's#\.\./kernels/cuda/##' examples/cuda-gemm.kg >"$P/fresh.kg"
+    sed 's/^pack = 1$/pack = 1\ninputs = resident/' "$P/fresh.kg" >"$P/resident.kg"
+    for i in 1 2; do
+        for v in fresh resident; do
+            t0=$(now)
+            (cd "$P" && timeout 150 "$K" run "$v.kg" -o "/tmp/in-$v-$i" --no-progress >"$R/gemm-$v-$i.md" 2>"$R/gemm-$v-$i.err")
+            echo "exit $? wall $(echo "$(now) - $t0" | bc) s" >>"$R/gemm-$v-$i.err"
+            grep -h "inputs:fresh" /tmp/in-$v-$i/checks/*.csv 2>/dev/null >"$R/gemm-$v-$i.fresh-cost.csv"
+        done
+    done
+    timeout 60 "$K" verify /tmp/in-fresh-1 >"$R/gemm-verify.txt" 2>&1
+    echo "exit $?" >>"$R/gemm-verify.txt"
+fi
+tar -C "$OUT" -czf "$OUT/checks.tgz" r && rm -rf "$R"
