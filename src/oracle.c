@@ -16,6 +16,7 @@
 #include <string.h>
 #include "kgate/kernel.h"
 #include "kgate/oracle.h"
+#include "kgate/gen.h"
 #include "kgate/philox.h"
 
 /* Both poison words are NaN as float32 and each 16-bit half is a NaN as
@@ -162,7 +163,6 @@ void kg_oracle_release(kg_case_data *d)
  * block of the seed and the stream. */
 
 #define ROW_TAG_LAYOUT 0x726f776cu   /* "rowl": the layout block */
-#define ROW_TAG_PARAM 0x726f7770u    /* "rowp": a row's parameters */
 #define ROW_CONST_MAX ((int64_t)1 << 16) /* longest row that gets a (near-)constant class */
 
 static const char *const row_class_names[KG_ROW_NCLASSES] = {
@@ -183,7 +183,7 @@ static int row_class_list(unsigned set, int64_t cols, int list[KG_ROW_NCLASSES])
         if (c == KG_ROW_ZERO_ENDS && cols < 3) continue;      /* needs an interior */
         if ((c == KG_ROW_SPARSE || c == KG_ROW_ZERO_RUNS) && cols < 4) continue;
         /* a sum of n equal 4-bit values times 4-bit values is exact in
-         * float32 for n <= 2^16 (see row_const); longer constant rows
+         * float32 for n <= 2^16 (kg_gen_const, kgate/gen.h); longer constant rows
          * would round the same way at every step, outside the random
          * rounding model the probabilistic bound assumes */
         if ((c == KG_ROW_CONSTANT || c == KG_ROW_NEAR_CONSTANT) && (cols < 2 || cols > ROW_CONST_MAX))
@@ -192,13 +192,6 @@ static int row_class_list(unsigned set, int64_t cols, int list[KG_ROW_NCLASSES])
         list[n++] = c;
     }
     return n;
-}
-
-static void philox_block(uint64_t seed, uint64_t q, uint32_t stream, uint32_t tag, uint32_t r[4])
-{
-    uint32_t key[2] = { (uint32_t)seed, (uint32_t)(seed >> 32) };
-    uint32_t ctr[4] = { (uint32_t)q, (uint32_t)(q >> 32), stream, tag };
-    kg_philox4x32(ctr, key, r);
 }
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
@@ -211,167 +204,69 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
     return a;
 }
 
-/* The layout of an input's classes (see above). */
-typedef struct row_layout {
-    int64_t R, nclass;
-    uint64_t a, b, rot;
-    int list[KG_ROW_NCLASSES], C;
-} row_layout;
+_Static_assert(KG_GEN_ZERO_ENDS == KG_ROW_ZERO_ENDS && KG_GEN_SPARSE == KG_ROW_SPARSE &&
+               KG_GEN_ZERO_RUNS == KG_ROW_ZERO_RUNS && KG_GEN_CONSTANT == KG_ROW_CONSTANT &&
+               KG_GEN_WIDE == KG_ROW_WIDE && KG_GEN_NEGATIVE == KG_ROW_NEGATIVE &&
+               KG_GEN_NEAR_CONSTANT == KG_ROW_NEAR_CONSTANT && KG_GEN_NCLASSES == KG_ROW_NCLASSES &&
+               KG_GEN_IID == KG_ROW_IID, "kgate/gen.h's row classes are kgate/op.h's");
+_Static_assert(KG_GEN_F32 == KG_DT_F32 && KG_GEN_F16 == KG_DT_F16 && KG_GEN_BF16 == KG_DT_BF16,
+               "kgate/gen.h's dtypes are kg_dtype's");
 
-static void row_layout_init(row_layout *L, unsigned set, uint64_t seed, int stream, int64_t rows, int64_t cols)
+int kg_oracle_gen_spec(const kg_case_data *d, int stream, uint64_t seed, kg_gen_spec *s)
 {
-    memset(L, 0, sizeof *L);
-    L->R = rows - 2;
-    if (L->R < 1) return;
-    L->C = row_class_list(set, cols, L->list);
-    if (L->C == 0) return;
+    if (d == NULL || d->op == NULL || d->kase == NULL || stream < 0 || stream >= d->nin) return KG_EINTERNAL;
+    int64_t rows[KG_MAX_IN];
+    for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
+    if (d->op->in_rows) d->op->in_rows(d->kase, rows);
+    memset(s, 0, sizeof *s);
+    s->seed = seed;
+    s->stream = (uint32_t)stream;
+    s->n = d->in_elems[stream];
+    s->rows = rows[stream];
+    s->per_row = s->rows > 0 ? s->n / s->rows : s->n;
+    s->dtype = (int32_t)d->kase->dtype;
+    s->scale = (float)d->kase->scale;
+    /* the layout of the classes (see above) */
+    s->R = s->rows - 2;
+    if (s->R < 1) return KG_OK;
+    int list[KG_ROW_NCLASSES];
+    s->C = row_class_list(d->op->row_classes ? d->op->row_classes : KG_ROWS_DEFAULT, s->per_row, list);
+    for (int c = 0; c < s->C; c++) s->list[c] = list[c];
+    if (s->C == 0) return KG_OK;
     /* a quarter of the interior rows, at least one per class where they fit */
-    L->nclass = L->R < L->C ? L->R : (L->R / 4 > L->C ? L->R / 4 : L->C);
+    s->nclass = s->R < s->C ? s->R : (s->R / 4 > s->C ? s->R / 4 : s->C);
     uint32_t r[4];
-    philox_block(seed, 0, (uint32_t)stream, ROW_TAG_LAYOUT, r);
-    uint64_t R = (uint64_t)L->R;
-    L->a = 1 + (((uint64_t)r[1] << 32 | r[0]) % R);
-    while (gcd64(L->a, R) != 1) L->a = L->a % R + 1;
-    L->b = ((uint64_t)r[3] << 32 | r[2]) % R;
-    L->rot = (uint64_t)r[2] % (uint64_t)L->C;
-}
-
-static int row_layout_class(const row_layout *L, int64_t row)
-{
-    if (L->C == 0 || row < 1 || row > L->R) return KG_ROW_IID;
-    uint64_t pos = (L->a * (uint64_t)(row - 1) + L->b) % (uint64_t)L->R;
-    if ((int64_t)pos >= L->nclass) return KG_ROW_IID;
-    return L->list[(pos + L->rot) % (uint64_t)L->C];
+    kg_gen_block(seed, 0, (uint32_t)stream, ROW_TAG_LAYOUT, r);
+    uint64_t R = (uint64_t)s->R;
+    s->a = 1 + (((uint64_t)r[1] << 32 | r[0]) % R);
+    while (gcd64(s->a, R) != 1) s->a = s->a % R + 1;
+    s->b = ((uint64_t)r[3] << 32 | r[2]) % R;
+    s->rot = (uint64_t)r[2] % (uint64_t)s->C;
+    return KG_OK;
 }
 
 int kg_oracle_row_class(const kg_case_data *d, int stream, int64_t row)
 {
-    if (d == NULL || d->op == NULL || stream < 0 || stream >= d->nin) return KG_ROW_IID;
-    int64_t rows[KG_MAX_IN];
-    for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
-    if (d->op->in_rows) d->op->in_rows(d->kase, rows);
-    int64_t cols = rows[stream] > 0 ? d->in_elems[stream] / rows[stream] : d->in_elems[stream];
-    row_layout L;
-    row_layout_init(&L, d->op->row_classes ? d->op->row_classes : KG_ROWS_DEFAULT, d->seed, stream,
-                    rows[stream], cols);
-    return row_layout_class(&L, row);
+    kg_gen_spec s;
+    if (kg_oracle_gen_spec(d, stream, d != NULL ? d->seed : 0, &s) != KG_OK) return KG_ROW_IID;
+    return kg_gen_class(&s, row);
 }
 
-/* A row's class parameters, from its own Philox block. */
-typedef struct row_params {
-    int cls;
-    int64_t z;          /* zero-ends: zeros at each end */
-    int64_t run, off;   /* zero-runs: run length, phase */
-    int64_t keep;       /* sparse: the element always nonzero */
-    float c;            /* (near-)constant: the value, scale included */
-    float rel;          /* near-constant: relative spread */
-    int wide;           /* wide: largest binary exponent below the scale */
-} row_params;
-
-/* scale * k / 16 rounded to 4 significant bits, so that n copies (and
- * their products with another 4-bit value) add exactly in float32 for
- * n <= 2^16, in any order */
-static float row_const(float scale, uint32_t w)
+void kg_oracle_generate(const kg_gen_spec *s, void *dst)
 {
-    int e;
-    double m = frexp((double)scale * (double)(8 + (w & 7)) / 16.0, &e);
-    m = floor(m * 16.0 + 0.5) / 16.0;
-    double v = ldexp(m, e);
-    return (float)((w & 8) ? -v : v);
+    kg_gen_row p = { .row = -1 };
+    for (uint64_t q = 0; (int64_t)(4 * q) < s->n; q++) kg_gen_quad(s, q, &p, dst);
 }
 
-static void row_params_init(row_params *p, int cls, uint64_t seed, int stream, int64_t row, int64_t cols,
-                            float scale, kg_dtype dt)
+/* Fills input `stream` of d (kgate/gen.h), and its float64 copy. */
+static void generate(kg_case_data *d, int stream)
 {
-    uint32_t r[4];
-    memset(p, 0, sizeof *p);
-    p->cls = cls;
-    if (cls == KG_ROW_IID) return;
-    philox_block(seed, (uint64_t)row, (uint32_t)stream, ROW_TAG_PARAM, r);
-    int64_t zmax = (cols - 1) / 2, zcap = cols / 8 > 1 ? cols / 8 : 1;
-    if (zcap > zmax) zcap = zmax;
-    p->z = zcap > 0 ? 1 + (int64_t)(r[0] % (uint64_t)zcap) : 0;
-    p->run = 2 + (int64_t)(r[1] % (uint64_t)(cols / 8 > 1 ? cols / 8 : 1));
-    p->off = (int64_t)(r[2] % (uint64_t)(2 * p->run));
-    p->keep = cols > 0 ? (int64_t)(r[3] % (uint64_t)cols) : 0;
-    p->c = row_const(scale, r[0] >> 8);
-    /* a spread the dtype can still resolve: 12, 6 and 3 bits below the value */
-    p->rel = dt == KG_DT_F32 ? 0x1p-12f : dt == KG_DT_F16 ? 0x1p-6f : 0x1p-3f;
-    /* f16 keeps 2^-12 of the scale above its subnormals for scales near 1 */
-    p->wide = dt == KG_DT_F16 ? 12 : 24;
-}
-
-/* The value of element j of a row of class p->cls (before the dtype
- * rounding): u is the element's uniform value, lo its Philox word's low
- * eight bits (unused by u), m the row's multiplier. */
-static float row_value(const row_params *p, int64_t j, int64_t cols, float u, uint32_t lo, float m, float scale)
-{
-    switch (p->cls) {
-    case KG_ROW_ZERO_ENDS:
-        return j < p->z || j >= cols - p->z ? 0.0f : scale * (m * u);
-    case KG_ROW_SPARSE:
-        return (lo & 7u) == 0 || j == p->keep ? scale * (m * u) : 0.0f;
-    case KG_ROW_ZERO_RUNS:
-        return ((j + p->off) / p->run) % 2 == 1 ? 0.0f : scale * (m * u);
-    case KG_ROW_CONSTANT:
-        return p->c;
-    case KG_ROW_NEAR_CONSTANT:
-        return p->c * (1.0f + p->rel * u);
-    case KG_ROW_WIDE: {
-        /* the kept element at full scale and the next one at the bottom of
-         * the range, so that every wide row spans it */
-        int k = j == p->keep ? 0 : j == (p->keep + 1) % cols ? p->wide : (int)(lo % (uint32_t)(p->wide + 1));
-        return scale * (m * ldexpf(u, -k));
-    }
-    case KG_ROW_NEGATIVE:
-        return scale * (m * (u > 0.0f ? -u : u));
-    default:
-        return scale * (m * u);
-    }
-}
-
-/* Fills input `stream` of n elements in `rows` rows.  Philox gives four
- * words per counter, one counter per four elements, exactly as
- * kg_philox_uniform() indexes them; interior rows take their class's
- * values (row_value). */
-static void generate(kg_case_data *d, int stream, int64_t rows, float scale)
-{
-    int64_t n = d->in_elems[stream];
-    int64_t per_row = rows > 0 ? n / rows : n;
+    kg_gen_spec s;
+    kg_oracle_gen_spec(d, stream, d->seed, &s);
+    kg_oracle_generate(&s, d->in[stream]);
     kg_dtype dt = d->kase->dtype;
-    uint32_t key[2] = { (uint32_t)d->seed, (uint32_t)(d->seed >> 32) };
-    uint32_t r[4];
-    row_layout L;
-    row_layout_init(&L, d->op->row_classes ? d->op->row_classes : KG_ROWS_DEFAULT, d->seed, stream, rows, per_row);
-    row_params p;
-    int64_t prow = -1;
-    memset(&p, 0, sizeof p);
-    for (int64_t e = 0; e < n; e++) {
-        if ((e & 3) == 0) {
-            uint64_t q = (uint64_t)e >> 2;
-            uint32_t ctr[4] = { (uint32_t)q, (uint32_t)(q >> 32), (uint32_t)stream, 0x6b676174u };
-            kg_philox4x32(ctr, key, r);
-        }
-        uint32_t bits = r[e & 3] >> 8;
-        float u = (float)((int32_t)bits - (1 << 23)) * (1.0f / (float)(1 << 23));
-        int64_t row = per_row > 0 ? e / per_row : 0;
-        if (row != prow) {
-            row_params_init(&p, row_layout_class(&L, row), d->seed, stream, row, per_row, scale, dt);
-            prow = row;
-        }
-        float m = 1.0f;
-        if (rows > 1 && row == 0) m = 0.0f;
-        else if (row == rows - 1) m = 4.0f;
-        float v = row_value(&p, per_row > 0 ? e % per_row : e, per_row, u, r[e & 3] & 0xffu, m, scale);
-        uint32_t dummy;
-        if (dt == KG_DT_F32) {
-            ((float *)d->in[stream])[e] = v;
-        } else {
-            uint16_t h = dt == KG_DT_F16 ? kg_f32_to_f16(v) : kg_f32_to_bf16(v);
-            ((uint16_t *)d->in[stream])[e] = h;
-        }
-        d->in64[stream][e] = decode(d->in[stream], dt, e, &dummy);
-    }
+    uint32_t dummy;
+    for (int64_t e = 0; e < s.n; e++) d->in64[stream][e] = decode(d->in[stream], dt, e, &dummy);
 }
 
 static int all_within(const double *ref, const double *bound, int64_t n, const double *vals,
@@ -510,7 +405,7 @@ int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *
                            c->name, op->in_names[i], n);
             goto done;
         }
-        generate(d, i, rows[i], (float)c->scale);
+        generate(d, i);
         int nonzero = 0, finite = 1;
         for (size_t e = 0; e < n; e++) {
             if (d->in64[i][e] != 0.0) nonzero = 1;
@@ -568,12 +463,9 @@ done:
 int kg_oracle_refill(kg_case_data *d, uint64_t seed)
 {
     if (d == NULL || d->op == NULL || d->kase == NULL) return KG_EINTERNAL;
-    int64_t rows[KG_MAX_IN];
-    for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
-    if (d->op->in_rows) d->op->in_rows(d->kase, rows);
     d->seed = seed;
     for (int i = 0; i < d->nin; i++) {
-        generate(d, i, rows[i], (float)d->kase->scale);
+        generate(d, i);
         d->in_sum[i] = kg_checksum(d->in[i], d->in_bytes[i]);
     }
     /* the references, bounds and contract bounds are of other inputs now */

@@ -478,6 +478,10 @@ typedef struct case_run {
     int npicks;
     double regen_ns;        /* regenerating and uploading, outside timing */
     int64_t nregen;
+    /* the backend writes them itself (kg_backend_fill), its bits checked
+     * against the host generator's first; fill_note: why not, if not */
+    int device_fill;
+    char fill_note[KG_TEXT_MAX];
 } case_run;
 
 static void case_release(wctx *w, case_run *cr)
@@ -699,13 +703,69 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
 static int fresh_inputs(wctx *w, case_run *cr, inst *x, int set, int64_t n, kg_err *err)
 {
     double t0 = kg_mono_s();
-    int rc = kg_oracle_refill(&cr->gen, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n));
-    if (rc != KG_OK) return kg_errorf(err, rc, "case %s: cannot regenerate the inputs", cr->kc->name);
-    for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++)
-        rc = kg_backend_upload(w->be, set == 0 ? &x->in[i] : &x->rot[set][i], 0, cr->gen.in[i], cr->gen.in_bytes[i], err);
+    uint64_t seed = kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n);
+    int rc = KG_OK;
+    if (cr->device_fill) {
+        for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++) {
+            kg_gen_spec s;
+            if ((rc = kg_oracle_gen_spec(&cr->gen, i, seed, &s)) != KG_OK)
+                return kg_errorf(err, rc, "case %s: no generator for input %d", cr->kc->name, i);
+            rc = kg_backend_fill(w->be, set == 0 ? &x->in[i] : &x->rot[set][i], &s, err);
+        }
+    } else {
+        if ((rc = kg_oracle_refill(&cr->gen, seed)) != KG_OK)
+            return kg_errorf(err, rc, "case %s: cannot regenerate the inputs", cr->kc->name);
+        for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++)
+            rc = kg_backend_upload(w->be, set == 0 ? &x->in[i] : &x->rot[set][i], 0, cr->gen.in[i], cr->gen.in_bytes[i],
+                                   err);
+    }
     cr->regen_ns += (kg_mono_s() - t0) * 1e9;
     cr->nregen++;
     return rc;
+}
+
+/* inputs = fresh, before the rounds: may the backend write the inputs
+ * itself?  Its generator fills a buffer of each input with the inputs of
+ * execution 0, which cr->gen holds as the host generated them; a single
+ * differing bit, or no generator, and the worker generates on the host
+ * and uploads (fill_note says why).  Never an arm's fault: no arm code
+ * runs here. */
+static int fill_selftest(wctx *w, case_run *cr, kg_err *err)
+{
+    cr->device_fill = 0;
+    cr->fill_note[0] = '\0';
+    if (!kg_backend_has_fill(w->be)) {
+        snprintf(cr->fill_note, sizeof cr->fill_note, "the %s backend has no generator of its own",
+                 kg_backend_name(w->be));
+        return KG_OK;
+    }
+    int ok = 1, rc = KG_OK;
+    for (int i = 0; i < cr->gen.nin && ok && rc == KG_OK; i++) {
+        kg_dbuf b = { 0 };
+        kg_gen_spec s;
+        kg_err fe = { 0 };
+        unsigned char *back = malloc(cr->gen.in_bytes[i] ? cr->gen.in_bytes[i] : 1);
+        if (back == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory checking the input generator");
+        if ((rc = kg_backend_alloc(w->be, cr->gen.in_bytes[i], &b, err)) == KG_OK) {
+            if (kg_oracle_gen_spec(&cr->gen, i, cr->gen.seed, &s) != KG_OK ||
+                kg_backend_fill(w->be, &b, &s, &fe) != KG_OK ||
+                kg_backend_download(w->be, back, &b, 0, cr->gen.in_bytes[i], &fe) != KG_OK) {
+                snprintf(cr->fill_note, sizeof cr->fill_note, "the backend's generator failed: %.300s", fe.msg);
+                ok = 0;
+            } else if (memcmp(back, cr->gen.in[i], cr->gen.in_bytes[i]) != 0) {
+                size_t at = 0;
+                while (at < cr->gen.in_bytes[i] && back[at] == ((const unsigned char *)cr->gen.in[i])[at]) at++;
+                snprintf(cr->fill_note, sizeof cr->fill_note,
+                         "the backend's generator differs from the host's in input %d at byte %zu", i, at);
+                ok = 0;
+            }
+            kg_backend_free(w->be, &b);
+        }
+        free(back);
+    }
+    if (rc != KG_OK) return rc;
+    cr->device_fill = ok;
+    return KG_OK;
 }
 
 /* inputs = fresh: when execution n is one of the picked, the output it
@@ -743,6 +803,7 @@ static int fresh_setup(wctx *w, case_run *cr, kg_err *err)
     const kg_campaign *cp = &w->plan->campaign;
     int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, 0), &cr->gen, err);
     if (rc != KG_OK) return rc;
+    if ((rc = fill_selftest(w, cr, err)) != KG_OK) return rc;
     int64_t total = (int64_t)cp->rounds * (cp->warmup + cp->samples);
     uint64_t seed = kg_protocol_aux_seed(w->input_base, w->proc, cr->c, KG_AUX_PICK);
     cr->npicks = 0;
@@ -773,7 +834,6 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
     kg_sample_ctx sc = { .proc = w->proc, .dir = w->dir, .round = r, .sample = st->sample, .arm = x->arm,
                          .kase = cr->c, .first_arm = cr->n > 0 ? cr->order[0] : -1, .pos = st->slot,
                          .seed = cp->seed };
-    if (cp->l2 == KG_L2_COLD && (rc = kg_backend_flush(w->be, err)) != KG_OK) return rc;
     /* the last execution of an arm uses set 0, which the snapshot reads */
     int last = r == cp->rounds - 1 && st->sample == cp->samples - 1;
     int set = cr->nset > 1 ? (last ? 0 : cr->use[xi]++ % cr->nset) : 0;
@@ -782,6 +842,8 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
     int64_t n = ++x->nexec;
     if (cr->fresh_mode && (rc = fresh_inputs(w, cr, x, set, n, err)) != KG_OK)
         return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
+    /* after the regeneration, which a device generator leaves in its cache */
+    if (cp->l2 == KG_L2_COLD && (rc = kg_backend_flush(w->be, err)) != KG_OK) return rc;
     double t_ns = 0;
     if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK)
         return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
@@ -860,10 +922,16 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
         if (rc != KG_OK) return rc;
         cr->snap = &cr->last;
         char detail[KG_DETAIL_MAX];
+        char how[320];
+        if (cr->device_fill)
+            snprintf(how, sizeof how, "generating them in place with the %s backend's generator (kgate/gen.h; its bits "
+                     "matched the host's before use)", kg_backend_name(w->be));
+        else
+            snprintf(how, sizeof how, "generating them on the host and uploading them (%.200s)", cr->fill_note);
         snprintf(detail, sizeof detail, "%lld timed executions of the case's arms on inputs no earlier execution saw; "
-                 "regenerating and uploading them took %.3f ms in all (%.1f us each), outside the timed events; "
-                 "executions checked:",
-                 (long long)cr->nregen, cr->regen_ns / 1e6, cr->nregen > 0 ? cr->regen_ns / 1e3 / (double)cr->nregen : 0.0);
+                 "%.300s took %.3f ms in all (%.1f us each), outside the timed events; executions checked:",
+                 (long long)cr->nregen, how, cr->regen_ns / 1e6,
+                 cr->nregen > 0 ? cr->regen_ns / 1e3 / (double)cr->nregen : 0.0);
         for (int k = 0; k < cr->npicks; k++) {
             size_t len = strlen(detail);
             snprintf(detail + len, sizeof detail - len, " %lld", (long long)cr->picks[k]);

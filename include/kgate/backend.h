@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kgate/err.h"
+#include "kgate/gen.h"
 #include "kgate/peaks.h"
 #include "kgate/plan.h"
 #include "kgate/settings.h"
@@ -117,6 +118,14 @@ void kg_backend_describe(kg_backend *be, char *buf, size_t cap);
  * fails, gives measured = 0 and a status that says why (nothing is
  * guessed).  Returns KG_OK unless out is NULL. */
 int kg_backend_peaks(kg_backend *be, kg_peaks *out, kg_err *err);
+/* Writes the input stream of spec (kgate/gen.h) into buf with the
+ * backend's own generator (the cpu backend on the host, the cuda backend
+ * as a kernel of kgate's in the worker's context): the bits
+ * kg_oracle_generate gives, without a host copy or an upload.
+ * KG_EUNSUPPORTED where the backend has none (the caller generates on the
+ * host and uploads); buf must hold spec->n elements of spec->dtype. */
+int kg_backend_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err);
+int kg_backend_has_fill(const kg_backend *be);
 
 /* 1 when arm is to be built as the numerical negative: s->negative
  * (KGATE_NEGATIVE=1), and s->negative_arm unset or naming this arm.  s

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "kgate/err.h"
 #include "kgate/op.h"
+#include "kgate/gen.h"
 #include "kgate/plan.h"
 
 #define KG_GUARD_ELEMS 64     /* trailing guard elements after every output */
@@ -54,8 +55,7 @@ typedef struct kg_case_data {
  * of one row is only scaled).  Element e of an i.i.d. row of input i is
  *   v = fl32((float)scale * (m * kg_philox_uniform(seed, i, e)))
  * with m = 0, 1 or 4 by row, then rounded to the case dtype (nearest
- * even); a device generator that does the same float operations yields
- * the same bits.  Interior rows of an input of three rows or more also
+ * even); kgate/gen.h is that generator, which the device runs too.  Interior rows of an input of three rows or more also
  * take the structured classes of the op (kg_op.row_classes; see
  * kg_oracle_row_class and docs/admission.md), placed by the seed.
  * Fails with KG_EINADMISSIBLE when the op's preconditions
@@ -72,6 +72,14 @@ void kg_oracle_release(kg_case_data *d); /* NULL-safe, idempotent */
  * references: d is then stale, for uploading only.  Used for fresh inputs
  * per timed sample; a sample picked for checking is prepared in full. */
 int kg_oracle_refill(kg_case_data *d, uint64_t seed);
+
+/* The generator of input `stream` of prepared data d under another seed
+ * (kgate/gen.h): kg_oracle_generate(s, buf) then writes exactly the bits
+ * kg_oracle_prepare(d's case, seed) gives that input, and a device may
+ * run the same spec (the backends' fill).  KG_EINTERNAL when d is not
+ * prepared or has no such input. */
+int kg_oracle_gen_spec(const kg_case_data *d, int stream, uint64_t seed, kg_gen_spec *s);
+void kg_oracle_generate(const kg_gen_spec *s, void *dst);
 
 /* Changes `count` input elements of prepared data d in place, at
  * positions and to values drawn from pseed (each new value differs from

@@ -187,6 +187,23 @@ int kg_backend_peaks(kg_backend *be, kg_peaks *out, kg_err *err)
     return KG_OK;
 }
 
+int kg_backend_has_fill(const kg_backend *be)
+{
+    return be != NULL && be->ops->fill != NULL;
+}
+
+int kg_backend_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err)
+{
+    assert(be != NULL && buf != NULL && spec != NULL);
+    if (be->ops->fill == NULL)
+        return kg_errorf(err, KG_EUNSUPPORTED, "backend %s has no input generator", be->ops->name);
+    size_t need = (size_t)spec->n * (spec->dtype == KG_GEN_F32 ? 4u : 2u);
+    if (spec->n < 0 || buf->bytes < need)
+        return kg_errorf(err, KG_EINTERNAL, "kg_backend_fill: a buffer of %zu bytes for %lld elements", buf->bytes,
+                         (long long)spec->n);
+    return be->ops->fill(be, buf, spec, err);
+}
+
 int kg_backend_telemetry(kg_backend *be, kg_telemetry *out, kg_err *err)
 {
     assert(be != NULL && out != NULL);

@@ -78,6 +78,11 @@ typedef struct kg_backend_ops {
      * called by the supervisor with the device lock held, before the
      * first process; a failure is recorded, never guessed around */
     int  (*peaks)(kg_backend *be, kg_peaks *out, kg_err *err);
+    /* optional (appended): write the input stream of spec (kgate/gen.h)
+     * into buf in trusted code, the bits kg_oracle_generate gives; the
+     * worker uses it for fresh inputs and checks it against the host's
+     * bits first */
+    int  (*fill)(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err);
 } kg_backend_ops;
 
 /* The backends compiled into this library. */
@@ -88,5 +93,7 @@ extern const kg_backend_ops kg_backend_cuda;
 /* The peak measurements (cpu_peaks.c, cuda_peaks.c), the backends' peaks slots. */
 int kg_cpu_peaks(kg_backend *be, kg_peaks *out, kg_err *err);
 int kg_cuda_peaks(kg_backend *be, kg_peaks *out, kg_err *err);
+/* The cuda backend's fill slot: the generator of kgate/gen.h as a kernel (cuda_fill.c). */
+int kg_cuda_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err);
 
 #endif

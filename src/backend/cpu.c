@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend/backend_impl.h"
+#include "kgate/oracle.h"
 #include "armhost.h"
 #include "backend/hostlink.h"
 #include "kgate/kernel.h"
@@ -295,6 +296,15 @@ static int cpu_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t of
 {
     (void)be; (void)err;
     memcpy(dst, (const char *)src->ptr + off, n);
+    return KG_OK;
+}
+
+/* Fresh inputs straight into the arm's pages (shared with its host, which
+ * maps them read-only): the host generator, no copy. */
+static int cpu_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err)
+{
+    (void)be; (void)err;
+    kg_oracle_generate(spec, buf->ptr);
     return KG_OK;
 }
 
@@ -784,5 +794,6 @@ const kg_backend_ops kg_backend_cpu = {
     .resources = cpu_resources,
     .caps = KG_CAP_EXECUTES | KG_CAP_QUIET_HOST,
     .peaks = kg_cpu_peaks,
+    .fill = cpu_fill,
     .compiler = cpu_compiler,
 };

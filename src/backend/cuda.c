@@ -240,6 +240,7 @@ static void cuda_close(kg_backend *be)
     }
     free(c->hosts);
     if (c->flush_buf != 0) c->drv.cuMemFree(c->flush_buf);
+    if (c->fill_mod != NULL) c->drv.cuModuleUnload(c->fill_mod);
     if (c->lt_handle != NULL) c->lt.cublasLtDestroy(c->lt_handle);
     if (c->lt_ws != 0) c->drv.cuMemFree(c->lt_ws);
     kg_cuda_cublaslt_unload(&c->lt);
@@ -1028,4 +1029,5 @@ const kg_backend_ops kg_backend_cuda = {
     .procs_close = kg_cuda_procs_close,
     .probe = kg_cuda_driver_present,
     .peaks = kg_cuda_peaks,
+    .fill = kg_cuda_fill,
 };

@@ -8,6 +8,7 @@
  *   cuda_blas.c     the builtin = cublas arm (cuBLASLt)
  *   cuda_nvml.c     NVML: telemetry, and the device's compute processes
  *   cuda_host.c     the cuda arm host, the process an untrusted arm runs in
+ *   cuda_fill.c     kgate's input generator (kgate/gen.h) as a kernel
  *   launch.c        launch specs (backend-neutral, see launch.h)
  *   cuda_loader.c   dlopen of the libraries (cuda_api.h) */
 #ifndef KGATE_CUDA_INTERNAL_H
@@ -54,6 +55,12 @@ typedef struct cuda_ctx {
     int nhosts;
     int any_hosted;               /* allocations are whole IPC blocks */
     double timeout_s;             /* the plan's per-request timeout */
+    /* kgate's input generator as a kernel (cuda_fill.c): 0 not built yet,
+     * 1 ready, -1 unavailable (fill_why says why) */
+    int fill_state;
+    CUmodule fill_mod;
+    CUfunction fill_fn;
+    char fill_why[256];
 } cuda_ctx;
 
 /* An untrusted arm's process in this worker (cuda.c, cuda_host.h). */

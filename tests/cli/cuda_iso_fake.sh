@@ -4,8 +4,9 @@
 # (a process that maps the worker's buffers by IPC handle), with rotated
 # inputs and packed samples.  Every check before and after timing must
 # pass through the worker's whole sequence of calls, and the resource
-# records name the arm hosts.  Skipped without NVRTC or without the
-# stand-in driver.
+# records name the arm hosts.  Fresh inputs come from kgate's generator
+# kernel, and a generator whose bits differ from the host's is not used.
+# Skipped without NVRTC or without the stand-in driver.
 . tests/cli_lib.sh
 FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
 [ -f "$FAKE" ] || { echo "cuda_iso_fake: no $FAKE, skipped" >&2; exit 0; }
@@ -62,3 +63,14 @@ expect_grep "| c | cand | candidate |" "$T/out/report.md"
 # the untrusted arms ran in cuda arm hosts, the trusted baseline in the worker
 expect_grep "cuda arm host" "$T/out/telemetry/resources-000.csv"
 expect_grep "trusted (in the worker)" "$T/out/telemetry/resources-000.csv"
+# fresh inputs came from kgate's generator kernel (cuda_fill.c), its bits
+# checked against the host's first
+expect_grep "generating them in place with the cuda backend's generator" "$T/out/checks/proc-000.csv"
+# a generator that disagrees with the host's by one bit is not used: the
+# worker generates on the host, says why, and no honest arm fails
+KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include FAKE_CUDA_FILL_FLIP=1 "$KGATE" run "$T/p.kg" -o "$T/flip" \
+    --no-progress >"$T/log" 2>&1; st=$?
+expect_status 1 $st "campaign with a generator kernel that flips a bit"
+expect_grep "check records; 0 failed" "$T/flip/report.md"
+expect_grep "generating them on the host and uploading them (the backend's generator differs from the host's in input 0 at byte 0)" \
+    "$T/flip/checks/proc-000.csv"

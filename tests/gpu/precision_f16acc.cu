@@ -3,8 +3,9 @@
  * sums every 256th element in f16 (cvt.rn.f16.f32, add.rn.f16), and the
  * threads' partials are combined in f16 through shared memory.  Under the
  * f32 contract it must be INCORRECT (before contracts such a sum passed
- * at error/bound 0.86 on an H200); with `tolerance = 1e-4` it is
- * admitted.
+ * at error/bound 0.86 on an H200); with `tolerance = 1e-2` it is
+ * admitted (its error reaches 4.3e-3 of the row's sum of |x| on constant
+ * rows of 8192, where the threads' partials are combined in f16 up to 8192).
  *
  * Plan entry: entry = rowsum_f16acc, grid = M, block = 256,
  * args = X, Y, M, N. */

@@ -16,7 +16,10 @@
  *     (A, B, C, M, N, K); gemm_bt_steal (same arguments) copies into C
  *     any other allocation of the process as large as C holding finite
  *     values (another arm's output, as a kernel that searches its
- *     neighbourhood would); every other entry runs as a no-op;
+ *     neighbourhood would); kg_fill, kgate's input generator (cuda_fill.c),
+ *     runs kgate/gen.h on the host as the kernel would, and
+ *     FAKE_CUDA_FILL_FLIP=1 flips one bit of what it writes (a generator
+ *     that disagrees with the host's); every other entry runs as a no-op;
  *   - stream memory operations: a wait on a flag not yet written holds
  *     the graphs launched behind it until another stream writes the
  *     flag; synchronising a stream still held is an error (it would
@@ -39,6 +42,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "kgate/gen.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -507,6 +511,23 @@ CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigne
         int got = fscanf(fp, "%u", &lim);
         fclose(fp);
         if (got == 1 && l.threads > lim) return INVALID_VALUE;
+    }
+    if (strcmp(f->name, "kg_fill") == 0) {
+        /* (kg_gen_spec s, void *dst), never captured */
+        const kg_gen_spec *sp = params[0];
+        CUdeviceptr dst = *(CUdeviceptr *)params[1];
+        if (s->capture != NULL) return INVALID_VALUE;
+        if (owner(dst, (size_t)sp->n * (sp->dtype == KG_GEN_F32 ? 4u : 2u)) != c) {
+            violations++;
+            c->sticky = ILLEGAL_ADDRESS;
+            return OK;
+        }
+        kg_gen_row row = { .row = -1 };
+        for (uint64_t q = 0; (int64_t)(4 * q) < sp->n; q++) kg_gen_quad(sp, q, &row, (void *)(uintptr_t)dst);
+        const char *flip = getenv("FAKE_CUDA_FILL_FLIP");
+        if (flip != NULL && strcmp(flip, "1") == 0 && sp->n > 0) *(unsigned char *)(uintptr_t)dst ^= 1u;
+        launches_here++;
+        return OK;
     }
     if (strcmp(f->name, "gemm_bt_naive") == 0 || strcmp(f->name, "gemm_bt_steal") == 0) {
         for (int i = 0; i < 3; i++) l.ptr[i] = *(CUdeviceptr *)params[i];

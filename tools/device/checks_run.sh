@@ -4,6 +4,7 @@
 # Needs .carry/bins.tgz with bin/kgate-portable of this tree, built and stripped here.
 # PART (default "all") picks what runs:
 #   test      tests/gpu/run.sh (make test-gpu's script) -> test-gpu.txt
+#   contracts tests/gpu/contracts.sh alone, with run.sh's helpers -> contracts.txt
 #   cublas    tests/gpu/peaks_cublas.kg (cuBLAS bf16 and f32 at 2048^3 next to kgate's kernels):
 #             cuBLAS must stay under the physics limit (3x the measured mma.sync rate)
 #   inputs    examples/cuda-gemm.kg as shipped, inputs = fresh and inputs = resident alternated
@@ -20,15 +21,31 @@ K=$ROOT/bin/kgate-portable
 { ldd "$K"; nvidia-smi; date -u; } >"$R/env.txt" 2>&1
 "$K" --version >"$R/version.txt" 2>&1
 now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 has() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 
 if has test; then
     t0=$(now)
     KGATE=$K timeout 420 sh tests/gpu/run.sh >"$R/test-gpu.txt" 2>&1
-    echo "exit $? wall $(echo "$(now) - $t0" | bc) s" >>"$R/test-gpu.txt"
+    echo "exit $? wall $(since "$t0") s" >>"$R/test-gpu.txt"
 fi
 
-if has cublas; then
+if [ "$PART" = contracts ] || [ "$PART" = contracts+cublas ]; then
+    T=$(mktemp -d /tmp/kgate-gpu.XXXXXX)
+    mkdir -p "$T/kernels"
+    cp kernels/cuda/*.cu tests/gpu/*.cu "$T/kernels/"
+    (passed=0 failed=0
+     ok() { passed=$((passed + 1)); echo "ok   $1"; }
+     bad() { failed=$((failed + 1)); echo "FAIL $1"; sed -n '1,40p' "$T/out" | sed 's/^/     | /'; }
+     KGATE=$K
+     cd "$T" && . "$ROOT/tests/gpu/contracts.sh"
+     echo "$passed passed, $failed failed") >"$R/contracts.txt" 2>&1
+    cp "$T/contracts/report.md" "$R/contracts-report.md" 2>/dev/null
+    cp "$T/contracts/results.csv" "$R/contracts-results.csv" 2>/dev/null
+    cp "$T/contracts/peaks.json" "$R/contracts-peaks.json" 2>/dev/null
+fi
+
+if has cublas || [ "$PART" = contracts+cublas ]; then
     P=/tmp/kc
     mkdir -p "$P"
     cp kernels/cuda/*.cu "$P/"
@@ -49,7 +66,7 @@ if has inputs; then
         for v in fresh resident; do
             t0=$(now)
             (cd "$P" && timeout 150 "$K" run "$v.kg" -o "/tmp/in-$v-$i" --no-progress >"$R/gemm-$v-$i.md" 2>"$R/gemm-$v-$i.err")
-            echo "exit $? wall $(echo "$(now) - $t0" | bc) s" >>"$R/gemm-$v-$i.err"
+            echo "exit $? wall $(since "$t0") s" >>"$R/gemm-$v-$i.err"
             grep -h "inputs:fresh" /tmp/in-$v-$i/checks/*.csv 2>/dev/null >"$R/gemm-$v-$i.fresh-cost.csv"
         done
     done
