@@ -67,25 +67,32 @@ static int recv_req(kg_ah_msg *m, int *fds, int *nfd)
     return m->magic == KG_AH_MAGIC ? 0 : -1;
 }
 
-static int do_bind(const kg_ah_msg *m, const int *fds, int nfd, ah_map *maps, kg_kargs *a)
+/* in_sets[0] is a->in; in_sets[j + 1] the input set of op_in[j] */
+static int do_bind(const kg_ah_msg *m, const int *fds, int nfd, ah_map *maps, kg_kargs *a,
+                   const void *in_sets[][4], int *nop)
 {
-    int want = m->nin + m->nout + (m->has_ws ? 1 : 0);
-    if (m->nin < 0 || m->nin > 4 || m->nout < 0 || m->nout > 2 || nfd != want) return -1;
+    int base = m->nin + m->nout + (m->has_ws ? 1 : 0);
+    if (m->nin < 0 || m->nin > 4 || m->nout < 0 || m->nout > 2 || m->nop < 0 || m->nop > KG_BIND_MAX_OP_SETS ||
+        (m->nop > 0 && m->nin == 0) || nfd != base + m->nop * m->nin)
+        return -1;
     unmap_all(maps);
     memset(a, 0, sizeof *a);
     a->abi = KG_KARGS_ABI;
     a->dtype = m->dtype;
     for (int i = 0; i < nfd; i++) {
-        int is_in = i < m->nin;
+        int is_in = i < m->nin || i >= base;
         size_t len = (size_t)m->bytes[i];
         void *p = mmap(NULL, len ? len : 1, is_in ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
         if (p == MAP_FAILED) return -1;
         maps[i].p = p;
         maps[i].len = len ? len : 1;
-        if (is_in) a->in[i] = p;
+        if (i < m->nin) a->in[i] = p;
         else if (i < m->nin + m->nout) a->out[i - m->nin] = p;
-        else a->ws = p;
+        else if (i < base) a->ws = p;
+        else in_sets[1 + (i - base) / m->nin][(i - base) % m->nin] = p;
     }
+    for (int i = 0; i < 4; i++) in_sets[0][i] = a->in[i];
+    *nop = m->nop;
     a->ws_bytes = a->ws != NULL ? (size_t)m->ws_bytes : 0;
     a->M = m->M;
     a->N = m->N;
@@ -133,6 +140,9 @@ int kg_armhost_main(const kg_armhost_opts *o)
     memset(maps, 0, sizeof maps);
     kg_kargs args;
     memset(&args, 0, sizeof args);
+    const void *in_sets[1 + KG_BIND_MAX_OP_SETS][4];
+    memset(in_sets, 0, sizeof in_sets);
+    int nop = 0;
     int bound = 0;
     for (;;) {
         kg_ah_msg m;
@@ -141,7 +151,7 @@ int kg_armhost_main(const kg_armhost_opts *o)
         cur_seq = m.seq;
         switch (m.type) {
         case KG_AH_BIND: {
-            int rc = do_bind(&m, fds, nfd, maps, &args);
+            int rc = do_bind(&m, fds, nfd, maps, &args, in_sets, &nop);
             for (int i = 0; i < nfd; i++) close(fds[i]);
             bound = rc == 0;
             reply(KG_AH_BIND, rc == 0 ? KG_AH_OK : KG_AH_FAIL, rc == 0 ? NULL : "bad binding");
@@ -153,7 +163,15 @@ int kg_armhost_main(const kg_armhost_opts *o)
                 reply(KG_AH_RUN, KG_AH_FAIL, "run before bind");
                 break;
             }
-            for (int i = 0; i < m.n; i++) fn(&args);
+            if (nop == 0) {
+                for (int i = 0; i < m.n; i++) fn(&args);
+            } else {
+                for (int i = 0; i < m.n; i++) {
+                    memcpy(args.in, in_sets[kg_binding_op_set(nop, i, m.n)], sizeof args.in);
+                    fn(&args);
+                }
+                memcpy(args.in, in_sets[0], sizeof args.in);
+            }
             reply(KG_AH_RUN, KG_AH_OK, NULL);
             break;
         case KG_AH_QUIT:

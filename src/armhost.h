@@ -10,7 +10,8 @@
  * the protections that took effect.  Then it serves requests until QUIT:
  *   BIND  the buffers as descriptors (SCM_RIGHTS: inputs read-only,
  *         outputs and workspace read-write) and the kg_kargs scalars
- *   RUN n calls the kernel n times, then replies
+ *   RUN n calls the kernel n times, then replies; call i reads the input
+ *         set kg_binding_op_set(nop, i, n) names (0: the first nin)
  *   QUIT  exits
  * Every message is one fixed-size kg_ah_msg; every reply carries the
  * request's sequence number and is checked by the worker.  A system call
@@ -21,10 +22,11 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include "kgate/backend.h"
 #include "kgate/err.h"
 
 #define KG_AH_MAGIC 0x6b674148u   /* "kgAH" */
-#define KG_AH_NBUF 7              /* in[4], out[2], ws */
+#define KG_AH_NBUF (7 + 4 * KG_BIND_MAX_OP_SETS)  /* in[4], out[2], ws, then nop input sets */
 #define KG_AH_MSG_TEXT 200
 
 enum { KG_AH_HELLO = 1, KG_AH_BIND = 2, KG_AH_RUN = 3, KG_AH_QUIT = 4, KG_AH_VIOLATION = 5 };
@@ -41,7 +43,7 @@ typedef struct kg_ah_msg {
     uint32_t prot;                /* HELLO: KG_SBX_* bits in effect */
     int32_t nin, nout, has_ws;    /* BIND: descriptors in that order */
     int32_t dtype;
-    int32_t pad;
+    int32_t nop;                  /* BIND: input sets after ws, nin descriptors each */
     uint64_t bytes[KG_AH_NBUF];   /* BIND: bytes to map of each */
     uint64_t ws_bytes;
     int64_t M, N, K, splits;

@@ -254,8 +254,7 @@ int kg_oracle_row_class(const kg_case_data *d, int stream, int64_t row)
 
 void kg_oracle_generate(const kg_gen_spec *s, void *dst)
 {
-    kg_gen_row p = { .row = -1 };
-    for (uint64_t q = 0; (int64_t)(4 * q) < s->n; q++) kg_gen_quad(s, q, &p, dst);
+    kg_gen_all(s, dst);
 }
 
 /* Fills input `stream` of d (kgate/gen.h), and its float64 copy. */

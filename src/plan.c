@@ -1142,6 +1142,14 @@ static void finish(plan_ctx *ctx)
     for (int c = 0; c < plan->ncases && !ctx->failed; c++)
         check_required(ctx, SEC_CASE, c, plan->cases[c].name, plan->cases[c].line);
     for (int a = 0; a < plan->narms && !ctx->failed; a++) check_arm(ctx, a);
+    if (!ctx->failed && plan->campaign.inputs == KG_INPUTS_FRESH && plan->campaign.pack > KG_PLAN_MAX_FRESH_PACK) {
+        /* every operation of a sample reads inputs of its own */
+        int ln = ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "pack")];
+        size_t l;
+        const char *t = line_text(ctx, ln, &l);
+        perr(ctx, ln, "inputs = fresh holds an input set per operation of a sample", t, l,
+             "use pack <= %d, or inputs = resident (whose samples reuse their inputs)", KG_PLAN_MAX_FRESH_PACK);
+    }
     for (int c = 0; c < plan->ncases && !ctx->failed; c++) {
         int found = 0;
         for (int a = 0; a < plan->narms && !found; a++)

@@ -85,6 +85,12 @@ uint64_t kg_protocol_sample_seed(uint64_t base, int proc, int kase, int64_t n)
     return mix64(x ^ (uint64_t)n);
 }
 
+uint64_t kg_protocol_op_seed(uint64_t base, int proc, int kase, int64_t n, int j)
+{
+    uint64_t x = mix64(kg_protocol_sample_seed(base, proc, kase, n) ^ 0x6f70736574ull);   /* "opset" */
+    return mix64(x ^ (uint64_t)(uint32_t)j);
+}
+
 uint64_t kg_protocol_aux_seed(uint64_t base, int proc, int kase, uint32_t what)
 {
     uint64_t x = mix64(base ^ 0x61757869ull);   /* "auxi" */

@@ -57,6 +57,10 @@ uint64_t kg_protocol_heldout_seed(uint64_t base, int proc, int kase, int idx);
  * in process proc and case kase under inputs = fresh: every arm's n-th
  * execution gets the same inputs, so the comparisons stay paired. */
 uint64_t kg_protocol_sample_seed(uint64_t base, int proc, int kase, int64_t n);
+/* With pack > 1, the inputs of the operation j + 2 places before the
+ * last of that execution (the last reads the execution's own inputs, of
+ * kg_protocol_sample_seed): kgate/backend.h's op_in[j]. */
+uint64_t kg_protocol_op_seed(uint64_t base, int proc, int kase, int64_t n, int j);
 
 /* Seeds of the checks around timing that draw positions: KG_AUX_PICK
  * (which timed executions are checked), KG_AUX_PERTURB (the perturbation

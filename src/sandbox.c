@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "sandbox.h"
+#include "util.h"
 
 extern char **environ;
 
@@ -168,7 +169,9 @@ static int set_limits(const kg_sandbox_opts *o)
     bad |= set_limit(RLIMIT_FSIZE, 0, 0);
     bad |= set_limit(RLIMIT_CORE, 0, 0);
     bad |= set_limit(RLIMIT_NPROC, 1, 1);
-    bad |= set_limit(RLIMIT_NOFILE, 16, 16);
+    /* a BIND brings up to KG_AH_NBUF descriptors at once (inputs = fresh
+     * with pack > 1: an input set per operation), mapped and closed */
+    bad |= set_limit(RLIMIT_NOFILE, KG_MAX_PASSED_FDS + 16, KG_MAX_PASSED_FDS + 16);
     if (o->cpu_s > 0) bad |= set_limit(RLIMIT_CPU, (rlim_t)o->cpu_s, (rlim_t)o->cpu_s + 1);
     return bad ? -1 : 0;
 }

@@ -453,7 +453,7 @@ int kg_proc_descends(long pid, long root)
 int kg_recv_msg_fds(int sock, void *msg, size_t len, int *fds, int cap, int *nfd)
 {
     union {
-        char buf[CMSG_SPACE(sizeof(int) * 8)];
+        char buf[CMSG_SPACE(sizeof(int) * KG_MAX_PASSED_FDS)];
         struct cmsghdr align;
     } u;
     struct iovec iov = { msg, len };

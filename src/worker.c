@@ -56,6 +56,9 @@ typedef struct inst {
     /* rotate = N: input sets 1..N-1 (set 0 is in[]); the set bound now */
     kg_dbuf rot[KG_MAX_ROTATE][KG_MAX_IN];
     int cur_set;
+    /* inputs = fresh, pack > 1: an input set for each operation of a
+     * sample but its last (kg_binding.op_in, bound in b) */
+    kg_dbuf ops[KG_BIND_MAX_OP_SETS][KG_MAX_IN];
     int64_t nexec;          /* timed executions of the case so far, warmups included */
 } inst;
 
@@ -260,6 +263,29 @@ static void inst_release(wctx *w, inst *x)
     kg_backend_free(w->be, &x->b.ws);
     for (int r = 0; r < KG_MAX_ROTATE; r++)
         for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->rot[r][i]);
+    for (int j = 0; j < KG_BIND_MAX_OP_SETS; j++)
+        for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->ops[j][i]);
+}
+
+/* inputs = fresh, pack > 1: every operation of a timed sample reads
+ * inputs of its own, so that no cache keyed on contents hits within a
+ * pack either; the sets are filled before each sample (fresh_inputs) and
+ * bound now, outside timing. */
+static int opsets_setup(wctx *w, inst *x, const kg_case_data *d, int pack, kg_err *err)
+{
+    int nop = pack - 1;
+    if (nop > KG_BIND_MAX_OP_SETS)
+        return kg_errorf(err, KG_EINPUT, "%s: inputs = fresh with pack = %d: at most %d", w->plan->path, pack,
+                         KG_PLAN_MAX_FRESH_PACK);
+    for (int j = 0; j < nop; j++)
+        for (int i = 0; i < d->nin; i++) {
+            int rc = kg_backend_alloc(w->be, d->in_bytes[i], &x->ops[j][i], err);
+            if (rc == KG_OK) rc = kg_backend_upload(w->be, &x->ops[j][i], 0, d->in[i], d->in_bytes[i], err);
+            if (rc != KG_OK) return rc;
+            x->b.op_in[j][i] = x->ops[j][i];
+        }
+    x->b.nop = nop;
+    return kg_backend_bind(w->be, x->k, &x->b, err);
 }
 
 /* Allocates input sets 1..nset-1 of an arm and fills them with d's inputs
@@ -705,19 +731,23 @@ static int fresh_inputs(wctx *w, case_run *cr, inst *x, int set, int64_t n, kg_e
     double t0 = kg_mono_s();
     uint64_t seed = kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n);
     int rc = KG_OK;
-    if (cr->device_fill) {
+    /* the execution's own inputs into the bound set, then those of the
+     * operations before its last (pack > 1) into theirs */
+    for (int j = -1; j < x->b.nop && rc == KG_OK; j++) {
+        uint64_t sj = j < 0 ? seed : kg_protocol_op_seed(w->input_base, w->proc, cr->c, n, j);
         for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++) {
-            kg_gen_spec s;
-            if ((rc = kg_oracle_gen_spec(&cr->gen, i, seed, &s)) != KG_OK)
-                return kg_errorf(err, rc, "case %s: no generator for input %d", cr->kc->name, i);
-            rc = kg_backend_fill(w->be, set == 0 ? &x->in[i] : &x->rot[set][i], &s, err);
+            const kg_dbuf *dst = j >= 0 ? &x->ops[j][i] : set == 0 ? &x->in[i] : &x->rot[set][i];
+            if (cr->device_fill) {
+                kg_gen_spec s;
+                if ((rc = kg_oracle_gen_spec(&cr->gen, i, sj, &s)) != KG_OK)
+                    return kg_errorf(err, rc, "case %s: no generator for input %d", cr->kc->name, i);
+                rc = kg_backend_fill(w->be, dst, &s, err);
+            } else {
+                if (i == 0 && (rc = kg_oracle_refill(&cr->gen, sj)) != KG_OK)
+                    return kg_errorf(err, rc, "case %s: cannot regenerate the inputs", cr->kc->name);
+                rc = kg_backend_upload(w->be, dst, 0, cr->gen.in[i], cr->gen.in_bytes[i], err);
+            }
         }
-    } else {
-        if ((rc = kg_oracle_refill(&cr->gen, seed)) != KG_OK)
-            return kg_errorf(err, rc, "case %s: cannot regenerate the inputs", cr->kc->name);
-        for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++)
-            rc = kg_backend_upload(w->be, set == 0 ? &x->in[i] : &x->rot[set][i], 0, cr->gen.in[i], cr->gen.in_bytes[i],
-                                   err);
     }
     cr->regen_ns += (kg_mono_s() - t0) * 1e9;
     cr->nregen++;
@@ -890,6 +920,13 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
     int switch_inputs = executes && !cr->fresh_mode;
     cr->snap = switch_inputs ? &cr->post : &cr->pre;
     if (cr->fresh_mode && (rc = fresh_setup(w, cr, err)) != KG_OK) return rc;
+    if (cr->fresh_mode && cp->pack > 1)
+        for (int i = 0; i < cr->nlive; i++) {
+            inst *x = &cr->xs[cr->live[i]];
+            now(w, cr->c, x->arm, KG_NOW_TIME, -1);
+            rc = opsets_setup(w, x, &cr->pre, cp->pack, err);
+            if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
+        }
     uint64_t escapes_seen = 0;
     for (int r = 0; r < cp->rounds && cr->nlive > 0; r++) {
         /* The last round runs on the post inputs: its snapshot then

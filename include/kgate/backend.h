@@ -34,8 +34,17 @@ typedef struct kg_dbuf {
     size_t bytes;
 } kg_dbuf;
 
+/* inputs = fresh with pack > 1: input sets besides in[], one per
+ * operation of a timed sample but its last (so pack <= 1 + this) */
+#define KG_BIND_MAX_OP_SETS (KG_PLAN_MAX_FRESH_PACK - 1)
+
 /* Buffers an arm's kernel works on for one case.  Output buffers are
- * followed by kg_guard_bytes() of guard (not counted in out_bytes). */
+ * followed by kg_guard_bytes() of guard (not counted in out_bytes).
+ * Operation i of a run of n operations (a timed sample: n = pack; a
+ * checked run: n = 1) reads kg_binding_op_in(b, i, n): the last one
+ * in[], the one before it op_in[0], the one before that op_in[1], ...,
+ * and in[] where no such set is bound (nop = 0: every operation reads
+ * in[]).  The output a sample leaves is then always of in[]'s inputs. */
 typedef struct kg_binding {
     const kg_case *kase;
     kg_dbuf in[4];  int nin;
@@ -43,7 +52,23 @@ typedef struct kg_binding {
     size_t out_bytes[2];
     kg_dbuf ws;            /* workspace, may be empty */
     int pack;              /* operations per timed sample */
+    kg_dbuf op_in[KG_BIND_MAX_OP_SETS][4];
+    int nop;               /* sets in op_in, 0 .. min(pack - 1, KG_BIND_MAX_OP_SETS) */
 } kg_binding;
+
+/* The input set (nin buffers) operation i of a run of n reads. */
+static inline const kg_dbuf *kg_binding_op_in(const kg_binding *b, int i, int n)
+{
+    int j = n - 2 - i;
+    return j >= 0 && j < b->nop ? b->op_in[j] : b->in;
+}
+
+/* The same rule as a set number: 0 for in[], j + 1 for op_in[j]. */
+static inline int kg_binding_op_set(int nop, int i, int n)
+{
+    int j = n - 2 - i;
+    return j >= 0 && j < nop ? j + 1 : 0;
+}
 
 /* Where a sample sits in the protocol.  It exists for the fake backend,
  * which scripts its timings from it (kgate/plan.h's fake_* keys); the

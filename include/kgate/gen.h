@@ -230,4 +230,12 @@ KG_GEN_FN int kg_gen_quad(const kg_gen_spec *s, uint64_t q, kg_gen_row *p, void 
     return k;
 }
 
+/* Every element of the stream, one quad after another (the host's loop;
+ * a kernel gives each thread quads of its own instead). */
+KG_GEN_FN void kg_gen_all(const kg_gen_spec *s, void *dst)
+{
+    kg_gen_row p = { -1, 0, 0, 0, 0, 0, 0, 0.0f, 0.0f };
+    for (uint64_t q = 0; (int64_t)(4 * q) < s->n; q++) kg_gen_quad(s, q, &p, dst);
+}
+
 #endif

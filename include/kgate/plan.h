@@ -24,6 +24,7 @@
 #define KG_TEXT_MAX 512
 /* Capacities the parser enforces, each with a file:line error. */
 #define KG_PLAN_MAX_ROTATE 16   /* campaign key rotate: input sets an arm rotates through */
+#define KG_PLAN_MAX_FRESH_PACK 16 /* inputs = fresh: the largest pack (an input set per operation) */
 #define KG_ARM_MAX_FLAGS 64     /* words in an arm's defines and cflags together */
 
 typedef enum { KG_DT_F32 = 0, KG_DT_F16 = 1, KG_DT_BF16 = 2 } kg_dtype;

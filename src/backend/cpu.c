@@ -37,7 +37,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend/backend_impl.h"
-#include "kgate/oracle.h"
 #include "armhost.h"
 #include "backend/hostlink.h"
 #include "kgate/kernel.h"
@@ -61,6 +60,9 @@ struct kg_kernel {
     cpu_entry fn;
     kg_kargs args;
     int pack;
+    /* trusted: the input pointers of each set (0: in[], j + 1: op_in[j]) */
+    const void *set_in[1 + KG_BIND_MAX_OP_SETS][4];
+    int nop;
     char arm[KG_NAME_MAX];
     char so[PATH_MAX];
     size_t image_bytes;
@@ -304,7 +306,7 @@ static int cpu_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t of
 static int cpu_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err)
 {
     (void)be; (void)err;
-    kg_oracle_generate(spec, buf->ptr);
+    kg_gen_all(spec, buf->ptr);
     return KG_OK;
 }
 
@@ -623,12 +625,15 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     m.nin = b->nin < 4 ? b->nin : 4;
     m.nout = b->nout < 2 ? b->nout : 2;
     m.has_ws = b->ws.ptr != NULL;
-    for (int i = 0; i < m.nin + m.nout + m.has_ws; i++) {
-        const kg_dbuf *d = i < m.nin ? &b->in[i] : i < m.nin + m.nout ? &b->out[i - m.nin] : &b->ws;
+    m.nop = b->nop;
+    int base = m.nin + m.nout + m.has_ws;
+    for (int i = 0; i < base + m.nop * m.nin; i++) {
+        const kg_dbuf *d = i < m.nin ? &b->in[i] : i < m.nin + m.nout ? &b->out[i - m.nin] : i < base ? &b->ws
+                           : &b->op_in[(i - base) / m.nin][(i - base) % m.nin];
         cpu_buf *cb = find_buf(c, d->ptr);
         if (cb == NULL)
             return kg_errorf(err, KG_EINTERNAL, "arm '%s': a buffer bound that the cpu backend did not allocate", k->arm);
-        fds[nfd++] = i < m.nin ? cb->ro_fd : cb->fd;
+        fds[nfd++] = i < m.nin || i >= base ? cb->ro_fd : cb->fd;
         m.bytes[i] = cb->len;
     }
     m.ws_bytes = b->ws.bytes;
@@ -650,7 +655,12 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
 
 static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
 {
+    if (b->nop < 0 || b->nop > KG_BIND_MAX_OP_SETS || b->nop > b->pack - 1)
+        return kg_errorf(err, KG_EINTERNAL, "arm '%s': %d input sets for pack %d", k->arm, b->nop, b->pack);
     k->pack = b->pack;
+    k->nop = b->nop;
+    for (int j = 0; j <= b->nop; j++)
+        for (int i = 0; i < b->nin && i < 4; i++) k->set_in[j][i] = j == 0 ? b->in[i].ptr : b->op_in[j - 1][i].ptr;
     if (k->hosted) return host_bind(be, k, b, err);
     memset(&k->args, 0, sizeof k->args);
     k->args.abi = KG_KARGS_ABI;
@@ -700,7 +710,14 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC_RAW, &t0);
-    for (int i = 0; i < pack; i++) k->fn(&k->args);
+    if (k->nop == 0) {
+        for (int i = 0; i < pack; i++) k->fn(&k->args);
+    } else {
+        for (int i = 0; i < pack; i++) {
+            memcpy(k->args.in, k->set_in[kg_binding_op_set(k->nop, i, pack)], sizeof k->args.in);
+            k->fn(&k->args);
+        }
+    }
     clock_gettime(CLOCK_MONOTONIC_RAW, &t1);
     double total = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
     *ns = total / pack;

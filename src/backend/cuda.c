@@ -788,8 +788,10 @@ static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err
     int rc = binding_covers(k, b, err);
     if (rc != KG_OK) return rc;
     kg_ch_msg *m = host_request(k->host, KG_CH_BIND, k->slot);
-    for (int i = 0; rc == KG_OK && i < b->nin + b->nout + 1; i++) {
-        const kg_dbuf *d = i < b->nin ? &b->in[i] : i < b->nin + b->nout ? &b->out[i - b->nin] : &b->ws;
+    const int base = b->nin + b->nout + 1;
+    for (int i = 0; rc == KG_OK && i < base + b->nop * b->nin; i++) {
+        const kg_dbuf *d = i < b->nin ? &b->in[i] : i < b->nin + b->nout ? &b->out[i - b->nin] : i < base ? &b->ws
+                           : &b->op_in[(i - base) / b->nin][(i - base) % b->nin];
         if (d->ptr == NULL) continue;
         if (m->nbuf == KG_CH_NBUF) {
             rc = kg_errorf(err, KG_EINTERNAL, "arm '%s': more than %d buffers bound", k->arm, KG_CH_NBUF);
@@ -798,11 +800,13 @@ static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err
         int j = m->nbuf++;
         rc = CU(c, cuIpcGetMemHandle, (&m->ipc[j], dptr(d->ptr)), err);
         m->buf_bytes[j] = d->bytes;
-        m->buf_role[j] = i < b->nin ? KG_CARG_IN : i < b->nin + b->nout ? KG_CARG_OUT : KG_CARG_WS;
-        m->buf_index[j] = i < b->nin ? i : i < b->nin + b->nout ? i - b->nin : 0;
+        m->buf_role[j] = i < b->nin || i >= base ? KG_CARG_IN : i < b->nin + b->nout ? KG_CARG_OUT : KG_CARG_WS;
+        m->buf_index[j] = i < b->nin ? i : i < b->nin + b->nout ? i - b->nin : i < base ? 0 : (i - base) % b->nin;
+        m->buf_set[j] = i < base ? 0 : 1 + (i - base) / b->nin;
     }
     if (rc == KG_OK) {
         m->pack = b->pack;
+        m->nop = b->nop;
         rc = host_ask(k->host, -1, c->timeout_s, err);
         if (rc == KG_OK && k->host->rep->status != KG_CH_OK)
             rc = host_said(c, k, k->host->rep, "capturing the timed graph", err);
@@ -816,6 +820,8 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     int rc = KG_OK;
     k->bound = 0;
     if (b->pack < 1) return kg_errorf(err, KG_EINTERNAL, "arm '%s': pack %d", k->arm, b->pack);
+    if (b->nop < 0 || b->nop > KG_BIND_MAX_OP_SETS || b->nop > b->pack - 1)
+        return kg_errorf(err, KG_EINTERNAL, "arm '%s': %d input sets for pack %d", k->arm, b->nop, b->pack);
     k->pack = b->pack;
     if (k->host != NULL) {
         if ((rc = host_bind(c, k, b, err)) == KG_OK) k->bound = 1;
@@ -827,9 +833,19 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
      * stream stays in capture mode */
     if ((rc = CU(c, cuStreamBeginCapture, (c->stream, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), err)) != KG_OK)
         goto done;
-    for (int i = 0; i < k->pack && rc == KG_OK; i++) rc = launch_op(c, k, err);
+    for (int i = 0; i < k->pack && rc == KG_OK; i++) {
+        /* operation i reads its own input set (inputs = fresh, pack > 1) */
+        if (b->nop > 0) {
+            kg_binding bi = *b;
+            memcpy(bi.in, kg_binding_op_in(b, i, k->pack), sizeof bi.in);
+            rc = bind_args(k, &bi, err);
+        }
+        if (rc == KG_OK) rc = launch_op(c, k, err);
+    }
     int rc_end = CU(c, cuStreamEndCapture, (c->stream, &k->graph), err);
     if (rc == KG_OK) rc = rc_end;
+    /* checked runs read in[] */
+    if (rc == KG_OK && b->nop > 0) rc = bind_args(k, b, err);
     if (rc != KG_OK) goto done;
     if ((rc = CU(c, cuGraphInstantiate, (&k->exec, k->graph, 0), err)) != KG_OK) goto done;
     k->bound = 1;

@@ -34,11 +34,12 @@
 #include <stdint.h>
 #include "backend/cuda_api.h"
 #include "backend/launch.h"
+#include "kgate/backend.h"
 #include "kgate/plan.h"
 
 #define KG_CH_MAGIC 0x6b674348u     /* "kgCH" */
 #define KG_CH_SOCK_FD 3
-#define KG_CH_NBUF 7                /* in[4], out[2], ws */
+#define KG_CH_NBUF (7 + 4 * KG_BIND_MAX_OP_SETS)  /* in[4], out[2], ws, then nop input sets */
 #define KG_CH_NLAUNCH (1 + KG_EXTRA_LAUNCHES)
 #define KG_CH_SLOTS 64              /* kernels loaded in one host at once */
 #define KG_CH_TEXT 480
@@ -72,6 +73,7 @@ typedef struct kg_ch_msg {
     int32_t nlaunch;                /* LOAD */
     int32_t nbuf;                   /* BIND: handles in ipc, in the binding's order */
     int32_t pack;                   /* BIND */
+    int32_t nop;                    /* BIND: input sets besides the first (kgate/backend.h) */
     int32_t cu;                     /* reply: the CUresult of the call that failed */
     int32_t smem_optin;             /* HELLO reply: the device's opt-in shared memory per block */
     uint64_t image_bytes;           /* LOAD: bytes of the cubin in the descriptor */
@@ -80,6 +82,7 @@ typedef struct kg_ch_msg {
     uint64_t buf_bytes[KG_CH_NBUF]; /* BIND: each allocation's size */
     int32_t buf_role[KG_CH_NBUF];   /* BIND: KG_CARG_IN, _OUT or _WS of each */
     int32_t buf_index[KG_CH_NBUF];  /* BIND: its index among that role's buffers */
+    int32_t buf_set[KG_CH_NBUF];    /* BIND: inputs: 0 the first set, j + 1 op_in[j]'s */
     double event_ns, host_ns;       /* TIME reply */
     char text[KG_CH_TEXT];          /* reply: a reason, NUL-terminated */
 } kg_ch_msg;

@@ -92,10 +92,10 @@ int kg_hostlink_spawn(kg_hostlink *h, const char *exe, char *const argv[], char 
 int kg_hostlink_send(kg_hostlink *h, void *msg, const int *fds, int nfd)
 {
     union {
-        char buf[CMSG_SPACE(sizeof(int) * 8)];
+        char buf[CMSG_SPACE(sizeof(int) * KG_MAX_PASSED_FDS)];
         struct cmsghdr align;
     } u;
-    if (nfd > 8) return -1;
+    if (nfd > KG_MAX_PASSED_FDS) return -1;
     kg_ah_head hd;
     memcpy(&hd, msg, sizeof hd);
     hd.magic = h->magic;

@@ -3,7 +3,8 @@
 # Expected: tf32 and f16acc INCORRECT under f32; tf32_declared admitted with
 # its contract printed; f16acc_declared admitted; cached INVALID
 # (impossible); naive, tiled, cublas and reduce_sum admitted and not
-# INVALID; peaks.json measured (FMA, matrix and bandwidth); verify ok.
+# INVALID; peaks.json measured (FMA, matrix and bandwidth); verify ok; under
+# fresh inputs with pack 8 (pack_cache.kg) the cached gemm never hits.
 sed 's#\.\./\.\./kernels/cuda/##' "$ROOT/tests/gpu/contracts.kg" >"$T/kernels/contracts.kg"
 "$KGATE" run "$T/kernels/contracts.kg" -o "$T/contracts" --no-progress >"$T/out" 2>&1
 csv="$T/contracts/results.csv"
@@ -29,3 +30,12 @@ if grep -q '"status": "measured"' "$T/contracts/peaks.json" && grep -q '"flops_m
    "$KGATE" verify "$T/contracts" >"$T/out" 2>&1; then
     ok "physics: peaks.json measured (FMA, matrix, bandwidth) and the folder verifies"
 else bad "physics: peaks.json measured (FMA, matrix, bandwidth) and the folder verifies"; fi
+# fresh inputs with pack = 8: an input set per operation, so the cached
+# gemm never hits while timed; the generator kernel wrote them
+sed 's#\.\./\.\./kernels/cuda/##' "$ROOT/tests/gpu/pack_cache.kg" >"$T/kernels/pack_cache.kg"
+"$KGATE" run "$T/kernels/pack_cache.kg" -o "$T/pack-cache" --no-progress >"$T/out" 2>&1
+pc="$T/pack-cache/results.csv"
+if [ -f "$pc" ] && grep -q "^f32_1024,cached,candidate,ok," "$pc" && ! grep -q "^f32_1024,cached,.*,\(FASTER\|INVALID\)," "$pc" &&
+   grep -q "generating them in place with the cuda backend's generator" "$T/pack-cache/checks/proc-000.csv"; then
+    ok "fresh inputs, pack 8: the cached gemm never hits (an input set per operation, from the generator kernel)"
+else bad "fresh inputs, pack 8: the cached gemm never hits (an input set per operation, from the generator kernel)"; fi

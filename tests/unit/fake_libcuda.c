@@ -522,8 +522,7 @@ CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigne
             c->sticky = ILLEGAL_ADDRESS;
             return OK;
         }
-        kg_gen_row row = { .row = -1 };
-        for (uint64_t q = 0; (int64_t)(4 * q) < sp->n; q++) kg_gen_quad(sp, q, &row, (void *)(uintptr_t)dst);
+        kg_gen_all(sp, (void *)(uintptr_t)dst);
         const char *flip = getenv("FAKE_CUDA_FILL_FLIP");
         if (flip != NULL && strcmp(flip, "1") == 0 && sp->n > 0) *(unsigned char *)(uintptr_t)dst ^= 1u;
         launches_here++;
