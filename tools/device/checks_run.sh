@@ -9,6 +9,9 @@
 #             cuBLAS must stay under the physics limit (3x the measured mma.sync rate)
 #   inputs    examples/cuda-gemm.kg as shipped, inputs = fresh and inputs = resident alternated
 #             (F R F R); wall time of each campaign, its report and its inputs:fresh cost rows
+#   packbase  tests/gpu/pack_cache.kg with bin/kgate-base-portable (a tree whose pack's operations
+#             shared their inputs under inputs = fresh) and with this tree's binary
+#   several parts: joined with '+', e.g. inputs+cublas+packbase
 # Writes OUT/checks.tgz.
 set -u
 OUT=${1:?usage: checks_run.sh OUT [test|cublas|inputs|all]}
@@ -22,7 +25,7 @@ K=$ROOT/bin/kgate-portable
 "$K" --version >"$R/version.txt" 2>&1
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-has() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
+has() { [ "$PART" = all ] || case "+$PART+" in *"+$1+"*) true ;; *) false ;; esac; }
 
 if has test; then
     t0=$(now)
@@ -30,7 +33,7 @@ if has test; then
     echo "exit $? wall $(since "$t0") s" >>"$R/test-gpu.txt"
 fi
 
-if [ "$PART" = contracts ] || [ "$PART" = contracts+cublas ]; then
+if has contracts; then
     T=$(mktemp -d /tmp/kgate-gpu.XXXXXX)
     mkdir -p "$T/kernels"
     cp kernels/cuda/*.cu tests/gpu/*.cu "$T/kernels/"
@@ -45,7 +48,7 @@ if [ "$PART" = contracts ] || [ "$PART" = contracts+cublas ]; then
     cp "$T/contracts/peaks.json" "$R/contracts-peaks.json" 2>/dev/null
 fi
 
-if has cublas || [ "$PART" = contracts+cublas ]; then
+if has cublas; then
     P=/tmp/kc
     mkdir -p "$P"
     cp kernels/cuda/*.cu "$P/"
@@ -72,5 +75,18 @@ if has inputs; then
     done
     timeout 60 "$K" verify /tmp/in-fresh-1 >"$R/gemm-verify.txt" 2>&1
     echo "exit $?" >>"$R/gemm-verify.txt"
+fi
+if has packbase; then
+    P=/tmp/kb
+    mkdir -p "$P"
+    cp kernels/cuda/*.cu tests/gpu/physics_cached.cu "$P/"
+    sed 's#\.\./\.\./kernels/cuda/##' tests/gpu/pack_cache.kg >"$P/pack_cache.kg"
+    for v in base this; do
+        bin=$K; [ $v = base ] && bin=$ROOT/bin/kgate-base-portable
+        (cd "$P" && timeout 150 "$bin" run pack_cache.kg -o "/tmp/pc-$v" --no-progress >"$R/pack-$v-report.md" 2>"$R/pack-$v.err"
+         echo "exit $?" >>"$R/pack-$v.err")
+        cp "/tmp/pc-$v/results.csv" "$R/pack-$v-results.csv" 2>/dev/null
+        grep -h "inputs:fresh" /tmp/pc-$v/checks/*.csv >"$R/pack-$v.fresh-cost.csv" 2>/dev/null
+    done
 fi
 tar -C "$OUT" -czf "$OUT/checks.tgz" r && rm -rf "$R"
