@@ -137,7 +137,7 @@ static const plan_key plan_keys[] = {
      "an unsigned 64-bit decimal integer"},
     {SEC_CAMPAIGN, "alpha", K_FRAC, CAMP(alpha), 0, 0.5, F_LO_OPEN | F_HI_OPEN, "0.05", NULL,
      "a fraction strictly between 0 and 0.5, e.g. 0.05 or 5%"},
-    {SEC_CAMPAIGN, "margin", K_FRAC, CAMP(margin), 0, 1, F_HI_OPEN, "0", NULL,
+    {SEC_CAMPAIGN, "margin", K_FRAC, CAMP(margin), 0, 1, F_HI_OPEN, "0.005", NULL,
      "a fraction in [0, 1), e.g. 0.02 or 2%"},
     {SEC_CAMPAIGN, "equivalence", K_FRAC, CAMP(equivalence), 0, 1, F_HI_OPEN, "0.01", NULL,
      "a fraction in [0, 1), e.g. 0.01 or 1%"},
@@ -160,6 +160,8 @@ static const plan_key plan_keys[] = {
      "a 1-minute load average bound, a number >= 0 (0: none)"},
     {SEC_CAMPAIGN, "repeats", K_INT, CAMP(repeats), 0, 100, 0, "3", NULL,
      "repeats of a contaminated process, an integer in [0, 100]"},
+    {SEC_CAMPAIGN, "reference", K_NAME, CAMP(reference), 0, 0, 0, NULL, NULL,
+     "the name of a baseline arm: every candidate's contrast is against it (without it, against every baseline)"},
 
     /* [case NAME] */
     {SEC_CASE, "op", K_NAME, CASE(op), 0, 0, F_REQ, NULL, NULL, "an op name, e.g. gemm_bt"},
@@ -1117,6 +1119,51 @@ static void check_requires(plan_ctx *ctx, int a)
     }
 }
 
+static void plan_note(kg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void plan_note(kg_plan *plan, const char *fmt, ...)
+{
+    if (plan->nnotes >= KG_PLAN_MAX_NOTES) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(plan->notes[plan->nnotes++], KG_PLAN_NOTE_MAX, fmt, ap);
+    va_end(ap);
+}
+
+/* Gates the plan's own control cannot support are refused; a zero margin
+ * is allowed and noted. */
+static void plan_notes(plan_ctx *ctx)
+{
+    kg_plan *plan = ctx->plan;
+    const kg_campaign *cp = &plan->campaign;
+    int has_control = 0;
+    for (int a = 0; a < plan->narms; a++) has_control |= plan->arms[a].role == KG_ROLE_CONTROL;
+    if (has_control && plan->gate.require_control && plan->gate.min_reduction < cp->control_margin) {
+        int ln = ctx->gate_lines.at[key_index(SEC_GATE, "min_reduction")];
+        if (ln == 0) ln = ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "margin")];
+        if (ln == 0) ln = ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "control_margin")];
+        size_t l;
+        const char *t = line_text(ctx, ln > 0 ? ln : 1, &l);
+        perr(ctx, ln > 0 ? ln : 1, "the gate asks for less than the plan's control can support", t, l,
+             "the gate's min_reduction %.3g%% is below control_margin %.3g%%, the difference two loads of one "
+             "kernel may show: raise min_reduction (or margin) to at least control_margin",
+             100.0 * plan->gate.min_reduction, 100.0 * cp->control_margin);
+        return;
+    }
+    int sq = kg_plan_square(plan);
+    if (!ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "processes")]) {
+        /* the default: 2 per direction, raised to complete the square */
+        plan->campaign.processes = sq >= 2 ? sq : 2;
+    } else if (sq > 1 && plan->campaign.processes % sq != 0) {
+        plan_note(plan, "processes = %d per direction does not complete the load-order square of %d arms: some "
+                        "arms take the first load slot more often than others, and a slot effect biases them (use a "
+                        "multiple of %d, or leave processes out)", plan->campaign.processes, sq, sq);
+    }
+    if (cp->margin == 0.0)
+        plan_note(plan, "margin = 0: any interval above zero is FASTER, and an offset of 0.055%% between two loads "
+                        "of one kernel (measured on an H200) is enough for a false one; the default is 0.5%% "
+                        "(docs/statistics.md)");
+}
+
 static void finish(plan_ctx *ctx)
 {
     kg_plan *plan = ctx->plan;
@@ -1150,6 +1197,16 @@ static void finish(plan_ctx *ctx)
         perr(ctx, ln, "inputs = fresh holds an input set per operation of a sample", t, l,
              "use pack <= %d, or inputs = resident (whose samples reuse their inputs)", KG_PLAN_MAX_FRESH_PACK);
     }
+    if (!ctx->failed && plan->campaign.reference[0] != '\0') {
+        int ra = kg_plan_find_arm(plan, plan->campaign.reference);
+        if (ra < 0 || plan->arms[ra].role != KG_ROLE_BASELINE) {
+            int ln = ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "reference")];
+            size_t l;
+            const char *t = line_text(ctx, ln, &l);
+            perr(ctx, ln, ra < 0 ? "reference names no arm" : "reference names an arm that is not a baseline", t, l,
+                 "name an arm with role = baseline, or remove the key to compare with every baseline");
+        }
+    }
     for (int c = 0; c < plan->ncases && !ctx->failed; c++) {
         int found = 0;
         for (int a = 0; a < plan->narms && !found; a++)
@@ -1166,6 +1223,7 @@ static void finish(plan_ctx *ctx)
         stem_name(plan->path, plan->campaign.name, sizeof plan->campaign.name);
     if (!ctx->gate_lines.at[key_index(SEC_GATE, "min_reduction")])
         plan->gate.min_reduction = plan->campaign.margin;
+    plan_notes(ctx);
 
     /* a control is a second instance of its baseline's kernel */
     for (int a = 0; a < plan->narms; a++) {
@@ -1584,4 +1642,23 @@ int kg_contract_weaker(const kg_contract *cand, const kg_contract *base, kg_dtyp
         snprintf(why, cap, "contract %s is weaker than %s", a, b);
     }
     return weaker;
+}
+
+int kg_plan_square(const kg_plan *plan)
+{
+    long long need = 1;
+    for (int c = 0; c < plan->ncases; c++) {
+        long long n = 0;
+        for (int a = 0; a < plan->narms; a++) n += kg_plan_arm_applies(plan, a, c);
+        if (n < 1) continue;
+        long long g = need, h = n;
+        while (h != 0) {
+            long long t = g % h;
+            g = h;
+            h = t;
+        }
+        need = need / g * n;
+        if (need > 64) return 64;
+    }
+    return (int)need;
 }

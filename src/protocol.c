@@ -14,17 +14,37 @@ int kg_protocol_case_order(const kg_plan *plan, int dir, int *out, int cap)
     return plan->ncases;
 }
 
-int kg_protocol_arm_order(const kg_plan *plan, int c, int dir, int *out, int cap)
+static void reverse(int *v, int from, int to)
+{
+    for (int i = from, j = to - 1; i < j; i++, j--) {
+        int t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
+int kg_protocol_arm_order(const kg_plan *plan, int c, int proc, int *out, int cap)
 {
     int n = 0;
-    for (int i = 0; i < plan->narms; i++) {
-        int a = dir == 0 ? i : plan->narms - 1 - i;
+    for (int a = 0; a < plan->narms; a++) {
         if (!kg_plan_arm_applies(plan, a, c)) continue;
         if (n == cap) return -1;
         out[n++] = a;
     }
+    if (n < 2) return n;
+    /* the k-th process of a direction rotates the plan's list left by k
+     * (mod n), and a reverse process mirrors the forward one: over n
+     * processes per direction every arm is loaded in every slot once,
+     * in each direction */
+    int k = (proc / 2) % n;
+    /* rotate left by k: reverse [0, k), [k, n), then the whole */
+    reverse(out, 0, k);
+    reverse(out, k, n);
+    reverse(out, 0, n);
+    if (kg_protocol_direction(proc) == 1) reverse(out, 0, n);
     return n;
 }
+
 
 void kg_protocol_round_order(const int *base, int n, int round, int *out)
 {
@@ -96,4 +116,10 @@ uint64_t kg_protocol_aux_seed(uint64_t base, int proc, int kase, uint32_t what)
     uint64_t x = mix64(base ^ 0x61757869ull);   /* "auxi" */
     x = mix64(x ^ ((uint64_t)(uint32_t)proc << 40) ^ ((uint64_t)(uint32_t)kase << 24));
     return mix64(x ^ (uint64_t)what);
+}
+
+size_t kg_protocol_pad_bytes(uint64_t seed)
+{
+    uint64_t x = mix64(seed ^ 0x706164ull);   /* "pad" */
+    return (size_t)(x % (KG_PAD_MAX / KG_PAD_UNIT)) * KG_PAD_UNIT;
 }

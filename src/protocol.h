@@ -20,10 +20,16 @@ int kg_protocol_direction(int proc);
  * number of cases, or -1 (writing nothing) when cap < plan->ncases. */
 int kg_protocol_case_order(const kg_plan *plan, int dir, int *out, int cap);
 
-/* Arms that apply to case c, in direction order, into out[0..cap).
- * Returns their count, or -1 (writing at most cap) when they do not fit;
- * cap = plan->narms always suffices. */
-int kg_protocol_arm_order(const kg_plan *plan, int c, int dir, int *out, int cap);
+/* The load (and buffer allocation) order of the arms that apply to case c
+ * in process proc, into out[0..cap): a cyclic Latin square over the
+ * processes of a direction (the k-th rotates the plan's list by k), each
+ * reverse process the mirror of its forward one, so that over a multiple
+ * of n processes per direction every arm takes every load slot equally
+ * often and a slot effect enters the process variance instead of the
+ * estimate (kg_plan_square: the processes per direction that complete
+ * it).  Returns their count, or -1 (writing at most cap) when they do not
+ * fit; cap = plan->narms always suffices. */
+int kg_protocol_arm_order(const kg_plan *plan, int c, int proc, int *out, int cap);
 
 /* Arm order of round r: base rotated left by r. */
 void kg_protocol_round_order(const int *base, int n, int round, int *out);
@@ -65,7 +71,16 @@ uint64_t kg_protocol_op_seed(uint64_t base, int proc, int kase, int64_t n, int j
 /* Seeds of the checks around timing that draw positions: KG_AUX_PICK
  * (which timed executions are checked), KG_AUX_PERTURB (the perturbation
  * check's elements and values). */
-enum { KG_AUX_PICK = 1, KG_AUX_PERTURB = 2 };
+enum { KG_AUX_PICK = 1, KG_AUX_PERTURB = 2, KG_AUX_PAD = 0x100 /* + the arm's index */ };
+
+/* The placement pad allocated before arm a's buffers in a process (the
+ * seed: kg_protocol_aux_seed(base, proc, kase, KG_AUX_PAD + a)): a
+ * multiple of KG_PAD_UNIT below KG_PAD_MAX bytes, so that every process
+ * places every arm's buffers at other addresses and a placement effect
+ * enters the process variance instead of biasing one arm. */
+#define KG_PAD_UNIT ((size_t)64 << 10)
+#define KG_PAD_MAX ((size_t)32 << 20)
+size_t kg_protocol_pad_bytes(uint64_t seed);
 uint64_t kg_protocol_aux_seed(uint64_t base, int proc, int kase, uint32_t what);
 
 #endif

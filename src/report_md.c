@@ -34,8 +34,16 @@ static const char *meta_str(json_t *meta, const char *key)
 }
 
 /* Fastest baseline median of case c in direction d (or all, d = 2). */
-static double base_ns(const kg_plan *plan, const kg_analysis *an, int c, int d)
+/* The baseline an arm is compared with: its contrast baseline (the
+ * declared reference, the worst of every baseline, or a control's own),
+ * else the fastest one (a baseline's own row). */
+static double base_ns(const kg_plan *plan, const kg_analysis *an, int c, int a0, int d)
 {
+    const kg_arm_result *r0 = &an->res[c * an->narms + a0];
+    if (r0->contrast_arm >= 0) {
+        const kg_arm_result *rb = &an->res[c * an->narms + r0->contrast_arm];
+        return d < 2 ? rb->med_ns[d] : rb->med_ns_all;
+    }
     double best = NAN;
     for (int a = 0; a < plan->narms; a++) {
         const kg_arm_result *r = &an->res[c * an->narms + a];
@@ -64,8 +72,10 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                  cp->rounds, cp->samples, cp->warmup, cp->pack,
                  cp->interleave == KG_INTERLEAVE_SAMPLE ? "sample" : "block", cp->l2 == KG_L2_COLD ? "cold" : "warm",
                  cp->inputs == KG_INPUTS_FRESH ? "fresh" : "resident", cp->rotate, cp->rotate == 1 ? "" : "s");
-    kg_sb_printf(sb, "| decision | alpha %.3g one-sided; margin %.2f%%; equivalence +-%.2f%%; control +-%.2f%% |\n\n",
+    kg_sb_printf(sb, "| decision | alpha %.3g one-sided; margin %.2f%%; equivalence +-%.2f%%; control +-%.2f%% |\n",
                  cp->alpha, 100 * cp->margin, 100 * cp->equivalence, 100 * cp->control_margin);
+    for (int i = 0; i < plan->nnotes; i++) kg_sb_printf(sb, "| note | %s |\n", plan->notes[i]);
+    kg_sb_puts(sb, "\n");
 
     kg_sb_printf(sb, "## Gate: %s\n\n", an->gate_pass ? "PASS" : "FAIL");
     if (plan->gate.rule == KG_GATE_INTERVAL)
@@ -81,7 +91,9 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
 
     kg_sb_puts(sb, "## Results\n\n");
     kg_sb_puts(sb, "Times are medians over processes of per-process medians, in µs. Reductions are 1 - arm/baseline "
-                   "(positive = faster) against the fastest baseline; the interval is the one-sided "
+                   "(positive = faster) against the arm's baseline (the plan's reference, or with several "
+                   "baselines the one it gains least on: FASTER than every baseline; a control against its "
+                   "own); the interval is the one-sided "
                    "(1 - alpha) bound on each side, from process means with directions as strata.\n\n");
     kg_sb_puts(sb, "| case | arm | role | fwd µs base → arm | rev µs base → arm | process red. fwd / rev | "
                    "paired-round red. [range] | round wins fwd / rev | reduction [lower, upper] | verdict |\n");
@@ -93,7 +105,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
             kg_sb_printf(sb, "| %s%s | %s | %s | ", plan->cases[c].name, plan->cases[c].primary ? "" : " (secondary)",
                          plan->arms[a].name, kg_role_name(r->role));
             for (int d = 0; d < 2; d++) {
-                us(sb, base_ns(plan, an, c, d));
+                us(sb, base_ns(plan, an, c, a, d));
                 kg_sb_puts(sb, " → ");
                 us(sb, r->med_ns[d]);
                 kg_sb_puts(sb, " | ");
@@ -123,8 +135,9 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                     kg_sb_puts(sb, " (no interval: fewer than 2 processes in a direction)");
                 }
             }
-            kg_sb_printf(sb, " | %s%s%s%s%s |\n", kg_verdict_name(r->verdict), r->impossible ? " (" : "",
-                         r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
+            kg_sb_printf(sb, " | %s%s%s%s%s |\n",
+                         kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag),
+                         r->impossible ? " (" : "", r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
         }
     }
     kg_sb_puts(sb, "\n## Controls (A/A) and drift\n\n");
@@ -139,26 +152,34 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
             if (r->role == KG_ROLE_CONTROL && r->has_effect && r->eff.has_interval) {
                 pct(sb, r->eff.rho); kg_sb_puts(sb, " ["); pct(sb, r->eff.rho_lo); kg_sb_puts(sb, ", ");
                 pct(sb, r->eff.rho_hi); kg_sb_puts(sb, "]");
-                kg_sb_printf(sb, " | %s |\n", r->control == KG_CONTROL_INVALID
-                                                  ? "INVALID: control differs from its baseline"
-                                              : r->control == KG_CONTROL_WIDE
-                                                  ? "valid (interval wider than the control margin: claims below it are unsupported)"
-                                                  : "valid");
+                char dr[160] = "";
+                if (r->ndrift_proc >= 2)
+                    snprintf(dr, sizeof dr, "; contrast drift %+.3f%% (SE %.3f%%)%s", 100.0 * r->contrast_drift,
+                             100.0 * r->contrast_drift_se, r->drift_fails ? ": DRIFTED beyond max(3 SE, 0.25%)" : "");
+                kg_sb_printf(sb, " | %s%s |\n", r->control == KG_CONTROL_INVALID
+                                                    ? "INVALID: control differs from its baseline"
+                                                : r->drift_fails ? "INVALID"
+                                                : r->control == KG_CONTROL_WIDE
+                                                    ? "valid, wider than the control margin: the gate refuses claims below its reach"
+                                                    : "valid", dr);
             } else {
                 kg_sb_puts(sb, " | |\n");
             }
         }
     }
     kg_sb_puts(sb, "\n## Order check (forward vs reverse)\n\n");
-    kg_sb_printf(sb, "| case | arm | log ratio fwd | log ratio rev | difference | %.1f SE | order-sensitive |\n"
-                     "|---|---|---|---|---|---|---|\n", KG_ORDER_SE_FACTOR);
+    kg_sb_puts(sb, "The difference is tested two-sided at alpha with the analysis' degrees of freedom: "
+                   "it is flagged above t(1 - alpha/2, df) SE and above order_min. A flagged FASTER or SLOWER "
+                   "needs each direction's own bound to support it.\n\n");
+    kg_sb_puts(sb, "| case | arm | log ratio fwd | log ratio rev | difference | t SE | order-sensitive |\n"
+                   "|---|---|---|---|---|---|---|\n");
     for (int c = 0; c < plan->ncases; c++) {
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
             if (!r->has_effect) continue;
             kg_sb_printf(sb, "| %s | %s | %+.5f | %+.5f | %+.5f | ", plan->cases[c].name, plan->arms[a].name,
                          r->eff.theta_dir[0], r->eff.theta_dir[1], r->eff.order_diff);
-            if (r->eff.has_interval) kg_sb_printf(sb, "%.5f", KG_ORDER_SE_FACTOR * r->eff.order_se);
+            if (r->eff.has_interval) kg_sb_printf(sb, "%.5f (t %.2f)", r->eff.order_tq * r->eff.order_se, r->eff.order_tq);
             else kg_sb_puts(sb, "–");
             kg_sb_printf(sb, " | %s |\n", r->eff.order_flag ? "YES" : "no");
         }

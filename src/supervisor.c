@@ -529,6 +529,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     sigaction(SIGTERM, &sa, &old_term);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
+    for (int i = 0; i < plan->nnotes; i++) fprintf(stderr, "kgate: note: %s\n", plan->notes[i]);
     if (o->frozen_path != NULL && (rc = kg_frozen_check(plan, o->frozen_path, err)) != KG_OK) goto done;
     if (realpath(o->plan_path, plan_abs) == NULL) {
         rc = kg_errorf(err, KG_EIO, "%s: %s", o->plan_path, strerror(errno));

@@ -59,6 +59,7 @@ typedef struct inst {
     /* inputs = fresh, pack > 1: an input set for each operation of a
      * sample but its last (kg_binding.op_in, bound in b) */
     kg_dbuf ops[KG_BIND_MAX_OP_SETS][KG_MAX_IN];
+    kg_dbuf pad;            /* the placement pad allocated before its buffers */
     int64_t nexec;          /* timed executions of the case so far, warmups included */
 } inst;
 
@@ -265,6 +266,7 @@ static void inst_release(wctx *w, inst *x)
         for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->rot[r][i]);
     for (int j = 0; j < KG_BIND_MAX_OP_SETS; j++)
         for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->ops[j][i]);
+    kg_backend_free(w->be, &x->pad);
 }
 
 /* inputs = fresh, pack > 1: every operation of a timed sample reads
@@ -545,7 +547,7 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     cr->rorder = calloc(na, sizeof *cr->rorder);
     if (!cr->order || !cr->xs || !cr->live || !cr->escapes || !cr->use || !cr->rorder)
         return kg_errorf(err, KG_ENOMEM, "out of memory for the arms of case %s", cr->kc->name);
-    cr->n = kg_protocol_arm_order(plan, cr->c, w->dir, cr->order, plan->narms);
+    cr->n = kg_protocol_arm_order(plan, cr->c, w->proc, cr->order, plan->narms);
     if (cr->n < 0) return kg_errorf(err, KG_EINTERNAL, "case %s: arm order does not fit", cr->kc->name);
     if (cr->op == NULL) return kg_errorf(err, KG_EINPUT, "%s: unknown op '%s'", plan->path, cr->kc->op);
     char why[256] = "";
@@ -578,7 +580,17 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
             continue;
         }
         now(w, cr->c, a, KG_NOW_LOAD, -1);
+        /* its load slot and placement (kgate/protocol.h), on record */
+        kg_dbuf pad = { 0 };
+        size_t pad_bytes = kg_protocol_pad_bytes(kg_protocol_aux_seed(w->input_base, w->proc, cr->c,
+                                                                      KG_AUX_PAD + (uint32_t)a));
+        if (pad_bytes > 0 && (rc = kg_backend_alloc(w->be, pad_bytes, &pad, err)) != KG_OK) return rc;
+        char layout[160];
+        snprintf(layout, sizeof layout, "load slot %d of %d; a pad of %zu KiB allocated before its buffers", i, cr->n,
+                 pad_bytes >> 10);
+        record_check(w, cr->c, a, KG_PHASE_PRE, KG_CHECK_LAYOUT, 1, NULL, layout);
         rc = inst_setup(w, cr->c, a, &cr->pre, x, err);
+        x->pad = pad;
         cr->nx++;   /* released whatever setup reached */
         if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
     }

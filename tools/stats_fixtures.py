@@ -55,7 +55,8 @@ def effect(D, dirs, alpha, order_min):
     e["order_diff"] = th[0] - th[1]
     if min(n) < 2:
         e["has_interval"] = 0
-        for k in ("s", "se", "df", "tq", "lo", "hi", "rho_lo", "rho_hi", "order_se"):
+        for k in ("s", "se", "df", "tq", "lo", "hi", "rho_lo", "rho_hi", "order_se", "order_tq",
+                  "rho_lo_fwd", "rho_lo_rev", "rho_hi_fwd", "rho_hi_rev"):
             e[k] = NAN
         e["order_flag"] = 0
         return e
@@ -68,19 +69,29 @@ def effect(D, dirs, alpha, order_min):
              lo=theta - tq * se, hi=theta + tq * se)
     e["rho_lo"] = 1 - math.exp(e["hi"])
     e["rho_hi"] = 1 - math.exp(e["lo"])
+    # each direction alone: pooled s, its own n, the same t quantile
+    for d, nm in ((0, "fwd"), (1, "rev")):
+        sed = s / math.sqrt(n[d])
+        e["rho_lo_" + nm] = 1 - math.exp(th[d] + tq * sed)
+        e["rho_hi_" + nm] = 1 - math.exp(th[d] - tq * sed)
+    # the order check: a two-sided t test at alpha, df, and above order_min
     e["order_se"] = s * math.sqrt(1 / n[0] + 1 / n[1])
+    e["order_tq"] = float(student_t.ppf(1 - alpha / 2, df))
     ad = abs(e["order_diff"])
-    e["order_flag"] = int(ad > 2.5 * e["order_se"] and ad > order_min)
+    e["order_flag"] = int(ad > e["order_tq"] * e["order_se"] and ad > order_min)
     return e
 
 
 def verdict(e, margin, equivalence):
     if not e.get("has_interval"):
         return V_INCONCL
+    # with an order effect each direction's own bound must support the claim
     if e["rho_lo"] > margin:
-        return V_FASTER
+        ok = not e["order_flag"] or min(e["rho_lo_fwd"], e["rho_lo_rev"]) > margin
+        return V_FASTER if ok else V_INCONCL
     if e["rho_hi"] < -margin:
-        return V_SLOWER
+        ok = not e["order_flag"] or max(e["rho_hi_fwd"], e["rho_hi_rev"]) < -margin
+        return V_SLOWER if ok else V_INCONCL
     if -equivalence < e["rho_lo"] and e["rho_hi"] < equivalence:
         return V_EQUIV
     return V_INCONCL
@@ -88,7 +99,8 @@ def verdict(e, margin, equivalence):
 
 EFFECT_KEYS = ("n_fwd", "n_rev", "theta_fwd", "theta_rev", "theta", "has_interval", "s",
                "se", "df", "tq", "lo", "hi", "rho", "rho_lo", "rho_hi", "order_diff",
-               "order_se", "order_flag")
+               "order_se", "order_tq", "order_flag", "rho_lo_fwd", "rho_lo_rev", "rho_hi_fwd",
+               "rho_hi_rev")
 
 
 def write_effect(name, D, dirs, alpha, order_min):
@@ -122,7 +134,7 @@ def effect_fixtures():
     # significant in SE units but below order_min: not flagged
     D = np.array([rng.normal(-0.0310 if d == 0 else -0.0300, 0.00005) for d in dirs])
     e = write_effect("effect_order_small.txt", D, dirs, 0.05, 0.0025)
-    assert e["order_flag"] == 0 and abs(e["order_diff"]) > 2.5 * e["order_se"]
+    assert e["order_flag"] == 0 and abs(e["order_diff"]) > e["order_tq"] * e["order_se"]
     # a slower arm
     dirs = [0, 1] * 5
     D = rng.normal(0.05, 0.01, 10)
@@ -198,6 +210,56 @@ def simulate(sc, truth, rng, drop=(), proc_sd=0.01, round_sd=0.005, arm_proc_sd=
                         sc.rows.append((p, d, r, a, c, s, float(ns)))
 
 
+def contrast(sc, c, a, b, y, rounds, P, pdir, camp):
+    """Arm a against baseline b: round statistics, D(p), the effect, the drift."""
+    o = dict(contrast_arm=b, wins0=0, wins1=0, nrounds0=0, nrounds1=0, has_effect=0,
+             contrast_drift=NAN, drift_fails=0)
+    for k in ("round_red0", "round_red1", "round_red_all", "round_red_min", "round_red_max"):
+        o[k] = NAN
+    Dp, Dd = [], []
+    red = {0: [], 1: []}
+    moves = []
+    for p in P:
+        deltas = []
+        for r in rounds:
+            if (c, p, a, r) not in y or (c, p, b, r) not in y:
+                continue
+            dl = y[(c, p, a, r)] - y[(c, p, b, r)]
+            deltas.append(dl)
+            red[pdir[p]].append(1 - math.exp(dl))
+            o[f"nrounds{pdir[p]}"] += 1
+            o[f"wins{pdir[p]}"] += int(dl < 0)
+        if deltas:
+            Dp.append(float(np.mean(deltas)))
+            Dd.append(pdir[p])
+        if len(deltas) >= 2:
+            moves.append(deltas[-1] - deltas[0])
+    for d in (0, 1):
+        o[f"round_red{d}"] = float(np.median(red[d])) if red[d] else NAN
+    allred = red[0] + red[1]
+    if allred:
+        o["round_red_all"] = float(np.median(allred))
+        o["round_red_min"] = min(allred)
+        o["round_red_max"] = max(allred)
+    if moves:
+        o["contrast_drift"] = float(np.mean(moves))
+    if len(moves) >= 2:
+        se = float(np.std(moves, ddof=1)) / math.sqrt(len(moves))
+        o["drift_fails"] = int(sc.arms[a][1] == CONTROL and
+                               abs(o["contrast_drift"]) > max(3 * se, 0.0025))
+    if not Dp:
+        o["verdict"] = V_NODATA
+        return o
+    if 0 not in Dd or 1 not in Dd:
+        o["verdict"] = V_INCONCL
+        return o
+    e = effect(Dp, Dd, camp["alpha"], camp["order_min"])
+    o["has_effect"] = 1
+    o["eff"] = e
+    o["verdict"] = verdict(e, camp["margin"], camp["equivalence"])
+    return o
+
+
 def analyse(sc):
     """The analysis, from the definitions; returns per-(c, a) dicts and globals."""
     C, A = len(sc.cases), len(sc.arms)
@@ -223,7 +285,7 @@ def analyse(sc):
         for a in range(A):
             name, role, of = sc.arms[a]
             st = sc.state[(c, a)]
-            o = dict(state=st, has_effect=0, contrast_arm=-1)
+            o = dict(state=st, has_effect=0, contrast_arm=-1, contrast_drift=NAN, drift_fails=0)
             if role == CONTROL:
                 o["contrast_arm"] = [x[0] for x in sc.arms].index(of)
             for k in ("med_ns0", "med_ns1", "med_ns_all", "proc_red0", "proc_red1",
@@ -252,46 +314,24 @@ def analyse(sc):
             if role == BASELINE:
                 o["verdict"] = V_INCONCL if allpm else V_NODATA
                 continue
-            Dp, Dd = [], []
-            red = {0: [], 1: []}
-            for p in P:
-                deltas = []
-                for r in rounds:
-                    if (c, p, a, r) not in y:
-                        continue
-                    if role == CONTROL:
-                        refs = [y[(c, p, o["contrast_arm"], r)]] \
-                            if usable_baseline(c, o["contrast_arm"]) \
-                            and (c, p, o["contrast_arm"], r) in y else []
-                    else:
-                        refs = [y[(c, p, b, r)] for b in bases if (c, p, b, r) in y]
-                    if not refs:
-                        continue
-                    dl = y[(c, p, a, r)] - min(refs)
-                    deltas.append(dl)
-                    red[pdir[p]].append(1 - math.exp(dl))
-                    o[f"nrounds{pdir[p]}"] += 1
-                    o[f"wins{pdir[p]}"] += int(dl < 0)
-                if deltas:
-                    Dp.append(float(np.mean(deltas)))
-                    Dd.append(pdir[p])
-            for d in (0, 1):
-                o[f"round_red{d}"] = float(np.median(red[d])) if red[d] else NAN
-            allred = red[0] + red[1]
-            if allred:
-                o["round_red_all"] = float(np.median(allred))
-                o["round_red_min"] = min(allred)
-                o["round_red_max"] = max(allred)
-            if not Dp:
+            if role == CONTROL:
+                choices = [o["contrast_arm"]] if usable_baseline(c, o["contrast_arm"]) else []
+            elif camp.get("reference", ""):
+                ref = [x[0] for x in sc.arms].index(camp["reference"])
+                choices = [ref] if usable_baseline(c, ref) else []
+            else:
+                choices = bases
+            best = None
+            for b in choices:
+                oc = contrast(sc, c, a, b, y, rounds, P, pdir, camp)
+                key = oc["eff"]["rho_lo"] if oc["has_effect"] and oc["eff"]["has_interval"] \
+                    and not math.isnan(oc["eff"]["rho_lo"]) else -math.inf
+                if best is None or key < best[0]:
+                    best = (key, oc)
+            if best is None:
                 o["verdict"] = V_NODATA
                 continue
-            if 0 not in Dd or 1 not in Dd:
-                o["verdict"] = V_INCONCL
-                continue
-            e = effect(Dp, Dd, camp["alpha"], camp["order_min"])
-            o["has_effect"] = 1
-            o["eff"] = e
-            o["verdict"] = verdict(e, camp["margin"], camp["equivalence"])
+            o.update(best[1])
         # process-median reductions
         for a in range(A):
             o = res[(c, a)]
@@ -311,18 +351,22 @@ def analyse(sc):
                 nproc_rejected=sum(1 for x in sc.accepted if not x))
     order_ok, control_valid = 1, 1
     cm = camp["control_margin"]
+    reach = [0.0] * C
     for c in range(C):
         for a in range(A):
             o = res[(c, a)]
             if not o["has_effect"] or not o["eff"]["has_interval"]:
                 continue
             gated = sc.cases[c][1] or sc.gate["all_cases"]
-            worse = 1 - math.exp(max(o["eff"]["theta_fwd"], o["eff"]["theta_rev"]))
-            decisive = not (worse >= sc.gate["min_reduction"])
+            # the worse direction's own lower bound decides
+            worse_lo = min(o["eff"]["rho_lo_fwd"], o["eff"]["rho_lo_rev"])
+            decisive = not (worse_lo >= sc.gate["min_reduction"])
             if sc.arms[a][1] == CANDIDATE and o["eff"]["order_flag"] and gated and decisive:
                 order_ok = 0
-            if sc.arms[a][1] == CONTROL and (o["eff"]["rho_lo"] > cm or o["eff"]["rho_hi"] < -cm):
-                control_valid = 0
+            if sc.arms[a][1] == CONTROL:
+                if o["eff"]["rho_lo"] > cm or o["eff"]["rho_hi"] < -cm or o["drift_fails"]:
+                    control_valid = 0
+                reach[c] = max(reach[c], abs(o["eff"]["rho_lo"]), abs(o["eff"]["rho_hi"]))
     glob.update(order_ok=order_ok, control_valid=control_valid,
                 invalid=int(not control_valid or glob["nproc_accepted"] == 0))
 
@@ -337,7 +381,7 @@ def analyse(sc):
         bad = o["state"] != OK
         if not bad and gate["rule"] == 0:
             bad = not o["has_effect"] or not o["eff"]["has_interval"] or \
-                not o["eff"]["rho_lo"] >= gmin
+                not o["eff"]["rho_lo"] >= gmin or (gate["require_control"] and reach[c] > gmin)
         elif not bad:
             bad = any(o[f"nrounds{d}"] == 0 or not o[f"proc_red{d}"] >= gmin
                       or not o[f"round_red{d}"] >= gmin or o[f"wins{d}"] != o[f"nrounds{d}"]
@@ -359,7 +403,7 @@ def analyse(sc):
 RES_KEYS = ("state", "has_effect", "verdict", "contrast_arm", "med_ns0", "med_ns1",
             "med_ns_all", "proc_red0", "proc_red1", "round_red0", "round_red1",
             "round_red_all", "round_red_min", "round_red_max", "wins0", "wins1", "nrounds0",
-            "nrounds1", "drift")
+            "nrounds1", "drift", "contrast_drift", "drift_fails")
 
 
 def write_analysis(sc):

@@ -24,6 +24,8 @@
 #define KG_TEXT_MAX 512
 /* Capacities the parser enforces, each with a file:line error. */
 #define KG_PLAN_MAX_ROTATE 16   /* campaign key rotate: input sets an arm rotates through */
+#define KG_PLAN_MAX_NOTES 4
+#define KG_PLAN_NOTE_MAX 320
 #define KG_PLAN_MAX_FRESH_PACK 16 /* inputs = fresh: the largest pack (an input set per operation) */
 #define KG_ARM_MAX_FLAGS 64     /* words in an arm's defines and cflags together */
 
@@ -63,7 +65,7 @@ typedef struct kg_campaign {
     kg_interleave interleave;/* sample (default) or block */
     uint64_t seed;           /* campaign seed for inputs and the fake backend; 1 */
     double alpha;            /* one-sided error rate of the decision; 0.05 */
-    double margin;           /* delta_min as a reduction fraction (0.02 = 2%); 0 */
+    double margin;           /* delta_min as a reduction fraction (0.02 = 2%); 0.005 */
     double equivalence;      /* delta_eq as a reduction fraction; 0.01 */
     double control_margin;   /* delta_aa: control/baseline tolerance; 0.0025 */
     double order_min;        /* smallest order effect flagged; 0.0025 */
@@ -75,6 +77,7 @@ typedef struct kg_campaign {
     char forbid[KG_TEXT_MAX];/* process names that contaminate; "" = the default list */
     double max_load;         /* 1-minute load average bound; 0 = none */
     int repeats;             /* repeats of a contaminated process; 3 */
+    char reference[KG_NAME_MAX]; /* the baseline every candidate is compared with; "" = every baseline */
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 
@@ -159,6 +162,11 @@ typedef struct kg_plan {
     kg_gate gate;
     char *canonical;            /* canonical text, owned */
     char hash[65];              /* SHA-256 of canonical, lowercase hex */
+    /* what the plan check says about a valid plan (margin = 0, a load
+     * order the processes do not balance); the CLI prints them and
+     * report.md lists them */
+    char notes[KG_PLAN_MAX_NOTES][KG_PLAN_NOTE_MAX];
+    int nnotes;
 } kg_plan;
 
 /* Parses the plan file at path.  On success *out owns a new plan (free it
@@ -177,6 +185,11 @@ void kg_plan_free(kg_plan *plan); /* NULL-safe */
 /* Index of a case or arm by name, -1 if absent. */
 int kg_plan_find_case(const kg_plan *plan, const char *name);
 int kg_plan_find_arm(const kg_plan *plan, const char *name);
+
+/* The processes per direction that complete every case's load-order
+ * square (kg_protocol_arm_order): the least common multiple of the
+ * numbers of arms that apply to each case, at most 64. */
+int kg_plan_square(const kg_plan *plan);
 
 /* 1 when arm a runs on case c: same op, and c listed in a->cases when
  * that list is not empty. */

@@ -50,15 +50,20 @@ typedef struct kg_effect {
     double rho_lo, rho_hi; /* 1 - exp(hi), 1 - exp(lo) */
     double order_diff;     /* theta_fwd - theta_rev */
     double order_se;       /* s * sqrt(1/n_fwd + 1/n_rev) */
-    int order_flag;        /* |order_diff| > KG_ORDER_SE_FACTOR order_se and > order_min */
+    double order_tq;       /* t quantile (1 - alpha / 2, df): the order check's threshold in SE */
+    int order_flag;        /* |order_diff| > order_tq order_se and > order_min (statistics-anchors.md §3.4's
+                            * "2.5 SE and 0.25%", with the t quantile in place of 2.5) */
+    /* each direction on its own: theta_dir[d] + tq s / sqrt(n_d), and the
+     * reduction bound it gives; the worse direction is the one with the
+     * smaller bound (the order rule, kg_verdict_of) */
+    double rho_lo_dir[2], rho_hi_dir[2];
 } kg_effect;
 
-/* The order check flags a case whose forward and reverse log ratios
- * differ by more than this many standard errors (and by more than the
- * plan's order_min): statistics-anchors.md §3.4, "flag the run
- * order-sensitive when it exceeds both 2.5 SE and 0.25%".  The one
- * place the factor is defined; the analysis and the reports use it. */
-#define KG_ORDER_SE_FACTOR 2.5
+/* A control's contrast that moves from the first to the last round by
+ * more than max(KG_DRIFT_SE_FACTOR SE, KG_DRIFT_MIN) (log scale) fails
+ * the control check. */
+#define KG_DRIFT_SE_FACTOR 3.0
+#define KG_DRIFT_MIN 0.0025
 
 /* Computes the effect from n process means D[i] with directions dir[i]
  * (KG_DIR_FWD or KG_DIR_REV).  alpha is one-sided.  order_min is the
@@ -84,8 +89,14 @@ typedef enum {
 /* FASTER when rho_lo > margin; SLOWER when rho_hi < -margin; EQUIVALENT
  * when -equivalence < rho_lo and rho_hi < equivalence; else
  * INCONCLUSIVE (also when there is no interval). */
+/* kg_verdict_of: with the order flag up, FASTER also needs the worse
+ * direction's own lower bound above the margin (and SLOWER the better
+ * direction's upper bound below -margin); otherwise the verdict is
+ * INCONCLUSIVE.  kg_verdict_label adds " (order-sensitive)" to a FASTER
+ * or SLOWER of a flagged effect, for the reports. */
 kg_verdict kg_verdict_of(const kg_effect *e, double margin, double equivalence);
 const char *kg_verdict_name(kg_verdict v);
+const char *kg_verdict_label(kg_verdict v, int order_flag);
 
 /* ---- rows and the analysis of a campaign ----------------------------- */
 
@@ -121,7 +132,9 @@ typedef struct kg_arm_result {
     int arm, kase;
     kg_role role;
     kg_arm_state state;
-    int contrast_arm;        /* baseline it is compared with (-1: fastest baseline per round) */
+    int contrast_arm;        /* baseline it is compared with: a control's own; a candidate's or
+                              * reference's: campaign.reference, or the baseline of its worst
+                              * contrast (intersection-union); -1 before the analysis */
     double med_ns[2];        /* per direction: median over processes of the process medians */
     double med_ns_all;       /* median over all accepted processes of the process medians */
     double proc_red[2];      /* 1 - med_ns[d] / fastest baseline med_ns[d] */
@@ -144,6 +157,12 @@ typedef struct kg_arm_result {
     double peak_frac;
     int impossible;
     char physics[96];
+    /* appended: drift of the contrast, mean over processes of delta(last
+     * counted round) - delta(first), its SE over processes (n >= 2), and
+     * whether the drift check fails (controls: |mean| > max(3 SE, 0.25%)) */
+    double contrast_drift, contrast_drift_se;
+    int ndrift_proc;
+    int drift_fails;
 } kg_arm_result;
 
 typedef struct kg_analysis {
@@ -153,6 +172,9 @@ typedef struct kg_analysis {
     int ncases, narms;
     int control_valid;       /* every control arm's interval overlaps +-control_margin */
     int order_ok;            /* no candidate's contrast is order-sensitive */
+    /* appended: per case, the largest |bound| of a control's interval on it
+     * (0 with none): a gated claim below it is unsupported */
+    double *control_reach;
     int gate_pass;
     char gate_reason[KG_TEXT_MAX]; /* first reason the gate failed, or "passed" */
     int invalid;             /* control failed or no usable process: exit 3 */

@@ -124,6 +124,8 @@ static int result_field(const kg_arm_result *r, const char *key, double *v)
         {"nrounds0", offsetof(kg_arm_result, nrounds), 1},
         {"nrounds1", offsetof(kg_arm_result, nrounds) + sizeof(int), 1},
         {"drift", offsetof(kg_arm_result, drift), 0},
+        {"contrast_drift", offsetof(kg_arm_result, contrast_drift), 0},
+        {"drift_fails", offsetof(kg_arm_result, drift_fails), 1},
         {"eff.n_fwd", offsetof(kg_arm_result, eff.n), 1},
         {"eff.n_rev", offsetof(kg_arm_result, eff.n) + sizeof(int), 1},
         {"eff.theta_fwd", offsetof(kg_arm_result, eff.theta_dir), 0},
@@ -142,6 +144,11 @@ static int result_field(const kg_arm_result *r, const char *key, double *v)
         {"eff.order_diff", offsetof(kg_arm_result, eff.order_diff), 0},
         {"eff.order_se", offsetof(kg_arm_result, eff.order_se), 0},
         {"eff.order_flag", offsetof(kg_arm_result, eff.order_flag), 1},
+        {"eff.order_tq", offsetof(kg_arm_result, eff.order_tq), 0},
+        {"eff.rho_lo_fwd", offsetof(kg_arm_result, eff.rho_lo_dir), 0},
+        {"eff.rho_lo_rev", offsetof(kg_arm_result, eff.rho_lo_dir) + sizeof(double), 0},
+        {"eff.rho_hi_fwd", offsetof(kg_arm_result, eff.rho_hi_dir), 0},
+        {"eff.rho_hi_rev", offsetof(kg_arm_result, eff.rho_hi_dir) + sizeof(double), 0},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         if (strcmp(f[i].name, key) != 0) continue;
@@ -306,7 +313,7 @@ static void test_basic_numbers(void)
     const kg_arm_result *c = res_of(&an, 0, 1), *b = res_of(&an, 0, 0), *k = res_of(&an, 0, 2);
     CHECK(an.nproc_accepted == 6 && an.nproc_rejected == 0);
     CHECK(c->has_effect && c->eff.has_interval && c->eff.n[0] == 3 && c->eff.n[1] == 3);
-    CHECK(c->contrast_arm == -1 && k->contrast_arm == 0);
+    CHECK(c->contrast_arm == 0 && k->contrast_arm == 0);
     /* theta = log 0.8 + mean of log(wobble) over the six processes */
     double sum = 0;
     for (int p = 0; p < 6; p++) sum += log(1.0 + 0.001 * ((p * 7) % 5 - 2));
@@ -561,35 +568,58 @@ static void test_rejected_ignored(void)
     free(s.rows);
 }
 
-static void test_fastest_baseline(void)
+/* Two baselines, dev about 10% faster than dev2; the candidate 5% faster
+ * than dev with a per-process wobble.  Without a reference the candidate
+ * is compared with every baseline and its effect is the worst contrast
+ * (against dev: FASTER than every baseline needs FASTER than dev); with
+ * campaign.reference = dev2 it is compared with dev2 alone.  The fastest
+ * baseline of each round is no longer used. */
+static void build_two_baselines(scenario *s, double *sum_dev, double *sum_dev2)
 {
-    /* two baselines that take turns being fastest; the candidate is
-     * compared with the faster one of each round */
+    sc_init(s, 1, 3, 4);
+    sc_arm(s, 0, "dev2", KG_ROLE_BASELINE, NULL);
+    sc_arm(s, 1, "dev", KG_ROLE_BASELINE, NULL);
+    sc_arm(s, 2, "cand", KG_ROLE_CANDIDATE, NULL);
+    *sum_dev = *sum_dev2 = 0;
+    for (int p = 0; p < 4; p++) {
+        double d1 = 0, d2 = 0;
+        for (int r = 0; r < 2; r++) {
+            double b2 = 1100.0 + 3.0 * r, b1 = 1000.0 + p, cn = (950.0 + 2.0 * p) * (1.0 + 0.001 * r);
+            sc_round(s, p, p % 2, r, 0, 0, b2);
+            sc_round(s, p, p % 2, r, 1, 0, b1);
+            sc_round(s, p, p % 2, r, 2, 0, cn);
+            d1 += log(cn) - log(b1);
+            d2 += log(cn) - log(b2);
+        }
+        *sum_dev += d1 / 2;
+        *sum_dev2 += d2 / 2;
+    }
+}
+
+static void test_every_baseline(void)
+{
     scenario s;
     kg_analysis an;
     kg_err err = {0, ""};
-    sc_init(&s, 1, 3, 4);
-    sc_arm(&s, 0, "dev", KG_ROLE_BASELINE, NULL);
-    sc_arm(&s, 1, "dev2", KG_ROLE_BASELINE, NULL);
-    sc_arm(&s, 2, "cand", KG_ROLE_CANDIDATE, NULL);
-    double expect_sum = 0;
-    for (int p = 0; p < 4; p++) {
-        double Dp = 0;
-        for (int r = 0; r < 2; r++) {
-            double b0 = r == 0 ? 1000.0 : 1100.0, b1 = r == 0 ? 1050.0 : 1000.0 + p;
-            double cn = 900.0 + 10.0 * p;
-            sc_round(&s, p, p % 2, r, 0, 0, b0);
-            sc_round(&s, p, p % 2, r, 1, 0, b1);
-            sc_round(&s, p, p % 2, r, 2, 0, cn);
-            Dp += log(cn) - log(b0 < b1 ? b0 : b1);
-        }
-        expect_sum += Dp / 2;
-    }
+    double sum_dev, sum_dev2;
+    build_two_baselines(&s, &sum_dev, &sum_dev2);
     CHECK(sc_run(&s, &an, &err) == KG_OK);
     const kg_arm_result *c = res_of(&an, 0, 2);
-    CHECK(c->has_effect);
-    CHECK_NEAR(c->eff.theta, expect_sum / 4, 1e-14, 1e-12); /* 2 per direction: plain mean */
+    CHECK(c->has_effect && c->contrast_arm == 1);
+    CHECK_NEAR(c->eff.theta, sum_dev / 4, 1e-14, 1e-12); /* 2 per direction: plain mean */
     CHECK(!res_of(&an, 0, 0)->has_effect && !res_of(&an, 0, 1)->has_effect);
+    /* the process-median reduction is against the same baseline */
+    CHECK(c->proc_red[0] < 0.06 && c->proc_red[0] > 0.04);
+    kg_analysis_free(&an);
+    free(s.rows);
+
+    build_two_baselines(&s, &sum_dev, &sum_dev2);
+    snprintf(s.plan.campaign.reference, KG_NAME_MAX, "dev2");
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    c = res_of(&an, 0, 2);
+    CHECK(c->has_effect && c->contrast_arm == 0);
+    CHECK_NEAR(c->eff.theta, sum_dev2 / 4, 1e-14, 1e-12);
+    CHECK(c->proc_red[0] > 0.1);
     kg_analysis_free(&an);
     free(s.rows);
 }
@@ -722,7 +752,7 @@ int main(void)
     test_control();
     test_order();
     test_rejected_ignored();
-    test_fastest_baseline();
+    test_every_baseline();
     test_single_round();
     test_bad_rows();
     test_physics();

@@ -185,7 +185,7 @@ static void test_defaults(void)
     CHECK(strcmp(c->backend, "auto") == 0 && c->device == 0);
     CHECK(c->warmup == 3 && c->samples == 10 && c->rounds == 5 && c->processes == 2);
     CHECK(c->pack == 1 && c->interleave == KG_INTERLEAVE_SAMPLE && c->seed == 1);
-    CHECK(c->alpha == 0.05 && c->margin == 0 && c->equivalence == 0.01);
+    CHECK(c->alpha == 0.05 && c->margin == 0.005 && c->equivalence == 0.01);
     CHECK(c->control_margin == 0.0025 && c->order_min == 0.0025);
     CHECK(c->timeout_s == 600 && c->l2 == KG_L2_WARM && c->inputs == KG_INPUTS_FRESH);
     CHECK(c->rotate == 1 && c->quiet_s == 30 && c->max_load == 0 && c->repeats == 3 && c->forbid[0] == 0 && c->line == 0);
@@ -197,7 +197,7 @@ static void test_defaults(void)
     CHECK(a->fake_ns == 1000 && a->fake_noise == 0.01 && a->fake_drift == 0);
     CHECK(a->fake_first == 0 && a->fake_crash == -1 && a->fake_hang == -1 && a->fake_wrong == 0);
     CHECK(a->cases[0] == '\0' && a->parity[0] == '\0' && a->of[0] == '\0');
-    CHECK(p->gate.rule == KG_GATE_INTERVAL && p->gate.min_reduction == 0);
+    CHECK(p->gate.rule == KG_GATE_INTERVAL && p->gate.min_reduction == 0.005);
     CHECK(p->gate.all_cases == 0 && p->gate.require_order == 1 && p->gate.require_control == 1);
     CHECK(p->gate.line == 0);
     CHECK(strcmp(p->path, "some/dir/my.plan.kg") == 0 && strcmp(p->base_dir, "/base") == 0);
@@ -206,7 +206,7 @@ static void test_defaults(void)
     CHECK_STR_CONTAINS(p->canonical, "timeout = 600\n");
     CHECK_STR_CONTAINS(p->canonical, "quiet = 30\n");
     CHECK_STR_CONTAINS(p->canonical, "eps = 1e-05\n");
-    CHECK_STR_CONTAINS(p->canonical, "\n[gate]\nrule = interval\nmin_reduction = 0\n");
+    CHECK_STR_CONTAINS(p->canonical, "\n[gate]\nrule = interval\nmin_reduction = 0.005\n");
     CHECK(strstr(p->canonical, "M =") == NULL && strstr(p->canonical, "splits") == NULL);
     kg_plan_free(p);
 

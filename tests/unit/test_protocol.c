@@ -43,6 +43,27 @@ int main(void)
     CHECK(n == 3 && order[0] == 0 && order[1] == 1 && order[2] == 2);
     n = kg_protocol_arm_order(p, 1, 1, order, 8);
     CHECK(n == 3 && order[0] == 2 && order[1] == 1 && order[2] == 0);
+    /* processes 2 and 3 (the second of each direction) rotate by one */
+    n = kg_protocol_arm_order(p, 1, 2, order, 8);
+    CHECK(n == 3 && order[0] == 1 && order[1] == 2 && order[2] == 0);
+    n = kg_protocol_arm_order(p, 1, 3, order, 8);
+    CHECK(n == 3 && order[0] == 0 && order[1] == 2 && order[2] == 1);
+    /* a Latin square: over 3 processes per direction every arm takes every
+     * load slot once in each direction, whatever the plan's listing */
+    for (int d = 0; d < 2; d++) {
+        int slot_count[3][3];
+        memset(slot_count, 0, sizeof slot_count);
+        for (int k = 0; k < 3; k++) {
+            n = kg_protocol_arm_order(p, 1, 2 * k + d, order, 8);
+            CHECK(n == 3);
+            for (int i = 0; i < 3 && n == 3; i++) slot_count[order[i]][i]++;
+        }
+        for (int a = 0; a < 3; a++)
+            for (int i = 0; i < 3; i++) CHECK_MSG(slot_count[a][i] == 1, "direction %d arm %d slot %d: %d", d, a, i, slot_count[a][i]);
+    }
+    /* the processes that complete the squares: lcm(2, 3, 1) */
+    CHECK(kg_plan_square(p) == 6);
+    CHECK(p->campaign.processes == 6);
     /* capacity: never a write past cap, and -1 when the arms do not fit */
     int small[3] = { -7, -7, -7 };
     CHECK(kg_protocol_arm_order(p, 1, 0, small, 2) == -1);

@@ -45,6 +45,11 @@ static int effect_field(const kg_effect *e, const char *key, double *v)
         {"order_diff", offsetof(kg_effect, order_diff), 0},
         {"order_se", offsetof(kg_effect, order_se), 0},
         {"order_flag", offsetof(kg_effect, order_flag), 1},
+        {"order_tq", offsetof(kg_effect, order_tq), 0},
+        {"rho_lo_fwd", offsetof(kg_effect, rho_lo_dir), 0},
+        {"rho_lo_rev", offsetof(kg_effect, rho_lo_dir) + sizeof(double), 0},
+        {"rho_hi_fwd", offsetof(kg_effect, rho_hi_dir), 0},
+        {"rho_hi_rev", offsetof(kg_effect, rho_hi_dir) + sizeof(double), 0},
         {"n_fwd", offsetof(kg_effect, n), 1},
         {"n_rev", offsetof(kg_effect, n) + sizeof(int), 1},
     };
@@ -85,7 +90,7 @@ static void test_effect_fixture(const char *name)
         CHECK_VAL(got, want, what);
         nexp++;
     }
-    CHECK_MSG(nexp == 18, "%s: %d expectations", name, nexp);
+    CHECK_MSG(nexp == 23, "%s: %d expectations", name, nexp);
     fclose(f);
 }
 
