@@ -114,6 +114,8 @@ static void result_blank(kg_arm_result *r)
     r->contrast_drift = r->contrast_drift_se = (double)NAN;
     r->ndrift_proc = 0;
     r->drift_fails = 0;
+    r->in_family = 0;
+    r->p_value = r->p_adj = r->rho_lo_adj = (double)NAN;
 }
 
 /* The timing table, bucketed so that the samples of (case, process, arm)
@@ -497,6 +499,118 @@ static void analyse_case(const kg_analysis_in *in, const table *t, int c, kg_ana
     }
 }
 
+/* D(p) of arm a against baseline b in process p: the mean of the paired
+ * round contrasts, (double)NAN when there is none. */
+static double process_D(const table *t, int c, int p, int a, int b)
+{
+    double sum = 0.0;
+    int nr = 0;
+    for (int rr = 0; rr < t->nrounds; rr++) {
+        double ya = t->y[cell_of(t, c, p, a, rr)], yb = t->y[cell_of(t, c, p, b, rr)];
+        if (isnan(ya) || isnan(yb)) continue;
+        sum += ya - yb;
+        nr++;
+    }
+    return nr > 0 ? sum / nr : (double)NAN;
+}
+
+/* The family: every candidate with an interval on a gated case.  Each
+ * gets the one-sided p of "reduction <= margin" and an adjusted p (Holm,
+ * or max-T over the candidates' joint t statistics, which share the
+ * baselines' and the processes' noise); a FASTER verdict then needs the
+ * adjusted p below alpha.  The gate (every pair above g) is an
+ * intersection-union test and needs no adjustment. */
+static int apply_multiplicity(const kg_analysis_in *in, const table *t, kg_analysis *out, kg_err *err)
+{
+    const kg_plan *plan = in->plan;
+    const kg_campaign *cp = &plan->campaign;
+    out->family_size = 0;
+    out->maxt_crit = (double)NAN;
+    int cap = plan->ncases * plan->narms;
+    int *who = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *who);
+    double *tv = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *tv), *pv = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *pv);
+    double *padj = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *padj);
+    int rc = KG_OK, m = 0;
+    if (who == NULL || tv == NULL || pv == NULL || padj == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory");
+        goto done;
+    }
+    double lm = log(1.0 - cp->margin);
+    for (int c = 0; c < plan->ncases; c++) {
+        if (!plan->cases[c].primary && !plan->gate.all_cases) continue;
+        for (int a = 0; a < plan->narms; a++) {
+            kg_arm_result *r = &out->res[(size_t)c * (size_t)plan->narms + (size_t)a];
+            if (r->role != KG_ROLE_CANDIDATE || r->state != KG_ARM_OK || r->impossible || !r->has_effect ||
+                !r->eff.has_interval || !(r->eff.se > 0.0))
+                continue;
+            r->in_family = 1;
+            tv[m] = (lm - r->eff.theta) / r->eff.se;
+            pv[m] = kg_t_sf(tv[m], r->eff.df);
+            r->p_value = pv[m];
+            who[m++] = c * plan->narms + a;
+        }
+    }
+    out->family_size = m;
+    if (m == 0) goto done;
+    kg_multiplicity mode = plan->gate.multiplicity;
+    if (mode == KG_MULT_MAXT && m > 1) {
+        /* the joint correlation of the t statistics, from the processes'
+         * direction-centred D(p) of each pair (common processes) */
+        double *R = calloc((size_t)m * (size_t)m, sizeof *R), *E = malloc((size_t)m * (size_t)t->nproc * sizeof *E);
+        double dfmin = INFINITY;
+        if (R == NULL || E == NULL) {
+            free(R);
+            free(E);
+            rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory");
+            goto done;
+        }
+        for (int i = 0; i < m; i++) {
+            const kg_arm_result *r = &out->res[who[i]];
+            for (int p = 0; p < t->nproc; p++) {
+                double D = t->pdir[p] < 0 ? (double)NAN : process_D(t, r->kase, p, r->arm, r->contrast_arm);
+                E[(size_t)i * (size_t)t->nproc + (size_t)p] = isnan(D) ? (double)NAN : D - r->eff.theta_dir[t->pdir[p]];
+            }
+            if (r->eff.df < dfmin) dfmin = r->eff.df;
+        }
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < m; j++) {
+                double sij = 0, sii = 0, sjj = 0;
+                for (int p = 0; p < t->nproc; p++) {
+                    double ei = E[(size_t)i * (size_t)t->nproc + (size_t)p], ej = E[(size_t)j * (size_t)t->nproc + (size_t)p];
+                    if (isnan(ei) || isnan(ej)) continue;
+                    sij += ei * ej;
+                    sii += ei * ei;
+                    sjj += ej * ej;
+                }
+                R[i * m + j] = i == j ? 1.0 : (sii > 0 && sjj > 0 ? sij / sqrt(sii * sjj) : 0.0);
+            }
+        free(E);
+        uint64_t seed = cp->seed ^ 0x6d617874ull;   /* "maxt": reproducible from the plan */
+        rc = kg_maxt(R, m, dfmin, cp->alpha, seed, KG_MAXT_DRAWS, tv, &out->maxt_crit, padj, err);
+        free(R);
+        if (rc != KG_OK) goto done;
+    } else if (mode == KG_MULT_NONE || m == 1) {
+        for (int i = 0; i < m; i++) padj[i] = pv[i];
+    } else {
+        kg_holm(pv, m, padj);
+    }
+    for (int i = 0; i < m; i++) {
+        kg_arm_result *r = &out->res[who[i]];
+        r->p_adj = padj[i];
+        double q = mode == KG_MULT_MAXT && m > 1 ? out->maxt_crit
+                   : mode == KG_MULT_NONE || m == 1 ? r->eff.tq
+                                                    : kg_t_quantile(1.0 - cp->alpha / (double)m, r->eff.df);
+        r->rho_lo_adj = 1.0 - exp(r->eff.theta + q * r->eff.se);
+        if (r->verdict == KG_VERDICT_FASTER && !(r->p_adj < cp->alpha)) r->verdict = KG_VERDICT_INCONCLUSIVE;
+    }
+done:
+    free(who);
+    free(tv);
+    free(pv);
+    free(padj);
+    return rc;
+}
+
 /* Order and control checks over every case; the first offender is named. */
 static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
                                 char *order_why, char *control_why, size_t cap)
@@ -717,6 +831,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     }
     for (int c = 0; c < plan->ncases; c++) analyse_case(in, &t, c, out, &s);
 
+    if ((rc = apply_multiplicity(in, &t, out, err)) != KG_OK) goto done;
     char order_why[KG_TEXT_MAX] = "", control_why[KG_TEXT_MAX] = "";
     check_order_control(in, out, order_why, control_why, sizeof order_why);
     out->invalid = !out->control_valid || out->nproc_accepted == 0;

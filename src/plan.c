@@ -94,6 +94,7 @@ static const char *const w_dtype[] = {"f32", "f16", "bf16", NULL};
 static const char *const w_role[] = {"baseline", "candidate", "control", "reference", NULL};
 static const char *const w_rule[] = {"interval", "classic", NULL};
 static const char *const w_gate_cases[] = {"primary", "all", NULL};
+static const char *const w_mult[] = {"holm", "maxt", "none", NULL};
 static const char *const w_precision[] = {"dtype", "tf32", "f16acc", "bf16acc", NULL};
 
 /* K_ENUM fields are C enums stored through an int. */
@@ -255,6 +256,8 @@ static const plan_key plan_keys[] = {
      NULL, "a fraction in [0, 1), e.g. 0.1 or 10%; defaults to the campaign's margin"},
     {SEC_GATE, "cases", K_ENUM, GATE(all_cases), 0, 0, 0, "primary", w_gate_cases,
      "primary or all"},
+    {SEC_GATE, "multiplicity", K_ENUM, GATE(multiplicity), 0, 0, 0, "holm", w_mult,
+     "holm, maxt or none: how the FASTER verdicts of the candidates on the gated cases share alpha"},
     {SEC_GATE, "require_order", K_BOOL, GATE(require_order), 0, 0, 0, "yes", NULL,
      "yes/no/true/false/1/0"},
     {SEC_GATE, "require_control", K_BOOL, GATE(require_control), 0, 0, 0, "yes", NULL,

@@ -19,7 +19,8 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
     kg_sb_puts(sb, "case,arm,role,state,verdict,contract,median_ns_fwd,median_ns_rev,process_reduction_fwd,"
                    "process_reduction_rev,round_reduction_fwd,round_reduction_rev,round_reduction_min,"
                    "round_reduction_max,wins_fwd,rounds_fwd,wins_rev,rounds_rev,reduction,reduction_lower,"
-                   "reduction_upper,order_diff,order_sensitive,drift,fastest_ns,peak_fraction,physics\n");
+                   "reduction_upper,order_diff,order_sensitive,drift,fastest_ns,peak_fraction,physics,p_value,p_adjusted,"
+                   "reduction_lower_adjusted,baseline\n");
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
@@ -43,7 +44,11 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
             csv_num(sb, r->drift);
             csv_num(sb, r->fastest_ns);
             csv_num(sb, r->peak_frac);
-            kg_sb_printf(sb, ",%s\n", r->impossible ? "impossible" : isfinite(r->peak_frac) ? "ok" : "");
+            kg_sb_printf(sb, ",%s", r->impossible ? "impossible" : isfinite(r->peak_frac) ? "ok" : "");
+            csv_num(sb, r->p_value);
+            csv_num(sb, r->p_adj);
+            csv_num(sb, r->rho_lo_adj);
+            kg_sb_printf(sb, ",%s\n", r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "");
         }
 }
 

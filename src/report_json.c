@@ -60,6 +60,8 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
             json_object_set_new(o, "wins_rev", json_integer(r->wins[1]));
             json_object_set_new(o, "rounds_rev", json_integer(r->nrounds[1]));
             json_object_set_new(o, "drift", jnum(r->drift));
+            if (r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0)
+                json_object_set_new(o, "baseline", json_string(plan->arms[r->contrast_arm].name));
             if (r->has_effect) {
                 json_t *e = json_object();
                 json_object_set_new(e, "theta_fwd", jnum(r->eff.theta_dir[0]));
@@ -76,10 +78,24 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
                 json_object_set_new(e, "order_diff", jnum(r->eff.order_diff));
                 json_object_set_new(e, "order_se", jnum(r->eff.order_se));
                 json_object_set_new(e, "order_sensitive", json_boolean(r->eff.order_flag));
+                json_object_set_new(e, "order_t", jnum(r->eff.order_tq));
+                json_object_set_new(e, "reduction_lower_fwd", jnum(r->eff.rho_lo_dir[0]));
+                json_object_set_new(e, "reduction_lower_rev", jnum(r->eff.rho_lo_dir[1]));
+                if (r->in_family) {
+                    json_object_set_new(e, "p_value", jnum(r->p_value));
+                    json_object_set_new(e, "p_adjusted", jnum(r->p_adj));
+                    json_object_set_new(e, "reduction_lower_adjusted", jnum(r->rho_lo_adj));
+                }
                 json_object_set_new(o, "effect", e);
             }
             json_array_append_new(arr, o);
         }
+    json_t *fam = json_object();
+    json_object_set_new(fam, "size", json_integer(an->family_size));
+    json_object_set_new(fam, "method", json_string(plan->gate.multiplicity == KG_MULT_MAXT ? "maxt"
+                                                   : plan->gate.multiplicity == KG_MULT_NONE ? "none" : "holm"));
+    if (plan->gate.multiplicity == KG_MULT_MAXT) json_object_set_new(fam, "maxt_critical", jnum(an->maxt_crit));
+    json_object_set_new(j, "family", fam);
     json_object_set_new(j, "results", arr);
     return j;
 }

@@ -140,6 +140,27 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                          r->impossible ? " (" : "", r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
         }
     }
+    if (an->family_size > 0) {
+        const char *how = plan->gate.multiplicity == KG_MULT_MAXT ? "max-T over the candidates' joint t statistics (Dunnett)"
+                          : plan->gate.multiplicity == KG_MULT_NONE ? "none (each verdict at alpha)"
+                                                                    : "Holm's step-down";
+        kg_sb_printf(sb, "\n## Family\n\n%d candidate%s on the gated cases: alpha %.3g shared by %s. A FASTER verdict "
+                         "needs its adjusted p below alpha; the adjusted bound is at the family's level",
+                     an->family_size, an->family_size == 1 ? "" : "s", cp->alpha, how);
+        if (plan->gate.multiplicity == KG_MULT_MAXT && isfinite(an->maxt_crit))
+            kg_sb_printf(sb, " (critical t %.3f, %d draws seeded by the plan)", an->maxt_crit, KG_MAXT_DRAWS);
+        kg_sb_puts(sb, ".\n\n| case | arm | baseline | p (reduction > margin) | adjusted p | adjusted lower bound |\n"
+                       "|---|---|---|---|---|---|\n");
+        for (int c = 0; c < plan->ncases; c++)
+            for (int a = 0; a < plan->narms; a++) {
+                const kg_arm_result *r = &an->res[c * an->narms + a];
+                if (!r->in_family) continue;
+                kg_sb_printf(sb, "| %s | %s | %s | %.4g | %.4g | ", plan->cases[c].name, plan->arms[a].name,
+                             r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "", r->p_value, r->p_adj);
+                pct(sb, r->rho_lo_adj);
+                kg_sb_puts(sb, " |\n");
+            }
+    }
     kg_sb_puts(sb, "\n## Controls (A/A) and drift\n\n");
     kg_sb_puts(sb, "| case | arm | role | drift first → last round | contrast [lower, upper] | status |\n|---|---|---|---|---|---|\n");
     for (int c = 0; c < plan->ncases; c++) {

@@ -14,6 +14,9 @@
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 
 #include "kgate/stats.h"
 
@@ -61,6 +64,15 @@ double kg_t_quantile(double p, double df)
      * must never do; a failed inversion becomes (double)NAN instead. */
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     double q = gsl_cdf_tdist_Pinv(p, df);
+    gsl_set_error_handler(old);
+    return q;
+}
+
+double kg_t_sf(double x, double df)
+{
+    if (isnan(x) || !(df > 0.0)) return (double)NAN;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    double q = gsl_cdf_tdist_Q(x, df);
     gsl_set_error_handler(old);
     return q;
 }
@@ -179,4 +191,97 @@ const char *kg_verdict_name(kg_verdict v)
     case KG_VERDICT_INVALID: return "INVALID";
     }
     return "UNKNOWN";
+}
+
+typedef struct { double p; int i; } pidx;
+
+static int cmp_pidx(const void *a, const void *b)
+{
+    const pidx *x = a, *y = b;
+    if (x->p != y->p) return (x->p > y->p) - (x->p < y->p);
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+void kg_holm(const double *p, int m, double *padj)
+{
+    if (m <= 0) return;
+    pidx *v = malloc((size_t)m * sizeof *v);
+    if (v == NULL) {
+        /* Bonferroni, which Holm never exceeds */
+        for (int i = 0; i < m; i++) padj[i] = fmin(1.0, (double)m * p[i]);
+        return;
+    }
+    for (int i = 0; i < m; i++) v[i] = (pidx){ isnan(p[i]) ? 1.0 : p[i], i };
+    qsort(v, (size_t)m, sizeof *v, cmp_pidx);
+    double run = 0.0;
+    for (int j = 0; j < m; j++) {
+        double a = fmin(1.0, (double)(m - j) * v[j].p);
+        if (a > run) run = a;
+        padj[v[j].i] = run;
+    }
+    free(v);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int kg_maxt(const double *R, int m, double df, double alpha, uint64_t seed, int n, const double *t,
+            double *crit, double *padj, kg_err *err)
+{
+    if (m < 1 || n < 100 || !(df > 0.0) || !(alpha > 0.0 && alpha < 1.0) || R == NULL || crit == NULL)
+        return kg_errorf(err, KG_EINTERNAL, "maxt: bad arguments (m %d, n %d, df %g)", m, n, df);
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    gsl_matrix *L = gsl_matrix_alloc((size_t)m, (size_t)m);
+    double *mx = malloc((size_t)n * sizeof *mx), *z = malloc((size_t)m * sizeof *z);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int rc = KG_OK;
+    if (L == NULL || mx == NULL || z == NULL || rng == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "maxt: out of memory");
+        goto done;
+    }
+    /* Cholesky of R, shrunk toward the identity until positive definite */
+    int ok = 0;
+    for (double lam = 0.0; lam <= 1.0 && !ok; lam = lam == 0.0 ? 1e-6 : lam * 10.0) {
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < m; j++)
+                gsl_matrix_set(L, (size_t)i, (size_t)j, (1.0 - lam) * R[i * m + j] + (i == j ? lam : 0.0));
+        ok = gsl_linalg_cholesky_decomp1(L) == 0;
+    }
+    if (!ok) {
+        rc = kg_errorf(err, KG_EINPUT, "maxt: the correlation matrix cannot be factored");
+        goto done;
+    }
+    gsl_rng_set(rng, (unsigned long)(seed ^ (seed >> 32)));
+    for (int k = 0; k < n; k++) {
+        double w = sqrt(gsl_ran_chisq(rng, df) / df), best = -INFINITY;
+        for (int i = 0; i < m; i++) z[i] = gsl_ran_gaussian(rng, 1.0);
+        for (int i = 0; i < m; i++) {
+            double zi = 0.0;
+            for (int j = 0; j <= i; j++) zi += gsl_matrix_get(L, (size_t)i, (size_t)j) * z[j];
+            double ti = zi / w;
+            if (ti > best) best = ti;
+        }
+        mx[k] = best;
+    }
+    if (padj != NULL && t != NULL)
+        for (int i = 0; i < m; i++) {
+            int over = 0;
+            for (int k = 0; k < n; k++) over += mx[k] >= t[i];
+            padj[i] = (double)over / (double)n;
+        }
+    qsort(mx, (size_t)n, sizeof *mx, cmp_dbl);
+    int q = (int)ceil((1.0 - alpha) * (double)n) - 1;
+    if (q < 0) q = 0;
+    if (q >= n) q = n - 1;
+    *crit = mx[q];
+done:
+    gsl_set_error_handler(old);
+    gsl_matrix_free(L);
+    gsl_rng_free(rng);
+    free(mx);
+    free(z);
+    return rc;
 }

@@ -40,6 +40,8 @@ typedef enum {
 
 typedef enum { KG_INTERLEAVE_SAMPLE = 0, KG_INTERLEAVE_BLOCK = 1 } kg_interleave;
 typedef enum { KG_GATE_INTERVAL = 0, KG_GATE_CLASSIC = 1 } kg_gate_rule;
+/* how the FASTER verdicts of a family (candidates x gated cases) share alpha */
+typedef enum { KG_MULT_HOLM = 0, KG_MULT_MAXT = 1, KG_MULT_NONE = 2 } kg_multiplicity;
 typedef enum { KG_L2_WARM = 0, KG_L2_COLD = 1 } kg_l2_mode;
 typedef enum { KG_INPUTS_RESIDENT = 0, KG_INPUTS_FRESH = 1 } kg_inputs_mode;
 /* An arm's precision contract (docs/admission.md, "Precision contracts"):
@@ -151,6 +153,7 @@ typedef struct kg_gate {
     int require_control;     /* control must be valid; 1 */
     int same_precision;      /* a candidate's contract may not be weaker than a baseline's; 1 */
     int line;
+    kg_multiplicity multiplicity; /* holm (default), maxt or none */
 } kg_gate;
 
 typedef struct kg_plan {

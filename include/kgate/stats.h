@@ -98,6 +98,30 @@ kg_verdict kg_verdict_of(const kg_effect *e, double margin, double equivalence);
 const char *kg_verdict_name(kg_verdict v);
 const char *kg_verdict_label(kg_verdict v, int order_flag);
 
+/* ---- multiplicity ---------------------------------------------------- */
+
+/* The upper tail P(T > x) of Student's t with df degrees of freedom. */
+double kg_t_sf(double x, double df);
+
+/* draws of the max-T simulation (reproducible: seeded from the plan) */
+#define KG_MAXT_DRAWS 20000
+
+/* Holm's step-down adjusted p-values of p[0..m) into padj (Holm 1979):
+ * sorted ascending, padj_(i) = max over j <= i of min(1, (m - j) p_(j))
+ * (0-based j).  padj may alias p. */
+void kg_holm(const double *p, int m, double *padj);
+
+/* One-sided max-T over m t statistics with correlation matrix R (m x m,
+ * row-major) and df degrees of freedom (Dunnett 1955, by simulation):
+ * draws n samples of max_i Z_i / sqrt(chi2_df / df), Z ~ N(0, R), from a
+ * generator seeded with seed; *crit gets the (1 - alpha) quantile and
+ * padj[i] (may be NULL) the fraction of draws whose maximum exceeds t[i].
+ * A matrix that is not positive definite is repaired by shrinking it
+ * toward the identity until it is.  Returns KG_OK, or an error on bad
+ * input or no memory. */
+int kg_maxt(const double *R, int m, double df, double alpha, uint64_t seed, int n, const double *t,
+            double *crit, double *padj, kg_err *err);
+
 /* ---- rows and the analysis of a campaign ----------------------------- */
 
 /* One timed sample, as stored in the evidence folder's raw CSV. */
@@ -163,6 +187,14 @@ typedef struct kg_arm_result {
     double contrast_drift, contrast_drift_se;
     int ndrift_proc;
     int drift_fails;
+    /* appended: the family (candidates with an interval on the gated
+     * cases).  p_value: one-sided p of H0 "reduction <= margin";
+     * p_adj: Holm's step-down adjusted p, or the max-T one; rho_lo_adj:
+     * the lower bound at the family's level (Bonferroni alpha/m for Holm,
+     * the max-T critical value for maxt); a FASTER verdict needs
+     * p_adj < alpha.  NAN outside the family. */
+    int in_family;
+    double p_value, p_adj, rho_lo_adj;
 } kg_arm_result;
 
 typedef struct kg_analysis {
@@ -175,6 +207,11 @@ typedef struct kg_analysis {
     /* appended: per case, the largest |bound| of a control's interval on it
      * (0 with none): a gated claim below it is unsupported */
     double *control_reach;
+    /* appended: the family's size and how alpha was shared (the plan's
+     * gate.multiplicity); maxt_crit: the max-T critical value (NAN unless
+     * maxt) */
+    int family_size;
+    double maxt_crit;
     int gate_pass;
     char gate_reason[KG_TEXT_MAX]; /* first reason the gate failed, or "passed" */
     int invalid;             /* control failed or no usable process: exit 3 */
