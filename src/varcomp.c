@@ -451,7 +451,8 @@ int kg_design_var_of(const kg_vc_contrast *c, const kg_vc_arm *arm, const kg_vc_
     int sa = (int)lround(arm->samples_per_round), sb = (int)lround(ref->samples_per_round);
     double samp = kg_median_kappa(sa) / sa * arm->var_sample + kg_median_kappa(sb) / sb * ref->var_sample;
     out->var_process = c->var_process;
-    out->var_round_net = fmax(0.0, c->var_delta - samp);
+    out->trunc_round = c->var_delta < samp;
+    out->var_round_net = out->trunc_round ? 0.0 : c->var_delta - samp;
     out->var_sample_sum = arm->var_sample + ref->var_sample;
     return KG_OK;
 }

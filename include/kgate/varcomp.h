@@ -107,6 +107,7 @@ typedef struct kg_design_var {
     double var_process;          /* between processes, net of rounds */
     double var_round_net;        /* per round, net of the samples' part */
     double var_sample_sum;       /* var_sample(arm) + var_sample(reference) */
+    int trunc_round;             /* 1: var_delta was below the samples' part; var_round_net set to 0 */
 } kg_design_var;
 
 /* From a contrast and the two arms' components (kappa at the pilot's
