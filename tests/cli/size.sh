@@ -41,6 +41,27 @@ within "report: contrast process SD" "$(col 11)" 0.12 0.48
 grep -q '"variance_components"' "$T/ev/results.json" || die "results.json has no variance_components"
 expect_report_identical "$T/ev"
 
+# The contrast the components describe is the analysis' own: every
+# contrast's sd_D in results.json is the effect's s (JSON keeps 12 digits).
+same_contrast() { # results.json
+    awk '
+    /"variance_components"/ { vc = 1 }
+    /"case": "/ { c = $0; sub(/.*"case": "/, "", c); sub(/".*/, "", c) }
+    /"arm": "/ { a = $0; sub(/.*"arm": "/, "", a); sub(/".*/, "", a) }
+    !vc && /"s": [-0-9]/ { v = $0; sub(/.*"s": /, "", v); sub(/,$/, "", v); s[c "/" a] = v + 0 }
+    vc && /"sd_D": [-0-9]/ { v = $0; sub(/.*"sd_D": /, "", v); sub(/,$/, "", v); n++
+        k = c "/" a; d = v - s[k]; if (d < 0) d = -d
+        if (!(k in s) || d > 1e-9 * s[k]) { printf "%s: sd_D %s, effect s %s\n", k, v, s[k]; bad++ } }
+    END { if (n == 0) { print "no contrast in variance_components"; exit 1 } exit bad > 0 }' "$1"
+}
+same_contrast "$T/ev/results.json" >&2 || die "a contrast's sd_D differs from the analysis' s"
+# with two baselines (the reference is then the analysis' choice among them)
+{ cat tests/plans/fake-faster.kg; printf '\n[arm base2]\nop = rowsum\nrole = baseline\nsource = ../../kernels/cpu/rowsum_naive.c\nfake_ns = 1005\nfake_noise = 0.01\n'; } |
+    sed -e "s|^source = \.\./\.\./|source = $src/|" -e 's/^name = .*/name = size-two/' >"$T/two.kg"
+"$KGATE" run "$T/two.kg" -o "$T/ev2" >"$T/out2" 2>"$T/err2"; st=$?
+[ $st = 0 ] || [ $st = 1 ] || { cat "$T/err2" >&2; die "two-baseline run: exit status $st"; }
+same_contrast "$T/ev2/results.json" >&2 || die "two baselines: a contrast's sd_D differs from the analysis' s"
+
 "$KGATE" size "$T/pilot.kg" "$T/ev" --mde 1.4% >"$T/size" 2>"$T/size.err"; st=$?
 expect_status 0 $st "kgate size"
 cat "$T/size" >&2
