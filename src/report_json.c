@@ -1,12 +1,14 @@
 /* report_json.c: results.json, the analysis for programs: one object
  * per (case, arm) with its state, medians, reductions, effect and
- * verdict, and the gate.  Formats only. */
+ * verdict, and the gate; then the variance components (varcomp.c).
+ * Formats only. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kgate/evidence.h"
+#include "kgate/varcomp.h"
 #include "report.h"
 #include "util.h"
 
@@ -97,6 +99,7 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
     if (plan->gate.multiplicity == KG_MULT_MAXT) json_object_set_new(fam, "maxt_critical", jnum(an->maxt_crit));
     json_object_set_new(j, "family", fam);
     json_object_set_new(j, "results", arr);
+    json_object_set_new(j, "variance_components", kg_varcomp_json(ev));
     return j;
 }
 

@@ -1,6 +1,7 @@
 /* report_md.c: report.md, the report a person reads: the run header,
  * the gate, results, controls and drift, the order check, correctness,
- * processes, the hardware sections (report_hw.c) and admission.
+ * processes, the hardware sections (report_hw.c), admission and the
+ * variance components (varcomp.c).
  *
  * Formats what the evidence and the analysis hold; decides nothing and
  * reads no file.  Nothing in it depends on the clock, the machine or the
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kgate/evidence.h"
+#include "kgate/varcomp.h"
 #include "report.h"
 #include "report_hw.h"
 #include "util.h"
@@ -273,6 +275,7 @@ int kg_report_md(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_er
     write_md(out, ev, an, meta);
     kg_report_hw_md(out, ev, an);
     admission_md(out, ev);
+    kg_varcomp_md(out, ev);
     json_decref(meta);
     return KG_OK;
 }

@@ -22,6 +22,8 @@ static const kg_cli_cmd commands[] = {
       "regenerate report.md, results.json and results.csv from an evidence folder" },
     { "verify", "DIR", kg_cmd_verify,
       "check an evidence folder: hashes, recomputed reports, replayed outputs" },
+    { "size", "PLAN EVIDENCE", kg_cmd_size,
+      "processes, rounds and samples for an effect, from a pilot's evidence" },
     { "freeze", "PLAN [-o FILE]", kg_cmd_freeze, "write the canonical plan and its SHA-256, for run --frozen" },
     { "list", "", kg_cmd_list, "the ops and backends this kgate knows" },
     { "worker", "", kg_cmd_worker, "one process of a campaign (started by kgate run, not by hand)" },
