@@ -19,8 +19,9 @@
  * untruncated v_r, and each estimate is then truncated at 0.
  *
  * The contrast is the analysis' own (statistics.md step 1): y is the log
- * of the median of a round's samples; delta = y(arm) - min over the
- * case's baselines of y, or y(arm) - y(of) for a control.  With m_p paired
+ * of the median of a round's samples; delta = y(arm) - y(b) with b the
+ * baseline the analysis compares the arm with (campaign.reference, or the
+ * worst of every baseline), or y(arm) - y(of) for a control.  With m_p paired
  * rounds in process p and n_d processes in direction d:
  *   var_delta = sum (delta - D_p)^2 / (sum m_p - A)
  *   var_D     = sum_d sum_{p in d} (D_p - theta_d)^2 / (A - 2)
@@ -247,7 +248,7 @@ static int is_base(const kg_analysis_in *in, int c, int b)
 static void contrast_blank(kg_vc_contrast *v)
 {
     memset(v, 0, sizeof *v);
-    v->ref_arm = v->sample_ref = -1;
+    v->ref_arm = v->sample_ref = -1;   /* set to the analysis' baseline before contrast_components */
     v->var_D = v->var_delta = v->h = v->raw_process = v->var_process = (double)NAN;
     v->rounds_per_process = (double)NAN;
 }
@@ -258,6 +259,7 @@ static void contrast_components(const kg_analysis_in *in, const vtab *t, int c, 
 {
     const kg_plan *plan = in->plan;
     if (plan->arms[a].role == KG_ROLE_CONTROL) v->ref_arm = kg_plan_find_arm(plan, plan->arms[a].of);
+    /* otherwise the caller set ref_arm to the analysis' baseline (-1: none) */
     double ss_w = 0.0;
     long nr_all = 0;
     int A = 0;
@@ -359,6 +361,10 @@ int kg_varcomp_compute(const kg_analysis_in *in, kg_varcomp *out, kg_err *err)
         rc = kg_errorf(err, KG_ENOMEM, "variance components: out of memory");
         goto done;
     }
+    /* each contrast against the baseline the analysis compares it with
+     * (campaign.reference, or the worst of every baseline) */
+    kg_analysis an;
+    if ((rc = kg_analyse(in, &an, err)) != KG_OK) goto done;
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
             size_t i = (size_t)c * (size_t)plan->narms + (size_t)a;
@@ -366,8 +372,12 @@ int kg_varcomp_compute(const kg_analysis_in *in, kg_varcomp *out, kg_err *err)
             contrast_blank(&out->con[i]);
             if (in->state[i] != KG_ARM_OK || t.nrounds == 0) continue;
             arm_components(&t, c, a, &out->arm[i], s1, s2);
-            if (plan->arms[a].role != KG_ROLE_BASELINE) contrast_components(in, &t, c, a, &out->con[i], s1, s2, wins);
+            if (plan->arms[a].role != KG_ROLE_BASELINE) {
+                out->con[i].ref_arm = an.res[i].contrast_arm;
+                contrast_components(in, &t, c, a, &out->con[i], s1, s2, wins);
+            }
         }
+    kg_analysis_free(&an);
 done:
     free(s1);
     free(s2);
