@@ -161,6 +161,8 @@ static const plan_key plan_keys[] = {
      "a 1-minute load average bound, a number >= 0 (0: none)"},
     {SEC_CAMPAIGN, "repeats", K_INT, CAMP(repeats), 0, 100, 0, "3", NULL,
      "repeats of a contaminated process, an integer in [0, 100]"},
+    {SEC_CAMPAIGN, "selected_from", K_TEXT, CAMP(selected_from), 0, 0, 0, NULL, NULL,
+     "free text: the screen this plan's candidates were selected from (kgate screen writes it)"},
     {SEC_CAMPAIGN, "reference", K_NAME, CAMP(reference), 0, 0, 0, NULL, NULL,
      "the name of a baseline arm: every candidate's contrast is against it (without it, against every baseline)"},
 

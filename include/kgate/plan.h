@@ -80,6 +80,7 @@ typedef struct kg_campaign {
     double max_load;         /* 1-minute load average bound; 0 = none */
     int repeats;             /* repeats of a contaminated process; 3 */
     char reference[KG_NAME_MAX]; /* the baseline every candidate is compared with; "" = every baseline */
+    char selected_from[KG_TEXT_MAX]; /* a confirmation plan: the screen it was selected from; "" = none */
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 

@@ -24,6 +24,8 @@ static const kg_cli_cmd commands[] = {
       "check an evidence folder: hashes, recomputed reports, replayed outputs" },
     { "size", "PLAN EVIDENCE", kg_cmd_size,
       "processes, rounds and samples for an effect, from a pilot's evidence" },
+    { "screen", "PLAN", kg_cmd_screen,
+      "an exploration campaign over many candidates: an adjusted ranking and a frozen confirmation plan" },
     { "freeze", "PLAN [-o FILE]", kg_cmd_freeze, "write the canonical plan and its SHA-256, for run --frozen" },
     { "list", "", kg_cmd_list, "the ops and backends this kgate knows" },
     { "worker", "", kg_cmd_worker, "one process of a campaign (started by kgate run, not by hand)" },

@@ -1,0 +1,82 @@
+# kgate screen: an exploration campaign over four candidates on the fake
+# backend (c_fast 10% faster, c_some 4% faster, two copies of the
+# baseline), an adjusted ranking, and a frozen confirmation plan.
+#   - the ranking puts c_fast first and the copies after every FASTER one;
+#   - the confirmation plan keeps the baseline and the control, only
+#     c_fast among the candidates, a seed other than the screen's, and
+#     selected_from naming the family of 4;
+#   - `kgate run --frozen` of it passes and its report prints the
+#     selection; a screen where no candidate is FASTER writes no plan and
+#     exits 1.
+. tests/cli_lib.sh
+src=$(pwd)/kernels/cpu/rowsum_naive.c
+mkdir -p "$T/p"
+plan() { # name fast-ns
+    cat <<PLAN
+[campaign]
+quiet = 0
+name = sweep
+backend = fake
+warmup = 1
+samples = 5
+rounds = 4
+processes = 6
+seed = 3
+margin = 1%
+control_margin = 1%
+[case small]
+op = rowsum
+dtype = f32
+M = 4
+N = 16
+[arm base]
+op = rowsum
+role = baseline
+source = $src
+[arm copy1]
+op = rowsum
+source = $src
+[arm c_fast]
+op = rowsum
+source = $src
+fake_ns = $1
+[arm c_some]
+op = rowsum
+source = $src
+fake_ns = $2
+[arm copy2]
+op = rowsum
+source = $src
+[arm ctrl]
+op = rowsum
+role = control
+of = base
+[gate]
+min_reduction = 1%
+PLAN
+}
+plan 900 960 >"$T/p/sweep.kg"
+"$KGATE" screen "$T/p/sweep.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+expect_status 0 $st "screen"
+expect_grep "| 1 | c_fast | " "$T/out"
+expect_grep "| 2 | c_some | .* | yes |" "$T/out"
+expect_grep "| copy1 | .* | no |" "$T/out"
+c="$T/p/sweep-confirm.kg"
+[ -f "$c" ] && [ -f "$c.frozen" ] || die "no confirmation plan"
+expect_grep "^\[arm c_fast\]" "$c"
+expect_no_grep "^\[arm c_some\]" "$c"
+expect_no_grep "^\[arm copy1\]" "$c"
+expect_grep "^\[arm base\]" "$c"
+expect_grep "^\[arm ctrl\]" "$c"
+expect_no_grep "^seed = 3$" "$c"
+expect_grep "^selected_from = c_fast chosen by kgate screen from a family of 4 candidates" "$c"
+"$KGATE" run --frozen "$c.frozen" "$c" -o "$T/conf" >"$T/conf.md" 2>"$T/conf.err"; st=$?
+expect_status 0 $st "the confirmation run"
+expect_grep "| selection | c_fast chosen by kgate screen from a family of 4 candidates" "$T/conf/report.md"
+# nothing faster: no plan
+plan 1000 1000 >"$T/p/flat.kg"
+"$KGATE" screen "$T/p/flat.kg" -o "$T/ev2" >"$T/out2" 2>"$T/err2"; st=$?
+expect_status 1 $st "a screen with nothing to confirm"
+expect_grep "nothing to confirm" "$T/out2"
+[ ! -f "$T/p/flat-confirm.kg" ] || die "a confirmation plan was written with nothing to confirm"
+echo "screen: ok"
