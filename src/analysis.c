@@ -675,6 +675,26 @@ static const char *dir_name(int d)
     return d == KG_DIR_FWD ? "forward" : "reverse";
 }
 
+/* Returns 1 and fills why when the candidate's precision contract is
+ * weaker than a baseline's and the gate refuses that (same_precision). */
+static int contract_fails(const kg_plan *plan, const kg_arm_result *r, char *why, size_t cap)
+{
+    if (!plan->gate.same_precision) return 0;
+    const char *cn = case_name(plan, r->kase), *an = arm_name(plan, r->arm);
+    const kg_arm *arm = &plan->arms[r->arm];
+    kg_dtype dt = plan->cases[r->kase].dtype;
+    for (int b = 0; b < plan->narms; b++) {
+        if (plan->arms[b].role != KG_ROLE_BASELINE || !kg_plan_arm_applies(plan, b, r->kase)) continue;
+        char w[160];
+        if (kg_contract_weaker(&arm->contract, &plan->arms[b].contract, dt, w, sizeof w)) {
+            snprintf(why, cap, "case %s, arm %s: %s of baseline %s (same_precision = yes; "
+                     "same_precision = no in [gate] accepts it)", cn, an, w, plan->arms[b].name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Returns 1 and fills why when the pair fails the gate's per-pair rule. */
 static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, double reach, char *why, size_t cap)
 {
@@ -688,19 +708,7 @@ static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, double r
         snprintf(why, cap, "case %s, arm %s: INVALID (%s)", cn, an, r->physics);
         return 1;
     }
-    if (g->same_precision) {
-        const kg_arm *arm = &plan->arms[r->arm];
-        kg_dtype dt = plan->cases[r->kase].dtype;
-        for (int b = 0; b < plan->narms; b++) {
-            if (plan->arms[b].role != KG_ROLE_BASELINE || !kg_plan_arm_applies(plan, b, r->kase)) continue;
-            char w[160];
-            if (kg_contract_weaker(&arm->contract, &plan->arms[b].contract, dt, w, sizeof w)) {
-                snprintf(why, cap, "case %s, arm %s: %s of baseline %s (same_precision = yes; "
-                         "same_precision = no in [gate] accepts it)", cn, an, w, plan->arms[b].name);
-                return 1;
-            }
-        }
-    }
+    if (contract_fails(plan, r, why, cap)) return 1;
     if (g->rule == KG_GATE_INTERVAL) {
         if (!r->has_effect || !r->eff.has_interval) {
             snprintf(why, cap, "case %s, arm %s: no confidence interval "
@@ -796,6 +804,109 @@ static void apply_gate(const kg_analysis_in *in, kg_analysis *out,
     snprintf(out->gate_reason, sizeof out->gate_reason, "%s", failed ? why : "passed");
 }
 
+/* A sequential design (campaign.looks = K > 1): look k analyses the
+ * processes of the first 2 k P / K schedule slots (P per direction).  At
+ * each look every gated candidate's z statistic of "reduction <= g"
+ * (from its one-sided t p-value, so that the boundaries live on the z
+ * scale) is compared with the O'Brien-Fleming boundary c_k: the gate
+ * passes at the first look where every pair is above it and the order and
+ * control checks hold (efficacy); a look before the last where some pair
+ * has z < 0, its estimate below g, stops the campaign for futility
+ * (non-binding: the boundaries do not count on it); the last look
+ * decides.  The supervisor stops running processes at the look that
+ * decides; the same function on the evidence then finds the same look. */
+static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
+{
+    const kg_plan *plan = in->plan;
+    int K = plan->campaign.looks, P = plan->campaign.processes;
+    out->seq_looks = K;
+    out->seq_look = 0;
+    out->seq_stop[0] = '\0';
+    out->seq_procs_planned = P;
+    out->seq_procs_used = 0;
+    int rc = kg_seq_bounds(K, plan->campaign.alpha, out->seq_bound, err);
+    if (rc != KG_OK) return rc;
+    int *acc = malloc((size_t)(in->nproc > 0 ? in->nproc : 1) * sizeof *acc);
+    if (acc == NULL) return kg_errorf(err, KG_ENOMEM, "analysis: out of memory");
+    kg_plan one = *plan;
+    one.campaign.looks = 1;
+    double lg = log(1.0 - plan->gate.min_reduction);
+    char why[KG_TEXT_MAX] = "";
+    int pass = 0;
+    for (int k = 1; k <= K && out->seq_look == 0; k++) {
+        int lim = 2 * (P / K) * k, have = 0;
+        /* the look exists when every slot below lim has an accepted process */
+        for (int sl = 0; sl < lim; sl++) {
+            int found = 0;
+            for (int p = 0; p < in->nproc && !found; p++)
+                found = in->accepted[p] && (in->slot != NULL ? in->slot[p] : p) == sl;
+            have += found;
+        }
+        if (have < lim) {
+            snprintf(why, sizeof why, "the campaign ended before look %d of %d (%d of its %d processes)", k, K, have, lim);
+            break;
+        }
+        for (int p = 0; p < in->nproc; p++) acc[p] = in->accepted[p] && (in->slot != NULL ? in->slot[p] : p) < lim;
+        kg_analysis_in ik = *in;
+        ik.plan = &one;
+        ik.accepted = acc;
+        kg_analysis ak;
+        if ((rc = kg_analyse(&ik, &ak, err)) != KG_OK) break;
+        int all_above = 1, futile = 0, npairs = 0;
+        const char *fa = "", *fc = "";
+        double fz = 0;
+        for (int c = 0; c < plan->ncases; c++) {
+            if (!plan->cases[c].primary && !plan->gate.all_cases) continue;
+            for (int a = 0; a < plan->narms; a++) {
+                const kg_arm_result *r = &ak.res[(size_t)c * (size_t)plan->narms + (size_t)a];
+                if (r->role != KG_ROLE_CANDIDATE || r->state == KG_ARM_ABSENT) continue;
+                npairs++;
+                double z = -(double)INFINITY;
+                char cw[KG_TEXT_MAX];
+                if (r->state == KG_ARM_OK && !r->impossible && r->has_effect && r->eff.has_interval && r->eff.se > 0 &&
+                    !contract_fails(plan, r, cw, sizeof cw)) {
+                    double pv = kg_t_sf((lg - r->eff.theta) / r->eff.se, r->eff.df);
+                    z = kg_z_of_p(pv);
+                }
+                if (!(z >= out->seq_bound[k - 1])) {
+                    if (all_above) { fa = plan->arms[a].name; fc = plan->cases[c].name; fz = z; }
+                    all_above = 0;
+                }
+                if (z < 0.0) futile = 1;
+            }
+        }
+        int checks_ok = (!plan->gate.require_order || ak.order_ok) && (!plan->gate.require_control || ak.control_valid) &&
+                        !ak.invalid && npairs > 0;
+        if (all_above && checks_ok) {
+            out->seq_look = k;
+            snprintf(out->seq_stop, sizeof out->seq_stop, "efficacy");
+            pass = 1;
+        } else if (k == K) {
+            out->seq_look = k;
+            snprintf(out->seq_stop, sizeof out->seq_stop, "final");
+            if (all_above) snprintf(why, sizeof why, "%s", ak.gate_reason);
+            else snprintf(why, sizeof why, "case %s, arm %s: z %.2f below the last boundary %.2f", fc, fa, fz,
+                          out->seq_bound[k - 1]);
+        } else if (futile) {
+            out->seq_look = k;
+            snprintf(out->seq_stop, sizeof out->seq_stop, "futility");
+            snprintf(why, sizeof why, "stopped for futility at look %d of %d: a gated candidate's estimate is below "
+                     "the gate's reduction", k, K);
+        }
+        if (out->seq_look == k) out->seq_procs_used = lim / 2;
+        kg_analysis_free(&ak);
+    }
+    free(acc);
+    if (rc != KG_OK) return rc;
+    out->gate_pass = pass;
+    if (pass)
+        snprintf(out->gate_reason, sizeof out->gate_reason, "passed at look %d of %d (efficacy, z above %.3f)",
+                 out->seq_look, K, out->seq_bound[out->seq_look - 1]);
+    else if (why[0] != '\0')
+        snprintf(out->gate_reason, sizeof out->gate_reason, "%s", why);
+    return KG_OK;
+}
+
 int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
 {
     int rc = KG_OK;
@@ -836,6 +947,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     check_order_control(in, out, order_why, control_why, sizeof order_why);
     out->invalid = !out->control_valid || out->nproc_accepted == 0;
     apply_gate(in, out, order_why, control_why);
+    if (plan->campaign.looks > 1 && (rc = sequential(in, out, err)) != KG_OK) goto done;
 
 done:
     scratch_free(&s);

@@ -161,6 +161,8 @@ static const plan_key plan_keys[] = {
      "a 1-minute load average bound, a number >= 0 (0: none)"},
     {SEC_CAMPAIGN, "repeats", K_INT, CAMP(repeats), 0, 100, 0, "3", NULL,
      "repeats of a contaminated process, an integer in [0, 100]"},
+    {SEC_CAMPAIGN, "looks", K_INT, CAMP(looks), 1, KG_PLAN_MAX_LOOKS, 0, "1", NULL,
+     "analyses of a group-sequential design, an integer in [1, 4] dividing processes (1: a fixed design)"},
     {SEC_CAMPAIGN, "selected_from", K_TEXT, CAMP(selected_from), 0, 0, 0, NULL, NULL,
      "free text: the screen this plan's candidates were selected from (kgate screen writes it)"},
     {SEC_CAMPAIGN, "reference", K_NAME, CAMP(reference), 0, 0, 0, NULL, NULL,
@@ -1162,6 +1164,15 @@ static void plan_notes(plan_ctx *ctx)
         plan_note(plan, "processes = %d per direction does not complete the load-order square of %d arms: some "
                         "arms take the first load slot more often than others, and a slot effect biases them (use a "
                         "multiple of %d, or leave processes out)", plan->campaign.processes, sq, sq);
+    }
+    if (cp->looks > 1 && plan->campaign.processes % cp->looks != 0) {
+        int ln = ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "looks")];
+        size_t l;
+        const char *t = line_text(ctx, ln > 0 ? ln : 1, &l);
+        perr(ctx, ln > 0 ? ln : 1, "looks must divide processes", t, l,
+             "processes = %d per direction: use looks that divide it, or processes a multiple of %d",
+             plan->campaign.processes, cp->looks);
+        return;
     }
     if (cp->margin == 0.0)
         plan_note(plan, "margin = 0: any interval above zero is FASTER, and an offset of 0.055%% between two loads "

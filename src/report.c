@@ -84,9 +84,17 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
         rc = kg_errorf(err, KG_ENOMEM, "out of memory (physics limits)");
         goto done;
     }
+    int *slots = malloc((size_t)(ev.nproc > 0 ? ev.nproc : 1) * sizeof *slots);
+    if (slots == NULL) {
+        free(limits);
+        rc = kg_errorf(err, KG_ENOMEM, "out of memory (process slots)");
+        goto done;
+    }
+    for (int p = 0; p < ev.nproc; p++) slots[p] = ev.procs[p].slot;
     kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
-                          .nproc = ev.nproc, .state = ev.state, .limits = limits };
+                          .nproc = ev.nproc, .state = ev.state, .limits = limits, .slot = slots };
     rc = kg_analyse(&in, an, err);
+    free(slots);
     free(limits);
     if (rc != KG_OK) goto done;
     for (int i = 0; i < NFORMATS; i++) {

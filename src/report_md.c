@@ -92,6 +92,18 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     kg_sb_printf(sb, "Result: %s.%s\n\n", an->gate_reason,
                  an->invalid ? " The campaign is INVALID (control failed or no usable process)." : "");
 
+    if (an->seq_looks > 1) {
+        kg_sb_printf(sb, "Sequential design: %d looks after %d, ..., %d processes per direction; one-sided O'Brien-Fleming "
+                         "boundaries on the z scale of each gated candidate's p (reduction <= %.2f%%):",
+                     an->seq_looks, cp->processes / an->seq_looks, cp->processes, 100 * plan->gate.min_reduction);
+        for (int k = 0; k < an->seq_looks; k++) kg_sb_printf(sb, " %.3f", an->seq_bound[k]);
+        if (an->seq_look > 0)
+            kg_sb_printf(sb, ". Decided at look %d (%s) with %d of %d processes per direction%s.\n\n", an->seq_look,
+                         an->seq_stop, an->seq_procs_used, an->seq_procs_planned,
+                         an->seq_procs_used < an->seq_procs_planned ? ": the remaining processes were not run" : "");
+        else
+            kg_sb_puts(sb, ". No look decided.\n\n");
+    }
     kg_sb_puts(sb, "## Results\n\n");
     kg_sb_puts(sb, "Times are medians over processes of per-process medians, in µs. Reductions are 1 - arm/baseline "
                    "(positive = faster) against the arm's baseline (the plan's reference, or with several "

@@ -77,6 +77,16 @@ double kg_t_sf(double x, double df)
     return q;
 }
 
+double kg_z_of_p(double p)
+{
+    if (!(p > 0.0)) return (double)INFINITY;
+    if (!(p < 1.0)) return -(double)INFINITY;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    double z = gsl_cdf_ugaussian_Qinv(p);
+    gsl_set_error_handler(old);
+    return z;
+}
+
 static void effect_clear_interval(kg_effect *e)
 {
     e->has_interval = 0;
@@ -283,5 +293,64 @@ done:
     gsl_rng_free(rng);
     free(mx);
     free(z);
+    return rc;
+}
+
+int kg_seq_bounds(int K, double alpha, double *c, kg_err *err)
+{
+    if (K < 1 || K > KG_PLAN_MAX_LOOKS || !(alpha > 0.0 && alpha < 0.5) || c == NULL)
+        return kg_errorf(err, KG_EINTERNAL, "sequential bounds: K %d, alpha %g", K, alpha);
+    if (K == 1) {
+        c[0] = gsl_cdf_ugaussian_Qinv(alpha);
+        return KG_OK;
+    }
+    enum { DRAWS = 400000 };
+    double *z = malloc((size_t)DRAWS * (size_t)K * sizeof *z);
+    unsigned char *alive = malloc(DRAWS);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int rc = KG_OK;
+    if (z == NULL || alive == NULL || rng == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "sequential bounds: out of memory");
+        goto done;
+    }
+    gsl_rng_set(rng, 20261201ul + (unsigned long)K);
+    /* z_k = W(t_k) / sqrt(t_k), W a Brownian motion observed at k / K */
+    for (int d = 0; d < DRAWS; d++) {
+        double w = 0.0;
+        for (int k = 0; k < K; k++) {
+            w += gsl_ran_gaussian(rng, sqrt(1.0 / K));
+            z[(size_t)d * (size_t)K + (size_t)k] = w / sqrt((double)(k + 1) / K);
+        }
+        alive[d] = 1;
+    }
+    double za = gsl_cdf_ugaussian_Qinv(alpha / 2.0), spent = 0.0;
+    double *col = malloc((size_t)DRAWS * sizeof *col);
+    if (col == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "sequential bounds: out of memory");
+        goto done;
+    }
+    for (int k = 0; k < K; k++) {
+        double t = (double)(k + 1) / K;
+        double target = 2.0 - 2.0 * gsl_cdf_ugaussian_P(za / sqrt(t));
+        double step = target - spent;
+        /* the boundary that the paths still alive cross with probability step */
+        int n = 0;
+        for (int d = 0; d < DRAWS; d++)
+            if (alive[d]) col[n++] = z[(size_t)d * (size_t)K + (size_t)k];
+        qsort(col, (size_t)n, sizeof *col, cmp_dbl);
+        int cross = (int)(step * DRAWS + 0.5);
+        if (cross < 1) cross = 1;
+        if (cross > n) cross = n;
+        /* the first look's boundary is exact; later ones from the paths */
+        c[k] = k == 0 ? gsl_cdf_ugaussian_Qinv(target) : col[n - cross];
+        for (int d = 0; d < DRAWS; d++)
+            if (alive[d] && z[(size_t)d * (size_t)K + (size_t)k] >= c[k]) alive[d] = 0;
+        spent = target;
+    }
+    free(col);
+done:
+    free(z);
+    free(alive);
+    gsl_rng_free(rng);
     return rc;
 }

@@ -472,6 +472,34 @@ static int next_slot(const proc_rec *r, int n, int nslots, int max_repeats, int 
     return -1;
 }
 
+/* A sequential design: once the processes of a look (2 P / looks slots
+ * each) are all done, the evidence so far is analysed; 1 when that look
+ * decided (efficacy or futility) and no more processes are to run. */
+static int look_decided(const kg_plan *plan, const proc_rec *recs, int nrec, int nslots, const char *dir, kg_err *err)
+{
+    int per = 2 * (plan->campaign.processes / plan->campaign.looks), ndone = 0;
+    for (int s = 0; s < nslots; s++) {
+        int done = 0;
+        for (int i = 0; i < nrec && !done; i++)
+            done = recs[i].slot == s && strcmp(recs[i].status, "contaminated") != 0;
+        ndone += done;
+    }
+    if (per <= 0 || ndone == 0 || ndone % per != 0 || ndone >= nslots) return 0;
+    /* only when the process just recorded completed the look */
+    if (nrec > 0 && recs[nrec - 1].slot >= ndone) return 0;
+    kg_analysis an;
+    kg_err e = { 0 };
+    if (kg_report_build(dir, &an, NULL, &e) != KG_OK) {
+        /* an interim analysis that fails is not a decision: the campaign goes on */
+        fprintf(stderr, "kgate: interim analysis after %d processes failed: %s\n", ndone, e.msg);
+        return 0;
+    }
+    int decided = an.seq_look > 0 && an.seq_look < plan->campaign.looks;
+    kg_analysis_free(&an);
+    (void)err;
+    return decided;
+}
+
 /* Removes what an interrupted process or writer may have left: the files
  * of processes from index first on, and temporary files.  Through the
  * folder's descriptor: a subfolder that is a link is not entered. */
@@ -712,6 +740,10 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         if ((rc = kg_evidence_write_processes(dirfd, dir, recs, nrec, err)) != KG_OK) goto done;
         if (!r->accepted && (o->progress || strcmp(r->status, "contaminated") == 0))
             fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", nrec - 1, r->status, r->reason);
+        if (!o->check_only && plan->campaign.looks > 1 && look_decided(plan, recs, nrec, nslots, dir, err)) {
+            fprintf(stderr, "\r\033[Kkgate: the sequential design decided after %d of %d processes\n", nrec, nslots);
+            break;
+        }
     }
     progress(o, nslots, nslots, 0, kg_mono_s() - t0, pline, sizeof pline);
     if (nrec == 0 && (rc = kg_evidence_write_processes(dirfd, dir, recs, 0, err)) != KG_OK) goto done;

@@ -25,6 +25,7 @@
 /* Capacities the parser enforces, each with a file:line error. */
 #define KG_PLAN_MAX_ROTATE 16   /* campaign key rotate: input sets an arm rotates through */
 #define KG_PLAN_MAX_NOTES 4
+#define KG_PLAN_MAX_LOOKS 4
 #define KG_PLAN_NOTE_MAX 320
 #define KG_PLAN_MAX_FRESH_PACK 16 /* inputs = fresh: the largest pack (an input set per operation) */
 #define KG_ARM_MAX_FLAGS 64     /* words in an arm's defines and cflags together */
@@ -81,6 +82,7 @@ typedef struct kg_campaign {
     int repeats;             /* repeats of a contaminated process; 3 */
     char reference[KG_NAME_MAX]; /* the baseline every candidate is compared with; "" = every baseline */
     char selected_from[KG_TEXT_MAX]; /* a confirmation plan: the screen it was selected from; "" = none */
+    int looks;               /* group-sequential design: analyses after processes / looks per direction; 1 */
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 

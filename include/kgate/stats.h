@@ -100,8 +100,10 @@ const char *kg_verdict_label(kg_verdict v, int order_flag);
 
 /* ---- multiplicity ---------------------------------------------------- */
 
-/* The upper tail P(T > x) of Student's t with df degrees of freedom. */
+/* The upper tail P(T > x) of Student's t with df degrees of freedom, and
+ * the z with the same upper tail: Phi^-1(1 - p). */
 double kg_t_sf(double x, double df);
+double kg_z_of_p(double p);
 
 /* draws of the max-T simulation (reproducible: seeded from the plan) */
 #define KG_MAXT_DRAWS 20000
@@ -121,6 +123,18 @@ void kg_holm(const double *p, int m, double *padj);
  * input or no memory. */
 int kg_maxt(const double *R, int m, double df, double alpha, uint64_t seed, int n, const double *t,
             double *crit, double *padj, kg_err *err);
+
+/* ---- group-sequential designs ---------------------------------------- */
+
+/* One-sided efficacy boundaries on the z scale for K equally spaced looks
+ * (information fractions k / K) of a level-alpha test, with the Lan-DeMets
+ * spending function of O'Brien-Fleming type, alpha(t) = 2 - 2 Phi(z_(1 -
+ * alpha/2) / sqrt(t)) (Lan & DeMets 1983): c[k] such that the probability
+ * of crossing first at look k is alpha(t_k) - alpha(t_(k-1)) under the
+ * null.  Computed by simulation of the looks' z statistics (independent
+ * increments) with a fixed seed, so the table is a function of (K,
+ * alpha) alone.  K in [1, KG_PLAN_MAX_LOOKS]; K = 1 gives z_(1 - alpha). */
+int kg_seq_bounds(int K, double alpha, double *c, kg_err *err);
 
 /* ---- rows and the analysis of a campaign ----------------------------- */
 
@@ -212,6 +226,14 @@ typedef struct kg_analysis {
      * maxt) */
     int family_size;
     double maxt_crit;
+    /* appended: a sequential design (campaign.looks > 1): the looks, the
+     * look that decided (0: none yet), why ("efficacy", "futility",
+     * "final", "" when undecided), the boundaries, and the processes per
+     * direction the decision used out of those planned */
+    int seq_looks, seq_look;
+    char seq_stop[16];
+    double seq_bound[KG_PLAN_MAX_LOOKS];
+    int seq_procs_used, seq_procs_planned;
     int gate_pass;
     char gate_reason[KG_TEXT_MAX]; /* first reason the gate failed, or "passed" */
     int invalid;             /* control failed or no usable process: exit 3 */
@@ -241,6 +263,9 @@ typedef struct kg_analysis_in {
     const kg_arm_state *state;
     /* appended: per case, the physics limit; NULL: no limit applies */
     const kg_case_limit *limits;
+    /* appended: per process, the schedule slot it filled (NULL: its
+     * index), for the looks of a sequential design */
+    const int *slot;
 } kg_analysis_in;
 
 int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err);

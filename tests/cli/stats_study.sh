@@ -8,13 +8,21 @@
 #      over 100 seeds is within +-0.03% (before: -0.15%, the middle arm
 #      never loaded first);
 #   2. two equal baselines and an identical candidate: the mean reduction
-#      is within +-0.03% (before: biased against the candidate by the
-#      per-round minimum over baselines);
-#   3. a candidate exactly at the gate's g (1%) with a 2% first-slot
-#      effect: the gate passes in at most 11 of 100 seeds (alpha 5%:
-#      P(X > 11) < 0.01 at the nominal rate; before: 44%);
+#      is within +-0.07% (before: -0.143%, the per-round minimum over the
+#      baselines; now -0.03%, what keeping the worse of two contrasts
+#      costs, about 3 SE inside the bound);
+#   3. a candidate exactly at the gate's g (1%), with a control, every
+#      arm 2% slower when loaded first, the default processes: the gate
+#      passes in at most 11 of 100 seeds (alpha 5%: P(X > 11) < 0.01 at
+#      the nominal rate; before, with the middle arm never loaded first,
+#      it passed 44% of the time in the statistics review);
 #   4. eight A/A candidates at margin 0: at most 11 of 100 campaigns claim
-#      any FASTER (Holm over the family; before: 24%).
+#      any FASTER (Holm over the family; before: 20 of 100 here, 24% in the
+#      statistics review);
+#   5. a sequential design (looks = 4, 8 processes per direction) with the
+#      truth exactly at g: the gate passes in at most 11 of 100 seeds
+#      (O'Brien-Fleming spending holds alpha; four looks at t(1 - alpha)
+#      each would reach about 12%).
 # Set STATS_SEEDS to run more (or fewer, for a quick look) seeds.
 . tests/cli_lib.sh
 N=${STATS_SEEDS:-100}
@@ -89,12 +97,13 @@ twobase() {
     arm cand candidate "fake_noise = 0.004"
 }
 study twobase
-mean_within "$T/twobase.txt" 0.0003 "two equal baselines"
+mean_within "$T/twobase.txt" 0.0007 "two equal baselines"
 
 atg() {
-    header "$1" 1% 2 1%
+    header "$1" 1% 0 1% | sed '/^processes = 0$/d'
     arm base baseline "fake_noise = 0.0037" "fake_first = 0.02"
     arm cand candidate "fake_noise = 0.0037" "fake_first = 0.02" "fake_ns = 990"
+    printf '[arm ctrl]\nop = rowsum\nrole = control\nof = base\nfake_noise = 0.0037\nfake_first = 0.02\n'
 }
 study atg
 pass=$(awk '$2 == 0' "$T/atg.txt" | wc -l)
@@ -110,4 +119,13 @@ study eight
 any=$(grep -c "FASTER" "$T/eight.txt")
 echo "eight A/A candidates at margin 0: $any of $N campaigns claim a FASTER (at most $((N * 11 / 100)))"
 [ "$any" -le $((N * 11 / 100)) ] || die "the family-wise false FASTER rate is above alpha"
+seq4() {
+    header "$1" 1% 8 1% | sed 's/^processes = 8$/processes = 8\nlooks = 4/'
+    arm base baseline "fake_noise = 0.0037"
+    arm cand candidate "fake_noise = 0.0037" "fake_ns = 990"
+}
+study seq4
+pass=$(awk '$2 == 0' "$T/seq4.txt" | wc -l)
+echo "a 4-look sequential design with the truth at g: the gate passed in $pass of $N seeds (at most $((N * 11 / 100)))"
+[ "$pass" -le $((N * 11 / 100)) ] || die "the sequential design does not hold alpha"
 echo "stats_study: ok"
