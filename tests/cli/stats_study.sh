@@ -26,6 +26,13 @@
 # Set STATS_SEEDS to run more (or fewer, for a quick look) seeds.
 . tests/cli_lib.sh
 N=${STATS_SEEDS:-100}
+# the sanitizer build runs the same campaigns for memory errors, on few
+# seeds; the rates are asserted by the regular build (make test)
+case ${BUILD:-build} in
+*san*) N=${STATS_SEEDS:-5}; ASSERT=0; echo "stats_study: sanitizer build: $N seeds, rates not asserted" ;;
+*) ASSERT=1 ;;
+esac
+rate_die() { if [ "$ASSERT" = 1 ]; then die "$@"; else echo "stats_study: (not asserted) $*"; fi; }
 src=$(pwd)/kernels/cpu/rowsum_naive.c
 arm() { # name role extra...
     printf '[arm %s]\nop = rowsum\nrole = %s\nsource = %s\n' "$1" "$2" "$src"
@@ -78,7 +85,7 @@ study() {
 mean_within() { # file bound what
     awk -v b="$2" -v w="$3" '{ s += $3; n++ } END {
         m = s / n; printf "%s: mean reduction %+.4f%% over %d seeds (bound +-%.3f%%)\n", w, 100 * m, n, 100 * b
-        exit !(m > -b && m < b) }' "$1" || die "$3: biased"
+        exit !(m > -b && m < b) }' "$1" || rate_die "$3: biased"
 }
 
 slot() {
@@ -108,7 +115,7 @@ atg() {
 study atg
 pass=$(awk '$2 == 0' "$T/atg.txt" | wc -l)
 echo "the truth at g with a 2% first-slot effect: the gate passed in $pass of $N seeds (at most $((N * 11 / 100)))"
-[ "$pass" -le $((N * 11 / 100)) ] || die "the gate passes too often with the truth at g"
+[ "$pass" -le $((N * 11 / 100)) ] || rate_die "the gate passes too often with the truth at g"
 
 eight() {
     header "$1" 0 2 1%
@@ -118,7 +125,7 @@ eight() {
 study eight
 any=$(grep -c "FASTER" "$T/eight.txt")
 echo "eight A/A candidates at margin 0: $any of $N campaigns claim a FASTER (at most $((N * 11 / 100)))"
-[ "$any" -le $((N * 11 / 100)) ] || die "the family-wise false FASTER rate is above alpha"
+[ "$any" -le $((N * 11 / 100)) ] || rate_die "the family-wise false FASTER rate is above alpha"
 seq4() {
     header "$1" 1% 8 1% | sed 's/^processes = 8$/processes = 8\nlooks = 4/'
     arm base baseline "fake_noise = 0.0037"
@@ -127,5 +134,5 @@ seq4() {
 study seq4
 pass=$(awk '$2 == 0' "$T/seq4.txt" | wc -l)
 echo "a 4-look sequential design with the truth at g: the gate passed in $pass of $N seeds (at most $((N * 11 / 100)))"
-[ "$pass" -le $((N * 11 / 100)) ] || die "the sequential design does not hold alpha"
+[ "$pass" -le $((N * 11 / 100)) ] || rate_die "the sequential design does not hold alpha"
 echo "stats_study: ok"
