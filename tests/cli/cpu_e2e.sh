@@ -13,7 +13,7 @@ samples = 3
 rounds = 3
 processes = 2
 margin = 5%
-control_margin = 10%
+control_margin = 5%
 timeout = 60
 [case g]
 op = gemm_bt
