@@ -85,7 +85,8 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
         goto done;
     }
     kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
-                          .nproc = ev.nproc, .state = ev.state, .limits = limits };
+                          .nproc = ev.nproc, .state = ev.state, .limits = limits,
+                          .tel = ev.tel, .ntel = ev.ntel };
     rc = kg_analyse(&in, an, err);
     free(limits);
     if (rc != KG_OK) goto done;
