@@ -63,8 +63,9 @@
  *     are ns x MHz x 1e-3; a cell's cycle value is the log median of its
  *     cycles when every sample has a clock.  Every contrasted arm of a
  *     case with clocks gets the same paired analysis on cycles, against
- *     the same contrast_arm; a FASTER verdict (after the family's
- *     adjustment) stays FASTER only if the cycle effect is FASTER too
+ *     the same contrast_arm; where every sample of both arms has a clock
+ *     (has_cycles), a FASTER verdict (after the family's adjustment)
+ *     stays FASTER only if the cycle effect is FASTER too
  *     (kg_verdict_of), else it is INCONCLUSIVE (clock_demoted), and the
  *     interval gate also needs the cycle lower bound >= min_reduction.
  *     Without telemetry nothing of this applies.
@@ -76,7 +77,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kgate/evidence.h"   /* kg_tel_rec */
 #include "kgate/stats.h"
 
 #define PCT(x) (100.0 * (x))
@@ -565,12 +565,15 @@ static void contrast_arm_stats(const kg_analysis_in *in, const table *t, int c, 
 
 /* The contrast of arm a against r->contrast_arm in cycles: D(p) over the
  * rounds in which both cells have a cycle value, and its effect
- * (kg_effect_compute, as in time). */
+ * (kg_effect_compute, as in time).  has_cycles (the confirmation
+ * applies) when every round counted in time is counted in cycles: every
+ * sample of both arms has a clock.  With clocks on part of the samples
+ * only, the effect is reported and the verdict is that of time. */
 static void cycle_stats(const kg_analysis_in *in, const table *t, int c, int a, kg_arm_result *r, scratch *s)
 {
     const kg_campaign *cp = &in->plan->campaign;
     int b = r->contrast_arm;
-    r->has_cycles = 1;
+    r->has_cycles = 0;
     r->cycle_nrounds = 0;
     s->nD = 0;
     if (!is_baseline(in, c, b)) return;
@@ -592,6 +595,7 @@ static void cycle_stats(const kg_analysis_in *in, const table *t, int c, int a, 
             r->cycle_nrounds += nr;
         }
     }
+    r->has_cycles = r->cycle_nrounds > 0 && r->cycle_nrounds == r->nrounds[0] + r->nrounds[1];
     if (s->nD == 0) return;
     kg_err local = {0, ""};
     r->has_cycle_effect =

@@ -50,7 +50,8 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
             csv_num(sb, r->rho_lo_adj);
             kg_sb_printf(sb, ",%s", r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "");
             /* clocks: empty where the case has none */
-            csv_num(sb, r->has_cycle_effect && r->eff_cycles.has_interval ? r->eff_cycles.rho_lo : (double)NAN);
+            csv_num(sb, r->has_cycles && r->has_cycle_effect && r->eff_cycles.has_interval ? r->eff_cycles.rho_lo
+                                                                                         : (double)NAN);
             if (r->clock_rounds >= 0) kg_sb_printf(sb, ",%d\n", r->clock_rounds_flagged);
             else kg_sb_puts(sb, ",\n");
         }

@@ -98,7 +98,9 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
                 json_object_set_new(ck, "rounds", json_integer(r->clock_rounds));
                 json_object_set_new(ck, "mismatched_rounds", json_integer(r->clock_rounds_flagged));
             }
-            if (r->has_cycles) {
+            if (r->clock_rounds >= 0 && r->state == KG_ARM_OK && r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0) {
+                /* complete: every paired round counted in time has clocks, so the confirmation applies */
+                json_object_set_new(ck, "complete", json_boolean(r->has_cycles));
                 json_object_set_new(ck, "cycle_rounds", json_integer(r->cycle_nrounds));
                 if (r->has_cycle_effect) {
                     json_t *e = json_object();

@@ -86,7 +86,8 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
-            if (!r->has_cycles) continue;
+            if (r->clock_rounds < 0 || r->state != KG_ARM_OK || r->role == KG_ROLE_BASELINE || r->contrast_arm < 0)
+                continue;
             kg_sb_printf(sb, "| %s | %s | %s | ", plan->cases[c].name, plan->arms[a].name,
                          r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "");
             const kg_effect *e[2] = { r->has_effect ? &r->eff : NULL, r->has_cycle_effect ? &r->eff_cycles : NULL };
@@ -104,6 +105,9 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
             }
             kg_sb_printf(sb, "%d | ", r->cycle_nrounds);
             if (r->clock_demoted) kg_sb_printf(sb, "%s |\n", r->clock_reason);
+            else if (!r->has_cycles)
+                kg_sb_printf(sb, "clocks on part of the samples only (%d of %d paired rounds): the verdict is in time |\n",
+                             r->cycle_nrounds, r->nrounds[0] + r->nrounds[1]);
             else if (!r->has_cycle_effect) kg_sb_puts(sb, "no cycle effect |\n");
             else {
                 kg_verdict v = kg_verdict_of(&r->eff_cycles, cp->margin, cp->equivalence);

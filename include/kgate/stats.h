@@ -135,6 +135,21 @@ typedef struct kg_row {
     double ns;       /* time of one operation (a packed sample divided by pack) */
 } kg_row;
 
+/* One device reading after a timed sample, as stored in the evidence
+ * folder's telemetry CSV (kgate/evidence.h); joined to its kg_row by
+ * (proc, kase, round, arm, sample).  sm_mhz > 0 is a clock (-1: the
+ * backend reads none). */
+typedef struct kg_tel_rec {
+    int proc, kase, round, arm, sample;
+    int sm_mhz, mem_mhz;
+    double power_w;
+    int temp_c;
+    unsigned long long reasons;    /* clock event (throttle) reasons mask */
+    int foreign_procs;
+    int escaped;
+    double event_ns, host_ns;
+} kg_tel_rec;
+
 /* Outcome of an arm on a case outside timing. */
 typedef enum {
     KG_ARM_OK = 0,
@@ -256,8 +271,6 @@ typedef struct kg_case_limit {
     double flop_rate_mma;
 } kg_case_limit;
 
-struct kg_tel_rec;   /* kgate/evidence.h: one telemetry row */
-
 /* Per (case, arm) admission state known before analysis (from the check
  * records); state[c * narms + a].  accepted[p] is 1 for processes whose
  * rows count.  Rows of rejected processes are ignored. */
@@ -268,10 +281,10 @@ typedef struct kg_analysis_in {
     const kg_arm_state *state;
     /* appended: per case, the physics limit; NULL: no limit applies */
     const kg_case_limit *limits;
-    /* appended: the telemetry rows (kgate/evidence.h), joined to rows by
-     * (process, case, round, arm, sample); NULL/0: no clocks, and the
-     * analysis is that of time alone */
-    const struct kg_tel_rec *tel; size_t ntel;
+    /* appended: the telemetry rows, joined to rows by (process, case,
+     * round, arm, sample); NULL/0: no clocks, and the analysis is that of
+     * time alone */
+    const kg_tel_rec *tel; size_t ntel;
 } kg_analysis_in;
 
 int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err);
