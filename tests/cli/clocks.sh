@@ -49,3 +49,15 @@ cut -d, -f1-4,6- "$T/ev/results.csv" | sed 's/,[^,]*,[^,]*$//' >"$T/time.ev"
 cut -d, -f1-4,6- "$T/fast/results.csv" | sed 's/,[^,]*,[^,]*$//' >"$T/time.fast"
 cmp -s "$T/time.ev" "$T/time.fast" || { diff "$T/time.ev" "$T/time.fast" >&2; die "clocks changed a time column"; }
 expect_report_identical "$T/fast"
+
+# one process without telemetry: the cycle effect is reported, the verdict
+# and the gate are those of time
+cp -r "$T/ev" "$T/part"
+telemetry "$T/part" 2039
+rm "$T/part/telemetry/proc-003.csv"
+"$KGATE" report "$T/part" >"$T/part.out" 2>"$T/part.err"; st=$?
+expect_status 0 $st "clocks on part of the samples: report"
+expect_grep "^| small | 20 | 20 |$" "$T/part/report.md"
+expect_grep "| small | cand | base | .* | 20 | clocks on part of the samples only (20 of 24 paired rounds): the verdict is in time |$" "$T/part/report.md"
+expect_grep "^small,cand,candidate,ok,FASTER,.*,base,,20$" "$T/part/results.csv"
+expect_grep '"complete": false' "$T/part/results.json"
