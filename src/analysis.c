@@ -54,6 +54,22 @@
  *     then require order_ok (gate.require_order) and control_valid
  *     (gate.require_control).  gate_reason holds the first failure.
  *
+ *   - Clocks (docs/statistics.md, "Clocks"): each raw row is joined to
+ *     its telemetry row by (process, case, round, arm, sample); a clock
+ *     is a reading sm_mhz > 0.  A case has clocks when some row of it
+ *     has one.  Per cell the median clock of its samples; a round (p, r)
+ *     of the case is clock-mismatched when max/min - 1 of its arms'
+ *     median clocks exceeds KG_CLOCK_MISMATCH.  The cycles of a sample
+ *     are ns x MHz x 1e-3; a cell's cycle value is the log median of its
+ *     cycles when every sample has a clock.  Every contrasted arm of a
+ *     case with clocks gets the same paired analysis on cycles, against
+ *     the same contrast_arm; where every sample of both arms has a clock
+ *     (has_cycles), a FASTER verdict (after the family's adjustment)
+ *     stays FASTER only if the cycle effect is FASTER too
+ *     (kg_verdict_of), else it is INCONCLUSIVE (clock_demoted), and the
+ *     interval gate also needs the cycle lower bound >= min_reduction.
+ *     Without telemetry nothing of this applies.
+ *
  * This file does not read files, choose what is accepted or decide the
  * admission states; those arrive in kg_analysis_in. */
 #include <math.h>
@@ -116,6 +132,12 @@ static void result_blank(kg_arm_result *r)
     r->drift_fails = 0;
     r->in_family = 0;
     r->p_value = r->p_adj = r->rho_lo_adj = (double)NAN;
+    r->has_cycles = r->has_cycle_effect = 0;
+    memset(&r->eff_cycles, 0, sizeof r->eff_cycles);
+    r->cycle_nrounds = 0;
+    r->clock_rounds = r->clock_rounds_flagged = -1;
+    r->clock_demoted = 0;
+    r->clock_reason[0] = '\0';
 }
 
 /* The timing table, bucketed so that the samples of (case, process, arm)
@@ -128,6 +150,12 @@ typedef struct table {
     double *y;        /* per cell: log median, (double)NAN when empty */
     double *pmed;     /* per (case, process, arm): median of all samples, (double)NAN when none */
     int *pdir;        /* per process: direction, -1 when it has no rows */
+    /* clocks (NULL without telemetry) */
+    double *cyc;      /* per sample, parallel to val: cycles, (double)NAN without a clock */
+    double *clk;      /* per sample: SM MHz, (double)NAN without a clock */
+    double *yc;       /* per cell: log median of cycles when every sample has a clock, else NAN */
+    double *cmed;     /* per cell: median clock of the samples that have one, else NAN */
+    int *case_clocks; /* per case: some sample of it has a clock */
 } table;
 
 static size_t cell_of(const table *t, int c, int p, int a, int r)
@@ -143,7 +171,119 @@ static void table_free(table *t)
     free(t->y);
     free(t->pmed);
     free(t->pdir);
+    free(t->cyc);
+    free(t->clk);
+    free(t->yc);
+    free(t->cmed);
+    free(t->case_clocks);
     memset(t, 0, sizeof *t);
+}
+
+/* The telemetry join: one key per telemetry row of an accepted process. */
+typedef struct tel_key {
+    int proc, kase, round, arm, sample, mhz;
+} tel_key;
+
+static int key_cmp(const tel_key *x, const tel_key *y)
+{
+    if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
+    if (x->kase != y->kase) return x->kase < y->kase ? -1 : 1;
+    if (x->round != y->round) return x->round < y->round ? -1 : 1;
+    if (x->arm != y->arm) return x->arm < y->arm ? -1 : 1;
+    if (x->sample != y->sample) return x->sample < y->sample ? -1 : 1;
+    return 0;
+}
+
+/* The sort order: the key, then the clock, so that of two rows for one
+ * sample (which the worker never writes) the smaller clock is joined,
+ * whatever the order of the sort. */
+static int tel_key_cmp(const void *a, const void *b)
+{
+    const tel_key *x = a, *y = b;
+    int k = key_cmp(x, y);
+    if (k != 0) return k;
+    return (x->mhz > y->mhz) - (x->mhz < y->mhz);
+}
+
+/* The clock of a sample: its telemetry row's sm_mhz when > 0, else 0. */
+static int clock_of(const tel_key *keys, size_t nkeys, const kg_row *w)
+{
+    tel_key k = { w->proc, w->kase, w->round, w->arm, w->sample, 0 };
+    size_t lo = 0, hi = nkeys;
+    while (lo < hi) {   /* the first key >= k */
+        size_t mid = lo + (hi - lo) / 2;
+        if (key_cmp(&keys[mid], &k) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < nkeys && key_cmp(&keys[lo], &k) == 0 && keys[lo].mhz > 0 ? keys[lo].mhz : 0;
+}
+
+/* Joins the telemetry to the samples; leaves t->cyc NULL when no sample
+ * has a clock. */
+static int table_clocks(const kg_analysis_in *in, table *t, kg_err *err)
+{
+    const kg_plan *plan = in->plan;
+    size_t nkeys = 0, nkept = t->off[t->ncells];
+    int rc = KG_OK;
+    tel_key *keys = malloc((in->ntel + 1) * sizeof *keys);
+    size_t *fill = malloc((t->ncells + 1) * sizeof *fill);
+    if (keys == NULL || fill == NULL) { rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory (telemetry)"); goto done; }
+    for (size_t i = 0; i < in->ntel; i++) {
+        const kg_tel_rec *w = &in->tel[i];
+        if (w->proc < 0 || w->proc >= in->nproc || w->kase < 0 || w->kase >= plan->ncases || w->arm < 0
+            || w->arm >= plan->narms) {
+            rc = kg_errorf(err, KG_EINPUT, "analysis: telemetry row %zu: process %d, case %d or arm %d is not in the "
+                           "campaign", i, w->proc, w->kase, w->arm);
+            goto done;
+        }
+        if (!in->accepted[w->proc]) continue;
+        keys[nkeys++] = (tel_key){ w->proc, w->kase, w->round, w->arm, w->sample, w->sm_mhz };
+    }
+    qsort(keys, nkeys, sizeof *keys, tel_key_cmp);
+    int any = 0;
+    t->case_clocks = calloc((size_t)t->ncases + 1, sizeof *t->case_clocks);
+    t->cyc = malloc((nkept + 1) * sizeof *t->cyc);
+    t->clk = malloc((nkept + 1) * sizeof *t->clk);
+    t->yc = malloc((t->ncells + 1) * sizeof *t->yc);
+    t->cmed = malloc((t->ncells + 1) * sizeof *t->cmed);
+    if (t->case_clocks == NULL || t->cyc == NULL || t->clk == NULL || t->yc == NULL || t->cmed == NULL) {
+        rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory (clocks)");
+        goto done;
+    }
+    memcpy(fill, t->off, t->ncells * sizeof *fill);
+    for (size_t i = 0; i < in->nrows; i++) {
+        const kg_row *w = &in->rows[i];
+        if (!in->accepted[w->proc]) continue;
+        size_t at = fill[cell_of(t, w->kase, w->proc, w->arm, w->round)]++;
+        int mhz = nkeys > 0 ? clock_of(keys, nkeys, w) : 0;
+        t->clk[at] = mhz > 0 ? (double)mhz : (double)NAN;
+        t->cyc[at] = mhz > 0 ? w->ns * (double)mhz * 1e-3 : (double)NAN;
+        if (mhz > 0) {
+            t->case_clocks[w->kase] = 1;
+            any = 1;
+        }
+    }
+    for (size_t k = 0; k < t->ncells; k++) {
+        size_t n = t->off[k + 1] - t->off[k], m = 0;
+        double *c = t->cyc + t->off[k], *v = t->clk + t->off[k];
+        for (size_t j = 0; j < n; j++) m += !isnan(v[j]);
+        t->yc[k] = n > 0 && m == n ? log(kg_median(c, n)) : (double)NAN;
+        /* the median clock of the samples with one: compacted in place
+         * (clk is not needed afterwards) */
+        size_t w = 0;
+        for (size_t j = 0; j < n; j++)
+            if (!isnan(v[j])) v[w++] = v[j];
+        t->cmed[k] = w > 0 ? kg_median(v, w) : (double)NAN;
+    }
+    if (!any) {
+        free(t->cyc); free(t->clk); free(t->yc); free(t->cmed); free(t->case_clocks);
+        t->cyc = t->clk = t->yc = t->cmed = NULL;
+        t->case_clocks = NULL;
+    }
+done:
+    free(keys);
+    free(fill);
+    return rc;
 }
 
 static int table_build(const kg_analysis_in *in, table *t, kg_err *err)
@@ -232,6 +372,7 @@ static int table_build(const kg_analysis_in *in, table *t, kg_err *err)
         size_t n = t->off[last] - t->off[first];
         t->pmed[k] = n > 0 ? kg_median(t->val + t->off[first], n) : (double)NAN;
     }
+    if (in->ntel > 0 && (rc = table_clocks(in, t, err)) != KG_OK) goto done;
 
 done:
     free(fill);
@@ -422,6 +563,101 @@ static void contrast_arm_stats(const kg_analysis_in *in, const table *t, int c, 
     }
 }
 
+/* The contrast of arm a against r->contrast_arm in cycles: D(p) over the
+ * rounds in which both cells have a cycle value, and its effect
+ * (kg_effect_compute, as in time).  has_cycles (the confirmation
+ * applies) when every round counted in time is counted in cycles: every
+ * sample of both arms has a clock.  With clocks on part of the samples
+ * only, the effect is reported and the verdict is that of time. */
+static void cycle_stats(const kg_analysis_in *in, const table *t, int c, int a, kg_arm_result *r, scratch *s)
+{
+    const kg_campaign *cp = &in->plan->campaign;
+    int b = r->contrast_arm;
+    r->has_cycles = 0;
+    r->cycle_nrounds = 0;
+    s->nD = 0;
+    if (!is_baseline(in, c, b)) return;
+    for (int p = 0; p < t->nproc; p++) {
+        int d = t->pdir[p];
+        if (d < 0) continue;
+        double sum = 0.0;
+        int nr = 0;
+        for (int rr = 0; rr < t->nrounds; rr++) {
+            double ya = t->yc[cell_of(t, c, p, a, rr)], yb = t->yc[cell_of(t, c, p, b, rr)];
+            if (isnan(ya) || isnan(yb)) continue;
+            sum += ya - yb;
+            nr++;
+        }
+        if (nr > 0) {
+            s->D[s->nD] = sum / nr;
+            s->Ddir[s->nD] = d;
+            s->nD++;
+            r->cycle_nrounds += nr;
+        }
+    }
+    r->has_cycles = r->cycle_nrounds > 0 && r->cycle_nrounds == r->nrounds[0] + r->nrounds[1];
+    if (s->nD == 0) return;
+    kg_err local = {0, ""};
+    r->has_cycle_effect =
+        kg_effect_compute(s->D, s->Ddir, s->nD, cp->alpha, cp->order_min, &r->eff_cycles, &local) == KG_OK;
+}
+
+/* The clocks of case c: its rounds with clocks, the clock-mismatched
+ * ones, and every contrasted arm's effect in cycles. */
+static void case_clocks(const kg_analysis_in *in, const table *t, int c, kg_analysis *out, scratch *s)
+{
+    int narms = in->plan->narms, rounds = -1, flagged = -1;
+    if (t->case_clocks != NULL && t->case_clocks[c]) {
+        out->any_clocks = 1;
+        rounds = flagged = 0;
+        for (int p = 0; p < t->nproc; p++) {
+            if (t->pdir[p] < 0) continue;
+            for (int rr = 0; rr < t->nrounds; rr++) {
+                double lo = (double)INFINITY, hi = -(double)INFINITY;
+                int k = 0;
+                for (int a = 0; a < narms; a++) {
+                    double m = t->cmed[cell_of(t, c, p, a, rr)];
+                    if (isnan(m)) continue;
+                    lo = fmin(lo, m);
+                    hi = fmax(hi, m);
+                    k++;
+                }
+                if (k == 0) continue;
+                rounds++;
+                if (k >= 2 && hi / lo - 1.0 > KG_CLOCK_MISMATCH) flagged++;
+            }
+        }
+        for (int a = 0; a < narms; a++) {
+            kg_arm_result *r = &out->res[(size_t)c * (size_t)narms + (size_t)a];
+            if (r->state == KG_ARM_OK && r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0)
+                cycle_stats(in, t, c, a, r, s);
+        }
+    }
+    for (int a = 0; a < narms; a++) {
+        kg_arm_result *r = &out->res[(size_t)c * (size_t)narms + (size_t)a];
+        r->clock_rounds = rounds;
+        r->clock_rounds_flagged = flagged;
+    }
+}
+
+/* A FASTER verdict of an arm analysed in cycles stays FASTER only if the
+ * cycle effect is FASTER by the same rule. */
+static void apply_clocks(const kg_analysis_in *in, kg_analysis *out)
+{
+    const kg_campaign *cp = &in->plan->campaign;
+    for (int i = 0; i < out->ncases * out->narms; i++) {
+        kg_arm_result *r = &out->res[i];
+        if (r->verdict != KG_VERDICT_FASTER || !r->has_cycles) continue;
+        int interval = r->has_cycle_effect && r->eff_cycles.has_interval;
+        if (interval && kg_verdict_of(&r->eff_cycles, cp->margin, cp->equivalence) == KG_VERDICT_FASTER) continue;
+        r->verdict = KG_VERDICT_INCONCLUSIVE;
+        r->clock_demoted = 1;
+        snprintf(r->clock_reason, sizeof r->clock_reason, "%s",
+                 interval ? "FASTER in time but not in cycles: the clocks differed"
+                          : "FASTER in time but not confirmed in cycles: samples without a clock");
+    }
+}
+
 static void analyse_case(const kg_analysis_in *in, const table *t, int c, kg_analysis *out,
                          scratch *s)
 {
@@ -497,6 +733,7 @@ static void analyse_case(const kg_analysis_in *in, const table *t, int c, kg_ana
         /* an impossible timing is never a verdict on speed */
         if (r->impossible) r->verdict = KG_VERDICT_INVALID;
     }
+    case_clocks(in, t, c, out, s);
 }
 
 /* D(p) of arm a against baseline b in process p: the mean of the paired
@@ -721,6 +958,18 @@ static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, double r
                      cn, an, PCT(r->eff.rho_lo), PCT(g->min_reduction));
             return 1;
         }
+        if (r->has_cycles && !(r->has_cycle_effect && r->eff_cycles.has_interval)) {
+            snprintf(why, cap, "case %s, arm %s: no confidence interval in cycles (samples without a clock)",
+                     cn, an);
+            return 1;
+        }
+        if (r->has_cycles && !(r->eff_cycles.rho_lo >= g->min_reduction)) {
+            snprintf(why, cap, "case %s, arm %s: lower bound of reduction in cycles %.2f%% < %.2f%% "
+                     "(the SM clocks differed between the arms: %d of %d rounds clock-mismatched)",
+                     cn, an, PCT(r->eff_cycles.rho_lo), PCT(g->min_reduction), r->clock_rounds_flagged,
+                     r->clock_rounds);
+            return 1;
+        }
         if (g->require_control && reach > g->min_reduction) {
             snprintf(why, cap, "case %s, arm %s: the control's interval reaches %.2f%%, beyond the gate's %.2f%%: "
                      "two loads of one kernel may differ by that much here, so a claim of %.2f%% is unsupported "
@@ -918,6 +1167,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     memset(out, 0, sizeof *out);
     if (in == NULL || in->plan == NULL || in->state == NULL || in->nproc < 0
         || (in->nproc > 0 && in->accepted == NULL) || (in->nrows > 0 && in->rows == NULL)
+        || (in->ntel > 0 && in->tel == NULL)
         || in->plan->ncases < 0 || in->plan->narms < 0)
         return kg_errorf(err, KG_EINTERNAL, "analysis: incomplete input");
     const kg_plan *plan = in->plan;
@@ -943,6 +1193,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     for (int c = 0; c < plan->ncases; c++) analyse_case(in, &t, c, out, &s);
 
     if ((rc = apply_multiplicity(in, &t, out, err)) != KG_OK) goto done;
+    apply_clocks(in, out);
     char order_why[KG_TEXT_MAX] = "", control_why[KG_TEXT_MAX] = "";
     check_order_control(in, out, order_why, control_why, sizeof order_why);
     out->invalid = !out->control_valid || out->nproc_accepted == 0;

@@ -92,7 +92,8 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
     }
     for (int p = 0; p < ev.nproc; p++) slots[p] = ev.procs[p].slot;
     kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
-                          .nproc = ev.nproc, .state = ev.state, .limits = limits, .slot = slots };
+                          .nproc = ev.nproc, .state = ev.state, .limits = limits, .slot = slots,
+                          .tel = ev.tel, .ntel = ev.ntel };
     rc = kg_analyse(&in, an, err);
     free(slots);
     free(limits);

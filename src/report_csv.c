@@ -20,7 +20,7 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
                    "process_reduction_rev,round_reduction_fwd,round_reduction_rev,round_reduction_min,"
                    "round_reduction_max,wins_fwd,rounds_fwd,wins_rev,rounds_rev,reduction,reduction_lower,"
                    "reduction_upper,order_diff,order_sensitive,drift,fastest_ns,peak_fraction,physics,p_value,p_adjusted,"
-                   "reduction_lower_adjusted,baseline\n");
+                   "reduction_lower_adjusted,baseline,reduction_lower_cycles,clock_mismatched_rounds\n");
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
@@ -48,7 +48,12 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
             csv_num(sb, r->p_value);
             csv_num(sb, r->p_adj);
             csv_num(sb, r->rho_lo_adj);
-            kg_sb_printf(sb, ",%s\n", r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "");
+            kg_sb_printf(sb, ",%s", r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "");
+            /* clocks: empty where the case has none */
+            csv_num(sb, r->has_cycles && r->has_cycle_effect && r->eff_cycles.has_interval ? r->eff_cycles.rho_lo
+                                                                                         : (double)NAN);
+            if (r->clock_rounds >= 0) kg_sb_printf(sb, ",%d\n", r->clock_rounds_flagged);
+            else kg_sb_puts(sb, ",\n");
         }
 }
 

@@ -30,6 +30,7 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
     json_object_set_new(j, "order_ok", json_boolean(an->order_ok));
     json_object_set_new(j, "processes_accepted", json_integer(an->nproc_accepted));
     json_object_set_new(j, "processes_excluded", json_integer(an->nproc_rejected));
+    json_object_set_new(j, "clocks_recorded", json_boolean(an->any_clocks));
     json_t *arr = json_array();
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
@@ -90,6 +91,35 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
                 }
                 json_object_set_new(o, "effect", e);
             }
+            /* clocks: the case's rounds and the contrast in cycles */
+            json_t *ck = json_object();
+            json_object_set_new(ck, "recorded", json_boolean(r->clock_rounds >= 0));
+            if (r->clock_rounds >= 0) {
+                json_object_set_new(ck, "rounds", json_integer(r->clock_rounds));
+                json_object_set_new(ck, "mismatched_rounds", json_integer(r->clock_rounds_flagged));
+            }
+            if (r->clock_rounds >= 0 && r->state == KG_ARM_OK && r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0) {
+                /* complete: every paired round counted in time has clocks, so the confirmation applies */
+                json_object_set_new(ck, "complete", json_boolean(r->has_cycles));
+                json_object_set_new(ck, "cycle_rounds", json_integer(r->cycle_nrounds));
+                if (r->has_cycle_effect) {
+                    json_t *e = json_object();
+                    json_object_set_new(e, "theta", jnum(r->eff_cycles.theta));
+                    json_object_set_new(e, "processes_fwd", json_integer(r->eff_cycles.n[0]));
+                    json_object_set_new(e, "processes_rev", json_integer(r->eff_cycles.n[1]));
+                    json_object_set_new(e, "s", jnum(r->eff_cycles.s));
+                    json_object_set_new(e, "se", jnum(r->eff_cycles.se));
+                    json_object_set_new(e, "df", jnum(r->eff_cycles.df));
+                    json_object_set_new(e, "reduction", jnum(r->eff_cycles.rho));
+                    json_object_set_new(e, "reduction_lower", jnum(r->eff_cycles.rho_lo));
+                    json_object_set_new(e, "reduction_upper", jnum(r->eff_cycles.rho_hi));
+                    json_object_set_new(e, "order_sensitive", json_boolean(r->eff_cycles.order_flag));
+                    json_object_set_new(ck, "cycles", e);
+                }
+                json_object_set_new(ck, "demoted", json_boolean(r->clock_demoted));
+                json_object_set_new(ck, "reason", json_string(r->clock_reason));
+            }
+            json_object_set_new(o, "clocks", ck);
             json_array_append_new(arr, o);
         }
     json_t *fam = json_object();

@@ -56,6 +56,67 @@ static double base_ns(const kg_plan *plan, const kg_analysis *an, int c, int a0,
     return best;
 }
 
+/* "## Clocks": the clock-mismatched rounds per case and each contrast in
+ * time and in cycles (analysis.c decides; this prints). */
+static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+{
+    kg_sb_puts(sb, "\n## Clocks\n\n");
+    if (!an->any_clocks) {
+        kg_sb_puts(sb, "Clocks were not recorded (no telemetry with an SM clock): the verdicts are in time alone, "
+                       "none is confirmed in cycles.\n");
+        return;
+    }
+    kg_sb_printf(sb, "Per round, each arm's median SM clock over its samples (telemetry/proc-NNN.csv); a round is "
+                     "clock-mismatched when its arms' median clocks differ by more than %.0f%%. Each contrast is "
+                     "analysed again in cycles (ns x MHz x 1e-3 per sample, the same paired analysis against the "
+                     "same baseline): a FASTER in time stays FASTER only if it is FASTER in cycles.\n\n",
+                 100.0 * KG_CLOCK_MISMATCH);
+    kg_sb_puts(sb, "| case | rounds with clocks | clock-mismatched rounds |\n|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++) {
+        const kg_arm_result *r0 = &an->res[c * an->narms];
+        if (an->narms == 0) continue;
+        if (r0->clock_rounds >= 0)
+            kg_sb_printf(sb, "| %s | %d | %d |\n", plan->cases[c].name, r0->clock_rounds, r0->clock_rounds_flagged);
+        else
+            kg_sb_printf(sb, "| %s | not recorded | – |\n", plan->cases[c].name);
+    }
+    kg_sb_puts(sb, "\n| case | arm | baseline | reduction in time [lower, upper] | reduction in cycles [lower, upper] | "
+                   "rounds in cycles | in cycles |\n|---|---|---|---|---|---|---|\n");
+    const kg_campaign *cp = &plan->campaign;
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->clock_rounds < 0 || r->state != KG_ARM_OK || r->role == KG_ROLE_BASELINE || r->contrast_arm < 0)
+                continue;
+            kg_sb_printf(sb, "| %s | %s | %s | ", plan->cases[c].name, plan->arms[a].name,
+                         r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "");
+            const kg_effect *e[2] = { r->has_effect ? &r->eff : NULL, r->has_cycle_effect ? &r->eff_cycles : NULL };
+            for (int k = 0; k < 2; k++) {
+                if (e[k] == NULL) {
+                    kg_sb_puts(sb, "– | ");
+                    continue;
+                }
+                pct(sb, e[k]->rho);
+                if (e[k]->has_interval) {
+                    kg_sb_puts(sb, " ["); pct(sb, e[k]->rho_lo); kg_sb_puts(sb, ", "); pct(sb, e[k]->rho_hi);
+                    kg_sb_puts(sb, "]");
+                }
+                kg_sb_puts(sb, " | ");
+            }
+            kg_sb_printf(sb, "%d | ", r->cycle_nrounds);
+            if (r->clock_demoted) kg_sb_printf(sb, "%s |\n", r->clock_reason);
+            else if (!r->has_cycles)
+                kg_sb_printf(sb, "clocks on part of the samples only (%d of %d paired rounds): the verdict is in time |\n",
+                             r->cycle_nrounds, r->nrounds[0] + r->nrounds[1]);
+            else if (!r->has_cycle_effect) kg_sb_puts(sb, "no cycle effect |\n");
+            else {
+                kg_verdict v = kg_verdict_of(&r->eff_cycles, cp->margin, cp->equivalence);
+                kg_sb_printf(sb, "%s%s |\n", kg_verdict_label(v, r->eff_cycles.has_interval && r->eff_cycles.order_flag),
+                             r->verdict == KG_VERDICT_FASTER && v == KG_VERDICT_FASTER ? ": FASTER confirmed" : "");
+            }
+        }
+}
+
 static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
 {
     const kg_plan *plan = ev->plan;
@@ -220,6 +281,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
             kg_sb_printf(sb, " | %s |\n", r->eff.order_flag ? "YES" : "no");
         }
     }
+    clocks_md(sb, plan, an);
     kg_sb_puts(sb, "\n## Correctness\n\n");
     kg_sb_printf(sb, "%d checks in accepted processes, %d failed (checks/proc-NNN.csv).\n\n", ev->nchecks, ev->nchecks_failed);
     kg_sb_puts(sb, "| case | arm | admission |\n|---|---|---|\n");

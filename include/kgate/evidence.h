@@ -122,17 +122,8 @@ typedef struct kg_check_rec {
     char detail[KG_DETAIL_MAX];
 } kg_check_rec;
 
-/* One device reading after a timed sample. */
-typedef struct kg_tel_rec {
-    int proc, kase, round, arm, sample;
-    int sm_mhz, mem_mhz;
-    double power_w;
-    int temp_c;
-    unsigned long long reasons;    /* clock event (throttle) reasons mask */
-    int foreign_procs;
-    int escaped;
-    double event_ns, host_ns;
-} kg_tel_rec;
+/* One device reading after a timed sample: kg_tel_rec, in kgate/stats.h
+ * (the analysis reads its clocks). */
 
 /* One launch of a loaded arm (-1: the backend could not say). */
 typedef struct kg_res_rec {

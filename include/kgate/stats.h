@@ -149,6 +149,21 @@ typedef struct kg_row {
     double ns;       /* time of one operation (a packed sample divided by pack) */
 } kg_row;
 
+/* One device reading after a timed sample, as stored in the evidence
+ * folder's telemetry CSV (kgate/evidence.h); joined to its kg_row by
+ * (proc, kase, round, arm, sample).  sm_mhz > 0 is a clock (-1: the
+ * backend reads none). */
+typedef struct kg_tel_rec {
+    int proc, kase, round, arm, sample;
+    int sm_mhz, mem_mhz;
+    double power_w;
+    int temp_c;
+    unsigned long long reasons;    /* clock event (throttle) reasons mask */
+    int foreign_procs;
+    int escaped;
+    double event_ns, host_ns;
+} kg_tel_rec;
+
 /* Outcome of an arm on a case outside timing. */
 typedef enum {
     KG_ARM_OK = 0,
@@ -209,7 +224,30 @@ typedef struct kg_arm_result {
      * p_adj < alpha.  NAN outside the family. */
     int in_family;
     double p_value, p_adj, rho_lo_adj;
+    /* appended: clocks (telemetry sm_mhz > 0; docs/statistics.md,
+     * "Clocks").  has_cycles: the case has clock readings in accepted
+     * processes, so the arm's contrast is also analysed in cycles
+     * (ns x MHz x 1e-3 per sample, log median per round, against
+     * contrast_arm, D(p), kg_effect_compute); has_cycle_effect and
+     * eff_cycles: that effect (a round counts when every sample of both
+     * arms has a clock; cycle_nrounds of them); clock_rounds and
+     * clock_rounds_flagged: the case's rounds with clocks and those whose
+     * arms' median clocks differ by more than KG_CLOCK_MISMATCH (the same
+     * for every arm of the case; -1 without clocks); clock_demoted: a
+     * FASTER in time that cycles did not confirm (now INCONCLUSIVE, the
+     * reason in clock_reason) */
+    int has_cycles;
+    int has_cycle_effect;
+    kg_effect eff_cycles;
+    int cycle_nrounds;
+    int clock_rounds, clock_rounds_flagged;
+    int clock_demoted;
+    char clock_reason[96];
 } kg_arm_result;
+
+/* A round is clock-mismatched when max/min - 1 of its arms' median SM
+ * clocks exceeds this. */
+#define KG_CLOCK_MISMATCH 0.01
 
 typedef struct kg_analysis {
     int nproc_accepted;
@@ -237,6 +275,8 @@ typedef struct kg_analysis {
     int gate_pass;
     char gate_reason[KG_TEXT_MAX]; /* first reason the gate failed, or "passed" */
     int invalid;             /* control failed or no usable process: exit 3 */
+    /* appended: clocks; any_clocks: some case has clock readings */
+    int any_clocks;
 } kg_analysis;
 
 /* The physics limit of one case (from the evidence's peaks.json and the
@@ -266,6 +306,10 @@ typedef struct kg_analysis_in {
     /* appended: per process, the schedule slot it filled (NULL: its
      * index), for the looks of a sequential design */
     const int *slot;
+    /* appended: the telemetry rows, joined to rows by (process, case,
+     * round, arm, sample); NULL/0: no clocks, and the analysis is that of
+     * time alone */
+    const kg_tel_rec *tel; size_t ntel;
 } kg_analysis_in;
 
 int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err);
