@@ -96,6 +96,7 @@ static const char *const w_rule[] = {"interval", "classic", NULL};
 static const char *const w_gate_cases[] = {"primary", "all", NULL};
 static const char *const w_mult[] = {"holm", "maxt", "none", NULL};
 static const char *const w_precision[] = {"dtype", "tf32", "f16acc", "bf16acc", NULL};
+static const char *const w_fake_tails[] = {"normal", "t3", NULL};
 
 /* K_ENUM fields are C enums stored through an int. */
 _Static_assert(sizeof(kg_dtype) == sizeof(int), "enum size");
@@ -243,6 +244,24 @@ static const plan_key plan_keys[] = {
      "a log-time change per round, a number in [-10, 10]"},
     {SEC_ARM, "fake_first", K_REAL, ARM(fake_first), -10, 10, 0, "0", NULL,
      "a log-time penalty, a number in [-10, 10]"},
+    {SEC_ARM, "fake_proc_sd", K_REAL, ARM(fake_proc_sd), -1, 10, F_QUIET, "-1", NULL,
+     "the SD of the arm x process log-time effect, a number in [0, 10], or -1 for fake_noise / 4"},
+    {SEC_ARM, "fake_round_sd", K_REAL, ARM(fake_round_sd), 0, 10, F_QUIET, "0", NULL,
+     "the SD of the arm x round log-time effect, a number in [0, 10]"},
+    {SEC_ARM, "fake_outliers", K_FRAC, ARM(fake_outliers), 0, 1, F_QUIET, "0", NULL,
+     "the fraction of samples with an outlier, in [0, 1], e.g. 0.01 or 1%"},
+    {SEC_ARM, "fake_outlier_scale", K_REAL, ARM(fake_outlier_scale), 0, 10, F_QUIET, "0", NULL,
+     "the mean log-time excess of an outlier (exponential), a number in [0, 10]"},
+    {SEC_ARM, "fake_tails", K_ENUM, ARM(fake_tails), 0, 0, F_QUIET, "normal", w_fake_tails,
+     "normal or t3"},
+    {SEC_ARM, "fake_slot", K_REAL, ARM(fake_slot), -10, 10, F_QUIET, "0", NULL,
+     "a log-time effect when the arm is loaded first in its process, a number in [-10, 10]"},
+    {SEC_ARM, "fake_slot_linear", K_REAL, ARM(fake_slot_linear), -10, 10, F_QUIET, "0", NULL,
+     "a log-time effect per load slot, a number in [-10, 10]"},
+    {SEC_ARM, "fake_place", K_REAL, ARM(fake_place), 0, 10, F_QUIET, "0", NULL,
+     "the SD of a per-(arm, process) placement log-time offset, a number in [0, 10]"},
+    {SEC_ARM, "fake_offset", K_REAL, ARM(fake_offset), -10, 10, F_QUIET, "0", NULL,
+     "a fixed log-time offset, a number in [-10, 10]"},
     {SEC_ARM, "fake_crash", K_INT, ARM(fake_crash), -1, IMAX, 0, "-1", NULL,
      "a process index, or -1 for none"},
     {SEC_ARM, "fake_hang", K_INT, ARM(fake_hang), -1, IMAX, 0, "-1", NULL,

@@ -873,9 +873,12 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
     inst *x = &cr->xs[xi];
     if (x->dropped) return KG_OK;   /* faulted earlier in the rounds */
     now(w, cr->c, x->arm, KG_NOW_TIME, r);
+    int load_slot = -1;
+    for (int i = 0; i < cr->n && load_slot < 0; i++)
+        if (cr->order[i] == x->arm) load_slot = i;
     kg_sample_ctx sc = { .proc = w->proc, .dir = w->dir, .round = r, .sample = st->sample, .arm = x->arm,
                          .kase = cr->c, .first_arm = cr->n > 0 ? cr->order[0] : -1, .pos = st->slot,
-                         .seed = cp->seed };
+                         .seed = cp->seed, .load_slot = load_slot, .place_seed = 0 };
     /* the last execution of an arm uses set 0, which the snapshot reads */
     int last = r == cp->rounds - 1 && st->sample == cp->samples - 1;
     int set = cr->nset > 1 ? (last ? 0 : cr->use[xi]++ % cr->nset) : 0;

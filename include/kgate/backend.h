@@ -79,6 +79,9 @@ typedef struct kg_sample_ctx {
     int first_arm;         /* arm listed first in this process's arm order */
     int pos;               /* position of the arm in this round's order */
     uint64_t seed;
+    int load_slot;         /* index of the arm in the order its instances were loaded in this
+                            * process for this case (0: loaded first) */
+    uint64_t place_seed;   /* seed of the process's buffer placement; 0: none given */
 } kg_sample_ctx;
 
 /* One reading of the device, taken between samples (never inside one).

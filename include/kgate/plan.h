@@ -136,6 +136,15 @@ typedef struct kg_arm {
     double fake_noise;             /* lognormal sigma of one sample; 0.01 */
     double fake_drift;             /* log-time change per round; 0 */
     double fake_first;             /* log-time penalty when listed first in the process's arm order; 0 */
+    double fake_proc_sd;           /* SD of the arm x process effect; -1 (default): fake_noise / 4 */
+    double fake_round_sd;          /* SD of the arm x round effect; 0 */
+    double fake_outliers;          /* fraction of samples with an outlier; 0 */
+    double fake_outlier_scale;     /* mean of the outlier's Exp log-time excess; 0 */
+    int fake_tails;                /* sample noise: 0 normal (default), 1 t with 3 degrees of freedom */
+    double fake_slot;              /* log-time effect when loaded first (load slot 0); 0 */
+    double fake_slot_linear;       /* log-time effect per load slot; 0 */
+    double fake_place;             /* SD of the per-(arm, process) placement offset; 0 */
+    double fake_offset;            /* fixed log-time offset; 0 */
     int fake_crash;                /* process index whose worker crashes; -1 */
     int fake_hang;                 /* process index whose worker hangs; -1 */
     int fake_fault;                /* process index whose first timed call of the arm fails (KG_EARM); -1 */

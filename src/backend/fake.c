@@ -1,14 +1,36 @@
 /* fake.c: a scripted backend for testing the protocol, the statistics,
- * the gate, the reports and the supervisor exactly, on any machine.
+ * the gate, the reports and the supervisor exactly, on any machine, and
+ * for modelling the timing noise of real hardware (docs/aa-study.md).
  *
  * Timings come from the arm's fake_* keys, deterministic from the
  * campaign seed and the sample's place in the protocol:
  *   log t = log fake_ns + u_p + v_pa + fake_drift * round
  *           + fake_first * [arm listed first in the process's arm order]
  *           + fake_noise * z
- * with u_p ~ N(0, 0.02) a process effect shared by every arm (it cancels
- * in the paired contrast), v_pa ~ N(0, fake_noise / 4) an arm-by-process
- * effect (what makes process means vary) and z ~ N(0, 1) per sample.
+ *           + fake_offset + w_ra + g_pa
+ *           + fake_slot * [load slot 0] + fake_slot_linear * load slot
+ *           + [outlier] * e
+ * with
+ *   u_p ~ N(0, 0.02)            a process effect shared by every arm (it
+ *                               cancels in the paired contrast);
+ *   v_pa ~ N(0, fake_proc_sd)   an arm-by-process-by-case effect (what makes
+ *                               process means vary); without fake_proc_sd
+ *                               its SD is fake_noise / 4;
+ *   z                           per sample: N(0, 1), or with fake_tails = t3
+ *                               a t variate with 3 degrees of freedom scaled
+ *                               to unit variance (t3 / sqrt(3));
+ *   w_ra ~ N(0, fake_round_sd)  an arm-by-round effect, per process and case;
+ *   g_pa ~ N(0, fake_place)     a placement offset per (arm, process), fixed
+ *                               by the sample context's place_seed (from the
+ *                               campaign seed and the process when it is 0);
+ *   load slot                   the arm's index in the order its instances
+ *                               were loaded in the process (kg_sample_ctx);
+ *   outlier                     with probability fake_outliers per sample,
+ *                               e ~ Exp with mean fake_outlier_scale.
+ * Every variate is counter-based (Philox, a stream of its own per term)
+ * from the campaign seed, so a campaign is reproducible sample for sample;
+ * a term whose key holds its default draws nothing, so plans without the
+ * newer keys time exactly as before they existed.
  * Outputs are the op's float64 reference rounded to the output dtype, so
  * the admission checks pass; fake_wrong = yes perturbs one element.
  * fake_crash = P makes the worker of process P crash at its first timed
@@ -88,6 +110,10 @@ static int fake_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     if (plan->arms[a].fake_refuse == kase)
         return kg_errorf(err, KG_EINADMISSIBLE, "the device refuses arm %s's launch on case %s (scripted: "
                          "fake_refuse = %d)", plan->arms[a].name, plan->cases[kase].name, kase);
+    double psd = plan->arms[a].fake_proc_sd;
+    if (psd < 0 && psd != -1)
+        return kg_errorf(err, KG_EINPUT, "arm %s: fake_proc_sd = %g: an SD is >= 0 (or -1 for fake_noise / 4)",
+                         plan->arms[a].name, psd);
     kg_kernel *k = calloc(1, sizeof *k);
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
     k->arm = &plan->arms[a];
@@ -158,6 +184,45 @@ static double fake_normal(uint64_t seed, uint32_t stream, uint64_t index)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+/* A uniform variate in (0, 1] from counter-based bits. */
+static double fake_uniform(uint64_t seed, uint32_t stream, uint64_t index)
+{
+    return 1.0 - ((double)kg_philox_uniform(seed, stream, index) + 1.0) * 0.5;
+}
+
+/* The Philox streams of the terms of the model.  101-103 are the original
+ * three (their indices are kept as they were); the newer terms index
+ * through fake_key, a bijective mix of the term's coordinates. */
+enum {
+    FS_PROC = 101, FS_ARM_PROC = 102, FS_SAMPLE = 103,
+    FS_ROUND = 104,                         /* w_ra */
+    FS_T3_A = 105, FS_T3_B = 106, FS_T3_C = 107,  /* the chi-square(3) of t3 */
+    FS_OUT_P = 108, FS_OUT_E = 109,         /* outlier: whether, and its size */
+    FS_PLACE = 110                          /* g_pa */
+};
+
+/* splitmix64's finaliser: bijective, so distinct coordinates never share
+ * a counter. */
+static uint64_t fake_mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* A counter index from up to five coordinates (-1 for unused ones), kept
+ * below 2^62 so that fake_normal's 2 * index + 1 does not wrap. */
+static uint64_t fake_key(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e)
+{
+    uint64_t h = fake_mix((uint64_t)a);
+    h = fake_mix(h ^ (uint64_t)b);
+    h = fake_mix(h ^ (uint64_t)c);
+    h = fake_mix(h ^ (uint64_t)d);
+    h = fake_mix(h ^ (uint64_t)e);
+    return h >> 2;
+}
+
 static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, double *ns, kg_err *err)
 {
     const kg_arm *arm = k->arm;
@@ -174,11 +239,36 @@ static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, doubl
     uint64_t paidx = (pidx << 16) ^ ((uint64_t)x->arm << 8) ^ (uint64_t)x->kase;
     uint64_t sidx = (((((pidx << 8) ^ (uint64_t)x->arm) << 8 ^ (uint64_t)x->kase) << 16 ^ (uint64_t)x->round) << 16)
                     ^ (uint64_t)x->sample;
-    double u = 0.02 * fake_normal(x->seed, 101, pidx);
-    double v = arm->fake_noise / 4.0 * fake_normal(x->seed, 102, paidx);
-    double z = arm->fake_noise * fake_normal(x->seed, 103, sidx);
+    double u = 0.02 * fake_normal(x->seed, FS_PROC, pidx);
+    double v = (arm->fake_proc_sd < 0 ? arm->fake_noise / 4.0 : arm->fake_proc_sd)
+               * fake_normal(x->seed, FS_ARM_PROC, paidx);
+    double zs = fake_normal(x->seed, FS_SAMPLE, sidx);
+    if (arm->fake_tails == 1) {
+        /* t3 / sqrt(3) = Z / sqrt(chi-square(3)): unit variance */
+        double c1 = fake_normal(x->seed, FS_T3_A, sidx), c2 = fake_normal(x->seed, FS_T3_B, sidx);
+        double c3 = fake_normal(x->seed, FS_T3_C, sidx);
+        double chi = c1 * c1 + c2 * c2 + c3 * c3;
+        zs = chi > 1e-300 ? zs / sqrt(chi) : 0.0;
+    }
+    double z = arm->fake_noise * zs;
     double lt = log(arm->fake_ns) + u + v + arm->fake_drift * x->round + z;
     if (x->arm == x->first_arm) lt += arm->fake_first;
+    /* the newer terms, each drawn only when its key is set */
+    if (arm->fake_offset != 0) lt += arm->fake_offset;
+    if (arm->fake_round_sd > 0)
+        lt += arm->fake_round_sd * fake_normal(x->seed, FS_ROUND, fake_key(x->proc, x->arm, x->kase, x->round, -1));
+    if (arm->fake_place > 0) {
+        uint64_t key = x->place_seed != 0 ? x->place_seed : x->seed;
+        uint64_t idx = x->place_seed != 0 ? fake_key(x->arm, -1, -1, -1, -1) : fake_key(x->proc, x->arm, -1, -1, -1);
+        lt += arm->fake_place * fake_normal(key, FS_PLACE, idx);
+    }
+    if (x->load_slot == 0) lt += arm->fake_slot;
+    if (x->load_slot > 0) lt += arm->fake_slot_linear * x->load_slot;
+    if (arm->fake_outliers > 0 && arm->fake_outlier_scale > 0) {
+        uint64_t oidx = fake_key(x->proc, x->arm, x->kase, x->round, x->sample);
+        if (fake_uniform(x->seed, FS_OUT_P, oidx) <= arm->fake_outliers)
+            lt += -arm->fake_outlier_scale * log(fake_uniform(x->seed, FS_OUT_E, oidx));
+    }
     *ns = exp(lt);
     return KG_OK;
 }
