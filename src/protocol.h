@@ -74,7 +74,8 @@ uint64_t kg_protocol_op_seed(uint64_t base, int proc, int kase, int64_t n, int j
 enum { KG_AUX_PICK = 1, KG_AUX_PERTURB = 2, KG_AUX_PAD = 0x100 /* + the arm's index */ };
 
 /* The placement pad allocated before arm a's buffers in a process (the
- * seed: kg_protocol_aux_seed(base, proc, kase, KG_AUX_PAD + a)): a
+ * seed: kg_protocol_aux_seed(plan seed, proc, kase, KG_AUX_PAD + a), the
+ * plan's seed unsalted, so that placement is reproducible): a
  * multiple of KG_PAD_UNIT below KG_PAD_MAX bytes, so that every process
  * places every arm's buffers at other addresses and a placement effect
  * enters the process variance instead of biasing one arm. */

@@ -582,7 +582,10 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
         now(w, cr->c, a, KG_NOW_LOAD, -1);
         /* its load slot and placement (kgate/protocol.h), on record */
         kg_dbuf pad = { 0 };
-        size_t pad_bytes = kg_protocol_pad_bytes(kg_protocol_aux_seed(w->input_base, w->proc, cr->c,
+        /* from the plan's seed, not the salted one: placement is
+         * reproducible from the plan, and the fake backend's placement
+         * model with it */
+        size_t pad_bytes = kg_protocol_pad_bytes(kg_protocol_aux_seed(w->plan->campaign.seed, w->proc, cr->c,
                                                                       KG_AUX_PAD + (uint32_t)a));
         if (pad_bytes > 0 && (rc = kg_backend_alloc(w->be, pad_bytes, &pad, err)) != KG_OK) return rc;
         char layout[160];
@@ -878,7 +881,8 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
         if (cr->order[i] == x->arm) load_slot = i;
     kg_sample_ctx sc = { .proc = w->proc, .dir = w->dir, .round = r, .sample = st->sample, .arm = x->arm,
                          .kase = cr->c, .first_arm = cr->n > 0 ? cr->order[0] : -1, .pos = st->slot,
-                         .seed = cp->seed, .load_slot = load_slot, .place_seed = 0 };
+                         .seed = cp->seed, .load_slot = load_slot,
+                         .place_seed = kg_protocol_aux_seed(cp->seed, w->proc, cr->c, KG_AUX_PAD + (uint32_t)x->arm) };
     /* the last execution of an arm uses set 0, which the snapshot reads */
     int last = r == cp->rounds - 1 && st->sample == cp->samples - 1;
     int set = cr->nset > 1 ? (last ? 0 : cr->use[xi]++ % cr->nset) : 0;

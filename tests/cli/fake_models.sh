@@ -47,12 +47,12 @@ direction() { # folder process
 quiet_keys='fake_noise = 0;fake_proc_sd = 0'
 
 # 1. Defaults: tests/plans/fake-aa.kg times exactly as before the new keys
-# existed (the sorted raw rows, plan hash column included, hash to the
-# value the binary without them wrote), and so does the same plan with
-# every new key written out at its default value.
+# existed (the sorted raw rows without the plan hash column hash to the
+# value the binary without them wrote: 3af04d7), and so does the same
+# plan with every new key written out at its default value.
 run tests/plans/fake-aa.kg "$T/aa"
-got=$(cat "$T"/aa/raw/*.csv | grep -v '^process,' | LC_ALL=C sort | sha256sum | cut -d' ' -f1)
-[ "$got" = 92b642ba165396f8aab7a5b676c3e7dcabc6150f468a785b1037f556edc94b67 ] ||
+got=$(cat "$T"/aa/raw/*.csv | grep -v '^process,' | cut -d, -f1-7 | LC_ALL=C sort | sha256sum | cut -d' ' -f1)
+[ "$got" = 44143d47f04c353e0e55536bb2fd894e3103e047f9d93015e0174fc40b7f0535 ] ||
     die "fake-aa.kg's raw samples changed (sorted rows hash to $got)"
 cmp -s "$T/aa/results.csv" tests/golden/fake-aa.results.csv || die "fake-aa results.csv differs from the golden file"
 defaults='fake_proc_sd = 0.0025;fake_round_sd = 0;fake_outliers = 0;fake_outlier_scale = 0;fake_tails = normal'
@@ -174,15 +174,17 @@ r2=$(ratio "$(median "$T/proc" 0 cand wide)" "$(median "$T/proc" 0 base wide)")
 nv=$(values "$T/proc" 0 cand small | sort -u | wc -l)
 [ "$nv" -eq 1 ] || die "fake_proc_sd: $nv distinct values within a process and case (expected 1)"
 
-# 8. fake_place: a placement offset per (arm, process): the same in both
-# cases of a process, different between processes.
+# 8. fake_place: a placement offset drawn from the worker's placement pad
+# seed (kg_sample_ctx.place_seed: one per arm, case and process, as the
+# buffers are placed anew for every case), so it differs between the
+# cases of a process and between processes.
 plan "$T/place.kg" 1 5 "$quiet_keys" "$quiet_keys;fake_place = 0.05"
 run "$T/place.kg" "$T/place"
 a0=$(ratio "$(median "$T/place" 0 cand small)" "$(median "$T/place" 0 base small)")
 b0=$(ratio "$(median "$T/place" 0 cand wide)" "$(median "$T/place" 0 base wide)")
 a1=$(ratio "$(median "$T/place" 1 cand small)" "$(median "$T/place" 1 base small)")
-expect_near "fake_place: process 0, case small against case wide" "$a0" "$b0" 0.000001
-[ "$a0" != "$a1" ] && [ "$a0" != 1.000000000 ] || die "fake_place 0.05: ratios $a0 (process 0) and $a1 (process 1)"
+[ "$a0" != "$b0" ] && [ "$a0" != "$a1" ] && [ "$a0" != 1.000000000 ] ||
+    die "fake_place 0.05: ratios $a0 (process 0, small), $b0 (process 0, wide), $a1 (process 1, small)"
 
 # 9. Reproducible: the same plan twice, the same samples.
 plan "$T/all.kg" 1 5 "fake_outliers = 0.1;fake_outlier_scale = 0.2;fake_round_sd = 0.01" \
