@@ -100,6 +100,8 @@ while [ "$i" -le "$last" ]; do
         [ "$base2" = 1 ] && arm base2 baseline 1000 ''
         arm cand candidate "$cand_ns" "$cand_keys"
         arm ctrl control 1000 ''
+        # the gate asks at least what the control supports (control_margin)
+        printf '[gate]\nmin_reduction = 1%%\n'
     } >"$T/aa.kg"
     st=0
     "$KGATE" run "$T/aa.kg" -o "$T/ev$i" >/dev/null 2>&1 || st=$?
