@@ -52,6 +52,7 @@ typedef struct kg_kargs {
 } kg_kargs;
 
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#include "kgate/gen.h"
 /* Host conversions for 16-bit storage types (round to nearest even). */
 static inline float kg_bf16_to_f32(uint16_t h)
 {
@@ -61,13 +62,11 @@ static inline float kg_bf16_to_f32(uint16_t h)
     return f;
 }
 
+/* float32 to bfloat16, round to nearest even: kgate's generator's rounding
+ * (kgate/gen.h), which the device runs too */
 static inline uint16_t kg_f32_to_bf16(float f)
 {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
+    return kg_gen_bf16(f);
 }
 
 static inline float kg_f16_to_f32(uint16_t h)
@@ -92,26 +91,10 @@ static inline float kg_f16_to_f32(uint16_t h)
     return f;
 }
 
+/* float32 to binary16, round to nearest even (kgate/gen.h) */
 static inline uint16_t kg_f32_to_f16(float f)
 {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    uint32_t sign = (u >> 16) & 0x8000u;
-    uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);          /* NaN */
-    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);         /* overflow to Inf */
-    if (a < 0x38800000u) {                                           /* subnormal or zero */
-        if (a < 0x33000000u) return (uint16_t)sign;                  /* below half the smallest subnormal */
-        uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
-        uint32_t shift = 126 - e;                                    /* 14..24 */
-        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (r & 1u))) r++;
-        return (uint16_t)(sign | r);
-    }
-    uint32_t r = ((a - 0x38000000u) >> 13);
-    uint32_t rem = a & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++;
-    return (uint16_t)(sign | r);
+    return kg_gen_f16(f);
 }
 
 /* Loads element i of an input of dtype dt as float. */
