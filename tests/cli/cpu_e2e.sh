@@ -48,7 +48,10 @@ source = $PWD/kernels/cpu/rowsum_unrolled.c
 min_reduction = 5%
 PLAN
 "$KGATE" run "$T/p/small.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
-[ $st -le 1 ] || { cat "$T/err" >&2; die "cpu run: exit status $st"; }
+# a verdict either way: gate passed or failed (0, 1), or the campaign is
+# INVALID (3) when this tiny campaign's A/A control is too noisy on a shared
+# host (its interval or drift check); never a usage or worker error
+[ $st -le 1 ] || [ $st -eq 3 ] || { cat "$T/err" >&2; die "cpu run: exit status $st"; }
 expect_grep "4 accepted, 0 excluded" "$T/out"
 expect_grep "| g | blocked | candidate |" "$T/out"
 expect_grep "| r | rs_unrolled | candidate |" "$T/out"
