@@ -33,6 +33,7 @@ typedef enum {
     KG_FRAME_RESOURCES,
     KG_FRAME_RAW,             /* last: the process is complete */
     KG_FRAME_FAIL,            /* the worker's own error (text) */
+    KG_FRAME_PHASES,          /* where its time went: "setup_s checks_s timed_s\n" (before raw) */
     KG_FRAME_NKINDS
 } kg_frame_kind;
 

@@ -95,6 +95,8 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
         for (int a = 0; a < na; a++)
             ev->state[c * na + a] = kg_plan_arm_applies(ev->plan, a, c) ? KG_ARM_OK : KG_ARM_ABSENT;
     if ((rc = load_procs(dir, ev, err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/watch.csv", dir);
+    if ((rc = kg_rows_read_watch(path, &ev->watch, &ev->nwatch, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/peaks.json", dir);
     if (kg_path_exists(path)) {
         if ((rc = load_peaks(path, &ev->peaks, err)) != KG_OK) goto done;
@@ -144,6 +146,7 @@ void kg_evidence_free(kg_evidence *ev)
     free(ev->tel);
     free(ev->res);
     free(ev->state);
+    free(ev->watch);
     memset(ev, 0, sizeof *ev);
     ev->res_proc = -1;
 }

@@ -1,12 +1,29 @@
-/* quiet.h: the quiet-host window before each process and the watch
- * while it runs (quiet.c): forbidden process names, the load average and
- * foreign compute processes on the device. */
+/* quiet.h: the host watch of a campaign (quiet.c): forbidden process
+ * names, the load average, foreign compute processes on the device, and
+ * on CPU hosts steal time, other processes' CPU load and frequency
+ * changes.  The watch runs for the whole campaign; a process starts once
+ * nothing forbidden has been seen for the quiet window. */
 #ifndef KGATE_QUIET_H
 #define KGATE_QUIET_H
 
 #include "kgate/err.h"
 #include "kgate/settings.h"
 #include <stddef.h>
+
+/* The CPU-host bounds (0: not watched), from the plan's max_steal,
+ * max_foreign_cpu and max_freq_change. */
+typedef struct kg_quiet_limits {
+    double max_steal;         /* steal time, a fraction of the host's CPU time over a window */
+    double max_foreign_cpu;   /* CPU used by processes that are not kgate's, in cores over a window */
+    double max_freq_change;   /* fall of the fastest core's clock below its highest value in the process */
+} kg_quiet_limits;
+
+/* The defaults (kg_quiet_init uses them where lim is NULL). */
+#define KG_QUIET_MAX_STEAL 0.10
+#define KG_QUIET_MAX_FOREIGN_CPU 0.5
+#define KG_QUIET_MAX_FREQ_CHANGE 0.15
+/* The window over which steal and foreign CPU are judged, s. */
+#define KG_QUIET_CPU_WINDOW_S 1.0
 
 typedef struct kg_quiet {
     char forbid[1024];        /* comma-separated process names (comm) */
@@ -15,6 +32,16 @@ typedef struct kg_quiet {
     const char *backend;
     void *procs;              /* the device's compute processes (kg_backend_procs_open) and their
                                * baseline, where the backend lists them (cuda); owned */
+    kg_quiet_limits lim;      /* the CPU-host bounds in force (all 0 when not watched) */
+    void *cpu;                /* the CPU-host watch's last readings; owned */
+    double quiet_since;       /* kg_mono_s() since which nothing forbidden was seen; < 0: not quiet */
+    double watched_from;      /* kg_mono_s() when the watch began */
+    char last_why[512];       /* the last reason the host was not quiet */
+    double last_bad;          /* kg_mono_s() of that reason; < 0: none yet */
+    /* reasons not yet taken by kg_quiet_take (a new one each time the
+     * reason, without its time, changes), oldest first */
+    int nnew, dropped;
+    char new_why[8][512];
 } kg_quiet;
 
 #define KG_QUIET_DEFAULT_FORBID "cc1,cc1plus,nvcc,ptxas,cicc,rustc,ld"
@@ -24,29 +51,62 @@ typedef struct kg_quiet {
  * the default list when a quiet window is declared (window_s > 0) on a
  * backend with KG_CAP_QUIET_HOST, cpu and cuda; none on fake).  With a
  * window, the device's compute processes are watched where the backend
- * can list them (kg_backend_procs_open).  s may be NULL (defaults). */
+ * can list them (kg_backend_procs_open), and on the cpu backend steal,
+ * foreign CPU and frequency are watched with lim (NULL: the defaults).
+ * s may be NULL (defaults).  The watch begins now: kg_quiet_wait counts
+ * the quiet time from here. */
 void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double max_load, const char *backend,
-                   const char *device, double window_s);
+                   const char *device, double window_s, const kg_quiet_limits *lim);
 
 /* One look at the host: returns 1 and a reason ("process cc1 (pid 812)
  * running", "load 9.1 above 4") when it is not quiet, else 0.  Process
- * ignore (and the caller) is not considered. */
+ * ignore (and the caller) is not considered.  The CPU-host watch is not
+ * part of it (kg_quiet_poll). */
 int kg_quiet_scan(const kg_quiet *q, int ignore, char *why, size_t cap);
+
+/* One poll of the whole watch: kg_quiet_scan, then the CPU-host watch
+ * (a verdict once per KG_QUIET_CPU_WINDOW_S).  Updates quiet_since and
+ * last_why; returns 1 with why when the host is not quiet. */
+int kg_quiet_poll(kg_quiet *q, int ignore, char *why, size_t cap);
+
+/* The oldest reason kg_quiet_poll found that was not taken yet: 1 and
+ * why, or 0 when there is none. */
+int kg_quiet_take(kg_quiet *q, char *why, size_t cap);
+
+/* A worker starts: the frequency reference begins again. */
+void kg_quiet_process_begins(kg_quiet *q);
+
+/* How the device's compute processes are told kgate's or foreign, for
+ * the evidence: "pid" (by identity), "count" (NVML's process IDs are not
+ * this PID namespace's: counted), "none" (the backend lists none). */
+const char *kg_quiet_match(const kg_quiet *q);
 
 /* Foreign compute processes on the device: those that are neither the
  * caller (the supervisor) nor its descendants, or, where the device's
  * process IDs are another namespace's, more than were there when the
  * last window ended (in_process 0 notes that count) plus the worker.
  * Returns KG_EUNSUPPORTED ("not available") on backends without a
- * process query (cpu, fake); else KG_OK with *n the number of foreign
- * processes and why naming them. */
+ * process query (cpu, fake without a device list); else KG_OK with *n
+ * the number of foreign processes and why naming them. */
 int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why, size_t cap);
 /* Releases what kg_quiet_init opened (the process watch); NULL-safe. */
 void kg_quiet_free(kg_quiet *q);
 
-/* Waits until the host has been quiet for window_s (a window of 0 is one
- * look), polling every KG_QUIET_POLL_S; says why on stderr while it
- * waits.  Fails after give_up_s. */
-int kg_quiet_wait(const kg_quiet *q, double window_s, double give_up_s, kg_err *err);
+/* Waits until nothing forbidden has been seen for window_s (counted from
+ * the last time something was; a window of 0 is one look), polling every
+ * KG_QUIET_POLL_S; says why on stderr while it waits.  *waited_s: the
+ * time it waited.  Returns KG_OK when quiet, 1 when give_up_s passed
+ * first (why names the last reason), an error when stopped. */
+int kg_quiet_wait(kg_quiet *q, double window_s, double give_up_s, double *waited_s, char *why, size_t cap,
+                  kg_err *err);
+
+/* The CPU-host verdict over one window, from two readings of /proc/stat's
+ * first line (user, nice, system, idle, iowait, irq, softirq, steal, in
+ * ticks), the ticks kgate's own processes used meanwhile, the window's
+ * length and the ticks per second: 1 with why when steal or foreign CPU
+ * passes its bound in lim (a bound of 0 is not judged).  Pure: the unit
+ * tests drive it. */
+int kg_quiet_cpu_judge(const unsigned long long a[8], const unsigned long long b[8], double own_ticks,
+                       double seconds, double hz, const kg_quiet_limits *lim, char *why, size_t cap);
 
 #endif

@@ -98,6 +98,17 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
     free(slots);
     free(limits);
     if (rc != KG_OK) goto done;
+    /* a slot the host never let run: the schedule is incomplete because of
+     * the environment, and no verdict of this campaign stands */
+    for (size_t i = 0; i < ev.nwatch; i++)
+        if (strcmp(ev.watch[i].event, "never-quiet") == 0) {
+            an->invalid = 1;
+            an->gate_pass = 0;
+            snprintf(an->invalid_why, sizeof an->invalid_why, "the device never became quiet: %.400s",
+                     ev.watch[i].detail);
+            snprintf(an->gate_reason, sizeof an->gate_reason, "%s", an->invalid_why);
+            break;
+        }
     for (int i = 0; i < NFORMATS; i++) {
         kg_sb sb = { 0 };
         if ((rc = formats[i].render(&sb, &ev, an, err)) != KG_OK || sb.oom || sb.buf == NULL) {

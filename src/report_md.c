@@ -117,6 +117,8 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
         }
 }
 
+static void host_watch(kg_sb *sb, const kg_evidence *ev);
+
 static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
 {
     const kg_plan *plan = ev->plan;
@@ -151,7 +153,8 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     kg_sb_printf(sb, "%s%s.\n\n", plan->gate.require_order ? ", order check passes" : "",
                  plan->gate.require_control ? ", control valid" : "");
     kg_sb_printf(sb, "Result: %s.%s\n\n", an->gate_reason,
-                 an->invalid ? " The campaign is INVALID (control failed or no usable process)." : "");
+                 !an->invalid ? "" : an->invalid_why[0] ? " The campaign is INVALID (the host never became quiet)."
+                                                        : " The campaign is INVALID (control failed or no usable process).");
 
     if (an->seq_looks > 1) {
         kg_sb_printf(sb, "Sequential design: %d looks after %d, ..., %d processes per direction; one-sided O'Brien-Fleming "
@@ -295,6 +298,65 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     for (int p = 0; p < ev->nproc; p++)
         kg_sb_printf(sb, "| %d | %s | %s | %s |\n", p, ev->procs[p].dir == 0 ? "fwd" : "rev", ev->procs[p].status,
                      ev->procs[p].reason);
+    host_watch(sb, ev);
+}
+
+/* "## Host watch": the watch's settings, where the campaign's wall time
+ * went (the duty cycle: time inside timed phases over wall time), and
+ * every row of watch.csv, with its time.  Folders without watch.csv (an
+ * older kgate) get a line saying so. */
+static void host_watch(kg_sb *sb, const kg_evidence *ev)
+{
+    kg_sb_puts(sb, "\n## Host watch\n\n");
+    if (ev->nwatch == 0) {
+        kg_sb_puts(sb, "No watch.csv: the folder predates the host watch's log.\n");
+        return;
+    }
+    double wall = 0, build = 0, wait = 0, setup = 0, checks = 0, timed = 0, start = 0;
+    int runs = 0, ended = 0, known = 1;
+    for (size_t i = 0; i < ev->nwatch; i++) {
+        const kg_watch_rec *w = &ev->watch[i];
+        if (strcmp(w->event, "session") == 0) runs++;
+        else if (strcmp(w->event, "end") == 0) { wall += w->seconds; ended++; }
+        else if (strcmp(w->event, "build") == 0) build += w->seconds;
+    }
+    for (int p = 0; p < ev->nproc; p++) {
+        const kg_proc_rec *r = &ev->procs[p];
+        if (r->wait_s < 0 || r->timed_s < 0) { known = 0; continue; }
+        wait += r->wait_s;
+        setup += r->setup_s;
+        checks += r->checks_s;
+        timed += r->timed_s;
+        double rest = r->seconds - r->setup_s - r->checks_s - r->timed_s;
+        if (rest > 0) start += rest;
+    }
+    kg_sb_printf(sb, "Settings: %s.\n\n", ev->watch[0].detail);
+    if (ended == runs && wall > 0 && known) {
+        double other = wall - build - wait - setup - checks - timed - start;
+        if (other < 0) other = 0;
+        kg_sb_printf(sb, "Duty cycle: %.1f%% of the campaign's %.1f s of wall time (%d run%s) was inside timed phases, "
+                     "%.1f%% in timing and checks (processes.csv: timed_s, checks_s; watch.csv: end).\n\n",
+                     100 * timed / wall, wall, runs, runs == 1 ? "" : "s", 100 * (timed + checks) / wall);
+        kg_sb_puts(sb, "| where the time went | seconds | share |\n|---|---|---|\n");
+        const char *what[] = { "timed phases", "checks before and after timing", "worker set-up (load, compile, bind)",
+                               "process start and records", "quiet waits", "arm builds and device peaks",
+                               "supervisor between processes" };
+        double v[] = { timed, checks, setup, start, wait, build, other };
+        for (int i = 0; i < 7; i++) kg_sb_printf(sb, "| %s | %.3f | %.1f%% |\n", what[i], v[i], 100 * v[i] / wall);
+        kg_sb_puts(sb, "\n");
+    } else {
+        kg_sb_puts(sb, "Duty cycle: not known (a run of this campaign was stopped before its end, or processes.csv "
+                       "predates the durations).\n\n");
+    }
+    kg_sb_puts(sb, "| time (UTC) | process | event | seconds | detail |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < ev->nwatch; i++) {
+        const kg_watch_rec *w = &ev->watch[i];
+        char pr[16] = "";
+        if (w->proc >= 0) snprintf(pr, sizeof pr, "%d", w->proc);
+        kg_sb_printf(sb, "| %s | %s | %s | %.3f | ", w->utc, pr, w->event, w->seconds);
+        for (const char *c = w->detail; *c; c++) kg_sb_printf(sb, "%s", *c == '|' ? "\\|" : (char[2]){ *c, 0 });
+        kg_sb_puts(sb, " |\n");
+    }
 }
 
 /* "## Admission": from the check records of every process, the weak

@@ -37,7 +37,9 @@ static const char *const res_cols[KG_RES_NCOLS] = { "process", "case",     "arm"
                                                     "arch",    "image_bytes", "image_sha256",
                                                     "sandbox" };
 static const char *const proc_cols[KG_PROC_NCOLS] = { "process", "direction", "status", "accepted", "seconds",
-                                                      "start_utc", "reason", "slot", "attempt" };
+                                                      "start_utc", "reason", "slot", "attempt", "wait_s",
+                                                      "setup_s", "checks_s", "timed_s" };
+static const char *const watch_cols[KG_WATCH_NCOLS] = { "utc", "seconds", "process", "event", "detail" };
 static const char *const out_cols[KG_OUT_NCOLS] = { "process", "case", "arm", "phase", "check", "output",
                                                     "seed", "offset", "bytes", "result", "max_abs" };
 
@@ -54,6 +56,7 @@ static kind_def kinds[KG_ROWS_NKINDS] = {
     [KG_ROWS_RESOURCES] = { res_cols, KG_RES_NCOLS, "" },
     [KG_ROWS_PROCESSES] = { proc_cols, KG_PROC_NCOLS, "" },
     [KG_ROWS_OUTPUTS] = { out_cols, KG_OUT_NCOLS, "" },
+    [KG_ROWS_WATCH] = { watch_cols, KG_WATCH_NCOLS, "" },
 };
 
 static void join(const char *const *cols, int n, char *buf, size_t cap)
@@ -151,7 +154,26 @@ void kg_rows_put_proc(kg_sb *sb, int index, const kg_proc_rec *p)
         if (*s == '"') kg_sb_puts(sb, "\"\"");
         else if (*s != '\n' && *s != '\r') kg_sb_printf(sb, "%c", *s);
     }
-    kg_sb_printf(sb, "\",%d,%d\n", p->slot, p->attempt);
+    kg_sb_printf(sb, "\",%d,%d,%.3f,%.3f,%.3f,%.3f\n", p->slot, p->attempt, p->wait_s, p->setup_s, p->checks_s,
+                 p->timed_s);
+}
+
+/* A quoted free-text field: quotes doubled, line breaks dropped. */
+static void put_text(kg_sb *sb, const char *t)
+{
+    kg_sb_puts(sb, "\"");
+    for (const char *s = t; *s; s++) {
+        if (*s == '"') kg_sb_puts(sb, "\"\"");
+        else if (*s != '\n' && *s != '\r') kg_sb_printf(sb, "%c", *s);
+    }
+    kg_sb_puts(sb, "\"");
+}
+
+void kg_rows_put_watch(kg_sb *sb, const kg_watch_rec *r)
+{
+    kg_sb_printf(sb, "%s,%.3f,%d,%s,", r->utc, r->seconds, r->proc, r->event);
+    put_text(sb, r->detail);
+    kg_sb_puts(sb, "\n");
 }
 
 void kg_rows_put_out(kg_sb *sb, const kg_plan *plan, const kg_out_rec *r)
@@ -639,9 +661,17 @@ static int proc_row(rd *r, int ncols, void *vctx)
     if ((rc = get_str(r, KG_PROC_START_UTC, x.start_utc, sizeof x.start_utc)) != KG_OK) return rc;
     if ((rc = get_str(r, KG_PROC_REASON, x.reason, sizeof x.reason)) != KG_OK) return rc;
     x.slot = idx;
-    if (ncols == KG_PROC_NCOLS) {
+    x.wait_s = x.setup_s = x.checks_s = x.timed_s = -1;
+    if (ncols > KG_PROC_REASON + 1) {
         if ((rc = get_int(r, KG_PROC_SLOT, 0, idx, &x.slot)) != KG_OK) return rc;
         if ((rc = get_int(r, KG_PROC_ATTEMPT, 0, INT_MAX, &x.attempt)) != KG_OK) return rc;
+    }
+    if (ncols == KG_PROC_NCOLS) {
+        double *t[] = { &x.wait_s, &x.setup_s, &x.checks_s, &x.timed_s };
+        for (int i = 0; i < 4; i++) {
+            if ((rc = get_real(r, KG_PROC_WAIT + i, t[i])) != KG_OK) return rc;
+            if (!(*t[i] >= -1) || *t[i] > 1e9) return bad(r, KG_PROC_WAIT + i, "not a duration in seconds:");
+        }
     }
     return push(c, &x, r->err);
 }
@@ -651,15 +681,68 @@ int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, k
     void *recs = NULL;
     size_t nrecs = 0;
     arr_ctx c = { NULL, -1, &recs, &nrecs, 0, sizeof **v };
-    char legacy_header[200];
+    /* two older schemas are read too: without the slot and attempt (the
+     * slot is then the index: *legacy), and without the four durations */
+    char legacy_header[200], slot_header[200], *text = NULL;
     join(proc_cols, KG_PROC_REASON + 1, legacy_header, sizeof legacy_header);
+    join(proc_cols, KG_PROC_ATTEMPT + 1, slot_header, sizeof slot_header);
     *legacy = 0;
-    int rc = read_rows(path, KG_ROWS_PROCESSES, KG_PROC_REASON + 1, legacy_header, proc_row, &c, legacy, err);
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc != KG_OK) return rc;
+    size_t hl = strcspn(text, "\r\n");
+    int with_slot = hl == strlen(slot_header) && strncmp(text, slot_header, hl) == 0;
+    rc = with_slot ? parse_rows(path, text, KG_ROWS_PROCESSES, KG_PROC_ATTEMPT + 1, slot_header, proc_row, &c, NULL, err)
+                   : parse_rows(path, text, KG_ROWS_PROCESSES, KG_PROC_REASON + 1, legacy_header, proc_row, &c, legacy,
+                                err);
+    free(text);
     if (rc != KG_OK) {
         free(recs);
         return rc;
     }
     *v = recs;
     *n = (int)nrecs;
+    return KG_OK;
+}
+
+/* ---- the host watch ---- */
+
+static int watch_row(rd *r, int ncols, void *vctx)
+{
+    (void)ncols;
+    arr_ctx *c = vctx;
+    kg_watch_rec x;
+    int rc;
+    memset(&x, 0, sizeof x);
+    if ((rc = get_str(r, KG_WATCH_UTC, x.utc, sizeof x.utc)) != KG_OK) return rc;
+    if ((rc = get_real(r, KG_WATCH_SECONDS, &x.seconds)) != KG_OK) return rc;
+    if (!(x.seconds >= 0) || x.seconds > 1e9) return bad(r, KG_WATCH_SECONDS, "not a duration in seconds:");
+    if ((rc = get_int(r, KG_WATCH_PROCESS, -1, INT_MAX, &x.proc)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_WATCH_EVENT, x.event, sizeof x.event)) != KG_OK) return rc;
+    int known = 0;
+    for (const char *p = KG_WATCH_EVENTS; *p && !known; ) {
+        size_t k = strcspn(p, ",");
+        known = k == strlen(x.event) && strncmp(p, x.event, k) == 0;
+        p += k + (p[k] == ',');
+    }
+    if (!known) return bad(r, KG_WATCH_EVENT, "not an event of the host watch (" KG_WATCH_EVENTS "):");
+    if ((rc = get_str(r, KG_WATCH_DETAIL, x.detail, sizeof x.detail)) != KG_OK) return rc;
+    return push(c, &x, r->err);
+}
+
+int kg_rows_read_watch(const char *path, kg_watch_rec **v, size_t *n, kg_err *err)
+{
+    void *recs = NULL;
+    size_t nrecs = 0;
+    arr_ctx c = { NULL, -1, &recs, &nrecs, 0, sizeof **v };
+    *v = NULL;
+    *n = 0;
+    if (!kg_path_exists(path)) return KG_OK;
+    int rc = read_rows(path, KG_ROWS_WATCH, 0, NULL, watch_row, &c, NULL, err);
+    if (rc != KG_OK) {
+        free(recs);
+        return rc;
+    }
+    *v = recs;
+    *n = nrecs;
     return KG_OK;
 }

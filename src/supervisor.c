@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,123 @@ static int record_fault(int dirfd, const char *dir, const kg_plan *plan, const k
     return rc;
 }
 
+/* One row of the host watch's log (watch.csv), dated now. */
+static void watch_log(kg_sb *wl, double seconds, int proc, const char *event, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void watch_log(kg_sb *wl, double seconds, int proc, const char *event, const char *fmt, ...)
+{
+    if (wl == NULL) return;
+    kg_watch_rec r;
+    memset(&r, 0, sizeof r);
+    kg_utc_now(r.utc, sizeof r.utc);
+    r.seconds = seconds > 0 ? seconds : 0;
+    r.proc = proc;
+    snprintf(r.event, sizeof r.event, "%s", event);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r.detail, sizeof r.detail, fmt, ap);
+    va_end(ap);
+    kg_rows_put_watch(wl, &r);
+}
+
+/* The reasons the watch found since the last call, into the log. */
+static void watch_drain(kg_quiet *q, kg_sb *wl, int proc)
+{
+    char why[512];
+    while (kg_quiet_take(q, why, sizeof why)) watch_log(wl, 0, proc, "not-quiet", "%s", why);
+    if (q->dropped > 0) {
+        watch_log(wl, 0, proc, "not-quiet", "%d further change(s) of reason not listed", q->dropped);
+        q->dropped = 0;
+    }
+}
+
+/* NVML's clock event reasons that slow the device for reasons outside
+ * the kernel: hardware slowdown, software and hardware thermal slowdown,
+ * the power brake.  A power cap (KG_CLOCK_POWER_CAP) is only noted. */
+#define KG_CLOCK_ENV_SLOWDOWN 0xE8ull
+#define KG_CLOCK_POWER_CAP 0x4ull
+
+/* What the worker's own telemetry saw of the environment: 1 and why when
+ * a foreign compute process or a hardware or thermal slowdown was read
+ * during timing, or a power cap while some arm's timing:escape check
+ * failed (the timing-integrity checks are then the environment's, not
+ * the arm's); a power cap alone goes to note. */
+static int env_seen(const kg_plan *plan, const kg_chan *ch, int proc, char *why, size_t cap, char *note, size_t note_cap)
+{
+    why[0] = note[0] = '\0';
+    if (ch->part[KG_FRAME_TELEMETRY] == NULL) return 0;
+    kg_tel_rec *tel = NULL;
+    kg_check_rec *chk = NULL;
+    size_t ntel = 0, nchk = 0;
+    kg_err e = { 0 };
+    int bad = 0;
+    if (kg_rows_parse_tel("telemetry", ch->part[KG_FRAME_TELEMETRY], ch->partlen[KG_FRAME_TELEMETRY], plan, proc,
+                          &tel, &ntel, &e) != KG_OK) {
+        free(tel);
+        return 0;   /* check_records has refused such rows already */
+    }
+    size_t nforeign = 0, nslow = 0, ncap = 0;
+    const kg_tel_rec *first_f = NULL, *first_s = NULL;
+    unsigned long long slow_bits = 0;
+    for (size_t i = 0; i < ntel; i++) {
+        if (tel[i].foreign_procs > 0 && nforeign++ == 0) first_f = &tel[i];
+        if (tel[i].reasons & KG_CLOCK_ENV_SLOWDOWN) {
+            if (nslow++ == 0) first_s = &tel[i];
+            slow_bits |= tel[i].reasons & KG_CLOCK_ENV_SLOWDOWN;
+        }
+        if (tel[i].reasons & KG_CLOCK_POWER_CAP) ncap++;
+    }
+    if (first_f != NULL) {
+        snprintf(why, cap, "the worker's telemetry read %d foreign compute process(es) on the device in %zu of %zu "
+                 "samples, first in case %s, round %d", first_f->foreign_procs, nforeign, ntel,
+                 plan->cases[first_f->kase].name, first_f->round + 1);
+        bad = 1;
+    } else if (first_s != NULL) {
+        snprintf(why, cap, "the device slowed its clocks (clock event reasons 0x%llx: hardware or thermal slowdown) in "
+                 "%zu of %zu samples, first in case %s, round %d", slow_bits, nslow, ntel,
+                 plan->cases[first_s->kase].name, first_s->round + 1);
+        bad = 1;
+    } else if (ncap > 0) {
+        int escapes = 0;
+        if (ch->part[KG_FRAME_CHECKS] != NULL &&
+            kg_rows_parse_checks("checks", ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], plan, proc, &chk,
+                                 &nchk, &e) == KG_OK)
+            for (size_t i = 0; i < nchk; i++) escapes += !chk[i].pass && strcmp(chk[i].check, KG_CHECK_ESCAPE) == 0;
+        if (escapes > 0) {
+            snprintf(why, cap, "%d timing:escape check(s) failed while the device was power-capped (%zu of %zu samples)",
+                     escapes, ncap, ntel);
+            bad = 1;
+        } else {
+            snprintf(note, note_cap, "the device was power-capped (clock event reason 0x4) in %zu of %zu samples", ncap,
+                     ntel);
+        }
+    }
+    free(tel);
+    free(chk);
+    return bad;
+}
+
+/* The worker's PHASES frame: setup, checks and timed seconds; -1 each
+ * when it sent none or it does not parse. */
+static void read_phases(const kg_chan *ch, kg_proc_rec *rec)
+{
+    rec->setup_s = rec->checks_s = rec->timed_s = -1;
+    const char *p = ch->part[KG_FRAME_PHASES];
+    size_t n = ch->partlen[KG_FRAME_PHASES];
+    if (p == NULL || n == 0 || n > 95) return;
+    char buf[96];
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    double a, b, c;
+    char end;
+    if (sscanf(buf, "%lf %lf %lf%c", &a, &b, &c, &end) == 4 && end == '\n' && a >= 0 && b >= 0 && c >= 0 &&
+        a < 1e9 && b < 1e9 && c < 1e9) {
+        rec->setup_s = a;
+        rec->checks_s = b;
+        rec->timed_s = c;
+    }
+}
+
 /* Starts one worker and waits for it, killing its process group when it
  * passes timeout_s.  Its records come through a pipe (channel.h); the
  * supervisor checks them with rows.c and writes them through dirfd.
@@ -218,7 +336,7 @@ static int record_fault(int dirfd, const char *dir, const kg_plan *plan, const k
  * signal to stop) leaves the process unrecorded. */
 static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan *plan, const char *plan_abs,
                       const char *dir, int dirfd, const char *backend, int proc, double timeout_s,
-                      const kg_quiet *q, const char *pline, int lock_fd, uint64_t salt, proc_rec *rec,
+                      kg_quiet *q, kg_sb *wl, const char *pline, int lock_fd, uint64_t salt, proc_rec *rec,
                       kg_err *err)
 {
     char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], fdarg[16], parent[24], saltarg[16];
@@ -293,6 +411,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     posix_spawnattr_setpgroup(&at, 0);
     pid_t pid;
     kg_utc_now(rec->start_utc, sizeof rec->start_utc);
+    if (q != NULL) kg_quiet_process_begins(q);
     double t0 = kg_mono_s();
     /* the write end is inherited by the worker alone (single-threaded:
      * no other spawn can see it between these lines) */
@@ -313,7 +432,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     kg_chan_init(&ch, proc);
 
     int status = 0, timed_out = 0, dirty = 0, stopped = 0;
-    char why[256] = "";
+    char why[512] = "";
     double next_poll = t0, next_show = t0 + 0.5;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
@@ -336,16 +455,23 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
             timed_out = 1;
             break;
         }
-        if (q != NULL && !dirty && now >= next_poll) {
-            dirty = kg_quiet_scan(q, (int)pid, why, sizeof why);
+        /* the watch goes on after a first reason: the quiet time is
+         * counted from the last thing seen, between processes too */
+        if (q != NULL && now >= next_poll) {
+            char w2[512];
+            if (kg_quiet_poll(q, (int)pid, w2, sizeof w2) && !dirty) {
+                dirty = 1;
+                snprintf(why, sizeof why, "%s", w2);
+            }
+            watch_drain(q, wl, proc);
             next_poll = now + KG_QUIET_POLL_S;
         }
         if (pline != NULL && now >= next_show) {
             /* the worker reports "progress: case C round r/R" on its log */
-            char wl[256];
-            kg_file_last_line(log, wl, sizeof wl);
-            if (strncmp(wl, "progress: ", 10) == 0) {
-                fprintf(stderr, "\r\033[K%s  %s", pline, wl + 10);
+            char ll[256];
+            kg_file_last_line(log, ll, sizeof ll);
+            if (strncmp(ll, "progress: ", 10) == 0) {
+                fprintf(stderr, "\r\033[K%s  %s", pline, ll + 10);
                 fflush(stderr);
             }
             next_show = now + 0.5;
@@ -373,6 +499,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
      * group may hold the pipe open: only what is there now is read) */
     if (!ch.eof && (rc = kg_chan_pump(&ch, pfd[0], err)) != KG_OK) goto out;
     rec->seconds = kg_mono_s() - t0;
+    read_phases(&ch, rec);
     char last[256];
     kg_file_last_line(log, last, sizeof last);
     rec->accepted = 0;
@@ -412,6 +539,13 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
             snprintf(rec->status, sizeof rec->status, "ok");
             rec->reason[0] = '\0';
             rec->accepted = 1;
+            /* what the worker's telemetry saw of the environment */
+            char ew[300], note[200];
+            if (!dirty && env_seen(plan, &ch, proc, ew, sizeof ew, note, sizeof note)) {
+                dirty = 1;
+                snprintf(why, sizeof why, "%s", ew);
+            }
+            if (note[0] != '\0') watch_log(wl, 0, proc, "note", "%s", note);
         }
     }
     /* A worker that died while it ran an arm is that arm's fault, except
@@ -427,14 +561,24 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         char outcome[300];
         snprintf(outcome, sizeof outcome, "%s%s%s", rec->status, rec->reason[0] ? ": " : "", rec->reason);
         snprintf(rec->status, sizeof rec->status, "contaminated");
-        snprintf(rec->reason, sizeof rec->reason, "%.130s; the worker ended %.100s", why, outcome);
+        snprintf(rec->reason, sizeof rec->reason, "%.140s; the worker ended %.90s", why, outcome);
         rec->accepted = 0;
+        watch_log(wl, rec->seconds, proc, "contaminated", "%s; the worker ended %s", why, outcome);
     }
     rc = KG_OK;
 out:
     close(pfd[0]);
     kg_chan_free(&ch);
     return rc;
+}
+
+/* watch.csv, rewritten whole (atomically) with every row so far. */
+static int write_watch(int dirfd, const char *dir, const kg_sb *wl, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/watch.csv", dir);
+    if (wl->oom) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    return kg_write_atomic_at(dirfd, "watch.csv", path, wl->buf, wl->len, err);
 }
 
 /* Prints the progress line (process i/n, direction, elapsed, ETA) and
@@ -535,6 +679,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     char notice[512] = "", device[512] = "", *recorded = NULL;
     int rc, lock_fd = -1, nrec = 0, dirfd = -1;
     kg_quiet q;
+    kg_sb wl = { 0 };
     struct sigaction sa, old_int, old_term;
     char pline[256] = "";
     /* the settings of this campaign: the environment's, and the negative
@@ -664,6 +809,19 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     }
     snprintf(path, sizeof path, "%s/logs", dir);
     if ((rc = kg_mkdir_p(path, err)) != KG_OK) goto done;
+    /* the host watch's log: what an earlier run of this campaign wrote, then this run's rows */
+    snprintf(path, sizeof path, "%s/watch.csv", dir);
+    if (o->resume && kg_path_exists(path)) {
+        kg_watch_rec *old = NULL;
+        size_t nold = 0;
+        if ((rc = kg_rows_read_watch(path, &old, &nold, err)) != KG_OK) goto done;
+        kg_rows_begin(&wl, KG_ROWS_WATCH);
+        for (size_t i = 0; i < nold; i++) kg_rows_put_watch(&wl, &old[i]);
+        free(old);
+    } else {
+        kg_rows_begin(&wl, KG_ROWS_WATCH);
+    }
+    double t_session = kg_mono_s();
     /* environment.json is written once every arm is built: a campaign
      * stopped before that builds again */
     snprintf(path, sizeof path, "%s/environment.json", dir);
@@ -695,6 +853,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     }
     kg_backend_close(be);
     be = NULL;
+    double build_s = kg_mono_s() - t_session;
 
     double window = o->has_quiet ? o->quiet_s : plan->campaign.quiet_s;
     /* timings that do not depend on the host (fake: scripted) need no
@@ -702,8 +861,21 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if (!(kg_backend_caps_of(resolved) & KG_CAP_QUIET_HOST) && !o->has_quiet) window = 0;
     const char *forbid = o->forbid != NULL ? o->forbid : plan->campaign.forbid[0] ? plan->campaign.forbid : NULL;
     double max_load = o->max_load > 0 ? o->max_load : plan->campaign.max_load;
-    kg_quiet_init(&q, &s, forbid, max_load, resolved, device, window);
+    kg_quiet_limits lim = { plan->campaign.max_steal, plan->campaign.max_foreign_cpu, plan->campaign.max_freq_change };
+    kg_quiet_init(&q, &s, forbid, max_load, resolved, device, window, &lim);
+    /* the arms were built while no worker ran: the quiet time counts from
+     * the start of this run when nothing is seen now */
+    q.quiet_since = t_session;
+    double give_up = plan->campaign.quiet_timeout_s;
     int max_repeats = o->max_repeats == 0 ? plan->campaign.repeats : o->max_repeats < 0 ? 0 : o->max_repeats;
+    watch_log(&wl, 0, -1, "session", "quiet %g s, give up after %g s; forbid %s; max_load %g; max_steal %g%%, "
+              "max_foreign_cpu %g, max_freq_change %g%% (%s); device processes told %s; repeats %d", window,
+              give_up, q.forbid[0] ? q.forbid : "(none)", q.max_load, 100 * q.lim.max_steal, q.lim.max_foreign_cpu,
+              100 * q.lim.max_freq_change, q.cpu != NULL ? "watched" : "not watched", kg_quiet_match(&q),
+              max_repeats);
+    watch_log(&wl, build_s, -1, "build", "arms built%s in %.3f s", o->check_only ? "" : " and the device's peaks measured",
+              build_s);
+    int never_quiet = 0;
     int capn = nrec > nslots ? nrec : nslots > 0 ? nslots : 1;
     double t0 = kg_mono_s();
     for (;;) {
@@ -725,26 +897,75 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         r->attempt = attempt;
         r->dir = kg_protocol_direction(slot);
         progress(o, slot, nslots, r->dir, kg_mono_s() - t0, pline, sizeof pline);
-        if (!o->check_only && (rc = kg_quiet_wait(&q, window, 600 + 20 * window, err)) != KG_OK) {
-            if (kg_stop_requested()) {
-                kg_err_clear(err);
-                rc = kg_errorf(err, KG_EIO, "interrupted while waiting for a quiet host: kgate run %s --resume %s "
-                               "continues it", o->plan_path, dir);
+        int gave_up = 0;
+        if (!o->check_only) {
+            char gwhy[512] = "";
+            double waited = 0;
+            rc = kg_quiet_wait(&q, window, give_up, &waited, gwhy, sizeof gwhy, err);
+            watch_drain(&q, &wl, nrec);
+            r->wait_s = waited;
+            if (rc < 0) {
+                if (kg_stop_requested()) {
+                    kg_err_clear(err);
+                    rc = kg_errorf(err, KG_EIO, "interrupted while waiting for a quiet host: kgate run %s --resume %s "
+                                   "continues it", o->plan_path, dir);
+                }
+                goto done;
             }
-            goto done;
+            if (waited >= 0.001)
+                watch_log(&wl, waited, nrec, "wait", "%s", rc == 0 ? "quiet" : "gave up: the host never became quiet");
+            if (rc == 1) {
+                /* a slot attempt that found no quiet host: recorded as a
+                 * contaminated process that never started */
+                gave_up = 1;
+                kg_utc_now(r->start_utc, sizeof r->start_utc);
+                snprintf(r->status, sizeof r->status, "contaminated");
+                snprintf(r->reason, sizeof r->reason, "not started: the host never became quiet within %.0f s (%.200s)",
+                         give_up, gwhy);
+                r->accepted = 0;
+                r->setup_s = r->checks_s = r->timed_s = 0;
+                watch_log(&wl, waited, nrec, "contaminated", "%s", r->reason);
+            }
+            rc = KG_OK;
+        } else {
+            r->wait_s = 0;
         }
-        if ((rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s,
-                             o->check_only ? NULL : &q, o->progress ? pline : NULL, lock_fd, salt, r, err)) != KG_OK)
+        if (!gave_up &&
+            (rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s,
+                             o->check_only ? NULL : &q, &wl, o->progress ? pline : NULL, lock_fd, salt, r, err)) != KG_OK)
             goto done;
         nrec++;
+        /* a slot contaminated 1 + repeats times: the host never became
+         * quiet enough; the campaign stops, INVALID (the analysis says why) */
+        int tries = 0, clean = 0;
+        for (int i = 0; i < nrec; i++)
+            if (recs[i].slot == slot) {
+                tries++;
+                clean |= strcmp(recs[i].status, "contaminated") != 0;
+            }
+        if (!clean && tries > max_repeats) {
+            never_quiet = 1;
+            watch_log(&wl, 0, nrec - 1, "never-quiet", "slot %d was contaminated %d time(s), the last: %s", slot, tries,
+                      r->reason);
+        }
+        /* processes.csv first: a log row never names a process the folder does not record */
         if ((rc = kg_evidence_write_processes(dirfd, dir, recs, nrec, err)) != KG_OK) goto done;
+        if ((rc = write_watch(dirfd, dir, &wl, err)) != KG_OK) goto done;
         if (!r->accepted && (o->progress || strcmp(r->status, "contaminated") == 0))
             fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", nrec - 1, r->status, r->reason);
+        if (never_quiet) {
+            fprintf(stderr, "\r\033[Kkgate: the device never became quiet: slot %d was contaminated %d time(s); the "
+                    "campaign stops INVALID (kgate run %s --resume %s tries again)\n", slot, 1 + max_repeats,
+                    o->plan_path, dir);
+            break;
+        }
         if (!o->check_only && plan->campaign.looks > 1 && look_decided(plan, recs, nrec, nslots, dir, err)) {
             fprintf(stderr, "\r\033[Kkgate: the sequential design decided after %d of %d processes\n", nrec, nslots);
             break;
         }
     }
+    watch_log(&wl, kg_mono_s() - t_session, -1, "end", "this run ended after %.3f s", kg_mono_s() - t_session);
+    if ((rc = write_watch(dirfd, dir, &wl, err)) != KG_OK) goto done;
     progress(o, nslots, nslots, 0, kg_mono_s() - t0, pline, sizeof pline);
     if (nrec == 0 && (rc = kg_evidence_write_processes(dirfd, dir, recs, 0, err)) != KG_OK) goto done;
     if ((rc = kg_report_build(dir, an, NULL, err)) != KG_OK) goto done;
@@ -759,6 +980,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             fprintf(stderr, "kgate: archive %s\n", tgz);
     }
 done:
+    kg_sb_free(&wl);
     kg_backend_close(be);
     kg_quiet_free(&q);
     kg_lock_release(lock_fd);

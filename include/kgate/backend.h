@@ -187,7 +187,10 @@ enum {
     /* timings depend on the host being quiet: the plan's quiet window and
      * the default list of forbidden processes apply (on fake, scripted
      * timings, there is no window unless one is asked for) */
-    KG_CAP_QUIET_HOST = 1u << 1
+    KG_CAP_QUIET_HOST = 1u << 1,
+    /* the kernel runs on the host's CPUs: steal time, other processes' CPU
+     * load and frequency changes are watched (quiet.h) */
+    KG_CAP_HOST_CPU = 1u << 2
 };
 
 unsigned kg_backend_caps(const kg_backend *be);   /* KG_CAP_* */

@@ -48,6 +48,7 @@ typedef enum {
     KG_ROWS_RESOURCES,
     KG_ROWS_PROCESSES,
     KG_ROWS_OUTPUTS,
+    KG_ROWS_WATCH,
     KG_ROWS_NKINDS
 } kg_rows_kind;
 
@@ -73,11 +74,13 @@ enum { KG_RES_PROCESS, KG_RES_CASE, KG_RES_ARM, KG_RES_LAUNCH, KG_RES_REGISTERS,
 
 /* processes.csv (schema 1 folders have the first seven columns only) */
 enum { KG_PROC_PROCESS, KG_PROC_DIRECTION, KG_PROC_STATUS, KG_PROC_ACCEPTED, KG_PROC_SECONDS, KG_PROC_START_UTC,
-       KG_PROC_REASON, KG_PROC_SLOT, KG_PROC_ATTEMPT, KG_PROC_NCOLS };
+       KG_PROC_REASON, KG_PROC_SLOT, KG_PROC_ATTEMPT, KG_PROC_WAIT, KG_PROC_SETUP, KG_PROC_CHECKS_S,
+       KG_PROC_TIMED, KG_PROC_NCOLS };
 
 /* outputs/proc-NNN.csv: the index of outputs/proc-NNN.bin */
 enum { KG_OUT_PROCESS, KG_OUT_CASE, KG_OUT_ARM, KG_OUT_PHASE, KG_OUT_CHECK, KG_OUT_OUTPUT, KG_OUT_SEED,
        KG_OUT_OFFSET, KG_OUT_BYTES, KG_OUT_RESULT, KG_OUT_MAX_ABS, KG_OUT_NCOLS };
+enum { KG_WATCH_UTC, KG_WATCH_SECONDS, KG_WATCH_PROCESS, KG_WATCH_EVENT, KG_WATCH_DETAIL, KG_WATCH_NCOLS };
 
 /* The header line of a kind, without its newline ("process,direction,..."). */
 const char *kg_rows_header(kg_rows_kind kind);
@@ -147,7 +150,29 @@ typedef struct kg_proc_rec {
     int accepted;
     int slot;                      /* the schedule slot it fills: fixes the direction */
     int attempt;                   /* 0 for the first run of a slot, k for its k-th repeat */
+    /* where its time went, s (-1: not recorded, a folder of an older
+     * kgate): the quiet wait before it, and inside the worker the set-up
+     * (loading and compiling arms, binding inputs), the checks before and
+     * after timing, and the timed phases */
+    double wait_s, setup_s, checks_s, timed_s;
 } kg_proc_rec;
+
+/* One event of the host watch (watch.csv), in the order it happened.
+ * event: "session" (a kgate run began: its settings in detail; seconds,
+ * once it ended, its wall time), "build" (the arms built and the peaks
+ * measured), "wait" (the quiet wait before process proc), "not-quiet"
+ * (a reason the host was not quiet, seen first at utc), "contaminated"
+ * (process proc excluded, and why), "note" (seen, not excluded: a power
+ * cap), "never-quiet" (a slot given up: the campaign is INVALID), "end"
+ * (the run ended: seconds, its wall time). */
+typedef struct kg_watch_rec {
+    char utc[32];
+    double seconds;
+    int proc;                      /* -1: not of one process */
+    char event[16];
+    char detail[512];
+} kg_watch_rec;
+#define KG_WATCH_EVENTS "session,build,wait,not-quiet,contaminated,note,never-quiet,end"
 
 /* One saved output (outputs/proc-NNN.csv). */
 typedef struct kg_out_rec {
@@ -169,6 +194,7 @@ void kg_rows_put_tel(struct kg_sb *sb, const kg_plan *plan, const kg_tel_rec *r)
 void kg_rows_put_res(struct kg_sb *sb, const kg_plan *plan, const kg_res_rec *r);
 void kg_rows_put_proc(struct kg_sb *sb, int index, const kg_proc_rec *r);
 void kg_rows_put_out(struct kg_sb *sb, const kg_plan *plan, const kg_out_rec *r);
+void kg_rows_put_watch(struct kg_sb *sb, const kg_watch_rec *r);
 
 /* ---- strict readers: the whole file at path, appended to *v, which
  * is NULL with *n = 0 or an array these readers grew (they grow it with
@@ -197,6 +223,8 @@ int kg_rows_parse_out(const char *name, const char *data, size_t len, const kg_p
 /* Rows must be numbered 0, 1, ...; *legacy is set for a schema 1 file
  * (seven columns: slot = the process, attempt 0). */
 int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, kg_err *err);
+/* watch.csv; a folder without one (an older kgate) reads as no rows. */
+int kg_rows_read_watch(const char *path, kg_watch_rec **v, size_t *n, kg_err *err);
 
 /* ---- the folder ---- */
 
@@ -221,6 +249,8 @@ typedef struct kg_evidence {
      * folders): then no physics limit applies */
     int has_peaks;
     kg_peaks peaks;
+    /* appended: watch.csv, the host watch's log (none in older folders) */
+    kg_watch_rec *watch; size_t nwatch;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */

@@ -83,6 +83,12 @@ typedef struct kg_campaign {
     char reference[KG_NAME_MAX]; /* the baseline every candidate is compared with; "" = every baseline */
     char selected_from[KG_TEXT_MAX]; /* a confirmation plan: the screen it was selected from; "" = none */
     int looks;               /* group-sequential design: analyses after processes / looks per direction; 1 */
+    /* the host watch (quiet.h): the longest wait for a quiet host, s (600),
+     * and on the cpu backend the bounds on steal time (10%), on CPU used by
+     * other processes, in cores (0.5), and on a fall of the fastest core's
+     * clock (15%); 0: not watched */
+    double quiet_timeout_s, max_steal, max_foreign_cpu, max_freq_change;
+    double warm_s;           /* bound on warming the device to a steady clock, s; 5 (0: none) */
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 

@@ -277,6 +277,9 @@ typedef struct kg_analysis {
     int invalid;             /* control failed or no usable process: exit 3 */
     /* appended: clocks; any_clocks: some case has clock readings */
     int any_clocks;
+    /* appended: why the campaign is INVALID ("" when it is not, or only
+     * for the reasons above): the host never became quiet */
+    char invalid_why[KG_TEXT_MAX];
 } kg_analysis;
 
 /* The physics limit of one case (from the evidence's peaks.json and the

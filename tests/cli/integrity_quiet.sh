@@ -24,7 +24,7 @@ grep -q ",contaminated,0,.*forbidden process kgate-test-cc (pid $cc) running at 
     die "no contaminated process naming kgate-test-cc (pid $cc)"
 expect_grep "contaminated" "$T/err"
 # every contaminated row is followed by a repeat of its slot, in its direction
-awk -F, 'NR > 1 { n = NF; slot = $(n-1); att = $n; dir[slot] = dir[slot] ? dir[slot] : $2;
+awk -F, 'NR > 1 { n = NF; slot = $(n-5); att = $(n-4); dir[slot] = dir[slot] ? dir[slot] : $2;
                   if (dir[slot] != $2) { print "slot " slot " changed direction"; bad = 1 }
                   if ($3 == "contaminated") { c[slot]++; nc++ } else if (att != c[slot]) { print "slot " slot " attempt " att; bad = 1 }
                   rows++ }

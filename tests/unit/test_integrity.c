@@ -3,6 +3,8 @@
  * the rows parsed from memory, the worker's frames and writes through a
  * folder descriptor. */
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,9 +75,10 @@ static void test_lock(const char *tmp)
 
 static void test_quiet(void)
 {
-    kg_quiet q;
+    kg_quiet q = { 0 };
     char why[512] = "";
-    kg_quiet_init(&q, NULL, "", 0, "cpu", "host", 30);
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, "", 0, "cpu", "host", 30, NULL);
     CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
     /* a process of a name of our own: found by its exact name, not by a
      * prefix of it */
@@ -108,7 +111,8 @@ static void test_quiet(void)
             if (strncmp(comm, name, strlen(name)) != 0) usleep(5000);
         }
         snprintf(list, sizeof list, "nothing-here, %s", name);
-        kg_quiet_init(&q, NULL, list, 0, "cpu", "host", 30);
+        kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, list, 0, "cpu", "host", 30, NULL);
         CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 1);
         CHECK_STR_CONTAINS(why, name);
         CHECK_STR_CONTAINS(why, expect);
@@ -116,42 +120,117 @@ static void test_quiet(void)
         CHECK(kg_quiet_scan(&q, (int)child, why, sizeof why) == 0);
         /* a name that only starts like it does not match */
         snprintf(list, sizeof list, "%.*s", (int)strlen(name) - 1, name);
-        kg_quiet_init(&q, NULL, list, 0, "cpu", "host", 30);
+        kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, list, 0, "cpu", "host", 30, NULL);
         CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
         close(pipefd[1]);
         waitpid(child, NULL, 0);
     }
     /* defaults: compilers on real backends, nothing on fake */
-    kg_quiet_init(&q, NULL, NULL, 0, "cpu", "host", 30);
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, NULL, 0, "cpu", "host", 30, NULL);
     CHECK(strcmp(q.forbid, KG_QUIET_DEFAULT_FORBID) == 0);
-    kg_quiet_init(&q, NULL, NULL, 0, "fake", "host", 30);
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, NULL, 0, "fake", "host", 30, NULL);
     CHECK(q.forbid[0] == '\0');
     /* no quiet window declared: no default list */
-    kg_quiet_init(&q, NULL, NULL, 0, "cpu", "host", 0);
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, NULL, 0, "cpu", "host", 0, NULL);
     CHECK(q.forbid[0] == '\0');
     /* the settings' list (KGATE_FORBID) when the options give none */
     kg_settings s = *kg_settings_defaults();
     s.forbid = "x,y";
-    kg_quiet_init(&q, &s, NULL, 0, "cpu", "host", 30);
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, &s, NULL, 0, "cpu", "host", 30, NULL);
     CHECK(strcmp(q.forbid, "x,y") == 0);
-    kg_quiet_init(&q, &s, "z", 0, "cpu", "host", 30);
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, &s, "z", 0, "cpu", "host", 30, NULL);
     CHECK(strcmp(q.forbid, "z") == 0);
     /* the load bound */
     double l1 = 0;
     FILE *fp = fopen("/proc/loadavg", "r");
     if (fp != NULL && fscanf(fp, "%lf", &l1) == 1 && l1 > 0.05) {
-        kg_quiet_init(&q, NULL, "", l1 / 1000, "cpu", "host", 30);
+        kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, "", l1 / 1000, "cpu", "host", 30, NULL);
         CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 1);
         CHECK_STR_CONTAINS(why, "load average");
     }
     if (fp != NULL) fclose(fp);
-    kg_quiet_init(&q, NULL, "", 1e9, "cpu", "host", 30);
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, "", 1e9, "cpu", "host", 30, NULL);
     CHECK(kg_quiet_scan(&q, -1, why, sizeof why) == 0);
     int n = -1;
     CHECK(kg_quiet_device_foreign(&q, 0, &n, why, sizeof why) == KG_EUNSUPPORTED);
     CHECK(n == 0);
     kg_err err = { 0 };
-    CHECK(kg_quiet_wait(&q, 0, 10, &err) == KG_OK);
+    double waited = -1;
+    CHECK(kg_quiet_wait(&q, 0, 10, &waited, why, sizeof why, &err) == KG_OK);
+    CHECK(waited >= 0 && waited < 5);
+    kg_quiet_free(&q);
+}
+
+/* The watch is continuous: a host quiet since the watch began needs no
+ * new window, one that was not quiet waits for the whole window again;
+ * a forbidden process that never leaves ends the wait with 1 (not an
+ * error), naming it; each new reason is kept once for the log. */
+static void test_quiet_continuous(void)
+{
+    kg_quiet q = { 0 };
+    char why[512] = "";
+    kg_err err = { 0 };
+    double waited = -1;
+    kg_quiet_init(&q, NULL, "kgate-test-nq", 0, "cpu", "host", 0.5, NULL);
+    q.quiet_since -= 10;   /* quiet for 10 s already */
+    CHECK(kg_quiet_wait(&q, 0.5, 5, &waited, why, sizeof why, &err) == KG_OK);
+    CHECK(waited < 0.2);
+    q.quiet_since = kg_mono_s();
+    CHECK(kg_quiet_wait(&q, 0.5, 5, &waited, why, sizeof why, &err) == KG_OK);
+    CHECK(waited >= 0.45);
+    pid_t child = fork();
+    if (child == 0) {
+        prctl(PR_SET_NAME, "kgate-test-nq");
+        for (;;) pause();
+    }
+    CHECK(child > 0);
+    struct timespec ts = { 0, 100 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+    CHECK(kg_quiet_wait(&q, 0.5, 0.8, &waited, why, sizeof why, &err) == 1);
+    CHECK(strstr(why, "kgate-test-nq") != NULL);
+    CHECK(waited >= 0.8);
+    char taken[512];
+    CHECK(kg_quiet_take(&q, taken, sizeof taken) == 1);
+    CHECK(strstr(taken, "kgate-test-nq") != NULL);
+    CHECK(kg_quiet_take(&q, taken, sizeof taken) == 0);   /* the same reason is kept once */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    CHECK(kg_quiet_wait(&q, 0.3, 5, &waited, why, sizeof why, &err) == KG_OK);
+    CHECK(waited >= 0.25);
+    CHECK(strcmp(kg_quiet_match(&q), "none") == 0);
+    kg_quiet_free(&q);
+}
+
+/* The CPU-host verdict over one window: steal and foreign CPU against
+ * their bounds, kgate's own ticks subtracted. */
+static void test_quiet_cpu_judge(void)
+{
+    kg_quiet_limits lim = { 0.10, 0.5, 0.15 };
+    char why[300] = "";
+    /* user nice system idle iowait irq softirq steal, 100 Hz, 1 s on 2 cores: 200 ticks */
+    unsigned long long a[8] = { 1000, 0, 500, 5000, 10, 0, 5, 100 };
+    unsigned long long quiet[8] = { 1090, 0, 510, 5098, 10, 0, 5, 102 };   /* 100 busy, all kgate's */
+    CHECK(kg_quiet_cpu_judge(a, quiet, 100, 1.0, 100, &lim, why, sizeof why) == 0);
+    /* the same busy ticks, only 20 of them kgate's: 0.8 cores foreign */
+    CHECK(kg_quiet_cpu_judge(a, quiet, 20, 1.0, 100, &lim, why, sizeof why) == 1);
+    CHECK(strstr(why, "max_foreign_cpu") != NULL && strstr(why, "0.80 cores") != NULL);
+    /* 40 of 200 ticks stolen: 20% */
+    unsigned long long stolen[8] = { 1060, 0, 510, 5090, 10, 0, 5, 140 };
+    CHECK(kg_quiet_cpu_judge(a, stolen, 70, 1.0, 100, &lim, why, sizeof why) == 1);
+    CHECK(strstr(why, "steal time 20.0%") != NULL);
+    /* bounds of 0 are not judged */
+    kg_quiet_limits off = { 0, 0, 0 };
+    CHECK(kg_quiet_cpu_judge(a, stolen, 0, 1.0, 100, &off, why, sizeof why) == 0);
+    /* no ticks (a counter that went backwards) is no verdict */
+    CHECK(kg_quiet_cpu_judge(quiet, a, 0, 1.0, 100, &lim, why, sizeof why) == 0);
 }
 
 static void test_frozen(const char *tmp)
@@ -447,6 +526,8 @@ int main(void)
     test_lock(tmp);
     test_descends();
     test_quiet();
+    test_quiet_continuous();
+    test_quiet_cpu_judge();
     test_frozen(tmp);
     test_fault_and_sums(tmp);
     test_outputs(tmp);
