@@ -165,7 +165,7 @@ static const plan_key plan_keys[] = {
     {SEC_CAMPAIGN, "quiet_timeout", K_REAL, CAMP(quiet_timeout_s), 0, 1e9, F_LO_OPEN | F_QUIET, "600", NULL,
      "seconds a process waits for a quiet host before it counts as contaminated, a number > 0"},
     {SEC_CAMPAIGN, "max_steal", K_FRAC, CAMP(max_steal), 0, 1, F_QUIET, "0.1", NULL,
-     "steal time over a second of the host's CPU time, a fraction in [0, 1], e.g. 10% (0: not watched)"},
+     "steal time over a second, of the CPU time the host's work used or was owed, a fraction in [0, 1], e.g. 10% (0: not watched)"},
     {SEC_CAMPAIGN, "max_foreign_cpu", K_REAL, CAMP(max_foreign_cpu), 0, 1e6, F_QUIET, "0.5", NULL,
      "cores used over a second by processes that are not kgate's, a number >= 0 (0: not watched)"},
     {SEC_CAMPAIGN, "max_freq_change", K_FRAC, CAMP(max_freq_change), 0, 1, F_QUIET, "0.15", NULL,

@@ -26,9 +26,11 @@
  * steal ticks; the sum of utime, stime, cutime and cstime over the
  * supervisor and its descendants gives kgate's own (a reaped child's
  * ticks move to its parent's cutime, so the sum is continuous).  Over
- * each KG_QUIET_CPU_WINDOW_S, steal above max_steal of the host's CPU
- * time, or busy ticks not kgate's above max_foreign_cpu cores, is not
- * quiet.  The fastest core's clock (cpufreq's scaling_cur_freq, where
+ * each KG_QUIET_CPU_WINDOW_S, steal above max_steal of the CPU time the
+ * host's work used or was owed (busy + steal), or busy ticks not kgate's
+ * above max_foreign_cpu cores, is not quiet; the verdict of a window
+ * holds until the next full one, so a host is quiet again only after a
+ * whole clean window.  The fastest core's clock (cpufreq's scaling_cur_freq, where
  * the host has it) falling more than max_freq_change below its highest
  * value since the process began is not quiet either.
  *
@@ -56,6 +58,8 @@ typedef struct cpu_watch {
     double hz;
     double fmax;                  /* the fastest core's highest clock since the process began, kHz; 0: none */
     int nofreq;                   /* the host has no cpufreq */
+    int bad;                      /* the last full window's verdict, which holds until the next one */
+    char why[512];
 } cpu_watch;
 
 void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double max_load, const char *backend,
@@ -135,8 +139,10 @@ void kg_quiet_free(kg_quiet *q)
 const char *kg_quiet_match(const kg_quiet *q)
 {
     quiet_procs *qp = q->procs;
-    if (qp == NULL) return "none";
-    return qp->counted ? "count" : "pid";
+    if (qp == NULL) return "not at all (the backend lists no device processes)";
+    return qp->counted ? "by count (NVML's process IDs are another PID namespace's: a foreign process present "
+                         "before a window goes unseen)"
+                       : "by process ID";
 }
 
 int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why, size_t cap)
@@ -329,14 +335,17 @@ int kg_quiet_cpu_judge(const unsigned long long a[8], const unsigned long long b
         total += d[i];
     }
     if (total <= 0 || seconds <= 0 || hz <= 0) return 0;
-    double steal = d[7] / total;
-    if (lim->max_steal > 0 && steal > lim->max_steal) {
-        snprintf(why, cap, "steal time %.1f%% of the host's CPU over %.1f s, above the bound max_steal = %.1f%%",
+    /* busy: user, nice, system, irq, softirq (guest time is inside user);
+     * steal as a share of the CPU time the host's work ran or was owed,
+     * so that one stolen core counts the same on 2 cores as on 64 */
+    double busy = d[0] + d[1] + d[2] + d[5] + d[6];
+    double steal = busy + d[7] > 0 ? d[7] / (busy + d[7]) : 0;
+    if (lim->max_steal > 0 && d[7] >= 2 && steal > lim->max_steal) {
+        snprintf(why, cap, "steal time %.1f%% of the CPU time the host's work used or was owed over %.1f s, above the "
+                 "bound max_steal = %.1f%% (a shared virtual machine: raise max_steal in [campaign], or 0 to accept it)",
                  100 * steal, seconds, 100 * lim->max_steal);
         return 1;
     }
-    /* busy: user, nice, system, irq, softirq (guest time is inside user) */
-    double busy = d[0] + d[1] + d[2] + d[5] + d[6];
     double foreign = (busy - own_ticks_used) / hz / seconds;
     if (lim->max_foreign_cpu > 0 && foreign > lim->max_foreign_cpu) {
         snprintf(why, cap, "processes that are not kgate's used %.2f cores over %.1f s, above the bound "
@@ -368,7 +377,12 @@ static int cpu_poll(kg_quiet *q, char *why, size_t cap)
         }
     }
     if (q->lim.max_steal <= 0 && q->lim.max_foreign_cpu <= 0) return 0;
-    if (c->have && now - c->t < KG_QUIET_CPU_WINDOW_S) return 0;
+    if (c->have && now - c->t < KG_QUIET_CPU_WINDOW_S) {
+        /* within a window, the last window's verdict holds: a host is
+         * quiet again only after a whole clean window */
+        if (c->bad) snprintf(why, cap, "%s", c->why);
+        return c->bad;
+    }
     unsigned long long st[8];
     if (read_stat(st) != 0) return 0;
     double own = q->lim.max_foreign_cpu > 0 ? own_ticks() : 0;
@@ -378,8 +392,10 @@ static int cpu_poll(kg_quiet *q, char *why, size_t cap)
         bad = kg_quiet_cpu_judge(c->stat, st, own - c->own, now - c->t, c->hz, &q->lim, w, sizeof w);
         if (bad) {
             kg_utc_now(now_s, sizeof now_s);
-            snprintf(why, cap, "%s, at %s", w, now_s);
+            snprintf(c->why, sizeof c->why, "%s, at %s", w, now_s);
+            snprintf(why, cap, "%s", c->why);
         }
+        c->bad = bad;
     } else {
         long hz = sysconf(_SC_CLK_TCK);
         c->hz = hz > 0 ? (double)hz : 100;
@@ -412,9 +428,9 @@ int kg_quiet_poll(kg_quiet *q, int ignore, char *why, size_t cap)
     if (!bad) bad = cpu_poll(q, why, cap);
     double now = kg_mono_s();
     if (bad) {
-        /* a new reason (its text without the time stamp) is kept for kg_quiet_take */
-        const char *at = strstr(why, " at "), *lat = strstr(q->last_why, " at ");
-        size_t k = at ? (size_t)(at - why) : strlen(why), lk = lat ? (size_t)(lat - q->last_why) : strlen(q->last_why);
+        /* a new kind of reason (its text up to the first digit: the same
+         * check with other numbers is the same kind) is kept for kg_quiet_take */
+        size_t k = strcspn(why, "0123456789"), lk = strcspn(q->last_why, "0123456789");
         if (q->quiet_since >= 0 || k != lk || strncmp(why, q->last_why, k) != 0) {
             if (q->nnew < 8) snprintf(q->new_why[q->nnew++], sizeof q->new_why[0], "%s", why);
             else q->dropped++;

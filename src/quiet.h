@@ -13,7 +13,7 @@
 /* The CPU-host bounds (0: not watched), from the plan's max_steal,
  * max_foreign_cpu and max_freq_change. */
 typedef struct kg_quiet_limits {
-    double max_steal;         /* steal time, a fraction of the host's CPU time over a window */
+    double max_steal;         /* steal time over a window, a fraction of busy + steal time */
     double max_foreign_cpu;   /* CPU used by processes that are not kgate's, in cores over a window */
     double max_freq_change;   /* fall of the fastest core's clock below its highest value in the process */
 } kg_quiet_limits;
@@ -77,8 +77,9 @@ int kg_quiet_take(kg_quiet *q, char *why, size_t cap);
 void kg_quiet_process_begins(kg_quiet *q);
 
 /* How the device's compute processes are told kgate's or foreign, for
- * the evidence: "pid" (by identity), "count" (NVML's process IDs are not
- * this PID namespace's: counted), "none" (the backend lists none). */
+ * the evidence: "by process ID" (identity), "by count (...)" (NVML's
+ * process IDs were not this PID namespace's: counted), "not at all (...)"
+ * (the backend lists none). */
 const char *kg_quiet_match(const kg_quiet *q);
 
 /* Foreign compute processes on the device: those that are neither the

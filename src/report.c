@@ -98,9 +98,18 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
     free(slots);
     free(limits);
     if (rc != KG_OK) goto done;
-    /* a slot the host never let run: the schedule is incomplete because of
-     * the environment, and no verdict of this campaign stands */
-    for (size_t i = 0; i < ev.nwatch; i++)
+    /* a slot the host never let run (every process of it contaminated,
+     * and the watch gave it up): the schedule is incomplete because of the
+     * environment, and no verdict of this campaign stands; a resumed run
+     * that completes the slot lifts it */
+    int given_up = -1;   /* a slot whose every process was contaminated */
+    for (int p = 0; p < ev.nproc && given_up < 0; p++) {
+        int s = ev.procs[p].slot, clean = 0;
+        for (int j = 0; j < ev.nproc; j++)
+            clean |= ev.procs[j].slot == s && strcmp(ev.procs[j].status, "contaminated") != 0;
+        if (!clean) given_up = s;
+    }
+    for (size_t i = 0; i < ev.nwatch && given_up >= 0; i++)
         if (strcmp(ev.watch[i].event, "never-quiet") == 0) {
             an->invalid = 1;
             an->gate_pass = 0;

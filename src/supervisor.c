@@ -540,7 +540,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
             rec->reason[0] = '\0';
             rec->accepted = 1;
             /* what the worker's telemetry saw of the environment */
-            char ew[300], note[200];
+            char ew[300], note[200] = "";
             if (!dirty && env_seen(plan, &ch, proc, ew, sizeof ew, note, sizeof note)) {
                 dirty = 1;
                 snprintf(why, sizeof why, "%s", ew);
@@ -599,17 +599,20 @@ static void progress(const kg_run_opts *o, int i, int n, int dir, double elapsed
 
 /* The next schedule slot to run and its attempt number, from the records
  * alone: a slot is done once it has a process that was not contaminated,
- * or once it has been contaminated 1 + max_repeats times.  -1: all done. */
-static int next_slot(const proc_rec *r, int n, int nslots, int max_repeats, int *attempt)
+ * or once it has been contaminated 1 + max_repeats times in this run
+ * (records from index first on: a resumed campaign tries again a slot an
+ * earlier run gave up).  -1: all done. */
+static int next_slot(const proc_rec *r, int n, int first, int nslots, int max_repeats, int *attempt)
 {
     for (int s = 0; s < nslots; s++) {
-        int tries = 0, done = 0;
+        int tries = 0, now = 0, done = 0;
         for (int i = 0; i < n; i++) {
             if (r[i].slot != s) continue;
             tries++;
+            now += i >= first;
             if (strcmp(r[i].status, "contaminated") != 0) done = 1;
         }
-        if (done || tries > max_repeats) continue;
+        if (done || now > max_repeats) continue;
         *attempt = tries;
         return s;
     }
@@ -875,11 +878,11 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
               max_repeats);
     watch_log(&wl, build_s, -1, "build", "arms built%s in %.3f s", o->check_only ? "" : " and the device's peaks measured",
               build_s);
-    int never_quiet = 0;
+    int never_quiet = 0, first_rec = nrec;
     int capn = nrec > nslots ? nrec : nslots > 0 ? nslots : 1;
     double t0 = kg_mono_s();
     for (;;) {
-        int attempt = 0, slot = next_slot(recs, nrec, nslots, max_repeats, &attempt);
+        int attempt = 0, slot = next_slot(recs, nrec, first_rec, nslots, max_repeats, &attempt);
         if (slot < 0) break;
         if (kg_stop_requested() != 0) {
             rc = kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, dir);
@@ -940,7 +943,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         int tries = 0, clean = 0;
         for (int i = 0; i < nrec; i++)
             if (recs[i].slot == slot) {
-                tries++;
+                tries += i >= first_rec;
                 clean |= strcmp(recs[i].status, "contaminated") != 0;
             }
         if (!clean && tries > max_repeats) {
@@ -964,7 +967,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             break;
         }
     }
-    watch_log(&wl, kg_mono_s() - t_session, -1, "end", "this run ended after %.3f s", kg_mono_s() - t_session);
+    watch_log(&wl, kg_mono_s() - t_session, -1, "end", "this run ended after %.3f s; device processes were told %s",
+              kg_mono_s() - t_session, kg_quiet_match(&q));
     if ((rc = write_watch(dirfd, dir, &wl, err)) != KG_OK) goto done;
     progress(o, nslots, nslots, 0, kg_mono_s() - t0, pline, sizeof pline);
     if (nrec == 0 && (rc = kg_evidence_write_processes(dirfd, dir, recs, 0, err)) != KG_OK) goto done;

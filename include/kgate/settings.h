@@ -35,6 +35,9 @@ typedef struct kg_settings {
     const char *lib_nvrtc;          /* KGATE_LIBNVRTC */
     const char *lib_nvml;           /* KGATE_LIBNVML */
     const char *lib_cublaslt;       /* KGATE_LIBCUBLASLT */
+    const char *fake_device_pids;   /* KGATE_FAKE_DEVICE_PIDS: a file of process IDs, one per line,
+                                     * that the fake backend lists as its device's compute
+                                     * processes (read at every look); NULL: it lists none */
     const char *armhost_exe;        /* no variable: the program the cpu and cuda backends exec
                                      * as `PROGRAM armhost` for an untrusted arm (tests and
                                      * embedding programs); NULL: this executable */

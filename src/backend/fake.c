@@ -279,6 +279,42 @@ static void fake_describe(kg_backend *be, char *buf, size_t cap)
     snprintf(buf, cap, "scripted timings (no hardware)");
 }
 
+/* The device's compute processes: the process IDs in the settings'
+ * fake_device_pids file, read at every look, so that a test can make a
+ * foreign process appear and leave (the quiet-host watch's tests). */
+typedef struct fake_procs {
+    char path[4096];
+} fake_procs;
+
+static void *fake_procs_open(const char *device, const kg_settings *s)
+{
+    (void)device;
+    if (s == NULL || s->fake_device_pids == NULL) return NULL;
+    fake_procs *p = calloc(1, sizeof *p);
+    if (p != NULL) snprintf(p->path, sizeof p->path, "%s", s->fake_device_pids);
+    return p;
+}
+
+static int fake_procs_list(void *watch, unsigned *count, unsigned *pids, int cap)
+{
+    fake_procs *p = watch;
+    *count = 0;
+    FILE *fp = fopen(p->path, "r");
+    if (fp == NULL) return KG_OK;   /* no file: no process */
+    unsigned v;
+    while (fscanf(fp, "%u", &v) == 1) {
+        if ((int)*count < cap) pids[*count] = v;
+        (*count)++;
+    }
+    fclose(fp);
+    return KG_OK;
+}
+
+static void fake_procs_close(void *watch)
+{
+    free(watch);
+}
+
 const kg_backend_ops kg_backend_fake = {
     .abi = KG_BACKEND_ABI,
     .name = "fake",
@@ -296,5 +332,8 @@ const kg_backend_ops kg_backend_fake = {
     .time = fake_time,
     .flush = NULL,
     .describe = fake_describe,
+    .procs_open = fake_procs_open,
+    .procs_list = fake_procs_list,
+    .procs_close = fake_procs_close,
     .caps = 0,             /* executes nothing when timed; needs no quiet host */
 };

@@ -30,6 +30,7 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     s->lib_nvrtc = text("KGATE_LIBNVRTC");
     s->lib_nvml = text("KGATE_LIBNVML");
     s->lib_cublaslt = text("KGATE_LIBCUBLASLT");
+    s->fake_device_pids = text("KGATE_FAKE_DEVICE_PIDS");
 
     const char *v;
     long long n;

@@ -1,0 +1,167 @@
+# The host watch, end to end (quiet.c, supervisor.c):
+#  1. a forbidden process started before the window and kept running:
+#     every slot attempt finds no quiet host, the slot is given up after
+#     its repeats, and the campaign ends INVALID ("the device never became
+#     quiet", exit 3) with what ran kept and a folder that verifies;
+#  2. one that leaves within the wait lets the campaign finish valid;
+#  3. a foreign process on the device (the fake backend's process list) is
+#     told by identity: not kgate's, whether it came before the window or
+#     not; one whose ID is not of this PID namespace is counted, and the
+#     evidence says so;
+#  4. the window is continuous: quiet = 20 and six processes on a quiet
+#     host wait about one window in all, not six (the recorded waits);
+#  5. on the cpu backend, a busy loop that is not kgate's contaminates the
+#     process it overlaps (foreign CPU), and never leaving makes the
+#     campaign INVALID with the earlier process's data kept;
+#  6. report.md's "Host watch" section lists every row of watch.csv and
+#     the duty cycle, and kgate report regenerates it byte for byte.
+. tests/cli_lib.sh
+export KGATE_LOCK_DIR="$T/locks"
+export KGATE_FAKE_SLEEP_MS=5
+
+plan_with() { # FILE LINES...: tests/plans/fake-faster.kg with campaign lines added
+    f=$1; shift
+    sed "s#\.\./\.\./kernels/#$PWD/kernels/#" tests/plans/fake-faster.kg >"$f.tmp"
+    { sed -n '1,2p' "$f.tmp"; for l in "$@"; do echo "$l"; done; sed -n '3,$p' "$f.tmp"; } >"$f"
+    rm -f "$f.tmp"
+}
+# the column of processes.csv named $1 (the reason is quoted and may hold
+# commas: counted from the end)
+col() { awk -F, -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = NF - i } NR > 1 { print $(NF - k) }' "$2"; }
+
+# ---- 1. a forbidden process that never leaves
+cp "$(command -v sleep)" "$T/kgate-test-hog" || die "cannot copy sleep"
+"$T/kgate-test-hog" 60 &
+hog=$!
+plan_with "$T/p1.kg" "quiet_timeout = 1.5" "repeats = 2"
+"$KGATE" run "$T/p1.kg" -o "$T/ev1" --quiet 0.3 --forbid kgate-test-hog >"$T/out1" 2>"$T/err1"; st=$?
+kill $hog 2>/dev/null; wait $hog 2>/dev/null
+expect_status 3 $st "a forbidden process that never leaves (INVALID)"
+expect_grep "the device never became quiet" "$T/err1"
+expect_grep "campaign INVALID" "$T/err1"
+# slot 0 tried 1 + repeats times, each recorded as contaminated, not started
+[ "$(grep -c ',contaminated,0,' "$T/ev1/processes.csv")" = 3 ] || { cat "$T/ev1/processes.csv" >&2; die "expected 3 contaminated attempts"; }
+expect_grep "not started: the host never became quiet within 2 s (forbidden process kgate-test-hog (pid $hog)" "$T/ev1/processes.csv"
+expect_grep ",never-quiet," "$T/ev1/watch.csv"
+expect_grep "The campaign is INVALID (the host never became quiet)" "$T/ev1/report.md"
+"$KGATE" verify "$T/ev1" >/dev/null 2>"$T/v1.err" || { cat "$T/v1.err" >&2; die "folder 1 does not verify"; }
+expect_report_identical "$T/ev1"
+# --resume on a quiet host runs what the host held back, and the verdict stands
+"$KGATE" run --resume "$T/ev1" "$T/p1.kg" --quiet 0.3 --forbid kgate-test-hog >"$T/out1r" 2>"$T/err1r"; st=$?
+[ $st -le 1 ] || { cat "$T/err1r" >&2; die "resume on a quiet host: exit $st"; }
+# the never-quiet row of the first run stays in the log; the resumed run's verdict is
+# judged on the processes it completed (INVALID only while a slot is given up)
+[ "$(grep -c ',ok,1,' "$T/ev1/processes.csv")" = 6 ] || die "the resumed campaign must complete its six slots"
+
+# ---- 2. a forbidden process that leaves within the wait
+"$T/kgate-test-hog" 1 &
+hog=$!
+plan_with "$T/p2.kg" "quiet_timeout = 20" "repeats = 1"
+"$KGATE" run "$T/p2.kg" -o "$T/ev2" --quiet 0.3 --forbid kgate-test-hog >"$T/out2" 2>"$T/err2"; st=$?
+wait $hog 2>/dev/null
+[ $st -le 1 ] || { cat "$T/err2" >&2; die "a forbidden process that leaves: exit $st"; }
+expect_grep "waiting for a quiet host: forbidden process kgate-test-hog" "$T/err2"
+expect_no_grep "contaminated" "$T/ev2/processes.csv"
+w0=$(col wait_s "$T/ev2/processes.csv" | head -n 1)
+awk -v w="$w0" 'BEGIN { exit !(w >= 0.9) }' || die "the first process waited $w0 s, not until the forbidden process left"
+
+# ---- 3. foreign device processes by identity (the fake backend's list)
+"$T/kgate-test-hog" 60 &
+dev=$!
+echo "$dev" >"$T/pids"
+plan_with "$T/p3.kg" "quiet_timeout = 1" "repeats = 0"
+KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run "$T/p3.kg" -o "$T/ev3" --quiet 0.2 >"$T/out3" 2>"$T/err3"; st=$?
+kill $dev 2>/dev/null; wait $dev 2>/dev/null
+expect_status 3 $st "a foreign device process present before the window"
+expect_grep "foreign compute process(es) on the device (not kgate's: pid $dev)" "$T/ev3/processes.csv"
+expect_grep "device processes were told by process ID" "$T/ev3/watch.csv"
+# a process ID of another PID namespace: counted, and the log says so
+echo 4194000 >"$T/pids"
+KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run "$T/p3.kg" -o "$T/ev3b" --quiet 0.2 >"$T/out3b" 2>"$T/err3b"; st=$?
+[ $st -le 1 ] || { cat "$T/err3b" >&2; die "counted device processes: exit $st"; }
+expect_grep "device processes were told by count" "$T/ev3b/watch.csv"
+expect_grep "by count (NVML's process IDs are another PID namespace's" "$T/ev3b/report.md"
+# ... and processes appearing during a campaign, more than the count allows
+# (the baseline when the window ended, plus one for the worker): contaminated
+plan_with "$T/p3c.kg" "quiet_timeout = 30" "repeats = 3"
+: >"$T/pids"
+KGATE_FAKE_SLEEP_MS=40 KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run "$T/p3c.kg" -o "$T/ev3c" --quiet 0.2 \
+    >"$T/out3c" 2>"$T/err3c" &
+k=$!
+i=0
+until [ -f "$T/ev3c/processes.csv" ]; do i=$((i + 1)); [ $i -lt 400 ] || die "no process finished (3c)"; sleep 0.05; done
+sleep 0.3
+printf '4194001\n4194002\n' >"$T/pids"
+sleep 1
+: >"$T/pids"
+wait $k; st=$?
+[ $st -le 1 ] || { cat "$T/err3c" >&2; die "a device process that comes and goes: exit $st"; }
+expect_grep ",contaminated,0,.*compute processes, kgate expects" "$T/ev3c/processes.csv"
+[ "$(grep -c ',ok,1,' "$T/ev3c/processes.csv")" = 6 ] || die "every slot must complete once the process left (3c)"
+
+# ---- 4. a continuous window: quiet = 20, six processes
+plan_with "$T/p4.kg"
+"$KGATE" run "$T/p4.kg" -o "$T/ev4" --quiet 20 >"$T/out4" 2>"$T/err4"; st=$?
+[ $st -le 1 ] || { cat "$T/err4" >&2; die "quiet = 20: exit $st"; }
+total=$(col wait_s "$T/ev4/processes.csv" | awk '{ s += $1 } END { printf "%.3f", s }')
+later=$(col wait_s "$T/ev4/processes.csv" | awk 'NR > 1 { s += $1 } END { printf "%.3f", s }')
+echo "quiet = 20, six processes: waits $total s in all, $later s after the first" >&2
+awk -v t="$total" -v l="$later" 'BEGIN { exit !(t >= 15 && t < 30 && l < 2) }' ||
+    die "six processes waited $total s ($later s after the first): the window must be counted once on a quiet host"
+expect_grep "Duty cycle: " "$T/ev4/report.md"
+expect_grep "| quiet waits | " "$T/ev4/report.md"
+expect_report_identical "$T/ev4"
+# every row of watch.csv is a row of the report's table
+n=$(($(wc -l <"$T/ev4/watch.csv") - 1))
+m=$(sed -n '/^## Host watch/,/^## Speed/p' "$T/ev4/report.md" | grep -c '^| 20[0-9][0-9]-')
+[ "$n" = "$m" ] || die "watch.csv has $n rows, the report's table $m"
+
+# ---- 5. cpu backend: a busy loop that is not kgate's
+cat >"$T/p5.kg" <<EOF
+[campaign]
+name = host-cpu
+backend = cpu
+quiet = 0.5
+quiet_timeout = 2
+repeats = 1
+max_steal = 0
+warmup = 1
+samples = 3
+rounds = 40
+processes = 2
+timeout = 60
+[case r]
+op = rowsum
+dtype = f32
+M = 64
+N = 4096
+[arm naive]
+op = rowsum
+role = baseline
+source = $PWD/kernels/cpu/rowsum_naive.c
+[arm cand]
+op = rowsum
+role = candidate
+source = $PWD/kernels/cpu/rowsum_unrolled.c
+[gate]
+min_reduction = 1%
+EOF
+"$KGATE" run "$T/p5.kg" -o "$T/ev5" >"$T/out5" 2>"$T/err5" &
+k=$!
+i=0
+until [ -f "$T/ev5/processes.csv" ]; do i=$((i + 1)); [ $i -lt 1200 ] || die "no process finished (5)"; sleep 0.05; done
+# two loops: more than a core for them even while the worker competes
+sh -c 'while :; do :; done' &
+busy=$!
+sh -c 'while :; do :; done' &
+busy2=$!
+wait $k; st=$?
+kill $busy $busy2 2>/dev/null; wait $busy $busy2 2>/dev/null
+cat "$T/ev5/processes.csv" >&2
+expect_status 3 $st "a busy loop that never ends (cpu)"
+expect_grep "processes that are not kgate's used" "$T/ev5/processes.csv"
+expect_grep ",never-quiet," "$T/ev5/watch.csv"
+[ "$(grep -c ',ok,1,' "$T/ev5/processes.csv")" -ge 1 ] || die "the process before the busy loop must be kept"
+[ -f "$T/ev5/raw/proc-000.csv" ] || die "the first process's rows must be kept"
+"$KGATE" verify "$T/ev5" >/dev/null 2>"$T/v5.err" || { cat "$T/v5.err" >&2; die "folder 5 does not verify"; }
+exit 0
