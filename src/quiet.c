@@ -340,7 +340,8 @@ int kg_quiet_cpu_judge(const unsigned long long a[8], const unsigned long long b
      * so that one stolen core counts the same on 2 cores as on 64 */
     double busy = d[0] + d[1] + d[2] + d[5] + d[6];
     double steal = busy + d[7] > 0 ? d[7] / (busy + d[7]) : 0;
-    if (lim->max_steal > 0 && d[7] >= 2 && steal > lim->max_steal) {
+    /* and at least a tenth of a core stolen: an idle host's few ticks are no verdict */
+    if (lim->max_steal > 0 && d[7] >= 0.1 * hz * seconds && steal > lim->max_steal) {
         snprintf(why, cap, "steal time %.1f%% of the CPU time the host's work used or was owed over %.1f s, above the "
                  "bound max_steal = %.1f%% (a shared virtual machine: raise max_steal in [campaign], or 0 to accept it)",
                  100 * steal, seconds, 100 * lim->max_steal);

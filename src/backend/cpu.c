@@ -354,6 +354,18 @@ static double idle_cpu(kg_kernel *k, char *state)
     return host_cpu(k);
 }
 
+/* The idle mark after a request other than a run: the host's CPU time
+ * once it sleeps, or -1 (no exact mark) when it is still runnable after
+ * the settle window, on a loaded machine: the next request is then not
+ * judged by it (a stale mark would count the host's own reply as work
+ * between requests). */
+static double settled_mark(kg_kernel *k)
+{
+    char st;
+    double c = idle_cpu(k, &st);
+    return st == 'R' ? -1 : c;
+}
+
 /* An escape is charged to the arm's next timed sample (time() adds the
  * pending ones to the backend's count), never to another arm's. */
 static void escape(kg_kernel *k)
@@ -548,7 +560,7 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
                          hello.msg);
     }
     k->prot = hello.prot;
-    k->cpu_mark = idle_cpu(k, NULL);
+    k->cpu_mark = settled_mark(k);
     return KG_OK;
 }
 
@@ -646,7 +658,7 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     double lim = request_limit(k, 1);
     if (send_req(k, &m, fds, nfd) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_BIND, lim, &rep, err)) != KG_OK) return rc;
-    k->cpu_mark = idle_cpu(k, NULL);
+    k->cpu_mark = settled_mark(k);
     if (rep.status != KG_AH_OK) {
         return kg_hostlink_refused(&k->link, "refused its buffers", rep.msg, err);
     }

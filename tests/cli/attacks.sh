@@ -229,7 +229,13 @@ if want q; then
     *) [ "$gate" = PASS ] || ok=0 ;;
     esac
     ran=$((ran + 1))
-    if [ $ok = 1 ]; then mark=ok; else mark=FAILED; succeeded="$succeeded quickstart-broken"; fi
+    if [ $ok = 1 ]; then mark=ok; else
+        mark=FAILED; succeeded="$succeeded quickstart-broken"
+        # what made an honest arm fail: its failed checks and the escapes its logs name
+        awk -F, 'NR > 1 && $7 == "fail"' "$d"/ev/checks/*.csv 2>/dev/null | head -n 20
+        grep -h "escape" "$d"/ev/logs/*.log 2>/dev/null | head -n 20
+        cut -d, -f1-7 "$d/ev/processes.csv" 2>/dev/null
+    fi
     echo "honest quickstart: kgate says exit $st, gate $gate, candidate $(awk -F, '$2 == "blocked" { print $4 "/" $5; exit }' "$d/ev/results.csv" 2>/dev/null | tr '\n' ' ')verify $ver (expected $want_q): $mark"
 fi
 
