@@ -26,6 +26,8 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
     json_object_set_new(j, "gate_pass", json_boolean(an->gate_pass));
     json_object_set_new(j, "gate_reason", json_string(an->gate_reason));
     json_object_set_new(j, "invalid", json_boolean(an->invalid));
+    /* appended: why the host made the campaign INVALID ("" otherwise) */
+    json_object_set_new(j, "invalid_host", json_string(an->invalid_why));
     json_object_set_new(j, "control_valid", json_boolean(an->control_valid));
     json_object_set_new(j, "order_ok", json_boolean(an->order_ok));
     json_object_set_new(j, "processes_accepted", json_integer(an->nproc_accepted));

@@ -336,8 +336,8 @@ static void read_phases(const kg_chan *ch, kg_proc_rec *rec)
  * signal to stop) leaves the process unrecorded. */
 static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan *plan, const char *plan_abs,
                       const char *dir, int dirfd, const char *backend, int proc, double timeout_s,
-                      kg_quiet *q, kg_sb *wl, const char *pline, int lock_fd, uint64_t salt, proc_rec *rec,
-                      kg_err *err)
+                      kg_quiet *q, kg_sb *wl, const char *pline, int lock_fd, uint64_t salt, double warm_s,
+                      proc_rec *rec, kg_err *err)
 {
     char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], fdarg[16], parent[24], saltarg[16];
     int rc = kg_self_exe(exe, sizeof exe, err);
@@ -388,6 +388,12 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         argv[n++] = parent;
     }
     if (pline != NULL) argv[n++] = (char *)"--progress";
+    char warm[32];
+    if (warm_s > 0) {
+        snprintf(warm, sizeof warm, "%g", warm_s);
+        argv[n++] = (char *)"--warm";
+        argv[n++] = warm;
+    }
     argv[n++] = (char *)"--slot";
     argv[n++] = slots;
     if (o->check_only) argv[n++] = (char *)"--check-only";
@@ -872,13 +878,14 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     double give_up = plan->campaign.quiet_timeout_s;
     int max_repeats = o->max_repeats == 0 ? plan->campaign.repeats : o->max_repeats < 0 ? 0 : o->max_repeats;
     watch_log(&wl, 0, -1, "session", "quiet %g s, give up after %g s; forbid %s; max_load %g; max_steal %g%%, "
-              "max_foreign_cpu %g, max_freq_change %g%% (%s); device processes told %s; repeats %d", window,
-              give_up, q.forbid[0] ? q.forbid : "(none)", q.max_load, 100 * q.lim.max_steal, q.lim.max_foreign_cpu,
-              100 * q.lim.max_freq_change, q.cpu != NULL ? "watched" : "not watched", kg_quiet_match(&q),
-              max_repeats);
+              "max_foreign_cpu %g, max_freq_change %g%% (%s); device processes %s; repeats %d; clock warm-up %g s",
+              window, give_up, q.forbid[0] ? q.forbid : "(none)", q.max_load, 100 * q.lim.max_steal,
+              q.lim.max_foreign_cpu, 100 * q.lim.max_freq_change, q.cpu != NULL ? "watched" : "not watched",
+              q.procs != NULL ? "listed by the backend" : "not listed (the backend lists none)", max_repeats,
+              o->check_only ? 0 : plan->campaign.warm_s);
     watch_log(&wl, build_s, -1, "build", "arms built%s in %.3f s", o->check_only ? "" : " and the device's peaks measured",
               build_s);
-    int never_quiet = 0, first_rec = nrec;
+    int never_quiet = 0, first_rec = nrec, started = 0;
     int capn = nrec > nslots ? nrec : nslots > 0 ? nslots : 1;
     double t0 = kg_mono_s();
     for (;;) {
@@ -933,10 +940,15 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         } else {
             r->wait_s = 0;
         }
-        if (!gave_up &&
-            (rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s,
-                             o->check_only ? NULL : &q, &wl, o->progress ? pline : NULL, lock_fd, salt, r, err)) != KG_OK)
-            goto done;
+        /* the first worker of this run warms the device's clock first */
+        double warm = o->check_only || started > 0 ? 0 : plan->campaign.warm_s;
+        if (!gave_up) {
+            started++;
+            if ((rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s,
+                                 o->check_only ? NULL : &q, &wl, o->progress ? pline : NULL, lock_fd, salt, warm, r,
+                                 err)) != KG_OK)
+                goto done;
+        }
         nrec++;
         /* a slot contaminated 1 + repeats times: the host never became
          * quiet enough; the campaign stops, INVALID (the analysis says why) */

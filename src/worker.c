@@ -91,6 +91,8 @@ typedef struct wctx {
     int rows_fd;            /* the pipe to the supervisor */
     int *faulted;           /* per arm: 1 + the case it faulted on in this process, 0: none */
     double setup_s, checks_s, timed_s;  /* where the cases' time went (run_case) */
+    double warm_s;          /* > 0: warm the device before the first timed phase (warm_clock) */
+    int warmed;
     void *host;             /* scratch for downloads */
     size_t host_cap;
     /* every input seed derives from this: the plan's seed salted with the
@@ -1087,6 +1089,53 @@ static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
     return KG_OK;
 }
 
+/* The device's clock, warmed before the first timed phase of a run's
+ * first process: the case's first live arm runs until the SM clock has
+ * not risen (by more than 0.5%) for 0.5 s, or for w->warm_s at most.  A
+ * device that has idled (or never ran) boosts its clocks over its first
+ * tenths of a second of work; the first arm timed would otherwise run
+ * slower than the others.  Recorded as a passing "clock:warm" check of
+ * that arm: the clocks, the time and whether the clock settled.  Nothing
+ * happens where the backend reads no SM clock (cpu, fake). */
+#define KG_WARM_SETTLE_S 0.5
+#define KG_WARM_POLL_S 0.05
+static int warm_clock(wctx *w, case_run *cr, kg_err *err)
+{
+    if (w->warm_s <= 0 || w->warmed || cr->nlive <= 0 || w->plan->campaign.rounds <= 0) return KG_OK;
+    w->warmed = 1;
+    if (!kg_backend_has_telemetry(w->be)) return KG_OK;
+    kg_telemetry t;
+    kg_err e = { 0 };
+    if (kg_backend_telemetry(w->be, &t, &e) != KG_OK || t.sm_clock_mhz <= 0) return KG_OK;
+    inst *x = &cr->xs[cr->live[0]];
+    now(w, cr->c, x->arm, KG_NOW_TIME, -1);
+    int first = t.sm_clock_mhz, best = first, last = first, steady = 0;
+    long runs = 0;
+    double t0 = kg_mono_s(), rise = t0, next = t0 + KG_WARM_POLL_S, now_s = t0;
+    while ((now_s = kg_mono_s()) - t0 < w->warm_s) {
+        int rc = kg_backend_run(w->be, x->k, err);
+        if (rc != KG_OK) return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
+        runs++;
+        if (now_s < next) continue;
+        next = now_s + KG_WARM_POLL_S;
+        if (kg_backend_telemetry(w->be, &t, &e) == KG_OK && t.sm_clock_mhz > 0) {
+            last = t.sm_clock_mhz;
+            if (last > best * 1.005) rise = now_s;
+            if (last > best) best = last;
+        }
+        if (now_s - rise >= KG_WARM_SETTLE_S) {
+            steady = 1;
+            break;
+        }
+    }
+    char detail[KG_DETAIL_MAX];
+    snprintf(detail, sizeof detail, "SM clock %d MHz before, %d MHz after %ld runs of arm %s in %.2f s (highest %d "
+             "MHz): %s", first, last, runs, w->plan->arms[x->arm].name, now_s - t0, best,
+             steady ? "steady for 0.5 s" : "still rising at the bound (warm)");
+    record_check(w, cr->c, x->arm, KG_PHASE_PRE, KG_CHECK_WARM, 1, NULL, detail);
+    return KG_OK;
+}
+
 /* A case, phase by phase. */
 static int run_case(wctx *w, int c, kg_err *err)
 {
@@ -1102,7 +1151,7 @@ static int run_case(wctx *w, int c, kg_err *err)
         t1 = kg_mono_s();
         if ((rc = phase_check_before(w, &cr, err)) == KG_OK) {
             t2 = kg_mono_s();
-            if ((rc = phase_time(w, &cr, err)) == KG_OK) {
+            if ((rc = warm_clock(w, &cr, err)) == KG_OK && (rc = phase_time(w, &cr, err)) == KG_OK) {
                 t3 = kg_mono_s();
                 rc = phase_check_after(w, &cr, err);
             }
@@ -1211,6 +1260,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.build_dir = build_dir;
     w.proc = o->proc;
     w.progress = o->progress;
+    w.warm_s = o->check_only ? 0 : o->warm_s;
     /* a repeat of a contaminated process keeps the direction of the
      * schedule slot it fills (the supervisor says which) */
     w.dir = kg_protocol_direction(o->slot >= 0 ? o->slot : o->proc);

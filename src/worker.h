@@ -20,6 +20,8 @@ typedef struct kg_worker_opts {
     long parent;              /* the supervisor's pid, checked after PR_SET_PDEATHSIG; 0: not checked */
     const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
     int salt_fd;              /* appended: the pipe holding the campaign's input salt (salt.h); -1: none (refused) */
+    double warm_s;            /* appended: > 0: before its first timed phase, warm the device until its SM
+                               * clock stops rising, for at most this long (the first process of a run) */
 } kg_worker_opts;
 
 /* The body of `kgate worker`: one fresh process of the campaign. */

@@ -37,6 +37,9 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "a pipe holding the campaign's input salt, read once and closed before any arm loads" },
         { .name = "parent", .arg = "PID", .kind = KG_CLI_INT, .dst = &parent, .min = 1, .max = 2147483647,
           .help = "the supervisor's pid: the worker ends if its parent is not that one" },
+        { .name = "warm", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.warm_s, .min = 0, .max = 600,
+          .help = "before the first timed phase, run the first arm until the device's SM clock stops rising, "
+                  "for at most S seconds" },
         { .name = "progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 1,
           .help = "\"progress: case C round r/R\" lines on stderr (its log)" },
         { .name = "check-only", .kind = KG_CLI_FLAG, .dst = &o.check_only, .value = 1,

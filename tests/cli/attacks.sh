@@ -223,9 +223,17 @@ if want q; then
     want_q="gate PASS, verify ok"
     case ${BUILD:-build} in
     *san*)
-        want_q="every arm admitted, verify ok (sanitizer build: the gate is not judged)"
+        # the timing-integrity bounds (timing:escape: 200 us of host CPU
+        # between requests or after a reply) are the optimized build's; an
+        # instrumented arm host on a loaded 2-core machine can pass them
+        # honestly, so there an arm may be INCORRECT for timing:escape
+        # alone, and for nothing else
+        want_q="every arm admitted but for timing:escape, verify ok (sanitizer build: the gate is not judged)"
         [ -f "$d/ev/results.csv" ] || ok=0
-        awk -F, 'NR > 1 && ($4 != "ok") { bad = 1 } END { exit bad }' "$d/ev/results.csv" 2>/dev/null || ok=0 ;;
+        if ! awk -F, 'NR > 1 && ($4 != "ok") { bad = 1 } END { exit bad }' "$d/ev/results.csv" 2>/dev/null; then
+            awk -F, 'FNR > 1 && $7 == "fail" && $6 != "timing:escape" { bad = 1 } END { exit bad }' \
+                "$d"/ev/checks/*.csv 2>/dev/null || ok=0
+        fi ;;
     *) [ "$gate" = PASS ] || ok=0 ;;
     esac
     ran=$((ran + 1))

@@ -562,3 +562,71 @@ CUresult cuGraphLaunch(fgraph *e, fstream *s)
 }
 CUresult cuGraphExecDestroy(fgraph *e) { free(e); return OK; }
 CUresult cuGraphDestroy(fgraph *g) { free(g); return OK; }
+
+/* ---- a stand-in NVML (KGATE_LIBNVML may name this library too) ----
+ * One device.  Its SM clock starts at FAKE_NVML_CLOCK_START MHz (default
+ * 1980) and rises by FAKE_NVML_CLOCK_STEP MHz (default 0) per reading up
+ * to FAKE_NVML_CLOCK_MAX (default 1980): a device that boosts as it
+ * works.  FAKE_NVML_REASONS is the clock event reasons mask it reports
+ * (hex or decimal; default 0).  Its compute processes: the IDs in the
+ * file FAKE_NVML_PIDS_FILE, one per line (none without it). */
+typedef struct nvmlDevice_st { int unused; } nvml_dev;
+static nvml_dev the_nvml_dev;
+static unsigned nvml_env(const char *name, unsigned dflt)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? (unsigned)strtoul(v, NULL, 0) : dflt;
+}
+int nvmlInit_v2(void) { return 0; }
+int nvmlShutdown(void) { return 0; }
+const char *nvmlErrorString(int rc) { return rc == 0 ? "success" : "stand-in NVML error"; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned idx, nvml_dev **d)
+{
+    if (idx != 0) return 2;
+    *d = &the_nvml_dev;
+    return 0;
+}
+int nvmlDeviceGetClockInfo(nvml_dev *d, int type, unsigned *mhz)
+{
+    (void)d;
+    static unsigned readings;
+    if (type == 2) { *mhz = 2619; return 0; }
+    unsigned start = nvml_env("FAKE_NVML_CLOCK_START", 1980), step = nvml_env("FAKE_NVML_CLOCK_STEP", 0),
+             max = nvml_env("FAKE_NVML_CLOCK_MAX", 1980);
+    unsigned v = start + step * readings++;
+    *mhz = v > max ? max : v;
+    return 0;
+}
+int nvmlDeviceGetPowerUsage(nvml_dev *d, unsigned *mw) { (void)d; *mw = 250000; return 0; }
+int nvmlDeviceGetTemperature(nvml_dev *d, int sensor, unsigned *c) { (void)d; (void)sensor; *c = 40; return 0; }
+int nvmlDeviceGetCurrentClocksEventReasons(nvml_dev *d, unsigned long long *r)
+{
+    (void)d;
+    *r = nvml_env("FAKE_NVML_REASONS", 0);
+    return 0;
+}
+int nvmlDeviceGetUUID(nvml_dev *d, char *uuid, unsigned len)
+{
+    (void)d;
+    snprintf(uuid, len, "GPU-abababab-abab-abab-abab-abababababab");
+    return 0;
+}
+typedef struct { unsigned pid; unsigned long long mem; unsigned gi, ci; } nvml_proc;
+int nvmlDeviceGetComputeRunningProcesses_v3(nvml_dev *d, unsigned *count, nvml_proc *p)
+{
+    (void)d;
+    unsigned n = 0, cap = *count;
+    const char *f = getenv("FAKE_NVML_PIDS_FILE");
+    FILE *fp = f != NULL ? fopen(f, "r") : NULL;
+    unsigned v;
+    while (fp != NULL && fscanf(fp, "%u", &v) == 1) {
+        if (n < cap) {
+            memset(&p[n], 0, sizeof p[n]);
+            p[n].pid = v;
+        }
+        n++;
+    }
+    if (fp != NULL) fclose(fp);
+    *count = n;
+    return n > cap ? 7 : 0;
+}
