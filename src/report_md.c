@@ -152,9 +152,12 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                      100 * plan->gate.min_reduction, plan->gate.all_cases ? "" : "primary");
     kg_sb_printf(sb, "%s%s.\n\n", plan->gate.require_order ? ", order check passes" : "",
                  plan->gate.require_control ? ", control valid" : "");
-    kg_sb_printf(sb, "Result: %s.%s\n\n", an->gate_reason,
-                 !an->invalid ? "" : an->invalid_why[0] ? " The campaign is INVALID (the host never became quiet)."
-                                                        : " The campaign is INVALID (control failed or no usable process).");
+    if (!an->invalid)
+        kg_sb_printf(sb, "Result: %s.\n\n", an->gate_reason);
+    else if (an->invalid_why[0] != '\0')
+        kg_sb_printf(sb, "Result: %s. The campaign is INVALID (%s).\n\n", an->gate_reason, an->invalid_why);
+    else
+        kg_sb_printf(sb, "Result: %s. The campaign is INVALID (no usable process).\n\n", an->gate_reason);
 
     if (an->seq_looks > 1) {
         kg_sb_printf(sb, "Sequential design: %d looks after %d, ..., %d processes per direction; one-sided O'Brien-Fleming "
@@ -254,8 +257,9 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                 pct(sb, r->eff.rho_hi); kg_sb_puts(sb, "]");
                 char dr[160] = "";
                 if (r->ndrift_proc >= 2)
-                    snprintf(dr, sizeof dr, "; contrast drift %+.3f%% (SE %.3f%%)%s", 100.0 * r->contrast_drift,
-                             100.0 * r->contrast_drift_se, r->drift_fails ? ": DRIFTED beyond max(3 SE, 0.25%)" : "");
+                    snprintf(dr, sizeof dr, "; contrast drift %+.3f%% (SE %.3f%%, limit max(%.2f SE, 0.25%%))%s",
+                             100.0 * r->contrast_drift, 100.0 * r->contrast_drift_se, r->drift_crit,
+                             r->drift_fails ? ": DRIFTED" : "");
                 kg_sb_printf(sb, " | %s%s |\n", r->control == KG_CONTROL_INVALID
                                                     ? "INVALID: control differs from its baseline"
                                                 : r->drift_fails ? "INVALID"

@@ -244,9 +244,9 @@ def contrast(sc, c, a, b, y, rounds, P, pdir, camp):
     if moves:
         o["contrast_drift"] = float(np.mean(moves))
     if len(moves) >= 2:
-        se = float(np.std(moves, ddof=1)) / math.sqrt(len(moves))
-        o["drift_fails"] = int(sc.arms[a][1] == CONTROL and
-                               abs(o["contrast_drift"]) > max(3 * se, 0.0025))
+        # judged over every control in analyse() (a Bonferroni-shared t test)
+        o["drift_se"] = float(np.std(moves, ddof=1)) / math.sqrt(len(moves))
+        o["drift_n"] = len(moves)
     if not Dp:
         o["verdict"] = V_NODATA
         return o
@@ -352,6 +352,14 @@ def analyse(sc):
     order_ok, control_valid = 1, 1
     cm = camp["control_margin"]
     reach = [0.0] * C
+    # the drift test of every control with an interval: |drift| > max(t SE, 0.25%),
+    # t the two-sided quantile of level 0.01 / m at n - 1 df, m the controls tested
+    tested = [k for k, o in res.items() if sc.arms[k[1]][1] == CONTROL and o["has_effect"] and
+              o["eff"]["has_interval"] and o.get("drift_n", 0) >= 2]
+    for k in tested:
+        o = res[k]
+        crit = float(student_t.ppf(1 - 0.01 / (2 * len(tested)), o["drift_n"] - 1))
+        o["drift_fails"] = int(abs(o["contrast_drift"]) > max(crit * o["drift_se"], 0.0025))
     for c in range(C):
         for a in range(A):
             o = res[(c, a)]

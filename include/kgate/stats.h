@@ -60,9 +60,11 @@ typedef struct kg_effect {
 } kg_effect;
 
 /* A control's contrast that moves from the first to the last round by
- * more than max(KG_DRIFT_SE_FACTOR SE, KG_DRIFT_MIN) (log scale) fails
- * the control check. */
-#define KG_DRIFT_SE_FACTOR 3.0
+ * more than max(t SE, KG_DRIFT_MIN) (log scale) fails the control check;
+ * t is the two-sided quantile of level KG_DRIFT_ALPHA / m at n - 1
+ * degrees of freedom, m the controls tested in the campaign, n the
+ * control's processes (kg_arm_result.drift_crit). */
+#define KG_DRIFT_ALPHA 0.01
 #define KG_DRIFT_MIN 0.0025
 
 /* Computes the effect from n process means D[i] with directions dir[i]
@@ -243,6 +245,9 @@ typedef struct kg_arm_result {
     int clock_rounds, clock_rounds_flagged;
     int clock_demoted;
     char clock_reason[96];
+    /* appended: the drift test's critical value in SE (KG_DRIFT_ALPHA);
+     * 0 where the arm was not tested */
+    double drift_crit;
 } kg_arm_result;
 
 /* A round is clock-mismatched when max/min - 1 of its arms' median SM

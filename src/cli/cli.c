@@ -12,7 +12,7 @@
 
 const char kg_cli_exit_text[] =
     "Exit status: 0 gate passed, 1 gate failed or inconclusive, 2 usage or input error (a kernel that\n"
-    "does not compile or load included), 3 invalid campaign (control failed or no usable process).\n";
+    "does not compile or load included), 3 invalid campaign (control failed, no usable process, or the host never became quiet).\n";
 
 int kg_cli_fail(int rc, const char *msg)
 {

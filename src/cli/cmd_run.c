@@ -16,7 +16,7 @@ static const char about[] =
 
 static const char footer[] =
     "Exit status: 0 gate passed, 1 gate failed or inconclusive, 2 usage or input error,\n"
-    "3 invalid campaign (control failed or no usable process).\n";
+    "3 invalid campaign (control failed, no usable process, or the host never became quiet).\n";
 
 int kg_cmd_run(int argc, char **argv, const kg_settings *env)
 {
@@ -80,8 +80,11 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     }
     fflush(stdout);
     int status = an.invalid ? KG_EXIT_INVALID : an.gate_pass ? KG_EXIT_PASS : KG_EXIT_FAIL;
-    fprintf(stderr, "kgate: gate %s%s: %s\nkgate: evidence in %s\n", an.gate_pass ? "PASS" : "FAIL",
-            an.invalid ? " (campaign INVALID)" : "", an.gate_reason, dir);
+    fprintf(stderr, "kgate: gate %s%s: %s\n", an.gate_pass ? "PASS" : "FAIL", an.invalid ? " (campaign INVALID)" : "",
+            an.gate_reason);
+    if (an.invalid && an.invalid_why[0] != '\0' && strcmp(an.invalid_why, an.gate_reason) != 0)
+        fprintf(stderr, "kgate: the campaign is INVALID: %s\n", an.invalid_why);
+    fprintf(stderr, "kgate: evidence in %s\n", dir);
     kg_analysis_free(&an);
     return status;
 }

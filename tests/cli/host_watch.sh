@@ -43,7 +43,7 @@ expect_grep "campaign INVALID" "$T/err1"
 [ "$(grep -c ',contaminated,0,' "$T/ev1/processes.csv")" = 3 ] || { cat "$T/ev1/processes.csv" >&2; die "expected 3 contaminated attempts"; }
 expect_grep "not started: the host never became quiet within 2 s (forbidden process kgate-test-hog (pid $hog)" "$T/ev1/processes.csv"
 expect_grep ",never-quiet," "$T/ev1/watch.csv"
-expect_grep "The campaign is INVALID (the host never became quiet)" "$T/ev1/report.md"
+expect_grep "The campaign is INVALID (the device never became quiet: slot 0" "$T/ev1/report.md"
 "$KGATE" verify "$T/ev1" >/dev/null 2>"$T/v1.err" || { cat "$T/v1.err" >&2; die "folder 1 does not verify"; }
 expect_report_identical "$T/ev1"
 # --resume on a quiet host runs what the host held back, and the verdict stands
