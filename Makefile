@@ -47,7 +47,7 @@ TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIBA     = $(BUILD)/libkgate.a
 KGATE    = $(BUILD)/kgate
 
-.PHONY: all test sanitize test-gpu portable clean FORCE
+.PHONY: all test test-bin sanitize test-gpu portable clean FORCE
 all: $(KGATE) bin/kgate
 
 # header dependencies come from the compiler (-MMD -MP): the .d files
@@ -99,6 +99,9 @@ $(BUILD)/tests/libcuda_fake.so: tests/unit/fake_libcuda.c include/kgate/gen.h in
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Iinclude $(WARN) -Wno-missing-prototypes \
 	    $(if $(WERROR),-Werror) -o $@ $<
+
+# the unit test binaries and the stand-in driver, built without running the suite
+test-bin: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so
 
 test: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so
 	@KGATE=$(abspath $(KGATE)) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
