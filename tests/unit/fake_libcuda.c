@@ -219,8 +219,13 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
     if (c->sticky) return c->sticky;
     for (int i = 0; i < MAX_ALLOC; i++)
         if (allocs[i].p == NULL) {
-            snprintf(allocs[i].name, sizeof allocs[i].name, "/kgfc-%ld-%u", (long)getpid(), serial++);
-            allocs[i].p = shm_map(allocs[i].name, n ? n : 1, 1);
+            /* a name of an earlier process with this pid (killed before it
+             * unlinked its segments) is taken: the next serial */
+            for (int tries = 0; tries < 64; tries++) {
+                snprintf(allocs[i].name, sizeof allocs[i].name, "/kgfc-%ld-%u", (long)getpid(), serial++);
+                allocs[i].p = shm_map(allocs[i].name, n ? n : 1, 1);
+                if (allocs[i].p != NULL) break;
+            }
             allocs[i].n = n;
             allocs[i].ctx = c;
             allocs[i].imported = 0;
