@@ -886,9 +886,25 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     watch_log(&wl, build_s, -1, "build", "arms built%s in %.3f s", o->check_only ? "" : " and the device's peaks measured",
               build_s);
     int never_quiet = 0, first_rec = nrec, started = 0;
+    /* a sequential design that an earlier run already decided is final:
+     * resuming it runs no further process */
+    int decided = 0;
+    if (o->resume && !o->check_only && plan->campaign.looks > 1 && nrec > 0) {
+        kg_analysis pre;
+        char *texts[KG_REPORT_MAX];
+        kg_err perr = { 0 };
+        if (kg_report_render(dir, &pre, texts, &perr) == KG_OK) {
+            decided = pre.seq_look > 0 && pre.seq_look < plan->campaign.looks;
+            if (decided)
+                fprintf(stderr, "kgate: the sequential design already decided at look %d of %d (%s): no further "
+                        "process runs\n", pre.seq_look, plan->campaign.looks, pre.seq_stop);
+            kg_report_texts_free(texts);
+            kg_analysis_free(&pre);
+        }
+    }
     int capn = nrec > nslots ? nrec : nslots > 0 ? nslots : 1;
     double t0 = kg_mono_s();
-    for (;;) {
+    while (!decided) {
         int attempt = 0, slot = next_slot(recs, nrec, first_rec, nslots, max_repeats, &attempt);
         if (slot < 0) break;
         if (kg_stop_requested() != 0) {

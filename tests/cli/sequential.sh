@@ -48,6 +48,12 @@ n=$(($(wc -l <"$T/fast/processes.csv") - 1))
 expect_grep "passed at look 1 of 4 (efficacy" "$T/err"
 expect_grep "Decided at look 1 (efficacy) with 2 of 8 processes per direction" "$T/fast/report.md"
 "$KGATE" verify "$T/fast" >"$T/v" 2>&1 || { cat "$T/v"; die "verify of a stopped sequential campaign"; }
+# the decision is final: --resume of a decided campaign runs no further process
+"$KGATE" run --resume "$T/fast" "$T/fast.kg" >"$T/outr" 2>"$T/errr"; st=$?
+expect_status 0 $st "resuming a decided sequential campaign"
+n=$(($(wc -l <"$T/fast/processes.csv") - 1))
+[ "$n" -eq 4 ] || die "resuming a decided sequential campaign ran more processes ($n in all)"
+expect_grep "already decided" "$T/errr"
 plan 1000 8 4 >"$T/aa.kg"
 "$KGATE" run "$T/aa.kg" -o "$T/aa" >"$T/out2" 2>"$T/err2"; st=$?
 expect_status 1 $st "an identical candidate, 4 looks"
