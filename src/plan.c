@@ -1203,6 +1203,11 @@ static void plan_notes(plan_ctx *ctx)
              plan->campaign.processes, cp->looks);
         return;
     }
+    if (cp->looks > 1 && sq > 1 && (plan->campaign.processes / cp->looks) % sq != 0)
+        plan_note(plan, "looks = %d: each look adds %d processes per direction, which do not complete the load-order "
+                        "square of %d arms, so an interim analysis sees some arms in the first load slot more often "
+                        "than others (use processes a multiple of %d)", cp->looks, plan->campaign.processes / cp->looks,
+                  sq, cp->looks * sq);
     if (cp->margin == 0.0)
         plan_note(plan, "margin = 0: any interval above zero is FASTER, and an offset of 0.055%% between two loads "
                         "of one kernel (measured on an H200) is enough for a false one; the default is 0.5%% "
