@@ -45,6 +45,7 @@
 #include "kgate/op.h"
 #include "protocol.h"
 #include "salt.h"
+#include "safefs.h"
 #include "util.h"
 
 extern char **environ;
@@ -753,6 +754,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         rc = kg_errorf(err, KG_EUSAGE, "%s already holds a campaign: choose another folder with -o, or --resume it", dir);
         goto done;
     }
+    if ((rc = kg_outdir_check(dir, o->resume, err)) != KG_OK) goto done;
     if ((rc = kg_mkdir_p(dir, err)) != KG_OK) goto done;
     snprintf(out_dir_used, cap, "%s", dir);
     /* every write of the campaign's records goes through this descriptor */
