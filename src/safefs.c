@@ -184,3 +184,30 @@ int kg_outdir_check(const char *dir, int resume, kg_err *err)
                          "new or empty folder with -o, or --resume the campaign in it", dir, first);
     return KG_OK;
 }
+
+int kg_create_at(int dirfd, const char *sub, const char *name, const char *shown, kg_err *err)
+{
+    int sfd = kg_open_dir(dirfd, sub, 1, err);
+    if (sfd < 0) return sfd;
+    int fd = openat(sfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+    int e = errno;
+    close(sfd);
+    if (fd < 0)
+        return kg_errorf(err, KG_EIO, "%s: cannot create%s: %s", shown, e == ELOOP ? " (a symbolic link)" : "",
+                         strerror(e));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink > 1) {
+        int reg = S_ISREG(st.st_mode);
+        close(fd);
+        return kg_errorf(err, KG_EIO, "%s: %s: refused (never written through)", shown,
+                         reg ? "a file with more than one (hard) link" : kg_file_kind(st.st_mode));
+    }
+    if (ftruncate(fd, 0) != 0) {
+        e = errno;
+        close(fd);
+        return kg_errorf(err, KG_EIO, "%s: cannot truncate: %s", shown, strerror(e));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}

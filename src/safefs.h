@@ -35,6 +35,13 @@ int kg_open_regular(const char *path, int nofollow, size_t cap, size_t *size, kg
 /* kg_read_file with a cap: files larger than cap bytes are refused. */
 int kg_read_file_cap(const char *path, size_t cap, char **data, size_t *len, kg_err *err);
 
+/* Creates (or truncates) the regular file sub/name under the folder
+ * dirfd for writing, the subfolder created when missing: neither is
+ * followed when it is a link, and a FIFO or device is refused.  shown:
+ * the path for messages.  Returns the descriptor (O_CLOEXEC), or a
+ * negative KG_E* code. */
+int kg_create_at(int dirfd, const char *sub, const char *name, const char *shown, kg_err *err);
+
 /* Checks the folder -o names before a campaign writes into it: a link or a
  * file that is not a folder is refused; an existing folder must be empty
  * unless resume is set, and then hold regular files and folders only. */

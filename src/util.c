@@ -230,7 +230,7 @@ int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     const char *out = log_path ? log_path : "/dev/null";
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     pid_t pid;

@@ -654,6 +654,26 @@ static void test_safefs(const char *tmp)
     kg_err e8 = { 0 };
     CHECK(kg_read_file("/dev/zero", &text, NULL, &e8) == KG_EINPUT && text == NULL);
     CHECK_STR_CONTAINS(e8.msg, "a character device");
+    /* a log is created through the folder's descriptor: a linked subfolder,
+     * a linked file or a FIFO is refused, and the link's target is untouched */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    CHECK(dfd >= 0);
+    kg_err c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
+    int lfd = kg_create_at(dfd, "logs", "proc-000.log", "logs/proc-000.log", &c1);
+    CHECK(lfd >= 0);
+    if (lfd >= 0) close(lfd);
+    snprintf(lnk, sizeof lnk, "%s/logs/proc-001.log", dir);
+    CHECK(symlink(path, lnk) == 0);
+    CHECK(kg_create_at(dfd, "logs", "proc-001.log", "logs/proc-001.log", &c2) < 0);
+    CHECK_STR_CONTAINS(c2.msg, "symbolic link");
+    snprintf(lnk, sizeof lnk, "%s/linked", dir);
+    CHECK(symlink(tmp, lnk) == 0);
+    CHECK(kg_create_at(dfd, "linked", "proc-000.log", "linked/proc-000.log", &c3) < 0);
+    CHECK_STR_CONTAINS(c3.msg, "a link or not a folder");
+    if (dfd >= 0) close(dfd);
+    CHECK(kg_read_file(path, &text, NULL, NULL) == KG_OK && text != NULL && strcmp(text, "a,b\n1,2\n") == 0);
+    free(text);
+    text = NULL;
     /* the streamed hash equals the one of the bytes */
     char want[65];
     kg_sha256_hex("a,b\n1,2\n", 8, want);
