@@ -147,7 +147,7 @@ void kg_lock_note_worker(int fd, long pid)
  * The shared default is created mode 1777; when it is unusable a
  * campaign falls back to a folder of its user's (so a folder planted by
  * another user denies no one), and says so. */
-static int lock_dir_ok(const char *dir, char *why, size_t cap)
+static int lock_dir_ok(const char *dir, int shared, char *why, size_t cap)
 {
     struct stat st;
     if (lstat(dir, &st) != 0) {
@@ -162,6 +162,12 @@ static int lock_dir_ok(const char *dir, char *why, size_t cap)
         snprintf(why, cap, "anyone may write it and it has no sticky bit (anyone could replace a lock file)");
         return 0;
     }
+    /* the shared default, made by another user: only as a folder of mode 1777 */
+    if (shared && st.st_uid != geteuid() && st.st_uid != 0 && (st.st_mode & 01002) != 01002) {
+        snprintf(why, cap, "made by uid %ld with mode %04o, not a shared folder of mode 1777", (long)st.st_uid,
+                 (unsigned)(st.st_mode & 07777));
+        return 0;
+    }
     return 1;
 }
 
@@ -173,14 +179,14 @@ static int lock_dir_prepare(const kg_settings *s, char *dir, size_t cap, kg_err 
         snprintf(dir, cap, "%s", want);
         int rc = kg_mkdir_p(dir, err);
         if (rc != KG_OK) return rc;
-        if (!lock_dir_ok(dir, why, sizeof why))
+        if (!lock_dir_ok(dir, 0, why, sizeof why))
             return kg_errorf(err, KG_EUSAGE, "lock folder %s: %s: choose another with KGATE_LOCK_DIR", dir, why);
         return KG_OK;
     }
     snprintf(dir, cap, "%s", DEFAULT_LOCK_DIR);
     /* several users share the default folder: sticky, each lock file its creator's */
     if (mkdir(dir, 0755) == 0) (void)chmod(dir, 01777);
-    if (lock_dir_ok(dir, why, sizeof why)) return KG_OK;
+    if (lock_dir_ok(dir, 1, why, sizeof why)) return KG_OK;
     char mine[64];
     snprintf(mine, sizeof mine, "%s-%ld", DEFAULT_LOCK_DIR, (long)geteuid());
     fprintf(stderr, "kgate: the shared lock folder %s is unusable (%s): using %s, which keeps out only this user's "

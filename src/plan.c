@@ -114,7 +114,7 @@ _Static_assert(sizeof(kg_precision) == sizeof(int), "enum size");
 #define GATE(f) FIELD(kg_gate, f)
 #define IMAX ((double)INT_MAX)
 #define DIM_MAX 4611686018427387904.0 /* 2^62 */
-/* upper bounds that keep a campaign finite and its files within the read caps */
+/* upper bounds that keep a campaign finite (each well above any useful plan) */
 #define KG_PLAN_MAX_DEVICE 4095
 #define KG_PLAN_MAX_WARMUP 100000
 #define KG_PLAN_MAX_SAMPLES 100000
