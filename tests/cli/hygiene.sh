@@ -127,6 +127,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
     : >"$T/l10/fake.lock" && chmod 0600 "$T/l10/fake.lock"   # owned by root, unreadable to nobody
     KGATE_LOCK_DIR="$T/l10" as_nobody "$KGATE" run tests/plans/fake-faster.kg -o "$T/w10/a" >"$T/l10.out" 2>&1; st=$?
     [ $st -le 1 ] || fail "a lock file planted 0600 by another user: exit $st"
+    has "not a kgate lock" "$T/l10.out"
+    [ -f "$T/l10/fake.uid-65534.lock" ] || fail "no per-user lock file next to the planted one"
     mkdir -p "$T/l11" && chmod 0755 "$T/l11"
     : >"$T/l11/fake.lock" && chmod 0644 "$T/l11/fake.lock"   # nobody may read it, not write it
     KGATE_LOCK_DIR="$T/l11" as_nobody "$KGATE" run tests/plans/fake-faster.kg -o "$T/w10/b" >"$T/l11.out" 2>&1; st=$?
@@ -143,4 +145,5 @@ sed 's/^timeout = 30/timeout = 1e-320/' tests/plans/fake-faster.kg >"$T/tiny.kg"
 has "timeout" "$T/tiny.out"
 
 [ $bad = 0 ] || die "$bad hygiene check(s) failed"
+echo "hygiene: links, special files, -o, locks and plan bounds: all refused as they should be"
 exit 0
