@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "archive.h"
 #include "kgate/evidence.h"
+#include "safefs.h"
 #include "util.h"
 
 /* The few libarchive entry points used, by their documented signatures. */
@@ -98,7 +99,7 @@ int kg_archive_write(const char *dir, char *out_path, size_t cap, kg_err *err)
         char path[KG_PATH_MAX * 3], entry_name[KG_PATH_MAX * 3];
         size_t len;
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        if ((rc = kg_read_file(path, &data, &len, err)) != KG_OK) goto done;
+        if ((rc = kg_read_file_cap(path, KG_CAP_BIN, &data, &len, err)) != KG_OK) goto done;
         snprintf(entry_name, sizeof entry_name, "%s/%s", name, files[i]);
         void *e = a.entry_new();
         if (e == NULL) { rc = kg_errorf(err, KG_ENOMEM, "libarchive: out of memory"); goto done; }

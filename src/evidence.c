@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "kgate/evidence.h"
 #include "salt.h"
+#include "safefs.h"
 #include "util.h"
 
 /* ---- reading a folder ---- */
@@ -73,6 +74,7 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     int rc;
     memset(ev, 0, sizeof *ev);
     ev->res_proc = -1;
+    if ((rc = kg_folder_check(dir, err)) != KG_OK) return rc;
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_plan_parse(text, strlen(text), path, dir, &ev->plan, err)) != KG_OK) goto done;
@@ -393,6 +395,11 @@ static int walk(const char *root, const char *rel, kg_strlist *l, kg_err *err)
         if (lstat(full, &st) != 0) continue;
         if (S_ISDIR(st.st_mode)) {
             if ((rc = walk(root, sub, l, err)) != KG_OK) break;
+        } else if (!S_ISREG(st.st_mode)) {
+            /* a link, FIFO, socket or device is never listed, hashed or read */
+            rc = kg_errorf(err, KG_EINPUT, "%s: %s: an evidence folder holds regular files and folders only", full,
+                           kg_file_kind(st.st_mode));
+            break;
         } else if (kg_strlist_add(l, sub) != 0) {
             rc = kg_errorf(err, KG_ENOMEM, "out of memory");
             break;

@@ -114,6 +114,14 @@ _Static_assert(sizeof(kg_precision) == sizeof(int), "enum size");
 #define GATE(f) FIELD(kg_gate, f)
 #define IMAX ((double)INT_MAX)
 #define DIM_MAX 4611686018427387904.0 /* 2^62 */
+/* upper bounds that keep a campaign finite (each well above any useful plan) */
+#define KG_PLAN_MAX_DEVICE 4095
+#define KG_PLAN_MAX_WARMUP 100000
+#define KG_PLAN_MAX_SAMPLES 100000
+#define KG_PLAN_MAX_ROUNDS 10000
+#define KG_PLAN_MAX_PROCESSES 10000
+#define KG_PLAN_MAX_PACK 100000
+#define KG_PLAN_MAX_WAIT_S 604800.0 /* a week */
 
 static const plan_key plan_keys[] = {
     /* [campaign] */
@@ -121,18 +129,18 @@ static const plan_key plan_keys[] = {
      "1-63 letters, digits, '_', '.', '-'; defaults to the plan file's stem"},
     {SEC_CAMPAIGN, "backend", K_WORD, CAMP(backend), 0, 0, 0, "auto", kg_backend_words,
      "auto, cpu, fake or cuda"},
-    {SEC_CAMPAIGN, "device", K_INT, CAMP(device), 0, IMAX, 0, "0", NULL,
-     "a device ordinal, an integer >= 0"},
-    {SEC_CAMPAIGN, "warmup", K_INT, CAMP(warmup), 0, IMAX, 0, "3", NULL,
-     "untimed executions per arm per round, an integer >= 0"},
-    {SEC_CAMPAIGN, "samples", K_INT, CAMP(samples), 1, IMAX, 0, "10", NULL,
-     "timed executions per arm per round, an integer >= 1"},
-    {SEC_CAMPAIGN, "rounds", K_INT, CAMP(rounds), 1, IMAX, 0, "5", NULL,
-     "rounds per case per process, an integer >= 1"},
-    {SEC_CAMPAIGN, "processes", K_INT, CAMP(processes), 1, IMAX, 0, "2", NULL,
-     "processes per direction, an integer >= 1"},
-    {SEC_CAMPAIGN, "pack", K_INT, CAMP(pack), 1, IMAX, 0, "1", NULL,
-     "operations per timed sample, an integer >= 1"},
+    {SEC_CAMPAIGN, "device", K_INT, CAMP(device), 0, KG_PLAN_MAX_DEVICE, 0, "0", NULL,
+     "a device ordinal, an integer in [0, 4095]"},
+    {SEC_CAMPAIGN, "warmup", K_INT, CAMP(warmup), 0, KG_PLAN_MAX_WARMUP, 0, "3", NULL,
+     "untimed executions per arm per round, an integer in [0, 100000]"},
+    {SEC_CAMPAIGN, "samples", K_INT, CAMP(samples), 1, KG_PLAN_MAX_SAMPLES, 0, "10", NULL,
+     "timed executions per arm per round, an integer in [1, 100000]"},
+    {SEC_CAMPAIGN, "rounds", K_INT, CAMP(rounds), 1, KG_PLAN_MAX_ROUNDS, 0, "5", NULL,
+     "rounds per case per process, an integer in [1, 10000]"},
+    {SEC_CAMPAIGN, "processes", K_INT, CAMP(processes), 1, KG_PLAN_MAX_PROCESSES, 0, "2", NULL,
+     "processes per direction, an integer in [1, 10000]"},
+    {SEC_CAMPAIGN, "pack", K_INT, CAMP(pack), 1, KG_PLAN_MAX_PACK, 0, "1", NULL,
+     "operations per timed sample, an integer in [1, 100000]"},
     {SEC_CAMPAIGN, "interleave", K_ENUM, CAMP(interleave), 0, 0, 0, "sample", w_interleave,
      "sample or block"},
     {SEC_CAMPAIGN, "seed", K_U64, CAMP(seed), 0, 0, 0, "1", NULL,
@@ -147,23 +155,23 @@ static const plan_key plan_keys[] = {
      NULL, "a fraction in [0, 1), e.g. 0.0025 or 0.25%"},
     {SEC_CAMPAIGN, "order_min", K_FRAC, CAMP(order_min), 0, 1, F_HI_OPEN, "0.0025", NULL,
      "a fraction in [0, 1), e.g. 0.0025 or 0.25%"},
-    {SEC_CAMPAIGN, "timeout", K_REAL, CAMP(timeout_s), 0, 1e9, F_LO_OPEN, "600", NULL,
-     "seconds, a number > 0"},
+    {SEC_CAMPAIGN, "timeout", K_REAL, CAMP(timeout_s), 1, KG_PLAN_MAX_WAIT_S, 0, "600", NULL,
+     "seconds a process may run, a number in [1, 604800] (a week)"},
     {SEC_CAMPAIGN, "l2", K_ENUM, CAMP(l2), 0, 0, 0, "warm", w_l2, "warm or cold"},
     {SEC_CAMPAIGN, "inputs", K_ENUM, CAMP(inputs), 0, 0, 0, "fresh", w_inputs,
      "resident or fresh"},
     {SEC_CAMPAIGN, "rotate", K_INT, CAMP(rotate), 1, KG_PLAN_MAX_ROTATE, 0, "1", NULL,
      "input sets rotated between samples, an integer in [1, 16]"},
-    {SEC_CAMPAIGN, "quiet", K_REAL, CAMP(quiet_s), 0, 1e9, 0, "30", NULL,
-     "seconds, a number >= 0"},
+    {SEC_CAMPAIGN, "quiet", K_REAL, CAMP(quiet_s), 0, 86400, 0, "30", NULL,
+     "seconds of quiet host before a process, a number in [0, 86400] (a day)"},
     {SEC_CAMPAIGN, "forbid", K_LIST, CAMP(forbid), 0, 0, 0, NULL, NULL,
      "comma-separated process names, e.g. cc1,nvcc,ptxas"},
     {SEC_CAMPAIGN, "max_load", K_REAL, CAMP(max_load), 0, 1e6, 0, "0", NULL,
      "a 1-minute load average bound, a number >= 0 (0: none)"},
     {SEC_CAMPAIGN, "repeats", K_INT, CAMP(repeats), 0, 100, 0, "3", NULL,
      "repeats of a contaminated process, an integer in [0, 100]"},
-    {SEC_CAMPAIGN, "quiet_timeout", K_REAL, CAMP(quiet_timeout_s), 0, 1e9, F_LO_OPEN | F_QUIET, "600", NULL,
-     "seconds a process waits for a quiet host before it counts as contaminated, a number > 0"},
+    {SEC_CAMPAIGN, "quiet_timeout", K_REAL, CAMP(quiet_timeout_s), 1, KG_PLAN_MAX_WAIT_S, F_QUIET, "600", NULL,
+     "seconds a process waits for a quiet host before it counts as contaminated, a number in [1, 604800]"},
     {SEC_CAMPAIGN, "max_steal", K_FRAC, CAMP(max_steal), 0, 1, F_QUIET, "0.1", NULL,
      "steal time over a second, of the CPU time the host's work used or was owed, a fraction in [0, 1], e.g. 10% (0: not watched)"},
     {SEC_CAMPAIGN, "max_foreign_cpu", K_REAL, CAMP(max_foreign_cpu), 0, 1e6, F_QUIET, "0.5", NULL,
@@ -246,8 +254,8 @@ static const plan_key plan_keys[] = {
      w_precision, "dtype, tf32, f16acc or bf16acc"},
     {SEC_ARM, "tolerance", K_REAL, ARM(contract.tolerance), 0, 1, F_INHERIT | F_QUIET, "0", NULL,
      "a number in [0, 1]: the largest error relative to the row scale (0: none)"},
-    {SEC_ARM, "fake_ns", K_REAL, ARM(fake_ns), 0, 1e15, F_LO_OPEN, "1000", NULL,
-     "nanoseconds, a number > 0"},
+    {SEC_ARM, "fake_ns", K_REAL, ARM(fake_ns), 0.001, 1e12, 0, "1000", NULL,
+     "nanoseconds, a number in [0.001, 1e12]"},
     {SEC_ARM, "fake_noise", K_REAL, ARM(fake_noise), 0, 10, 0, "0.01", NULL,
      "a lognormal sigma, a number in [0, 10]"},
     {SEC_ARM, "fake_drift", K_REAL, ARM(fake_drift), -10, 10, 0, "0", NULL,
@@ -515,6 +523,13 @@ static int word_index(const char *const *words, const char *s)
     return -1;
 }
 
+/* "[1, 604800]", "(0, 1e+09]": the bounds of k, for messages. */
+static void bounds_text(const plan_key *k, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%c%.15g, %.15g%c", k->flags & F_LO_OPEN ? '(' : '[', k->lo, k->hi,
+             k->flags & F_HI_OPEN ? ')' : ']');
+}
+
 static int in_bounds(const plan_key *k, double v)
 {
     if (k->flags & F_LO_OPEN ? !(v > k->lo) : !(v >= k->lo)) return 0;
@@ -536,7 +551,10 @@ static int set_value(plan_ctx *ctx, const plan_key *k, void *base, const char *v
             return -1;
         }
         if (!in_bounds(k, (double)v)) {
-            perr(ctx, line, "value out of range", value, vlen, "%s: %s", k->key, k->help);
+            char b[80];
+            bounds_text(k, b, sizeof b);
+            perr(ctx, line, "value out of range", value, vlen, "%s: %s%s%s", k->key, k->help,
+                 strstr(k->help, b) != NULL ? "" : "; allowed: ", strstr(k->help, b) != NULL ? "" : b);
             return -1;
         }
         if (k->kind == K_INT) {
@@ -563,8 +581,16 @@ static int set_value(plan_ctx *ctx, const plan_key *k, void *base, const char *v
             perr(ctx, line, "bad number", value, vlen, "%s: %s", k->key, k->help);
             return -1;
         }
+        if (fpclassify(v) == FP_SUBNORMAL) {
+            perr(ctx, line, "subnormal number", value, vlen, "%s: %s; a number this close to 0 is refused",
+                 k->key, k->help);
+            return -1;
+        }
         if (!in_bounds(k, v)) {
-            perr(ctx, line, "value out of range", value, vlen, "%s: %s", k->key, k->help);
+            char b[80];
+            bounds_text(k, b, sizeof b);
+            perr(ctx, line, "value out of range", value, vlen, "%s: %s%s%s", k->key, k->help,
+                 strstr(k->help, b) != NULL ? "" : "; allowed: ", strstr(k->help, b) != NULL ? "" : b);
             return -1;
         }
         memcpy(f, &v, sizeof v);

@@ -45,6 +45,7 @@
 #include "kgate/op.h"
 #include "protocol.h"
 #include "salt.h"
+#include "safefs.h"
 #include "util.h"
 
 extern char **environ;
@@ -406,11 +407,21 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     }
     argv[n] = NULL;
 
+    /* the log: created through the folder's descriptor, no link followed */
+    char lname[32];
+    snprintf(lname, sizeof lname, "proc-%03d.log", proc);
+    int lfd = kg_create_at(dirfd, "logs", lname, log, err);
+    if (lfd < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        close(sfd);
+        return lfd;
+    }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    posix_spawn_file_actions_adddup2(&fa, lfd, 1);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawnattr_init(&at);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
@@ -426,6 +437,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     close(pfd[1]);
     close(sfd);
+    close(lfd);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (e != 0) {
@@ -753,6 +765,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         rc = kg_errorf(err, KG_EUSAGE, "%s already holds a campaign: choose another folder with -o, or --resume it", dir);
         goto done;
     }
+    if ((rc = kg_outdir_check(dir, o->resume, err)) != KG_OK) goto done;
     if ((rc = kg_mkdir_p(dir, err)) != KG_OK) goto done;
     snprintf(out_dir_used, cap, "%s", dir);
     /* every write of the campaign's records goes through this descriptor */

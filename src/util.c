@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "util.h"
+#include "safefs.h"
 #include <signal.h>
 
 extern char **environ;
@@ -61,34 +62,8 @@ void kg_sb_free(kg_sb *sb)
 
 int kg_read_file(const char *path, char **data, size_t *len, kg_err *err)
 {
-    *data = NULL;
-    if (len != NULL) *len = 0;
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL) return kg_errorf(err, KG_EIO, "%s: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = KG_OK;
-    for (;;) {
-        if (cap - n < 65536) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *p = realloc(buf, ncap + 1);
-            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "%s: out of memory", path); goto done; }
-            buf = p;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(fp)) { rc = kg_errorf(err, KG_EIO, "%s: read error: %s", path, strerror(errno)); goto done; }
-    buf[n] = '\0';
-    *data = buf;
-    buf = NULL;
-    if (len != NULL) *len = n;
-done:
-    free(buf);
-    fclose(fp);
-    return rc;
+    /* a regular file only (O_NONBLOCK, fstat), never larger than the text cap */
+    return kg_read_file_cap(path, KG_CAP_TEXT, data, len, err);
 }
 
 /* Fault injection for the crash-safety tests (KGATE_FAULT_WRITE_AFTER=N,
@@ -219,13 +194,35 @@ void kg_sha256_hex(const void *data, size_t len, char hex[65])
 
 int kg_sha256_file(const char *path, char hex[65], kg_err *err)
 {
-    char *data;
-    size_t len;
-    int rc = kg_read_file(path, &data, &len, err);
-    if (rc != KG_OK) return rc;
-    kg_sha256_hex(data, len, hex);
-    free(data);
-    return KG_OK;
+    /* streamed: memory does not grow with the file */
+    int fd = kg_open_regular(path, 0, 0, NULL, err);
+    if (fd < 0) return fd;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int rc = KG_OK;
+    if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        rc = kg_errorf(err, KG_ENOMEM, "%s: cannot start a SHA-256", path);
+        goto done;
+    }
+    char buf[65536];
+    for (;;) {
+        ssize_t got = read(fd, buf, sizeof buf);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            rc = kg_errorf(err, KG_EIO, "%s: read error: %s", path, strerror(errno));
+            goto done;
+        }
+        if (got == 0) break;
+        EVP_DigestUpdate(ctx, buf, (size_t)got);
+    }
+    unsigned char md[32];
+    unsigned int mdlen = 0;
+    EVP_DigestFinal_ex(ctx, md, &mdlen);
+    for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    hex[64] = '\0';
+done:
+    EVP_MD_CTX_free(ctx);
+    close(fd);
+    return rc;
 }
 
 int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err)
@@ -233,7 +230,7 @@ int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     const char *out = log_path ? log_path : "/dev/null";
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     pid_t pid;
@@ -323,15 +320,20 @@ void kg_utc_now(char *buf, size_t cap)
 
 void kg_file_last_line(const char *path, char *buf, size_t cap)
 {
+    /* only the file's last 4 KiB are read, however long it grows */
     buf[0] = '\0';
-    char *data;
-    size_t len;
-    if (kg_read_file(path, &data, &len, NULL) != KG_OK) return;
+    size_t size = 0;
+    int fd = kg_open_regular(path, 0, 0, &size, NULL);
+    if (fd < 0) return;
+    char data[4097];
+    size_t want = size < 4096 ? size : 4096;
+    ssize_t got = want > 0 ? pread(fd, data, want, (off_t)(size - want)) : 0;
+    close(fd);
+    size_t len = got > 0 ? (size_t)got : 0;
     while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' ')) len--;
     data[len] = '\0';
     char *start = strrchr(data, '\n');
     snprintf(buf, cap, "%s", start ? start + 1 : data);
-    free(data);
 }
 
 /* Splits one CSV line in place into at most max fields; a field may be

@@ -28,6 +28,7 @@
 #include "kgate/oracle.h"
 #include "protocol.h"
 #include "util.h"
+#include "safefs.h"
 
 static void problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void problem(kg_sb *out, int *nbad, const char *fmt, ...)
@@ -145,7 +146,7 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
         problem(out, nbad, "%s", e.msg);
         goto done;
     }
-    if (kg_read_file(bpath, &bin, &blen, NULL) != KG_OK) {
+    if (kg_read_file_cap(bpath, KG_CAP_BIN, &bin, &blen, NULL) != KG_OK) {
         problem(out, nbad, "%s: its .bin is missing or unreadable", ipath);
         goto done;
     }
@@ -227,6 +228,17 @@ done:
     free(bin);
 }
 
+/* A folder with a link, FIFO, socket or device in it is not read further:
+ * nothing is followed, nothing blocks.  Returns 1 when so. */
+static int refuse_special(const char *dir, kg_sb *out, int *nbad)
+{
+    kg_err fe = { 0 };
+    if (kg_folder_check(dir, &fe) == KG_OK) return 0;
+    problem(out, nbad, "%s", fe.msg);
+    kg_sb_printf(out, "not verified further: no file of the folder was read\n");
+    return 1;
+}
+
 int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
 {
     char path[KG_PATH_MAX + 32], *text = NULL;
@@ -237,6 +249,7 @@ int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     if (!kg_path_exists(path))
         return kg_errorf(err, KG_EUSAGE, "%s is not an evidence folder (no plan.kg)", dir);
+    if (refuse_special(dir, out, nbad)) return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
     check_sums(dir, out, nbad, &nfiles);
 
     if (kg_read_file(path, &text, NULL, NULL) == KG_OK) {

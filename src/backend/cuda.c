@@ -428,11 +428,8 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
         if (rc == KG_OK && build_dir != NULL) {
             char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
             snprintf(path, sizeof path, "%s/%s.%s.cubin", build_dir, arm->name, kg_dtype_name(dt));
-            FILE *f = fopen(path, "wb");
-            if (f == NULL || fwrite(image, 1, bytes, f) != bytes)
-                rc = kg_errorf(err, KG_EIO, "cannot write %s: %s", path, strerror(errno));
-            if (f != NULL && fclose(f) != 0 && rc == KG_OK)
-                rc = kg_errorf(err, KG_EIO, "cannot write %s: %s", path, strerror(errno));
+            /* a temporary renamed in place: a link at path is replaced, never written through */
+            rc = kg_write_atomic(path, image, bytes, err);
         }
         free(image);
         if (rc != KG_OK) return rc;

@@ -1,7 +1,8 @@
 /* test_integrity.c: device lock, quiet-host scan, frozen-plan diff, fault
  * injected atomic writes, folder listing and SHA256SUMS, saved outputs,
  * the rows parsed from memory, the worker's frames and writes through a
- * folder descriptor. */
+ * folder descriptor, what is read from a folder (links and special files
+ * refused, size caps) and lock files that cannot be hijacked. */
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>
@@ -15,6 +16,8 @@
 #include "frozen.h"
 #include "kgate/evidence.h"
 #include "lock.h"
+#include "safefs.h"
+#include <sys/stat.h>
 #include "quiet.h"
 #include "check.h"
 #include "util.h"
@@ -525,11 +528,168 @@ static void test_descends(void)
     waitpid(child, NULL, 0);
 }
 
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f != NULL) { fputs(text, f); fclose(f); }
+}
+
+/* A lock file is never followed, never another file's second name, never a
+ * FIFO; a new one is 0644; an existing one is not truncated; a lock folder
+ * anyone may write without the sticky bit is refused. */
+static void test_lock_hygiene(const char *tmp)
+{
+    char dir[512], victim[600], path[700];
+    kg_settings s = *kg_settings_defaults();
+    snprintf(dir, sizeof dir, "%s/locks-h", tmp);
+    CHECK(mkdir(dir, 0755) == 0);
+    s.lock_dir = dir;
+    snprintf(victim, sizeof victim, "%s/victim.txt", tmp);
+    put(victim, "victim\n");
+    CHECK(chmod(victim, 0600) == 0);
+    int fd = -1;
+    kg_err e1 = { 0 }, e2 = { 0 }, e3 = { 0 }, e4 = { 0 }, e5 = { 0 };
+    snprintf(path, sizeof path, "%s/sym.lock", dir);
+    CHECK(symlink(victim, path) == 0);
+    CHECK(kg_lock_acquire(&s, "sym", 0, &fd, &e1) == KG_EINPUT && fd == -1);
+    CHECK_STR_CONTAINS(e1.msg, "symbolic link");
+    snprintf(path, sizeof path, "%s/hard.lock", dir);
+    CHECK(link(victim, path) == 0);
+    CHECK(kg_lock_acquire(&s, "hard", 0, &fd, &e2) == KG_EINPUT && fd == -1);
+    CHECK_STR_CONTAINS(e2.msg, "more than one");
+    snprintf(path, sizeof path, "%s/fifo.lock", dir);
+    CHECK(mkfifo(path, 0644) == 0);
+    CHECK(kg_lock_acquire(&s, "fifo", 0, &fd, &e3) == KG_EINPUT && fd == -1);
+    CHECK_STR_CONTAINS(e3.msg, "a FIFO");
+    char *text = NULL;
+    CHECK(kg_read_file(victim, &text, NULL, NULL) == KG_OK && text != NULL && strcmp(text, "victim\n") == 0);
+    free(text);
+    struct stat st;
+    CHECK(stat(victim, &st) == 0 && (st.st_mode & 07777) == 0600);
+    /* a new lock file: 0644 whatever the umask; an old one keeps its length */
+    mode_t um = umask(077);
+    CHECK(kg_lock_acquire(&s, "new", 0, &fd, &e4) == KG_OK);
+    umask(um);
+    snprintf(path, sizeof path, "%s/new.lock", dir);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644);
+    kg_lock_note_worker(fd, 12345);
+    kg_lock_note_worker(fd, 0);
+    kg_lock_release(fd);
+    snprintf(path, sizeof path, "%s/old.lock", dir);
+    put(path, "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\n");
+    CHECK(kg_lock_acquire(&s, "old", 0, &fd, &e4) == KG_OK);
+    kg_lock_release(fd);
+    CHECK(stat(path, &st) == 0 && st.st_size == 101);
+    char want[32];
+    snprintf(want, sizeof want, "%ld\n", (long)getpid());
+    CHECK(kg_read_file(path, &text, NULL, NULL) == KG_OK && text != NULL && strncmp(text, want, strlen(want)) == 0);
+    free(text);
+    /* a folder anyone may write, without the sticky bit */
+    char open_dir[600];
+    snprintf(open_dir, sizeof open_dir, "%s/locks-open", tmp);
+    CHECK(mkdir(open_dir, 0755) == 0 && chmod(open_dir, 0777) == 0);
+    s.lock_dir = open_dir;
+    CHECK(kg_lock_acquire(&s, "x", 0, &fd, &e5) == KG_EUSAGE && fd == -1);
+    CHECK_STR_CONTAINS(e5.msg, "sticky");
+    CHECK(chmod(open_dir, 01777) == 0);
+    CHECK(kg_lock_acquire(&s, "x", 0, &fd, &e5) == KG_OK);
+    kg_lock_release(fd);
+}
+
+/* What kgate reads from a folder: regular files and folders only, with a cap. */
+static void test_safefs(const char *tmp)
+{
+    char dir[512], path[700], hex[65];
+    char *text = NULL;
+    snprintf(dir, sizeof dir, "%s/ev-h", tmp);
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(path, sizeof path, "%s/sub", dir);
+    CHECK(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof path, "%s/sub/a.csv", dir);
+    put(path, "a,b\n1,2\n");
+    kg_err e = { 0 };
+    CHECK(kg_folder_check(dir, &e) == KG_OK);
+    CHECK(kg_outdir_check(dir, 1, &e) == KG_OK);
+    kg_err ne = { 0 };
+    CHECK(kg_outdir_check(dir, 0, &ne) == KG_EUSAGE);
+    CHECK_STR_CONTAINS(ne.msg, "is not empty");
+    kg_err fe = { 0 };
+    CHECK(kg_outdir_check(path, 0, &fe) == KG_EUSAGE);
+    CHECK_STR_CONTAINS(fe.msg, "is not a folder (it is a regular file)");
+    /* the cap is in the message */
+    kg_err ce = { 0 };
+    CHECK(kg_read_file_cap(path, 4, &text, NULL, &ce) == KG_EINPUT && text == NULL);
+    CHECK_STR_CONTAINS(ce.msg, "MiB");
+    CHECK(kg_read_file_cap(path, 0, &text, NULL, &ce) == KG_OK && text != NULL && strcmp(text, "a,b\n1,2\n") == 0);
+    free(text);
+    text = NULL;
+    /* a FIFO: refused at once, by the reader, the hash and the walk */
+    char fifo[720];
+    snprintf(fifo, sizeof fifo, "%s/sub/p.log", dir);
+    CHECK(mkfifo(fifo, 0644) == 0);
+    kg_err e1 = { 0 }, e2 = { 0 }, e3 = { 0 }, e4 = { 0 };
+    CHECK(kg_read_file(fifo, &text, NULL, &e1) == KG_EINPUT);
+    CHECK_STR_CONTAINS(e1.msg, "a FIFO");
+    CHECK(kg_sha256_file(fifo, hex, &e2) == KG_EINPUT);
+    CHECK(kg_folder_check(dir, &e3) == KG_EINPUT);
+    CHECK_STR_CONTAINS(e3.msg, "sub/p.log: a FIFO");
+    CHECK(kg_outdir_check(dir, 1, &e4) == KG_EINPUT);
+    CHECK(unlink(fifo) == 0);
+    /* a link, to a file or to a folder */
+    char lnk[720];
+    snprintf(lnk, sizeof lnk, "%s/sub/l.csv", dir);
+    CHECK(symlink("/etc/passwd", lnk) == 0);
+    kg_err e5 = { 0 }, e6 = { 0 }, e7 = { 0 };
+    CHECK(kg_folder_check(dir, &e5) == KG_EINPUT);
+    CHECK_STR_CONTAINS(e5.msg, "sub/l.csv: a symbolic link");
+    CHECK(unlink(lnk) == 0);
+    snprintf(lnk, sizeof lnk, "%s/raw", dir);
+    CHECK(symlink(tmp, lnk) == 0);
+    CHECK(kg_folder_check(dir, &e6) == KG_EINPUT);
+    CHECK_STR_CONTAINS(e6.msg, "raw: a symbolic link");
+    char **files = NULL;
+    int nf = 0;
+    CHECK(kg_evidence_list(dir, &files, &nf, &e7) == KG_EINPUT);
+    kg_strlist_free(files, nf);
+    CHECK(unlink(lnk) == 0);
+    /* a character device */
+    kg_err e8 = { 0 };
+    CHECK(kg_read_file("/dev/zero", &text, NULL, &e8) == KG_EINPUT && text == NULL);
+    CHECK_STR_CONTAINS(e8.msg, "a character device");
+    /* a log is created through the folder's descriptor: a linked subfolder,
+     * a linked file or a FIFO is refused, and the link's target is untouched */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    CHECK(dfd >= 0);
+    kg_err c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
+    int lfd = kg_create_at(dfd, "logs", "proc-000.log", "logs/proc-000.log", &c1);
+    CHECK(lfd >= 0);
+    if (lfd >= 0) close(lfd);
+    snprintf(lnk, sizeof lnk, "%s/logs/proc-001.log", dir);
+    CHECK(symlink(path, lnk) == 0);
+    CHECK(kg_create_at(dfd, "logs", "proc-001.log", "logs/proc-001.log", &c2) < 0);
+    CHECK_STR_CONTAINS(c2.msg, "symbolic link");
+    snprintf(lnk, sizeof lnk, "%s/linked", dir);
+    CHECK(symlink(tmp, lnk) == 0);
+    CHECK(kg_create_at(dfd, "linked", "proc-000.log", "linked/proc-000.log", &c3) < 0);
+    CHECK_STR_CONTAINS(c3.msg, "a link or not a folder");
+    if (dfd >= 0) close(dfd);
+    CHECK(kg_read_file(path, &text, NULL, NULL) == KG_OK && text != NULL && strcmp(text, "a,b\n1,2\n") == 0);
+    free(text);
+    text = NULL;
+    /* the streamed hash equals the one of the bytes */
+    char want[65];
+    kg_sha256_hex("a,b\n1,2\n", 8, want);
+    CHECK(kg_sha256_file(path, hex, NULL) == KG_OK && strcmp(hex, want) == 0);
+}
+
 int main(void)
 {
     char tmp[] = "/tmp/kgate-test-integrity-XXXXXX";
     if (mkdtemp(tmp) == NULL) return 1;
     test_lock(tmp);
+    test_lock_hygiene(tmp);
+    test_safefs(tmp);
     test_descends();
     test_quiet();
     test_quiet_continuous();

@@ -351,7 +351,15 @@ static void test_errors(void)
         {"order_min = 0.1.1", "0.1.1"}, {"timeout = 0", "0"}, {"timeout = inf", "inf"},
         {"quiet = -1", "-1"}, {"backend = opencl", "opencl"}, {"interleave = random", "random"},
         {"l2 = hot", "hot"}, {"inputs = stale", "stale"}, {"name = a b", "a b"},
-        {"backend = CPU", "CPU"}};
+        {"backend = CPU", "CPU"},
+        /* durations and counts have sane bounds; no NaN, infinity or subnormal */
+        {"timeout = 1e-320", "1e-320"}, {"timeout = 0.5", "0.5"}, {"timeout = 604801", "604801"},
+        {"timeout = nan", "nan"}, {"timeout = -inf", "-inf"}, {"quiet_timeout = 0.5", "0.5"},
+        {"quiet_timeout = 1e9", "1e9"}, {"quiet = 86401", "86401"}, {"quiet = 4e-310", "4e-310"},
+        {"warm = 601", "601"}, {"warm = -1", "-1"}, {"samples = 100001", "100001"},
+        {"rounds = 10001", "10001"}, {"processes = 10001", "10001"}, {"pack = 100001", "100001"},
+        {"warmup = 100001", "100001"}, {"device = 4096", "4096"}, {"repeats = 101", "101"},
+        {"max_load = inf", "inf"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char t[512];
         snprintf(t, sizeof t, "[campaign]\n%s\n" HEAD, bad[i].kv);
@@ -360,7 +368,8 @@ static void test_errors(void)
     static const struct { const char *kv, *off; } bad_case[] = {
         {"M = 0", "0"}, {"N = -5", "-5"}, {"K = x", "x"}, {"splits = 0", "0"},
         {"eps = 0", "0"}, {"scale = -1", "-1"}, {"primary = maybe", "maybe"},
-        {"dtype = f64", "f64"}, {"op = gemm bt", "gemm bt"}};
+        {"dtype = f64", "f64"}, {"op = gemm bt", "gemm bt"}, {"eps = 1e-310", "1e-310"},
+        {"scale = 5e-324", "5e-324"}};
     for (size_t i = 0; i < sizeof bad_case / sizeof bad_case[0]; i++) {
         char t[512];
         snprintf(t, sizeof t, "[case b]\nop = gemm_bt\n%s\n" HEAD, bad_case[i].kv);
@@ -436,6 +445,35 @@ static void test_errors(void)
     CHECK(kg_plan_parse(plan, strlen(plan), "flags.kg", ".", &p, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "flags.kg:9: too many compiler options: 'cflags = -g -g");
     CHECK_STR_CONTAINS(err.msg, "hold 70 words; at most 64");
+}
+
+/* The bounds of durations and counts: the edges are accepted, and a value
+ * past one names the bound in the message. */
+static void test_bounds(void)
+{
+    static const char *const ok[] = {
+        "timeout = 1", "timeout = 604800", "quiet_timeout = 1", "quiet = 0", "quiet = 86400", "warm = 0",
+        "warm = 600", "samples = 100000", "rounds = 10000", "processes = 10000", "inputs = resident\npack = 100000",
+        "warmup = 100000", "device = 4095"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char t[512];
+        snprintf(t, sizeof t, "[campaign]\n%s\n" HEAD, ok[i]);
+        kg_plan *p = parse_ok(t, "edge.kg");
+        kg_plan_free(p);
+    }
+    static const struct { const char *kv, *says; } msg[] = {
+        {"timeout = 0.5", "[1, 604800]"}, {"timeout = 1e-320", "subnormal"},
+        {"samples = 100001", "[1, 100000]"}, {"processes = 0", "[1, 10000]"},
+        {"quiet_timeout = 0", "[1, 604800]"}, {"alpha = 0.6", "allowed: (0, 0.5)"},
+        {"max_load = 2e6", "allowed: [0, 1000000]"}};
+    for (size_t i = 0; i < sizeof msg / sizeof msg[0]; i++) {
+        char t[512];
+        snprintf(t, sizeof t, "[campaign]\n%s\n" HEAD, msg[i].kv);
+        kg_err err = {0};
+        kg_plan *p = NULL;
+        CHECK(kg_plan_parse(t, strlen(t), "b.kg", ".", &p, &err) == KG_EINPUT);
+        CHECK_STR_CONTAINS(err.msg, msg[i].says);
+    }
 }
 
 static void test_files(void)
@@ -645,6 +683,7 @@ int main(void)
     test_defaults();
     test_hash();
     test_errors();
+    test_bounds();
     test_files();
     test_doc_example();
     test_names();
