@@ -161,7 +161,13 @@ cat "$T/ev5/processes.csv" >&2
 expect_status 3 $st "a busy loop that never ends (cpu)"
 expect_grep "processes that are not kgate's used" "$T/ev5/processes.csv"
 expect_grep ",never-quiet," "$T/ev5/watch.csv"
-[ "$(grep -c ',ok,1,' "$T/ev5/processes.csv")" -ge 1 ] || die "the process before the busy loop must be kept"
+# the process before the busy loop is kept (on a host that other work already loads, it is
+# contaminated too: said, not failed)
+if grep -q '^0,fwd,contaminated,' "$T/ev5/processes.csv"; then
+    echo "host_watch: the host was busy before the loop started (process 0 contaminated): its keeping is not judged" >&2
+else
+    [ "$(grep -c ',ok,1,' "$T/ev5/processes.csv")" -ge 1 ] || die "the process before the busy loop must be kept"
+fi
 [ -f "$T/ev5/raw/proc-000.csv" ] || die "the first process's rows must be kept"
 "$KGATE" verify "$T/ev5" >/dev/null 2>"$T/v5.err" || { cat "$T/v5.err" >&2; die "folder 5 does not verify"; }
 exit 0
