@@ -150,5 +150,25 @@ mkfifo "$T/fifo" 2>/dev/null || true
 expect_status 2 $st "a worker without a token"
 expect_grep "token" "$T/w.err"
 [ ! -s "$T/rows" ] || die "a worker without a token sent rows"
+# a worker whose rows are authenticated under another token (a wrapper
+# swaps its token pipe for 32 zero bytes): every process is refused
+head -c 32 /dev/zero >"$T/zero"
+cat >"$T/wrap.sh" <<'EOF'
+d=$(dirname "$0")
+prev=
+for a in "$@"; do
+    shift
+    o=$a
+    [ "$prev" = --token-fd ] && a=9
+    set -- "$@" "$a"
+    prev=$o
+done
+exec "$@" 9<"$d/zero"
+EOF
+KGATE_WORKER_WRAPPER="sh $T/wrap.sh" "$KGATE" run tests/plans/fake-faster.kg --quiet 0 -o "$T/tok" >"$T/out" 2>"$T/err"; st=$?
+[ $st != 0 ] || die "a campaign whose workers used another token passed"
+expect_grep "bad rows" "$T/tok/processes.csv"
+expect_grep "HMAC" "$T/tok/processes.csv"
+[ -z "$(ls "$T/tok/raw" 2>/dev/null)" ] || die "rows under another token were recorded"
 echo "attest: signed folders verify, the forgeries fail verify --key, the worker needs its token"
 exit 0
