@@ -12,7 +12,13 @@
  * round, four 32-bit words), the text of a row kind (checks, saved
  * outputs' index, telemetry, resources, raw: one frame each, raw last),
  * the saved outputs' bytes, and FAIL (the worker's own error message,
- * before it exits with an error that is not an arm's). */
+ * before it exits with an error that is not an arm's).
+ *
+ * MAC, the last frame before RAW: the HMAC-SHA256, under the worker's
+ * token (token.h), of every frame the worker sent (header and payload,
+ * NOW frames included) but the MAC frame itself, RAW included.  A
+ * supervisor that expects it (kg_chan_expect_mac) refuses raw rows
+ * without a matching MAC, and any frame after RAW. */
 #ifndef KGATE_CHANNEL_H
 #define KGATE_CHANNEL_H
 
@@ -34,6 +40,7 @@ typedef enum {
     KG_FRAME_RAW,             /* last: the process is complete */
     KG_FRAME_FAIL,            /* the worker's own error (text) */
     KG_FRAME_PHASES,          /* where its time went: "setup_s checks_s timed_s\n" (before raw) */
+    KG_FRAME_MAC,             /* HMAC-SHA256 under the token of every other frame, RAW included (32 bytes) */
     KG_FRAME_NKINDS
 } kg_frame_kind;
 
@@ -46,6 +53,12 @@ int kg_frame_send(int fd, int kind, int proc, const void *data, size_t len, kg_e
 /* Sends a NOW frame. */
 int kg_frame_now(int fd, int proc, int kase, int arm, int phase, int round, kg_err *err);
 
+/* The worker's side of the MAC: from now on every frame sent is
+ * authenticated under key (KG_TOKEN_BYTES bytes). */
+int kg_frame_mac_begin(const unsigned char *key, size_t keylen, kg_err *err);
+/* Sends the MAC frame, then the RAW frame holding raw (the last two). */
+int kg_frame_send_raw_mac(int fd, int proc, const void *raw, size_t len, kg_err *err);
+
 /* The supervisor's side: what one worker has sent so far. */
 typedef struct kg_chan {
     int proc;                          /* the process every frame must name */
@@ -56,9 +69,16 @@ typedef struct kg_chan {
     int now_case, now_arm, now_phase, now_round;
     int eof;
     char bad[256];                     /* a broken protocol: why ("" while none) */
+    /* appended: the HMAC of the frames (kg_chan_expect_mac; NULL: none expected) */
+    void *mac;
+    unsigned char mac_sent[32];
+    int mac_seen, mac_ok;              /* a MAC frame arrived; it matched the frames through RAW */
 } kg_chan;
 
 void kg_chan_init(kg_chan *c, int proc);
+/* The process must authenticate its frames under key (token.h): raw
+ * rows without a matching MAC frame before them break the protocol. */
+int kg_chan_expect_mac(kg_chan *c, const unsigned char *key, size_t keylen, kg_err *err);
 /* Reads what fd (non-blocking) holds now and takes in every whole frame.
  * Returns KG_OK (also at end of file: c->eof), or an error when reading
  * fails.  A frame that breaks the protocol sets c->bad and stops taking

@@ -437,7 +437,8 @@ int kg_evidence_write_sums(const char *dir, kg_err *err)
     kg_sb sb = { 0 };
     if ((rc = kg_evidence_list(dir, &files, &n, err)) != KG_OK) return rc;
     for (int i = 0; i < n; i++) {
-        if (strcmp(files[i], "SHA256SUMS") == 0) continue;
+        /* the signed envelope (attest.c) is written after SHA256SUMS */
+        if (strcmp(files[i], "SHA256SUMS") == 0 || strcmp(files[i], "attestation.dsse.json") == 0) continue;
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         if ((rc = kg_sha256_file(path, hex, err)) != KG_OK) goto done;
         kg_sb_printf(&sb, "%s  %s\n", hex, files[i]);

@@ -46,6 +46,9 @@
 #include "protocol.h"
 #include "salt.h"
 #include "safefs.h"
+#include "attest.h"
+#include "token.h"
+#include <openssl/crypto.h>
 #include "util.h"
 
 extern char **environ;
@@ -369,6 +372,17 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         return rc;
     }
     snprintf(saltarg, sizeof saltarg, "%d", sfd);
+    /* a fresh token for this worker, through a pipe of its own (token.h) */
+    unsigned char tok[KG_TOKEN_BYTES];
+    int tfd = -1;
+    char tokarg[16];
+    if ((rc = kg_token_draw(tok, err)) != KG_OK || (rc = kg_token_pipe(tok, &tfd, err)) != KG_OK) {
+        close(pfd[0]);
+        close(pfd[1]);
+        close(sfd);
+        return rc;
+    }
+    snprintf(tokarg, sizeof tokarg, "%d", tfd);
     argv[n++] = exe;
     argv[n++] = (char *)"worker";
     argv[n++] = (char *)"--plan";
@@ -383,6 +397,8 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     argv[n++] = fdarg;
     argv[n++] = (char *)"--salt-fd";
     argv[n++] = saltarg;
+    argv[n++] = (char *)"--token-fd";
+    argv[n++] = tokarg;
     /* under a wrapper the worker's parent is the wrapper */
     if (!wrapped) {
         argv[n++] = (char *)"--parent";
@@ -415,6 +431,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         close(pfd[0]);
         close(pfd[1]);
         close(sfd);
+        close(tfd);
         return lfd;
     }
     posix_spawn_file_actions_t fa;
@@ -434,10 +451,12 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
      * no other spawn can see it between these lines) */
     (void)fcntl(pfd[1], F_SETFD, 0);
     (void)fcntl(sfd, F_SETFD, 0);
+    (void)fcntl(tfd, F_SETFD, 0);
     int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     close(pfd[1]);
     close(sfd);
     close(lfd);
+    close(tfd);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (e != 0) {
@@ -448,6 +467,14 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     (void)fcntl(pfd[0], F_SETFL, O_NONBLOCK);
     kg_chan ch;
     kg_chan_init(&ch, proc);
+    /* its raw rows count only under the HMAC of its token (channel.h) */
+    rc = kg_chan_expect_mac(&ch, tok, sizeof tok, err);
+    OPENSSL_cleanse(tok, sizeof tok);
+    if (rc != KG_OK) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        goto out;
+    }
 
     int status = 0, timed_out = 0, dirty = 0, stopped = 0;
     char why[512] = "";
@@ -689,6 +716,15 @@ static void remove_leftovers(int dirfd, int first)
         close(sfd);
     }
     (void)unlinkat(dirfd, "SHA256SUMS", 0);
+    (void)unlinkat(dirfd, KG_ATTEST_FILE, 0);
+}
+
+/* The signed statement, after SHA256SUMS (attest.h): every worker has
+ * ended, so the private key is read now and by this process alone. */
+static int sign_folder(const kg_run_opts *o, const char *dir, int dirfd, kg_err *err)
+{
+    char keyid[65];
+    return kg_attest_write(dir, dirfd, o->check_only ? NULL : o->key_path, keyid, err);
 }
 
 int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_analysis *an, kg_err *err)
@@ -1015,6 +1051,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if (nrec == 0 && (rc = kg_evidence_write_processes(dirfd, dir, recs, 0, err)) != KG_OK) goto done;
     if ((rc = kg_report_build(dir, an, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_write_sums(dir, err)) != KG_OK) goto done;
+    if ((rc = sign_folder(o, dir, dirfd, err)) != KG_OK) goto done;
     if (o->archive) {
         char tgz[KG_PATH_MAX + 16];
         kg_err aerr = { 0 };

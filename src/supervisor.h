@@ -48,6 +48,10 @@ typedef struct kg_run_opts {
     int max_repeats;          /* repeats of a contaminated slot; 0: 3, negative: none */
     int archive;              /* 1: write DIR.tar.gz next to the folder at the end */
     const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
+    /* appended: the private key that signs the folder (attest.h), read
+     * once every worker has ended and never passed to a child; NULL: the
+     * folder is unsigned (a stale envelope is removed) */
+    const char *key_path;
 } kg_run_opts;
 
 /* Runs a campaign end to end.  *out_dir_used receives the folder.  The

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "verify.h"
+#include "attest.h"
 #include "report.h"
 #include "kgate/evidence.h"
 #include "kgate/oracle.h"
@@ -93,7 +94,8 @@ static void check_sums(const char *dir, kg_sb *out, int *nbad, int *nfiles)
         goto done;
     }
     for (int i = 0; i < nf; i++) {
-        if (strcmp(files[i], "SHA256SUMS") == 0) continue;
+        /* the signed envelope comes after SHA256SUMS (attest.h) */
+        if (strcmp(files[i], "SHA256SUMS") == 0 || strcmp(files[i], KG_ATTEST_FILE) == 0) continue;
         int found = 0;
         for (int k = 0; k < listed.n && !found; k++) found = strcmp(listed.v[k], files[i]) == 0;
         if (!found) problem(out, nbad, "%s: not listed in SHA256SUMS (added after the campaign)", files[i]);

@@ -41,6 +41,8 @@
 #include "heldout.h"
 #include "protocol.h"
 #include "salt.h"
+#include "token.h"
+#include <openssl/crypto.h>
 #include "util.h"
 
 #define KG_MAX_ROTATE KG_PLAN_MAX_ROTATE   /* input sets an arm rotates through (bounded by the parser) */
@@ -1196,7 +1198,8 @@ static int send_evidence(wctx *w, kg_err *err)
     char ph[96];
     int phn = snprintf(ph, sizeof ph, "%.6f %.6f %.6f\n", w->setup_s, w->checks_s, w->timed_s);
     if ((rc = kg_frame_send(w->rows_fd, KG_FRAME_PHASES, w->proc, ph, (size_t)phn, err)) != KG_OK) goto done;
-    rc = kg_frame_send(w->rows_fd, KG_FRAME_RAW, w->proc, w->rows.buf, w->rows.len, err);
+    /* the MAC under the supervisor's token, then the raw rows (channel.h) */
+    rc = kg_frame_send_raw_mac(w->rows_fd, w->proc, w->rows.buf, w->rows.len, err);
 done:
     kg_sb_free(&idx);
     return rc;
@@ -1222,6 +1225,19 @@ static int self_limits(const kg_worker_opts *o, const kg_plan *plan, kg_err *err
     return KG_OK;
 }
 
+/* Reads the supervisor's token (its pipe is closed before any arm
+ * exists) and keys the rows' MAC with it. */
+static int take_token(const kg_worker_opts *o, kg_err *err)
+{
+    unsigned char tok[KG_TOKEN_BYTES];
+    if (o->token_fd < 0)
+        return kg_errorf(err, KG_EUSAGE, "kgate worker needs --token-fd (it is started by kgate run)");
+    int rc = kg_token_read_fd(o->token_fd, tok, err);
+    if (rc == KG_OK) rc = kg_frame_mac_begin(tok, sizeof tok, err);
+    OPENSSL_cleanse(tok, sizeof tok);
+    return rc;
+}
+
 int kg_worker_main(const kg_worker_opts *o, kg_err *err)
 {
     kg_plan *plan = NULL;
@@ -1242,6 +1258,8 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
         goto done;
     }
     if ((rc = kg_salt_read_fd(o->salt_fd, &salt, err)) != KG_OK) goto done;
+    /* the token: every frame from here on is authenticated under it (token.h) */
+    if ((rc = take_token(o, err)) != KG_OK) goto done;
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = self_limits(o, plan, err)) != KG_OK) goto done;
     w.input_base = kg_protocol_input_base(plan->campaign.seed, salt);

@@ -22,6 +22,7 @@ typedef struct kg_worker_opts {
     int salt_fd;              /* appended: the pipe holding the campaign's input salt (salt.h); -1: none (refused) */
     double warm_s;            /* appended: > 0: before its first timed phase, warm the device until its SM
                                * clock stops rising, for at most this long (the first process of a run) */
+    int token_fd;             /* appended: the pipe holding the supervisor's token (token.h); -1: none (refused) */
 } kg_worker_opts;
 
 /* The body of `kgate worker`: one fresh process of the campaign. */

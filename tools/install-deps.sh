@@ -8,4 +8,12 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config \
     libinih-dev libjansson-dev libssl-dev libgsl-dev libopenblas-dev libseccomp-dev libarchive-dev zlib1g-dev >/dev/null
+# securesystemslib checks the signed envelopes with reference tooling (tests/attest_check.py);
+# Debian's Python refuses a plain pip install outside a virtual environment
+if command -v python3 >/dev/null 2>&1; then
+    python3 -m pip --version >/dev/null 2>&1 || $SUDO apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
+    $SUDO python3 -m pip install -q 'securesystemslib[crypto]' 2>/dev/null ||
+        $SUDO python3 -m pip install -q --break-system-packages 'securesystemslib[crypto]' ||
+        echo "kgate: securesystemslib not installed (tests/cli/attest.sh skips its check)"
+fi
 echo "kgate: build dependencies installed"

@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "attest.h"
 #include "supervisor.h"
 #include "quiet.h"
 #include "cli.h"
@@ -18,6 +20,41 @@ static const char footer[] =
     "Exit status: 0 gate passed, 1 gate failed or inconclusive, 2 usage or input error,\n"
     "3 invalid campaign (control failed, no usable process, or the host never became quiet).\n";
 
+/* The key that signs the folder: --key FILE (which must exist), else the
+ * user's default key when there is one, else none (*path = NULL).  The
+ * file is not read here: the supervisor reads it once every worker has
+ * ended (attest.h). */
+static int signing_key(const kg_settings *env, const char *key, char *buf, size_t cap, const char **path)
+{
+    struct stat st;
+    *path = NULL;
+    if (key != NULL) {
+        if (stat(key, &st) != 0 || !S_ISREG(st.st_mode)) {
+            fprintf(stderr, "kgate run: --key %s: no such key file (kgate key init makes one)\n", key);
+            return KG_EXIT_USAGE;
+        }
+        *path = key;
+    } else if (env->key_dir != NULL) {
+        snprintf(buf, cap, "%s/%s", env->key_dir, KG_ATTEST_PRIV);
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode)) *path = buf;
+    }
+    return KG_CLI_GO;
+}
+
+/* One line on stderr: who signed the folder, or that nobody did. */
+static void tell_signature(const char *dir, const char *key_path)
+{
+    if (key_path == NULL) {
+        fprintf(stderr, "kgate: the folder is unsigned (no --key and no key made by kgate key init): kgate verify "
+                "--key cannot vouch for it\n");
+        return;
+    }
+    char keyid[65];
+    kg_err err = { 0 };
+    if (kg_attest_keyid(key_path, keyid, &err) == KG_OK)
+        fprintf(stderr, "kgate: signed %s/%s with key %s\n", dir, KG_ATTEST_FILE, keyid);
+}
+
 int kg_cmd_run(int argc, char **argv, const kg_settings *env)
 {
     kg_run_opts o = { 0 };
@@ -26,6 +63,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     o.argv = argv; /* as given: the parser reorders a copy */
     o.settings = env;
     int repeats = 0, has_repeats = 0;
+    const char *key = NULL;
     const kg_cli_opt opts[] = {
         { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,
           .help = "evidence folder (must not hold a campaign already)" },
@@ -54,16 +92,33 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
           .seen = &has_repeats, .help = "runs again a contaminated process up to N times (default 3)" },
         { .name = "archive", .kind = KG_CLI_FLAG, .dst = &o.archive, .value = 1,
           .help = "also write DIR.tar.gz next to the folder (needs libarchive.so.13)" },
+        { .name = "key", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &key,
+          .help = "sign the folder with the Ed25519 private key FILE (kgate key init; default: the user's "
+                  "key, $XDG_CONFIG_HOME/kgate/" KG_ATTEST_PRIV ", when it exists)" },
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "run", .args = "PLAN", .about = about, .opts = opts, .footer = footer };
     int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
     if (parsed != KG_CLI_GO) return parsed;
     if (has_repeats) o.max_repeats = repeats == 0 ? -1 : repeats;
+    char defkey[1200], **shown = NULL;
+    if ((parsed = signing_key(env, key, defkey, sizeof defkey, &o.key_path)) != KG_CLI_GO) return parsed;
+    /* meta.json records the command line without the key's path: the
+     * workers read the folder */
+    if (key != NULL) {
+        if ((shown = calloc((size_t)argc + 1, sizeof *shown)) == NULL) return kg_cli_fail(KG_ENOMEM, "out of memory");
+        for (int i = 0; i < argc; i++) {
+            shown[i] = argv[i];
+            if (strncmp(argv[i], "--key=", 6) == 0) shown[i] = (char *)"--key=(the signing key)";
+            else if (i > 0 && strcmp(argv[i - 1], "--key") == 0) shown[i] = (char *)"(the signing key)";
+        }
+        o.argv = shown;
+    }
     char dir[1024] = "";
     kg_analysis an;
     kg_err err = { 0 };
     int rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
+    free(shown);
     if (rc != KG_OK) {
         int st = kg_cli_fail(rc, err.msg);
         if (dir[0] != '\0') fprintf(stderr, "kgate: evidence so far is in %s\n", dir);
@@ -85,6 +140,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     if (an.invalid && an.invalid_why[0] != '\0' && strcmp(an.invalid_why, an.gate_reason) != 0)
         fprintf(stderr, "kgate: the campaign is INVALID: %s\n", an.invalid_why);
     fprintf(stderr, "kgate: evidence in %s\n", dir);
+    tell_signature(dir, o.key_path);
     kg_analysis_free(&an);
     return status;
 }

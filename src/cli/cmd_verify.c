@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "verify.h"
+#include "attest.h"
 #include "cli.h"
 #include "util.h"
 
@@ -14,6 +15,10 @@ static const char about[] =
     "    report.md, results.json and results.csv byte for byte;\n"
     "  - every saved checked output (outputs/) is compared again with a float64 reference\n"
     "    recomputed on the CPU from its recorded seed, and agrees with checks/.\n"
+    "With --key PUB, first the signature: attestation.dsse.json must be a DSSE envelope signed\n"
+    "by PUB's private key over an in-toto statement whose subjects are the folder's files with\n"
+    "their SHA-256; a folder without one is unsigned, which fails.  Without --key the signer's\n"
+    "keyid is named but not checked, and an unsigned folder is said to be so.\n"
     "Prints one line per problem naming the file, then a summary.\n";
 
 static const char footer[] = "Exit status: 0 verified, 1 a mismatch, 2 usage error or not an evidence folder.\n";
@@ -21,15 +26,46 @@ static const char footer[] = "Exit status: 0 verified, 1 a mismatch, 2 usage err
 int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
 {
     (void)env; /* needs none of the environment */
-    const char *dir = NULL;
-    const kg_cli_opt opts[] = { { .name = NULL } };
+    const char *dir = NULL, *pub = NULL;
+    const kg_cli_opt opts[] = {
+        { .name = "key", .arg = "PUB", .kind = KG_CLI_STRING, .dst = &pub,
+          .help = "the public key (kgate key init's " KG_ATTEST_PUB ") that must have signed the folder" },
+        { .name = NULL },
+    };
     const kg_cli_spec spec = { .cmd = "verify", .args = "DIR", .about = about, .opts = opts, .footer = footer };
     int parsed = kg_cli_parse(&spec, argc, argv, &dir);
     if (parsed != KG_CLI_GO) return parsed;
     kg_sb out = { 0 };
     kg_err err = { 0 };
     int nbad = 0;
+    /* the signature before anything else: a folder it does not vouch for
+     * is not checked further */
+    kg_attest_state ast;
+    char keyid[65];
+    kg_sb aout = { 0 };
+    int abad = 0;
+    if (kg_attest_check(dir, pub, &ast, keyid, &aout, &abad, &err) != KG_OK) {
+        kg_sb_free(&aout);
+        fprintf(stderr, "kgate verify: --key %s: %s\n", pub, err.msg);
+        return KG_EXIT_USAGE;
+    }
+    for (char *cur = aout.buf, *nl; cur != NULL && *cur != '\0'; cur = nl ? nl + 1 : NULL) {
+        nl = strchr(cur, '\n');
+        if (nl) *nl = '\0';
+        fprintf(stderr, "kgate verify: MISMATCH %s\n", cur);
+    }
+    kg_sb_free(&aout);
+    if (ast == KG_ATTEST_BAD_SIG || (ast == KG_ATTEST_UNSIGNED && pub != NULL)) {
+        fprintf(stderr, "kgate verify: %s: %s: NOT verified\n", dir,
+                ast == KG_ATTEST_UNSIGNED ? "unsigned" : "the signature does not hold");
+        return KG_EXIT_FAIL;
+    }
+    if (ast == KG_ATTEST_UNSIGNED) printf("%s: unsigned (no attestation.dsse.json): who produced it is not checked\n", dir);
+    else if (ast == KG_ATTEST_UNCHECKED)
+        printf("%s: signed by key %s: signature not checked (kgate verify --key PUB checks it)\n", dir, keyid);
+    else if (ast == KG_ATTEST_GOOD) printf("%s: signature ok: key %s\n", dir, keyid);
     int rc = kg_verify_dir(dir, &out, &nbad, &err);
+    nbad += abad;
     if (rc != KG_OK) {
         kg_sb_free(&out);
         fprintf(stderr, "kgate verify: %s\n", err.msg);

@@ -7,7 +7,8 @@ static const char about[] =
     "Runs one process of a campaign: loads every arm, runs the admission checks and the timed\n"
     "rounds of its schedule slot, and sends its rows to the supervisor through the pipe --rows-fd\n"
     "(the folder it only reads).  kgate run starts it (with --plan, --out, --proc, --backend,\n"
-    "--rows-fd and --salt-fd); it is not meant to be run by hand.\n";
+    "--rows-fd, --salt-fd and --token-fd); it is not meant to be run by hand: without the token\n"
+    "kgate run issues to each worker it starts, it refuses to run.\n";
 
 static const char footer[] =
     "Exit status: 0 the process completed, 2 usage error, 4 the process failed (its log says why).\n";
@@ -19,6 +20,7 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     o.slot = -1;
     o.rows_fd = -1;
     o.salt_fd = -1;
+    o.token_fd = -1;
     int parent = 0;
     kg_settings s = *env; /* the environment, then what the supervisor says */
     o.settings = &s;
@@ -35,6 +37,9 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "the pipe to the supervisor: every record goes there as frames (channel.h)" },
         { .name = "salt-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.salt_fd, .min = 3, .max = 1023,
           .help = "a pipe holding the campaign's input salt, read once and closed before any arm loads" },
+        { .name = "token-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.token_fd, .min = 3, .max = 1023,
+          .help = "a pipe holding the supervisor's token for this worker (32 random bytes), read once and closed "
+                  "before any arm loads: the worker authenticates its rows with it" },
         { .name = "parent", .arg = "PID", .kind = KG_CLI_INT, .dst = &parent, .min = 1, .max = 2147483647,
           .help = "the supervisor's pid: the worker ends if its parent is not that one" },
         { .name = "warm", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.warm_s, .min = 0, .max = 600,
@@ -54,6 +59,11 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     int parsed = kg_cli_parse(&spec, argc, argv, NULL);
     if (parsed != KG_CLI_GO) return parsed;
     o.parent = parent;
+    if (o.token_fd < 0) {
+        fprintf(stderr, "kgate worker: refused: no token from a supervisor (--token-fd N); a worker runs only under "
+                "kgate run, which issues a fresh token to each worker it starts\n");
+        return KG_EXIT_USAGE;
+    }
     if (o.plan_path == NULL || o.out_dir == NULL || o.backend == NULL || o.proc < 0 || o.rows_fd < 0 ||
         o.salt_fd < 0) {
         fprintf(stderr, "kgate worker: needs --plan, --out, --backend, --proc, --rows-fd and --salt-fd (it is started "

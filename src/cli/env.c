@@ -3,6 +3,7 @@
  * commands hand down through the run and worker options.  Nothing else
  * in the command line reads the environment. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "cli.h"
 
@@ -31,6 +32,12 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     s->lib_nvml = text("KGATE_LIBNVML");
     s->lib_cublaslt = text("KGATE_LIBCUBLASLT");
     s->fake_device_pids = text("KGATE_FAKE_DEVICE_PIDS");
+    /* the default signing key's folder (kgate key init, kgate run) */
+    static char key_dir[PATH_MAX];
+    const char *xdg = text("XDG_CONFIG_HOME"), *home = text("HOME");
+    if (xdg != NULL) snprintf(key_dir, sizeof key_dir, "%s/kgate", xdg);
+    else if (home != NULL) snprintf(key_dir, sizeof key_dir, "%s/.config/kgate", home);
+    s->key_dir = xdg != NULL || home != NULL ? key_dir : NULL;
 
     const char *v;
     long long n;

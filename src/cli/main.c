@@ -28,6 +28,7 @@ static const kg_cli_cmd commands[] = {
       "an exploration campaign over many candidates: an adjusted ranking and a frozen confirmation plan" },
     { "freeze", "PLAN [-o FILE]", kg_cmd_freeze, "write the canonical plan and its SHA-256, for run --frozen" },
     { "list", "", kg_cmd_list, "the ops and backends this kgate knows" },
+    { "key", "init [--out DIR]", kg_cmd_key, "make an Ed25519 key pair that signs evidence folders (run --key)" },
     { "worker", "", kg_cmd_worker, "one process of a campaign (started by kgate run, not by hand)" },
     { "armhost", "", kg_cmd_armhost, NULL },   /* an untrusted CPU arm's process, started by a worker */
 };
