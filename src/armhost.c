@@ -106,7 +106,7 @@ int kg_armhost_main(const kg_armhost_opts *o)
 {
     unsigned active = 0;
     char why[KG_AH_MSG_TEXT];
-    kg_sandbox_opts so = { .parent = o->parent, .dir = o->dir, .mem_bytes = o->mem_bytes, .cpu_s = o->cpu_s,
+    kg_sandbox_opts so = { .parent = o->parent, .dir = o->dir, .mem_bytes = o->mem_bytes, .cpu_s = o->cpu_s, .hide = o->hide,
                            .on_violation = on_violation };
     if (kg_sandbox_enter(&so, &active, why, sizeof why) != 0) {
         char t[KG_AH_MSG_TEXT + 16];

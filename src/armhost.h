@@ -58,6 +58,7 @@ typedef struct kg_armhost_opts {
     pid_t parent;         /* the worker */
     uint64_t mem_bytes;   /* RLIMIT_AS; 0: none */
     long cpu_s;           /* RLIMIT_CPU; 0: none */
+    const char *hide;     /* appended: colon-separated folders to hide (kg_sandbox_opts.hide) */
 } kg_armhost_opts;
 
 /* The arm host's body (`kgate armhost`): sandbox, load, serve.  Returns

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -71,7 +72,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 }
 
 static const char *const names[] = { "seccomp", "nnp", "pdeathsig", "rlimits", "userns", "pidns",
-                                     "netns", "mountns", "privdir", "env", "fds", "noopen" };
+                                     "netns", "mountns", "privdir", "env", "fds", "noopen", "hide" };
 
 void kg_sandbox_text(unsigned mask, char *buf, size_t cap)
 {
@@ -153,6 +154,31 @@ static unsigned try_namespaces(void)
     if (unshare(CLONE_NEWNET) == 0) got |= KG_SBX_NETNS;
     if (unshare(CLONE_NEWPID) == 0) got |= KG_SBX_PIDNS;
     return got;
+}
+
+/* Covers every existing folder of the colon-separated list with an
+ * empty read-only tmpfs, in this process's own mount namespace (mounts
+ * made private first, so that nothing reaches the host's): 0 when every
+ * one is covered (or the list is empty), -1 otherwise. */
+static int hide_folders(const char *list)
+{
+    if (list == NULL || list[0] == '\0') return 0;
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
+    int bad = 0;
+    char one[4096];
+    for (const char *p = list; *p; ) {
+        size_t k = strcspn(p, ":");
+        if (k > 0 && k < sizeof one) {
+            memcpy(one, p, k);
+            one[k] = '\0';
+            struct stat st;
+            if (stat(one, &st) == 0 && S_ISDIR(st.st_mode) &&
+                mount("kgate-hidden", one, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000") != 0)
+                bad = 1;
+        }
+        p += k + (p[k] == ':');
+    }
+    return bad ? -1 : 0;
 }
 
 static int set_limit(int what, rlim_t soft, rlim_t hard)
@@ -246,6 +272,11 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
     struct stat st;
     if (stat(".", &st) == 0 && (st.st_mode & 077) == 0) *active |= KG_SBX_PRIVDIR;
     *active |= try_namespaces();
+    /* the signing key's folder: only where this process has a mount
+     * namespace of its own; without one the bit stays off and the
+     * resources' sandbox column says so */
+    if (o->hide != NULL && o->hide[0] != '\0' && (*active & KG_SBX_MOUNTNS) && hide_folders(o->hide) == 0)
+        *active |= KG_SBX_HIDE;
     if (set_limits(o) == 0) *active |= KG_SBX_RLIMITS;
 
     violation_cb = o->on_violation;

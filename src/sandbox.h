@@ -32,7 +32,9 @@ enum {
     KG_SBX_PRIVDIR = 1u << 8,   /* working folder: private, empty, fresh */
     KG_SBX_ENV = 1u << 9,       /* the environment is the whitelist */
     KG_SBX_FDS = 1u << 10,      /* every other descriptor closed */
-    KG_SBX_NOOPEN = 1u << 11    /* the second filter: no open after loading */
+    KG_SBX_NOOPEN = 1u << 11,   /* the second filter: no open after loading */
+    KG_SBX_HIDE = 1u << 12      /* the folders to hide (the signing key's) are covered by an empty
+                                 * read-only tmpfs in the mount namespace, before the object loads */
 };
 
 /* The descriptor the request socket has in an arm host. */
@@ -46,6 +48,11 @@ typedef struct kg_sandbox_opts {
     /* called from the SIGSYS handler with the denied call's number (only
      * async-signal-safe work); the process then dies of SIGSYS */
     void (*on_violation)(int nr);
+    /* appended: colon-separated folders its code must not read (the
+     * signing key's): each existing one is covered by an empty read-only
+     * tmpfs in the arm host's mount namespace before the object loads,
+     * so that not even its constructors see them; NULL or "": none */
+    const char *hide;
 } kg_sandbox_opts;
 
 /* Applies the sandbox; *active gets the KG_SBX_* bits that took effect.

@@ -405,6 +405,14 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         argv[n++] = parent;
     }
     if (pline != NULL) argv[n++] = (char *)"--progress";
+    /* the folder of the signing key: the worker's arm hosts cover it */
+    char keydir[PATH_MAX];
+    if (o->key_path != NULL && realpath(o->key_path, keydir) != NULL) {
+        char *slash = strrchr(keydir, '/');
+        if (slash != NULL && slash != keydir) *slash = '\0';
+        argv[n++] = (char *)"--hide";
+        argv[n++] = keydir;
+    }
     char warm[32];
     if (warm_s > 0) {
         snprintf(warm, sizeof warm, "%g", warm_s);

@@ -41,6 +41,9 @@ typedef struct kg_settings {
     const char *armhost_exe;        /* no variable: the program the cpu and cuda backends exec
                                      * as `PROGRAM armhost` for an untrusted arm (tests and
                                      * embedding programs); NULL: this executable */
+    const char *hide_dir;           /* appended: no variable: the folder of the key this campaign signs
+                                     * with, which a worker's arm hosts must not read (the
+                                     * supervisor passes it, `kgate worker --hide DIR`); NULL: none */
     const char *key_dir;            /* appended: the folder of the default signing key,
                                      * $XDG_CONFIG_HOME/kgate, else $HOME/.config/kgate (attest.h);
                                      * NULL: neither variable is set */

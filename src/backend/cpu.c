@@ -535,9 +535,14 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
     if (need > mib) mib = need;
     snprintf(mem, sizeof mem, "%.0f", mib);
     snprintf(cpus, sizeof cpus, "%.0f", ceil(plan->campaign.timeout_s) + 1);
+    /* the signing keys' folders, which the arm's code must not read */
+    char hide[2 * PATH_MAX + 2] = "";
+    const kg_settings *set = be->settings;
+    snprintf(hide, sizeof hide, "%s%s%s", set->key_dir != NULL ? set->key_dir : "",
+             set->key_dir != NULL && set->hide_dir != NULL ? ":" : "", set->hide_dir != NULL ? set->hide_dir : "");
     char *argv[] = { exe, (char *)"armhost", (char *)"--so", k->so, (char *)"--entry", (char *)arm->entry,
                      (char *)"--dir", k->link.dir, (char *)"--parent", ppid, (char *)"--mem-mib", mem,
-                     (char *)"--cpu-s", cpus, NULL };
+                     (char *)"--cpu-s", cpus, (char *)"--hide", hide, NULL };
     if ((rc = kg_hostlink_spawn(&k->link, exe, argv, envp, KG_SANDBOX_SOCK_FD, err)) != KG_OK) return rc;
     k->hosted = 1;
     k->have_cpuclk = clock_getcpuclockid(k->link.pid, &k->cpuclk) == 0;

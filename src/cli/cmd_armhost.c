@@ -39,6 +39,8 @@ int kg_cmd_armhost(int argc, char **argv, const kg_settings *env)
           .help = "address-space limit in MiB (0: none)" },
         { .name = "cpu-s", .arg = "S", .kind = KG_CLI_REAL, .dst = &cpu_s, .min = 0, .max = 1e9,
           .help = "CPU-time limit in seconds (0: none)" },
+        { .name = "hide", .arg = "DIRS", .kind = KG_CLI_STRING, .dst = &o.hide,
+          .help = "colon-separated folders covered by an empty tmpfs before the object loads (the signing key's)" },
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "armhost", .about = about, .opts = opts };

@@ -51,6 +51,8 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "admission checks only, no timed rounds" },
         { .name = "negative", .kind = KG_CLI_FLAG, .dst = &s.negative, .value = 1,
           .help = "build the arms as the numerical negative (every KGATE_STORE stores zero)" },
+        { .name = "hide", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &s.hide_dir,
+          .help = "the folder of the key the campaign signs with: its arm hosts cannot read it" },
         { .name = "negative-arm", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &s.negative_arm,
           .help = "with --negative: only the arm NAME" },
         { .name = NULL },
