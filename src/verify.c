@@ -16,6 +16,7 @@
  *
  * It writes nothing into the folder. */
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -125,6 +126,25 @@ static void same_bytes(const char *dir, const char *name, const char *want, kg_s
     if (i != len || i != wl)
         problem(out, nbad, "%s: differs from the report recomputed from the raw samples (byte %zu, line %d)", name, i, line);
     free(have);
+}
+
+/* The reports are compared with this kgate's rendering, byte for byte:
+ * a folder another kgate wrote may differ in form only.  Says so when
+ * meta.json names another git revision than this binary's. */
+static void version_hint(const char *dir, kg_sb *out)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    if (kg_read_file(path, &text, NULL, NULL) != KG_OK) return;
+    json_error_t je;
+    json_t *m = json_loads(text, 0, &je);
+    free(text);
+    const char *sha = m != NULL ? json_string_value(json_object_get(m, "kgate_git_sha")) : NULL;
+    if (sha != NULL && strcmp(sha, kg_git_sha()) != 0)
+        kg_sb_printf(out, "note: the folder was written by kgate at git %s and this kgate is %s: its reports are "
+                     "recomputed in this kgate's form, so a difference may be one of form only; verify with the kgate "
+                     "that wrote it (environment.json names its binary)\n", sha, kg_git_sha());
+    json_decref(m);
 }
 
 /* Replays outputs/proc-NNN.{csv,bin} of process p. */
@@ -275,7 +295,9 @@ int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
     } else {
         int nf = 0;
         const kg_report_fmt *fmts = kg_report_formats(&nf);
+        int before = *nbad;
         for (int i = 0; i < nf; i++) same_bytes(dir, fmts[i].file, texts[i], out, nbad);
+        if (*nbad > before) version_hint(dir, out);
         kg_report_texts_free(texts);
     }
 

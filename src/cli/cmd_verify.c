@@ -81,7 +81,9 @@ int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
             for (char *cur = out.buf, *nl; cur != NULL; cur = nl ? nl + 1 : NULL) {
                 nl = strchr(cur, '\n');
                 if (nl) *nl = '\0';
-                fprintf(stderr, "kgate verify: MISMATCH %s\n", cur);
+                /* a line that is a note, not a problem, is printed as one */
+                if (strncmp(cur, "note: ", 6) == 0) fprintf(stderr, "kgate verify: %s\n", cur);
+                else fprintf(stderr, "kgate verify: MISMATCH %s\n", cur);
             }
             printf("%s: %s\n", dir, prev + 1);
         } else {
