@@ -78,9 +78,18 @@ int kg_chain_seal(int dirfd, const char *plan_hash, kg_proc_rec *r, int n, kg_er
             if (h == 0) snprintf(r[p].sha[i], sizeof r[p].sha[i], "-");
         }
     }
+    /* a row read back (--resume) keeps its link, which must follow from
+     * the rows before it: a folder edited since is not continued */
     const char *prev = plan_hash;
     for (int p = 0; p < n; p++) {
-        kg_chain_link(prev, p, &r[p], r[p].chain);
+        char link[65];
+        kg_chain_link(prev, p, &r[p], link);
+        if (r[p].chain[0] == '\0')
+            snprintf(r[p].chain, sizeof r[p].chain, "%s", link);
+        else if (strcmp(link, r[p].chain) != 0)
+            return kg_errorf(err, KG_EINPUT, "processes.csv:%d: its chain does not follow from the rows before it "
+                             "and the plan hash: the folder was edited since it was written (kgate verify says "
+                             "more); it cannot be continued", p + 2);
         prev = r[p].chain;
     }
     return KG_OK;
@@ -95,7 +104,7 @@ void kg_chain_source_copy(const kg_plan *plan, int a, char *buf, size_t cap)
     const char *ext = strrchr(base, '.');
     if (ext == NULL || strlen(ext) > 8 || strspn(ext + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") !=
                                              strlen(ext + 1))
-        ext = "";
+        ext = ".src";   /* never a bare name: "." and ".." are names a plan allows */
     snprintf(buf, cap, "sources/%s%s", plan->arms[a].name, ext);
 }
 

@@ -24,14 +24,17 @@ struct kg_sb;
 
 /* Before processes.csv is written: fills the file digests of every
  * record that has none yet (its files read through dirfd, the evidence
- * folder) and computes the chain of all n records from plan_hash. */
+ * folder) and the chain link of every record without one, from
+ * plan_hash; a record with a link that does not follow (a folder edited
+ * since, on --resume) is an error. */
 int kg_chain_seal(int dirfd, const char *plan_hash, kg_proc_rec *r, int n, kg_err *err);
 
 /* The chain digest of record r at index from prev (64 hex digits). */
 void kg_chain_link(const char *prev, int index, const kg_proc_rec *r, char out[65]);
 
 /* sources/ARM.EXT: the copy of arm a's kernel source kept in the folder
- * (EXT that of the source: .c, .cu, ...); "" when the arm has none. */
+ * (EXT that of the source: .c, .cu, ...; .src when it has none); "" when
+ * the arm has no source. */
 void kg_chain_source_copy(const kg_plan *plan, int a, char *buf, size_t cap);
 
 /* Copies every arm's kernel source into DIR/sources/ (through dirfd),

@@ -9,6 +9,7 @@
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 PLAN=tests/plans/fake-faster.kg
+# CHAIN_SKIP_CPU=1 leaves out the cpu campaign of part 3 (a quicker run while working on the rest)
 resum() { (cd "$1" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS); }
 fresh() { rm -rf "$T/f"; cp -r "$T/ev" "$T/f"; }
 # the forged folder F must not verify, with a message matching pattern
@@ -46,6 +47,14 @@ refused "a file of a process that does not exist" "logs/proc-009.log: no process
 fresh; sed 's/^1,/3,/' "$T/ev/raw/proc-001.csv" >"$T/f/raw/proc-003.csv"
 sed 's/^3,/1,/' "$T/ev/raw/proc-003.csv" >"$T/f/raw/proc-001.csv"
 refused "two processes' samples swapped and renumbered" "raw/proc-001.csv: SHA-256"
+
+# --resume does not continue a folder whose chain was broken since
+fresh; rm "$T/f/raw/proc-005.csv" "$T/f/checks/proc-005.csv" "$T/f/outputs/proc-005."* "$T/f/SHA256SUMS"
+sed -i '$d' "$T/f/processes.csv"
+sed -i 's/^\(3,[^,]*,[^,]*,[^,]*,\)[0-9.]*/\10.500/' "$T/f/processes.csv"
+"$KGATE" run --resume "$T/f" $PLAN >/dev/null 2>"$T/r.err"; st=$?
+expect_status 2 $st "resume of an edited folder"
+expect_grep "processes.csv:5: its chain does not follow" "$T/r.err"
 
 # 2. the schedule and the saved outputs
 fresh; rm -rf "$T/f/outputs"
