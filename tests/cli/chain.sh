@@ -48,6 +48,15 @@ fresh; sed 's/^1,/3,/' "$T/ev/raw/proc-001.csv" >"$T/f/raw/proc-003.csv"
 sed 's/^3,/1,/' "$T/ev/raw/proc-003.csv" >"$T/f/raw/proc-001.csv"
 refused "two processes' samples swapped and renumbered" "raw/proc-001.csv: SHA-256"
 
+# a processes.csv of the schema before the chain (13 columns) still reads,
+# but verify cannot prove its processes; the two older schemas read too
+for ncols in 13 9 7; do
+    fresh; cut -d, -f1-$ncols "$T/ev/processes.csv" >"$T/f/processes.csv"
+    "$KGATE" report "$T/f" >/dev/null 2>"$T/r.err" || { cat "$T/r.err" >&2; die "a $ncols-column processes.csv does not read"; }
+done
+fresh; cut -d, -f1-13 "$T/ev/processes.csv" >"$T/f/processes.csv"
+refused "a processes.csv rewritten without the chain" "processes.csv: records no file digests and chain"
+
 # --resume does not continue a folder whose chain was broken since
 fresh; rm "$T/f/raw/proc-005.csv" "$T/f/checks/proc-005.csv" "$T/f/outputs/proc-005."* "$T/f/SHA256SUMS"
 sed -i '$d' "$T/f/processes.csv"
