@@ -686,14 +686,14 @@ static int proc_row(rd *r, int ncols, void *vctx)
         for (int i = 0; i <= KG_PROC_NFILES; i++) {
             int col = KG_PROC_RAW_SHA + i;
             char *dst = i < KG_PROC_NFILES ? x.sha[i] : x.chain;
-            if (strcmp(r->f[col], "-") == 0 && i < KG_PROC_NFILES) {
-                snprintf(dst, 65, "-");
+            /* "-": no such file; for the chain, a row written unchained (verify refuses it) */
+            if (strcmp(r->f[col], "-") == 0) {
+                snprintf(dst, 65, "%s", i < KG_PROC_NFILES ? "-" : "");
                 continue;
             }
             if ((rc = get_str(r, col, dst, 65)) != KG_OK) return rc;
             if (strlen(dst) != 64 || strspn(dst, "0123456789abcdef") != 64)
-                return bad(r, col, i < KG_PROC_NFILES ? "not a SHA-256 (64 lowercase hex digits) or '-':"
-                                                      : "not a SHA-256 (64 lowercase hex digits):");
+                return bad(r, col, "not a SHA-256 (64 lowercase hex digits) or '-':");
         }
     }
     return push(c, &x, r->err);
