@@ -20,6 +20,7 @@
 #include "salt.h"
 #include "safefs.h"
 #include "util.h"
+#include "chain.h"
 
 /* ---- reading a folder ---- */
 
@@ -321,6 +322,11 @@ int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *di
         json_t *s = json_object();
         json_object_set_new(s, "path", json_string(src));
         json_object_set_new(s, "sha256", kg_sha256_file(src, hex, NULL) == KG_OK ? json_string(hex) : json_null());
+        /* the copy kept in the folder (chain.h), where the source was there to copy */
+        char copy[128], cpath[KG_PATH_MAX + 160];
+        kg_chain_source_copy(plan, a, copy, sizeof copy);
+        snprintf(cpath, sizeof cpath, "%s/%s", dir, copy);
+        if (copy[0] != '\0' && kg_path_exists(cpath)) json_object_set_new(s, "copy", json_string(copy));
         json_object_set_new(sources, plan->arms[a].name, s);
     }
     json_object_set_new(m, "sources", sources);

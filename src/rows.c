@@ -38,7 +38,9 @@ static const char *const res_cols[KG_RES_NCOLS] = { "process", "case",     "arm"
                                                     "sandbox" };
 static const char *const proc_cols[KG_PROC_NCOLS] = { "process", "direction", "status", "accepted", "seconds",
                                                       "start_utc", "reason", "slot", "attempt", "wait_s",
-                                                      "setup_s", "checks_s", "timed_s" };
+                                                      "setup_s", "checks_s", "timed_s", "raw_sha256",
+                                                      "checks_sha256", "outputs_bin_sha256", "outputs_sha256",
+                                                      "telemetry_sha256", "resources_sha256", "chain" };
 static const char *const watch_cols[KG_WATCH_NCOLS] = { "utc", "seconds", "process", "event", "detail" };
 static const char *const out_cols[KG_OUT_NCOLS] = { "process", "case", "arm", "phase", "check", "output",
                                                     "seed", "offset", "bytes", "result", "max_abs" };
@@ -146,7 +148,7 @@ void kg_rows_put_res(kg_sb *sb, const kg_plan *plan, const kg_res_rec *r)
     kg_sb_puts(sb, "\n");
 }
 
-void kg_rows_put_proc(kg_sb *sb, int index, const kg_proc_rec *p)
+void kg_rows_put_proc_text(kg_sb *sb, int index, const kg_proc_rec *p)
 {
     kg_sb_printf(sb, "%d,%s,%s,%d,%.3f,%s,\"", index, dir_name(p->dir), p->status, p->accepted, p->seconds,
                  p->start_utc);
@@ -154,8 +156,15 @@ void kg_rows_put_proc(kg_sb *sb, int index, const kg_proc_rec *p)
         if (*s == '"') kg_sb_puts(sb, "\"\"");
         else if (*s != '\n' && *s != '\r') kg_sb_printf(sb, "%c", *s);
     }
-    kg_sb_printf(sb, "\",%d,%d,%.3f,%.3f,%.3f,%.3f\n", p->slot, p->attempt, p->wait_s, p->setup_s, p->checks_s,
+    kg_sb_printf(sb, "\",%d,%d,%.3f,%.3f,%.3f,%.3f", p->slot, p->attempt, p->wait_s, p->setup_s, p->checks_s,
                  p->timed_s);
+    for (int i = 0; i < KG_PROC_NFILES; i++) kg_sb_printf(sb, ",%s", p->sha[i][0] ? p->sha[i] : "-");
+}
+
+void kg_rows_put_proc(kg_sb *sb, int index, const kg_proc_rec *p)
+{
+    kg_rows_put_proc_text(sb, index, p);
+    kg_sb_printf(sb, ",%s\n", p->chain[0] ? p->chain : "-");
 }
 
 /* A quoted free-text field: quotes doubled, line breaks dropped. */
@@ -666,11 +675,25 @@ static int proc_row(rd *r, int ncols, void *vctx)
         if ((rc = get_int(r, KG_PROC_SLOT, 0, idx, &x.slot)) != KG_OK) return rc;
         if ((rc = get_int(r, KG_PROC_ATTEMPT, 0, INT_MAX, &x.attempt)) != KG_OK) return rc;
     }
-    if (ncols == KG_PROC_NCOLS) {
+    if (ncols > KG_PROC_TIMED) {
         double *t[] = { &x.wait_s, &x.setup_s, &x.checks_s, &x.timed_s };
         for (int i = 0; i < 4; i++) {
             if ((rc = get_real(r, KG_PROC_WAIT + i, t[i])) != KG_OK) return rc;
             if (!(*t[i] >= -1) || *t[i] > 1e9) return bad(r, KG_PROC_WAIT + i, "not a duration in seconds:");
+        }
+    }
+    if (ncols == KG_PROC_NCOLS) {
+        for (int i = 0; i <= KG_PROC_NFILES; i++) {
+            int col = KG_PROC_RAW_SHA + i;
+            char *dst = i < KG_PROC_NFILES ? x.sha[i] : x.chain;
+            /* "-": no such file; for the chain, a row written unchained (verify refuses it) */
+            if (strcmp(r->f[col], "-") == 0) {
+                snprintf(dst, 65, "%s", i < KG_PROC_NFILES ? "-" : "");
+                continue;
+            }
+            if ((rc = get_str(r, col, dst, 65)) != KG_OK) return rc;
+            if (strlen(dst) != 64 || strspn(dst, "0123456789abcdef") != 64)
+                return bad(r, col, "not a SHA-256 (64 lowercase hex digits) or '-':");
         }
     }
     return push(c, &x, r->err);
@@ -681,19 +704,24 @@ int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, k
     void *recs = NULL;
     size_t nrecs = 0;
     arr_ctx c = { NULL, -1, &recs, &nrecs, 0, sizeof **v };
-    /* two older schemas are read too: without the slot and attempt (the
-     * slot is then the index: *legacy), and without the four durations */
-    char legacy_header[200], slot_header[200], *text = NULL;
-    join(proc_cols, KG_PROC_REASON + 1, legacy_header, sizeof legacy_header);
-    join(proc_cols, KG_PROC_ATTEMPT + 1, slot_header, sizeof slot_header);
+    /* three older schemas are read too: without the slot and attempt (the
+     * slot is then the index: *legacy), without the four durations, and
+     * without the file digests and the chain */
+    static const int older[] = { KG_PROC_REASON + 1, KG_PROC_ATTEMPT + 1, KG_PROC_TIMED + 1 };
+    char header[320], *text = NULL;
     *legacy = 0;
     int rc = kg_read_file(path, &text, NULL, err);
     if (rc != KG_OK) return rc;
     size_t hl = strcspn(text, "\r\n");
-    int with_slot = hl == strlen(slot_header) && strncmp(text, slot_header, hl) == 0;
-    rc = with_slot ? parse_rows(path, text, KG_ROWS_PROCESSES, KG_PROC_ATTEMPT + 1, slot_header, proc_row, &c, NULL, err)
-                   : parse_rows(path, text, KG_ROWS_PROCESSES, KG_PROC_REASON + 1, legacy_header, proc_row, &c, legacy,
-                                err);
+    int alt = older[0];
+    for (size_t i = 0; i < sizeof older / sizeof older[0]; i++) {
+        join(proc_cols, older[i], header, sizeof header);
+        if (hl == strlen(header) && strncmp(text, header, hl) == 0) alt = older[i];
+    }
+    join(proc_cols, alt, header, sizeof header);
+    int alt_seen = 0;
+    rc = parse_rows(path, text, KG_ROWS_PROCESSES, alt, header, proc_row, &c, &alt_seen, err);
+    if (alt == KG_PROC_REASON + 1) *legacy = alt_seen;
     free(text);
     if (rc != KG_OK) {
         free(recs);

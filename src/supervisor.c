@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include "supervisor.h"
 #include "archive.h"
+#include "chain.h"
 #include "channel.h"
 #include "frozen.h"
 #include "kgate/evidence.h"
@@ -735,6 +736,26 @@ static int sign_folder(const kg_run_opts *o, const char *dir, int dirfd, kg_err 
     return kg_attest_write(dir, dirfd, o->check_only ? NULL : o->key_path, keyid, err);
 }
 
+/* A campaign stopped between its first two writes (plan.kg, then
+ * plan.sha256: a full disk) has no plan hash yet: it is written now when
+ * plan.kg is this plan's canonical text, so that --resume goes on. */
+static int restore_plan_hash(const char *dir, const kg_plan *plan, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    snprintf(path, sizeof path, "%s/plan.sha256", dir);
+    if (kg_path_exists(path)) return KG_OK;
+    snprintf(path, sizeof path, "%s/plan.kg", dir);
+    if (kg_read_file(path, &text, NULL, NULL) != KG_OK || strcmp(text, plan->canonical) != 0) {
+        free(text);
+        return KG_OK;   /* the reading below names what is wrong */
+    }
+    free(text);
+    char hashline[80];
+    snprintf(hashline, sizeof hashline, "%s\n", plan->hash);
+    snprintf(path, sizeof path, "%s/plan.sha256", dir);
+    return kg_write_atomic(path, hashline, strlen(hashline), err);
+}
+
 int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_analysis *an, kg_err *err)
 {
     kg_plan *plan = NULL;
@@ -794,6 +815,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             goto done;
         }
         snprintf(path, sizeof path, "%s/plan.sha256", dir);
+        if ((rc = restore_plan_hash(dir, plan, err)) != KG_OK) goto done;
         if ((rc = kg_read_file(path, &recorded, NULL, err)) != KG_OK) goto done;
         if (strncmp(recorded, plan->hash, 64) != 0) {
             kg_sb diff = { 0 };
@@ -901,6 +923,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             } else if ((rc = kg_backend_build(be, plan, a, path, err)) != KG_OK) {
                 goto done;
             }
+        /* each arm's kernel source, kept in the folder (chain.h) */
+        if ((rc = kg_chain_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
         /* the compiler that builds the arms, where the backend names one */
         char compiler[512] = "";
         const char *cc = kg_backend_compiler(resolved, &s);
@@ -1037,6 +1061,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
                       r->reason);
         }
         /* processes.csv first: a log row never names a process the folder does not record */
+        if ((rc = kg_chain_seal(dirfd, plan->hash, recs, nrec, err)) != KG_OK) goto done;
         if ((rc = kg_evidence_write_processes(dirfd, dir, recs, nrec, err)) != KG_OK) goto done;
         if ((rc = write_watch(dirfd, dir, &wl, err)) != KG_OK) goto done;
         if (!r->accepted && (o->progress || strcmp(r->status, "contaminated") == 0))

@@ -11,7 +11,10 @@
  *   3. every saved output (outputs/proc-NNN.*) is compared again with a
  *      float64 reference recomputed on the CPU from its seed, which must be
  *      one the protocol derives for its process and case; the result must agree
- *      with the one recorded in checks/proc-NNN.csv.
+ *      with the one recorded in checks/proc-NNN.csv;
+ *   4. processes.csv's chain and file digests, the schedule against the
+ *      plan, every accepted process's saved outputs, and environment.json's
+ *      build and source hashes against build/ and sources/ (chain.c).
  * Any one-byte change to a file fails step 1 at least.
  *
  * It writes nothing into the folder. */
@@ -25,6 +28,7 @@
 #include <sys/stat.h>
 #include "verify.h"
 #include "attest.h"
+#include "chain.h"
 #include "report.h"
 #include "kgate/evidence.h"
 #include "kgate/oracle.h"
@@ -309,6 +313,9 @@ int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
                             &nreplayed);
         }
         /* a failed load was reported by the analysis step already */
+        /* 4. the chain of processes and their files, the schedule, the
+         * saved outputs' presence, the build provenance (chain.c) */
+        kg_chain_verify(dir, plan, out, nbad);
     }
     kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs replayed\n", *nbad ? "" : "ok: ",
                  nfiles, nreplayed);

@@ -75,7 +75,10 @@ enum { KG_RES_PROCESS, KG_RES_CASE, KG_RES_ARM, KG_RES_LAUNCH, KG_RES_REGISTERS,
 /* processes.csv (schema 1 folders have the first seven columns only) */
 enum { KG_PROC_PROCESS, KG_PROC_DIRECTION, KG_PROC_STATUS, KG_PROC_ACCEPTED, KG_PROC_SECONDS, KG_PROC_START_UTC,
        KG_PROC_REASON, KG_PROC_SLOT, KG_PROC_ATTEMPT, KG_PROC_WAIT, KG_PROC_SETUP, KG_PROC_CHECKS_S,
-       KG_PROC_TIMED, KG_PROC_NCOLS };
+       KG_PROC_TIMED, KG_PROC_RAW_SHA, KG_PROC_CHECKS_SHA, KG_PROC_OUTBIN_SHA, KG_PROC_OUT_SHA, KG_PROC_TEL_SHA,
+       KG_PROC_RES_SHA, KG_PROC_CHAIN, KG_PROC_NCOLS };
+/* the files of a process whose digests processes.csv records, in column order */
+#define KG_PROC_NFILES 6
 
 /* outputs/proc-NNN.csv: the index of outputs/proc-NNN.bin */
 enum { KG_OUT_PROCESS, KG_OUT_CASE, KG_OUT_ARM, KG_OUT_PHASE, KG_OUT_CHECK, KG_OUT_OUTPUT, KG_OUT_SEED,
@@ -156,6 +159,14 @@ typedef struct kg_proc_rec {
      * (loading and compiling arms, binding inputs), the checks before and
      * after timing, and the timed phases */
     double wait_s, setup_s, checks_s, timed_s;
+    /* the SHA-256 of its files when it was recorded, in the order of
+     * KG_PROC_NFILES (raw, checks, outputs .bin, outputs index,
+     * telemetry, resources), "-" for a file it does not have, "" when
+     * not yet known (an older folder); and the chain digest:
+     * sha256(previous row's chain, or the plan hash for process 0, as 64
+     * hex digits || this row's text up to the chain field) (chain.h) */
+    char sha[KG_PROC_NFILES][65];
+    char chain[65];
 } kg_proc_rec;
 
 /* One event of the host watch (watch.csv), in the order it happened.
@@ -194,6 +205,9 @@ void kg_rows_put_check(struct kg_sb *sb, const kg_plan *plan, const kg_check_rec
 void kg_rows_put_tel(struct kg_sb *sb, const kg_plan *plan, const kg_tel_rec *r);
 void kg_rows_put_res(struct kg_sb *sb, const kg_plan *plan, const kg_res_rec *r);
 void kg_rows_put_proc(struct kg_sb *sb, int index, const kg_proc_rec *r);
+/* The row of kg_rows_put_proc up to its chain field: without the comma
+ * before the chain, the chain and the newline (what the chain hashes). */
+void kg_rows_put_proc_text(struct kg_sb *sb, int index, const kg_proc_rec *r);
 void kg_rows_put_out(struct kg_sb *sb, const kg_plan *plan, const kg_out_rec *r);
 void kg_rows_put_watch(struct kg_sb *sb, const kg_watch_rec *r);
 
@@ -222,7 +236,9 @@ int kg_rows_parse_res(const char *name, const char *data, size_t len, const kg_p
 int kg_rows_parse_out(const char *name, const char *data, size_t len, const kg_plan *plan, int proc,
                       kg_out_rec **v, size_t *n, kg_err *err);
 /* Rows must be numbered 0, 1, ...; *legacy is set for a schema 1 file
- * (seven columns: slot = the process, attempt 0). */
+ * (seven columns: slot = the process, attempt 0).  Older schemas without
+ * the four durations, or without the file digests and the chain, read
+ * with those fields -1 / "". */
 int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, kg_err *err);
 /* watch.csv; a folder without one (an older kgate) reads as no rows. */
 int kg_rows_read_watch(const char *path, kg_watch_rec **v, size_t *n, kg_err *err);

@@ -24,7 +24,9 @@ grep -q ",contaminated,0,.*forbidden process kgate-test-cc (pid $cc) running at 
     die "no contaminated process naming kgate-test-cc (pid $cc)"
 expect_grep "contaminated" "$T/err"
 # every contaminated row is followed by a repeat of its slot, in its direction
-awk -F, 'NR > 1 { n = NF; slot = $(n-5); att = $(n-4); dir[slot] = dir[slot] ? dir[slot] : $2;
+# (slot and attempt counted from the end: a reason may hold commas)
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "slot") os = NF - i; if ($i == "attempt") oa = NF - i }; next }
+         NR > 1 { n = NF; slot = $(n-os); att = $(n-oa); dir[slot] = dir[slot] ? dir[slot] : $2;
                   if (dir[slot] != $2) { print "slot " slot " changed direction"; bad = 1 }
                   if ($3 == "contaminated") { c[slot]++; nc++ } else if (att != c[slot]) { print "slot " slot " attempt " att; bad = 1 }
                   rows++ }

@@ -60,10 +60,11 @@ cmp -s "$T/full/results.csv" "$T/ref/results.csv" || die "results after a full d
 
 # a full disk while the supervisor writes a process's rows (D5): the
 # campaign stops with the process unrecorded, and --resume runs that slot
-# again.  Writes: plan.kg, plan.sha256, meta.json, environment.json, then
-# per process checks, outputs .bin, outputs index, raw, processes.csv,
-# watch.csv; write 19 is process 2's outputs index.
-KGATE_FAULT_WRITE_AFTER=18 "$KGATE" run tests/plans/fake-faster.kg -o "$T/rows" >/dev/null 2>"$T/rows.err"; st=$?
+# again.  Writes: plan.kg, plan.sha256, meta.json, the two sources'
+# copies, environment.json, then per process checks, outputs .bin,
+# outputs index, raw, processes.csv, watch.csv; write 21 is process 2's
+# outputs index.
+KGATE_FAULT_WRITE_AFTER=20 "$KGATE" run tests/plans/fake-faster.kg -o "$T/rows" >/dev/null 2>"$T/rows.err"; st=$?
 expect_status 2 $st "full disk while writing a process's rows"
 expect_grep "the disk is full" "$T/rows.err"
 [ "$(wc -l <"$T/rows/processes.csv")" = 3 ] || die "a process whose rows could not be written must not be recorded"
