@@ -90,6 +90,30 @@ for f in "$T/forge"/raw/proc-*.csv; do
         mv "$f.new" "$f"
 done
 "$KGATE" report "$T/forge" >/dev/null 2>&1
+# ... the raw files' digests and the chain of processes.csv rewritten too (chain.c: each row's
+# link is sha256 of the previous link and the row's text before its chain field)
+python3 - "$T/forge" <<'PY'
+import hashlib, sys
+d = sys.argv[1]
+prev = open(d + "/plan.sha256").read().split()[0]
+lines = open(d + "/processes.csv").read().split("\n")
+hdr = lines[0].split(",")
+out = [lines[0]]
+for line in lines[1:]:
+    if not line:
+        continue
+    body = line[:line.rindex(",")]          # the row without its chain field
+    head, _, tail = body.rpartition('",')   # the quoted reason ends before slot...
+    fields = tail.split(",")
+    p = int(line.split(",", 1)[0])
+    k = len(fields) - 6                     # the first of the six file digests
+    raw = open("%s/raw/proc-%03d.csv" % (d, p), "rb").read()
+    fields[k] = hashlib.sha256(raw).hexdigest()
+    body = head + '",' + ",".join(fields)
+    prev = hashlib.sha256((prev + body).encode()).hexdigest()
+    out.append(body + "," + prev)
+open(d + "/processes.csv", "w").write("\n".join(out) + "\n")
+PY
 resum() { # folder: SHA256SUMS as kgate writes it (sorted by path, "<hex>  <path>")
     (cd "$1" && find . -type f ! -name SHA256SUMS ! -name attestation.dsse.json | sed 's|^\./||' |
         LC_ALL=C sort | while read -r p; do sha256sum "$p"; done >"$T/sums.new") && mv "$T/sums.new" "$1/SHA256SUMS"
