@@ -51,7 +51,12 @@ has "logs/proc-001.log: a FIFO" "$T/s3.out"
 # 4. a link to /dev/zero: refused at once, nothing read
 cp -r "$T/a" "$T/s4"
 ln -sf /dev/zero "$T/s4/logs/proc-001.log"
-(ulimit -v 1000000; timeout 20 "$KGATE" verify "$T/s4") >"$T/s4.out" 2>&1; st=$?
+# (an address-space bound keeps a reader of /dev/zero from eating the host's memory; an
+# AddressSanitizer build reserves terabytes of shadow and runs under none)
+case ${BUILD:-build} in
+*san*) timeout 20 "$KGATE" verify "$T/s4" >"$T/s4.out" 2>&1; st=$? ;;
+*) (ulimit -v 1000000; timeout 20 "$KGATE" verify "$T/s4") >"$T/s4.out" 2>&1; st=$? ;;
+esac
 [ $st = 1 ] || fail "verify with a link to /dev/zero: exit $st, expected 1"
 has "logs/proc-001.log: a symbolic link" "$T/s4.out"
 
