@@ -35,7 +35,7 @@
 #include "kgate/plan.h"
 #include "kgate/stats.h"
 
-#define KG_EVIDENCE_SCHEMA 3
+#define KG_EVIDENCE_SCHEMA 4
 
 struct kg_sb;
 
