@@ -431,16 +431,6 @@ done:
 
 /* ---- checking ---- */
 
-static void problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void problem(kg_sb *out, int *nbad, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    kg_sb_vprintf(out, fmt, ap);
-    va_end(ap);
-    kg_sb_puts(out, "\n");
-    (*nbad)++;
-}
 
 /* The statement's subjects against the folder's files now. */
 static void check_subjects(const char *dir, json_t *stmt, kg_sb *out, int *nbad)
@@ -448,12 +438,12 @@ static void check_subjects(const char *dir, json_t *stmt, kg_sb *out, int *nbad)
     json_t *have = NULL;
     kg_err e = { 0 };
     if (subjects(dir, &have, &e) != KG_OK) {
-        problem(out, nbad, "%s: cannot list the folder: %s", dir, e.msg);
+        kg_problem(out, nbad, "%s: cannot list the folder: %s", dir, e.msg);
         return;
     }
     json_t *want = json_object_get(stmt, "subject");
     if (!json_is_array(want)) {
-        problem(out, nbad, "%s: the signed statement has no subject list", KG_ATTEST_FILE);
+        kg_problem(out, nbad, "%s: the signed statement has no subject list", KG_ATTEST_FILE);
         json_decref(have);
         return;
     }
@@ -463,7 +453,7 @@ static void check_subjects(const char *dir, json_t *stmt, kg_sb *out, int *nbad)
         const char *name = json_string_value(json_object_get(w, "name"));
         const char *dg = json_string_value(json_object_get(json_object_get(w, "digest"), "sha256"));
         if (name == NULL || dg == NULL) {
-            problem(out, nbad, "%s: subject %zu has no name or sha256 digest", KG_ATTEST_FILE, i);
+            kg_problem(out, nbad, "%s: subject %zu has no name or sha256 digest", KG_ATTEST_FILE, i);
             continue;
         }
         const char *found = NULL;
@@ -473,10 +463,10 @@ static void check_subjects(const char *dir, json_t *stmt, kg_sb *out, int *nbad)
                 break;
             }
         if (found == NULL)
-            problem(out, nbad, "%s: signed in %s but missing from the folder (removed after the campaign)", name,
+            kg_problem(out, nbad, "%s: signed in %s but missing from the folder (removed after the campaign)", name,
                     KG_ATTEST_FILE);
         else if (strcmp(found, dg) != 0)
-            problem(out, nbad, "%s: SHA-256 %.16s... differs from the signed statement's (%.16s...): the file was "
+            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from the signed statement's (%.16s...): the file was "
                     "changed after the campaign", name, found, dg);
     }
     json_array_foreach(have, k, h) {
@@ -489,7 +479,7 @@ static void check_subjects(const char *dir, json_t *stmt, kg_sb *out, int *nbad)
                 break;
             }
         }
-        if (!listed) problem(out, nbad, "%s: not in the signed statement (added after the campaign)", name);
+        if (!listed) kg_problem(out, nbad, "%s: not in the signed statement (added after the campaign)", name);
     }
     json_decref(have);
 }
@@ -516,7 +506,7 @@ int kg_attest_check(const char *dir, const char *pub_path, kg_attest_state *stat
     if (lstat(path, &sst) != 0) {
         EVP_PKEY_free(k);
         if (pub_path != NULL)
-            problem(out, nbad, "%s: missing: the folder is unsigned (a campaign run with --key, or with a key made "
+            kg_problem(out, nbad, "%s: missing: the folder is unsigned (a campaign run with --key, or with a key made "
                     "by kgate key init, writes it)", KG_ATTEST_FILE);
         return KG_OK;
     }
@@ -530,18 +520,18 @@ int kg_attest_check(const char *dir, const char *pub_path, kg_attest_state *stat
     json_t *sigs = json_object_get(env, "signatures");
     kg_err e = { 0 };
     if (env == NULL) {
-        problem(out, nbad, "%s: not JSON (%s, line %d)", KG_ATTEST_FILE, je.text, je.line);
+        kg_problem(out, nbad, "%s: not JSON (%s, line %d)", KG_ATTEST_FILE, je.text, je.line);
         goto done;
     }
     if (ptype == NULL || pb64 == NULL || !json_is_array(sigs) || json_array_size(sigs) == 0) {
-        problem(out, nbad, "%s: not a DSSE envelope (payloadType, payload and signatures expected)", KG_ATTEST_FILE);
+        kg_problem(out, nbad, "%s: not a DSSE envelope (payloadType, payload and signatures expected)", KG_ATTEST_FILE);
         goto done;
     }
     /* whose signature: the first one's keyid (kgate writes one) */
     const char *kid = json_string_value(json_object_get(json_array_get(sigs, 0), "keyid"));
     snprintf(keyid, 65, "%s", kid != NULL ? kid : "");
     if (kg_b64_decode(pb64, &payload, &plen, &e) != KG_OK) {
-        problem(out, nbad, "%s: payload: %s", KG_ATTEST_FILE, e.msg);
+        kg_problem(out, nbad, "%s: payload: %s", KG_ATTEST_FILE, e.msg);
         goto done;
     }
     if (k == NULL) {   /* no key: the keyid is all that can be said */
@@ -549,7 +539,7 @@ int kg_attest_check(const char *dir, const char *pub_path, kg_attest_state *stat
         goto done;
     }
     if (strcmp(ptype, KG_ATTEST_PAYLOAD_TYPE) != 0) {
-        problem(out, nbad, "%s: payloadType '%s' is not %s", KG_ATTEST_FILE, ptype, KG_ATTEST_PAYLOAD_TYPE);
+        kg_problem(out, nbad, "%s: payloadType '%s' is not %s", KG_ATTEST_FILE, ptype, KG_ATTEST_PAYLOAD_TYPE);
         goto done;
     }
     if ((rc = kg_dsse_pae(ptype, payload, plen, &pae, &paelen, err)) != KG_OK) goto done;
@@ -567,7 +557,7 @@ int kg_attest_check(const char *dir, const char *pub_path, kg_attest_state *stat
             EVP_DigestVerify(md, sig, sl, pae, paelen) == 1) {
             good = 1;
             if (sid != NULL && strcmp(sid, want_id) != 0)
-                problem(out, nbad, "%s: the signature verifies with the key but names keyid %.16s... (the key's is "
+                kg_problem(out, nbad, "%s: the signature verifies with the key but names keyid %.16s... (the key's is "
                         "%.16s...)", KG_ATTEST_FILE, sid, want_id);
             snprintf(keyid, 65, "%s", want_id);
         }
@@ -576,19 +566,19 @@ int kg_attest_check(const char *dir, const char *pub_path, kg_attest_state *stat
         if (good) break;
     }
     if (!good) {
-        problem(out, nbad, "%s: the signature does not verify with key %.16s... (signed by %.16s...): the envelope "
+        kg_problem(out, nbad, "%s: the signature does not verify with key %.16s... (signed by %.16s...): the envelope "
                 "was changed, or another key signed it", KG_ATTEST_FILE, want_id, keyid[0] ? keyid : "no keyid");
         goto done;
     }
     stmt = json_loadb((const char *)payload, plen, 0, &je);
     if (stmt == NULL) {
-        problem(out, nbad, "%s: the signed payload is not JSON (%s)", KG_ATTEST_FILE, je.text);
+        kg_problem(out, nbad, "%s: the signed payload is not JSON (%s)", KG_ATTEST_FILE, je.text);
         goto done;
     }
     const char *ty = json_string_value(json_object_get(stmt, "_type"));
     const char *pt = json_string_value(json_object_get(stmt, "predicateType"));
     if (ty == NULL || strcmp(ty, KG_ATTEST_STATEMENT) != 0 || pt == NULL || strcmp(pt, KG_ATTEST_PREDICATE) != 0) {
-        problem(out, nbad, "%s: the signed payload is not an in-toto Statement v1 with predicate %s", KG_ATTEST_FILE,
+        kg_problem(out, nbad, "%s: the signed payload is not an in-toto Statement v1 with predicate %s", KG_ATTEST_FILE,
                 KG_ATTEST_PREDICATE);
         goto done;
     }

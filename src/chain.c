@@ -33,27 +33,12 @@ static int hash_at(int dirfd, const char *rel, char hex[65])
         errno = EINVAL;
         return -1;
     }
-    size_t len = (size_t)st.st_size, got = 0;
-    char *buf = malloc(len ? len : 1);
-    if (buf == NULL) {
-        close(fd);
-        errno = ENOMEM;
-        return -1;
-    }
-    while (got < len) {
-        ssize_t k = read(fd, buf + got, len - got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
+    int rc = kg_sha256_fd(fd, rel, hex, NULL);
     close(fd);
-    if (got != len) {
-        free(buf);
+    if (rc != KG_OK) {
         errno = EIO;
         return -1;
     }
-    kg_sha256_hex(buf, len, hex);
-    free(buf);
     return 1;
 }
 
@@ -132,16 +117,6 @@ int kg_chain_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_er
     return rc;
 }
 
-static void problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void problem(kg_sb *out, int *nbad, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    kg_sb_vprintf(out, fmt, ap);
-    va_end(ap);
-    kg_sb_puts(out, "\n");
-    (*nbad)++;
-}
 
 /* The chain and every file digest of processes.csv. */
 static void verify_chain(int dirfd, const char *plan_hash, const kg_proc_rec *r, int n, kg_sb *out, int *nbad)
@@ -152,7 +127,7 @@ static void verify_chain(int dirfd, const char *plan_hash, const kg_proc_rec *r,
         char want[65];
         kg_chain_link(prev, p, &r[p], want);
         if (strcmp(want, r[p].chain) != 0)
-            problem(out, nbad, "processes.csv:%d: chain %.16s... is not sha256(the previous row's chain || this row) "
+            kg_problem(out, nbad, "processes.csv:%d: chain %.16s... is not sha256(the previous row's chain || this row) "
                     "(%.16s...): a process was edited, removed, renumbered or added", line, r[p].chain, want);
         prev = r[p].chain;
         for (int i = 0; i < KG_PROC_NFILES; i++) {
@@ -160,15 +135,15 @@ static void verify_chain(int dirfd, const char *plan_hash, const kg_proc_rec *r,
             file_name(i, p, rel, sizeof rel);
             int h = hash_at(dirfd, rel, hex);
             if (h < 0)
-                problem(out, nbad, "%s: cannot be read as a regular file: %s", rel, strerror(errno));
+                kg_problem(out, nbad, "%s: cannot be read as a regular file: %s", rel, strerror(errno));
             else if (h == 0 && strcmp(r[p].sha[i], "-") != 0)
-                problem(out, nbad, "%s: missing, but processes.csv line %d records its SHA-256 (%.16s...)", rel, line,
+                kg_problem(out, nbad, "%s: missing, but processes.csv line %d records its SHA-256 (%.16s...)", rel, line,
                         r[p].sha[i]);
             else if (h == 1 && strcmp(r[p].sha[i], "-") == 0)
-                problem(out, nbad, "%s: exists, but processes.csv line %d records no such file of process %d", rel,
+                kg_problem(out, nbad, "%s: exists, but processes.csv line %d records no such file of process %d", rel,
                         line, p);
             else if (h == 1 && strcmp(r[p].sha[i], hex) != 0)
-                problem(out, nbad, "%s: SHA-256 %.16s... differs from processes.csv line %d (%.16s...): the file was "
+                kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from processes.csv line %d (%.16s...): the file was "
                         "changed after its process was recorded", rel, hex, line, r[p].sha[i]);
         }
     }
@@ -189,7 +164,7 @@ static void verify_strays(const char *dir, int n, kg_sb *out, int *nbad)
             if (strncmp(files[i], subs[k], sl) != 0) continue;
             const char *b = files[i] + sl;
             if ((sscanf(b, "proc-%d.", &idx) == 1 || sscanf(b, "resources-%d.", &idx) == 1) && idx >= n)
-                problem(out, nbad, "%s: no process %d in processes.csv (which has %d): a file of no recorded process",
+                kg_problem(out, nbad, "%s: no process %d in processes.csv (which has %d): a file of no recorded process",
                         files[i], idx, n);
         }
     kg_strlist_free(files, nf);
@@ -214,26 +189,26 @@ static void verify_schedule(const char *dir, int dirfd, const kg_plan *plan, con
     int *clean = calloc((size_t)(nslots > 0 ? nslots : 1), sizeof *clean);
     int *tries = calloc((size_t)(nslots > 0 ? nslots : 1), sizeof *tries);
     if (clean == NULL || tries == NULL) {
-        problem(out, nbad, "out of memory checking the schedule");
+        kg_problem(out, nbad, "out of memory checking the schedule");
         goto done;
     }
     for (int p = 0; p < n; p++) {
         int line = p + 2, s = r[p].slot, dirty = strcmp(r[p].status, "contaminated") == 0;
         if (s < 0 || s >= nslots) {
-            problem(out, nbad, "processes.csv:%d: slot %d is outside the plan's schedule (slots 0..%d)", line, s,
+            kg_problem(out, nbad, "processes.csv:%d: slot %d is outside the plan's schedule (slots 0..%d)", line, s,
                     nslots - 1);
             continue;
         }
         if (r[p].dir != kg_protocol_direction(s))
-            problem(out, nbad, "processes.csv:%d: direction %s is not that of slot %d", line,
+            kg_problem(out, nbad, "processes.csv:%d: direction %s is not that of slot %d", line,
                     r[p].dir == KG_DIR_REV ? "rev" : "fwd", s);
         if (r[p].attempt != tries[s])
-            problem(out, nbad, "processes.csv:%d: attempt %d, but slot %d has %d earlier process(es)", line,
+            kg_problem(out, nbad, "processes.csv:%d: attempt %d, but slot %d has %d earlier process(es)", line,
                     r[p].attempt, s, tries[s]);
         if (clean[s])
-            problem(out, nbad, "processes.csv:%d: slot %d already has a process that was not contaminated", line, s);
+            kg_problem(out, nbad, "processes.csv:%d: slot %d already has a process that was not contaminated", line, s);
         if (r[p].accepted && (dirty || strcmp(r[p].status, "ok") != 0))
-            problem(out, nbad, "processes.csv:%d: accepted with status %s", line, r[p].status);
+            kg_problem(out, nbad, "processes.csv:%d: accepted with status %s", line, r[p].status);
         tries[s]++;
         clean[s] |= !dirty;
         if (r[p].accepted)
@@ -242,7 +217,7 @@ static void verify_schedule(const char *dir, int dirfd, const kg_plan *plan, con
                 file_name(i, p, rel, sizeof rel);
                 if (hash_at(dirfd, rel, hex) != 1) {
                     file_name(3, p, rel, sizeof rel);
-                    problem(out, nbad, "%s: process %d was accepted but its saved outputs are missing", rel, p);
+                    kg_problem(out, nbad, "%s: process %d was accepted but its saved outputs are missing", rel, p);
                     break;
                 }
             }
@@ -276,7 +251,7 @@ static void verify_schedule(const char *dir, int dirfd, const kg_plan *plan, con
             free(w);
         }
         if (!early)
-            problem(out, nbad, "processes.csv: slot %d has no process that was not contaminated: the schedule of %d "
+            kg_problem(out, nbad, "processes.csv: slot %d has no process that was not contaminated: the schedule of %d "
                     "slots is incomplete (and the campaign neither decided early nor gave a slot up)", m, nslots);
     }
 done:
@@ -292,7 +267,7 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
     int nf = 0;
     snprintf(path, sizeof path, "%s/environment.json", dir);
     if (kg_read_file(path, &text, NULL, NULL) != KG_OK) {
-        problem(out, nbad, "environment.json: missing or unreadable: the build is not recorded");
+        kg_problem(out, nbad, "environment.json: missing or unreadable: the build is not recorded");
         return;
     }
     json_t *m = json_loads(text, 0, NULL);
@@ -300,7 +275,7 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
     json_t *built = m != NULL ? json_object_get(m, "build_sha256") : NULL;
     json_t *srcs = m != NULL ? json_object_get(m, "sources") : NULL;
     if (!json_is_object(built) || !json_is_object(srcs)) {
-        problem(out, nbad, "environment.json: no build_sha256 or sources record");
+        kg_problem(out, nbad, "environment.json: no build_sha256 or sources record");
         goto done;
     }
     kg_err e = { 0 };
@@ -312,14 +287,14 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
         snprintf(rel, sizeof rel, "build/%s", key);
         int h = strstr(key, "..") != NULL || key[0] == '/' ? -1 : hash_at(dirfd, rel, hex);
         if (!json_is_string(v) || h != 1)
-            problem(out, nbad, "%s: recorded in environment.json but missing", rel);
+            kg_problem(out, nbad, "%s: recorded in environment.json but missing", rel);
         else if (strcmp(hex, json_string_value(v)) != 0)
-            problem(out, nbad, "%s: SHA-256 %.16s... differs from environment.json's build_sha256 (%.16s...): a "
+            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from environment.json's build_sha256 (%.16s...): a "
                     "built arm was replaced", rel, hex, json_string_value(v));
     }
     for (int i = 0; i < nf; i++)
         if (strncmp(files[i], "build/", 6) == 0 && json_object_get(built, files[i] + 6) == NULL)
-            problem(out, nbad, "%s: not recorded in environment.json's build_sha256", files[i]);
+            kg_problem(out, nbad, "%s: not recorded in environment.json's build_sha256", files[i]);
     for (int a = 0; a < plan->narms; a++) {
         char rel[128], hex[65];
         kg_chain_source_copy(plan, a, rel, sizeof rel);
@@ -327,14 +302,14 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
         json_t *copy = s != NULL ? json_object_get(s, "copy") : NULL, *sha = s != NULL ? json_object_get(s, "sha256") : NULL;
         if (rel[0] == '\0' || !json_is_string(copy)) continue;
         if (strcmp(json_string_value(copy), rel) != 0) {
-            problem(out, nbad, "environment.json: arm %s's source copy is named %s, not %s", plan->arms[a].name,
+            kg_problem(out, nbad, "environment.json: arm %s's source copy is named %s, not %s", plan->arms[a].name,
                     json_string_value(copy), rel);
             continue;
         }
         if (hash_at(dirfd, rel, hex) != 1)
-            problem(out, nbad, "%s: recorded in environment.json but missing", rel);
+            kg_problem(out, nbad, "%s: recorded in environment.json but missing", rel);
         else if (!json_is_string(sha) || strcmp(hex, json_string_value(sha)) != 0)
-            problem(out, nbad, "%s: SHA-256 %.16s... differs from environment.json's record of arm %s's source", rel,
+            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from environment.json's record of arm %s's source", rel,
                     hex, plan->arms[a].name);
     }
     for (int i = 0; i < nf; i++) {
@@ -346,7 +321,7 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
             json_t *s = json_object_get(srcs, plan->arms[a].name);
             named = rel[0] != '\0' && strcmp(rel, files[i]) == 0 && s != NULL && json_object_get(s, "copy") != NULL;
         }
-        if (!named) problem(out, nbad, "%s: not an arm's source copy recorded in environment.json", files[i]);
+        if (!named) kg_problem(out, nbad, "%s: not an arm's source copy recorded in environment.json", files[i]);
     }
 done:
     kg_strlist_free(files, nf);
@@ -361,17 +336,17 @@ void kg_chain_verify(const char *dir, const kg_plan *plan, kg_sb *out, int *nbad
     kg_err e = { 0 };
     int dirfd = kg_open_dir(AT_FDCWD, dir, 0, &e);
     if (dirfd < 0) {
-        problem(out, nbad, "%s", e.msg);
+        kg_problem(out, nbad, "%s", e.msg);
         return;
     }
     snprintf(path, sizeof path, "%s/processes.csv", dir);
     if (kg_rows_read_procs(path, &r, &n, &legacy, &e) != KG_OK) {
-        problem(out, nbad, "%s", e.msg);
+        kg_problem(out, nbad, "%s", e.msg);
     } else {
         int chained = 1;
         for (int p = 0; p < n && chained; p++) chained = r[p].chain[0] != '\0';
         if (!chained)
-            problem(out, nbad, "processes.csv: records no file digests and chain (a folder of an older kgate, or one "
+            kg_problem(out, nbad, "processes.csv: records no file digests and chain (a folder of an older kgate, or one "
                     "rewritten in an older schema): its processes cannot be proved");
         else
             verify_chain(dirfd, plan->hash, r, n, out, nbad);

@@ -194,9 +194,17 @@ void kg_sha256_hex(const void *data, size_t len, char hex[65])
 
 int kg_sha256_file(const char *path, char hex[65], kg_err *err)
 {
-    /* streamed: memory does not grow with the file */
     int fd = kg_open_regular(path, 0, 0, NULL, err);
     if (fd < 0) return fd;
+    int rc = kg_sha256_fd(fd, path, hex, err);
+    close(fd);
+    return rc;
+}
+
+int kg_sha256_fd(int fd, const char *name, char hex[65], kg_err *err)
+{
+    /* streamed: memory does not grow with the file */
+    const char *path = name;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     int rc = KG_OK;
     if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
@@ -221,8 +229,17 @@ int kg_sha256_file(const char *path, char hex[65], kg_err *err)
     hex[64] = '\0';
 done:
     EVP_MD_CTX_free(ctx);
-    close(fd);
     return rc;
+}
+
+void kg_problem(kg_sb *out, int *nbad, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kg_sb_vprintf(out, fmt, ap);
+    va_end(ap);
+    kg_sb_puts(out, "\n");
+    (*nbad)++;
 }
 
 int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err)

@@ -48,6 +48,11 @@ int kg_path_exists(const char *path);
 
 void kg_sha256_hex(const void *data, size_t len, char hex[65]);
 int kg_sha256_file(const char *path, char hex[65], kg_err *err);
+/* The same over an open descriptor, read to its end (name for messages). */
+int kg_sha256_fd(int fd, const char *name, char hex[65], kg_err *err);
+/* One problem line of a checker's report (verify, the chain, the
+ * signature): fmt and a newline appended to out, *nbad counted. */
+void kg_problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Runs argv (no shell) with stdout and stderr appended to log_path (or
  * /dev/null when NULL) and waits.  *status is the wait status.  Returns

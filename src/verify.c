@@ -36,16 +36,6 @@
 #include "util.h"
 #include "safefs.h"
 
-static void problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void problem(kg_sb *out, int *nbad, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    kg_sb_vprintf(out, fmt, ap);
-    va_end(ap);
-    kg_sb_puts(out, "\n");
-    (*nbad)++;
-}
 
 static int is_hex64(const char *s)
 {
@@ -62,40 +52,40 @@ static void check_sums(const char *dir, kg_sb *out, int *nbad, int *nfiles)
     kg_err e = { 0 };
     snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
     if (kg_read_file(path, &text, NULL, &e) != KG_OK) {
-        problem(out, nbad, "SHA256SUMS: missing or unreadable (%s): the campaign did not finish, or the file was removed", e.msg);
+        kg_problem(out, nbad, "SHA256SUMS: missing or unreadable (%s): the campaign did not finish, or the file was removed", e.msg);
         goto done;
     }
     char *cur = text, *line;
     int lineno = 0;
     size_t tlen = strlen(text);
-    if (tlen == 0 || text[tlen - 1] != '\n') problem(out, nbad, "SHA256SUMS: does not end with a newline");
+    if (tlen == 0 || text[tlen - 1] != '\n') kg_problem(out, nbad, "SHA256SUMS: does not end with a newline");
     while ((line = kg_next_line(&cur)) != NULL) {
         lineno++;
         if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' || line[65] != ' ') {
-            problem(out, nbad, "SHA256SUMS:%d: malformed line (expected '<64 lowercase hex>  <path>')", lineno);
+            kg_problem(out, nbad, "SHA256SUMS:%d: malformed line (expected '<64 lowercase hex>  <path>')", lineno);
             continue;
         }
         const char *rel = line + 66;
         if (rel[0] == '/' || strstr(rel, "..") != NULL || strcmp(rel, "SHA256SUMS") == 0) {
-            problem(out, nbad, "SHA256SUMS:%d: path '%s' is not a file of the folder", lineno, rel);
+            kg_problem(out, nbad, "SHA256SUMS:%d: path '%s' is not a file of the folder", lineno, rel);
             continue;
         }
         for (int i = 0; i < listed.n; i++)
-            if (strcmp(listed.v[i], rel) == 0) problem(out, nbad, "SHA256SUMS:%d: %s listed twice", lineno, rel);
+            if (strcmp(listed.v[i], rel) == 0) kg_problem(out, nbad, "SHA256SUMS:%d: %s listed twice", lineno, rel);
         kg_strlist_add(&listed, rel);
         snprintf(path, sizeof path, "%s/%s", dir, rel);
         kg_err fe = { 0 };
         if (kg_sha256_file(path, hex, &fe) != KG_OK) {
-            problem(out, nbad, "%s: listed in SHA256SUMS (line %d) but missing: %s", rel, lineno, fe.msg);
+            kg_problem(out, nbad, "%s: listed in SHA256SUMS (line %d) but missing: %s", rel, lineno, fe.msg);
             continue;
         }
         if (strncmp(hex, line, 64) != 0)
-            problem(out, nbad, "%s: SHA-256 %.16s... differs from SHA256SUMS line %d (%.16s...): the file or SHA256SUMS "
+            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from SHA256SUMS line %d (%.16s...): the file or SHA256SUMS "
                     "was changed", rel, hex, lineno, line);
         (*nfiles)++;
     }
     if (kg_evidence_list(dir, &files, &nf, &e) != KG_OK) {
-        problem(out, nbad, "%s: cannot list the folder: %s", dir, e.msg);
+        kg_problem(out, nbad, "%s: cannot list the folder: %s", dir, e.msg);
         goto done;
     }
     for (int i = 0; i < nf; i++) {
@@ -103,7 +93,7 @@ static void check_sums(const char *dir, kg_sb *out, int *nbad, int *nfiles)
         if (strcmp(files[i], "SHA256SUMS") == 0 || strcmp(files[i], KG_ATTEST_FILE) == 0) continue;
         int found = 0;
         for (int k = 0; k < listed.n && !found; k++) found = strcmp(listed.v[k], files[i]) == 0;
-        if (!found) problem(out, nbad, "%s: not listed in SHA256SUMS (added after the campaign)", files[i]);
+        if (!found) kg_problem(out, nbad, "%s: not listed in SHA256SUMS (added after the campaign)", files[i]);
     }
 done:
     kg_strlist_free(listed.v, listed.n);
@@ -118,7 +108,7 @@ static void same_bytes(const char *dir, const char *name, const char *want, kg_s
     size_t len = 0;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (kg_read_file(path, &have, &len, NULL) != KG_OK) {
-        problem(out, nbad, "%s: missing", name);
+        kg_problem(out, nbad, "%s: missing", name);
         return;
     }
     size_t wl = strlen(want), i = 0;
@@ -128,7 +118,7 @@ static void same_bytes(const char *dir, const char *name, const char *want, kg_s
         i++;
     }
     if (i != len || i != wl)
-        problem(out, nbad, "%s: differs from the report recomputed from the raw samples (byte %zu, line %d)", name, i, line);
+        kg_problem(out, nbad, "%s: differs from the report recomputed from the raw samples (byte %zu, line %d)", name, i, line);
     free(have);
 }
 
@@ -169,15 +159,15 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
     snprintf(full, sizeof full, "%s/%s", dir, ipath);
     if (!kg_path_exists(full)) return; /* a process that ended before writing (crashed, timed out) */
     if (kg_rows_read_out(full, plan, p, &idx, &nidx, &e) != KG_OK) {
-        problem(out, nbad, "%s", e.msg);
+        kg_problem(out, nbad, "%s", e.msg);
         goto done;
     }
     if (kg_read_file_cap(bpath, KG_CAP_BIN, &bin, &blen, NULL) != KG_OK) {
-        problem(out, nbad, "%s: its .bin is missing or unreadable", ipath);
+        kg_problem(out, nbad, "%s: its .bin is missing or unreadable", ipath);
         goto done;
     }
     if (kg_path_exists(cpath) && kg_rows_read_checks(cpath, plan, p, &cr, &ncr, &e) != KG_OK) {
-        problem(out, nbad, "%s", e.msg);
+        kg_problem(out, nbad, "%s", e.msg);
         goto done;
     }
     for (size_t i = 0; i < nidx; i++) {
@@ -185,7 +175,7 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
         int lineno = (int)i + 2, c = x->kase, o = x->output, phase = x->phase == KG_PHASE_POST;
         const char *cname = plan->cases[c].name, *aname = plan->arms[x->arm].name;
         if (o >= KG_MAX_OUT) {
-            problem(out, nbad, "%s:%d: names an unknown output", ipath, lineno);
+            kg_problem(out, nbad, "%s:%d: names an unknown output", ipath, lineno);
             continue;
         }
         /* the seed must be one the protocol derives from the campaign seed
@@ -194,7 +184,7 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
         int derived = 0;
         for (int k = 0; k < 4 && !derived; k++) derived = x->seed == kg_protocol_check_seed(base, p, c, k);
         if (!derived) {
-            problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
+            kg_problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
                     ipath, lineno, x->seed, p, cname);
             continue;
         }
@@ -203,7 +193,7 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
             kg_err pe = { 0 };
             d_case = d_phase = -1;
             if (kg_oracle_prepare(&plan->cases[c], x->seed, &d, &pe) != KG_OK) {
-                problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, pe.msg);
+                kg_problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, pe.msg);
                 continue;
             }
             d_case = c;
@@ -211,14 +201,14 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
         }
         size_t off = x->offset, nb = x->bytes;
         if (o >= d.nout || nb != d.out_bytes[o] || off > blen || nb > blen - off) {
-            problem(out, nbad, "%s:%d: %zu bytes at offset %zu do not fit the output (%zu bytes) or the .bin (%zu bytes)",
+            kg_problem(out, nbad, "%s:%d: %zu bytes at offset %zu do not fit the output (%zu bytes) or the .bin (%zu bytes)",
                     ipath, lineno, nb, off, o < d.nout ? d.out_bytes[o] : 0, blen);
             continue;
         }
         kg_check r;
         kg_err ce = { 0 };
         if (kg_oracle_compare_ct(&d, &plan->arms[x->arm].contract, o, bin + off, &r, &ce) != KG_OK) {
-            problem(out, nbad, "%s:%d: cannot compare under the arm's contract: %s", ipath, lineno, ce.msg);
+            kg_problem(out, nbad, "%s:%d: cannot compare under the arm's contract: %s", ipath, lineno, ce.msg);
             continue;
         }
         char mabs[32], rec_abs[32];
@@ -226,7 +216,7 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
         snprintf(rec_abs, sizeof rec_abs, "%.6g", x->max_abs);
         const char *res = r.pass ? "pass" : "fail", *rec_res = x->pass ? "pass" : "fail";
         if (strcmp(res, rec_res) != 0 || strcmp(mabs, rec_abs) != 0)
-            problem(out, nbad, "%s:%d: replay of %s/%s %s gives %s (max_abs %s), the worker recorded %s (max_abs %s)",
+            kg_problem(out, nbad, "%s:%d: replay of %s/%s %s gives %s (max_abs %s), the worker recorded %s (max_abs %s)",
                     ipath, lineno, cname, aname, x->check, res, mabs, rec_res, rec_abs);
         char check[96];
         snprintf(check, sizeof check, "%s:%s", x->check, d.op->out_names[o]);
@@ -238,12 +228,12 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
             char q_abs[32];
             snprintf(q_abs, sizeof q_abs, "%.6g", q->max_abs);
             if (q->pass != r.pass || !q->has_cmp || strcmp(q_abs, mabs) != 0)
-                problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s %s recorded %s (max_abs %s), replay gives %s "
+                kg_problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s %s recorded %s (max_abs %s), replay gives %s "
                         "(max_abs %s)", p, cname, aname, kg_phase_name(x->phase), check, q->pass ? "pass" : "fail",
                         q->has_cmp ? q_abs : "", res, mabs);
         }
         if (!found)
-            problem(out, nbad, "checks/proc-%03d.csv: no record of %s/%s %s %s", p, cname, aname,
+            kg_problem(out, nbad, "checks/proc-%03d.csv: no record of %s/%s %s %s", p, cname, aname,
                     kg_phase_name(x->phase), check);
         (*nreplayed)++;
     }
@@ -260,7 +250,7 @@ static int refuse_special(const char *dir, kg_sb *out, int *nbad)
 {
     kg_err fe = { 0 };
     if (kg_folder_check(dir, &fe) == KG_OK) return 0;
-    problem(out, nbad, "%s", fe.msg);
+    kg_problem(out, nbad, "%s", fe.msg);
     kg_sb_printf(out, "not verified further: no file of the folder was read\n");
     return 1;
 }
@@ -283,19 +273,19 @@ int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
         kg_sha256_hex(text, strlen(text), hex);
         snprintf(path, sizeof path, "%s/plan.sha256", dir);
         if (kg_read_file(path, &rec, NULL, NULL) != KG_OK || strlen(rec) != 65 || strncmp(rec, hex, 64) != 0)
-            problem(out, nbad, "plan.sha256: does not hold the SHA-256 of plan.kg (%.16s...)", hex);
+            kg_problem(out, nbad, "plan.sha256: does not hold the SHA-256 of plan.kg (%.16s...)", hex);
         free(rec);
         kg_err pe = { 0 };
         if (kg_plan_parse(text, strlen(text), "plan.kg", dir, &plan, &pe) != KG_OK)
-            problem(out, nbad, "plan.kg: %s", pe.msg);
+            kg_problem(out, nbad, "plan.kg: %s", pe.msg);
         else if (strcmp(plan->canonical, text) != 0)
-            problem(out, nbad, "plan.kg: is not in canonical form");
+            kg_problem(out, nbad, "plan.kg: is not in canonical form");
     }
 
     kg_err re = { 0 };
     char *texts[KG_REPORT_MAX];
     if (kg_report_render(dir, NULL, texts, &re) != KG_OK) {
-        problem(out, nbad, "analysis: cannot recompute the reports: %s", re.msg);
+        kg_problem(out, nbad, "analysis: cannot recompute the reports: %s", re.msg);
     } else {
         int nf = 0;
         const kg_report_fmt *fmts = kg_report_formats(&nf);
