@@ -326,6 +326,14 @@ static double fastest_khz(void)
     return best;
 }
 
+int kg_quiet_freq_judge(double *fmax, double f, double bound)
+{
+    if (f > *fmax) *fmax = f;
+    if (!(bound > 0) || !(f < *fmax * (1 - bound))) return 0;
+    *fmax = f;   /* one report per fall: the reference starts again from here */
+    return 1;
+}
+
 int kg_quiet_cpu_judge(const unsigned long long a[8], const unsigned long long b[8], double own_ticks_used,
                        double seconds, double hz, const kg_quiet_limits *lim, char *why, size_t cap)
 {
@@ -364,17 +372,13 @@ static int cpu_poll(kg_quiet *q, char *why, size_t cap)
     char now_s[32];
     double now = kg_mono_s();
     if (q->lim.max_freq_change > 0 && !c->nofreq) {
-        double f = fastest_khz();
+        double f = fastest_khz(), from = c->fmax;
         if (f <= 0) c->nofreq = 1;
-        else {
-            if (f > c->fmax) c->fmax = f;
-            if (f < c->fmax * (1 - q->lim.max_freq_change)) {
-                kg_utc_now(now_s, sizeof now_s);
-                snprintf(why, cap, "the fastest core's clock fell from %.0f to %.0f MHz, more than max_freq_change "
-                         "= %.0f%%, at %s", c->fmax / 1e3, f / 1e3, 100 * q->lim.max_freq_change, now_s);
-                c->fmax = f;   /* one report per fall */
-                return 1;
-            }
+        else if (kg_quiet_freq_judge(&c->fmax, f, q->lim.max_freq_change)) {
+            kg_utc_now(now_s, sizeof now_s);
+            snprintf(why, cap, "the fastest core's clock fell from %.0f to %.0f MHz, more than max_freq_change "
+                     "= %.0f%%, at %s", from / 1e3, f / 1e3, 100 * q->lim.max_freq_change, now_s);
+            return 1;
         }
     }
     if (q->lim.max_steal <= 0 && q->lim.max_foreign_cpu <= 0) return 0;

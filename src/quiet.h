@@ -110,4 +110,10 @@ int kg_quiet_wait(kg_quiet *q, double window_s, double give_up_s, double *waited
 int kg_quiet_cpu_judge(const unsigned long long a[8], const unsigned long long b[8], double own_ticks,
                        double seconds, double hz, const kg_quiet_limits *lim, char *why, size_t cap);
 
+/* The clock verdict of one reading f (kHz) of the fastest core: 1 when
+ * it lies more than bound below *fmax, the highest reading since the
+ * process began (then *fmax restarts from f), else 0 with *fmax raised
+ * to f where f is higher.  Pure: the unit tests drive it. */
+int kg_quiet_freq_judge(double *fmax, double f, double bound);
+
 #endif

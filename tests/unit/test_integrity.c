@@ -238,6 +238,15 @@ static void test_quiet_cpu_judge(void)
     /* bounds of 0 are not judged */
     kg_quiet_limits off = { 0, 0, 0 };
     CHECK(kg_quiet_cpu_judge(a, stolen, 0, 1.0, 100, &off, why, sizeof why) == 0);
+    /* the fastest core's clock: a fall of more than 15% below its highest reading is one
+     * verdict, and the reference starts again from the fallen clock */
+    double fmax = 0;
+    CHECK(kg_quiet_freq_judge(&fmax, 3000000, 0.15) == 0 && fmax == 3000000);
+    CHECK(kg_quiet_freq_judge(&fmax, 3600000, 0.15) == 0 && fmax == 3600000);
+    CHECK(kg_quiet_freq_judge(&fmax, 3100000, 0.15) == 0);   /* 13.9% below: within the bound */
+    CHECK(kg_quiet_freq_judge(&fmax, 3000000, 0.15) == 1 && fmax == 3000000);   /* 16.7% below */
+    CHECK(kg_quiet_freq_judge(&fmax, 2990000, 0.15) == 0);   /* the same fall is not reported twice */
+    CHECK(kg_quiet_freq_judge(&fmax, 1000000, 0) == 0);      /* a bound of 0 is not judged */
     /* no ticks (a counter that went backwards) is no verdict */
     CHECK(kg_quiet_cpu_judge(quiet, a, 0, 1.0, 100, &lim, why, sizeof why) == 0);
 }
