@@ -1214,6 +1214,12 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     out->invalid = !out->control_valid || out->nproc_accepted == 0;
     apply_gate(in, out, order_why, control_why);
     if (plan->campaign.looks > 1 && (rc = sequential(in, out, err)) != KG_OK) goto done;
+    if (in->host_invalid != NULL) {
+        out->invalid = 1;
+        out->gate_pass = 0;
+        snprintf(out->invalid_why, sizeof out->invalid_why, "the device never became quiet: %.400s", in->host_invalid);
+        snprintf(out->gate_reason, sizeof out->gate_reason, "%s", out->invalid_why);
+    }
 
 done:
     scratch_free(&s);

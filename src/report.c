@@ -91,33 +91,26 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
         goto done;
     }
     for (int p = 0; p < ev.nproc; p++) slots[p] = ev.procs[p].slot;
-    kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
-                          .nproc = ev.nproc, .state = ev.state, .limits = limits, .slot = slots,
-                          .tel = ev.tel, .ntel = ev.ntel };
-    rc = kg_analyse(&in, an, err);
-    free(slots);
-    free(limits);
-    if (rc != KG_OK) goto done;
     /* a slot the host never let run (every process of it contaminated,
-     * and the watch gave it up): the schedule is incomplete because of the
-     * environment, and no verdict of this campaign stands; a resumed run
-     * that completes the slot lifts it */
-    int given_up = -1;   /* a slot whose every process was contaminated */
+     * and the watch gave it up): the analysis makes the campaign INVALID;
+     * a resumed run that completes the slot lifts it */
+    int given_up = -1;
     for (int p = 0; p < ev.nproc && given_up < 0; p++) {
         int s = ev.procs[p].slot, clean = 0;
         for (int j = 0; j < ev.nproc; j++)
             clean |= ev.procs[j].slot == s && strcmp(ev.procs[j].status, "contaminated") != 0;
         if (!clean) given_up = s;
     }
-    for (size_t i = 0; i < ev.nwatch && given_up >= 0; i++)
-        if (strcmp(ev.watch[i].event, "never-quiet") == 0) {
-            an->invalid = 1;
-            an->gate_pass = 0;
-            snprintf(an->invalid_why, sizeof an->invalid_why, "the device never became quiet: %.400s",
-                     ev.watch[i].detail);
-            snprintf(an->gate_reason, sizeof an->gate_reason, "%s", an->invalid_why);
-            break;
-        }
+    const char *host_invalid = NULL;
+    for (size_t i = 0; i < ev.nwatch && given_up >= 0 && host_invalid == NULL; i++)
+        if (strcmp(ev.watch[i].event, "never-quiet") == 0) host_invalid = ev.watch[i].detail;
+    kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
+                          .nproc = ev.nproc, .state = ev.state, .limits = limits, .slot = slots,
+                          .tel = ev.tel, .ntel = ev.ntel, .host_invalid = host_invalid };
+    rc = kg_analyse(&in, an, err);
+    free(slots);
+    free(limits);
+    if (rc != KG_OK) goto done;
     for (int i = 0; i < NFORMATS; i++) {
         kg_sb sb = { 0 };
         if ((rc = formats[i].render(&sb, &ev, an, err)) != KG_OK || sb.oom || sb.buf == NULL) {

@@ -318,6 +318,10 @@ typedef struct kg_analysis_in {
      * round, arm, sample); NULL/0: no clocks, and the analysis is that of
      * time alone */
     const kg_tel_rec *tel; size_t ntel;
+    /* appended: not NULL when the host never let a slot run (the host
+     * watch gave it up and no process of it was clean): why, and then no
+     * verdict of the campaign stands (INVALID) */
+    const char *host_invalid;
 } kg_analysis_in;
 
 int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err);

@@ -90,7 +90,7 @@ static void sc_round(scenario *s, int proc, int dir, int round, int arm, int kas
 
 static int sc_run(scenario *s, kg_analysis *out, kg_err *err)
 {
-    kg_analysis_in in = {&s->plan, s->rows, s->nrows, s->accepted, s->nproc, s->state, s->limits, NULL, NULL, 0};
+    kg_analysis_in in = {&s->plan, s->rows, s->nrows, s->accepted, s->nproc, s->state, s->limits, NULL, NULL, 0, NULL};
     kg_err_clear(err);
     return kg_analyse(&in, out, err);
 }

@@ -119,7 +119,7 @@ static void sc_campaign(scenario *s, int base_mhz, int cand_mhz)
 static int sc_run(scenario *s, int with_tel, kg_analysis *out)
 {
     kg_analysis_in in = {&s->plan, s->rows, s->nrows, s->accepted, s->nproc, s->state, NULL, NULL,
-                         with_tel ? s->tel : NULL, with_tel ? s->ntel : 0};
+                         with_tel ? s->tel : NULL, with_tel ? s->ntel : 0, NULL};
     kg_err err;
     kg_err_clear(&err);
     int rc = kg_analyse(&in, out, &err);

@@ -133,7 +133,7 @@ static void camp_make(camp *c, const model *m, uint64_t seed, double alpha, doub
 
 static kg_analysis_in camp_in(const camp *c)
 {
-    kg_analysis_in in = { &c->plan, c->rows, c->nrows, c->accepted, c->nproc, c->state, NULL, NULL, NULL, 0 };
+    kg_analysis_in in = { &c->plan, c->rows, c->nrows, c->accepted, c->nproc, c->state, NULL, NULL, NULL, 0, NULL };
     return in;
 }
 
