@@ -13,7 +13,8 @@
 #include <openssl/params.h>
 #include "channel.h"
 
-static const char *const now_names[] = { "loading", "checks before timing", "timing", "checks after timing" };
+static const char *const now_names[] = { "loading", "checks before timing", "timing", "checks after timing",
+                                         "waiting for a quiet host" };
 
 const char *kg_now_phase_name(int phase)
 {
@@ -239,6 +240,7 @@ static void take_frames(kg_chan *c)
             c->now_arm = (int)get32((const unsigned char *)p + 4);
             c->now_phase = (int)get32((const unsigned char *)p + 8);
             c->now_round = (int)get32((const unsigned char *)p + 12);
+            if (c->now_phase == KG_NOW_READY) c->ready = 1;
         } else if (c->part[kind] != NULL) {
             snprintf(c->bad, sizeof c->bad, "a second frame of kind %u", kind);
             break;

@@ -45,7 +45,10 @@ typedef enum {
 } kg_frame_kind;
 
 /* What the worker is about to do with an arm. */
-typedef enum { KG_NOW_LOAD, KG_NOW_CHECK_BEFORE, KG_NOW_TIME, KG_NOW_CHECK_AFTER } kg_now_phase;
+/* KG_NOW_READY: its set-up and checks before timing are done, and it
+ * waits on its go pipe for the supervisor to see a quiet host (the first
+ * timed phase of the process comes next). */
+typedef enum { KG_NOW_LOAD, KG_NOW_CHECK_BEFORE, KG_NOW_TIME, KG_NOW_CHECK_AFTER, KG_NOW_READY } kg_now_phase;
 const char *kg_now_phase_name(int phase);    /* "loading", "checks before timing", ... */
 
 /* Sends one frame on fd (blocking, whole). */
@@ -73,6 +76,7 @@ typedef struct kg_chan {
     void *mac;
     unsigned char mac_sent[32];
     int mac_seen, mac_ok;              /* a MAC frame arrived; it matched the frames through RAW */
+    int ready;                         /* appended: a NOW frame of phase KG_NOW_READY arrived */
 } kg_chan;
 
 void kg_chan_init(kg_chan *c, int proc);

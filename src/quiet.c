@@ -449,6 +449,23 @@ int kg_quiet_poll(kg_quiet *q, int ignore, char *why, size_t cap)
     return bad;
 }
 
+void kg_quiet_say(const char *why, char *last, size_t cap)
+{
+    /* the reason without its time stamp, to say it once */
+    const char *at = strstr(why, " at ");
+    size_t k = at ? (size_t)(at - why) : strlen(why);
+    if (strncmp(last, why, k) != 0 || last[k] != '\0') {
+        snprintf(last, cap, "%.*s", (int)k, why);
+        fprintf(stderr, "\r\033[Kkgate: waiting for a quiet host: %s\n", last);
+    }
+}
+
+int kg_quiet_judge(const kg_quiet *q, int bad, double now, double window_s, double waited_s, double give_up_s)
+{
+    if (bad) return waited_s > give_up_s ? KG_QUIET_GIVE_UP : KG_QUIET_HOLD;
+    return q->quiet_since >= 0 && now - q->quiet_since >= window_s ? KG_QUIET_GO : KG_QUIET_HOLD;
+}
+
 int kg_quiet_wait(kg_quiet *q, double window_s, double give_up_s, double *waited_s, char *why_out, size_t cap,
                   kg_err *err)
 {
@@ -461,21 +478,14 @@ int kg_quiet_wait(kg_quiet *q, double window_s, double give_up_s, double *waited
         *waited_s = now - t0;
         if (kg_stop_requested())
             return kg_errorf(err, KG_EIO, "interrupted while waiting for a quiet host");
-        if (kg_quiet_poll(q, -1, why, sizeof why)) {
-            /* the reason without its time stamp, to say it once */
-            char *at = strstr(why, " at ");
-            size_t k = at ? (size_t)(at - why) : strlen(why);
-            if (strncmp(last, why, k) != 0 || last[k] != '\0') {
-                snprintf(last, sizeof last, "%.*s", (int)k, why);
-                fprintf(stderr, "kgate: waiting for a quiet host: %s\n", last);
-            }
-            if (now - t0 > give_up_s) {
-                snprintf(why_out, cap, "%s", why);
-                return 1;
-            }
-        } else if (now - q->quiet_since >= window_s) {
-            return KG_OK;
+        int bad = kg_quiet_poll(q, -1, why, sizeof why);
+        if (bad) kg_quiet_say(why, last, sizeof last);
+        int v = kg_quiet_judge(q, bad, now, window_s, now - t0, give_up_s);
+        if (v == KG_QUIET_GIVE_UP) {
+            snprintf(why_out, cap, "%s", why);
+            return 1;
         }
+        if (v == KG_QUIET_GO) return KG_OK;
         struct timespec ts = { 0, (long)(KG_QUIET_POLL_S * 1e9) };
         nanosleep(&ts, NULL);
     }

@@ -93,6 +93,17 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
 /* Releases what kg_quiet_init opened (the process watch); NULL-safe. */
 void kg_quiet_free(kg_quiet *q);
 
+/* The wait's verdict after one poll (bad: what kg_quiet_poll returned),
+ * waited_s into a wait that may last give_up_s: KG_QUIET_GO once nothing
+ * forbidden has been seen for window_s, KG_QUIET_GIVE_UP when the host
+ * is still not quiet after give_up_s, else KG_QUIET_HOLD. */
+enum { KG_QUIET_GO, KG_QUIET_HOLD, KG_QUIET_GIVE_UP };
+
+/* "kgate: waiting for a quiet host: WHY" on stderr, once per reason (its
+ * text without the time; last holds the one said before). */
+void kg_quiet_say(const char *why, char *last, size_t cap);
+int kg_quiet_judge(const kg_quiet *q, int bad, double now, double window_s, double waited_s, double give_up_s);
+
 /* Waits until nothing forbidden has been seen for window_s (counted from
  * the last time something was; a window of 0 is one look), polling every
  * KG_QUIET_POLL_S; says why on stderr while it waits.  *waited_s: the

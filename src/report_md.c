@@ -331,7 +331,8 @@ static void host_watch(kg_sb *sb, const kg_evidence *ev)
         setup += r->setup_s;
         checks += r->checks_s;
         timed += r->timed_s;
-        double rest = r->seconds - r->setup_s - r->checks_s - r->timed_s;
+        /* a worker waits for the quiet host inside its own time, ready to time */
+        double rest = r->seconds - r->wait_s - r->setup_s - r->checks_s - r->timed_s;
         if (rest > 0) start += rest;
     }
     kg_sb_printf(sb, "Settings: %s.\n\n", ev->watch[0].detail);
@@ -342,8 +343,9 @@ static void host_watch(kg_sb *sb, const kg_evidence *ev)
                      "%.1f%% in timing and checks (processes.csv: timed_s, checks_s; watch.csv: end).\n\n",
                      100 * timed / wall, wall, runs, runs == 1 ? "" : "s", 100 * (timed + checks) / wall);
         kg_sb_puts(sb, "| where the time went | seconds | share |\n|---|---|---|\n");
-        const char *what[] = { "timed phases", "checks before and after timing", "worker set-up (load, compile, bind)",
-                               "process start and records", "quiet waits", "arm builds and device peaks",
+        const char *what[] = { "timed phases", "checks before and after timing (their float64 references included)",
+                               "worker set-up (load, compile, bind)", "process start and records",
+                               "quiet waits (a worker ready to time, waiting)", "arm builds and device peaks",
                                "supervisor between processes" };
         double v[] = { timed, checks, setup, start, wait, build, other };
         for (int i = 0; i < 7; i++) kg_sb_printf(sb, "| %s | %.3f | %.1f%% |\n", what[i], v[i], 100 * v[i] / wall);

@@ -339,11 +339,28 @@ static void read_phases(const kg_chan *ch, kg_proc_rec *rec)
  * NULL the worker's round is shown after it.  The negative arms of s are
  * passed on its command line.  An error return (a failed write, a
  * signal to stop) leaves the process unrecorded. */
+/* The host watch while a worker runs (run_worker): q (NULL: none, the
+ * worker is not gated), its log, the quiet window and the give-up. */
+typedef struct watch_ctx {
+    kg_quiet *q;
+    kg_sb *wl;
+    double window_s, give_up_s;
+} watch_ctx;
+
+/* One worker, from its start to its records.  It starts at once and does
+ * its set-up and checks before timing on any host; before its first
+ * timed phase it says it is ready and waits until the host has been quiet
+ * for the window (the go pipe).  From the go on, whatever the watch sees
+ * contaminates the process.  A host that stays busy for give_up seconds
+ * after the worker is ready ends it: a contaminated process that never
+ * started timing. */
 static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan *plan, const char *plan_abs,
                       const char *dir, int dirfd, const char *backend, int proc, double timeout_s,
-                      kg_quiet *q, kg_sb *wl, const char *pline, int lock_fd, uint64_t salt, double warm_s,
+                      const watch_ctx *wc, const char *pline, int lock_fd, uint64_t salt, double warm_s,
                       proc_rec *rec, kg_err *err)
 {
+    kg_quiet *q = wc->q;
+    kg_sb *wl = wc->wl;
     char exe[PATH_MAX], procs[16], slots[16], log[KG_PATH_MAX + 64], fdarg[16], parent[24], saltarg[16];
     int rc = kg_self_exe(exe, sizeof exe, err);
     if (rc != KG_OK) return rc;
@@ -384,6 +401,18 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         return rc;
     }
     snprintf(tokarg, sizeof tokarg, "%d", tfd);
+    /* the go pipe: the worker reads one byte before its first timed phase */
+    int gfd[2] = { -1, -1 };
+    char goarg[16];
+    if (q != NULL && pipe2(gfd, O_CLOEXEC) != 0) {
+        rc = kg_errorf(err, KG_EIO, "cannot make the go pipe: %s", strerror(errno));
+        close(pfd[0]);
+        close(pfd[1]);
+        close(sfd);
+        close(tfd);
+        return rc;
+    }
+    snprintf(goarg, sizeof goarg, "%d", gfd[0]);
     argv[n++] = exe;
     argv[n++] = (char *)"worker";
     argv[n++] = (char *)"--plan";
@@ -422,6 +451,10 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     }
     argv[n++] = (char *)"--slot";
     argv[n++] = slots;
+    if (gfd[0] >= 0) {
+        argv[n++] = (char *)"--go-fd";
+        argv[n++] = goarg;
+    }
     if (o->check_only) argv[n++] = (char *)"--check-only";
     if (s->negative) {
         argv[n++] = (char *)"--negative";
@@ -441,6 +474,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         close(pfd[1]);
         close(sfd);
         close(tfd);
+        if (gfd[0] >= 0) close(gfd[0]), close(gfd[1]);
         return lfd;
     }
     posix_spawn_file_actions_t fa;
@@ -454,22 +488,24 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     posix_spawnattr_setpgroup(&at, 0);
     pid_t pid;
     kg_utc_now(rec->start_utc, sizeof rec->start_utc);
-    if (q != NULL) kg_quiet_process_begins(q);
     double t0 = kg_mono_s();
     /* the write end is inherited by the worker alone (single-threaded:
      * no other spawn can see it between these lines) */
     (void)fcntl(pfd[1], F_SETFD, 0);
     (void)fcntl(sfd, F_SETFD, 0);
     (void)fcntl(tfd, F_SETFD, 0);
+    if (gfd[0] >= 0) (void)fcntl(gfd[0], F_SETFD, 0);
     int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     close(pfd[1]);
     close(sfd);
     close(lfd);
     close(tfd);
+    if (gfd[0] >= 0) close(gfd[0]);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (e != 0) {
         close(pfd[0]);
+        if (gfd[1] >= 0) close(gfd[1]);
         return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", argv[0], strerror(e));
     }
     kg_lock_note_worker(lock_fd, (long)pid);
@@ -485,8 +521,12 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
         goto out;
     }
 
-    int status = 0, timed_out = 0, dirty = 0, stopped = 0;
-    char why[512] = "";
+    int status = 0, timed_out = 0, dirty = 0, stopped = 0, gave_up = 0;
+    /* gone: the go was given (or none is needed); the timeout does not
+     * count the time the worker waited, ready, for a quiet host */
+    int gone = gfd[1] < 0;
+    double t_ready = -1, waited = 0;
+    char why[512] = "", said[512] = "";
     double next_poll = t0, next_show = t0 + 0.5;
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
@@ -503,22 +543,52 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
             break;
         }
         double now = kg_mono_s();
-        if (now - t0 > timeout_s) {
+        double blocked = waited + (!gone && t_ready >= 0 ? now - t_ready : 0);
+        if (now - t0 - blocked > timeout_s) {
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             timed_out = 1;
             break;
         }
         /* the watch goes on after a first reason: the quiet time is
-         * counted from the last thing seen, between processes too */
+         * counted from the last thing seen, between processes too; only
+         * what it sees from the go on contaminates the process */
         if (q != NULL && now >= next_poll) {
             char w2[512];
-            if (kg_quiet_poll(q, (int)pid, w2, sizeof w2) && !dirty) {
+            int bad = kg_quiet_poll(q, (int)pid, w2, sizeof w2);
+            if (bad && gone && !dirty) {
                 dirty = 1;
                 snprintf(why, sizeof why, "%s", w2);
             }
             watch_drain(q, wl, proc);
             next_poll = now + KG_QUIET_POLL_S;
+            if (!gone && t_ready >= 0) {
+                if (bad) kg_quiet_say(w2, said, sizeof said);
+                int v = kg_quiet_judge(q, bad, now, wc->window_s, now - t_ready, wc->give_up_s);
+                if (v != KG_QUIET_HOLD) waited = now - t_ready;
+                /* quiet so far: looked at again when the window completes */
+                if (v == KG_QUIET_HOLD && !bad && q->quiet_since + wc->window_s < next_poll)
+                    next_poll = q->quiet_since + wc->window_s;
+                if (v == KG_QUIET_GIVE_UP) {
+                    snprintf(why, sizeof why, "%s", w2);
+                    gave_up = 1;
+                    kill(-pid, SIGKILL);
+                    waitpid(pid, &status, 0);
+                    break;
+                }
+                if (v == KG_QUIET_GO) {
+                    ssize_t wr;
+                    do wr = write(gfd[1], "g", 1);
+                    while (wr < 0 && errno == EINTR);
+                    close(gfd[1]);
+                    gfd[1] = -1;
+                    gone = 1;
+                    kg_quiet_process_begins(q);
+                    if (waited >= 0.001)
+                        watch_log(wl, waited, proc, "wait", "quiet; the worker was ready to time %.3f s after it "
+                                  "started, its set-up and first checks done meanwhile", t_ready - t0);
+                }
+            }
         }
         if (pline != NULL && now >= next_show) {
             /* the worker reports "progress: case C round r/R" on its log */
@@ -537,6 +607,10 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
                 waitpid(pid, &status, 0);
                 goto out;
             }
+            if (ch.ready && t_ready < 0) {
+                t_ready = kg_mono_s();
+                next_poll = t_ready;   /* judged at once */
+            }
         } else if (ch.eof) {
             struct timespec ts = { 0, 20 * 1000 * 1000 };
             nanosleep(&ts, NULL);
@@ -545,6 +619,9 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     /* Whatever the worker left running in its group goes too. */
     kill(-pid, SIGKILL);
     kg_lock_note_worker(lock_fd, 0);
+    if (gfd[1] >= 0) close(gfd[1]);
+    gfd[1] = -1;
+    rec->wait_s = waited;
     if (stopped) {
         rc = kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, dir);
         goto out;
@@ -553,6 +630,18 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
      * group may hold the pipe open: only what is there now is read) */
     if (!ch.eof && (rc = kg_chan_pump(&ch, pfd[0], err)) != KG_OK) goto out;
     rec->seconds = kg_mono_s() - t0;
+    if (gave_up) {
+        /* ready, never given the go: nothing of it is kept */
+        snprintf(rec->status, sizeof rec->status, "contaminated");
+        snprintf(rec->reason, sizeof rec->reason, "not started: the host never became quiet within %.0f s of the "
+                 "worker being ready to time (%.150s)", wc->give_up_s, why);
+        rec->accepted = 0;
+        rec->setup_s = rec->checks_s = rec->timed_s = 0;
+        watch_log(wl, waited, proc, "wait", "gave up: the host never became quiet");
+        watch_log(wl, waited, proc, "contaminated", "%s", rec->reason);
+        rc = KG_OK;
+        goto out;
+    }
     read_phases(&ch, rec);
     char last[256];
     kg_file_last_line(log, last, sizeof last);
@@ -621,6 +710,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     }
     rc = KG_OK;
 out:
+    if (gfd[1] >= 0) close(gfd[1]);
     close(pfd[0]);
     kg_chan_free(&ch);
     return rc;
@@ -1004,48 +1094,15 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         r->attempt = attempt;
         r->dir = kg_protocol_direction(slot);
         progress(o, slot, nslots, r->dir, kg_mono_s() - t0, pline, sizeof pline);
-        int gave_up = 0;
-        if (!o->check_only) {
-            char gwhy[512] = "";
-            double waited = 0;
-            rc = kg_quiet_wait(&q, window, give_up, &waited, gwhy, sizeof gwhy, err);
-            watch_drain(&q, &wl, nrec);
-            r->wait_s = waited;
-            if (rc < 0) {
-                if (kg_stop_requested()) {
-                    kg_err_clear(err);
-                    rc = kg_errorf(err, KG_EIO, "interrupted while waiting for a quiet host: kgate run %s --resume %s "
-                                   "continues it", o->plan_path, dir);
-                }
-                goto done;
-            }
-            if (waited >= 0.001)
-                watch_log(&wl, waited, nrec, "wait", "%s", rc == 0 ? "quiet" : "gave up: the host never became quiet");
-            if (rc == 1) {
-                /* a slot attempt that found no quiet host: recorded as a
-                 * contaminated process that never started */
-                gave_up = 1;
-                kg_utc_now(r->start_utc, sizeof r->start_utc);
-                snprintf(r->status, sizeof r->status, "contaminated");
-                snprintf(r->reason, sizeof r->reason, "not started: the host never became quiet within %.0f s (%.200s)",
-                         give_up, gwhy);
-                r->accepted = 0;
-                r->setup_s = r->checks_s = r->timed_s = 0;
-                watch_log(&wl, waited, nrec, "contaminated", "%s", r->reason);
-            }
-            rc = KG_OK;
-        } else {
-            r->wait_s = 0;
-        }
+        r->wait_s = 0;
         /* the first worker of this run warms the device's clock first */
         double warm = o->check_only || started > 0 ? 0 : plan->campaign.warm_s;
-        if (!gave_up) {
-            started++;
-            if ((rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s,
-                                 o->check_only ? NULL : &q, &wl, o->progress ? pline : NULL, lock_fd, salt, warm, r,
-                                 err)) != KG_OK)
-                goto done;
-        }
+        const watch_ctx wc = { o->check_only ? NULL : &q, &wl, window, give_up };
+        if ((rc = run_worker(o, &s, plan, plan_abs, dir, dirfd, resolved, nrec, plan->campaign.timeout_s, &wc,
+                             o->progress ? pline : NULL, lock_fd, salt, warm, r, err)) != KG_OK)
+            goto done;
+        /* a worker that never began timing leaves the clock cold */
+        if (strncmp(r->reason, "not started", 11) != 0) started++;
         nrec++;
         /* a slot contaminated 1 + repeats times: the host never became
          * quiet enough; the campaign stops, INVALID (the analysis says why) */

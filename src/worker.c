@@ -26,6 +26,7 @@
  * check on that case.  The other arms go on either way.
  * The worker never judges: the supervisor's analysis does. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,6 +96,8 @@ typedef struct wctx {
     double setup_s, checks_s, timed_s;  /* where the cases' time went (run_case) */
     double warm_s;          /* > 0: warm the device before the first timed phase (warm_clock) */
     int warmed;
+    int go_fd;              /* the supervisor's go pipe (await_go); -1: none or already read */
+    double ref_s;           /* of setup_s: the float64 references of the checks (phase_prepare) */
     void *host;             /* scratch for downloads */
     size_t host_cap;
     /* every input seed derives from this: the plan's seed salted with the
@@ -562,6 +565,8 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
         *skip = 1;
         return KG_OK;
     }
+    /* the checks' inputs and float64 references: check time, not set-up */
+    double tr = kg_mono_s();
     uint64_t seed_pre = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 0);
     if ((rc = kg_oracle_prepare(cr->kc, seed_pre, &cr->pre, err)) != KG_OK) return rc;
     /* post: the inputs of the last timed round (checked by the snapshot),
@@ -569,6 +574,7 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     uint64_t seed_post = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 1);
     if ((rc = kg_oracle_prepare(cr->kc, seed_post, &cr->post, err)) != KG_OK) return rc;
     weak_check(w, cr->c, cr->order, cr->n, &cr->pre, &cr->post);
+    w->ref_s += kg_mono_s() - tr;
     for (int i = 0; i < cr->n; i++) {
         inst *x = &cr->xs[cr->nx];
         int a = cr->order[i];
@@ -1138,6 +1144,38 @@ static int warm_clock(wctx *w, case_run *cr, kg_err *err)
     return KG_OK;
 }
 
+/* Before the first timed phase of the process: the worker says it is
+ * ready (its set-up and checks before timing are done, on a host that
+ * need not be quiet for them) and waits for the supervisor's byte on the
+ * go pipe, written once nothing forbidden has been seen for the plan's
+ * quiet window.  The worker's own time limit does not run while it
+ * waits (the supervisor's give-up bounds the wait).  A pipe closed
+ * without the byte ends the worker: the supervisor gave up on the host. */
+static int await_go(wctx *w, double *waited, kg_err *err)
+{
+    *waited = 0;
+    if (w->go_fd < 0) return KG_OK;
+    int fd = w->go_fd;
+    w->go_fd = -1;
+    double t0 = kg_mono_s();
+    unsigned left = alarm(0);
+    int rc = kg_frame_now(w->rows_fd, w->proc, -1, -1, KG_NOW_READY, -1, err);
+    char b = 0;
+    ssize_t got = -1;
+    if (rc == KG_OK) {
+        do got = read(fd, &b, 1);
+        while (got < 0 && errno == EINTR);
+    }
+    close(fd);
+    if (left > 0) alarm(left);
+    *waited = kg_mono_s() - t0;
+    if (rc != KG_OK) return rc;
+    if (got != 1 || b != 'g')
+        return kg_errorf(err, KG_EIO, "the supervisor closed the go pipe before the host became quiet: no arm was "
+                         "timed");
+    return KG_OK;
+}
+
 /* A case, phase by phase. */
 static int run_case(wctx *w, int c, kg_err *err)
 {
@@ -1148,12 +1186,14 @@ static int run_case(wctx *w, int c, kg_err *err)
     cr.kc = &w->plan->cases[c];
     cr.op = kg_op_find(cr.kc->op);
     /* where the time goes (the supervisor records it in processes.csv) */
-    double t0 = kg_mono_s(), t1 = t0, t2 = t0, t3 = t0;
+    double t0 = kg_mono_s(), t1 = t0, t2 = t0, t3 = t0, gated = 0, ref0 = w->ref_s;
     if ((rc = phase_prepare(w, &cr, &skip, err)) == KG_OK && !skip) {
         t1 = kg_mono_s();
         if ((rc = phase_check_before(w, &cr, err)) == KG_OK) {
             t2 = kg_mono_s();
-            if ((rc = warm_clock(w, &cr, err)) == KG_OK && (rc = phase_time(w, &cr, err)) == KG_OK) {
+            if (cr.nlive > 0 && w->plan->campaign.rounds > 0 && (rc = await_go(w, &gated, err)) == KG_OK)
+                t2 = kg_mono_s();
+            if (rc == KG_OK && (rc = warm_clock(w, &cr, err)) == KG_OK && (rc = phase_time(w, &cr, err)) == KG_OK) {
                 t3 = kg_mono_s();
                 rc = phase_check_after(w, &cr, err);
             }
@@ -1163,8 +1203,9 @@ static int run_case(wctx *w, int c, kg_err *err)
     if (t1 == t0) t1 = t4;
     if (t2 < t1) t2 = t4;
     if (t3 < t2) t3 = t4;
-    w->setup_s += t1 - t0;
-    w->checks_s += (t2 - t1) + (t4 - t3);
+    double ref = w->ref_s - ref0;
+    w->setup_s += t1 - t0 - ref;
+    w->checks_s += ref + (t2 - gated - t1) + (t4 - t3);
     w->timed_s += t3 - t2;
     case_release(w, &cr);
     return rc;
@@ -1258,6 +1299,11 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
         goto done;
     }
     if ((rc = kg_salt_read_fd(o->salt_fd, &salt, err)) != KG_OK) goto done;
+    /* no arm host inherits the go pipe (one could take the byte) */
+    if (o->go_fd >= 0 && fcntl(o->go_fd, F_SETFD, FD_CLOEXEC) != 0) {
+        rc = kg_errorf(err, KG_EIO, "the go pipe (fd %d): %s", o->go_fd, strerror(errno));
+        goto done;
+    }
     /* the token: every frame from here on is authenticated under it (token.h) */
     if ((rc = take_token(o, err)) != KG_OK) goto done;
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
@@ -1279,6 +1325,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.proc = o->proc;
     w.progress = o->progress;
     w.warm_s = o->check_only ? 0 : o->warm_s;
+    w.go_fd = o->check_only ? -1 : o->go_fd;
     /* a repeat of a contaminated process keeps the direction of the
      * schedule slot it fills (the supervisor says which) */
     w.dir = kg_protocol_direction(o->slot >= 0 ? o->slot : o->proc);

@@ -23,6 +23,9 @@ typedef struct kg_worker_opts {
     double warm_s;            /* appended: > 0: before its first timed phase, warm the device until its SM
                                * clock stops rising, for at most this long (the first process of a run) */
     int token_fd;             /* appended: the pipe holding the supervisor's token (token.h); -1: none (refused) */
+    int go_fd;                /* appended: before its first timed phase the worker says it is ready (a NOW
+                               * frame, KG_NOW_READY) and reads one byte here: the supervisor writes it once
+                               * the host has been quiet for the plan's window; -1: no wait (check-only) */
 } kg_worker_opts;
 
 /* The body of `kgate worker`: one fresh process of the campaign. */

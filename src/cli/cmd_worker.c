@@ -21,6 +21,7 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     o.rows_fd = -1;
     o.salt_fd = -1;
     o.token_fd = -1;
+    o.go_fd = -1;
     int parent = 0;
     kg_settings s = *env; /* the environment, then what the supervisor says */
     o.settings = &s;
@@ -40,6 +41,9 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
         { .name = "token-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.token_fd, .min = 3, .max = 1023,
           .help = "a pipe holding the supervisor's token for this worker (32 random bytes), read once and closed "
                   "before any arm loads: the worker authenticates its rows with it" },
+        { .name = "go-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.go_fd, .min = 3, .max = 1023,
+          .help = "a pipe from the supervisor: before its first timed phase the worker says it is ready and waits "
+                  "for one byte here (the host has been quiet for the plan's window)" },
         { .name = "parent", .arg = "PID", .kind = KG_CLI_INT, .dst = &parent, .min = 1, .max = 2147483647,
           .help = "the supervisor's pid: the worker ends if its parent is not that one" },
         { .name = "warm", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.warm_s, .min = 0, .max = 600,
