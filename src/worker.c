@@ -344,7 +344,10 @@ static int inst_setup_on(wctx *w, const kg_plan *plan, int c, int a, const kg_ca
         if ((rc = kg_backend_alloc(w->be, d->out_bytes[o] + kg_guard_bytes(), &x->out[o], err)) != KG_OK)
             return rc;
     if ((rc = upload_inputs(w, x, d, err)) != KG_OK) return rc;
+    double t_load = kg_mono_s();
     if ((rc = kg_backend_load(w->be, plan, a, c, w->build_dir, &x->k, err)) != KG_OK) return rc;
+    fprintf(stderr, "time: arm %s, case %s: loaded in %.3f s\n", plan->arms[a].name, plan->cases[c].name,
+            kg_mono_s() - t_load);
     x->b.kase = &plan->cases[c];
     x->b.nin = d->nin;
     x->b.nout = d->nout;
@@ -575,6 +578,7 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     if ((rc = kg_oracle_prepare(cr->kc, seed_post, &cr->post, err)) != KG_OK) return rc;
     weak_check(w, cr->c, cr->order, cr->n, &cr->pre, &cr->post);
     w->ref_s += kg_mono_s() - tr;
+    fprintf(stderr, "time: case %s: inputs and float64 references in %.3f s\n", cr->kc->name, kg_mono_s() - tr);
     for (int i = 0; i < cr->n; i++) {
         inst *x = &cr->xs[cr->nx];
         int a = cr->order[i];
@@ -1318,7 +1322,10 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     }
     char notice[512];
     w.settings = o->settings != NULL ? o->settings : kg_settings_defaults();
+    double t_open = kg_mono_s();
     if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
+    /* where a worker's set-up time goes, on its log */
+    fprintf(stderr, "time: backend %s opened in %.3f s\n", o->backend, kg_mono_s() - t_open);
     snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
     w.plan = plan;
     w.build_dir = build_dir;

@@ -28,9 +28,13 @@ has() { [ "$PART" = all ] || case "+$PART+" in *"+$1+"*) true ;; *) false ;; esa
 keep() { # DIR NAME: the small files of a campaign folder
     for f in report.md results.csv processes.csv watch.csv; do cp "$1/$f" "$R/$2-$f" 2>/dev/null; done
     grep -h "clock:warm" "$1"/checks/*.csv >"$R/$2-warm.csv" 2>/dev/null
+    cp "$1/logs/proc-000.log" "$R/$2-proc-000.log" 2>/dev/null
+    cp "$1/logs/proc-001.log" "$R/$2-proc-001.log" 2>/dev/null
 }
-torch_loop() { # SECONDS: matrix products on GPU 0 for that long
-    python3 - "$1" <<'PY' &
+torch_loop() { # SECONDS: matrix products on GPU 0 for that long; prints its pid
+    # (its output goes to a file: inside $(...) an inherited stdout would make
+    # the substitution wait for the loop to end)
+    python3 - "$1" >>"$R/torch.txt" 2>&1 <<'PY' &
 import sys, time, torch
 a = torch.randn(8192, 8192, device="cuda")
 t = time.time()
