@@ -35,8 +35,8 @@ KG_GIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(sh
 VERSION_FLAGS = -DKG_VERSION='"$(KG_VERSION)"' -DKG_GIT_SHA='"$(KG_GIT)"'
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
 
-# libinih, GSL and libseccomp are linked statically: GPU nodes often lack them.
-LIBS = -Wl,-Bstatic -linih -lgsl -lseccomp -Wl,-Bdynamic -ljansson -lcrypto $(OPENBLAS_LIBS) -ldl -lm -lpthread
+# libinih, GSL, libseccomp and libzstd are linked statically: GPU nodes often lack them.
+LIBS = -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -Wl,-Bdynamic -ljansson -lcrypto $(OPENBLAS_LIBS) -ldl -lm -lpthread
 
 LIB_SRC  = $(sort $(wildcard src/*.c src/backend/*.c src/ops/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
@@ -121,7 +121,7 @@ bin/isolation-probe: tests/gpu/isolation_probe.c
 # One binary that needs only the C library: for copying kgate to a GPU node.
 portable: $(CLI_OBJ) $(LIBA) bin/isolation-probe
 	@mkdir -p bin
-	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) -Wl,-Bstatic -linih -lgsl -lseccomp -ljansson -lcrypto \
+	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -ljansson -lcrypto \
 	    $(filter-out -lm -lpthread,$(OPENBLAS_STATIC)) -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)

@@ -8,6 +8,7 @@
  * through kg_write_atomic (a temporary name, fsync, rename). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "safefs.h"
 #include "util.h"
 #include "chain.h"
+#include "report.h"
 
 /* ---- reading a folder ---- */
 
@@ -69,6 +71,77 @@ static void fold_checks(kg_evidence *ev, size_t from, int accepted)
     }
 }
 
+/* The folder's files and bytes, every sub-folder walked without
+ * following a link (kg_folder_check refused them before), less the files
+ * written from the rest: the reports, SHA256SUMS, the signature and
+ * temporary files.  The same for the supervisor's report and a later
+ * kgate report or verify of the folder. */
+static int written_from(const char *name)
+{
+    if (strcmp(name, "SHA256SUMS") == 0 || strcmp(name, "attestation.dsse.json") == 0 ||
+        strstr(name, ".tmp.") != NULL)
+        return 1;
+    int nf = 0;
+    const kg_report_fmt *f = kg_report_formats(&nf);
+    for (int i = 0; i < nf; i++)
+        if (strcmp(name, f[i].file) == 0) return 1;
+    return 0;
+}
+
+static void folder_size(int dirfd, int top, int *files, long long *bytes)
+{
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (top && written_from(e->d_name)) continue;
+        struct stat st;
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) {
+                folder_size(sub, 0, files, bytes);
+                close(sub);
+            }
+        } else if (S_ISREG(st.st_mode)) {
+            (*files)++;
+            *bytes += (long long)st.st_size;
+        }
+    }
+    closedir(d);
+}
+
+static void outputs_size(const char *dir, kg_evidence *ev)
+{
+    char path[KG_PATH_MAX + 64], bin[KG_PATH_MAX + 64];
+    for (int p = 0; p < ev->nproc; p++) {
+        snprintf(path, sizeof path, "%s/outputs/proc-%03d.csv", dir, p);
+        snprintf(bin, sizeof bin, "%s/outputs/proc-%03d.bin", dir, p);
+        kg_out_rec *v = NULL;
+        size_t n = 0;
+        kg_err e = { 0 };
+        if (!kg_path_exists(path) || kg_rows_read_out(path, ev->plan, p, &v, &n, &e) != KG_OK) {
+            free(v);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            int shared = 0;
+            for (size_t j = 0; j < i && !shared; j++) shared = v[j].offset == v[i].offset && v[i].stored > 0;
+            ev->out_rows++;
+            ev->out_shared += shared;
+            ev->out_logical += (long long)v[i].bytes;
+        }
+        struct stat st;
+        if (stat(bin, &st) == 0) ev->out_stored += (long long)st.st_size;
+        free(v);
+    }
+}
+
 int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
 {
     char path[KG_PATH_MAX + 64], *text = NULL;
@@ -100,6 +173,12 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     if ((rc = load_procs(dir, ev, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/watch.csv", dir);
     if ((rc = kg_rows_read_watch(path, &ev->watch, &ev->nwatch, err)) != KG_OK) goto done;
+    int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (top >= 0) {
+        folder_size(top, 1, &ev->folder_files, &ev->folder_bytes);
+        close(top);
+    }
+    outputs_size(dir, ev);
     snprintf(path, sizeof path, "%s/peaks.json", dir);
     if (kg_path_exists(path)) {
         if ((rc = load_peaks(path, &ev->peaks, err)) != KG_OK) goto done;
@@ -460,7 +539,7 @@ done:
 
 /* ---- saved outputs ---- */
 
-void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size_t nbytes)
+void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *blob, size_t stored)
 {
     if (o->oom) return;
     if (o->n == o->cap) {
@@ -470,9 +549,21 @@ void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size
         o->v = p;
         o->cap = cap;
     }
-    if (o->len + nbytes > o->dcap) {
+    /* the same output of the same inputs: its bytes are there already */
+    for (size_t i = 0; i < o->n; i++) {
+        const kg_out_rec *q = &o->v[i];
+        if (q->kase == r->kase && q->output == r->output && q->seed == r->seed && q->bytes == r->bytes &&
+            r->sha256[0] != '\0' && strcmp(q->sha256, r->sha256) == 0 && strcmp(q->encoding, r->encoding) == 0) {
+            kg_out_rec *s = &o->v[o->n++];
+            *s = *r;
+            s->offset = q->offset;
+            s->stored = q->stored;
+            return;
+        }
+    }
+    if (o->len + stored > o->dcap) {
         size_t cap = o->dcap ? o->dcap : 65536;
-        while (cap < o->len + nbytes) cap *= 2;
+        while (cap < o->len + stored) cap *= 2;
         char *p = realloc(o->data, cap);
         if (p == NULL) { o->oom = 1; return; }
         o->data = p;
@@ -481,9 +572,9 @@ void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size
     kg_out_rec *s = &o->v[o->n++];
     *s = *r;
     s->offset = o->len;
-    s->bytes = nbytes;
-    memcpy(o->data + o->len, bytes, nbytes);
-    o->len += nbytes;
+    s->stored = stored;
+    memcpy(o->data + o->len, blob, stored);
+    o->len += stored;
 }
 
 void kg_outputs_index(const kg_outputs *o, const kg_plan *plan, int proc, kg_sb *idx)

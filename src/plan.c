@@ -90,6 +90,7 @@ typedef struct plan_key {
 static const char *const w_interleave[] = {"sample", "block", NULL};
 static const char *const w_l2[] = {"warm", "cold", NULL};
 static const char *const w_inputs[] = {"resident", "fresh", NULL};
+static const char *const w_keep[] = {"replay", "failing", "all", NULL};
 static const char *const w_dtype[] = {"f32", "f16", "bf16", NULL};
 static const char *const w_role[] = {"baseline", "candidate", "control", "reference", NULL};
 static const char *const w_rule[] = {"interval", "classic", NULL};
@@ -160,6 +161,8 @@ static const plan_key plan_keys[] = {
     {SEC_CAMPAIGN, "l2", K_ENUM, CAMP(l2), 0, 0, 0, "warm", w_l2, "warm or cold"},
     {SEC_CAMPAIGN, "inputs", K_ENUM, CAMP(inputs), 0, 0, 0, "fresh", w_inputs,
      "resident or fresh"},
+    {SEC_CAMPAIGN, "keep_outputs", K_ENUM, CAMP(keep_outputs), 0, 0, F_QUIET, "replay", w_keep,
+     "replay, failing or all"},
     {SEC_CAMPAIGN, "rotate", K_INT, CAMP(rotate), 1, KG_PLAN_MAX_ROTATE, 0, "1", NULL,
      "input sets rotated between samples, an integer in [1, 16]"},
     {SEC_CAMPAIGN, "quiet", K_REAL, CAMP(quiet_s), 0, 86400, 0, "30", NULL,

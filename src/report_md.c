@@ -302,6 +302,13 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     for (int p = 0; p < ev->nproc; p++)
         kg_sb_printf(sb, "| %d | %s | %s | %s |\n", p, ev->procs[p].dir == 0 ? "fwd" : "rev", ev->procs[p].status,
                      ev->procs[p].reason);
+    static const char *const keep[] = { "replay", "failing", "all" };
+    int km = ev->plan->campaign.keep_outputs;
+    kg_sb_printf(sb, "\nEvidence folder: %d files, %.2f MB before the reports and the signature. Saved outputs "
+                 "(keep_outputs = %s): %lld kept, %lld of them sharing an identical output's bytes; %.2f MB of "
+                 "outputs stored in %.2f MB (outputs/, docs/evidence.md).\n", ev->folder_files,
+                 (double)ev->folder_bytes / 1e6, km >= 0 && km <= 2 ? keep[km] : "?", ev->out_rows, ev->out_shared,
+                 (double)ev->out_logical / 1e6, (double)ev->out_stored / 1e6);
     host_watch(sb, ev);
 }
 

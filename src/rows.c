@@ -43,7 +43,8 @@ static const char *const proc_cols[KG_PROC_NCOLS] = { "process", "direction", "s
                                                       "telemetry_sha256", "resources_sha256", "chain" };
 static const char *const watch_cols[KG_WATCH_NCOLS] = { "utc", "seconds", "process", "event", "detail" };
 static const char *const out_cols[KG_OUT_NCOLS] = { "process", "case", "arm", "phase", "check", "output",
-                                                    "seed", "offset", "bytes", "result", "max_abs" };
+                                                    "seed", "offset", "bytes", "result", "max_abs", "stored",
+                                                    "encoding", "sha256" };
 
 typedef struct kind_def {
     const char *const *cols;
@@ -187,9 +188,9 @@ void kg_rows_put_watch(kg_sb *sb, const kg_watch_rec *r)
 
 void kg_rows_put_out(kg_sb *sb, const kg_plan *plan, const kg_out_rec *r)
 {
-    kg_sb_printf(sb, "%d,%s,%s,%s,%s,%d,%" PRIu64 ",%zu,%zu,%s,%.6g\n", r->proc, plan->cases[r->kase].name,
+    kg_sb_printf(sb, "%d,%s,%s,%s,%s,%d,%" PRIu64 ",%zu,%zu,%s,%.6g,%zu,%s,%s\n", r->proc, plan->cases[r->kase].name,
                  plan->arms[r->arm].name, kg_phase_name(r->phase), r->check, r->output, r->seed, r->offset,
-                 r->bytes, r->pass ? "pass" : "fail", r->max_abs);
+                 r->bytes, r->pass ? "pass" : "fail", r->max_abs, r->stored, r->encoding, r->sha256);
 }
 
 /* ---- the reader core ---- */
@@ -614,7 +615,6 @@ int kg_rows_parse_res(const char *name, const char *data, size_t len, const kg_p
 static int out_row(rd *r, int ncols, void *vctx)
 {
     arr_ctx *c = vctx;
-    (void)ncols;
     kg_out_rec x;
     uint64_t off, nb;
     int rc;
@@ -632,13 +632,28 @@ static int out_row(rd *r, int ncols, void *vctx)
     x.bytes = (size_t)nb;
     if ((rc = get_pass(r, KG_OUT_RESULT, &x.pass)) != KG_OK) return rc;
     if ((rc = get_real(r, KG_OUT_MAX_ABS, &x.max_abs)) != KG_OK) return rc;
+    if (ncols > KG_OUT_STORED) {
+        uint64_t st;
+        if ((rc = get_u64(r, KG_OUT_STORED, 10, &st)) != KG_OK) return rc;
+        x.stored = (size_t)st;
+        if ((rc = get_str(r, KG_OUT_ENCODING, x.encoding, sizeof x.encoding)) != KG_OK) return rc;
+        if ((rc = get_str(r, KG_OUT_SHA, x.sha256, sizeof x.sha256)) != KG_OK) return rc;
+    } else {
+        /* schema 4 and older: the bytes as they are */
+        x.stored = x.bytes;
+        snprintf(x.encoding, sizeof x.encoding, "raw");
+    }
     return push(c, &x, r->err);
 }
 
 int kg_rows_read_out(const char *path, const kg_plan *plan, int proc, kg_out_rec **v, size_t *n, kg_err *err)
 {
     void *arr = *v;   /* a real void *, converted back below */
-    int rc = read_kind(path, NULL, 0, KG_ROWS_OUTPUTS, plan, proc, &arr, n, sizeof **v, out_row, err);
+    arr_ctx c = { plan, proc, &arr, n, cap_of(*n), sizeof **v };
+    /* schema 4 and older: the first eleven columns */
+    char old[320];
+    join(out_cols, KG_OUT_STORED, old, sizeof old);
+    int rc = read_rows(path, KG_ROWS_OUTPUTS, KG_OUT_STORED, old, out_row, &c, NULL, err);
     *v = arr;
     return rc;
 }

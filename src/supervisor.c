@@ -108,9 +108,9 @@ static int check_records(const kg_plan *plan, const kg_chan *ch, int proc, kg_er
         goto done;
     for (size_t i = 0; i < nout; i++)
         if (out[i].offset > ch->partlen[KG_FRAME_OUTPUTS_BIN] ||
-            out[i].bytes > ch->partlen[KG_FRAME_OUTPUTS_BIN] - out[i].offset) {
+            out[i].stored > ch->partlen[KG_FRAME_OUTPUTS_BIN] - out[i].offset) {
             rc = kg_errorf(err, KG_EINPUT, "%s:%zu: names bytes %zu..%zu of %zu sent", name, i + 2, out[i].offset,
-                           out[i].offset + out[i].bytes, ch->partlen[KG_FRAME_OUTPUTS_BIN]);
+                           out[i].offset + out[i].stored, ch->partlen[KG_FRAME_OUTPUTS_BIN]);
             goto done;
         }
     if (ch->part[KG_FRAME_TELEMETRY] != NULL) {

@@ -35,6 +35,7 @@
 #include "protocol.h"
 #include "util.h"
 #include "safefs.h"
+#include "outenc.h"
 
 
 static int is_hex64(const char *s)
@@ -151,7 +152,8 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
     kg_out_rec *idx = NULL;
     kg_check_rec *cr = NULL;
     kg_case_data d = { 0 };
-    int d_case = -1, d_phase = -1;
+    int d_case = -1;
+    uint64_t d_seed = 0;
     kg_err e = { 0 };
     snprintf(ipath, sizeof ipath, "outputs/proc-%03d.csv", p);
     snprintf(bpath, sizeof bpath, "%s/outputs/proc-%03d.bin", dir, p);
@@ -172,7 +174,7 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
     }
     for (size_t i = 0; i < nidx; i++) {
         const kg_out_rec *x = &idx[i];
-        int lineno = (int)i + 2, c = x->kase, o = x->output, phase = x->phase == KG_PHASE_POST;
+        int lineno = (int)i + 2, c = x->kase, o = x->output;
         const char *cname = plan->cases[c].name, *aname = plan->arms[x->arm].name;
         if (o >= KG_MAX_OUT) {
             kg_problem(out, nbad, "%s:%d: names an unknown output", ipath, lineno);
@@ -180,34 +182,73 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
         }
         /* the seed must be one the protocol derives from the campaign seed
          * and the recorded input salt (base) for this process and case (the
-         * phase numbers are the worker's) */
+         * phase numbers are the worker's; a sampled@N check's is timed
+         * execution N's) */
         int derived = 0;
-        for (int k = 0; k < 4 && !derived; k++) derived = x->seed == kg_protocol_check_seed(base, p, c, k);
+        long long nth = -1;
+        char tail = 0;
+        if (sscanf(x->check, KG_CHECK_SAMPLED "@%lld%c", &nth, &tail) == 1 && nth >= 0)
+            derived = x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)nth);
+        else
+            for (int k = 0; k < 4 && !derived; k++) derived = x->seed == kg_protocol_check_seed(base, p, c, k);
+        /* inputs = fresh: the snapshot's inputs are the last execution's */
+        if (!derived && strcmp(x->check, KG_CHECK_SNAPSHOT) == 0) {
+            const kg_campaign *cp = &plan->campaign;
+            derived = x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)cp->rounds * (cp->warmup + cp->samples));
+        }
         if (!derived) {
             kg_problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
                     ipath, lineno, x->seed, p, cname);
             continue;
         }
-        if (c != d_case || phase != d_phase) {
+        if (c != d_case || x->seed != d_seed) {
             kg_oracle_release(&d);
             kg_err pe = { 0 };
-            d_case = d_phase = -1;
+            d_case = -1;
             if (kg_oracle_prepare(&plan->cases[c], x->seed, &d, &pe) != KG_OK) {
                 kg_problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, pe.msg);
                 continue;
             }
             d_case = c;
-            d_phase = phase;
+            d_seed = x->seed;
         }
-        size_t off = x->offset, nb = x->bytes;
-        if (o >= d.nout || nb != d.out_bytes[o] || off > blen || nb > blen - off) {
-            kg_problem(out, nbad, "%s:%d: %zu bytes at offset %zu do not fit the output (%zu bytes) or the .bin (%zu bytes)",
-                    ipath, lineno, nb, off, o < d.nout ? d.out_bytes[o] : 0, blen);
+        size_t off = x->offset, nb = x->bytes, st = x->stored;
+        if (o >= d.nout || nb != d.out_bytes[o] || off > blen || st > blen - off) {
+            kg_problem(out, nbad, "%s:%d: %zu bytes (%zu stored) at offset %zu do not fit the output (%zu bytes) or "
+                       "the .bin (%zu bytes)", ipath, lineno, nb, st, off, o < d.nout ? d.out_bytes[o] : 0, blen);
+            continue;
+        }
+        /* the output's bytes, decoded against the reference, and their digest */
+        char *bytes = malloc(nb ? nb : 1);
+        kg_err de = { 0 };
+        if (bytes == NULL) {
+            kg_problem(out, nbad, "%s:%d: out of memory for %zu bytes", ipath, lineno, nb);
+            continue;
+        }
+        if (kg_outenc_decode(&d, o, x->encoding, bin + off, st, bytes, nb, &de) != KG_OK) {
+            kg_problem(out, nbad, "%s:%d: %s", ipath, lineno, de.msg);
+            free(bytes);
+            continue;
+        }
+        if (x->sha256[0] != '\0') {
+            char hex[65];
+            kg_sha256_hex(bytes, nb, hex);
+            if (strcmp(hex, x->sha256) != 0) {
+                kg_problem(out, nbad, "%s:%d: the stored output decodes to bytes of SHA-256 %s, the index records %s",
+                           ipath, lineno, hex, x->sha256);
+                free(bytes);
+                continue;
+            }
+        } else if (strcmp(x->encoding, KG_OUTENC_RAW) != 0) {
+            kg_problem(out, nbad, "%s:%d: an encoded output without the digest of its bytes", ipath, lineno);
+            free(bytes);
             continue;
         }
         kg_check r;
         kg_err ce = { 0 };
-        if (kg_oracle_compare_ct(&d, &plan->arms[x->arm].contract, o, bin + off, &r, &ce) != KG_OK) {
+        int cmp = kg_oracle_compare_ct(&d, &plan->arms[x->arm].contract, o, bytes, &r, &ce);
+        free(bytes);
+        if (cmp != KG_OK) {
             kg_problem(out, nbad, "%s:%d: cannot compare under the arm's contract: %s", ipath, lineno, ce.msg);
             continue;
         }

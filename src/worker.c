@@ -40,6 +40,7 @@
 #include "kgate/backend.h"
 #include "kgate/oracle.h"
 #include "heldout.h"
+#include "outenc.h"
 #include "protocol.h"
 #include "salt.h"
 #include "token.h"
@@ -188,6 +189,46 @@ static int poison_outputs(wctx *w, inst *x, const kg_case_data *d, int pattern, 
  * Returns KG_OK with *ok = 0 when a check failed (recorded), or an error
  * when the backend failed.  counts (may be NULL) accumulates the output
  * comparisons made and failed, for the numerical negative. */
+/* Whether the output of check name is kept (the plan's keep_outputs):
+ * replay keeps the first checked run before timing and the run on fresh
+ * inputs after it; failing, the failed ones of the checks verify can
+ * replay; all, every check verify can replay: those whose inputs are the
+ * case's own of a recorded seed (not the held-out shapes, not the
+ * perturbed inputs). */
+static int keep_output(const wctx *w, int c, const kg_case_data *d, kg_phase phase, const char *name, int pass)
+{
+    int replay = (phase == KG_PHASE_PRE && strcmp(name, KG_CHECK_POISON0) == 0) ||
+                 (phase == KG_PHASE_POST && strcmp(name, KG_CHECK_FRESH) == 0);
+    int regenerable = d->kase == &w->plan->cases[c] && !d->stale &&
+                      (strcmp(name, KG_CHECK_POISON0) == 0 || strcmp(name, KG_CHECK_POISON1) == 0 ||
+                       strcmp(name, KG_CHECK_SNAPSHOT) == 0 || strcmp(name, KG_CHECK_FRESH) == 0 ||
+                       strncmp(name, KG_CHECK_SAMPLED "@", sizeof KG_CHECK_SAMPLED) == 0);
+    switch (w->plan->campaign.keep_outputs) {
+    case KG_KEEP_FAILING: return regenerable && !pass;
+    case KG_KEEP_ALL: return regenerable;
+    default: return replay;
+    }
+}
+
+/* Keeps output o (in w->host) for replay: encoded against d's reference
+ * (outenc.h), with the digest of its bytes. */
+static int keep(wctx *w, int c, const inst *x, const kg_case_data *d, int o, kg_phase phase, const char *name,
+                const kg_check *r, kg_err *err)
+{
+    kg_out_rec k = { .proc = w->proc, .kase = c, .arm = x->arm, .output = o, .phase = phase, .seed = d->seed,
+                     .pass = r->pass, .max_abs = r->max_abs, .bytes = d->out_bytes[o] };
+    snprintf(k.check, sizeof k.check, "%s", name);
+    snprintf(k.encoding, sizeof k.encoding, "%s", KG_OUTENC_ULP);
+    kg_sha256_hex(w->host, d->out_bytes[o], k.sha256);
+    void *blob = NULL;
+    size_t blen = 0;
+    int rc = kg_outenc_encode(d, o, w->host, d->out_bytes[o], &blob, &blen, err);
+    if (rc != KG_OK) return rc;
+    kg_outputs_keep(&w->outputs, &k, blob, blen);
+    free(blob);
+    return KG_OK;
+}
+
 static int verify(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase phase, const char *name,
                   int *ok, int counts[2], kg_err *err)
 {
@@ -201,15 +242,9 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase phase
         kg_check r;
         if ((rc = kg_oracle_compare_ct(d, &w->plan->arms[x->arm].contract, o, w->host, &r, err)) != KG_OK)
             return rc;
-        /* kept for replay: the first checked run before timing and the
-         * run on fresh inputs after it */
-        if ((phase == KG_PHASE_PRE && strcmp(name, KG_CHECK_POISON0) == 0) ||
-            (phase == KG_PHASE_POST && strcmp(name, KG_CHECK_FRESH) == 0)) {
-            kg_out_rec keep = { .proc = w->proc, .kase = c, .arm = x->arm, .output = o, .phase = phase,
-                                .seed = d->seed, .pass = r.pass, .max_abs = r.max_abs };
-            snprintf(keep.check, sizeof keep.check, "%s", name);
-            kg_outputs_keep(&w->outputs, &keep, w->host, d->out_bytes[o]);
-        }
+        if (keep_output(w, c, d, phase, name, r.pass) &&
+            (rc = keep(w, c, x, d, o, phase, name, &r, err)) != KG_OK)
+            return rc;
         char check[96];
         snprintf(check, sizeof check, "%s:%s", name, d->op->out_names[o]);
         record_check(w, c, x->arm, phase, check, r.pass, &r, NULL);

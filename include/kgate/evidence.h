@@ -35,7 +35,7 @@
 #include "kgate/plan.h"
 #include "kgate/stats.h"
 
-#define KG_EVIDENCE_SCHEMA 4
+#define KG_EVIDENCE_SCHEMA 5
 
 struct kg_sb;
 
@@ -82,7 +82,8 @@ enum { KG_PROC_PROCESS, KG_PROC_DIRECTION, KG_PROC_STATUS, KG_PROC_ACCEPTED, KG_
 
 /* outputs/proc-NNN.csv: the index of outputs/proc-NNN.bin */
 enum { KG_OUT_PROCESS, KG_OUT_CASE, KG_OUT_ARM, KG_OUT_PHASE, KG_OUT_CHECK, KG_OUT_OUTPUT, KG_OUT_SEED,
-       KG_OUT_OFFSET, KG_OUT_BYTES, KG_OUT_RESULT, KG_OUT_MAX_ABS, KG_OUT_NCOLS };
+       KG_OUT_OFFSET, KG_OUT_BYTES, KG_OUT_RESULT, KG_OUT_MAX_ABS, KG_OUT_STORED, KG_OUT_ENCODING, KG_OUT_SHA,
+       KG_OUT_NCOLS };
 enum { KG_WATCH_UTC, KG_WATCH_SECONDS, KG_WATCH_PROCESS, KG_WATCH_EVENT, KG_WATCH_DETAIL, KG_WATCH_NCOLS };
 
 /* The header line of a kind, without its newline ("process,direction,..."). */
@@ -190,11 +191,15 @@ typedef struct kg_watch_rec {
 typedef struct kg_out_rec {
     int proc, kase, arm, output;
     kg_phase phase;
-    char check[16];                /* poison0, fresh */
+    char check[32];                /* poison0, fresh, sampled@N, ... */
     uint64_t seed;
     size_t offset, bytes;
     int pass;
     double max_abs;
+    /* appended (schema 5): what the .bin holds for it (src/outenc.h) */
+    size_t stored;                 /* bytes at offset in the .bin: the encoded output */
+    char encoding[12];             /* ulp-zstd; raw in older folders */
+    char sha256[65];               /* of the output's logical bytes ("" in older folders) */
 } kg_out_rec;
 
 /* ---- writers: one row appended to sb, with its newline ---- */
@@ -268,6 +273,13 @@ typedef struct kg_evidence {
     kg_peaks peaks;
     /* appended: watch.csv, the host watch's log (none in older folders) */
     kg_watch_rec *watch; size_t nwatch;
+    /* appended: the folder's size without what is written from it (the
+     * reports, SHA256SUMS, the signature), and its saved outputs: index
+     * rows, rows sharing an earlier row's bytes, their logical bytes and
+     * the bytes the .bin files hold */
+    int folder_files;
+    long long folder_bytes;
+    long long out_rows, out_shared, out_logical, out_stored;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */
@@ -319,9 +331,12 @@ typedef struct kg_outputs {
     int oom;
 } kg_outputs;
 
-/* Keeps a copy of one checked output (r says which; offset and bytes are
- * filled in here). */
-void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *bytes, size_t nbytes);
+/* Keeps one checked output: r says which, with its logical size (bytes),
+ * encoding and sha256; blob is what the .bin holds for it (stored bytes).
+ * An output already kept for the same case, output and seed with the same
+ * sha256 (an A/A copy, a control) shares the earlier bytes: offset and
+ * stored are filled in here. */
+void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *blob, size_t stored);
 /* The index of o (outputs/proc-NNN.csv's text) for process proc, appended
  * to idx; the bytes it indexes are o->data[0 .. o->len). */
 void kg_outputs_index(const kg_outputs *o, const kg_plan *plan, int proc, struct kg_sb *idx);

@@ -45,6 +45,11 @@ typedef enum { KG_GATE_INTERVAL = 0, KG_GATE_CLASSIC = 1 } kg_gate_rule;
 typedef enum { KG_MULT_HOLM = 0, KG_MULT_MAXT = 1, KG_MULT_NONE = 2 } kg_multiplicity;
 typedef enum { KG_L2_WARM = 0, KG_L2_COLD = 1 } kg_l2_mode;
 typedef enum { KG_INPUTS_RESIDENT = 0, KG_INPUTS_FRESH = 1 } kg_inputs_mode;
+/* Which checked outputs the evidence keeps (outputs/, docs/evidence.md):
+ * replay, the two checks of every arm verify replays (default); failing,
+ * only the outputs of failed checks; all, every output check whose
+ * inputs verify can regenerate. */
+typedef enum { KG_KEEP_REPLAY = 0, KG_KEEP_FAILING = 1, KG_KEEP_ALL = 2 } kg_keep_mode;
 /* An arm's precision contract (docs/admission.md, "Precision contracts"):
  * the error analysis its outputs are checked against.  DTYPE (the
  * default): inputs used exactly, float32 accumulation.  TF32: f32 inputs
@@ -76,6 +81,7 @@ typedef struct kg_campaign {
     kg_l2_mode l2;           /* warm (default) or cold */
     kg_inputs_mode inputs;   /* resident (default) or fresh */
     int rotate;              /* input sets rotated between samples; 1 */
+    kg_keep_mode keep_outputs; /* which checked outputs the evidence keeps; replay */
     double quiet_s;          /* quiet window before each process, s; 30 */
     char forbid[KG_TEXT_MAX];/* process names that contaminate; "" = the default list */
     double max_load;         /* 1-minute load average bound; 0 = none */

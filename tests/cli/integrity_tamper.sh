@@ -58,7 +58,7 @@ printf 'AAAA' | dd of="$T/t/outputs/proc-002.bin" bs=1 seek=0 count=4 conv=notru
 resum "$T/t"
 "$KGATE" verify "$T/t" >/dev/null 2>"$T/t.err"; st=$?
 [ $st = 1 ] || die "forged output: exit $st"
-expect_grep "outputs/proc-002.csv:2: replay of" "$T/t.err"
+grep -q "outputs/proc-002.csv:[0-9]*: \(replay of\|the stored output\)" "$T/t.err" || { cat "$T/t.err" >&2; die "the forged output is not named"; }
 # recomputed reports: a process quietly excluded, SHA256SUMS forged to match
 rm -rf "$T/t"; cp -r "$T/ev" "$T/t"
 sed -i '3s/^1,rev,ok,1,/1,rev,ok,0,/' "$T/t/processes.csv"

@@ -19,6 +19,7 @@
 #include "kgate/kernel.h"
 #include "kgate/oracle.h"
 #include "kgate/philox.h"
+#include "outenc.h"
 
 
 static char tmpdir[256];
@@ -771,6 +772,72 @@ static void test_registry(void)
     CHECK_STR_CONTAINS(err.msg, "not supported");
 }
 
+/* Saved outputs (outenc.h): the encoding gives back every bit pattern
+ * (NaN, infinities, signed zeros, noise) in f32, bf16 and f16; an output
+ * a few units in the last place from the reference is stored in a
+ * fraction of its bytes; a corrupted or truncated blob and a foreign
+ * encoding are refused. */
+static void test_outenc(void)
+{
+    const kg_dtype dts[] = { KG_DT_F32, KG_DT_BF16, KG_DT_F16 };
+    const size_t ne = 4096;
+    for (int t = 0; t < 3; t++) {
+        int w = dts[t] == KG_DT_F32 ? 4 : 2;
+        kg_case_data d;
+        memset(&d, 0, sizeof d);
+        d.nout = 1;
+        d.out_dtype[0] = dts[t];
+        d.out_elems[0] = (int64_t)ne;
+        d.out_bytes[0] = ne * (size_t)w;
+        d.ref[0] = malloc(ne * sizeof(double));
+        unsigned char *out = malloc(ne * (size_t)w), *back = malloc(ne * (size_t)w);
+        CHECK(d.ref[0] != NULL && out != NULL && back != NULL);
+        for (size_t e = 0; e < ne; e++) d.ref[0][e] = (double)kg_philox_uniform(7, 0, e) * 8.0 - 4.0;
+        /* 1: arbitrary bits, with the special values planted */
+        for (size_t e = 0; e < ne * (size_t)w; e++) out[e] = (unsigned char)((double)kg_philox_uniform(9, 1, e) * 256.0);
+        const uint32_t specials[] = { 0x7fc00000u, 0xff800000u, 0x7f800000u, 0x80000000u, 0x00000001u, 0xffffffffu };
+        for (int k = 0; k < 6; k++) memcpy(out + (size_t)k * (size_t)w, &specials[k], (size_t)w);
+        void *blob = NULL;
+        size_t blen = 0;
+        kg_err err = { 0 };
+        CHECK(kg_outenc_encode(&d, 0, out, ne * (size_t)w, &blob, &blen, &err) == KG_OK);
+        memset(back, 0, ne * (size_t)w);
+        CHECK(kg_outenc_decode(&d, 0, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err) == KG_OK);
+        CHECK(memcmp(out, back, ne * (size_t)w) == 0);
+        free(blob);
+        /* 2: an honest output, within 3 ulps of the rounded reference */
+        for (size_t e = 0; e < ne; e++) {
+            float f = (float)d.ref[0][e];
+            uint32_t b;
+            memcpy(&b, &f, 4);
+            if (w == 2) b = dts[t] == KG_DT_BF16 ? kg_gen_bf16(f) : kg_gen_f16(f);
+            int delta = (int)((double)kg_philox_uniform(11, 2, e) * 7.0) - 3;
+            b = (uint32_t)((int64_t)b + delta);
+            memcpy(out + e * (size_t)w, &b, (size_t)w);
+        }
+        CHECK(kg_outenc_encode(&d, 0, out, ne * (size_t)w, &blob, &blen, &err) == KG_OK);
+        /* about 2.8 bits of entropy an element: under a third of 16 bits */
+        if (blen * 3 >= ne * (size_t)w)
+            fprintf(stderr, "outenc: %s: %zu of %zu bytes\n", kg_dtype_name(dts[t]), blen, ne * (size_t)w);
+        CHECK(blen * 3 < ne * (size_t)w);
+        CHECK(kg_outenc_decode(&d, 0, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err) == KG_OK);
+        CHECK(memcmp(out, back, ne * (size_t)w) == 0);
+        /* 3: refused: a cut blob, a flipped byte, an unknown encoding, the wrong size */
+        CHECK(kg_outenc_decode(&d, 0, KG_OUTENC_ULP, blob, blen / 2, back, ne * (size_t)w, &err) != KG_OK);
+        ((unsigned char *)blob)[blen / 2] ^= 0x5a;
+        int rc = kg_outenc_decode(&d, 0, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err);
+        CHECK(rc != KG_OK || memcmp(out, back, ne * (size_t)w) != 0);
+        kg_err_clear(&err);
+        CHECK(kg_outenc_decode(&d, 0, "lz4", blob, blen, back, ne * (size_t)w, &err) != KG_OK);
+        CHECK_STR_CONTAINS(err.msg, "unknown encoding");
+        CHECK(kg_outenc_decode(&d, 0, KG_OUTENC_RAW, out, 8, back, ne * (size_t)w, &err) != KG_OK);
+        free(blob);
+        free(d.ref[0]);
+        free(out);
+        free(back);
+    }
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -790,6 +857,7 @@ int main(void)
     test_bounds_and_cases();
     test_defects();
     test_kernels();
+    test_outenc();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
