@@ -64,6 +64,9 @@ if has duty; then
     (cd "$P" && timeout 300 "$K" run gemm.kg -o /tmp/w-duty --no-progress >/dev/null 2>"$R/duty.err")
     echo "exit $? wall $(since "$t0") s" >>"$R/duty.err"
     keep /tmp/w-duty duty
+    # the folder's size and a verify that replays every saved output
+    { du -sb /tmp/w-duty /tmp/w-duty/outputs; ls -l /tmp/w-duty/outputs | head -20
+      t1=$(now); timeout 120 "$K" verify /tmp/w-duty; echo "verify exit $? in $(since "$t1") s"; } >"$R/duty-size.txt" 2>&1
 fi
 
 if has foreign; then
