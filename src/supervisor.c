@@ -623,7 +623,8 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     gfd[1] = -1;
     rec->wait_s = waited;
     if (stopped) {
-        rc = kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, dir);
+        rc = kg_errorf(err, KG_EIO, "interrupted%s: kgate run %s --resume %s continues it",
+                       gone ? "" : " while waiting for a quiet host", o->plan_path, dir);
         goto out;
     }
     /* what the worker sent before it ended (a descendant outside its
@@ -856,7 +857,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     int rc, lock_fd = -1, nrec = 0, dirfd = -1;
     kg_quiet q;
     kg_sb wl = { 0 };
-    struct sigaction sa, old_int, old_term;
+    struct sigaction sa, old_int, old_term, old_pipe;
     char pline[256] = "";
     /* the settings of this campaign: the environment's, and the negative
      * asked for in the options (the workers get it on their command line) */
@@ -876,6 +877,12 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    /* a worker gone before its go leaves a pipe without a reader: the
+     * write fails (EPIPE), it does not end the campaign */
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old_pipe);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
     for (int i = 0; i < plan->nnotes; i++) fprintf(stderr, "kgate: note: %s\n", plan->notes[i]);
@@ -1159,6 +1166,7 @@ done:
     if (dirfd >= 0) close(dirfd);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
     free(recs);
     free(recorded);
     kg_plan_free(plan);

@@ -179,15 +179,19 @@ expect_grep "token" "$T/w.err"
 head -c 32 /dev/zero >"$T/zero"
 cat >"$T/wrap.sh" <<'EOF'
 d=$(dirname "$0")
+# a descriptor none of the worker's pipes uses (sh names 0-9 only)
+used=" $(echo "$*" | tr ' ' '\n' | awk 'p { print } { p = ($0 ~ /^--.*-fd$/) }' | tr '\n' ' ') "
+fd=9
+while case $used in *" $fd "*) true ;; *) false ;; esac; do fd=$((fd - 1)); done
 prev=
 for a in "$@"; do
     shift
     o=$a
-    [ "$prev" = --token-fd ] && a=9
+    [ "$prev" = --token-fd ] && a=$fd
     set -- "$@" "$a"
     prev=$o
 done
-exec "$@" 9<"$d/zero"
+eval 'exec "$@" '$fd'<"$d/zero"'
 EOF
 KGATE_WORKER_WRAPPER="sh $T/wrap.sh" "$KGATE" run tests/plans/fake-faster.kg --quiet 0 -o "$T/tok" >"$T/out" 2>"$T/err"; st=$?
 [ $st != 0 ] || die "a campaign whose workers used another token passed"

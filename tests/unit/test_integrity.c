@@ -337,12 +337,18 @@ static void test_outputs(const char *tmp)
     if (p == NULL) return;
     float v[4] = { 1, 2, 3, 4 };
     kg_outputs o = { 0 };
+    /* rows say the logical size (bytes) and digest; the blob is what is stored */
     kg_out_rec r0 = { .kase = 0, .arm = 0, .output = 0, .phase = KG_PHASE_PRE, .check = "poison0", .seed = 42,
-                      .pass = 1, .max_abs = 0.5 };
+                      .pass = 1, .max_abs = 0.5, .bytes = 64, .encoding = "ulp-zstd", .sha256 = "aa" };
     kg_out_rec r1 = { .kase = 0, .arm = 0, .output = 0, .phase = KG_PHASE_POST, .check = "fresh", .seed = 43,
-                      .pass = 0, .max_abs = 2 };
+                      .pass = 0, .max_abs = 2, .bytes = 64, .encoding = "ulp-zstd", .sha256 = "bb" };
     kg_outputs_keep(&o, &r0, v, sizeof v);
     kg_outputs_keep(&o, &r1, v + 2, 2 * sizeof *v);
+    /* the same output of the same inputs (a second check, an A/A copy): its bytes are shared */
+    kg_out_rec r2 = r0;
+    snprintf(r2.check, sizeof r2.check, "poison1");
+    kg_outputs_keep(&o, &r2, v, sizeof v);
+    CHECK(o.n == 3 && o.len == 24 && o.v[2].offset == 0 && o.v[2].stored == 16);
     kg_err err = { 0 };
     /* the worker sends the index and the bytes; here they go to files as
      * the supervisor stores them */
@@ -359,18 +365,32 @@ static void test_outputs(const char *tmp)
     kg_sb_free(&idx);
     kg_outputs_free(&o);
     CHECK(kg_read_file(path, &text, NULL, &err) == KG_OK);
-    CHECK_STR_CONTAINS(text, "7,a,base,pre,poison0,0,42,0,16,pass,0.5\n");
-    CHECK_STR_CONTAINS(text, "7,a,base,post,fresh,0,43,16,8,fail,2\n");
+    CHECK_STR_CONTAINS(text, "7,a,base,pre,poison0,0,42,0,64,pass,0.5,16,ulp-zstd,aa\n");
+    CHECK_STR_CONTAINS(text, "7,a,base,post,fresh,0,43,16,64,fail,2,8,ulp-zstd,bb\n");
     free(text);
     /* the index reads back, strictly */
     kg_out_rec *back = NULL;
     size_t nback = 0;
     CHECK(kg_rows_read_out(path, p, 7, &back, &nback, &err) == KG_OK);
-    CHECK(nback == 2);
-    if (nback == 2) {
-        CHECK(back[1].offset == 16 && back[1].bytes == 8 && back[1].seed == 43 && !back[1].pass);
+    CHECK(nback == 3);
+    if (nback == 3) {
+        CHECK(back[1].offset == 16 && back[1].stored == 8 && back[1].bytes == 64 && back[1].seed == 43 &&
+              !back[1].pass);
         CHECK(back[1].phase == KG_PHASE_POST && strcmp(back[1].check, "fresh") == 0);
+        CHECK(strcmp(back[1].encoding, "ulp-zstd") == 0 && strcmp(back[1].sha256, "bb") == 0);
     }
+    free(back);
+    back = NULL;
+    nback = 0;
+    /* an index of schema 4 and older (eleven columns): the bytes as they are */
+    char opath[600];
+    snprintf(opath, sizeof opath, "%s/outputs/old.csv", tmp);
+    const char *old = "process,case,arm,phase,check,output,seed,offset,bytes,result,max_abs\n"
+                      "7,a,base,pre,poison0,0,42,0,16,pass,0.5\n";
+    CHECK(kg_write_atomic(opath, old, strlen(old), &err) == KG_OK);
+    CHECK(kg_rows_read_out(opath, p, 7, &back, &nback, &err) == KG_OK);
+    CHECK(nback == 1 && back != NULL && back[0].stored == 16 && strcmp(back[0].encoding, "raw") == 0 &&
+          back[0].sha256[0] == '\0');
     free(back);
     back = NULL;
     nback = 0;
