@@ -451,12 +451,13 @@ int kg_quiet_poll(kg_quiet *q, int ignore, char *why, size_t cap)
 
 void kg_quiet_say(const char *why, char *last, size_t cap)
 {
-    /* the reason without its time stamp, to say it once */
-    const char *at = strstr(why, " at ");
-    size_t k = at ? (size_t)(at - why) : strlen(why);
-    if (strncmp(last, why, k) != 0 || last[k] != '\0') {
+    /* the kind of reason (its text up to the first digit: the same check
+     * with other numbers, another time, is the same kind), said once */
+    size_t k = strcspn(why, "0123456789");
+    if (strlen(last) != k || strncmp(last, why, k) != 0) {
         snprintf(last, cap, "%.*s", (int)k, why);
-        fprintf(stderr, "\r\033[Kkgate: waiting for a quiet host: %s\n", last);
+        const char *at = strstr(why, " at ");
+        fprintf(stderr, "\r\033[Kkgate: waiting for a quiet host: %.*s\n", at ? (int)(at - why) : (int)strlen(why), why);
     }
 }
 
