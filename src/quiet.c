@@ -466,28 +466,3 @@ int kg_quiet_judge(const kg_quiet *q, int bad, double now, double window_s, doub
     if (bad) return waited_s > give_up_s ? KG_QUIET_GIVE_UP : KG_QUIET_HOLD;
     return q->quiet_since >= 0 && now - q->quiet_since >= window_s ? KG_QUIET_GO : KG_QUIET_HOLD;
 }
-
-int kg_quiet_wait(kg_quiet *q, double window_s, double give_up_s, double *waited_s, char *why_out, size_t cap,
-                  kg_err *err)
-{
-    double t0 = kg_mono_s();
-    char why[512], last[512] = "";
-    *waited_s = 0;
-    if (cap > 0) why_out[0] = '\0';
-    for (;;) {
-        double now = kg_mono_s();
-        *waited_s = now - t0;
-        if (kg_stop_requested())
-            return kg_errorf(err, KG_EIO, "interrupted while waiting for a quiet host");
-        int bad = kg_quiet_poll(q, -1, why, sizeof why);
-        if (bad) kg_quiet_say(why, last, sizeof last);
-        int v = kg_quiet_judge(q, bad, now, window_s, now - t0, give_up_s);
-        if (v == KG_QUIET_GIVE_UP) {
-            snprintf(why_out, cap, "%s", why);
-            return 1;
-        }
-        if (v == KG_QUIET_GO) return KG_OK;
-        struct timespec ts = { 0, (long)(KG_QUIET_POLL_S * 1e9) };
-        nanosleep(&ts, NULL);
-    }
-}

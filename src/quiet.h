@@ -53,7 +53,7 @@ typedef struct kg_quiet {
  * window, the device's compute processes are watched where the backend
  * can list them (kg_backend_procs_open), and on the cpu backend steal,
  * foreign CPU and frequency are watched with lim (NULL: the defaults).
- * s may be NULL (defaults).  The watch begins now: kg_quiet_wait counts
+ * s may be NULL (defaults).  The watch begins now: the quiet time counts
  * the quiet time from here. */
 void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double max_load, const char *backend,
                    const char *device, double window_s, const kg_quiet_limits *lim);
@@ -104,13 +104,6 @@ enum { KG_QUIET_GO, KG_QUIET_HOLD, KG_QUIET_GIVE_UP };
 void kg_quiet_say(const char *why, char *last, size_t cap);
 int kg_quiet_judge(const kg_quiet *q, int bad, double now, double window_s, double waited_s, double give_up_s);
 
-/* Waits until nothing forbidden has been seen for window_s (counted from
- * the last time something was; a window of 0 is one look), polling every
- * KG_QUIET_POLL_S; says why on stderr while it waits.  *waited_s: the
- * time it waited.  Returns KG_OK when quiet, 1 when give_up_s passed
- * first (why names the last reason), an error when stopped. */
-int kg_quiet_wait(kg_quiet *q, double window_s, double give_up_s, double *waited_s, char *why, size_t cap,
-                  kg_err *err);
 
 /* The CPU-host verdict over one window, from two readings of /proc/stat's
  * first line (user, nice, system, idle, iowait, irq, softirq, steal, in

@@ -76,6 +76,31 @@ static void test_lock(const char *tmp)
     kg_lock_release(-1);
 }
 
+/* The supervisor's wait in miniature (supervisor.c, run_worker): a poll
+ * every KG_QUIET_POLL_S, judged by kg_quiet_judge.  KG_OK when quiet, 1
+ * when it gave up (why: the last reason). */
+static int wait_quiet(kg_quiet *q, double window_s, double give_up_s, double *waited, char *why, size_t cap,
+                      kg_err *err)
+{
+    (void)err;
+    double t0 = kg_mono_s();
+    char w[512], said[512] = "";
+    for (;;) {
+        double now = kg_mono_s();
+        *waited = now - t0;
+        int bad = kg_quiet_poll(q, -1, w, sizeof w);
+        if (bad) kg_quiet_say(w, said, sizeof said);
+        int v = kg_quiet_judge(q, bad, now, window_s, now - t0, give_up_s);
+        if (v == KG_QUIET_GO) return KG_OK;
+        if (v == KG_QUIET_GIVE_UP) {
+            snprintf(why, cap, "%s", w);
+            return 1;
+        }
+        struct timespec ts = { 0, (long)(KG_QUIET_POLL_S * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void test_quiet(void)
 {
     kg_quiet q = { 0 };
@@ -167,7 +192,7 @@ static void test_quiet(void)
     CHECK(n == 0);
     kg_err err = { 0 };
     double waited = -1;
-    CHECK(kg_quiet_wait(&q, 0, 10, &waited, why, sizeof why, &err) == KG_OK);
+    CHECK(wait_quiet(&q, 0, 10, &waited, why, sizeof why, &err) == KG_OK);
     CHECK(waited >= 0 && waited < 5);
     kg_quiet_free(&q);
 }
@@ -187,10 +212,10 @@ static void test_quiet_continuous(void)
     kg_quiet_init(&q, NULL, "kgate-test-nq", 0, "cpu", "host", 2.0, &off);
     CHECK(q.cpu == NULL);
     q.quiet_since -= 10;   /* quiet for 10 s already */
-    CHECK(kg_quiet_wait(&q, 2.0, 5, &waited, why, sizeof why, &err) == KG_OK);
+    CHECK(wait_quiet(&q, 2.0, 5, &waited, why, sizeof why, &err) == KG_OK);
     CHECK(waited < 1.0);
     q.quiet_since = kg_mono_s();
-    CHECK(kg_quiet_wait(&q, 0.5, 5, &waited, why, sizeof why, &err) == KG_OK);
+    CHECK(wait_quiet(&q, 0.5, 5, &waited, why, sizeof why, &err) == KG_OK);
     CHECK(waited >= 0.45);
     pid_t child = fork();
     if (child == 0) {
@@ -200,7 +225,7 @@ static void test_quiet_continuous(void)
     CHECK(child > 0);
     struct timespec ts = { 0, 100 * 1000 * 1000 };
     nanosleep(&ts, NULL);
-    CHECK(kg_quiet_wait(&q, 0.5, 0.8, &waited, why, sizeof why, &err) == 1);
+    CHECK(wait_quiet(&q, 0.5, 0.8, &waited, why, sizeof why, &err) == 1);
     CHECK(strstr(why, "kgate-test-nq") != NULL);
     CHECK(waited >= 0.8);
     char taken[512];
@@ -209,7 +234,7 @@ static void test_quiet_continuous(void)
     CHECK(kg_quiet_take(&q, taken, sizeof taken) == 0);   /* the same reason is kept once */
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
-    CHECK(kg_quiet_wait(&q, 0.3, 5, &waited, why, sizeof why, &err) == KG_OK);
+    CHECK(wait_quiet(&q, 0.3, 5, &waited, why, sizeof why, &err) == KG_OK);
     CHECK(waited >= 0.25);
     CHECK(strncmp(kg_quiet_match(&q), "not at all", 10) == 0);
     kg_quiet_free(&q);
