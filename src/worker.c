@@ -18,6 +18,9 @@
  * before timing (two poisons, the numerical negative, parity), time (the
  * rounds), check after timing (escapes, the snapshot, fresh inputs);
  * the worker then sends every row, made by rows.c (send_evidence).
+ * Before the process's first timed phase it says it is ready and waits
+ * on its go pipe until the supervisor has seen a quiet host (await_go):
+ * set-up and the first checks need no quiet host, timing does.
  *
  * An arm that fails a check before timing is not timed in this process.
  * A backend call that fails as the arm's own fault (KG_EARM) records a
