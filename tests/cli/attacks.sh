@@ -243,6 +243,8 @@ if want q; then
         awk -F, 'NR > 1 && $7 == "fail"' "$d"/ev/checks/*.csv 2>/dev/null | head -n 20
         grep -h "escape" "$d"/ev/logs/*.log 2>/dev/null | head -n 20
         cut -d, -f1-7 "$d/ev/processes.csv" 2>/dev/null
+        # and why the campaign was INVALID, where it was (exit 3)
+        grep -h "INVALID" "$d/ev/report.md" 2>/dev/null | head -n 5
     fi
     echo "honest quickstart: kgate says exit $st, gate $gate, candidate $(awk -F, '$2 == "blocked" { print $4 "/" $5; exit }' "$d/ev/results.csv" 2>/dev/null | tr '\n' ' ')verify $ver (expected $want_q): $mark"
 fi
