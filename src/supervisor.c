@@ -624,7 +624,7 @@ static int run_worker(const kg_run_opts *o, const kg_settings *s, const kg_plan 
     rec->wait_s = waited;
     if (stopped) {
         rc = kg_errorf(err, KG_EIO, "interrupted%s: kgate run %s --resume %s continues it",
-                       gone ? "" : " while waiting for a quiet host", o->plan_path, dir);
+                       !gone && t_ready >= 0 ? " while waiting for a quiet host" : "", o->plan_path, dir);
         goto out;
     }
     /* what the worker sent before it ended (a descendant outside its
