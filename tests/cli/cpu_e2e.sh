@@ -56,7 +56,13 @@ expect_grep "4 accepted, 0 excluded" "$T/out"
 expect_grep "| g | blocked | candidate |" "$T/out"
 expect_grep "| r | rs_unrolled | candidate |" "$T/out"
 expect_grep "gate " "$T/err"
-expect_no_grep ",fail," "$T/ev/checks/proc-000.csv"
+# no failed check; under the sanitizers (BUILD=build-san) the timing-integrity
+# bounds are the optimized build's, and an instrumented arm host on a loaded
+# 2-core machine can pass timing:escape's 200 us honestly, so there that
+# check alone is excused (as in attacks.sh)
+case ${BUILD:-build} in *san*) san=1 ;; *) san=0 ;; esac
+bad=$(awk -F, -v san=$san 'FNR > 1 && $7 == "fail" && !(san && $6 == "timing:escape")' "$T/ev/checks/proc-000.csv")
+[ -z "$bad" ] || { echo "$bad" >&2; die "failed checks in process 0 of an honest campaign"; }
 [ -f "$T/ev/build/naive_copy.so" ] || die "the control must be its own shared object"
 expect_report_identical "$T/ev"
 
