@@ -241,7 +241,9 @@ static void verify_schedule(const char *dir, int dirfd, const kg_plan *plan, con
                 kg_analysis_free(&an);
             }
         }
-        if (!later && tries[m] > 0) {
+        /* a slot given up: later slots may have run beside its repeats
+         * (a worker starts beside the one before it, wproc.h) */
+        if (tries[m] > 0) {
             kg_watch_rec *w = NULL;
             size_t nw = 0;
             kg_err e = { 0 };

@@ -14,7 +14,8 @@
 #include "channel.h"
 
 static const char *const now_names[] = { "loading", "checks before timing", "timing", "checks after timing",
-                                         "waiting for a quiet host" };
+                                         "waiting for a quiet host", "inputs and references",
+                                         "checks after the last timed phase" };
 
 const char *kg_now_phase_name(int phase)
 {
@@ -241,6 +242,7 @@ static void take_frames(kg_chan *c)
             c->now_phase = (int)get32((const unsigned char *)p + 8);
             c->now_round = (int)get32((const unsigned char *)p + 12);
             if (c->now_phase == KG_NOW_READY) c->ready = 1;
+            if (c->now_phase == KG_NOW_TIMED_DONE) c->timed_done = 1;
         } else if (c->part[kind] != NULL) {
             snprintf(c->bad, sizeof c->bad, "a second frame of kind %u", kind);
             break;

@@ -47,8 +47,12 @@ typedef enum {
 /* What the worker is about to do with an arm. */
 /* KG_NOW_READY: its set-up and checks before timing are done, and it
  * waits on its go pipe for the supervisor to see a quiet host (the first
- * timed phase of the process comes next). */
-typedef enum { KG_NOW_LOAD, KG_NOW_CHECK_BEFORE, KG_NOW_TIME, KG_NOW_CHECK_AFTER, KG_NOW_READY } kg_now_phase;
+ * timed phase of the process comes next).  KG_NOW_PREPARE: a case's
+ * inputs and float64 references (check time).  KG_NOW_TIMED_DONE: the
+ * last timed phase of the process is over; only checks and its records
+ * are left (the supervisor may start the next worker's set-up). */
+typedef enum { KG_NOW_LOAD, KG_NOW_CHECK_BEFORE, KG_NOW_TIME, KG_NOW_CHECK_AFTER, KG_NOW_READY, KG_NOW_PREPARE,
+               KG_NOW_TIMED_DONE } kg_now_phase;
 const char *kg_now_phase_name(int phase);    /* "loading", "checks before timing", ... */
 
 /* Sends one frame on fd (blocking, whole). */
@@ -77,6 +81,7 @@ typedef struct kg_chan {
     unsigned char mac_sent[32];
     int mac_seen, mac_ok;              /* a MAC frame arrived; it matched the frames through RAW */
     int ready;                         /* appended: a NOW frame of phase KG_NOW_READY arrived */
+    int timed_done;                    /* appended: a NOW frame of phase KG_NOW_TIMED_DONE arrived */
 } kg_chan;
 
 void kg_chan_init(kg_chan *c, int proc);

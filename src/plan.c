@@ -183,6 +183,8 @@ static const plan_key plan_keys[] = {
      "fall of the fastest core's clock during a process, a fraction in [0, 1], e.g. 15% (0: not watched)"},
     {SEC_CAMPAIGN, "warm", K_REAL, CAMP(warm_s), 0, 600, F_QUIET, "5", NULL,
      "seconds at most spent warming the device to a steady clock before the first process, a number in [0, 600]"},
+    {SEC_CAMPAIGN, "overlap", K_BOOL, CAMP(overlap), 0, 0, F_QUIET, "yes", NULL,
+     "yes or no: the next worker loads, binds and checks while the current one runs its checks after its last timed phase"},
     {SEC_CAMPAIGN, "looks", K_INT, CAMP(looks), 1, KG_PLAN_MAX_LOOKS, 0, "1", NULL,
      "analyses of a group-sequential design, an integer in [1, 4] dividing processes (1: a fixed design)"},
     {SEC_CAMPAIGN, "selected_from", K_TEXT, CAMP(selected_from), 0, 0, 0, NULL, NULL,

@@ -145,6 +145,12 @@ const char *kg_quiet_match(const kg_quiet *q)
                        : "by process ID";
 }
 
+int kg_quiet_counted(const kg_quiet *q)
+{
+    const quiet_procs *qp = q->procs;
+    return qp != NULL && qp->counted;
+}
+
 int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why, size_t cap)
 {
     *n = 0;

@@ -82,6 +82,11 @@ void kg_quiet_process_begins(kg_quiet *q);
  * (the backend lists none). */
 const char *kg_quiet_match(const kg_quiet *q);
 
+/* 1 when the device's compute processes are counted, not told by
+ * process ID (kg_quiet_match): a second worker of kgate's would then
+ * read as foreign. */
+int kg_quiet_counted(const kg_quiet *q);
+
 /* Foreign compute processes on the device: those that are neither the
  * caller (the supervisor) nor its descendants, or, where the device's
  * process IDs are another namespace's, more than were there when the

@@ -325,11 +325,30 @@ static void host_watch(kg_sb *sb, const kg_evidence *ev)
     }
     double wall = 0, build = 0, wait = 0, setup = 0, checks = 0, timed = 0, start = 0;
     int runs = 0, ended = 0, known = 1;
+    /* a worker started beside the one before it: that time of its own,
+     * by state, is counted once, as the earlier worker's */
+    double ov_start = 0, ov_setup = 0, ov_checks = 0, ov_wait = 0, ov_all = 0;
+    int noverlap = 0;
     for (size_t i = 0; i < ev->nwatch; i++) {
         const kg_watch_rec *w = &ev->watch[i];
         if (strcmp(w->event, "session") == 0) runs++;
         else if (strcmp(w->event, "end") == 0) { wall += w->seconds; ended++; }
         else if (strcmp(w->event, "build") == 0) build += w->seconds;
+        else if (strcmp(w->event, "overlap") == 0) {
+            const char *at = strstr(w->detail, ": start ");
+            double a, b, c, d;
+            if (at == NULL || sscanf(at, ": start %lf s, set-up %lf s, checks %lf s, ready and waiting %lf s", &a, &b,
+                                     &c, &d) != 4 || !(a >= 0 && b >= 0 && c >= 0 && d >= 0)) {
+                known = 0;
+                continue;
+            }
+            ov_start += a;
+            ov_setup += b;
+            ov_checks += c;
+            ov_wait += d;
+            ov_all += w->seconds;
+            noverlap++;
+        }
     }
     for (int p = 0; p < ev->nproc; p++) {
         const kg_proc_rec *r = &ev->procs[p];
@@ -342,6 +361,15 @@ static void host_watch(kg_sb *sb, const kg_evidence *ev)
         double rest = r->seconds - r->wait_s - r->setup_s - r->checks_s - r->timed_s;
         if (rest > 0) start += rest;
     }
+    /* the overlapped time leaves the later worker's states */
+    wait -= ov_wait;
+    setup -= ov_setup;
+    checks -= ov_checks;
+    start -= ov_start;
+    if (wait < 0) wait = 0;
+    if (setup < 0) setup = 0;
+    if (checks < 0) checks = 0;
+    if (start < 0) start = 0;
     kg_sb_printf(sb, "Settings: %s.\n\n", ev->watch[0].detail);
     if (ended == runs && wall > 0 && known) {
         double other = wall - build - wait - setup - checks - timed - start;
@@ -349,6 +377,10 @@ static void host_watch(kg_sb *sb, const kg_evidence *ev)
         kg_sb_printf(sb, "Duty cycle: %.1f%% of the campaign's %.1f s of wall time (%d run%s) was inside timed phases, "
                      "%.1f%% in timing and checks (processes.csv: timed_s, checks_s; watch.csv: end).\n\n",
                      100 * timed / wall, wall, runs, runs == 1 ? "" : "s", 100 * (timed + checks) / wall);
+        if (noverlap > 0)
+            kg_sb_printf(sb, "%d worker(s) started beside the one before them, after its last timed phase: %.3f s of "
+                         "their start, set-up, checks and waiting ran while it ran its last checks, and is counted "
+                         "once, as the earlier worker's (watch.csv: overlap; plan key overlap).\n\n", noverlap, ov_all);
         kg_sb_puts(sb, "| where the time went | seconds | share |\n|---|---|---|\n");
         const char *what[] = { "timed phases", "checks before and after timing (their float64 references included)",
                                "worker set-up (load, compile, bind)", "process start and records",

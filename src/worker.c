@@ -607,6 +607,7 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
         return KG_OK;
     }
     /* the checks' inputs and float64 references: check time, not set-up */
+    now(w, cr->c, -1, KG_NOW_PREPARE, -1);
     double tr = kg_mono_s();
     uint64_t seed_pre = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 0);
     if ((rc = kg_oracle_prepare(cr->kc, seed_pre, &cr->pre, err)) != KG_OK) return rc;
@@ -1218,8 +1219,9 @@ static int await_go(wctx *w, double *waited, kg_err *err)
     return KG_OK;
 }
 
-/* A case, phase by phase. */
-static int run_case(wctx *w, int c, kg_err *err)
+/* A case, phase by phase; last: no case is timed after it in this
+ * process (its end of timing is said, KG_NOW_TIMED_DONE). */
+static int run_case(wctx *w, int c, int last, kg_err *err)
 {
     case_run cr;
     int skip = 0, rc;
@@ -1233,10 +1235,18 @@ static int run_case(wctx *w, int c, kg_err *err)
         t1 = kg_mono_s();
         if ((rc = phase_check_before(w, &cr, err)) == KG_OK) {
             t2 = kg_mono_s();
-            if (cr.nlive > 0 && w->plan->campaign.rounds > 0 && (rc = await_go(w, &gated, err)) == KG_OK)
+            int first = w->go_fd >= 0;
+            if (cr.nlive > 0 && w->plan->campaign.rounds > 0 && (rc = await_go(w, &gated, err)) == KG_OK) {
                 t2 = kg_mono_s();
+                /* the system's monotonic clock, comparable across processes */
+                if (first) fprintf(stderr, "time: timing began at monotonic %.6f s\n", t2);
+            }
             if (rc == KG_OK && (rc = warm_clock(w, &cr, err)) == KG_OK && (rc = phase_time(w, &cr, err)) == KG_OK) {
                 t3 = kg_mono_s();
+                if (last) {
+                    fprintf(stderr, "time: timing ended at monotonic %.6f s\n", t3);
+                    now(w, c, -1, KG_NOW_TIMED_DONE, -1);
+                }
                 rc = phase_check_after(w, &cr, err);
             }
         }
@@ -1364,6 +1374,9 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
     /* where a worker's set-up time goes, on its log */
     fprintf(stderr, "time: backend %s opened in %.3f s\n", o->backend, kg_mono_s() - t_open);
+    /* the arms' hosts open the device side by side (their hellos are
+     * read at each arm's first load) */
+    kg_backend_prestart(w.be);
     snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
     w.plan = plan;
     w.build_dir = build_dir;
@@ -1386,9 +1399,10 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     kg_campaign cp_saved = plan->campaign;
     if (o->check_only) plan->campaign.rounds = 0;
     for (int i = 0; i < ncases; i++)
-        if ((rc = run_case(&w, corder[i], err)) != KG_OK) goto done;
+        if ((rc = run_case(&w, corder[i], i == ncases - 1, err)) != KG_OK) goto done;
     plan->campaign = cp_saved;
     rc = send_evidence(&w, err);
+    if (rc == KG_OK) fprintf(stderr, "time: records sent at monotonic %.6f s\n", kg_mono_s());
 done:
     /* the worker's own error, so that the supervisor does not blame an arm */
     if (rc != KG_OK && o->rows_fd >= 0) kg_frame_send(o->rows_fd, KG_FRAME_FAIL, o->proc, err->msg, strlen(err->msg), NULL);

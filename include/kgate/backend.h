@@ -125,6 +125,10 @@ typedef struct kg_resources {
  * negative arms...), which must outlive it; NULL means the defaults. */
 int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s, kg_backend **out,
                     char *notice, size_t notice_cap, kg_err *err);
+
+/* The worker's arm hosts started side by side now, where the backend
+ * runs arms in hosts of their own (cuda); otherwise nothing. */
+void kg_backend_prestart(kg_backend *be);
 void kg_backend_close(kg_backend *be);   /* NULL-safe */
 const char *kg_backend_name(const kg_backend *be);
 

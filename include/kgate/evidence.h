@@ -177,7 +177,10 @@ typedef struct kg_proc_rec {
  * (a reason the host was not quiet, seen first at utc), "contaminated"
  * (process proc excluded, and why), "note" (seen, not excluded: a power
  * cap), "never-quiet" (a slot given up: the campaign is INVALID), "end"
- * (the run ended: seconds, its wall time). */
+ * (the run ended: seconds, its wall time), "overlap" (process proc
+ * started while the one before it ran its last checks: seconds, how
+ * long; detail, that time of its own by state, counted once in the
+ * duty cycle). */
 typedef struct kg_watch_rec {
     char utc[32];
     double seconds;
@@ -185,7 +188,7 @@ typedef struct kg_watch_rec {
     char event[16];
     char detail[512];
 } kg_watch_rec;
-#define KG_WATCH_EVENTS "session,build,wait,not-quiet,contaminated,note,never-quiet,end"
+#define KG_WATCH_EVENTS "session,build,wait,not-quiet,contaminated,note,never-quiet,overlap,end"
 
 /* One saved output (outputs/proc-NNN.csv). */
 typedef struct kg_out_rec {

@@ -95,6 +95,7 @@ typedef struct kg_campaign {
      * clock (15%); 0: not watched */
     double quiet_timeout_s, max_steal, max_foreign_cpu, max_freq_change;
     double warm_s;           /* bound on warming the device to a steady clock, s; 5 (0: none) */
+    int overlap;             /* the next worker sets up beside the current one's last checks; 1 */
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 

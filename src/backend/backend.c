@@ -68,6 +68,11 @@ int kg_backend_negative(const kg_settings *s, const kg_arm *arm)
     return only == NULL || only[0] == '\0' || strcmp(only, arm->name) == 0;
 }
 
+void kg_backend_prestart(kg_backend *be)
+{
+    if (be != NULL && be->ops->prestart != NULL) be->ops->prestart(be);
+}
+
 void kg_backend_close(kg_backend *be)
 {
     if (be == NULL) return;

@@ -83,6 +83,11 @@ typedef struct kg_backend_ops {
      * worker uses it for fresh inputs and checks it against the host's
      * bits first */
     int  (*fill)(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err);
+    /* optional (appended): the worker, once the backend is open, starts
+     * the arms' hosts side by side instead of one at each first load; a
+     * host that fails to start is started again (and its failure told)
+     * at its arm's first load */
+    void (*prestart)(kg_backend *be);
 } kg_backend_ops;
 
 /* The backends compiled into this library. */

@@ -181,15 +181,14 @@ static int host_faulted(cuda_host *h, const kg_kernel *k, const char *what, cons
     return kg_errorf(err, KG_EARM, "%s", h->link.dead_why);
 }
 
-/* The arm's host, started (again, after a fault) at its first load in this worker. */
-static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
+/* Starts the arm's host without waiting for its hello. */
+static int host_spawn(kg_backend *be, int a, kg_err *err)
 {
     cuda_ctx *c = be->ctx;
     const kg_arm *arm = &be->plan->arms[a];
     cuda_host *h = &c->hosts[a];
-    *out = h;
-    if (h->started && !h->link.dead) return KG_OK;
     host_close(h);
+    h->hello_due = 0;
     if (h->req == NULL) h->req = malloc(sizeof *h->req);
     if (h->rep == NULL) h->rep = malloc(sizeof *h->rep);
     if (h->req == NULL || h->rep == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
@@ -211,10 +210,21 @@ static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
     /* the host's code is kgate's: it gets the worker's environment, which
      * the driver needs (library paths, CUDA_VISIBLE_DEVICES) */
     if ((rc = kg_hostlink_spawn(&h->link, exe, argv, environ, KG_CH_SOCK_FD, err)) != KG_OK) return rc;
-    kg_ch_msg *hello = h->rep;
     h->link.seq = 0;
+    h->hello_due = 1;
+    return KG_OK;
+}
+
+/* Reads the started host's hello: its device is open. */
+static int host_hello(kg_backend *be, int a, kg_err *err)
+{
+    cuda_ctx *c = be->ctx;
+    const kg_arm *arm = &be->plan->arms[a];
+    cuda_host *h = &c->hosts[a];
+    kg_ch_msg *hello = h->rep;
     double lim = c->timeout_s < 120 ? c->timeout_s : 120;
-    rc = kg_hostlink_wait(&h->link, KG_CH_HELLO, lim, hello, err);
+    h->hello_due = 0;
+    int rc = kg_hostlink_wait(&h->link, KG_CH_HELLO, lim, hello, err);
     if (rc == KG_OK && hello->status != KG_CH_OK) {
         hello->text[sizeof hello->text - 1] = '\0';
         kg_hostlink_kill(&h->link);
@@ -223,6 +233,33 @@ static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
                        arm->name, c->uuid, hello->text);
     }
     return rc;
+}
+
+/* The arm's host, started (again, after a fault) at its first load in
+ * this worker, or by the prestart slot. */
+static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
+{
+    cuda_ctx *c = be->ctx;
+    cuda_host *h = &c->hosts[a];
+    *out = h;
+    if (h->started && !h->link.dead && !h->hello_due) return KG_OK;
+    if (h->started && !h->link.dead && h->hello_due) return host_hello(be, a, err);
+    int rc = host_spawn(be, a, err);
+    return rc != KG_OK ? rc : host_hello(be, a, err);
+}
+
+/* The prestart slot: every hosted arm's host started side by side, each
+ * opening the device while the others do; a failure is left to the
+ * arm's first load, which starts it again and says why. */
+static void cuda_prestart(kg_backend *be)
+{
+    cuda_ctx *c = be->ctx;
+    if (c == NULL || be->plan == NULL) return;
+    for (int a = 0; a < c->nhosts; a++) {
+        if (!arm_hosted(&be->plan->arms[a]) || c->hosts[a].started) continue;
+        kg_err e = { 0 };
+        if (host_spawn(be, a, &e) != KG_OK) host_close(&c->hosts[a]);
+    }
 }
 
 /* ----------------------------------------------------------- open/close */
@@ -1043,4 +1080,5 @@ const kg_backend_ops kg_backend_cuda = {
     .probe = kg_cuda_driver_present,
     .peaks = kg_cuda_peaks,
     .fill = kg_cuda_fill,
+    .prestart = cuda_prestart,
 };

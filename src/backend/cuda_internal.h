@@ -67,6 +67,7 @@ typedef struct cuda_ctx {
 typedef struct cuda_host {
     kg_hostlink link;
     int started;
+    int hello_due;                /* started by the prestart slot: its hello not read yet */
     double slowest_s;             /* the slowest request per operation seen */
     kg_ch_msg *req, *rep;         /* the one request and reply in flight (allocated once) */
 } cuda_host;

@@ -1,0 +1,52 @@
+# The next worker starts beside the current one's last checks, never
+# beside its timing: each worker's log says (on the system's monotonic
+# clock) when its timing began and ended and when it sent its records.
+# With overlap (the default) worker p+1 starts before worker p has sent
+# its records, yet begins timing only after; watch.csv and the report
+# count the time beside once; `overlap = no` runs them one after another.
+. tests/cli_lib.sh
+mono() { sed -n "s/^time: $2 at monotonic \([0-9.]*\) s$/\1/p" "$1" | head -n 1; }
+
+run_plan() {   # $1 folder, $2 overlap value ("" for the default)
+    sed "s/^timeout = 30$/timeout = 30${2:+\\
+overlap = $2}/" tests/plans/fake-faster.kg >"$T/p-$1.kg"
+    # the plan's kernels are named relative to its folder
+    sed -i "s|\.\./\.\./kernels|$(pwd)/kernels|" "$T/p-$1.kg"
+    "$KGATE" run "$T/p-$1.kg" -o "$T/$1" --no-progress >"$T/$1.out" 2>"$T/$1.err"; st=$?
+    expect_status 0 $st "campaign $1"
+    "$KGATE" verify "$T/$1" >"$T/$1.verify" 2>&1 || { cat "$T/$1.verify" >&2; die "folder $1 does not verify"; }
+}
+
+# ---- 1. the default: beside, never while timing
+run_plan on ""
+n=$(($(wc -l <"$T/on/processes.csv") - 1))
+[ "$n" = 6 ] || die "expected 6 processes, got $n"
+[ "$(ls "$T/on/logs" | wc -l)" = 6 ] || die "expected one log per process"
+beside=0
+p=0
+while [ $p -lt $((n - 1)) ]; do
+    a=$(printf '%s/on/logs/proc-%03d.log' "$T" $p)
+    b=$(printf '%s/on/logs/proc-%03d.log' "$T" $((p + 1)))
+    end=$(mono "$a" "timing ended"); sent=$(mono "$a" "records sent"); began=$(mono "$b" "timing began")
+    [ -n "$end" ] && [ -n "$sent" ] && [ -n "$began" ] || { cat "$a" "$b" >&2; die "process $p or $((p + 1)): no time lines"; }
+    # the next one times only after this one has sent its records and ended
+    awk -v s="$sent" -v b="$began" 'BEGIN { exit !(b > s) }' ||
+        die "process $((p + 1)) began timing at $began, before process $p sent its records at $sent"
+    grep -q "^[^,]*,[0-9.]*,$((p + 1)),overlap," "$T/on/watch.csv" && beside=$((beside + 1))
+    p=$((p + 1))
+done
+[ $beside -ge 1 ] || { cat "$T/on/watch.csv" >&2; die "no worker started beside the one before it"; }
+expect_grep "worker(s) started beside the one before them" "$T/on/report.md"
+# every second of wall time counted once: the shares add up to at most 100%
+awk -F'|' '/^\| (timed phases|checks before|worker set-up|process start|quiet waits|arm builds|supervisor between)/ {
+    gsub(/[ %]/, "", $4); s += $4 } END { if (s > 100.2) { print "shares add up to " s "%"; exit 1 } }' "$T/on/report.md" ||
+    die "the duty table counts some time twice"
+# the same verdict as one after another (the fake backend's times are scripted)
+expect_grep "| small | cand | candidate |.*| FASTER |" "$T/on.out"
+
+# ---- 2. overlap = no: one after another, nothing beside
+run_plan off no
+grep -q ",overlap," "$T/off/watch.csv" && die "overlap = no, yet a worker started beside another"
+expect_grep "overlap = no" "$T/off/plan.kg"
+grep -q "^overlap" "$T/on/plan.kg" && die "the default overlap entered the canonical plan (its hash would change)"
+cmp -s "$T/on/results.csv" "$T/off/results.csv" || die "the verdicts differ with and without overlap"
