@@ -6,6 +6,7 @@
 #   test     tests/gpu/run.sh (make test-gpu's script) -> test-gpu.txt
 #   duty     examples/cuda-gemm.kg at its defaults on the idle device: wall time, the report's
 #            "Host watch" section (duty cycle, where the time went), processes.csv, watch.csv
+#   dutyno   the same with overlap = no (each worker starts after the one before it ended)
 #   foreign  examples/cuda-aa.kg while a torch matrix-product loop runs on the same GPU for about
 #            12 s, started once the campaign's first process has ended: which processes are
 #            contaminated (only those it overlapped), the verdicts (no arm INCORRECT), the log
@@ -67,6 +68,14 @@ if has duty; then
     # the folder's size and a verify that replays every saved output
     { du -sb /tmp/w-duty /tmp/w-duty/outputs; ls -l /tmp/w-duty/outputs | head -20
       t1=$(now); timeout 120 "$K" verify /tmp/w-duty; echo "verify exit $? in $(since "$t1") s"; } >"$R/duty-size.txt" 2>&1
+fi
+
+if has dutyno; then
+    sed 's/^\[campaign\]$/[campaign]\noverlap = no/' "$P/gemm.kg" >"$P/gemm-no.kg"
+    t0=$(now)
+    (cd "$P" && timeout 300 "$K" run gemm-no.kg -o /tmp/w-dutyno --no-progress >/dev/null 2>"$R/dutyno.err")
+    echo "exit $? wall $(since "$t0") s" >>"$R/dutyno.err"
+    keep /tmp/w-dutyno dutyno
 fi
 
 if has foreign; then
