@@ -2034,6 +2034,74 @@ int kg_plan_arm_applies(const kg_plan *plan, int a, int c)
     return arm->cases[0] == '\0' || list_has(arm->cases, cs->name);
 }
 
+size_t kg_plan_name_base(const char *name)
+{
+    if (name == NULL) return 0;
+    const char *open = strchr(name, '[');
+    return open != NULL && open != name && expanded_name_ok(name, strlen(name)) ? (size_t)(open - name) : 0;
+}
+
+/* The j-th "AXIS=VALUE" of expanded name nm: its axis and value spans; 0 when it has none. */
+static int name_axis(const char *nm, int j, const char **ax, size_t *axl, const char **val, size_t *vall)
+{
+    const char *p = strchr(nm, '[');
+    if (p == NULL) return 0;
+    p++;
+    for (int k = 0; *p != '\0' && *p != ']'; k++) {
+        const char *eq = strchr(p, '='), *e = p + strcspn(p, ",]");
+        if (eq == NULL || eq > e) return 0;
+        if (k == j) {
+            *ax = p;
+            *axl = (size_t)(eq - p);
+            *val = eq + 1;
+            *vall = (size_t)(e - eq - 1);
+            return 1;
+        }
+        p = *e == ',' ? e + 1 : e;
+    }
+    return 0;
+}
+
+int kg_plan_axes_text(const kg_plan *plan, int is_arm, int i, char *buf, size_t cap)
+{
+    if (cap > 0) buf[0] = '\0';
+    int n = plan == NULL ? 0 : is_arm ? plan->narms : plan->ncases;
+    if (i < 0 || i >= n || cap == 0) return 0;
+#define NAME_AT(k) (is_arm ? plan->arms[k].name : plan->cases[k].name)
+    const char *nm = NAME_AT(i);
+    size_t b = kg_plan_name_base(nm);
+    if (b == 0) return 0;
+    int count = 0;
+    for (int k = 0; k < n; k++)
+        count += kg_plan_name_base(NAME_AT(k)) == b && strncmp(NAME_AT(k), nm, b) == 0;
+    size_t o = 0;
+    const char *ax, *val;
+    size_t axl, vall;
+    for (int j = 0; name_axis(nm, j, &ax, &axl, &val, &vall) && o < cap; j++) {
+        o += (size_t)snprintf(buf + o, cap - o, "%s%.*s =", j ? "; " : "", (int)axl, ax);
+        /* its values, each once, in the order the variants come */
+        int nv = 0;
+        for (int k = 0; k < n && o < cap; k++) {
+            const char *vk = NAME_AT(k), *axk, *valk;
+            size_t axlk, vallk;
+            if (!(kg_plan_name_base(vk) == b && strncmp(vk, nm, b) == 0)) continue;
+            if (!name_axis(vk, j, &axk, &axlk, &valk, &vallk)) continue;
+            int seen = 0;
+            for (int q = 0; q < k && !seen; q++) {
+                const char *vq = NAME_AT(q), *axq, *valq;
+                size_t axlq, vallq;
+                seen = kg_plan_name_base(vq) == b && strncmp(vq, nm, b) == 0 &&
+                       name_axis(vq, j, &axq, &axlq, &valq, &vallq) && vallq == vallk &&
+                       memcmp(valq, valk, vallk) == 0;
+            }
+            if (seen) continue;
+            o += (size_t)snprintf(buf + o, cap - o, "%s %.*s", nv++ ? "," : "", (int)vallk, valk);
+        }
+    }
+#undef NAME_AT
+    return count;
+}
+
 int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap, kg_err *err)
 {
     if (plan == NULL || out == NULL || cap == 0 || a < 0 || a >= plan->narms)
