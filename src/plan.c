@@ -1272,6 +1272,20 @@ static void check_required(plan_ctx *ctx, int sec, int idx, const char *name, in
     }
 }
 
+/* "" or, when name is the base of arms with axes, "; arm 'fma' has axes: name one
+ * variant, e.g. fma[PITCH=36]", for the messages of keys that name one arm. */
+static const char *variant_hint(const kg_plan *plan, const char *name, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    size_t n = strlen(name);
+    for (int a = 0; a < plan->narms; a++)
+        if (kg_plan_name_base(plan->arms[a].name) == n && strncmp(plan->arms[a].name, name, n) == 0) {
+            snprintf(buf, cap, "; arm '%s' has axes: name one variant, e.g. %s", name, plan->arms[a].name);
+            break;
+        }
+    return buf;
+}
+
 static void check_arm(plan_ctx *ctx, int a)
 {
     kg_plan *plan = ctx->plan;
@@ -1303,8 +1317,9 @@ static void check_arm(plan_ctx *ctx, int a)
         size_t l;
         const char *t = line_text(ctx, kl->at[k_of], &l);
         if (o < 0) {
+            char hint[2 * KG_NAME_MAX + 64];
             perr(ctx, kl->at[k_of], "unknown arm", arm->of, strlen(arm->of),
-                 "'of' must name a baseline arm of this plan");
+                 "'of' must name a baseline arm of this plan%s", variant_hint(plan, arm->of, hint, sizeof hint));
             return;
         }
         if (plan->arms[o].role != KG_ROLE_BASELINE) {
@@ -1381,8 +1396,10 @@ static void check_arm(plan_ctx *ctx, int a)
     if (kl->at[k_parity]) {
         int o = kg_plan_find_arm(plan, arm->parity);
         if (o < 0 || o == a) {
+            char hint[2 * KG_NAME_MAX + 64];
             perr(ctx, kl->at[k_parity], o < 0 ? "unknown arm" : "parity with itself",
-                 arm->parity, strlen(arm->parity), "'parity' must name another arm of this plan");
+                 arm->parity, strlen(arm->parity), "'parity' must name another arm of this plan%s",
+                 variant_hint(plan, arm->parity, hint, sizeof hint));
             return;
         }
         if (strcmp(plan->arms[o].op, arm->op) != 0) {
@@ -1720,8 +1737,10 @@ static void finish(plan_ctx *ctx)
             int ln = ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "reference")];
             size_t l;
             const char *t = line_text(ctx, ln, &l);
+            char hint[2 * KG_NAME_MAX + 64];
             perr(ctx, ln, ra < 0 ? "reference names no arm" : "reference names an arm that is not a baseline", t, l,
-                 "name an arm with role = baseline, or remove the key to compare with every baseline");
+                 "name an arm with role = baseline, or remove the key to compare with every baseline%s",
+                 variant_hint(plan, plan->campaign.reference, hint, sizeof hint));
         }
     }
     for (int c = 0; c < plan->ncases && !ctx->failed; c++) {

@@ -149,6 +149,10 @@ bad "axis named twice: 'defines = X={1, 2} -DX={3}' (axis 'X' is already a list 
 bad "expanded name too long: 'cand\[A_VERY_LONG_DEFINE_NAME_X=1,ANOTHER_VERY_LONG_DEFINE_NAME=3\]' (a variant's name"
 { base | sed 's/^\[arm cand\]$/[arm cand[X=1]]/'; echo "fake_ns = {1, 2}"; } >"$T/p/b.kg"
 bad "axis in a section with an expanded name"
+{ base; echo "fake_ns = {1, 2}"; echo "[arm p]"; echo "op = rowsum"; echo "source = $src"; echo "parity = cand"; } >"$T/p/b.kg"
+bad "unknown arm: 'cand' ('parity' must name another arm of this plan; arm 'cand' has axes: name one variant, e.g. cand\[fake_ns=1\])"
+{ base; echo "fake_ns = {1, 2}"; echo "[arm p]"; echo "op = rowsum"; echo "source = $src"; echo "parity = cand[fake_ns=2]"; } >"$T/p/b.kg"
+"$KGATE" freeze "$T/p/b.kg" -o "$T/p/b.out" >"$T/bad.out" 2>"$T/bad.err" || die "parity naming a variant: $(cat "$T/bad.err")"
 { base; echo "cases = nosuch"; } >"$T/p/b.kg"
 bad "unknown case: 'nosuch'"
 
