@@ -673,6 +673,22 @@ static void test_axes(void)
         free(alt);
     }
     kg_plan_free(p);
+    /* a cases list naming one variant: the comma inside its brackets separates nothing */
+    const char *one =
+        "[case sq]\nop = gemm_bt\ndtype = {f32, bf16}\nM = {96, 256}\nN = 8\nK = 8\n"
+        "[case one]\nop = gemm_bt\ndtype = f32\nM = 3\nN = 8\nK = 8\n"
+        "[arm base]\nop = gemm_bt\nrole = baseline\nbuiltin = ref\n"
+        "[arm v]\nop = gemm_bt\nbuiltin = ref\ncases = sq[dtype=bf16,M=96] , one\n";
+    p = parse_ok(one, "one.kg");
+    if (p) {
+        CHECK(p->narms == 2 && p->ncases == 5);
+        if (p->narms == 2 && p->ncases == 5) {
+            CHECK_MSG(strcmp(p->arms[1].cases, "sq[dtype=bf16,M=96],one") == 0, "%s", p->arms[1].cases);
+            CHECK(kg_plan_arm_applies(p, 1, 2) && kg_plan_arm_applies(p, 1, 4));
+            CHECK(!kg_plan_arm_applies(p, 1, 0) && !kg_plan_arm_applies(p, 1, 3));
+        }
+        kg_plan_free(p);
+    }
     /* errors */
     EXPECT_ERR(HEAD "[arm c]\nop = gemm_bt\nsource = k.c\nfake_ns = {1, 1}\n", 11, "1");
     EXPECT_ERR(HEAD "[arm c]\nop = gemm_bt\nsource = k.c\nfake_ns = {}\n", 11, "fake_ns = {}");
