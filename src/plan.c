@@ -45,6 +45,11 @@
 #define PLAN_FILE_MAX_BYTES (16u << 20)
 #define PLAN_SECTIONS_MAX 4096
 #define PLAN_SHOW_MAX 80 /* offending text shown in a message */
+/* Axes (docs/plan-format.md, "Axes"): a section's {a, b} lists expand it
+ * into the Cartesian product of their values. */
+#define PLAN_AXES_MAX 8          /* axes in one section */
+#define PLAN_AXIS_VALUES_MAX 64  /* values in one list */
+#define PLAN_EXPAND_MAX 256      /* sections one section expands to */
 
 enum { SEC_NONE = 0, SEC_CAMPAIGN, SEC_CASE, SEC_ARM, SEC_GATE };
 static const char *const sec_names[] = {"", "campaign", "case", "arm", "gate"};
@@ -71,8 +76,10 @@ enum {
     F_UNSET = 1u << 3,    /* -1 when not given, and left out of the canonical form */
     F_INHERIT = 1u << 4,  /* a control arm takes it from its `of` arm */
     F_DERIVED = 1u << 5,  /* default computed after parsing (see plan_defaults_late) */
-    F_QUIET = 1u << 6     /* left out of the canonical form while it holds its default, so that
+    F_QUIET = 1u << 6,    /* left out of the canonical form while it holds its default, so that
                            * adding the key changed no existing plan's hash */
+    F_AXIS = 1u << 7,     /* takes axes: {a, b} lists that expand the section (see "axes" below) */
+    F_REF = 1u << 8       /* K_NAME naming an arm: an expanded name such as fma[SPLITS=4] is accepted */
 };
 
 typedef struct plan_key {
@@ -189,19 +196,19 @@ static const plan_key plan_keys[] = {
      "analyses of a group-sequential design, an integer in [1, 4] dividing processes (1: a fixed design)"},
     {SEC_CAMPAIGN, "selected_from", K_TEXT, CAMP(selected_from), 0, 0, 0, NULL, NULL,
      "free text: the screen this plan's candidates were selected from (kgate screen writes it)"},
-    {SEC_CAMPAIGN, "reference", K_NAME, CAMP(reference), 0, 0, 0, NULL, NULL,
+    {SEC_CAMPAIGN, "reference", K_NAME, CAMP(reference), 0, 0, F_REF, NULL, NULL,
      "the name of a baseline arm: every candidate's contrast is against it (without it, against every baseline)"},
 
     /* [case NAME] */
     {SEC_CASE, "op", K_NAME, CASE(op), 0, 0, F_REQ, NULL, NULL, "an op name, e.g. gemm_bt"},
-    {SEC_CASE, "dtype", K_ENUM, CASE(dtype), 0, 0, F_REQ, NULL, w_dtype, "f32, f16 or bf16"},
-    {SEC_CASE, "M", K_I64, CASE(M), 1, DIM_MAX, F_UNSET, NULL, NULL, "an integer >= 1"},
-    {SEC_CASE, "N", K_I64, CASE(N), 1, DIM_MAX, F_UNSET, NULL, NULL, "an integer >= 1"},
-    {SEC_CASE, "K", K_I64, CASE(K), 1, DIM_MAX, F_UNSET, NULL, NULL, "an integer >= 1"},
-    {SEC_CASE, "splits", K_I64, CASE(splits), 1, DIM_MAX, F_UNSET, NULL, NULL,
+    {SEC_CASE, "dtype", K_ENUM, CASE(dtype), 0, 0, F_REQ | F_AXIS, NULL, w_dtype, "f32, f16 or bf16"},
+    {SEC_CASE, "M", K_I64, CASE(M), 1, DIM_MAX, F_UNSET | F_AXIS, NULL, NULL, "an integer >= 1"},
+    {SEC_CASE, "N", K_I64, CASE(N), 1, DIM_MAX, F_UNSET | F_AXIS, NULL, NULL, "an integer >= 1"},
+    {SEC_CASE, "K", K_I64, CASE(K), 1, DIM_MAX, F_UNSET | F_AXIS, NULL, NULL, "an integer >= 1"},
+    {SEC_CASE, "splits", K_I64, CASE(splits), 1, DIM_MAX, F_UNSET | F_AXIS, NULL, NULL,
      "a split-K factor, an integer >= 1"},
-    {SEC_CASE, "eps", K_REAL, CASE(eps), 0, 1e9, F_LO_OPEN, "1e-05", NULL, "a number > 0"},
-    {SEC_CASE, "scale", K_REAL, CASE(scale), 0, 1e9, F_LO_OPEN, "1", NULL, "a number > 0"},
+    {SEC_CASE, "eps", K_REAL, CASE(eps), 0, 1e9, F_LO_OPEN | F_AXIS, "1e-05", NULL, "a number > 0"},
+    {SEC_CASE, "scale", K_REAL, CASE(scale), 0, 1e9, F_LO_OPEN | F_AXIS, "1", NULL, "a number > 0"},
     {SEC_CASE, "primary", K_BOOL, CASE(primary), 0, 0, 0, "yes", NULL,
      "yes/no/true/false/1/0"},
 
@@ -209,91 +216,91 @@ static const plan_key plan_keys[] = {
     {SEC_ARM, "op", K_NAME, ARM(op), 0, 0, F_REQ, NULL, NULL, "an op name, e.g. gemm_bt"},
     {SEC_ARM, "role", K_ENUM, ARM(role), 0, 0, 0, "candidate", w_role,
      "baseline, candidate, control or reference"},
-    {SEC_ARM, "of", K_NAME, ARM(of), 0, 0, 0, NULL, NULL, "the name of a baseline arm"},
+    {SEC_ARM, "of", K_NAME, ARM(of), 0, 0, F_REF, NULL, NULL, "the name of a baseline arm"},
     {SEC_ARM, "source", K_TEXT, ARM(source), 0, 0, F_INHERIT, NULL, NULL,
      "a kernel source path, relative to the plan's folder"},
     {SEC_ARM, "builtin", K_NAME, ARM(builtin), 0, 0, F_INHERIT, NULL, NULL,
      "a built-in arm name, e.g. cublas or ref"},
-    {SEC_ARM, "entry", K_IDENT, ARM(entry), 0, 0, F_INHERIT, "kernel", NULL,
+    {SEC_ARM, "entry", K_IDENT, ARM(entry), 0, 0, F_INHERIT | F_AXIS, "kernel", NULL,
      "a C identifier"},
-    {SEC_ARM, "defines", K_TEXT, ARM(defines), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "defines", K_TEXT, ARM(defines), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "NAME=VALUE NAME2 ..."},
-    {SEC_ARM, "cflags", K_TEXT, ARM(cflags), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "cflags", K_TEXT, ARM(cflags), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "extra compiler flags"},
     {SEC_ARM, "cases", K_LIST, ARM(cases), 0, 0, 0, NULL, NULL,
      "comma-separated case names"},
-    {SEC_ARM, "grid", K_TEXT, ARM(grid), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "grid", K_TEXT, ARM(grid), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "a grid expression over the case variables"},
-    {SEC_ARM, "block", K_TEXT, ARM(block), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "block", K_TEXT, ARM(block), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "a block expression over the case variables"},
-    {SEC_ARM, "shared", K_TEXT, ARM(shared), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "shared", K_TEXT, ARM(shared), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "a dynamic shared bytes expression"},
-    {SEC_ARM, "args", K_TEXT, ARM(args), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "args", K_TEXT, ARM(args), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "argument names from the op's vocabulary"},
-    {SEC_ARM, "entry2", K_IDENT, ARM(extra[0].entry), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "entry2", K_IDENT, ARM(extra[0].entry), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the entry of launch 2 of the chain (a C identifier)"},
-    {SEC_ARM, "grid2", K_TEXT, ARM(extra[0].grid), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "grid2", K_TEXT, ARM(extra[0].grid), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the grid expression of launch 2"},
-    {SEC_ARM, "block2", K_TEXT, ARM(extra[0].block), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "block2", K_TEXT, ARM(extra[0].block), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the block expression of launch 2"},
-    {SEC_ARM, "shared2", K_TEXT, ARM(extra[0].shared), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "shared2", K_TEXT, ARM(extra[0].shared), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the dynamic shared bytes of launch 2"},
-    {SEC_ARM, "args2", K_TEXT, ARM(extra[0].args), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "args2", K_TEXT, ARM(extra[0].args), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the arguments of launch 2"},
-    {SEC_ARM, "entry3", K_IDENT, ARM(extra[1].entry), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "entry3", K_IDENT, ARM(extra[1].entry), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the entry of launch 3 of the chain (a C identifier)"},
-    {SEC_ARM, "grid3", K_TEXT, ARM(extra[1].grid), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "grid3", K_TEXT, ARM(extra[1].grid), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the grid expression of launch 3"},
-    {SEC_ARM, "block3", K_TEXT, ARM(extra[1].block), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "block3", K_TEXT, ARM(extra[1].block), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the block expression of launch 3"},
-    {SEC_ARM, "shared3", K_TEXT, ARM(extra[1].shared), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "shared3", K_TEXT, ARM(extra[1].shared), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the dynamic shared bytes of launch 3"},
-    {SEC_ARM, "args3", K_TEXT, ARM(extra[1].args), 0, 0, F_INHERIT, NULL, NULL,
+    {SEC_ARM, "args3", K_TEXT, ARM(extra[1].args), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
      "the arguments of launch 3"},
-    {SEC_ARM, "parity", K_NAME, ARM(parity), 0, 0, 0, NULL, NULL,
+    {SEC_ARM, "parity", K_NAME, ARM(parity), 0, 0, F_REF, NULL, NULL,
      "the name of another arm of the same op"},
     {SEC_ARM, "trusted", K_BOOL, ARM(trusted), 0, 0, F_INHERIT, "no", NULL, "yes/no/true/false/1/0"},
     {SEC_ARM, "requires", K_TEXT, ARM(requires), 0, 0, F_INHERIT, NULL, NULL,
      "conditions over the case variables, e.g. K % 16 == 0, N % 64 == 0"},
-    {SEC_ARM, "precision", K_ENUM, ARM(contract.precision), 0, 0, F_INHERIT | F_QUIET, "dtype",
+    {SEC_ARM, "precision", K_ENUM, ARM(contract.precision), 0, 0, F_INHERIT | F_QUIET | F_AXIS, "dtype",
      w_precision, "dtype, tf32, f16acc or bf16acc"},
-    {SEC_ARM, "tolerance", K_REAL, ARM(contract.tolerance), 0, 1, F_INHERIT | F_QUIET, "0", NULL,
+    {SEC_ARM, "tolerance", K_REAL, ARM(contract.tolerance), 0, 1, F_INHERIT | F_QUIET | F_AXIS, "0", NULL,
      "a number in [0, 1]: the largest error relative to the row scale (0: none)"},
-    {SEC_ARM, "fake_ns", K_REAL, ARM(fake_ns), 0.001, 1e12, 0, "1000", NULL,
+    {SEC_ARM, "fake_ns", K_REAL, ARM(fake_ns), 0.001, 1e12, F_AXIS, "1000", NULL,
      "nanoseconds, a number in [0.001, 1e12]"},
-    {SEC_ARM, "fake_noise", K_REAL, ARM(fake_noise), 0, 10, 0, "0.01", NULL,
+    {SEC_ARM, "fake_noise", K_REAL, ARM(fake_noise), 0, 10, F_AXIS, "0.01", NULL,
      "a lognormal sigma, a number in [0, 10]"},
-    {SEC_ARM, "fake_drift", K_REAL, ARM(fake_drift), -10, 10, 0, "0", NULL,
+    {SEC_ARM, "fake_drift", K_REAL, ARM(fake_drift), -10, 10, F_AXIS, "0", NULL,
      "a log-time change per round, a number in [-10, 10]"},
-    {SEC_ARM, "fake_first", K_REAL, ARM(fake_first), -10, 10, 0, "0", NULL,
+    {SEC_ARM, "fake_first", K_REAL, ARM(fake_first), -10, 10, F_AXIS, "0", NULL,
      "a log-time penalty, a number in [-10, 10]"},
-    {SEC_ARM, "fake_proc_sd", K_REAL, ARM(fake_proc_sd), -1, 10, F_QUIET, "-1", NULL,
+    {SEC_ARM, "fake_proc_sd", K_REAL, ARM(fake_proc_sd), -1, 10, F_QUIET | F_AXIS, "-1", NULL,
      "the SD of the arm x process log-time effect, a number in [0, 10], or -1 for fake_noise / 4"},
-    {SEC_ARM, "fake_round_sd", K_REAL, ARM(fake_round_sd), 0, 10, F_QUIET, "0", NULL,
+    {SEC_ARM, "fake_round_sd", K_REAL, ARM(fake_round_sd), 0, 10, F_QUIET | F_AXIS, "0", NULL,
      "the SD of the arm x round log-time effect, a number in [0, 10]"},
-    {SEC_ARM, "fake_outliers", K_FRAC, ARM(fake_outliers), 0, 1, F_QUIET, "0", NULL,
+    {SEC_ARM, "fake_outliers", K_FRAC, ARM(fake_outliers), 0, 1, F_QUIET | F_AXIS, "0", NULL,
      "the fraction of samples with an outlier, in [0, 1], e.g. 0.01 or 1%"},
-    {SEC_ARM, "fake_outlier_scale", K_REAL, ARM(fake_outlier_scale), 0, 10, F_QUIET, "0", NULL,
+    {SEC_ARM, "fake_outlier_scale", K_REAL, ARM(fake_outlier_scale), 0, 10, F_QUIET | F_AXIS, "0", NULL,
      "the mean log-time excess of an outlier (exponential), a number in [0, 10]"},
-    {SEC_ARM, "fake_tails", K_ENUM, ARM(fake_tails), 0, 0, F_QUIET, "normal", w_fake_tails,
+    {SEC_ARM, "fake_tails", K_ENUM, ARM(fake_tails), 0, 0, F_QUIET | F_AXIS, "normal", w_fake_tails,
      "normal or t3"},
-    {SEC_ARM, "fake_slot", K_REAL, ARM(fake_slot), -10, 10, F_QUIET, "0", NULL,
+    {SEC_ARM, "fake_slot", K_REAL, ARM(fake_slot), -10, 10, F_QUIET | F_AXIS, "0", NULL,
      "a log-time effect when the arm is loaded first in its process, a number in [-10, 10]"},
-    {SEC_ARM, "fake_slot_linear", K_REAL, ARM(fake_slot_linear), -10, 10, F_QUIET, "0", NULL,
+    {SEC_ARM, "fake_slot_linear", K_REAL, ARM(fake_slot_linear), -10, 10, F_QUIET | F_AXIS, "0", NULL,
      "a log-time effect per load slot, a number in [-10, 10]"},
-    {SEC_ARM, "fake_place", K_REAL, ARM(fake_place), 0, 10, F_QUIET, "0", NULL,
+    {SEC_ARM, "fake_place", K_REAL, ARM(fake_place), 0, 10, F_QUIET | F_AXIS, "0", NULL,
      "the SD of a per-(arm, process) placement log-time offset, a number in [0, 10]"},
-    {SEC_ARM, "fake_offset", K_REAL, ARM(fake_offset), -10, 10, F_QUIET, "0", NULL,
+    {SEC_ARM, "fake_offset", K_REAL, ARM(fake_offset), -10, 10, F_QUIET | F_AXIS, "0", NULL,
      "a fixed log-time offset, a number in [-10, 10]"},
-    {SEC_ARM, "fake_crash", K_INT, ARM(fake_crash), -1, IMAX, 0, "-1", NULL,
+    {SEC_ARM, "fake_crash", K_INT, ARM(fake_crash), -1, IMAX, F_AXIS, "-1", NULL,
      "a process index, or -1 for none"},
-    {SEC_ARM, "fake_hang", K_INT, ARM(fake_hang), -1, IMAX, 0, "-1", NULL,
+    {SEC_ARM, "fake_hang", K_INT, ARM(fake_hang), -1, IMAX, F_AXIS, "-1", NULL,
      "a process index, or -1 for none"},
-    {SEC_ARM, "fake_fault", K_INT, ARM(fake_fault), -1, IMAX, F_UNSET, NULL, NULL,
+    {SEC_ARM, "fake_fault", K_INT, ARM(fake_fault), -1, IMAX, F_UNSET | F_AXIS, NULL, NULL,
      "a process index: the arm's first timed call there fails as the arm's own fault (KG_EARM)"},
-    {SEC_ARM, "fake_refuse", K_INT, ARM(fake_refuse), -1, IMAX, F_UNSET, NULL, NULL,
+    {SEC_ARM, "fake_refuse", K_INT, ARM(fake_refuse), -1, IMAX, F_UNSET | F_AXIS, NULL, NULL,
      "a case index (0 = the plan's first case): the device refuses the arm's launch there (KG_EINADMISSIBLE)"},
-    {SEC_ARM, "fake_wrong", K_BOOL, ARM(fake_wrong), 0, 0, 0, "no", NULL,
+    {SEC_ARM, "fake_wrong", K_BOOL, ARM(fake_wrong), 0, 0, F_AXIS, "no", NULL,
      "yes/no/true/false/1/0"},
 
     /* [gate] */
@@ -319,6 +326,22 @@ _Static_assert(sizeof plan_keys / sizeof plan_keys[0] <= KEYS_CAP, "KEYS_CAP too
 /* Line of each key given in one section (0: not given), indexed like plan_keys. */
 typedef struct key_lines { int at[KEYS_CAP]; } key_lines;
 
+/* One axis: the g-th {...} list in the value of key ki.  tmpl is that
+ * value as written; value v is tmpl[vpos[v], vpos[v] + vlen[v]). */
+typedef struct plan_axis {
+    int ki, g, line;
+    char name[KG_NAME_MAX];
+    char tmpl[PLAN_LINE_MAX + 1];
+    int nvalues;
+    unsigned char vpos[PLAN_AXIS_VALUES_MAX], vlen[PLAN_AXIS_VALUES_MAX];
+} plan_axis;
+
+/* The axes of one [case] or [arm] section (its index as parsed). */
+typedef struct sec_axes {
+    int sec, idx, naxes;
+    plan_axis ax[PLAN_AXES_MAX];
+} sec_axes;
+
 typedef struct plan_ctx {
     const char *text;
     size_t len, pos;
@@ -330,6 +353,9 @@ typedef struct plan_ctx {
     key_lines camp_lines, gate_lines;
     key_lines *case_lines, *arm_lines;
     int cases_cap, arms_cap;
+    sec_axes **axes;          /* sections with axes, in file order */
+    int naxsec, axsec_cap;
+    int bracketed;            /* the current section's name is an expanded one, "x[A=1]" */
     /* first error: kept here, so that an earlier libinih syntax error can
      * still take its place once ini_parse_stream returns */
     int failed, code, eline;
@@ -425,6 +451,55 @@ static int ident_ok(const char *s)
         if (c >= 0x80 || !(isalnum(c) || c == '_')) return 0;
     }
     return 1;
+}
+
+/* A character of an axis value: a letter, a digit, '_', '.', '-' or '+'. */
+static int axis_char(unsigned char c)
+{
+    return c < 0x80 && (isalnum(c) || c == '_' || c == '.' || c == '-' || c == '+');
+}
+
+/* An expanded name, the name of one variant of a section with axes:
+ * BASE[A=1] or BASE[A=1,B=2]; BASE and each axis name as name_ok, each
+ * value 1+ axis_char; 63 characters at most in all. */
+static int expanded_name_ok(const char *s, size_t len)
+{
+    if (len < 4 || len > KG_NAME_MAX - 1 || s[len - 1] != ']') return 0;
+    const char *open = memchr(s, '[', len);
+    if (open == NULL || !name_ok(s, (size_t)(open - s))) return 0;
+    const char *p = open + 1, *end = s + len - 1;
+    if (p == end) return 0;
+    for (;;) {
+        const char *q = p;
+        while (q < end && *q != '=') q++;
+        if (q == end || !name_ok(p, (size_t)(q - p))) return 0;
+        p = q + 1;
+        q = p;
+        while (q < end && *q != ',') q++;
+        if (q == p) return 0;
+        for (const char *c = p; c < q; c++)
+            if (!axis_char((unsigned char)*c)) return 0;
+        if (q == end) return 1;
+        p = q + 1;
+        if (p == end) return 0;
+    }
+}
+
+/* A case or arm name: a plain one or an expanded one. */
+static int plan_name_ok(const char *s, size_t len) { return name_ok(s, len) || expanded_name_ok(s, len); }
+
+/* Length of the first item of the comma-separated list at p; a comma
+ * inside [...] (an expanded name's) does not end it. */
+static size_t list_item(const char *p)
+{
+    size_t i = 0;
+    int depth = 0;
+    for (; p[i] != '\0'; i++) {
+        if (p[i] == '[') depth++;
+        else if (p[i] == ']' && depth > 0) depth--;
+        else if (p[i] == ',' && depth == 0) break;
+    }
+    return i;
 }
 
 static void *field_ptr(void *base, const plan_key *k) { return (char *)base + k->off; }
@@ -621,7 +696,7 @@ static int set_value(plan_ctx *ctx, const plan_key *k, void *base, const char *v
         return 0;
     }
     case K_NAME: case K_IDENT: case K_TEXT: {
-        int ok = k->kind == K_NAME ? name_ok(value, vlen)
+        int ok = k->kind == K_NAME ? (k->flags & F_REF ? plan_name_ok(value, vlen) : name_ok(value, vlen))
                : k->kind == K_IDENT ? ident_ok(value)
                : vlen < k->size;
         if (!ok) {
@@ -638,12 +713,12 @@ static int set_value(plan_ctx *ctx, const plan_key *k, void *base, const char *v
         size_t o = 0;
         const char *p = value;
         for (;;) {
-            const char *comma = strchr(p, ',');
-            const char *e = comma ? comma : p + strlen(p);
+            const char *e = p + list_item(p);
+            const char *comma = *e == ',' ? e : NULL;
             while (p < e && isspace((unsigned char)*p)) p++;
             const char *q = e;
             while (q > p && isspace((unsigned char)q[-1])) q--;
-            if (!name_ok(p, (size_t)(q - p))) {
+            if (!plan_name_ok(p, (size_t)(q - p))) {
                 perr(ctx, line, "bad name in list", p, (size_t)(q - p),
                      "%s: %s, each 1-63 letters, digits, '_', '.', '-'", k->key, k->help);
                 return -1;
@@ -710,7 +785,13 @@ static void section_begin(plan_ctx *ctx, const char *p, size_t n)
 {
     const int line = ctx->lineno;
     kg_plan *plan = ctx->plan;
-    const char *close = memchr(p, ']', n);
+    /* the ']' that closes the '[' of p[0]: an expanded name, [arm x[A=1]], holds a pair of its own */
+    const char *close = NULL;
+    int depth = 0;
+    for (size_t i = 0; i < n && close == NULL; i++) {
+        if (p[i] == '[') depth++;
+        else if (p[i] == ']' && --depth == 0) close = p + i;
+    }
     if (close == NULL) {
         perr(ctx, line, "unterminated section header", p, n,
              "close it with ']', e.g. [case NAME]");
@@ -742,6 +823,7 @@ static void section_begin(plan_ctx *ctx, const char *p, size_t n)
         return;
     }
     ctx->nsections++;
+    ctx->bracketed = 0;
     if (sec == SEC_CAMPAIGN || sec == SEC_GATE) {
         if (nlen != 0) {
             perr(ctx, line, "section takes no name", p, hlen, "write [%s]", sec_names[sec]);
@@ -762,11 +844,12 @@ static void section_begin(plan_ctx *ctx, const char *p, size_t n)
         perr(ctx, line, "section needs a name", p, hlen, "write [%s NAME]", sec_names[sec]);
         return;
     }
-    if (!name_ok(nm, nlen)) {
+    if (!plan_name_ok(nm, nlen)) {
         perr(ctx, line, "bad section name", p, hlen,
-             "names are 1-63 letters, digits, '_', '.', '-'");
+             "names are 1-63 letters, digits, '_', '.', '-' (or a variant's expanded name, NAME[AXIS=VALUE,...])");
         return;
     }
+    ctx->bracketed = memchr(nm, '[', nlen) != NULL;
     char nbuf[KG_NAME_MAX];
     memcpy(nbuf, nm, nlen);
     nbuf[nlen] = '\0';
@@ -844,6 +927,180 @@ static char *plan_reader(char *str, int num, void *stream)
     return str;
 }
 
+/* ---- axes ---------------------------------------------------------- */
+
+/* "case keys dtype M N ...; arm keys entry defines ...": the keys that take
+ * axes, for messages (launch 2 and 3 keys and the fake_ keys folded). */
+static void axis_keys_text(char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int sec = SEC_CASE; sec <= SEC_ARM; sec++) {
+        int fake = 0;
+        o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%s keys", sec == SEC_CASE ? "" : "; ",
+                              sec_names[sec]);
+        for (int i = 0; i < PLAN_NKEYS && o < cap; i++) {
+            const plan_key *k = &plan_keys[i];
+            size_t kl = strlen(k->key);
+            if (k->sec != sec || !(k->flags & F_AXIS) || isdigit((unsigned char)k->key[kl - 1])) continue;
+            if (strncmp(k->key, "fake_", 5) == 0 && fake++) continue;
+            o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, " %s",
+                                  strncmp(k->key, "fake_", 5) == 0 ? "fake_*" : k->key);
+        }
+    }
+    if (o < cap) snprintf(buf + o, cap - o, " (and entry2, grid2, ... of launches 2 and 3)");
+}
+
+/* The axes of the current section, made on first use; NULL when out of memory. */
+static sec_axes *current_axes(plan_ctx *ctx)
+{
+    if (ctx->naxsec > 0) {
+        sec_axes *last = ctx->axes[ctx->naxsec - 1];
+        if (last->sec == ctx->sec && last->idx == ctx->idx) return last;
+    }
+    if (ctx->naxsec == ctx->axsec_cap) {
+        int ncap = ctx->axsec_cap ? ctx->axsec_cap * 2 : 8;
+        sec_axes **a = realloc(ctx->axes, (size_t)ncap * sizeof *a);
+        if (a == NULL) return NULL;
+        ctx->axes = a;
+        ctx->axsec_cap = ncap;
+    }
+    sec_axes *sa = calloc(1, sizeof *sa);
+    if (sa == NULL) return NULL;
+    sa->sec = ctx->sec;
+    sa->idx = ctx->idx;
+    ctx->axes[ctx->naxsec++] = sa;
+    return sa;
+}
+
+static const sec_axes *find_axes(const plan_ctx *ctx, int sec, int idx)
+{
+    for (int i = 0; i < ctx->naxsec; i++)
+        if (ctx->axes[i]->sec == sec && ctx->axes[i]->idx == idx) return ctx->axes[i];
+    return NULL;
+}
+
+/* The value v of key ki (line `line`) holds '{' or '}': records its axes.
+ * Returns 0, or -1 with a message in ctx. */
+static int parse_axes(plan_ctx *ctx, int ki, const char *v, int line, const char *ltext, size_t llen)
+{
+    const plan_key *k = &plan_keys[ki];
+    if (!(k->flags & F_AXIS)) {
+        char keys[600];
+        axis_keys_text(keys, sizeof keys);
+        perr(ctx, line, "this key takes no axis", ltext, llen, "'%s' takes one value; {a, b} lists go in %s",
+             k->key, keys);
+        return -1;
+    }
+    if (ctx->bracketed) {
+        perr(ctx, line, "axis in a section with an expanded name", ltext, llen,
+             "a section named NAME[AXIS=VALUE] is one variant already: give the {a, b} lists in the section NAME");
+        return -1;
+    }
+    sec_axes *sa = current_axes(ctx);
+    if (sa == NULL) {
+        perr_nomem(ctx);
+        return -1;
+    }
+    size_t n = strlen(v);
+    int g = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '}') {
+            perr(ctx, line, "'}' without '{'", ltext, llen, "an axis is a list in braces, e.g. %s = {1, 2}", k->key);
+            return -1;
+        }
+        if (v[i] != '{') continue;
+        size_t j = i + 1;
+        while (j < n && v[j] != '}' && v[j] != '{') j++;
+        if (j == n || v[j] == '{') {
+            perr(ctx, line, j == n ? "unclosed '{'" : "'{' inside an axis", ltext, llen,
+                 "an axis is one list {a, b, c}: close it with '}'; lists do not nest");
+            return -1;
+        }
+        /* its name: the key's for a whole value, else NAME of "NAME={" or "-DNAME={" */
+        char name[KG_NAME_MAX];
+        if (i == 0 && j == n - 1) {
+            snprintf(name, sizeof name, "%s", k->key);
+        } else {
+            size_t e = i > 0 && v[i - 1] == '=' ? i - 1 : i, b = e;
+            while (b > 0 && (isalnum((unsigned char)v[b - 1]) || v[b - 1] == '_')) b--;
+            int starts = b == 0 || v[b - 1] == ' ' || v[b - 1] == '\t';
+            if (!starts && v[b - 1] == '-' && v[b] == 'D' && (b == 1 || v[b - 2] == ' ' || v[b - 2] == '\t')) {
+                starts = 1;
+                b++;
+            }
+            if (e == i || b == e || !starts || !(isalpha((unsigned char)v[b]) || v[b] == '_') || e - b >= sizeof name) {
+                perr(ctx, line, "axis without a name", ltext, llen,
+                     "a list inside a value follows its name, NAME={a, b} (e.g. defines = PITCH={36, 40}); or the "
+                     "whole value is the list, %s = {a, b}", k->key);
+                return -1;
+            }
+            if (j + 1 < n && v[j + 1] != ' ' && v[j + 1] != '\t') {
+                perr(ctx, line, "text right after an axis", ltext, llen,
+                     "NAME={a, b} ends its word: put a blank after '}'");
+                return -1;
+            }
+            snprintf(name, sizeof name, "%.*s", (int)(e - b), v + b);
+        }
+        for (int x = 0; x < sa->naxes; x++)
+            if (strcmp(sa->ax[x].name, name) == 0) {
+                perr(ctx, line, "axis named twice", ltext, llen,
+                     "axis '%s' is already a list on line %d; a section has one axis of a name", name, sa->ax[x].line);
+                return -1;
+            }
+        if (sa->naxes >= PLAN_AXES_MAX) {
+            perr(ctx, line, "too many axes", ltext, llen, "a section has at most %d axes", PLAN_AXES_MAX);
+            return -1;
+        }
+        plan_axis *ax = &sa->ax[sa->naxes];
+        memset(ax, 0, sizeof *ax);
+        ax->ki = ki;
+        ax->g = g;
+        ax->line = line;
+        snprintf(ax->name, sizeof ax->name, "%s", name);
+        snprintf(ax->tmpl, sizeof ax->tmpl, "%s", v);
+        for (size_t p = i + 1; p <= j;) {
+            size_t q = p;
+            while (q < j && v[q] != ',') q++;
+            size_t a = p, z = q;
+            while (a < z && isspace((unsigned char)v[a])) a++;
+            while (z > a && isspace((unsigned char)v[z - 1])) z--;
+            if (a == z) {
+                int empty = 1;
+                for (size_t t = i + 1; t < j; t++) empty &= isspace((unsigned char)v[t]) != 0;
+                perr(ctx, line, empty ? "empty axis" : "empty value in an axis", ltext, llen,
+                     "%s: give one or more values, separated by commas, e.g. {1, 2}", name);
+                return -1;
+            }
+            for (size_t t = a; t < z; t++)
+                if (!axis_char((unsigned char)v[t])) {
+                    perr(ctx, line, "bad value in an axis", v + a, z - a,
+                         "%s: a value is letters, digits, '_', '.', '-' or '+' (it becomes part of the names)", name);
+                    return -1;
+                }
+            for (int w = 0; w < ax->nvalues; w++)
+                if (ax->vlen[w] == z - a && memcmp(v + ax->vpos[w], v + a, z - a) == 0) {
+                    perr(ctx, line, "duplicate value in an axis", v + a, z - a,
+                         "%s: each value once; two variants would have one name", name);
+                    return -1;
+                }
+            if (ax->nvalues >= PLAN_AXIS_VALUES_MAX) {
+                perr(ctx, line, "too many values in an axis", ltext, llen, "%s: at most %d values", name,
+                     PLAN_AXIS_VALUES_MAX);
+                return -1;
+            }
+            ax->vpos[ax->nvalues] = (unsigned char)a;
+            ax->vlen[ax->nvalues] = (unsigned char)(z - a);
+            ax->nvalues++;
+            p = q + 1;
+        }
+        sa->naxes++;
+        g++;
+        i = j;
+    }
+    return 0;
+}
+
 static int plan_handler(void *user, const char *section, const char *name, const char *value)
 {
     plan_ctx *ctx = user;
@@ -901,6 +1158,11 @@ static int plan_handler(void *user, const char *section, const char *name, const
     if (v[0] == ';') {
         /* would read as a comment in the canonical form's "key = value" */
         perr(ctx, line, "value starts with ';'", ltext, llen, "%s: %s", k->key, k->help);
+        return 1;
+    }
+    if (strpbrk(v, "{}") != NULL && (ctx->sec == SEC_CASE || ctx->sec == SEC_ARM || k->kind != K_TEXT)) {
+        /* an axis: the values are set when the section expands (expand_axes) */
+        if (parse_axes(ctx, ki, v, line, ltext, llen) == 0) kl->at[ki] = line;
         return 1;
     }
     if (set_value(ctx, k, section_base(ctx, ctx->sec, ctx->idx), v, line) != 0) return 1;
@@ -962,16 +1224,21 @@ static void check_bytes(plan_ctx *ctx)
 
 static const char *arm_key_name(int ki) { return plan_keys[ki].key; }
 
+/* 1 when the list item p[0..l) names the case or arm `name`: its name, or
+ * the base of a variant (the item "sq" names sq[M=96] and sq[M=256]). */
+static int item_names(const char *p, size_t l, const char *name)
+{
+    return strncmp(name, p, l) == 0 && (name[l] == '\0' || name[l] == '[');
+}
+
 static int list_has(const char *list, const char *name)
 {
-    size_t n = strlen(name);
     const char *p = list;
     while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t l = comma ? (size_t)(comma - p) : strlen(p);
-        if (l == n && memcmp(p, name, n) == 0) return 1;
-        if (!comma) break;
-        p = comma + 1;
+        size_t l = list_item(p);
+        if (item_names(p, l, name)) return 1;
+        if (p[l] == '\0') break;
+        p += l + 1;
     }
     return 0;
 }
@@ -1007,6 +1274,20 @@ static void check_required(plan_ctx *ctx, int sec, int idx, const char *name, in
     }
 }
 
+/* "" or, when name is the base of arms with axes, "; arm 'fma' has axes: name one
+ * variant, e.g. fma[PITCH=36]", for the messages of keys that name one arm. */
+static const char *variant_hint(const kg_plan *plan, const char *name, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    size_t n = strlen(name);
+    for (int a = 0; a < plan->narms; a++)
+        if (kg_plan_name_base(plan->arms[a].name) == n && strncmp(plan->arms[a].name, name, n) == 0) {
+            snprintf(buf, cap, "; arm '%s' has axes: name one variant, e.g. %s", name, plan->arms[a].name);
+            break;
+        }
+    return buf;
+}
+
 static void check_arm(plan_ctx *ctx, int a)
 {
     kg_plan *plan = ctx->plan;
@@ -1038,8 +1319,9 @@ static void check_arm(plan_ctx *ctx, int a)
         size_t l;
         const char *t = line_text(ctx, kl->at[k_of], &l);
         if (o < 0) {
+            char hint[2 * KG_NAME_MAX + 64];
             perr(ctx, kl->at[k_of], "unknown arm", arm->of, strlen(arm->of),
-                 "'of' must name a baseline arm of this plan");
+                 "'of' must name a baseline arm of this plan%s", variant_hint(plan, arm->of, hint, sizeof hint));
             return;
         }
         if (plan->arms[o].role != KG_ROLE_BASELINE) {
@@ -1088,20 +1370,25 @@ static void check_arm(plan_ctx *ctx, int a)
     if (kl->at[k_cases]) {
         const char *p = arm->cases;
         while (*p) {
-            const char *comma = strchr(p, ',');
-            size_t l = comma ? (size_t)(comma - p) : strlen(p);
+            size_t l = list_item(p);
+            const char *comma = p[l] == ',' ? p + l : NULL;
             char nm[KG_NAME_MAX];
             snprintf(nm, sizeof nm, "%.*s", (int)l, p);
-            int c = kg_plan_find_case(plan, nm);
-            if (c < 0) {
-                perr(ctx, kl->at[k_cases], "unknown case", nm, strlen(nm),
-                     "'cases' must list [case NAME] sections of this plan");
-                return;
+            int found = 0;
+            for (int c = 0; c < plan->ncases; c++) {
+                if (!item_names(p, l, plan->cases[c].name)) continue;
+                found = 1;
+                if (strcmp(plan->cases[c].op, arm->op) != 0) {
+                    perr(ctx, kl->at[k_cases], "case of another op", nm, strlen(nm),
+                         "case '%s' is %s, arm '%s' implements %s", plan->cases[c].name, plan->cases[c].op,
+                         arm->name, arm->op);
+                    return;
+                }
             }
-            if (strcmp(plan->cases[c].op, arm->op) != 0) {
-                perr(ctx, kl->at[k_cases], "case of another op", nm, strlen(nm),
-                     "case '%s' is %s, arm '%s' implements %s", nm, plan->cases[c].op,
-                     arm->name, arm->op);
+            if (!found) {
+                perr(ctx, kl->at[k_cases], "unknown case", nm, strlen(nm),
+                     "'cases' must list [case NAME] sections of this plan (a case with axes by its name, for all "
+                     "its variants, or one variant by its expanded name)");
                 return;
             }
             if (!comma) break;
@@ -1111,8 +1398,10 @@ static void check_arm(plan_ctx *ctx, int a)
     if (kl->at[k_parity]) {
         int o = kg_plan_find_arm(plan, arm->parity);
         if (o < 0 || o == a) {
+            char hint[2 * KG_NAME_MAX + 64];
             perr(ctx, kl->at[k_parity], o < 0 ? "unknown arm" : "parity with itself",
-                 arm->parity, strlen(arm->parity), "'parity' must name another arm of this plan");
+                 arm->parity, strlen(arm->parity), "'parity' must name another arm of this plan%s",
+                 variant_hint(plan, arm->parity, hint, sizeof hint));
             return;
         }
         if (strcmp(plan->arms[o].op, arm->op) != 0) {
@@ -1245,6 +1534,170 @@ static void plan_notes(plan_ctx *ctx)
                         "(docs/statistics.md)");
 }
 
+/* Sections of kind sec (SEC_CASE or SEC_ARM) with axes become their
+ * variants, in place: the Cartesian product of the axes, the first axis
+ * varying slowest, each variant named BASE[A=1,B=2] and holding its
+ * values in the keys of its axes. */
+static void expand_kind(plan_ctx *ctx, int sec)
+{
+    kg_plan *plan = ctx->plan;
+    int is_case = sec == SEC_CASE;
+    int n = is_case ? plan->ncases : plan->narms;
+    size_t elem = is_case ? sizeof(kg_case) : sizeof(kg_arm);
+    char *old = is_case ? (char *)plan->cases : (char *)plan->arms;
+    key_lines *oldl = is_case ? ctx->case_lines : ctx->arm_lines;
+    long total = 0;
+    int any = 0;
+    for (int i = 0; i < n; i++) {
+        const sec_axes *sa = find_axes(ctx, sec, i);
+        long prod = 1;
+        for (int x = 0; sa != NULL && x < sa->naxes && prod <= PLAN_EXPAND_MAX; x++) prod *= sa->ax[x].nvalues;
+        const char *nm = old + (size_t)i * elem; /* name is the first member of kg_case and kg_arm */
+        int line = is_case ? ((kg_case *)(void *)nm)->line : ((kg_arm *)(void *)nm)->line;
+        if (prod > PLAN_EXPAND_MAX) {
+            char h[KG_NAME_MAX + 16];
+            header_text(h, sizeof h, sec_names[sec], nm);
+            perr(ctx, line, "a section expands to too many variants", h, strlen(h),
+                 "its axes give more than %d combinations; at most %d: shorten the lists or split the section",
+                 PLAN_EXPAND_MAX, PLAN_EXPAND_MAX);
+            return;
+        }
+        any |= sa != NULL;
+        total += prod;
+    }
+    if (!any) return;
+    if (total > PLAN_SECTIONS_MAX) {
+        perr(ctx, 1, is_case ? "too many cases" : "too many arms", "", 0,
+             "the axes expand the plan to %ld %s; at most %d", total, is_case ? "cases" : "arms", PLAN_SECTIONS_MAX);
+        return;
+    }
+    char *nw = calloc((size_t)total, elem);
+    key_lines *nwl = calloc((size_t)total, sizeof *nwl);
+    if (nw == NULL || nwl == NULL) {
+        free(nw);
+        free(nwl);
+        perr_nomem(ctx);
+        return;
+    }
+    int o = 0;
+    for (int i = 0; i < n && !ctx->failed; i++) {
+        const char *src = old + (size_t)i * elem;
+        const sec_axes *sa = find_axes(ctx, sec, i);
+        if (sa == NULL) {
+            memcpy(nw + (size_t)o * elem, src, elem);
+            nwl[o++] = oldl[i];
+            continue;
+        }
+        int line = is_case ? ((const kg_case *)(const void *)src)->line : ((const kg_arm *)(const void *)src)->line;
+        long prod = 1;
+        for (int x = 0; x < sa->naxes; x++) prod *= sa->ax[x].nvalues;
+        for (long combo = 0; combo < prod && !ctx->failed; combo++) {
+            int pick[PLAN_AXES_MAX];
+            long rest = combo;
+            for (int x = sa->naxes - 1; x >= 0; x--) {
+                pick[x] = (int)(rest % sa->ax[x].nvalues);
+                rest /= sa->ax[x].nvalues;
+            }
+            char *dst = nw + (size_t)o * elem;
+            memcpy(dst, src, elem);
+            nwl[o] = oldl[i];
+            /* the name */
+            char name[2 * KG_NAME_MAX + PLAN_AXES_MAX * (KG_NAME_MAX + PLAN_LINE_MAX)];
+            size_t nl = (size_t)snprintf(name, sizeof name, "%s[", src);
+            for (int x = 0; x < sa->naxes && nl < sizeof name; x++) {
+                const plan_axis *ax = &sa->ax[x];
+                nl += (size_t)snprintf(name + nl, sizeof name - nl, "%s%s=%.*s", x ? "," : "", ax->name,
+                                       (int)ax->vlen[pick[x]], ax->tmpl + ax->vpos[pick[x]]);
+            }
+            if (nl < sizeof name) nl += (size_t)snprintf(name + nl, sizeof name - nl, "]");
+            if (nl > KG_NAME_MAX - 1) {
+                perr(ctx, line, "expanded name too long", name, strlen(name),
+                     "a variant's name BASE[AXIS=VALUE,...] has at most %d characters: shorten the section name, "
+                     "the axis names or the values", KG_NAME_MAX - 1);
+                break;
+            }
+            memcpy(dst, name, nl + 1);
+            /* the values of the keys with axes, each key once */
+            for (int x = 0; x < sa->naxes && !ctx->failed; x++) {
+                const plan_axis *ax = &sa->ax[x];
+                int first = 1;
+                for (int y = 0; y < x; y++) first &= sa->ax[y].ki != ax->ki;
+                if (!first) continue;
+                char val[PLAN_LINE_MAX + 1];
+                size_t vo = 0;
+                int g = 0;
+                for (const char *t = ax->tmpl; *t && vo + 1 < sizeof val;) {
+                    if (*t != '{') {
+                        val[vo++] = *t++;
+                        continue;
+                    }
+                    const plan_axis *gx = NULL;
+                    int gi = 0;
+                    for (int y = 0; y < sa->naxes; y++)
+                        if (sa->ax[y].ki == ax->ki && sa->ax[y].g == g) {
+                            gx = &sa->ax[y];
+                            gi = y;
+                        }
+                    if (gx != NULL && vo + gx->vlen[pick[gi]] + 1 < sizeof val) {
+                        memcpy(val + vo, gx->tmpl + gx->vpos[pick[gi]], gx->vlen[pick[gi]]);
+                        vo += gx->vlen[pick[gi]];
+                    }
+                    const char *close = strchr(t, '}');
+                    t = close ? close + 1 : t + strlen(t);
+                    g++;
+                }
+                val[vo] = '\0';
+                set_value(ctx, &plan_keys[ax->ki], dst, val, ax->line);
+            }
+            o++;
+        }
+    }
+    if (ctx->failed) {
+        free(nw);
+        free(nwl);
+        return;
+    }
+    free(old);
+    free(oldl);
+    if (is_case) {
+        plan->cases = (kg_case *)(void *)nw;
+        plan->ncases = o;
+        ctx->case_lines = nwl;
+        ctx->cases_cap = (int)total;
+    } else {
+        plan->arms = (kg_arm *)(void *)nw;
+        plan->narms = o;
+        ctx->arm_lines = nwl;
+        ctx->arms_cap = (int)total;
+    }
+}
+
+/* The plan's sections with axes become their variants; names must still
+ * differ. */
+static void expand_axes(plan_ctx *ctx)
+{
+    kg_plan *plan = ctx->plan;
+    if (ctx->naxsec == 0) return;
+    expand_kind(ctx, SEC_CASE);
+    if (!ctx->failed) expand_kind(ctx, SEC_ARM);
+    for (int pass = 0; pass < 2 && !ctx->failed; pass++) {
+        int n = pass ? plan->narms : plan->ncases;
+        for (int j = 1; j < n && !ctx->failed; j++) {
+            const char *nj = pass ? plan->arms[j].name : plan->cases[j].name;
+            for (int i = 0; i < j; i++) {
+                const char *ni = pass ? plan->arms[i].name : plan->cases[i].name;
+                if (strcmp(ni, nj) != 0) continue;
+                int li = pass ? plan->arms[i].line : plan->cases[i].line;
+                int lj = pass ? plan->arms[j].line : plan->cases[j].line;
+                perr(ctx, lj, pass ? "duplicate arm" : "duplicate case", nj, strlen(nj),
+                     "the sections on lines %d and %d both give this name (a section with axes names each variant "
+                     "BASE[AXIS=VALUE]): rename one", li, lj);
+                break;
+            }
+        }
+    }
+}
+
 static void finish(plan_ctx *ctx)
 {
     kg_plan *plan = ctx->plan;
@@ -1255,6 +1708,8 @@ static void finish(plan_ctx *ctx)
              "a plan needs [case NAME] and [arm NAME] sections; see docs/plan-format.md");
         return;
     }
+    expand_axes(ctx);
+    if (ctx->failed) return;
     if (plan->ncases == 0) {
         size_t l;
         const char *t = line_text(ctx, 1, &l);
@@ -1284,8 +1739,10 @@ static void finish(plan_ctx *ctx)
             int ln = ctx->camp_lines.at[key_index(SEC_CAMPAIGN, "reference")];
             size_t l;
             const char *t = line_text(ctx, ln, &l);
+            char hint[2 * KG_NAME_MAX + 64];
             perr(ctx, ln, ra < 0 ? "reference names no arm" : "reference names an arm that is not a baseline", t, l,
-                 "name an arm with role = baseline, or remove the key to compare with every baseline");
+                 "name an arm with role = baseline, or remove the key to compare with every baseline%s",
+                 variant_hint(plan, plan->campaign.reference, hint, sizeof hint));
         }
     }
     for (int c = 0; c < plan->ncases && !ctx->failed; c++) {
@@ -1500,6 +1957,8 @@ int kg_plan_parse(const char *text, size_t len, const char *name, const char *ba
     *out = plan;
     plan = NULL;
 done:
+    for (int i = 0; i < ctx.naxsec; i++) free(ctx.axes[i]);
+    free(ctx.axes);
     free(ctx.case_lines);
     free(ctx.arm_lines);
     kg_plan_free(plan);
@@ -1594,6 +2053,74 @@ int kg_plan_arm_applies(const kg_plan *plan, int a, int c)
     const kg_case *cs = &plan->cases[c];
     if (strcmp(arm->op, cs->op) != 0) return 0;
     return arm->cases[0] == '\0' || list_has(arm->cases, cs->name);
+}
+
+size_t kg_plan_name_base(const char *name)
+{
+    if (name == NULL) return 0;
+    const char *open = strchr(name, '[');
+    return open != NULL && open != name && expanded_name_ok(name, strlen(name)) ? (size_t)(open - name) : 0;
+}
+
+/* The j-th "AXIS=VALUE" of expanded name nm: its axis and value spans; 0 when it has none. */
+static int name_axis(const char *nm, int j, const char **ax, size_t *axl, const char **val, size_t *vall)
+{
+    const char *p = strchr(nm, '[');
+    if (p == NULL) return 0;
+    p++;
+    for (int k = 0; *p != '\0' && *p != ']'; k++) {
+        const char *eq = strchr(p, '='), *e = p + strcspn(p, ",]");
+        if (eq == NULL || eq > e) return 0;
+        if (k == j) {
+            *ax = p;
+            *axl = (size_t)(eq - p);
+            *val = eq + 1;
+            *vall = (size_t)(e - eq - 1);
+            return 1;
+        }
+        p = *e == ',' ? e + 1 : e;
+    }
+    return 0;
+}
+
+int kg_plan_axes_text(const kg_plan *plan, int is_arm, int i, char *buf, size_t cap)
+{
+    if (cap > 0) buf[0] = '\0';
+    int n = plan == NULL ? 0 : is_arm ? plan->narms : plan->ncases;
+    if (i < 0 || i >= n || cap == 0) return 0;
+#define NAME_AT(k) (is_arm ? plan->arms[k].name : plan->cases[k].name)
+    const char *nm = NAME_AT(i);
+    size_t b = kg_plan_name_base(nm);
+    if (b == 0) return 0;
+    int count = 0;
+    for (int k = 0; k < n; k++)
+        count += kg_plan_name_base(NAME_AT(k)) == b && strncmp(NAME_AT(k), nm, b) == 0;
+    size_t o = 0;
+    const char *ax, *val;
+    size_t axl, vall;
+    for (int j = 0; name_axis(nm, j, &ax, &axl, &val, &vall) && o < cap; j++) {
+        o += (size_t)snprintf(buf + o, cap - o, "%s%.*s =", j ? "; " : "", (int)axl, ax);
+        /* its values, each once, in the order the variants come */
+        int nv = 0;
+        for (int k = 0; k < n && o < cap; k++) {
+            const char *vk = NAME_AT(k), *axk, *valk;
+            size_t axlk, vallk;
+            if (!(kg_plan_name_base(vk) == b && strncmp(vk, nm, b) == 0)) continue;
+            if (!name_axis(vk, j, &axk, &axlk, &valk, &vallk)) continue;
+            int seen = 0;
+            for (int q = 0; q < k && !seen; q++) {
+                const char *vq = NAME_AT(q), *axq, *valq;
+                size_t axlq, vallq;
+                seen = kg_plan_name_base(vq) == b && strncmp(vq, nm, b) == 0 &&
+                       name_axis(vq, j, &axq, &axlq, &valq, &vallq) && vallq == vallk &&
+                       memcmp(valq, valk, vallk) == 0;
+            }
+            if (seen) continue;
+            o += (size_t)snprintf(buf + o, cap - o, "%s %.*s", nv++ ? "," : "", (int)vallk, valk);
+        }
+    }
+#undef NAME_AT
+    return count;
 }
 
 int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap, kg_err *err)

@@ -27,7 +27,9 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
             if (r->state == KG_ARM_ABSENT) continue;
             char ct[48];
             kg_contract_text(&plan->arms[a].contract, plan->cases[c].dtype, ct, sizeof ct);
-            kg_sb_printf(sb, "%s,%s,%s,%s,%s,%s", plan->cases[c].name, plan->arms[a].name, kg_role_name(r->role),
+            char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP], qb[KG_CSV_NAME_CAP];
+            kg_sb_printf(sb, "%s,%s,%s,%s,%s,%s", kg_csv_name(plan->cases[c].name, qc), kg_csv_name(plan->arms[a].name, qa),
+                         kg_role_name(r->role),
                          kg_report_state_name(r->state), kg_verdict_name(r->verdict), ct);
             csv_num(sb, r->med_ns[0]); csv_num(sb, r->med_ns[1]);
             csv_num(sb, r->proc_red[0]); csv_num(sb, r->proc_red[1]);
@@ -48,7 +50,7 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
             csv_num(sb, r->p_value);
             csv_num(sb, r->p_adj);
             csv_num(sb, r->rho_lo_adj);
-            kg_sb_printf(sb, ",%s", r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "");
+            kg_sb_printf(sb, ",%s", r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0 ? kg_csv_name(plan->arms[r->contrast_arm].name, qb) : "");
             /* clocks: empty where the case has none */
             csv_num(sb, r->has_cycles && r->has_cycle_effect && r->eff_cycles.has_interval ? r->eff_cycles.rho_lo
                                                                                          : (double)NAN);

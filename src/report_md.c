@@ -119,6 +119,31 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
 
 static void host_watch(kg_sb *sb, const kg_evidence *ev);
 
+/* The plan's axes, a line per case or arm with axes (its variants are
+ * named BASE[AXIS=VALUE] and their rows stay together, in the order of
+ * the expansion); nothing for a plan without axes. */
+static void axes_md(kg_sb *sb, const kg_plan *plan)
+{
+    int any = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? plan->narms : plan->ncases;
+        for (int i = 0; i < n; i++) {
+            const char *nm = pass ? plan->arms[i].name : plan->cases[i].name;
+            const char *prev = i > 0 ? (pass ? plan->arms[i - 1].name : plan->cases[i - 1].name) : NULL;
+            size_t b = kg_plan_name_base(nm);
+            if (b == 0 || (prev != NULL && kg_plan_name_base(prev) == b && strncmp(prev, nm, b) == 0)) continue;
+            char axes[KG_TEXT_MAX];
+            int nv = kg_plan_axes_text(plan, pass, i, axes, sizeof axes);
+            if (!any++)
+                kg_sb_puts(sb, "Axes: a case or arm with axes is expanded into variants named BASE[AXIS=VALUE], "
+                               "whose rows stay together in the order of the expansion (first axis slowest).\n\n");
+            kg_sb_printf(sb, "- %s `%.*s`: %s (%d variant%s)\n", pass ? "arm" : "case", (int)b, nm, axes, nv,
+                         nv == 1 ? "" : "s");
+        }
+    }
+    if (any) kg_sb_puts(sb, "\n");
+}
+
 static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
 {
     const kg_plan *plan = ev->plan;
@@ -177,6 +202,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                    "baselines the one it gains least on: FASTER than every baseline; a control against its "
                    "own); the interval is the one-sided "
                    "(1 - alpha) bound on each side, from process means with directions as strata.\n\n");
+    axes_md(sb, plan);
     kg_sb_puts(sb, "| case | arm | role | fwd µs base → arm | rev µs base → arm | process red. fwd / rev | "
                    "paired-round red. [range] | round wins fwd / rev | reduction [lower, upper] | verdict |\n");
     kg_sb_puts(sb, "|---|---|---|---|---|---|---|---|---|---|\n");

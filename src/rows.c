@@ -114,14 +114,16 @@ static void csv_text(kg_sb *sb, const char *s)
 
 void kg_rows_put_raw(kg_sb *sb, const kg_plan *plan, const kg_row *r)
 {
-    kg_sb_printf(sb, "%d,%s,%d,%s,%s,%d,%.3f,%.16s\n", r->proc, dir_name(r->dir), r->round, plan->arms[r->arm].name,
-                 plan->cases[r->kase].name, r->sample, r->ns, plan->hash);
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%d,%s,%s,%d,%.3f,%.16s\n", r->proc, dir_name(r->dir), r->round,
+                 kg_csv_name(plan->arms[r->arm].name, qa), kg_csv_name(plan->cases[r->kase].name, qc), r->sample, r->ns, plan->hash);
 }
 
 void kg_rows_put_check(kg_sb *sb, const kg_plan *plan, const kg_check_rec *r)
 {
-    kg_sb_printf(sb, "%d,%s,%s,%s,%s,%s,%s,", r->proc, dir_name(r->dir), plan->cases[r->kase].name,
-                 r->arm >= 0 ? plan->arms[r->arm].name : "", kg_phase_name(r->phase), r->check,
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%s,%s,%s,%s,%s,", r->proc, dir_name(r->dir), kg_csv_name(plan->cases[r->kase].name, qc),
+                 r->arm >= 0 ? kg_csv_name(plan->arms[r->arm].name, qa) : "", kg_phase_name(r->phase), r->check,
                  r->pass ? "pass" : "fail");
     if (r->has_cmp)
         kg_sb_printf(sb, "%.6g,%.6g,%lld,%lld,", r->max_abs, r->max_rel, r->worst, r->nbad);
@@ -133,15 +135,17 @@ void kg_rows_put_check(kg_sb *sb, const kg_plan *plan, const kg_check_rec *r)
 
 void kg_rows_put_tel(kg_sb *sb, const kg_plan *plan, const kg_tel_rec *t)
 {
-    kg_sb_printf(sb, "%d,%s,%d,%s,%d,%d,%d,%.1f,%d,0x%llx,%d,%d,%.0f,%.0f\n", t->proc, plan->cases[t->kase].name,
-                 t->round, plan->arms[t->arm].name, t->sample, t->sm_mhz, t->mem_mhz, t->power_w, t->temp_c,
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%d,%s,%d,%d,%d,%.1f,%d,0x%llx,%d,%d,%.0f,%.0f\n", t->proc,
+                 kg_csv_name(plan->cases[t->kase].name, qc), t->round, kg_csv_name(plan->arms[t->arm].name, qa), t->sample, t->sm_mhz, t->mem_mhz, t->power_w, t->temp_c,
                  t->reasons, t->foreign_procs, t->escaped, t->event_ns, t->host_ns);
 }
 
 void kg_rows_put_res(kg_sb *sb, const kg_plan *plan, const kg_res_rec *r)
 {
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
     kg_sb_printf(sb, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s,", r->proc,
-                 plan->cases[r->kase].name, plan->arms[r->arm].name, r->launch, r->regs, r->static_shared,
+                 kg_csv_name(plan->cases[r->kase].name, qc), kg_csv_name(plan->arms[r->arm].name, qa), r->launch, r->regs, r->static_shared,
                  r->dynamic_shared, r->local, r->const_bytes, r->max_threads, r->ptx, r->binary, r->grid[0],
                  r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->launches, r->arch,
                  r->image_bytes, r->image_sha256);
@@ -188,8 +192,9 @@ void kg_rows_put_watch(kg_sb *sb, const kg_watch_rec *r)
 
 void kg_rows_put_out(kg_sb *sb, const kg_plan *plan, const kg_out_rec *r)
 {
-    kg_sb_printf(sb, "%d,%s,%s,%s,%s,%d,%" PRIu64 ",%zu,%zu,%s,%.6g,%zu,%s,%s\n", r->proc, plan->cases[r->kase].name,
-                 plan->arms[r->arm].name, kg_phase_name(r->phase), r->check, r->output, r->seed, r->offset,
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%s,%s,%s,%d,%" PRIu64 ",%zu,%zu,%s,%.6g,%zu,%s,%s\n", r->proc,
+                 kg_csv_name(plan->cases[r->kase].name, qc), kg_csv_name(plan->arms[r->arm].name, qa), kg_phase_name(r->phase), r->check, r->output, r->seed, r->offset,
                  r->bytes, r->pass ? "pass" : "fail", r->max_abs, r->stored, r->encoding, r->sha256);
 }
 

@@ -355,6 +355,20 @@ void kg_file_last_line(const char *path, char *buf, size_t cap)
 
 /* Splits one CSV line in place into at most max fields; a field may be
  * quoted with "" escaping.  Returns the number of fields. */
+const char *kg_csv_name(const char *name, char *buf)
+{
+    if (strpbrk(name, ",\"") == NULL) return name;
+    size_t o = 0;
+    buf[o++] = '"';
+    for (const char *s = name; *s && o + 3 < KG_CSV_NAME_CAP; s++) {
+        if (*s == '"') buf[o++] = '"';
+        buf[o++] = *s;
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+    return buf;
+}
+
 int kg_csv_split(char *line, char **f, int max)
 {
     int n = 0;

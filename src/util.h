@@ -98,6 +98,11 @@ void kg_file_last_line(const char *path, char *buf, size_t cap);
 /* Splits one CSV line in place into at most max fields (a field may be
  * quoted, with "" for a quote); returns the number of fields. */
 int kg_csv_split(char *line, char **f, int max);
+/* A case or arm name as a CSV field: as it is, or in double quotes when it
+ * holds a comma (a variant's expanded name, fma[A=1,B=2]; kg_csv_split
+ * reads it back).  buf holds KG_CSV_NAME_CAP bytes. */
+#define KG_CSV_NAME_CAP 160
+const char *kg_csv_name(const char *name, char *buf);
 /* Returns the next line of a NUL-terminated text (modified in place) and
  * advances *cursor; NULL at the end. */
 char *kg_next_line(char **cursor);

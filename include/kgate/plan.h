@@ -223,6 +223,16 @@ int kg_plan_square(const kg_plan *plan);
  * that list is not empty. */
 int kg_plan_arm_applies(const kg_plan *plan, int a, int c);
 
+/* Axes (docs/plan-format.md): a section with {a, b} lists is expanded into
+ * variants named BASE[AXIS=VALUE,...].  kg_plan_name_base: the length of
+ * BASE in such a name, 0 for a plain name.  kg_plan_axes_text: for the
+ * case (is_arm 0) or arm (1) at index i, a variant, the axes of its base
+ * with their values in the order of the expansion, "PITCH = 36, 40;
+ * SPLITS = 1, 2", into buf; returns the number of variants of that base,
+ * 0 (and "") when i is no variant. */
+size_t kg_plan_name_base(const char *name);
+int kg_plan_axes_text(const kg_plan *plan, int is_arm, int i, char *buf, size_t cap);
+
 /* Resolves arm a's source against the plan's folder into out. */
 int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap,
                         kg_err *err);

@@ -607,6 +607,102 @@ static void fuzz_one(const char *input, size_t len)
 }
 
 
+/* Axes: {a, b} lists expand a section into variants BASE[AXIS=VALUE,...]
+ * (the first axis slowest), the canonical form holds the variants and
+ * parses to itself, and a cases list names a case with axes by its base. */
+static void test_axes(void)
+{
+    const char *text =
+        "[campaign]\nname = ax\nbackend = fake\n"
+        "[case sq]\nop = gemm_bt\ndtype = {f32, bf16}\nM = {96, 256}\nN = 8\nK = 8\n"
+        "[case one]\nop = gemm_bt\ndtype = f32\nM = 3\nN = 8\nK = 8\n"
+        "[arm base]\nop = gemm_bt\nrole = baseline\nbuiltin = ref\n"
+        "[arm fma]\nop = gemm_bt\nbuiltin = ref\ndefines = PITCH={36, 40} PIPE=0\n"
+        "cflags = -DSPLITS={1,2} -O2\ncases = sq\n"
+        "[arm c]\nop = gemm_bt\nrole = control\nof = base\nfake_ns = {900, 1000}\n"
+        "[gate]\n";
+    kg_plan *p = parse_ok(text, "ax.kg");
+    if (!p) return;
+    static const char *const cases[] = {"sq[dtype=f32,M=96]", "sq[dtype=f32,M=256]", "sq[dtype=bf16,M=96]",
+                                        "sq[dtype=bf16,M=256]", "one"};
+    static const char *const arms[] = {"base", "fma[PITCH=36,SPLITS=1]", "fma[PITCH=36,SPLITS=2]",
+                                       "fma[PITCH=40,SPLITS=1]", "fma[PITCH=40,SPLITS=2]", "c[fake_ns=900]",
+                                       "c[fake_ns=1000]"};
+    CHECK(p->ncases == 5 && p->narms == 7);
+    for (int i = 0; i < 5 && i < p->ncases; i++) CHECK_MSG(strcmp(p->cases[i].name, cases[i]) == 0, "%s", p->cases[i].name);
+    for (int i = 0; i < 7 && i < p->narms; i++) CHECK_MSG(strcmp(p->arms[i].name, arms[i]) == 0, "%s", p->arms[i].name);
+    if (p->ncases == 5 && p->narms == 7) {
+        CHECK(p->cases[2].dtype == KG_DT_BF16 && p->cases[2].M == 96 && p->cases[1].M == 256);
+        CHECK_MSG(strcmp(p->arms[3].defines, "PITCH=40 PIPE=0") == 0, "%s", p->arms[3].defines);
+        CHECK_MSG(strcmp(p->arms[3].cflags, "-DSPLITS=1 -O2") == 0, "%s", p->arms[3].cflags);
+        CHECK(p->arms[6].fake_ns == 1000.0 && p->arms[6].role == KG_ROLE_CONTROL);
+        /* cases = sq: every variant of sq, not the case one */
+        CHECK(kg_plan_arm_applies(p, 1, 0) && kg_plan_arm_applies(p, 1, 3) && !kg_plan_arm_applies(p, 1, 4));
+        CHECK(kg_plan_arm_applies(p, 0, 4));
+        CHECK(kg_plan_name_base(p->arms[1].name) == 3 && kg_plan_name_base("base") == 0);
+        CHECK(kg_plan_name_base("x[") == 0 && kg_plan_name_base("[A=1]") == 0);
+        char axes[256];
+        CHECK(kg_plan_axes_text(p, 1, 2, axes, sizeof axes) == 4);
+        CHECK_MSG(strcmp(axes, "PITCH = 36, 40; SPLITS = 1, 2") == 0, "%s", axes);
+        CHECK(kg_plan_axes_text(p, 0, 0, axes, sizeof axes) == 4);
+        CHECK_MSG(strcmp(axes, "dtype = f32, bf16; M = 96, 256") == 0, "%s", axes);
+        CHECK(kg_plan_axes_text(p, 1, 0, axes, sizeof axes) == 0 && axes[0] == '\0');
+    }
+    CHECK_STR_CONTAINS(p->canonical, "\n[arm fma[PITCH=40,SPLITS=2]]\nop = gemm_bt\n");
+    CHECK_STR_CONTAINS(p->canonical, "defines = PITCH=40 PIPE=0\ncflags = -DSPLITS=2 -O2\ncases = sq\n");
+    CHECK(strchr(p->canonical, '{') == NULL);
+    kg_plan *q = parse_ok(p->canonical, "other.kg");
+    if (q) {
+        CHECK(strcmp(q->canonical, p->canonical) == 0 && strcmp(q->hash, p->hash) == 0);
+        kg_plan_free(q);
+    }
+    /* spelling does not matter; the values' order does */
+    char *alt = malloc(strlen(text) + 64);
+    if (alt) {
+        strcpy(alt, text);
+        char *d = strstr(alt, "PITCH={36, 40}");
+        memcpy(d, "PITCH={ 36,40}", 14);
+        kg_plan *r = parse_ok(alt, "alt.kg");
+        if (r) CHECK(strcmp(r->hash, p->hash) == 0);
+        kg_plan_free(r);
+        d = strstr(alt, "PITCH={ 36,40}");
+        memcpy(d, "PITCH={40, 36}", 14);
+        r = parse_ok(alt, "alt.kg");
+        if (r) CHECK(strcmp(r->hash, p->hash) != 0 && strcmp(r->arms[1].name, "fma[PITCH=40,SPLITS=1]") == 0);
+        kg_plan_free(r);
+        free(alt);
+    }
+    kg_plan_free(p);
+    /* a cases list naming one variant: the comma inside its brackets separates nothing */
+    const char *one =
+        "[case sq]\nop = gemm_bt\ndtype = {f32, bf16}\nM = {96, 256}\nN = 8\nK = 8\n"
+        "[case one]\nop = gemm_bt\ndtype = f32\nM = 3\nN = 8\nK = 8\n"
+        "[arm base]\nop = gemm_bt\nrole = baseline\nbuiltin = ref\n"
+        "[arm v]\nop = gemm_bt\nbuiltin = ref\ncases = sq[dtype=bf16,M=96] , one\n";
+    p = parse_ok(one, "one.kg");
+    if (p) {
+        CHECK(p->narms == 2 && p->ncases == 5);
+        if (p->narms == 2 && p->ncases == 5) {
+            CHECK_MSG(strcmp(p->arms[1].cases, "sq[dtype=bf16,M=96],one") == 0, "%s", p->arms[1].cases);
+            CHECK(kg_plan_arm_applies(p, 1, 2) && kg_plan_arm_applies(p, 1, 4));
+            CHECK(!kg_plan_arm_applies(p, 1, 0) && !kg_plan_arm_applies(p, 1, 3));
+        }
+        kg_plan_free(p);
+    }
+    /* errors */
+    EXPECT_ERR(HEAD "[arm c]\nop = gemm_bt\nsource = k.c\nfake_ns = {1, 1}\n", 11, "1");
+    EXPECT_ERR(HEAD "[arm c]\nop = gemm_bt\nsource = k.c\nfake_ns = {}\n", 11, "fake_ns = {}");
+    EXPECT_ERR(HEAD "[arm c]\nop = gemm_bt\nsource = {k.c, j.c}\n", 10, "source = {k.c, j.c}");
+    EXPECT_ERR(HEAD "[arm c]\nop = gemm_bt\nsource = k.c\nfake_ns = {1, 2}\n[arm c[fake_ns=2]]\nop = gemm_bt\n"
+               "source = k.c\n", 12, "c[fake_ns=2]");
+    EXPECT_ERR(HEAD "[arm c]\nop = gemm_bt\nsource = k.c\ndefines = X {1, 2}\n", 11, "defines = X {1, 2}");
+    EXPECT_ERR(HEAD "[case b]\nop = gemm_bt\ndtype = f32\nM = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17}\n"
+               "N = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}\n", 8, "[case b]");
+    EXPECT_ERR("[campaign]\nseed = {1, 2}\n" HEAD, 2, "seed = {1, 2}");
+    EXPECT_ERR(HEAD "[arm c[A=1]]\nop = gemm_bt\nsource = k.c\nfake_ns = {1, 2}\n", 11, "fake_ns = {1, 2}");
+    EXPECT_ERR(HEAD "[case b]\nop = gemm_bt\ndtype = f32\nM = {1, x}\n", 11, "x");
+}
+
 static void test_fuzz(void)
 {
     static const char alphabet[] = "[]=:;#% \t\n\r\x00\xff\xc3\xa9" "abcdefgmnoprsu_.-0123456789eM";
@@ -614,7 +710,8 @@ static void test_fuzz(void)
         "0", "-1", "1", "2%", "0.5", "1e308", "nan", "yes", "no", "f16", "bf16", "baseline",
         "control", "candidate", "reference", "naive", "blocked", "small", "big", "rows",
         "gemm_bt", "rowsum", "[", "]", ";", "#", " ", "=", "\n", "\n[arm x]\n", "\n[case y]\n",
-        "of", "role", "cases", "parity", "\xff", "%", "\n[gate]\n", "small,big", "0x1p-3"};
+        "of", "role", "cases", "parity", "\xff", "%", "\n[gate]\n", "small,big", "0x1p-3", "{1, 2}", "{", "}",
+        "x[A=1]", "[M=1,N=2]", "PITCH={1,2}"};
     char buf[4096];
     size_t base_len = 0;
     char *base = read_all("tests/plans/full.kg", &base_len);
@@ -687,6 +784,7 @@ int main(void)
     test_files();
     test_doc_example();
     test_names();
+    test_axes();
     test_fuzz();
     return kg_test_finish("test_plan");
 }
