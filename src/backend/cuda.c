@@ -427,7 +427,9 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
                                  &bytes, err);
         if (rc == KG_OK && build_dir != NULL) {
             char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
-            snprintf(path, sizeof path, "%s/%s.%s.cubin", build_dir, arm->name, kg_dtype_name(dt));
+            /* a precompiled arm keeps its image's kind: ARM.DTYPE.ptx, ... */
+            snprintf(path, sizeof path, "%s/%s.%s.%s", build_dir, arm->name, kg_dtype_name(dt),
+                     kg_arm_is_image(arm) ? kg_image_kind_name(kg_image_kind_of(arm->image)) : "cubin");
             /* a temporary renamed in place: a link at path is replaced, never written through */
             rc = kg_write_atomic(path, image, bytes, err);
         }
