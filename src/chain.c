@@ -312,8 +312,8 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
         if (hash_at(dirfd, rel, hex) != 1)
             kg_problem(out, nbad, "%s: recorded in environment.json but missing", rel);
         else if (!json_is_string(sha) || strcmp(hex, json_string_value(sha)) != 0)
-            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from environment.json's record of arm %s's source", rel,
-                    hex, plan->arms[a].name);
+            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from environment.json's record of arm %s's %s", rel,
+                    hex, plan->arms[a].name, kg_arm_is_image(&plan->arms[a]) ? "image" : "source");
     }
     for (int i = 0; i < nf; i++) {
         if (strncmp(files[i], "sources/", 8) != 0) continue;
