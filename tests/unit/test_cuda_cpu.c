@@ -156,6 +156,11 @@ static void test_args(void)
     CHECK(args[5].kind == KG_CARG_F64 && args[5].value.f64 == 1e-5);
     CHECK(args[6].kind == KG_CARG_WS);
     CHECK(args[7].kind == KG_CARG_I32 && args[7].value.i32 == 96);
+    /* null: a null pointer, 8 zero bytes (Triton's trailing scratch pointers) */
+    CHECK(kg_launch_args_parse("dev", "A, C, M, null, null", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) == KG_OK);
+    CHECK(n == 5);
+    CHECK(args[3].kind == KG_CARG_I64 && args[3].value.i64 == 0 && args[4].kind == KG_CARG_I64);
+    CHECK(kg_launch_args_parse("dev", "A, null:i32", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) != KG_OK);
     /* the workspace is WS in the vocabulary (ws is accepted too) */
     CHECK(kg_launch_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
                              &err) == KG_EINPUT);
