@@ -161,6 +161,7 @@ static void test_args(void)
     CHECK(n == 5);
     CHECK(args[3].kind == KG_CARG_I64 && args[3].value.i64 == 0 && args[4].kind == KG_CARG_I64);
     CHECK(kg_launch_args_parse("dev", "A, null:i32", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) != KG_OK);
+    kg_err_clear(&err);
     /* the workspace is WS in the vocabulary (ws is accepted too) */
     CHECK(kg_launch_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
                              &err) == KG_EINPUT);
