@@ -307,6 +307,34 @@ PLAN
     fake_cuda check "$T/p/host.kg" -o "$T/host" >"$T/out" 2>"$T/err"; st=$?
     [ $st -ne 0 ] || die "a host object as a cubin: exit 0"
     expect_grep "it is an ELF file but not a CUDA one (EM_CUDA): a host object" "$T/err"
+    # images built by nvcc, where it is installed: sm_90a and sm_90 cubins, a fatbin
+    # and PTX run; a cubin for sm_80, and a fatbin without code for sm_90, do not
+    if command -v nvcc >/dev/null 2>&1; then
+        G=kernels/cuda/gemm_bt_naive.cu
+        nvcc -cubin -arch=sm_90a -Iinclude $G -o "$T/p/k/g90a.cubin" &&
+        nvcc -cubin -arch=sm_80 -Iinclude $G -o "$T/p/k/g80.cubin" &&
+        nvcc -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -Iinclude $G \
+            -o "$T/p/k/g.fatbin" &&
+        nvcc -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_100,code=compute_100 -Iinclude $G \
+            -o "$T/p/k/g80.fatbin" &&
+        nvcc -ptx -arch=compute_90 -Iinclude $G -o "$T/p/k/g.ptx" || die "nvcc could not build the test images"
+        for img in g90a.cubin g.fatbin g.ptx; do
+            cuda_plan nv k/$img >"$T/p/nv.kg"
+            fake_cuda check "$T/p/nv.kg" -o "$T/nv-$img" >"$T/out" 2>"$T/err"; st=$?
+            expect_status 0 $st "check of the nvcc image $img"
+            expect_grep " 0 failed" "$T/out"
+        done
+        cuda_plan nv80 k/g80.cubin >"$T/p/nv80.kg"
+        fake_cuda check "$T/p/nv80.kg" -o "$T/nv80" >"$T/out" 2>"$T/err"; st=$?
+        [ $st -ne 0 ] || die "a cubin for sm_80 on an sm_90: exit 0"
+        expect_grep "it was built for sm_80 and the device is sm_90 (compute capability 9.0): rebuild it with -arch=sm_90a" "$T/err"
+        cuda_plan fb80 k/g80.fatbin >"$T/p/fb80.kg"
+        fake_cuda check "$T/p/fb80.kg" -o "$T/fb80" >"$T/out" 2>"$T/err"; st=$?
+        [ $st -ne 0 ] || die "a fatbin without sm_90 code on an sm_90: exit 0"
+        expect_grep "it holds no code for sm_90 (compute capability 9.0): cubin sm_80, PTX sm_100" "$T/err"
+    else
+        echo "images: no nvcc: the nvcc images are skipped" >&2
+    fi
 else
     echo "images: no stand-in CUDA driver or NVRTC: the cuda image part is skipped" >&2
 fi
