@@ -62,7 +62,7 @@ static void add_context(kg_err *err, const kg_kernel *k, const char *what)
     if (err == NULL || err->code == 0) return;
     char old[KG_ERR_MSG_MAX];
     snprintf(old, sizeof old, "%s", err->msg);
-    snprintf(err->msg, sizeof err->msg, "arm '%s' on case '%s': %s: %.800s", k->arm,
+    snprintf(err->msg, sizeof err->msg, "arm '%s' on case '%s': %s: %.700s", k->arm,
              k->kase, what, old);
 }
 
@@ -599,7 +599,8 @@ static int host_load(kg_backend *be, int a, const kg_case *cs, kg_kernel *k, con
             break;
         default:
             rc = kg_errorf(err, KG_EBACKEND, "arm '%s' on case '%s': its cuda arm host could not load the "
-                           "cubin: %s", arm->name, cs->name, r->text);
+                           "%s: %s", arm->name, cs->name, kg_arm_is_image(arm) ? "precompiled image (rebuild it for "
+                           "this device and driver: docs/images.md)" : "cubin", r->text);
             break;
         }
     }
@@ -669,7 +670,8 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
         goto done;
     }
     if ((rc = CU(c, cuModuleLoadData, (&k->mod, image), err)) != KG_OK) {
-        add_context(err, k, "loading the cubin");
+        add_context(err, k, kg_arm_is_image(arm) ? "loading its precompiled image (rebuild it for this device and "
+                                                   "driver: docs/images.md)" : "loading the cubin");
         goto done;
     }
     for (int li = 0; li < k->nlaunch && rc == KG_OK; li++) rc = load_entry(c, arm, cs, k, li, err);
