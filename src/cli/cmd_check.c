@@ -180,6 +180,11 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
                result, mabs, mrel, worst, k->detail);
     }
     free(recs);
+    /* precompiled arms: kgate cannot rebuild them as the negative */
+    for (int a = 0; a < plan->narms; a++)
+        if (kg_arm_is_image(&plan->arms[a]))
+            kg_sb_printf(&notes, "arm %s: negative: not applicable (precompiled image %s)\n", plan->arms[a].name,
+                         plan->arms[a].image);
     kg_plan_free(plan);
     /* The sanitizer passes fold into the same table. */
     if (sanitize != NULL) {

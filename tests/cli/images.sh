@@ -126,8 +126,11 @@ printf 'x' >>"$T/ev3/build/fast.so"
 "$KGATE" verify "$T/ev3" >"$T/v.out" 2>"$T/v.err"; st=$?
 expect_status 1 $st "verify after the built image was altered"
 
-# 2. the negative of an image cannot be shown: kgate check refuses it, and
-# a gate that requires it fails with the reason
+# 2. the negative of an image cannot be shown: kgate check says so, refuses
+# --negative for it, and a gate that requires it fails with the reason
+"$KGATE" check "$T/p/img.kg" -o "$T/chk" >"$T/out" 2>"$T/err"; st=$?
+expect_status 0 $st "check of an honest image arm"
+expect_grep "arm fast: negative: not applicable (precompiled image k/rs_fast.so)" "$T/out"
 "$KGATE" check "$T/p/img.kg" -o "$T/neg" --negative fast >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "check --negative of an image arm"
 expect_grep "negative: not applicable (precompiled image k/rs_fast.so)" "$T/err"
