@@ -2,7 +2,9 @@
  * by the system compiler (settings cc: KGATE_CC, else cc) into shared objects outside
  * any timing, and called through the kg_kargs ABI of kgate/kernel.h.  A
  * control arm is compiled into its own shared object so that it is a
- * separately loaded copy, as the A/A check needs.
+ * separately loaded copy, as the A/A check needs.  A precompiled arm
+ * (image = lib.so) is not compiled: its shared object, checked as data, is
+ * copied into the build folder and loaded from there like a compiled one.
  *
  * A trusted arm (trusted = yes) is loaded with dlopen into the worker and
  * a sample is pack calls timed with CLOCK_MONOTONIC_RAW.  Every other arm
