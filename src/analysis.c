@@ -946,11 +946,27 @@ static int contract_fails(const kg_plan *plan, const kg_arm_result *r, char *why
     return 0;
 }
 
+/* Returns 1 and fills why when the gate requires the numerical negative
+ * (require_negative) and the candidate is an arm kgate cannot build as
+ * one: a precompiled image, or a builtin. */
+static int negative_fails(const kg_plan *plan, const kg_arm_result *r, char *why, size_t cap)
+{
+    if (!plan->gate.require_negative) return 0;
+    const kg_arm *arm = &plan->arms[r->arm];
+    const char *what = kg_arm_is_image(arm) ? "precompiled image" : arm->builtin[0] != '\0' ? "builtin arm" : NULL;
+    if (what == NULL) return 0;
+    snprintf(why, cap, "case %s, arm %s: negative: not applicable (%s), and the gate requires it "
+             "(require_negative = yes; a source arm can be rebuilt as the negative)",
+             case_name(plan, r->kase), arm_name(plan, r->arm), what);
+    return 1;
+}
+
 /* Returns 1 and fills why when the pair fails the gate's per-pair rule. */
 static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, double reach, char *why, size_t cap)
 {
     const kg_gate *g = &plan->gate;
     const char *cn = case_name(plan, r->kase), *an = arm_name(plan, r->arm);
+    if (negative_fails(plan, r, why, cap)) return 1;
     if (r->state != KG_ARM_OK) {
         snprintf(why, cap, "case %s, arm %s: %s", cn, an, kg_verdict_name(r->verdict));
         return 1;
@@ -1094,7 +1110,7 @@ static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     kg_plan one = *plan;
     one.campaign.looks = 1;
     double lg = log(1.0 - plan->gate.min_reduction);
-    char why[KG_TEXT_MAX] = "";
+    char why[KG_TEXT_MAX] = "", nwhy[KG_TEXT_MAX] = "";
     int pass = 0;
     for (int k = 1; k <= K && out->seq_look == 0; k++) {
         int lim = 2 * (P / K) * k, have = 0;
@@ -1124,10 +1140,11 @@ static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
                 const kg_arm_result *r = &ak.res[(size_t)c * (size_t)plan->narms + (size_t)a];
                 if (r->role != KG_ROLE_CANDIDATE || r->state == KG_ARM_ABSENT) continue;
                 npairs++;
+                if (nwhy[0] == '\0' && negative_fails(plan, r, nwhy, sizeof nwhy)) all_above = 0;
                 double z = -(double)INFINITY;
                 char cw[KG_TEXT_MAX];
                 if (r->state == KG_ARM_OK && !r->impossible && r->has_effect && r->eff.has_interval && r->eff.se > 0 &&
-                    !contract_fails(plan, r, cw, sizeof cw)) {
+                    !contract_fails(plan, r, cw, sizeof cw) && !negative_fails(plan, r, cw, sizeof cw)) {
                     double pv = kg_t_sf((lg - r->eff.theta) / r->eff.se, r->eff.df);
                     z = kg_z_of_p(pv);
                 }
@@ -1148,6 +1165,7 @@ static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
             out->seq_look = k;
             snprintf(out->seq_stop, sizeof out->seq_stop, "final");
             if (all_above) snprintf(why, sizeof why, "%s", ak.gate_reason);
+            else if (nwhy[0] != '\0') snprintf(why, sizeof why, "%s", nwhy);
             else snprintf(why, sizeof why, "case %s, arm %s: z %.2f below the last boundary %.2f", fc, fa, fz,
                           out->seq_bound[k - 1]);
         } else if (futile) {

@@ -83,9 +83,12 @@ int kg_chain_seal(int dirfd, const char *plan_hash, kg_proc_rec *r, int n, kg_er
 void kg_chain_source_copy(const kg_plan *plan, int a, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    if (a < 0 || a >= plan->narms || plan->arms[a].source[0] == '\0') return;
-    const char *base = strrchr(plan->arms[a].source, '/');
-    base = base != NULL ? base + 1 : plan->arms[a].source;
+    if (a < 0 || a >= plan->narms) return;
+    /* a precompiled arm keeps its image the same way */
+    const char *file = kg_arm_is_image(&plan->arms[a]) ? plan->arms[a].image : plan->arms[a].source;
+    if (file[0] == '\0') return;
+    const char *base = strrchr(file, '/');
+    base = base != NULL ? base + 1 : file;
     const char *ext = strrchr(base, '.');
     if (ext == NULL || strlen(ext) > 8 || strspn(ext + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") !=
                                              strlen(ext + 1))
@@ -311,8 +314,8 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
         if (hash_at(dirfd, rel, hex) != 1)
             kg_problem(out, nbad, "%s: recorded in environment.json but missing", rel);
         else if (!json_is_string(sha) || strcmp(hex, json_string_value(sha)) != 0)
-            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from environment.json's record of arm %s's source", rel,
-                    hex, plan->arms[a].name);
+            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from environment.json's record of arm %s's %s", rel,
+                    hex, plan->arms[a].name, kg_arm_is_image(&plan->arms[a]) ? "image" : "source");
     }
     for (int i = 0; i < nf; i++) {
         if (strncmp(files[i], "sources/", 8) != 0) continue;

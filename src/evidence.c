@@ -395,10 +395,13 @@ int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *di
     json_t *sources = json_object();
     for (int a = 0; a < plan->narms; a++) {
         char src[KG_PATH_MAX];
-        if (plan->arms[a].source[0] == '\0') continue;
+        if (plan->arms[a].source[0] == '\0' && !kg_arm_is_image(&plan->arms[a])) continue;
         if (kg_plan_source_path(plan, a, src, sizeof src, NULL) != KG_OK) continue;
         json_t *s = json_object();
         json_object_set_new(s, "path", json_string(src));
+        /* a precompiled arm: its image is the arm (kind from its extension) */
+        if (kg_arm_is_image(&plan->arms[a]))
+            json_object_set_new(s, "image", json_string(kg_image_kind_name(kg_image_kind_of(plan->arms[a].image))));
         json_object_set_new(s, "sha256", kg_sha256_file(src, hex, NULL) == KG_OK ? json_string(hex) : json_null());
         /* the copy kept in the folder (chain.h), where the source was there to copy */
         char copy[128], cpath[KG_PATH_MAX + 160];

@@ -219,6 +219,8 @@ static const plan_key plan_keys[] = {
     {SEC_ARM, "of", K_NAME, ARM(of), 0, 0, F_REF, NULL, NULL, "the name of a baseline arm"},
     {SEC_ARM, "source", K_TEXT, ARM(source), 0, 0, F_INHERIT, NULL, NULL,
      "a kernel source path, relative to the plan's folder"},
+    {SEC_ARM, "image", K_TEXT, ARM(image), 0, 0, F_INHERIT, NULL, NULL,
+     "a precompiled kernel path, relative to the plan's folder: .so (cpu), .cubin, .ptx or .fatbin (cuda)"},
     {SEC_ARM, "builtin", K_NAME, ARM(builtin), 0, 0, F_INHERIT, NULL, NULL,
      "a built-in arm name, e.g. cublas or ref"},
     {SEC_ARM, "entry", K_IDENT, ARM(entry), 0, 0, F_INHERIT | F_AXIS, "kernel", NULL,
@@ -317,10 +319,12 @@ static const plan_key plan_keys[] = {
      "yes/no/true/false/1/0"},
     {SEC_GATE, "same_precision", K_BOOL, GATE(same_precision), 0, 0, F_QUIET, "yes", NULL,
      "yes/no/true/false/1/0"},
+    {SEC_GATE, "require_negative", K_BOOL, GATE(require_negative), 0, 0, F_QUIET, "no", NULL,
+     "yes/no/true/false/1/0: every gated candidate must be a source arm, whose numerical negative kgate can build"},
 };
 
 #define PLAN_NKEYS ((int)(sizeof plan_keys / sizeof plan_keys[0]))
-enum { KEYS_CAP = 96 };
+enum { KEYS_CAP = 112 };
 _Static_assert(sizeof plan_keys / sizeof plan_keys[0] <= KEYS_CAP, "KEYS_CAP too small");
 
 /* Line of each key given in one section (0: not given), indexed like plan_keys. */
@@ -1299,7 +1303,7 @@ static void check_arm(plan_ctx *ctx, int a)
     if (ctx->failed) return;
     int k_of = key_index(SEC_ARM, "of"), k_source = key_index(SEC_ARM, "source");
     int k_builtin = key_index(SEC_ARM, "builtin"), k_cases = key_index(SEC_ARM, "cases");
-    int k_parity = key_index(SEC_ARM, "parity");
+    int k_parity = key_index(SEC_ARM, "parity"), k_image = key_index(SEC_ARM, "image");
     if (arm->role == KG_ROLE_CONTROL) {
         if (!kl->at[k_of]) {
             perr(ctx, arm->line, "control arm without 'of'", h, strlen(h),
@@ -1343,9 +1347,9 @@ static void check_arm(plan_ctx *ctx, int a)
                  "remove it, or set role = control");
             return;
         }
-        if (!kl->at[k_source] && !kl->at[k_builtin]) {
+        if (!kl->at[k_source] && !kl->at[k_builtin] && !kl->at[k_image]) {
             perr(ctx, arm->line, "arm has no kernel", h, strlen(h),
-                 "add 'source = PATH' or 'builtin = NAME'");
+                 "add 'source = PATH', 'image = PATH' (a precompiled kernel) or 'builtin = NAME'");
             return;
         }
         if (kl->at[k_source] && kl->at[k_builtin]) {
@@ -1353,6 +1357,33 @@ static void check_arm(plan_ctx *ctx, int a)
             const char *t = line_text(ctx, kl->at[k_builtin], &l);
             perr(ctx, kl->at[k_builtin], "arm has both source and builtin", t, l,
                  "keep one of them");
+            return;
+        }
+        if (kl->at[k_image] && (kl->at[k_source] || kl->at[k_builtin])) {
+            int at = kl->at[k_image];
+            size_t l;
+            const char *t = line_text(ctx, at, &l);
+            perr(ctx, at, kl->at[k_source] ? "arm has both source and image" : "arm has both builtin and image",
+                 t, l, "keep one of them: 'source' is compiled by kgate, 'image' is a kernel compiled before");
+            return;
+        }
+    }
+    if (kl->at[k_image]) {
+        size_t l;
+        const char *t = line_text(ctx, kl->at[k_image], &l);
+        if (kg_image_kind_of(arm->image) == KG_IMAGE_NONE) {
+            perr(ctx, kl->at[k_image], "unknown kind of image", t, l,
+                 "an image's name ends in .so (a shared object, cpu backend) or .cubin, .ptx or .fatbin "
+                 "(cuda backend)");
+            return;
+        }
+        int k_def = key_index(SEC_ARM, "defines"), k_cfl = key_index(SEC_ARM, "cflags");
+        if (kl->at[k_def] || kl->at[k_cfl]) {
+            int at = kl->at[k_def] ? kl->at[k_def] : kl->at[k_cfl];
+            t = line_text(ctx, at, &l);
+            perr(ctx, at, "compiler options on a precompiled arm", t, l,
+                 "an image is not compiled by kgate: remove '%s' and pass it to the compiler that built the image",
+                 kl->at[k_def] ? "defines" : "cflags");
             return;
         }
     }
@@ -2123,6 +2154,37 @@ int kg_plan_axes_text(const kg_plan *plan, int is_arm, int i, char *buf, size_t 
     return count;
 }
 
+int kg_arm_is_image(const kg_arm *arm)
+{
+    return arm != NULL && arm->image[0] != '\0';
+}
+
+kg_image_kind kg_image_kind_of(const char *path)
+{
+    if (path == NULL) return KG_IMAGE_NONE;
+    const char *base = strrchr(path, '/');
+    base = base != NULL ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (dot == NULL || dot == base) return KG_IMAGE_NONE;
+    if (strcmp(dot, ".so") == 0) return KG_IMAGE_SO;
+    if (strcmp(dot, ".cubin") == 0) return KG_IMAGE_CUBIN;
+    if (strcmp(dot, ".ptx") == 0) return KG_IMAGE_PTX;
+    if (strcmp(dot, ".fatbin") == 0) return KG_IMAGE_FATBIN;
+    return KG_IMAGE_NONE;
+}
+
+const char *kg_image_kind_name(kg_image_kind k)
+{
+    switch (k) {
+    case KG_IMAGE_SO: return "so";
+    case KG_IMAGE_CUBIN: return "cubin";
+    case KG_IMAGE_PTX: return "ptx";
+    case KG_IMAGE_FATBIN: return "fatbin";
+    case KG_IMAGE_NONE: break;
+    }
+    return "none";
+}
+
 int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap, kg_err *err)
 {
     if (plan == NULL || out == NULL || cap == 0 || a < 0 || a >= plan->narms)
@@ -2137,20 +2199,23 @@ int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap, kg_er
     }
     int line = plan->arms[where].line;
     char shown[PLAN_SHOW_MAX * 4 + 16];
-    if (arm->source[0] == '\0')
+    int image = kg_arm_is_image(arm);
+    const char *file = image ? arm->image : arm->source;
+    const char *what = image ? "kernel image" : "kernel source";
+    if (file[0] == '\0')
         return kg_errorf(err, KG_EINPUT,
                          "%s:%d: arm has no source: '%s' (it is a builtin arm: %s)", plan->path,
                          line, arm->name, arm->builtin[0] ? arm->builtin : "none");
     int n;
-    if (arm->source[0] == '/' || plan->base_dir[0] == '\0')
-        n = snprintf(out, cap, "%s", arm->source);
+    if (file[0] == '/' || plan->base_dir[0] == '\0')
+        n = snprintf(out, cap, "%s", file);
     else
-        n = snprintf(out, cap, "%s/%s", plan->base_dir, arm->source);
+        n = snprintf(out, cap, "%s/%s", plan->base_dir, file);
     if (n < 0 || (size_t)n >= cap) {
-        show_text(shown, sizeof shown, arm->source, strlen(arm->source));
+        show_text(shown, sizeof shown, file, strlen(file));
         out[0] = '\0';
-        return kg_errorf(err, KG_EINPUT, "%s:%d: kernel source path too long: '%s' (shorten it)",
-                         plan->path, line, shown);
+        return kg_errorf(err, KG_EINPUT, "%s:%d: %s path too long: '%s' (shorten it)",
+                         plan->path, line, what, shown);
     }
     struct stat st;
     if (stat(out, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -2158,10 +2223,10 @@ int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap, kg_er
         int exists = stat(out, &st) == 0;
         out[0] = '\0';
         return kg_errorf(err, KG_EINPUT,
-                         "%s:%d: kernel source %s: '%s' (fix 'source' of [arm %s]; relative "
+                         "%s:%d: %s %s: '%s' (fix '%s' of [arm %s]; relative "
                          "paths start at the plan's folder %s)",
-                         plan->path, line, exists ? "is not a regular file" : "not found", shown,
-                         plan->arms[where].name, plan->base_dir);
+                         plan->path, line, what, exists ? "is not a regular file" : "not found", shown,
+                         image ? "image" : "source", plan->arms[where].name, plan->base_dir);
     }
     return KG_OK;
 }

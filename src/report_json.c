@@ -47,6 +47,9 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
             char ct[48];
             kg_contract_text(&plan->arms[a].contract, plan->cases[c].dtype, ct, sizeof ct);
             json_object_set_new(o, "contract", json_string(ct));
+            /* a precompiled arm: kgate cannot rebuild it as the numerical negative */
+            if (kg_arm_is_image(&plan->arms[a]))
+                json_object_set_new(o, "negative", json_string("not applicable (precompiled image)"));
             json_object_set_new(o, "fastest_ns", jnum(r->fastest_ns));
             json_object_set_new(o, "peak_fraction", jnum(r->peak_frac));
             json_object_set_new(o, "physics", json_string(r->impossible ? r->physics : isfinite(r->peak_frac) ? "ok" : ""));

@@ -175,14 +175,22 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     else
         kg_sb_printf(sb, "Rule (declared before the first sample): process and paired-round reduction >= %.2f%% in both directions and every round won, on every %s case",
                      100 * plan->gate.min_reduction, plan->gate.all_cases ? "" : "primary");
-    kg_sb_printf(sb, "%s%s.\n\n", plan->gate.require_order ? ", order check passes" : "",
-                 plan->gate.require_control ? ", control valid" : "");
+    kg_sb_printf(sb, "%s%s%s.\n\n", plan->gate.require_order ? ", order check passes" : "",
+                 plan->gate.require_control ? ", control valid" : "",
+                 plan->gate.require_negative ? ", every gated candidate a source arm (its numerical negative can be "
+                                               "built: require_negative = yes)" : "");
     if (!an->invalid)
         kg_sb_printf(sb, "Result: %s.\n\n", an->gate_reason);
     else if (an->invalid_why[0] != '\0')
         kg_sb_printf(sb, "Result: %s. The campaign is INVALID (%s).\n\n", an->gate_reason, an->invalid_why);
     else
         kg_sb_printf(sb, "Result: %s. The campaign is INVALID (no usable process).\n\n", an->gate_reason);
+
+    /* precompiled arms: the numerical negative cannot be rebuilt from an image */
+    for (int a = 0; a < plan->narms; a++)
+        if (kg_arm_is_image(&plan->arms[a]))
+            kg_sb_printf(sb, "Arm `%s` (%s): negative: not applicable (precompiled image `%s`).\n\n", plan->arms[a].name,
+                         kg_role_name(plan->arms[a].role), plan->arms[a].image);
 
     if (an->seq_looks > 1) {
         kg_sb_printf(sb, "Sequential design: %d looks after %d, ..., %d processes per direction; one-sided O'Brien-Fleming "

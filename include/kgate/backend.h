@@ -159,7 +159,8 @@ int kg_backend_peaks(kg_backend *be, kg_peaks *out, kg_err *err);
 int kg_backend_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err);
 int kg_backend_has_fill(const kg_backend *be);
 
-/* 1 when arm is to be built as the numerical negative: s->negative
+/* 1 when arm is to be built as the numerical negative: not a precompiled
+ * image (kgate cannot rebuild one), s->negative
  * (KGATE_NEGATIVE=1), and s->negative_arm unset or naming this arm.  s
  * may be NULL (defaults: never). */
 int kg_backend_negative(const kg_settings *s, const kg_arm *arm);

@@ -168,6 +168,11 @@ typedef struct kg_arm {
      * variables ("K % 16 == 0, N % 64 == 0"); every plan case the arm runs
      * on must meet them, and held-out shapes that do not are skipped */
     char requires[KG_TEXT_MAX];
+    /* appended: a precompiled image instead of a source (exclusive with
+     * source and builtin): a .so on the cpu backend, a .cubin, .ptx or
+     * .fatbin on cuda, relative to the plan's folder.  kgate cannot
+     * rebuild it, so its numerical negative is not applicable. */
+    char image[KG_PATH_MAX];
 } kg_arm;
 
 typedef struct kg_gate {
@@ -179,6 +184,8 @@ typedef struct kg_gate {
     int same_precision;      /* a candidate's contract may not be weaker than a baseline's; 1 */
     int line;
     kg_multiplicity multiplicity; /* holm (default), maxt or none */
+    int require_negative;    /* every gated candidate must be an arm whose numerical negative kgate can build
+                              * (a source arm: not an image, not a builtin); 0 */
 } kg_gate;
 
 typedef struct kg_plan {
@@ -233,9 +240,28 @@ int kg_plan_arm_applies(const kg_plan *plan, int a, int c);
 size_t kg_plan_name_base(const char *name);
 int kg_plan_axes_text(const kg_plan *plan, int is_arm, int i, char *buf, size_t cap);
 
-/* Resolves arm a's source against the plan's folder into out. */
+/* Resolves arm a's kernel file (its source, or its image when it is a
+ * precompiled arm) against the plan's folder into out; the file must be
+ * a regular file. */
 int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap,
                         kg_err *err);
+
+/* 1 when arm is a precompiled arm (image = PATH). */
+int kg_arm_is_image(const kg_arm *arm);
+
+/* The kind of a precompiled image, from its name's extension. */
+typedef enum kg_image_kind {
+    KG_IMAGE_NONE = 0,   /* not an image arm, or an unknown extension */
+    KG_IMAGE_SO,         /* .so: a shared object for the cpu backend */
+    KG_IMAGE_CUBIN,      /* .cubin: an ELF for one SM architecture (cuda) */
+    KG_IMAGE_PTX,        /* .ptx: PTX text, compiled by the driver at load (cuda) */
+    KG_IMAGE_FATBIN      /* .fatbin: a container of cubins and PTX (cuda) */
+} kg_image_kind;
+
+/* The kind of the image path (its extension); KG_IMAGE_NONE for another. */
+kg_image_kind kg_image_kind_of(const char *path);
+/* "so", "cubin", "ptx", "fatbin", or "none". */
+const char *kg_image_kind_name(kg_image_kind k);
 
 const char *kg_dtype_name(kg_dtype dt);      /* "f32", "f16", "bf16" */
 size_t kg_dtype_size(kg_dtype dt);

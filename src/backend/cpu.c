@@ -2,7 +2,9 @@
  * by the system compiler (settings cc: KGATE_CC, else cc) into shared objects outside
  * any timing, and called through the kg_kargs ABI of kgate/kernel.h.  A
  * control arm is compiled into its own shared object so that it is a
- * separately loaded copy, as the A/A check needs.
+ * separately loaded copy, as the A/A check needs.  A precompiled arm
+ * (image = lib.so) is not compiled: its shared object, checked as data, is
+ * copied into the build folder and loaded from there like a compiled one.
  *
  * A trusted arm (trusted = yes) is loaded with dlopen into the worker and
  * a sample is pack calls timed with CLOCK_MONOTONIC_RAW.  Every other arm
@@ -18,6 +20,7 @@
  * host that dies, hangs past its per-request timeout or trips the sandbox
  * makes the call return KG_EARM naming the arm. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -147,6 +150,70 @@ static int split_words(char *s, char **out, int max)
     return n;
 }
 
+/* The ELF machine of the objects this build of kgate can open; 0: not checked. */
+#if defined(__x86_64__)
+#define CPU_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define CPU_ELF_MACHINE EM_AARCH64
+#else
+#define CPU_ELF_MACHINE 0
+#endif
+
+/* Checks that the bytes of a precompiled cpu arm are a shared object this
+ * process could open (ELF, 64-bit, little-endian, ET_DYN, this machine):
+ * the header is read as data, nothing of the object runs. */
+static int check_so_header(const kg_plan *plan, const kg_arm *arm, const char *path, const unsigned char *b, size_t n,
+                           kg_err *err)
+{
+    Elf64_Ehdr h;
+    const char *why = NULL;
+    if (n < sizeof h || memcmp(b, ELFMAG, SELFMAG) != 0) {
+        why = "it is not an ELF file";
+    } else {
+        memcpy(&h, b, sizeof h);
+        if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_ident[EI_DATA] != ELFDATA2LSB)
+            why = "it is not a 64-bit little-endian ELF";
+        else if (h.e_type != ET_DYN)
+            why = h.e_type == ET_REL ? "it is an object file (.o), not a shared object" : "it is an executable, not a "
+                  "shared object";
+        else if (CPU_ELF_MACHINE != 0 && h.e_machine != CPU_ELF_MACHINE)
+            why = h.e_machine == 190 ? "it is a CUDA ELF (a cubin), not a host shared object"
+                                     : "it was built for another machine architecture";
+    }
+    if (why == NULL) return KG_OK;
+    return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': image %s cannot be run on the cpu backend: %s (build it "
+                     "with: cc -std=c11 -O2 -shared -fPIC -Iinclude KERNEL.c -o %s.so -lm)", plan->path, arm->line,
+                     arm->name, path, why, arm->name);
+}
+
+/* A precompiled arm (image = NAME.so): its shared object, checked as
+ * data, is copied byte for byte into the build folder as ARM.so, where a
+ * compiled arm's object would be; from there it is loaded exactly like
+ * one (its arm host, or the worker when trusted).  Nothing of it runs in
+ * the supervisor: not even its constructors, which run only where the
+ * object is opened. */
+static int cpu_build_image(const kg_plan *plan, int a, const char *build_dir, const char *so, kg_err *err)
+{
+    const kg_arm *arm = &plan->arms[a];
+    char src[KG_PATH_MAX], *bytes = NULL;
+    size_t n = 0;
+    int rc;
+    kg_image_kind kind = kg_image_kind_of(arm->image);
+    if (kind != KG_IMAGE_SO)
+        return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': image '%s' is a cuda image (.%s); the cpu backend "
+                         "runs a shared object (image = NAME.so), or run the plan on the cuda backend "
+                         "(backend = cuda, or --backend cuda)", plan->path, arm->line, arm->name, arm->image,
+                         kg_image_kind_name(kind));
+    if ((rc = kg_plan_source_path(plan, a, src, sizeof src, err)) != KG_OK) return rc;
+    if ((rc = kg_read_file(src, &bytes, &n, err)) != KG_OK) return rc;
+    rc = check_so_header(plan, arm, src, (const unsigned char *)bytes, n, err);
+    if (rc == KG_OK) rc = kg_mkdir_p(build_dir, err);
+    /* a temporary renamed in place: a link at so is replaced, never written through */
+    if (rc == KG_OK) rc = kg_write_atomic(so, bytes, n, err);
+    free(bytes);
+    return rc;
+}
+
 static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *build_dir, kg_err *err)
 {
     const kg_arm *arm = &plan->arms[a];
@@ -156,6 +223,10 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     if (arm->builtin[0] != '\0')
         return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': builtin '%s' is not available on the cpu backend (use a source file)",
                          plan->path, arm->line, arm->name, arm->builtin);
+    if (kg_arm_is_image(arm)) {
+        so_path(be, build_dir, arm, so, sizeof so);
+        return cpu_build_image(plan, a, build_dir, so, err);
+    }
     if ((rc = kg_plan_source_path(plan, a, src, sizeof src, err)) != KG_OK) return rc;
     if ((rc = kg_include_dir(be->settings->include_dir, inc, sizeof inc, err)) != KG_OK) return rc;
     if ((rc = kg_mkdir_p(build_dir, err)) != KG_OK) return rc;
@@ -556,8 +627,8 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
         kg_hostlink_kill(&k->link);
         host_fault(k, 0, lim, NULL);
         if (st == KG_AH_NOENTRY)
-            return kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': no function '%s' in its source (set entry = NAME)",
-                             plan->path, arm->line, arm->name, arm->entry);
+            return kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': no function '%s' in its %s (set entry = NAME)",
+                             plan->path, arm->line, arm->name, arm->entry, kg_arm_is_image(arm) ? "image" : "source");
         if (st == KG_AH_NOLOAD)
             return kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': cannot load %s: %s", plan->path, arm->line,
                              arm->name, k->so, hello.msg);
@@ -609,8 +680,8 @@ static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
     }
     void *sym = dlsym(k->handle, arm->entry);
     if (sym == NULL) {
-        int rc = kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': no function '%s' in its source (set entry = NAME)",
-                           plan->path, arm->line, arm->name, arm->entry);
+        int rc = kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': no function '%s' in its %s (set entry = NAME)",
+                           plan->path, arm->line, arm->name, arm->entry, kg_arm_is_image(arm) ? "image" : "source");
         dlclose(k->handle);
         free(k);
         return rc;

@@ -62,7 +62,7 @@ static void add_context(kg_err *err, const kg_kernel *k, const char *what)
     if (err == NULL || err->code == 0) return;
     char old[KG_ERR_MSG_MAX];
     snprintf(old, sizeof old, "%s", err->msg);
-    snprintf(err->msg, sizeof err->msg, "arm '%s' on case '%s': %s: %.800s", k->arm,
+    snprintf(err->msg, sizeof err->msg, "arm '%s' on case '%s': %s: %.700s", k->arm,
              k->kase, what, old);
 }
 
@@ -464,7 +464,9 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
                                  &bytes, err);
         if (rc == KG_OK && build_dir != NULL) {
             char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
-            snprintf(path, sizeof path, "%s/%s.%s.cubin", build_dir, arm->name, kg_dtype_name(dt));
+            /* a precompiled arm keeps its image's kind: ARM.DTYPE.ptx, ... */
+            snprintf(path, sizeof path, "%s/%s.%s.%s", build_dir, arm->name, kg_dtype_name(dt),
+                     kg_arm_is_image(arm) ? kg_image_kind_name(kg_image_kind_of(arm->image)) : "cubin");
             /* a temporary renamed in place: a link at path is replaced, never written through */
             rc = kg_write_atomic(path, image, bytes, err);
         }
@@ -634,7 +636,8 @@ static int host_load(kg_backend *be, int a, const kg_case *cs, kg_kernel *k, con
             break;
         default:
             rc = kg_errorf(err, KG_EBACKEND, "arm '%s' on case '%s': its cuda arm host could not load the "
-                           "cubin: %s", arm->name, cs->name, r->text);
+                           "%s: %s", arm->name, cs->name, kg_arm_is_image(arm) ? "precompiled image (rebuild it for "
+                           "this device and driver: docs/images.md)" : "cubin", r->text);
             break;
         }
     }
@@ -704,7 +707,8 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
         goto done;
     }
     if ((rc = CU(c, cuModuleLoadData, (&k->mod, image), err)) != KG_OK) {
-        add_context(err, k, "loading the cubin");
+        add_context(err, k, kg_arm_is_image(arm) ? "loading its precompiled image (rebuild it for this device and "
+                                                   "driver: docs/images.md)" : "loading the cubin");
         goto done;
     }
     for (int li = 0; li < k->nlaunch && rc == KG_OK; li++) rc = load_entry(c, arm, cs, k, li, err);

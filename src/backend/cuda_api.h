@@ -326,12 +326,23 @@ int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, kg_cuda_gemm_map *m
  * folder (s->include_dir, or found from the executable) and the CUDA
  * toolkit's (under s->cuda_home or s->cuda_path, else the system's).
  * Defines: KG_DTYPE=dt, the arm's defines, KGATE_NEGATIVE=1 when the
- * settings build this arm as the negative (kg_backend_negative).  Needs
- * no GPU.  A compile error is KG_EBACKEND with the arm, the source path
+ * settings build this arm as the negative (kg_backend_negative).  A
+ * precompiled arm (image = PATH) is read instead, the same bytes for every
+ * dtype, and checked against the device (kg_cuda_image_check); NVRTC is
+ * then not needed.  Needs no GPU.  A compile error is KG_EBACKEND with the arm, the source path
  * and the NVRTC log. */
 int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
                     const kg_plan *plan, int a, kg_dtype dt, char **image, size_t *image_bytes,
                     kg_err *err);
+
+/* 0 when the n bytes at b, a precompiled image of the given kind, can run
+ * on a device of compute capability cc_major.cc_minor: a cubin (CUDA ELF)
+ * built for sm_XY with X the device's major and Y at most its minor; PTX
+ * text whose .target is at most the device's; a fatbin holding such a
+ * cubin or PTX.  Otherwise 1, with why (the fix included).  Reads the
+ * bytes as data only; no driver. */
+int kg_cuda_image_check(kg_image_kind kind, const unsigned char *b, size_t n, int cc_major, int cc_minor,
+                        char *why, size_t cap);
 
 /* The resource record of launch i (0-based) of a loaded kernel's chain;
  * the backend's resources slot gives launch 0 with `launches` set to the

@@ -1,6 +1,8 @@
 /* cuda_compile.c: compiles a cuda arm with NVRTC (kg_cuda_compile, see
  * cuda_api.h), and finds the include folders it needs: kgate's (for
- * kgate/kernel.h) and the CUDA toolkit's.
+ * kgate/kernel.h) and the CUDA toolkit's.  A precompiled arm (image =
+ * .cubin, .ptx or .fatbin) is read instead, and its target architecture
+ * checked against the device's (kg_cuda_image_check), without NVRTC.
  *
  * Needs no GPU and no driver: only libnvrtc, opened on first use. */
 #include <errno.h>
@@ -12,8 +14,10 @@
 #include <unistd.h>
 #include "kgate/backend.h"
 #include "backend/cuda_api.h"
+#include "safefs.h"
 
 #define KG_CUDA_MAX_SOURCE_BYTES (16u << 20)
+#define KG_CUDA_MAX_IMAGE_BYTES ((size_t)256 << 20)
 
 /* ------------------------------------------------------- include paths */
 
@@ -170,6 +174,156 @@ static int add_tokens(const char *text, const char *prefix, char **opts, int *no
     }
 }
 
+/* ------------------------------------------------ precompiled images */
+
+static unsigned rd16(const unsigned char *b) { return (unsigned)b[0] | (unsigned)b[1] << 8; }
+static uint32_t rd32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+static uint64_t rd64(const unsigned char *b) { return (uint64_t)rd32(b) | (uint64_t)rd32(b + 4) << 32; }
+
+/* A cubin for sm_XY runs on a device of compute capability X.Y' with
+ * Y' >= Y (the driver refuses the rest). */
+static int sm_runs(int sm, int cc_major, int cc_minor)
+{
+    return sm / 10 == cc_major && sm % 10 <= cc_minor;
+}
+
+/* The SM of a CUDA ELF's e_flags: the low byte before sm_100, the next
+ * byte from then on (the high byte is then set). */
+static int cubin_sm(uint32_t flags)
+{
+    return (flags >> 24) == 0 ? (int)(flags & 0xffu) : (int)((flags >> 8) & 0xffu);
+}
+
+int kg_cuda_image_check(kg_image_kind kind, const unsigned char *b, size_t n, int cc_major, int cc_minor,
+                        char *why, size_t cap)
+{
+    int cc = 10 * cc_major + cc_minor;
+    why[0] = '\0';
+    if (kind == KG_IMAGE_CUBIN) {
+        if (n < 52 || memcmp(b, "\177ELF", 4) != 0) {
+            snprintf(why, cap, "it is not an ELF file (a cubin is one: nvcc -cubin)");
+            return 1;
+        }
+        int is64 = b[4] == 2;
+        if (n < (is64 ? 64u : 52u) || b[5] != 1 || rd16(b + 18) != 190) {
+            snprintf(why, cap, "it is an ELF file but not a CUDA one (EM_CUDA): %s",
+                     rd16(b + 18) == 62 || rd16(b + 18) == 183 ? "a host object; a .so runs on the cpu backend"
+                                                               : "another machine's code");
+            return 1;
+        }
+        int sm = cubin_sm(rd32(b + (is64 ? 48 : 36)));
+        if (!sm_runs(sm, cc_major, cc_minor)) {
+            snprintf(why, cap, "it was built for sm_%d and the device is sm_%d (compute capability %d.%d): "
+                     "rebuild it with -arch=sm_%d%s", sm, cc, cc_major, cc_minor, cc, cc == 90 ? "a" : "");
+            return 1;
+        }
+        return 0;
+    }
+    if (kind == KG_IMAGE_PTX) {
+        if (memchr(b, '\0', n) != NULL) {
+            snprintf(why, cap, "it holds a NUL byte: PTX is text");
+            return 1;
+        }
+        const char *t = NULL;
+        for (size_t i = 0; i + 7 < n && t == NULL; i++)
+            if (memcmp(b + i, ".target", 7) == 0 && (i == 0 || b[i - 1] == '\n' || b[i - 1] == ' ' || b[i - 1] == '\t'))
+                t = (const char *)b + i + 7;
+        int sm = -1;
+        if (t != NULL) {
+            while ((size_t)(t - (const char *)b) < n && (*t == ' ' || *t == '\t')) t++;
+            if ((size_t)(t - (const char *)b) + 4 < n && strncmp(t, "sm_", 3) == 0) sm = atoi(t + 3);
+        }
+        if (sm <= 0) {
+            snprintf(why, cap, "it has no '.target sm_XY' directive: not PTX (nvcc -ptx writes one)");
+            return 1;
+        }
+        if (sm > cc) {
+            snprintf(why, cap, "its .target is sm_%d and the device is sm_%d (compute capability %d.%d): PTX runs "
+                     "on its target and later devices; rebuild it for sm_%d or lower", sm, cc, cc_major, cc_minor, cc);
+            return 1;
+        }
+        return 0;
+    }
+    if (kind == KG_IMAGE_FATBIN) {
+        if (n < 16 || rd32(b) != 0xBA55ED50u) {
+            snprintf(why, cap, "it is not a fatbin (magic 0xBA55ED50: nvcc -fatbin)");
+            return 1;
+        }
+        /* the header (16 bytes), then entries: kind (1 PTX, 2 ELF), the
+         * entry's header size, its payload size, ..., its SM at byte 28 */
+        uint64_t off = rd16(b + 6), end = 16 + rd64(b + 8);
+        if (end > n) end = n;
+        char seen[160] = "";
+        size_t used = 0;
+        int entries = 0;
+        while (off + 32 <= end && entries < 4096) {
+            const unsigned char *e = b + off;
+            unsigned ek = rd16(e);
+            uint32_t ehs = rd32(e + 4);
+            uint64_t esz = rd64(e + 8);
+            int sm = (int)rd32(e + 28);
+            if (ehs < 32 || (ek != 1 && ek != 2)) break;
+            entries++;
+            if ((ek == 2 && sm_runs(sm, cc_major, cc_minor)) || (ek == 1 && sm > 0 && sm <= cc)) return 0;
+            if (used + 24 < sizeof seen) {
+                int w = snprintf(seen + used, sizeof seen - used, "%s%s sm_%d", used ? ", " : "", ek == 2 ? "cubin"
+                                 : "PTX", sm);
+                if (w > 0) used += (size_t)w;
+            }
+            if (esz > end - off - ehs) break;
+            off += ehs + esz;
+        }
+        if (entries == 0) {
+            snprintf(why, cap, "its entries could not be read (an empty or unknown fatbin layout)");
+            return 1;
+        }
+        snprintf(why, cap, "it holds no code for sm_%d (compute capability %d.%d): %s; rebuild it with "
+                 "-gencode arch=compute_%d,code=sm_%d", cc, cc_major, cc_minor, seen, cc, cc);
+        return 1;
+    }
+    snprintf(why, cap, "a %s image is not a cuda image (.cubin, .ptx or .fatbin)", kg_image_kind_name(kind));
+    return 1;
+}
+
+/* Reads a precompiled arm's image and checks it against the device; a
+ * PTX image gets the NUL that the driver's module load needs. */
+static int read_image(const kg_plan *plan, int a, int cc_major, int cc_minor, char **image, size_t *image_bytes,
+                      kg_err *err)
+{
+    const kg_arm *arm = &plan->arms[a];
+    kg_image_kind kind = kg_image_kind_of(arm->image);
+    char path[KG_PATH_MAX], why[400];
+    char *data = NULL;
+    size_t n = 0;
+    if (kind == KG_IMAGE_SO)
+        return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': image '%s' is a shared object, which runs on the "
+                         "cpu backend (backend = cpu, or --backend cpu); a cuda image is a .cubin (nvcc -cubin "
+                         "-arch=sm_90a), a .ptx or a .fatbin", plan->path, arm->line, arm->name, arm->image);
+    int rc = kg_plan_source_path(plan, a, path, sizeof path, err);
+    if (rc == KG_OK) rc = kg_read_file_cap(path, KG_CUDA_MAX_IMAGE_BYTES, &data, &n, err);
+    if (rc != KG_OK) return rc;
+    if (kg_cuda_image_check(kind, (const unsigned char *)data, n, cc_major, cc_minor, why, sizeof why)) {
+        free(data);
+        return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': image %s cannot run on this device: %s", plan->path,
+                         arm->line, arm->name, path, why);
+    }
+    if (kind == KG_IMAGE_PTX) {
+        char *t = realloc(data, n + 1);
+        if (t == NULL) {
+            free(data);
+            return kg_errorf(err, KG_ENOMEM, "out of memory reading %s", path);
+        }
+        data = t;
+        data[n++] = '\0';
+    }
+    *image = data;
+    *image_bytes = n;
+    return KG_OK;
+}
+
 int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
                     const kg_plan *plan, int a, kg_dtype dt, char **image, size_t *image_bytes,
                     kg_err *err)
@@ -186,6 +340,8 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int c
     int have_cinc = 0;
     *image = NULL;
     *image_bytes = 0;
+    /* a precompiled arm: its image, the same for every dtype, and no NVRTC */
+    if (kg_arm_is_image(arm)) return read_image(plan, a, cc_major, cc_minor, image, image_bytes, err);
 
     int rc = KG_OK;
     if (nv->lib == NULL) rc = kg_cuda_nvrtc_load(nv, s, err);

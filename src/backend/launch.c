@@ -51,6 +51,13 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         a->kind = KG_CARG_NONE;
         return KG_OK;
     }
+    /* a null pointer (8 zero bytes): the trailing scratch pointers of a
+     * Triton kernel that uses no scratch memory, for instance */
+    if (!is_buffer && strcmp(name, "null") == 0 && suffix[0] == '\0') {
+        a->kind = KG_CARG_I64;
+        a->value.i64 = 0;
+        return KG_OK;
+    }
     if (is_buffer) {
         if (suffix[0] != '\0')
             return kg_errorf(err, KG_EINPUT,
@@ -100,7 +107,7 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         used += (size_t)snprintf(vocab + used, sizeof vocab - used, "%s ", in_names[i]);
     for (int o = 0; o < nout && used < sizeof vocab; o++)
         used += (size_t)snprintf(vocab + used, sizeof vocab - used, "%s ", out_names[o]);
-    if (used < sizeof vocab) snprintf(vocab + used, sizeof vocab - used, "WS M N K splits eps");
+    if (used < sizeof vocab) snprintf(vocab + used, sizeof vocab - used, "WS M N K splits eps null");
     return kg_errorf(err, KG_EINPUT, "arm '%s': unknown argument '%s' (the op's vocabulary: %s)",
                      arm, tok, vocab);
 }

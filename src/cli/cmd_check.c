@@ -95,6 +95,21 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
     if (neg != NULL) {
         o.negative = s.negative = 1;
         o.negative_arm = s.negative_arm = neg;
+        /* a precompiled arm cannot be rebuilt with KGATE_NEGATIVE=1 */
+        kg_plan *pl = NULL;
+        kg_err perr = { 0 };
+        if (kg_plan_load(o.plan_path, &pl, &perr) == KG_OK) {
+            int a = kg_plan_find_arm(pl, neg);
+            if (a >= 0 && kg_arm_is_image(&pl->arms[a])) {
+                fprintf(stderr, "kgate check: --negative %s: negative: not applicable (precompiled image %s): kgate "
+                        "cannot rebuild an image with KGATE_NEGATIVE=1; build the negative yourself (the kernel "
+                        "compiled with -DKGATE_NEGATIVE=1) and check it as an arm of its own, which every output "
+                        "check must fail\n", neg, pl->arms[a].image);
+                kg_plan_free(pl);
+                return KG_EXIT_USAGE;
+            }
+        }
+        kg_plan_free(pl);
     }
     char dir[1024] = "";
     kg_analysis an;
@@ -165,6 +180,11 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
                result, mabs, mrel, worst, k->detail);
     }
     free(recs);
+    /* precompiled arms: kgate cannot rebuild them as the negative */
+    for (int a = 0; a < plan->narms; a++)
+        if (kg_arm_is_image(&plan->arms[a]))
+            kg_sb_printf(&notes, "arm %s: negative: not applicable (precompiled image %s)\n", plan->arms[a].name,
+                         plan->arms[a].image);
     kg_plan_free(plan);
     /* The sanitizer passes fold into the same table. */
     if (sanitize != NULL) {

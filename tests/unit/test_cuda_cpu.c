@@ -156,6 +156,12 @@ static void test_args(void)
     CHECK(args[5].kind == KG_CARG_F64 && args[5].value.f64 == 1e-5);
     CHECK(args[6].kind == KG_CARG_WS);
     CHECK(args[7].kind == KG_CARG_I32 && args[7].value.i32 == 96);
+    /* null: a null pointer, 8 zero bytes (Triton's trailing scratch pointers) */
+    CHECK(kg_launch_args_parse("dev", "A, C, M, null, null", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) == KG_OK);
+    CHECK(n == 5);
+    CHECK(args[3].kind == KG_CARG_I64 && args[3].value.i64 == 0 && args[4].kind == KG_CARG_I64);
+    CHECK(kg_launch_args_parse("dev", "A, null:i32", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) != KG_OK);
+    kg_err_clear(&err);
     /* the workspace is WS in the vocabulary (ws is accepted too) */
     CHECK(kg_launch_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
                              &err) == KG_EINPUT);
@@ -515,6 +521,61 @@ static void test_compile(void)
     kg_cuda_nvrtc_unload(&nv);
 }
 
+/* The architecture check of precompiled images, on hand-made headers:
+ * e_flags in the encodings before sm_100 (low byte) and after (byte 1,
+ * high byte set), PTX .target, fatbin entries. */
+static void put32(unsigned char *b, uint32_t v) { for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i)); }
+
+static void test_image_check(void)
+{
+    unsigned char elf[64];
+    char why[400];
+    memset(elf, 0, sizeof elf);
+    memcpy(elf, "\177ELF", 4);
+    elf[4] = 2; elf[5] = 1; elf[18] = 190;
+    put32(elf + 48, 0x5a055au);            /* sm_90, older toolkits */
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, elf, sizeof elf, 9, 0, why, sizeof why) == 0);
+    put32(elf + 48, 0xa005a04u);           /* sm_90, newer toolkits */
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, elf, sizeof elf, 9, 0, why, sizeof why) == 0);
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, elf, sizeof elf, 8, 0, why, sizeof why) == 1);
+    CHECK_STR_CONTAINS(why, "built for sm_90 and the device is sm_80");
+    put32(elf + 48, 0x500550u);            /* sm_80 on an sm_86: runs */
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, elf, sizeof elf, 8, 6, why, sizeof why) == 0);
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, elf, sizeof elf, 9, 0, why, sizeof why) == 1);
+    put32(elf + 48, 0x6006402u);           /* sm_100 */
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, elf, sizeof elf, 10, 0, why, sizeof why) == 0);
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, elf, sizeof elf, 9, 0, why, sizeof why) == 1);
+    elf[18] = 62;                          /* an x86-64 object */
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, elf, sizeof elf, 9, 0, why, sizeof why) == 1);
+    CHECK_STR_CONTAINS(why, "not a CUDA one");
+    CHECK(kg_cuda_image_check(KG_IMAGE_CUBIN, (const unsigned char *)"hello", 5, 9, 0, why, sizeof why) == 1);
+
+    static const char ptx[] = "//\n.version 8.4\n.target sm_80\n.address_size 64\n";
+    CHECK(kg_cuda_image_check(KG_IMAGE_PTX, (const unsigned char *)ptx, sizeof ptx - 1, 9, 0, why, sizeof why) == 0);
+    CHECK(kg_cuda_image_check(KG_IMAGE_PTX, (const unsigned char *)ptx, sizeof ptx - 1, 7, 5, why, sizeof why) == 1);
+    CHECK_STR_CONTAINS(why, ".target is sm_80");
+    CHECK(kg_cuda_image_check(KG_IMAGE_PTX, (const unsigned char *)"no target", 9, 9, 0, why, sizeof why) == 1);
+
+    unsigned char fb[16 + 2 * 64];
+    memset(fb, 0, sizeof fb);
+    put32(fb, 0xBA55ED50u);
+    fb[4] = 1; fb[6] = 16;
+    put32(fb + 8, 2 * 64);
+    for (int e = 0; e < 2; e++) {
+        unsigned char *p = fb + 16 + 64 * e;
+        p[0] = e == 0 ? 2 : 1;             /* a cubin for sm_80, PTX for sm_86 */
+        put32(p + 4, 64);
+        put32(p + 28, e == 0 ? 80 : 86);
+    }
+    CHECK(kg_cuda_image_check(KG_IMAGE_FATBIN, fb, sizeof fb, 8, 0, why, sizeof why) == 0);
+    CHECK(kg_cuda_image_check(KG_IMAGE_FATBIN, fb, sizeof fb, 9, 0, why, sizeof why) == 0);   /* the PTX */
+    CHECK(kg_cuda_image_check(KG_IMAGE_FATBIN, fb, sizeof fb, 7, 5, why, sizeof why) == 1);
+    CHECK_STR_CONTAINS(why, "cubin sm_80, PTX sm_86");
+    fb[0] = 0;
+    CHECK(kg_cuda_image_check(KG_IMAGE_FATBIN, fb, sizeof fb, 9, 0, why, sizeof why) == 1);
+    CHECK(kg_cuda_image_check(KG_IMAGE_SO, fb, sizeof fb, 9, 0, why, sizeof why) == 1);
+}
+
 int main(void)
 {
     test_loaders();
@@ -524,6 +585,7 @@ int main(void)
     test_gemm_map();
     test_uuid();
     test_compile();
+    test_image_check();
     return kg_test_finish("test_cuda_cpu");
 }
 
