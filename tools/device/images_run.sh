@@ -5,7 +5,8 @@
 #   triton_rowsum.cubin    kernels/triton/rowsum.py (Triton, where python3 imports it), with the
 #                          [arm triton] section it writes from the compiled kernel's metadata
 #   cute_gemm_bt.cubin     kernels/cuda/images/cute_gemm_bt.cu by nvcc with CUTLASS's CuTe headers
-#                          (CUTLASS_DIR, or the nvidia-cutlass Python package), where found
+#                          (CUTLASS_DIR, .carry/cutlass.tgz, or the nvidia-cutlass Python package),
+#                          where found
 # then writes OUT/work/images.kg (examples/cuda-images.kg, the Triton arm, and a gemm_bt case with
 # the CuTe arm against kernels/cuda/gemm_bt_naive.cu) and runs kgate check, kgate run and kgate
 # verify on it.  Each image must be admitted (no failed check) and timed against its baseline;
@@ -59,6 +60,10 @@ fi
 
 # 3. CUTLASS/CuTe: a gemm_bt with CuTe tensors, against the naive source kernel
 cut=${CUTLASS_DIR:-}
+# CUTLASS's headers carried as .carry/cutlass.tgz (an include/ folder), for a machine without them
+if [ -z "$cut" ] && [ -f .carry/cutlass.tgz ]; then
+    mkdir -p /tmp/kgate-cutlass && tar xzf .carry/cutlass.tgz -C /tmp/kgate-cutlass && cut=/tmp/kgate-cutlass
+fi
 if [ -z "$cut" ]; then
     cut=$(python3 -c 'import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), "source"))' 2>/dev/null)
 fi
