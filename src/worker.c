@@ -1406,7 +1406,11 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
 done:
     /* the worker's own error, so that the supervisor does not blame an arm */
     if (rc != KG_OK && o->rows_fd >= 0) kg_frame_send(o->rows_fd, KG_FRAME_FAIL, o->proc, err->msg, strlen(err->msg), NULL);
-    kg_backend_close(w.be);
+    double t_close = kg_mono_s();
+    if (w.be != NULL) {
+        kg_backend_close(w.be);
+        fprintf(stderr, "time: backend closed in %.3f s\n", kg_mono_s() - t_close);
+    }
     kg_sb_free(&w.rows);
     kg_sb_free(&w.checks);
     kg_sb_free(&w.telemetry);

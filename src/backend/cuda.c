@@ -269,7 +269,11 @@ static void cuda_close(kg_backend *be)
     cuda_ctx *c = be->ctx;
     if (c == NULL) return;
     if (c->ctx != NULL && c->drv.cuCtxSetCurrent != NULL) c->drv.cuCtxSetCurrent(c->ctx);
-    /* the arm hosts end first: their mappings of the worker's buffers with them */
+    /* the arm hosts end first: their mappings of the worker's buffers with
+     * them; all are told at once, so that their contexts close side by
+     * side, then each is reaped */
+    for (int i = 0; i < c->nhosts; i++)
+        if (c->hosts[i].started) kg_hostlink_quit(&c->hosts[i].link, KG_CH_QUIT);
     for (int i = 0; i < c->nhosts; i++) {
         host_close(&c->hosts[i]);
         free(c->hosts[i].req);

@@ -301,20 +301,27 @@ int kg_hostlink_quiet(kg_hostlink *h, kg_err *err)
                               "request socket)", err);
 }
 
+void kg_hostlink_quit(kg_hostlink *h, uint32_t quit_type)
+{
+    if (h->pid <= 0 || h->dead || h->sock < 0 || h->quit_sent) return;
+    char *m = calloc(1, h->msg_bytes);
+    if (m != NULL) {
+        kg_ah_head hd;
+        memset(&hd, 0, sizeof hd);
+        hd.type = quit_type;
+        memcpy(m, &hd, sizeof hd);
+        kg_hostlink_send(h, m, NULL, 0);
+        free(m);
+    }
+    h->quit_sent = 1;
+}
+
 void kg_hostlink_close(kg_hostlink *h, uint32_t quit_type, int *outlived)
 {
     int status;
     if (outlived != NULL) *outlived = 0;
     if (h->pid > 0 && !h->dead && h->sock >= 0) {
-        char *m = calloc(1, h->msg_bytes);
-        if (m != NULL) {
-            kg_ah_head hd;
-            memset(&hd, 0, sizeof hd);
-            hd.type = quit_type;
-            memcpy(m, &hd, sizeof hd);
-            kg_hostlink_send(h, m, NULL, 0);
-            free(m);
-        }
+        kg_hostlink_quit(h, quit_type);
         if (!kg_hostlink_reap(h, 0.5, &status)) {
             kg_hostlink_kill(h);
             kg_hostlink_reap(h, 5.0, &status);

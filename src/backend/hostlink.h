@@ -39,6 +39,7 @@ typedef struct kg_hostlink {
     int sock, outfd;
     uint64_t seq;
     int dead;
+    int quit_sent;             /* kg_hostlink_quit was called: close only reaps */
     char dead_why[512];
     char *out;                 /* KG_HOSTLINK_OUT_CAP bytes */
     size_t outlen;
@@ -87,6 +88,11 @@ int kg_hostlink_reap(kg_hostlink *h, double grace_s, int *status);
 void kg_hostlink_drain(kg_hostlink *h);
 /* The host's output, into the worker's stderr (its log), prefixed with the arm. */
 void kg_hostlink_flush(kg_hostlink *h);
+
+/* Sends quit (a message of type quit_type) when the host is alive and
+ * returns at once, so that several hosts end side by side; the close
+ * that follows reaps it. */
+void kg_hostlink_quit(kg_hostlink *h, uint32_t quit_type);
 
 /* Sends quit (a message of type quit_type) when the host is alive, waits
  * briefly, kills what is left of its group (an outliving member is
