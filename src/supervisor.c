@@ -479,7 +479,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         }
         for (;;) {
             int said_done = 0;
-            if ((rc = kg_wproc_drive(&cur, &next, &wc, o->progress ? pline : NULL, &said_done, err)) != KG_OK)
+            if ((rc = kg_wproc_drive(&cur, &next, &sp, &wc, o->progress ? pline : NULL, &said_done, err)) != KG_OK)
                 goto done;
             if (!said_done) break;
             if (next.active || !plan->campaign.overlap || wc.q == NULL || kg_quiet_counted(&q)) continue;

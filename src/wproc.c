@@ -555,8 +555,40 @@ static int wp_reap(kg_wproc *w, kg_err *err)
     return 0;
 }
 
-int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_watch_ctx *wc, const char *pline, int *said_done,
-                   kg_err *err)
+/* The files store_records writes for process proc, removed (raw first). */
+static void unstore(int dirfd, int proc)
+{
+    char name[64];
+    static const struct { const char *sub, *stem, *ext; } f[] = {
+        { "raw", "proc", "csv" }, { "checks", "proc", "csv" }, { "outputs", "proc", "csv" },
+        { "outputs", "proc", "bin" }, { "telemetry", "proc", "csv" }, { "telemetry", "resources", "csv" },
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        snprintf(name, sizeof name, "%s/%s-%03d.%s", f[i].sub, f[i].stem, proc, f[i].ext);
+        (void)unlinkat(dirfd, name, 0);
+    }
+}
+
+/* Once the worker's records are whole (its raw rows came, under its
+ * MAC), they are checked and written while it closes its device and
+ * ends, off the path to the next worker's go; finish undoes the write
+ * should the worker then not end well. */
+static int store_early(kg_wproc *w, const kg_wspawn *sp, kg_err *err)
+{
+    if (w->stored != 0 || w->exited || w->ch.part[KG_FRAME_RAW] == NULL || w->ch.bad[0] != '\0') return KG_OK;
+    kg_err verr = { 0 };
+    if (check_records(sp->plan, &w->ch, w->proc, &verr) != KG_OK) {
+        w->stored = -1;
+        snprintf(w->store_why, sizeof w->store_why, "%.250s", verr.msg);
+        return KG_OK;
+    }
+    int rc = store_records(sp->dirfd, sp->dir, &w->ch, w->proc, err);
+    if (rc == KG_OK) w->stored = 1;
+    return rc;
+}
+
+int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_wspawn *sp, const kg_watch_ctx *wc, const char *pline,
+                   int *said_done, kg_err *err)
 {
     kg_quiet *q = wc->q;
     kg_sb *wl = wc->wl;
@@ -659,6 +691,11 @@ int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_watch_ctx *wc, const 
             nanosleep(&ts, NULL);
         }
         if (next != NULL) ov_tick(next, kg_mono_s());
+        int rc = store_early(cur, sp, err);
+        if (rc != KG_OK) {
+            wp_kill(cur);
+            return rc;
+        }
         if (cur->ch.timed_done && !cur->said_done && cur->gone) {
             cur->said_done = 1;
             *said_done = 1;
@@ -748,12 +785,13 @@ int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg
         if (ch->now_set) snprintf(how, sizeof how, "exited 0 without sending its rows");
     } else {
         kg_err verr = { 0 };
-        if (check_records(plan, ch, proc, &verr) != KG_OK) {
+        if (w->stored < 0 || (w->stored == 0 && check_records(plan, ch, proc, &verr) != KG_OK)) {
             snprintf(rec->status, sizeof rec->status, "bad rows");
-            snprintf(rec->reason, sizeof rec->reason, "%.250s", verr.msg);
+            snprintf(rec->reason, sizeof rec->reason, "%.250s", w->stored < 0 ? w->store_why : verr.msg);
         } else {
             /* a write that fails stops the campaign with the process unrecorded */
-            if ((rc = store_records(dirfd, dir, ch, proc, err)) != KG_OK) goto out;
+            if (w->stored == 0 && (rc = store_records(dirfd, dir, ch, proc, err)) != KG_OK) goto out;
+            w->stored = 2;
             snprintf(rec->status, sizeof rec->status, "ok");
             rec->reason[0] = '\0';
             rec->accepted = 1;
@@ -764,6 +802,18 @@ int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg
                 snprintf(w->why, sizeof w->why, "%s", ew);
             }
             if (note[0] != '\0') kg_watch_log(wl, 0, proc, "note", "%s", note);
+        }
+    }
+    /* records written while it closed, of a worker that then did not end
+     * well: not its records (raw first: a raw file means complete); what
+     * killed it came after its arms' work, which is not blamed */
+    int whole = ch->part[KG_FRAME_RAW] != NULL && ch->bad[0] == '\0';
+    if (w->stored == 1) unstore(dirfd, proc);
+    if (w->stored != 2 && whole) {
+        if (how[0] != '\0') {
+            size_t l = strlen(rec->reason);
+            snprintf(rec->reason + l, sizeof rec->reason - l, ", after it had sent its records");
+            how[0] = '\0';
         }
     }
     /* A worker that died while it ran an arm is that arm's fault, except

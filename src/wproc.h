@@ -61,6 +61,10 @@ typedef struct kg_wproc {
     /* beside the one before it: that time of its own by state */
     double ov[KG_OV_N], ov_t;
     int ov_state, ov_open;
+    /* its records, checked and written once whole, while it closes: 0 not
+     * yet, 1 written, -1 refused (store_why), 2 recorded */
+    int stored;
+    char store_why[256];
 } kg_wproc;
 
 /* Starts worker proc (w->rec's slot, attempt and dir set); warm_s > 0:
@@ -72,11 +76,12 @@ int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, in
  * its wait for a quiet host, and the give-up, count from now. */
 void kg_wproc_promote(kg_wproc *w);
 
-/* Runs cur (and next, when active) until cur ends (*said_done 0) or
+/* Runs cur (and next, when active) until cur ends; cur's records are
+ * written as soon as they are whole (sp: the folder) (*said_done 0) or
  * says its last timed phase is over (*said_done 1, once).  A stop
  * request kills both.  Errors: a broken pipe read, a failed wait. */
-int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_watch_ctx *wc, const char *pline, int *said_done,
-                   kg_err *err);
+int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_wspawn *sp, const kg_watch_ctx *wc, const char *pline,
+                   int *said_done, kg_err *err);
 
 /* The ended worker cur: its records checked and written through the
  * folder's descriptor, its outcome in cur->rec.  An error (a failed

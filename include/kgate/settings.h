@@ -47,6 +47,8 @@ typedef struct kg_settings {
     const char *key_dir;            /* appended: the folder of the default signing key,
                                      * $XDG_CONFIG_HOME/kgate, else $HOME/.config/kgate (attest.h);
                                      * NULL: neither variable is set */
+    int fake_crash_close;           /* appended: KGATE_FAKE_CRASH_CLOSE=1: a fake-backend worker
+                                     * crashes as it closes the backend, after its records (tests) */
 } kg_settings;
 
 /* Every default: no variable set. */

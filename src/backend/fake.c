@@ -69,9 +69,15 @@ static int fake_open(kg_backend *be, const kg_plan *plan, kg_err *err)
     return KG_OK;
 }
 
+/* A sample was timed in this process: it is a worker. */
+static int fake_timed;
+
 static void fake_close(kg_backend *be)
 {
-    (void)be;
+    /* KGATE_FAKE_CRASH_CLOSE: a worker that dies after its records were
+     * sent (the supervisor's tests); the cuda backend's close is where a
+     * driver could do the same */
+    if (fake_timed && be->settings != NULL && be->settings->fake_crash_close) raise(SIGSEGV);
 }
 
 static int fake_alloc(kg_backend *be, size_t bytes, kg_dbuf *out, kg_err *err)
@@ -226,6 +232,7 @@ static uint64_t fake_key(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e)
 static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, double *ns, kg_err *err)
 {
     const kg_arm *arm = k->arm;
+    fake_timed = 1;
     if (arm->fake_crash == x->proc) raise(SIGSEGV);
     if (arm->fake_hang == x->proc) for (;;) pause();
     if (arm->fake_fault == x->proc)

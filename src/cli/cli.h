@@ -49,7 +49,8 @@ int kg_cmd_armhost(int argc, char **argv, const kg_settings *env);   /* hidden: 
  * KGATE_FORBID (set and empty: no names) and CUDA_VISIBLE_DEVICES (quoted
  * as it is).  The numeric ones are checked: KGATE_NEGATIVE 0 or 1,
  * KGATE_FAKE_SLEEP_MS a number of milliseconds in [0, 1e6],
- * KGATE_FAULT_WRITE_AFTER a whole number >= 0; a malformed value is
+ * KGATE_FAULT_WRITE_AFTER a whole number >= 0, KGATE_FAKE_CRASH_CLOSE 0 or
+ * 1; a malformed value is
  * KG_EUSAGE naming the variable.  The strings are the environment's own
  * (getenv); glibc never frees those, so a later setenv leaves them
  * valid. */

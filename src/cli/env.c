@@ -50,6 +50,11 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
         kg_cli_read_real(v, 0, 1e6, &s->fake_sleep_ms) != KG_OK)
         return kg_errorf(err, KG_EUSAGE, "KGATE_FAKE_SLEEP_MS must be a number of milliseconds from 0 to 1e6, not '%s'",
                          v);
+    if ((v = text("KGATE_FAKE_CRASH_CLOSE")) != NULL) {
+        if (kg_cli_read_int(v, 0, 1, &n) != KG_OK)
+            return kg_errorf(err, KG_EUSAGE, "KGATE_FAKE_CRASH_CLOSE must be 0 or 1, not '%s'", v);
+        s->fake_crash_close = (int)n;
+    }
     if ((v = text("KGATE_FAULT_WRITE_AFTER")) != NULL) {
         if (kg_cli_read_int(v, 0, LONG_MAX, &n) != KG_OK)
             return kg_errorf(err, KG_EUSAGE, "KGATE_FAULT_WRITE_AFTER must be a whole number of writes >= 0, not '%s'",

@@ -50,3 +50,15 @@ grep -q ",overlap," "$T/off/watch.csv" && die "overlap = no, yet a worker starte
 expect_grep "overlap = no" "$T/off/plan.kg"
 grep -q "^overlap" "$T/on/plan.kg" && die "the default overlap entered the canonical plan (its hash would change)"
 cmp -s "$T/on/results.csv" "$T/off/results.csv" || die "the verdicts differ with and without overlap"
+
+# ---- 3. records are written as soon as they are whole, while the worker
+# closes; a worker that then dies (here: at its backend's close, every
+# process) is not recorded as complete: its files are removed, and no arm
+# is blamed for what came after its work
+KGATE_FAKE_CRASH_CLOSE=1 "$KGATE" run "$T/p-on.kg" -o "$T/crash" --no-progress >"$T/crash.out" 2>"$T/crash.err"; st=$?
+expect_status 3 $st "workers that crash as they close"
+[ "$(grep -c ',crashed,0,' "$T/crash/processes.csv")" = 6 ] || { cat "$T/crash/processes.csv" >&2; die "expected 6 crashed processes"; }
+[ "$(grep -c 'after it had sent its records' "$T/crash/processes.csv")" = 6 ] || die "a crash after the records is not said so"
+[ -z "$(ls "$T/crash/raw" 2>/dev/null)" ] || die "raw files of crashed processes were kept"
+grep -q ',fault,' "$T/crash"/checks/*.csv 2>/dev/null && die "an arm was blamed for a crash after its work"
+"$KGATE" verify "$T/crash" >"$T/crash.verify" 2>&1 || { cat "$T/crash.verify" >&2; die "the crashed campaign's folder does not verify"; }
