@@ -83,8 +83,12 @@ $(LIBA): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(KGATE): $(CLI_OBJ) $(LIBA)
-	$(CC) $(LDSAN) -o $@ $(CLI_OBJ) $(LIBA) $(LIBS)
+# the functions an op module may call (src/ops/exports.list) are exported
+# to the modules kgate loads (src/ops/planops.c)
+OP_EXPORTS = -Wl,--dynamic-list=src/ops/exports.list
+
+$(KGATE): $(CLI_OBJ) $(LIBA) src/ops/exports.list
+	$(CC) $(LDSAN) -o $@ $(CLI_OBJ) $(LIBA) $(OP_EXPORTS) $(LIBS)
 
 bin/kgate: $(KGATE)
 	@mkdir -p bin
@@ -121,7 +125,7 @@ bin/isolation-probe: tests/gpu/isolation_probe.c
 # One binary that needs only the C library: for copying kgate to a GPU node.
 portable: $(CLI_OBJ) $(LIBA) bin/isolation-probe
 	@mkdir -p bin
-	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -ljansson -lcrypto \
+	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) $(OP_EXPORTS) -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -ljansson -lcrypto \
 	    $(filter-out -lm -lpthread,$(OPENBLAS_STATIC)) -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)

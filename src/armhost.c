@@ -99,6 +99,13 @@ static int do_bind(const kg_ah_msg *m, const int *fds, int nfd, ah_map *maps, kg
     a->K = m->K;
     a->splits = m->splits;
     a->eps = m->eps;
+    a->nvars = m->nvars >= 0 && m->nvars <= KG_KARGS_VARS ? m->nvars : 0;
+    for (int v = 0; v < a->nvars; v++) {
+        memcpy(a->var_name[v], m->var_name[v], sizeof a->var_name[v]);
+        a->var_name[v][sizeof a->var_name[v] - 1] = '\0';
+        a->var_i[v] = m->var_i[v];
+        a->var_r[v] = m->var_r[v];
+    }
     return 0;
 }
 

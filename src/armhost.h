@@ -24,6 +24,7 @@
 #include <sys/types.h>
 #include "kgate/backend.h"
 #include "kgate/err.h"
+#include "kgate/kernel.h"
 
 #define KG_AH_MAGIC 0x6b674148u   /* "kgAH" */
 #define KG_AH_NBUF (7 + 4 * KG_BIND_MAX_OP_SETS)  /* in[4], out[2], ws, then nop input sets */
@@ -49,6 +50,11 @@ typedef struct kg_ah_msg {
     int64_t M, N, K, splits;
     double eps;
     char msg[KG_AH_MSG_TEXT];     /* reply: a reason, NUL-terminated */
+    /* BIND: the case's named variables (kg_kargs.var_*) */
+    int32_t nvars;
+    char var_name[KG_KARGS_VARS][32];
+    int64_t var_i[KG_KARGS_VARS];
+    double var_r[KG_KARGS_VARS];
 } kg_ah_msg;
 
 typedef struct kg_armhost_opts {

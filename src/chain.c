@@ -326,7 +326,24 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
             json_t *s = json_object_get(srcs, plan->arms[a].name);
             named = rel[0] != '\0' && strcmp(rel, files[i]) == 0 && s != NULL && json_object_get(s, "copy") != NULL;
         }
+        /* a declared op's source: its hash is the plan's [op] sha256 */
+        for (int o = 0; o < plan->nops && !named; o++) {
+            char rel[KG_NAME_MAX + 16], hex[65];
+            snprintf(rel, sizeof rel, "sources/op-%s.c", plan->ops[o].name);
+            if (strcmp(rel, files[i]) != 0) continue;
+            named = 1;
+            if (hash_at(dirfd, rel, hex) != 1 || strcmp(hex, plan->ops[o].sha256) != 0)
+                kg_problem(out, nbad, "%s: SHA-256 %.16s... is not the plan's [op %s] sha256 %.16s...", rel, hex,
+                           plan->ops[o].name, plan->ops[o].sha256);
+        }
         if (!named) kg_problem(out, nbad, "%s: not an arm's source copy recorded in environment.json", files[i]);
+    }
+    for (int o = 0; o < plan->nops; o++) {
+        char rel[KG_NAME_MAX + 16], hex[65];
+        snprintf(rel, sizeof rel, "sources/op-%s.c", plan->ops[o].name);
+        if (hash_at(dirfd, rel, hex) != 1)
+            kg_problem(out, nbad, "%s: missing: the source of the plan's op %s is not in the folder", rel,
+                       plan->ops[o].name);
     }
 done:
     kg_strlist_free(files, nf);

@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "kgate/evidence.h"
+#include "kgate/op.h"
 #include "salt.h"
 #include "safefs.h"
 #include "util.h"
@@ -151,6 +152,8 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_plan_parse(text, strlen(text), path, dir, &ev->plan, err)) != KG_OK) goto done;
+    /* the plan's own ops, from the folder's copies of their sources */
+    if ((rc = kg_ops_bind(ev->plan, NULL, dir, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/meta.json", dir);
     if ((rc = kg_read_file(path, &ev->meta_json, NULL, err)) != KG_OK) goto done;
     json_error_t je;

@@ -72,26 +72,26 @@ static int apply(expr_state *s, size_t pos, char op, int64_t a, int64_t b, int64
 
 static int parse_variable(expr_state *s, size_t start, const char *name, size_t len, int64_t *v)
 {
-    static const char *const names[] = { "M", "N", "K", "splits" };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strlen(names[i]) != len || strncmp(names[i], name, len) != 0) continue;
-        if (s->kase == NULL) {
-            *v = 1;
-            return KG_OK;
-        }
-        int64_t x = i == 0 ? s->kase->M : i == 1 ? s->kase->N : i == 2 ? s->kase->K
-                                                                       : s->kase->splits;
-        if (x < 0)
-            return kg_errorf(s->err, KG_EINPUT,
-                             "%s expression '%s' at column %zu: case '%s' does not set %s",
-                             s->what, s->text, start + 1, s->kase->name, names[i]);
-        *v = x;
+    char nm[KG_VAR_NAME_MAX];
+    if (len >= sizeof nm) return fail(s, start, "name too long (case variables have at most 31 characters)");
+    memcpy(nm, name, len);
+    nm[len] = '\0';
+    if (s->kase == NULL) {
+        /* checked without a case: any name may be a variable of the op */
+        *v = 1;
         return KG_OK;
     }
-    char buf[96];
-    snprintf(buf, sizeof buf, "unknown name '%.*s' (use M, N, K, splits, ceildiv, min, max)",
-             (int)(len > 40 ? 40 : len), name);
-    return fail(s, start, buf);
+    kg_var_type ty;
+    int64_t x;
+    if (!kg_case_var(s->kase, nm, &ty, &x, NULL))
+        return kg_errorf(s->err, KG_EINPUT,
+                         "%s expression '%s' at column %zu: case '%s' does not set %s (a case variable, or "
+                         "ceildiv, min, max)", s->what, s->text, start + 1, s->kase->name, nm);
+    if (ty == KG_VAR_REAL)
+        return kg_errorf(s->err, KG_EINPUT, "%s expression '%s' at column %zu: %s is a real; launch expressions "
+                         "are integers", s->what, s->text, start + 1, nm);
+    *v = x;
+    return KG_OK;
 }
 
 static int parse_call(expr_state *s, size_t start, char op, int64_t *v)

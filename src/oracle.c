@@ -224,7 +224,7 @@ int kg_oracle_gen_spec(const kg_case_data *d, int stream, uint64_t seed, kg_gen_
     s->n = d->in_elems[stream];
     s->rows = rows[stream];
     s->per_row = s->rows > 0 ? s->n / s->rows : s->n;
-    s->dtype = (int32_t)d->kase->dtype;
+    s->dtype = (int32_t)d->in_dtype[stream];
     s->scale = (float)d->kase->scale;
     /* the layout of the classes (see above) */
     s->R = s->rows - 2;
@@ -263,7 +263,7 @@ static void generate(kg_case_data *d, int stream)
     kg_gen_spec s;
     kg_oracle_gen_spec(d, stream, d->seed, &s);
     kg_oracle_generate(&s, d->in[stream]);
-    kg_dtype dt = d->kase->dtype;
+    kg_dtype dt = d->in_dtype[stream];
     uint32_t dummy;
     for (int64_t e = 0; e < s.n; e++) d->in64[stream][e] = decode(d->in[stream], dt, e, &dummy);
 }
@@ -395,8 +395,16 @@ int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *
     if (op->in_rows) op->in_rows(c, rows);
 
     for (int i = 0; i < d->nin; i++) {
+        d->in_dtype[i] = op->in_dtype != NULL ? op->in_dtype(c, i) : c->dtype;
+        if (d->in_dtype[i] != KG_DT_F32 && d->in_dtype[i] != KG_DT_F16 && d->in_dtype[i] != KG_DT_BF16) {
+            rc = kg_errorf(err, KG_EINPUT, "case '%s': op %s gives input %s dtype %d (use f32, f16 or bf16)", c->name,
+                           op->name, op->in_names[i], (int)d->in_dtype[i]);
+            goto done;
+        }
+    }
+    for (int i = 0; i < d->nin; i++) {
         size_t n = (size_t)d->in_elems[i];
-        d->in_bytes[i] = n * dt_size(c->dtype);
+        d->in_bytes[i] = n * dt_size(d->in_dtype[i]);
         d->in[i] = malloc(d->in_bytes[i] ? d->in_bytes[i] : 1);
         d->in64[i] = malloc((n ? n : 1) * sizeof(double));
         if (d->in[i] == NULL || d->in64[i] == NULL) {
@@ -412,12 +420,12 @@ int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *
         }
         if (!finite) {
             rc = kg_errorf(err, KG_EINPUT, "case '%s': input %s overflows %s at scale %g "
-                           "(lower scale)", c->name, op->in_names[i], dt_name(c->dtype), c->scale);
+                           "(lower scale)", c->name, op->in_names[i], dt_name(d->in_dtype[i]), c->scale);
             goto done;
         }
         if (!nonzero) {
             rc = kg_errorf(err, KG_EINPUT, "case '%s': input %s is all zero in %s at scale %g "
-                           "(raise scale)", c->name, op->in_names[i], dt_name(c->dtype), c->scale);
+                           "(raise scale)", c->name, op->in_names[i], dt_name(d->in_dtype[i]), c->scale);
             goto done;
         }
         d->in_sum[i] = kg_checksum(d->in[i], d->in_bytes[i]);
@@ -489,7 +497,6 @@ int kg_oracle_perturb(kg_case_data *d, uint64_t pseed, int count, int64_t *where
     if (d == NULL || d->op == NULL || d->stale || count < 1)
         return kg_errorf(err, KG_EINTERNAL, "kg_oracle_perturb: no prepared data");
     const kg_case *c = d->kase;
-    kg_dtype dt = c->dtype;
     for (int j = 0; j < count; j++) {
         /* an input with elements, and an element of it; its new value is a
          * fresh draw of the same distribution that differs from the old */
@@ -498,6 +505,7 @@ int kg_oracle_perturb(kg_case_data *d, uint64_t pseed, int count, int64_t *where
         if (d->in_elems[i] == 0) return kg_errorf(err, KG_EINTERNAL, "kg_oracle_perturb: no input elements");
         int64_t e = (int64_t)(draw64(pseed, 0x70657274u, (uint64_t)j * 2 + 1) % (uint64_t)d->in_elems[i]);
         double old = d->in64[i][e], v = old;
+        kg_dtype dt = d->in_dtype[i];
         for (uint64_t t = 0; t < 16 && v == old; t++) {
             double u = (double)kg_philox_uniform(pseed, 0x70657274u + 1u + (uint32_t)j, t);
             double mag = fabs(old) > 0 ? fabs(old) : c->scale;

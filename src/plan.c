@@ -51,8 +51,8 @@
 #define PLAN_AXIS_VALUES_MAX 64  /* values in one list */
 #define PLAN_EXPAND_MAX 256      /* sections one section expands to */
 
-enum { SEC_NONE = 0, SEC_CAMPAIGN, SEC_CASE, SEC_ARM, SEC_GATE };
-static const char *const sec_names[] = {"", "campaign", "case", "arm", "gate"};
+enum { SEC_NONE = 0, SEC_CAMPAIGN, SEC_CASE, SEC_ARM, SEC_GATE, SEC_OP };
+static const char *const sec_names[] = {"", "campaign", "case", "arm", "gate", "op"};
 
 enum {
     K_INT,   /* int */
@@ -819,11 +819,41 @@ static void section_begin(plan_ctx *ctx, const char *p, size_t n)
     size_t nlen = (size_t)(e - nm);
     size_t hlen = (size_t)(close + 1 - p);
     int sec = SEC_NONE;
-    for (int i = SEC_CAMPAIGN; i <= SEC_GATE; i++)
+    for (int i = SEC_CAMPAIGN; i <= SEC_OP; i++)
         if (wlen == strlen(sec_names[i]) && memcmp(s, sec_names[i], wlen) == 0) sec = i;
     if (sec == SEC_NONE) {
         perr(ctx, line, "unknown section", p, hlen,
-             "sections are [campaign], [case NAME], [arm NAME] and [gate]");
+             "sections are [campaign], [op NAME], [case NAME], [arm NAME] and [gate]");
+        return;
+    }
+    if (sec == SEC_OP) {
+        /* an op declared in the plan (docs/ops.md) */
+        ctx->nsections++;
+        ctx->bracketed = 0;
+        if (nlen == 0 || !name_ok(nm, nlen)) {
+            perr(ctx, line, nlen == 0 ? "section needs a name" : "bad op name", p, hlen,
+                 "write [op NAME], NAME of 1-63 letters, digits, '_', '.', '-'");
+            return;
+        }
+        char onm[KG_NAME_MAX];
+        memcpy(onm, nm, nlen);
+        onm[nlen] = '\0';
+        int prev_op = kg_plan_find_op(plan, onm);
+        if (prev_op >= 0) {
+            perr(ctx, line, "duplicate op", p, hlen, "op names must differ; '%s' is on line %d", onm,
+                 plan->ops[prev_op].line);
+            return;
+        }
+        if (plan->nops >= KG_PLAN_MAX_OPS) {
+            perr(ctx, line, "too many ops", p, hlen, "a plan declares at most %d ops", KG_PLAN_MAX_OPS);
+            return;
+        }
+        kg_opdecl *od = &plan->ops[plan->nops];
+        memset(od, 0, sizeof *od);
+        memcpy(od->name, onm, nlen + 1);
+        od->line = line;
+        ctx->idx = plan->nops++;
+        ctx->sec = SEC_OP;
         return;
     }
     ctx->nsections++;
@@ -1105,6 +1135,106 @@ static int parse_axes(plan_ctx *ctx, int ki, const char *v, int line, const char
     return 0;
 }
 
+/* A name a case variable may have: a letter or '_', then letters, digits
+ * and '_', at most KG_VAR_NAME_MAX - 1 characters. */
+static int var_name_ok(const char *n)
+{
+    size_t l = strlen(n);
+    if (l == 0 || l >= KG_VAR_NAME_MAX || !(isalpha((unsigned char)n[0]) || n[0] == '_')) return 0;
+    for (size_t i = 1; i < l; i++)
+        if (!(isalnum((unsigned char)n[i]) || n[i] == '_')) return 0;
+    return 1;
+}
+
+/* A key of [case] outside the key table: a variable of the case's op
+ * (kg_plan_check_ops checks it against the op's declaration). */
+static int case_var(plan_ctx *ctx, const char *name, const char *v, int line, const char *ltext, size_t llen)
+{
+    kg_case *c = &ctx->plan->cases[ctx->idx];
+    for (int i = 0; i < c->nvars; i++)
+        if (strcmp(c->vars[i].name, name) == 0) {
+            perr(ctx, line, "duplicate key", ltext, llen, "variable '%s' is already set in case '%s'", name,
+                 c->name);
+            return 1;
+        }
+    if (c->nvars >= KG_CASE_VARS) {
+        perr(ctx, line, "too many variables", ltext, llen, "a case sets at most %d op variables", KG_CASE_VARS);
+        return 1;
+    }
+    size_t vl = strlen(v);
+    if (vl == 0 || vl >= sizeof c->vars[0].text) {
+        perr(ctx, line, vl == 0 ? "missing value" : "value too long", ltext, llen,
+             "an op variable is an integer, a real or yes/no, e.g. S = 1024");
+        return 1;
+    }
+    if (strpbrk(v, "{}") != NULL) {
+        perr(ctx, line, "op variables take no axis", ltext, llen,
+             "write one case per value (axes apply to the keys of docs/plan-format.md)");
+        return 1;
+    }
+    kg_var *x = &c->vars[c->nvars];
+    memset(x, 0, sizeof *x);
+    snprintf(x->name, sizeof x->name, "%s", name);
+    snprintf(x->text, sizeof x->text, "%s", v);
+    char *end = NULL;
+    errno = 0;
+    long long ll = strtoll(v, &end, 10);
+    if (end != v && *end == '\0' && errno == 0) {
+        x->type = KG_VAR_INT;
+        x->i = ll;
+        x->r = (double)ll;
+    } else if (strcmp(v, "yes") == 0 || strcmp(v, "true") == 0 || strcmp(v, "no") == 0 || strcmp(v, "false") == 0) {
+        x->type = KG_VAR_BOOL;
+        x->i = v[0] == 'y' || v[0] == 't';
+        x->r = (double)x->i;
+    } else {
+        errno = 0;
+        double r = strtod(v, &end);
+        if (end == v || *end != '\0' || errno != 0 || !isfinite(r)) {
+            perr(ctx, line, "bad value", ltext, llen,
+                 "op variable '%s': an integer, a real or yes/no, e.g. %s = 1024", name, name);
+            return 1;
+        }
+        x->type = KG_VAR_REAL;
+        x->r = r;
+    }
+    c->nvars++;
+    return 1;
+}
+
+/* The keys of [op NAME]: source (required) and sha256 (the source's, as
+ * the canonical form writes it). */
+static int op_key(plan_ctx *ctx, const char *name, const char *v, int line, const char *ltext, size_t llen)
+{
+    kg_opdecl *od = &ctx->plan->ops[ctx->idx];
+    int is_src = strcmp(name, "source") == 0, is_sha = strcmp(name, "sha256") == 0;
+    if (!is_src && !is_sha) {
+        perr(ctx, line, "unknown key", name, strlen(name), "keys of [op]: source sha256");
+        return 1;
+    }
+    char *dst = is_src ? od->source : od->sha256;
+    if (dst[0] != '\0') {
+        perr(ctx, line, "duplicate key", ltext, llen, "'%s' is already set in op '%s'", name, od->name);
+        return 1;
+    }
+    size_t vl = strlen(v);
+    if (vl == 0) {
+        perr(ctx, line, "missing value", ltext, llen, is_src ? "source: the op's C file, e.g. ops/conv1d.c"
+                                                            : "sha256: 64 lowercase hex digits");
+        return 1;
+    }
+    if (is_src && vl >= sizeof od->source) {
+        perr(ctx, line, "value too long", ltext, llen, "keep paths under %d characters", (int)sizeof od->source);
+        return 1;
+    }
+    if (is_sha && (vl != 64 || strspn(v, "0123456789abcdef") != 64)) {
+        perr(ctx, line, "bad sha256", ltext, llen, "64 lowercase hex digits (kgate writes it; leave it out)");
+        return 1;
+    }
+    memcpy(dst, v, vl + 1);
+    return 1;
+}
+
 static int plan_handler(void *user, const char *section, const char *name, const char *value)
 {
     plan_ctx *ctx = user;
@@ -1130,7 +1260,9 @@ static int plan_handler(void *user, const char *section, const char *name, const
     size_t vlen = strlen(v);
     while (vlen > 0 && isspace((unsigned char)v[vlen - 1])) v[--vlen] = '\0';
 
+    if (ctx->sec == SEC_OP) return op_key(ctx, name, v, line, ltext, llen);
     int ki = key_index(ctx->sec, name);
+    if (ki < 0 && ctx->sec == SEC_CASE && var_name_ok(name)) return case_var(ctx, name, v, line, ltext, llen);
     if (ki < 0) {
         char keys[600];
         size_t o = 0;
@@ -1705,6 +1837,38 @@ static void expand_kind(plan_ctx *ctx, int sec)
 
 /* The plan's sections with axes become their variants; names must still
  * differ. */
+/* [op NAME]: a source, found beside the plan and hashed; a sha256
+ * written in the plan (a canonical plan) must be the source's.  A
+ * canonical plan read where its source is not (an evidence folder, whose
+ * copy is sources/op-NAME.c) keeps the sha256 as written. */
+static void check_op(plan_ctx *ctx, int o)
+{
+    kg_plan *plan = ctx->plan;
+    kg_opdecl *od = &plan->ops[o];
+    size_t l;
+    const char *t = line_text(ctx, od->line, &l);
+    if (od->source[0] == '\0') {
+        perr(ctx, od->line, "op has no source", t, l, "add source = the op's C file (docs/ops.md)");
+        return;
+    }
+    char path[2 * KG_PATH_MAX + 2];
+    if (od->source[0] == '/' || plan->base_dir[0] == '\0') snprintf(path, sizeof path, "%s", od->source);
+    else snprintf(path, sizeof path, "%s/%s", plan->base_dir, od->source);
+    char hex[65];
+    kg_err e = { 0 };
+    if (kg_sha256_file(path, hex, &e) != KG_OK) {
+        if (od->sha256[0] != '\0') return;
+        perr(ctx, od->line, "op source not found", t, l, "%s: %s", path, e.msg);
+        return;
+    }
+    if (od->sha256[0] != '\0' && strcmp(od->sha256, hex) != 0) {
+        perr(ctx, od->line, "op source changed", t, l, "%s hashes to %.12s, the plan says %.12s: remove the sha256 "
+             "line to take the source as it is", path, hex, od->sha256);
+        return;
+    }
+    memcpy(od->sha256, hex, sizeof hex);
+}
+
 static void expand_axes(plan_ctx *ctx)
 {
     kg_plan *plan = ctx->plan;
@@ -1753,6 +1917,7 @@ static void finish(plan_ctx *ctx)
         perr(ctx, 1, "plan has no arms", t, l, "add an [arm NAME] section with op and source");
         return;
     }
+    for (int o = 0; o < plan->nops && !ctx->failed; o++) check_op(ctx, o);
     for (int c = 0; c < plan->ncases && !ctx->failed; c++)
         check_required(ctx, SEC_CASE, c, plan->cases[c].name, plan->cases[c].line);
     for (int a = 0; a < plan->narms && !ctx->failed; a++) check_arm(ctx, a);
@@ -1907,9 +2072,23 @@ static int make_canonical(kg_plan *plan)
     kg_sb tb = {0};
     kg_sb_printf(&tb, "[campaign]\n");
     write_section(&tb, SEC_CAMPAIGN, &plan->campaign, 0);
+    for (int o = 0; o < plan->nops; o++)
+        kg_sb_printf(&tb, "\n[op %s]\nsource = %s\nsha256 = %s\n", plan->ops[o].name, plan->ops[o].source,
+                     plan->ops[o].sha256);
     for (int c = 0; c < plan->ncases; c++) {
         kg_sb_printf(&tb, "\n[case %s]\n", plan->cases[c].name);
         write_section(&tb, SEC_CASE, &plan->cases[c], 0);
+        /* the op's variables, by name: the order they were written in
+         * does not change the hash */
+        const kg_case *kc = &plan->cases[c];
+        int done[KG_CASE_VARS] = { 0 };
+        for (int k = 0; k < kc->nvars; k++) {
+            int best = -1;
+            for (int j = 0; j < kc->nvars; j++)
+                if (!done[j] && (best < 0 || strcmp(kc->vars[j].name, kc->vars[best].name) < 0)) best = j;
+            done[best] = 1;
+            kg_sb_printf(&tb, "%s = %s\n", kc->vars[best].name, kc->vars[best].text);
+        }
     }
     for (int a = 0; a < plan->narms; a++) {
         kg_sb_printf(&tb, "\n[arm %s]\n", plan->arms[a].name);
@@ -2059,6 +2238,44 @@ void kg_plan_free(kg_plan *plan)
     free(plan->arms);
     free(plan->canonical);
     free(plan);
+}
+
+int kg_case_var(const kg_case *c, const char *name, kg_var_type *type, int64_t *i, double *r)
+{
+    if (c == NULL || name == NULL) return 0;
+    const struct { const char *n; int64_t v; } ints[] = { { "M", c->M }, { "N", c->N }, { "K", c->K },
+                                                        { "splits", c->splits } };
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+        if (strcmp(name, ints[k].n) == 0) {
+            if (ints[k].v < 0) return 0;
+            if (type) *type = KG_VAR_INT;
+            if (i) *i = ints[k].v;
+            if (r) *r = (double)ints[k].v;
+            return 1;
+        }
+    if (strcmp(name, "eps") == 0 || strcmp(name, "scale") == 0) {
+        double v = name[0] == 'e' ? c->eps : c->scale;
+        if (type) *type = KG_VAR_REAL;
+        if (i) *i = (int64_t)v;
+        if (r) *r = v;
+        return 1;
+    }
+    for (int k = 0; k < c->nvars; k++)
+        if (strcmp(name, c->vars[k].name) == 0) {
+            if (type) *type = c->vars[k].type;
+            if (i) *i = c->vars[k].i;
+            if (r) *r = c->vars[k].r;
+            return 1;
+        }
+    return 0;
+}
+
+int kg_plan_find_op(const kg_plan *plan, const char *name)
+{
+    if (plan == NULL || name == NULL) return -1;
+    for (int i = 0; i < plan->nops; i++)
+        if (strcmp(plan->ops[i].name, name) == 0) return i;
+    return -1;
 }
 
 int kg_plan_find_case(const kg_plan *plan, const char *name)

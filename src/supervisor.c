@@ -233,6 +233,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &old_pipe);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
+    /* the plan's own ops, compiled and loaded here (trusted, like the plan) */
+    if ((rc = kg_ops_bind(plan, &s, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
     for (int i = 0; i < plan->nnotes; i++) fprintf(stderr, "kgate: note: %s\n", plan->notes[i]);
     if (o->frozen_path != NULL && (rc = kg_frozen_check(plan, o->frozen_path, err)) != KG_OK) goto done;
@@ -371,6 +373,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             }
         /* each arm's kernel source, kept in the folder (chain.h) */
         if ((rc = kg_chain_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
+        /* and each declared op's: what the workers and verify build */
+        if ((rc = kg_ops_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
         /* the compiler that builds the arms, where the backend names one */
         char compiler[512] = "";
         const char *cc = kg_backend_compiler(resolved, &s);

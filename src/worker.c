@@ -1076,13 +1076,15 @@ static int perturbation_check(wctx *w, case_run *cr, kg_err *err)
         kg_oracle_release(&dp);
         return rc;
     }
-    size_t es = dp.in_elems[0] > 0 ? dp.in_bytes[0] / (size_t)dp.in_elems[0] : 4;
     for (int i = 0; i < cr->nlive && rc == KG_OK; i++) {
         int ok = 1;
         inst *x = &cr->xs[cr->live[i]];
         if (x->dropped) continue;
         now(w, cr->c, x->arm, KG_NOW_CHECK_AFTER, -1);
         for (int j = 0; j < KG_PERTURB_ELEMS && rc == KG_OK; j++) {
+            /* the element size of that input (inputs may differ in dtype) */
+            int q = which[j];
+            size_t es = dp.in_elems[q] > 0 ? dp.in_bytes[q] / (size_t)dp.in_elems[q] : 4;
             size_t off = (size_t)where[j] * es;
             rc = kg_backend_upload(w->be, &x->in[which[j]], off, (const char *)dp.in[which[j]] + off, es, err);
         }
@@ -1370,6 +1372,8 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     }
     char notice[512];
     w.settings = o->settings != NULL ? o->settings : kg_settings_defaults();
+    /* the plan's own ops, built from the folder's copies of their sources */
+    if ((rc = kg_ops_bind(plan, w.settings, o->out_dir, err)) != KG_OK) goto done;
     double t_open = kg_mono_s();
     if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
     /* where a worker's set-up time goes, on its log */

@@ -36,6 +36,7 @@ typedef unsigned long long uint64_t;
 #endif
 
 #define KG_KARGS_ABI 1
+#define KG_KARGS_VARS 16
 
 enum { KG_KDT_F32 = 0, KG_KDT_F16 = 1, KG_KDT_BF16 = 2 };
 
@@ -49,7 +50,37 @@ typedef struct kg_kargs {
     int64_t M, N, K;     /* shape variables (the op says which are used) */
     int64_t splits;
     double eps;
+    /* appended: the case's named variables (docs/ops.md), read with
+     * kg_var_i and kg_var_r; M N K splits eps stay in the fields above */
+    int nvars;
+    char var_name[KG_KARGS_VARS][32];
+    int64_t var_i[KG_KARGS_VARS];
+    double var_r[KG_KARGS_VARS];
 } kg_kargs;
+
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+/* The case variable name as an integer (yes/no: 1/0), or dflt when the
+ * case has none; M, N, K and splits too. */
+static inline int64_t kg_var_i(const kg_kargs *a, const char *name, int64_t dflt)
+{
+    for (int v = 0; v < a->nvars && v < KG_KARGS_VARS; v++)
+        if (strcmp(a->var_name[v], name) == 0) return a->var_i[v];
+    if (strcmp(name, "M") == 0) return a->M;
+    if (strcmp(name, "N") == 0) return a->N;
+    if (strcmp(name, "K") == 0) return a->K;
+    if (strcmp(name, "splits") == 0) return a->splits;
+    return dflt;
+}
+
+/* The case variable name as a real, or dflt; eps too. */
+static inline double kg_var_r(const kg_kargs *a, const char *name, double dflt)
+{
+    for (int v = 0; v < a->nvars && v < KG_KARGS_VARS; v++)
+        if (strcmp(a->var_name[v], name) == 0) return a->var_r[v];
+    if (strcmp(name, "eps") == 0) return a->eps;
+    return (double)kg_var_i(a, name, (int64_t)dflt);
+}
+#endif
 
 #if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 #include "kgate/gen.h"

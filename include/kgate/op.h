@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include "kgate/err.h"
 #include "kgate/plan.h"
+#include "kgate/settings.h"
 
 #define KG_OP_ABI 1
 
@@ -67,6 +68,8 @@ typedef struct kg_op {
      * (kg_plan_check_ops refuses an arm that declares another) */
     void (*bound_ct)(const kg_case *c, const kg_contract *ct, const double *const in[],
                      const double *ref, int o, double *bound);
+    /* appended: dtype of input i; NULL: every input is the case dtype */
+    kg_dtype (*in_dtype)(const kg_case *c, int i);
 } kg_op;
 
 /* Structured row classes of generated inputs (oracle.c, kg_oracle_row_class;
@@ -90,8 +93,24 @@ enum {
                          KG_ROW_BIT(KG_ROW_WIDE) | KG_ROW_BIT(KG_ROW_NEGATIVE))
 #define KG_ROWS_NORM (KG_ROWS_DEFAULT | KG_ROW_BIT(KG_ROW_NEAR_CONSTANT))
 
-/* The op registry. */
+/* The op registry: the built-in ops, then the ops a plan declared and
+ * kg_ops_bind loaded in this process. */
 const kg_op *kg_op_find(const char *name);
+
+/* The ops plan declares ([op NAME], docs/ops.md), compiled with the
+ * settings' C compiler (KGATE_CC, else cc) against kgate/op.h and loaded
+ * into this process; s may be NULL.  folder NULL: each source beside the
+ * plan; else the evidence folder's copies, folder/sources/op-NAME.c.
+ * Every source must hash to its [op] section's sha256.  An op already
+ * loaded from the same source is not built again. */
+int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, kg_err *err);
+
+/* The plan's op sources copied into the evidence folder (dirfd, shown as
+ * dir) as sources/op-NAME.c, each checked against its sha256. */
+int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err *err);
+
+/* A declared op loaded by kg_ops_bind, by name; NULL if none. */
+const kg_op *kg_ops_find_declared(const char *name);
 const kg_op *const *kg_op_all(int *n);
 
 /* Checks every case of a plan against its op (known op, required

@@ -47,6 +47,8 @@ typedef struct kg_case_data {
     /* appended: 1 after kg_oracle_refill: the inputs are of d->seed, the
      * references and bounds of the seed before (compare nothing with it) */
     int stale;
+    /* appended: the dtype of each input (kg_op.in_dtype, else the case's) */
+    kg_dtype in_dtype[KG_MAX_IN];
 } kg_case_data;
 
 /* Generates inputs for case c from seed, computes references and bounds.

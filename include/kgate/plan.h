@@ -100,6 +100,19 @@ typedef struct kg_campaign {
 } kg_campaign;
 
 
+/* A case variable an op declares (kgate/op.h kg_op.vars): any name, an
+ * integer, a real or a yes/no (1/0).  text is the value as written. */
+#define KG_CASE_VARS 16
+#define KG_VAR_NAME_MAX 32
+typedef enum { KG_VAR_INT = 0, KG_VAR_REAL = 1, KG_VAR_BOOL = 2 } kg_var_type;
+typedef struct kg_var {
+    char name[KG_VAR_NAME_MAX];
+    char text[48];
+    kg_var_type type;        /* as written: an integer, a real, or yes/no */
+    int64_t i;               /* INT and BOOL */
+    double r;                /* every type, as a real */
+} kg_var;
+
 typedef struct kg_case {
     char name[KG_NAME_MAX];
     char op[KG_NAME_MAX];    /* op name, e.g. "gemm_bt" (required) */
@@ -110,6 +123,10 @@ typedef struct kg_case {
     double scale;            /* input value scale; 1.0 */
     int primary;             /* counts for the gate; 1 */
     int line;                /* line of the section header */
+    /* appended: the variables of the case's op beyond the keys above
+     * (docs/ops.md), e.g. S = 1024 or causal = yes, in the order given */
+    int nvars;
+    kg_var vars[KG_CASE_VARS];
 } kg_case;
 
 /* A further launch of a multi-kernel operation (e.g. the accumulation
@@ -188,6 +205,19 @@ typedef struct kg_gate {
                               * (a source arm: not an image, not a builtin); 0 */
 } kg_gate;
 
+/* An op declared in the plan: [op NAME] with source = a C file compiled
+ * against kgate/op.h (docs/ops.md).  sha256 is the source's, computed
+ * when the plan is read (or, in a canonical plan whose source is not
+ * beside it, as written); it is in the canonical text and so in the plan
+ * hash. */
+#define KG_PLAN_MAX_OPS 8
+typedef struct kg_opdecl {
+    char name[KG_NAME_MAX];
+    char source[KG_PATH_MAX];    /* as written, relative to the plan's folder */
+    char sha256[65];
+    int line;
+} kg_opdecl;
+
 typedef struct kg_plan {
     char path[KG_PATH_MAX];     /* as given */
     char base_dir[KG_PATH_MAX]; /* folder of the plan, for relative sources */
@@ -202,6 +232,9 @@ typedef struct kg_plan {
      * report.md lists them */
     char notes[KG_PLAN_MAX_NOTES][KG_PLAN_NOTE_MAX];
     int nnotes;
+    /* appended: ops declared in the plan, [op NAME] (docs/ops.md) */
+    int nops;
+    kg_opdecl ops[KG_PLAN_MAX_OPS];
 } kg_plan;
 
 /* Parses the plan file at path.  On success *out owns a new plan (free it
@@ -216,6 +249,15 @@ int kg_plan_parse(const char *text, size_t len, const char *name,
                   const char *base_dir, kg_plan **out, kg_err *err);
 
 void kg_plan_free(kg_plan *plan); /* NULL-safe */
+
+/* Case c's variable name: its integer (or yes/no as 1/0) in *i and its
+ * value as a real in *r (either may be NULL); the keys M, N, K and
+ * splits (when set), eps and scale first, then c->vars.  1 when found,
+ * 0 when the case has no such variable. */
+int kg_case_var(const kg_case *c, const char *name, kg_var_type *type, int64_t *i, double *r);
+
+/* The declared op name of the plan: its index in plan->ops, -1 if none. */
+int kg_plan_find_op(const kg_plan *plan, const char *name);
 
 /* Index of a case or arm by name, -1 if absent. */
 int kg_plan_find_case(const kg_plan *plan, const char *name);

@@ -731,6 +731,12 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     m.K = b->kase->K;
     m.splits = b->kase->splits;
     m.eps = b->kase->eps;
+    m.nvars = b->kase->nvars < KG_KARGS_VARS ? b->kase->nvars : KG_KARGS_VARS;
+    for (int v = 0; v < m.nvars; v++) {
+        snprintf(m.var_name[v], sizeof m.var_name[v], "%s", b->kase->vars[v].name);
+        m.var_i[v] = b->kase->vars[v].i;
+        m.var_r[v] = b->kase->vars[v].r;
+    }
     double lim = request_limit(k, 1);
     if (send_req(k, &m, fds, nfd) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_BIND, lim, &rep, err)) != KG_OK) return rc;
@@ -762,6 +768,12 @@ static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *e
     k->args.K = b->kase->K;
     k->args.splits = b->kase->splits;
     k->args.eps = b->kase->eps;
+    k->args.nvars = b->kase->nvars < KG_KARGS_VARS ? b->kase->nvars : KG_KARGS_VARS;
+    for (int v = 0; v < k->args.nvars; v++) {
+        snprintf(k->args.var_name[v], sizeof k->args.var_name[v], "%s", b->kase->vars[v].name);
+        k->args.var_i[v] = b->kase->vars[v].i;
+        k->args.var_r[v] = b->kase->vars[v].r;
+    }
     return KG_OK;
 }
 

@@ -163,7 +163,8 @@ static int fake_run(kg_backend *be, kg_kernel *k, kg_err *err)
     for (int i = 0; i < k->op->nin; i++) {
         in[i] = malloc((size_t)in_elems[i] * sizeof(double));
         if (in[i] == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-        for (int64_t e = 0; e < in_elems[i]; e++) in[i][e] = kg_load(k->b.in[i].ptr, (int)c->dtype, e);
+        int dt = k->op->in_dtype != NULL ? (int)k->op->in_dtype(c, i) : (int)c->dtype;
+        for (int64_t e = 0; e < in_elems[i]; e++) in[i][e] = kg_load(k->b.in[i].ptr, dt, e);
     }
     for (int o = 0; o < k->op->nout; o++) {
         out[o] = malloc((size_t)out_elems[o] * sizeof(double));

@@ -12,13 +12,11 @@
 
 /* ---------------------------------------------------------------- args */
 
+/* An integer (or yes/no) variable of the case, by name. */
 static int var_value(const kg_case *c, const char *name, int64_t *v)
 {
-    if (strcmp(name, "M") == 0) *v = c->M;
-    else if (strcmp(name, "N") == 0) *v = c->N;
-    else if (strcmp(name, "K") == 0) *v = c->K;
-    else if (strcmp(name, "splits") == 0) *v = c->splits;
-    else return 0;
+    kg_var_type ty;
+    if (!kg_case_var(c, name, &ty, v, NULL) || ty == KG_VAR_REAL) return 0;
     return 1;
 }
 
@@ -87,15 +85,18 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': unknown suffix ':%s' "
                          "(use :i32 or :i64)", arm, tok, suffix);
     }
-    if (strcmp(name, "eps") == 0) {
+    kg_var_type rty;
+    double rv = 0;
+    if (kg_case_var(c, name, &rty, NULL, &rv) && rty == KG_VAR_REAL) {
+        /* eps, or a real variable of the op */
         if (suffix[0] == '\0' || strcmp(suffix, "f32") == 0) {
             a->kind = KG_CARG_F32;
-            a->value.f32 = (float)c->eps;
+            a->value.f32 = (float)rv;
             return KG_OK;
         }
         if (strcmp(suffix, "f64") == 0) {
             a->kind = KG_CARG_F64;
-            a->value.f64 = c->eps;
+            a->value.f64 = rv;
             return KG_OK;
         }
         return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': unknown suffix ':%s' "
@@ -107,7 +108,7 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         used += (size_t)snprintf(vocab + used, sizeof vocab - used, "%s ", in_names[i]);
     for (int o = 0; o < nout && used < sizeof vocab; o++)
         used += (size_t)snprintf(vocab + used, sizeof vocab - used, "%s ", out_names[o]);
-    if (used < sizeof vocab) snprintf(vocab + used, sizeof vocab - used, "WS M N K splits eps null");
+    if (used < sizeof vocab) snprintf(vocab + used, sizeof vocab - used, "WS null, and the case's variables");
     return kg_errorf(err, KG_EINPUT, "arm '%s': unknown argument '%s' (the op's vocabulary: %s)",
                      arm, tok, vocab);
 }

@@ -21,7 +21,7 @@ const kg_op *kg_op_find(const char *name)
     if (name == NULL) return NULL;
     for (int i = 0; i < NOPS; i++)
         if (registry[i]->abi == KG_OP_ABI && strcmp(registry[i]->name, name) == 0) return registry[i];
-    return NULL;
+    return kg_ops_find_declared(name);
 }
 
 const kg_op *const *kg_op_all(int *n)
@@ -76,17 +76,48 @@ int kg_plan_check_ops(const kg_plan *plan, kg_err *err)
             return kg_errorf(err, KG_EINPUT, "%s:%d: unknown op '%s' (known: %s)",
                              plan->path, c->line, c->op, known);
         }
-        for (const char *p = op->vars; *p; p++) {
-            if (*p == ' ') continue;
-            int64_t v = case_var(c, *p);
-            if (v == -1)
-                return kg_errorf(err, KG_EINPUT,
-                                 "%s:%d: case '%s': op %s needs %c (add '%c = ...'; it uses %s)",
-                                 plan->path, c->line, c->name, op->name, *p, *p, op->vars);
-            if (v < 1)
-                return kg_errorf(err, KG_EINPUT,
-                                 "%s:%d: case '%s': %c = %lld (must be >= 1)",
-                                 plan->path, c->line, c->name, *p, (long long)v);
+        /* the op's variables: "NAME" (an integer) or "NAME:int|real|bool" */
+        char decl[KG_TEXT_MAX];
+        snprintf(decl, sizeof decl, "%s", op->vars != NULL ? op->vars : "");
+        for (char *save = NULL, *t = strtok_r(decl, " ", &save); t != NULL; t = strtok_r(NULL, " ", &save)) {
+            char *colon = strchr(t, ':');
+            const char *want = "int";
+            if (colon != NULL) {
+                *colon = '\0';
+                want = colon + 1;
+            }
+            kg_var_type ty;
+            int64_t iv = 0;
+            if (!kg_case_var(c, t, &ty, &iv, NULL))
+                return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': op %s needs %s (add '%s = ...'; it uses %s)",
+                                 plan->path, c->line, c->name, op->name, t, t, op->vars);
+            int fixed = strcmp(t, "M") == 0 || strcmp(t, "N") == 0 || strcmp(t, "K") == 0 || strcmp(t, "splits") == 0;
+            if (fixed && iv < 1)
+                return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': %s = %lld (must be >= 1)", plan->path, c->line,
+                                 c->name, t, (long long)iv);
+            int ok = strcmp(want, "real") == 0 ? 1 /* an integer reads as a real */
+                     : strcmp(want, "bool") == 0 ? ty == KG_VAR_BOOL
+                     : ty == KG_VAR_INT;
+            if (!ok)
+                return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': op %s's variable %s is %s (write %s)", plan->path,
+                                 c->line, c->name, op->name, t, strcmp(want, "bool") == 0 ? "yes or no" : "an integer",
+                                 strcmp(want, "bool") == 0 ? "yes or no" : "a whole number");
+        }
+        /* and nothing else: a variable the op does not read is a typo */
+        for (int k = 0; k < c->nvars; k++) {
+            const char *vn = c->vars[k].name;
+            int declared = 0;
+            snprintf(decl, sizeof decl, "%s", op->vars != NULL ? op->vars : "");
+            for (char *save = NULL, *t = strtok_r(decl, " ", &save); t != NULL && !declared;
+                 t = strtok_r(NULL, " ", &save)) {
+                char *colon = strchr(t, ':');
+                if (colon != NULL) *colon = '\0';
+                declared = strcmp(t, vn) == 0;
+            }
+            if (!declared)
+                return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': unknown key '%s': op %s has no such variable (its "
+                                 "variables: %s; the keys of [case] are in docs/plan-format.md)", plan->path,
+                                 c->line, c->name, vn, op->name, op->vars[0] ? op->vars : "none");
         }
         if (c->dtype != KG_DT_F32 && c->dtype != KG_DT_F16 && c->dtype != KG_DT_BF16)
             return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': dtype %d is not supported by %s "

@@ -1,0 +1,201 @@
+/* planops.c: the ops a plan declares ([op NAME] with source = a C file,
+ * docs/ops.md).  The source is compiled against kgate/op.h into a shared
+ * object in a private folder and loaded, with dlopen, in the trusted
+ * process that asks: the supervisor, a worker, `kgate verify`, a report.
+ * An arm host never loads one (it sees buffers and scalars only).  The
+ * module defines one object, `const kg_op kgate_op`; its source's SHA-256
+ * is in the plan's canonical text (so in the plan hash), and the
+ * evidence folder keeps the source as sources/op-NAME.c, which is what
+ * a worker and verify compile. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ops/ops_internal.h"
+#include "safefs.h"
+#include "util.h"
+
+typedef struct plan_op {
+    char name[KG_NAME_MAX];
+    char sha256[65];
+    const kg_op *op;
+    void *handle;
+} plan_op;
+
+static plan_op loaded[KG_PLAN_MAX_OPS * 4];
+static int nloaded;
+
+const kg_op *kg_ops_find_declared(const char *name)
+{
+    for (int i = 0; i < nloaded; i++)
+        if (strcmp(loaded[i].name, name) == 0) return loaded[i].op;
+    return NULL;
+}
+
+/* Where the module's slots are missing or out of range: why, else "". */
+static void module_check(const kg_op *op, const char *name, char *why, size_t cap)
+{
+    why[0] = '\0';
+    if (op->abi != KG_OP_ABI)
+        snprintf(why, cap, "its kgate_op has .abi = %d, kgate reads %d (set .abi = KG_OP_ABI and rebuild)", op->abi,
+                 KG_OP_ABI);
+    else if (op->name == NULL || strcmp(op->name, name) != 0)
+        snprintf(why, cap, "its kgate_op is named '%s', the plan declares [op %s] (make them the same)",
+                 op->name ? op->name : "(none)", name);
+    else if (op->nin < 1 || op->nin > KG_MAX_IN || op->nout < 1 || op->nout > KG_MAX_OUT)
+        snprintf(why, cap, "nin = %d, nout = %d: an op has 1 to %d inputs and 1 to %d outputs", op->nin, op->nout,
+                 KG_MAX_IN, KG_MAX_OUT);
+    else if (op->sizes == NULL || op->out_dtype == NULL || op->admissible == NULL || op->reference == NULL ||
+             op->bound == NULL || op->flops == NULL || op->min_bytes == NULL)
+        snprintf(why, cap, "sizes, out_dtype, admissible, reference, bound, flops and min_bytes are required");
+    else if (op->vars == NULL)
+        snprintf(why, cap, "vars is required (the case variables it reads, e.g. \"n\" or \"B S D eps:real\")");
+    else {
+        for (int i = 0; i < op->nin && !why[0]; i++)
+            if (op->in_names[i] == NULL) snprintf(why, cap, "in_names[%d] is not set", i);
+        for (int o = 0; o < op->nout && !why[0]; o++)
+            if (op->out_names[o] == NULL) snprintf(why, cap, "out_names[%d] is not set", o);
+    }
+}
+
+/* Compiles path into a private folder, loads it, and returns the module's
+ * kgate_op; the folder is removed (the mapping stays). */
+static int build_and_load(const kg_plan *plan, const kg_opdecl *od, const char *path, const kg_settings *s,
+                          plan_op *out, kg_err *err)
+{
+    char inc[KG_PATH_MAX], incflag[KG_PATH_MAX + 3];
+    int rc = kg_include_dir(s != NULL ? s->include_dir : NULL, inc, sizeof inc, err);
+    if (rc != KG_OK) return rc;
+    snprintf(incflag, sizeof incflag, "-I%s", inc);
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/kgate-op.XXXXXX", tmp != NULL && tmp[0] == '/' ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) return kg_errorf(err, KG_EIO, "cannot make a folder for op '%s': %s", od->name,
+                                               strerror(errno));
+    char so[PATH_MAX + 16], log[PATH_MAX + 16];
+    snprintf(so, sizeof so, "%s/op.so", dir);
+    snprintf(log, sizeof log, "%s/op.log", dir);
+    const char *cc = s != NULL && s->cc != NULL && s->cc[0] != '\0' ? s->cc : "cc";
+    char *argv[] = { (char *)cc, (char *)"-std=c11", (char *)"-O2", (char *)"-shared", (char *)"-fPIC", incflag,
+                     (char *)path, (char *)"-o", so, (char *)"-lm", NULL };
+    int status = 0;
+    rc = kg_run_capture(argv, log, &status, err);
+    if (rc == KG_OK && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        char *text = NULL;
+        size_t len = 0;
+        kg_read_file(log, &text, &len, NULL);
+        for (size_t i = 0; text != NULL && i < len; i++)
+            if (text[i] == '\n') text[i] = ' ';
+        rc = kg_errorf(err, KG_EINPUT, "%s:%d: op '%s': %s failed to compile %s: %.600s", plan->path, od->line,
+                       od->name, cc, path, text ? text : "(no output)");
+        free(text);
+    }
+    void *h = NULL;
+    if (rc == KG_OK && (h = dlopen(so, RTLD_NOW | RTLD_LOCAL)) == NULL)
+        rc = kg_errorf(err, KG_EINPUT, "%s:%d: op '%s': cannot load its module: %s", plan->path, od->line, od->name,
+                       dlerror());
+    unlink(so);
+    unlink(log);
+    rmdir(dir);
+    if (rc != KG_OK) return rc;
+    const kg_op *op = dlsym(h, "kgate_op");
+    if (op == NULL) {
+        dlclose(h);
+        return kg_errorf(err, KG_EINPUT, "%s:%d: op '%s': %s defines no kgate_op (define `const kg_op kgate_op = "
+                         "{ .abi = KG_OP_ABI, .name = \"%s\", ... }`; docs/ops.md)", plan->path, od->line, od->name,
+                         path, od->name);
+    }
+    char why[300];
+    module_check(op, od->name, why, sizeof why);
+    if (why[0] != '\0') {
+        dlclose(h);
+        return kg_errorf(err, KG_EINPUT, "%s:%d: op '%s': %s", plan->path, od->line, od->name, why);
+    }
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", od->name);
+    memcpy(out->sha256, od->sha256, sizeof out->sha256);
+    out->op = op;
+    out->handle = h;
+    return KG_OK;
+}
+
+int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, kg_err *err)
+{
+    if (plan == NULL) return KG_OK;
+    for (int o = 0; o < plan->nops; o++) {
+        const kg_opdecl *od = &plan->ops[o];
+        int builtin = 0, n = 0;
+        const kg_op *const *all = kg_op_all(&n);
+        for (int i = 0; i < n; i++) builtin |= strcmp(all[i]->name, od->name) == 0;
+        if (builtin)
+            return kg_errorf(err, KG_EINPUT, "%s:%d: [op %s]: '%s' is a built-in op (kgate list): give yours "
+                             "another name", plan->path, od->line, od->name, od->name);
+        int have = -1;
+        for (int i = 0; i < nloaded; i++)
+            if (strcmp(loaded[i].name, od->name) == 0) have = i;
+        if (have >= 0 && strcmp(loaded[have].sha256, od->sha256) == 0) continue;
+        char path[2 * KG_PATH_MAX + 32];
+        if (folder != NULL)
+            snprintf(path, sizeof path, "%s/sources/op-%s.c", folder, od->name);
+        else if (od->source[0] == '/' || plan->base_dir[0] == '\0')
+            snprintf(path, sizeof path, "%s", od->source);
+        else
+            snprintf(path, sizeof path, "%s/%s", plan->base_dir, od->source);
+        char hex[65];
+        int rc = kg_sha256_file(path, hex, err);
+        if (rc != KG_OK) return rc;
+        if (strcmp(hex, od->sha256) != 0)
+            return kg_errorf(err, KG_EINPUT, "%s: op '%s': the source hashes to %.12s, the plan says %.12s (the "
+                             "source changed since the plan was read%s)", path, od->name, hex, od->sha256,
+                             folder != NULL ? ", or the folder's copy was edited" : "");
+        plan_op po;
+        if ((rc = build_and_load(plan, od, path, s, &po, err)) != KG_OK) return rc;
+        if (have >= 0) {
+            /* the same name, another source (a second plan in this process) */
+            loaded[have] = po;
+        } else {
+            if (nloaded >= (int)(sizeof loaded / sizeof loaded[0])) {
+                dlclose(po.handle);
+                return kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
+            }
+            loaded[nloaded++] = po;
+        }
+    }
+    return KG_OK;
+}
+
+int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err *err)
+{
+    int sfd = -1, rc = KG_OK;
+    for (int o = 0; o < plan->nops && rc == KG_OK; o++) {
+        const kg_opdecl *od = &plan->ops[o];
+        char src[2 * KG_PATH_MAX + 2], rel[KG_NAME_MAX + 16], shown[KG_PATH_MAX + 160], *text = NULL;
+        size_t len = 0;
+        if (od->source[0] == '/' || plan->base_dir[0] == '\0') snprintf(src, sizeof src, "%s", od->source);
+        else snprintf(src, sizeof src, "%s/%s", plan->base_dir, od->source);
+        if ((rc = kg_read_file(src, &text, &len, err)) != KG_OK) break;
+        char hex[65];
+        kg_sha256_hex(text, len, hex);
+        if (strcmp(hex, od->sha256) != 0) {
+            free(text);
+            rc = kg_errorf(err, KG_EINPUT, "%s: op '%s' changed while the campaign started (hash %.12s, the plan's "
+                           "%.12s): start again", src, od->name, hex, od->sha256);
+            break;
+        }
+        if (sfd < 0 && (sfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
+            rc = sfd;
+            free(text);
+            break;
+        }
+        snprintf(rel, sizeof rel, "op-%s.c", od->name);
+        snprintf(shown, sizeof shown, "%s/sources/%s", dir, rel);
+        rc = kg_write_atomic_at(sfd, rel, shown, text, len, err);
+        free(text);
+    }
+    if (sfd >= 0) close(sfd);
+    return rc;
+}
