@@ -177,6 +177,21 @@ __device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)
 {
     return kg_in_cvt(p[i]);
 }
+
+/* For ops whose tensors have dtypes of their own (docs/ops.md): bf16 bits
+ * to float, and float to bf16 bits rounded to nearest even (NaN stays a
+ * NaN), as kgate's host conversion rounds. */
+__device__ __forceinline__ float kg_bf16_bits_to_f32(unsigned short h)
+{
+    return __uint_as_float(((unsigned)h) << 16);
+}
+__device__ __forceinline__ unsigned short kg_f32_to_bf16_bits(float f)
+{
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
 #endif
 
 #endif
