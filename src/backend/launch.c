@@ -63,6 +63,11 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         return KG_OK;
     }
     int64_t v = 0;
+    int fixed = strcmp(name, "M") == 0 || strcmp(name, "N") == 0 || strcmp(name, "K") == 0 ||
+                strcmp(name, "splits") == 0;
+    if (fixed && !var_value(c, name, &v))
+        return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': case '%s' does not set %s", arm, tok, c->name,
+                         name);
     if (var_value(c, name, &v)) {
         if (v < 0)
             return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': case '%s' does not set %s",
@@ -108,7 +113,8 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         used += (size_t)snprintf(vocab + used, sizeof vocab - used, "%s ", in_names[i]);
     for (int o = 0; o < nout && used < sizeof vocab; o++)
         used += (size_t)snprintf(vocab + used, sizeof vocab - used, "%s ", out_names[o]);
-    if (used < sizeof vocab) snprintf(vocab + used, sizeof vocab - used, "WS null, and the case's variables");
+    if (used < sizeof vocab) snprintf(vocab + used, sizeof vocab - used, "WS M N K splits eps null, and the op's "
+                                      "variables the case sets");
     return kg_errorf(err, KG_EINPUT, "arm '%s': unknown argument '%s' (the op's vocabulary: %s)",
                      arm, tok, vocab);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ops/ops_internal.h"
+#include "expr.h"
 
 static const kg_op *const registry[] = { &kg_op_gemm_bt, &kg_op_rowsum, &kg_op_gemm_nt,
                                          &kg_op_gemm_splitk, &kg_op_rowmax, &kg_op_softmax,
@@ -123,6 +124,35 @@ int kg_plan_check_ops(const kg_plan *plan, kg_err *err)
             return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': dtype %d is not supported by %s "
                              "(use f32, f16 or bf16)", plan->path, c->line, c->name,
                              (int)c->dtype, op->name);
+    }
+    /* every name in an arm's launch expressions and preconditions is a
+     * variable of each case it runs on (any name may be one, so the
+     * parser cannot tell) */
+    for (int a = 0; a < plan->narms; a++) {
+        const kg_arm *arm = &plan->arms[a];
+        for (int c = 0; c < plan->ncases; c++) {
+            const kg_case *kc = &plan->cases[c];
+            if (strcmp(kc->op, arm->op) != 0 || !kg_plan_arm_applies(plan, a, c)) continue;
+            const char *what[] = { "grid", "block", "shared", "grid2", "block2", "shared2", "grid3", "block3",
+                                   "shared3" };
+            const char *text[] = { arm->grid, arm->block, arm->shared, arm->extra[0].grid, arm->extra[0].block,
+                                   arm->extra[0].shared, arm->extra[1].grid, arm->extra[1].block,
+                                   arm->extra[1].shared };
+            for (size_t k = 0; k < sizeof what / sizeof what[0]; k++) {
+                if (text[k][0] == '\0') continue;
+                int64_t v[3];
+                kg_err e = { 0 };
+                if (kg_expr_eval_list(what[k], text[k], kc, v, 3, 1, NULL, &e) != KG_OK &&
+                    (strstr(e.msg, "unknown name") != NULL || strstr(e.msg, "does not set") != NULL))
+                    return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': %s", plan->path, arm->line, arm->name, e.msg);
+            }
+            int ok = 1;
+            kg_err e = { 0 };
+            if (arm->requires[0] != '\0' &&
+                kg_expr_eval_conds("requires", arm->requires, kc, &ok, NULL, 0, &e) != KG_OK &&
+                (strstr(e.msg, "unknown name") != NULL || strstr(e.msg, "does not set") != NULL))
+                return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': %s", plan->path, arm->line, arm->name, e.msg);
+        }
     }
     for (int a = 0; a < plan->narms; a++) {
         const kg_arm *arm = &plan->arms[a];

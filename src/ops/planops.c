@@ -71,9 +71,8 @@ static int build_and_load(const kg_plan *plan, const kg_opdecl *od, const char *
     int rc = kg_include_dir(s != NULL ? s->include_dir : NULL, inc, sizeof inc, err);
     if (rc != KG_OK) return rc;
     snprintf(incflag, sizeof incflag, "-I%s", inc);
-    const char *tmp = getenv("TMPDIR");
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/kgate-op.XXXXXX", tmp != NULL && tmp[0] == '/' ? tmp : "/tmp");
+    snprintf(dir, sizeof dir, "/tmp/kgate-op.XXXXXX");
     if (mkdtemp(dir) == NULL) return kg_errorf(err, KG_EIO, "cannot make a folder for op '%s': %s", od->name,
                                                strerror(errno));
     char so[PATH_MAX + 16], log[PATH_MAX + 16];

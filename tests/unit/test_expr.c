@@ -98,9 +98,10 @@ int main(void)
     {
         kg_err err = { 0 };
         CHECK(kg_expr_check_list("grid", "ceildiv(N, 64), M / (K - 1)", 3, &err) == KG_OK);
-        CHECK(kg_expr_check_list("grid", "ceildiv(N, 64), W", 3, &err) == KG_EINPUT);
-        CHECK_STR_CONTAINS(err.msg, "unknown name 'W'");
-        CHECK_STR_CONTAINS(err.msg, "column 17");
+        /* any name may be a variable of the op (docs/ops.md): the plan
+         * check (kg_plan_check_ops) names one that a case does not set */
+        CHECK(kg_expr_check_list("grid", "ceildiv(N, 64), W", 3, &err) == KG_OK);
+        CHECK(kg_expr_check_list("grid", "ceildiv(N, 64), W(", 3, &err) == KG_EINPUT);
     }
     return kg_test_finish("test_expr");
 }
