@@ -373,8 +373,9 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             }
         /* each arm's kernel source, kept in the folder (chain.h) */
         if ((rc = kg_chain_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
-        /* and each declared op's: what the workers and verify build */
+        /* and each declared op's, built here for the workers (verify builds the copy) */
         if ((rc = kg_ops_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
+        if ((rc = kg_ops_build(plan, &s, path, err)) != KG_OK) goto done;
         /* the compiler that builds the arms, where the backend names one */
         char compiler[512] = "";
         const char *cc = kg_backend_compiler(resolved, &s);

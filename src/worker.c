@@ -1372,8 +1372,10 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     }
     char notice[512];
     w.settings = o->settings != NULL ? o->settings : kg_settings_defaults();
-    /* the plan's own ops, built from the folder's copies of their sources */
-    if ((rc = kg_ops_bind(plan, w.settings, o->out_dir, err)) != KG_OK) goto done;
+    /* the plan's own ops, as the supervisor built them (no compiler runs
+     * while a campaign times) */
+    snprintf(path, sizeof path, "%s/build", o->out_dir);
+    if ((rc = kg_ops_load_built(plan, path, err)) != KG_OK) goto done;
     double t_open = kg_mono_s();
     if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
     /* where a worker's set-up time goes, on its log */

@@ -624,7 +624,8 @@ int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_wspawn *sp, const kg_
         if (q != NULL && now >= cur->next_poll) {
             char w2[512];
             int bad = kg_quiet_poll(q, (int)cur->pid, w2, sizeof w2);
-            if (bad && cur->gone && !cur->dirty) {
+            /* what is seen after the last timed phase touches no sample */
+            if (bad && cur->gone && !cur->dirty && !cur->ch.timed_done) {
                 cur->dirty = 1;
                 snprintf(cur->why, sizeof cur->why, "%s", w2);
             }

@@ -105,6 +105,13 @@ const kg_op *kg_op_find(const char *name);
  * loaded from the same source is not built again. */
 int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, kg_err *err);
 
+/* The supervisor's build of the plan's ops: each source beside the plan
+ * compiled into build_dir/op-NAME.so (recorded with the arms' builds in
+ * environment.json); a worker loads those (kg_ops_load_built), so that
+ * no compiler runs while a campaign times. */
+int kg_ops_build(const kg_plan *plan, const kg_settings *s, const char *build_dir, kg_err *err);
+int kg_ops_load_built(const kg_plan *plan, const char *build_dir, kg_err *err);
+
 /* The plan's op sources copied into the evidence folder (dirfd, shown as
  * dir) as sources/op-NAME.c, each checked against its sha256. */
 int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err *err);

@@ -64,23 +64,19 @@ static void module_check(const kg_op *op, const char *name, char *why, size_t ca
 
 /* Compiles path into a private folder, loads it, and returns the module's
  * kgate_op; the folder is removed (the mapping stays). */
-static int build_and_load(const kg_plan *plan, const kg_opdecl *od, const char *path, const kg_settings *s,
-                          plan_op *out, kg_err *err)
+static int load_module(const kg_plan *plan, const kg_opdecl *od, const char *so, plan_op *out, kg_err *err);
+
+/* Compiles path into so; log beside it. */
+static int compile_module(const kg_plan *plan, const kg_opdecl *od, const char *path, const kg_settings *s,
+                          const char *so, const char *log, kg_err *err)
 {
     char inc[KG_PATH_MAX], incflag[KG_PATH_MAX + 3];
     int rc = kg_include_dir(s != NULL ? s->include_dir : NULL, inc, sizeof inc, err);
     if (rc != KG_OK) return rc;
     snprintf(incflag, sizeof incflag, "-I%s", inc);
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "/tmp/kgate-op.XXXXXX");
-    if (mkdtemp(dir) == NULL) return kg_errorf(err, KG_EIO, "cannot make a folder for op '%s': %s", od->name,
-                                               strerror(errno));
-    char so[PATH_MAX + 16], log[PATH_MAX + 16];
-    snprintf(so, sizeof so, "%s/op.so", dir);
-    snprintf(log, sizeof log, "%s/op.log", dir);
     const char *cc = s != NULL && s->cc != NULL && s->cc[0] != '\0' ? s->cc : "cc";
     char *argv[] = { (char *)cc, (char *)"-std=c11", (char *)"-O2", (char *)"-shared", (char *)"-fPIC", incflag,
-                     (char *)path, (char *)"-o", so, (char *)"-lm", NULL };
+                     (char *)path, (char *)"-o", (char *)so, (char *)"-lm", NULL };
     int status = 0;
     rc = kg_run_capture(argv, log, &status, err);
     if (rc == KG_OK && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
@@ -93,20 +89,42 @@ static int build_and_load(const kg_plan *plan, const kg_opdecl *od, const char *
                        od->name, cc, path, text ? text : "(no output)");
         free(text);
     }
-    void *h = NULL;
-    if (rc == KG_OK && (h = dlopen(so, RTLD_NOW | RTLD_LOCAL)) == NULL)
-        rc = kg_errorf(err, KG_EINPUT, "%s:%d: op '%s': cannot load its module: %s", plan->path, od->line, od->name,
-                       dlerror());
+    return rc;
+}
+
+static int build_and_load(const kg_plan *plan, const kg_opdecl *od, const char *path, const kg_settings *s,
+                          plan_op *out, kg_err *err)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "/tmp/kgate-op.XXXXXX");
+    if (mkdtemp(dir) == NULL) return kg_errorf(err, KG_EIO, "cannot make a folder for op '%s': %s", od->name,
+                                               strerror(errno));
+    char so[PATH_MAX + 16], log[PATH_MAX + 16];
+    snprintf(so, sizeof so, "%s/op.so", dir);
+    snprintf(log, sizeof log, "%s/op.log", dir);
+    int rc = compile_module(plan, od, path, s, so, log, err);
+    if (rc == KG_OK) rc = load_module(plan, od, so, out, err);
     unlink(so);
     unlink(log);
     rmdir(dir);
+    return rc;
+}
+
+/* dlopens so and takes its kgate_op. */
+static int load_module(const kg_plan *plan, const kg_opdecl *od, const char *so, plan_op *out, kg_err *err)
+{
+    int rc = KG_OK;
+    void *h = NULL;
+    if ((h = dlopen(so, RTLD_NOW | RTLD_LOCAL)) == NULL)
+        rc = kg_errorf(err, KG_EINPUT, "%s:%d: op '%s': cannot load its module: %s", plan->path, od->line, od->name,
+                       dlerror());
     if (rc != KG_OK) return rc;
     const kg_op *op = dlsym(h, "kgate_op");
     if (op == NULL) {
         dlclose(h);
         return kg_errorf(err, KG_EINPUT, "%s:%d: op '%s': %s defines no kgate_op (define `const kg_op kgate_op = "
                          "{ .abi = KG_OP_ABI, .name = \"%s\", ... }`; docs/ops.md)", plan->path, od->line, od->name,
-                         path, od->name);
+                         so, od->name);
     }
     char why[300];
     module_check(op, od->name, why, sizeof why);
@@ -197,4 +215,48 @@ int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err 
     }
     if (sfd >= 0) close(sfd);
     return rc;
+}
+
+int kg_ops_build(const kg_plan *plan, const kg_settings *s, const char *build_dir, kg_err *err)
+{
+    for (int o = 0; o < plan->nops; o++) {
+        const kg_opdecl *od = &plan->ops[o];
+        char src[2 * KG_PATH_MAX + 2], so[KG_PATH_MAX + 96], tmp[KG_PATH_MAX + 112], log[KG_PATH_MAX + 112];
+        if (od->source[0] == '/' || plan->base_dir[0] == '\0') snprintf(src, sizeof src, "%s", od->source);
+        else snprintf(src, sizeof src, "%s/%s", plan->base_dir, od->source);
+        snprintf(so, sizeof so, "%s/op-%s.so", build_dir, od->name);
+        snprintf(tmp, sizeof tmp, "%s.tmp", so);
+        snprintf(log, sizeof log, "%s.log", so);
+        int rc = kg_mkdir_p(build_dir, err);
+        if (rc == KG_OK) rc = compile_module(plan, od, src, s, tmp, log, err);
+        unlink(log);
+        if (rc == KG_OK && rename(tmp, so) != 0)
+            rc = kg_errorf(err, KG_EIO, "%s: cannot rename the op module into place: %s", so, strerror(errno));
+        if (rc != KG_OK) {
+            unlink(tmp);
+            return rc;
+        }
+    }
+    return KG_OK;
+}
+
+int kg_ops_load_built(const kg_plan *plan, const char *build_dir, kg_err *err)
+{
+    for (int o = 0; o < plan->nops; o++) {
+        const kg_opdecl *od = &plan->ops[o];
+        int have = -1;
+        for (int i = 0; i < nloaded; i++)
+            if (strcmp(loaded[i].name, od->name) == 0) have = i;
+        if (have >= 0 && strcmp(loaded[have].sha256, od->sha256) == 0) continue;
+        char so[KG_PATH_MAX + 96];
+        snprintf(so, sizeof so, "%s/op-%s.so", build_dir, od->name);
+        plan_op po;
+        int rc = load_module(plan, od, so, &po, err);
+        if (rc != KG_OK) return rc;
+        memcpy(po.sha256, od->sha256, sizeof po.sha256);
+        if (have >= 0) loaded[have] = po;
+        else if (nloaded < (int)(sizeof loaded / sizeof loaded[0])) loaded[nloaded++] = po;
+        else return kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
+    }
+    return KG_OK;
 }
