@@ -91,6 +91,7 @@ for k in poison1 snapshot 'sampled@'; do expect_grep ",$k" "$T/a/outputs/proc-00
 # ---- failing: the failed checks' outputs only
 plan "$T/pf.kg" failing
 "$KGATE" run "$T/pf.kg" -o "$T/f" >"$T/f.out" 2>"$T/f.err"
+[ -f "$T/f/plan.kg" ] || { cat "$T/f.err" >&2; die "failing: the campaign made no folder"; }
 "$KGATE" verify "$T/f" >"$T/fv.out" 2>"$T/fv.err" || { cat "$T/fv.err" >&2; die "failing: does not verify"; }
 n=$(rows "$T/f")
 [ "$n" -ge 1 ] || die "failing: the wrong arm's failed outputs were not kept"
