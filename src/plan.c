@@ -1468,9 +1468,12 @@ static void stem_name(const char *path, char *out, size_t cap)
     if (o == 0) snprintf(out, cap, "plan");
 }
 
-/* An arm's `requires`: its syntax, and every case of the plan the arm
- * runs on must meet it (a plan case outside an arm's preconditions is an
- * error, not a skip: the author lists the cases the arm supports). */
+static void plan_note(kg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An arm's `requires`: its syntax, and a note for every case of the plan
+ * the arm runs on that does not meet it: the arm is INADMISSIBLE there,
+ * recorded by the worker before any load or launch (a failed
+ * `admissible` check), never skipped as if it passed. */
 static void check_requires(plan_ctx *ctx, int a)
 {
     kg_plan *plan = ctx->plan;
@@ -1497,11 +1500,38 @@ static void check_requires(plan_ctx *ctx, int a)
                  e.msg);
             return;
         }
-        if (!ok) {
-            perr(ctx, line, "a case of the plan violates the arm's requires", t, l,
-                 "arm '%s' on case '%s': %s does not hold; list the cases it supports with 'cases = ...' "
-                 "or change the case", arm->name, plan->cases[c].name, failed);
-            return;
+        if (!ok)
+            plan_note(plan, "arm '%s' is INADMISSIBLE on case '%s': its requires %s does not hold; it is not run "
+                            "there (restrict it with 'cases = ...' to leave the case out)", arm->name,
+                      plan->cases[c].name, failed);
+    }
+}
+
+/* A case must be runnable by a baseline: one that meets its requires. */
+static void check_case_baselines(plan_ctx *ctx)
+{
+    kg_plan *plan = ctx->plan;
+    for (int c = 0; c < plan->ncases && !ctx->failed; c++) {
+        int found = 0, line = 0;
+        char failed[KG_TEXT_MAX + 64] = "";
+        for (int a = 0; a < plan->narms && !found; a++) {
+            const kg_arm *arm = &plan->arms[a];
+            if (arm->role != KG_ROLE_BASELINE || !kg_plan_arm_applies(plan, a, c)) continue;
+            int ok = 1;
+            kg_err e = { 0 };
+            if (arm->requires[0] != '\0' &&
+                kg_expr_eval_conds("requires", arm->requires, &plan->cases[c], &ok, failed, sizeof failed, &e) !=
+                    KG_OK)
+                ok = 0;
+            found = ok;
+            if (!ok && line == 0) line = arm->line;
+        }
+        if (!found && line > 0) {
+            size_t l;
+            const char *t = line_text(ctx, plan->cases[c].line, &l);
+            perr(ctx, plan->cases[c].line, "no baseline arm of the case meets its requires", t, l,
+                 "case '%s': %s does not hold for the baseline on line %d (from the plan or its kernel contract); "
+                 "add a baseline that runs this shape, or change the case", plan->cases[c].name, failed, line);
         }
     }
 }
@@ -2094,6 +2124,7 @@ static void finish(plan_ctx *ctx)
         }
     }
     for (int a = 0; a < plan->narms && !ctx->failed; a++) check_requires(ctx, a);
+    if (!ctx->failed) check_case_baselines(ctx);
 }
 
 /* ---- canonical form ---------------------------------------------------- */
