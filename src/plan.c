@@ -1769,8 +1769,8 @@ static void expand_axes(plan_ctx *ctx)
  *   kgate: [splitk_accum] grid = ...        (for one entry only)
  *
  * An arm with that source takes each contract key it does not set itself.
- * The launch chain (grid .. args3) comes as a whole: an arm that sets any
- * of its keys takes none of the contract's.  A [ENTRY] line applies only
+ * The launch geometry (grid, block, shared and launches 2 and 3) comes as
+ * a whole: an arm that sets any of its keys takes none of the contract's.  A [ENTRY] line applies only
  * to an arm whose entry is ENTRY, and wins over a file-wide line of the
  * same key. */
 #define CONTRACT_MAX_LINES 64
@@ -1794,11 +1794,12 @@ static const char *const contract_keys[] = {
     "entry2", "grid2", "block2", "shared2", "args2",
     "entry3", "grid3", "block3", "shared3", "args3", NULL};
 
-/* 1 for the keys of the launch chain, which an arm takes from a contract
- * only as a whole */
+/* 1 for the keys of the launch geometry (grid, block and shared of the
+ * first launch, every key of launches 2 and 3), which an arm takes from a
+ * contract only as a whole; entry, args and requires are taken one by one */
 static int chain_key(const char *key)
 {
-    return strcmp(key, "entry") != 0 && strcmp(key, "requires") != 0;
+    return strcmp(key, "entry") != 0 && strcmp(key, "requires") != 0 && strcmp(key, "args") != 0;
 }
 
 static void trim(const char **p, const char **e)
@@ -1807,13 +1808,25 @@ static void trim(const char **p, const char **e)
     while (*e > *p && isspace((unsigned char)(*e)[-1])) (*e)--;
 }
 
+/* Line n of a kernel file as messages show it: from its "kgate:" on. */
+static const char *contract_line_text(const plan_ctx *sub, int n, size_t *len)
+{
+    const char *t = line_text(sub, n, len);
+    for (size_t i = 0; i + 6 <= *len; i++)
+        if (memcmp(t + i, "kgate:", 6) == 0) {
+            *len -= i;
+            return t + i;
+        }
+    return t;
+}
+
 /* One "KEY = VALUE" of a contract line into k->it; sub names the kernel
  * file in messages. */
 static void contract_item_add(plan_ctx *sub, kernel_contract *k, const char *entry, const char *p, const char *pend,
                               int line)
 {
     size_t ll;
-    const char *lt = line_text(sub, line, &ll);
+    const char *lt = contract_line_text(sub, line, &ll);
     const char *eq = memchr(p, '=', (size_t)(pend - p));
     if (eq == NULL) {
         perr(sub, line, "expected 'kgate: KEY = VALUE' in a kernel contract", lt, ll,
@@ -1935,7 +1948,7 @@ static void contract_parse(plan_ctx *sub, kernel_contract *k)
                 if (rb != NULL) trim(&np, &ne);
                 if (rb == NULL || ne == np || (size_t)(ne - np) >= sizeof entry) {
                     size_t ll;
-                    const char *lt = line_text(sub, line, &ll);
+                    const char *lt = contract_line_text(sub, line, &ll);
                     perr(sub, line, "bad [ENTRY] in a kernel contract", lt, ll,
                          "write 'kgate: [ENTRY] KEY = VALUE', ENTRY a kernel's entry symbol");
                     break;
@@ -1944,7 +1957,7 @@ static void contract_parse(plan_ctx *sub, kernel_contract *k)
                 entry[ne - np] = '\0';
                 if (!ident_ok(entry)) {
                     size_t ll;
-                    const char *lt = line_text(sub, line, &ll);
+                    const char *lt = contract_line_text(sub, line, &ll);
                     perr(sub, line, "bad [ENTRY] in a kernel contract", lt, ll, "ENTRY must be a C identifier");
                     break;
                 }
@@ -2022,7 +2035,7 @@ static void apply_contract(plan_ctx *ctx, int a)
     const contract_item *ops = contract_find(k, -1, arm->entry);
     if (ops != NULL && !list_has(ops->value, arm->op)) {
         size_t ll;
-        const char *lt = line_text(&sub, ops->line, &ll);
+        const char *lt = contract_line_text(&sub, ops->line, &ll);
         perr(&sub, ops->line, "the kernel contract does not list the arm's op", lt, ll,
              "[arm %s] implements %s: fix its op, or its source", arm->name, arm->op);
         snprintf(ctx->emsg, sizeof ctx->emsg, "%s", sub.emsg);
