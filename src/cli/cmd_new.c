@@ -62,14 +62,13 @@ static void list_templates(FILE *fp)
 
 static void print_plan(const plan_template *t)
 {
-    printf("# A first kgate plan (docs/plan-format.md): kgate new plan --backend %s --op %s\n", t->backend, t->op);
+    printf("# A first kgate plan (docs/plan-format.md), from kgate new plan.\n");
     printf("# Paths are relative to this file's folder: save it at the root of the kgate tree\n"
-           "#   kgate new plan%s%s%s > first.kg\n"
+           "#   kgate new plan --backend %s --op %s > first.kg\n"
            "# or point the sources at your kernels (absolute paths, or relative to the plan).\n"
            "#   kgate check first.kg   the admission checks only\n"
            "#   kgate run first.kg     checks, timed rounds in fresh processes, the verdict\n",
-           strcmp(t->backend, templates[0].backend) != 0 ? " --backend " : "",
-           strcmp(t->backend, templates[0].backend) != 0 ? t->backend : "", "");
+           t->backend, t->op);
     printf("[campaign]\n"
            "backend = %s\n"
            "quiet = 2              # seconds of quiet host before each process; 30 (the default) on a dedicated machine\n"
