@@ -633,6 +633,24 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
             record_check(w, cr->c, a, KG_PHASE_PRE, KG_CHECK_FAULT, 0, NULL, detail);
             continue;
         }
+        {
+            /* outside the arm's requires (the plan's or its kernel
+             * contract's): INADMISSIBLE, never loaded nor launched */
+            int ok = 1;
+            char unmet[KG_TEXT_MAX + 64];
+            if ((rc = kg_heldout_supported(&plan->arms[a], cr->kc, &ok, unmet, sizeof unmet, err)) != KG_OK)
+                return rc;
+            if (!ok) {
+                char detail[KG_TEXT_MAX + 128];
+                memset(x, 0, sizeof *x);
+                x->arm = a;
+                x->failed = x->dropped = 1;
+                cr->nx++;
+                snprintf(detail, sizeof detail, "INADMISSIBLE: the arm requires %s; not loaded, not run", unmet);
+                record_check(w, cr->c, a, KG_PHASE_PRE, KG_CHECK_ADMISSIBLE, 0, NULL, detail);
+                continue;
+            }
+        }
         now(w, cr->c, a, KG_NOW_LOAD, -1);
         /* its load slot and placement (kgate/protocol.h), on record */
         kg_dbuf pad = { 0 };

@@ -182,8 +182,10 @@ typedef struct kg_arm {
     int fake_wrong;                /* 1: outputs are wrong */
     int line;                      /* line of the section header */
     /* appended: the arm's preconditions, conditions over the case
-     * variables ("K % 16 == 0, N % 64 == 0"); every plan case the arm runs
-     * on must meet them, and held-out shapes that do not are skipped */
+     * variables ("K % 16 == 0, N % 64 == 0"), from the plan or the kernel
+     * contract of its source; on a plan case that does not meet them the
+     * arm is INADMISSIBLE (never loaded), and held-out shapes that do not
+     * are skipped */
     char requires[KG_TEXT_MAX];
     /* appended: a precompiled image instead of a source (exclusive with
      * source and builtin): a .so on the cpu backend, a .cubin, .ptx or
@@ -237,7 +239,15 @@ typedef struct kg_plan {
     kg_opdecl ops[KG_PLAN_MAX_OPS];
 } kg_plan;
 
-/* Parses the plan file at path.  On success *out owns a new plan (free it
+/* Kernel contracts (docs/plan-format.md): the `kgate: KEY = VALUE` lines
+ * of the leading comment of an arm's source give the arm each of entry,
+ * requires, args and the launch geometry (grid, block, shared and
+ * launches 2 and 3, as a whole) that it does not set itself; the parser
+ * reads the source (relative to base_dir) while it parses, and the
+ * canonical form holds the merged values.  A malformed contract line is
+ * KG_EINPUT naming the kernel file and its line.
+ *
+ * Parses the plan file at path.  On success *out owns a new plan (free it
  * with kg_plan_free); on failure *out is NULL and err says
  * "path:line: problem: 'offending text' (fix)".  Returns KG_OK, KG_EIO or
  * KG_EINPUT. */

@@ -6,13 +6,17 @@
  * streams a row of A and a row of B from global memory) and serves as
  * the baseline that faster kernels are gated against.
  *
- * Plan entry:
- *   source = kernels/cuda/gemm_bt_naive.cu   entry = gemm_bt_naive
- *   grid = ceildiv(N, 16), ceildiv(M, 16)    block = 16, 16
- *   args = A, B, C, M, N, K
- *
  * No headers besides kgate/kernel.h, whose kg_in_t / kg_in_load decode
- * 16-bit inputs from their raw bits. */
+ * 16-bit inputs from their raw bits.
+ *
+ * Kernel contract (docs/plan-format.md, "Kernel contracts"): an arm with
+ * this source takes each of these keys that it does not set itself.
+ * kgate: ops = gemm_bt
+ * kgate: entry = gemm_bt_naive
+ * kgate: grid = ceildiv(N, 16), ceildiv(M, 16)
+ * kgate: block = 16, 16
+ * kgate: args = A, B, C, M, N, K
+ */
 #include "kgate/kernel.h"
 
 extern "C" __global__ void gemm_bt_naive(const kg_in_t *__restrict__ A,

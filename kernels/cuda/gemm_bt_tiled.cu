@@ -9,10 +9,15 @@
  * dynamic shared memory (the plan declares its size), padded by one
  * column against bank conflicts.  Any M, N, K (edges are masked).
  *
- * Plan entry:
- *   source = kernels/cuda/gemm_bt_tiled.cu   entry = gemm_bt_tiled
- *   grid = ceildiv(N, 32), ceildiv(M, 32)    block = 32, 8
- *   shared = 2 * 32 * 33 * 4                 args = A, B, C, M, N, K */
+ * Kernel contract (docs/plan-format.md, "Kernel contracts"): an arm with
+ * this source takes each of these keys that it does not set itself.
+ * kgate: ops = gemm_bt
+ * kgate: entry = gemm_bt_tiled
+ * kgate: grid = ceildiv(N, 32), ceildiv(M, 32)
+ * kgate: block = 32, 8
+ * kgate: shared = 2 * 32 * 33 * 4
+ * kgate: args = A, B, C, M, N, K
+ */
 #include "kgate/kernel.h"
 
 #define TILE 32

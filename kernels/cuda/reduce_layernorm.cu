@@ -16,7 +16,16 @@
  *   source = kernels/cuda/reduce_layernorm.cu   entry = reduce_layernorm
  *   defines = RED_T=128 RED_P=1 RED_L=8
  *   grid = ceildiv(M, 1)   block = 128   shared = 0
- *   args = X, gamma, beta, Y, M, N, eps */
+ *   args = X, gamma, beta, Y, M, N, eps
+ *
+ * Kernel contract (docs/plan-format.md, "Kernel contracts"): an arm with
+ * this source takes each of these keys that it does not set itself.
+ * The geometry follows the defines, so the plan gives grid, block and
+ * shared (the plan entry above).
+ * kgate: ops = layernorm
+ * kgate: entry = reduce_layernorm
+ * kgate: args = X, gamma, beta, Y, M, N, eps
+ */
 #include "reduce_common.cu"
 
 extern "C" __global__ void

@@ -13,7 +13,16 @@
  *   source = kernels/cuda/reduce_rmsnorm.cu   entry = reduce_rmsnorm
  *   defines = RED_T=256 RED_P=1 RED_L=8
  *   grid = ceildiv(M, 1)   block = 256   shared = 0
- *   args = X, weight, Y, M, N, eps */
+ *   args = X, weight, Y, M, N, eps
+ *
+ * Kernel contract (docs/plan-format.md, "Kernel contracts"): an arm with
+ * this source takes each of these keys that it does not set itself.
+ * The geometry follows the defines, so the plan gives grid, block and
+ * shared (the plan entry above).
+ * kgate: ops = rmsnorm
+ * kgate: entry = reduce_rmsnorm
+ * kgate: args = X, weight, Y, M, N, eps
+ */
 #include "reduce_common.cu"
 
 extern "C" __global__ void

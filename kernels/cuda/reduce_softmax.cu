@@ -18,7 +18,16 @@
  *   source = kernels/cuda/reduce_softmax.cu   entry = reduce_softmax
  *   defines = RED_T=32 RED_P=1 RED_L=8
  *   grid = ceildiv(M, 4)   block = 128   shared = 0
- *   args = X, Y, M, N */
+ *   args = X, Y, M, N
+ *
+ * Kernel contract (docs/plan-format.md, "Kernel contracts"): an arm with
+ * this source takes each of these keys that it does not set itself.
+ * The geometry follows the defines, so the plan gives grid, block and
+ * shared (the plan entry above).
+ * kgate: ops = softmax
+ * kgate: entry = reduce_softmax
+ * kgate: args = X, Y, M, N
+ */
 #include "reduce_common.cu"
 
 extern "C" __global__ void

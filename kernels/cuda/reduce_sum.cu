@@ -17,7 +17,16 @@
  *   defines = RED_T=256 RED_P=1 RED_L=8
  *   grid = ceildiv(M, 1)   block = 256   shared = 0
  *   args = X, Y, M, N
- * (RED_T=32 RED_P=2 RED_L=4 with block = 128: grid = ceildiv(M, 8).) */
+ * (RED_T=32 RED_P=2 RED_L=4 with block = 128: grid = ceildiv(M, 8).)
+ *
+ * Kernel contract (docs/plan-format.md, "Kernel contracts"): an arm with
+ * this source takes each of these keys that it does not set itself.
+ * The geometry follows the defines, so the plan gives grid, block and
+ * shared (the plan entry above).
+ * kgate: ops = rowsum
+ * kgate: entry = reduce_sum
+ * kgate: args = X, Y, M, N
+ */
 #include "reduce_common.cu"
 
 extern "C" __global__ void

@@ -39,7 +39,21 @@
  * Plan entry (dense, one launch; op gemm_bt or gemm_splitk):
  *   defines = PITCH=40 PIPE=0 DENSE=1
  *   grid = N / 64, M / 32, 1              block = 128       shared = 0
- *   args = A, B, C, M, N, K */
+ *   args = A, B, C, M, N, K
+ *
+ * Kernel contract (docs/plan-format.md, "Kernel contracts"): an arm with
+ * this source takes each of these keys that it does not set itself.
+ * The partials and the accumulation pass; a dense arm (DENSE=1) gives its
+ * own grid, block, shared and args = A, B, C, M, N, K, and so takes no
+ * launch geometry from here (only entry and requires).
+ * kgate: ops = gemm_splitk, gemm_bt
+ * kgate: entry = splitk_fma
+ * kgate: requires = M % 32 == 0, N % 64 == 0, K % 32 == 0
+ * kgate: grid = N / 64, M / 32, splits; block = 128; shared = 0
+ * kgate: args = A, B, ws, M, N, K
+ * kgate: entry2 = splitk_accum; grid2 = ceildiv(M * N, 1024); block2 = 256; shared2 = 0
+ * kgate: args2 = ws, C, M, N, splits
+ */
 /* staging, contract, split rule and K walk: shared with splitk_wmma.cu and splitk_mma.cu */
 #include "splitk_common.cu"
 

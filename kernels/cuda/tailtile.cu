@@ -35,7 +35,17 @@
  *   source = kernels/cuda/tailtile.cu   entry = gemm_bt_tailtile
  *   defines = TAIL=0
  *   grid = ceildiv(max(N, 33) - 32, 64), ceildiv(M, 32)
- *   block = 128   shared = 0 (static)   args = A, B, C, M, N, K */
+ *   block = 128   shared = 0 (static)   args = A, B, C, M, N, K
+ *
+ * Kernel contract (docs/plan-format.md, "Kernel contracts"): an arm with
+ * this source takes each of these keys that it does not set itself.
+ * The plan gives defines = TAIL=0 or TAIL=1.
+ * kgate: ops = gemm_bt
+ * kgate: entry = gemm_bt_tailtile
+ * kgate: grid = ceildiv(max(N, 33) - 32, 64), ceildiv(M, 32)
+ * kgate: block = 128; shared = 0
+ * kgate: args = A, B, C, M, N, K
+ */
 #include "kgate/kernel.h"
 
 #ifndef TAIL

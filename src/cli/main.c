@@ -27,6 +27,7 @@ static const kg_cli_cmd commands[] = {
     { "screen", "PLAN", kg_cmd_screen,
       "an exploration campaign over many candidates: an adjusted ranking and a frozen confirmation plan" },
     { "freeze", "PLAN [-o FILE]", kg_cmd_freeze, "write the canonical plan and its SHA-256, for run --frozen" },
+    { "new", "plan [--op OP]", kg_cmd_new, "print a commented plan template to start from (--backend cpu or cuda)" },
     { "list", "", kg_cmd_list, "the ops and backends this kgate knows" },
     { "key", "init [--out DIR]", kg_cmd_key, "make an Ed25519 key pair that signs evidence folders (run --key)" },
     { "worker", "", kg_cmd_worker, "one process of a campaign (started by kgate run, not by hand)" },
