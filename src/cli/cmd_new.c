@@ -1,4 +1,5 @@
-/* cmd_new.c: `kgate new plan [--backend cpu|cuda] [--op OP]`: prints a
+/* cmd_new.c: `kgate new op NAME` prints an op module (docs/ops.md);
+ * `kgate new plan [--backend cpu|cuda] [--op OP]` prints a
  * small, commented plan that `kgate check` accepts as printed and that
  * `kgate run` takes to a verdict in a few tens of seconds on the cpu
  * backend: one case, a baseline and a candidate from kernels/, the paths
@@ -124,9 +125,140 @@ static const char about[] =
 
 static const char footer[] = "Exit status: 0 printed, 2 usage error (an unknown backend or op).\n";
 
+/* `kgate new op NAME`: a complete op module (docs/ops.md) on stdout, an
+ * element-wise sum Y = A + B over a variable n, to be changed into the
+ * op one has; with, in its comment, the plan lines and a CPU kernel. */
+static int print_op(const char *name)
+{
+    if (strlen(name) == 0 || strlen(name) > 40 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                              "0123456789_") != strlen(name)) {
+        fprintf(stderr, "kgate new op: '%s' is not an op name (letters, digits and '_', at most 40)\n", name);
+        return KG_EXIT_USAGE;
+    }
+    if (kg_op_find(name) != NULL) {
+        fprintf(stderr, "kgate new op: '%s' is a built-in op (kgate list): name yours otherwise\n", name);
+        return KG_EXIT_USAGE;
+    }
+    const char *N = name;
+    printf("/* %s.c: an op for a kgate plan (docs/ops.md), from kgate new op %s.\n"
+           " *\n"
+           " * As printed it is an element-wise sum, Y[i] = A[i] + B[i] for i < n, in the\n"
+           " * case dtype with a float32 Y: change the sizes, the dtypes, the reference,\n"
+           " * the bound, the work and the traffic into your op's.  In the plan:\n"
+           " *\n"
+           " *     [op %s]\n"
+           " *     source = ops/%s.c\n"
+           " *\n"
+           " *     [case small]\n"
+           " *     op = %s\n"
+           " *     dtype = f32\n"
+           " *     n = 1048576\n"
+           " *\n"
+           " *     [arm mine]\n"
+           " *     op = %s\n"
+           " *     role = baseline\n"
+           " *     source = %s_naive.c\n"
+           " *     entry = %s_naive\n"
+           " *\n"
+           " * and a CPU kernel (%s_naive.c) for it:\n"
+           " *\n"
+           " *     #include \"kgate/kernel.h\"\n"
+           " *     void %s_naive(const kg_kargs *a)\n"
+           " *     {\n"
+           " *         const float *x = a->in[0], *y = a->in[1];\n"
+           " *         float *out = a->out[0];\n"
+           " *         int64_t n = kg_var_i(a, \"n\", 0);\n"
+           " *         for (int64_t i = 0; i < n; i++) KGATE_STORE(&out[i], x[i] + y[i]);\n"
+           " *     }\n"
+           " */\n"
+           "#include <math.h>\n"
+           "#include <stdio.h>\n"
+           "#include \"kgate/op.h\"\n\n"
+           "/* The case's variable, by the name .vars declares. */\n"
+           "static int64_t var(const kg_case *c, const char *name)\n"
+           "{\n"
+           "    int64_t v = 0;\n"
+           "    kg_case_var(c, name, NULL, &v, NULL);\n"
+           "    return v;\n"
+           "}\n\n"
+           "static void sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])\n"
+           "{\n"
+           "    in_elems[0] = in_elems[1] = out_elems[0] = var(c, \"n\");\n"
+           "}\n\n"
+           "static kg_dtype out_dtype(const kg_case *c, int o)\n"
+           "{\n"
+           "    (void)c;\n"
+           "    (void)o;\n"
+           "    return KG_DT_F32;\n"
+           "}\n\n"
+           "/* 0 when the case can run; else why not (the case is then INADMISSIBLE). */\n"
+           "static int admissible(const kg_case *c, char *why, size_t cap)\n"
+           "{\n"
+           "    int64_t n = var(c, \"n\");\n"
+           "    if (n < 1 || n > KG_OPS_MAX_ELEMS) {\n"
+           "        snprintf(why, cap, \"n = %%lld: it must be in [1, 2^28]\", (long long)n);\n"
+           "        return 1;\n"
+           "    }\n"
+           "    return 0;\n"
+           "}\n\n"
+           "/* In float64, from the inputs as rounded to their dtype. */\n"
+           "static int reference(const kg_case *c, const double *const in[], double *const out[], kg_err *err)\n"
+           "{\n"
+           "    (void)err;\n"
+           "    for (int64_t i = 0; i < var(c, \"n\"); i++) out[0][i] = in[0][i] + in[1][i];\n"
+           "    return KG_OK;\n"
+           "}\n\n"
+           "/* Each output a sum of two terms: kgate's bound of a sum element. */\n"
+           "static void bound(const kg_case *c, const double *const in[], const double *ref, int o, double *b)\n"
+           "{\n"
+           "    (void)o;\n"
+           "    int64_t n = var(c, \"n\");\n"
+           "    double scale = 0.0;\n"
+           "    for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(in[0][i]) + fabs(in[1][i]));\n"
+           "    for (int64_t i = 0; i < n; i++)\n"
+           "        b[i] = kg_ops_bound_elem(fabs(in[0][i]) + fabs(in[1][i]), ref[i], scale, 2, c->dtype, KG_DT_F32);\n"
+           "}\n\n"
+           "static double flops(const kg_case *c)\n"
+           "{\n"
+           "    return (double)var(c, \"n\");\n"
+           "}\n\n"
+           "/* Every input read once, every output written once. */\n"
+           "static double min_bytes(const kg_case *c)\n"
+           "{\n"
+           "    return (double)var(c, \"n\") * (2.0 * kg_ops_dtype_bytes(c->dtype) + 4.0);\n"
+           "}\n\n"
+           "const kg_op kgate_op = {\n"
+           "    .abi = KG_OP_ABI,\n"
+           "    .name = \"%s\",\n"
+           "    .summary = \"Y[n] (f32) = A[n] + B[n] in the case dtype\",\n"
+           "    .vars = \"n\",\n"
+           "    .nin = 2, .nout = 1,\n"
+           "    .in_names = { \"A\", \"B\" },\n"
+           "    .out_names = { \"Y\" },\n"
+           "    .sizes = sizes,\n"
+           "    .out_dtype = out_dtype,\n"
+           "    .admissible = admissible,\n"
+           "    .reference = reference,\n"
+           "    .bound = bound,\n"
+           "    .flops = flops,\n"
+           "    .min_bytes = min_bytes,\n"
+           "    .scalars = \"n\",\n"
+           "};\n", N, N, N, N, N, N, N, N, N, N, N);
+    return KG_EXIT_PASS;
+}
+
 int kg_cmd_new(int argc, char **argv, const kg_settings *env)
 {
     (void)env; /* needs none of the environment */
+    /* kgate new op NAME: two words, which the option table does not take */
+    if (argc >= 2 && strcmp(argv[1], "op") == 0) {
+        if (argc == 3 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) return print_op(argv[2]);
+        FILE *fp = argc == 3 ? stdout : stderr;
+        fprintf(fp, "usage: kgate new op NAME\n\nPrints a complete op module (docs/ops.md) for a plan's [op NAME] "
+                "on stdout: an\nelement-wise sum to change into your op, with the plan lines and a CPU kernel in "
+                "its\ncomment (kgate new op NAME > ops/NAME.c).\n\n%s", footer);
+        return argc == 3 ? KG_EXIT_PASS : KG_EXIT_USAGE;
+    }
     const char *what = NULL, *backend = templates[0].backend, *op = templates[0].op;
     const kg_cli_opt opts[] = {
         { .name = "backend", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &backend,
@@ -139,7 +271,8 @@ int kg_cmd_new(int argc, char **argv, const kg_settings *env)
     int parsed = kg_cli_parse(&spec, argc, argv, &what);
     if (parsed != KG_CLI_GO) return parsed;
     if (strcmp(what, "plan") != 0) {
-        fprintf(stderr, "kgate new: unknown kind '%s' (kgate new plan prints a plan template)\n", what);
+        fprintf(stderr, "kgate new: unknown kind '%s' (kgate new plan prints a plan template, kgate new op NAME an "
+                "op module)\n", what);
         return KG_EXIT_USAGE;
     }
     int backend_known = 0;

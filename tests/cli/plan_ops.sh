@@ -138,3 +138,18 @@ grep -q "is a built-in op" "$T/taken.out" || { cat "$T/taken.out" >&2; die "no m
 sed 's#^source = ops/conv1d.c$#source = ops/none.c#' "$T/good.kg" >"$T/missing.kg"
 "$KGATE" check "$T/missing.kg" -o "$T/missing" >"$T/missing.out" 2>&1 && die "a missing op source was accepted"
 grep -q "op source not found" "$T/missing.out" || { cat "$T/missing.out" >&2; die "no message for a missing op source"; }
+
+# ---- 6. kgate new op NAME: a module that compiles and checks as printed,
+# with the plan lines and a CPU kernel in its comment
+mkdir -p "$T/new/ops"
+"$KGATE" new op vadd >"$T/new/ops/vadd.c" || die "kgate new op vadd"
+sed -n '/and a CPU kernel/,/^ \*\/$/p' "$T/new/ops/vadd.c" | grep '^ \*     ' | sed 's/^ \*     //' >"$T/new/vadd_naive.c"
+{ printf '[campaign]\nbackend = cpu\nquiet = 0\nwarmup = 1\nsamples = 5\nrounds = 2\nprocesses = 1\nseed = 3\n'
+  sed -n '/In the plan:/,/and a CPU kernel/p' "$T/new/ops/vadd.c" | grep '^ \*     ' | sed 's/^ \*     //'
+  printf '\n[gate]\n'; } >"$T/new/plan.kg"
+"$KGATE" check "$T/new/plan.kg" -o "$T/new/ck" >"$T/new.out" 2>&1 || { cat "$T/new.out" >&2; die "the printed op does not check"; }
+grep -q " 0 failed" "$T/new.out" || { cat "$T/new.out" >&2; die "the printed op's checks failed"; }
+"$KGATE" new op rowsum >/dev/null 2>"$T/new.err" && die "kgate new op took a built-in op's name"
+grep -q "is a built-in op" "$T/new.err" || die "no message for a built-in name"
+"$KGATE" new op 'a b' >/dev/null 2>&1 && die "kgate new op took a bad name"
+exit 0
