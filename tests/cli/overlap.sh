@@ -57,7 +57,9 @@ cmp -s "$T/on/results.csv" "$T/off/results.csv" || die "the verdicts differ with
 # is blamed for what came after its work
 KGATE_FAKE_CRASH_CLOSE=1 "$KGATE" run "$T/p-on.kg" -o "$T/crash" --no-progress >"$T/crash.out" 2>"$T/crash.err"; st=$?
 expect_status 3 $st "workers that crash as they close"
-[ "$(grep -c ',crashed,0,' "$T/crash/processes.csv")" = 6 ] || { cat "$T/crash/processes.csv" >&2; die "expected 6 crashed processes"; }
+# (under the sanitizers a SIGSEGV ends the worker with an exit status instead)
+[ "$(grep -Ec ',(crashed|exit [0-9]+),0,' "$T/crash/processes.csv")" = 6 ] ||
+    { cat "$T/crash/processes.csv" >&2; die "expected 6 crashed processes"; }
 [ "$(grep -c 'after it had sent its records' "$T/crash/processes.csv")" = 6 ] || die "a crash after the records is not said so"
 [ -z "$(ls "$T/crash/raw" 2>/dev/null)" ] || die "raw files of crashed processes were kept"
 grep -q ',fault,' "$T/crash"/checks/*.csv 2>/dev/null && die "an arm was blamed for a crash after its work"
