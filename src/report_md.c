@@ -14,6 +14,7 @@
 #include "kgate/evidence.h"
 #include "kgate/varcomp.h"
 #include "report.h"
+#include "kgate/op.h"
 #include "report_hw.h"
 #include "util.h"
 
@@ -144,6 +145,38 @@ static void axes_md(kg_sb *sb, const kg_plan *plan)
     if (any) kg_sb_puts(sb, "\n");
 }
 
+/* The cases by their variables, by the names their ops give them: the
+ * shape keys a case sets, eps where its op reads it, a scale that is
+ * not 1, then its op's named variables (sorted, as the canonical plan
+ * writes them). */
+static void cases_md(kg_sb *sb, const kg_plan *plan)
+{
+    kg_sb_puts(sb, "| case | op | dtype | variables |\n|---|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++) {
+        const kg_case *k = &plan->cases[c];
+        const kg_op *op = kg_op_find(k->op);
+        kg_sb_printf(sb, "| %s | %s | %s | ", k->name, k->op, kg_dtype_name(k->dtype));
+        int n = 0;
+        const struct { const char *name; int64_t v; } fixed[] = { { "M", k->M }, { "N", k->N }, { "K", k->K },
+                                                                { "splits", k->splits } };
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (fixed[i].v >= 0) kg_sb_printf(sb, "%s%s = %lld", n++ ? ", " : "", fixed[i].name, (long long)fixed[i].v);
+        if (op != NULL && op->scalars != NULL && strstr(op->scalars, "eps") != NULL)
+            kg_sb_printf(sb, "%seps = %g", n++ ? ", " : "", k->eps);
+        if (k->scale != 1.0) kg_sb_printf(sb, "%sscale = %g", n++ ? ", " : "", k->scale);
+        int done[KG_CASE_VARS] = { 0 };
+        for (int j = 0; j < k->nvars; j++) {
+            int best = -1;
+            for (int q = 0; q < k->nvars; q++)
+                if (!done[q] && (best < 0 || strcmp(k->vars[q].name, k->vars[best].name) < 0)) best = q;
+            done[best] = 1;
+            kg_sb_printf(sb, "%s%s = %s", n++ ? ", " : "", k->vars[best].name, k->vars[best].text);
+        }
+        kg_sb_puts(sb, " |\n");
+    }
+    kg_sb_puts(sb, "\n");
+}
+
 static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
 {
     const kg_plan *plan = ev->plan;
@@ -210,6 +243,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                    "baselines the one it gains least on: FASTER than every baseline; a control against its "
                    "own); the interval is the one-sided "
                    "(1 - alpha) bound on each side, from process means with directions as strata.\n\n");
+    cases_md(sb, plan);
     axes_md(sb, plan);
     kg_sb_puts(sb, "| case | arm | role | fwd µs base → arm | rev µs base → arm | process red. fwd / rev | "
                    "paired-round red. [range] | round wins fwd / rev | reduction [lower, upper] | verdict |\n");

@@ -194,7 +194,7 @@ expect_grep '^- case `rows`: M = 4, 8 (2 variants)$' "$T/ev/report.md"
 expect_grep '^- arm `cand`: REP = 1, 2; PAD = 0 (2 variants)$' "$T/ev/report.md"
 expect_grep '^| rows\[M=8\] | cand\[REP=2,PAD=0\] | candidate | ' "$T/ev/report.md"
 # the rows of one base stay together, in the order of the expansion
-grep '^| rows\[M=4\] | ' "$T/ev/report.md" | head -n 3 | cut -d'|' -f3 | tr -d ' ' | tr '\n' ' ' >"$T/order"
+grep '^| rows\[M=4\] | [^|]* | \(baseline\|candidate\|control\|reference\) |' "$T/ev/report.md" | head -n 3 | cut -d'|' -f3 | tr -d ' ' | tr '\n' ' ' >"$T/order"
 [ "$(cat "$T/order")" = "base cand[REP=1,PAD=0] cand[REP=2,PAD=0] " ] || die "result rows out of order: $(cat "$T/order")"
 # a name with a comma is a quoted CSV field, read back as it was
 expect_grep ',"cand\[REP=1,PAD=0\]",rows\[M=4\],' "$T/ev/raw/proc-000.csv"
