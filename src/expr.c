@@ -83,11 +83,10 @@ static int parse_variable(expr_state *s, size_t start, const char *name, size_t 
     }
     kg_var_type ty;
     int64_t x;
-    int fixed = strcmp(nm, "M") == 0 || strcmp(nm, "N") == 0 || strcmp(nm, "K") == 0 || strcmp(nm, "splits") == 0;
-    if (!kg_case_var(s->kase, nm, &ty, &x, NULL) && fixed)
-        return kg_errorf(s->err, KG_EINPUT, "%s expression '%s' at column %zu: case '%s' does not set %s", s->what,
-                         s->text, start + 1, s->kase->name, nm);
     if (!kg_case_var(s->kase, nm, &ty, &x, NULL)) {
+        if (kg_var_is_shape(nm))
+            return kg_errorf(s->err, KG_EINPUT, "%s expression '%s' at column %zu: case '%s' does not set %s",
+                             s->what, s->text, start + 1, s->kase->name, nm);
         char buf[320];
         snprintf(buf, sizeof buf, "unknown name '%s': case '%s' does not set it (use the case's variables, "
                  "ceildiv, min, max)", nm, s->kase->name);

@@ -1882,8 +1882,7 @@ static void check_op(plan_ctx *ctx, int o)
         return;
     }
     char path[2 * KG_PATH_MAX + 2];
-    if (od->source[0] == '/' || plan->base_dir[0] == '\0') snprintf(path, sizeof path, "%s", od->source);
-    else snprintf(path, sizeof path, "%s/%s", plan->base_dir, od->source);
+    kg_plan_op_source_path(plan, o, path, sizeof path);
     char hex[65];
     kg_err e = { 0 };
     if (kg_sha256_file(path, hex, &e) != KG_OK) {
@@ -2413,14 +2412,10 @@ static int make_canonical(kg_plan *plan)
         /* the op's variables, by name: the order they were written in
          * does not change the hash */
         const kg_case *kc = &plan->cases[c];
-        int done[KG_CASE_VARS] = { 0 };
-        for (int k = 0; k < kc->nvars; k++) {
-            int best = -1;
-            for (int j = 0; j < kc->nvars; j++)
-                if (!done[j] && (best < 0 || strcmp(kc->vars[j].name, kc->vars[best].name) < 0)) best = j;
-            done[best] = 1;
-            kg_sb_printf(&tb, "%s = %s\n", kc->vars[best].name, kc->vars[best].text);
-        }
+        int order[KG_CASE_VARS];
+        kg_case_var_order(kc, order);
+        for (int k = 0; k < kc->nvars; k++)
+            kg_sb_printf(&tb, "%s = %s\n", kc->vars[order[k]].name, kc->vars[order[k]].text);
     }
     for (int a = 0; a < plan->narms; a++) {
         kg_sb_printf(&tb, "\n[arm %s]\n", plan->arms[a].name);
@@ -2600,6 +2595,30 @@ int kg_case_var(const kg_case *c, const char *name, kg_var_type *type, int64_t *
             return 1;
         }
     return 0;
+}
+
+int kg_var_is_shape(const char *name)
+{
+    return strcmp(name, "M") == 0 || strcmp(name, "N") == 0 || strcmp(name, "K") == 0 || strcmp(name, "splits") == 0;
+}
+
+void kg_case_var_order(const kg_case *c, int order[KG_CASE_VARS])
+{
+    int done[KG_CASE_VARS] = { 0 };
+    for (int k = 0; k < c->nvars; k++) {
+        int best = -1;
+        for (int j = 0; j < c->nvars; j++)
+            if (!done[j] && (best < 0 || strcmp(c->vars[j].name, c->vars[best].name) < 0)) best = j;
+        done[best] = 1;
+        order[k] = best;
+    }
+}
+
+void kg_plan_op_source_path(const kg_plan *plan, int o, char *out, size_t cap)
+{
+    const char *src = plan->ops[o].source;
+    if (src[0] == '/' || plan->base_dir[0] == '\0') snprintf(out, cap, "%s", src);
+    else snprintf(out, cap, "%s/%s", plan->base_dir, src);
 }
 
 int kg_plan_find_op(const kg_plan *plan, const char *name)

@@ -164,14 +164,10 @@ static void cases_md(kg_sb *sb, const kg_plan *plan)
         if (op != NULL && op->scalars != NULL && strstr(op->scalars, "eps") != NULL)
             kg_sb_printf(sb, "%seps = %g", n++ ? ", " : "", k->eps);
         if (k->scale != 1.0) kg_sb_printf(sb, "%sscale = %g", n++ ? ", " : "", k->scale);
-        int done[KG_CASE_VARS] = { 0 };
-        for (int j = 0; j < k->nvars; j++) {
-            int best = -1;
-            for (int q = 0; q < k->nvars; q++)
-                if (!done[q] && (best < 0 || strcmp(k->vars[q].name, k->vars[best].name) < 0)) best = q;
-            done[best] = 1;
-            kg_sb_printf(sb, "%s%s = %s", n++ ? ", " : "", k->vars[best].name, k->vars[best].text);
-        }
+        int order[KG_CASE_VARS];
+        kg_case_var_order(k, order);
+        for (int j = 0; j < k->nvars; j++)
+            kg_sb_printf(sb, "%s%s = %s", n++ ? ", " : "", k->vars[order[j]].name, k->vars[order[j]].text);
         kg_sb_puts(sb, " |\n");
     }
     kg_sb_puts(sb, "\n");

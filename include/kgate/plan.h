@@ -266,6 +266,17 @@ void kg_plan_free(kg_plan *plan); /* NULL-safe */
  * 0 when the case has no such variable. */
 int kg_case_var(const kg_case *c, const char *name, kg_var_type *type, int64_t *i, double *r);
 
+/* 1 for the shape keys M, N, K and splits (unset in a case: -1). */
+int kg_var_is_shape(const char *name);
+
+/* The indices of c->vars in the order of their names (the canonical
+ * form's and the report's order). */
+void kg_case_var_order(const kg_case *c, int order[KG_CASE_VARS]);
+
+/* Where plan->ops[o]'s source is: as written when absolute, else
+ * against the plan's folder. */
+void kg_plan_op_source_path(const kg_plan *plan, int o, char *out, size_t cap);
+
 /* The declared op name of the plan: its index in plan->ops, -1 if none. */
 int kg_plan_find_op(const kg_plan *plan, const char *name);
 

@@ -63,9 +63,7 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         return KG_OK;
     }
     int64_t v = 0;
-    int fixed = strcmp(name, "M") == 0 || strcmp(name, "N") == 0 || strcmp(name, "K") == 0 ||
-                strcmp(name, "splits") == 0;
-    if (fixed && !var_value(c, name, &v))
+    if (kg_var_is_shape(name) && !var_value(c, name, &v))
         return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': case '%s' does not set %s", arm, tok, c->name,
                          name);
     if (var_value(c, name, &v)) {

@@ -92,7 +92,7 @@ int kg_plan_check_ops(const kg_plan *plan, kg_err *err)
             if (!kg_case_var(c, t, &ty, &iv, NULL))
                 return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': op %s needs %s (add '%s = ...'; it uses %s)",
                                  plan->path, c->line, c->name, op->name, t, t, op->vars);
-            int fixed = strcmp(t, "M") == 0 || strcmp(t, "N") == 0 || strcmp(t, "K") == 0 || strcmp(t, "splits") == 0;
+            int fixed = kg_var_is_shape(t);
             if (fixed && iv < 1)
                 return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': %s = %lld (must be >= 1)", plan->path, c->line,
                                  c->name, t, (long long)iv);

@@ -158,10 +158,8 @@ int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, k
         char path[2 * KG_PATH_MAX + 32];
         if (folder != NULL)
             snprintf(path, sizeof path, "%s/sources/op-%s.c", folder, od->name);
-        else if (od->source[0] == '/' || plan->base_dir[0] == '\0')
-            snprintf(path, sizeof path, "%s", od->source);
         else
-            snprintf(path, sizeof path, "%s/%s", plan->base_dir, od->source);
+            kg_plan_op_source_path(plan, o, path, sizeof path);
         char hex[65];
         int rc = kg_sha256_file(path, hex, err);
         if (rc != KG_OK) return rc;
@@ -192,8 +190,7 @@ int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err 
         const kg_opdecl *od = &plan->ops[o];
         char src[2 * KG_PATH_MAX + 2], rel[KG_NAME_MAX + 16], shown[KG_PATH_MAX + 160], *text = NULL;
         size_t len = 0;
-        if (od->source[0] == '/' || plan->base_dir[0] == '\0') snprintf(src, sizeof src, "%s", od->source);
-        else snprintf(src, sizeof src, "%s/%s", plan->base_dir, od->source);
+        kg_plan_op_source_path(plan, o, src, sizeof src);
         if ((rc = kg_read_file(src, &text, &len, err)) != KG_OK) break;
         char hex[65];
         kg_sha256_hex(text, len, hex);
@@ -222,8 +219,7 @@ int kg_ops_build(const kg_plan *plan, const kg_settings *s, const char *build_di
     for (int o = 0; o < plan->nops; o++) {
         const kg_opdecl *od = &plan->ops[o];
         char src[2 * KG_PATH_MAX + 2], so[KG_PATH_MAX + 96], tmp[KG_PATH_MAX + 112], log[KG_PATH_MAX + 112];
-        if (od->source[0] == '/' || plan->base_dir[0] == '\0') snprintf(src, sizeof src, "%s", od->source);
-        else snprintf(src, sizeof src, "%s/%s", plan->base_dir, od->source);
+        kg_plan_op_source_path(plan, o, src, sizeof src);
         snprintf(so, sizeof so, "%s/op-%s.so", build_dir, od->name);
         snprintf(tmp, sizeof tmp, "%s.tmp", so);
         snprintf(log, sizeof log, "%s.log", so);
