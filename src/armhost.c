@@ -69,10 +69,10 @@ static int recv_req(kg_ah_msg *m, int *fds, int *nfd)
 
 /* in_sets[0] is a->in; in_sets[j + 1] the input set of op_in[j] */
 static int do_bind(const kg_ah_msg *m, const int *fds, int nfd, ah_map *maps, kg_kargs *a,
-                   const void *in_sets[][4], int *nop)
+                   const void *in_sets[][KG_MAX_IN], int *nop)
 {
     int base = m->nin + m->nout + (m->has_ws ? 1 : 0);
-    if (m->nin < 0 || m->nin > 4 || m->nout < 0 || m->nout > 2 || m->nop < 0 || m->nop > KG_BIND_MAX_OP_SETS ||
+    if (m->nin < 0 || m->nin > KG_MAX_IN || m->nout < 0 || m->nout > KG_MAX_OUT || m->nop < 0 || m->nop > KG_BIND_MAX_OP_SETS ||
         (m->nop > 0 && m->nin == 0) || nfd != base + m->nop * m->nin)
         return -1;
     unmap_all(maps);
@@ -91,7 +91,7 @@ static int do_bind(const kg_ah_msg *m, const int *fds, int nfd, ah_map *maps, kg
         else if (i < base) a->ws = p;
         else in_sets[1 + (i - base) / m->nin][(i - base) % m->nin] = p;
     }
-    for (int i = 0; i < 4; i++) in_sets[0][i] = a->in[i];
+    for (int i = 0; i < KG_MAX_IN; i++) in_sets[0][i] = a->in[i];
     *nop = m->nop;
     a->ws_bytes = a->ws != NULL ? (size_t)m->ws_bytes : 0;
     a->M = m->M;
@@ -147,7 +147,7 @@ int kg_armhost_main(const kg_armhost_opts *o)
     memset(maps, 0, sizeof maps);
     kg_kargs args;
     memset(&args, 0, sizeof args);
-    const void *in_sets[1 + KG_BIND_MAX_OP_SETS][4];
+    const void *in_sets[1 + KG_BIND_MAX_OP_SETS][KG_MAX_IN];
     memset(in_sets, 0, sizeof in_sets);
     int nop = 0;
     int bound = 0;

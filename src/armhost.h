@@ -27,7 +27,7 @@
 #include "kgate/kernel.h"
 
 #define KG_AH_MAGIC 0x6b674148u   /* "kgAH" */
-#define KG_AH_NBUF (7 + 4 * KG_BIND_MAX_OP_SETS)  /* in[4], out[2], ws, then nop input sets */
+#define KG_AH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + KG_MAX_IN * KG_BIND_MAX_OP_SETS)  /* in[], out[], ws, then nop input sets */
 #define KG_AH_MSG_TEXT 200
 
 enum { KG_AH_HELLO = 1, KG_AH_BIND = 2, KG_AH_RUN = 3, KG_AH_QUIT = 4, KG_AH_VIOLATION = 5 };

@@ -27,42 +27,78 @@ static const uint32_t poison_word[2] = { 0x7fdeffadu, 0xffa57f8bu };
 
 static size_t dt_size(kg_dtype dt)
 {
-    return dt == KG_DT_F32 ? 4 : 2;
+    return kg_dtype_size(dt);
 }
 
 static const char *dt_name(kg_dtype dt)
 {
-    switch (dt) {
-    case KG_DT_F32: return "f32";
-    case KG_DT_F16: return "f16";
-    case KG_DT_BF16: return "bf16";
-    default: return "?";
-    }
+    return kg_dtype_name(dt);
 }
 
+_Static_assert(KG_GEN_F64 == KG_DT_F64 && KG_GEN_I32 == KG_DT_I32 && KG_GEN_I8 == KG_DT_I8 &&
+               KG_GEN_E4M3 == KG_DT_E4M3 && KG_GEN_E5M2 == KG_DT_E5M2 && KG_GEN_NDTYPES == KG_DT_COUNT,
+               "kgate/gen.h's dtypes are kg_dtype's");
+_Static_assert(KG_KARGS_MAX_IN == KG_MAX_IN && KG_KARGS_MAX_OUT == KG_MAX_OUT,
+               "kgate/kernel.h's tensor counts are kgate/plan.h's");
+_Static_assert((int)KG_KDT_F64 == (int)KG_DT_F64 && (int)KG_KDT_I32 == (int)KG_DT_I32 &&
+               (int)KG_KDT_I8 == (int)KG_DT_I8 && (int)KG_KDT_E4M3 == (int)KG_DT_E4M3 &&
+               (int)KG_KDT_E5M2 == (int)KG_DT_E5M2,
+               "kgate/kernel.h's dtypes are kg_dtype's");
+
 /* Element e of a buffer in dtype dt, as double, and its raw bits. */
-static double decode(const void *p, kg_dtype dt, int64_t e, uint32_t *bits)
+static double decode(const void *p, kg_dtype dt, int64_t e, uint64_t *bits)
 {
-    if (dt == KG_DT_F32) {
+    const unsigned char *b = (const unsigned char *)p + (size_t)e * dt_size(dt);
+    switch (dt) {
+    case KG_DT_F32: {
         uint32_t u;
-        memcpy(&u, (const unsigned char *)p + (size_t)e * 4, 4);
         float f;
-        memcpy(&f, &u, 4);
+        memcpy(&u, b, 4);
+        memcpy(&f, b, 4);
         *bits = u;
         return (double)f;
     }
-    uint16_t h;
-    memcpy(&h, (const unsigned char *)p + (size_t)e * 2, 2);
-    *bits = h;
-    return (double)(dt == KG_DT_F16 ? kg_f16_to_f32(h) : kg_bf16_to_f32(h));
+    case KG_DT_F64: {
+        double v;
+        memcpy(bits, b, 8);
+        memcpy(&v, b, 8);
+        return v;
+    }
+    case KG_DT_I32: {
+        int32_t i;
+        uint32_t u;
+        memcpy(&i, b, 4);
+        memcpy(&u, b, 4);
+        *bits = u;
+        return (double)i;
+    }
+    case KG_DT_I8:
+        *bits = b[0];
+        return (double)(int8_t)b[0];
+    case KG_DT_E4M3:
+    case KG_DT_E5M2:
+        *bits = b[0];
+        return (double)kg_gen_fp8_to_f32(b[0], (int32_t)dt);
+    default: {
+        uint16_t h;
+        memcpy(&h, b, 2);
+        *bits = h;
+        return (double)(dt == KG_DT_F16 ? kg_f16_to_f32(h) : kg_bf16_to_f32(h));
+    }
+    }
 }
 
-static int is_poison(uint32_t bits, kg_dtype dt)
+/* An output element still holding a poison pattern (kg_poison repeats a
+ * 4-byte word; outputs are 2, 4 or 8 bytes wide). */
+static int is_poison(uint64_t bits, kg_dtype dt)
 {
     for (int k = 0; k < 2; k++) {
-        if (dt == KG_DT_F32) {
-            if (bits == poison_word[k]) return 1;
-        } else if (bits == (poison_word[k] & 0xffffu) || bits == (poison_word[k] >> 16)) {
+        uint64_t w = poison_word[k];
+        if (dt_size(dt) == 8) {
+            if (bits == (w | w << 32)) return 1;
+        } else if (dt_size(dt) == 4) {
+            if (bits == w) return 1;
+        } else if (bits == (w & 0xffffu) || bits == (w >> 16)) {
             return 1;
         }
     }
@@ -210,7 +246,7 @@ _Static_assert(KG_GEN_ZERO_ENDS == KG_ROW_ZERO_ENDS && KG_GEN_SPARSE == KG_ROW_S
                KG_GEN_NEAR_CONSTANT == KG_ROW_NEAR_CONSTANT && KG_GEN_NCLASSES == KG_ROW_NCLASSES &&
                KG_GEN_IID == KG_ROW_IID, "kgate/gen.h's row classes are kgate/op.h's");
 _Static_assert(KG_GEN_F32 == KG_DT_F32 && KG_GEN_F16 == KG_DT_F16 && KG_GEN_BF16 == KG_DT_BF16,
-               "kgate/gen.h's dtypes are kg_dtype's");
+               "kgate/gen.h's 16- and 32-bit dtypes are kg_dtype's");
 
 int kg_oracle_gen_spec(const kg_case_data *d, int stream, uint64_t seed, kg_gen_spec *s)
 {
@@ -264,7 +300,7 @@ static void generate(kg_case_data *d, int stream)
     kg_oracle_gen_spec(d, stream, d->seed, &s);
     kg_oracle_generate(&s, d->in[stream]);
     kg_dtype dt = d->in_dtype[stream];
-    uint32_t dummy;
+    uint64_t dummy;
     for (int64_t e = 0; e < s.n; e++) d->in64[stream][e] = decode(d->in[stream], dt, e, &dummy);
 }
 
@@ -334,10 +370,28 @@ static int trivial_with(const kg_case_data *d, int o, const double *bound, char 
 void kg_oracle_encode(const double *v, int64_t n, kg_dtype dt, void *buf)
 {
     for (int64_t e = 0; e < n; e++) {
-        float f = (float)v[e];
-        if (dt == KG_DT_F32) ((float *)buf)[e] = f;
-        else ((uint16_t *)buf)[e] = dt == KG_DT_F16 ? kg_f32_to_f16(f) : kg_f32_to_bf16(f);
+        if (dt == KG_DT_F64) {
+            ((double *)buf)[e] = v[e];
+        } else if (dt == KG_DT_I32 || dt == KG_DT_I8) {
+            /* the value itself (not the generator's unit), rounded to
+             * nearest even and saturated */
+            double lim = dt == KG_DT_I8 ? 127.0 : 2147483647.0;
+            double r = isnan(v[e]) ? 0.0 : fmin(fmax(nearbyint(v[e]), -lim), lim);
+            if (dt == KG_DT_I8) ((int8_t *)buf)[e] = (int8_t)r;
+            else ((int32_t *)buf)[e] = (int32_t)r;
+        } else {
+            kg_gen_store((int32_t)dt, buf, e, (float)v[e]);
+        }
     }
+}
+
+/* v as a kernel storing it in dtype dt would leave it. */
+static double stored_as(double v, kg_dtype dt)
+{
+    unsigned char b[8];
+    uint64_t bits;
+    kg_oracle_encode(&v, 1, dt, b);
+    return decode(b, dt, 0, &bits);
 }
 
 int kg_oracle_stale(const kg_case_data *d, const kg_case_data *other, int o, char *why,
@@ -349,10 +403,7 @@ int kg_oracle_stale(const kg_case_data *d, const kg_case_data *other, int o, cha
     kg_dtype dt = d->out_dtype[o];
     for (int64_t e = 0; e < d->out_elems[o]; e++) {
         /* the previous output as a kernel would have stored it */
-        float f = (float)other->ref[o][e];
-        double v = dt == KG_DT_F32 ? (double)f
-                   : dt == KG_DT_F16 ? (double)kg_f16_to_f32(kg_f32_to_f16(f))
-                                     : (double)kg_bf16_to_f32(kg_f32_to_bf16(f));
+        double v = stored_as(other->ref[o][e], dt);
         if (!(fabs(v - d->ref[o][e]) <= d->bound[o][e])) return 0;
     }
     snprintf(why, cap, "the previous check's output %s (seed %#llx) would pass",
@@ -370,7 +421,7 @@ int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *
         rc = kg_errorf(err, KG_EINPUT, "case '%s': unknown op '%s'", c->name, c->op);
         goto done;
     }
-    if (c->dtype != KG_DT_F32 && c->dtype != KG_DT_F16 && c->dtype != KG_DT_BF16) {
+    if ((int)c->dtype < 0 || (int)c->dtype >= KG_DT_COUNT) {
         rc = kg_errorf(err, KG_EINPUT, "case '%s': unsupported dtype %d", c->name, (int)c->dtype);
         goto done;
     }
@@ -396,9 +447,9 @@ int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *
 
     for (int i = 0; i < d->nin; i++) {
         d->in_dtype[i] = op->in_dtype != NULL ? op->in_dtype(c, i) : c->dtype;
-        if (d->in_dtype[i] != KG_DT_F32 && d->in_dtype[i] != KG_DT_F16 && d->in_dtype[i] != KG_DT_BF16) {
-            rc = kg_errorf(err, KG_EINPUT, "case '%s': op %s gives input %s dtype %d (use f32, f16 or bf16)", c->name,
-                           op->name, op->in_names[i], (int)d->in_dtype[i]);
+        if ((int)d->in_dtype[i] < 0 || (int)d->in_dtype[i] >= KG_DT_COUNT) {
+            rc = kg_errorf(err, KG_EINPUT, "case '%s': op %s gives input %s dtype %d (use f32, f16, bf16, f64, "
+                           "i32, i8, e4m3 or e5m2)", c->name, op->name, op->in_names[i], (int)d->in_dtype[i]);
             goto done;
         }
     }
@@ -433,6 +484,12 @@ int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *
     for (int o = 0; o < d->nout; o++) {
         size_t n = (size_t)d->out_elems[o];
         d->out_dtype[o] = op->out_dtype(c, o);
+        kg_dtype odt = d->out_dtype[o];
+        if (odt != KG_DT_F32 && odt != KG_DT_F16 && odt != KG_DT_BF16 && odt != KG_DT_F64 && odt != KG_DT_I32) {
+            rc = kg_errorf(err, KG_EINPUT, "case '%s': op %s gives output %s dtype %s (outputs are f32, f16, "
+                           "bf16, f64 or i32)", c->name, op->name, op->out_names[o], dt_name(odt));
+            goto done;
+        }
         d->out_bytes[o] = n * dt_size(d->out_dtype[o]);
         d->ref[o] = malloc((n ? n : 1) * sizeof(double));
         d->bound[o] = malloc((n ? n : 1) * sizeof(double));
@@ -447,10 +504,15 @@ int kg_oracle_prepare(const kg_case *c, uint64_t seed, kg_case_data *d, kg_err *
     for (int o = 0; o < d->nout; o++) {
         op->bound(c, (const double *const *)d->in64, d->ref[o], o, d->bound[o]);
         for (int64_t e = 0; e < d->out_elems[o]; e++) {
-            /* a float32 accumulator must hold every partial sum */
-            if (!(fabs(d->ref[o][e]) < (double)FLT_MAX / 2) || !(d->bound[o][e] < (double)FLT_MAX)) {
-                rc = kg_errorf(err, KG_EINPUT, "case '%s': output %s overflows float32 at scale %g "
-                               "(lower scale)", c->name, op->out_names[o], c->scale);
+            /* a float32 accumulator must hold every partial sum; an f64
+             * output needs a finite reference, an i32 one a reference
+             * inside int32 */
+            kg_dtype odt = d->out_dtype[o];
+            double lim = odt == KG_DT_F64 ? DBL_MAX / 2 : odt == KG_DT_I32 ? 2147483647.0 : (double)FLT_MAX / 2;
+            if (!(fabs(d->ref[o][e]) < lim) || !(d->bound[o][e] < (odt == KG_DT_F64 ? DBL_MAX : (double)FLT_MAX))) {
+                rc = kg_errorf(err, KG_EINPUT, "case '%s': output %s overflows %s at scale %g "
+                               "(lower scale)", c->name, op->out_names[o],
+                               odt == KG_DT_F64 ? "float64" : odt == KG_DT_I32 ? "int32" : "float32", c->scale);
                 goto done;
             }
         }
@@ -511,7 +573,7 @@ int kg_oracle_perturb(kg_case_data *d, uint64_t pseed, int count, int64_t *where
             double mag = fabs(old) > 0 ? fabs(old) : c->scale;
             double cand = (u < 0 ? -1.0 : 1.0) * mag * (0.5 + fabs(u));
             kg_oracle_encode(&cand, 1, dt, (char *)d->in[i] + (size_t)e * dt_size(dt));
-            uint32_t bits;
+            uint64_t bits;
             v = decode(d->in[i], dt, e, &bits);
         }
         d->in64[i][e] = v;
@@ -574,7 +636,7 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
     int first_nf_poison = 0;
     double first_nf_val = 0.0;
     for (int64_t e = 0; e < n; e++) {
-        uint32_t bits;
+        uint64_t bits;
         double got = decode(out, dt, e, &bits);
         double want = ref[e];
         if (!isfinite(want)) {
@@ -625,7 +687,7 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
                  (long long)res->nnan, (long long)res->nbad);
         return;
     }
-    uint32_t bits;
+    uint64_t bits;
     where(d, o, worst_bad, at, sizeof at);
     snprintf(res->msg, sizeof res->msg, "%s: got %.9g, want %.9g \xc2\xb1 %.3g; %lld elements over bound",
              at, decode(out, dt, worst_bad, &bits), ref[worst_bad], bound[worst_bad],

@@ -98,7 +98,7 @@ static const char *const w_interleave[] = {"sample", "block", NULL};
 static const char *const w_l2[] = {"warm", "cold", NULL};
 static const char *const w_inputs[] = {"resident", "fresh", NULL};
 static const char *const w_keep[] = {"replay", "failing", "all", NULL};
-static const char *const w_dtype[] = {"f32", "f16", "bf16", NULL};
+static const char *const w_dtype[] = {"f32", "f16", "bf16", "f64", "i32", "i8", "e4m3", "e5m2", NULL};
 static const char *const w_role[] = {"baseline", "candidate", "control", "reference", NULL};
 static const char *const w_rule[] = {"interval", "classic", NULL};
 static const char *const w_gate_cases[] = {"primary", "all", NULL};
@@ -201,7 +201,7 @@ static const plan_key plan_keys[] = {
 
     /* [case NAME] */
     {SEC_CASE, "op", K_NAME, CASE(op), 0, 0, F_REQ, NULL, NULL, "an op name, e.g. gemm_bt"},
-    {SEC_CASE, "dtype", K_ENUM, CASE(dtype), 0, 0, F_REQ | F_AXIS, NULL, w_dtype, "f32, f16 or bf16"},
+    {SEC_CASE, "dtype", K_ENUM, CASE(dtype), 0, 0, F_REQ | F_AXIS, NULL, w_dtype, "f32, f16, bf16, f64, i32, i8, e4m3 or e5m2"},
     {SEC_CASE, "M", K_I64, CASE(M), 1, DIM_MAX, F_UNSET | F_AXIS, NULL, NULL, "an integer >= 1"},
     {SEC_CASE, "N", K_I64, CASE(N), 1, DIM_MAX, F_UNSET | F_AXIS, NULL, NULL, "an integer >= 1"},
     {SEC_CASE, "K", K_I64, CASE(K), 1, DIM_MAX, F_UNSET | F_AXIS, NULL, NULL, "an integer >= 1"},
@@ -2805,6 +2805,11 @@ const char *kg_dtype_name(kg_dtype dt)
     case KG_DT_F32: return "f32";
     case KG_DT_F16: return "f16";
     case KG_DT_BF16: return "bf16";
+    case KG_DT_F64: return "f64";
+    case KG_DT_I32: return "i32";
+    case KG_DT_I8: return "i8";
+    case KG_DT_E4M3: return "e4m3";
+    case KG_DT_E5M2: return "e5m2";
     }
     return "?";
 }
@@ -2815,6 +2820,9 @@ size_t kg_dtype_size(kg_dtype dt)
     case KG_DT_F32: return 4;
     case KG_DT_F16: return 2;
     case KG_DT_BF16: return 2;
+    case KG_DT_F64: return 8;
+    case KG_DT_I32: return 4;
+    case KG_DT_I8: case KG_DT_E4M3: case KG_DT_E5M2: return 1;
     }
     return 0;
 }

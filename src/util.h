@@ -89,7 +89,7 @@ int kg_proc_descends(long pid, long root);
 int kg_recv_msg_fds(int sock, void *msg, size_t len, int *fds, int cap, int *nfd);
 /* The most descriptors one message to an arm host carries (kg_recv_msg_fds,
  * kg_hostlink_send): a cpu BIND's KG_AH_NBUF */
-#define KG_MAX_PASSED_FDS 72
+#define KG_MAX_PASSED_FDS 140
 void kg_utc_now(char *buf, size_t cap);
 
 /* The last non-empty line of a text file (for a worker's last words). */

@@ -462,15 +462,15 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
             while (b < ob && mine[b] == theirs[b]) b++;
             int64_t e = esz > 0 ? (int64_t)(b / esz) : 0;
             int64_t cols = d->op->out_cols ? d->op->out_cols(d->kase, o) : 0;
-            uint32_t ua = 0, ub = 0;
-            memcpy(&ua, mine + (size_t)e * esz, esz < 4 ? esz : 4);
-            memcpy(&ub, theirs + (size_t)e * esz, esz < 4 ? esz : 4);
+            unsigned long long ua = 0, ub = 0;
+            memcpy(&ua, mine + (size_t)e * esz, esz < 8 ? esz : 8);
+            memcpy(&ub, theirs + (size_t)e * esz, esz < 8 ? esz : 8);
             if (cols > 0)
                 snprintf(detail, sizeof detail, "first difference from %s at element %lld (row %lld, col %lld): "
-                         "bits %#x, %s has %#x", other, (long long)e, (long long)(e / cols),
+                         "bits %#llx, %s has %#llx", other, (long long)e, (long long)(e / cols),
                          (long long)(e % cols), ua, other, ub);
             else
-                snprintf(detail, sizeof detail, "first difference from %s at element %lld: bits %#x, %s has %#x",
+                snprintf(detail, sizeof detail, "first difference from %s at element %lld: bits %#llx, %s has %#llx",
                          other, (long long)e, ua, other, ub);
             xs[i].failed = 1;
         }

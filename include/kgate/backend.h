@@ -47,12 +47,12 @@ typedef struct kg_dbuf {
  * in[]).  The output a sample leaves is then always of in[]'s inputs. */
 typedef struct kg_binding {
     const kg_case *kase;
-    kg_dbuf in[4];  int nin;
-    kg_dbuf out[2]; int nout;
-    size_t out_bytes[2];
+    kg_dbuf in[KG_MAX_IN];   int nin;
+    kg_dbuf out[KG_MAX_OUT]; int nout;
+    size_t out_bytes[KG_MAX_OUT];
     kg_dbuf ws;            /* workspace, may be empty */
     int pack;              /* operations per timed sample */
-    kg_dbuf op_in[KG_BIND_MAX_OP_SETS][4];
+    kg_dbuf op_in[KG_BIND_MAX_OP_SETS][KG_MAX_IN];
     int nop;               /* sets in op_in, 0 .. min(pack - 1, KG_BIND_MAX_OP_SETS) */
 } kg_binding;
 

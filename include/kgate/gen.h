@@ -41,6 +41,12 @@ KG_GEN_FN double kg_gen_bitsd(uint64_t u) { double d; memcpy(&d, &u, sizeof d); 
 #define KG_GEN_F32 0
 #define KG_GEN_F16 1
 #define KG_GEN_BF16 2
+#define KG_GEN_F64 3
+#define KG_GEN_I32 4
+#define KG_GEN_I8 5
+#define KG_GEN_E4M3 6
+#define KG_GEN_E5M2 7
+#define KG_GEN_NDTYPES 8
 #define KG_GEN_IID 0
 #define KG_GEN_ZERO_ENDS 1
 #define KG_GEN_SPARSE 2
@@ -129,10 +135,15 @@ KG_GEN_FN void kg_gen_row_init(const kg_gen_spec *s, int64_t row, kg_gen_row *p)
     p->off = (int64_t)(r[2] % (uint64_t)(2 * p->run));
     p->keep = cols > 0 ? (int64_t)(r[3] % (uint64_t)cols) : 0;
     p->c = kg_gen_const(s->scale, r[0] >> 8);
-    /* a spread the dtype can still resolve: 12, 6 and 3 bits below the value */
-    p->rel = s->dtype == KG_GEN_F32 ? 0x1p-12f : s->dtype == KG_GEN_F16 ? 0x1p-6f : 0x1p-3f;
-    /* f16 keeps 2^-12 of the scale above its subnormals for scales near 1 */
-    p->wide = s->dtype == KG_GEN_F16 ? 12 : 24;
+    /* a spread the dtype can still resolve: 12 bits below the value for
+     * f32 and f64, 6 for f16, 2 for e5m2, 3 for the others */
+    p->rel = s->dtype == KG_GEN_F32 || s->dtype == KG_GEN_F64 ? 0x1p-12f
+             : s->dtype == KG_GEN_F16 ? 0x1p-6f : s->dtype == KG_GEN_E5M2 ? 0x1p-2f : 0x1p-3f;
+    /* the binary exponents below the scale a wide row spans: the dtype's
+     * range above its subnormals (or above 1 for the integers) for scales
+     * near 1 */
+    p->wide = s->dtype == KG_GEN_F16 || s->dtype == KG_GEN_E5M2 ? 12 : s->dtype == KG_GEN_E4M3 ? 6
+              : s->dtype == KG_GEN_I8 ? 5 : s->dtype == KG_GEN_I32 ? 10 : 24;
 }
 
 /* 2^-k for k in [0, 24], exactly */
@@ -204,8 +215,130 @@ KG_GEN_FN uint16_t kg_gen_f16(float f)
     return (uint16_t)(sign | r);
 }
 
+/* Bytes per element of a dtype (KG_GEN_*); 0 for an unknown one. */
+KG_GEN_FN int kg_gen_dtype_bytes(int32_t dt)
+{
+    switch (dt) {
+    case KG_GEN_F32: case KG_GEN_I32: return 4;
+    case KG_GEN_F16: case KG_GEN_BF16: return 2;
+    case KG_GEN_F64: return 8;
+    case KG_GEN_I8: case KG_GEN_E4M3: case KG_GEN_E5M2: return 1;
+    default: return 0;
+    }
+}
+
+/* f rounded to the nearest integer, ties to even, saturated to
+ * [-lim, lim] (NaN: 0), in integer code. */
+KG_GEN_FN int32_t kg_gen_rint(float f, int32_t lim)
+{
+    uint32_t u = kg_gen_fbits(f), a = u & 0x7fffffffu, r;
+    if (a > 0x7f800000u) return 0;
+    int32_t e = (int32_t)(a >> 23) - 127;
+    if (e < -1) {
+        r = 0;
+    } else if (e >= 31) {
+        r = (uint32_t)lim;
+    } else {
+        uint32_t m = (a & 0x7fffffu) | 0x800000u;  /* |f| = m 2^(e - 23) */
+        if (e >= 23) {
+            r = m << (e - 23);
+        } else {
+            int32_t sh = 23 - e;
+            uint32_t q = m >> sh, rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1);
+            if (rem > half || (rem == half && (q & 1u))) q++;
+            r = q;
+        }
+    }
+    if (r > (uint32_t)lim) r = (uint32_t)lim;
+    return (u >> 31) ? -(int32_t)r : (int32_t)r;
+}
+
+/* The OCP 8-bit floats (OFP8): e4m3 (bias 7, no infinities, 0x7f the
+ * NaN, largest 448) and e5m2 (bias 15, IEEE-like, largest 57344).
+ * float32 to fp8 rounds to nearest even and saturates to the largest
+ * finite value (as the hardware's .satfinite conversions do); NaN stays a
+ * NaN.  Integer code only, exact in both directions. */
+KG_GEN_FN uint8_t kg_gen_fp8(float f, int32_t dt)
+{
+    const int32_t mb = dt == KG_GEN_E4M3 ? 3 : 2, bias = dt == KG_GEN_E4M3 ? 7 : 15;
+    const uint32_t maxc = dt == KG_GEN_E4M3 ? 0x7eu : 0x7bu, nanc = dt == KG_GEN_E4M3 ? 0x7fu : 0x7eu;
+    uint32_t u = kg_gen_fbits(f), a = u & 0x7fffffffu, r;
+    uint32_t sign = (u >> 24) & 0x80u;
+    if (a > 0x7f800000u) return (uint8_t)(sign | nanc);
+    int32_t e = (int32_t)(a >> 23) - 127, emin = 1 - bias;
+    uint32_t m = (a & 0x7fffffu) | 0x800000u;
+    if (a < 0x00800000u) {
+        r = 0;  /* float32 subnormals are far below every fp8 value */
+    } else if (e > bias + 1) {
+        r = maxc;
+    } else {
+        /* the fp8 code of |f| = m 2^(e - 23): a normal one takes the
+         * exponent field (e + bias) above mb bits of the fraction; a
+         * subnormal one counts units of 2^(emin - mb) */
+        int32_t sh = e >= emin ? 23 - mb : 23 - mb + (emin - e);
+        uint32_t base = e >= emin ? ((uint32_t)(e + bias) << mb) : 0u;
+        uint32_t frac = e >= emin ? (m & 0x7fffffu) : m;
+        if (sh > 25) {
+            r = 0;
+        } else {
+            uint32_t q = frac >> sh, rem = frac & ((1u << sh) - 1u), half = 1u << (sh - 1);
+            r = base + q;
+            if (rem > half || (rem == half && (r & 1u))) r++;
+        }
+        if (r > maxc) r = maxc;
+    }
+    return (uint8_t)(sign | r);
+}
+
+/* fp8 bits to float32, exactly (an e5m2 infinity to an infinity, a NaN
+ * code to a NaN). */
+KG_GEN_FN float kg_gen_fp8_to_f32(uint8_t h, int32_t dt)
+{
+    const int32_t mb = dt == KG_GEN_E4M3 ? 3 : 2, bias = dt == KG_GEN_E4M3 ? 7 : 15;
+    const uint32_t emax_field = dt == KG_GEN_E4M3 ? 15u : 31u;
+    uint32_t sign = (uint32_t)(h & 0x80u) << 24, ef = ((uint32_t)h & 0x7fu) >> mb, man = (uint32_t)h & ((1u << mb) - 1u);
+    uint32_t u;
+    if (dt == KG_GEN_E4M3 && (h & 0x7fu) == 0x7fu) {
+        u = sign | 0x7fc00000u;
+    } else if (dt == KG_GEN_E5M2 && ef == emax_field) {
+        u = sign | 0x7f800000u | (man ? 0x400000u : 0u);
+    } else if (ef == 0) {
+        if (man == 0) {
+            u = sign;
+        } else { /* subnormal: man 2^(1 - bias - mb), renormalised */
+            int32_t e = 1 - bias;
+            while ((man & (1u << mb)) == 0) { man <<= 1; e--; }
+            u = sign | ((uint32_t)(e + 127) << 23) | ((man & ((1u << mb) - 1u)) << (23 - mb));
+        }
+    } else {
+        u = sign | ((ef - (uint32_t)bias + 127u) << 23) | (man << (23 - mb));
+    }
+    return kg_gen_bitsf(u);
+}
+
+/* The integer dtypes' unit: an i8 element is the generator's value times
+ * 32, an i32 element the value times 1024 (both exact products), rounded
+ * to nearest even and saturated (i8 to [-127, 127]), so that a case of
+ * scale 1 spans [-32, 32) with its last row at [-127, 127]. */
+#define KG_GEN_I8_UNIT 32.0f
+#define KG_GEN_I32_UNIT 1024.0f
+
+/* Stores the generator value v as element e of dst in dtype dt. */
+KG_GEN_FN void kg_gen_store(int32_t dt, void *dst, int64_t e, float v)
+{
+    switch (dt) {
+    case KG_GEN_F32: ((float *)dst)[e] = v; break;
+    case KG_GEN_F16: ((uint16_t *)dst)[e] = kg_gen_f16(v); break;
+    case KG_GEN_BF16: ((uint16_t *)dst)[e] = kg_gen_bf16(v); break;
+    case KG_GEN_F64: ((double *)dst)[e] = (double)v; break;
+    case KG_GEN_I32: ((int32_t *)dst)[e] = kg_gen_rint(v * KG_GEN_I32_UNIT, 0x7fffffff); break;
+    case KG_GEN_I8: ((int8_t *)dst)[e] = (int8_t)kg_gen_rint(v * KG_GEN_I8_UNIT, 127); break;
+    default: ((uint8_t *)dst)[e] = kg_gen_fp8(v, dt); break;
+    }
+}
+
 /* Elements 4q .. 4q+3 (those below n) of the stream, stored in the
- * stream's dtype at dst (4-byte elements for f32, 2-byte otherwise).
+ * stream's dtype at dst (kg_gen_store).
  * p caches the parameters of the last row seen (p->row = -1 at first).
  * Returns the number of elements written. */
 KG_GEN_FN int kg_gen_quad(const kg_gen_spec *s, uint64_t q, kg_gen_row *p, void *dst)
@@ -224,8 +357,7 @@ KG_GEN_FN int kg_gen_quad(const kg_gen_spec *s, uint64_t q, kg_gen_row *p, void 
         if (s->rows > 1 && row == 0) m = 0.0f;
         else if (row == s->rows - 1) m = 4.0f;
         float v = kg_gen_value(p, s->per_row > 0 ? e % s->per_row : e, s->per_row, u, r[k] & 0xffu, m, s->scale);
-        if (s->dtype == KG_GEN_F32) ((float *)dst)[e] = v;
-        else ((uint16_t *)dst)[e] = s->dtype == KG_GEN_F16 ? kg_gen_f16(v) : kg_gen_bf16(v);
+        kg_gen_store(s->dtype, dst, e, v);
     }
     return k;
 }

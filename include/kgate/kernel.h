@@ -35,16 +35,23 @@ typedef unsigned long long uint64_t;
 #define KGATE_STORE(ptr, value) (*(ptr) = (value))
 #endif
 
-#define KG_KARGS_ABI 1
+#define KG_KARGS_ABI 2
+#define KG_KARGS_MAX_IN 8    /* inputs and outputs an op may have (kgate/op.h KG_MAX_IN, KG_MAX_OUT) */
+#define KG_KARGS_MAX_OUT 4
 #define KG_KARGS_VARS 16
 
-enum { KG_KDT_F32 = 0, KG_KDT_F16 = 1, KG_KDT_BF16 = 2 };
+/* element types (kg_dtype's values): the built-in ops' inputs are f32,
+ * f16 or bf16; a declared op's tensors may be any of them (docs/ops.md) */
+enum {
+    KG_KDT_F32 = 0, KG_KDT_F16 = 1, KG_KDT_BF16 = 2, KG_KDT_F64 = 3,
+    KG_KDT_I32 = 4, KG_KDT_I8 = 5, KG_KDT_E4M3 = 6, KG_KDT_E5M2 = 7
+};
 
 typedef struct kg_kargs {
     int abi;             /* KG_KARGS_ABI */
-    int dtype;           /* input dtype: KG_KDT_* */
-    const void *in[4];   /* op inputs, in the op's order */
-    void *out[2];        /* op outputs, in the op's order */
+    int dtype;           /* the case dtype: KG_KDT_* */
+    const void *in[KG_KARGS_MAX_IN];   /* op inputs, in the op's order */
+    void *out[KG_KARGS_MAX_OUT];       /* op outputs, in the op's order */
     void *ws;            /* workspace (e.g. split-K partials), may be NULL */
     size_t ws_bytes;
     int64_t M, N, K;     /* shape variables (the op says which are used) */
@@ -128,12 +135,34 @@ static inline uint16_t kg_f32_to_f16(float f)
     return kg_gen_f16(f);
 }
 
-/* Loads element i of an input of dtype dt as float. */
+/* OCP 8-bit floats (e4m3, e5m2) to float and back (round to nearest
+ * even, saturating), as kgate's generator encodes them (kgate/gen.h). */
+static inline float kg_e4m3_to_f32(uint8_t h) { return kg_gen_fp8_to_f32(h, KG_KDT_E4M3); }
+static inline float kg_e5m2_to_f32(uint8_t h) { return kg_gen_fp8_to_f32(h, KG_KDT_E5M2); }
+static inline uint8_t kg_f32_to_e4m3(float f) { return kg_gen_fp8(f, KG_KDT_E4M3); }
+static inline uint8_t kg_f32_to_e5m2(float f) { return kg_gen_fp8(f, KG_KDT_E5M2); }
+
+/* Loads element i of a tensor of dtype dt as double (exact for every
+ * dtype), and as float (exact but for f64 and large i32 values). */
+static inline double kg_load64(const void *p, int dt, int64_t i)
+{
+    switch (dt) {
+    case KG_KDT_F32: return (double)((const float *)p)[i];
+    case KG_KDT_F16: return (double)kg_f16_to_f32(((const uint16_t *)p)[i]);
+    case KG_KDT_BF16: return (double)kg_bf16_to_f32(((const uint16_t *)p)[i]);
+    case KG_KDT_F64: return ((const double *)p)[i];
+    case KG_KDT_I32: return (double)((const int32_t *)p)[i];
+    case KG_KDT_I8: return (double)((const int8_t *)p)[i];
+    default: return (double)kg_gen_fp8_to_f32(((const uint8_t *)p)[i], dt);
+    }
+}
+
 static inline float kg_load(const void *p, int dt, int64_t i)
 {
     if (dt == KG_KDT_F32) return ((const float *)p)[i];
     if (dt == KG_KDT_F16) return kg_f16_to_f32(((const uint16_t *)p)[i]);
-    return kg_bf16_to_f32(((const uint16_t *)p)[i]);
+    if (dt == KG_KDT_BF16) return kg_bf16_to_f32(((const uint16_t *)p)[i]);
+    return (float)kg_load64(p, dt, i);
 }
 #endif
 
@@ -169,8 +198,45 @@ __device__ __forceinline__ float kg_in_cvt(unsigned short h)
 {
     return __uint_as_float(((unsigned)h) << 16);
 }
+#elif KG_DTYPE == 3
+typedef double kg_in_t;
+#define KG_IN_BYTES 8
+__device__ __forceinline__ float kg_in_cvt(double v) { return (float)v; }
+#elif KG_DTYPE == 4
+typedef int kg_in_t;
+#define KG_IN_BYTES 4
+__device__ __forceinline__ float kg_in_cvt(int v) { return (float)v; }
+#elif KG_DTYPE == 5
+typedef signed char kg_in_t;
+#define KG_IN_BYTES 1
+__device__ __forceinline__ float kg_in_cvt(signed char v) { return (float)v; }
+#elif KG_DTYPE == 6 || KG_DTYPE == 7
+typedef unsigned char kg_in_t;
+#define KG_IN_BYTES 1
+__device__ __forceinline__ float kg_in_cvt(unsigned char h);
 #else
-#error "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
+#error "KG_DTYPE must be 0 (f32), 1 (f16), 2 (bf16), 3 (f64), 4 (i32), 5 (i8), 6 (e4m3) or 7 (e5m2)"
+#endif
+
+/* OCP 8-bit floats to float, exactly, in integer code (the hardware's
+ * cvt.rn.f16x2.e4m3x2 gives the same values): e4m3 (bias 7, 0x7f NaN)
+ * and e5m2 (bias 15, IEEE-like) */
+__device__ __forceinline__ float kg_fp8_to_f32(unsigned char h, int e5m2)
+{
+    const int mb = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+    unsigned sign = (unsigned)(h & 0x80u) << 24, ef = ((unsigned)h & 0x7fu) >> mb, man = (unsigned)h & ((1u << mb) - 1u);
+    if (!e5m2 && (h & 0x7fu) == 0x7fu) return __uint_as_float(sign | 0x7fc00000u);
+    if (e5m2 && ef == 31u) return __uint_as_float(sign | 0x7f800000u | (man ? 0x400000u : 0u));
+    if (ef == 0) { /* subnormal: man 2^(1 - bias - mb) */
+        float v = (float)man * __uint_as_float((unsigned)(127 + 1 - bias - mb) << 23);
+        return sign ? -v : v;
+    }
+    return __uint_as_float(sign | ((ef - (unsigned)bias + 127u) << 23) | (man << (23 - mb)));
+}
+__device__ __forceinline__ float kg_e4m3_to_f32(unsigned char h) { return kg_fp8_to_f32(h, 0); }
+__device__ __forceinline__ float kg_e5m2_to_f32(unsigned char h) { return kg_fp8_to_f32(h, 1); }
+#if KG_DTYPE == 6 || KG_DTYPE == 7
+__device__ __forceinline__ float kg_in_cvt(unsigned char h) { return kg_fp8_to_f32(h, KG_DTYPE == 7); }
 #endif
 
 __device__ __forceinline__ float kg_in_load(const kg_in_t *p, long long i)

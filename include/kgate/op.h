@@ -22,10 +22,10 @@
 #include "kgate/plan.h"
 #include "kgate/settings.h"
 
-#define KG_OP_ABI 1
+#define KG_OP_ABI 2
 
-#define KG_MAX_IN 4
-#define KG_MAX_OUT 2
+/* KG_MAX_IN and KG_MAX_OUT, the inputs and outputs an op may have, are
+ * kgate/plan.h's. */
 
 typedef struct kg_op {
     int abi;                       /* KG_OP_ABI; new slots are appended only */
@@ -181,7 +181,7 @@ double kg_ops_gamma(int64_t n, double u);
  * 2019, lambda = 10): exp(lambda sqrt(n) u + n u^2 / (1 - u)) - 1. */
 double kg_ops_gamma_prob(int64_t n);
 
-/* 4 bytes for f32, 2 for f16 and bf16. */
+/* Bytes per element: 8 for f64, 4 for f32 and i32, 2 for f16 and bf16, 1 for i8, e4m3 and e5m2. */
 double kg_ops_dtype_bytes(kg_dtype dt);
 
 #endif

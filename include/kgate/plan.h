@@ -27,10 +27,21 @@
 #define KG_PLAN_MAX_NOTES 4
 #define KG_PLAN_MAX_LOOKS 4
 #define KG_PLAN_NOTE_MAX 320
+#define KG_MAX_IN 8   /* inputs an op may have (kgate/kernel.h KG_KARGS_MAX_IN) */
+#define KG_MAX_OUT 4  /* outputs an op may have (KG_KARGS_MAX_OUT) */
 #define KG_PLAN_MAX_FRESH_PACK 16 /* inputs = fresh: the largest pack (an input set per operation) */
 #define KG_ARM_MAX_FLAGS 64     /* words in an arm's defines and cflags together */
 
-typedef enum { KG_DT_F32 = 0, KG_DT_F16 = 1, KG_DT_BF16 = 2 } kg_dtype;
+/* Element types.  The built-in ops take f32, f16 and bf16 inputs; an op a
+ * plan declares (docs/ops.md) may give its tensors any of them: outputs
+ * f32, f16, bf16, f64 or i32, inputs also i8 and the OCP 8-bit floats
+ * e4m3 and e5m2.  The values are kgate/gen.h's KG_GEN_* and the
+ * kernels' KG_KDT_*. */
+typedef enum {
+    KG_DT_F32 = 0, KG_DT_F16 = 1, KG_DT_BF16 = 2, KG_DT_F64 = 3,
+    KG_DT_I32 = 4, KG_DT_I8 = 5, KG_DT_E4M3 = 6, KG_DT_E5M2 = 7
+} kg_dtype;
+#define KG_DT_COUNT 8
 
 typedef enum {
     KG_ROLE_BASELINE = 0,  /* the incumbent ("dev"); the fastest baseline of a round is the reference point */
@@ -326,7 +337,7 @@ kg_image_kind kg_image_kind_of(const char *path);
 /* "so", "cubin", "ptx", "fatbin", or "none". */
 const char *kg_image_kind_name(kg_image_kind k);
 
-const char *kg_dtype_name(kg_dtype dt);      /* "f32", "f16", "bf16" */
+const char *kg_dtype_name(kg_dtype dt);      /* "f32", "f16", "bf16", "f64", "i32", "i8", "e4m3", "e5m2" */
 size_t kg_dtype_size(kg_dtype dt);
 const char *kg_role_name(kg_role role);      /* "baseline", ... */
 

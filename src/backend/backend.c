@@ -203,7 +203,7 @@ int kg_backend_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec,
     assert(be != NULL && buf != NULL && spec != NULL);
     if (be->ops->fill == NULL)
         return kg_errorf(err, KG_EUNSUPPORTED, "backend %s has no input generator", be->ops->name);
-    size_t need = (size_t)spec->n * (spec->dtype == KG_GEN_F32 ? 4u : 2u);
+    size_t need = (size_t)spec->n * (size_t)kg_gen_dtype_bytes(spec->dtype);
     if (spec->n < 0 || buf->bytes < need)
         return kg_errorf(err, KG_EINTERNAL, "kg_backend_fill: a buffer of %zu bytes for %lld elements", buf->bytes,
                          (long long)spec->n);

@@ -64,7 +64,7 @@ struct kg_kernel {
     kg_kargs args;
     int pack;
     /* trusted: the input pointers of each set (0: in[], j + 1: op_in[j]) */
-    const void *set_in[1 + KG_BIND_MAX_OP_SETS][4];
+    const void *set_in[1 + KG_BIND_MAX_OP_SETS][KG_MAX_IN];
     int nop;
     char arm[KG_NAME_MAX];
     char so[PATH_MAX];
@@ -710,8 +710,8 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     if ((rc = before_request(k, err)) != KG_OK) return rc;
     memset(&m, 0, sizeof m);
     m.type = KG_AH_BIND;
-    m.nin = b->nin < 4 ? b->nin : 4;
-    m.nout = b->nout < 2 ? b->nout : 2;
+    m.nin = b->nin < KG_MAX_IN ? b->nin : KG_MAX_IN;
+    m.nout = b->nout < KG_MAX_OUT ? b->nout : KG_MAX_OUT;
     m.has_ws = b->ws.ptr != NULL;
     m.nop = b->nop;
     int base = m.nin + m.nout + m.has_ws;
@@ -754,13 +754,13 @@ static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *e
     k->pack = b->pack;
     k->nop = b->nop;
     for (int j = 0; j <= b->nop; j++)
-        for (int i = 0; i < b->nin && i < 4; i++) k->set_in[j][i] = j == 0 ? b->in[i].ptr : b->op_in[j - 1][i].ptr;
+        for (int i = 0; i < b->nin && i < KG_MAX_IN; i++) k->set_in[j][i] = j == 0 ? b->in[i].ptr : b->op_in[j - 1][i].ptr;
     if (k->hosted) return host_bind(be, k, b, err);
     memset(&k->args, 0, sizeof k->args);
     k->args.abi = KG_KARGS_ABI;
     k->args.dtype = (int)b->kase->dtype;
-    for (int i = 0; i < b->nin && i < 4; i++) k->args.in[i] = b->in[i].ptr;
-    for (int i = 0; i < b->nout && i < 2; i++) k->args.out[i] = b->out[i].ptr;
+    for (int i = 0; i < b->nin && i < KG_MAX_IN; i++) k->args.in[i] = b->in[i].ptr;
+    for (int i = 0; i < b->nout && i < KG_MAX_OUT; i++) k->args.out[i] = b->out[i].ptr;
     k->args.ws = b->ws.ptr;
     k->args.ws_bytes = b->ws.bytes;
     k->args.M = b->kase->M;

@@ -23,6 +23,7 @@
 
 /* NVRTC has no <stdint.h> of its own: the widths gen.h and philox.h use */
 static const char fill_prelude[] =
+    "typedef signed char int8_t;\n"
     "typedef unsigned char uint8_t;\n"
     "typedef unsigned short uint16_t;\n"
     "typedef int int32_t;\n"

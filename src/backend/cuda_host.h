@@ -39,7 +39,7 @@
 
 #define KG_CH_MAGIC 0x6b674348u     /* "kgCH" */
 #define KG_CH_SOCK_FD 3
-#define KG_CH_NBUF (7 + 4 * KG_BIND_MAX_OP_SETS)  /* in[4], out[2], ws, then nop input sets */
+#define KG_CH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + KG_MAX_IN * KG_BIND_MAX_OP_SETS)  /* in[], out[], ws, then nop input sets */
 #define KG_CH_NLAUNCH (1 + KG_EXTRA_LAUNCHES)
 #define KG_CH_SLOTS 64              /* kernels loaded in one host at once */
 #define KG_CH_TEXT 480

@@ -163,7 +163,7 @@ double kg_ops_gemm_flops(const kg_case *c)
 
 double kg_ops_dtype_bytes(kg_dtype dt)
 {
-    return dt == KG_DT_F32 ? 4.0 : 2.0;
+    return (double)kg_dtype_size(dt);
 }
 
 double kg_ops_gemm_min_bytes(const kg_case *c)

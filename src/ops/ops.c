@@ -120,10 +120,11 @@ int kg_plan_check_ops(const kg_plan *plan, kg_err *err)
                                  "variables: %s; the keys of [case] are in docs/plan-format.md)", plan->path,
                                  c->line, c->name, vn, op->name, op->vars[0] ? op->vars : "none");
         }
-        if (c->dtype != KG_DT_F32 && c->dtype != KG_DT_F16 && c->dtype != KG_DT_BF16)
-            return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': dtype %d is not supported by %s "
-                             "(use f32, f16 or bf16)", plan->path, c->line, c->name,
-                             (int)c->dtype, op->name);
+        if (c->dtype != KG_DT_F32 && c->dtype != KG_DT_F16 && c->dtype != KG_DT_BF16 &&
+            kg_ops_find_declared(op->name) != op)
+            return kg_errorf(err, KG_EINPUT, "%s:%d: case '%s': dtype %s is not supported by the built-in op %s "
+                             "(use f32, f16 or bf16; the other dtypes are for ops a plan declares, docs/ops.md)",
+                             plan->path, c->line, c->name, kg_dtype_name(c->dtype), op->name);
     }
     /* every name in an arm's launch expressions and preconditions is a
      * variable of each case it runs on (any name may be one, so the
@@ -172,6 +173,10 @@ double kg_ops_unit_roundoff(kg_dtype dt)
     switch (dt) {
     case KG_DT_F16: return ldexp(1.0, -11);
     case KG_DT_BF16: return ldexp(1.0, -8);
+    case KG_DT_F64: return ldexp(1.0, -53);
+    case KG_DT_I32: case KG_DT_I8: return 0.0;   /* integers are exact */
+    case KG_DT_E4M3: return ldexp(1.0, -4);
+    case KG_DT_E5M2: return ldexp(1.0, -3);
     default: return ldexp(1.0, -24);
     }
 }
@@ -181,6 +186,10 @@ double kg_ops_ceiling(kg_dtype dt)
     switch (dt) {
     case KG_DT_F16: return 2e-3;
     case KG_DT_BF16: return 2e-2;
+    case KG_DT_F64: return 1e-4;    /* its values are float32's (kgate/gen.h) */
+    case KG_DT_I32: case KG_DT_I8: return 0.0;
+    case KG_DT_E4M3: return 1.25e-1;
+    case KG_DT_E5M2: return 2.5e-1;
     default: return 1e-4;
     }
 }

@@ -96,6 +96,85 @@ static float fbits(uint32_t u)
     return f;
 }
 
+/* The 8-bit floats and the integers of kgate/gen.h: every fp8 code
+ * decodes to the value of its definition (OCP OFP8), encoding a decoded
+ * value gives the code back, encoding rounds to nearest even and
+ * saturates; integers round to nearest even and saturate. */
+static double fp8_value(unsigned h, int e5m2)
+{
+    int mb = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7, ef = (int)((h & 0x7fu) >> mb), man = (int)(h & ((1u << mb) - 1u));
+    double s = (h & 0x80u) ? -1.0 : 1.0;
+    if (!e5m2 && (h & 0x7fu) == 0x7fu) return NAN;
+    if (e5m2 && ef == 31) return man ? (double)NAN : s * (double)INFINITY;
+    if (ef == 0) return s * ldexp((double)man, 1 - bias - mb);
+    return s * ldexp(1.0 + (double)man / (double)(1 << mb), ef - bias);
+}
+
+static void test_fp8_int(void)
+{
+    for (int fmt = 0; fmt < 2; fmt++) {
+        int32_t dt = fmt ? KG_GEN_E5M2 : KG_GEN_E4M3;
+        int bad_dec = 0, bad_rt = 0, bad_mid = 0;
+        for (unsigned h = 0; h < 256; h++) {
+            double want = fp8_value(h, fmt);
+            float got = kg_gen_fp8_to_f32((uint8_t)h, dt);
+            if (isnan(want) ? !isnan(got) : (double)got != want) bad_dec++;
+            if (!isfinite(want)) continue;
+            if (kg_gen_fp8(got, dt) != (uint8_t)h) bad_rt++;
+            /* the midpoint to the next code up (same sign, finite) rounds to the even one */
+            unsigned up = h + 1;
+            if ((h & 0x7fu) == (fmt ? 0x7bu : 0x7eu)) continue;
+            double next = fp8_value(up, fmt);
+            if (!isfinite(next)) continue;
+            float mid = (float)((want + next) / 2.0);
+            uint8_t even = (h & 1u) ? (uint8_t)up : (uint8_t)h;
+            if (kg_gen_fp8(mid, dt) != even) bad_mid++;
+        }
+        CHECK_MSG(bad_dec == 0, "fmt %d: %d codes decode wrong", fmt, bad_dec);
+        CHECK_MSG(bad_rt == 0, "fmt %d: %d codes do not round-trip", fmt, bad_rt);
+        CHECK_MSG(bad_mid == 0, "fmt %d: %d midpoints not to even", fmt, bad_mid);
+    }
+    CHECK(kg_gen_fp8_to_f32(0x7e, KG_GEN_E4M3) == 448.0f);
+    CHECK(kg_gen_fp8_to_f32(0x7b, KG_GEN_E5M2) == 57344.0f);
+    CHECK(kg_gen_fp8_to_f32(0x01, KG_GEN_E4M3) == ldexpf(1.0f, -9));
+    CHECK(kg_gen_fp8_to_f32(0x01, KG_GEN_E5M2) == ldexpf(1.0f, -16));
+    CHECK(kg_gen_fp8(1e6f, KG_GEN_E4M3) == 0x7e);      /* saturates */
+    CHECK(kg_gen_fp8(-1e6f, KG_GEN_E5M2) == 0xfb);
+    CHECK(kg_gen_fp8(INFINITY, KG_GEN_E4M3) == 0x7e);
+    CHECK(kg_gen_fp8(NAN, KG_GEN_E4M3) == 0x7f);
+    CHECK(kg_gen_fp8(ldexpf(1.0f, -11), KG_GEN_E4M3) == 0x00);   /* below half the least subnormal */
+    CHECK(kg_gen_fp8(ldexpf(1.5f, -10), KG_GEN_E4M3) == 0x01);   /* above it */
+    CHECK(kg_gen_rint(2.5f, 127) == 2 && kg_gen_rint(3.5f, 127) == 4 && kg_gen_rint(-2.5f, 127) == -2);
+    CHECK(kg_gen_rint(0.5f, 127) == 0 && kg_gen_rint(0.51f, 127) == 1 && kg_gen_rint(-0.49f, 127) == 0);
+    CHECK(kg_gen_rint(1000.0f, 127) == 127 && kg_gen_rint(-1e30f, 127) == -127);
+    CHECK(kg_gen_rint(16777216.0f, 0x7fffffff) == 16777216 && kg_gen_rint(NAN, 127) == 0);
+    CHECK(kg_gen_rint(3e9f, 0x7fffffff) == 0x7fffffff);
+    CHECK(kg_gen_dtype_bytes(KG_GEN_F64) == 8 && kg_gen_dtype_bytes(KG_GEN_I8) == 1 &&
+          kg_gen_dtype_bytes(KG_GEN_E5M2) == 1 && kg_gen_dtype_bytes(KG_GEN_I32) == 4);
+    /* a generated stream of each dtype: the values the host decodes are the generator's */
+    for (int32_t dt = 0; dt < KG_GEN_NDTYPES; dt++) {
+        kg_gen_spec sp;
+        memset(&sp, 0, sizeof sp);
+        sp.seed = 7;
+        sp.n = 1000;
+        sp.rows = 10;
+        sp.per_row = 100;
+        sp.dtype = dt;
+        sp.scale = 1.0f;
+        unsigned char buf[8000];
+        kg_gen_all(&sp, buf);
+        int nonzero = 0, in_range = 1;
+        for (int e = 0; e < 1000; e++) {
+            double v = kg_load64(buf, dt, e);
+            if (v != 0.0) nonzero++;
+            double lim = dt == KG_GEN_I8 ? 127.0 : dt == KG_GEN_I32 ? 4096.0 : 4.0;
+            if (!(fabs(v) <= lim)) in_range = 0;
+            if ((dt == KG_GEN_I8 || dt == KG_GEN_I32) && v != floor(v)) in_range = 0;
+        }
+        CHECK_MSG(nonzero > 800 && in_range, "dtype %d: %d nonzero, in range %d", (int)dt, nonzero, in_range);
+    }
+}
+
 static void test_conversions(void)
 {
     int bad16 = 0, badbf = 0;
@@ -848,6 +927,7 @@ int main(void)
     }
     test_philox();
     test_conversions();
+    test_fp8_int();
     test_reference();
     test_inputs();
     test_row_classes();
