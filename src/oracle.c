@@ -662,7 +662,8 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
             continue;
         }
         double abs_err = fabs(got - want);
-        double rel = abs_err / bound[e];
+        /* an exact bound (integer outputs) gives 0 or +Inf, never NaN */
+        double rel = bound[e] > 0.0 ? abs_err / bound[e] : abs_err > 0.0 ? (double)INFINITY : 0.0;
         if (abs_err > res->max_abs) res->max_abs = abs_err;
         if (rel > res->max_rel || res->worst < 0) {
             res->max_rel = rel;
@@ -689,9 +690,11 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
     }
     uint64_t bits;
     where(d, o, worst_bad, at, sizeof at);
-    snprintf(res->msg, sizeof res->msg, "%s: got %.9g, want %.9g \xc2\xb1 %.3g; %lld elements over bound",
-             at, decode(out, dt, worst_bad, &bits), ref[worst_bad], bound[worst_bad],
-             (long long)res->nbad);
+    double got = decode(out, dt, worst_bad, &bits);
+    char tail[96];
+    snprintf(tail, sizeof tail, "; %lld elements over bound", (long long)res->nbad);
+    snprintf(res->msg, sizeof res->msg, "%.120s: got %.9g%s, want %.9g \xc2\xb1 %.3g%.32s", at, got,
+             is_poison(bits, dt) ? " (poison: never written)" : "", ref[worst_bad], bound[worst_bad], tail);
 }
 
 /* The bounds of contract ct in d's cache, computed on first use. */
