@@ -262,6 +262,8 @@ static const plan_key plan_keys[] = {
     {SEC_ARM, "parity", K_NAME, ARM(parity), 0, 0, F_REF, NULL, NULL,
      "the name of another arm of the same op"},
     {SEC_ARM, "trusted", K_BOOL, ARM(trusted), 0, 0, F_INHERIT, "no", NULL, "yes/no/true/false/1/0"},
+    {SEC_ARM, "specialize", K_BOOL, ARM(specialize), 0, 0, F_INHERIT | F_QUIET | F_AXIS, "no", NULL,
+     "yes/no: a CUDA arm compiled per case, its variables defined as KG_VAR_NAME"},
     {SEC_ARM, "requires", K_TEXT, ARM(requires), 0, 0, F_INHERIT, NULL, NULL,
      "conditions over the case variables, e.g. K % 16 == 0, N % 64 == 0"},
     {SEC_ARM, "precision", K_ENUM, ARM(contract.precision), 0, 0, F_INHERIT | F_QUIET | F_AXIS, "dtype",

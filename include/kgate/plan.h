@@ -171,6 +171,7 @@ typedef struct kg_arm {
     kg_launch extra[KG_EXTRA_LAUNCHES]; /* GPU: launches 2 and 3 of the chain */
     char parity[KG_NAME_MAX];      /* arm whose outputs must be bit-identical */
     int trusted;                   /* 0: untrusted (default) */
+    int specialize;                /* cuda: compiled per case with -DKG_VAR_NAME=VALUE for its variables; 0 */
     kg_contract contract;          /* precision contract; inherited by a control */
     /* fake backend script (ignored by other backends) */
     double fake_ns;                /* median time of one operation, ns; 1000 */

@@ -223,6 +223,10 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     if (arm->builtin[0] != '\0')
         return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': builtin '%s' is not available on the cpu backend (use a source file)",
                          plan->path, arm->line, arm->name, arm->builtin);
+    if (arm->specialize)
+        return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': specialize = yes is for CUDA arms (a CPU kernel "
+                         "reads the case's variables with kg_var_i and kg_var_r, kgate/kernel.h); remove the key",
+                         plan->path, arm->line, arm->name);
     if (kg_arm_is_image(arm)) {
         so_path(be, build_dir, arm, so, sizeof so);
         return cpu_build_image(plan, a, build_dir, so, err);

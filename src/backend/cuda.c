@@ -456,20 +456,24 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
     int rc0 = kg_launch_chain_length(arm, &nlaunch, err);
     if (rc0 == KG_OK && build_dir != NULL) rc0 = kg_mkdir_p(build_dir, err);
     if (rc0 != KG_OK) return rc0;
-    int done_dt[3] = { 0, 0, 0 };
+    int done_dt[KG_DT_COUNT] = { 0 };
+    /* specialize = yes: one build per case (its variables are defines) */
+    int per_case = arm->specialize && !kg_arm_is_image(arm);
     for (int k = 0; k < plan->ncases; k++) {
         if (!kg_plan_arm_applies(plan, a, k)) continue;
         kg_dtype dt = plan->cases[k].dtype;
-        if ((int)dt < 0 || (int)dt > 2 || done_dt[dt]) continue;
+        if ((int)dt < 0 || (int)dt >= KG_DT_COUNT || (!per_case && done_dt[dt])) continue;
         done_dt[dt] = 1;
         char *image = NULL;
         size_t bytes = 0;
-        int rc = kg_cuda_compile(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a, dt, &image,
-                                 &bytes, err);
+        int rc = kg_cuda_compile_case(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a,
+                                      per_case ? &plan->cases[k] : NULL, dt, &image, &bytes, err);
         if (rc == KG_OK && build_dir != NULL) {
             char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
-            /* a precompiled arm keeps its image's kind: ARM.DTYPE.ptx, ... */
-            snprintf(path, sizeof path, "%s/%s.%s.%s", build_dir, arm->name, kg_dtype_name(dt),
+            /* a precompiled arm keeps its image's kind: ARM.DTYPE.ptx, ...;
+             * a specialized one is ARM.CASE.cubin */
+            snprintf(path, sizeof path, "%s/%s.%s.%s", build_dir, arm->name,
+                     per_case ? plan->cases[k].name : kg_dtype_name(dt),
                      kg_arm_is_image(arm) ? kg_image_kind_name(kg_image_kind_of(arm->image)) : "cubin");
             /* a temporary renamed in place: a link at path is replaced, never written through */
             rc = kg_write_atomic(path, image, bytes, err);
@@ -701,8 +705,8 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
             goto done;
         }
     }
-    rc = kg_cuda_compile(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a, cs->dtype,
-                         &image, &image_bytes, err);
+    rc = kg_cuda_compile_case(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a, cs, cs->dtype,
+                              &image, &image_bytes, err);
     if (rc != KG_OK) goto done;
     k->image_bytes = image_bytes;
     kg_cuda_sha256_hex(image, image_bytes, k->image_sha256);

@@ -335,6 +335,15 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int c
                     const kg_plan *plan, int a, kg_dtype dt, char **image, size_t *image_bytes,
                     kg_err *err);
 
+/* kg_cuda_compile for case cs: an arm with specialize = yes also gets
+ * -DKG_VAR_NAME=VALUE for each of the case's variables (M N K splits when
+ * set, eps, then the op's variables; yes/no as 1/0, reals as C double
+ * literals), so that its kernels may take the shape as compile-time
+ * constants; cs NULL or specialize = no: kg_cuda_compile. */
+int kg_cuda_compile_case(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
+                         const kg_plan *plan, int a, const kg_case *cs, kg_dtype dt, char **image,
+                         size_t *image_bytes, kg_err *err);
+
 /* 0 when the n bytes at b, a precompiled image of the given kind, can run
  * on a device of compute capability cc_major.cc_minor: a cubin (CUDA ELF)
  * built for sm_XY with X the device's major and Y at most its minor; PTX

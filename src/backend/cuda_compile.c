@@ -7,6 +7,7 @@
  * Needs no GPU and no driver: only libnvrtc, opened on first use. */
 #include <errno.h>
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,10 +329,47 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int c
                     const kg_plan *plan, int a, kg_dtype dt, char **image, size_t *image_bytes,
                     kg_err *err)
 {
+    return kg_cuda_compile_case(nv, s, cc_major, cc_minor, plan, a, NULL, dt, image, image_bytes, err);
+}
+
+/* -DKG_VAR_NAME=VALUE for each of cs's variables (kg_cuda_compile_case) */
+static int add_case_vars(const kg_case *cs, char **opts, int *nopts, int max, kg_err *err)
+{
+    static const char *const shape[] = { "M", "N", "K", "splits" };
+    char buf[KG_VAR_NAME_MAX + 64];
+    int rc = KG_OK;
+    for (size_t k = 0; k < sizeof shape / sizeof shape[0] && rc == KG_OK; k++) {
+        int64_t v = -1;
+        if (!kg_case_var(cs, shape[k], NULL, &v, NULL) || v < 0) continue;
+        snprintf(buf, sizeof buf, "KG_VAR_%s=%lld", shape[k], (long long)v);
+        rc = add_tokens(buf, "-D", opts, nopts, max, NULL, err);
+    }
+    if (rc == KG_OK) {
+        snprintf(buf, sizeof buf, "KG_VAR_eps=%.17g", cs->eps);
+        rc = add_tokens(buf, "-D", opts, nopts, max, NULL, err);
+    }
+    for (int k = 0; k < cs->nvars && rc == KG_OK; k++) {
+        const kg_var *v = &cs->vars[k];
+        if (v->type == KG_VAR_REAL) {
+            /* a double literal: 0.5, 1e-05, 3.0 */
+            snprintf(buf, sizeof buf, "KG_VAR_%s=%.17g%s", v->name, v->r,
+                     v->r == (double)(int64_t)v->r && fabs(v->r) < 1e15 ? ".0" : "");
+        } else {
+            snprintf(buf, sizeof buf, "KG_VAR_%s=%lld", v->name, (long long)v->i);
+        }
+        rc = add_tokens(buf, "-D", opts, nopts, max, NULL, err);
+    }
+    return rc;
+}
+
+int kg_cuda_compile_case(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
+                         const kg_plan *plan, int a, const kg_case *cs, kg_dtype dt, char **image,
+                         size_t *image_bytes, kg_err *err)
+{
     const kg_arm *arm = &plan->arms[a];
     /* a dozen fixed options, and the arm's defines and cflags (the parser
      * bounds them to KG_ARM_MAX_FLAGS words) */
-    enum { MAXOPT = KG_ARM_MAX_FLAGS + 32 };
+    enum { MAXOPT = KG_ARM_MAX_FLAGS + 32 + 5 + KG_CASE_VARS };
     char *opts[MAXOPT];
     int nopts = 0, has_arch = 0;
     char *src = NULL, *log = NULL, *cubin = NULL;
@@ -377,6 +415,7 @@ int kg_cuda_compile(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int c
     rc = add_tokens(buf, "-D", opts, &nopts, MAXOPT, NULL, err);
     if (rc == KG_OK && kg_backend_negative(s, arm))
         rc = add_tokens("KGATE_NEGATIVE=1", "-D", opts, &nopts, MAXOPT, NULL, err);
+    if (rc == KG_OK && arm->specialize && cs != NULL) rc = add_case_vars(cs, opts, &nopts, MAXOPT, err);
     if (rc == KG_OK) rc = add_tokens(arm->defines, "-D", opts, &nopts, MAXOPT, NULL, err);
     /* on this backend cflags are extra NVRTC options, e.g. an sm_90a arch */
     if (rc == KG_OK) rc = add_tokens(arm->cflags, "", opts, &nopts, MAXOPT, &has_arch, err);

@@ -55,6 +55,7 @@
 #include "backend/backend_impl.h"
 #include "kgate/kernel.h"
 #include "kgate/op.h"
+#include "kgate/oracle.h"
 #include "kgate/philox.h"
 
 struct kg_kernel {
@@ -145,11 +146,10 @@ static int fake_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     return KG_OK;
 }
 
+/* v stored in output dtype dt, as a kernel would store it */
 static void store_out(void *out, kg_dtype dt, int64_t i, double v)
 {
-    if (dt == KG_DT_F32) ((float *)out)[i] = (float)v;
-    else if (dt == KG_DT_F16) ((uint16_t *)out)[i] = kg_f32_to_f16((float)v);
-    else ((uint16_t *)out)[i] = kg_f32_to_bf16((float)v);
+    kg_oracle_encode(&v, 1, dt, (unsigned char *)out + (size_t)i * kg_dtype_size(dt));
 }
 
 static int fake_run(kg_backend *be, kg_kernel *k, kg_err *err)
@@ -164,7 +164,7 @@ static int fake_run(kg_backend *be, kg_kernel *k, kg_err *err)
         in[i] = malloc((size_t)in_elems[i] * sizeof(double));
         if (in[i] == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
         int dt = k->op->in_dtype != NULL ? (int)k->op->in_dtype(c, i) : (int)c->dtype;
-        for (int64_t e = 0; e < in_elems[i]; e++) in[i][e] = kg_load(k->b.in[i].ptr, dt, e);
+        for (int64_t e = 0; e < in_elems[i]; e++) in[i][e] = kg_load64(k->b.in[i].ptr, dt, e);
     }
     for (int o = 0; o < k->op->nout; o++) {
         out[o] = malloc((size_t)out_elems[o] * sizeof(double));

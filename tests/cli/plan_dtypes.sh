@@ -121,4 +121,16 @@ sed 's/KG_DT_F64, KG_DT_I32, KG_DT_F32, KG_DT_F16 }/KG_DT_F64, KG_DT_I8, KG_DT_F
 mv "$T/ops/mix2.c" "$T/ops/mix.c"
 "$KGATE" check "$T/mix.kg" -o "$T/mixo" >"$T/mixo.out" 2>&1 && die "an i8 output was accepted"
 expect_grep "outputs are f32, f16, bf16, f64 or i32" "$T/mixo.out"
+
+# ---- 5. specialize = yes: canonical, a CUDA arm's; refused on the cpu backend
+mkdir -p "$T/ex"
+cp -r examples/ops "$T/ex/ops"
+sed "s#\.\./kernels/#$R/kernels/#" examples/cuda-quantized.kg >"$T/ex/cq.kg"
+"$KGATE" check "$T/ex/cq.kg" -o "$T/cq" --backend fake >"$T/cq.out" 2>&1 || { cat "$T/cq.out" >&2; die "cuda-quantized.kg on the fake backend"; }
+expect_grep " 0 failed (0 inadmissible, 0 weak)" "$T/cq.out"
+sed -n '/^\[arm f8_smem\]/,/^$/p' "$T/cq/plan.kg" | grep -q "^specialize = yes$" || die "specialize = yes is not in the canonical plan"
+sed -n '/^\[arm f8_row\]/,/^$/p' "$T/cq/plan.kg" | grep -q "^specialize" && die "specialize = no is written out (it is the default)"
+sed 's/^entry = gemm_i8_tiled$/entry = gemm_i8_tiled\nspecialize = yes/' "$T/q.kg" >"$T/qs.kg"
+"$KGATE" check "$T/qs.kg" -o "$T/qs" >"$T/qs.out" 2>&1 && die "specialize = yes was accepted on the cpu backend"
+expect_grep "specialize = yes is for CUDA arms" "$T/qs.out"
 exit 0

@@ -2,7 +2,7 @@
 # tools/device/ops_run.sh OUT: the plan-declared ops on the H200 in one device call.
 # Needs .carry/bins.tgz with bin/kgate-portable of this tree, built and stripped here.
 #   conv1d   examples/cuda-conv1d.kg (the worked example of docs/ops.md), then kgate verify
-#   dtypes   examples/cuda-dot8.kg when present (int8 and fp8 inputs, i32/f64 outputs), then verify
+#   dtypes   examples/cuda-quantized.kg (int8 and FP8 inputs, int32, bf16 and f32 outputs), then verify
 #   test     tests/gpu/run.sh (make test-gpu's script)
 # Writes OUT/ops.tgz.
 set -u
@@ -14,7 +14,7 @@ tar xzf .carry/bins.tgz
 K=$ROOT/bin/kgate-portable
 { ldd "$K"; nvidia-smi; date -u; } >"$R/env.txt" 2>&1
 "$K" --version >"$R/version.txt" 2>&1
-for p in cuda-conv1d cuda-dot8; do
+for p in cuda-conv1d cuda-quantized; do
     [ -f "examples/$p.kg" ] || continue
     (cd examples && timeout 280 "$K" run "$p.kg" -o "/tmp/$p" --no-progress >"$R/$p-report.md" 2>"$R/$p.err"
      echo "exit $?" >>"$R/$p.err"
