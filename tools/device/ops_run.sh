@@ -21,6 +21,7 @@ for p in cuda-conv1d cuda-quantized; do
      "$K" verify "/tmp/$p" >"$R/$p-verify.txt" 2>&1; echo "exit $?" >>"$R/$p-verify.txt")
     cp "/tmp/$p/processes.csv" "$R/$p-processes.csv" 2>/dev/null
     cp "/tmp/$p/results.csv" "$R/$p-results.csv" 2>/dev/null
+    grep -h ",inputs:fresh," /tmp/$p/checks/*.csv 2>/dev/null | head -n 4 >"$R/$p-fill.txt"
 done
 KGATE=$K timeout 400 sh tests/gpu/run.sh >"$R/test-gpu.txt" 2>&1
 echo "exit $?" >>"$R/test-gpu.txt"
