@@ -122,7 +122,7 @@ bad "b.kg:12: a section expands to too many variants: '\[arm cand\]' (its axes g
 { base; echo "fake_ns = {900, 1000}"; echo "[arm cand[fake_ns=900]]"; echo "op = rowsum"; echo "source = $src"; } >"$T/p/b.kg"
 bad "b.kg:16: duplicate arm: 'cand\[fake_ns=900\]' (the sections on lines 12 and 16 both give this name"
 { base; echo "role = {candidate, reference}"; } >"$T/p/b.kg"
-bad "this key takes no axis: 'role = {candidate, reference}' ('role' takes one value; {a, b} lists go in case keys dtype M N K splits eps scale; arm keys entry defines cflags grid block shared args precision tolerance fake_\*"
+bad "this key takes no axis: 'role = {candidate, reference}' ('role' takes one value; {a, b} lists go in case keys dtype M N K splits eps scale; arm keys entry defines cflags grid block shared args specialize precision tolerance fake_\*"
 base | sed 's/^op = rowsum$/op = {rowsum, rowmax}/' >"$T/p/b.kg"
 bad "b.kg:4: this key takes no axis: 'op = {rowsum, rowmax}'"
 { base; echo "requires = N % {4, 8} == 0"; } >"$T/p/b.kg"

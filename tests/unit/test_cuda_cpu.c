@@ -474,17 +474,72 @@ static void test_compile(void)
                 free(img);
             }
         }
+        /* the kernels of the declared ops, for every case dtype (the
+         * device conversions of f64, i32, i8, e4m3 and e5m2 inputs), and
+         * the FP8 kernel specialized for a case: -DKG_VAR_K=... */
+        static const char *const op_src[] = { "kernels/cuda/conv1d.cu", "kernels/cuda/gemm_i8.cu",
+                                              "kernels/cuda/gemm_fp8.cu" };
+        for (size_t g = 0; g < sizeof op_src / sizeof op_src[0]; g++) {
+            arms[2] = gemm_arm("op_test", op_src[g], "k", "1", "1", "");
+            for (int dt = 0; dt < KG_DT_COUNT; dt++) {
+                char *img = NULL;
+                size_t nb = 0;
+                kg_err_clear(&err);
+                int rc = kg_cuda_compile(&nv, &s, 9, 0, &plan, 2, (kg_dtype)dt, &img, &nb, &err);
+                CHECK_MSG(rc == KG_OK, "%s dtype %d: %s", op_src[g], dt, err.msg);
+                free(img);
+            }
+        }
+        {
+            kg_case cs;
+            memset(&cs, 0, sizeof cs);
+            snprintf(cs.name, sizeof cs.name, "f8");
+            cs.dtype = KG_DT_E4M3;
+            cs.M = 4;
+            cs.N = 8;
+            cs.K = 96;
+            cs.splits = -1;
+            cs.eps = 1e-5;
+            cs.nvars = 1;
+            snprintf(cs.vars[0].name, sizeof cs.vars[0].name, "alpha");
+            cs.vars[0].type = KG_VAR_REAL;
+            cs.vars[0].r = 2.0;
+            arms[2] = gemm_arm("op_test", "kernels/cuda/gemm_fp8.cu", "gemm_fp8_smem", "1", "1", "");
+            /* specialized: the static array needs KG_VAR_K; unspecialized it is the extern one */
+            arms[2].specialize = 1;
+            char *img = NULL;
+            size_t nb = 0;
+            kg_err_clear(&err);
+            int rc = kg_cuda_compile_case(&nv, &s, 9, 0, &plan, 2, &cs, cs.dtype, &img, &nb, &err);
+            CHECK_MSG(rc == KG_OK, "specialized gemm_fp8: %s", err.msg);
+            free(img);
+            /* the defines are there: a kernel that requires them compiles only when specialized */
+            arms[2] = gemm_arm("op_test", "tests/gpu/specialize_probe.cu", "k", "1", "1", "");
+            arms[2].specialize = 1;
+            img = NULL;
+            kg_err_clear(&err);
+            rc = kg_cuda_compile_case(&nv, &s, 9, 0, &plan, 2, &cs, cs.dtype, &img, &nb, &err);
+            CHECK_MSG(rc == KG_OK, "specialize_probe with the case's variables: %s", err.msg);
+            free(img);
+            arms[2].specialize = 0;
+            img = NULL;
+            kg_err_clear(&err);
+            rc = kg_cuda_compile_case(&nv, &s, 9, 0, &plan, 2, &cs, cs.dtype, &img, &nb, &err);
+            CHECK(rc == KG_EBACKEND);
+            CHECK_STR_CONTAINS(err.msg, "KG_VAR_K is not defined");
+            free(img);
+        }
         arms[2] = keep;
     }
     /* a defined-away entry must fail to compile with the log in the message */
     char *image = NULL;
     size_t bytes = 0;
     kg_err_clear(&err);
-    strcpy(arms[0].defines, "KG_DTYPE=7");
+    strcpy(arms[0].defines, "KG_DTYPE=9");
     CHECK(kg_cuda_compile(&nv, &s, 9, 0, &plan, 0, KG_DT_F32, &image, &bytes, &err) == KG_EBACKEND);
     CHECK_STR_CONTAINS(err.msg, "arm 'dev': NVRTC could not compile");
     CHECK_STR_CONTAINS(err.msg, "gemm_bt_naive.cu for sm_90");
-    CHECK_STR_CONTAINS(err.msg, "KG_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)");
+    CHECK_STR_CONTAINS(err.msg, "KG_DTYPE must be 0 (f32), 1 (f16), 2 (bf16), 3 (f64), 4 (i32), 5 (i8), 6 (e4m3) or 7 (e5m2)");
     CHECK(image == NULL);
     arms[0].defines[0] = '\0';
 

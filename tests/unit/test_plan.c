@@ -368,7 +368,7 @@ static void test_errors(void)
     static const struct { const char *kv, *off; } bad_case[] = {
         {"M = 0", "0"}, {"N = -5", "-5"}, {"K = x", "x"}, {"splits = 0", "0"},
         {"eps = 0", "0"}, {"scale = -1", "-1"}, {"primary = maybe", "maybe"},
-        {"dtype = f64", "f64"}, {"op = gemm bt", "gemm bt"}, {"eps = 1e-310", "1e-310"},
+        {"dtype = f128", "f128"}, {"op = gemm bt", "gemm bt"}, {"eps = 1e-310", "1e-310"},
         {"scale = 5e-324", "5e-324"}};
     for (size_t i = 0; i < sizeof bad_case / sizeof bad_case[0]; i++) {
         char t[512];
