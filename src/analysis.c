@@ -1050,22 +1050,43 @@ static void apply_gate(const kg_analysis_in *in, kg_analysis *out,
         snprintf(why, sizeof why, "no candidate arm");
         failed = 1;
     }
-    for (int c = 0; c < plan->ncases && !failed; c++) {
+    int early = failed;
+    /* every gated pair is tested (each keeps its own reason); the first
+     * failure, in plan order, is the campaign's */
+    for (int c = 0; c < plan->ncases; c++) {
         if (!g->all_cases && !plan->cases[c].primary) continue;
-        for (int a = 0; a < plan->narms && !failed; a++) {
+        char base_why[KG_TEXT_MAX] = "";
+        for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &out->res[(size_t)c * (size_t)plan->narms + (size_t)a];
-            if (r->role == KG_ROLE_BASELINE && r->impossible) {
-                snprintf(why, sizeof why, "case %s, baseline %s: INVALID (%s)", plan->cases[c].name,
+            if (r->role == KG_ROLE_BASELINE && r->impossible && base_why[0] == '\0') {
+                snprintf(base_why, sizeof base_why, "case %s, baseline %s: INVALID (%s)", plan->cases[c].name,
                          plan->arms[a].name, r->physics);
+                if (!failed) snprintf(why, sizeof why, "%s", base_why);
                 failed = 1;
-                break;
             }
+        }
+        for (int a = 0; a < plan->narms; a++) {
+            kg_arm_result *r = &out->res[(size_t)c * (size_t)plan->narms + (size_t)a];
             if (r->role != KG_ROLE_CANDIDATE || r->state == KG_ARM_ABSENT) continue;
             npairs++;
-            failed = gate_pair_fails(plan, r, out->control_reach != NULL ? out->control_reach[c] : 0.0, why,
-                                     sizeof why);
+            r->gated = 1;
+            r->gate_why[0] = '\0';
+            if (base_why[0] != '\0') {
+                snprintf(r->gate_why, sizeof r->gate_why, "%s", base_why);
+                continue;
+            }
+            if (gate_pair_fails(plan, r, out->control_reach != NULL ? out->control_reach[c] : 0.0, r->gate_why,
+                                sizeof r->gate_why)) {
+                if (!failed) snprintf(why, sizeof why, "%s", r->gate_why);
+                failed = 1;
+            } else {
+                r->gate_why[0] = '\0';
+            }
         }
     }
+    if (early) /* no process or no candidate: every pair fails for that reason */
+        for (size_t i = 0; i < (size_t)plan->ncases * (size_t)plan->narms; i++)
+            if (out->res[i].gated) snprintf(out->res[i].gate_why, sizeof out->res[i].gate_why, "%s", why);
     if (!failed && npairs == 0) {
         snprintf(why, sizeof why, "no candidate arm runs on a %s case",
                  g->all_cases ? "gated" : "primary");

@@ -82,13 +82,15 @@ static int written_from(const char *name)
         strstr(name, ".tmp.") != NULL)
         return 1;
     /* the report files (report.c's printer table; evidence.c reads no report code) */
-    static const char *const reports[] = { "report.md", "results.csv", "results.json", "report.html" };
+    static const char *const reports[] = { "report.md", "results.csv", "results.json", "report.html",
+                                           "raw/samples.csv" };
     for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++)
         if (strcmp(name, reports[i]) == 0) return 1;
     return 0;
 }
 
-static void folder_size(int dirfd, int top, int *files, long long *bytes)
+/* rel: the folder's path inside the evidence folder ("" at the top) */
+static void folder_size(int dirfd, const char *rel, int *files, long long *bytes)
 {
     int fd = dup(dirfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -99,13 +101,15 @@ static void folder_size(int dirfd, int top, int *files, long long *bytes)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        if (top && written_from(e->d_name)) continue;
+        char name[KG_PATH_MAX];
+        snprintf(name, sizeof name, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        if (written_from(name)) continue;
         struct stat st;
         if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (S_ISDIR(st.st_mode)) {
             int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub >= 0) {
-                folder_size(sub, 0, files, bytes);
+                folder_size(sub, name, files, bytes);
                 close(sub);
             }
         } else if (S_ISREG(st.st_mode)) {
@@ -177,7 +181,7 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     if ((rc = kg_rows_read_watch(path, &ev->watch, &ev->nwatch, err)) != KG_OK) goto done;
     int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (top >= 0) {
-        folder_size(top, 1, &ev->folder_files, &ev->folder_bytes);
+        folder_size(top, "", &ev->folder_files, &ev->folder_bytes);
         close(top);
     }
     outputs_size(dir, ev);

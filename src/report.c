@@ -18,6 +18,7 @@ static const kg_report_fmt formats[] = {
     { "report.md", kg_report_md },
     { "results.csv", kg_report_csv },
     { "results.json", kg_report_json },
+    { "raw/samples.csv", kg_report_samples },
 };
 #define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
 _Static_assert(NFORMATS <= KG_REPORT_MAX, "raise KG_REPORT_MAX");

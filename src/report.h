@@ -26,6 +26,8 @@ const kg_report_fmt *kg_report_formats(int *n);
 /* The printers. */
 int kg_report_md(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 int kg_report_csv(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+/* raw/samples.csv: the accepted processes' samples in one tidy table */
+int kg_report_samples(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 int kg_report_json(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 
 /* "ok", "inadmissible", "incorrect", "weak case", "absent". */

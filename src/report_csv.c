@@ -65,3 +65,27 @@ int kg_report_csv(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_e
     results_csv(out, ev, an);
     return KG_OK;
 }
+
+/* raw/samples.csv: every timed sample of the accepted processes in one
+ * tidy table (the per-process raw/proc-NNN.csv files, joined with the
+ * processes' slots and the cases' ops and dtypes), so that one read loads
+ * a campaign.  The rows are the analysis' input, in its order. */
+int kg_report_samples(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, kg_err *err)
+{
+    (void)an;
+    (void)err;
+    const kg_plan *plan = ev->plan;
+    kg_sb_puts(sb, "process,slot,direction,round,case,op,dtype,arm,role,sample,ns\n");
+    for (size_t i = 0; i < ev->nrows; i++) {
+        const kg_row *r = &ev->rows[i];
+        if (r->kase < 0 || r->kase >= plan->ncases || r->arm < 0 || r->arm >= plan->narms) continue;
+        const kg_case *kc = &plan->cases[r->kase];
+        const kg_arm *ka = &plan->arms[r->arm];
+        int slot = r->proc >= 0 && r->proc < ev->nproc ? ev->procs[r->proc].slot : r->proc;
+        char qc[KG_CSV_NAME_CAP], qa[KG_CSV_NAME_CAP], qo[KG_CSV_NAME_CAP];
+        kg_sb_printf(sb, "%d,%d,%s,%d,%s,%s,%s,%s,%s,%d,%.3f\n", r->proc, slot, r->dir == KG_DIR_FWD ? "fwd" : "rev",
+                     r->round, kg_csv_name(kc->name, qc), kg_csv_name(kc->op, qo), kg_dtype_name(kc->dtype),
+                     kg_csv_name(ka->name, qa), kg_role_name(ka->role), r->sample, r->ns);
+    }
+    return KG_OK;
+}

@@ -68,6 +68,10 @@ static json_t *results_json(const kg_evidence *ev, const kg_analysis *an)
             json_object_set_new(o, "wins_rev", json_integer(r->wins[1]));
             json_object_set_new(o, "rounds_rev", json_integer(r->nrounds[1]));
             json_object_set_new(o, "drift", jnum(r->drift));
+            /* the gate's test of this pair: why it fails, null when it passes */
+            json_object_set_new(o, "gated", json_boolean(r->gated));
+            if (r->gated)
+                json_object_set_new(o, "gate_fail", r->gate_why[0] ? json_string(r->gate_why) : json_null());
             if (r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0)
                 json_object_set_new(o, "baseline", json_string(plan->arms[r->contrast_arm].name));
             if (r->has_effect) {

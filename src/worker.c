@@ -1031,11 +1031,30 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
                 rc = rotation_upload(w, x, &cr->post, cr->nset, err);
                 if ((rc = arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err)) != KG_OK) return rc;
             }
-        if (w->progress) fprintf(stderr, "progress: case %s round %d/%d\n", cr->kc->name, r + 1, cp->rounds);
         kg_protocol_round_order(cr->live, cr->nlive, r, cr->rorder);
         int ns = kg_protocol_round_steps(cr->nlive, cp->warmup, cp->samples, cp->interleave, cr->steps);
-        for (int s = 0; s < ns; s++)
+        /* the progress line: the round, and the arm being timed (each
+         * arm's block in turn, or every arm at once when samples
+         * interleave) */
+        char arms[160] = "";
+        if (w->progress && cp->interleave == KG_INTERLEAVE_SAMPLE) {
+            for (int i = 0; i < cr->nlive; i++) {
+                size_t len = strlen(arms);
+                snprintf(arms + len, sizeof arms - len, "%s%s", i ? ", " : "",
+                         w->plan->arms[cr->xs[cr->rorder[i]].arm].name);
+            }
+            fprintf(stderr, "progress: case %s round %d/%d, arms %s interleaved\n", cr->kc->name, r + 1, cp->rounds,
+                    arms);
+        }
+        int shown = -1;
+        for (int s = 0; s < ns; s++) {
+            if (w->progress && cp->interleave == KG_INTERLEAVE_BLOCK && cr->steps[s].slot != shown) {
+                shown = cr->steps[s].slot;
+                fprintf(stderr, "progress: case %s round %d/%d, arm %s\n", cr->kc->name, r + 1, cp->rounds,
+                        w->plan->arms[cr->xs[cr->rorder[shown]].arm].name);
+            }
             if ((rc = time_one(w, cr, r, &cr->steps[s], &escapes_seen, err)) != KG_OK) return rc;
+        }
     }
     for (int i = 0; i < cr->nlive; i++) {
         inst *x = &cr->xs[cr->live[i]];

@@ -7,7 +7,8 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config \
-    libinih-dev libjansson-dev libssl-dev libgsl-dev libopenblas-dev libseccomp-dev libarchive-dev zlib1g-dev libzstd-dev >/dev/null
+    libinih-dev libjansson-dev libssl-dev libgsl-dev libopenblas-dev libseccomp-dev libarchive-dev zlib1g-dev libzstd-dev \
+    python3 libxml2-utils >/dev/null
 # securesystemslib checks the signed envelopes with reference tooling (tests/attest_check.py);
 # Debian's Python refuses a plain pip install outside a virtual environment
 if command -v python3 >/dev/null 2>&1; then

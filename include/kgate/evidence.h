@@ -35,7 +35,7 @@
 #include "kgate/plan.h"
 #include "kgate/stats.h"
 
-#define KG_EVIDENCE_SCHEMA 5
+#define KG_EVIDENCE_SCHEMA 6
 
 struct kg_sb;
 

@@ -248,6 +248,12 @@ typedef struct kg_arm_result {
     /* appended: the drift test's critical value in SE (KG_DRIFT_ALPHA);
      * 0 where the arm was not tested */
     double drift_crit;
+    /* appended: the gate's test of this (case, arm) pair (gated: a
+     * candidate on a gated case); gate_why: why it fails the gate, "" when
+     * it passes (the campaign-wide conditions, order and control, are the
+     * analysis' gate_reason) */
+    int gated;
+    char gate_why[KG_TEXT_MAX];
 } kg_arm_result;
 
 /* A round is clock-mismatched when max/min - 1 of its arms' median SM

@@ -8,7 +8,9 @@
 #include "attest.h"
 #include "supervisor.h"
 #include "quiet.h"
+#include "util.h"
 #include "cli.h"
+#include "summary.h"
 
 static const char about[] =
     "Runs the campaign PLAN declares: every arm is checked for correctness before and after timing\n"
@@ -55,6 +57,24 @@ static void tell_signature(const char *dir, const char *key_path)
         fprintf(stderr, "kgate: signed %s/%s with key %s\n", dir, KG_ATTEST_FILE, keyid);
 }
 
+/* --json on stdout and --junit FILE, when asked; a failure to write them
+ * is a usage error (exit 2) unless the campaign already failed worse */
+static int machine_outputs(const kg_summary_in *sum, int json, const char *junit, int status)
+{
+    kg_err e = { 0 };
+    if (json && kg_cli_summary_json(stdout, sum, &e) != KG_OK) {
+        fprintf(stderr, "kgate run --json: %s\n", e.msg);
+        if (status < KG_EXIT_USAGE) status = KG_EXIT_USAGE;
+    }
+    fflush(stdout);
+    kg_err_clear(&e);
+    if (junit != NULL && kg_cli_junit(junit, sum, &e) != KG_OK) {
+        fprintf(stderr, "kgate run --junit %s: %s\n", junit, e.msg);
+        if (status < KG_EXIT_USAGE) status = KG_EXIT_USAGE;
+    }
+    return status;
+}
+
 int kg_cmd_run(int argc, char **argv, const kg_settings *env)
 {
     kg_run_opts o = { 0 };
@@ -62,8 +82,9 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     o.argc = argc;
     o.argv = argv; /* as given: the parser reorders a copy */
     o.settings = env;
-    int repeats = 0, has_repeats = 0;
-    const char *key = NULL;
+    int repeats = 0, has_repeats = 0, less = 0, json = 0;
+    const char *key = NULL, *junit = NULL;
+    double t_start = kg_mono_s();
     const kg_cli_opt opts[] = {
         { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,
           .help = "evidence folder (must not hold a campaign already)" },
@@ -81,8 +102,15 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
           .seen = &o.has_lock_timeout,
           .help = "give up (exit 2) when the device is still locked by another campaign after S s (default: "
                   "wait as long as it takes)" },
-        { .name = "quiet", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.quiet_s, .min = 0, .max = 1e9,
+        { .name = "quiet-window", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.quiet_s, .min = 0, .max = 1e9,
           .seen = &o.has_quiet, .help = "quiet window before each process, s (default: the plan's quiet key)" },
+        { .name = "quiet", .short_name = 'q', .kind = KG_CLI_FLAG, .dst = &less, .value = 1,
+          .help = "less output: no report on stdout and no progress; only the verdict line on stderr" },
+        { .name = "json", .kind = KG_CLI_FLAG, .dst = &json, .value = 1,
+          .help = "print one JSON summary on stdout instead of the report: verdicts, gate, evidence folder, "
+                  "signature (docs/ci.md)" },
+        { .name = "junit", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &junit,
+          .help = "also write JUnit XML to FILE: one test case per gated case and arm (docs/ci.md)" },
         { .name = "forbid", .arg = "NAMES", .kind = KG_CLI_STRING, .dst = &o.forbid,
           .help = "comma-separated process names that must not run during a campaign (default: $KGATE_FORBID, "
                   "else " KG_QUIET_DEFAULT_FORBID " when a quiet window is declared; none on the fake backend)" },
@@ -101,6 +129,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
     if (parsed != KG_CLI_GO) return parsed;
     if (has_repeats) o.max_repeats = repeats == 0 ? -1 : repeats;
+    if (less) o.progress = 0;
     char defkey[1200], **shown = NULL;
     if ((parsed = signing_key(env, key, defkey, sizeof defkey, &o.key_path)) != KG_CLI_GO) return parsed;
     /* meta.json records the command line without the key's path: the
@@ -119,28 +148,38 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     kg_err err = { 0 };
     int rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
     free(shown);
+    kg_summary_in sum = { .command = "run", .plan_path = o.plan_path, .dir = dir, .key_path = o.key_path };
     if (rc != KG_OK) {
         int st = kg_cli_fail(rc, err.msg);
         if (dir[0] != '\0') fprintf(stderr, "kgate: evidence so far is in %s\n", dir);
-        return st;
+        sum.error = err.msg;
+        sum.exit_status = st;
+        sum.seconds = kg_mono_s() - t_start;
+        return machine_outputs(&sum, json, junit, st);
     }
-    char path[1100];
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    FILE *fp = fopen(path, "r");
-    if (fp != NULL) {
-        char buf[8192];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, fp)) > 0) fwrite(buf, 1, n, stdout);
-        fclose(fp);
+    if (!less && !json) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/report.md", dir);
+        FILE *fp = fopen(path, "r");
+        if (fp != NULL) {
+            char buf[8192];
+            size_t n;
+            while ((n = fread(buf, 1, sizeof buf, fp)) > 0) fwrite(buf, 1, n, stdout);
+            fclose(fp);
+        }
+        fflush(stdout);
     }
-    fflush(stdout);
     int status = an.invalid ? KG_EXIT_INVALID : an.gate_pass ? KG_EXIT_PASS : KG_EXIT_FAIL;
     fprintf(stderr, "kgate: gate %s%s: %s\n", an.gate_pass ? "PASS" : "FAIL", an.invalid ? " (campaign INVALID)" : "",
             an.gate_reason);
-    if (an.invalid && an.invalid_why[0] != '\0' && strcmp(an.invalid_why, an.gate_reason) != 0)
-        fprintf(stderr, "kgate: the campaign is INVALID: %s\n", an.invalid_why);
-    fprintf(stderr, "kgate: evidence in %s\n", dir);
-    tell_signature(dir, o.key_path);
+    if (!less) {
+        if (an.invalid && an.invalid_why[0] != '\0' && strcmp(an.invalid_why, an.gate_reason) != 0)
+            fprintf(stderr, "kgate: the campaign is INVALID: %s\n", an.invalid_why);
+        fprintf(stderr, "kgate: evidence in %s\n", dir);
+        tell_signature(dir, o.key_path);
+    }
     kg_analysis_free(&an);
-    return status;
+    sum.exit_status = status;
+    sum.seconds = kg_mono_s() - t_start;
+    return machine_outputs(&sum, json, junit, status);
 }

@@ -117,7 +117,7 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
         { .name = "backend", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &o.backend,
           .help = "override the plan's backend: auto, cpu, fake, cuda" },
         { .name = "progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 1, .help = "progress line on stderr" },
-        { .name = "quiet", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.quiet_s, .min = 0, .max = 1e9,
+        { .name = "quiet-window", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.quiet_s, .min = 0, .max = 1e9,
           .seen = &o.has_quiet, .help = "quiet window before each process, s (default: the plan's quiet key)" },
         { .name = "select", .arg = "K", .kind = KG_CLI_INT, .dst = &select, .min = 1, .max = 1000,
           .help = "candidates to confirm (default 1: the best)" },

@@ -38,7 +38,7 @@ cmp -s "$T/keys/signing-key.pem" "$T/priv.copy" || die "key init overwrote a key
 rm -rf "$XDG_CONFIG_HOME"
 
 # an unsigned campaign says so, once
-"$KGATE" run tests/plans/fake-faster.kg --quiet 0 -o "$T/uns" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run tests/plans/fake-faster.kg --quiet-window 0 -o "$T/uns" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "unsigned run"
 [ "$(grep -c "unsigned" "$T/err")" = 1 ] || { cat "$T/err" >&2; die "an unsigned run says so in one line"; }
 [ ! -e "$T/uns/attestation.dsse.json" ] || die "an unsigned run wrote an envelope"
@@ -50,7 +50,7 @@ expect_status 1 $st "verify unsigned with --key"
 expect_grep "unsigned" "$T/v.err"
 
 # a signed campaign
-"$KGATE" run tests/plans/fake-faster.kg --quiet 0 -o "$T/ev" --key "$T/keys/signing-key.pem" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run tests/plans/fake-faster.kg --quiet-window 0 -o "$T/ev" --key "$T/keys/signing-key.pem" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "signed run"
 expect_no_grep "unsigned" "$T/err"
 [ -f "$T/ev/attestation.dsse.json" ] || die "no attestation.dsse.json"
@@ -163,7 +163,7 @@ expect_status 1 $st "verify --key with another key"
 expect_grep "signature" "$T/v.err"
 
 # a missing key file is a usage error
-"$KGATE" run tests/plans/fake-faster.kg --quiet 0 -o "$T/nokey" --key "$T/keys/none.pem" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run tests/plans/fake-faster.kg --quiet-window 0 -o "$T/nokey" --key "$T/keys/none.pem" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "run --key with a missing file"
 [ ! -e "$T/nokey/raw" ] || die "a missing key started a campaign"
 
@@ -193,7 +193,7 @@ for a in "$@"; do
 done
 eval 'exec "$@" '$fd'<"$d/zero"'
 EOF
-KGATE_WORKER_WRAPPER="sh $T/wrap.sh" "$KGATE" run tests/plans/fake-faster.kg --quiet 0 -o "$T/tok" >"$T/out" 2>"$T/err"; st=$?
+KGATE_WORKER_WRAPPER="sh $T/wrap.sh" "$KGATE" run tests/plans/fake-faster.kg --quiet-window 0 -o "$T/tok" >"$T/out" 2>"$T/err"; st=$?
 [ $st != 0 ] || die "a campaign whose workers used another token passed"
 expect_grep "bad rows" "$T/tok/processes.csv"
 expect_grep "HMAC" "$T/tok/processes.csv"

@@ -8,7 +8,7 @@ export KGATE_LOCK_DIR="$T/locks"
 P=tests/plans/fake-faster.kg
 
 # --opt=value, options before and after the plan; meta.json keeps argv as given
-"$KGATE" run --backend=fake "$P" --out="$T/ev" --repeats=2 --quiet=0 --max-load=1000 --no-progress \
+"$KGATE" run --backend=fake "$P" --out="$T/ev" --repeats=2 --quiet-window=0 --max-load=1000 --no-progress \
     >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "run with --opt=value"
 expect_grep "gate PASS" "$T/err"
@@ -32,8 +32,8 @@ bad() { # what expected-pattern args...
 }
 bad "--repeats 2.5" "--repeats needs a whole number.*'2.5'" run "$P" -o "$T/x1" --repeats 2.5
 bad "--repeats=2.5" "--repeats needs a whole number.*'2.5'" run "$P" -o "$T/x1" --repeats=2.5
-bad "--quiet abc" "--quiet needs a number.*'abc'" run "$P" -o "$T/x2" --quiet abc
-bad "--quiet -1" "--quiet needs a number.*'-1'" run "$P" -o "$T/x3" --quiet -1
+bad "--quiet-window abc" "--quiet-window needs a number.*'abc'" run "$P" -o "$T/x2" --quiet-window abc
+bad "--quiet-window -1" "--quiet-window needs a number.*'-1'" run "$P" -o "$T/x3" --quiet-window -1
 bad "--lock-timeout 1x" "--lock-timeout needs a number.*'1x'" run "$P" --lock-timeout 1x
 bad "--max-load nan" "--max-load needs a number.*'nan'" run "$P" --max-load nan
 bad "worker --proc 1.5" "--proc needs a whole number.*'1.5'" worker --proc 1.5
@@ -41,7 +41,7 @@ bad "worker --slot -1" "--slot needs a whole number.*'-1'" worker --slot=-1
 bad "unknown option" "unknown option '--bogus' (see kgate run --help)" run "$P" --bogus
 bad "abbreviated option" "unknown option '--rep'" run "$P" --rep 2
 bad "unknown short option" "unknown option '-x' (see kgate check --help)" check "$P" -x
-bad "missing value" "--quiet needs a value S (see kgate run --help)" run "$P" --quiet
+bad "missing value" "--quiet-window needs a value S (see kgate run --help)" run "$P" --quiet-window
 bad "missing value of -o" "--out needs a value" check "$P" -o
 bad "flag with a value" "takes no value: '--archive=1'" run "$P" --archive=1
 bad "two plans" "one PLAN at a time ('b.kg'" run a.kg b.kg

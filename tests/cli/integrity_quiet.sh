@@ -6,7 +6,7 @@
 export KGATE_LOCK_DIR="$T/locks"
 export KGATE_FAKE_SLEEP_MS=10
 cp "$(command -v sleep)" "$T/kgate-test-cc" || die "cannot copy sleep"
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" --quiet 0 --forbid kgate-test-cc,kgate-other \
+"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" --quiet-window 0 --forbid kgate-test-cc,kgate-other \
     >"$T/out" 2>"$T/err" &
 k=$!
 i=0
@@ -41,7 +41,7 @@ p=$(grep ",contaminated,0," "$T/ev/processes.csv" | head -n 1 | cut -d, -f1)
 expect_report_identical "$T/ev"
 # the quiet window: a forbidden process before the start makes the campaign wait
 "$T/kgate-test-cc" 0.6 &
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev2" --quiet 0.2 --forbid kgate-test-cc >"$T/out2" 2>"$T/err2"; st=$?
+"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev2" --quiet-window 0.2 --forbid kgate-test-cc >"$T/out2" 2>"$T/err2"; st=$?
 [ $st -le 1 ] || die "second campaign: exit $st"
 expect_grep "waiting for a quiet host: forbidden process kgate-test-cc" "$T/err2"
 expect_no_grep "contaminated" "$T/ev2/processes.csv"

@@ -95,8 +95,8 @@ done
 expect_grep "^2,fwd,timeout,0," "$T/orph/processes.csv"
 "$KGATE" verify "$T/orph" >/dev/null 2>"$T/v2.err" || { cat "$T/v2.err" >&2; die "the orphan's folder does not verify"; }
 # 4a. SIGTERM during a 30 s quiet window (the fake backend waits only when
-#     --quiet asks): the stop does not wait for the window to end
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/qw" --quiet 30 >/dev/null 2>"$T/qw.err" &
+#     --quiet-window asks): the stop does not wait for the window to end
+"$KGATE" run tests/plans/fake-faster.kg -o "$T/qw" --quiet-window 30 >/dev/null 2>"$T/qw.err" &
 sup=$!
 sleep 1
 kill -TERM $sup
