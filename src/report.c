@@ -135,6 +135,13 @@ int kg_report_build(const char *dir, kg_analysis *an, char **md_out, kg_err *err
     int rc = kg_report_render(dir, an, text, err);
     if (rc != KG_OK) return rc;
     for (int i = 0; i < NFORMATS && rc == KG_OK; i++) {
+        /* raw/samples.csv: raw/ is missing when no process recorded rows */
+        const char *slash = strchr(formats[i].file, '/');
+        if (slash != NULL) {
+            snprintf(path, sizeof path, "%s/%.*s", dir, (int)(slash - formats[i].file), formats[i].file);
+            rc = kg_mkdir_p(path, err);
+            if (rc != KG_OK) break;
+        }
         snprintf(path, sizeof path, "%s/%s", dir, formats[i].file);
         rc = kg_write_atomic(path, text[i], strlen(text[i]), err);
     }
