@@ -281,10 +281,13 @@ static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, doubl
     return KG_OK;
 }
 
+/* The device's description; KGATE_FAKE_DEVICE names a model for it, as
+ * a real device's description starts with its model (kgate compare). */
 static void fake_describe(kg_backend *be, char *buf, size_t cap)
 {
-    (void)be;
-    snprintf(buf, cap, "scripted timings (no hardware)");
+    const char *model = be->settings != NULL ? be->settings->fake_device : NULL;
+    if (model != NULL) snprintf(buf, cap, "%s (scripted timings, no hardware)", model);
+    else snprintf(buf, cap, "scripted timings (no hardware)");
 }
 
 /* The device's compute processes: the process IDs in the settings'
