@@ -567,14 +567,46 @@ static int build_rows(cmp *m, kg_err *err)
     return KG_OK;
 }
 
+/* f's canonical plan with each case matched to one of the first
+ * folder's under another name renamed to that name (caller frees), so
+ * that the plans' difference lists keys, not renamed sections; the
+ * renames are appended to renamed ("wide2 (A's wide)"). */
+static char *canonical_renamed(const folder *first, const folder *f, kg_sb *renamed)
+{
+    kg_sb t = { 0 };
+    kg_sb_puts(&t, f->ev.plan->canonical);
+    for (int i = 0; i < first->ev.plan->ncases && t.buf != NULL; i++) {
+        int c = f->match[i];
+        if (c < 0 || strcmp(f->ev.plan->cases[c].name, first->ev.plan->cases[i].name) == 0) continue;
+        char from[KG_NAME_MAX + 16], to[KG_NAME_MAX + 16];
+        snprintf(from, sizeof from, "\n[case %s]\n", f->ev.plan->cases[c].name);
+        snprintf(to, sizeof to, "\n[case %s]\n", first->ev.plan->cases[i].name);
+        char *at = strstr(t.buf, from);
+        if (at == NULL) continue;
+        kg_sb u = { 0 };
+        kg_sb_printf(&u, "%.*s%s%s", (int)(at - t.buf), t.buf, to, at + strlen(from));
+        kg_sb_free(&t);
+        t = u;
+        kg_sb_printf(renamed, "%s%s (%s's %s)", renamed->len ? ", " : "", f->ev.plan->cases[c].name, first->label,
+                     first->ev.plan->cases[i].name);
+    }
+    if (t.oom) kg_sb_free(&t);
+    return t.buf;
+}
+
 static void campaign_notes(cmp *m)
 {
     const folder *first = &m->f[0];
     for (int k = 0; k < m->n; k++) {
         const folder *f = &m->f[k];
+        kg_sb renamed = { 0 };
+        char *ren = k > 0 ? canonical_renamed(first, f, &renamed) : NULL;
+        if (renamed.len > 0)
+            kg_sb_printf(&m->notes, "cases of %s matched under another name: %s\n", f->label, renamed.buf);
+        kg_sb_free(&renamed);
         if (k > 0 && strcmp(f->ev.plan->hash, first->ev.plan->hash) != 0) {
             kg_sb d = { 0 };
-            kg_frozen_diff(first->ev.plan->canonical, f->ev.plan->canonical, &d);
+            kg_frozen_diff(first->ev.plan->canonical, ren != NULL ? ren : f->ev.plan->canonical, &d);
             const char *t = d.buf != NULL ? d.buf : "";
             int cut = strlen(t) > 400;
             kg_sb_printf(&m->notes, "%s's plan differs from %s's (sha256 %.12s → %.12s): %.400s%s\n", f->label,
@@ -587,6 +619,7 @@ static void campaign_notes(cmp *m)
         if (f->an.invalid)
             kg_sb_printf(&m->notes, "%s: the campaign is INVALID (%s): its times are compared, its own verdicts do "
                          "not stand\n", f->label, f->an.invalid_why[0] ? f->an.invalid_why : f->an.gate_reason);
+        free(ren);
         for (int j = 0; j < k; j++)
             if (strcmp(f->dir, m->f[j].dir) == 0)
                 kg_sb_printf(&m->notes, "%s and %s are the same folder\n", m->f[j].label, f->label);
