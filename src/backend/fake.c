@@ -42,6 +42,10 @@
  * refuses (KG_EINADMISSIBLE, what the cuda backend returns for too much
  * shared memory or a block too large).
  *
+ * Its device is "scripted timings (no hardware)", or with the settings'
+ * fake_device (KGATE_FAKE_DEVICE) "MODEL (scripted timings, no
+ * hardware)": campaigns of two device models for kgate compare's tests.
+ *
  * It never sleeps (a fake campaign takes milliseconds) unless the
  * settings' fake_sleep_ms (KGATE_FAKE_SLEEP_MS) is at least 1: each timed
  * call then sleeps that many whole milliseconds, for tests that need a
