@@ -138,6 +138,8 @@ static void result_blank(kg_arm_result *r)
     r->clock_rounds = r->clock_rounds_flagged = -1;
     r->clock_demoted = 0;
     r->clock_reason[0] = '\0';
+    r->has_level = 0;
+    memset(&r->level, 0, sizeof r->level);
 }
 
 /* The timing table, bucketed so that the samples of (case, process, arm)
@@ -441,13 +443,28 @@ static double reference_y(const kg_analysis_in *in, const table *t, int c, int p
     return best;
 }
 
-/* Descriptive statistics that need only the arm's own samples. */
-static void describe_own(const table *t, int c, int a, kg_arm_result *r, scratch *s)
+/* Descriptive statistics that need only the arm's own samples, and the
+ * arm's level: L(p), the mean over the process's rounds of the arm's log
+ * round medians, through kg_effect_compute (kgate compare). */
+static void describe_own(const kg_campaign *cp, const table *t, int c, int a, kg_arm_result *r, scratch *s)
 {
     s->npm[0] = s->npm[1] = s->npm_all = s->ndrift = 0;
+    s->nD = 0;
     for (int p = 0; p < t->nproc; p++) {
         int d = t->pdir[p];
         if (d < 0) continue;
+        double ysum = 0.0;
+        int ny = 0;
+        for (int rr = 0; rr < t->nrounds; rr++) {
+            double y = t->y[cell_of(t, c, p, a, rr)];
+            if (isnan(y)) continue;
+            ysum += y;
+            ny++;
+        }
+        if (ny > 0) {
+            s->D[s->nD] = ysum / ny;
+            s->Ddir[s->nD++] = d;
+        }
         double pm = t->pmed[((size_t)c * (size_t)t->nproc + (size_t)p) * (size_t)t->narms + (size_t)a];
         if (isnan(pm)) continue;
         s->pm[d][s->npm[d]++] = pm;
@@ -467,6 +484,11 @@ static void describe_own(const table *t, int c, int a, kg_arm_result *r, scratch
     r->drift = kg_median(s->drift, (size_t)s->ndrift);
     for (int i = 0; i < s->npm_all; i++)
         if (i == 0 || s->pm_all[i] < r->fastest_ns) r->fastest_ns = s->pm_all[i];
+    kg_err local = { 0, "" };
+    r->has_level = s->nD > 0
+                   && kg_effect_compute(s->D, s->Ddir, s->nD, cp->alpha, cp->order_min, &r->level, &local) == KG_OK;
+    if (!r->has_level) memset(&r->level, 0, sizeof r->level);
+    s->nD = 0;
 }
 
 /* The physics limit: the op's minimal bytes and flops over the arm's
@@ -672,7 +694,7 @@ static void analyse_case(const kg_analysis_in *in, const table *t, int c, kg_ana
             r->verdict = verdict_of_state(r->state);
             continue;
         }
-        describe_own(t, c, a, r, s);
+        describe_own(&plan->campaign, t, c, a, r, s);
         physics(in->limits != NULL ? &in->limits[c] : NULL, &plan->arms[a], r);
         if (r->role == KG_ROLE_BASELINE) {
             r->verdict = isnan(r->med_ns_all) ? KG_VERDICT_NODATA : KG_VERDICT_INCONCLUSIVE;

@@ -40,6 +40,23 @@ const char *kg_report_state_name(kg_arm_state s)
     }
 }
 
+void kg_report_case_vars(kg_sb *sb, const kg_case *k)
+{
+    const kg_op *op = kg_op_find(k->op);
+    int n = 0;
+    const struct { const char *name; int64_t v; } fixed[] = { { "M", k->M }, { "N", k->N }, { "K", k->K },
+                                                            { "splits", k->splits } };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (fixed[i].v >= 0) kg_sb_printf(sb, "%s%s = %lld", n++ ? ", " : "", fixed[i].name, (long long)fixed[i].v);
+    if (op != NULL && op->scalars != NULL && strstr(op->scalars, "eps") != NULL)
+        kg_sb_printf(sb, "%seps = %g", n++ ? ", " : "", k->eps);
+    if (k->scale != 1.0) kg_sb_printf(sb, "%sscale = %g", n++ ? ", " : "", k->scale);
+    int order[KG_CASE_VARS];
+    kg_case_var_order(k, order);
+    for (int j = 0; j < k->nvars; j++)
+        kg_sb_printf(sb, "%s%s = %s", n++ ? ", " : "", k->vars[order[j]].name, k->vars[order[j]].text);
+}
+
 void kg_report_texts_free(char *text[KG_REPORT_MAX])
 {
     for (int i = 0; i < KG_REPORT_MAX; i++) {
@@ -72,6 +89,40 @@ static kg_case_limit *case_limits(const kg_evidence *ev)
     return l;
 }
 
+int kg_report_analyse(const kg_evidence *ev, kg_analysis *an, kg_err *err)
+{
+    memset(an, 0, sizeof *an);
+    kg_case_limit *limits = case_limits(ev);
+    if (ev->has_peaks && ev->peaks.measured && limits == NULL)
+        return kg_errorf(err, KG_ENOMEM, "out of memory (physics limits)");
+    int *slots = malloc((size_t)(ev->nproc > 0 ? ev->nproc : 1) * sizeof *slots);
+    if (slots == NULL) {
+        free(limits);
+        return kg_errorf(err, KG_ENOMEM, "out of memory (process slots)");
+    }
+    for (int p = 0; p < ev->nproc; p++) slots[p] = ev->procs[p].slot;
+    /* a slot the host never let run (every process of it contaminated,
+     * and the watch gave it up): the analysis makes the campaign INVALID;
+     * a resumed run that completes the slot lifts it */
+    int given_up = -1;
+    for (int p = 0; p < ev->nproc && given_up < 0; p++) {
+        int s = ev->procs[p].slot, clean = 0;
+        for (int j = 0; j < ev->nproc; j++)
+            clean |= ev->procs[j].slot == s && strcmp(ev->procs[j].status, "contaminated") != 0;
+        if (!clean) given_up = s;
+    }
+    const char *host_invalid = NULL;
+    for (size_t i = 0; i < ev->nwatch && given_up >= 0 && host_invalid == NULL; i++)
+        if (strcmp(ev->watch[i].event, "never-quiet") == 0) host_invalid = ev->watch[i].detail;
+    kg_analysis_in in = { .plan = ev->plan, .rows = ev->rows, .nrows = ev->nrows, .accepted = ev->accepted,
+                          .nproc = ev->nproc, .state = ev->state, .limits = limits, .slot = slots,
+                          .tel = ev->tel, .ntel = ev->ntel, .host_invalid = host_invalid };
+    int rc = kg_analyse(&in, an, err);
+    free(slots);
+    free(limits);
+    return rc;
+}
+
 int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_MAX], kg_err *err)
 {
     kg_evidence ev;
@@ -80,38 +131,7 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
     memset(an, 0, sizeof *an);
     for (int i = 0; i < KG_REPORT_MAX; i++) text[i] = NULL;
     if ((rc = kg_evidence_load(dir, &ev, err)) != KG_OK) return rc;
-    kg_case_limit *limits = case_limits(&ev);
-    if (ev.has_peaks && ev.peaks.measured && limits == NULL) {
-        rc = kg_errorf(err, KG_ENOMEM, "out of memory (physics limits)");
-        goto done;
-    }
-    int *slots = malloc((size_t)(ev.nproc > 0 ? ev.nproc : 1) * sizeof *slots);
-    if (slots == NULL) {
-        free(limits);
-        rc = kg_errorf(err, KG_ENOMEM, "out of memory (process slots)");
-        goto done;
-    }
-    for (int p = 0; p < ev.nproc; p++) slots[p] = ev.procs[p].slot;
-    /* a slot the host never let run (every process of it contaminated,
-     * and the watch gave it up): the analysis makes the campaign INVALID;
-     * a resumed run that completes the slot lifts it */
-    int given_up = -1;
-    for (int p = 0; p < ev.nproc && given_up < 0; p++) {
-        int s = ev.procs[p].slot, clean = 0;
-        for (int j = 0; j < ev.nproc; j++)
-            clean |= ev.procs[j].slot == s && strcmp(ev.procs[j].status, "contaminated") != 0;
-        if (!clean) given_up = s;
-    }
-    const char *host_invalid = NULL;
-    for (size_t i = 0; i < ev.nwatch && given_up >= 0 && host_invalid == NULL; i++)
-        if (strcmp(ev.watch[i].event, "never-quiet") == 0) host_invalid = ev.watch[i].detail;
-    kg_analysis_in in = { .plan = ev.plan, .rows = ev.rows, .nrows = ev.nrows, .accepted = ev.accepted,
-                          .nproc = ev.nproc, .state = ev.state, .limits = limits, .slot = slots,
-                          .tel = ev.tel, .ntel = ev.ntel, .host_invalid = host_invalid };
-    rc = kg_analyse(&in, an, err);
-    free(slots);
-    free(limits);
-    if (rc != KG_OK) goto done;
+    if ((rc = kg_report_analyse(&ev, an, err)) != KG_OK) goto done;
     for (int i = 0; i < NFORMATS; i++) {
         kg_sb sb = { 0 };
         if ((rc = formats[i].render(&sb, &ev, an, err)) != KG_OK || sb.oom || sb.buf == NULL) {

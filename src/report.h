@@ -33,6 +33,17 @@ int kg_report_json(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *
 /* "ok", "inadmissible", "incorrect", "weak case", "absent". */
 const char *kg_report_state_name(kg_arm_state s);
 
+/* A case's variables by the names its op gives them, as report.md's
+ * table of cases prints them: the shape keys the case sets, eps where its
+ * op reads it, a scale that is not 1, then the op's named variables
+ * (sorted, as the canonical plan writes them): "M = 4, N = 16". */
+void kg_report_case_vars(struct kg_sb *sb, const kg_case *k);
+
+/* The analysis of a loaded folder, as kg_report_render makes it (the
+ * physics limits from its peaks.json, the slots, the telemetry, a slot
+ * the host never let run); free *an with kg_analysis_free. */
+int kg_report_analyse(const kg_evidence *ev, kg_analysis *an, kg_err *err);
+
 /* Reads the folder, analyses it and writes every file of the table
  * there.  When md is not NULL it receives report.md's text (caller
  * frees).  *an receives the analysis. */

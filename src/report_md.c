@@ -145,29 +145,14 @@ static void axes_md(kg_sb *sb, const kg_plan *plan)
     if (any) kg_sb_puts(sb, "\n");
 }
 
-/* The cases by their variables, by the names their ops give them: the
- * shape keys a case sets, eps where its op reads it, a scale that is
- * not 1, then its op's named variables (sorted, as the canonical plan
- * writes them). */
+/* The cases by their variables (kg_report_case_vars). */
 static void cases_md(kg_sb *sb, const kg_plan *plan)
 {
     kg_sb_puts(sb, "| case | op | dtype | variables |\n|---|---|---|---|\n");
     for (int c = 0; c < plan->ncases; c++) {
         const kg_case *k = &plan->cases[c];
-        const kg_op *op = kg_op_find(k->op);
         kg_sb_printf(sb, "| %s | %s | %s | ", k->name, k->op, kg_dtype_name(k->dtype));
-        int n = 0;
-        const struct { const char *name; int64_t v; } fixed[] = { { "M", k->M }, { "N", k->N }, { "K", k->K },
-                                                                { "splits", k->splits } };
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            if (fixed[i].v >= 0) kg_sb_printf(sb, "%s%s = %lld", n++ ? ", " : "", fixed[i].name, (long long)fixed[i].v);
-        if (op != NULL && op->scalars != NULL && strstr(op->scalars, "eps") != NULL)
-            kg_sb_printf(sb, "%seps = %g", n++ ? ", " : "", k->eps);
-        if (k->scale != 1.0) kg_sb_printf(sb, "%sscale = %g", n++ ? ", " : "", k->scale);
-        int order[KG_CASE_VARS];
-        kg_case_var_order(k, order);
-        for (int j = 0; j < k->nvars; j++)
-            kg_sb_printf(sb, "%s%s = %s", n++ ? ", " : "", k->vars[order[j]].name, k->vars[order[j]].text);
+        kg_report_case_vars(sb, k);
         kg_sb_puts(sb, " |\n");
     }
     kg_sb_puts(sb, "\n");

@@ -187,6 +187,49 @@ const char *kg_verdict_label(kg_verdict v, int order_flag)
     return kg_verdict_name(v);
 }
 
+int kg_change_compute(const kg_effect *a, const kg_effect *b, double alpha, kg_change *out, kg_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->se = out->df = out->tq = out->lo = out->hi = (double)NAN;
+    out->ratio_lo = out->ratio_hi = out->change_lo = out->change_hi = (double)NAN;
+    if (!(alpha > 0.0 && alpha < 1.0))
+        return kg_errorf(err, KG_EINPUT, "change: alpha %g is not in (0, 1) (give e.g. 0.05)", alpha);
+    out->diff = b->theta - a->theta;
+    out->ratio = exp(out->diff);
+    out->change = out->ratio - 1.0;
+    if (!a->has_interval || !b->has_interval || !(a->df > 0.0) || !(b->df > 0.0) || !isfinite(a->se)
+        || !isfinite(b->se))
+        return KG_OK;
+    double va = a->se * a->se, vb = b->se * b->se, v = va + vb;
+    /* Welch-Satterthwaite; with no spread in either campaign the df of
+     * the two variance estimates together */
+    double den = va * va / a->df + vb * vb / b->df;
+    out->df = den > 0.0 ? v * v / den : a->df + b->df;
+    out->se = sqrt(v);
+    out->tq = kg_t_quantile(1.0 - alpha / 2.0, out->df);
+    if (!isfinite(out->tq)) return KG_OK;
+    out->lo = out->diff - out->tq * out->se;
+    out->hi = out->diff + out->tq * out->se;
+    out->ratio_lo = exp(out->lo);
+    out->ratio_hi = exp(out->hi);
+    out->change_lo = out->ratio_lo - 1.0;
+    out->change_hi = out->ratio_hi - 1.0;
+    out->has_interval = 1;
+    return KG_OK;
+}
+
+kg_verdict kg_change_verdict(const kg_change *c, double margin)
+{
+    if (c == NULL || !c->has_interval) return KG_VERDICT_INCONCLUSIVE;
+    /* the campaign's rule on the reduction 1 - ratio, no order flag */
+    kg_effect e;
+    memset(&e, 0, sizeof e);
+    e.has_interval = 1;
+    e.rho_lo = 1.0 - c->ratio_hi;
+    e.rho_hi = 1.0 - c->ratio_lo;
+    return kg_verdict_of(&e, margin, margin);
+}
+
 const char *kg_verdict_name(kg_verdict v)
 {
     switch (v) {

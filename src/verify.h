@@ -13,4 +13,15 @@ struct kg_sb;
  * not. */
 int kg_verify_dir(const char *dir, struct kg_sb *problems, int *nbad, kg_err *err);
 
+/* Step 1 alone, and plan.sha256 against plan.kg: a folder with a link
+ * or special file is refused (one problem, nothing read); every file
+ * SHA256SUMS lists must exist, and those hash_it accepts (by relative
+ * path; NULL: every one) must have the listed SHA-256; no file may be
+ * unlisted.  What a reader of part of a folder checks before it trusts
+ * the part (kgate compare).  Problems are appended one per line (*nbad
+ * counts them, *nhashed counts the files hashed); returns KG_OK when the
+ * check ran. */
+int kg_verify_sums(const char *dir, int (*hash_it)(const char *rel), struct kg_sb *problems, int *nbad, int *nhashed,
+                   kg_err *err);
+
 #endif

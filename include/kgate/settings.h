@@ -49,6 +49,10 @@ typedef struct kg_settings {
                                      * NULL: neither variable is set */
     int fake_crash_close;           /* appended: KGATE_FAKE_CRASH_CLOSE=1: a fake-backend worker
                                      * crashes as it closes the backend, after its records (tests) */
+    const char *fake_device;        /* appended: KGATE_FAKE_DEVICE: the model name the fake backend
+                                     * describes its device by (meta.json's device), so that tests
+                                     * can make campaigns of two devices (kgate compare); NULL:
+                                     * "scripted timings (no hardware)" */
 } kg_settings;
 
 /* Every default: no variable set. */

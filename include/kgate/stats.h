@@ -100,6 +100,39 @@ kg_verdict kg_verdict_of(const kg_effect *e, double margin, double equivalence);
 const char *kg_verdict_name(kg_verdict v);
 const char *kg_verdict_label(kg_verdict v, int order_flag);
 
+/* ---- campaigns compared (kgate compare, docs/compare.md) ------------- */
+
+/* The change of one quantity between two campaigns, treated as unpaired:
+ * a and b are two kg_effect of the same quantity (an arm's level, or a
+ * contrast) from independent campaigns A and B, each from its processes'
+ * means with the directions as strata (theta, se, df as kg_effect_compute
+ * gives them).  diff = theta_b - theta_a; se = sqrt(se_a^2 + se_b^2);
+ * df by Welch-Satterthwaite, (se_a^2 + se_b^2)^2 / (se_a^4 / df_a +
+ * se_b^4 / df_b) (df_a + df_b when both se are 0); the two-sided
+ * (1 - alpha) interval diff -/+ t(1 - alpha/2, df) se; ratio = exp(diff)
+ * (B over A: above 1 = B takes longer) and change = ratio - 1, with their
+ * bounds.  has_interval is 0 (bounds NAN) when either effect has none. */
+typedef struct kg_change {
+    int has_interval;
+    double diff;                 /* theta_b - theta_a, log scale */
+    double se, df, tq;           /* tq = t(1 - alpha/2, df) */
+    double lo, hi;               /* diff -/+ tq se */
+    double ratio, ratio_lo, ratio_hi;
+    double change, change_lo, change_hi;   /* ratio - 1: + is B slower */
+} kg_change;
+
+/* Fills out from a and b (either may lack an interval: then only the
+ * point estimates).  alpha in (0, 1) two-sided.  KG_EINPUT for a bad
+ * alpha. */
+int kg_change_compute(const kg_effect *a, const kg_effect *b, double alpha, kg_change *out, kg_err *err);
+
+/* The verdict on B against A, kgate's rule (kg_verdict_of) with the
+ * reduction 1 - ratio and equivalence = margin: FASTER when ratio_hi <
+ * 1 - margin; SLOWER when ratio_lo > 1 + margin; EQUIVALENT when 1 -
+ * margin < ratio_lo and ratio_hi < 1 + margin; else INCONCLUSIVE (also
+ * without an interval). */
+kg_verdict kg_change_verdict(const kg_change *c, double margin);
+
 /* ---- multiplicity ---------------------------------------------------- */
 
 /* The upper tail P(T > x) of Student's t with df degrees of freedom, and
@@ -254,6 +287,15 @@ typedef struct kg_arm_result {
      * analysis' gate_reason) */
     int gated;
     char gate_why[KG_TEXT_MAX];
+    /* appended: the arm's own level, for comparing campaigns (kgate
+     * compare, docs/compare.md): per process L(p) = mean over its rounds
+     * of y(p, r, arm), the log median of the arm's samples in the round;
+     * level = kg_effect_compute over the L(p) with the processes'
+     * directions (theta the stratified mean log time in ns, s the pooled
+     * within-direction SD, se and df as for a contrast).  has_level is 0
+     * without a process in each direction (and for an arm that is not ok) */
+    int has_level;
+    kg_effect level;
 } kg_arm_result;
 
 /* A round is clock-mismatched when max/min - 1 of its arms' median SM

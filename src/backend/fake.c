@@ -42,6 +42,10 @@
  * refuses (KG_EINADMISSIBLE, what the cuda backend returns for too much
  * shared memory or a block too large).
  *
+ * Its device is "scripted timings (no hardware)", or with the settings'
+ * fake_device (KGATE_FAKE_DEVICE) "MODEL (scripted timings, no
+ * hardware)": campaigns of two device models for kgate compare's tests.
+ *
  * It never sleeps (a fake campaign takes milliseconds) unless the
  * settings' fake_sleep_ms (KGATE_FAKE_SLEEP_MS) is at least 1: each timed
  * call then sleeps that many whole milliseconds, for tests that need a
@@ -289,10 +293,13 @@ static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, doubl
     return KG_OK;
 }
 
+/* The device's description; KGATE_FAKE_DEVICE names a model for it, as
+ * a real device's description starts with its model (kgate compare). */
 static void fake_describe(kg_backend *be, char *buf, size_t cap)
 {
-    (void)be;
-    snprintf(buf, cap, "scripted timings (no hardware)");
+    const char *model = be->settings != NULL ? be->settings->fake_device : NULL;
+    if (model != NULL) snprintf(buf, cap, "%s (scripted timings, no hardware)", model);
+    else snprintf(buf, cap, "scripted timings (no hardware)");
 }
 
 /* The device's compute processes: the process IDs in the settings'

@@ -161,20 +161,34 @@ static int bad_usage(const kg_cli_spec *spec, const char *what, const char *arg)
     return KG_EXIT_USAGE;
 }
 
-/* The positional argument: one at most, and only where spec has one. */
-static int take_positional(const kg_cli_spec *spec, const char *arg, const char **pos)
+/* The positional arguments: cap at most (one for most commands), and
+ * none where spec has none. */
+static int take_positional(const kg_cli_spec *spec, const char *arg, const char **pos, int cap, int *npos)
 {
     if (spec->args == NULL) return bad_usage(spec, "unexpected argument", arg);
-    if (*pos != NULL) {
-        fprintf(stderr, "kgate %s: one %s at a time ('%s'; see kgate %s --help)\n", spec->cmd, spec->args, arg,
-                spec->cmd);
+    if (*npos >= cap) {
+        if (cap == 1)
+            fprintf(stderr, "kgate %s: one %s at a time ('%s'; see kgate %s --help)\n", spec->cmd, spec->args, arg,
+                    spec->cmd);
+        else
+            fprintf(stderr, "kgate %s: at most %d arguments ('%s'; see kgate %s --help)\n", spec->cmd, cap, arg,
+                    spec->cmd);
         return KG_EXIT_USAGE;
     }
-    *pos = arg;
+    pos[(*npos)++] = arg;
     return KG_CLI_GO;
 }
 
 int kg_cli_parse(const kg_cli_spec *spec, int argc, char **argv, const char **positional)
+{
+    const char *one = NULL;
+    int npos = 0;
+    int st = kg_cli_parse_args(spec, argc, argv, &one, 1, &npos);
+    if (st == KG_CLI_GO && positional != NULL) *positional = one;
+    return st;
+}
+
+int kg_cli_parse_args(const kg_cli_spec *spec, int argc, char **argv, const char **positional, int cap, int *npos)
 {
     int n = 0;
     while (spec->opts[n].name != NULL) n++;
@@ -183,9 +197,9 @@ int kg_cli_parse(const kg_cli_spec *spec, int argc, char **argv, const char **po
     /* getopt_long may reorder the array it parses (it does without the
      * leading "-" below): it parses a copy, and argv stays as given */
     char **av = malloc(((size_t)argc + 1) * sizeof *av);
-    int st = KG_CLI_GO;
-    const char *pos = NULL;
-    if (longs == NULL || shorts == NULL || av == NULL) {
+    int st = KG_CLI_GO, np = 0;
+    const char **pos = calloc((size_t)(cap > 0 ? cap : 1), sizeof *pos);
+    if (longs == NULL || pos == NULL || shorts == NULL || av == NULL) {
         fprintf(stderr, "kgate %s: out of memory\n", spec->cmd);
         st = KG_EXIT_USAGE;
         goto done;
@@ -219,7 +233,7 @@ int kg_cli_parse(const kg_cli_spec *spec, int argc, char **argv, const char **po
         int c = getopt_long(argc, av, shorts, longs, &li);
         if (c == -1) break;
         if (c == 1) { /* a positional argument */
-            if ((st = take_positional(spec, optarg, &pos)) != KG_CLI_GO) goto done;
+            if ((st = take_positional(spec, optarg, pos, cap, &np)) != KG_CLI_GO) goto done;
             continue;
         }
         if (c == '?') {
@@ -273,14 +287,16 @@ int kg_cli_parse(const kg_cli_spec *spec, int argc, char **argv, const char **po
     }
     /* after "--", the rest are positional */
     for (int i = optind; i < argc; i++)
-        if ((st = take_positional(spec, av[i], &pos)) != KG_CLI_GO) goto done;
-    if (spec->args != NULL && pos == NULL) {
+        if ((st = take_positional(spec, av[i], pos, cap, &np)) != KG_CLI_GO) goto done;
+    if (spec->args != NULL && np == 0) {
         kg_cli_help(spec, stderr);
         st = KG_EXIT_USAGE;
         goto done;
     }
-    if (positional != NULL) *positional = pos;
+    for (int i = 0; i < np; i++) positional[i] = pos[i];
+    *npos = np;
 done:
+    free(pos);
     free(longs);
     free(shorts);
     free(av);

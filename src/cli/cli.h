@@ -36,6 +36,7 @@ int kg_cmd_report(int argc, char **argv, const kg_settings *env);
 int kg_cmd_verify(int argc, char **argv, const kg_settings *env);
 int kg_cmd_freeze(int argc, char **argv, const kg_settings *env);
 int kg_cmd_size(int argc, char **argv, const kg_settings *env);
+int kg_cmd_compare(int argc, char **argv, const kg_settings *env);
 int kg_cmd_screen(int argc, char **argv, const kg_settings *env);
 int kg_cmd_new(int argc, char **argv, const kg_settings *env);
 int kg_cmd_list(int argc, char **argv, const kg_settings *env);
@@ -117,6 +118,12 @@ enum { KG_CLI_GO = -1 };
  * argument) or, when the positional argument is missing, the help on
  * stderr. */
 int kg_cli_parse(const kg_cli_spec *spec, int argc, char **argv, const char **positional);
+
+/* The same for a command of several positional arguments (kgate
+ * compare DIR...): up to cap of them into positional[0 .. *npos), at
+ * least one (none: the help on stderr, KG_EXIT_USAGE); more than cap is
+ * a one-line error. */
+int kg_cli_parse_args(const kg_cli_spec *spec, int argc, char **argv, const char **positional, int cap, int *npos);
 
 /* Prints spec's help: the usage line made from the table, about, the
  * options with their help, footer. */

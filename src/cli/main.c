@@ -22,6 +22,8 @@ static const kg_cli_cmd commands[] = {
       "regenerate report.md, results.json and results.csv from an evidence folder" },
     { "verify", "DIR", kg_cmd_verify,
       "check an evidence folder: hashes, recomputed reports, replayed outputs" },
+    { "compare", "A B [C ...]", kg_cmd_compare,
+      "compare the campaigns of evidence folders: per case and arm the change, a verdict, a trend" },
     { "size", "PLAN EVIDENCE", kg_cmd_size,
       "processes, rounds and samples for an effect, from a pilot's evidence" },
     { "screen", "PLAN", kg_cmd_screen,

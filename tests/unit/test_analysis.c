@@ -338,6 +338,40 @@ static void test_basic_numbers(void)
     free(s.rows);
 }
 
+/* The arm's own level (kgate compare): per process the mean over rounds
+ * of the log round medians, per direction the mean over processes, the
+ * directions averaged, with the pooled within-direction spread.  In
+ * build_basic the baseline's round median is 1000 (1 + 0.01 p)
+ * (1 + 0.002 r) exactly. */
+static void test_level(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 4, 0.8, 1.0);
+    CHECK(sc_run(&s, &an, &err) == KG_OK);
+    const kg_arm_result *b = res_of(&an, 0, 0), *c = res_of(&an, 0, 1);
+    double L[6], rr = 0;
+    for (int r = 0; r < 4; r++) rr += log(1.0 + 0.002 * r) / 4;
+    for (int p = 0; p < 6; p++) L[p] = log(1000.0) + log(1.0 + 0.01 * p) + rr;
+    double tf = (L[0] + L[2] + L[4]) / 3, tr = (L[1] + L[3] + L[5]) / 3, ss = 0;
+    for (int p = 0; p < 6; p++) ss += (L[p] - (p % 2 ? tr : tf)) * (L[p] - (p % 2 ? tr : tf));
+    double sd = sqrt(ss / 4);
+    CHECK(b->has_level && b->level.has_interval && b->level.n[0] == 3 && b->level.n[1] == 3);
+    CHECK_NEAR(b->level.theta_dir[0], tf, 1e-14, 1e-12);
+    CHECK_NEAR(b->level.theta, (tf + tr) / 2, 1e-14, 1e-12);
+    CHECK_NEAR(b->level.s, sd, 1e-14, 1e-10);
+    CHECK_NEAR(b->level.se, sd * sqrt(1.0 / 12 + 1.0 / 12), 1e-14, 1e-10);
+    CHECK_NEAR(b->level.df, 4.0, 0, 0);
+    /* the candidate's level is the baseline's times 0.8 and its wobble */
+    double w = 0;
+    for (int p = 0; p < 6; p++) w += log(1.0 + 0.001 * ((p * 7) % 5 - 2)) / 6;
+    CHECK(c->has_level);
+    CHECK_NEAR(c->level.theta, b->level.theta + log(0.8) + w, 1e-13, 1e-12);
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
 static void test_states_propagate(void)
 {
     scenario s;
@@ -746,6 +780,7 @@ int main(void)
     test_fixture("analysis_classic.txt");
     test_fixture("analysis_order.txt");
     test_basic_numbers();
+    test_level();
     test_states_propagate();
     test_classic_gate();
     test_interval_threshold();
