@@ -49,6 +49,8 @@ typedef struct kg_settings {
                                      * NULL: neither variable is set */
     int fake_crash_close;           /* appended: KGATE_FAKE_CRASH_CLOSE=1: a fake-backend worker
                                      * crashes as it closes the backend, after its records (tests) */
+    const char *fake_model;         /* appended: KGATE_FAKE_MODEL: the model the fake backend's device
+                                     * names (tests of kgate merge's device check); NULL: none */
 } kg_settings;
 
 /* Every default: no variable set. */

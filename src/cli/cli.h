@@ -31,6 +31,12 @@ extern const char kg_cli_exit_text[];
  * environment, read once by main (kg_cli_settings_from_env); the commands
  * that run campaigns or workers hand it down in their options. */
 int kg_cmd_run(int argc, char **argv, const kg_settings *env);
+int kg_cmd_merge(int argc, char **argv, const kg_settings *env);
+int kg_cmd_slurm(int argc, char **argv, const kg_settings *env);
+/* kgate run --devices LIST (run_devices.c): one `kgate run --shard I/N
+ * --device D` child per device, in parallel, then the merge into out_dir */
+int kg_cli_run_devices(int argc, char **argv, const kg_settings *env, const char *plan, const char *out_dir,
+                       const char *devices, const char *key, int quiet, int json);
 int kg_cmd_check(int argc, char **argv, const kg_settings *env);
 int kg_cmd_report(int argc, char **argv, const kg_settings *env);
 int kg_cmd_verify(int argc, char **argv, const kg_settings *env);
