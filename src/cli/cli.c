@@ -165,6 +165,16 @@ static int bad_usage(const kg_cli_spec *spec, const char *what, const char *arg)
 static int take_positional(const kg_cli_spec *spec, const char *arg, const char **pos)
 {
     if (spec->args == NULL) return bad_usage(spec, "unexpected argument", arg);
+    if (spec->rest != NULL) {
+        if (*spec->nrest >= spec->rest_cap) {
+            fprintf(stderr, "kgate %s: at most %d arguments (see kgate %s --help)\n", spec->cmd, spec->rest_cap,
+                    spec->cmd);
+            return KG_EXIT_USAGE;
+        }
+        spec->rest[(*spec->nrest)++] = arg;
+        if (*pos == NULL) *pos = arg;
+        return KG_CLI_GO;
+    }
     if (*pos != NULL) {
         fprintf(stderr, "kgate %s: one %s at a time ('%s'; see kgate %s --help)\n", spec->cmd, spec->args, arg,
                 spec->cmd);
