@@ -125,8 +125,8 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         { .name = "key", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &key,
           .help = "sign the folder with the Ed25519 private key FILE (kgate key init; default: the user's "
                   "key, $XDG_CONFIG_HOME/kgate/" KG_ATTEST_PRIV ", when it exists)" },
-        { .name = "shard", .arg = "I/N", .kind = KG_CLI_STRING, .dst = &shard,
-          .help = "run shard I of N (from 0): the cases dealt to it round-robin in canonical order; the folder "
+        { .name = "shard", .arg = "SHARD", .kind = KG_CLI_STRING, .dst = &shard,
+          .help = "run shard SHARD = I/N (I of N, from 0): the cases dealt to it round-robin in canonical order; the folder "
                   "records the shard for kgate merge (docs/scale-out.md)" },
         { .name = "device", .arg = "D", .kind = KG_CLI_INT, .dst = &device, .min = 0, .max = 1023,
           .seen = &o.has_device, .help = "run on device D instead of the plan's device key" },

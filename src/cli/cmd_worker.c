@@ -35,7 +35,7 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "the resolved backend: cpu, fake, cuda" },
         { .name = "proc", .arg = "N", .kind = KG_CLI_INT, .dst = &o.proc, .min = 0, .max = 999999,
           .help = "the process index" },
-        { .name = "shard", .arg = "I/N", .kind = KG_CLI_STRING, .dst = &shard,
+        { .name = "shard", .arg = "SHARD", .kind = KG_CLI_STRING, .dst = &shard,
           .help = "run only the cases of shard I of N (shard.h)" },
         { .name = "device", .arg = "D", .kind = KG_CLI_INT, .dst = &o.device, .min = 0, .max = 1023,
           .help = "open device D instead of the plan's device" },

@@ -54,7 +54,7 @@ expect_grep 'expected I/N' "$T/e"
 expect_grep 'is shard 1/3 of its campaign: resume it with --shard 1/3' "$T/e"
 
 # 3. the merge: verdicts equal the unsharded run's; verify re-verifies the shards; report works
-"$KGATE" merge -q "$T/m" "$T/s2" "$T/s0" "$T/s1" 2>"$T/merge.err"
+"$KGATE" merge --quiet "$T/m" "$T/s2" "$T/s0" "$T/s1" 2>"$T/merge.err"
 st=$?
 [ $st -le 1 ] || { cat "$T/merge.err" >&2; die "kgate merge: exit $st"; }
 cmp -s "$T/whole/results.csv" "$T/m/results.csv" || { diff "$T/whole/results.csv" "$T/m/results.csv" >&2; die "merged results.csv differs from the unsharded run's"; }
@@ -76,29 +76,29 @@ sed -i '2s/,[0-9.]*,\([0-9a-f]*\)$/,1.000,\1/' "$f"
 expect_grep 'MISMATCH shards/1: ' "$T/v.err"
 
 # 4. merge refusals: missing, duplicate, foreign plan, tampered, another device model
-"$KGATE" merge -q "$T/r1" "$T/s0" "$T/s1" 2>"$T/e"; expect_status 2 $? "merge with a shard missing"
+"$KGATE" merge --quiet "$T/r1" "$T/s0" "$T/s1" 2>"$T/e"; expect_status 2 $? "merge with a shard missing"
 expect_grep 'shard 2/3 is missing' "$T/e"
 [ -e "$T/r1/SHA256SUMS" ] && die "a refused merge wrote a folder"
-"$KGATE" merge -q "$T/r2" "$T/s0" "$T/s1" "$T/s2" "$T/s0again" 2>"$T/e"; expect_status 2 $? "merge with a duplicate"
+"$KGATE" merge --quiet "$T/r2" "$T/s0" "$T/s1" "$T/s2" "$T/s0again" 2>"$T/e"; expect_status 2 $? "merge with a duplicate"
 expect_grep 'shard 0/3 twice' "$T/e"
 run "$T/other.kg" --shard 2/3 -o "$T/o2"
-"$KGATE" merge -q "$T/r3" "$T/s0" "$T/s1" "$T/o2" 2>"$T/e"; expect_status 2 $? "merge with another plan's shard"
+"$KGATE" merge --quiet "$T/r3" "$T/s0" "$T/s1" "$T/o2" 2>"$T/e"; expect_status 2 $? "merge with another plan's shard"
 expect_grep 'ran plan .* shards of different plans do not merge' "$T/e"
 cp -r "$T/s2" "$T/t2"
 f=$(ls "$T/t2/raw/"proc-00*.csv | head -n 1)
 sed -i '2s/,[0-9.]*,\([0-9a-f]*\)$/,1.000,\1/' "$f"
-"$KGATE" merge -q "$T/r4" "$T/s0" "$T/s1" "$T/t2" 2>"$T/e"; expect_status 2 $? "merge with a tampered shard"
+"$KGATE" merge --quiet "$T/r4" "$T/s0" "$T/s1" "$T/t2" 2>"$T/e"; expect_status 2 $? "merge with a tampered shard"
 expect_grep "$T/t2: .*raw/proc-" "$T/e"
-"$KGATE" merge -q "$T/r5" "$T/s0" "$T/s1" "$T/whole" 2>"$T/e"; expect_status 2 $? "merge with a whole campaign"
+"$KGATE" merge --quiet "$T/r5" "$T/s0" "$T/s1" "$T/whole" 2>"$T/e"; expect_status 2 $? "merge with a whole campaign"
 expect_grep 'is a whole campaign, not a shard' "$T/e"
 KGATE_FAKE_MODEL=other-gpu "$KGATE" run "$T/plan.kg" --shard 2/3 -o "$T/g2" -q 2>>"$T/run.err"
 expect_grep '"device_model": "scripted timings (no hardware), model other-gpu"' "$T/g2/meta.json"
-"$KGATE" merge -q "$T/r6" "$T/s0" "$T/s1" "$T/g2" 2>"$T/e"; expect_status 2 $? "merge of two device models"
+"$KGATE" merge --quiet "$T/r6" "$T/s0" "$T/s1" "$T/g2" 2>"$T/e"; expect_status 2 $? "merge of two device models"
 expect_grep "device model 'scripted timings (no hardware), model other-gpu'.*devices = any" "$T/e"
 # the same with the device declared a case variable: merged
 for i in 0 1; do run "$T/any.kg" --shard $i/3 -o "$T/a$i"; done
 KGATE_FAKE_MODEL=other-gpu "$KGATE" run "$T/any.kg" --shard 2/3 -o "$T/a2" -q 2>>"$T/run.err"
-"$KGATE" merge -q "$T/ma" "$T/a0" "$T/a1" "$T/a2" 2>"$T/e"
+"$KGATE" merge --quiet "$T/ma" "$T/a0" "$T/a1" "$T/a2" 2>"$T/e"
 st=$?
 [ $st -le 1 ] || { cat "$T/e" >&2; die "merge of two models under devices = any: exit $st"; }
 expect_grep 'several device models' "$T/ma/meta.json"
@@ -108,9 +108,9 @@ expect_grep 'several device models' "$T/ma/meta.json"
 "$KGATE" key init --out "$T/key" >/dev/null 2>&1 || die "kgate key init"
 for i in 0 1; do run "$T/plan.kg" --shard $i/2 -o "$T/k$i" --key "$T/key/signing-key.pem"; done
 run "$T/plan.kg" --shard 1/2 -o "$T/u1"
-"$KGATE" merge -q "$T/mk" "$T/k0" "$T/u1" --key "$T/key/signing-key.pem" 2>"$T/e"; expect_status 2 $? "signed merge of an unsigned shard"
+"$KGATE" merge --quiet "$T/mk" "$T/k0" "$T/u1" --key "$T/key/signing-key.pem" 2>"$T/e"; expect_status 2 $? "signed merge of an unsigned shard"
 expect_grep 'unsigned: a shard of a signed merge must be signed' "$T/e"
-"$KGATE" merge -q "$T/mk" "$T/k0" "$T/k1" --key "$T/key/signing-key.pem" 2>"$T/e"
+"$KGATE" merge --quiet "$T/mk" "$T/k0" "$T/k1" --key "$T/key/signing-key.pem" 2>"$T/e"
 st=$?
 [ $st -le 1 ] || { cat "$T/e" >&2; die "signed merge: exit $st"; }
 [ -f "$T/mk/attestation.dsse.json" ] || die "the signed merge has no attestation"
