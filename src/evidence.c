@@ -23,6 +23,7 @@
 #include "safefs.h"
 #include "util.h"
 #include "chain.h"
+#include "shard.h"
 
 /* ---- reading a folder ---- */
 
@@ -146,7 +147,37 @@ static void outputs_size(const char *dir, kg_evidence *ev)
     }
 }
 
-int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
+static int load_merged(const char *dir, kg_evidence *ev, kg_err *err);
+
+/* A shard's meta.json names the cases kg_shard_cases gives it, and none of
+ * its rows belongs to another shard's case. */
+static int shard_cases_check(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    const kg_plan *plan = ev->plan;
+    int rc = kg_shard_cases(plan, ev->shard.index, ev->shard.count, ev->case_on, err);
+    if (rc < 0) return kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d: %s", dir, ev->shard.index, ev->shard.count,
+                                 err->msg);
+    json_t *m = json_loads(ev->meta_json, 0, NULL);
+    json_t *cases = json_object_get(json_object_get(m, "shard"), "cases");
+    size_t k = 0, nlisted = json_array_size(cases);
+    rc = KG_OK;
+    for (int c = 0; c < plan->ncases && rc == KG_OK; c++) {
+        if (!ev->case_on[c]) continue;
+        const char *nm = json_string_value(json_array_get(cases, k));
+        if (nm == NULL || strcmp(nm, plan->cases[c].name) != 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d lists the cases it ran, and case %s is not where "
+                           "the shard's assignment puts it (restore meta.json from the shard's campaign)", dir,
+                           ev->shard.index, ev->shard.count, plan->cases[c].name);
+        k++;
+    }
+    if (rc == KG_OK && k != nlisted)
+        rc = kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d lists %zu case(s), its assignment gives %zu (restore "
+                       "meta.json from the shard's campaign)", dir, ev->shard.index, ev->shard.count, nlisted, k);
+    json_decref(m);
+    return rc;
+}
+
+static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
 {
     char path[KG_PATH_MAX + 64], *text = NULL;
     int rc;
@@ -169,13 +200,22 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
     json_decref(meta);
     int has_salt = 0;
     if ((rc = kg_salt_from_meta(ev->meta_json, &ev->input_salt, &has_salt, err)) != KG_OK) goto done;
-
+    if ((rc = kg_evidence_shard_meta(ev->meta_json, &ev->shard, err)) != KG_OK) goto done;
     int nc = ev->plan->ncases, na = ev->plan->narms;
+    if (ev->shard.count > 0) {
+        if ((ev->case_on = calloc((size_t)nc + 1, 1)) == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+        if ((rc = shard_cases_check(dir, ev, err)) != KG_OK) goto done;
+    }
+
     ev->state = calloc((size_t)(nc * na > 0 ? nc * na : 1), sizeof *ev->state);
     if (ev->state == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    /* a shard's other cases ran elsewhere: their arms are absent here */
     for (int c = 0; c < nc; c++)
         for (int a = 0; a < na; a++)
-            ev->state[c * na + a] = kg_plan_arm_applies(ev->plan, a, c) ? KG_ARM_OK : KG_ARM_ABSENT;
+            ev->state[c * na + a] = kg_plan_arm_applies(ev->plan, a, c) && (ev->case_on == NULL || ev->case_on[c])
+                                        ? KG_ARM_OK : KG_ARM_ABSENT;
+    /* a merged folder has no processes of its own: load_merged reads its shards' */
+    if (ev->shard.merged > 0) goto done;
     if ((rc = load_procs(dir, ev, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/watch.csv", dir);
     if ((rc = kg_rows_read_watch(path, &ev->watch, &ev->nwatch, err)) != KG_OK) goto done;
@@ -216,8 +256,134 @@ int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
             ev->res_proc = p;
         }
     }
+    /* a shard's rows are of its own cases only */
+    for (size_t i = 0; ev->case_on != NULL && rc == KG_OK && i < ev->nrows; i++)
+        if (!ev->case_on[ev->rows[i].kase])
+            rc = kg_errorf(err, KG_EINPUT, "%s/raw/proc-%03d.csv: a sample of case %s, which shard %d/%d does not run "
+                           "(kgate merge takes that case from its own shard)", dir, ev->rows[i].proc,
+                           ev->plan->cases[ev->rows[i].kase].name, ev->shard.index, ev->shard.count);
+    for (size_t i = 0; ev->case_on != NULL && rc == KG_OK && i < ev->nchecks_all; i++)
+        if (!ev->case_on[ev->checks[i].kase])
+            rc = kg_errorf(err, KG_EINPUT, "%s/checks/proc-%03d.csv: a check of case %s, which shard %d/%d does not run",
+                           dir, ev->checks[i].proc, ev->plan->cases[ev->checks[i].kase].name, ev->shard.index,
+                           ev->shard.count);
 done:
     free(text);
+    if (rc != KG_OK) kg_evidence_free(ev);
+    return rc;
+}
+
+int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    int rc = load_one(dir, ev, err);
+    if (rc != KG_OK || ev->shard.merged == 0) return rc;
+    /* a merged folder: its own plan and meta, the shards' evidence */
+    return load_merged(dir, ev, err);
+}
+
+/* grows *v (n0 elements) by n elements of size sz from src */
+static int append(void **v, size_t n0, const void *src, size_t n, size_t sz)
+{
+    if (n == 0) return KG_OK;
+    void *p = realloc(*v, (n0 + n) * sz);
+    if (p == NULL) return KG_ENOMEM;
+    memcpy((char *)p + n0 * sz, src, n * sz);
+    *v = p;
+    return KG_OK;
+}
+
+/* A merged folder (kgate merge, docs/scale-out.md): the evidence of each
+ * shards/I in turn, process indices and schedule slots offset by the
+ * processes and slots of the shards before it, so that the analysis sees
+ * every case with the processes that ran it.  The shards' own checks
+ * (plan hash, coverage, devices) are kgate merge's and verify's
+ * (merge.c); here a shard that does not load, or a case no shard or two
+ * shards ran, is an error. */
+static int load_merged(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    int n = ev->shard.merged, rc = KG_OK, poff = 0, soff = 0;
+    const kg_plan *plan = ev->plan;
+    int nc = plan->ncases, na = plan->narms;
+    char path[KG_PATH_MAX + 64];
+    free(ev->procs); ev->procs = NULL;
+    free(ev->accepted); ev->accepted = NULL;
+    free(ev->rows); ev->rows = NULL;
+    free(ev->checks); ev->checks = NULL;
+    free(ev->tel); ev->tel = NULL;
+    free(ev->res); ev->res = NULL;
+    free(ev->watch); ev->watch = NULL;
+    ev->nproc = 0;
+    ev->nrows = ev->nchecks_all = ev->ntel = ev->nres = ev->nwatch = 0;
+    ev->res_proc = -1;
+    ev->nchecks = ev->nchecks_failed = 0;
+    ev->out_rows = ev->out_shared = ev->out_logical = ev->out_stored = 0;
+    ev->case_shard = malloc(((size_t)nc + 1) * sizeof *ev->case_shard);
+    if (ev->case_shard == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int c = 0; c < nc; c++) {
+        ev->case_shard[c] = -1;
+        for (int a = 0; a < na; a++) ev->state[c * na + a] = KG_ARM_ABSENT;
+    }
+    for (int i = 0; i < n && rc == KG_OK; i++) {
+        kg_evidence sh;
+        snprintf(path, sizeof path, "%s/shards/%d", dir, i);
+        if ((rc = load_one(path, &sh, err)) != KG_OK) break;
+        if (sh.shard.count != n || sh.shard.index != i || strcmp(sh.plan->hash, plan->hash) != 0) {
+            rc = kg_errorf(err, KG_EINPUT, "%s: is shard %d/%d of plan %.12s, the merged folder needs shard %d/%d of "
+                           "plan %.12s (kgate merge writes shards/I from shard I)", path, sh.shard.index,
+                           sh.shard.count, sh.plan->hash, i, n, plan->hash);
+            kg_evidence_free(&sh);
+            break;
+        }
+        for (int c = 0; c < nc && rc == KG_OK; c++) {
+            if (!sh.case_on[c]) continue;
+            ev->case_shard[c] = i;
+            for (int a = 0; a < na; a++) ev->state[c * na + a] = sh.state[c * na + a];
+        }
+        for (int p = 0; p < sh.nproc; p++) sh.procs[p].slot += soff;
+        for (size_t k = 0; k < sh.nrows; k++) sh.rows[k].proc += poff;
+        for (size_t k = 0; k < sh.nchecks_all; k++) sh.checks[k].proc += poff;
+        for (size_t k = 0; k < sh.ntel; k++) sh.tel[k].proc += poff;
+        for (size_t k = 0; k < sh.nres; k++) sh.res[k].proc += poff;
+        for (size_t k = 0; k < sh.nwatch; k++)
+            if (sh.watch[k].proc >= 0) sh.watch[k].proc += poff;
+        if (append((void **)&ev->procs, (size_t)ev->nproc, sh.procs, (size_t)sh.nproc, sizeof *sh.procs) ||
+            append((void **)&ev->accepted, (size_t)ev->nproc, sh.accepted, (size_t)sh.nproc, sizeof *sh.accepted) ||
+            append((void **)&ev->rows, ev->nrows, sh.rows, sh.nrows, sizeof *sh.rows) ||
+            append((void **)&ev->checks, ev->nchecks_all, sh.checks, sh.nchecks_all, sizeof *sh.checks) ||
+            append((void **)&ev->tel, ev->ntel, sh.tel, sh.ntel, sizeof *sh.tel) ||
+            append((void **)&ev->watch, ev->nwatch, sh.watch, sh.nwatch, sizeof *sh.watch) ||
+            (ev->res_proc < 0 && append((void **)&ev->res, 0, sh.res, sh.nres, sizeof *sh.res)))
+            rc = kg_errorf(err, KG_ENOMEM, "out of memory merging %s", path);
+        if (rc == KG_OK) {
+            if (ev->res_proc < 0 && sh.res_proc >= 0) {
+                ev->nres = sh.nres;
+                ev->res_proc = sh.res_proc + poff;
+            }
+            ev->nproc += sh.nproc;
+            ev->nrows += sh.nrows;
+            ev->nchecks_all += sh.nchecks_all;
+            ev->ntel += sh.ntel;
+            ev->nwatch += sh.nwatch;
+            ev->nchecks += sh.nchecks;
+            ev->nchecks_failed += sh.nchecks_failed;
+            ev->out_rows += sh.out_rows;
+            ev->out_shared += sh.out_shared;
+            ev->out_logical += sh.out_logical;
+            ev->out_stored += sh.out_stored;
+            if (i == 0) {
+                ev->has_peaks = sh.has_peaks;
+                ev->peaks = sh.peaks;
+                ev->input_salt = sh.input_salt;
+            }
+            poff += sh.nproc;
+            soff += 2 * plan->campaign.processes;
+        }
+        kg_evidence_free(&sh);
+    }
+    for (int c = 0; c < nc && rc == KG_OK; c++)
+        if (ev->case_shard[c] < 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s: no shard ran case %s (kgate merge needs every shard 0..%d)", dir,
+                           plan->cases[c].name, n - 1);
     if (rc != KG_OK) kg_evidence_free(ev);
     return rc;
 }
@@ -235,8 +401,50 @@ void kg_evidence_free(kg_evidence *ev)
     free(ev->res);
     free(ev->state);
     free(ev->watch);
+    free(ev->case_on);
+    free(ev->case_shard);
     memset(ev, 0, sizeof *ev);
     ev->res_proc = -1;
+}
+
+int kg_evidence_shard_meta(const char *meta_json, kg_shard_meta *sm, kg_err *err)
+{
+    memset(sm, 0, sizeof *sm);
+    sm->device_index = -1;
+    json_error_t je;
+    json_t *m = json_loads(meta_json != NULL ? meta_json : "", 0, &je);
+    if (m == NULL) return kg_errorf(err, KG_EINPUT, "meta.json:%d: not valid JSON (%s)", je.line, je.text);
+    int rc = KG_OK;
+    json_t *sh = json_object_get(m, "shard"), *mg = json_object_get(m, "merged");
+    const char *s;
+    if (sh != NULL) {
+        json_t *i = json_object_get(sh, "index"), *n = json_object_get(sh, "count");
+        if (!json_is_integer(i) || !json_is_integer(n) || json_integer_value(n) < 1 ||
+            json_integer_value(n) > 4096 || json_integer_value(i) < 0 || json_integer_value(i) >= json_integer_value(n))
+            rc = kg_errorf(err, KG_EINPUT, "meta.json: shard must hold an index in [0, count) and a count in [1, 4096] "
+                           "(restore meta.json from the shard's campaign)");
+        else {
+            sm->index = (int)json_integer_value(i);
+            sm->count = (int)json_integer_value(n);
+        }
+    }
+    if (rc == KG_OK && mg != NULL) {
+        json_t *n = json_object_get(mg, "shards");
+        if (!json_is_integer(n) || json_integer_value(n) < 1 || json_integer_value(n) > 4096)
+            rc = kg_errorf(err, KG_EINPUT, "meta.json: merged.shards must be a count in [1, 4096] (restore meta.json "
+                           "from kgate merge)");
+        else
+            sm->merged = (int)json_integer_value(n);
+    }
+    json_t *di = json_object_get(m, "device_index");
+    if (json_is_integer(di)) sm->device_index = (int)json_integer_value(di);
+    if ((s = json_string_value(json_object_get(m, "device_model"))) != NULL)
+        snprintf(sm->device_model, sizeof sm->device_model, "%s", s);
+    if ((s = json_string_value(json_object_get(m, "device"))) != NULL) snprintf(sm->device, sizeof sm->device, "%s", s);
+    if ((s = json_string_value(json_object_get(m, "backend"))) != NULL)
+        snprintf(sm->backend, sizeof sm->backend, "%s", s);
+    json_decref(m);
+    return rc;
 }
 
 /* ---- writing ---- */
@@ -288,6 +496,18 @@ int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, cons
     char salt[19];
     kg_salt_format(mt->input_salt, salt);
     json_object_set_new(m, "input_salt", json_string(salt));
+    /* the device's identity (kgate merge compares the models) */
+    json_object_set_new(m, "device_index", json_integer(mt->device_index));
+    json_object_set_new(m, "device_model", json_string(mt->device_model != NULL ? mt->device_model : ""));
+    if (mt->shard_n > 0) {
+        json_t *sh = json_object(), *cases = json_array();
+        json_object_set_new(sh, "index", json_integer(mt->shard_i));
+        json_object_set_new(sh, "count", json_integer(mt->shard_n));
+        for (int c = 0; c < plan->ncases; c++)
+            if (mt->shard_on != NULL && mt->shard_on[c]) json_array_append_new(cases, json_string(plan->cases[c].name));
+        json_object_set_new(sh, "cases", cases);
+        json_object_set_new(m, "shard", sh);
+    }
     int rc = write_json(dirfd, dir, "meta.json", m, err);
     json_decref(m);
     return rc;

@@ -105,6 +105,7 @@ static const char *const w_gate_cases[] = {"primary", "all", NULL};
 static const char *const w_mult[] = {"holm", "maxt", "none", NULL};
 static const char *const w_precision[] = {"dtype", "tf32", "f16acc", "bf16acc", NULL};
 static const char *const w_fake_tails[] = {"normal", "t3", NULL};
+static const char *const w_devices[] = {"same", "any", NULL};
 
 /* K_ENUM fields are C enums stored through an int. */
 _Static_assert(sizeof(kg_dtype) == sizeof(int), "enum size");
@@ -192,6 +193,8 @@ static const plan_key plan_keys[] = {
      "seconds at most spent warming the device to a steady clock before the first process, a number in [0, 600]"},
     {SEC_CAMPAIGN, "overlap", K_BOOL, CAMP(overlap), 0, 0, F_QUIET, "yes", NULL,
      "yes or no: the next worker loads, binds and checks while the current one runs its checks after its last timed phase"},
+    {SEC_CAMPAIGN, "devices", K_ENUM, CAMP(devices_any), 0, 0, F_QUIET, "same", w_devices,
+     "same or any: whether the shards of a campaign (kgate merge) must run on one device model (docs/scale-out.md)"},
     {SEC_CAMPAIGN, "looks", K_INT, CAMP(looks), 1, KG_PLAN_MAX_LOOKS, 0, "1", NULL,
      "analyses of a group-sequential design, an integer in [1, 4] dividing processes (1: a fixed design)"},
     {SEC_CAMPAIGN, "selected_from", K_TEXT, CAMP(selected_from), 0, 0, 0, NULL, NULL,

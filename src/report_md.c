@@ -158,6 +158,34 @@ static void cases_md(kg_sb *sb, const kg_plan *plan)
     kg_sb_puts(sb, "\n");
 }
 
+/* A shard's cases, or a merged folder's shards (docs/scale-out.md). */
+static void case_list(kg_sb *sb, json_t *cases)
+{
+    for (size_t i = 0; i < json_array_size(cases); i++)
+        kg_sb_printf(sb, "%s%s", i ? ", " : "", json_string_value(json_array_get(cases, i)) ? json_string_value(json_array_get(cases, i)) : "?");
+}
+
+static void shard_lines(kg_sb *sb, json_t *meta)
+{
+    json_t *sh = json_object_get(meta, "shard"), *mg = json_object_get(meta, "merged");
+    if (sh != NULL) {
+        kg_sb_printf(sb, "| shard | %lld of %lld (from 0), device %lld; its cases: ",
+                     (long long)json_integer_value(json_object_get(sh, "index")),
+                     (long long)json_integer_value(json_object_get(sh, "count")),
+                     (long long)json_integer_value(json_object_get(meta, "device_index")));
+        case_list(sb, json_object_get(sh, "cases"));
+        kg_sb_puts(sb, "; the others are absent here and run in their own shards (kgate merge) |\n");
+    }
+    json_t *list = json_object_get(mg, "list");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *x = json_array_get(list, i);
+        kg_sb_printf(sb, "| shard %zu | shards/%zu: ", i, i);
+        case_list(sb, json_object_get(x, "cases"));
+        kg_sb_printf(sb, " on %s (device %lld, host %s) |\n", meta_str(x, "device"),
+                     (long long)json_integer_value(json_object_get(x, "device_index")), meta_str(x, "host"));
+    }
+}
+
 static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
 {
     const kg_plan *plan = ev->plan;
@@ -169,6 +197,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     kg_sb_printf(sb, "| backend | %s: %s |\n", meta_str(meta, "backend"), meta_str(meta, "device"));
     kg_sb_printf(sb, "| host | %s (%s) |\n", meta_str(meta, "host"), meta_str(meta, "os"));
     kg_sb_printf(sb, "| started | %s |\n", meta_str(meta, "started_utc"));
+    shard_lines(sb, meta);
     kg_sb_printf(sb, "| processes | %d per direction planned; %d accepted, %d excluded |\n", cp->processes,
                  an->nproc_accepted, an->nproc_rejected);
     kg_sb_printf(sb, "| protocol | %d rounds x %d samples (%d warmup) per arm, pack %d, interleave %s, l2 %s, inputs %s, "

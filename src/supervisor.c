@@ -46,6 +46,7 @@
 #include "kgate/op.h"
 #include "protocol.h"
 #include "salt.h"
+#include "shard.h"
 #include "safefs.h"
 #include "attest.h"
 #include "token.h"
@@ -199,7 +200,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     kg_backend *be = NULL;
     proc_rec *recs = NULL;
     char dir[KG_PATH_MAX], path[KG_PATH_MAX + 64], plan_abs[PATH_MAX];
-    char notice[512] = "", device[512] = "", *recorded = NULL;
+    char notice[512] = "", device[512] = "", *recorded = NULL, model[256] = "";
+    unsigned char *shard_on = NULL;
     int rc, lock_fd = -1, nrec = 0, dirfd = -1;
     kg_quiet q;
     kg_wproc cur, next;
@@ -233,6 +235,27 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &old_pipe);
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
+    /* a shard runs some of the cases of the same plan (shard.h) */
+    if (o->shard_n > 0) {
+        if ((shard_on = calloc((size_t)plan->ncases + 1, 1)) == NULL) {
+            rc = kg_errorf(err, KG_ENOMEM, "out of memory");
+            goto done;
+        }
+        if ((rc = kg_shard_cases(plan, o->shard_i, o->shard_n, shard_on, err)) < 0) goto done;
+        rc = KG_OK;
+        if (plan->campaign.looks > 1) {
+            rc = kg_errorf(err, KG_EUSAGE, "%s: a sequential design (looks = %d) cannot be sharded: each shard would "
+                           "stop at its own look; run it whole, or set looks = 1 (docs/scale-out.md)", o->plan_path,
+                           plan->campaign.looks);
+            goto done;
+        }
+        if (o->check_only) {
+            rc = kg_errorf(err, KG_EUSAGE, "--shard: kgate check runs every case in one process; shard a campaign only");
+            goto done;
+        }
+    }
+    /* the device of this run; the canonical plan and its hash stay the plan's */
+    if (o->has_device) plan->campaign.device = o->device;
     /* the plan's own ops, compiled and loaded here (trusted, like the plan) */
     if ((rc = kg_ops_bind(plan, &s, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
@@ -299,8 +322,11 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         goto done;
 
     int nslots = o->check_only ? 1 : 2 * plan->campaign.processes;
+    kg_backend_device_model(device, model, sizeof model);
     kg_meta meta = { .backend = resolved, .notice = notice, .device = device, .argc = o->argc, .argv = o->argv,
-                     .check_only = o->check_only, .negative = o->negative, .frozen_path = o->frozen_path };
+                     .check_only = o->check_only, .negative = o->negative, .frozen_path = o->frozen_path,
+                     .device_index = plan->campaign.device, .device_model = model, .shard_i = o->shard_i,
+                     .shard_n = o->shard_n, .shard_on = shard_on };
     /* the input salt: drawn fresh for a new campaign (kgate check too),
      * the recorded one when resuming (salt.h) */
     uint64_t salt = 0;
@@ -308,7 +334,16 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if (o->resume && kg_path_exists(path)) {
         char *mj = NULL;
         int found = 0;
+        kg_shard_meta sm;
         if ((rc = kg_read_file(path, &mj, NULL, err)) == KG_OK) rc = kg_salt_from_meta(mj, &salt, &found, err);
+        if (rc == KG_OK && (rc = kg_evidence_shard_meta(mj, &sm, err)) == KG_OK &&
+            (sm.count != o->shard_n || (sm.count > 0 && sm.index != o->shard_i))) {
+            if (sm.count > 0)
+                rc = kg_errorf(err, KG_EUSAGE, "%s is shard %d/%d of its campaign: resume it with --shard %d/%d", dir,
+                               sm.index, sm.count, sm.index, sm.count);
+            else
+                rc = kg_errorf(err, KG_EUSAGE, "%s is a whole campaign, not a shard: resume it without --shard", dir);
+        }
         free(mj);
         if (rc != KG_OK) goto done;
         if (!found)
@@ -573,6 +608,7 @@ done:
     sigaction(SIGPIPE, &old_pipe, NULL);
     free(recs);
     free(recorded);
+    free(shard_on);
     kg_plan_free(plan);
     return rc;
 }

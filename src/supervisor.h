@@ -52,6 +52,11 @@ typedef struct kg_run_opts {
      * once every worker has ended and never passed to a child; NULL: the
      * folder is unsigned (a stale envelope is removed) */
     const char *key_path;
+    /* appended: shard_n > 0: run only the cases of shard shard_i of
+     * shard_n (shard.h), recorded in meta.json; has_device: open device
+     * `device` instead of the plan's (kgate run --device, --devices) */
+    int shard_i, shard_n;
+    int has_device, device;
 } kg_run_opts;
 
 /* Runs a campaign end to end.  *out_dir_used receives the folder.  The

@@ -36,6 +36,7 @@
 #include "util.h"
 #include "safefs.h"
 #include "outenc.h"
+#include "merge.h"
 
 
 static int is_hex64(const char *s)
@@ -323,7 +324,67 @@ int kg_verify_sums(const char *dir, int (*hash_it)(const char *rel), kg_sb *out,
     return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
 }
 
+/* A merged folder's shards: each verified as a folder of its own (and
+ * its signature with pub), then as one campaign (merge.c). */
+static void verify_shards(const char *dir, const kg_plan *plan, int n, const char *pub, kg_sb *out, int *nbad)
+{
+    char **dirs = calloc((size_t)n, sizeof *dirs), **names = calloc((size_t)n, sizeof *names);
+    if (dirs == NULL || names == NULL) {
+        kg_problem(out, nbad, "out of memory verifying %d shards", n);
+        free(dirs);
+        free(names);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t cap = strlen(dir) + 32;
+        if ((dirs[i] = malloc(cap)) != NULL) snprintf(dirs[i], cap, "%s/shards/%d", dir, i);
+        if ((names[i] = malloc(32)) != NULL) snprintf(names[i], 32, "shards/%d", i);
+        if (dirs[i] == NULL || names[i] == NULL) continue;
+        if (!kg_path_exists(dirs[i])) {
+            kg_problem(out, nbad, "%s: missing: the merged folder records %d shards", names[i], n);
+            continue;
+        }
+        kg_sb sub = { 0 };
+        int sbad = 0;
+        kg_err e = { 0 };
+        if (pub != NULL) {
+            kg_attest_state st;
+            char keyid[65];
+            if (kg_attest_check(dirs[i], pub, &st, keyid, &sub, &sbad, &e) != KG_OK)
+                kg_problem(out, nbad, "%s: %s", names[i], e.msg);
+            else if (st != KG_ATTEST_GOOD && sbad == 0)
+                kg_problem(out, nbad, "%s: %s", names[i], st == KG_ATTEST_UNSIGNED ? "unsigned" : "signature not checked");
+        }
+        if (kg_verify_dir_key(dirs[i], pub, &sub, &sbad, &e) != KG_OK) kg_problem(out, nbad, "%s: %s", names[i], e.msg);
+        /* the shard's lines, named by its folder; its summary line is dropped */
+        char *line = sub.buf;
+        while (line != NULL && *line != '\0') {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            if (nl != NULL && nl[1] != '\0') {
+                if (strncmp(line, "note: ", 6) == 0) kg_sb_printf(out, "note: %s: %s\n", names[i], line + 6);
+                else kg_problem(out, nbad, "%s: %s", names[i], line);
+            }
+            line = nl ? nl + 1 : NULL;
+        }
+        kg_sb_free(&sub);
+    }
+    kg_merge_check((const char *const *)dirs, (const char *const *)names, n, plan != NULL ? plan->hash : NULL, out,
+                   nbad);
+    for (int i = 0; i < n; i++) {
+        free(dirs[i]);
+        free(names[i]);
+    }
+    free(dirs);
+    free(names);
+}
+
 int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
+{
+    return kg_verify_dir_key(dir, NULL, out, nbad, err);
+}
+
+int kg_verify_dir_key(const char *dir, const char *pub, kg_sb *out, int *nbad, kg_err *err)
 {
     char path[KG_PATH_MAX + 32], *text = NULL;
     kg_plan *plan = NULL;
@@ -363,6 +424,23 @@ int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
         kg_report_texts_free(texts);
     }
 
+    /* a merged folder: its shards, each a campaign of its own */
+    kg_shard_meta sm = { 0 };
+    char *mj = NULL;
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    if (kg_read_file(path, &mj, NULL, NULL) == KG_OK) {
+        kg_err me = { 0 };
+        if (kg_evidence_shard_meta(mj, &sm, &me) != KG_OK) kg_problem(out, nbad, "%s", me.msg);
+    }
+    free(mj);
+    if (sm.merged > 0) {
+        verify_shards(dir, plan, sm.merged, pub, out, nbad);
+        kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d shards verified\n", *nbad ? "" : "ok: ", nfiles,
+                     sm.merged);
+        kg_plan_free(plan);
+        free(text);
+        return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+    }
     if (plan != NULL) {
         kg_err ee = { 0 };
         if (kg_evidence_load(dir, &ev, &ee) == KG_OK) {

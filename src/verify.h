@@ -12,6 +12,10 @@ struct kg_sb;
  * when the checks ran (*nbad counts problems), an error when they could
  * not. */
 int kg_verify_dir(const char *dir, struct kg_sb *problems, int *nbad, kg_err *err);
+/* The same, and in a merged folder (kgate merge) every shard under
+ * shards/ verified again, with its signature checked against pub when pub
+ * is not NULL (a merged folder's own signature is the caller's). */
+int kg_verify_dir_key(const char *dir, const char *pub, struct kg_sb *problems, int *nbad, kg_err *err);
 
 /* Step 1 alone, and plan.sha256 against plan.kg: a folder with a link
  * or special file is refused (one problem, nothing read); every file

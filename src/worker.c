@@ -45,6 +45,7 @@
 #include "heldout.h"
 #include "outenc.h"
 #include "protocol.h"
+#include "shard.h"
 #include "salt.h"
 #include "token.h"
 #include <openssl/crypto.h>
@@ -1399,6 +1400,8 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     if ((rc = take_token(o, err)) != KG_OK) goto done;
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = self_limits(o, plan, err)) != KG_OK) goto done;
+    /* the shard's device; the canonical plan and its hash stay the plan's */
+    if (o->device >= 0) plan->campaign.device = o->device;
     w.input_base = kg_protocol_input_base(plan->campaign.seed, salt);
     snprintf(path, sizeof path, "%s/plan.sha256", o->out_dir);
     if ((rc = kg_read_file(path, &want, NULL, err)) != KG_OK) goto done;
@@ -1439,6 +1442,18 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.faulted = calloc((size_t)(plan->narms > 0 ? plan->narms : 1), sizeof *w.faulted);
     if (corder == NULL || w.faulted == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     int ncases = kg_protocol_case_order(plan, w.dir, corder, plan->ncases);
+    /* a shard runs its own cases only, in the same order and with the
+     * same indices (so the same seeds) as the whole campaign's processes */
+    if (o->shard_n > 0) {
+        unsigned char *on = calloc((size_t)plan->ncases + 1, 1);
+        if (on == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+        int k = 0, got = kg_shard_cases(plan, o->shard_i, o->shard_n, on, err);
+        for (int i = 0; got > 0 && i < ncases; i++)
+            if (on[corder[i]]) corder[k++] = corder[i];
+        free(on);
+        if (got < 0) { rc = got; goto done; }
+        ncases = k;
+    }
     kg_campaign cp_saved = plan->campaign;
     if (o->check_only) plan->campaign.rounds = 0;
     for (int i = 0; i < ncases; i++)

@@ -26,6 +26,8 @@ typedef struct kg_worker_opts {
     int go_fd;                /* appended: before its first timed phase the worker says it is ready (a NOW
                                * frame, KG_NOW_READY) and reads one byte here: the supervisor writes it once
                                * the host has been quiet for the plan's window; -1: no wait (check-only) */
+    int shard_i, shard_n;     /* appended: shard_n > 0: only the cases of shard shard_i of shard_n (shard.h) */
+    int device;               /* appended: >= 0: the device to open instead of the plan's `device` */
 } kg_worker_opts;
 
 /* The body of `kgate worker`: one fresh process of the campaign. */

@@ -401,6 +401,18 @@ int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, in
         argv[n++] = goarg;
     }
     if (o->check_only) argv[n++] = (char *)"--check-only";
+    /* a shard's cases, and its device (shard.h) */
+    char shard[32], dev[16];
+    if (o->shard_n > 0) {
+        snprintf(shard, sizeof shard, "%d/%d", o->shard_i, o->shard_n);
+        argv[n++] = (char *)"--shard";
+        argv[n++] = shard;
+    }
+    if (o->has_device) {
+        snprintf(dev, sizeof dev, "%d", o->device);
+        argv[n++] = (char *)"--device";
+        argv[n++] = dev;
+    }
     if (s->negative) {
         argv[n++] = (char *)"--negative";
         if (s->negative_arm != NULL && s->negative_arm[0] != '\0') {

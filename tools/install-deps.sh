@@ -9,6 +9,10 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config \
     libinih-dev libjansson-dev libssl-dev libgsl-dev libopenblas-dev libseccomp-dev libarchive-dev zlib1g-dev libzstd-dev \
     python3 libxml2-utils >/dev/null
+# a single-node Slurm for tests/cli/slurm.sh (slurmctld, slurmd, munged; the test configures and starts them)
+$SUDO apt-get install -y -qq --no-install-recommends slurm-wlm slurmctld slurmd slurm-client munge >/dev/null ||
+    echo "kgate: slurm-wlm and munge not installed (tests/cli/slurm.sh skips unless CI=true)"
+
 # securesystemslib checks the signed envelopes with reference tooling (tests/attest_check.py);
 # Debian's Python refuses a plain pip install outside a virtual environment
 if command -v python3 >/dev/null 2>&1; then

@@ -217,6 +217,11 @@ unsigned kg_backend_caps_of(const char *name);
  * "fake", or the GPU's UUID from the description ("gpu" when it names
  * none).  An unknown name shares the host's lock, "cpu". */
 void kg_backend_lock_key(const char *name, const char *device, char *buf, size_t cap);
+/* The device model in a description (kg_backend_describe's text): the
+ * text before what names one device of that model (", driver ", ", UUID ",
+ * ", fake device ").  Two shards of a campaign ran on the same model when
+ * these are equal (kgate merge, docs/scale-out.md). */
+void kg_backend_device_model(const char *device, char *buf, size_t cap);
 
 /* The compiler command the backend's build runs (cpu: KGATE_CC, else
  * "cc"), for the environment receipt; NULL when it runs none.  s may be

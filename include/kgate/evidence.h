@@ -253,6 +253,18 @@ int kg_rows_read_watch(const char *path, kg_watch_rec **v, size_t *n, kg_err *er
 
 /* ---- the folder ---- */
 
+/* What meta.json says of shards: a shard folder (count > 0: index, count),
+ * a merged folder (merged > 0: the number of shards under shards/), and
+ * the device (index -1 and "" model where the folder predates them). */
+typedef struct kg_shard_meta {
+    int index, count;
+    int merged;
+    int device_index;
+    char device_model[256], device[512], backend[16];
+} kg_shard_meta;
+int kg_evidence_shard_meta(const char *meta_json, kg_shard_meta *sm, kg_err *err);
+
+
 /* Everything the analysis and the reports need, read back from a folder. */
 typedef struct kg_evidence {
     kg_plan *plan;            /* parsed from plan.kg */
@@ -283,6 +295,14 @@ typedef struct kg_evidence {
     int folder_files;
     long long folder_bytes;
     long long out_rows, out_shared, out_logical, out_stored;
+    /* appended: a shard (shard.count > 0: its cases are case_on) or a
+     * merged folder (shard.merged > 0: the evidence of its shards/,
+     * process indices and slots offset shard after shard); case_on is
+     * NULL for a whole campaign.  case_shard: per case, the shard that ran
+     * it (merged folders; NULL otherwise) */
+    kg_shard_meta shard;
+    unsigned char *case_on;
+    int *case_shard;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */
@@ -296,7 +316,16 @@ typedef struct kg_meta {
     int check_only, negative;
     const char *frozen_path;  /* NULL: none */
     uint64_t input_salt;      /* appended: the campaign's input salt (salt.h), as "input_salt" */
+    /* appended: the device's index and model ("device_index",
+     * "device_model"); shard_n > 0: a shard ("shard": index, count and the
+     * names of its cases, docs/scale-out.md) */
+    int device_index;
+    const char *device_model;
+    int shard_i, shard_n;
+    const unsigned char *shard_on; /* per case: in the shard */
 } kg_meta;
+
+
 
 /* The writers below write through dirfd, the folder's descriptor (dir:
  * its name, for messages and for reading build/). */

@@ -107,6 +107,10 @@ typedef struct kg_campaign {
     double quiet_timeout_s, max_steal, max_foreign_cpu, max_freq_change;
     double warm_s;           /* bound on warming the device to a steady clock, s; 5 (0: none) */
     int overlap;             /* the next worker sets up beside the current one's last checks; 1 */
+    /* appended: the device is a case variable (1: `devices = any`, the
+     * shards of a merged campaign may run on different device models);
+     * 0: `devices = same`, the default: kgate merge refuses mixed models */
+    int devices_any;
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 

@@ -53,6 +53,8 @@ typedef struct kg_settings {
                                      * describes its device by (meta.json's device), so that tests
                                      * can make campaigns of two devices (kgate compare); NULL:
                                      * "scripted timings (no hardware)" */
+    const char *fake_model;         /* appended: KGATE_FAKE_MODEL: the model the fake backend's device
+                                     * names (tests of kgate merge's device check); NULL: none */
 } kg_settings;
 
 /* Every default: no variable set. */

@@ -253,6 +253,20 @@ void kg_backend_lock_key(const char *name, const char *device, char *buf, size_t
     else snprintf(buf, cap, "%s", ops != NULL ? ops->name : "cpu");
 }
 
+void kg_backend_device_model(const char *device, char *buf, size_t cap)
+{
+    static const char *const cuts[] = { ", driver ", ", UUID ", ", fake device " };
+    if (cap == 0) return;
+    size_t n = device != NULL ? strlen(device) : 0;
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0] && n > 0; i++) {
+        const char *c = strstr(device, cuts[i]);
+        if (c != NULL && (size_t)(c - device) < n) n = (size_t)(c - device);
+    }
+    if (n >= cap) n = cap - 1;
+    if (n > 0) memcpy(buf, device, n);
+    buf[n] = '\0';
+}
+
 const char *kg_backend_compiler(const char *name, const kg_settings *s)
 {
     const kg_backend_ops *ops = backend_by_name(name);

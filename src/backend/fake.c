@@ -293,13 +293,30 @@ static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, doubl
     return KG_OK;
 }
 
-/* The device's description; KGATE_FAKE_DEVICE names a model for it, as
- * a real device's description starts with its model (kgate compare). */
+/* The device: the model KGATE_FAKE_DEVICE names first (as a real
+ * device's description starts with its model: kgate compare), a model
+ * when KGATE_FAKE_MODEL names one (kgate merge's check), an index only
+ * past device 0 (the plan's `device`, or kgate run --device), so that a
+ * plain campaign's description stays what it was. */
 static void fake_describe(kg_backend *be, char *buf, size_t cap)
 {
-    const char *model = be->settings != NULL ? be->settings->fake_device : NULL;
-    if (model != NULL) snprintf(buf, cap, "%s (scripted timings, no hardware)", model);
-    else snprintf(buf, cap, "scripted timings (no hardware)");
+    int dev = be != NULL && be->plan != NULL ? be->plan->campaign.device : 0;
+    const char *named = be != NULL && be->settings != NULL ? be->settings->fake_device : NULL;
+    const char *model = be != NULL && be->settings != NULL ? be->settings->fake_model : NULL;
+    char m[160] = "", d[48] = "";
+    if (model != NULL && model[0] != '\0') snprintf(m, sizeof m, ", model %.120s", model);
+    if (dev > 0) snprintf(d, sizeof d, ", fake device %d", dev);
+    if (named != NULL) snprintf(buf, cap, "%.120s (scripted timings, no hardware)%s%s", named, m, d);
+    else snprintf(buf, cap, "scripted timings (no hardware)%s%s", m, d);
+}
+
+/* One lock per fake device: "fake" for device 0, "fake-D" past it. */
+static void fake_lock_key(const char *device, char *buf, size_t cap)
+{
+    const char *d = device != NULL ? strstr(device, ", fake device ") : NULL;
+    int n = d != NULL ? atoi(d + 14) : 0;
+    if (n > 0) snprintf(buf, cap, "fake-%d", n);
+    else snprintf(buf, cap, "fake");
 }
 
 /* The device's compute processes: the process IDs in the settings'
@@ -355,6 +372,7 @@ const kg_backend_ops kg_backend_fake = {
     .time = fake_time,
     .flush = NULL,
     .describe = fake_describe,
+    .lock_key = fake_lock_key,
     .procs_open = fake_procs_open,
     .procs_list = fake_procs_list,
     .procs_close = fake_procs_close,

@@ -166,6 +166,16 @@ static int bad_usage(const kg_cli_spec *spec, const char *what, const char *arg)
 static int take_positional(const kg_cli_spec *spec, const char *arg, const char **pos, int cap, int *npos)
 {
     if (spec->args == NULL) return bad_usage(spec, "unexpected argument", arg);
+    if (spec->rest != NULL) {
+        if (*spec->nrest >= spec->rest_cap) {
+            fprintf(stderr, "kgate %s: at most %d arguments (see kgate %s --help)\n", spec->cmd, spec->rest_cap,
+                    spec->cmd);
+            return KG_EXIT_USAGE;
+        }
+        spec->rest[(*spec->nrest)++] = arg;
+        if (*npos == 0) pos[(*npos)++] = arg;
+        return KG_CLI_GO;
+    }
     if (*npos >= cap) {
         if (cap == 1)
             fprintf(stderr, "kgate %s: one %s at a time ('%s'; see kgate %s --help)\n", spec->cmd, spec->args, arg,

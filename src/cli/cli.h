@@ -31,6 +31,17 @@ extern const char kg_cli_exit_text[];
  * environment, read once by main (kg_cli_settings_from_env); the commands
  * that run campaigns or workers hand it down in their options. */
 int kg_cmd_run(int argc, char **argv, const kg_settings *env);
+int kg_cmd_merge(int argc, char **argv, const kg_settings *env);
+#define KG_SHARD_ARGS_MAX 4096
+/* kgate merge's body (cmd_merge.c), also the end of run --devices and of
+ * a Slurm campaign's merge job: an exit status */
+int kg_cli_merge_into(const char *out, const char *const *dirs, int n, const char *key, const char *pub, int argc,
+                      char **argv, const kg_settings *env, int quiet);
+int kg_cmd_slurm(int argc, char **argv, const kg_settings *env);
+/* kgate run --devices LIST (run_devices.c): one `kgate run --shard I/N
+ * --device D` child per device, in parallel, then the merge into out_dir */
+int kg_cli_run_devices(int argc, char **argv, const kg_settings *env, const char *plan, const char *out_dir,
+                       const char *devices, const char *key, int quiet, int json);
 int kg_cmd_check(int argc, char **argv, const kg_settings *env);
 int kg_cmd_report(int argc, char **argv, const kg_settings *env);
 int kg_cmd_verify(int argc, char **argv, const kg_settings *env);
@@ -99,6 +110,11 @@ typedef struct kg_cli_spec {
     const char *about;      /* what the command does: printed after the usage line */
     const kg_cli_opt *opts; /* the table */
     const char *footer;     /* printed after the options; NULL: nothing */
+    /* appended: a command of several positional arguments (kgate merge OUT
+     * DIR...): they go to rest[0..*nrest), at most rest_cap of them, and
+     * positional receives the first */
+    const char **rest;
+    int *nrest, rest_cap;
 } kg_cli_spec;
 
 /* Whole numbers (decimal, no leading space, no fraction) and finite

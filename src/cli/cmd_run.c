@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "attest.h"
 #include "supervisor.h"
+#include "shard.h"
 #include "quiet.h"
 #include "util.h"
 #include "cli.h"
@@ -83,7 +84,8 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     o.argv = argv; /* as given: the parser reorders a copy */
     o.settings = env;
     int repeats = 0, has_repeats = 0, less = 0, json = 0;
-    const char *key = NULL, *junit = NULL;
+    const char *key = NULL, *junit = NULL, *shard = NULL, *devices = NULL;
+    int device = 0;
     double t_start = kg_mono_s();
     const kg_cli_opt opts[] = {
         { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,
@@ -123,12 +125,30 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         { .name = "key", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &key,
           .help = "sign the folder with the Ed25519 private key FILE (kgate key init; default: the user's "
                   "key, $XDG_CONFIG_HOME/kgate/" KG_ATTEST_PRIV ", when it exists)" },
+        { .name = "shard", .arg = "SHARD", .kind = KG_CLI_STRING, .dst = &shard,
+          .help = "run shard SHARD = I/N (I of N, from 0): the cases dealt to it round-robin in canonical order; the folder "
+                  "records the shard for kgate merge (docs/scale-out.md)" },
+        { .name = "device", .arg = "D", .kind = KG_CLI_INT, .dst = &device, .min = 0, .max = 1023,
+          .seen = &o.has_device, .help = "run on device D instead of the plan's device key" },
+        { .name = "devices", .arg = "LIST", .kind = KG_CLI_STRING, .dst = &devices,
+          .help = "comma-separated devices (0,1,2,3): one shard per device, in parallel, then kgate merge into the "
+                  "folder (-o DIR is required; the shards are DIR/shards/I)" },
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "run", .args = "PLAN", .about = about, .opts = opts, .footer = footer };
     int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
     if (parsed != KG_CLI_GO) return parsed;
     if (has_repeats) o.max_repeats = repeats == 0 ? -1 : repeats;
+    o.device = device;
+    if (shard != NULL) {
+        kg_err se = { 0 };
+        if (kg_shard_parse(shard, &o.shard_i, &o.shard_n, &se) != KG_OK) return kg_cli_fail(KG_EUSAGE, se.msg);
+    }
+    if (devices != NULL) {
+        if (shard != NULL || o.has_device || o.resume)
+            return kg_cli_fail(KG_EUSAGE, "--devices runs its own shards: it takes no --shard, --device or --resume");
+        return kg_cli_run_devices(argc, argv, env, o.plan_path, o.out_dir, devices, key, less, json);
+    }
     if (less) o.progress = 0;
     char defkey[1200], **shown = NULL;
     if ((parsed = signing_key(env, key, defkey, sizeof defkey, &o.key_path)) != KG_CLI_GO) return parsed;

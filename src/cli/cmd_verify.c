@@ -64,7 +64,7 @@ int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
     else if (ast == KG_ATTEST_UNCHECKED)
         printf("%s: signed by key %s: signature not checked (kgate verify --key PUB checks it)\n", dir, keyid);
     else if (ast == KG_ATTEST_GOOD) printf("%s: signature ok: key %s\n", dir, keyid);
-    int rc = kg_verify_dir(dir, &out, &nbad, &err);
+    int rc = kg_verify_dir_key(dir, pub, &out, &nbad, &err);
     nbad += abad;
     if (rc != KG_OK) {
         kg_sb_free(&out);

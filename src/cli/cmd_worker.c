@@ -1,6 +1,7 @@
 /* cmd_worker.c: `kgate worker`, started by the supervisor only. */
 #include <stdio.h>
 #include "worker.h"
+#include "shard.h"
 #include "cli.h"
 
 static const char about[] =
@@ -22,7 +23,9 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     o.salt_fd = -1;
     o.token_fd = -1;
     o.go_fd = -1;
+    o.device = -1;
     int parent = 0;
+    const char *shard = NULL;
     kg_settings s = *env; /* the environment, then what the supervisor says */
     o.settings = &s;
     const kg_cli_opt opts[] = {
@@ -32,6 +35,10 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "the resolved backend: cpu, fake, cuda" },
         { .name = "proc", .arg = "N", .kind = KG_CLI_INT, .dst = &o.proc, .min = 0, .max = 999999,
           .help = "the process index" },
+        { .name = "shard", .arg = "SHARD", .kind = KG_CLI_STRING, .dst = &shard,
+          .help = "run only the cases of shard I of N (shard.h)" },
+        { .name = "device", .arg = "D", .kind = KG_CLI_INT, .dst = &o.device, .min = 0, .max = 1023,
+          .help = "open device D instead of the plan's device" },
         { .name = "slot", .arg = "N", .kind = KG_CLI_INT, .dst = &o.slot, .min = 0, .max = 999999,
           .help = "the schedule slot it fills (a repeat keeps its slot's direction; default: the process index)" },
         { .name = "rows-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.rows_fd, .min = 3, .max = 1023,
@@ -65,6 +72,10 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     int parsed = kg_cli_parse(&spec, argc, argv, NULL);
     if (parsed != KG_CLI_GO) return parsed;
     o.parent = parent;
+    if (shard != NULL) {
+        kg_err se = { 0 };
+        if (kg_shard_parse(shard, &o.shard_i, &o.shard_n, &se) != KG_OK) return kg_cli_fail(KG_EUSAGE, se.msg);
+    }
     if (o.token_fd < 0) {
         fprintf(stderr, "kgate worker: refused: no token from a supervisor (--token-fd N); a worker runs only under "
                 "kgate run, which issues a fresh token to each worker it starts\n");

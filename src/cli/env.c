@@ -33,6 +33,7 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     s->lib_cublaslt = text("KGATE_LIBCUBLASLT");
     s->fake_device_pids = text("KGATE_FAKE_DEVICE_PIDS");
     s->fake_device = text("KGATE_FAKE_DEVICE");
+    s->fake_model = text("KGATE_FAKE_MODEL");
     /* the default signing key's folder (kgate key init, kgate run) */
     static char key_dir[PATH_MAX];
     const char *xdg = text("XDG_CONFIG_HOME"), *home = text("HOME");

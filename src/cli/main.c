@@ -16,6 +16,10 @@ typedef struct kg_cli_cmd {
 static const kg_cli_cmd commands[] = {
     { "run", "PLAN [-o DIR]", kg_cmd_run,
       "run a campaign: checks, timed rounds in fresh processes, verdict, evidence" },
+    { "merge", "OUT SHARD_DIR...", kg_cmd_merge,
+      "merge the shards of a campaign (run --shard I/N) into one signed evidence folder" },
+    { "slurm", "PLAN --shards N", kg_cmd_slurm,
+      "write (or --submit) a Slurm job array of shards and its dependent merge job" },
     { "check", "PLAN", kg_cmd_check,
       "correctness (admission) checks only; --negative ARM for the numerical negative" },
     { "report", "DIR", kg_cmd_report,

@@ -1,0 +1,40 @@
+/* merge.h: one evidence folder from the shards of a campaign (merge.c).
+ *
+ * kg_merge_write checks every shard folder (verify, its signature when a
+ * public key is given, kg_merge_check) and writes OUT: the shards'
+ * complete folders as OUT/shards/I, the plan (plan.kg, plan.sha256), a
+ * meta.json that records the merge, an environment.json, the reports of
+ * every case from the shards' rows (evidence.c's merged reader),
+ * SHA256SUMS over everything and its own signature.  kgate verify of OUT
+ * verifies every shard again (verify.c).  docs/scale-out.md. */
+#ifndef KGATE_MERGE_H
+#define KGATE_MERGE_H
+
+#include "kgate/err.h"
+#include "kgate/stats.h"
+
+struct kg_sb;
+
+/* The shard folders dirs[0..n) as one campaign: each a shard (not a
+ * whole campaign nor a merged folder), of the plan hash want (NULL: the
+ * first's), all of one shard count equal to n, each index exactly once,
+ * one backend, and one device model unless the plan says devices = any.
+ * names[i] names dirs[i] in messages.  Problems appended, counted in
+ * *nbad. */
+void kg_merge_check(const char *const *dirs, const char *const *names, int n, const char *want, struct kg_sb *out,
+                    int *nbad);
+
+typedef struct kg_merge_opts {
+    const char *out;          /* the merged folder: new, empty, or holding only shards/ (the shards in place) */
+    const char *const *dirs;  /* the shard folders */
+    int n;
+    const char *key_path;     /* private key that signs OUT; NULL: unsigned */
+    const char *pub_path;     /* public key each shard's signature must verify with; NULL: not checked */
+    int argc; char **argv;    /* recorded in meta.json */
+} kg_merge_opts;
+
+/* Returns KG_OK once OUT is written (whatever its verdict), *an its
+ * analysis; KG_EINPUT with the problems when a shard is refused. */
+int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err);
+
+#endif
