@@ -8,6 +8,10 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config \
     libinih-dev libjansson-dev libssl-dev libgsl-dev libopenblas-dev libseccomp-dev libarchive-dev zlib1g-dev libzstd-dev >/dev/null
+# the Python package (python/, tests/cli/python.sh): pip install into a throwaway virtual
+# environment over Debian's numpy, pandas and pytest, built offline with its setuptools and wheel
+$SUDO apt-get install -y -qq --no-install-recommends \
+    python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest >/dev/null
 # securesystemslib checks the signed envelopes with reference tooling (tests/attest_check.py);
 # Debian's Python refuses a plain pip install outside a virtual environment
 if command -v python3 >/dev/null 2>&1; then
