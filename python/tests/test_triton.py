@@ -6,6 +6,7 @@ runs where Triton is installed (the GPU machine: tools/device/python_triton.sh).
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Dict
@@ -155,3 +156,124 @@ def test_compile_rowsum(tmp_path: Path) -> None:
     with pytest.raises(TritonArmError, match="signature lacks"):
         compile_arm(rowsum_kernel, op="rowsum", signature={"X": "*fp32"}, constexprs={"BLOCK": 1024}, grid="M",
                     out_dir=tmp_path, arch=90)
+
+
+# ---- compile_arm against a stand-in for Triton's compiler (its calls, not its code) ----
+
+class _Constexpr:
+    """Stands in for tl.constexpr (an annotation)."""
+
+
+def _stub_triton(monkeypatch: pytest.MonkeyPatch, *, old_api: bool = False, hidden: int = 2) -> Dict[str, Any]:
+    """Installs modules named triton, triton.language, triton.compiler and
+    triton.backends.compiler that record what compile_arm asks of them and return a
+    compiled stand-in. ``old_api``: an ASTSource that takes the signature and the
+    constants by position (Triton 3.0, 3.1)."""
+    import inspect
+    import sys
+    import types
+
+    seen: Dict[str, Any] = {}
+
+    class JITFunction:
+        def __init__(self, fn: Any) -> None:
+            self.fn = fn
+            self.__name__ = fn.__name__
+            sig = inspect.signature(fn)
+            self.arg_names = list(sig.parameters)
+            self.params = [SimpleNamespace(name=n, is_constexpr=p.annotation in (_Constexpr, "_Constexpr"))
+                           for n, p in sig.parameters.items()]
+
+    class ASTSource:
+        if old_api:
+            def __init__(self, fn: Any, signature: Dict[int, str], constants: Any = None, attrs: Any = None) -> None:
+                assert all(isinstance(k, int) for k in signature)
+                seen["source"] = ("old", dict(signature), dict(constants or {}))
+                self.fn = fn
+        else:
+            def __init__(self, fn: Any, signature: Dict[str, str], constexprs: Any = None, attrs: Any = None) -> None:
+                assert all(isinstance(k, str) for k in signature)
+                seen["source"] = ("new", dict(signature), dict(constexprs or {}))
+                self.fn = fn
+
+    class GPUTarget:
+        def __init__(self, backend: str, arch: int, warp_size: int) -> None:
+            seen["target"] = (backend, arch, warp_size)
+
+    def compile(src: Any, target: Any = None, options: Any = None) -> Any:
+        seen["options"] = dict(options)
+        fn = src.fn
+        n = sum(1 for p in fn.params if not p.is_constexpr) + hidden
+        md = SimpleNamespace(name=fn.__name__, num_warps=options["num_warps"], num_stages=options["num_stages"],
+                             shared=8 * options["num_warps"], global_scratch_size=0, profile_scratch_size=0,
+                             num_ctas=1, cluster_dims=(1, 1, 1))
+        return SimpleNamespace(metadata=md, asm={"ptx": _ptx(fn.__name__, n), "cubin": b"\x7fELF-stub"})
+
+    triton = types.ModuleType("triton")
+    triton.__version__ = "0.0-stub"  # type: ignore[attr-defined]
+    triton.jit = JITFunction  # type: ignore[attr-defined]
+    triton.compile = compile  # type: ignore[attr-defined]
+    lang = types.ModuleType("triton.language")
+    lang.constexpr = _Constexpr  # type: ignore[attr-defined]
+    comp = types.ModuleType("triton.compiler")
+    comp.ASTSource = ASTSource  # type: ignore[attr-defined]
+    backends = types.ModuleType("triton.backends")
+    bcomp = types.ModuleType("triton.backends.compiler")
+    bcomp.GPUTarget = GPUTarget  # type: ignore[attr-defined]
+    triton.language, triton.compiler, triton.backends = lang, comp, backends  # type: ignore[attr-defined]
+    backends.compiler = bcomp  # type: ignore[attr-defined]
+    for name, mod in (("triton", triton), ("triton.language", lang), ("triton.compiler", comp),
+                      ("triton.backends", backends), ("triton.backends.compiler", bcomp)):
+        monkeypatch.setitem(sys.modules, name, mod)
+    seen["jit"] = JITFunction
+    return seen
+
+
+def _kernel(jit: Any) -> Any:
+    def scale_rows(X, Y, M, N, BLOCK: _Constexpr, UNROLL: _Constexpr):  # noqa: N803
+        pass
+    return jit(scale_rows)
+
+
+@pytest.mark.parametrize("old_api", [False, True])
+def test_compile_arm_calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, old_api: bool) -> None:
+    seen = _stub_triton(monkeypatch, old_api=old_api)
+    k = _kernel(seen["jit"])
+    arm = compile_arm(k, op="rowsum", signature={"X": "*fp32", "Y": "*fp32", "M": "i32", "N": "i64"},
+                      constexprs={"BLOCK": 512, "UNROLL": 2}, grid=("M", 1), num_warps=8, num_stages=2,
+                      out_dir=tmp_path / "t", arch=90, cases="r", requires="N % 4 == 0")
+    if old_api:
+        assert seen["source"] == ("old", {0: "*fp32", 1: "*fp32", 2: "i32", 3: "i64"}, {4: 512, 5: 2})
+    else:
+        assert seen["source"] == ("new", {"X": "*fp32", "Y": "*fp32", "M": "i32", "N": "i64", "BLOCK": "constexpr",
+                                          "UNROLL": "constexpr"}, {"BLOCK": 512, "UNROLL": 2})
+    assert seen["target"] == ("cuda", 90, 32)
+    assert seen["options"] == {"num_warps": 8, "num_stages": 2}
+    assert arm["args"] == "X, Y, M, N:i64, null, null"
+    assert arm["block"] == 256 and arm["shared"] == 64 and arm["grid"] == "M, 1"
+    assert arm["cases"] == "r" and arm["requires"] == "N % 4 == 0"
+    cubin = tmp_path / "t" / "scale_rows.cubin"
+    assert arm["image"] == str(cubin.resolve()) and cubin.read_bytes() == b"\x7fELF-stub"
+    record = json.loads((tmp_path / "t" / "scale_rows.json").read_text())
+    assert record["triton"] == "0.0-stub" and record["hidden_params"] == 2 and record["constexprs"]["BLOCK"] == 512
+    assert "sm_90" in arm["#"][0] and "BLOCK=512" in arm["#"][0]
+    named = compile_arm(k, op="rowsum", signature=SIG, constexprs={"BLOCK": 64, "UNROLL": 1}, grid="M",
+                        out_dir=tmp_path / "t", arch=90, name="v2", args={"M": "M", "N": "N"})
+    assert Path(named["image"]).name == "v2.cubin"
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"constexprs": {"BLOCK": 1}}, r"\['UNROLL'\] need a value"),
+    ({"constexprs": {"BLOCK": 1, "UNROLL": 1, "NOPE": 2}}, "not parameters"),
+    ({"signature": {"X": "*fp32"}}, "signature lacks"),
+    ({"signature": dict(SIG, Z="i32")}, "not runtime parameters"),
+])
+def test_compile_arm_input_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kwargs: Dict[str, Any],
+                                  message: str) -> None:
+    seen = _stub_triton(monkeypatch)
+    args: Dict[str, Any] = {"signature": SIG, "constexprs": {"BLOCK": 1, "UNROLL": 1}}
+    args.update(kwargs)
+    with pytest.raises(TritonArmError, match=message):
+        compile_arm(_kernel(seen["jit"]), op="rowsum", grid="M", out_dir=tmp_path, arch=90, **args)
+    with pytest.raises(TritonArmError, match="not a @triton.jit"):
+        compile_arm(lambda X: None, op="rowsum", signature=SIG, grid="M", out_dir=tmp_path, arch=90)
