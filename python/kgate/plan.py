@@ -389,8 +389,8 @@ class Plan:
             absolute: write the rebased paths absolute instead of relative.
         """
         path = Path(path)
-        folder = path.resolve().parent
-        base = (self.base or Path.cwd()).resolve()
+        folder = Path(os.path.abspath(path)).parent
+        base = Path(os.path.abspath(self.base or Path.cwd()))
         text = self._text((base, None if absolute else folder) if rebase else None)
         folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
@@ -460,7 +460,7 @@ class Plan:
     def from_file(cls, path: PathLike) -> "Plan":
         """Reads a plan file; its relative paths stay relative to the file's folder."""
         p = Path(path)
-        return cls.from_text(p.read_text(encoding="utf-8"), base=p.resolve().parent)
+        return cls.from_text(p.read_text(encoding="utf-8"), base=Path(os.path.abspath(p)).parent)
 
 
 def _strip_comment(line: str) -> str:
@@ -494,7 +494,7 @@ def _rebase(value: str, base: Path, folder: Optional[Path]) -> str:
     ``folder`` is None). Absolute paths stay as they are."""
     if os.path.isabs(value):
         return value
-    full = (base / value).resolve()
+    full = os.path.normpath(os.path.join(base, value))  # symbolic links kept as the caller names them
     if folder is None:
-        return str(full)
+        return full
     return os.path.relpath(full, folder)

@@ -177,7 +177,7 @@ def test_write_rebases_relative_paths(kgate_bin: str, tmp_path: Path, monkeypatc
     assert (tmp_path / "ck" / "sources").is_dir()
     assert p.write(tmp_path / "asis.kg", rebase=False).read_text().count("source = gen/cand.c") == 1
     back = kgate.Plan.from_file(path)
-    assert back.base == path.resolve().parent
+    assert back.base == Path(os.path.abspath(path)).parent
     again = back.write(tmp_path / "elsewhere.kg")
     assert "source = gen/cand.c" in again.read_text()
     assert not list(tmp_path.glob("**/.*.tmp.*"))
