@@ -378,7 +378,7 @@ class Evidence:
         ``accepted`` from processes.csv."""
         df = self._read_procs("raw", "proc-", "raw")
         acc = set(self.accepted_processes())
-        df["accepted"] = df["process"].isin(acc) if len(df) else df["process"].astype(bool)
+        df["accepted"] = df["process"].isin(acc).astype(bool)
         return df
 
     @cached_property

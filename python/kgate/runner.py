@@ -162,13 +162,14 @@ def _plan_file(plan: PlanLike, tmp: Optional[str]) -> str:
     return str(plan)
 
 
-def _evidence_path(out: Optional[PathLike], text: str, pattern: str, cp_args: Sequence[str], cp: Any) -> Path:
+def _evidence_path(out: Optional[PathLike], text: str, pattern: str, cp: Any) -> Path:
+    """The folder: ``out`` when given, else the one kgate named in ``text``."""
     if out is not None:
         return Path(out)
     m = re.search(pattern, text, re.MULTILINE)
     if m is None:
         raise KgateError("kgate did not say where it wrote the evidence (pass out=DIR)", returncode=cp.returncode,
-                         argv=cp_args, stdout=cp.stdout, stderr=cp.stderr)
+                         argv=cp.args, stdout=cp.stdout, stderr=cp.stderr)
     return Path(m.group(1).strip())
 
 
@@ -215,7 +216,7 @@ def run(plan: PlanLike, out: Optional[PathLike] = None, *, backend: Optional[str
     if cp.returncode not in (EXIT_PASS, EXIT_FAIL, EXIT_INVALID):
         raise KgateError(f"kgate run failed (exit {cp.returncode})", returncode=cp.returncode, argv=cp.args,
                          stdout=cp.stdout, stderr=cp.stderr)
-    folder = _evidence_path(out, cp.stderr, r"^kgate: evidence in (.+)$", cp.args, cp)
+    folder = _evidence_path(out, cp.stderr, r"^kgate: evidence in (.+)$", cp)
     return RunResult(returncode=cp.returncode, evidence=folder, results=_results(folder, cp), stdout=cp.stdout,
                      stderr=cp.stderr, argv=list(cp.args))
 
@@ -250,7 +251,7 @@ def check(plan: PlanLike, out: Optional[PathLike] = None, *, backend: Optional[s
     if cp.returncode not in (EXIT_PASS, EXIT_FAIL):
         raise KgateError(f"kgate check failed (exit {cp.returncode})", returncode=cp.returncode, argv=cp.args,
                          stdout=cp.stdout, stderr=cp.stderr)
-    folder = _evidence_path(out, cp.stdout, r"Evidence: (.+)$", cp.args, cp)
+    folder = _evidence_path(out, cp.stdout, r"Evidence: (.+)$", cp)
     n, failed = count_checks(folder)
     return CheckResult(returncode=cp.returncode, evidence=folder, results=_results(folder, cp), stdout=cp.stdout,
                        stderr=cp.stderr, argv=list(cp.args), n_checks=n, failed=failed)

@@ -119,9 +119,7 @@ def main() -> int:
 
         # 4. the evidence in pandas
         ok_tables = True
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("pandas") is None:
             say("pandas is not installed here: the DataFrame part is left out")
             summary["steps"]["pandas"] = "not installed"
         else:
