@@ -13,6 +13,10 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 $SUDO apt-get install -y -qq --no-install-recommends slurm-wlm slurmctld slurmd slurm-client munge >/dev/null ||
     echo "kgate: slurm-wlm and munge not installed (tests/cli/slurm.sh skips unless CI=true)"
 
+# the Python package (python/, tests/cli/python.sh): pip install into a throwaway virtual
+# environment over Debian's numpy, pandas and pytest, built offline with its setuptools and wheel
+$SUDO apt-get install -y -qq --no-install-recommends \
+    python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest >/dev/null
 # securesystemslib checks the signed envelopes with reference tooling (tests/attest_check.py);
 # Debian's Python refuses a plain pip install outside a virtual environment
 if command -v python3 >/dev/null 2>&1; then

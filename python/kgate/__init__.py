@@ -1,0 +1,30 @@
+"""kgate from Python: run and check campaigns, build plans from dicts, read evidence
+folders into pandas, and compile Triton kernels to precompiled arms.
+
+>>> import kgate
+>>> r = kgate.run("examples/quickstart.kg", out="out/qs")      # doctest: +SKIP
+>>> r.passed, r.verdict("f32_128", "blocked")                  # doctest: +SKIP
+>>> kgate.Evidence(r.evidence).samples.head()                  # doctest: +SKIP
+
+Every call runs the kgate binary (:func:`find_kgate`: an argument, ``$KGATE``, ``kgate``
+on ``PATH``, or the source tree's ``build/kgate``). docs/python.md is the walkthrough.
+"""
+from typing import Optional
+
+from ._cli import EXIT_FAIL, EXIT_INVALID, EXIT_PASS, EXIT_USAGE, KgateError, KgateNotFound, PathLike, find_kgate, run_cli
+from .evidence import SCHEMA_MAX, SCHEMA_MIN, Evidence, EvidenceError, SchemaError, VerifyResult
+from .plan import Axis, Plan, PlanError
+from .runner import CheckResult, RunResult, Verdict, check, run
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Axis", "CheckResult", "Evidence", "EvidenceError", "EXIT_FAIL", "EXIT_INVALID", "EXIT_PASS", "EXIT_USAGE",
+    "KgateError", "KgateNotFound", "Plan", "PlanError", "RunResult", "SCHEMA_MAX", "SCHEMA_MIN", "SchemaError",
+    "Verdict", "VerifyResult", "check", "find_kgate", "run", "run_cli", "verify", "__version__",
+]
+
+
+def verify(folder: PathLike, key: Optional[PathLike] = None, *, kgate: Optional[PathLike] = None) -> VerifyResult:
+    """``kgate verify FOLDER [--key PUB]`` (see :meth:`Evidence.verify`)."""
+    return Evidence(folder, kgate=kgate).verify(key)

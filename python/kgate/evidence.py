@@ -1,0 +1,587 @@
+"""An evidence folder (docs/evidence.md) as pandas DataFrames.
+
+``Evidence(folder)`` reads what ``kgate run`` or ``kgate check`` wrote; nothing here
+writes into the folder. Every table is read on first use and kept:
+
+===============  ==================================================  ========================
+attribute        one row per                                          from
+===============  ==================================================  ========================
+``results``      (case, arm): verdict, reduction, interval, ...      results.json
+``samples``      timed sample of an accepted process, tidy           raw/samples.csv, or the
+                                                                      raw files (older folders)
+``raw``          timed sample of any process that completed          raw/proc-NNN.csv
+``checks``       correctness check                                   checks/proc-NNN.csv
+``telemetry``    timed sample's device reading (cpu, cuda)           telemetry/proc-NNN.csv
+``resources``    launch of a loaded arm (cpu, cuda)                  telemetry/resources-NNN.csv
+``processes``    worker process (and held-back slot attempt)        processes.csv
+``watch``        host-watch event                                    watch.csv
+``outputs``      saved checked output                                outputs/proc-NNN.csv
+===============  ==================================================  ========================
+
+Names (case, arm, direction, phase, role, verdict, ...) are categoricals, cases and arms
+in plan order; times are floats; indices are integers (nullable ``Int64`` where a
+column may be empty).
+
+pandas is imported when a table is first read, so the rest of the package (running
+campaigns, building plans) works without it.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ._cli import EXIT_FAIL, EXIT_PASS, KgateError, PathLike, run_cli
+from .plan import Plan, PlanError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["Evidence", "EvidenceError", "SchemaError", "VerifyResult", "SCHEMA_MIN", "SCHEMA_MAX"]
+
+#: The oldest evidence schema this package reads (docs/evidence.md: readers accept schema 1).
+SCHEMA_MIN = 1
+#: The newest evidence schema this package knows (6: raw/samples.csv).
+SCHEMA_MAX = 6
+
+DIRECTIONS = ["fwd", "rev"]
+PHASES = ["pre", "post"]
+RESULTS = ["pass", "fail"]
+ROLES = ["baseline", "candidate", "control", "reference"]
+STATES = ["ok", "inadmissible", "incorrect", "weak case", "absent"]
+VERDICTS = ["FASTER", "SLOWER", "EQUIVALENT", "INCONCLUSIVE", "INCORRECT", "INADMISSIBLE", "NO DATA",
+            "WEAK CASE", "INVALID"]
+
+#: The tidy samples table's columns (raw/samples.csv, schema 6).
+SAMPLES_COLUMNS = ["process", "slot", "direction", "round", "case", "op", "dtype", "arm", "role", "sample", "ns"]
+
+# Column kinds of every CSV file: int, Int (nullable), float, cat:<vocabulary>, case, arm,
+# str, hex, bool, utc.  Columns a file has that are not listed are kept as strings.
+_COLS: Dict[str, Dict[str, str]] = {
+    "raw": {"process": "int", "direction": "cat:direction", "round": "int", "arm": "arm", "case": "case",
+            "sample": "int", "ns": "float", "plan": "str"},
+    "samples": {"process": "int", "slot": "int", "direction": "cat:direction", "round": "int", "case": "case",
+                "op": "cat", "dtype": "cat", "arm": "arm", "role": "cat:role", "sample": "int", "ns": "float"},
+    "checks": {"process": "int", "direction": "cat:direction", "case": "case", "arm": "arm", "phase": "cat:phase",
+               "check": "str", "result": "cat:result", "max_abs": "float", "max_rel": "float", "worst": "Int",
+               "nbad": "Int", "detail": "str"},
+    "telemetry": {"process": "int", "case": "case", "round": "int", "arm": "arm", "sample": "int", "sm_mhz": "int",
+                  "mem_mhz": "int", "power_w": "float", "temp_c": "int", "clock_event_reasons": "hex",
+                  "foreign_procs": "int", "escaped": "bool", "event_ns": "float", "host_ns": "float"},
+    "resources": {"process": "int", "case": "case", "arm": "arm", "launch": "int", "registers": "int",
+                  "static_shared": "int", "dynamic_shared": "int", "local": "int", "const": "int",
+                  "max_threads": "int", "ptx": "int", "binary": "int", "grid": "str", "block": "str",
+                  "launches": "int", "arch": "str", "image_bytes": "Int", "image_sha256": "str", "sandbox": "str"},
+    "processes": {"process": "int", "direction": "cat:direction", "status": "str", "accepted": "bool",
+                  "seconds": "float", "start_utc": "utc", "reason": "str", "slot": "int", "attempt": "int",
+                  "wait_s": "float", "setup_s": "float", "checks_s": "float", "timed_s": "float",
+                  "raw_sha256": "sha", "checks_sha256": "sha", "outputs_bin_sha256": "sha", "outputs_sha256": "sha",
+                  "telemetry_sha256": "sha", "resources_sha256": "sha", "chain": "sha"},
+    "watch": {"utc": "utc", "seconds": "float", "process": "int", "event": "cat", "detail": "str"},
+    "outputs": {"process": "int", "case": "case", "arm": "arm", "phase": "cat:phase", "check": "str",
+                "output": "int", "seed": "uint64", "offset": "int", "bytes": "int", "result": "cat:result",
+                "max_abs": "float", "stored": "int", "encoding": "str", "sha256": "str"},
+}
+_VOCAB = {"direction": DIRECTIONS, "phase": PHASES, "result": RESULTS, "role": ROLES}
+
+
+class EvidenceError(ValueError):
+    """Not an evidence folder, or a file of it this package cannot read."""
+
+
+class SchemaError(EvidenceError):
+    """The folder's schema is one this package does not know (newer than SCHEMA_MAX)."""
+
+
+class VerifyResult:
+    """What ``kgate verify`` said: truthy when the folder verified (exit 0).
+
+    Attributes:
+        ok: verified.
+        returncode: 0 verified, 1 a mismatch.
+        stdout: the summary; stderr: one ``MISMATCH`` line per problem.
+        mismatches: those lines.
+    """
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode = returncode
+        self.ok = returncode == EXIT_PASS
+        self.stdout = stdout
+        self.stderr = stderr
+        self.mismatches = [line for line in stderr.splitlines() if "MISMATCH" in line]
+
+    @property
+    def output(self) -> str:
+        """stdout and stderr together."""
+        return self.stdout + self.stderr
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        return f"VerifyResult(ok={self.ok}, mismatches={len(self.mismatches)})"
+
+
+def _pandas() -> Any:
+    try:
+        import pandas as pd
+    except ImportError as e:  # pragma: no cover - pandas is a dependency
+        raise ImportError("kgate.Evidence's tables need pandas (pip install pandas)") from e
+    return pd
+
+
+def _read_json(path: Path) -> Dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as e:
+        raise EvidenceError(f"{path}: cannot read it as JSON: {e}") from e
+    if not isinstance(data, dict):
+        raise EvidenceError(f"{path}: not a JSON object")
+    return data
+
+
+def _proc_files(folder: Path, prefix: str) -> List[Tuple[int, Path]]:
+    """(process, path) of FOLDER/PREFIXNNN.csv, in process order."""
+    if not folder.is_dir():
+        return []
+    pat = re.compile(re.escape(prefix) + r"(\d{3,})\.csv")
+    out = []
+    for p in folder.iterdir():
+        m = pat.fullmatch(p.name)
+        if m and p.is_file():
+            out.append((int(m.group(1)), p))
+    return sorted(out)
+
+
+class Evidence:
+    """An evidence folder of ``kgate run`` or ``kgate check``.
+
+    Args:
+        folder: the folder (``-o DIR``).
+        kgate: the binary :meth:`verify` runs (see :func:`kgate.find_kgate`).
+
+    Raises:
+        EvidenceError: the folder has no readable ``meta.json``.
+        SchemaError: its schema is newer than this package knows (SCHEMA_MAX).
+    """
+
+    def __init__(self, folder: PathLike, *, kgate: Optional[PathLike] = None) -> None:
+        self.path = Path(folder)
+        self._kgate = kgate
+        if not self.path.is_dir():
+            raise EvidenceError(f"{self.path}: no such folder")
+        try:
+            self.meta: Dict[str, Any] = _read_json(self.path / "meta.json")
+        except FileNotFoundError:
+            raise EvidenceError(f"{self.path}: not an evidence folder (no meta.json)") from None
+        self.schema = self._check_schema(self.meta.get("schema"), "meta.json")
+
+    def _check_schema(self, schema: Any, where: str) -> int:
+        if not isinstance(schema, int) or isinstance(schema, bool) or schema < SCHEMA_MIN:
+            raise EvidenceError(f"{self.path}/{where}: schema {schema!r} is not an evidence schema "
+                                f"({SCHEMA_MIN} to {SCHEMA_MAX})")
+        if schema > SCHEMA_MAX:
+            raise SchemaError(f"{self.path}/{where}: evidence schema {schema}, newer than this kgate package "
+                              f"reads ({SCHEMA_MIN} to {SCHEMA_MAX}): install the package of the kgate that "
+                              f"wrote it (pip install ./python from that tree)")
+        return schema
+
+    def __repr__(self) -> str:
+        return f"Evidence({str(self.path)!r}, schema={self.schema})"
+
+    # ---- the files as they are ----
+
+    @cached_property
+    def environment(self) -> Dict[str, Any]:
+        """environment.json (empty for a folder without it: schema 1, or unfinished)."""
+        p = self.path / "environment.json"
+        return _read_json(p) if p.is_file() else {}
+
+    @cached_property
+    def peaks(self) -> Optional[Dict[str, Any]]:
+        """peaks.json, or None (``kgate check`` measures none)."""
+        p = self.path / "peaks.json"
+        return _read_json(p) if p.is_file() else None
+
+    @cached_property
+    def results_json(self) -> Dict[str, Any]:
+        """results.json as it is."""
+        p = self.path / "results.json"
+        if not p.is_file():
+            raise EvidenceError(f"{self.path}: no results.json (an unfinished campaign: kgate report DIR "
+                                "writes the reports, kgate run --resume DIR PLAN continues it)")
+        data = _read_json(p)
+        self._check_schema(data.get("schema"), "results.json")
+        return data
+
+    @property
+    def gate(self) -> Dict[str, Any]:
+        """The campaign's outcome from results.json: ``gate_pass``, ``gate_reason``, ``invalid``,
+        ``invalid_host``, ``control_valid``, ``order_ok``, ``processes_accepted``, ... (every
+        field but the per-pair rows)."""
+        return {k: v for k, v in self.results_json.items() if k not in ("results", "variance_components")}
+
+    @property
+    def passed(self) -> bool:
+        """Whether the gate passed."""
+        return bool(self.results_json.get("gate_pass"))
+
+    @cached_property
+    def plan_text(self) -> str:
+        """plan.kg: the canonical plan that ran."""
+        return (self.path / "plan.kg").read_text(encoding="utf-8")
+
+    @cached_property
+    def plan_sha256(self) -> str:
+        """plan.sha256's hash."""
+        return (self.path / "plan.sha256").read_text(encoding="ascii").strip()
+
+    @cached_property
+    def plan(self) -> Plan:
+        """plan.kg read into a :class:`kgate.Plan` (values as strings)."""
+        return Plan.from_text(self.plan_text)
+
+    @cached_property
+    def report(self) -> str:
+        """report.md."""
+        return (self.path / "report.md").read_text(encoding="utf-8")
+
+    @property
+    def cases(self) -> List[str]:
+        """The plan's cases, in order (variants by their expanded names)."""
+        return list(self.plan.cases)
+
+    @property
+    def arms(self) -> List[str]:
+        """The plan's arms, in order."""
+        return list(self.plan.arms)
+
+    def verdict(self, case: str, arm: str) -> str:
+        """The verdict of (case, arm) in results.json (``FASTER``, ``INCONCLUSIVE``, ...)."""
+        for r in self.results_json.get("results", []):
+            if r.get("case") == case and r.get("arm") == arm:
+                return str(r.get("verdict"))
+        raise KeyError(f"no result for case {case!r}, arm {arm!r}")
+
+    # ---- typing ----
+
+    def _order(self, kind: str) -> List[str]:
+        try:
+            return self.cases if kind == "case" else self.arms
+        except (OSError, PlanError):  # a folder without a readable plan.kg: names in file order
+            return []
+
+    def _categorical(self, values: "pd.Series", order: Sequence[str]) -> "pd.Series":
+        pd = _pandas()
+        v = values.where(values != "", None) if values.dtype == object else values
+        seen = [x for x in pd.unique(v.dropna()) if x not in set(order)]
+        cats = list(order) + sorted(str(x) for x in seen)
+        return pd.Series(pd.Categorical(v, categories=cats), index=values.index, name=values.name)
+
+    def _typed(self, df: "pd.DataFrame", kind: str, where: str) -> "pd.DataFrame":
+        """Applies the column kinds of ``kind`` to a frame of strings."""
+        pd = _pandas()
+        import numpy as np
+        spec = _COLS[kind]
+        out = df.copy()
+        for col in out.columns:
+            how = spec.get(col)
+            if how is None:
+                continue
+            s = out[col]
+            try:
+                if how == "int" or how == "Int":
+                    if (s == "").any() or how == "Int":
+                        out[col] = pd.array([None if x == "" else int(x) for x in s], dtype="Int64")
+                    else:
+                        out[col] = s.astype("int64")
+                elif how == "uint64":
+                    out[col] = pd.Series([np.uint64(int(x)) for x in s], index=s.index, dtype="uint64")
+                elif how == "float":
+                    out[col] = s.where(s != "", "nan").astype("float64")
+                elif how == "hex":
+                    out[col] = pd.Series([int(x, 16) for x in s], index=s.index, dtype="int64")
+                elif how == "bool":
+                    bad = ~s.isin(["0", "1"])
+                    if bad.any():
+                        raise ValueError(f"not 0 or 1: {s[bad].iloc[0]!r}")
+                    out[col] = s == "1"
+                elif how == "utc":
+                    out[col] = pd.to_datetime(s, utc=True)
+                elif how == "sha":
+                    out[col] = s.where(~s.isin(["-", ""]), None)
+                elif how == "case" or how == "arm":
+                    out[col] = self._categorical(s, self._order(how))
+                elif how.startswith("cat"):
+                    vocab = _VOCAB.get(how[4:], []) if ":" in how else []
+                    out[col] = self._categorical(s, vocab)
+            except (ValueError, TypeError) as e:
+                raise EvidenceError(f"{where}: column {col}: {e}") from e
+        return out
+
+    def _read_csv(self, path: Path) -> "pd.DataFrame":
+        pd = _pandas()
+        try:
+            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+        except pd.errors.EmptyDataError:
+            raise EvidenceError(f"{path}: an empty file (no header)") from None
+        except (OSError, ValueError) as e:
+            raise EvidenceError(f"{path}: {e}") from e
+
+    def _empty(self, kind: str) -> "pd.DataFrame":
+        pd = _pandas()
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in _COLS[kind]})
+
+    def _read_procs(self, sub: str, prefix: str, kind: str,
+                    only: Optional[Sequence[int]] = None) -> "pd.DataFrame":
+        pd = _pandas()
+        frames = []
+        for proc, p in _proc_files(self.path / sub, prefix):
+            if only is not None and proc not in only:
+                continue
+            frames.append(self._read_csv(p))
+        raw = pd.concat(frames, ignore_index=True) if frames else self._empty(kind)
+        return self._typed(raw, kind, f"{self.path}/{sub}/{prefix}NNN.csv")
+
+    # ---- the tables ----
+
+    @cached_property
+    def processes(self) -> "pd.DataFrame":
+        """processes.csv, one row per started worker (and held-back slot attempt). Folders of
+        schema 1 have no ``slot`` and ``attempt``: they read as ``slot`` = ``process``,
+        ``attempt`` = 0, as kgate reads them."""
+        path = self.path / "processes.csv"
+        if not path.is_file():
+            raise EvidenceError(f"{self.path}: no processes.csv")
+        df = self._read_csv(path)
+        if "slot" not in df.columns:
+            df["slot"] = df["process"]
+        if "attempt" not in df.columns:
+            df["attempt"] = "0"
+        return self._typed(df, "processes", str(path))
+
+    def accepted_processes(self) -> List[int]:
+        """The process indices the analysis uses (``accepted`` = 1)."""
+        p = self.processes
+        return [int(x) for x in p.loc[p["accepted"], "process"]]
+
+    @cached_property
+    def raw(self) -> "pd.DataFrame":
+        """Every raw/proc-NNN.csv (every process that completed, accepted or not), with
+        ``accepted`` from processes.csv."""
+        df = self._read_procs("raw", "proc-", "raw")
+        acc = set(self.accepted_processes())
+        df["accepted"] = df["process"].isin(acc).astype(bool)
+        return df
+
+    @cached_property
+    def samples(self) -> "pd.DataFrame":
+        """Every timed sample of the accepted processes in one tidy table:
+        ``process, slot, direction, round, case, op, dtype, arm, role, sample, ns``.
+
+        raw/samples.csv where the folder has it (schema 6); otherwise the same table made
+        from processes.csv, the accepted processes' raw/proc-NNN.csv and the plan, in the
+        same order (process, then the file's rows)."""
+        path = self.path / "raw" / "samples.csv"
+        if path.is_file():
+            return self._typed(self._read_csv(path), "samples", str(path))
+        return self._assemble_samples()
+
+    def _assemble_samples(self) -> "pd.DataFrame":
+        """The tidy samples table made from the per-process files (folders before schema 6)."""
+        pd = _pandas()
+        procs = self.processes
+        accepted = procs.loc[procs["accepted"]]
+        slot = dict(zip(accepted["process"].astype(int), accepted["slot"].astype(int)))
+        raw = self._read_procs("raw", "proc-", "raw", only=list(slot))
+        plan = self.plan
+        op = {name: str(keys.get("op", "")) for name, keys in plan.cases.items()}
+        dtype = {name: str(keys.get("dtype", "")) for name, keys in plan.cases.items()}
+        role = {name: str(keys.get("role", "candidate")) for name, keys in plan.arms.items()}
+        case = raw["case"].astype(str)
+        arm = raw["arm"].astype(str)
+        df = pd.DataFrame({
+            "process": raw["process"].astype(str),
+            "slot": raw["process"].map(slot).astype(str),
+            "direction": raw["direction"].astype(str),
+            "round": raw["round"].astype(str),
+            "case": case,
+            "op": case.map(op),
+            "dtype": case.map(dtype),
+            "arm": arm,
+            "role": arm.map(role),
+            "sample": raw["sample"].astype(str),
+            "ns": raw["ns"].map(lambda x: f"{x:.3f}"),
+        }, columns=SAMPLES_COLUMNS)
+        return self._typed(df, "samples", f"{self.path}/raw")
+
+    @cached_property
+    def checks(self) -> "pd.DataFrame":
+        """Every check of every process (checks/proc-NNN.csv), with ``passed`` (bool) and
+        ``accepted`` (the process's) added. ``arm`` is missing (NaN) for a check of the
+        case itself."""
+        df = self._read_procs("checks", "proc-", "checks")
+        df["passed"] = (df["result"] == "pass").astype(bool)
+        acc = set(self.accepted_processes())
+        df["accepted"] = df["process"].isin(acc).astype(bool)
+        return df
+
+    @cached_property
+    def telemetry(self) -> "pd.DataFrame":
+        """telemetry/proc-NNN.csv: per timed sample, clocks, power, temperature, NVML's clock
+        event reasons (as an integer), foreign processes, escapes. Empty where the backend
+        reports none (fake); -1 and NaN where it cannot say (cpu)."""
+        return self._read_procs("telemetry", "proc-", "telemetry")
+
+    @cached_property
+    def resources(self) -> "pd.DataFrame":
+        """telemetry/resources-NNN.csv: per launch of each loaded arm, registers, shared and
+        local bytes, geometry (``grid``/``block`` as written, ``AxBxC``), image size and
+        hash, sandbox."""
+        return self._read_procs("telemetry", "resources-", "resources")
+
+    @cached_property
+    def watch(self) -> "pd.DataFrame":
+        """watch.csv: the host watch's events (schema 4 and later; empty before)."""
+        path = self.path / "watch.csv"
+        if not path.is_file():
+            return self._typed(self._empty("watch"), "watch", str(path))
+        return self._typed(self._read_csv(path), "watch", str(path))
+
+    @cached_property
+    def outputs(self) -> "pd.DataFrame":
+        """outputs/proc-NNN.csv: the index of the saved checked outputs. The 11-column
+        index of schemas 2 to 4 reads with ``stored`` = ``bytes`` and ``encoding`` = ``raw``."""
+        pd = _pandas()
+        frames = []
+        for _, p in _proc_files(self.path / "outputs", "proc-"):
+            f = self._read_csv(p)
+            if "stored" not in f.columns:
+                f["stored"] = f["bytes"]
+                f["encoding"] = "raw"
+                f["sha256"] = ""
+            frames.append(f)
+        df = pd.concat(frames, ignore_index=True) if frames else self._empty("outputs")
+        return self._typed(df, "outputs", f"{self.path}/outputs/proc-NNN.csv")
+
+    @cached_property
+    def results(self) -> "pd.DataFrame":
+        """results.json's rows, one per (case, arm): role, state, verdict, contract, times,
+        reductions, wins, and the contrast's ``effect`` fields (``reduction``,
+        ``reduction_lower``, ``reduction_upper``, ``p_value``, ...) as columns of their own;
+        ``clocks`` fields as ``clocks_*``. Missing values are NaN (or <NA>)."""
+        pd = _pandas()
+        rows = [_flatten(r) for r in self.results_json.get("results", [])]
+        if not rows:
+            return pd.DataFrame({c: pd.Series([], dtype=object) for c in ("case", "arm", "role", "state", "verdict")})
+        df = _json_frame(rows)
+        for col, vocab in (("role", ROLES), ("state", STATES), ("verdict", VERDICTS)):
+            if col in df.columns:
+                df[col] = self._categorical(df[col].astype(object), vocab)
+        for col in ("case", "arm"):
+            df[col] = self._categorical(df[col].astype(object), self._order(col))
+        if "baseline" in df.columns:
+            df["baseline"] = self._categorical(df["baseline"].astype(object).where(df["baseline"].notna(), ""),
+                                               self.arms)
+        return df
+
+    @cached_property
+    def variance_components(self) -> "pd.DataFrame":
+        """results.json's variance components, one row per (case, arm); the contrast's as
+        ``contrast_*`` columns."""
+        pd = _pandas()
+        rows = [_flatten(r) for r in self.results_json.get("variance_components", [])]
+        if not rows:
+            return pd.DataFrame({c: pd.Series([], dtype=object) for c in ("case", "arm", "role")})
+        df = _json_frame(rows)
+        for col in ("case", "arm"):
+            if col in df.columns:
+                df[col] = self._categorical(df[col].astype(object), self._order(col))
+        if "role" in df.columns:
+            df["role"] = self._categorical(df["role"].astype(object), ROLES)
+        return df
+
+    # ---- kgate verify ----
+
+    def verify(self, key: Optional[PathLike] = None, *, kgate: Optional[PathLike] = None) -> VerifyResult:
+        """Runs ``kgate verify`` on the folder (``--key PUB`` when given): a VerifyResult, truthy
+        when the folder verified.
+
+        Raises:
+            KgateError: kgate ended with another status than 0 or 1 (not an evidence folder,
+                a usage error).
+        """
+        argv = ["verify", str(self.path)]
+        if key is not None:
+            argv += ["--key", os.fspath(key)]
+        cp = run_cli(argv, kgate=kgate or self._kgate)
+        if cp.returncode not in (EXIT_PASS, EXIT_FAIL):
+            raise KgateError(f"kgate verify {self.path}: exit {cp.returncode}", returncode=cp.returncode,
+                             argv=cp.args, stdout=cp.stdout, stderr=cp.stderr)
+        return VerifyResult(cp.returncode, cp.stdout, cp.stderr)
+
+
+def _flatten(obj: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """One results.json row as flat columns: ``effect`` without a prefix (as results.csv
+    names them), other nested objects with theirs (``clocks_recorded``, ``clocks_cycles_theta``)."""
+    out: Dict[str, Any] = {}
+    for k, v in obj.items():
+        if isinstance(v, dict):
+            inner = "" if (k == "effect" and not prefix) else f"{prefix}{k}_"
+            for k2, v2 in _flatten(v, inner).items():
+                if k2 in out:
+                    k2 = f"{prefix}{k}_{k2[len(inner):]}"
+                out[k2] = v2
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def _json_frame(rows: Sequence[Mapping[str, Any]]) -> "pd.DataFrame":
+    """Rows of JSON objects as a frame, columns in first-seen order, each typed by
+    :func:`_json_column` from the values as JSON gave them."""
+    pd = _pandas()
+    cols: Dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            cols.setdefault(k, None)
+    return pd.DataFrame({c: _json_column([r.get(c) for r in rows]) for c in cols})
+
+
+def _json_column(values: List[Any]) -> "pd.Series":
+    """A column of JSON values with a sensible dtype: bool (nullable ``boolean`` where some
+    are missing), int (``Int64`` likewise), float (NaN where missing), else object."""
+    pd = _pandas()
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return pd.Series([float("nan")] * len(values), dtype="float64")
+    if all(isinstance(v, bool) for v in vals):
+        return pd.Series(pd.array(values, dtype="boolean")) if len(vals) < len(values) else \
+            pd.Series(values, dtype=bool)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+        return pd.Series(pd.array(values, dtype="Int64")) if len(vals) < len(values) else \
+            pd.Series(values, dtype="int64")
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        return pd.Series([float("nan") if v is None else float(v) for v in values], dtype="float64")
+    return pd.Series(values, dtype=object)
+
+
+def count_checks(folder: PathLike) -> Tuple[int, List[Dict[str, str]]]:
+    """The number of check rows in FOLDER/checks and the failed ones (as dicts), read with
+    the csv module (no pandas)."""
+    n = 0
+    failed: List[Dict[str, str]] = []
+    for _, p in _proc_files(Path(folder) / "checks", "proc-"):
+        with open(p, newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                n += 1
+                if row.get("result") == "fail":
+                    failed.append(dict(row))
+    return n, failed
