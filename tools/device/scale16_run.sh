@@ -5,7 +5,7 @@
 #   devices   examples/cuda-conv1d.kg with --devices 0 (one shard on the one GPU, merged), verified
 #   python    tools/device/python_triton.sh (the Python package, its Triton helper on the device)
 #   test      tests/gpu/run.sh (make test-gpu's script)
-# Writes OUT/scale16.tgz (and python_triton.sh's own OUT/python_triton.tgz).
+# Writes OUT/scale16.tgz only (python_triton.sh's results in s/python, its evidence folders left out).
 set -u
 OUT=${1:?usage: scale16_run.sh OUT}
 ROOT=$(pwd)
@@ -29,4 +29,9 @@ ls /tmp/ccD /tmp/ccD/shards >"$R/devices-ls.txt" 2>&1
 cd "$ROOT"
 KGATE=$K timeout 240 sh tools/device/python_triton.sh "$OUT" >"$R/python_triton.out" 2>&1; echo "exit $?" >>"$R/python_triton.out"
 KGATE=$K timeout 300 sh tests/gpu/run.sh >"$R/test-gpu.txt" 2>&1; echo "exit $?" >>"$R/test-gpu.txt"
+# python_triton.sh's results, without its evidence folders, into the one archive
+mkdir -p "$R/python"
+for f in "$OUT"/r/*; do [ -f "$f" ] && cp "$f" "$R/python/"; done
+rm -rf "$OUT/r" "$OUT/work" "$OUT/python_triton.tgz"
 tar czf "$OUT/scale16.tgz" -C "$OUT" s
+rm -rf "$R"
