@@ -51,8 +51,14 @@ say "device compute capability $cc"
 cp -r "$ROOT/python" "$W/pkg" && rm -rf "$W/pkg/build" "$W/pkg"/*.egg-info
 PIPOPT="--no-build-isolation --no-deps --no-index --disable-pip-version-check --no-cache-dir -q"
 RUNPY=$PY
+# a virtual environment sees the system's packages but not the user's (~/.local): where
+# Triton or pandas are the user's, the venv cannot import them, and --target is used instead
+want="import numpy"
+"$PY" -c 'import triton' >/dev/null 2>&1 && want="$want, triton"
+"$PY" -c 'import pandas, pytest' >/dev/null 2>&1 && want="$want, pandas, pytest"
 if "$PY" -m venv --system-site-packages "$W/venv" >"$R/install.txt" 2>&1 &&
-   "$W/venv/bin/python" -m pip install $PIPOPT "$W/pkg" >>"$R/install.txt" 2>&1; then
+   "$W/venv/bin/python" -m pip install $PIPOPT "$W/pkg" >>"$R/install.txt" 2>&1 &&
+   "$W/venv/bin/python" -c "$want" >>"$R/install.txt" 2>&1; then
     RUNPY=$W/venv/bin/python
     say "install: pip install ./python into a virtual environment (--system-site-packages)"
 elif "$PY" -m pip install $PIPOPT --target "$W/site" "$W/pkg" >>"$R/install.txt" 2>&1; then
