@@ -821,7 +821,7 @@ static void telemetry_plot(kg_sb *sb, const kg_plan *plan, const kg_evidence *ev
             points += cnt[k];
             pad_range(&lo[k], &hi[k], 0.08);
         }
-    const double L = 80, R = 980, top = 60, ph = 96, gap = 26;
+    const double L = 80, R = 980, top = 76, ph = 96, gap = 30;
     double bot = top + np * ph + (np - 1) * gap;
     int W = 1000, H = (int)(bot + 50);
     scale xs = { 0, (double)(n > 1 ? n - 1 : 1), L + 6, R - 6 };
@@ -845,7 +845,7 @@ static void telemetry_plot(kg_sb *sb, const kg_plan *plan, const kg_evidence *ev
         if (t->proc != last) {
             double x = at(&xs, (double)k);
             kg_sb_printf(sb, "<path class=\"sep\" d=\"M%.1f %.1fV%.1f\"/><text class=\"tick\" x=\"%.1f\" y=\"%.1f\">p%d"
-                         "</text>", x, top - 8, bot, x + 2, top - 10, t->proc);
+                         "</text>", x, top - 20, bot, x + 2, top - 22, t->proc);
             last = t->proc;
         }
         k++;
@@ -865,8 +865,7 @@ static void telemetry_plot(kg_sb *sb, const kg_plan *plan, const kg_evidence *ev
         int ts = panels[pi];
         double y0 = top + pi * (ph + gap);
         scale ys = { lo[ts], hi[ts], y0 + ph, y0 };
-        kg_sb_printf(sb, "<text class=\"al\" x=\"%.1f\" y=\"%.1f\">%s</text>", L + 4, y0 - 1 + (pi == 0 ? 0 : 0),
-                     names[ts]);
+        kg_sb_printf(sb, "<text class=\"al\" x=\"%.1f\" y=\"%.1f\">%s</text>", L + 4, y0 - 6, names[ts]);
         axis(sb, &ys, AX_Y, L, R, 3, LBL_PLAIN);
         kg_sb_printf(sb, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", L, y0 + ph, R);
         /* per arm, the values of each run of `per` samples as one mark */
