@@ -349,13 +349,10 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
     kg_sb_printf(sb, "<text class=\"al\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">reduction 1 - arm/baseline "
                  "(positive = faster), with the one-sided %.0f%% bounds</text>", (L + R) / 2, yb + 32,
                  100 * (1 - cp->alpha));
-    struct { double v; const char *cls, *dash, *label; } lines[] = {
-        { 0, "zero", "", "0" },
-        { m, "margin", "6 3", "+margin" },
-        { -m, "margin", "6 3", "-margin" },
-        { g, "gate", "2 3", "gate" },
-        { cm, "ctl", "1 2", "control" },
-        { -cm, "ctl", "1 2", "-control" },
+    /* 0, +margin, -margin, the gate's minimum, +-control_margin */
+    struct { double v; const char *cls, *dash; } lines[] = {
+        { 0, "zero", "" }, { m, "margin", "6 3" }, { -m, "margin", "6 3" },
+        { g, "gmin", "2 3" }, { cm, "ctl", "1 2" }, { -cm, "ctl", "1 2" },
     };
     for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++) {
         if (k == 3 && !gated) continue;
@@ -587,6 +584,7 @@ static void rounds_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, c
         double slot = (x1 - x0) / (double)n[d], hw = slot * 0.35 > 6 ? 6 : slot * 0.35;
         size_t k = 0;
         int last_proc = -1;
+        double last_label = -1e9;
         kg_sb med = { 0 };
         for (size_t i = first; i < S->nrs && S->rs[i].kase == c && S->rs[i].arm == a; i++) {
             const rstat *q = &S->rs[i];
@@ -599,9 +597,12 @@ static void rounds_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, c
                 for (size_t j = i; j < S->nrs && S->rs[j].kase == c && S->rs[j].arm == a && S->rs[j].proc == q->proc; j++)
                     nr++;
                 if (k > 0) kg_sb_printf(sb, "<path class=\"sep\" d=\"M%.1f %.1fV%.1f\"/>", xs, top, bot);
-                if (slot * nr >= 22 || k == 0)
+                double xl = xs + slot * nr / 2;
+                if (xl - last_label >= 26) {
                     kg_sb_printf(sb, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">p%d</text>",
-                                 xs + slot * nr / 2, bot + 15, q->proc);
+                                 xl, bot + 15, q->proc);
+                    last_label = xl;
+                }
                 last_proc = q->proc;
             }
             kg_sb_printf(sb, "<path class=\"m box\" data-n=\"1\" stroke=\"%s\" d=\"M%.1f %.1fV%.1fM%.1f %.1fV%.1f"
@@ -722,7 +723,7 @@ static void timeline_plot(kg_sb *sb, const kg_evidence *ev)
         double x = at(&s, (double)(t - base));
         kg_sb_printf(sb, "<path class=\"m\" data-n=\"1\" fill=\"%s\" d=\"M%.1f %.1fl-5 -9h10Z\"><title>",
                      strcmp(w->event, "note") == 0 ? "#57606a" : "#24292f", x, top - 3);
-        escf(sb, "%s %s%s: %s", w->utc, w->event, w->proc >= 0 ? " (process)" : "", w->detail);
+        escf(sb, "%s, watch.csv %s: %s", w->utc, w->event, w->detail);
         if (w->proc >= 0) escf(sb, " [process %d]", w->proc);
         kg_sb_puts(sb, "</title></path>");
     }
@@ -933,7 +934,7 @@ static const char css[] =
     "svg .h{font-size:13px;font-weight:600}svg .note{fill:#57606a;font-size:12px}svg .tick{fill:#57606a}"
     "svg .ax{stroke:#57606a;fill:none}svg .grid{stroke:#eaeef2;fill:none}svg .sep{stroke:#d0d7de;fill:none}"
     "svg .band{fill:#ddf4ff}svg .zero{stroke:#24292f;stroke-width:1.5}svg .margin{stroke:#1a7f37;stroke-width:1.5}"
-    "svg .gate{stroke:#9a6700;stroke-width:1.5}svg .ctl{stroke:#8250df;stroke-width:1.5}"
+    "svg .gmin{stroke:#9a6700;stroke-width:1.5}svg .ctl{stroke:#8250df;stroke-width:1.5}"
     "svg .box{fill:#f6f8fa;stroke-width:1}svg .med{stroke-width:2.5;fill:none}"
     "svg .pm{stroke:#24292f;stroke-dasharray:5 3;fill:none}svg .dots{stroke-width:3;stroke-linecap:round;fill:none}";
 
