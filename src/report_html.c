@@ -1003,7 +1003,9 @@ static void gate_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
                  plan->gate.require_negative ? ", every gated candidate a source arm (require_negative = yes)" : "");
     esc(sb, an->gate_reason);
     kg_sb_puts(sb, ".");
-    if (an->invalid) {
+    if (an->invalid && strcmp(an->invalid_why, an->gate_reason) == 0) {
+        kg_sb_puts(sb, " <span class=\"invalid\">The campaign is INVALID.</span>");
+    } else if (an->invalid) {
         kg_sb_puts(sb, " <span class=\"invalid\">The campaign is INVALID (");
         esc(sb, an->invalid_why[0] != '\0' ? an->invalid_why : "no usable process");
         kg_sb_puts(sb, ").</span>");
@@ -1186,8 +1188,8 @@ int kg_report_html(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_
     if (!any) {
         char why[160];
         if (ev->ntel == 0)
-            snprintf(why, sizeof why, "no telemetry: the folder has no telemetry rows of an accepted process (the "
-                     "backend records none)");
+            snprintf(why, sizeof why, "no telemetry: no accepted process has telemetry rows (the fake backend "
+                     "records none; the rows of excluded processes are not read)");
         else
             snprintf(why, sizeof why, "no telemetry: %zu telemetry rows, none with an SM clock, power or temperature "
                      "(the backend reads none)", ev->ntel);
