@@ -141,10 +141,12 @@ static void num(kg_sb *sb, const char *col, const char *arm, double v, int as_pc
 typedef struct scale {
     double lo, hi;   /* data */
     double p0, p1;   /* pixels */
+    int log;         /* logarithmic (lo > 0) */
 } scale;
 
 static double at(const scale *s, double v)
 {
+    if (s->log) return s->p0 + (log(v) - log(s->lo)) * (s->p1 - s->p0) / (log(s->hi) - log(s->lo));
     return s->p0 + (v - s->lo) * (s->p1 - s->p0) / (s->hi - s->lo);
 }
 
@@ -195,30 +197,55 @@ enum { LBL_PLAIN, LBL_PCT };
 /* An axis with about n ticks, their labels and light grid lines across
  * the plot: AX_X at pixel row `base` with the grid up to `far`, AX_Y at
  * pixel column `base` with the grid to `far`. */
+static void tick(kg_sb *sb, const scale *s, int kind, double base, double far, double v, int dec, int lbl)
+{
+    double p = at(s, v);
+    char t[48];
+    if (lbl == LBL_PCT && v == 0.0) snprintf(t, sizeof t, "0%%");
+    else if (lbl == LBL_PCT) snprintf(t, sizeof t, "%+.*f%%", dec, v);
+    else snprintf(t, sizeof t, "%.*f", dec, v);
+    if (kind == AX_X)
+        kg_sb_printf(sb, "<path class=\"grid\" d=\"M%.1f %.1fV%.1f\"/><path class=\"ax\" d=\"M%.1f %.1fv4\"/>"
+                     "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+                     p, base, far, p, base, p, base + 15, t);
+    else
+        kg_sb_printf(sb, "<path class=\"grid\" d=\"M%.1f %.1fH%.1f\"/><path class=\"ax\" d=\"M%.1f %.1fh-4\"/>"
+                     "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+                     base, p, far, base, p, base - 6, p + 4, t);
+}
+
 static void axis(kg_sb *sb, const scale *s, int kind, double base, double far, int n, int lbl)
 {
-    double step = nice_step(s->hi - s->lo, n);
-    int dec = step_decimals(step);
-    double i0 = ceil(s->lo / step), i1 = floor(s->hi / step);
     if (kind == AX_X)
         kg_sb_printf(sb, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", s->p0, base, s->p1);
     else
         kg_sb_printf(sb, "<path class=\"ax\" d=\"M%.1f %.1fV%.1f\"/>", base, s->p0, s->p1);
+    if (s->log) {
+        /* 1, 2 and 5 of each decade, where that makes three ticks or more */
+        double d = 1.0, v[36];
+        int nv = 0;
+        while (d > s->lo) d /= 10.0;
+        while (d * 10.0 <= s->lo) d *= 10.0;
+        for (int k = 0; d <= s->hi && k < 12; k++, d *= 10.0)
+            for (int m = 0; m < 3; m++) {
+                double x = d * (m == 0 ? 1.0 : m == 1 ? 2.0 : 5.0);
+                if (x >= s->lo && x <= s->hi) v[nv++] = x;
+            }
+        if (nv >= 3) {
+            for (int i = 0; i < nv; i++) tick(sb, s, kind, base, far, v[i], step_decimals(v[i]), lbl);
+            return;
+        }
+    }
+    double step = nice_step(s->hi - s->lo, n);
+    int dec = step_decimals(step);
+    double i0 = ceil(s->lo / step), i1 = floor(s->hi / step);
+    double last = -1e9;
     for (double i = i0; i <= i1 && i - i0 < 40; i += 1.0) {
-        double v = i * step, p = at(s, v);
+        double v = i * step;
         if (fabs(v) < step * 1e-9) v = 0.0;
-        char t[48];
-        if (lbl == LBL_PCT) snprintf(t, sizeof t, "%+.*f%%", dec, v);
-        else snprintf(t, sizeof t, "%.*f", dec, v);
-        if (v == 0.0 && lbl == LBL_PCT) snprintf(t, sizeof t, "0%%");
-        if (kind == AX_X)
-            kg_sb_printf(sb, "<path class=\"grid\" d=\"M%.1f %.1fV%.1f\"/><path class=\"ax\" d=\"M%.1f %.1fv4\"/>"
-                         "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
-                         p, base, far, p, base, p, base + 15, t);
-        else
-            kg_sb_printf(sb, "<path class=\"grid\" d=\"M%.1f %.1fH%.1f\"/><path class=\"ax\" d=\"M%.1f %.1fh-4\"/>"
-                         "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
-                         base, p, far, base, p, base - 6, p + 4, t);
+        if (fabs(at(s, v) - last) < 16) continue;   /* a log scale crowds the top */
+        last = at(s, v);
+        tick(sb, s, kind, base, far, v, dec, lbl);
     }
 }
 
@@ -336,7 +363,7 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
     pad_range(&lo, &hi, 0.06);
     const double L = 200, R = 880, rowh = 26, top = 58;
     int W = 1000, H = (int)(top + rowh * nrows + 52);
-    scale s = { lo, hi, L, R };
+    scale s = { lo, hi, L, R, 0 };
     svg_open(sb, id, W, H, nrows, NULL, title);
     kg_sb_puts(sb, "<text class=\"h\" x=\"10\" y=\"18\">");
     esc(sb, title);
@@ -531,18 +558,18 @@ static void rounds_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, c
     snprintf(id, sizeof id, "rounds-c%d-a%d", c, a);
     snprintf(title, sizeof title, "Per-round distributions of %s (%s) on case %s", plan->arms[a].name,
              kg_role_name(r->role), plan->cases[c].name);
-    /* the case's range over every arm, so that its arms compare */
+    /* the arm's own range, the same for its two directions (the reductions
+     * plot compares the arms; this one shows each arm's rounds and the two
+     * directions side by side) */
     double lo = INFINITY, hi = -INFINITY;
     size_t first = S->nrs, n[2] = { 0, 0 };
     for (size_t i = 0; i < S->nrs; i++) {
         const rstat *q = &S->rs[i];
-        if (q->kase != c) continue;
+        if (q->kase != c || q->arm != a) continue;
         if (q->mn < lo) lo = q->mn;
         if (q->mx > hi) hi = q->mx;
-        if (q->arm == a) {
-            if (first == S->nrs) first = i;
-            n[q->dir == KG_DIR_REV]++;
-        }
+        if (first == S->nrs) first = i;
+        n[q->dir == KG_DIR_REV]++;
     }
     if (n[0] + n[1] == 0) {
         kg_sb t = { 0 };
@@ -554,7 +581,16 @@ static void rounds_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, c
     }
     lo /= 1000.0;
     hi /= 1000.0;
-    pad_range(&lo, &hi, 0.05);
+    /* a logarithmic scale (the analysis works in log time; an outlier
+     * leaves the boxes readable), padded by 5% of its span each side */
+    int logy = lo > 0 && hi > lo;
+    if (logy) {
+        double span = log(hi) - log(lo);
+        lo = exp(log(lo) - 0.05 * span);
+        hi = exp(log(hi) + 0.05 * span);
+    } else {
+        pad_range(&lo, &hi, 0.05);
+    }
     const int W = 1000, H = 250;
     const double top = 48, bot = 200, pw = 500;
     svg_open(sb, id, W, H, (long long)(n[0] + n[1]), NULL, title);
@@ -567,7 +603,7 @@ static void rounds_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, c
     legend(sb, lx, 36, "#24292f", "5 3", "median of process medians");
     for (int d = 0; d < 2; d++) {
         double x0 = d * pw + 62, x1 = d * pw + pw - 14;
-        scale ys = { lo, hi, bot, top };
+        scale ys = { lo, hi, bot, top, logy };
         kg_sb_printf(sb, "<text class=\"al\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s: %zu round%s of %d "
                      "sample%s each</text>", (x0 + x1) / 2, bot + 40, d == 0 ? "forward" : "reverse", n[d],
                      n[d] == 1 ? "" : "s", plan->campaign.samples, plan->campaign.samples == 1 ? "" : "s");
@@ -575,7 +611,7 @@ static void rounds_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, c
         kg_sb_printf(sb, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, bot, x1);
         if (d == 0)
             kg_sb_printf(sb, "<text class=\"al\" transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\">"
-                         "µs per operation</text>", (top + bot) / 2);
+                         "µs per operation%s</text>", (top + bot) / 2, logy ? " (log scale)" : "");
         if (n[d] == 0) {
             kg_sb_printf(sb, "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">no accepted process in "
                          "this direction</text>", (x0 + x1) / 2, (top + bot) / 2);
@@ -703,7 +739,7 @@ static void timeline_plot(kg_sb *sb, const kg_evidence *ev)
     const double L = 120, R = 980, top = 74;
     double bot = top + lane * ev->nproc;
     int W = 1000, H = (int)(bot + 52);
-    scale s = { lo, hi, L, R };
+    scale s = { lo, hi, L, R, 0 };
     svg_open(sb, "timeline", W, H, ev->nproc + nmarks, NULL, title);
     kg_sb_puts(sb, "<text class=\"h\" x=\"10\" y=\"18\">");
     esc(sb, title);
@@ -825,7 +861,7 @@ static void telemetry_plot(kg_sb *sb, const kg_plan *plan, const kg_evidence *ev
     const double L = 80, R = 980, top = 76, ph = 96, gap = 30;
     double bot = top + np * ph + (np - 1) * gap;
     int W = 1000, H = (int)(bot + 50);
-    scale xs = { 0, (double)(n > 1 ? n - 1 : 1), L + 6, R - 6 };
+    scale xs = { 0, (double)(n > 1 ? n - 1 : 1), L + 6, R - 6, 0 };
     svg_open(sb, id, W, H, points, NULL, title);
     kg_sb_puts(sb, "<text class=\"h\" x=\"10\" y=\"18\">");
     esc(sb, title);
@@ -865,7 +901,7 @@ static void telemetry_plot(kg_sb *sb, const kg_plan *plan, const kg_evidence *ev
     for (int pi = 0; pi < np; pi++) {
         int ts = panels[pi];
         double y0 = top + pi * (ph + gap);
-        scale ys = { lo[ts], hi[ts], y0 + ph, y0 };
+        scale ys = { lo[ts], hi[ts], y0 + ph, y0, 0 };
         kg_sb_printf(sb, "<text class=\"al\" x=\"%.1f\" y=\"%.1f\">%s</text>", L + 4, y0 - 6, names[ts]);
         axis(sb, &ys, AX_Y, L, R, 3, LBL_PLAIN);
         kg_sb_printf(sb, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", L, y0 + ph, R);
@@ -1158,7 +1194,8 @@ int kg_report_html(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_
                     "process order: the box is the middle half of the round's samples (quartiles interpolated between "
                     "order statistics), the whiskers reach the smallest and largest sample, the thick bar is the "
                     "round's median, whose log the analysis pairs across arms. The dashed line is the arm's median of "
-                    "process medians in that direction (the results table). One scale per case.</p>\n");
+                    "process medians in that direction (the results table). Each arm has its own logarithmic scale, "
+                    "the same for both directions.</p>\n");
     for (int c = 0; c < plan->ncases; c++) {
         kg_sb_puts(out, "<h3>Case ");
         esc(out, plan->cases[c].name);
