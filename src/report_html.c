@@ -361,7 +361,7 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
         if (refs[k] > hi) hi = refs[k];
     }
     pad_range(&lo, &hi, 0.06);
-    const double L = 200, R = 880, rowh = 26, top = 58;
+    const double L = 200, R = 830, rowh = 26, top = 58;
     int W = 1000, H = (int)(top + rowh * nrows + 52);
     scale s = { lo, hi, L, R, 0 };
     svg_open(sb, id, W, H, nrows, NULL, title);
