@@ -436,10 +436,11 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
         kg_sb_puts(sb, "</title>");
         if (e->has_interval && isfinite(e->rho_lo) && isfinite(e->rho_hi))
             kg_sb_printf(sb, "<path d=\"M%.1f %.1fH%.1fM%.1f %.1fv10M%.1f %.1fv10\" stroke=\"%s\" stroke-width=\"3\" "
-                         "fill=\"none\"/>", at(&s, 100 * e->rho_lo), y, at(&s, 100 * e->rho_hi), at(&s, 100 * e->rho_lo),
+                         "fill=\"none\"/>", at(&s, 100 * e->rho_lo), y, at(&s, 100 * e->rho_hi),
+                         at(&s, 100 * e->rho_lo),
                          y - 5, at(&s, 100 * e->rho_hi), y - 5, col);
-        kg_sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#fff\"/></g>", at(&s, 100 * e->rho),
-                     y, col);
+        kg_sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#fff\"/></g>",
+                     at(&s, 100 * e->rho), y, col);
         kg_sb_printf(sb, "<text class=\"lab\" x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", R + 10, y + 4, col);
         esc(sb, label);
         kg_sb_puts(sb, "</text>");
@@ -630,7 +631,8 @@ static void rounds_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, c
                 double xs = x0 + slot * (double)k;
                 /* the process's rounds: a separator and its index where it fits */
                 int nr = 0;
-                for (size_t j = i; j < S->nrs && S->rs[j].kase == c && S->rs[j].arm == a && S->rs[j].proc == q->proc; j++)
+                for (size_t j = i;
+                     j < S->nrs && S->rs[j].kase == c && S->rs[j].arm == a && S->rs[j].proc == q->proc; j++)
                     nr++;
                 if (k > 0) kg_sb_printf(sb, "<path class=\"sep\" d=\"M%.1f %.1fV%.1f\"/>", xs, top, bot);
                 double xl = xs + slot * nr / 2;
@@ -751,7 +753,8 @@ static void timeline_plot(kg_sb *sb, const kg_evidence *ev)
     axis(sb, &s, AX_X, bot + 4, top - 14, 8, LBL_PLAIN);
     kg_sb_printf(sb, "<text class=\"al\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">seconds since the first start "
                  "(processes.csv start_utc, to the second; bar: its seconds)</text>", (L + R) / 2, bot + 36);
-    kg_sb_printf(sb, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">host watch</text>", L - 8, top - 6);
+    kg_sb_printf(sb, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">host watch</text>", L - 8,
+                 top - 6);
     for (size_t i = 0; i < ev->nwatch; i++) {
         const kg_watch_rec *w = &ev->watch[i];
         long long t = watch_marked(w->event) ? utc_seconds(w->utc) : -1;
@@ -979,7 +982,8 @@ static void header_html(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an,
     const kg_plan *plan = ev->plan;
     const kg_campaign *cp = &plan->campaign;
     kg_sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+                   "<meta http-equiv=\"Content-Security-Policy\" "
+                   "content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                    "<meta name=\"generator\" content=\"kgate report\">\n<title>kgate report: ");
     esc(sb, cp->name);
@@ -1000,8 +1004,8 @@ static void header_html(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an,
     escf(sb, "%s (%s)", meta_str(meta, "host"), meta_str(meta, "os"));
     kg_sb_puts(sb, "</td></tr>\n<tr><th>started</th><td>");
     esc(sb, meta_str(meta, "started_utc"));
-    kg_sb_printf(sb, "</td></tr>\n<tr><th>processes</th><td>%d per direction planned; %d accepted, %d excluded</td></tr>\n",
-                 cp->processes, an->nproc_accepted, an->nproc_rejected);
+    kg_sb_printf(sb, "</td></tr>\n<tr><th>processes</th><td>%d per direction planned; %d accepted, %d excluded"
+                 "</td></tr>\n", cp->processes, an->nproc_accepted, an->nproc_rejected);
     kg_sb_printf(sb, "<tr><th>protocol</th><td>%d rounds x %d samples (%d warmup) per arm, pack %d, interleave %s, "
                  "l2 %s, inputs %s, rotate %d input set%s</td></tr>\n", cp->rounds, cp->samples, cp->warmup, cp->pack,
                  cp->interleave == KG_INTERLEAVE_SAMPLE ? "sample" : "block", cp->l2 == KG_L2_COLD ? "cold" : "warm",
@@ -1084,8 +1088,8 @@ static void results_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
             esc(sb, plan->arms[a].name);
             kg_sb_printf(sb, "\"><td><a href=\"#reduction-c%d\">", c);
             esc(sb, plan->cases[c].name);
-            kg_sb_printf(sb, "</a>%s</td><td><a href=\"#rounds-c%d-a%d\">", plan->cases[c].primary ? "" : " (secondary)",
-                         c, a);
+            kg_sb_printf(sb, "</a>%s</td><td><a href=\"#rounds-c%d-a%d\">",
+                         plan->cases[c].primary ? "" : " (secondary)", c, a);
             esc(sb, plan->arms[a].name);
             kg_sb_printf(sb, "</a></td><td>%s</td>", kg_role_name(r->role));
             for (int d = 0; d < 2; d++) {
