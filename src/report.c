@@ -5,7 +5,8 @@
  * same in memory (verify compares the stored files with it).  The
  * supervisor and `kgate report DIR` both come here, so a regenerated
  * report is byte-identical.  A printer formats; it neither reads files
- * nor decides anything (report_md.c, report_json.c, report_csv.c). */
+ * nor decides anything (report_md.c, report_json.c, report_csv.c,
+ * report_html.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ static const kg_report_fmt formats[] = {
     { "report.md", kg_report_md },
     { "results.csv", kg_report_csv },
     { "results.json", kg_report_json },
+    { "report.html", kg_report_html },
     { "raw/samples.csv", kg_report_samples },
 };
 #define NFORMATS ((int)(sizeof formats / sizeof formats[0]))

@@ -29,6 +29,8 @@ int kg_report_csv(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *a
 /* raw/samples.csv: the accepted processes' samples in one tidy table */
 int kg_report_samples(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 int kg_report_json(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+/* report.html: self-contained, inline SVG plots, no script (report_html.c) */
+int kg_report_html(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 
 /* "ok", "inadmissible", "incorrect", "weak case", "absent". */
 const char *kg_report_state_name(kg_arm_state s);

@@ -6,8 +6,8 @@
  * the folder).  kg_verify_dir checks a folder three ways:
  *   1. every listed file exists with its hash, and no file is unlisted;
  *   2. plan.kg hashes to plan.sha256, and the reports recomputed from the
- *      raw samples equal report.md, results.json and results.csv byte
- *      for byte (the same code the campaign ran, rendered in memory);
+ *      raw samples equal report.md, report.html, results.json and
+ *      results.csv byte for byte (the same code the campaign ran, rendered in memory);
  *   3. every saved output (outputs/proc-NNN.*) is compared again with a
  *      float64 reference recomputed on the CPU from its seed, which must be
  *      one the protocol derives for its process and case; the result must agree

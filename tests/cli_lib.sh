@@ -17,9 +17,9 @@ expect_no_grep() {
 expect_report_identical() {
     d=$1
     mkdir -p "$T/before"
-    cp "$d/report.md" "$d/results.json" "$d/results.csv" "$T/before/"
+    cp "$d/report.md" "$d/results.json" "$d/results.csv" "$d/report.html" "$T/before/"
     "$KGATE" report "$d" >"$T/report.out" 2>"$T/report.err" || true
-    for f in report.md results.json results.csv; do
+    for f in report.md results.json results.csv report.html; do
         cmp -s "$d/$f" "$T/before/$f" || die "kgate report changed $f"
     done
     cmp -s "$T/report.out" "$d/report.md" || die "kgate report stdout differs from report.md"

@@ -17,6 +17,12 @@ $SUDO apt-get install -y -qq --no-install-recommends slurm-wlm slurmctld slurmd 
 # environment over Debian's numpy, pandas and pytest, built offline with its setuptools and wheel
 $SUDO apt-get install -y -qq --no-install-recommends \
     python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest >/dev/null
+# tests/cli/report_html.sh loads report.html in headless Chromium (Debian's chromium package)
+# and checks its DOM with python3; where there is no such package (Ubuntu's is a snap), set
+# CHROMIUM to a Chromium or Chrome binary
+$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
+    echo "kgate: no chromium package (tests/cli/report_html.sh fails in CI without a browser: set CHROMIUM)"
+command -v python3 >/dev/null 2>&1 || $SUDO apt-get install -y -qq --no-install-recommends python3 >/dev/null
 # securesystemslib checks the signed envelopes with reference tooling (tests/attest_check.py);
 # Debian's Python refuses a plain pip install outside a virtual environment
 if command -v python3 >/dev/null 2>&1; then

@@ -12,7 +12,7 @@
  *   outputs/proc-NNN.csv, .bin  saved checked outputs, for replay (KG_ROWS_OUTPUTS)
  *   logs/proc-NNN.log    the worker's stderr
  *   build/           compiled arms
- *   report.md, results.json, results.csv
+ *   report.md, report.html, results.json, results.csv
  *   SHA256SUMS       every other file's SHA-256, written last
  *
  * Every CSV kind has one writer and one strict reader here (src/rows.c),

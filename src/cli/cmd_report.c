@@ -8,7 +8,8 @@
 
 static const char about[] =
     "Re-reads the evidence folder DIR (plan.kg, processes.csv, raw/, checks/, meta.json), redoes the\n"
-    "analysis and rewrites report.md, results.json and results.csv; prints report.md on stdout.\n"
+    "analysis and rewrites report.md, report.html, results.json and results.csv; prints report.md on\n"
+    "stdout.\n"
     "The files are byte-identical to those the campaign wrote.  Exit status as for kgate run.\n";
 
 int kg_cmd_report(int argc, char **argv, const kg_settings *env)

@@ -12,7 +12,7 @@ static const char about[] =
     "Checks the evidence folder DIR without changing it:\n"
     "  - every file listed in SHA256SUMS has its hash, and no file is unlisted;\n"
     "  - plan.kg hashes to plan.sha256; the reports recomputed from the raw samples equal\n"
-    "    report.md, results.json and results.csv byte for byte;\n"
+    "    report.md, report.html, results.json and results.csv byte for byte;\n"
     "  - every saved checked output (outputs/) is compared again with a float64 reference\n"
     "    recomputed on the CPU from its recorded seed, and agrees with checks/.\n"
     "With --key PUB, first the signature: attestation.dsse.json must be a DSSE envelope signed\n"

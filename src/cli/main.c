@@ -23,7 +23,7 @@ static const kg_cli_cmd commands[] = {
     { "check", "PLAN", kg_cmd_check,
       "correctness (admission) checks only; --negative ARM for the numerical negative" },
     { "report", "DIR", kg_cmd_report,
-      "regenerate report.md, results.json and results.csv from an evidence folder" },
+      "regenerate report.md, report.html, results.json and results.csv from an evidence folder" },
     { "verify", "DIR", kg_cmd_verify,
       "check an evidence folder: hashes, recomputed reports, replayed outputs" },
     { "compare", "A B [C ...]", kg_cmd_compare,

@@ -74,7 +74,7 @@ has "raw: a symbolic link" "$T/s5v.out"
 # 6. --resume through linked logs/ and raw/ writes nothing outside
 cp -r "$T/a" "$T/s6"
 head -n 3 "$T/s6/processes.csv" >"$T/p6" && mv "$T/p6" "$T/s6/processes.csv"
-rm -f "$T/s6/SHA256SUMS" "$T/s6/report.md" "$T/s6/results.json" "$T/s6/results.csv"
+rm -f "$T/s6/SHA256SUMS" "$T/s6/report.md" "$T/s6/results.json" "$T/s6/results.csv" "$T/s6/report.html"
 mkdir -p "$T/outside/six"
 mv "$T/s6/logs" "$T/outside/six/logs"; mv "$T/s6/raw" "$T/outside/six/raw"
 ln -s "$T/outside/six/logs" "$T/s6/logs"; ln -s "$T/outside/six/raw" "$T/s6/raw"
