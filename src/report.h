@@ -26,6 +26,10 @@ const kg_report_fmt *kg_report_formats(int *n);
 /* The printers. */
 int kg_report_md(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 int kg_report_csv(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+/* report.md's number formats, shared by report.html: a fraction as
+ * "+1.23%", nanoseconds as microseconds "12.345"; "–" when not finite */
+void kg_report_pct(struct kg_sb *sb, double frac);
+void kg_report_us(struct kg_sb *sb, double ns);
 /* raw/samples.csv: the accepted processes' samples in one tidy table */
 int kg_report_samples(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 int kg_report_json(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);

@@ -104,18 +104,9 @@ static const char *meta_str(json_t *meta, const char *key)
     return json_is_string(v) ? json_string_value(v) : "unknown";
 }
 
-/* the formats of report.md */
-static void pct(kg_sb *sb, double frac)
-{
-    if (isfinite(frac)) kg_sb_printf(sb, "%+.2f%%", 100.0 * frac);
-    else kg_sb_puts(sb, "–");
-}
-
-static void us(kg_sb *sb, double ns)
-{
-    if (isfinite(ns)) kg_sb_printf(sb, "%.3f", ns / 1000.0);
-    else kg_sb_puts(sb, "–");
-}
+/* the formats of report.md (report_md.c) */
+#define pct kg_report_pct
+#define us kg_report_us
 
 /* A number of the results table: its value as results.csv writes it
  * (data-v, %.9g, empty when not finite) under results.csv's column name

@@ -18,17 +18,20 @@
 #include "report_hw.h"
 #include "util.h"
 
-static void pct(kg_sb *sb, double frac)
+void kg_report_pct(kg_sb *sb, double frac)
 {
     if (isfinite(frac)) kg_sb_printf(sb, "%+.2f%%", 100.0 * frac);
     else kg_sb_puts(sb, "–");
 }
 
-static void us(kg_sb *sb, double ns)
+void kg_report_us(kg_sb *sb, double ns)
 {
     if (isfinite(ns)) kg_sb_printf(sb, "%.3f", ns / 1000.0);
     else kg_sb_puts(sb, "–");
 }
+
+#define pct kg_report_pct
+#define us kg_report_us
 
 static const char *meta_str(json_t *meta, const char *key)
 {

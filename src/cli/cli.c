@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cli.h"
 #include "kgate/err.h"
+#include "kgate/stats.h"
 
 const char kg_cli_exit_text[] =
     "Exit status: 0 gate passed, 1 gate failed or inconclusive, 2 usage or input error (a kernel that\n"
@@ -27,6 +28,27 @@ int kg_cli_fail(int rc, const char *msg)
     default:
         return KG_EXIT_INVALID;
     }
+}
+
+void kg_cli_print_report(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%.4000s/report.md", dir);
+    FILE *fp = fopen(path, "r");
+    if (fp != NULL) {
+        char buf[8192];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, fp)) > 0) fwrite(buf, 1, n, stdout);
+        fclose(fp);
+    }
+    fflush(stdout);
+}
+
+int kg_cli_gate_line(const kg_analysis *an)
+{
+    fprintf(stderr, "kgate: gate %s%s: %s\n", an->gate_pass ? "PASS" : "FAIL", an->invalid ? " (campaign INVALID)" : "",
+            an->gate_reason);
+    return an->invalid ? KG_EXIT_INVALID : an->gate_pass ? KG_EXIT_PASS : KG_EXIT_FAIL;
 }
 
 int kg_cli_is_help(const char *arg)

@@ -74,6 +74,14 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err);
  * library code rc (the list above). */
 int kg_cli_fail(int rc, const char *msg);
 
+/* Copies dir/report.md to stdout (nothing when it is missing). */
+void kg_cli_print_report(const char *dir);
+
+struct kg_analysis;
+/* "kgate: gate PASS|FAIL[ (campaign INVALID)]: reason" on stderr; returns
+ * the campaign's exit status (0 passed, 1 failed, 3 invalid). */
+int kg_cli_gate_line(const struct kg_analysis *an);
+
 /* 1 when arg is -h or --help. */
 int kg_cli_is_help(const char *arg);
 

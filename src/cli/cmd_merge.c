@@ -45,21 +45,8 @@ int kg_cli_merge_into(const char *out, const char *const *dirs, int n, const cha
         fprintf(stderr, "kgate merge: %s\n", err.msg);
         return KG_EXIT_USAGE;
     }
-    if (!quiet) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/report.md", out);
-        FILE *fp = fopen(path, "r");
-        if (fp != NULL) {
-            char buf[8192];
-            size_t k;
-            while ((k = fread(buf, 1, sizeof buf, fp)) > 0) fwrite(buf, 1, k, stdout);
-            fclose(fp);
-        }
-        fflush(stdout);
-    }
-    int status = an.invalid ? KG_EXIT_INVALID : an.gate_pass ? KG_EXIT_PASS : KG_EXIT_FAIL;
-    fprintf(stderr, "kgate: gate %s%s: %s\n", an.gate_pass ? "PASS" : "FAIL", an.invalid ? " (campaign INVALID)" : "",
-            an.gate_reason);
+    if (!quiet) kg_cli_print_report(out);
+    int status = kg_cli_gate_line(&an);
     fprintf(stderr, "kgate: merged %d shard(s) into %s (%s)\n", n, out,
             key_path != NULL ? "signed" : "unsigned: no --key and no key made by kgate key init");
     kg_analysis_free(&an);

@@ -177,21 +177,8 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         sum.seconds = kg_mono_s() - t_start;
         return machine_outputs(&sum, json, junit, st);
     }
-    if (!less && !json) {
-        char path[1100];
-        snprintf(path, sizeof path, "%s/report.md", dir);
-        FILE *fp = fopen(path, "r");
-        if (fp != NULL) {
-            char buf[8192];
-            size_t n;
-            while ((n = fread(buf, 1, sizeof buf, fp)) > 0) fwrite(buf, 1, n, stdout);
-            fclose(fp);
-        }
-        fflush(stdout);
-    }
-    int status = an.invalid ? KG_EXIT_INVALID : an.gate_pass ? KG_EXIT_PASS : KG_EXIT_FAIL;
-    fprintf(stderr, "kgate: gate %s%s: %s\n", an.gate_pass ? "PASS" : "FAIL", an.invalid ? " (campaign INVALID)" : "",
-            an.gate_reason);
+    if (!less && !json) kg_cli_print_report(dir);
+    int status = kg_cli_gate_line(&an);
     if (!less) {
         if (an.invalid && an.invalid_why[0] != '\0' && strcmp(an.invalid_why, an.gate_reason) != 0)
             fprintf(stderr, "kgate: the campaign is INVALID: %s\n", an.invalid_why);
