@@ -628,6 +628,18 @@ static void campaign_notes(cmp *m)
 
 /* ---- markdown ---- */
 
+/* "Title:" and one "- line" per line of text, then a blank line */
+static void md_bullets(kg_sb *out, const char *title, const char *text)
+{
+    kg_sb_printf(out, "%s:\n\n", title);
+    for (const char *p = text; *p;) {
+        size_t l = strcspn(p, "\n");
+        kg_sb_printf(out, "- %.*s\n", (int)l, p);
+        p += l + (p[l] == '\n');
+    }
+    kg_sb_puts(out, "\n");
+}
+
 static void md_header(const cmp *m, kg_sb *out)
 {
     const kg_compare_opts *o = m->o;
@@ -655,15 +667,7 @@ static void md_header(const cmp *m, kg_sb *out)
                  "arm/baseline is the arm's paired ratio to its baseline within each campaign (1 - the reduction of "
                  "report.md). docs/compare.md.\n\n",
                  100.0 * (1.0 - o->alpha), 100.0 * o->margin);
-    if (m->notes.len > 0) {
-        kg_sb_puts(out, "Notes:\n\n");
-        for (const char *p = m->notes.buf; *p;) {
-            size_t l = strcspn(p, "\n");
-            kg_sb_printf(out, "- %.*s\n", (int)l, p);
-            p += l + (p[l] == '\n');
-        }
-        kg_sb_puts(out, "\n");
-    }
+    if (m->notes.len > 0) md_bullets(out, "Notes", m->notes.buf);
 }
 
 static void md_main(const cmp *m, kg_compare_summary *sum, kg_sb *out)
@@ -713,15 +717,7 @@ static void md_main(const cmp *m, kg_compare_summary *sum, kg_sb *out)
     kg_sb_printf(out, "\n%d row%s: %d FASTER, %d SLOWER, %d EQUIVALENT, %d INCONCLUSIVE, %d without a change.\n\n",
                  sum->rows, sum->rows == 1 ? "" : "s", sum->faster, sum->slower, sum->equivalent, sum->inconclusive,
                  sum->other);
-    if (m->unmatched.len > 0) {
-        kg_sb_puts(out, "Not compared:\n\n");
-        for (const char *q = m->unmatched.buf; *q;) {
-            size_t l = strcspn(q, "\n");
-            kg_sb_printf(out, "- %.*s\n", (int)l, q);
-            q += l + (q[l] == '\n');
-        }
-        kg_sb_puts(out, "\n");
-    }
+    if (m->unmatched.len > 0) md_bullets(out, "Not compared", m->unmatched.buf);
 }
 
 static void md_trend(const cmp *m, kg_sb *out)
