@@ -670,6 +670,17 @@ static void md_header(const cmp *m, kg_sb *out)
     if (m->notes.len > 0) md_bullets(out, "Notes", m->notes.buf);
 }
 
+/* One compared row in the summary's counts, by its verdict. */
+static void count_row(kg_compare_summary *sum, const pair *p)
+{
+    sum->rows++;
+    if (!p->timed) sum->other++;
+    else if (p->v == KG_VERDICT_FASTER) sum->faster++;
+    else if (p->v == KG_VERDICT_SLOWER) sum->slower++;
+    else if (p->v == KG_VERDICT_EQUIVALENT) sum->equivalent++;
+    else sum->inconclusive++;
+}
+
 static void md_main(const cmp *m, kg_compare_summary *sum, kg_sb *out)
 {
     const folder *fa = &m->f[0], *fb = &m->f[m->n - 1];
@@ -707,12 +718,7 @@ static void md_main(const cmp *m, kg_compare_summary *sum, kg_sb *out)
         if (note.buf != NULL) md_cell(out, note.buf);
         kg_sb_free(&note);
         kg_sb_puts(out, " |\n");
-        sum->rows++;
-        if (!p.timed) sum->other++;
-        else if (p.v == KG_VERDICT_FASTER) sum->faster++;
-        else if (p.v == KG_VERDICT_SLOWER) sum->slower++;
-        else if (p.v == KG_VERDICT_EQUIVALENT) sum->equivalent++;
-        else sum->inconclusive++;
+        count_row(sum, &p);
     }
     kg_sb_printf(out, "\n%d row%s: %d FASTER, %d SLOWER, %d EQUIVALENT, %d INCONCLUSIVE, %d without a change.\n\n",
                  sum->rows, sum->rows == 1 ? "" : "s", sum->faster, sum->slower, sum->equivalent, sum->inconclusive,
@@ -892,12 +898,7 @@ static int render_json(const cmp *m, kg_compare_summary *sum, kg_sb *out, kg_err
             json_object_update_missing(row, pj);
             json_decref(pj);
             json_array_append_new(rows, row);
-            sum->rows++;
-            if (!p.timed) sum->other++;
-            else if (p.v == KG_VERDICT_FASTER) sum->faster++;
-            else if (p.v == KG_VERDICT_SLOWER) sum->slower++;
-            else if (p.v == KG_VERDICT_EQUIVALENT) sum->equivalent++;
-            else sum->inconclusive++;
+            count_row(sum, &p);
         }
         if (m->n >= 3) {
             json_t *t = json_deep_copy(base), *pts = json_array();
