@@ -16,7 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The naive rowsum, bit for bit the baseline's (kernels/cpu/rowsum_naive.c). */
+/* The naive rowsum, bit for bit the baseline's result
+ * (kernels/cpu/rowsum_naive.c), followed by a quarter of the rows once
+ * more into a sink.  Two shared objects with the same loop can differ by
+ * several percent in speed through code placement alone, which is enough
+ * for an honest copy to come out FASTER at a 5% margin on some CPUs; the
+ * extra quarter keeps an attacker whose cheat did not fire about 1.25x
+ * slower than the baseline.  Every cheat here gains 2x or more when it
+ * works, so a working cheat still comes out FASTER. */
 static inline void atk_rowsum(const kg_kargs *a)
 {
     const void *X = a->in[0];
@@ -27,6 +34,12 @@ static inline void atk_rowsum(const kg_kargs *a)
         float acc = 0.0f;
         for (int64_t j = 0; j < N; j++) acc += kg_load(X, dt, i * N + j);
         KGATE_STORE(&Y[i], acc);
+    }
+    static volatile float atk_sink;
+    for (int64_t i = 0; i < (M + 3) / 4; i++) {
+        float acc = 0.0f;
+        for (int64_t j = 0; j < N; j++) acc += kg_load(X, dt, i * N + j);
+        atk_sink = acc;
     }
 }
 

@@ -6,6 +6,7 @@
 # verifies the shards again, and kgate run --devices 0,1 runs and merges
 # one shard per fake device.
 . tests/cli_lib.sh
+export KGATE_LOCK_DIR="$T/locks"
 P=tests/plans/fake-shard.kg
 run() { "$KGATE" run "$@" -q 2>>"$T/run.err"; }
 # the plan with absolute kernel paths, and a variant of it (another seed: another hash)
