@@ -225,7 +225,11 @@ static const plan_key plan_keys[] = {
     {SEC_ARM, "image", K_TEXT, ARM(image), 0, 0, F_INHERIT, NULL, NULL,
      "a precompiled kernel path, relative to the plan's folder: .so (cpu), .cubin, .ptx or .fatbin (cuda)"},
     {SEC_ARM, "builtin", K_NAME, ARM(builtin), 0, 0, F_INHERIT, NULL, NULL,
-     "a built-in arm name, e.g. cublas or ref"},
+     "a built-in arm name: cublas, torch or numpy"},
+    {SEC_ARM, "call", K_NAME, ARM(call), 0, 0, F_INHERIT | F_QUIET, NULL, NULL,
+     "the library call of a builtin = torch or numpy arm, from the op's table (docs/library-arms.md)"},
+    {SEC_ARM, "compile", K_BOOL, ARM(compile), 0, 0, F_INHERIT | F_QUIET | F_AXIS, "no", NULL,
+     "yes/no: a builtin = torch arm's call through torch.compile, with a fresh cache per case"},
     {SEC_ARM, "entry", K_IDENT, ARM(entry), 0, 0, F_INHERIT | F_AXIS, "kernel", NULL,
      "a C identifier"},
     {SEC_ARM, "defines", K_TEXT, ARM(defines), 0, 0, F_INHERIT | F_AXIS, NULL, NULL,
@@ -1523,6 +1527,23 @@ static void check_arm(plan_ctx *ctx, int a)
                  kl->at[k_def] ? "defines" : "cflags");
             return;
         }
+    }
+    /* call and compile belong to library arms */
+    int k_call = key_index(SEC_ARM, "call"), k_comp = key_index(SEC_ARM, "compile");
+    int library = strcmp(arm->builtin, "torch") == 0 || strcmp(arm->builtin, "numpy") == 0;
+    if ((kl->at[k_call] || kl->at[k_comp]) && !library && arm->role != KG_ROLE_CONTROL) {
+        int at = kl->at[k_call] ? kl->at[k_call] : kl->at[k_comp];
+        size_t l;
+        const char *t = line_text(ctx, at, &l);
+        perr(ctx, at, "a library key on an arm that is not a library arm", t, l,
+             "'%s' needs 'builtin = torch' or 'builtin = numpy' (docs/library-arms.md)", arm_key_name(kl->at[k_call] ? k_call : k_comp));
+        return;
+    }
+    if (kl->at[k_comp] && arm->compile && strcmp(arm->builtin, "torch") != 0) {
+        size_t l;
+        const char *t = line_text(ctx, kl->at[k_comp], &l);
+        perr(ctx, kl->at[k_comp], "compile = yes on a numpy arm", t, l, "torch.compile needs 'builtin = torch'");
+        return;
     }
     /* the compiler options a backend passes are bounded (KG_ARM_MAX_FLAGS) */
     int k_def = key_index(SEC_ARM, "defines"), k_cfl = key_index(SEC_ARM, "cflags");

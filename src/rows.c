@@ -35,7 +35,7 @@ static const char *const res_cols[KG_RES_NCOLS] = { "process", "case",     "arm"
                                                     "local",   "const",    "max_threads", "ptx",
                                                     "binary",  "grid",     "block",       "launches",
                                                     "arch",    "image_bytes", "image_sha256",
-                                                    "sandbox" };
+                                                    "sandbox", "library" };
 static const char *const proc_cols[KG_PROC_NCOLS] = { "process", "direction", "status", "accepted", "seconds",
                                                       "start_utc", "reason", "slot", "attempt", "wait_s",
                                                       "setup_s", "checks_s", "timed_s", "raw_sha256",
@@ -150,6 +150,8 @@ void kg_rows_put_res(kg_sb *sb, const kg_plan *plan, const kg_res_rec *r)
                  r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->launches, r->arch,
                  r->image_bytes, r->image_sha256);
     csv_text(sb, r->sandbox);
+    kg_sb_puts(sb, ",");
+    csv_text(sb, r->library);
     kg_sb_puts(sb, "\n");
 }
 
@@ -574,7 +576,6 @@ static int get_dim3(rd *r, int col, long long out[3])
 static int res_row(rd *r, int ncols, void *vctx)
 {
     arr_ctx *c = vctx;
-    (void)ncols;
     kg_res_rec x;
     uint64_t ib;
     int rc;
@@ -595,13 +596,18 @@ static int res_row(rd *r, int ncols, void *vctx)
     x.image_bytes = (size_t)ib;
     if ((rc = get_str(r, KG_RES_IMAGE_SHA256, x.image_sha256, sizeof x.image_sha256)) != KG_OK) return rc;
     if ((rc = get_str(r, KG_RES_SANDBOX, x.sandbox, sizeof x.sandbox)) != KG_OK) return rc;
+    if (ncols > KG_RES_LIBRARY && (rc = get_str(r, KG_RES_LIBRARY, x.library, sizeof x.library)) != KG_OK) return rc;
     return push(c, &x, r->err);
 }
 
 int kg_rows_read_res(const char *path, const kg_plan *plan, int proc, kg_res_rec **v, size_t *n, kg_err *err)
 {
     void *arr = *v;   /* a real void *, converted back below */
-    int rc = read_kind(path, NULL, 0, KG_ROWS_RESOURCES, plan, proc, &arr, n, sizeof **v, res_row, err);
+    arr_ctx c = { plan, proc, &arr, n, cap_of(*n), sizeof **v };
+    /* schema 6 and older: without the library column */
+    char old[320];
+    join(res_cols, KG_RES_LIBRARY, old, sizeof old);
+    int rc = read_rows(path, KG_ROWS_RESOURCES, KG_RES_LIBRARY, old, res_row, &c, NULL, err);
     *v = arr;
     return rc;
 }

@@ -504,6 +504,7 @@ static void record_resources(wctx *w, int c, const inst *x)
         snprintf(rec.arch, sizeof rec.arch, "%s", r.arch);
         snprintf(rec.image_sha256, sizeof rec.image_sha256, "%s", r.image_sha256);
         snprintf(rec.sandbox, sizeof rec.sandbox, "%s", r.sandbox);
+        snprintf(rec.library, sizeof rec.library, "%s", r.library);
         kg_rows_put_res(&w->resources, w->plan, &rec);
     }
 }

@@ -100,6 +100,9 @@ typedef struct kg_telemetry {
     double last_event_ns, last_host_ns;  /* of the last sample, whole pack */
 } kg_telemetry;
 
+/* The longest provenance record of a library arm (kg_resources.library). */
+#define KG_LIBRARY_RECORD_MAX 1536
+
 /* What a loaded kernel uses, for the evidence. */
 typedef struct kg_resources {
     int regs;                     /* registers per thread */
@@ -116,6 +119,10 @@ typedef struct kg_resources {
     /* (appended) cpu: the arm host's protections in effect, as
      * "seccomp,nnp,..." (sandbox.h), or "trusted (in the worker)"; "" elsewhere */
     char sandbox[128];
+    /* (appended) a library arm (builtin = torch or numpy): its provenance
+     * record, JSON (library, versions, call, expression, output, compile,
+     * cache); "" for every other arm */
+    char library[KG_LIBRARY_RECORD_MAX];
 } kg_resources;
 
 /* Opens the backend named name ("auto", "cpu", "fake", "cuda").  "auto"

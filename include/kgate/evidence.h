@@ -35,7 +35,7 @@
 #include "kgate/plan.h"
 #include "kgate/stats.h"
 
-#define KG_EVIDENCE_SCHEMA 6
+#define KG_EVIDENCE_SCHEMA 7
 
 struct kg_sb;
 
@@ -70,7 +70,7 @@ enum { KG_TEL_PROCESS, KG_TEL_CASE, KG_TEL_ROUND, KG_TEL_ARM, KG_TEL_SAMPLE, KG_
 enum { KG_RES_PROCESS, KG_RES_CASE, KG_RES_ARM, KG_RES_LAUNCH, KG_RES_REGISTERS, KG_RES_STATIC_SHARED,
        KG_RES_DYNAMIC_SHARED, KG_RES_LOCAL, KG_RES_CONST, KG_RES_MAX_THREADS, KG_RES_PTX, KG_RES_BINARY,
        KG_RES_GRID, KG_RES_BLOCK, KG_RES_LAUNCHES, KG_RES_ARCH, KG_RES_IMAGE_BYTES, KG_RES_IMAGE_SHA256,
-       KG_RES_SANDBOX, KG_RES_NCOLS };
+       KG_RES_SANDBOX, KG_RES_LIBRARY, KG_RES_NCOLS };
 
 /* processes.csv (schema 1 folders have the first seven columns only) */
 enum { KG_PROC_PROCESS, KG_PROC_DIRECTION, KG_PROC_STATUS, KG_PROC_ACCEPTED, KG_PROC_SECONDS, KG_PROC_START_UTC,
@@ -143,6 +143,8 @@ typedef struct kg_res_rec {
     size_t image_bytes;
     char image_sha256[65];
     char sandbox[128];     /* cpu: the arm host's protections ("seccomp,nnp,..."); "" elsewhere */
+    char library[1536];    /* a library arm's provenance record (JSON); "" for other arms and in
+                            * folders of schema 6 and older */
 } kg_res_rec;
 
 /* One started process (processes.csv). */

@@ -208,6 +208,11 @@ typedef struct kg_arm {
      * .fatbin on cuda, relative to the plan's folder.  kgate cannot
      * rebuild it, so its numerical negative is not applicable. */
     char image[KG_PATH_MAX];
+    /* appended: a library arm (builtin = torch or numpy, docs/library-arms.md):
+     * the call from the op's table (empty: the op's default call), and
+     * compile = yes for the call through torch.compile */
+    char call[KG_NAME_MAX];
+    int compile;
 } kg_arm;
 
 typedef struct kg_gate {

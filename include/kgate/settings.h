@@ -55,6 +55,9 @@ typedef struct kg_settings {
                                      * "scripted timings (no hardware)" */
     const char *fake_model;         /* appended: KGATE_FAKE_MODEL: the model the fake backend's device
                                      * names (tests of kgate merge's device check); NULL: none */
+    const char *python;             /* appended: KGATE_PYTHON: the Python a library arm's helper runs
+                                     * with (builtin = torch or numpy); the command line resolves
+                                     * python3 on PATH when unset; NULL: /usr/bin/python3 */
 } kg_settings;
 
 /* Every default: no variable set. */

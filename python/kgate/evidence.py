@@ -45,8 +45,8 @@ __all__ = ["Evidence", "EvidenceError", "SchemaError", "VerifyResult", "SCHEMA_M
 
 #: The oldest evidence schema this package reads (docs/evidence.md: readers accept schema 1).
 SCHEMA_MIN = 1
-#: The newest evidence schema this package knows (6: raw/samples.csv).
-SCHEMA_MAX = 6
+#: The newest evidence schema this package knows (7: the library column of resources.csv).
+SCHEMA_MAX = 7
 
 DIRECTIONS = ["fwd", "rev"]
 PHASES = ["pre", "post"]
@@ -75,7 +75,8 @@ _COLS: Dict[str, Dict[str, str]] = {
     "resources": {"process": "int", "case": "case", "arm": "arm", "launch": "int", "registers": "int",
                   "static_shared": "int", "dynamic_shared": "int", "local": "int", "const": "int",
                   "max_threads": "int", "ptx": "int", "binary": "int", "grid": "str", "block": "str",
-                  "launches": "int", "arch": "str", "image_bytes": "Int", "image_sha256": "str", "sandbox": "str"},
+                  "launches": "int", "arch": "str", "image_bytes": "Int", "image_sha256": "str", "sandbox": "str",
+                  "library": "str"},
     "processes": {"process": "int", "direction": "cat:direction", "status": "str", "accepted": "bool",
                   "seconds": "float", "start_utc": "utc", "reason": "str", "slot": "int", "attempt": "int",
                   "wait_s": "float", "setup_s": "float", "checks_s": "float", "timed_s": "float",

@@ -42,6 +42,8 @@
 #include "backend/backend_impl.h"
 #include "armhost.h"
 #include "backend/hostlink.h"
+#include "backend/launch.h"
+#include "backend/libarm.h"
 #include "kgate/kernel.h"
 #include "sandbox.h"
 #include "util.h"
@@ -85,6 +87,10 @@ struct kg_kernel {
     uint64_t *total_escapes;   /* the backend's count for the current case */
     uint64_t pending_escapes;  /* found since this arm's last timed sample */
     double last_cpu_ns, last_host_ns;
+    /* a library arm (builtin = torch or numpy): its helper, the backend's */
+    kg_libarm *lib;
+    int lib_slot;
+    char lib_record[KG_LIBRARY_RECORD_MAX];
 };
 
 typedef struct cpu_buf {
@@ -106,6 +112,8 @@ typedef struct cpu_ctx {
      * escape is charged to the sample of the arm whose request found it */
     uint64_t total_escapes;
     double last_cpu_ns, last_host_ns;
+    kg_libarm **libs;      /* per arm: a library arm's helper, started at its first load */
+    int nlibs;
 } cpu_ctx;
 
 static int cpu_open(kg_backend *be, const kg_plan *plan, kg_err *err)
@@ -114,6 +122,14 @@ static int cpu_open(kg_backend *be, const kg_plan *plan, kg_err *err)
     if (c == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening the cpu backend");
     for (int a = 0; plan != NULL && a < plan->narms; a++)
         if (!plan->arms[a].trusted) c->memfd = 1;
+    if (plan != NULL && plan->narms > 0) {
+        c->libs = calloc((size_t)plan->narms, sizeof *c->libs);
+        if (c->libs == NULL) {
+            free(c);
+            return kg_errorf(err, KG_ENOMEM, "out of memory opening the cpu backend");
+        }
+        c->nlibs = plan->narms;
+    }
     be->ctx = c;
     return KG_OK;
 }
@@ -122,6 +138,9 @@ static void cpu_close(kg_backend *be)
 {
     cpu_ctx *c = be->ctx;
     if (c == NULL) return;
+    for (int a = 0; a < c->nlibs; a++) kg_libarm_stop(c->libs[a]);
+    kg_libarm_stop_retired();
+    free(c->libs);
     for (int i = 0; i < c->nbufs; i++) {
         munmap(c->bufs[i].ptr, c->bufs[i].len);
         close(c->bufs[i].fd);
@@ -220,8 +239,10 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     char src[KG_PATH_MAX], so[PATH_MAX], tmp[PATH_MAX + 16], log[PATH_MAX + 8], inc[PATH_MAX];
     char incflag[PATH_MAX + 4];
     int rc;
+    if (kg_libarm_is(arm)) return kg_libarm_build(be->settings, plan, a, "cpu", err);
     if (arm->builtin[0] != '\0')
-        return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': builtin '%s' is not available on the cpu backend (use a source file)",
+        return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': builtin '%s' is not available on the cpu backend "
+                         "(builtin = torch and builtin = numpy are; or use a source file)",
                          plan->path, arm->line, arm->name, arm->builtin);
     if (arm->specialize)
         return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': specialize = yes is for CUDA arms (a CPU kernel "
@@ -644,11 +665,48 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
     return KG_OK;
 }
 
+/* A library arm's load: its helper (started at the arm's first load in
+ * this worker, again after a fault) takes the case. */
+static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, kg_kernel **out, kg_err *err)
+{
+    cpu_ctx *c = be->ctx;
+    const kg_arm *arm = &plan->arms[a];
+    if (a >= c->nlibs) return kg_errorf(err, KG_EINTERNAL, "arm %d of a plan the backend was not opened for", a);
+    /* a helper that ended (a fault) is retired, not freed: kernels of the
+     * arm loaded before may still name it, until the backend closes */
+    if (c->libs[a] != NULL && !kg_libarm_alive(c->libs[a])) {
+        int rc0 = kg_libarm_retire(c->libs[a], err);
+        if (rc0 != KG_OK) return rc0;
+        c->libs[a] = NULL;
+    }
+    int rc = KG_OK;
+    double t = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
+    if (c->libs[a] == NULL && (rc = kg_libarm_start(be->settings, plan, a, "cpu", t, &c->libs[a], err)) != KG_OK)
+        return rc;
+    int slot = -1;
+    char record[KG_LIBRARY_RECORD_MAX];
+    if ((rc = kg_libarm_load(c->libs[a], &plan->cases[kase], &slot, record, err)) != KG_OK) return rc;
+    kg_kernel *k = calloc(1, sizeof *k);
+    if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory loading arm %s", arm->name);
+    snprintf(k->arm, sizeof k->arm, "%s", arm->name);
+    k->lib = c->libs[a];
+    k->lib_slot = slot;
+    snprintf(k->lib_record, sizeof k->lib_record, "%s", record);
+    size_t len = 0;
+    kg_libarm_source(&len);
+    k->image_bytes = len;
+    kg_libarm_source_sha256(k->image_sha256);
+    c->total_escapes = 0;
+    k->total_escapes = &c->total_escapes;
+    *out = k;
+    return KG_OK;
+}
+
 static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir,
                     kg_kernel **out, kg_err *err)
 {
-    (void)kase;
     const kg_arm *arm = &plan->arms[a];
+    if (kg_libarm_is(arm)) return lib_load(be, plan, a, kase, out, err);
     char so[PATH_MAX];
     so_path(be, build_dir, arm, so, sizeof so);
     if (!kg_path_exists(so)) {
@@ -701,7 +759,9 @@ static void cpu_unload(kg_backend *be, kg_kernel *k)
     if (k == NULL) return;
     if (c != NULL && c->last == k) c->last = NULL;
     if (k->hosted) kg_hostlink_close(&k->link, KG_AH_QUIT, NULL);
-    else free(k->link.out);
+    else if (k->lib == NULL) free(k->link.out);
+    /* a library arm's helper stays for the arm's next case; this slot goes */
+    if (k->lib != NULL && c != NULL && (size_t)k->lib_slot < (size_t)1 << 30) kg_libarm_unload(k->lib, k->lib_slot);
     if (k->handle != NULL) dlclose(k->handle);
     free(k);
 }
@@ -751,6 +811,27 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     return KG_OK;
 }
 
+/* A library arm's buffers: the memfds themselves (inputs read-only). */
+static int lib_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
+{
+    cpu_ctx *c = be->ctx;
+    kg_libarm_buf bufs[KG_MAX_IN * (1 + KG_BIND_MAX_OP_SETS) + KG_MAX_OUT];
+    int n = 0;
+    for (int j = 0; j <= b->nop; j++)
+        for (int i = 0; i < b->nin; i++) {
+            const kg_dbuf *d = j == 0 ? &b->in[i] : &b->op_in[j - 1][i];
+            cpu_buf *cb = find_buf(c, d->ptr);
+            if (cb == NULL) return kg_errorf(err, KG_EINTERNAL, "arm '%s': a buffer bound that the cpu backend did not allocate", k->arm);
+            bufs[n++] = (kg_libarm_buf){ .role = KG_CARG_IN, .index = i, .set = j, .bytes = cb->len, .fd = cb->ro_fd };
+        }
+    for (int o = 0; o < b->nout; o++) {
+        cpu_buf *cb = find_buf(c, b->out[o].ptr);
+        if (cb == NULL) return kg_errorf(err, KG_EINTERNAL, "arm '%s': a buffer bound that the cpu backend did not allocate", k->arm);
+        bufs[n++] = (kg_libarm_buf){ .role = KG_CARG_OUT, .index = o, .bytes = cb->len, .fd = cb->fd };
+    }
+    return kg_libarm_bind(k->lib, k->lib_slot, bufs, n, b->pack, b->nop, k->lib_record, err);
+}
+
 static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
 {
     if (b->nop < 0 || b->nop > KG_BIND_MAX_OP_SETS || b->nop > b->pack - 1)
@@ -760,6 +841,7 @@ static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *e
     for (int j = 0; j <= b->nop; j++)
         for (int i = 0; i < b->nin && i < KG_MAX_IN; i++) k->set_in[j][i] = j == 0 ? b->in[i].ptr : b->op_in[j - 1][i].ptr;
     if (k->hosted) return host_bind(be, k, b, err);
+    if (k->lib != NULL) return lib_bind(be, k, b, err);
     memset(&k->args, 0, sizeof k->args);
     k->args.abi = KG_KARGS_ABI;
     k->args.dtype = (int)b->kase->dtype;
@@ -788,6 +870,7 @@ static int cpu_run(kg_backend *be, kg_kernel *k, kg_err *err)
         double wall;
         return host_run(k, 1, 0, &wall, err);
     }
+    if (k->lib != NULL) return kg_libarm_run(k->lib, k->lib_slot, err);
     k->fn(&k->args);
     return KG_OK;
 }
@@ -810,6 +893,20 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
         c->last_cpu_ns = k->last_cpu_ns;
         c->last_host_ns = k->last_host_ns;
         *ns = wall / pack;
+        return KG_OK;
+    }
+    if (k->lib != NULL) {
+        /* the helper's own clock around pack calls: kgate's code, trusted */
+        double total = 0, host = 0;
+        int rc = kg_libarm_time(k->lib, k->lib_slot, pack, &total, &host, err);
+        if (rc != KG_OK) return rc;
+        cpu_ctx *c = be->ctx;
+        c->last = k;
+        c->last_samples = ++k->samples;
+        c->last_escapes = 0;
+        c->last_cpu_ns = (double)NAN;
+        c->last_host_ns = host;
+        *ns = total / pack;
         return KG_OK;
     }
     struct timespec t0, t1;
@@ -868,7 +965,9 @@ static int cpu_resources(kg_backend *be, kg_kernel *k, kg_resources *out, kg_err
     out->image_bytes = k->image_bytes;
     snprintf(out->image_sha256, sizeof out->image_sha256, "%s", k->image_sha256);
     if (k->hosted) kg_sandbox_text(k->prot, out->sandbox, sizeof out->sandbox);
+    else if (k->lib != NULL) snprintf(out->sandbox, sizeof out->sandbox, "library helper (kgate's code, not sandboxed)");
     else snprintf(out->sandbox, sizeof out->sandbox, "trusted (in the worker)");
+    if (k->lib != NULL) snprintf(out->library, sizeof out->library, "%s", k->lib_record);
     return KG_OK;
 }
 

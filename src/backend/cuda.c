@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include "kgate/op.h"
 #include "backend/cuda_internal.h"
+#include "backend/libarm.h"
 #include "util.h"
 
 /* A host bracket longer than this factor times the event time, plus a
@@ -274,6 +275,9 @@ static void cuda_close(kg_backend *be)
      * side, then each is reaped */
     for (int i = 0; i < c->nhosts; i++)
         if (c->hosts[i].started) kg_hostlink_quit(&c->hosts[i].link, KG_CH_QUIT);
+    for (int i = 0; c->libs != NULL && i < c->nhosts; i++) kg_libarm_stop(c->libs[i]);
+    kg_libarm_stop_retired();
+    free(c->libs);
     for (int i = 0; i < c->nhosts; i++) {
         host_close(&c->hosts[i]);
         free(c->hosts[i].req);
@@ -308,7 +312,11 @@ static int cuda_open(kg_backend *be, const kg_plan *plan, kg_err *err)
         c->hosts = calloc((size_t)plan->narms, sizeof *c->hosts);
         if (c->hosts == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening the cuda backend");
         c->nhosts = plan->narms;
-        for (int a = 0; a < plan->narms; a++) c->any_hosted |= arm_hosted(&plan->arms[a]);
+        c->libs = calloc((size_t)plan->narms, sizeof *c->libs);
+        if (c->libs == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening the cuda backend");
+        /* a library arm's helper maps the worker's buffers by IPC handle too */
+        for (int a = 0; a < plan->narms; a++)
+            c->any_hosted |= arm_hosted(&plan->arms[a]) || kg_libarm_is(&plan->arms[a]);
     }
     int rc = kg_cuda_driver_load(&c->drv, c->settings, err);
     if (rc != KG_OK) goto done;
@@ -440,6 +448,7 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
 {
     cuda_ctx *c = be->ctx;
     const kg_arm *arm = &plan->arms[a];
+    if (kg_libarm_is(arm)) return kg_libarm_build(c->settings, plan, a, c->uuid, err);
     if (arm->builtin[0] != '\0') {
         if (strcmp(arm->builtin, "cublas") != 0)
             return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin '%s' is not available on the "
@@ -488,7 +497,10 @@ static void cuda_unload(kg_backend *be, kg_kernel *k)
 {
     cuda_ctx *c = be->ctx;
     if (k == NULL) return;
-    if (c != NULL && k->host != NULL) {
+    if (k->lib != NULL) {
+        /* the helper stays for the arm's next case; this slot goes */
+        kg_libarm_unload(k->lib, k->lib_slot);
+    } else if (c != NULL && k->host != NULL) {
         /* its module and mappings go; a host that is gone has none */
         cuda_host *h = k->host;
         if (h->started && !h->link.dead && k->slot >= 0) {
@@ -652,6 +664,64 @@ static int host_load(kg_backend *be, int a, const kg_case *cs, kg_kernel *k, con
     return rc;
 }
 
+/* A library arm's load: its helper (started at the arm's first load in
+ * this worker, again after a fault) takes the case. */
+static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, kg_kernel **out, kg_err *err)
+{
+    cuda_ctx *c = be->ctx;
+    if (c->libs == NULL || a >= c->nhosts)
+        return kg_errorf(err, KG_EINTERNAL, "arm %d of a plan the backend was not opened for", a);
+    /* a helper that ended (a fault) is retired, not freed: kernels of the
+     * arm loaded before may still name it, until the backend closes */
+    if (c->libs[a] != NULL && !kg_libarm_alive(c->libs[a])) {
+        int rc0 = kg_libarm_retire(c->libs[a], err);
+        if (rc0 != KG_OK) return rc0;
+        c->libs[a] = NULL;
+    }
+    int rc = KG_OK;
+    if (c->libs[a] == NULL && (rc = kg_libarm_start(c->settings, plan, a, c->uuid, c->timeout_s, &c->libs[a], err)) != KG_OK)
+        return rc;
+    int slot = -1;
+    char record[KG_LIBRARY_RECORD_MAX];
+    if ((rc = kg_libarm_load(c->libs[a], &plan->cases[kase], &slot, record, err)) != KG_OK) return rc;
+    kg_kernel *k = calloc(1, sizeof *k);
+    if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory loading arm '%s'", plan->arms[a].name);
+    snprintf(k->arm, sizeof k->arm, "%s", plan->arms[a].name);
+    snprintf(k->kase, sizeof k->kase, "%s", plan->cases[kase].name);
+    k->slot = -1;
+    k->nlaunch = 1;
+    k->lib = c->libs[a];
+    k->lib_slot = slot;
+    snprintf(k->lib_record, sizeof k->lib_record, "%s", record);
+    size_t len = 0;
+    kg_libarm_source(&len);
+    k->image_bytes = len;
+    kg_libarm_source_sha256(k->image_sha256);
+    *out = k;
+    return KG_OK;
+}
+
+/* A library arm's buffers: the IPC handle of each allocation. */
+static int lib_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err)
+{
+    kg_libarm_buf bufs[KG_MAX_IN * (1 + KG_BIND_MAX_OP_SETS) + KG_MAX_OUT];
+    int n = 0, rc = KG_OK;
+    for (int j = 0; j <= b->nop && rc == KG_OK; j++)
+        for (int i = 0; i < b->nin && rc == KG_OK; i++) {
+            const kg_dbuf *d = j == 0 ? &b->in[i] : &b->op_in[j - 1][i];
+            kg_libarm_buf *x = &bufs[n++];
+            *x = (kg_libarm_buf){ .role = KG_CARG_IN, .index = i, .set = j, .bytes = d->bytes, .fd = -1, .has_ipc = 1 };
+            rc = CU(c, cuIpcGetMemHandle, ((CUipcMemHandle *)(void *)x->ipc, dptr(d->ptr)), err);
+        }
+    for (int o = 0; o < b->nout && rc == KG_OK; o++) {
+        kg_libarm_buf *x = &bufs[n++];
+        *x = (kg_libarm_buf){ .role = KG_CARG_OUT, .index = o, .bytes = b->out[o].bytes, .fd = -1, .has_ipc = 1 };
+        rc = CU(c, cuIpcGetMemHandle, ((CUipcMemHandle *)(void *)x->ipc, dptr(b->out[o].ptr)), err);
+    }
+    if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
+    return rc == KG_OK ? kg_libarm_bind(k->lib, k->lib_slot, bufs, n, b->pack, b->nop, k->lib_record, err) : rc;
+}
+
 static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir,
                      kg_kernel **out, kg_err *err)
 {
@@ -663,6 +733,7 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     int rc = KG_OK;
     (void)build_dir;
     *out = NULL;
+    if (kg_libarm_is(arm)) return lib_load(be, plan, a, kase, out, err);
     if (arm->builtin[0] != '\0' && strcmp(arm->builtin, "cublas") != 0)
         return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin '%s' is not available on the "
                          "cuda backend (builtin = cublas is)", arm->name, arm->builtin);
@@ -873,6 +944,10 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
         if ((rc = host_bind(c, k, b, err)) == KG_OK) k->bound = 1;
         return rc;
     }
+    if (k->lib != NULL) {
+        if ((rc = lib_bind(c, k, b, err)) == KG_OK) k->bound = 1;
+        return rc;
+    }
     release_graph(c, k);
     if ((rc = bind_args(k, b, err)) != KG_OK) goto done;
     /* a capture must always be ended, even after a failed launch, or the
@@ -908,6 +983,11 @@ static int cuda_run(kg_backend *be, kg_kernel *k, kg_err *err)
     cuda_ctx *c = be->ctx;
     if (!k->bound) return kg_errorf(err, KG_EINTERNAL, "arm '%s': run before bind", k->arm);
     int rc;
+    if (k->lib != NULL) {
+        /* the worker's own writes (poison) are done before the helper's call */
+        if ((rc = CU(c, cuStreamSynchronize, (c->stream), err)) != KG_OK) return rc;
+        return kg_libarm_run(k->lib, k->lib_slot, err);
+    }
     if (k->host != NULL) {
         host_request(k->host, KG_CH_RUN, k->slot);
         rc = host_ask(k->host, -1, host_limit(k->host, c, 1), err);
@@ -929,7 +1009,10 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
     if (!k->bound) return kg_errorf(err, KG_EINTERNAL, "arm '%s': time before bind", k->arm);
     double event_ns = 0, host_ns = 0;
     int rc = KG_OK;
-    if (k->host != NULL) {
+    if (k->lib != NULL) {
+        /* the helper records the events and its own bracket: its code is kgate's */
+        if ((rc = kg_libarm_time(k->lib, k->lib_slot, k->pack, &event_ns, &host_ns, err)) != KG_OK) return rc;
+    } else if (k->host != NULL) {
         /* the host records the events and its own bracket: its code is kgate's */
         const kg_ch_msg *r = k->host->rep;
         host_request(k->host, KG_CH_TIME, k->slot)->pack = k->pack;
@@ -1000,7 +1083,11 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int li, kg_resources 
     snprintf(res->arch, sizeof res->arch, "sm_%d%d", c->cc_major, c->cc_minor);
     res->image_bytes = k->image_bytes;
     snprintf(res->image_sha256, sizeof res->image_sha256, "%s", k->image_sha256);
-    if (k->is_blas) {
+    if (k->is_blas || k->lib != NULL) {
+        if (k->lib != NULL) {
+            snprintf(res->sandbox, sizeof res->sandbox, "library helper (kgate's code, a process of its own)");
+            snprintf(res->library, sizeof res->library, "%s", k->lib_record);
+        }
         /* one opaque library call: its kernels' attributes are not ours to read */
         res->regs = res->static_shared_bytes = res->dynamic_shared_bytes = -1;
         res->local_bytes = res->const_bytes = res->max_threads_per_block = -1;

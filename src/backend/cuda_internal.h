@@ -53,6 +53,8 @@ typedef struct cuda_ctx {
     /* the arm hosts, one per untrusted arm of the plan (by arm index) */
     struct cuda_host *hosts;
     int nhosts;
+    /* the library arms' helpers (libarm.h), by arm index, started at an arm's first load */
+    struct kg_libarm **libs;
     int any_hosted;               /* allocations are whole IPC blocks */
     double timeout_s;             /* the plan's per-request timeout */
     /* kgate's input generator as a kernel (cuda_fill.c): 0 not built yet,
@@ -111,6 +113,10 @@ struct kg_kernel {
     /* an untrusted arm: its kernels run in its host, in slot `slot` */
     cuda_host *host;
     int slot;
+    /* a library arm (builtin = torch): its helper, the backend's */
+    struct kg_libarm *lib;
+    int lib_slot;
+    char lib_record[KG_LIBRARY_RECORD_MAX];
     int attr[1 + KG_EXTRA_LAUNCHES][KG_CH_NATTR];   /* its entries', as the host read them */
 };
 

@@ -5,6 +5,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 /* The variable's value; NULL when it is unset or empty. */
@@ -34,6 +36,31 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     s->fake_device_pids = text("KGATE_FAKE_DEVICE_PIDS");
     s->fake_device = text("KGATE_FAKE_DEVICE");
     s->fake_model = text("KGATE_FAKE_MODEL");
+    /* a library arm's Python: KGATE_PYTHON, else python3 found on PATH (an
+     * absolute path: the helper is exec'd without a search) */
+    static char python[PATH_MAX];
+    s->python = text("KGATE_PYTHON");
+    const char *path = text("PATH");
+    if (s->python != NULL && strchr(s->python, '/') == NULL) {
+        static char named[128];
+        snprintf(named, sizeof named, "%s", s->python);
+        s->python = NULL;
+        for (const char *p = path; p != NULL && *p && s->python == NULL;) {
+            const char *c = strchr(p, ':');
+            size_t l = c != NULL ? (size_t)(c - p) : strlen(p);
+            snprintf(python, sizeof python, "%.*s/%s", (int)l, p, named);
+            if (l > 0 && access(python, X_OK) == 0) s->python = python;
+            p = c != NULL ? c + 1 : NULL;
+        }
+        if (s->python == NULL) return kg_errorf(err, KG_EUSAGE, "KGATE_PYTHON='%s': no such program on PATH", named);
+    }
+    for (const char *p = path; s->python == NULL && p != NULL && *p;) {
+        const char *c = strchr(p, ':');
+        size_t l = c != NULL ? (size_t)(c - p) : strlen(p);
+        snprintf(python, sizeof python, "%.*s/python3", (int)l, p);
+        if (l > 0 && python[0] == '/' && access(python, X_OK) == 0) s->python = python;
+        p = c != NULL ? c + 1 : NULL;
+    }
     /* the default signing key's folder (kgate key init, kgate run) */
     static char key_dir[PATH_MAX];
     const char *xdg = text("XDG_CONFIG_HOME"), *home = text("HOME");

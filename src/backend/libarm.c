@@ -1,0 +1,509 @@
+/* libarm.c: library arms (libarm.h): the table of calls, the embedded
+ * helper, and the worker's end of its protocol. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <openssl/evp.h>
+#include "backend/hostlink.h"
+#include "backend/launch.h"
+#include "backend/libarm.h"
+#include "kgate/op.h"
+#include "kg_libarm_py.h"
+#include "util.h"
+
+extern char **environ;
+
+/* The calls per library and op: the first of an op is its default.  The
+ * helper's table (libarm_helper.py, CALLS) must hold the same names and
+ * expressions; tests/cli/libarm.sh compares the two. */
+static const struct {
+    const char *lib, *op, *call, *expr;
+} calls[] = {
+    { "numpy", "rowsum", "numpy.sum", "numpy.sum(X, axis=1, dtype=float32, out=Y)" },
+    { "numpy", "rowmax", "numpy.max", "numpy.max(X, axis=1, out=Y)" },
+    { "numpy", "softmax", "numpy.softmax", "Y = exp(X - max(X, axis=1)); Y /= sum(Y, axis=1) (float32)" },
+    { "numpy", "layernorm", "numpy.layer_norm", "(X - mean) / sqrt(var + eps) * gamma + beta (float32)" },
+    { "numpy", "rmsnorm", "numpy.rms_norm", "X / sqrt(mean(X^2) + eps) * weight (float32)" },
+    { "numpy", "gemm_bt", "numpy.matmul", "numpy.matmul(A, B.T, out=C) (float32)" },
+    { "numpy", "gemm_splitk", "numpy.matmul", "numpy.matmul(A, B.T, out=C) (float32)" },
+    { "numpy", "gemm_nt", "numpy.matmul", "numpy.matmul(A, B, out=C) (float32)" },
+    { "torch", "rowsum", "torch.sum", "torch.sum(X, dim=1, dtype=torch.float32, out=Y)" },
+    { "torch", "rowmax", "torch.amax", "torch.amax(X, dim=1)" },
+    { "torch", "softmax", "torch.softmax", "torch.softmax(X, dim=1, dtype=torch.float32)" },
+    { "torch", "layernorm", "torch.nn.functional.layer_norm",
+      "torch.nn.functional.layer_norm(X.float(), (N,), gamma.float(), beta.float(), eps)" },
+    { "torch", "rmsnorm", "torch.nn.functional.rms_norm",
+      "torch.nn.functional.rms_norm(X.float(), (N,), weight.float(), eps)" },
+    { "torch", "gemm_bt", "torch.mm", "torch.mm(A, B.t(), out_dtype=torch.float32)" },
+    { "torch", "gemm_splitk", "torch.mm", "torch.mm(A, B.t(), out_dtype=torch.float32)" },
+    { "torch", "gemm_nt", "torch.mm", "torch.mm(A, B, out_dtype=torch.float32)" },
+};
+#define NCALLS ((int)(sizeof calls / sizeof calls[0]))
+
+int kg_libarm_is(const kg_arm *arm)
+{
+    return arm != NULL && (strcmp(arm->builtin, "torch") == 0 || strcmp(arm->builtin, "numpy") == 0);
+}
+
+int kg_libarm_call(const kg_arm *arm, const char *op, const char **name, const char **expr, kg_err *err)
+{
+    char have[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < NCALLS; i++) {
+        if (strcmp(calls[i].lib, arm->builtin) != 0 || strcmp(calls[i].op, op) != 0) continue;
+        if (arm->call[0] == '\0' || strcmp(arm->call, calls[i].call) == 0) {
+            if (name != NULL) *name = calls[i].call;
+            if (expr != NULL) *expr = calls[i].expr;
+            return KG_OK;
+        }
+        int w = snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "", calls[i].call);
+        if (w > 0 && (size_t)w < sizeof have - used) used += (size_t)w;
+    }
+    if (used == 0) {
+        char ops[512] = "";
+        size_t u = 0;
+        for (int i = 0; i < NCALLS; i++) {
+            if (strcmp(calls[i].lib, arm->builtin) != 0) continue;
+            int w = snprintf(ops + u, sizeof ops - u, "%s%s", u ? ", " : "", calls[i].op);
+            if (w > 0 && (size_t)w < sizeof ops - u) u += (size_t)w;
+        }
+        return kg_errorf(err, KG_EINPUT, "arm '%s': builtin = %s has no call for op '%s' (it has calls for %s; "
+                         "docs/library-arms.md)", arm->name, arm->builtin, op, ops);
+    }
+    return kg_errorf(err, KG_EINPUT, "arm '%s': op '%s' has no %s call '%s' (set call = %s, or leave call out for "
+                     "the default)", arm->name, op, arm->builtin, arm->call, have);
+}
+
+const char *kg_libarm_source(size_t *len)
+{
+    if (len != NULL) *len = sizeof kg_libarm_py - 1;
+    return kg_libarm_py;
+}
+
+void kg_libarm_source_sha256(char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    out[0] = '\0';
+    if (EVP_Digest(kg_libarm_py, sizeof kg_libarm_py - 1, md, &n, EVP_sha256(), NULL) != 1 || n != 32) return;
+    for (unsigned i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* ------------------------------------------------------------- helper */
+
+struct kg_libarm {
+    kg_hostlink link;
+    char *req, *rep;               /* KG_LA_MSG_BYTES each */
+    const kg_plan *plan;
+    int arm;
+    char kase[KG_NAME_MAX];
+    double timeout_s, slowest_s;
+    int started;
+    int gpu;                       /* the device is a GPU */
+    unsigned loads;                /* cases loaded, for fresh cache folders */
+    char cache_root[PATH_MAX];     /* torch.compile's caches, one folder per case; "" none */
+    char versions[2048];
+};
+
+int kg_libarm_alive(const kg_libarm *h)
+{
+    return h != NULL && h->started && !h->link.dead && h->link.pid > 0;
+}
+
+const char *kg_libarm_versions(const kg_libarm *h) { return h != NULL ? h->versions : ""; }
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void kg_libarm_stop(kg_libarm *h)
+{
+    if (h == NULL) return;
+    if (h->started) kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
+    if (h->cache_root[0] != '\0') nftw(h->cache_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(h->req);
+    free(h->rep);
+    free(h);
+}
+
+static kg_libarm **retired;
+static int nretired, capretired;
+
+int kg_libarm_retire(kg_libarm *h, kg_err *err)
+{
+    if (nretired == capretired) {
+        int cap = capretired ? 2 * capretired : 8;
+        kg_libarm **v = realloc(retired, (size_t)cap * sizeof *v);
+        if (v == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory restarting a library arm's helper");
+        retired = v;
+        capretired = cap;
+    }
+    if (h->started) kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
+    h->started = 0;
+    retired[nretired++] = h;
+    return KG_OK;
+}
+
+void kg_libarm_stop_retired(void)
+{
+    for (int i = 0; i < nretired; i++) kg_libarm_stop(retired[i]);
+    free(retired);
+    retired = NULL;
+    nretired = capretired = 0;
+}
+
+static const char *arm_name(const kg_libarm *h) { return h->plan->arms[h->arm].name; }
+
+/* The JSON text of a message (after its head), NUL-terminated. */
+static char *msg_text(char *msg) { return msg + sizeof(kg_ah_head); }
+
+/* Sends obj as request type (with nfd descriptors) and waits for the
+ * reply, parsed into *reply.  A refusal is KG_EINADMISSIBLE (the helper
+ * goes on); any other failure ends the helper (KG_EARM). */
+static int ask(kg_libarm *h, uint32_t type, json_t *obj, const int *fds, int nfd, double limit_s, const char *what,
+               json_t **reply, kg_err *err)
+{
+    *reply = NULL;
+    if (!kg_libarm_alive(h))
+        return kg_errorf(err, KG_EARM, "arm '%s' on case '%s': its library helper ended earlier%s%.400s", arm_name(h),
+                         h->kase, h->link.dead_why[0] ? ": " : "", h->link.dead_why);
+    int rc = kg_hostlink_quiet(&h->link, err);
+    if (rc != KG_OK) return rc;
+    memset(h->req, 0, KG_LA_MSG_BYTES);
+    kg_ah_head hd = { .type = type };
+    memcpy(h->req, &hd, sizeof hd);
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+    if (text == NULL || strlen(text) >= KG_LA_MSG_BYTES - sizeof hd) {
+        free(text);
+        return kg_errorf(err, KG_EINTERNAL, "arm '%s': a library request does not fit one message", arm_name(h));
+    }
+    memcpy(msg_text(h->req), text, strlen(text));
+    free(text);
+    double t0 = kg_mono_s();
+    if (kg_hostlink_send(&h->link, h->req, fds, nfd) != 0) return kg_hostlink_fault(&h->link, -1, 0, limit_s, err);
+    if ((rc = kg_hostlink_wait(&h->link, type, limit_s, h->rep, err)) != KG_OK) return rc;
+    double dt = kg_mono_s() - t0;
+    if (type == KG_LA_RUN && dt > h->slowest_s) h->slowest_s = dt;
+    h->rep[KG_LA_MSG_BYTES - 1] = '\0';
+    kg_ah_head rh;
+    memcpy(&rh, h->rep, sizeof rh);
+    json_error_t je;
+    json_t *r = json_loads(msg_text(h->rep), 0, &je);
+    if (r == NULL || !json_is_object(r)) {
+        json_decref(r);
+        return kg_hostlink_broken(&h->link, "replied with a text that is not a JSON object", err);
+    }
+    if (rh.status != KG_LA_OK) {
+        const char *e = json_string_value(json_object_get(r, "error"));
+        char why[900];
+        snprintf(why, sizeof why, "%.880s", e != NULL ? e : "no reason given");
+        json_decref(r);
+        if (rh.status == KG_LA_REFUSED)
+            return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': the library call does not take this "
+                             "case: %s", arm_name(h), h->kase, why);
+        char label[160];
+        snprintf(label, sizeof label, "failed %s on case '%s'", what, h->kase);
+        return kg_hostlink_refused(&h->link, label, why, err);
+    }
+    *reply = r;
+    return KG_OK;
+}
+
+int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char *device, double timeout_s,
+                    kg_libarm **out, kg_err *err)
+{
+    const kg_arm *arm = &plan->arms[a];
+    *out = NULL;
+    kg_libarm *h = calloc(1, sizeof *h);
+    if (h == NULL || (h->req = calloc(1, KG_LA_MSG_BYTES)) == NULL || (h->rep = calloc(1, KG_LA_MSG_BYTES)) == NULL) {
+        if (h != NULL) free(h->req);
+        free(h);
+        return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
+    }
+    h->plan = plan;
+    h->arm = a;
+    h->timeout_s = timeout_s > 0 ? timeout_s : 600;
+    h->gpu = strcmp(device, "cpu") != 0;
+    snprintf(h->kase, sizeof h->kase, "-");
+    int rc = kg_hostlink_init(&h->link, arm->name, KG_LA_MAGIC, 0, KG_LA_MSG_BYTES, err);
+    if (rc == KG_OK) rc = kg_hostlink_mkdir(&h->link, err);
+    if (rc != KG_OK) {
+        kg_libarm_stop(h);
+        return rc;
+    }
+    h->started = 1;
+    char script[PATH_MAX + 32];
+    snprintf(script, sizeof script, "%s/kgate_libarm.py", h->link.dir);
+    size_t len = 0;
+    const char *src = kg_libarm_source(&len);
+    if ((rc = kg_write_atomic(script, src, len, err)) != KG_OK) {
+        kg_libarm_stop(h);
+        return rc;
+    }
+    if (arm->compile) {
+        snprintf(h->cache_root, sizeof h->cache_root, "/tmp/kgate-libarm-cache-XXXXXX");
+        if (mkdtemp(h->cache_root) == NULL) {
+            h->cache_root[0] = '\0';
+            unlink(script);
+            kg_libarm_stop(h);
+            return kg_errorf(err, KG_EIO, "arm '%s': cannot make a cache folder under /tmp: %s", arm->name,
+                             strerror(errno));
+        }
+    }
+    const char *py = s != NULL && s->python != NULL && s->python[0] != '\0' ? s->python : "/usr/bin/python3";
+    char bytes[32];
+    snprintf(bytes, sizeof bytes, "%d", KG_LA_MSG_BYTES);
+    char *argv[] = { (char *)py, (char *)"-B", script, (char *)"--msg-bytes", bytes, (char *)"--library",
+                     (char *)arm->builtin, (char *)"--device", (char *)device, (char *)"--threads", (char *)"1", NULL };
+    /* the helper is kgate's code: it gets the worker's environment (the
+     * library's paths, CUDA_VISIBLE_DEVICES) */
+    rc = kg_hostlink_spawn(&h->link, py, argv, environ, 3, err);
+    if (rc == KG_OK) {
+        h->link.seq = 0;
+        double lim = h->timeout_s > 120 ? h->timeout_s : 120;
+        memset(h->rep, 0, KG_LA_MSG_BYTES);
+        rc = kg_hostlink_wait(&h->link, KG_LA_HELLO, lim, h->rep, err);
+        if (rc == KG_OK) {
+            h->rep[KG_LA_MSG_BYTES - 1] = '\0';
+            kg_ah_head rh;
+            memcpy(&rh, h->rep, sizeof rh);
+            json_t *r = json_loads(msg_text(h->rep), 0, NULL);
+            const char *e = json_string_value(json_object_get(r, "error"));
+            if (rh.status != KG_LA_OK || r == NULL) {
+                char why[700];
+                snprintf(why, sizeof why, "%.680s", e != NULL ? e : "no hello");
+                kg_hostlink_kill(&h->link);
+                kg_hostlink_fault(&h->link, -1, 0, lim, NULL);
+                rc = kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': its library helper (%s) could not start: %s "
+                               "(install %s for that Python, or name another one with KGATE_PYTHON)",
+                               plan->path, arm->line, arm->name, py, why,
+                               strcmp(arm->builtin, "torch") == 0 ? "PyTorch" : "numpy");
+            } else {
+                char *v = json_dumps(json_object_get(r, "versions"), JSON_COMPACT | JSON_SORT_KEYS);
+                snprintf(h->versions, sizeof h->versions, "%s", v != NULL ? v : "null");
+                free(v);
+            }
+            json_decref(r);
+        } else if (err != NULL) {
+            char old[KG_ERR_MSG_MAX];
+            snprintf(old, sizeof old, "%s", err->msg);
+            snprintf(err->msg, sizeof err->msg, "%.200s:%d: arm '%.64s': its library helper (%.100s) did not start: %.600s",
+                     plan->path, arm->line, arm->name, py, old);
+        }
+    }
+    unlink(script);
+    if (rc != KG_OK) {
+        kg_libarm_stop(h);
+        return rc;
+    }
+    *out = h;
+    return KG_OK;
+}
+
+/* The record of the loaded case from the helper's provenance. */
+static void set_record(kg_libarm *h, json_t *prov, char *record)
+{
+    json_t *rec = json_object();
+    const kg_arm *arm = &h->plan->arms[h->arm];
+    char sha[65];
+    kg_libarm_source_sha256(sha);
+    json_object_set_new(rec, "library", json_string(arm->builtin));
+    json_t *v = json_loads(h->versions, 0, NULL);
+    json_object_set_new(rec, "versions", v != NULL ? v : json_null());
+    json_object_set_new(rec, "helper_sha256", json_string(sha));
+    json_object_set_new(rec, "timing", json_string(h->gpu ? "CUDA events around one CUDA-graph replay of pack calls, "
+                                                   "taken by kgate's helper" : "CLOCK_MONOTONIC_RAW around pack "
+                                                   "calls, taken by kgate's helper"));
+    const char *k;
+    json_t *x;
+    json_object_foreach(prov, k, x) json_object_set(rec, k, x);
+    char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+    if (text != NULL && strlen(text) >= KG_LA_RECORD_MAX) {
+        /* too long: the cache's file list goes, its count stays */
+        json_t *cache = json_object_get(rec, "cache");
+        if (json_is_object(cache)) json_object_del(cache, "files");
+        free(text);
+        text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+    }
+    snprintf(record, KG_LA_RECORD_MAX, "%s", text != NULL && strlen(text) < KG_LA_RECORD_MAX ? text : "{}");
+    free(text);
+    json_decref(rec);
+}
+
+static const char *dtype_of(kg_dtype d) { return kg_dtype_name(d); }
+
+/* The request limit: the plan's timeout, or ten times the slowest
+ * checked run seen (at least 5 s) per call when that is shorter. */
+static double limit(const kg_libarm *h, int ncalls)
+{
+    double lim = h->timeout_s;
+    if (h->slowest_s > 0) {
+        double a = 10.0 * h->slowest_s * (ncalls > 0 ? ncalls : 1);
+        if (a < 5.0) a = 5.0;
+        if (a < lim) lim = a;
+    }
+    return lim;
+}
+
+int kg_libarm_load(kg_libarm *h, const kg_case *cs, int *slot, char *record, kg_err *err)
+{
+    *slot = -1;
+    record[0] = '\0';
+    const kg_arm *arm = &h->plan->arms[h->arm];
+    const char *call = NULL;
+    int rc = kg_libarm_call(arm, cs->op, &call, NULL, err);
+    if (rc != KG_OK) return rc;
+    const kg_op *op = kg_op_find(cs->op);
+    if (op == NULL) return kg_errorf(err, KG_EINPUT, "case '%s': unknown op '%s'", cs->name, cs->op);
+    snprintf(h->kase, sizeof h->kase, "%s", cs->name);
+    json_t *m = json_object();
+    json_object_set_new(m, "op", json_string(cs->op));
+    json_object_set_new(m, "call", json_string(call));
+    json_object_set_new(m, "compile", json_boolean(arm->compile));
+    json_object_set_new(m, "dtype", json_string(dtype_of(cs->dtype)));
+    json_t *ind = json_array(), *outd = json_array(), *vars = json_object();
+    for (int i = 0; i < op->nin; i++)
+        json_array_append_new(ind, json_string(dtype_of(op->in_dtype != NULL ? op->in_dtype(cs, i) : cs->dtype)));
+    for (int o = 0; o < op->nout; o++) json_array_append_new(outd, json_string(dtype_of(op->out_dtype(cs, o))));
+    if (cs->M >= 0) json_object_set_new(vars, "M", json_integer(cs->M));
+    if (cs->N >= 0) json_object_set_new(vars, "N", json_integer(cs->N));
+    if (cs->K >= 0) json_object_set_new(vars, "K", json_integer(cs->K));
+    if (cs->splits >= 0) json_object_set_new(vars, "splits", json_integer(cs->splits));
+    for (int v = 0; v < cs->nvars; v++)
+        json_object_set_new(vars, cs->vars[v].name, cs->vars[v].type == KG_VAR_REAL ? json_real(cs->vars[v].r)
+                                                                                      : json_integer(cs->vars[v].i));
+    json_object_set_new(m, "in_dtypes", ind);
+    json_object_set_new(m, "out_dtypes", outd);
+    json_object_set_new(m, "vars", vars);
+    json_object_set_new(m, "eps", json_real(cs->eps));
+    if (h->cache_root[0] != '\0') {
+        char dir[PATH_MAX + 32];
+        snprintf(dir, sizeof dir, "%s/case-%u", h->cache_root, h->loads);
+        json_object_set_new(m, "cache_dir", json_string(dir));
+    }
+    h->loads++;
+    json_t *r = NULL;
+    double lim = h->timeout_s;
+    rc = ask(h, KG_LA_LOAD, m, NULL, 0, lim, "to load the case", &r, err);
+    json_decref(m);
+    if (rc != KG_OK) return rc;
+    json_t *prov = json_object_get(r, "provenance"), *sl = json_object_get(r, "slot");
+    if (!json_is_integer(sl) || json_integer_value(sl) < 0 || json_integer_value(sl) > 1000000) {
+        json_decref(r);
+        return kg_hostlink_broken(&h->link, "replied a load with no slot", err);
+    }
+    *slot = (int)json_integer_value(sl);
+    json_t *empty = json_object();
+    set_record(h, json_is_object(prov) ? prov : empty, record);
+    json_decref(empty);
+    json_decref(r);
+    return KG_OK;
+}
+
+void kg_libarm_unload(kg_libarm *h, int slot)
+{
+    if (!kg_libarm_alive(h) || slot < 0) return;
+    json_t *m = json_object(), *r = NULL;
+    json_object_set_new(m, "slot", json_integer(slot));
+    kg_err e = { 0 };
+    ask(h, KG_LA_UNLOAD, m, NULL, 0, limit(h, 1), "to unload a case", &r, &e);
+    json_decref(m);
+    json_decref(r);
+}
+
+int kg_libarm_bind(kg_libarm *h, int slot, const kg_libarm_buf *bufs, int n, int pack, int nop, char *record,
+                   kg_err *err)
+{
+    json_t *m = json_object(), *arr = json_array();
+    json_object_set_new(m, "slot", json_integer(slot));
+    int fds[64], nfd = 0;
+    for (int i = 0; i < n; i++) {
+        if (nfd == 64) {
+            json_decref(m);
+            json_decref(arr);
+            return kg_errorf(err, KG_EINTERNAL, "arm '%s': more than 64 buffers bound", arm_name(h));
+        }
+        json_t *b = json_object();
+        json_object_set_new(b, "role", json_string(bufs[i].role == KG_CARG_IN ? "in" : bufs[i].role == KG_CARG_OUT ? "out" : "ws"));
+        json_object_set_new(b, "index", json_integer(bufs[i].index));
+        json_object_set_new(b, "set", json_integer(bufs[i].set));
+        json_object_set_new(b, "bytes", json_integer((json_int_t)bufs[i].bytes));
+        if (bufs[i].has_ipc) {
+            char hex[129];
+            for (int k = 0; k < 64; k++) snprintf(hex + 2 * k, 3, "%02x", bufs[i].ipc[k]);
+            json_object_set_new(b, "ipc", json_string(hex));
+        } else {
+            fds[nfd++] = bufs[i].fd;
+        }
+        json_array_append_new(arr, b);
+    }
+    json_object_set_new(m, "bufs", arr);
+    json_object_set_new(m, "pack", json_integer(pack));
+    json_object_set_new(m, "nop", json_integer(nop));
+    json_t *r = NULL;
+    int rc = ask(h, KG_LA_BIND, m, nfd ? fds : NULL, nfd, h->timeout_s, "to bind its buffers", &r, err);
+    json_decref(m);
+    if (rc != KG_OK) return rc;
+    json_t *prov = json_object_get(r, "provenance");
+    if (json_is_object(prov)) set_record(h, prov, record);
+    json_decref(r);
+    return KG_OK;
+}
+
+int kg_libarm_run(kg_libarm *h, int slot, kg_err *err)
+{
+    json_t *m = json_object(), *r = NULL;
+    json_object_set_new(m, "slot", json_integer(slot));
+    int rc = ask(h, KG_LA_RUN, m, NULL, 0, limit(h, 1), "a checked run", &r, err);
+    json_decref(m);
+    json_decref(r);
+    return rc;
+}
+
+int kg_libarm_time(kg_libarm *h, int slot, int pack, double *ns, double *host_ns, kg_err *err)
+{
+    *ns = *host_ns = NAN;
+    json_t *m = json_object(), *r = NULL;
+    json_object_set_new(m, "slot", json_integer(slot));
+    json_object_set_new(m, "pack", json_integer(pack));
+    int rc = ask(h, KG_LA_TIME, m, NULL, 0, limit(h, pack), "a timed sample", &r, err);
+    json_decref(m);
+    if (rc != KG_OK) return rc;
+    double t = json_number_value(json_object_get(r, "ns")), hn = json_number_value(json_object_get(r, "host_ns"));
+    int ok = json_is_number(json_object_get(r, "ns")) && isfinite(t) && t > 0 && isfinite(hn) && hn >= 0;
+    json_decref(r);
+    if (!ok) return kg_hostlink_broken(&h->link, "replied a timed sample with no time", err);
+    *ns = t;
+    *host_ns = hn;
+    return KG_OK;
+}
+
+int kg_libarm_build(const kg_settings *s, const kg_plan *plan, int a, const char *device, kg_err *err)
+{
+    const kg_arm *arm = &plan->arms[a];
+    if (arm->trusted)
+        return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': trusted = yes on a library arm (its helper is kgate's "
+                         "own process already); remove the key", plan->path, arm->line, arm->name);
+    for (int k = 0; k < plan->ncases; k++) {
+        if (!kg_plan_arm_applies(plan, a, k)) continue;
+        int rc = kg_libarm_call(arm, plan->cases[k].op, NULL, NULL, err);
+        if (rc != KG_OK) return rc;
+    }
+    /* the helper once, so that a missing library stops the campaign before any worker */
+    kg_libarm *h = NULL;
+    double t = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
+    int rc = kg_libarm_start(s, plan, a, device, t, &h, err);
+    kg_libarm_stop(h);
+    return rc;
+}
