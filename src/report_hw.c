@@ -9,6 +9,7 @@
  * file and writes nothing but the text it appends.  A folder without
  * telemetry/ gets no telemetry sections. */
 #include <math.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,10 +238,65 @@ static void resources(kg_sb *sb, const kg_evidence *ev)
     }
 }
 
+/* A string member of a JSON record, "–" when absent. */
+static const char *jstr(json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v != NULL && v[0] != '\0' ? v : "–";
+}
+
+/* The library arms' provenance (resources' library column), one row per
+ * case and arm of the process the resources table shows. */
+static void library_arms(kg_sb *sb, const kg_evidence *ev)
+{
+    const kg_plan *plan = ev->plan;
+    int shown = 0;
+    for (size_t i = 0; i < ev->nres; i++) {
+        const kg_res_rec *r = &ev->res[i];
+        if (r->library[0] == '\0') continue;
+        json_t *rec = json_loads(r->library, 0, NULL);
+        if (!json_is_object(rec)) {
+            json_decref(rec);
+            continue;
+        }
+        if (!shown++)
+            kg_sb_printf(sb, "\n## Library arms (process %d)\n\nEach library arm's call is made by kgate's trusted helper, a "
+                             "process of its own, on the worker's own buffers (the generated inputs, kgate's output "
+                             "buffer), and checked like every arm. Its times are the helper's: %s. It is interleaved "
+                             "with the other arms at the protocol's granularity (interleave = %s), so the device passes "
+                             "between the helper and the other arms' processes %s; docs/library-arms.md gives the "
+                             "measured cost of that hand-over, below which no paired claim is made.\n\n"
+                             "| case | arm | call | expression | output | library versions |\n|---|---|---|---|---|---|\n",
+                         ev->res_proc, jstr(rec, "timing"),
+                         plan->campaign.interleave == KG_INTERLEAVE_BLOCK ? "block" : "sample",
+                         plan->campaign.interleave == KG_INTERLEAVE_BLOCK ? "once per arm and round"
+                                                                        : "at every sample");
+        json_t *v = json_object_get(rec, "versions");
+        char vers[512] = "";
+        size_t u = 0;
+        const char *keys[] = { "torch", "torch_cuda", "cudnn", "cublas", "numpy", "python", "device_name" };
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            json_t *x = json_object_get(v, keys[k]);
+            char val[96];
+            if (json_is_string(x)) snprintf(val, sizeof val, "%s", json_string_value(x));
+            else if (json_is_integer(x)) snprintf(val, sizeof val, "%lld", (long long)json_integer_value(x));
+            else continue;
+            int w = snprintf(vers + u, sizeof vers - u, "%s%s %s", u ? ", " : "", keys[k], val);
+            if (w > 0 && (size_t)w < sizeof vers - u) u += (size_t)w;
+        }
+        json_t *comp = json_object_get(rec, "compile");
+        kg_sb_printf(sb, "| %s | %s | `%s`%s | `%s` | %s | %s |\n", plan->cases[r->kase].name, plan->arms[r->arm].name,
+                     jstr(rec, "call"), json_is_object(comp) ? " (torch.compile, fresh cache)" : "", jstr(rec, "expression"),
+                     jstr(rec, "output"), u ? vers : "–");
+        json_decref(rec);
+    }
+}
+
 void kg_report_hw_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
 {
     speed_of_light(sb, ev, an);
     physics_md(sb, ev, an);
     telemetry(sb, ev);
     resources(sb, ev);
+    library_arms(sb, ev);
 }

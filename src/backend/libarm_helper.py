@@ -145,6 +145,38 @@ if ON_GPU and not LISTING:
     _close = CU.cuIpcCloseMemHandle
     _close.argtypes = [ctypes.c_uint64]
 
+    CU.cuDevicePrimaryCtxRetain.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+    _setcur = CU.cuCtxSetCurrent
+    _setcur.argtypes = [ctypes.c_void_p]
+    _MAPPED = {}  # handle (hex) -> [device address, references]: one mapping per allocation per process
+
+    def ipc_map(hexh):
+        m = _MAPPED.get(hexh)
+        if m is not None:
+            m[1] += 1
+            return m[0]
+        ptr = ctypes.c_uint64(0)
+        h = IpcHandle()
+        h.reserved = bytes.fromhex(hexh)
+        r = _open(ctypes.byref(ptr), h, 1)
+        if r == 201:  # CUDA_ERROR_INVALID_CONTEXT: make the primary context current, as torch uses it
+            ctx = ctypes.c_void_p()
+            if CU.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), DEV.index) == 0 and _setcur(ctx) == 0:
+                r = _open(ctypes.byref(ptr), h, 1)
+        if r != 0:
+            raise RuntimeError("cuIpcOpenMemHandle failed: CUresult %d" % r)
+        _MAPPED[hexh] = [ptr.value, 1]
+        return ptr.value
+
+    def ipc_unmap(hexh):
+        m = _MAPPED.get(hexh)
+        if m is None:
+            return
+        m[1] -= 1
+        if m[1] == 0:
+            _close(m[0])
+            del _MAPPED[hexh]
+
     class _Cai:
         def __init__(self, ptr, n):
             self.__cuda_array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (ptr, False),
@@ -422,9 +454,11 @@ class Case:
         self.graph = None
         self.static_result = None
         self.sets, self.outs = [], []
+        if ON_GPU:
+            torch.cuda.synchronize(DEV)
         for m in self.maps:
             if ON_GPU:
-                _close(m)
+                ipc_unmap(m)
             else:
                 try:
                     m.close()
@@ -455,14 +489,9 @@ class Case:
         outs = [None] * len(self.out_shapes)
         for j, b in enumerate(bufs):
             if ON_GPU:
-                ptr = ctypes.c_uint64(0)
-                h = IpcHandle()
-                h.reserved = bytes.fromhex(b["ipc"])
-                r = _open(ctypes.byref(ptr), h, 1)
-                if r != 0:
-                    raise RuntimeError("cuIpcOpenMemHandle of buffer %d failed: CUresult %d" % (j, r))
-                self.maps.append(ptr.value)
-                raw = _Cai(ptr.value, int(b["bytes"]))
+                ptr = ipc_map(b["ipc"])
+                self.maps.append(b["ipc"])
+                raw = _Cai(ptr, int(b["bytes"]))
             else:
                 writable = b["role"] != "in"
                 m = mmap.mmap(fds[j], int(b["bytes"]), mmap.MAP_SHARED,
