@@ -30,7 +30,7 @@ short() { # PLAN OUTPLAN OP [torch]
     rm -f "$2.tmp"
 }
 camp() { # NAME PLAN
-    timeout 150 "$K" run "$2" -o "/tmp/lr-$1" -q >/dev/null 2>"$R/$1.err"; echo "exit $?" >>"$R/$1.err"
+    timeout 45 "$K" run "$2" -o "/tmp/lr-$1" -q >/dev/null 2>"$R/$1.err"; echo "exit $?" >>"$R/$1.err"
     for f in report.md results.csv; do cp "/tmp/lr-$1/$f" "$R/$1-$f" 2>/dev/null; done
     cat /tmp/lr-$1/telemetry/resources-000.csv >"$R/$1-resources.csv" 2>/dev/null
     "$K" verify "/tmp/lr-$1" >"$R/$1-verify.txt" 2>&1; echo "exit $?" >>"$R/$1-verify.txt"
@@ -46,11 +46,11 @@ short "$P/splitk_bf16.kg" /tmp/p-gemm.kg gemm_splitk torch; camp torch-gemm /tmp
 short "$P/rowsum.kg" /tmp/p-rowsum0.kg rowsum;            camp notorch-rowsum /tmp/p-rowsum0.kg
 "$K" compare /tmp/lr-notorch-rowsum /tmp/lr-torch-rowsum >"$R/handover-compare.md" 2>&1; echo "exit $?" >>"$R/handover-compare.md"
 cp /tmp/p-*.kg "$R/" 2>/dev/null
-LEFT=$(( 200 - ($(date +%s) - T0) ))
+LEFT=$(( 170 - ($(date +%s) - T0) ))
 if [ "$LEFT" -gt 40 ]; then
     KGATE=$K timeout "$LEFT" sh tests/gpu/run.sh >"$R/test-gpu.txt" 2>&1; echo "exit $?" >>"$R/test-gpu.txt"
 else
-    echo "not run: $LEFT s left of the call's 200 s" >"$R/test-gpu.txt"
+    echo "not run: $LEFT s left of the call's 170 s" >"$R/test-gpu.txt"
 fi
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/times.txt"
 tar czf "$OUT/libarm.tgz" -C "$OUT" l
