@@ -220,6 +220,11 @@ static int ask(kg_libarm *h, uint32_t type, json_t *obj, const int *fds, int nfd
     return KG_OK;
 }
 
+static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
+                      const char *script, kg_libarm **out, kg_err *err);
+static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
+                       const char *script, kg_err *err);
+
 int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char *device, double timeout_s,
                     kg_libarm **out, kg_err *err)
 {
@@ -262,9 +267,49 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
         }
     }
     const char *py = s != NULL && s->python != NULL && s->python[0] != '\0' ? s->python : "/usr/bin/python3";
+    return start_with(h, plan, arm, device, py, script, out, err);
+}
+
+/* The helper on Python py; when py cannot import the library and is not
+ * /usr/bin/python3 (the system's, where Debian's numpy lives), that one
+ * once more before giving up. */
+static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
+                      const char *script, kg_libarm **out, kg_err *err)
+{
+    int rc = spawn_hello(h, plan, arm, device, py, script, err);
+    if (rc == KG_EBACKEND && err != NULL && strcmp(py, "/usr/bin/python3") != 0 && access("/usr/bin/python3", X_OK) == 0 &&
+        strstr(err->msg, "cannot import") != NULL) {
+        kg_err first = *err;
+        unlink(script);
+        kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
+        int r2 = kg_hostlink_init(&h->link, arm->name, KG_LA_MAGIC, 0, KG_LA_MSG_BYTES, err);
+        if (r2 == KG_OK) r2 = kg_hostlink_mkdir(&h->link, err);
+        char again[PATH_MAX + 32];
+        snprintf(again, sizeof again, "%s/kgate_libarm.py", h->link.dir);
+        size_t len = 0;
+        const char *src = kg_libarm_source(&len);
+        if (r2 == KG_OK) r2 = kg_write_atomic(again, src, len, err);
+        if (r2 == KG_OK) rc = spawn_hello(h, plan, arm, device, "/usr/bin/python3", again, err);
+        unlink(again);
+        if (rc != KG_OK) *err = first;
+    }
+    unlink(script);
+    if (rc != KG_OK) {
+        kg_libarm_stop(h);
+        return rc;
+    }
+    *out = h;
+    return KG_OK;
+}
+
+/* Spawns the helper on py and reads its hello (the versions). */
+static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
+                       const char *script, kg_err *err)
+{
+    int rc;
     char bytes[32];
     snprintf(bytes, sizeof bytes, "%d", KG_LA_MSG_BYTES);
-    char *argv[] = { (char *)py, (char *)"-B", script, (char *)"--msg-bytes", bytes, (char *)"--library",
+    char *argv[] = { (char *)py, (char *)"-B", (char *)script, (char *)"--msg-bytes", bytes, (char *)"--library",
                      (char *)arm->builtin, (char *)"--device", (char *)device, (char *)"--threads", (char *)"1", NULL };
     /* the helper is kgate's code: it gets the worker's environment (the
      * library's paths, CUDA_VISIBLE_DEVICES) */
@@ -302,13 +347,7 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
                      plan->path, arm->line, arm->name, py, old);
         }
     }
-    unlink(script);
-    if (rc != KG_OK) {
-        kg_libarm_stop(h);
-        return rc;
-    }
-    *out = h;
-    return KG_OK;
+    return rc;
 }
 
 /* The record of the loaded case from the helper's provenance. */

@@ -138,7 +138,8 @@ if ON_GPU and not LISTING:
         sys.exit(1)
 
     class IpcHandle(ctypes.Structure):
-        _fields_ = [("reserved", ctypes.c_char * 64)]
+        # bytes, not c_char: a c_char array field is assigned up to its first NUL
+        _fields_ = [("reserved", ctypes.c_ubyte * 64)]
 
     _open = getattr(CU, "cuIpcOpenMemHandle_v2", None) or CU.cuIpcOpenMemHandle
     _open.argtypes = [ctypes.POINTER(ctypes.c_uint64), IpcHandle, ctypes.c_uint]
@@ -156,8 +157,7 @@ if ON_GPU and not LISTING:
             m[1] += 1
             return m[0]
         ptr = ctypes.c_uint64(0)
-        h = IpcHandle()
-        h.reserved = bytes.fromhex(hexh)
+        h = IpcHandle.from_buffer_copy(bytes.fromhex(hexh))
         r = _open(ctypes.byref(ptr), h, 1)
         if r == 201:  # CUDA_ERROR_INVALID_CONTEXT: make the primary context current, as torch uses it
             ctx = ctypes.c_void_p()
@@ -184,7 +184,7 @@ if ON_GPU and not LISTING:
 
 
 def versions():
-    v = {"library": LIB, "python": sys.version.split()[0], "numpy": np.__version__ if np is not None else None}
+    v = {"library": LIB, "python": sys.version.split()[0], "python_executable": sys.executable, "numpy": np.__version__ if np is not None else None}
     if torch is not None:
         v["torch"] = torch.__version__
         v["torch_cuda"] = torch.version.cuda
