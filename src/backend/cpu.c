@@ -239,7 +239,7 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     char src[KG_PATH_MAX], so[PATH_MAX], tmp[PATH_MAX + 16], log[PATH_MAX + 8], inc[PATH_MAX];
     char incflag[PATH_MAX + 4];
     int rc;
-    if (kg_libarm_is(arm)) return kg_libarm_build(be->settings, plan, a, "cpu", err);
+    if (kg_libarm_is(arm)) return kg_libarm_build(be->settings, plan, a, NULL, err);
     if (arm->builtin[0] != '\0')
         return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': builtin '%s' is not available on the cpu backend "
                          "(builtin = torch and builtin = numpy are; or use a source file)",
@@ -681,7 +681,7 @@ static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, kg_ker
     }
     int rc = KG_OK;
     double t = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
-    if (c->libs[a] == NULL && (rc = kg_libarm_start(be->settings, plan, a, "cpu", t, &c->libs[a], err)) != KG_OK)
+    if (c->libs[a] == NULL && (rc = kg_libarm_start(be->settings, plan, a, NULL, t, &c->libs[a], err)) != KG_OK)
         return rc;
     int slot = -1;
     char record[KG_LIBRARY_RECORD_MAX];

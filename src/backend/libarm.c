@@ -239,7 +239,7 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
     h->plan = plan;
     h->arm = a;
     h->timeout_s = timeout_s > 0 ? timeout_s : 600;
-    h->gpu = strcmp(device, "cpu") != 0;
+    h->gpu = device != NULL;
     snprintf(h->kase, sizeof h->kase, "-");
     int rc = kg_hostlink_init(&h->link, arm->name, KG_LA_MAGIC, 0, KG_LA_MSG_BYTES, err);
     if (rc == KG_OK) rc = kg_hostlink_mkdir(&h->link, err);
@@ -310,7 +310,7 @@ static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, con
     char bytes[32];
     snprintf(bytes, sizeof bytes, "%d", KG_LA_MSG_BYTES);
     char *argv[] = { (char *)py, (char *)"-B", (char *)script, (char *)"--msg-bytes", bytes, (char *)"--library",
-                     (char *)arm->builtin, (char *)"--device", (char *)device, (char *)"--threads", (char *)"1", NULL };
+                     (char *)arm->builtin, (char *)"--device", (char *)(device != NULL ? device : "cpu"), (char *)"--threads", (char *)"1", NULL };
     /* the helper is kgate's code: it gets the worker's environment (the
      * library's paths, CUDA_VISIBLE_DEVICES) */
     rc = kg_hostlink_spawn(&h->link, py, argv, environ, 3, err);

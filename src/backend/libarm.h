@@ -48,7 +48,8 @@ int kg_libarm_is(const kg_arm *arm);
 int kg_libarm_call(const kg_arm *arm, const char *op, const char **name, const char **expr, kg_err *err);
 
 /* The supervisor's build of a library arm: every case it applies to has
- * a call, and the helper starts (the library imports) on device. */
+ * a call, and the helper starts (the library imports) on device (NULL:
+ * the host's CPU; kg_libarm_start). */
 int kg_libarm_build(const kg_settings *s, const kg_plan *plan, int a, const char *device, kg_err *err);
 
 /* The helper's source, embedded in kgate, and its sha256. */
@@ -68,8 +69,8 @@ typedef struct kg_libarm_buf {
 
 typedef struct kg_libarm kg_libarm;
 
-/* Starts arm's helper: device "cpu", or "GPU-<uuid>" for the cuda
- * backend's device.  timeout_s bounds every request. */
+/* Starts arm's helper: device NULL for the host's CPU, or the cuda
+ * backend's device as "GPU-<uuid>".  timeout_s bounds every request. */
 int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int arm, const char *device, double timeout_s,
                     kg_libarm **out, kg_err *err);
 /* 1 while the helper runs (a fault ends it; the next load starts another). */

@@ -1,0 +1,149 @@
+# Library arms on the cpu backend (docs/library-arms.md), with numpy:
+#  1. the helper's table of calls equals libarm.c's (names and expressions);
+#  2. a campaign with numpy reference arms on three ops: their outputs pass
+#     the float64 checks, their samples are interleaved with the other arms'
+#     in every round of every process, a bf16 case numpy cannot take is
+#     INADMISSIBLE for its arm alone, resources.csv holds each case's
+#     provenance record (library, versions, call, expression, the helper's
+#     sha256), the report has the Library arms section, verify passes;
+#  3. a helper whose call returns a wrong output: INCORRECT for that arm, the
+#     campaign ends normally and verifies;
+#  4. a helper that dies mid-campaign: INCORRECT (a fault of its arm),
+#     the other arms unaffected;
+#  5. plan errors: call on a source arm, an unknown call, compile = yes on
+#     numpy; a library that cannot be imported stops the campaign before any
+#     worker, naming it.
+. tests/cli_lib.sh
+export KGATE_LOCK_DIR="$T/locks"
+# a Python that has numpy (the helper also falls back to /usr/bin/python3)
+PY=
+for p in "${KGATE_PYTHON:-}" /usr/bin/python3 python3; do
+    [ -n "$p" ] && "$p" -c 'import numpy' 2>/dev/null && { PY=$(command -v "$p"); break; }
+done
+[ -n "$PY" ] || die "no python3 with numpy (sh tools/install-deps.sh installs Debian's)"
+export KGATE_PYTHON="$PY"
+
+# 1. the two tables
+"$PY" src/backend/libarm_helper.py --list yes >"$T/py-table.json" || die "the helper cannot list its calls"
+"$PY" - "$T/py-table.json" src/backend/libarm.c >"$T/tables.out" 2>&1 <<'EOF' || { cat "$T/tables.out" >&2; die "the helper's table of calls differs from libarm.c's"; }
+import json, re, sys
+py = json.load(open(sys.argv[1]))
+src = open(sys.argv[2]).read()
+c = {}
+for lib, op, call, expr in re.findall(r'\{\s*"(numpy|torch)",\s*"(\w+)",\s*"([\w.]+)",\s*((?:"(?:[^"\\]|\\.)*"\s*)+)\}', src):
+    text = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', expr))
+    c.setdefault(lib, {})[op] = [call, text]
+assert c == py, (c, py)
+print("tables agree:", sum(len(v) for v in c.values()), "calls")
+EOF
+expect_grep 'tables agree: 16 calls' "$T/tables.out"
+
+# 2. the campaign
+P=tests/plans/libarm-numpy.kg
+"$KGATE" run "$P" -o "$T/ok" -q 2>"$T/ok.err"
+st=$?
+[ $st -le 1 ] || { cat "$T/ok.err" >&2; die "numpy campaign: exit $st"; }
+R=$T/ok/results.csv
+for a in r,np sm,sm_np mm,mm_np; do
+    grep -q "^$a,reference,ok," "$R" || { cat "$R" >&2; die "library arm $a is not ok"; }
+done
+grep -q '^rb,np,reference,inadmissible,INADMISSIBLE' "$R" || { cat "$R" >&2; die "numpy on bf16 is not INADMISSIBLE"; }
+grep -q '^rb,naive,baseline,ok,' "$R" || die "the bf16 case's other arms suffered from numpy's refusal"
+expect_grep 'numpy has no bf16 dtype' "$T/ok/report.md"
+# checked like every arm: pre and post checks of the library arm passed
+for ph in pre post; do
+    n=$(cat "$T"/ok/checks/proc-*.csv | awk -F, -v p=$ph '$3 == "r" && $4 == "np" && $5 == p && $7 == "pass"' | wc -l)
+    [ "$n" -gt 0 ] || die "no passing $ph check of the numpy arm"
+done
+bad=$(cat "$T"/ok/checks/proc-*.csv | awk -F, '$4 ~ /np$/ && $3 != "rb" && $7 == "fail"' | wc -l)
+[ "$bad" = 0 ] || die "$bad failing checks of numpy arms"
+# interleaved: in every process and round, samples of np and of naive
+for f in "$T"/ok/raw/proc-*.csv; do
+    awk -F, 'FNR > 1 && $5 == "r" { s[$3 "," $4]++; r[$3] = 1 }
+             END { for (x in r) if (!s[x ",np"] || !s[x ",naive"]) { print "round " x " lacks an arm"; exit 1 } }' "$f" ||
+        die "$f: the library arm is not in every round"
+done
+# provenance, per case, in resources.csv
+RES=$(cat "$T"/ok/telemetry/resources-*.csv)
+sha=$(sha256sum src/backend/libarm_helper.py | cut -d' ' -f1)
+printf '%s\n' "$RES" >"$T/res.csv"
+"$PY" - "$T/res.csv" "$sha" <<'EOF' || die "the library provenance records are not as documented"
+import csv, json, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["process"] != "process"]
+lib = [r for r in rows if r["library"]]
+cases = {(r["case"], r["arm"]) for r in lib}
+assert {("r", "np"), ("sm", "sm_np"), ("mm", "mm_np")} <= cases, cases
+for r in lib:
+    rec = json.loads(r["library"])
+    assert rec["library"] == "numpy", rec
+    assert rec["helper_sha256"] == sys.argv[2], (rec["helper_sha256"], sys.argv[2])
+    assert rec["versions"]["numpy"] and rec["versions"]["python"], rec
+    assert rec["versions"]["threads"] == 1, rec
+    assert rec["call"] in ("numpy.sum", "numpy.softmax", "numpy.matmul"), rec
+    assert rec["expression"] and rec["timing"].startswith("CLOCK_MONOTONIC_RAW"), rec
+    assert rec["output"].startswith("written into kgate's output buffer"), rec
+    assert rec["compile"] is None and rec["cache"] is None, rec
+    assert r["sandbox"].startswith("library helper"), r
+assert all(not r["library"] for r in rows if not r["arm"].endswith("np")), "a library record on a C arm"
+print("ok")
+EOF
+expect_grep '## Library arms' "$T/ok/report.md"
+expect_grep '| r | np | `numpy.sum` | `numpy.sum(X, axis=1, dtype=float32, out=Y)`' "$T/ok/report.md"
+"$KGATE" verify "$T/ok" >"$T/v.out" 2>&1 || { cat "$T/v.out" >&2; die "verify of the numpy campaign"; }
+expect_report_identical "$T/ok"
+
+# 3 and 4: a helper sabotaged from outside (sitecustomize on PYTHONPATH)
+mkdir -p "$T/wrong" "$T/dies"
+cat >"$T/wrong/sitecustomize.py" <<'EOF'
+import numpy
+_sum = numpy.sum
+def _bad(*a, **k):
+    r = _sum(*a, **k)
+    out = k.get("out")
+    if out is not None and out.shape and out.shape[0] > 3:
+        out[3] += 1.0
+    return r
+numpy.sum = _bad
+EOF
+cat >"$T/dies/sitecustomize.py" <<'EOF'
+import os, numpy
+_sum = numpy.sum
+_n = [0]
+def _dies(*a, **k):
+    _n[0] += 1
+    if _n[0] > 12:
+        os._exit(7)
+    return _sum(*a, **k)
+numpy.sum = _dies
+EOF
+for w in wrong dies; do
+    PYTHONPATH="$T/$w" "$KGATE" run "$P" -o "$T/o-$w" -q 2>"$T/$w.err"
+    st=$?
+    [ $st -le 1 ] || { cat "$T/$w.err" >&2; die "$w helper: exit $st (the campaign must go on)"; }
+    grep -q '^r,np,reference,incorrect,INCORRECT' "$T/o-$w/results.csv" || { cat "$T/o-$w/results.csv" >&2; die "$w helper: numpy arm not INCORRECT"; }
+    grep -q '^r,naive,baseline,ok,' "$T/o-$w/results.csv" || die "$w helper: the baseline suffered"
+    grep -q '^sm,sm_np,reference,ok,' "$T/o-$w/results.csv" || die "$w helper: another library arm suffered"
+    "$KGATE" verify "$T/o-$w" >"$T/v-$w.out" 2>&1 || { cat "$T/v-$w.out" >&2; die "verify after the $w helper"; }
+done
+expect_grep 'element 3: got' "$T/o-wrong/report.md"
+expect_grep "arm .np. host exited with status 7" "$T/o-dies/report.md"
+
+# 5. plan errors and a missing library
+sed 's/^call = numpy.softmax/call = numpy.nope/' "$P" >"$T/badcall.kg"
+sed -i "s#\.\./\.\./kernels#$PWD/kernels#" "$T/badcall.kg"
+"$KGATE" run "$T/badcall.kg" -o "$T/o-bc" -q 2>"$T/bc.err"; expect_status 2 $? "an unknown call"
+expect_grep "op 'softmax' has no numpy call 'numpy.nope' (set call = numpy.softmax" "$T/bc.err"
+sed "s#\.\./\.\./kernels#$PWD/kernels#" "$P" | awk '/^\[arm unrolled\]/ { print; print "call = numpy.sum"; next } { print }' >"$T/srccall.kg"
+"$KGATE" run "$T/srccall.kg" -o "$T/o-sc" -q 2>"$T/sc.err"; expect_status 2 $? "call on a source arm"
+expect_grep "a library key on an arm that is not a library arm" "$T/sc.err"
+sed "s#\.\./\.\./kernels#$PWD/kernels#" "$P" | awk '/^\[arm mm_np\]/ { print; print "compile = yes"; next } { print }' >"$T/comp.kg"
+"$KGATE" run "$T/comp.kg" -o "$T/o-cp" -q 2>"$T/cp.err"; expect_status 2 $? "compile = yes on numpy"
+expect_grep "compile = yes on a numpy arm" "$T/cp.err"
+if ! "$PY" -c 'import torch' 2>/dev/null && ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    sed "s#\.\./\.\./kernels#$PWD/kernels#; s/^builtin = numpy/builtin = torch/" "$P" | grep -v '^call = ' >"$T/torch.kg"
+    "$KGATE" run "$T/torch.kg" -o "$T/o-t" -q 2>"$T/t.err"; st=$?
+    [ $st = 2 ] || [ $st = 3 ] || { cat "$T/t.err" >&2; die "builtin = torch without torch: exit $st"; }
+    expect_grep "its library helper (.*) could not start: cannot import torch" "$T/t.err"
+    [ -f "$T/o-t/results.csv" ] && die "a worker ran without the library"
+fi
+echo "libarm.sh: ok"
