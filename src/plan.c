@@ -228,7 +228,7 @@ static const plan_key plan_keys[] = {
      "a built-in arm name: cublas, torch or numpy"},
     {SEC_ARM, "call", K_NAME, ARM(call), 0, 0, F_INHERIT | F_QUIET, NULL, NULL,
      "the library call of a builtin = torch or numpy arm, from the op's table (docs/library-arms.md)"},
-    {SEC_ARM, "compile", K_BOOL, ARM(compile), 0, 0, F_INHERIT | F_QUIET | F_AXIS, "no", NULL,
+    {SEC_ARM, "compile", K_BOOL, ARM(compile), 0, 0, F_INHERIT | F_QUIET, "no", NULL,
      "yes/no: a builtin = torch arm's call through torch.compile, with a fresh cache per case"},
     {SEC_ARM, "entry", K_IDENT, ARM(entry), 0, 0, F_INHERIT | F_AXIS, "kernel", NULL,
      "a C identifier"},
