@@ -4,8 +4,8 @@
  * A kernel right only on the plan's shapes (one that drops the K tail or
  * the last tile when a dimension is not a multiple of its tile) passes
  * every check on an aligned plan; before timing, the worker also checks
- * every arm on a few shapes near the case: each shape variable minus
- * one alone, every variable minus one, every variable near its half
+ * every arm on a few shapes near the case (varying the op's integer
+ * variables, kg_op.heldout_vars): each shape variable minus one alone, every variable minus one, every variable near its half
  * and every variable at a random odd value.  A derived shape is never
  * larger than the case in any variable, never below 1, and always
  * admissible for the op.  An arm's `requires` (expr.h conditions) skips
@@ -23,17 +23,21 @@
 #include "kgate/op.h"
 #include "kgate/plan.h"
 
-/* At most this many derived shapes per case: one per shape variable (at
- * most M, N and K) and three that change every variable. */
-#define KG_HELDOUT_MAX 6
+/* At most this many variables vary, and at most this many derived shapes
+ * per case: one per variable and three that change every variable. */
+#define KG_HELDOUT_VARS 8
+#define KG_HELDOUT_MAX (KG_HELDOUT_VARS + 3)
 
 /* The held-out shapes of case c (op its op) from seed, into out[0..cap):
- * copies of c with M, N and K changed (never splits, eps or scale; splits
- * is lowered to K where K falls below it), distinct from c and from one
- * another.  Returns how many (0 for an op without shape variables). */
+ * copies of c with the op's integer variables changed (M, N and K for the
+ * built-in ops; never splits, eps, scale or a real or yes/no variable;
+ * splits is lowered to K where K falls below it), distinct from c and
+ * from one another.  Returns how many (0 for an op without integer
+ * variables). */
 int kg_heldout_shapes(const kg_case *c, const kg_op *op, uint64_t seed, kg_case *out, int cap);
 
-/* "heldout[M=63 N=64 K=64]": the check name of derived shape s. */
+/* "heldout[M=63 N=64 K=64]" or "heldout[B=3 L=63 W=9]": the check name of
+ * derived shape s. */
 void kg_heldout_name(const kg_case *s, const kg_op *op, char *buf, size_t cap);
 
 /* Whether arm supports shape s under its `requires`: *ok = 1, or 0 with

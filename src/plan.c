@@ -48,6 +48,9 @@
 /* Axes (docs/plan-format.md, "Axes"): a section's {a, b} lists expand it
  * into the Cartesian product of their values. */
 #define PLAN_AXES_MAX 8          /* axes in one section */
+/* the key index an axis over the case's i-th op variable has (plan_axis.ki) */
+#define AXIS_VAR(i) (-2 - (i))
+#define AXIS_VAR_INDEX(ki) (-2 - (ki))
 #define PLAN_AXIS_VALUES_MAX 64  /* values in one list */
 #define PLAN_EXPAND_MAX 256      /* sections one section expands to */
 
@@ -982,6 +985,7 @@ static void axis_keys_text(char *buf, size_t cap)
         int fake = 0;
         o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%s keys", sec == SEC_CASE ? "" : "; ",
                               sec_names[sec]);
+        if (sec == SEC_CASE) o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, " (and the op's variables)");
         for (int i = 0; i < PLAN_NKEYS && o < cap; i++) {
             const plan_key *k = &plan_keys[i];
             size_t kl = strlen(k->key);
@@ -1025,6 +1029,9 @@ static const sec_axes *find_axes(const plan_ctx *ctx, int sec, int idx)
 
 /* The value v of key ki (line `line`) holds '{' or '}': records its axes.
  * Returns 0, or -1 with a message in ctx. */
+static int parse_axes_of(plan_ctx *ctx, int ki, const char *key, const char *v, int line, const char *ltext,
+                         size_t llen);
+
 static int parse_axes(plan_ctx *ctx, int ki, const char *v, int line, const char *ltext, size_t llen)
 {
     const plan_key *k = &plan_keys[ki];
@@ -1035,6 +1042,15 @@ static int parse_axes(plan_ctx *ctx, int ki, const char *v, int line, const char
              k->key, keys);
         return -1;
     }
+    return parse_axes_of(ctx, ki, k->key, v, line, ltext, llen);
+}
+
+/* The axes of a value: key names the axis of a whole-value list; ki is
+ * the key's plan_keys index, or AXIS_VAR(i) for the case's i-th op
+ * variable. */
+static int parse_axes_of(plan_ctx *ctx, int ki, const char *key, const char *v, int line, const char *ltext,
+                         size_t llen)
+{
     if (ctx->bracketed) {
         perr(ctx, line, "axis in a section with an expanded name", ltext, llen,
              "a section named NAME[AXIS=VALUE] is one variant already: give the {a, b} lists in the section NAME");
@@ -1049,7 +1065,7 @@ static int parse_axes(plan_ctx *ctx, int ki, const char *v, int line, const char
     int g = 0;
     for (size_t i = 0; i < n; i++) {
         if (v[i] == '}') {
-            perr(ctx, line, "'}' without '{'", ltext, llen, "an axis is a list in braces, e.g. %s = {1, 2}", k->key);
+            perr(ctx, line, "'}' without '{'", ltext, llen, "an axis is a list in braces, e.g. %s = {1, 2}", key);
             return -1;
         }
         if (v[i] != '{') continue;
@@ -1063,7 +1079,7 @@ static int parse_axes(plan_ctx *ctx, int ki, const char *v, int line, const char
         /* its name: the key's for a whole value, else NAME of "NAME={" or "-DNAME={" */
         char name[KG_NAME_MAX];
         if (i == 0 && j == n - 1) {
-            snprintf(name, sizeof name, "%s", k->key);
+            snprintf(name, sizeof name, "%s", key);
         } else {
             size_t e = i > 0 && v[i - 1] == '=' ? i - 1 : i, b = e;
             while (b > 0 && (isalnum((unsigned char)v[b - 1]) || v[b - 1] == '_')) b--;
@@ -1075,7 +1091,7 @@ static int parse_axes(plan_ctx *ctx, int ki, const char *v, int line, const char
             if (e == i || b == e || !starts || !(isalpha((unsigned char)v[b]) || v[b] == '_') || e - b >= sizeof name) {
                 perr(ctx, line, "axis without a name", ltext, llen,
                      "a list inside a value follows its name, NAME={a, b} (e.g. defines = PITCH={36, 40}); or the "
-                     "whole value is the list, %s = {a, b}", k->key);
+                     "whole value is the list, %s = {a, b}", key);
                 return -1;
             }
             if (j + 1 < n && v[j + 1] != ' ' && v[j + 1] != '\t') {
@@ -1155,36 +1171,19 @@ static int var_name_ok(const char *n)
     return 1;
 }
 
-/* A key of [case] outside the key table: a variable of the case's op
- * (kg_plan_check_ops checks it against the op's declaration). */
-static int case_var(plan_ctx *ctx, const char *name, const char *v, int line, const char *ltext, size_t llen)
+/* Sets variable x (its name already set) from its text v: an integer, a
+ * real or yes/no.  Returns 0, or -1 with a message in ctx. */
+static int set_var_value(plan_ctx *ctx, kg_var *x, const char *v, int line, const char *ltext, size_t llen)
 {
-    kg_case *c = &ctx->plan->cases[ctx->idx];
-    for (int i = 0; i < c->nvars; i++)
-        if (strcmp(c->vars[i].name, name) == 0) {
-            perr(ctx, line, "duplicate key", ltext, llen, "variable '%s' is already set in case '%s'", name,
-                 c->name);
-            return 1;
-        }
-    if (c->nvars >= KG_CASE_VARS) {
-        perr(ctx, line, "too many variables", ltext, llen, "a case sets at most %d op variables", KG_CASE_VARS);
-        return 1;
-    }
     size_t vl = strlen(v);
-    if (vl == 0 || vl >= sizeof c->vars[0].text) {
+    if (vl == 0 || vl >= sizeof x->text) {
         perr(ctx, line, vl == 0 ? "missing value" : "value too long", ltext, llen,
              "an op variable is an integer, a real or yes/no, e.g. S = 1024");
-        return 1;
+        return -1;
     }
-    if (strpbrk(v, "{}") != NULL) {
-        perr(ctx, line, "op variables take no axis", ltext, llen,
-             "write one case per value (axes apply to the keys of docs/plan-format.md)");
-        return 1;
-    }
-    kg_var *x = &c->vars[c->nvars];
-    memset(x, 0, sizeof *x);
-    snprintf(x->name, sizeof x->name, "%s", name);
     snprintf(x->text, sizeof x->text, "%s", v);
+    x->i = 0;
+    x->r = 0;
     char *end = NULL;
     errno = 0;
     long long ll = strtoll(v, &end, 10);
@@ -1201,12 +1200,50 @@ static int case_var(plan_ctx *ctx, const char *name, const char *v, int line, co
         double r = strtod(v, &end);
         if (end == v || *end != '\0' || errno != 0 || !isfinite(r)) {
             perr(ctx, line, "bad value", ltext, llen,
-                 "op variable '%s': an integer, a real or yes/no, e.g. %s = 1024", name, name);
-            return 1;
+                 "op variable '%s': an integer, a real or yes/no, e.g. %s = 1024", x->name, x->name);
+            return -1;
         }
         x->type = KG_VAR_REAL;
         x->r = r;
     }
+    return 0;
+}
+
+/* A key of [case] outside the key table: a variable of the case's op
+ * (kg_plan_check_ops checks it against the op's declaration).  A value
+ * that is one list, S = {128, 256}, is an axis over the variable: the
+ * case expands like a case with axes over its keys. */
+static int case_var(plan_ctx *ctx, const char *name, const char *v, int line, const char *ltext, size_t llen)
+{
+    kg_case *c = &ctx->plan->cases[ctx->idx];
+    for (int i = 0; i < c->nvars; i++)
+        if (strcmp(c->vars[i].name, name) == 0) {
+            perr(ctx, line, "duplicate key", ltext, llen, "variable '%s' is already set in case '%s'", name,
+                 c->name);
+            return 1;
+        }
+    if (c->nvars >= KG_CASE_VARS) {
+        perr(ctx, line, "too many variables", ltext, llen, "a case sets at most %d op variables", KG_CASE_VARS);
+        return 1;
+    }
+    kg_var *x = &c->vars[c->nvars];
+    memset(x, 0, sizeof *x);
+    snprintf(x->name, sizeof x->name, "%s", name);
+    if (strpbrk(v, "{}") != NULL) {
+        size_t vl = strlen(v);
+        if (v[0] != '{' || vl < 2 || v[vl - 1] != '}' || strchr(v + 1, '{') != NULL || strchr(v, '}') != v + vl - 1) {
+            perr(ctx, line, "an op variable's axis is its whole value", ltext, llen,
+                 "write %s = {a, b, c}: one list, nothing before or after it", name);
+            return 1;
+        }
+        if (parse_axes_of(ctx, AXIS_VAR(c->nvars), name, v, line, ltext, llen) != 0) return 1;
+        /* the values are set when the section expands (expand_kind); the
+         * text stays the list until then */
+        snprintf(x->text, sizeof x->text, "%.*s", (int)(sizeof x->text - 1), v);
+        c->nvars++;
+        return 1;
+    }
+    if (set_var_value(ctx, x, v, line, ltext, llen) != 0) return 1;
     c->nvars++;
     return 1;
 }
@@ -1866,7 +1903,13 @@ static void expand_kind(plan_ctx *ctx, int sec)
                     g++;
                 }
                 val[vo] = '\0';
-                set_value(ctx, &plan_keys[ax->ki], dst, val, ax->line);
+                if (ax->ki >= 0) {
+                    set_value(ctx, &plan_keys[ax->ki], dst, val, ax->line);
+                } else {
+                    size_t ll;
+                    const char *lt = line_text(ctx, ax->line, &ll);
+                    set_var_value(ctx, &((kg_case *)(void *)dst)->vars[AXIS_VAR_INDEX(ax->ki)], val, ax->line, lt, ll);
+                }
             }
             o++;
         }

@@ -23,17 +23,9 @@
 #include <stdio.h>
 #include "kgate/op.h"
 
-/* The case's variables, by the names .vars declares. */
-static int64_t var(const kg_case *c, const char *name)
-{
-    int64_t v = 0;
-    kg_case_var(c, name, NULL, &v, NULL);
-    return v;
-}
-
 static void conv_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    int64_t B = var(c, "B"), L = var(c, "L"), W = var(c, "W");
+    int64_t B = kg_op_var_i(c, "B", 0), L = kg_op_var_i(c, "L", 0), W = kg_op_var_i(c, "W", 0);
     in_elems[0] = B * L;
     in_elems[1] = W;
     out_elems[0] = B * (L - W + 1);
@@ -41,14 +33,14 @@ static void conv_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[]
 
 static void conv_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = var(c, "B");   /* each signal is a row of the generator */
+    rows[0] = kg_op_var_i(c, "B", 0);   /* each signal is a row of the generator */
     rows[1] = 1;
 }
 
 static int64_t conv_out_cols(const kg_case *c, int o)
 {
     (void)o;
-    return var(c, "L") - var(c, "W") + 1;
+    return kg_op_var_i(c, "L", 0) - kg_op_var_i(c, "W", 0) + 1;
 }
 
 static kg_dtype conv_in_dtype(const kg_case *c, int i)
@@ -67,7 +59,7 @@ static kg_dtype conv_out_dtype(const kg_case *c, int o)
 /* 0 when the case can run; else why not. */
 static int conv_admissible(const kg_case *c, char *why, size_t cap)
 {
-    int64_t B = var(c, "B"), L = var(c, "L"), W = var(c, "W");
+    int64_t B = kg_op_var_i(c, "B", 0), L = kg_op_var_i(c, "L", 0), W = kg_op_var_i(c, "W", 0);
     if (B < 1 || L < 1 || W < 1) {
         snprintf(why, cap, "B, L and W must be >= 1 (B = %lld, L = %lld, W = %lld)", (long long)B, (long long)L,
                  (long long)W);
@@ -88,7 +80,7 @@ static int conv_admissible(const kg_case *c, char *why, size_t cap)
 static int conv_reference(const kg_case *c, const double *const in[], double *const out[], kg_err *err)
 {
     (void)err;
-    int64_t B = var(c, "B"), L = var(c, "L"), W = var(c, "W"), n = L - W + 1;
+    int64_t B = kg_op_var_i(c, "B", 0), L = kg_op_var_i(c, "L", 0), W = kg_op_var_i(c, "W", 0), n = L - W + 1;
     const double *x = in[0], *f = in[1];
     for (int64_t b = 0; b < B; b++)
         for (int64_t i = 0; i < n; i++) {
@@ -105,7 +97,7 @@ static int conv_reference(const kg_case *c, const double *const in[], double *co
 static void conv_bound(const kg_case *c, const double *const in[], const double *ref, int o, double *bound)
 {
     (void)o;
-    int64_t B = var(c, "B"), L = var(c, "L"), W = var(c, "W"), n = L - W + 1;
+    int64_t B = kg_op_var_i(c, "B", 0), L = kg_op_var_i(c, "L", 0), W = kg_op_var_i(c, "W", 0), n = L - W + 1;
     const double *x = in[0], *f = in[1];
     for (int64_t b = 0; b < B; b++) {
         double rowscale = 0.0;
@@ -123,13 +115,14 @@ static void conv_bound(const kg_case *c, const double *const in[], const double 
 
 static double conv_flops(const kg_case *c)
 {
-    return 2.0 * (double)var(c, "B") * (double)(var(c, "L") - var(c, "W") + 1) * (double)var(c, "W");
+    double B = (double)kg_op_var_i(c, "B", 0), L = (double)kg_op_var_i(c, "L", 0), W = (double)kg_op_var_i(c, "W", 0);
+    return 2.0 * B * (L - W + 1) * W;
 }
 
 /* Every input read once, every output written once. */
 static double conv_min_bytes(const kg_case *c)
 {
-    double B = (double)var(c, "B"), L = (double)var(c, "L"), W = (double)var(c, "W");
+    double B = (double)kg_op_var_i(c, "B", 0), L = (double)kg_op_var_i(c, "L", 0), W = (double)kg_op_var_i(c, "W", 0);
     return B * L * 2.0 + W * 4.0 + B * (L - W + 1) * 2.0;
 }
 

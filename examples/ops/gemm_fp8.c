@@ -28,16 +28,9 @@
 #include <stdlib.h>
 #include "kgate/op.h"
 
-static int64_t var(const kg_case *c, const char *name)
-{
-    int64_t v = 0;
-    kg_case_var(c, name, NULL, &v, NULL);
-    return v;
-}
-
 static void f8_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    int64_t M = var(c, "M"), N = var(c, "N"), K = var(c, "K");
+    int64_t M = kg_op_var_i(c, "M", 0), N = kg_op_var_i(c, "N", 0), K = kg_op_var_i(c, "K", 0);
     in_elems[0] = M * K;
     in_elems[1] = N * K;
     in_elems[2] = 1;
@@ -48,15 +41,15 @@ static void f8_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 
 static void f8_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = var(c, "M");
-    rows[1] = var(c, "N");
+    rows[0] = kg_op_var_i(c, "M", 0);
+    rows[1] = kg_op_var_i(c, "N", 0);
     rows[2] = 1;
     rows[3] = 1;
 }
 
 static int64_t f8_out_cols(const kg_case *c, int o)
 {
-    return o == 0 ? var(c, "N") : 0;
+    return o == 0 ? kg_op_var_i(c, "N", 0) : 0;
 }
 
 static kg_dtype f8_in_dtype(const kg_case *c, int i)
@@ -73,7 +66,7 @@ static kg_dtype f8_out_dtype(const kg_case *c, int o)
 
 static int f8_admissible(const kg_case *c, char *why, size_t cap)
 {
-    int64_t M = var(c, "M"), N = var(c, "N"), K = var(c, "K");
+    int64_t M = kg_op_var_i(c, "M", 0), N = kg_op_var_i(c, "N", 0), K = kg_op_var_i(c, "K", 0);
     if (M < 1 || N < 1 || K < 1) {
         snprintf(why, cap, "M, N and K must be >= 1");
         return 1;
@@ -88,7 +81,7 @@ static int f8_admissible(const kg_case *c, char *why, size_t cap)
 static int f8_reference(const kg_case *c, const double *const in[], double *const out[], kg_err *err)
 {
     (void)err;
-    int64_t M = var(c, "M"), N = var(c, "N"), K = var(c, "K");
+    int64_t M = kg_op_var_i(c, "M", 0), N = kg_op_var_i(c, "N", 0), K = kg_op_var_i(c, "K", 0);
     double s = in[2][0] * in[3][0];
     for (int64_t m = 0; m < M; m++) {
         double amax = 0.0;
@@ -109,7 +102,7 @@ static int f8_reference(const kg_case *c, const double *const in[], double *cons
  * (|max|x| - max|y|| <= max |x - y|). */
 static void f8_bound(const kg_case *c, const double *const in[], const double *ref, int o, double *bound)
 {
-    int64_t M = var(c, "M"), N = var(c, "N"), K = var(c, "K");
+    int64_t M = kg_op_var_i(c, "M", 0), N = kg_op_var_i(c, "N", 0), K = kg_op_var_i(c, "K", 0);
     double s = fabs(in[2][0] * in[3][0]);
     for (int64_t m = 0; m < M; m++) {
         double rowscale = 0.0, worst = 0.0;
@@ -140,12 +133,13 @@ static void f8_bound(const kg_case *c, const double *const in[], const double *r
 
 static double f8_flops(const kg_case *c)
 {
-    return 2.0 * (double)var(c, "M") * (double)var(c, "N") * (double)var(c, "K");
+    double M = (double)kg_op_var_i(c, "M", 0), N = (double)kg_op_var_i(c, "N", 0), K = (double)kg_op_var_i(c, "K", 0);
+    return 2.0 * M * N * K;
 }
 
 static double f8_min_bytes(const kg_case *c)
 {
-    double M = (double)var(c, "M"), N = (double)var(c, "N"), K = (double)var(c, "K");
+    double M = (double)kg_op_var_i(c, "M", 0), N = (double)kg_op_var_i(c, "N", 0), K = (double)kg_op_var_i(c, "K", 0);
     return M * K + N * K + 8.0 + 2.0 * M * N + 4.0 * M;
 }
 

@@ -20,16 +20,9 @@
 #include <stdio.h>
 #include "kgate/op.h"
 
-static int64_t var(const kg_case *c, const char *name)
-{
-    int64_t v = 0;
-    kg_case_var(c, name, NULL, &v, NULL);
-    return v;
-}
-
 static void qg_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    int64_t M = var(c, "M"), N = var(c, "N"), K = var(c, "K");
+    int64_t M = kg_op_var_i(c, "M", 0), N = kg_op_var_i(c, "N", 0), K = kg_op_var_i(c, "K", 0);
     in_elems[0] = M * K;
     in_elems[1] = N * K;
     out_elems[0] = M * N;
@@ -37,14 +30,14 @@ static void qg_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 
 static void qg_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = var(c, "M");
-    rows[1] = var(c, "N");
+    rows[0] = kg_op_var_i(c, "M", 0);
+    rows[1] = kg_op_var_i(c, "N", 0);
 }
 
 static int64_t qg_out_cols(const kg_case *c, int o)
 {
     (void)o;
-    return var(c, "N");
+    return kg_op_var_i(c, "N", 0);
 }
 
 static kg_dtype qg_in_dtype(const kg_case *c, int i)
@@ -63,7 +56,7 @@ static kg_dtype qg_out_dtype(const kg_case *c, int o)
 
 static int qg_admissible(const kg_case *c, char *why, size_t cap)
 {
-    int64_t M = var(c, "M"), N = var(c, "N"), K = var(c, "K");
+    int64_t M = kg_op_var_i(c, "M", 0), N = kg_op_var_i(c, "N", 0), K = kg_op_var_i(c, "K", 0);
     if (M < 1 || N < 1 || K < 1) {
         snprintf(why, cap, "M, N and K must be >= 1");
         return 1;
@@ -83,7 +76,7 @@ static int qg_admissible(const kg_case *c, char *why, size_t cap)
 static int qg_reference(const kg_case *c, const double *const in[], double *const out[], kg_err *err)
 {
     (void)err;
-    int64_t M = var(c, "M"), N = var(c, "N"), K = var(c, "K");
+    int64_t M = kg_op_var_i(c, "M", 0), N = kg_op_var_i(c, "N", 0), K = kg_op_var_i(c, "K", 0);
     for (int64_t m = 0; m < M; m++)
         for (int64_t n = 0; n < N; n++) {
             double acc = 0.0;  /* exact: every partial sum is an integer below 2^53 */
@@ -99,18 +92,18 @@ static void qg_bound(const kg_case *c, const double *const in[], const double *r
     (void)in;
     (void)ref;
     (void)o;
-    int64_t n = var(c, "M") * var(c, "N");
+    int64_t n = kg_op_var_i(c, "M", 0) * kg_op_var_i(c, "N", 0);
     for (int64_t e = 0; e < n; e++) bound[e] = 0.0;
 }
 
 static double qg_flops(const kg_case *c)
 {
-    return 2.0 * (double)var(c, "M") * (double)var(c, "N") * (double)var(c, "K");
+    return 2.0 * (double)kg_op_var_i(c, "M", 0) * (double)kg_op_var_i(c, "N", 0) * (double)kg_op_var_i(c, "K", 0);
 }
 
 static double qg_min_bytes(const kg_case *c)
 {
-    double M = (double)var(c, "M"), N = (double)var(c, "N"), K = (double)var(c, "K");
+    double M = (double)kg_op_var_i(c, "M", 0), N = (double)kg_op_var_i(c, "N", 0), K = (double)kg_op_var_i(c, "K", 0);
     return M * K + N * K + 4.0 * M * N;
 }
 

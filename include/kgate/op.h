@@ -22,7 +22,7 @@
 #include "kgate/plan.h"
 #include "kgate/settings.h"
 
-#define KG_OP_ABI 2
+#define KG_OP_ABI 3
 
 /* KG_MAX_IN and KG_MAX_OUT, the inputs and outputs an op may have, are
  * kgate/plan.h's. */
@@ -70,7 +70,28 @@ typedef struct kg_op {
                      const double *ref, int o, double *bound);
     /* appended: dtype of input i; NULL: every input is the case dtype */
     kg_dtype (*in_dtype)(const kg_case *c, int i);
+    /* appended (ABI 3): the integer variables the held-out shapes vary,
+     * e.g. "B L" (docs/admission.md, "Held-out shapes"); NULL: every
+     * integer variable of .vars; "": none (the op's cases are checked at
+     * their own shapes only) */
+    const char *heldout_vars;
 } kg_op;
+
+/* Case variable name of c as an integer, or dflt when c does not set it:
+ * how an op reads its variables, built-in (M, N, K, splits) or declared
+ * (any name of .vars).  A real is truncated, yes/no is 1/0. */
+static inline int64_t kg_op_var_i(const kg_case *c, const char *name, int64_t dflt)
+{
+    int64_t v = dflt;
+    return kg_case_var(c, name, NULL, &v, NULL) ? v : dflt;
+}
+
+/* Case variable name of c as a real (eps, alpha), or dflt. */
+static inline double kg_op_var_r(const kg_case *c, const char *name, double dflt)
+{
+    double v = dflt;
+    return kg_case_var(c, name, NULL, NULL, &v) ? v : dflt;
+}
 
 /* Structured row classes of generated inputs (oracle.c, kg_oracle_row_class;
  * docs/admission.md "Inputs").  Besides the i.i.d. rows: zero ends with a

@@ -22,37 +22,41 @@
 
 void kg_ops_gemm_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    in_elems[0] = c->M * c->K;
-    in_elems[1] = c->N * c->K;
-    out_elems[0] = c->M * c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1);
+    in_elems[0] = M * K;
+    in_elems[1] = N * K;
+    out_elems[0] = M * N;
 }
 
 void kg_ops_gemm_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = c->M;
-    rows[1] = c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    rows[0] = M;
+    rows[1] = N;
 }
 
 int64_t kg_ops_gemm_cols(const kg_case *c, int o)
 {
+    const int64_t N = kg_op_var_i(c, "N", -1);
     (void)o;
-    return c->N;
+    return N;
 }
 
 int kg_ops_gemm_admissible(const kg_case *c, char *why, size_t cap)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1);
     if (kg_ops_check_dims(c, "M N K", why, cap)) return 1;
     /* each factor is < 2^63 by now; test the products without overflow */
-    if (c->M > KG_OPS_MAX_ELEMS || c->N > KG_OPS_MAX_ELEMS || c->K > KG_OPS_MAX_ELEMS ||
-        c->M * c->K > KG_OPS_MAX_ELEMS || c->N * c->K > KG_OPS_MAX_ELEMS ||
-        c->M * c->N > KG_OPS_MAX_ELEMS) {
+    if (M > KG_OPS_MAX_ELEMS || N > KG_OPS_MAX_ELEMS || K > KG_OPS_MAX_ELEMS ||
+        M * K > KG_OPS_MAX_ELEMS || N * K > KG_OPS_MAX_ELEMS ||
+        M * N > KG_OPS_MAX_ELEMS) {
         snprintf(why, cap, "M*K, N*K and M*N must each be <= 2^28 (M=%lld N=%lld K=%lld)",
-                 (long long)c->M, (long long)c->N, (long long)c->K);
+                 (long long)M, (long long)N, (long long)K);
         return 1;
     }
-    if ((double)c->M * (double)c->N * (double)c->K >= (double)GEMM_MAX_MNK) {
+    if ((double)M * (double)N * (double)K >= (double)GEMM_MAX_MNK) {
         snprintf(why, cap, "M*N*K must be < 2^34 (got %.3g)",
-                 (double)c->M * (double)c->N * (double)c->K);
+                 (double)M * (double)N * (double)K);
         return 1;
     }
     return 0;
@@ -61,9 +65,10 @@ int kg_ops_gemm_admissible(const kg_case *c, char *why, size_t cap)
 int kg_ops_gemm_reference(const kg_case *c, const double *a, const double *b, int b_kn,
                           double *out, kg_err *err)
 {
-    if (c->M > INT_MAX || c->N > INT_MAX || c->K > INT_MAX)
+    const int64_t m = kg_op_var_i(c, "M", -1), n = kg_op_var_i(c, "N", -1), k = kg_op_var_i(c, "K", -1);
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
         return kg_errorf(err, KG_EINADMISSIBLE, "%s: dimension above INT_MAX", c->op);
-    int M = (int)c->M, N = (int)c->N, K = (int)c->K;
+    int M = (int)m, N = (int)n, K = (int)k;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, b_kn ? CblasNoTrans : CblasTrans, M, N, K, 1.0, a, K,
                 b, b_kn ? N : K, 0.0, out, N);
     return KG_OK;
@@ -79,7 +84,7 @@ static int gemm_reference(const kg_case *c, const double *const in[], double *co
 static void gemm_absdot_p(const kg_case *c, const double *a, const double *b, int b_kn, double *s,
                           int squares)
 {
-    int64_t M = c->M, N = c->N, K = c->K;
+    int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1);
     double *aa = malloc((size_t)(M * K) * sizeof *aa);
     double *ab = malloc((size_t)(N * K) * sizeof *ab);
     if (aa != NULL && ab != NULL) {
@@ -115,7 +120,8 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, int 
 void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double *a,
                           const double *b, int b_kn, const double *ref, double *bound)
 {
-    int64_t M = c->M, N = c->N;
+    const int64_t K = kg_op_var_i(c, "K", -1);
+    int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
     double *sq = NULL;
     /* sqrt(sum t^2): the tf32 input part, and whether an f32 sum looks random */
     if (c->dtype == KG_DT_F32 && !(ct != NULL && ct->tolerance > 0.0)) {
@@ -129,7 +135,7 @@ void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double 
         for (int64_t j = 0; j < N; j++) rowscale = fmax(rowscale, row[j]);
         for (int64_t j = 0; j < N; j++) {
             kg_sum_elem e = { .absdot = row[j], .l2 = sq != NULL ? sqrt(sq[i * N + j]) : -1.0,
-                              .ref = ref[i * N + j], .rowscale = rowscale, .n = c->K, .factors = 2 };
+                              .ref = ref[i * N + j], .rowscale = rowscale, .n = K, .factors = 2 };
             row[j] = kg_ops_bound_sum(&e, ct, c->dtype, KG_DT_F32);
         }
     }
@@ -158,7 +164,8 @@ static void gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double 
 
 double kg_ops_gemm_flops(const kg_case *c)
 {
-    return 2.0 * (double)c->M * (double)c->N * (double)c->K;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1);
+    return 2.0 * (double)M * (double)N * (double)K;
 }
 
 double kg_ops_dtype_bytes(kg_dtype dt)
@@ -168,8 +175,9 @@ double kg_ops_dtype_bytes(kg_dtype dt)
 
 double kg_ops_gemm_min_bytes(const kg_case *c)
 {
-    return ((double)c->M * (double)c->K + (double)c->N * (double)c->K) * kg_ops_dtype_bytes(c->dtype)
-           + (double)c->M * (double)c->N * 4.0;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1);
+    return ((double)M * (double)K + (double)N * (double)K) * kg_ops_dtype_bytes(c->dtype)
+           + (double)M * (double)N * 4.0;
 }
 
 const kg_op kg_op_gemm_bt = {

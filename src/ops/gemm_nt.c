@@ -12,17 +12,19 @@
 
 static void nt_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    in_elems[0] = c->M * c->K;
-    in_elems[1] = c->K * c->N;
-    out_elems[0] = c->M * c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1);
+    in_elems[0] = M * K;
+    in_elems[1] = K * N;
+    out_elems[0] = M * N;
 }
 
 /* B's rows are its K rows: the zero first row and the scaled last row
  * touch one k of every output, as A's rows touch one row of C. */
 static void nt_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = c->M;
-    rows[1] = c->K;
+    const int64_t M = kg_op_var_i(c, "M", -1), K = kg_op_var_i(c, "K", -1);
+    rows[0] = M;
+    rows[1] = K;
 }
 
 static int nt_reference(const kg_case *c, const double *const in[], double *const out[],

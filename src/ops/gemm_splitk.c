@@ -16,13 +16,14 @@
 
 static int splitk_admissible(const kg_case *c, char *why, size_t cap)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1), splits = kg_op_var_i(c, "splits", -1);
     if (kg_ops_gemm_admissible(c, why, cap)) return 1;
-    if (c->splits < 1 || c->splits > c->K) {
+    if (splits < 1 || splits > K) {
         snprintf(why, cap, "splits must be >= 1 and <= K (splits=%lld K=%lld)",
-                 (long long)c->splits, (long long)c->K);
+                 (long long)splits, (long long)K);
         return 1;
     }
-    if (c->splits * c->M * c->N > KG_OPS_MAX_ELEMS) {
+    if (splits * M * N > KG_OPS_MAX_ELEMS) {
         snprintf(why, cap, "splits*M*N must be <= 2^28 (the partials workspace)");
         return 1;
     }
@@ -44,14 +45,16 @@ static void splitk_bound(const kg_case *c, const double *const in[], const doubl
 
 static size_t splitk_ws_bytes(const kg_case *c)
 {
-    if (c->splits < 1 || c->M < 1 || c->N < 1) return 0;
-    return (size_t)c->splits * (size_t)c->M * (size_t)c->N * sizeof(float);
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), splits = kg_op_var_i(c, "splits", -1);
+    if (splits < 1 || M < 1 || N < 1) return 0;
+    return (size_t)splits * (size_t)M * (size_t)N * sizeof(float);
 }
 
 /* the partial products, plus (splits - 1) additions per output */
 static double splitk_flops(const kg_case *c)
 {
-    return kg_ops_gemm_flops(c) + (double)(c->splits - 1) * (double)c->M * (double)c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), splits = kg_op_var_i(c, "splits", -1);
+    return kg_ops_gemm_flops(c) + (double)(splits - 1) * (double)M * (double)N;
 }
 
 static void splitk_bound_ct(const kg_case *c, const kg_contract *ct, const double *const in[],

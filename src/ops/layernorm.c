@@ -30,24 +30,27 @@
 
 static void ln_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    in_elems[0] = c->M * c->N;
-    in_elems[1] = c->N;
-    in_elems[2] = c->N;
-    out_elems[0] = c->M * c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    in_elems[0] = M * N;
+    in_elems[1] = N;
+    in_elems[2] = N;
+    out_elems[0] = M * N;
 }
 
 static void ln_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = c->M;
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    rows[0] = M;
     rows[1] = 1;
     rows[2] = 1;
 }
 
 static int ln_admissible(const kg_case *c, char *why, size_t cap)
 {
+    const double eps = kg_op_var_r(c, "eps", 1e-5);
     if (kg_ops_rows_admissible(c, why, cap)) return 1;
-    if (!(c->eps > 0.0) || !isfinite(c->eps)) {
-        snprintf(why, cap, "eps must be > 0 and finite (got %g)", c->eps);
+    if (!(eps > 0.0) || !isfinite(eps)) {
+        snprintf(why, cap, "eps must be > 0 and finite (got %g)", eps);
         return 1;
     }
     return 0;
@@ -65,13 +68,15 @@ static void ln_stats(const double *x, int64_t n, double *mu, double *var)
 static int ln_reference(const kg_case *c, const double *const in[], double *const out[],
                         kg_err *err)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    const double eps = kg_op_var_r(c, "eps", 1e-5);
     (void)err;
-    int64_t N = c->N;
-    for (int64_t i = 0; i < c->M; i++) {
+    int64_t N = kg_op_var_i(c, "N", -1);
+    for (int64_t i = 0; i < M; i++) {
         const double *x = in[0] + i * N;
         double mu, var;
         ln_stats(x, N, &mu, &var);
-        double r = 1.0 / sqrt(var + c->eps);
+        double r = 1.0 / sqrt(var + eps);
         for (int64_t j = 0; j < N; j++) out[0][i * N + j] = (x[j] - mu) * r * in[1][j] + in[2][j];
     }
     return KG_OK;
@@ -93,16 +98,18 @@ static double ln_elem(double g, double u, double A, double mu, double sd_e, doub
 static void ln_bound(const kg_case *c, const double *const in[], const double *ref, int o,
                      double *bound)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    const double eps = kg_op_var_r(c, "eps", 1e-5);
     (void)o;
     const double u = ldexp(1.0, -24), u_ref = ldexp(1.0, -53);
-    int64_t N = c->N;
+    int64_t N = kg_op_var_i(c, "N", -1);
     double g_worst = kg_ops_gamma(2 * N, u), g_prob = kg_ops_gamma_prob(2 * N);
     double ceiling = kg_ops_ceiling(c->dtype);
-    for (int64_t i = 0; i < c->M; i++) {
+    for (int64_t i = 0; i < M; i++) {
         const double *x = in[0] + i * N;
         double mu, var, A = 0.0, sd = 0.0, sd2 = 0.0, scale = 0.0;
         ln_stats(x, N, &mu, &var);
-        double r = 1.0 / sqrt(var + c->eps);
+        double r = 1.0 / sqrt(var + eps);
         for (int64_t j = 0; j < N; j++) {
             double d = x[j] - mu;
             A += fabs(x[j]);
@@ -112,8 +119,8 @@ static void ln_bound(const kg_case *c, const double *const in[], const double *r
         }
         for (int64_t j = 0; j < N; j++) {
             double d = x[j] - mu, y = ref[i * N + j];
-            double worst = ln_elem(g_worst, u, A, mu, sd, sd2, N, var, c->eps, d, r, in[1][j], y);
-            double prob = ln_elem(g_prob, u, A, mu, sd, sd2, N, var, c->eps, d, r, in[1][j], y);
+            double worst = ln_elem(g_worst, u, A, mu, sd, sd2, N, var, eps, d, r, in[1][j], y);
+            double prob = ln_elem(g_prob, u, A, mu, sd, sd2, N, var, eps, d, r, in[1][j], y);
             double cap = fmax(ceiling * scale, prob);
             bound[i * N + j] = fmin(worst, cap) + ((double)N + 16.0) * u_ref * scale + 1e-30;
         }
@@ -122,13 +129,15 @@ static void ln_bound(const kg_case *c, const double *const in[], const double *r
 
 static double ln_flops(const kg_case *c)
 {
-    return 8.0 * (double)c->M * (double)c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return 8.0 * (double)M * (double)N;
 }
 
 static double ln_min_bytes(const kg_case *c)
 {
-    return ((double)c->M * (double)c->N + 2.0 * (double)c->N) * kg_ops_dtype_bytes(c->dtype)
-           + (double)c->M * (double)c->N * 4.0;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return ((double)M * (double)N + 2.0 * (double)N) * kg_ops_dtype_bytes(c->dtype)
+           + (double)M * (double)N * 4.0;
 }
 
 const kg_op kg_op_layernorm = {

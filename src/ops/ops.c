@@ -42,23 +42,21 @@ static void known_ops(char *buf, size_t cap)
     }
 }
 
-static int64_t case_var(const kg_case *c, char v)
-{
-    switch (v) {
-    case 'M': return c->M;
-    case 'N': return c->N;
-    case 'K': return c->K;
-    default: return -1;
-    }
-}
-
+/* Each name of vars ("M N K") is an integer variable of c, at least 1. */
 int kg_ops_check_dims(const kg_case *c, const char *vars, char *why, size_t cap)
 {
-    for (const char *p = vars; *p; p++) {
-        if (*p == ' ') continue;
-        int64_t v = case_var(c, *p);
+    for (const char *p = vars; *p != '\0';) {
+        while (*p == ' ') p++;
+        const char *b = p;
+        while (*p != '\0' && *p != ' ') p++;
+        char name[KG_VAR_NAME_MAX];
+        size_t l = (size_t)(p - b);
+        if (l == 0 || l >= sizeof name) continue;
+        memcpy(name, b, l);
+        name[l] = '\0';
+        int64_t v = kg_op_var_i(c, name, -1);
         if (v < 1) {
-            snprintf(why, cap, "%c must be >= 1 (got %lld)", *p, (long long)v);
+            snprintf(why, cap, "%s must be >= 1 (got %lld)", name, (long long)v);
             return 1;
         }
     }
@@ -220,10 +218,11 @@ kg_dtype kg_ops_out_f32(const kg_case *c, int o)
 
 int kg_ops_rows_admissible(const kg_case *c, char *why, size_t cap)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
     if (kg_ops_check_dims(c, "M N", why, cap)) return 1;
-    if (c->M > KG_OPS_MAX_ELEMS || c->N > KG_OPS_MAX_ELEMS || c->M * c->N > KG_OPS_MAX_ELEMS) {
-        snprintf(why, cap, "M*N must be <= 2^28 (M=%lld N=%lld)", (long long)c->M,
-                 (long long)c->N);
+    if (M > KG_OPS_MAX_ELEMS || N > KG_OPS_MAX_ELEMS || M * N > KG_OPS_MAX_ELEMS) {
+        snprintf(why, cap, "M*N must be <= 2^28 (M=%lld N=%lld)", (long long)M,
+                 (long long)N);
         return 1;
     }
     return 0;
@@ -231,8 +230,9 @@ int kg_ops_rows_admissible(const kg_case *c, char *why, size_t cap)
 
 int64_t kg_ops_rows_cols(const kg_case *c, int o)
 {
+    const int64_t N = kg_op_var_i(c, "N", -1);
     (void)o;
-    return c->N;
+    return N;
 }
 
 /* The default bound of a sum element (the case dtype's contract).

@@ -22,22 +22,25 @@
 
 static void rms_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    in_elems[0] = c->M * c->N;
-    in_elems[1] = c->N;
-    out_elems[0] = c->M * c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    in_elems[0] = M * N;
+    in_elems[1] = N;
+    out_elems[0] = M * N;
 }
 
 static void rms_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = c->M;
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    rows[0] = M;
     rows[1] = 1;
 }
 
 static int rms_admissible(const kg_case *c, char *why, size_t cap)
 {
+    const double eps = kg_op_var_r(c, "eps", 1e-5);
     if (kg_ops_rows_admissible(c, why, cap)) return 1;
-    if (!(c->eps > 0.0) || !isfinite(c->eps)) {
-        snprintf(why, cap, "eps must be > 0 and finite (got %g)", c->eps);
+    if (!(eps > 0.0) || !isfinite(eps)) {
+        snprintf(why, cap, "eps must be > 0 and finite (got %g)", eps);
         return 1;
     }
     return 0;
@@ -53,11 +56,13 @@ static double rms_ms(const double *x, int64_t n)
 static int rms_reference(const kg_case *c, const double *const in[], double *const out[],
                          kg_err *err)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    const double eps = kg_op_var_r(c, "eps", 1e-5);
     (void)err;
-    int64_t N = c->N;
-    for (int64_t i = 0; i < c->M; i++) {
+    int64_t N = kg_op_var_i(c, "N", -1);
+    for (int64_t i = 0; i < M; i++) {
         const double *x = in[0] + i * N;
-        double r = 1.0 / sqrt(rms_ms(x, N) + c->eps);
+        double r = 1.0 / sqrt(rms_ms(x, N) + eps);
         for (int64_t j = 0; j < N; j++) out[0][i * N + j] = x[j] * r * in[1][j];
     }
     return KG_OK;
@@ -66,19 +71,21 @@ static int rms_reference(const kg_case *c, const double *const in[], double *con
 static void rms_bound(const kg_case *c, const double *const in[], const double *ref, int o,
                       double *bound)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    const double eps = kg_op_var_r(c, "eps", 1e-5);
     (void)o;
     const double u = ldexp(1.0, -24), u_ref = ldexp(1.0, -53);
-    int64_t N = c->N;
+    int64_t N = kg_op_var_i(c, "N", -1);
     double g_worst = kg_ops_gamma(2 * N, u), g_prob = kg_ops_gamma_prob(2 * N);
     double ceiling = kg_ops_ceiling(c->dtype);
-    for (int64_t i = 0; i < c->M; i++) {
+    for (int64_t i = 0; i < M; i++) {
         const double *x = in[0] + i * N;
         const double *y = ref + i * N;
         double ms = rms_ms(x, N), ymax = 0.0;
         for (int64_t j = 0; j < N; j++) ymax = fmax(ymax, fabs(y[j]));
-        double den = 2.0 * (ms + c->eps);
-        double rel_w = ((g_worst + 2.0 * u) * ms + u * (ms + c->eps)) / den + 7.0 * u;
-        double rel_p = ((g_prob + 2.0 * u) * ms + u * (ms + c->eps)) / den + 7.0 * u;
+        double den = 2.0 * (ms + eps);
+        double rel_w = ((g_worst + 2.0 * u) * ms + u * (ms + eps)) / den + 7.0 * u;
+        double rel_p = ((g_prob + 2.0 * u) * ms + u * (ms + eps)) / den + 7.0 * u;
         for (int64_t j = 0; j < N; j++) {
             double worst = fabs(y[j]) * rel_w, prob = fabs(y[j]) * rel_p;
             double cap = fmax(ceiling * ymax, prob);
@@ -89,13 +96,15 @@ static void rms_bound(const kg_case *c, const double *const in[], const double *
 
 static double rms_flops(const kg_case *c)
 {
-    return 4.0 * (double)c->M * (double)c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return 4.0 * (double)M * (double)N;
 }
 
 static double rms_min_bytes(const kg_case *c)
 {
-    return ((double)c->M * (double)c->N + (double)c->N) * kg_ops_dtype_bytes(c->dtype)
-           + (double)c->M * (double)c->N * 4.0;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return ((double)M * (double)N + (double)N) * kg_ops_dtype_bytes(c->dtype)
+           + (double)M * (double)N * 4.0;
 }
 
 const kg_op kg_op_rmsnorm = {

@@ -12,23 +12,26 @@
 
 static void rowmax_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    in_elems[0] = c->M * c->N;
-    out_elems[0] = c->M;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    in_elems[0] = M * N;
+    out_elems[0] = M;
 }
 
 static void rowmax_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = c->M;
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    rows[0] = M;
 }
 
 static int rowmax_reference(const kg_case *c, const double *const in[], double *const out[],
                             kg_err *err)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
     (void)err;
-    for (int64_t i = 0; i < c->M; i++) {
-        const double *x = in[0] + i * c->N;
+    for (int64_t i = 0; i < M; i++) {
+        const double *x = in[0] + i * N;
         double m = x[0];
-        for (int64_t j = 1; j < c->N; j++) m = fmax(m, x[j]);
+        for (int64_t j = 1; j < N; j++) m = fmax(m, x[j]);
         out[0][i] = m;
     }
     return KG_OK;
@@ -37,18 +40,21 @@ static int rowmax_reference(const kg_case *c, const double *const in[], double *
 static void rowmax_bound(const kg_case *c, const double *const in[], const double *ref, int o,
                          double *bound)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1);
     (void)in; (void)ref; (void)o;
-    for (int64_t i = 0; i < c->M; i++) bound[i] = 1e-30;
+    for (int64_t i = 0; i < M; i++) bound[i] = 1e-30;
 }
 
 static double rowmax_flops(const kg_case *c)
 {
-    return (double)c->M * (double)c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return (double)M * (double)N;
 }
 
 static double rowmax_min_bytes(const kg_case *c)
 {
-    return (double)c->M * (double)c->N * kg_ops_dtype_bytes(c->dtype) + (double)c->M * 4.0;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return (double)M * (double)N * kg_ops_dtype_bytes(c->dtype) + (double)M * 4.0;
 }
 
 const kg_op kg_op_rowmax = {

@@ -12,13 +12,15 @@
 
 static void rowsum_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    in_elems[0] = c->M * c->N;
-    out_elems[0] = c->M;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    in_elems[0] = M * N;
+    out_elems[0] = M;
 }
 
 static void rowsum_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = c->M;
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    rows[0] = M;
 }
 
 static kg_dtype rowsum_out_dtype(const kg_case *c, int o)
@@ -30,11 +32,12 @@ static kg_dtype rowsum_out_dtype(const kg_case *c, int o)
 static int rowsum_reference(const kg_case *c, const double *const in[], double *const out[],
                             kg_err *err)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
     (void)err;
     const double *x = in[0];
-    for (int64_t i = 0; i < c->M; i++) {
+    for (int64_t i = 0; i < M; i++) {
         double acc = 0.0;
-        for (int64_t j = 0; j < c->N; j++) acc += x[i * c->N + j];
+        for (int64_t j = 0; j < N; j++) acc += x[i * N + j];
         out[0][i] = acc;
     }
     return KG_OK;
@@ -44,16 +47,17 @@ static int rowsum_reference(const kg_case *c, const double *const in[], double *
 static void rowsum_bound_ct(const kg_case *c, const kg_contract *ct, const double *const in[],
                             const double *ref, int o, double *bound)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
     (void)o;
     const double *x = in[0];
-    for (int64_t i = 0; i < c->M; i++) {
+    for (int64_t i = 0; i < M; i++) {
         double s = 0.0, q = 0.0;
-        for (int64_t j = 0; j < c->N; j++) {
-            double v = x[i * c->N + j];
+        for (int64_t j = 0; j < N; j++) {
+            double v = x[i * N + j];
             s += fabs(v);
             q += v * v;
         }
-        kg_sum_elem e = { .absdot = s, .l2 = sqrt(q), .ref = ref[i], .rowscale = s, .n = c->N,
+        kg_sum_elem e = { .absdot = s, .l2 = sqrt(q), .ref = ref[i], .rowscale = s, .n = N,
                           .factors = 1 };
         bound[i] = kg_ops_bound_sum(&e, ct, c->dtype, KG_DT_F32);
     }
@@ -67,13 +71,15 @@ static void rowsum_bound(const kg_case *c, const double *const in[], const doubl
 
 static double rowsum_flops(const kg_case *c)
 {
-    return (double)c->M * (double)c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return (double)M * (double)N;
 }
 
 static double rowsum_min_bytes(const kg_case *c)
 {
-    return (double)c->M * (double)c->N * (c->dtype == KG_DT_F32 ? 4.0 : 2.0)
-           + (double)c->M * 4.0;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return (double)M * (double)N * (c->dtype == KG_DT_F32 ? 4.0 : 2.0)
+           + (double)M * 4.0;
 }
 
 const kg_op kg_op_rowsum = {

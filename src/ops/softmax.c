@@ -32,21 +32,24 @@
 
 static void softmax_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    in_elems[0] = c->M * c->N;
-    out_elems[0] = c->M * c->N;
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    in_elems[0] = M * N;
+    out_elems[0] = M * N;
 }
 
 static void softmax_rows(const kg_case *c, int64_t rows[])
 {
-    rows[0] = c->M;
+    const int64_t M = kg_op_var_i(c, "M", -1);
+    rows[0] = M;
 }
 
 static int softmax_reference(const kg_case *c, const double *const in[], double *const out[],
                              kg_err *err)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1);
     (void)err;
-    int64_t N = c->N;
-    for (int64_t i = 0; i < c->M; i++) {
+    int64_t N = kg_op_var_i(c, "N", -1);
+    for (int64_t i = 0; i < M; i++) {
         const double *x = in[0] + i * N;
         double *y = out[0] + i * N;
         double m = x[0], s = 0.0;
@@ -63,12 +66,13 @@ static int softmax_reference(const kg_case *c, const double *const in[], double 
 static void softmax_bound(const kg_case *c, const double *const in[], const double *ref, int o,
                           double *bound)
 {
+    const int64_t M = kg_op_var_i(c, "M", -1);
     (void)o;
     const double u = ldexp(1.0, -24), u_ref = ldexp(1.0, -53);
-    int64_t N = c->N;
+    int64_t N = kg_op_var_i(c, "N", -1);
     double g_worst = kg_ops_gamma(2 * N, u), g_prob = kg_ops_gamma_prob(2 * N);
     double ceiling = kg_ops_ceiling(c->dtype);
-    for (int64_t i = 0; i < c->M; i++) {
+    for (int64_t i = 0; i < M; i++) {
         const double *x = in[0] + i * N;
         const double *y = ref + i * N;
         double m = x[0], lo = x[0], ymax = 0.0;
@@ -91,12 +95,14 @@ static void softmax_bound(const kg_case *c, const double *const in[], const doub
 
 static double softmax_flops(const kg_case *c)
 {
-    return 5.0 * (double)c->M * (double)c->N; /* max, subtract, exp, add, divide */
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return 5.0 * (double)M * (double)N; /* max, subtract, exp, add, divide */
 }
 
 static double softmax_min_bytes(const kg_case *c)
 {
-    return (double)c->M * (double)c->N * (kg_ops_dtype_bytes(c->dtype) + 4.0);
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    return (double)M * (double)N * (kg_ops_dtype_bytes(c->dtype) + 4.0);
 }
 
 const kg_op kg_op_softmax = {

@@ -122,7 +122,7 @@ bad "b.kg:12: a section expands to too many variants: '\[arm cand\]' (its axes g
 { base; echo "fake_ns = {900, 1000}"; echo "[arm cand[fake_ns=900]]"; echo "op = rowsum"; echo "source = $src"; } >"$T/p/b.kg"
 bad "b.kg:16: duplicate arm: 'cand\[fake_ns=900\]' (the sections on lines 12 and 16 both give this name"
 { base; echo "role = {candidate, reference}"; } >"$T/p/b.kg"
-bad "this key takes no axis: 'role = {candidate, reference}' ('role' takes one value; {a, b} lists go in case keys dtype M N K splits eps scale; arm keys entry defines cflags grid block shared args specialize precision tolerance fake_\*"
+bad "this key takes no axis: 'role = {candidate, reference}' ('role' takes one value; {a, b} lists go in case keys (and the op's variables) dtype M N K splits eps scale; arm keys entry defines cflags grid block shared args specialize precision tolerance fake_\*"
 base | sed 's/^op = rowsum$/op = {rowsum, rowmax}/' >"$T/p/b.kg"
 bad "b.kg:4: this key takes no axis: 'op = {rowsum, rowmax}'"
 { base; echo "requires = N % {4, 8} == 0"; } >"$T/p/b.kg"
@@ -202,6 +202,66 @@ expect_grep '^rows\[M=8\],"cand\[REP=2,PAD=0\]",candidate,' "$T/ev/results.csv"
 [ -f "$T/ev/build/cand[REP=2,PAD=0].so" ] || die "no build of a variant in the evidence"
 expect_report_identical "$T/ev"
 "$KGATE" verify "$T/ev" >"$T/verify.out" 2>&1 || { cat "$T/verify.out" >&2; die "verify of the axis campaign"; }
+
+# ---- axes over a declared op's variables ----
+root=$(pwd)
+cat >"$T/p/vars.kg" <<PLAN
+[campaign]
+name = vars
+backend = cpu
+quiet = 0
+warmup = 1
+samples = 3
+rounds = 2
+processes = 1
+seed = 9
+[op conv1d]
+source = $root/examples/ops/conv1d.c
+[case sig]
+op = conv1d
+dtype = bf16
+B = {2, 3}
+L = 64
+W = {3, 9}
+[arm naive]
+op = conv1d
+role = baseline
+source = $root/kernels/cpu/conv1d_naive.c
+entry = conv1d_naive
+[arm tiled]
+op = conv1d
+source = $root/kernels/cpu/conv1d_tiled.c
+entry = conv1d_tiled
+[gate]
+PLAN
+"$KGATE" freeze "$T/p/vars.kg" -o "$T/p/vars.canon" >"$T/fz" 2>"$T/fz.err"; st=$?
+expect_status 0 $st "freeze of a plan with axes over op variables"
+grep '^\[case' "$T/p/vars.canon" >"$T/headers"
+printf '%s\n' '[case sig[B=2,W=3]]' '[case sig[B=2,W=9]]' '[case sig[B=3,W=3]]' '[case sig[B=3,W=9]]' >"$T/want"
+cmp -s "$T/headers" "$T/want" || { diff "$T/want" "$T/headers" >&2; die "variable axes: names and order"; }
+# each variant carries its own values, the others as written
+awk '/^\[case sig\[B=3,W=9\]\]/{on=1;next} /^\[/{on=0} on' "$T/p/vars.canon" >"$T/v39"
+expect_grep '^B = 3$' "$T/v39"
+expect_grep '^L = 64$' "$T/v39"
+expect_grep '^W = 9$' "$T/v39"
+# the canonical plan parses to itself and its hash is that of the plan
+"$KGATE" freeze "$T/p/vars.canon" -o "$T/p/vars.canon2" >"$T/fz2" 2>&1 || die "freeze of the canonical variable-axis plan"
+cmp -s "$T/p/vars.canon" "$T/p/vars.canon2" || die "the canonical variable-axis plan is not a fixed point"
+[ "$(cut -d' ' -f1 "$T/fz")" = "$(cut -d' ' -f1 "$T/fz2")" ] || die "the variable-axis plan's hash changed on re-freezing"
+# a cpu campaign over the variants: every variant checked and timed
+"$KGATE" run "$T/p/vars.kg" -o "$T/vev" >"$T/vout" 2>"$T/verr"; st=$?
+[ $st -le 1 ] || { cat "$T/verr" >&2; die "campaign over op-variable axes (status $st)"; }
+for v in 'sig[B=2,W=3]' 'sig[B=2,W=9]' 'sig[B=3,W=3]' 'sig[B=3,W=9]'; do
+    grep -F "\"$v\",tiled,candidate,ok," "$T/vev/results.csv" >/dev/null || die "no result row of tiled on $v"
+done
+"$KGATE" verify "$T/vev" >"$T/verify.out" 2>&1 || { cat "$T/verify.out" >&2; die "verify of the variable-axis campaign"; }
+# errors: a list inside a variable's value, a bad value in the list
+sed 's/^B = {2, 3}$/B = 2{1,2}/' "$T/p/vars.kg" >"$T/p/b.kg"
+bad "b.kg:15: an op variable's axis is its whole value: 'B = 2{1,2}' (write B = {a, b, c}: one list"
+sed 's/^L = 64$/L = {64, x}/' "$T/p/vars.kg" >"$T/p/b.kg"
+bad "bad value: 'L = {64, x}' (op variable 'L': an integer, a real or yes/no"
+sed 's/^L = 64$/L = {64, 64}/' "$T/p/vars.kg" >"$T/p/b.kg"
+bad "duplicate value in an axis: '64' (L: each value once"
 
 # ---- kgate screen over the variants of an axis arm ----
 cat >"$T/p/screen.kg" <<PLAN

@@ -94,6 +94,36 @@ plan "$T/wrong.kg" conv1d_naive "" conv1d_flipped
 [ $st = 1 ] || { cat "$T/wrong.err" >&2; die "the wrong kernel's campaign: exit $st (1 expected: gate FAIL)"; }
 grep "| sig | cand | candidate |" "$T/wrong.out" | grep -q "INCORRECT" || die "the flipped filter was not INCORRECT"
 
+# ---- 2b. a kernel right only at the plan's shape is rejected: the held-out
+# shapes vary the declared op's integer variables (B, L and W) by name
+cat >"$T/fixed.c" <<'EOF2'
+/* conv1d for B = 8, L = 300, W = 5 only: the shape read from the plan, not the case */
+#include "kgate/kernel.h"
+void conv1d_fixed(const kg_kargs *a)
+{
+    const uint16_t *x = a->in[0];
+    const float *f = a->in[1];
+    uint16_t *y = a->out[0];
+    const int64_t B = 8, L = 300, W = 5, n = L - W + 1;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t i = 0; i < n; i++) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < W; k++) acc += kg_bf16_to_f32(x[b * L + i + k]) * f[k];
+            KGATE_STORE(&y[b * n + i], kg_f32_to_bf16(acc));
+        }
+}
+EOF2
+plan "$T/fixed.kg" conv1d_naive "" conv1d_fixed
+sed -i "s|^source = $R/kernels/cpu/conv1d_naive.c\$|&|; /^\[arm cand\]/,/^entry/ s|^source = .*|source = $T/fixed.c|" "$T/fixed.kg"
+"$KGATE" run "$T/fixed.kg" -o "$T/fixed" --no-progress >"$T/fixed.out" 2>"$T/fixed.err"; st=$?
+[ $st = 1 ] || { cat "$T/fixed.err" >&2; die "the shape-specific kernel's campaign: exit $st (1 expected: gate FAIL)"; }
+grep "| sig | cand | candidate |" "$T/fixed.out" | grep -q "INCORRECT" || { cat "$T/fixed.out" >&2; die "a kernel right only at the plan's shape was not INCORRECT"; }
+grep -h ',heldout\[B=[0-9]* L=[0-9]* W=[0-9]*\]:' "$T/fixed"/checks/*.csv | grep ',cand,' | grep -q ',fail,' ||
+    die "no failed held-out check of the declared op's variables"
+# the honest baseline passes the same held-out shapes
+grep -h ',heldout\[B=' "$T/fixed"/checks/*.csv | grep ',naive,' | grep -q ',fail,' && die "the baseline failed a held-out shape"
+grep -h ',heldout\[B=' "$T/fixed"/checks/*.csv | grep ',naive,' | grep -q ',pass,' || die "no held-out check of the baseline"
+
 # ---- 3. the op source is in the plan hash, and the folder's copy is checked
 "$KGATE" freeze "$T/good.kg" -o "$T/a.frozen" >/dev/null 2>&1 || die "freeze"
 echo "/* an edit */" >>"$T/ops/conv1d.c"

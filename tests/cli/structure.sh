@@ -18,7 +18,10 @@
 #   - no pinned or mapped host memory anywhere in src/ (cuMemHostAlloc,
 #     cuMemAllocHost, cuMemHostRegister, cudaHostAlloc, ...): references
 #     and expected outputs live in pageable host memory, which no kernel
-#     can address.
+#     can address;
+#   - the built-in ops (src/ops/) read their variables by name, as a
+#     declared op does (kg_op_var_i, kg_op_var_r of kgate/op.h), never
+#     through kg_case's M N K splits eps fields.
 . tests/cli_lib.sh
 [ -f src/backend/backend.c ] || die "structure: run from the repository root"
 bad=0
@@ -60,4 +63,6 @@ rule "campaign.h is back (one header per module)" \
     "$(ls src/campaign.h 2>/dev/null; grep -rn '^#include "campaign.h"' src tests | head -5)"
 rule "pinned or mapped host memory in src/ (a kernel could address it: keep references and expected outputs in pageable memory)" \
     "$(grep -rnE 'cuMemHostAlloc|cuMemAllocHost|cuMemHostRegister|cuMemHostGetDevicePointer|cudaHostAlloc|cudaMallocHost|cudaHostRegister|CU_MEMHOSTALLOC|cuMemAllocManaged|cudaMallocManaged' src)"
+rule "a built-in op reads a kg_case field for a variable (read it by name: kg_op_var_i(c, \"M\", -1), kgate/op.h)" \
+    "$(grep -nE '(c|cs|kc)->(M|N|K|splits|eps|scale)\b' src/ops/*.c src/ops/*.h)"
 [ $bad -eq 0 ] || die "the tree breaks the structure rules above"

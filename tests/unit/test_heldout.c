@@ -118,6 +118,70 @@ static void test_shapes(void)
     CHECK(strcmp(name, "heldout[M=5 N=9]") == 0);
 }
 
+/* A declared op's variables by name: every integer variable of .vars
+ * varies (reals and yes/no never), or those .heldout_vars names. */
+static int adm_all(const kg_case *c, char *why, size_t cap)
+{
+    (void)c;
+    (void)why;
+    (void)cap;
+    return 0;
+}
+
+static void setvar(kg_case *c, const char *name, kg_var_type t, int64_t i, double r)
+{
+    kg_var *v = &c->vars[c->nvars++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->type = t;
+    v->i = i;
+    v->r = r;
+    snprintf(v->text, sizeof v->text, t == KG_VAR_REAL ? "%.17g" : "%.0f", t == KG_VAR_REAL ? r : (double)i);
+}
+
+static void test_declared_vars(void)
+{
+    kg_op op;
+    memset(&op, 0, sizeof op);
+    op.abi = KG_OP_ABI;
+    op.name = "decl";
+    op.vars = "B L alpha:real causal:bool";
+    op.admissible = adm_all;
+    kg_case c = mk("decl", -1, -1, -1, -1);
+    setvar(&c, "B", KG_VAR_INT, 8, 8);
+    setvar(&c, "L", KG_VAR_INT, 300, 300);
+    setvar(&c, "alpha", KG_VAR_REAL, 0, 0.5);
+    setvar(&c, "causal", KG_VAR_BOOL, 1, 1);
+    kg_case s[KG_HELDOUT_MAX];
+    int n = kg_heldout_shapes(&c, &op, 7, s, KG_HELDOUT_MAX);
+    CHECK(n == 5); /* B-1, L-1, both -1, both half+1, both odd */
+    int64_t b, l;
+    double alpha;
+    for (int i = 0; i < n; i++) {
+        CHECK(kg_case_var(&s[i], "B", NULL, &b, NULL) && kg_case_var(&s[i], "L", NULL, &l, NULL));
+        CHECK(b >= 1 && b <= 8 && l >= 1 && l <= 300 && (b != 8 || l != 300));
+        CHECK(kg_case_var(&s[i], "alpha", NULL, NULL, &alpha) && alpha == 0.5);
+        CHECK(s[i].vars[3].i == 1);
+        char want[16];
+        snprintf(want, sizeof want, "%lld", (long long)b);
+        CHECK(strcmp(s[i].vars[0].text, want) == 0); /* the text follows the value */
+    }
+    CHECK(kg_case_var(&s[0], "B", NULL, &b, NULL) && b == 7);
+    CHECK(kg_case_var(&s[1], "L", NULL, &l, NULL) && l == 299);
+    char name[96];
+    kg_heldout_name(&s[0], &op, name, sizeof name);
+    CHECK(strcmp(name, "heldout[B=7 L=300]") == 0);
+    /* .heldout_vars narrows the set; "" turns held-out shapes off */
+    op.heldout_vars = "L";
+    n = kg_heldout_shapes(&c, &op, 7, s, KG_HELDOUT_MAX);
+    CHECK(n >= 2);
+    for (int i = 0; i < n; i++) CHECK(kg_case_var(&s[i], "B", NULL, &b, NULL) && b == 8);
+    kg_heldout_name(&s[0], &op, name, sizeof name);
+    CHECK(strcmp(name, "heldout[L=299]") == 0);
+    op.heldout_vars = "";
+    CHECK(kg_heldout_shapes(&c, &op, 7, s, KG_HELDOUT_MAX) == 0);
+}
+
 static const char *plan_text =
     "[case g]\nop = gemm_bt\ndtype = f32\nM = 64\nN = 64\nK = 64\n"
     "[case h]\nop = gemm_bt\ndtype = f32\nM = 64\nN = 64\nK = 40\n"
@@ -185,6 +249,7 @@ int main(void)
 {
     test_conds();
     test_shapes();
+    test_declared_vars();
     test_plan();
     return kg_test_finish("test_heldout");
 }

@@ -11,17 +11,10 @@
 #include <stdio.h>
 #include "kgate/op.h"
 
-static int64_t var_n(const kg_case *c)
-{
-    int64_t v = 0;
-    kg_case_var(c, "N", NULL, &v, NULL);
-    return v;
-}
-
 static void mix_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {
-    for (int i = 0; i < 6; i++) in_elems[i] = var_n(c);
-    for (int o = 0; o < 4; o++) out_elems[o] = var_n(c);
+    for (int i = 0; i < 6; i++) in_elems[i] = kg_op_var_i(c, "N", 0);
+    for (int o = 0; o < 4; o++) out_elems[o] = kg_op_var_i(c, "N", 0);
 }
 
 static void mix_rows(const kg_case *c, int64_t rows[])
@@ -46,8 +39,8 @@ static kg_dtype mix_out_dtype(const kg_case *c, int o)
 
 static int mix_admissible(const kg_case *c, char *why, size_t cap)
 {
-    if (var_n(c) < 8 || var_n(c) % 8 != 0 || var_n(c) > KG_OPS_MAX_ELEMS) {
-        snprintf(why, cap, "N = %lld must be a positive multiple of 8", (long long)var_n(c));
+    if (kg_op_var_i(c, "N", 0) < 8 || kg_op_var_i(c, "N", 0) % 8 != 0 || kg_op_var_i(c, "N", 0) > KG_OPS_MAX_ELEMS) {
+        snprintf(why, cap, "N = %lld must be a positive multiple of 8", (long long)kg_op_var_i(c, "N", 0));
         return 1;
     }
     return 0;
@@ -56,7 +49,7 @@ static int mix_admissible(const kg_case *c, char *why, size_t cap)
 static int mix_reference(const kg_case *c, const double *const in[], double *const out[], kg_err *err)
 {
     (void)err;
-    for (int64_t e = 0; e < var_n(c); e++) {
+    for (int64_t e = 0; e < kg_op_var_i(c, "N", 0); e++) {
         out[0][e] = 2.0 * in[0][e] + in[1][e];
         out[1][e] = in[1][e] + 3.0 * in[2][e];
         out[2][e] = in[3][e] * in[4][e];
@@ -68,7 +61,7 @@ static int mix_reference(const kg_case *c, const double *const in[], double *con
 static void mix_bound(const kg_case *c, const double *const in[], const double *ref, int o, double *bound)
 {
     (void)in;
-    for (int64_t e = 0; e < var_n(c); e++) {
+    for (int64_t e = 0; e < kg_op_var_i(c, "N", 0); e++) {
         double r = fabs(ref[e]);
         switch (o) {
         case 0: bound[e] = 0x1p-52 * r + 1e-300; break;                   /* one float64 rounding */
@@ -81,12 +74,12 @@ static void mix_bound(const kg_case *c, const double *const in[], const double *
 
 static double mix_flops(const kg_case *c)
 {
-    return 6.0 * (double)var_n(c);
+    return 6.0 * (double)kg_op_var_i(c, "N", 0);
 }
 
 static double mix_min_bytes(const kg_case *c)
 {
-    return (8 + 4 + 1 + 1 + 1 + 2 + 8 + 4 + 4 + 2) * (double)var_n(c);
+    return (8 + 4 + 1 + 1 + 1 + 2 + 8 + 4 + 4 + 2) * (double)kg_op_var_i(c, "N", 0);
 }
 
 const kg_op kgate_op = {
