@@ -1934,12 +1934,12 @@ static void expand_kind(plan_ctx *ctx, int sec)
     }
 }
 
-/* The plan's sections with axes become their variants; names must still
- * differ. */
 /* [op NAME]: a source, found beside the plan and hashed; a sha256
  * written in the plan (a canonical plan) must be the source's.  A
- * canonical plan read where its source is not (an evidence folder, whose
- * copy is sources/op-NAME.c) keeps the sha256 as written. */
+ * canonical plan read from an evidence folder takes the folder's copy,
+ * sources/op-NAME.c, wherever the plan's source is (an absolute path may
+ * name a file edited since the campaign); one read where neither is
+ * keeps the sha256 as written. */
 static void check_op(plan_ctx *ctx, int o)
 {
     kg_plan *plan = ctx->plan;
@@ -1952,6 +1952,12 @@ static void check_op(plan_ctx *ctx, int o)
     }
     char path[2 * KG_PATH_MAX + 2];
     kg_plan_op_source_path(plan, o, path, sizeof path);
+    if (od->sha256[0] != '\0' && plan->base_dir[0] != '\0') {
+        char copy[2 * KG_PATH_MAX + 2];
+        snprintf(copy, sizeof copy, "%s/sources/op-%s.c", plan->base_dir, od->name);
+        struct stat st;
+        if (stat(copy, &st) == 0) snprintf(path, sizeof path, "%s", copy);
+    }
     char hex[65];
     kg_err e = { 0 };
     if (kg_sha256_file(path, hex, &e) != KG_OK) {
@@ -2731,7 +2737,7 @@ size_t kg_plan_name_base(const char *name)
 }
 
 /* The j-th "AXIS=VALUE" of expanded name nm: its axis and value spans; 0 when it has none. */
-static int name_axis(const char *nm, int j, const char **ax, size_t *axl, const char **val, size_t *vall)
+int kg_plan_name_axis(const char *nm, int j, const char **ax, size_t *axl, const char **val, size_t *vall)
 {
     const char *p = strchr(nm, '[');
     if (p == NULL) return 0;
@@ -2766,7 +2772,7 @@ int kg_plan_axes_text(const kg_plan *plan, int is_arm, int i, char *buf, size_t 
     size_t o = 0;
     const char *ax, *val;
     size_t axl, vall;
-    for (int j = 0; name_axis(nm, j, &ax, &axl, &val, &vall) && o < cap; j++) {
+    for (int j = 0; kg_plan_name_axis(nm, j, &ax, &axl, &val, &vall) && o < cap; j++) {
         o += (size_t)snprintf(buf + o, cap - o, "%s%.*s =", j ? "; " : "", (int)axl, ax);
         /* its values, each once, in the order the variants come */
         int nv = 0;
@@ -2774,13 +2780,13 @@ int kg_plan_axes_text(const kg_plan *plan, int is_arm, int i, char *buf, size_t 
             const char *vk = NAME_AT(k), *axk, *valk;
             size_t axlk, vallk;
             if (!(kg_plan_name_base(vk) == b && strncmp(vk, nm, b) == 0)) continue;
-            if (!name_axis(vk, j, &axk, &axlk, &valk, &vallk)) continue;
+            if (!kg_plan_name_axis(vk, j, &axk, &axlk, &valk, &vallk)) continue;
             int seen = 0;
             for (int q = 0; q < k && !seen; q++) {
                 const char *vq = NAME_AT(q), *axq, *valq;
                 size_t axlq, vallq;
                 seen = kg_plan_name_base(vq) == b && strncmp(vq, nm, b) == 0 &&
-                       name_axis(vq, j, &axq, &axlq, &valq, &vallq) && vallq == vallk &&
+                       kg_plan_name_axis(vq, j, &axq, &axlq, &valq, &vallq) && vallq == vallk &&
                        memcmp(valq, valk, vallk) == 0;
             }
             if (seen) continue;

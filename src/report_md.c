@@ -148,6 +148,143 @@ static void axes_md(kg_sb *sb, const kg_plan *plan)
     if (any) kg_sb_puts(sb, "\n");
 }
 
+/* One cell of a sweep table: arm a on case c, its reduction with the
+ * interval and its verdict; a baseline's median time; "–" where the arm
+ * does not run on the case. */
+static void sweep_cell(kg_sb *sb, const kg_analysis *an, int c, int a)
+{
+    const kg_arm_result *r = &an->res[c * an->narms + a];
+    if (r->state == KG_ARM_ABSENT) {
+        kg_sb_puts(sb, "–");
+        return;
+    }
+    if (r->role == KG_ROLE_BASELINE) {
+        us(sb, r->med_ns_all);
+        kg_sb_puts(sb, " µs (baseline)");
+        return;
+    }
+    if (r->has_effect) {
+        pct(sb, r->eff.rho);
+        if (r->eff.has_interval) {
+            kg_sb_puts(sb, " [");
+            pct(sb, r->eff.rho_lo);
+            kg_sb_puts(sb, ", ");
+            pct(sb, r->eff.rho_hi);
+            kg_sb_puts(sb, "]");
+        }
+        kg_sb_puts(sb, " ");
+    }
+    kg_sb_puts(sb, kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag));
+}
+
+/* The variants of the base of section i (a case, or an arm when is_arm),
+ * in plan order, into idx; their count. */
+static int variants_of(const kg_plan *plan, int is_arm, int i, int *idx)
+{
+    int n = is_arm ? plan->narms : plan->ncases, nv = 0;
+    const char *nm = is_arm ? plan->arms[i].name : plan->cases[i].name;
+    size_t b = kg_plan_name_base(nm);
+    for (int k = 0; k < n; k++) {
+        const char *nk = is_arm ? plan->arms[k].name : plan->cases[k].name;
+        if (kg_plan_name_base(nk) == b && strncmp(nk, nm, b) == 0) idx[nv++] = k;
+    }
+    return nv;
+}
+
+/* The header cells of a variant's axes, or its values. */
+static void sweep_axes(kg_sb *sb, const char *name, int values)
+{
+    const char *ax, *val;
+    size_t axl, vall;
+    for (int j = 0; kg_plan_name_axis(name, j, &ax, &axl, &val, &vall); j++) {
+        if (values) kg_sb_printf(sb, "| %.*s ", (int)vall, val);
+        else kg_sb_printf(sb, "| %.*s ", (int)axl, ax);
+    }
+}
+
+/* Sweeps: the rows of a plan's axes grouped by axis, one table per case
+ * or arm with axes.  An arm's table has a row per variant (its axis
+ * values) and a column per case it runs on; a case's table a row per
+ * variant and a column per arm.  Each cell is the reduction against the
+ * arm's baseline with its interval and the verdict, as in Results.  The
+ * table describes; the best variant is chosen and confirmed in a campaign
+ * of its own (kgate screen). */
+static void sweeps_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+{
+    int any = 0;
+    int *idx = malloc((size_t)(plan->narms > plan->ncases ? plan->narms : plan->ncases) * sizeof *idx);
+    if (idx == NULL) return;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? plan->narms : plan->ncases;
+        for (int i = 0; i < n; i++) {
+            const char *nm = pass ? plan->arms[i].name : plan->cases[i].name;
+            const char *prev = i > 0 ? (pass ? plan->arms[i - 1].name : plan->cases[i - 1].name) : NULL;
+            size_t b = kg_plan_name_base(nm);
+            if (b == 0 || (prev != NULL && kg_plan_name_base(prev) == b && strncmp(prev, nm, b) == 0)) continue;
+            int nv = variants_of(plan, pass, i, idx);
+            if (nv < 2) continue;
+            if (!any++)
+                kg_sb_puts(sb, "\n## Sweeps\n\nThe rows of each case or arm with axes, grouped by axis: a row per "
+                               "variant, with its reduction against its baseline [interval] and verdict, as in Results "
+                               "(a baseline's cell is its median time). The table describes this campaign; picking "
+                               "the best variant from it is a choice made after the fact, so `kgate screen` ranks the "
+                               "variants and confirms the best in a campaign of its own (docs/plan-format.md, "
+                               "\"Axes\").\n");
+            kg_sb_printf(sb, "\n%s `%.*s`:\n\n", pass ? "Arm" : "Case", (int)b, nm);
+            sweep_axes(sb, nm, 0);
+            int ncol = 0;
+            if (pass) {
+                for (int c = 0; c < plan->ncases; c++) {
+                    int runs = 0;
+                    for (int v = 0; v < nv; v++) runs |= an->res[c * an->narms + idx[v]].state != KG_ARM_ABSENT;
+                    if (!runs) continue;
+                    kg_sb_printf(sb, "| %s ", plan->cases[c].name);
+                    ncol++;
+                }
+            } else {
+                for (int a = 0; a < plan->narms; a++) {
+                    int runs = 0;
+                    for (int v = 0; v < nv; v++) runs |= an->res[idx[v] * an->narms + a].state != KG_ARM_ABSENT;
+                    if (!runs) continue;
+                    kg_sb_printf(sb, "| %s ", plan->arms[a].name);
+                    ncol++;
+                }
+            }
+            kg_sb_puts(sb, "|\n");
+            const char *ax, *val;
+            size_t axl, vall;
+            for (int j = 0; kg_plan_name_axis(nm, j, &ax, &axl, &val, &vall); j++) kg_sb_puts(sb, "|---");
+            for (int k = 0; k < ncol; k++) kg_sb_puts(sb, "|---");
+            kg_sb_puts(sb, "|\n");
+            for (int v = 0; v < nv; v++) {
+                const char *vn = pass ? plan->arms[idx[v]].name : plan->cases[idx[v]].name;
+                sweep_axes(sb, vn, 1);
+                if (pass) {
+                    for (int c = 0; c < plan->ncases; c++) {
+                        int runs = 0;
+                        for (int w = 0; w < nv; w++) runs |= an->res[c * an->narms + idx[w]].state != KG_ARM_ABSENT;
+                        if (!runs) continue;
+                        kg_sb_puts(sb, "| ");
+                        sweep_cell(sb, an, c, idx[v]);
+                        kg_sb_puts(sb, " ");
+                    }
+                } else {
+                    for (int a = 0; a < plan->narms; a++) {
+                        int runs = 0;
+                        for (int w = 0; w < nv; w++) runs |= an->res[idx[w] * an->narms + a].state != KG_ARM_ABSENT;
+                        if (!runs) continue;
+                        kg_sb_puts(sb, "| ");
+                        sweep_cell(sb, an, idx[v], a);
+                        kg_sb_puts(sb, " ");
+                    }
+                }
+                kg_sb_puts(sb, "|\n");
+            }
+        }
+    }
+    free(idx);
+}
+
 /* The cases by their variables (kg_report_case_vars). */
 static void cases_md(kg_sb *sb, const kg_plan *plan)
 {
@@ -303,6 +440,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                          r->impossible ? " (" : "", r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
         }
     }
+    sweeps_md(sb, plan, an);
     if (an->family_size > 0) {
         const char *how = plan->gate.multiplicity == KG_MULT_MAXT ? "max-T over the candidates' joint t statistics (Dunnett)"
                           : plan->gate.multiplicity == KG_MULT_NONE ? "none (each verdict at alpha)"

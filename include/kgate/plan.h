@@ -322,6 +322,9 @@ int kg_plan_arm_applies(const kg_plan *plan, int a, int c);
  * SPLITS = 1, 2", into buf; returns the number of variants of that base,
  * 0 (and "") when i is no variant. */
 size_t kg_plan_name_base(const char *name);
+/* The j-th AXIS=VALUE of a variant's name (from 0): 1 with the axis and
+ * its value as pointers into name and their lengths, 0 past the last. */
+int kg_plan_name_axis(const char *name, int j, const char **ax, size_t *axl, const char **val, size_t *vall);
 int kg_plan_axes_text(const kg_plan *plan, int is_arm, int i, char *buf, size_t cap);
 
 /* Resolves arm a's kernel file (its source, or its image when it is a

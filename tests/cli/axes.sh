@@ -196,6 +196,18 @@ expect_grep '^| rows\[M=8\] | cand\[REP=2,PAD=0\] | candidate | ' "$T/ev/report.
 # the rows of one base stay together, in the order of the expansion
 grep '^| rows\[M=4\] | [^|]* | \(baseline\|candidate\|control\|reference\) |' "$T/ev/report.md" | head -n 3 | cut -d'|' -f3 | tr -d ' ' | tr '\n' ' ' >"$T/order"
 [ "$(cat "$T/order")" = "base cand[REP=1,PAD=0] cand[REP=2,PAD=0] " ] || die "result rows out of order: $(cat "$T/order")"
+# the sweeps: a table per base with axes, a row per variant, its axis values as columns
+expect_grep '^## Sweeps$' "$T/ev/report.md"
+awk '/^Arm `cand`:$/{on=1;next} on && /^\|/{print} on && /^$/ && seen++{exit}' "$T/ev/report.md" >"$T/sweep.arm"
+[ "$(sed -n 1p "$T/sweep.arm")" = "| REP | PAD | rows[M=4] | rows[M=8] |" ] || { cat "$T/sweep.arm" >&2; die "the arm sweep's header"; }
+[ "$(grep -c '^| [12] | 0 | ' "$T/sweep.arm")" = 2 ] || { cat "$T/sweep.arm" >&2; die "the arm sweep's rows"; }
+# each cell is the Results row's reduction [interval] and verdict
+red=$(grep '^| rows\[M=8\] | cand\[REP=2,PAD=0\] | candidate | ' "$T/ev/report.md" | head -n 1 | awk -F'|' '{gsub(/^ +| +$/, "", $10); gsub(/^ +| +$/, "", $11); print $10 " " $11}')
+grep -F "| 2 | 0 | " "$T/sweep.arm" | awk -F'|' '{gsub(/^ +| +$/, "", $5); print $5}' >"$T/cell"
+[ "$(cat "$T/cell")" = "$red" ] || die "the sweep cell '$(cat "$T/cell")' is not the Results row's '$red'"
+awk '/^Case `rows`:$/{on=1;next} on && /^\|/{print} on && /^$/ && seen++{exit}' "$T/ev/report.md" >"$T/sweep.case"
+[ "$(sed -n 1p "$T/sweep.case")" = "| M | base | cand[REP=1,PAD=0] | cand[REP=2,PAD=0] |" ] || { cat "$T/sweep.case" >&2; die "the case sweep's header"; }
+grep -q '^| 4 | [0-9.]* µs (baseline) | ' "$T/sweep.case" || { cat "$T/sweep.case" >&2; die "the case sweep's baseline cell"; }
 # a name with a comma is a quoted CSV field, read back as it was
 expect_grep ',"cand\[REP=1,PAD=0\]",rows\[M=4\],' "$T/ev/raw/proc-000.csv"
 expect_grep '^rows\[M=8\],"cand\[REP=2,PAD=0\]",candidate,' "$T/ev/results.csv"

@@ -134,6 +134,17 @@ echo "/* tampered */" >>"$T/good/sources/op-conv1d.c"
 "$KGATE" verify "$T/good" >"$T/tamper.verify" 2>&1 && die "verify accepted an edited op source"
 grep -q "op-conv1d.c" "$T/tamper.verify" || { cat "$T/tamper.verify" >&2; die "verify did not name the edited op source"; }
 
+# ---- 3b. a folder whose plan names its op by an absolute path: editing that file after the
+# campaign changes nothing for report and verify, which take the folder's copy
+cp examples/ops/conv1d.c "$T/ops/abs.c"
+sed "s|^source = ops/conv1d.c\$|source = $T/ops/abs.c|" "$T/good.kg" >"$T/abs.kg"
+"$KGATE" run "$T/abs.kg" -o "$T/abs" --no-progress >"$T/abs.out" 2>"$T/abs.err"; st=$?
+[ $st -le 1 ] || { cat "$T/abs.err" >&2; die "the absolute-path op's campaign: exit $st"; }
+echo "/* edited after the campaign */" >>"$T/ops/abs.c"
+"$KGATE" report "$T/abs" >"$T/abs.report" 2>"$T/abs.report.err"; st=$?
+[ $st -le 1 ] || { cat "$T/abs.report.err" >&2; die "report of a folder whose absolute op source was edited since: exit $st"; }
+"$KGATE" verify "$T/abs" >"$T/abs.verify" 2>&1 || { cat "$T/abs.verify" >&2; die "verify of a folder whose absolute op source was edited since"; }
+
 # ---- 4. variables checked against the op's declaration
 cp examples/ops/conv1d.c "$T/ops/conv1d.c"
 plan "$T/typo.kg" conv1d_tiled "Wd = 3"
