@@ -123,6 +123,16 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
 
 static void host_watch(kg_sb *sb, const kg_evidence *ev);
 
+/* The section at index i (a case, or an arm when is_arm) is the first
+ * variant of a base with axes: 1, with the base's length in *b. */
+static int first_variant(const kg_plan *plan, int is_arm, int i, size_t *b)
+{
+    const char *nm = is_arm ? plan->arms[i].name : plan->cases[i].name;
+    const char *prev = i > 0 ? (is_arm ? plan->arms[i - 1].name : plan->cases[i - 1].name) : NULL;
+    *b = kg_plan_name_base(nm);
+    return *b > 0 && !(prev != NULL && kg_plan_name_base(prev) == *b && strncmp(prev, nm, *b) == 0);
+}
+
 /* The plan's axes, a line per case or arm with axes (its variants are
  * named BASE[AXIS=VALUE] and their rows stay together, in the order of
  * the expansion); nothing for a plan without axes. */
@@ -133,9 +143,8 @@ static void axes_md(kg_sb *sb, const kg_plan *plan)
         int n = pass ? plan->narms : plan->ncases;
         for (int i = 0; i < n; i++) {
             const char *nm = pass ? plan->arms[i].name : plan->cases[i].name;
-            const char *prev = i > 0 ? (pass ? plan->arms[i - 1].name : plan->cases[i - 1].name) : NULL;
-            size_t b = kg_plan_name_base(nm);
-            if (b == 0 || (prev != NULL && kg_plan_name_base(prev) == b && strncmp(prev, nm, b) == 0)) continue;
+            size_t b;
+            if (!first_variant(plan, pass, i, &b)) continue;
             char axes[KG_TEXT_MAX];
             int nv = kg_plan_axes_text(plan, pass, i, axes, sizeof axes);
             if (!any++)
@@ -202,6 +211,17 @@ static void sweep_axes(kg_sb *sb, const char *name, int values)
     }
 }
 
+/* Column k of a sweep table (a case of an arm's variants idx[0..nv), or
+ * an arm of a case's variants): 1 when some variant runs there. */
+static int sweep_column(const kg_analysis *an, int is_arm, const int *idx, int nv, int k)
+{
+    for (int v = 0; v < nv; v++) {
+        int c = is_arm ? k : idx[v], a = is_arm ? idx[v] : k;
+        if (an->res[c * an->narms + a].state != KG_ARM_ABSENT) return 1;
+    }
+    return 0;
+}
+
 /* Sweeps: the rows of a plan's axes grouped by axis, one table per case
  * or arm with axes.  An arm's table has a row per variant (its axis
  * values) and a column per case it runs on; a case's table a row per
@@ -218,9 +238,8 @@ static void sweeps_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
         int n = pass ? plan->narms : plan->ncases;
         for (int i = 0; i < n; i++) {
             const char *nm = pass ? plan->arms[i].name : plan->cases[i].name;
-            const char *prev = i > 0 ? (pass ? plan->arms[i - 1].name : plan->cases[i - 1].name) : NULL;
-            size_t b = kg_plan_name_base(nm);
-            if (b == 0 || (prev != NULL && kg_plan_name_base(prev) == b && strncmp(prev, nm, b) == 0)) continue;
+            size_t b;
+            if (!first_variant(plan, pass, i, &b)) continue;
             int nv = variants_of(plan, pass, i, idx);
             if (nv < 2) continue;
             if (!any++)
@@ -232,23 +251,11 @@ static void sweeps_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
                                "\"Axes\").\n");
             kg_sb_printf(sb, "\n%s `%.*s`:\n\n", pass ? "Arm" : "Case", (int)b, nm);
             sweep_axes(sb, nm, 0);
-            int ncol = 0;
-            if (pass) {
-                for (int c = 0; c < plan->ncases; c++) {
-                    int runs = 0;
-                    for (int v = 0; v < nv; v++) runs |= an->res[c * an->narms + idx[v]].state != KG_ARM_ABSENT;
-                    if (!runs) continue;
-                    kg_sb_printf(sb, "| %s ", plan->cases[c].name);
-                    ncol++;
-                }
-            } else {
-                for (int a = 0; a < plan->narms; a++) {
-                    int runs = 0;
-                    for (int v = 0; v < nv; v++) runs |= an->res[idx[v] * an->narms + a].state != KG_ARM_ABSENT;
-                    if (!runs) continue;
-                    kg_sb_printf(sb, "| %s ", plan->arms[a].name);
-                    ncol++;
-                }
+            int ncol = 0, ncols = pass ? plan->ncases : plan->narms;
+            for (int k = 0; k < ncols; k++) {
+                if (!sweep_column(an, pass, idx, nv, k)) continue;
+                kg_sb_printf(sb, "| %s ", pass ? plan->cases[k].name : plan->arms[k].name);
+                ncol++;
             }
             kg_sb_puts(sb, "|\n");
             const char *ax, *val;
@@ -257,26 +264,13 @@ static void sweeps_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
             for (int k = 0; k < ncol; k++) kg_sb_puts(sb, "|---");
             kg_sb_puts(sb, "|\n");
             for (int v = 0; v < nv; v++) {
-                const char *vn = pass ? plan->arms[idx[v]].name : plan->cases[idx[v]].name;
-                sweep_axes(sb, vn, 1);
-                if (pass) {
-                    for (int c = 0; c < plan->ncases; c++) {
-                        int runs = 0;
-                        for (int w = 0; w < nv; w++) runs |= an->res[c * an->narms + idx[w]].state != KG_ARM_ABSENT;
-                        if (!runs) continue;
-                        kg_sb_puts(sb, "| ");
-                        sweep_cell(sb, an, c, idx[v]);
-                        kg_sb_puts(sb, " ");
-                    }
-                } else {
-                    for (int a = 0; a < plan->narms; a++) {
-                        int runs = 0;
-                        for (int w = 0; w < nv; w++) runs |= an->res[idx[w] * an->narms + a].state != KG_ARM_ABSENT;
-                        if (!runs) continue;
-                        kg_sb_puts(sb, "| ");
-                        sweep_cell(sb, an, idx[v], a);
-                        kg_sb_puts(sb, " ");
-                    }
+                sweep_axes(sb, pass ? plan->arms[idx[v]].name : plan->cases[idx[v]].name, 1);
+                for (int k = 0; k < ncols; k++) {
+                    if (!sweep_column(an, pass, idx, nv, k)) continue;
+                    kg_sb_puts(sb, "| ");
+                    if (pass) sweep_cell(sb, an, k, idx[v]);
+                    else sweep_cell(sb, an, idx[v], k);
+                    kg_sb_puts(sb, " ");
                 }
                 kg_sb_puts(sb, "|\n");
             }
