@@ -440,6 +440,186 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
     free(rows);
 }
 
+/* ---- 1b. sweeps: the reductions of a case's or an arm's variants ------- */
+
+/* The variants of the base of section i (a case, or an arm when is_arm),
+ * in plan order, into idx; their count. */
+static int sweep_variants(const kg_plan *plan, int is_arm, int i, int *idx)
+{
+    int n = is_arm ? plan->narms : plan->ncases, nv = 0;
+    const char *nm = is_arm ? plan->arms[i].name : plan->cases[i].name;
+    size_t b = kg_plan_name_base(nm);
+    for (int k = 0; k < n; k++) {
+        const char *nk = is_arm ? plan->arms[k].name : plan->cases[k].name;
+        if (kg_plan_name_base(nk) == b && strncmp(nk, nm, b) == 0) idx[nv++] = k;
+    }
+    return nv;
+}
+
+/* The result of series k at variant v of a sweep: for an arm's variants
+ * the series are cases, for a case's the arms. */
+static const kg_arm_result *sweep_res(const kg_analysis *an, int is_arm, const int *idx, int v, int k)
+{
+    return is_arm ? &an->res[k * an->narms + idx[v]] : &an->res[idx[v] * an->narms + k];
+}
+
+static int sweep_point(const kg_arm_result *r)
+{
+    return r->state == KG_ARM_OK && r->role != KG_ROLE_BASELINE && r->has_effect && isfinite(r->eff.rho);
+}
+
+/* One plot per case or arm with axes (first variant i): its variants
+ * along x, in the order of the expansion, and per series (the cases an
+ * arm's variants ran on, or the arms of a case's variants) the reduction
+ * with its one-sided bounds, joined by a line; 0 and the margin. */
+static void sweep_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, int is_arm, int i, const int *idx,
+                       int nv)
+{
+    const kg_campaign *cp = &plan->campaign;
+    const char *nm = is_arm ? plan->arms[i].name : plan->cases[i].name;
+    size_t b = kg_plan_name_base(nm);
+    char id[32], title[KG_NAME_MAX + 96];
+    snprintf(id, sizeof id, "sweep-%c%d", is_arm ? 'a' : 'c', i);
+    snprintf(title, sizeof title, "Sweep of %s %.*s: reduction by variant", is_arm ? "arm" : "case", (int)b, nm);
+    int nser = is_arm ? plan->ncases : plan->narms;
+    long long npts = 0;
+    double lo = 0, hi = 0, m = 100 * cp->margin;
+    for (int k = 0; k < nser; k++)
+        for (int v = 0; v < nv; v++) {
+            const kg_arm_result *r = sweep_res(an, is_arm, idx, v, k);
+            if (!sweep_point(r)) continue;
+            npts++;
+            double x[3] = { r->eff.rho, r->eff.has_interval ? r->eff.rho_lo : r->eff.rho,
+                            r->eff.has_interval ? r->eff.rho_hi : r->eff.rho };
+            for (int q = 0; q < 3; q++)
+                if (isfinite(x[q])) {
+                    if (100 * x[q] < lo) lo = 100 * x[q];
+                    if (100 * x[q] > hi) hi = 100 * x[q];
+                }
+        }
+    if (npts == 0) {
+        svg_empty(sb, id, title, "no variant has an estimate of its reduction");
+        return;
+    }
+    if (-m < lo) lo = -m;
+    if (m > hi) hi = m;
+    pad_range(&lo, &hi, 0.08);
+    const double L = 70, R = 980, top = 58, bot = 330;
+    int W = 1000, H = 400;
+    scale sy = { lo, hi, bot, top, 0 };
+    double step = (R - L) / nv;
+    svg_open(sb, id, W, H, npts, NULL, title);
+    kg_sb_puts(sb, "<text class=\"h\" x=\"10\" y=\"18\">");
+    esc(sb, title);
+    kg_sb_puts(sb, "</text>");
+    axis(sb, &sy, AX_Y, L, R, 6, LBL_PCT);
+    kg_sb_printf(sb, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", L, bot, R);
+    kg_sb_printf(sb, "<path class=\"zero\" d=\"M%.1f %.1fH%.1f\"/>", L, at(&sy, 0), R);
+    if (m > 0)
+        for (int q = -1; q <= 1; q += 2)
+            kg_sb_printf(sb, "<path class=\"margin\" d=\"M%.1f %.1fH%.1f\" stroke-dasharray=\"6 3\"/>", L,
+                         at(&sy, q * m), R);
+    /* the variants' labels: their axis values */
+    for (int v = 0; v < nv; v++) {
+        const char *vn = is_arm ? plan->arms[idx[v]].name : plan->cases[idx[v]].name;
+        double x = L + step * (v + 0.5);
+        kg_sb_printf(sb, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" transform=\"rotate(-30 %.1f "
+                     "%.1f)\">", x, bot + 16, x, bot + 16);
+        size_t l = strlen(vn);
+        escf(sb, "%.*s", (int)(l > b + 2 ? l - b - 2 : 0), vn + b + 1);
+        kg_sb_puts(sb, "</text>");
+    }
+    double lx = 10, ly = 40;
+    lx = legend(sb, lx, ly, "#24292f", "", "0");
+    if (m > 0) {
+        char t[48];
+        snprintf(t, sizeof t, "margin ±%.2f%%", m);
+        lx = legend(sb, lx, ly, "#1a7f37", "6 3", t);
+    }
+    for (int k = 0, col = 0; k < nser; k++) {
+        int any = 0;
+        for (int v = 0; v < nv && !any; v++) any = sweep_point(sweep_res(an, is_arm, idx, v, k));
+        if (!any) continue;
+        const char *color = arm_colors[col++ % NCOLORS];
+        const char *sname = is_arm ? plan->cases[k].name : plan->arms[k].name;
+        lx = legend(sb, lx, ly, color, "", sname);
+        /* the line through the estimates, then each point with its bounds */
+        kg_sb_puts(sb, "<path d=\"");
+        int pen = 0;
+        for (int v = 0; v < nv; v++) {
+            const kg_arm_result *r = sweep_res(an, is_arm, idx, v, k);
+            if (!sweep_point(r)) {
+                pen = 0;
+                continue;
+            }
+            kg_sb_printf(sb, "%c%.1f %.1f", pen ? 'L' : 'M', L + step * (v + 0.5), at(&sy, 100 * r->eff.rho));
+            pen = 1;
+        }
+        kg_sb_printf(sb, "\" stroke=\"%s\" stroke-width=\"1.5\" fill=\"none\" opacity=\"0.6\"/>", color);
+        for (int v = 0; v < nv; v++) {
+            const kg_arm_result *r = sweep_res(an, is_arm, idx, v, k);
+            if (!sweep_point(r)) continue;
+            const kg_effect *e = &r->eff;
+            int a = is_arm ? idx[v] : k, c = is_arm ? k : idx[v];
+            double x = L + step * (v + 0.5) + (col - 1) * 4.0 - 2.0;
+            kg_sb_printf(sb, "<g class=\"m\" data-n=\"1\" data-case=\"%d\" data-arm=\"%d\"><title>", c, a);
+            escf(sb, "%s on %s: reduction %+.2f%%", plan->arms[a].name, plan->cases[c].name, 100 * e->rho);
+            if (e->has_interval) escf(sb, " [%+.2f%%, %+.2f%%]", 100 * e->rho_lo, 100 * e->rho_hi);
+            escf(sb, "; %s", kg_verdict_label(r->verdict, e->has_interval && e->order_flag));
+            kg_sb_puts(sb, "</title>");
+            if (e->has_interval && isfinite(e->rho_lo) && isfinite(e->rho_hi))
+                kg_sb_printf(sb, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\" stroke-width=\"2\" fill=\"none\"/>", x,
+                             at(&sy, 100 * e->rho_lo), at(&sy, 100 * e->rho_hi), color);
+            kg_sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"/></g>",
+                         x, at(&sy, 100 * e->rho), verdict_color(r->verdict), color);
+        }
+    }
+    int seen[KG_VERDICT_INVALID + 1] = { 0 };
+    for (int k = 0; k < nser; k++)
+        for (int v = 0; v < nv; v++) {
+            const kg_arm_result *r = sweep_res(an, is_arm, idx, v, k);
+            if (sweep_point(r) && (int)r->verdict >= 0 && r->verdict <= KG_VERDICT_INVALID && !seen[r->verdict]++)
+                lx = legend(sb, lx, ly, verdict_color(r->verdict), NULL, kg_verdict_name(r->verdict));
+        }
+    kg_sb_printf(sb, "<text class=\"al\" x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
+                 "text-anchor=\"middle\">reduction (positive = faster)</text>", (top + bot) / 2, (top + bot) / 2);
+    kg_sb_puts(sb, "</svg>\n");
+}
+
+/* The Sweeps section: a plot per case or arm with axes; nothing for a
+ * plan without axes. */
+static void sweeps_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+{
+    int any = 0;
+    int *idx = malloc((size_t)(plan->narms > plan->ncases ? plan->narms : plan->ncases) * sizeof *idx);
+    if (idx == NULL) {
+        sb->oom = 1;
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? plan->narms : plan->ncases;
+        for (int i = 0; i < n; i++) {
+            const char *nm = pass ? plan->arms[i].name : plan->cases[i].name;
+            const char *prev = i > 0 ? (pass ? plan->arms[i - 1].name : plan->cases[i - 1].name) : NULL;
+            size_t b = kg_plan_name_base(nm);
+            if (b == 0 || (prev != NULL && kg_plan_name_base(prev) == b && strncmp(prev, nm, b) == 0)) continue;
+            int nv = sweep_variants(plan, pass, i, idx);
+            if (nv < 2) continue;
+            if (!any++)
+                kg_sb_puts(sb, "<section id=\"sweeps\">\n<h2>Sweeps</h2>\n<p>Per case or arm with axes, its variants "
+                               "in the order of the expansion and, per case (for an arm) or arm (for a case), the "
+                               "reduction against the baseline with its one-sided bounds, the dot colored by verdict; "
+                               "report.md's Sweeps tables hold the same numbers. The plot describes this campaign: the "
+                               "best variant is confirmed in a campaign of its own (kgate screen).</p>\n");
+            kg_sb_puts(sb, "<figure>");
+            sweep_plot(sb, plan, an, pass, i, idx, nv);
+            kg_sb_puts(sb, "</figure>\n");
+        }
+    }
+    if (any) kg_sb_puts(sb, "</section>\n");
+    free(idx);
+}
+
 /* ---- the raw samples, sorted -------------------------------------------- */
 
 typedef struct srow {
@@ -1184,7 +1364,9 @@ int kg_report_html(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_
         reductions_plot(out, plan, an, c);
         kg_sb_puts(out, "</figure>\n");
     }
-    kg_sb_puts(out, "</section>\n<section id=\"rounds\">\n<h2>Rounds</h2>\n<p>Per case and arm, every round of every "
+    kg_sb_puts(out, "</section>\n");
+    sweeps_html(out, plan, an);
+    kg_sb_puts(out, "<section id=\"rounds\">\n<h2>Rounds</h2>\n<p>Per case and arm, every round of every "
                     "accepted process (raw/proc-NNN.csv), forward processes on the left and reverse on the right, in "
                     "process order: the box is the middle half of the round's samples (quartiles interpolated between "
                     "order statistics), the whiskers reach the smallest and largest sample, the thick bar is the "

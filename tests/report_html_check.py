@@ -25,6 +25,8 @@ processes.csv, watch.csv, raw/, telemetry/):
     data-v equal to the results.csv field of its column (results.json for
     round_reduction), its text that number as report.md prints it, and
     the verdict;
+  - per case or arm with axes, a sweep plot with a point per variant and
+    case (or arm) that has a reduction;
   - each --text STRING appears as text in the page (escaped, not markup).
 
 Prints "ok: ..." and exits 0, or one line per problem and exits 1.
@@ -314,6 +316,21 @@ def main(argv):
             continue
         want = len({(x["process"], x["round"]) for x in raw if x["case"] == c and x["arm"] == a})
         expect_points(f"rounds-c{case_index[c]}-a{arm_index[a]}", want, f"rounds of {a} on {c}")
+    # a sweep plot per case or arm with axes (two or more variants named BASE[...]): a point per
+    # variant and case (or arm) with a reduction
+    def base(name):
+        return name[:name.index("[")] if name.endswith("]") and "[" in name else None
+    for kind, index, key in (("a", arm_index, "arm"), ("c", case_index, "case")):
+        groups = {}
+        for name in index:
+            if base(name) is not None:
+                groups.setdefault(base(name), []).append(name)
+        for b, names in groups.items():
+            if len(names) < 2:
+                continue
+            want = sum(1 for r in results if r[key] in names and r["role"] != "baseline" and r["state"] == "ok"
+                       and r["reduction"] != "")
+            expect_points(f"sweep-{kind}{min(index[n] for n in names)}", want, f"sweep of {key} {b}")
     watch = read_csv(os.path.join(folder, "watch.csv")) if os.path.exists(os.path.join(folder, "watch.csv")) else []
     nmarked = sum(1 for w in watch if w["event"] in MARKED and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", w["utc"]))
     if procs:

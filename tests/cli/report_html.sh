@@ -5,7 +5,8 @@
 # every plot with its data (or a note saying why it has none), the counts
 # the evidence calls for, and the results table equal to results.csv.
 #  1. a fake campaign: written by run, in SHA256SUMS, verified, rewritten
-#     byte for byte by kgate report; a screenshot renders;
+#     byte for byte by kgate report; a screenshot renders; a plan with
+#     axes gets a sweep plot per case and arm with axes;
 #  2. the same folder given telemetry with clocks, power and temperature,
 #     and given the cpu backend's telemetry (none of the three): plotted,
 #     and said so;
@@ -78,6 +79,39 @@ timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --use
     --hide-scrollbars --window-size=1200,1600 --screenshot="$T/shot.png" "file://$T/ev/report.html" >/dev/null 2>&1 ||
     die "chromium could not take a screenshot"
 [ "$(wc -c <"$T/shot.png")" -gt 20000 ] || die "the screenshot is nearly empty"
+
+# ---- 1b. a plan with axes: a sweep plot per case and arm with axes, a point per variant and column
+cat >"$T/axes.kg" <<'PLAN'
+[campaign]
+name = sweep
+backend = fake
+warmup = 1
+samples = 5
+rounds = 3
+processes = 2
+seed = 5
+[case sq]
+op = gemm_bt
+dtype = f32
+M = {64, 96}
+N = 64
+K = 32
+[arm base]
+op = gemm_bt
+role = baseline
+builtin = ref
+[arm fma]
+op = gemm_bt
+builtin = ref
+fake_ns = {900, 950, 1100}
+[gate]
+PLAN
+"$KGATE" run "$T/axes.kg" -o "$T/ax" >"$T/ax.out" 2>"$T/ax.err"; st=$?
+[ $st -le 1 ] || { cat "$T/ax.err" >&2; die "the axis campaign: exit $st"; }
+page_ok "$T/ax" ax
+expect_grep 'id="sweep-c0"' "$T/ax.dom"
+expect_grep 'id="sweep-a1"' "$T/ax.dom"
+grep -o 'id="sweep-a1"[^>]*data-points="6"' "$T/ax.dom" >/dev/null || die "the arm sweep has not 6 points (3 variants x 2 cases)"
 
 # ---- 2. telemetry: clocks, power and temperature per sample (the fake
 # backend reads none: written from raw/ as a cuda worker would), then the
