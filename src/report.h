@@ -45,6 +45,13 @@ const char *kg_report_state_name(kg_arm_state s);
  * (sorted, as the canonical plan writes them): "M = 4, N = 16". */
 void kg_report_case_vars(struct kg_sb *sb, const kg_case *k);
 
+/* Sweeps (plan axes): kg_report_first_variant is 1 when the case (or arm,
+ * is_arm) at index i is the first variant of a base with axes, with the
+ * base's length in *b; kg_report_variants writes the indices of the
+ * variants of i's base into idx, in plan order, and returns their count. */
+int kg_report_first_variant(const kg_plan *plan, int is_arm, int i, size_t *b);
+int kg_report_variants(const kg_plan *plan, int is_arm, int i, int *idx);
+
 /* The analysis of a loaded folder, as kg_report_render makes it (the
  * physics limits from its peaks.json, the slots, the telemetry, a slot
  * the host never let run); free *an with kg_analysis_free. */

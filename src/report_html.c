@@ -442,20 +442,6 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
 
 /* ---- 1b. sweeps: the reductions of a case's or an arm's variants ------- */
 
-/* The variants of the base of section i (a case, or an arm when is_arm),
- * in plan order, into idx; their count. */
-static int sweep_variants(const kg_plan *plan, int is_arm, int i, int *idx)
-{
-    int n = is_arm ? plan->narms : plan->ncases, nv = 0;
-    const char *nm = is_arm ? plan->arms[i].name : plan->cases[i].name;
-    size_t b = kg_plan_name_base(nm);
-    for (int k = 0; k < n; k++) {
-        const char *nk = is_arm ? plan->arms[k].name : plan->cases[k].name;
-        if (kg_plan_name_base(nk) == b && strncmp(nk, nm, b) == 0) idx[nv++] = k;
-    }
-    return nv;
-}
-
 /* The result of series k at variant v of a sweep: for an arm's variants
  * the series are cases, for a case's the arms. */
 static const kg_arm_result *sweep_res(const kg_analysis *an, int is_arm, const int *idx, int v, int k)
@@ -599,11 +585,9 @@ static void sweeps_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
     for (int pass = 0; pass < 2; pass++) {
         int n = pass ? plan->narms : plan->ncases;
         for (int i = 0; i < n; i++) {
-            const char *nm = pass ? plan->arms[i].name : plan->cases[i].name;
-            const char *prev = i > 0 ? (pass ? plan->arms[i - 1].name : plan->cases[i - 1].name) : NULL;
-            size_t b = kg_plan_name_base(nm);
-            if (b == 0 || (prev != NULL && kg_plan_name_base(prev) == b && strncmp(prev, nm, b) == 0)) continue;
-            int nv = sweep_variants(plan, pass, i, idx);
+            size_t b;
+            if (!kg_report_first_variant(plan, pass, i, &b)) continue;
+            int nv = kg_report_variants(plan, pass, i, idx);
             if (nv < 2) continue;
             if (!any++)
                 kg_sb_puts(sb, "<section id=\"sweeps\">\n<h2>Sweeps</h2>\n<p>Per case or arm with axes, its variants "

@@ -123,9 +123,8 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
 
 static void host_watch(kg_sb *sb, const kg_evidence *ev);
 
-/* The section at index i (a case, or an arm when is_arm) is the first
- * variant of a base with axes: 1, with the base's length in *b. */
-static int first_variant(const kg_plan *plan, int is_arm, int i, size_t *b)
+/* report.h */
+int kg_report_first_variant(const kg_plan *plan, int is_arm, int i, size_t *b)
 {
     const char *nm = is_arm ? plan->arms[i].name : plan->cases[i].name;
     const char *prev = i > 0 ? (is_arm ? plan->arms[i - 1].name : plan->cases[i - 1].name) : NULL;
@@ -144,7 +143,7 @@ static void axes_md(kg_sb *sb, const kg_plan *plan)
         for (int i = 0; i < n; i++) {
             const char *nm = pass ? plan->arms[i].name : plan->cases[i].name;
             size_t b;
-            if (!first_variant(plan, pass, i, &b)) continue;
+            if (!kg_report_first_variant(plan, pass, i, &b)) continue;
             char axes[KG_TEXT_MAX];
             int nv = kg_plan_axes_text(plan, pass, i, axes, sizeof axes);
             if (!any++)
@@ -186,9 +185,8 @@ static void sweep_cell(kg_sb *sb, const kg_analysis *an, int c, int a)
     kg_sb_puts(sb, kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag));
 }
 
-/* The variants of the base of section i (a case, or an arm when is_arm),
- * in plan order, into idx; their count. */
-static int variants_of(const kg_plan *plan, int is_arm, int i, int *idx)
+/* report.h */
+int kg_report_variants(const kg_plan *plan, int is_arm, int i, int *idx)
 {
     int n = is_arm ? plan->narms : plan->ncases, nv = 0;
     const char *nm = is_arm ? plan->arms[i].name : plan->cases[i].name;
@@ -239,8 +237,8 @@ static void sweeps_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
         for (int i = 0; i < n; i++) {
             const char *nm = pass ? plan->arms[i].name : plan->cases[i].name;
             size_t b;
-            if (!first_variant(plan, pass, i, &b)) continue;
-            int nv = variants_of(plan, pass, i, idx);
+            if (!kg_report_first_variant(plan, pass, i, &b)) continue;
+            int nv = kg_report_variants(plan, pass, i, idx);
             if (nv < 2) continue;
             if (!any++)
                 kg_sb_puts(sb, "\n## Sweeps\n\nThe rows of each case or arm with axes, grouped by axis: a row per "
