@@ -446,6 +446,20 @@ void kg_stop_clear(void)
     stop_sig = 0;
 }
 
+double kg_proc_steal_ns(void)
+{
+    FILE *fp = fopen("/proc/stat", "r");
+    if (fp == NULL) return -1;
+    char line[512];
+    unsigned long long v[8];
+    int ok = fgets(line, sizeof line, fp) != NULL &&
+             sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                    &v[6], &v[7]) == 8;
+    fclose(fp);
+    long hz = sysconf(_SC_CLK_TCK);
+    return ok && hz > 0 ? (double)v[7] * (1e9 / (double)hz) : -1;
+}
+
 int kg_proc_stat(long pid, char *state, long *ppid)
 {
     char path[64], buf[512];

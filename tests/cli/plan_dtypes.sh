@@ -18,10 +18,12 @@ sed "s#\.\./kernels/#$R/kernels/#" examples/quantized.kg | sed 's/^rounds = 4/ro
 [ $st -le 1 ] || { cat "$T/q.err" >&2; die "quantized.kg: exit $st"; }
 expect_grep "| q | gemm_i8 | i8 | M = 96, N = 128, K = 512 |" "$T/q.out"
 expect_grep "| f8 | gemm_fp8 | e4m3 | M = 64, N = 96, K = 256 |" "$T/q.out"
-grep "| q | i8_tiled | candidate |" "$T/q.out" | grep -q "INCORRECT" && die "the honest int8 kernel is INCORRECT"
-grep -q "| q | i8_tiled | candidate |.*| \(FASTER\|EQUIVALENT\|SLOWER\|INCONCLUSIVE\) |" "$T/q.out" ||
-    { grep "| q |" "$T/q.out" >&2; die "no timed verdict for the int8 candidate"; }
-grep -h ",fail," "$T/q"/checks/*.csv >/dev/null 2>&1 && { grep -h ",fail," "$T/q"/checks/*.csv >&2; die "honest kernels failed checks"; }
+expect_honest "$T/q" "quantized.kg"
+# a timed verdict for the int8 candidate (under the sanitizers it may be INCORRECT for timing:escape alone)
+if ! grep "| q | i8_tiled | candidate |" "$T/q.out" | grep -q "INCORRECT"; then
+    grep -q "| q | i8_tiled | candidate |.*| \(FASTER\|EQUIVALENT\|SLOWER\|INCONCLUSIVE\) |" "$T/q.out" ||
+        { grep "| q |" "$T/q.out" >&2; die "no timed verdict for the int8 candidate"; }
+fi
 # every output of both ops was checked, the negative of each rejected
 for o in C D amax; do
     grep -qh ",pre,poison0:$o,pass," "$T/q"/checks/*.csv || die "output $o has no passing poisoned check"
@@ -86,7 +88,7 @@ PLAN
 mix_plan "$T/mix.kg" mix_ok
 "$KGATE" run "$T/mix.kg" -o "$T/mix" --no-progress >"$T/mix.out" 2>"$T/mix.err"; st=$?
 [ $st -le 1 ] || { cat "$T/mix.err" >&2; die "mix: exit $st"; }
-grep "| m | cand | candidate |" "$T/mix.out" | grep -q "INCORRECT" && { grep FAIL "$T/mix.out" >&2; die "the honest mix kernel is INCORRECT"; }
+expect_honest "$T/mix" "the mix op"
 for o in y0 y1 y2 y3; do
     grep -qh ",pre,poison1:$o,pass," "$T/mix"/checks/*.csv || die "mix output $o has no passing check"
 done
