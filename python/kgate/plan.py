@@ -20,8 +20,9 @@ Python value       plan text
 ``int``            decimal
 ``float``          the shortest text that reads back exactly (``repr``); inf/NaN refused
 ``str``            as written (``"2%"``, ``"ceildiv(N, 16)"``)
-``list``           an axis ``{a, b, c}`` on keys that take one (docs/plan-format.md,
-                   "Axes"); on ``cases``, ``forbid`` and ``args`` the comma-separated list
+``list``           an axis ``{a, b, c}`` on keys that take one, a declared op's
+                   variables among them (docs/plan-format.md, "Axes"); on ``cases``,
+                   ``forbid`` and ``args`` the comma-separated list
 ``tuple``          the key's own list: ``grid``/``block``/``args`` joined by ``", "``,
                    ``defines``/``cflags`` by blanks, ``cases``/``forbid`` by commas
 ``dict``           ``defines`` only: ``{"TILE": 32, "PIPE": [0, 1], "FAST": True}`` is
@@ -58,8 +59,11 @@ class Axis(list):  # type: ignore[type-arg]
     """An axis: the section stands for one variant per value (``{a, b, c}``)."""
 
 
-#: Keys of [case] that take an axis; its op's own variables take none yet.
+#: Keys of [case] that take an axis; so does every variable of a declared op (any key
+#: outside CASE_KEYS, e.g. ``"S": [512, 1024]``).
 CASE_AXIS_KEYS = frozenset({"dtype", "M", "N", "K", "splits", "eps", "scale"})
+#: The keys of [case] in kgate's key table; any other key is a variable of the case's op.
+CASE_KEYS = CASE_AXIS_KEYS | {"op", "primary"}
 #: Keys of [arm] that take an axis (and every ``fake_`` key).
 ARM_AXIS_KEYS = frozenset({"entry", "defines", "cflags", "grid", "block", "shared", "args",
                            "entry2", "grid2", "block2", "shared2", "args2",
@@ -154,7 +158,7 @@ def format_value(kind: str, key: str, value: Any, where: str = "") -> str:
     """The plan text of ``key = value`` in a section of ``kind`` ("campaign", "case",
     "arm", "op", "gate"), following the table in this module's docstring."""
     where = where or f"[{kind}] {key}"
-    takes_axis = (kind == "case" and key in CASE_AXIS_KEYS) or \
+    takes_axis = (kind == "case" and (key in CASE_AXIS_KEYS or key not in CASE_KEYS)) or \
                  (kind == "arm" and (key in ARM_AXIS_KEYS or key.startswith("fake_")))
     if isinstance(value, Axis):
         if not takes_axis:

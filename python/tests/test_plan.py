@@ -34,6 +34,9 @@ def test_values() -> None:
         "TILE={16, 32} PIPE=0 FAST"
     assert format_value("arm", "defines", ("PITCH=36", "-DSPLITS=1")) == "PITCH=36 -DSPLITS=1"
     assert format_value("arm", "block", kgate.Axis([64, 128])) == "{64, 128}"
+    # a declared op's variables (any case key outside kgate's table) take axes too
+    assert format_value("case", "S", [512, 1024]) == "{512, 1024}"
+    assert format_value("case", "causal", [True, False]) == "{yes, no}"
 
 
 def test_numpy_scalars() -> None:
@@ -45,6 +48,7 @@ def test_numpy_scalars() -> None:
 @pytest.mark.parametrize("kind,key,value,message", [
     ("campaign", "samples", [1, 2], "takes no axis"),
     ("arm", "source", ["a.c", "b.c"], "takes no axis"),
+    ("case", "op", ["rowsum", "rowmax"], "takes no axis"),
     ("campaign", "margin", float("inf"), "no inf or NaN"),
     ("case", "M", [1, 1], "listed twice"),
     ("case", "M", [], "empty axis"),
@@ -150,6 +154,22 @@ def test_axes_expand_in_kgate(kgate_bin: str) -> None:
     sections = re.findall(r"^\[(.*)\]$", text, flags=re.MULTILINE)
     assert sections == ["campaign", "case small[M=4]", "case small[M=8]", "arm base", "arm cand[fake_ns=970]",
                         "arm cand[fake_ns=990]", "arm ctrl", "gate"]
+
+
+def test_axes_over_declared_op_variables(kgate_bin: str, tmp_path: Path) -> None:
+    op = tmp_path / "conv1d.c"
+    op.write_text((ROOT / "examples" / "ops" / "conv1d.c").read_text())
+    p = kgate.Plan(
+        campaign={"name": "vars", "backend": "cpu", "quiet": 0},
+        ops={"conv1d": {"source": str(op)}},
+        cases={"sig": {"op": "conv1d", "dtype": "bf16", "B": [2, 3], "L": 64, "W": [3, 9]}},
+        arms={"naive": {"op": "conv1d", "role": "baseline", "source": str(KERNELS / "conv1d_naive.c"),
+                        "entry": "conv1d_naive"}},
+        gate={},
+    )
+    _, text = p.canonical()
+    sections = re.findall(r"^\[case (.*)\]$", text, flags=re.MULTILINE)
+    assert sections == ["sig[B=2,W=3]", "sig[B=2,W=9]", "sig[B=3,W=3]", "sig[B=3,W=9]"]
 
 
 def test_refused_plan_names_the_line(kgate_bin: str) -> None:
