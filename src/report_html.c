@@ -297,6 +297,17 @@ static double legend(kg_sb *sb, double x, double y, const char *color, const cha
     return x + 15 + 6.2 * (double)strlen(text) + 16;
 }
 
+/* Widens [*lo, *hi] (in percent) to an effect's estimate and its bounds. */
+static void effect_range(const kg_effect *e, double *lo, double *hi)
+{
+    double v[3] = { e->rho, e->has_interval ? e->rho_lo : e->rho, e->has_interval ? e->rho_hi : e->rho };
+    for (int k = 0; k < 3; k++)
+        if (isfinite(v[k])) {
+            if (100 * v[k] < *lo) *lo = 100 * v[k];
+            if (100 * v[k] > *hi) *hi = 100 * v[k];
+        }
+}
+
 /* ---- 1. reductions per case ------------------------------------------- */
 
 static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, int c)
@@ -317,13 +328,7 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
         if (r->state != KG_ARM_OK || r->role == KG_ROLE_BASELINE || !r->has_effect || !isfinite(r->eff.rho)) continue;
         rows[nrows++] = a;
         has_control |= r->role == KG_ROLE_CONTROL;
-        double v[3] = { r->eff.rho, r->eff.has_interval ? r->eff.rho_lo : r->eff.rho,
-                        r->eff.has_interval ? r->eff.rho_hi : r->eff.rho };
-        for (int k = 0; k < 3; k++)
-            if (isfinite(v[k])) {
-                if (100 * v[k] < lo) lo = 100 * v[k];
-                if (100 * v[k] > hi) hi = 100 * v[k];
-            }
+        effect_range(&r->eff, &lo, &hi);
     }
     if (nrows == 0) {
         kg_sb t = { 0 };
@@ -475,13 +480,7 @@ static void sweep_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, in
             const kg_arm_result *r = sweep_res(an, is_arm, idx, v, k);
             if (!sweep_point(r)) continue;
             npts++;
-            double x[3] = { r->eff.rho, r->eff.has_interval ? r->eff.rho_lo : r->eff.rho,
-                            r->eff.has_interval ? r->eff.rho_hi : r->eff.rho };
-            for (int q = 0; q < 3; q++)
-                if (isfinite(x[q])) {
-                    if (100 * x[q] < lo) lo = 100 * x[q];
-                    if (100 * x[q] > hi) hi = 100 * x[q];
-                }
+            effect_range(&r->eff, &lo, &hi);
         }
     if (npts == 0) {
         svg_empty(sb, id, title, "no variant has an estimate of its reduction");

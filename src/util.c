@@ -446,7 +446,7 @@ void kg_stop_clear(void)
     stop_sig = 0;
 }
 
-double kg_proc_steal_ns(void)
+double kg_proc_steal_ns(double *tick_ns)
 {
     FILE *fp = fopen("/proc/stat", "r");
     if (fp == NULL) return -1;
@@ -457,6 +457,7 @@ double kg_proc_steal_ns(void)
                     &v[6], &v[7]) == 8;
     fclose(fp);
     long hz = sysconf(_SC_CLK_TCK);
+    if (tick_ns != NULL) *tick_ns = hz > 0 ? 1e9 / (double)hz : 0;
     return ok && hz > 0 ? (double)v[7] * (1e9 / (double)hz) : -1;
 }
 

@@ -79,9 +79,10 @@ int kg_proc_stat(long pid, char *state, long *ppid);
 
 /* The machine's steal time in nanoseconds, summed over its CPUs: the
  * time a hypervisor ran something else while a virtual CPU had work
- * (/proc/stat, counted in clock ticks of 1 / sysconf(_SC_CLK_TCK) s);
- * -1 when it cannot be read. */
-double kg_proc_steal_ns(void);
+ * (/proc/stat, counted in clock ticks of 1 / sysconf(_SC_CLK_TCK) s,
+ * whose length goes to *tick_ns when tick_ns is not NULL); -1 when it
+ * cannot be read. */
+double kg_proc_steal_ns(double *tick_ns);
 
 /* 1 when process pid is root or one of its descendants (its chain of
  * parents in /proc), 0 when it is not, -1 when this PID namespace has no

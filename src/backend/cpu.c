@@ -565,7 +565,7 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
     if (send_req(k, &m, NULL, 0) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_RUN, lim, &rep, err)) != KG_OK) return rc;
     double t1 = now_ns();
-    double g0 = kg_proc_steal_ns();
+    double g0 = kg_proc_steal_ns(NULL);
     if (rep.status != KG_AH_OK) {
         return kg_hostlink_refused(&k->link, "refused a run", rep.msg, err);
     }
@@ -598,12 +598,11 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
      * a host that keeps working after its replies earns a credit of only
      * the steal rate times its extra time, so most of its escapes are
      * still counted. */
-    double g1 = kg_proc_steal_ns();
-    long hz = sysconf(_SC_CLK_TCK);
+    double tick = 0, g1 = kg_proc_steal_ns(&tick);
     if (g0 >= 0 && g1 > g0) k->steal_credit += g1 - g0;
     double over = st == 'R' ? c2 - cs - CPU_ESC_SETTLE_NS : c2 - k->cpu_pre - (t1 - t0) - CPU_ESC_IDLE_NS;
     int judged = c2 >= 0 && (st == 'R' ? cs >= 0 : k->pre_exact && k->cpu_pre >= 0);
-    int charged = judged && over > 0 && k->steal_credit > 0 && hz > 0 && over <= k->steal_credit + 1e9 / (double)hz;
+    int charged = judged && over > 0 && k->steal_credit > 0 && over <= k->steal_credit + tick;
     if (charged) {
         fprintf(stderr, "arm %s: %.0f us of CPU beyond the request, within the machine's steal after its replies "
                 "(%.0f us): charged to the hypervisor, not an escape\n", k->arm, over / 1e3, k->steal_credit / 1e3);
