@@ -10,7 +10,7 @@
 R=$(pwd)
 mkdir -p "$T/ops"
 cp examples/ops/gemm_i8.c examples/ops/gemm_fp8.c tests/plans/ops/mix.c "$T/ops/"
-sed "s#\.\./kernels/#$R/kernels/#" examples/quantized.kg | sed 's/^rounds = 4/rounds = 2/; s/^processes = 2/processes = 1/' \
+sed "s#\.\./kernels/#$R/kernels/#" examples/quantized.kg | sed 's/^rounds = 4/rounds = 2/; s/^processes = 2/processes = 1/; s/^quiet = 1$/quiet = 0/' \
     >"$T/q.kg"
 
 # ---- 1. the quantized example: admitted, timed, checked, verified
