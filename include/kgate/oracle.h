@@ -121,6 +121,8 @@ typedef struct kg_check {
     int64_t nbad;        /* elements over their bound or non-finite */
     int64_t nnan;        /* NaN or Inf where the reference is finite */
     char msg[256];       /* why it failed, or "" */
+    int weak;            /* failed only because the contract is too weak for the case
+                          * (kg_oracle_compare_ct): every element was within its bounds */
 } kg_check;
 
 /* Compares output o (encoded in its dtype, out_bytes long) with the
@@ -132,7 +134,8 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
  * contract's bounds come from the op's bound_ct, computed on first use
  * and kept in d.  A contract under which an all-zero output, a copy of
  * an input or the row mean would pass is too weak for the case: every
- * comparison under it fails, saying so.  Returns KG_OK, or KG_ENOMEM /
+ * comparison under it fails, saying so (res->weak is 1 when that alone
+ * failed it).  Returns KG_OK, or KG_ENOMEM /
  * KG_EINPUT (the op has no such contract) with err set. */
 int kg_oracle_compare_ct(const kg_case_data *d, const kg_contract *ct, int o, const void *out,
                          kg_check *res, kg_err *err);

@@ -23,7 +23,8 @@ for row in "^g,naive,baseline,ok,INCONCLUSIVE,f32," "^g,tf32,candidate,ok,[A-Z]*
            "^r,f16acc,candidate,incorrect,INCORRECT,f16acc," "^r,tol,candidate,ok,[A-Z]*,tol 0.004," \
            "^r,loose,candidate,incorrect,INCORRECT,tol 1," "^r64,f16acc,candidate,ok,[A-Z]*,f16acc,"; do
     # a failing check of an arm expected ok is shown in full, for the record
-    grep -q -- "$row" "$T/d/results.csv" || grep -h ",fail," "$T/d"/checks/*.csv | grep ",r64," >&2
+    ca=$(echo "$row" | cut -d, -f1-2 | tr -d '^')
+    grep -q -- "$row" "$T/d/results.csv" || grep -h ",fail," "$T/d"/checks/*.csv | grep ",$ca," >&2
     expect_grep "$row" "$T/d/results.csv"
 done
 expect_grep "| g | tf32 | candidate | .*(contract tf32) |$" "$T/d/report.md"
@@ -41,6 +42,19 @@ expect_report_identical "$T/d"
 expect_no_grep "weaker" "$T/err"
 expect_grep "^g,tf32,candidate,ok,[A-Z]*,tf32," "$T/a/results.csv"
 expect_grep "^same_precision = no$" "$T/a/plan.kg"
+
+# a contract sound at the plan's case but too weak at a held-out shape
+# (rows of one element, where a copy of X is the sum): the check there
+# cannot tell a shortcut and must not fail the honest arms, but still
+# compares with the contract's bounds (`short` is wrong only there)
+"$KGATE" check $P/heldout-weak.kg -o "$T/h" >"$T/out" 2>"$T/err"; st=$?
+expect_status 1 $st "check of a contract too weak at a held-out shape"
+for row in ",w,f16acc,pre,heldout\[M=4 N=1\]:Y,pass," ",w,tol,pre,heldout\[M=4 N=1\]:Y,pass," \
+           ",w,short,pre,heldout\[M=4 N=1\]:Y,fail," ",w,short,pre,poison0:Y,pass,"; do
+    grep -q -- "$row" "$T/h/checks/proc-000.csv" || die "expected a check row '$row'"
+done
+expect_grep "within the contract's bounds; contract f16acc is too weak for this case: a copy of input X as output Y would pass at this derived shape" "$T/h/checks/proc-000.csv"
+[ "$(grep ",fail," "$T/h/checks/proc-000.csv" | grep -vc ",w,short,")" = 0 ] || die "an honest arm failed a check of heldout-weak.kg"
 
 # bad declarations are refused with file:line
 bad() { # name text-of-arm-keys expected-message
