@@ -461,6 +461,50 @@ double kg_proc_steal_ns(double *tick_ns)
     return ok && hz > 0 ? (double)v[7] * (1e9 / (double)hz) : -1;
 }
 
+double kg_proc_steal_cpu_ns(int cpu, double *tick_ns)
+{
+    if (cpu < 0) return -1;
+    FILE *fp = fopen("/proc/stat", "r");
+    if (fp == NULL) return -1;
+    char line[512], want[32];
+    int wl = snprintf(want, sizeof want, "cpu%d ", cpu);
+    unsigned long long v[8];
+    int ok = 0;
+    while (!ok && fgets(line, sizeof line, fp) != NULL) {
+        if (strncmp(line, want, (size_t)wl) != 0) continue;
+        ok = sscanf(line + wl, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                    &v[5], &v[6], &v[7]) == 8;
+        break;
+    }
+    fclose(fp);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (tick_ns != NULL) *tick_ns = hz > 0 ? 1e9 / (double)hz : 0;
+    return ok && hz > 0 ? (double)v[7] * (1e9 / (double)hz) : -1;
+}
+
+int kg_proc_last_cpu(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    /* fields after the name (the last ')'): state is field 3, processor 39 */
+    char *p = strrchr(buf, ')');
+    if (p == NULL) return -1;
+    int field = 2;
+    for (char *q = p + 1; *q != '\0'; q++) {
+        if (*q != ' ') continue;
+        if (++field == 39) {
+            long cpu = -1;
+            return sscanf(q + 1, "%ld", &cpu) == 1 && cpu >= 0 && cpu < 1 << 20 ? (int)cpu : -1;
+        }
+    }
+    return -1;
+}
+
 int kg_proc_stat(long pid, char *state, long *ppid)
 {
     char path[64], buf[512];

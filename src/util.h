@@ -84,6 +84,14 @@ int kg_proc_stat(long pid, char *state, long *ppid);
  * cannot be read. */
 double kg_proc_steal_ns(double *tick_ns);
 
+/* The steal time of one CPU (the `cpuN` line of /proc/stat), in
+ * nanoseconds, as kg_proc_steal_ns; -1 when it cannot be read. */
+double kg_proc_steal_cpu_ns(int cpu, double *tick_ns);
+
+/* The CPU process pid ran on last (field 39 of /proc/PID/stat); -1 when
+ * it cannot be read. */
+int kg_proc_last_cpu(long pid);
+
 /* 1 when process pid is root or one of its descendants (its chain of
  * parents in /proc), 0 when it is not, -1 when this PID namespace has no
  * such process. */

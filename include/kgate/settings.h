@@ -58,6 +58,10 @@ typedef struct kg_settings {
     const char *python;             /* appended: KGATE_PYTHON: the Python a library arm's helper runs
                                      * with (builtin = torch or numpy); the command line resolves
                                      * python3 on PATH when unset; NULL: /usr/bin/python3 */
+    int no_steal_credit;            /* appended: KGATE_STEAL_CREDIT=0: CPU time an arm host seems to
+                                     * use after its reply is never charged to its CPU's steal
+                                     * (docs/cpu-backend.md, "Steal"): for a dedicated host, and
+                                     * tests; 0: charged (the default) */
 } kg_settings;
 
 /* Every default: no variable set. */

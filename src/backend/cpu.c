@@ -86,7 +86,8 @@ struct kg_kernel {
     uint64_t samples, escapes;
     uint64_t *total_escapes;   /* the backend's count for the current case */
     uint64_t pending_escapes;  /* found since this arm's last timed sample */
-    double steal_credit;       /* ns of the machine's steal after replies, not yet charged (host_run) */
+    double steal_credit;       /* ns of its CPU's steal after replies, not yet charged (host_run) */
+    int no_steal_credit;       /* KGATE_STEAL_CREDIT=0: nothing is charged to steal */
     double last_cpu_ns, last_host_ns;
     /* a library arm (builtin = torch or numpy): its helper, the backend's */
     kg_libarm *lib;
@@ -565,7 +566,9 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
     if (send_req(k, &m, NULL, 0) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_RUN, lim, &rep, err)) != KG_OK) return rc;
     double t1 = now_ns();
-    double g0 = kg_proc_steal_ns(NULL);
+    /* the steal of the CPU the host replied from (see Steal below) */
+    int gcpu = k->no_steal_credit ? -1 : kg_proc_last_cpu((long)k->link.pid);
+    double g0 = kg_proc_steal_cpu_ns(gcpu, NULL);
     if (rep.status != KG_AH_OK) {
         return kg_hostlink_refused(&k->link, "refused a run", rep.msg, err);
     }
@@ -591,20 +594,24 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
      * reply and its next receive, makes the guest charge that time to the
      * host as if it had run after replying (seen on a shared VM: 1-5 ms
      * more CPU than wall time, with steal in the window each time).  The
-     * machine's steal after each reply, until the host sleeps, is a
-     * credit of the arm's: CPU time beyond the request is charged to it
-     * while it lasts (plus one tick of the steal counter's granularity),
-     * and an escape only beyond it.  Steal comes from outside the machine;
-     * a host that keeps working after its replies earns a credit of only
-     * the steal rate times its extra time, so most of its escapes are
-     * still counted. */
-    double tick = 0, g1 = kg_proc_steal_ns(&tick);
+     * steal of the CPU the host replied from, from the reply until the
+     * host sleeps, is a credit of the arm's: CPU time beyond the request
+     * is charged to it while it lasts (plus one tick of the steal
+     * counter's granularity), and an escape only beyond it.  Steal comes
+     * from outside the machine; a host that keeps working after its
+     * replies earns a credit of only its CPU's steal rate times its extra
+     * time, so most of its escapes are still counted.  The other CPUs'
+     * steal is not the host's: on a machine of many virtual CPUs their
+     * sum would excuse any escape.  KGATE_STEAL_CREDIT=0 (a dedicated
+     * host) charges nothing to steal. */
+    double tick = 0, g1 = kg_proc_steal_cpu_ns(gcpu, &tick);
     if (g0 >= 0 && g1 > g0) k->steal_credit += g1 - g0;
     double over = st == 'R' ? c2 - cs - CPU_ESC_SETTLE_NS : c2 - k->cpu_pre - (t1 - t0) - CPU_ESC_IDLE_NS;
+    if (gcpu < 0) k->steal_credit = 0;
     int judged = c2 >= 0 && (st == 'R' ? cs >= 0 : k->pre_exact && k->cpu_pre >= 0);
     int charged = judged && over > 0 && k->steal_credit > 0 && over <= k->steal_credit + tick;
     if (charged) {
-        fprintf(stderr, "arm %s: %.0f us of CPU beyond the request, within the machine's steal after its replies "
+        fprintf(stderr, "arm %s: %.0f us of CPU beyond the request, within its CPU's steal after its replies "
                 "(%.0f us): charged to the hypervisor, not an escape\n", k->arm, over / 1e3, k->steal_credit / 1e3);
         k->steal_credit -= over;
     } else if (st == 'R' && c2 >= 0 && cs >= 0 && c2 - cs > CPU_ESC_SETTLE_NS) {
@@ -667,6 +674,7 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
     k->have_cpuclk = clock_getcpuclockid(k->link.pid, &k->cpuclk) == 0;
     k->timeout_s = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
     k->cpu_mark = -1;
+    k->no_steal_credit = set->no_steal_credit;
     kg_ah_msg hello;
     double lim = k->timeout_s < 60 ? k->timeout_s : 60;
     if ((rc = wait_reply(k, KG_AH_HELLO, lim, &hello, err)) != KG_OK) return rc;

@@ -84,6 +84,11 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
             return kg_errorf(err, KG_EUSAGE, "KGATE_FAKE_CRASH_CLOSE must be 0 or 1, not '%s'", v);
         s->fake_crash_close = (int)n;
     }
+    if ((v = text("KGATE_STEAL_CREDIT")) != NULL) {
+        if (kg_cli_read_int(v, 0, 1, &n) != KG_OK)
+            return kg_errorf(err, KG_EUSAGE, "KGATE_STEAL_CREDIT must be 0 or 1, not '%s'", v);
+        s->no_steal_credit = n == 0;
+    }
     if ((v = text("KGATE_FAULT_WRITE_AFTER")) != NULL) {
         if (kg_cli_read_int(v, 0, LONG_MAX, &n) != KG_OK)
             return kg_errorf(err, KG_EUSAGE, "KGATE_FAULT_WRITE_AFTER must be a whole number of writes >= 0, not '%s'",

@@ -272,7 +272,14 @@ static void test_output(void)
 static void test_escape(void)
 {
     rig r;
-    if (rig_open(&r, 0) != 0) return;
+    /* the detection itself: on a virtual machine whose hypervisor steals
+     * time, what a host seems to use after its reply is first charged to
+     * its CPU's steal (KGATE_STEAL_CREDIT), which would make this check
+     * depend on the machine; attacks.sh attack 7 runs with the credit */
+    settings.no_steal_credit = 1;
+    int open_rc = rig_open(&r, 0);
+    settings.no_steal_credit = 0;
+    if (open_rc != 0) return;
     kg_kernel *k = NULL;
     kg_err err = { 0 };
     int rc = load_bind(&r, "forges", &k, &err);

@@ -577,6 +577,16 @@ static void test_descends(void)
     char stc = 0;
     long pp = 0;
     CHECK(kg_proc_stat((long)child, &stc, &pp) == 0 && pp == self && stc != 0);
+    /* the CPU a process ran on last, and that CPU's steal (the arm host's
+     * steal credit, docs/cpu-backend.md): this process runs on one of
+     * this machine's CPUs, whose /proc/stat line has a steal column */
+    int cpu = kg_proc_last_cpu(self);
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    CHECK_MSG(cpu >= 0 && (ncpu <= 0 || cpu < ncpu), "last CPU %d of %ld", cpu, ncpu);
+    double tick = 0, st = kg_proc_steal_cpu_ns(cpu, &tick), all = kg_proc_steal_ns(NULL);
+    CHECK_MSG(st >= 0 && tick > 0 && st <= all + tick, "cpu%d steal %g ns of the machine's %g", cpu, st, all);
+    CHECK(kg_proc_steal_cpu_ns(1 << 22, NULL) < 0 && kg_proc_steal_cpu_ns(-1, NULL) < 0);
+    CHECK(kg_proc_last_cpu(-5) < 0);
     close(hold[1]);   /* the grandchild reads end of file and ends */
     close(fds[0]);
     waitpid(child, NULL, 0);
