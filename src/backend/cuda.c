@@ -1038,7 +1038,13 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
     c->samples++;
     c->last_event_ns = event_ns;
     c->last_host_ns = host_ns;
-    if (host_ns > KG_CUDA_ESCAPE_FACTOR * event_ns + KG_CUDA_ESCAPE_SLACK_NS) c->escapes++;
+    /* a library arm's bracket is the helper's, in Python: the interpreter's
+     * pauses (its collector, the next worker's import of the library beside
+     * it) lengthen the bracket, not the gated events around one graph
+     * replay, and the code on both sides is kgate's and the library's (on
+     * the H200 13-32 of 200 samples per case were over the bound in one
+     * run, 2 in another: docs/measurements/h200-2026-12-03-libarm/) */
+    if (k->lib == NULL && host_ns > KG_CUDA_ESCAPE_FACTOR * event_ns + KG_CUDA_ESCAPE_SLACK_NS) c->escapes++;
     *ns = event_ns / (double)k->pack;
     return KG_OK;
 }
