@@ -446,60 +446,70 @@ void kg_stop_clear(void)
     stop_sig = 0;
 }
 
-double kg_proc_steal_ns(double *tick_ns)
+/* The steal column of the /proc/stat line that starts with prefix ("cpu "
+ * for the machine, "cpuN " for one CPU), in ns; -1 when there is none. */
+static double steal_of(const char *prefix, double *tick_ns)
 {
+    long hz = sysconf(_SC_CLK_TCK);
+    if (tick_ns != NULL) *tick_ns = hz > 0 ? 1e9 / (double)hz : 0;
     FILE *fp = fopen("/proc/stat", "r");
     if (fp == NULL) return -1;
     char line[512];
-    unsigned long long v[8];
-    int ok = fgets(line, sizeof line, fp) != NULL &&
-             sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                    &v[6], &v[7]) == 8;
-    fclose(fp);
-    long hz = sysconf(_SC_CLK_TCK);
-    if (tick_ns != NULL) *tick_ns = hz > 0 ? 1e9 / (double)hz : 0;
-    return ok && hz > 0 ? (double)v[7] * (1e9 / (double)hz) : -1;
-}
-
-double kg_proc_steal_cpu_ns(int cpu, double *tick_ns)
-{
-    if (cpu < 0) return -1;
-    FILE *fp = fopen("/proc/stat", "r");
-    if (fp == NULL) return -1;
-    char line[512], want[32];
-    int wl = snprintf(want, sizeof want, "cpu%d ", cpu);
+    size_t pl = strlen(prefix);
     unsigned long long v[8];
     int ok = 0;
-    while (!ok && fgets(line, sizeof line, fp) != NULL) {
-        if (strncmp(line, want, (size_t)wl) != 0) continue;
-        ok = sscanf(line + wl, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+    while (fgets(line, sizeof line, fp) != NULL) {
+        if (strncmp(line, prefix, pl) != 0) continue;
+        ok = sscanf(line + pl, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
                     &v[5], &v[6], &v[7]) == 8;
         break;
     }
     fclose(fp);
-    long hz = sysconf(_SC_CLK_TCK);
-    if (tick_ns != NULL) *tick_ns = hz > 0 ? 1e9 / (double)hz : 0;
     return ok && hz > 0 ? (double)v[7] * (1e9 / (double)hz) : -1;
+}
+
+double kg_proc_steal_ns(double *tick_ns)
+{
+    return steal_of("cpu ", tick_ns);
+}
+
+double kg_proc_steal_cpu_ns(int cpu, double *tick_ns)
+{
+    char want[32];
+    if (cpu < 0) {
+        if (tick_ns != NULL) *tick_ns = 0;
+        return -1;
+    }
+    snprintf(want, sizeof want, "cpu%d ", cpu);
+    return steal_of(want, tick_ns);
+}
+
+const char *kg_proc_stat_fields(long pid, char *buf, size_t cap)
+{
+    char path[64];
+    if (cap < 2) return NULL;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return NULL;
+    size_t n = fread(buf, 1, cap - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    /* the name in parentheses may hold anything: the fields follow the last ')' */
+    char *p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' ? p + 2 : NULL;
 }
 
 int kg_proc_last_cpu(long pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    fclose(fp);
-    buf[n] = '\0';
-    /* fields after the name (the last ')'): state is field 3, processor 39 */
-    char *p = strrchr(buf, ')');
-    if (p == NULL) return -1;
-    int field = 2;
-    for (char *q = p + 1; *q != '\0'; q++) {
-        if (*q != ' ') continue;
+    char buf[1024];
+    const char *f = kg_proc_stat_fields(pid, buf, sizeof buf);
+    if (f == NULL) return -1;
+    /* f is field 3 (state); the processor is field 39 */
+    for (int field = 3; *f != '\0'; f++) {
+        if (*f != ' ') continue;
         if (++field == 39) {
             long cpu = -1;
-            return sscanf(q + 1, "%ld", &cpu) == 1 && cpu >= 0 && cpu < 1 << 20 ? (int)cpu : -1;
+            return sscanf(f + 1, "%ld", &cpu) == 1 && cpu >= 0 && cpu < 1 << 20 ? (int)cpu : -1;
         }
     }
     return -1;
@@ -507,18 +517,11 @@ int kg_proc_last_cpu(long pid)
 
 int kg_proc_stat(long pid, char *state, long *ppid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    fclose(fp);
-    buf[n] = '\0';
-    /* the name in parentheses may hold anything: the fields follow the last ')' */
-    char *p = strrchr(buf, ')');
+    char buf[512];
+    const char *f = kg_proc_stat_fields(pid, buf, sizeof buf);
     char st = 0;
     long pp = -1;
-    if (p == NULL || sscanf(p + 2, "%c %ld", &st, &pp) != 2) return -1;
+    if (f == NULL || sscanf(f, "%c %ld", &st, &pp) != 2) return -1;
     if (state != NULL) *state = st;
     if (ppid != NULL) *ppid = pp;
     return 0;

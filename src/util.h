@@ -88,6 +88,10 @@ double kg_proc_steal_ns(double *tick_ns);
  * nanoseconds, as kg_proc_steal_ns; -1 when it cannot be read. */
 double kg_proc_steal_cpu_ns(int cpu, double *tick_ns);
 
+/* The fields of /proc/PID/stat after the process's name (from field 3,
+ * the state), read into buf (cap bytes); NULL when it cannot be read. */
+const char *kg_proc_stat_fields(long pid, char *buf, size_t cap);
+
 /* The CPU process pid ran on last (field 39 of /proc/PID/stat); -1 when
  * it cannot be read. */
 int kg_proc_last_cpu(long pid);

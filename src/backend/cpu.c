@@ -422,16 +422,10 @@ static double host_cpu(const kg_kernel *k)
 {
     struct timespec t;
     if (k->have_cpuclk && clock_gettime(k->cpuclk, &t) == 0) return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->link.pid);
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    fclose(fp);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
+    char buf[1024];
+    const char *f = kg_proc_stat_fields((long)k->link.pid, buf, sizeof buf);
     unsigned long long ut = 0, st = 0;
-    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    if (f == NULL || sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return -1;
     return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
 }
