@@ -102,7 +102,11 @@ awk -F, 'FNR > 1 && ($3 != "wrong" || $10 != "fail") { bad = 1 } END { exit bad 
 # ---- a damaged stored output, SHA256SUMS recomputed: named
 rm -rf "$T/t"; cp -r "$T/r" "$T/t"
 off=$(awk -F, 'FNR == 2 { print $8 + int($12 / 2) }' "$T/t/outputs/proc-000.csv")
-printf '\125' | dd of="$T/t/outputs/proc-000.bin" bs=1 seek="$off" count=1 conv=notrunc 2>/dev/null
+# the byte's complement, so that the write always changes it (a fixed byte
+# left it as it was when it already held that value: 1 run in 256)
+b=$(od -An -tu1 -j "$off" -N1 "$T/t/outputs/proc-000.bin" | tr -d ' ')
+printf "\\$(printf '%03o' $((255 - b)))" | dd of="$T/t/outputs/proc-000.bin" bs=1 seek="$off" count=1 conv=notrunc 2>/dev/null
+cmp -s "$T/r/outputs/proc-000.bin" "$T/t/outputs/proc-000.bin" && die "the damage did not change the stored output"
 (cd "$T/t" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
 "$KGATE" verify "$T/t" >/dev/null 2>"$T/t.err"; st=$?
 [ $st = 1 ] || die "damaged output: exit $st"
