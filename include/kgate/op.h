@@ -126,6 +126,16 @@ const kg_op *kg_op_find(const char *name);
  * loaded from the same source is not built again. */
 int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, kg_err *err);
 
+/* An evidence folder's op sources are someone else's code.  When confine
+ * is set, kg_ops_bind with a folder compiles each of its ops first, then
+ * calls confine once, then loads them: their constructors and every call
+ * into them run under what confine put in place (`kgate verify`: the
+ * system-call filter of kg_sandbox_reader).  After that, a source that
+ * would have to be compiled is refused.  confine returns 0, or -1 with
+ * why filled. */
+typedef int (*kg_ops_confine_fn)(char *why, size_t cap);
+void kg_ops_confine_foreign(kg_ops_confine_fn confine);
+
 /* The supervisor's build of the plan's ops: each source beside the plan
  * compiled into build_dir/op-NAME.so (recorded with the arms' builds in
  * environment.json); a worker loads those (kg_ops_load_built), so that

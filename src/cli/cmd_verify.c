@@ -1,8 +1,14 @@
 /* cmd_verify.c: `kgate verify DIR`: checks an evidence folder (hashes,
  * recomputed reports, replayed outputs).  It writes nothing. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "verify.h"
+#include "sandbox.h"
+#include "kgate/op.h"
 #include "attest.h"
 #include "cli.h"
 #include "util.h"
@@ -19,7 +25,38 @@ static const char about[] =
     "by PUB's private key over an in-toto statement whose subjects are the folder's files with\n"
     "their SHA-256; a folder without one is unsigned, which fails.  Without --key the signer's\n"
     "keyid is named but not checked, and an unsigned folder is said to be so.\n"
+    "The folder's own op modules (sources/op-NAME.c) are compiled, then loaded under a\n"
+    "system-call filter: they cannot write a file, start a program or a process, open a\n"
+    "socket or signal another process; a denied call ends verify with NOT verified.\n"
     "Prints one line per problem naming the file, then a summary.\n";
+
+/* The folder's op modules are its producer's code: verify loads them
+ * under kg_sandbox_reader (planops.c compiles them first).  A call the
+ * filter denies ends verify here, NOT verified. */
+static const char *verifying;
+
+static void put(const char *text)
+{
+    ssize_t w = write(2, text, strlen(text));
+    (void)w;
+}
+
+static void op_violation(int nr)
+{
+    put("kgate verify: ");
+    put(verifying != NULL ? verifying : "the folder");
+    put(": the folder's op module made a forbidden system call (");
+    put(kg_sandbox_denied_name(nr));
+    put(") while verify ran it: NOT verified\n");
+    _exit(KG_EXIT_FAIL);
+}
+
+static int confine_ops(char *why, size_t cap)
+{
+    return kg_sandbox_reader(op_violation, why, cap);
+}
+
+static int verify_folder(const char *dir, const char *pub);
 
 static const char footer[] = "Exit status: 0 verified, 1 a mismatch, 2 usage error or not an evidence folder.\n";
 
@@ -35,6 +72,34 @@ int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
     const kg_cli_spec spec = { .cmd = "verify", .args = "DIR", .about = about, .opts = opts, .footer = footer };
     int parsed = kg_cli_parse(&spec, argc, argv, &dir);
     if (parsed != KG_CLI_GO) return parsed;
+    /* the checks run in a child, so that a folder's op module stopped by
+     * the filter where its handler cannot run (a call made with every
+     * signal blocked, as posix_spawn makes its clone) is still named here */
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "kgate verify: cannot fork: %s\n", strerror(errno));
+        return KG_EXIT_USAGE;
+    }
+    if (child == 0) return verify_folder(dir, pub);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "kgate verify: waitpid: %s\n", strerror(errno));
+            return KG_EXIT_USAGE;
+        }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    int sig = WTERMSIG(status);
+    if (sig == SIGSYS)
+        fprintf(stderr, "kgate verify: %s: the folder's op module made a forbidden system call while verify ran "
+                "it: NOT verified\n", dir);
+    else
+        fprintf(stderr, "kgate verify: %s: verify died of signal %d (%s): NOT verified\n", dir, sig, strsignal(sig));
+    return KG_EXIT_FAIL;
+}
+
+static int verify_folder(const char *dir, const char *pub)
+{
     kg_sb out = { 0 };
     kg_err err = { 0 };
     int nbad = 0;
@@ -64,6 +129,8 @@ int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
     else if (ast == KG_ATTEST_UNCHECKED)
         printf("%s: signed by key %s: signature not checked (kgate verify --key PUB checks it)\n", dir, keyid);
     else if (ast == KG_ATTEST_GOOD) printf("%s: signature ok: key %s\n", dir, keyid);
+    verifying = dir;
+    kg_ops_confine_foreign(confine_ops);
     int rc = kg_verify_dir_key(dir, pub, &out, &nbad, &err);
     nbad += abad;
     if (rc != KG_OK) {

@@ -9,6 +9,7 @@
  * a worker and verify compile. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,8 +63,7 @@ static void module_check(const kg_op *op, const char *name, char *why, size_t ca
     }
 }
 
-/* Compiles path into a private folder, loads it, and returns the module's
- * kgate_op; the folder is removed (the mapping stays). */
+/* dlopens so and takes its kgate_op (below). */
 static int load_module(const kg_plan *plan, const kg_opdecl *od, const char *so, plan_op *out, kg_err *err);
 
 /* Compiles path into so; log beside it. */
@@ -92,8 +92,11 @@ static int compile_module(const kg_plan *plan, const kg_opdecl *od, const char *
     return rc;
 }
 
-static int build_and_load(const kg_plan *plan, const kg_opdecl *od, const char *path, const kg_settings *s,
-                          plan_op *out, kg_err *err)
+/* Compiles path in a private folder and opens the result: *fd, the
+ * module open for reading with nothing left on disk (the folder removed),
+ * so that loading it needs neither a compiler nor a write. */
+static int build_to_fd(const kg_plan *plan, const kg_opdecl *od, const char *path, const kg_settings *s, int *fd,
+                       kg_err *err)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "/tmp/kgate-op.XXXXXX");
@@ -103,7 +106,8 @@ static int build_and_load(const kg_plan *plan, const kg_opdecl *od, const char *
     snprintf(so, sizeof so, "%s/op.so", dir);
     snprintf(log, sizeof log, "%s/op.log", dir);
     int rc = compile_module(plan, od, path, s, so, log, err);
-    if (rc == KG_OK) rc = load_module(plan, od, so, out, err);
+    if (rc == KG_OK && (*fd = open(so, O_RDONLY | O_CLOEXEC)) < 0)
+        rc = kg_errorf(err, KG_EIO, "%s: cannot open the op module just built: %s", so, strerror(errno));
     unlink(so);
     unlink(log);
     rmdir(dir);
@@ -140,17 +144,31 @@ static int load_module(const kg_plan *plan, const kg_opdecl *od, const char *so,
     return KG_OK;
 }
 
+static kg_ops_confine_fn confine_fn;
+static int confined;
+
+void kg_ops_confine_foreign(kg_ops_confine_fn confine)
+{
+    confine_fn = confine;
+}
+
 int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, kg_err *err)
 {
     if (plan == NULL) return KG_OK;
-    for (int o = 0; o < plan->nops; o++) {
+    /* first every module built, then (for a folder's, when asked) the
+     * confinement, then the loads: no op code runs before it */
+    int fds[KG_PLAN_MAX_OPS], rc = KG_OK, nbuilt = 0;
+    for (int o = 0; o < plan->nops; o++) fds[o] = -1;
+    for (int o = 0; o < plan->nops && rc == KG_OK; o++) {
         const kg_opdecl *od = &plan->ops[o];
         int builtin = 0, n = 0;
         const kg_op *const *all = kg_op_all(&n);
         for (int i = 0; i < n; i++) builtin |= strcmp(all[i]->name, od->name) == 0;
-        if (builtin)
-            return kg_errorf(err, KG_EINPUT, "%s:%d: [op %s]: '%s' is a built-in op (kgate list): give yours "
-                             "another name", plan->path, od->line, od->name, od->name);
+        if (builtin) {
+            rc = kg_errorf(err, KG_EINPUT, "%s:%d: [op %s]: '%s' is a built-in op (kgate list): give yours "
+                           "another name", plan->path, od->line, od->name, od->name);
+            break;
+        }
         int have = -1;
         for (int i = 0; i < nloaded; i++)
             if (strcmp(loaded[i].name, od->name) == 0) have = i;
@@ -161,26 +179,54 @@ int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, k
         else
             kg_plan_op_source_path(plan, o, path, sizeof path);
         char hex[65];
-        int rc = kg_sha256_file(path, hex, err);
-        if (rc != KG_OK) return rc;
-        if (strcmp(hex, od->sha256) != 0)
-            return kg_errorf(err, KG_EINPUT, "%s: op '%s': the source hashes to %.12s, the plan says %.12s (the "
-                             "source changed since the plan was read%s)", path, od->name, hex, od->sha256,
-                             folder != NULL ? ", or the folder's copy was edited" : "");
-        plan_op po;
-        if ((rc = build_and_load(plan, od, path, s, &po, err)) != KG_OK) return rc;
-        if (have >= 0) {
-            /* the same name, another source (a second plan in this process) */
-            loaded[have] = po;
-        } else {
-            if (nloaded >= (int)(sizeof loaded / sizeof loaded[0])) {
-                dlclose(po.handle);
-                return kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
-            }
-            loaded[nloaded++] = po;
+        if ((rc = kg_sha256_file(path, hex, err)) != KG_OK) break;
+        if (strcmp(hex, od->sha256) != 0) {
+            rc = kg_errorf(err, KG_EINPUT, "%s: op '%s': the source hashes to %.12s, the plan says %.12s (the "
+                           "source changed since the plan was read%s)", path, od->name, hex, od->sha256,
+                           folder != NULL ? ", or the folder's copy was edited" : "");
+            break;
         }
+        if (confined) {
+            rc = kg_errorf(err, KG_EINPUT, "%s: op '%s': another source (%.12s) after this process loaded a "
+                           "folder's ops confined, where nothing more is compiled: check each folder by itself",
+                           path, od->name, hex);
+            break;
+        }
+        if ((rc = build_to_fd(plan, od, path, s, &fds[o], err)) == KG_OK) nbuilt++;
     }
-    return KG_OK;
+    if (rc == KG_OK && nbuilt > 0 && folder != NULL && confine_fn != NULL && !confined) {
+        char why[300];
+        if (confine_fn(why, sizeof why) != 0)
+            rc = kg_errorf(err, KG_EIO, "%s: cannot confine the folder's op modules before loading them: %s "
+                           "(they are not loaded)", folder, why);
+        else
+            confined = 1;
+    }
+    for (int o = 0; o < plan->nops; o++) {
+        if (fds[o] < 0) continue;
+        if (rc == KG_OK) {
+            const kg_opdecl *od = &plan->ops[o];
+            char so[64];
+            snprintf(so, sizeof so, "/proc/self/fd/%d", fds[o]);
+            plan_op po;
+            if ((rc = load_module(plan, od, so, &po, err)) == KG_OK) {
+                int have = -1;
+                for (int i = 0; i < nloaded; i++)
+                    if (strcmp(loaded[i].name, od->name) == 0) have = i;
+                if (have >= 0) {
+                    /* the same name, another source (a second plan in this process) */
+                    loaded[have] = po;
+                } else if (nloaded < (int)(sizeof loaded / sizeof loaded[0])) {
+                    loaded[nloaded++] = po;
+                } else {
+                    dlclose(po.handle);
+                    rc = kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
+                }
+            }
+        }
+        close(fds[o]);
+    }
+    return rc;
 }
 
 int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err *err)

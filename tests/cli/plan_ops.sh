@@ -78,6 +78,9 @@ export KG_TEST_OP_WITNESS="$T/witness.txt"
 grep -q "| sig | cand | candidate |" "$T/good.out" || die "no result row for the candidate"
 expect_honest "$T/good" "the declared op"
 grep -q "| sig | naive | baseline |" "$T/good.out" || die "no baseline row"
+# (verify runs the folder's module confined, where the witness's write is a denied
+# call that fails verification: tests/cli/verify_confine.sh)
+unset KG_TEST_OP_WITNESS
 "$KGATE" verify "$T/good" >"$T/good.verify" 2>&1 || { cat "$T/good.verify" >&2; die "the folder does not verify"; }
 sha=$(sha256sum "$T/ops/conv1d.c" | cut -d' ' -f1)
 grep -q "^sha256 = $sha$" "$T/good/plan.kg" || die "the canonical plan does not carry the op source's sha256"
@@ -85,7 +88,6 @@ cmp -s "$T/ops/conv1d.c" "$T/good/sources/op-conv1d.c" || die "the evidence does
 [ -s "$T/witness.txt" ] || die "no process loaded the op module"
 grep -q " worker " "$T/witness.txt" || { cat "$T/witness.txt" >&2; die "the worker did not load the op module"; }
 grep -q "armhost" "$T/witness.txt" && { cat "$T/witness.txt" >&2; die "an arm host loaded the op module"; }
-unset KG_TEST_OP_WITNESS
 
 # ---- 2. a wrong kernel for it is rejected
 plan "$T/wrong.kg" conv1d_naive "" conv1d_flipped
