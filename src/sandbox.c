@@ -265,6 +265,29 @@ static int build_filter(scmp_filter_ctx ctx, pid_t self)
     return rc;
 }
 
+static int lock_rules(scmp_filter_ctx ctx, pid_t self);
+static int reader_filter(scmp_filter_ctx ctx, pid_t self);
+
+/* A filter of default action dflt and the rules of add, loaded (no new
+ * privileges must be set already); what names it in why. */
+static int load_filter(uint32_t dflt, int (*add)(scmp_filter_ctx, pid_t), const char *what, char *why, size_t cap)
+{
+    scmp_filter_ctx ctx = seccomp_init(dflt);
+    if (ctx == NULL) {
+        snprintf(why, cap, "seccomp_init failed");
+        return -1;
+    }
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+    rc |= add(ctx, getpid());
+    if (rc == 0) rc = seccomp_load(ctx);
+    seccomp_release(ctx);
+    if (rc != 0) {
+        snprintf(why, cap, "cannot load %s: %s", what, strerror(rc < 0 ? -rc : rc));
+        return -1;
+    }
+    return 0;
+}
+
 int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
 {
     *active = 0;
@@ -297,42 +320,26 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
 
     trap_sigsys(o->on_violation);
 
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
-    if (ctx == NULL) {
-        snprintf(why, cap, "seccomp_init failed");
-        return -1;
-    }
-    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);   /* set above */
-    rc |= build_filter(ctx, getpid());
-    if (rc == 0) rc = seccomp_load(ctx);
-    seccomp_release(ctx);
-    if (rc != 0) {
-        snprintf(why, cap, "cannot load the seccomp filter: %s", strerror(-rc));
-        return -1;
-    }
+    if (load_filter(SCMP_ACT_TRAP, build_filter, "the seccomp filter", why, cap) != 0) return -1;
     *active |= KG_SBX_SECCOMP;
     return 0;
 }
 
-int kg_sandbox_lock(unsigned *active, char *why, size_t cap)
+/* the second filter: no open, and no further filter */
+static int lock_rules(scmp_filter_ctx ctx, pid_t self)
 {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (ctx == NULL) {
-        snprintf(why, cap, "seccomp_init failed");
-        return -1;
-    }
-    /* no new privileges is already set, and prctl is denied now */
-    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat), 0);
+    (void)self;
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat), 0);
     rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(seccomp), 0);
     rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(open), 0);
     rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat2), 0);
-    if (rc == 0) rc = seccomp_load(ctx);
-    seccomp_release(ctx);
-    if (rc != 0) {
-        snprintf(why, cap, "cannot load the second seccomp filter: %s", strerror(-rc));
-        return -1;
-    }
+    return rc;
+}
+
+int kg_sandbox_lock(unsigned *active, char *why, size_t cap)
+{
+    /* no new privileges is already set, and prctl is denied now */
+    if (load_filter(SCMP_ACT_ALLOW, lock_rules, "the second seccomp filter", why, cap) != 0) return -1;
     *active |= KG_SBX_NOOPEN;
     return 0;
 }
@@ -422,18 +429,5 @@ int kg_sandbox_reader(void (*on_violation)(int nr), char *why, size_t cap)
         return -1;
     }
     trap_sigsys(on_violation);
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (ctx == NULL) {
-        snprintf(why, cap, "seccomp_init failed");
-        return -1;
-    }
-    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);   /* set above */
-    rc |= reader_filter(ctx, getpid());
-    if (rc == 0) rc = seccomp_load(ctx);
-    seccomp_release(ctx);
-    if (rc != 0) {
-        snprintf(why, cap, "cannot load the seccomp filter: %s", strerror(rc < 0 ? -rc : rc));
-        return -1;
-    }
-    return 0;
+    return load_filter(SCMP_ACT_ALLOW, reader_filter, "the seccomp filter", why, cap);
 }
