@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -370,6 +371,8 @@ static const denied_call reader_denied[] = {
     DENY(init_module), DENY(finit_module), DENY(delete_module), DENY(kexec_load), DENY(reboot),
     DENY(swapon), DENY(swapoff), DENY(setuid), DENY(setgid), DENY(setreuid), DENY(setregid),
     DENY(setresuid), DENY(setresgid), DENY(setsid), DENY(setpgid),
+    DENY(keyctl), DENY(add_key), DENY(request_key), DENY(move_pages), DENY(migrate_pages),
+    DENY(setpriority), DENY(sched_setscheduler), DENY(sched_setparam), DENY(sched_setattr), DENY(ioprio_set),
 #if !KG_SANDBOX_ASAN
     DENY(ptrace),
 #endif
@@ -377,7 +380,7 @@ static const denied_call reader_denied[] = {
 /* denied with a condition on an argument (rules in reader_filter) */
 static const denied_call reader_conditional[] = {
     DENY(open), DENY(openat), DENY(kill), DENY(tgkill), DENY(rt_sigqueueinfo), DENY(rt_tgsigqueueinfo),
-    DENY(clone),
+    DENY(clone), DENY(ioctl), DENY(prlimit64), DENY(sched_setaffinity),
 };
 #undef DENY
 
@@ -412,6 +415,12 @@ static int reader_filter(scmp_filter_ctx ctx, pid_t self)
                            SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
     rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_tgsigqueueinfo), 1,
                            SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+    /* input pushed into a terminal, which the user's shell would run */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCSTI));
+    /* another process's limits and CPUs (0 is the caller) */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_NE, 0),
+                           SCMP_A2(SCMP_CMP_NE, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(sched_setaffinity), 1, SCMP_A0(SCMP_CMP_NE, 0));
     /* threads, not processes; clone3 takes its flags in a structure, so it
      * answers ENOSYS and the C library makes its threads with clone.  A
      * sanitizer build's leak check starts its tracer with CLONE_UNTRACED

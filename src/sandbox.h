@@ -76,8 +76,9 @@ int kg_sandbox_lock(unsigned *active, char *why, size_t cap);
  * process, any socket, any signal to another process, opening a file
  * for writing, creating or truncating, and every call that changes the
  * file system (unlink, rename, mkdir, link, chmod, chown, truncate, times,
- * attributes, mount, ...), io_uring, bpf, perf_event_open and module
- * loading.  A denied call runs on_violation (async-signal-safe work only,
+ * attributes, mount, ...), io_uring, bpf, perf_event_open, module
+ * loading, the key rings, input pushed into a terminal (TIOCSTI), and
+ * another process's priority, scheduling, CPUs, limits or pages.  A denied call runs on_violation (async-signal-safe work only,
  * its name from kg_sandbox_denied_name), then the process dies of SIGSYS.
  * A sanitizer build keeps ptrace and clone with CLONE_UNTRACED, which its
  * leak check uses at exit.  Returns 0, or -1 with why. */

@@ -27,7 +27,8 @@ static const char about[] =
     "keyid is named but not checked, and an unsigned folder is said to be so.\n"
     "The folder's own op modules (sources/op-NAME.c) are compiled, then loaded under a\n"
     "system-call filter: they cannot write a file, start a program or a process, open a\n"
-    "socket or signal another process; a denied call ends verify with NOT verified.\n"
+    "socket, signal another process or type into a terminal; a denied call ends verify\n"
+    "with NOT verified.\n"
     "Prints one line per problem naming the file, then a summary.\n";
 
 /* The folder's op modules are its producer's code: verify loads them

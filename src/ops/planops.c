@@ -30,11 +30,35 @@ typedef struct plan_op {
 static plan_op loaded[KG_PLAN_MAX_OPS * 4];
 static int nloaded;
 
-const kg_op *kg_ops_find_declared(const char *name)
+/* The index in loaded of the op named name; -1 when none. */
+static int loaded_index(const char *name)
 {
     for (int i = 0; i < nloaded; i++)
-        if (strcmp(loaded[i].name, name) == 0) return loaded[i].op;
-    return NULL;
+        if (strcmp(loaded[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* Keeps po as the op of its name: in place of an earlier source of that
+ * name (a second plan in this process), else appended. */
+static int remember(const plan_op *po, kg_err *err)
+{
+    int have = loaded_index(po->name);
+    if (have >= 0) {
+        loaded[have] = *po;
+        return KG_OK;
+    }
+    if (nloaded >= (int)(sizeof loaded / sizeof loaded[0])) {
+        dlclose(po->handle);
+        return kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
+    }
+    loaded[nloaded++] = *po;
+    return KG_OK;
+}
+
+const kg_op *kg_ops_find_declared(const char *name)
+{
+    int i = loaded_index(name);
+    return i >= 0 ? loaded[i].op : NULL;
 }
 
 /* Where the module's slots are missing or out of range: why, else "". */
@@ -169,9 +193,7 @@ int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, k
                            "another name", plan->path, od->line, od->name, od->name);
             break;
         }
-        int have = -1;
-        for (int i = 0; i < nloaded; i++)
-            if (strcmp(loaded[i].name, od->name) == 0) have = i;
+        int have = loaded_index(od->name);
         if (have >= 0 && strcmp(loaded[have].sha256, od->sha256) == 0) continue;
         char path[2 * KG_PATH_MAX + 32];
         if (folder != NULL)
@@ -209,20 +231,7 @@ int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, k
             char so[64];
             snprintf(so, sizeof so, "/proc/self/fd/%d", fds[o]);
             plan_op po;
-            if ((rc = load_module(plan, od, so, &po, err)) == KG_OK) {
-                int have = -1;
-                for (int i = 0; i < nloaded; i++)
-                    if (strcmp(loaded[i].name, od->name) == 0) have = i;
-                if (have >= 0) {
-                    /* the same name, another source (a second plan in this process) */
-                    loaded[have] = po;
-                } else if (nloaded < (int)(sizeof loaded / sizeof loaded[0])) {
-                    loaded[nloaded++] = po;
-                } else {
-                    dlclose(po.handle);
-                    rc = kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
-                }
-            }
+            if ((rc = load_module(plan, od, so, &po, err)) == KG_OK) rc = remember(&po, err);
         }
         close(fds[o]);
     }
@@ -286,19 +295,14 @@ int kg_ops_load_built(const kg_plan *plan, const char *build_dir, kg_err *err)
 {
     for (int o = 0; o < plan->nops; o++) {
         const kg_opdecl *od = &plan->ops[o];
-        int have = -1;
-        for (int i = 0; i < nloaded; i++)
-            if (strcmp(loaded[i].name, od->name) == 0) have = i;
+        int have = loaded_index(od->name);
         if (have >= 0 && strcmp(loaded[have].sha256, od->sha256) == 0) continue;
         char so[KG_PATH_MAX + 96];
         snprintf(so, sizeof so, "%s/op-%s.so", build_dir, od->name);
         plan_op po;
         int rc = load_module(plan, od, so, &po, err);
         if (rc != KG_OK) return rc;
-        memcpy(po.sha256, od->sha256, sizeof po.sha256);
-        if (have >= 0) loaded[have] = po;
-        else if (nloaded < (int)(sizeof loaded / sizeof loaded[0])) loaded[nloaded++] = po;
-        else return kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
+        if ((rc = remember(&po, err)) != KG_OK) return rc;
     }
     return KG_OK;
 }

@@ -6,7 +6,8 @@
 # else"): it cannot write or create a file, start a program or a process,
 # or open a socket; a call it tries is named and the folder is NOT
 # verified.  The attacks, each from the module's constructor when it runs
-# inside `kgate verify`: write a file, start a shell, open a socket.
+# inside `kgate verify`: write a file, start a shell, open a socket, push
+# input into the terminal (TIOCSTI).
 . tests/cli_lib.sh
 R=$(pwd)
 mkdir -p "$T/ops"
@@ -19,6 +20,7 @@ cat >>"$T/ops/conv1d.c" <<'EOF2'
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 __attribute__((constructor)) static void payload(void)
@@ -38,6 +40,10 @@ __attribute__((constructor)) static void payload(void)
         snprintf(cmd, sizeof cmd, "echo started > '%s'", mark);
         int st = system(cmd);
         (void)st;
+    } else if (strcmp(what, "tiocsti") == 0) {
+        /* a command pushed into the terminal's input, for the user's shell to run after verify */
+        const char *c = "x";
+        if (ioctl(2, TIOCSTI, c) == 0) fprintf(stderr, "payload: typed into the terminal\n");
     } else if (strcmp(what, "socket") == 0) {
         int s = socket(AF_INET, SOCK_STREAM, 0);
         if (s >= 0) { fprintf(stderr, "payload: socket opened\n"); close(s); }
@@ -90,11 +96,12 @@ PLAN
 expect_grep "verified" "$T/v0.out"
 
 # ---- 1-3. each attack is stopped, named, and the folder is not verified
-for a in write exec socket; do
+for a in write exec socket tiocsti; do
     rm -f "$T/mark"
     KG_TEST_ATTACK=$a KG_TEST_MARK="$T/mark" "$KGATE" verify "$T/ev" >"$T/v-$a.out" 2>"$T/v-$a.err"; st=$?
     [ -e "$T/mark" ] && die "attack '$a': the op module's payload left $(cat "$T/mark") in a file during verify"
     grep -q "payload: socket opened" "$T/v-$a.err" && die "attack '$a': the op module opened a socket during verify"
+    grep -q "payload: typed into the terminal" "$T/v-$a.err" && die "attack '$a': the op module typed into the terminal"
     [ $st = 1 ] || { cat "$T/v-$a.out" "$T/v-$a.err" >&2; die "attack '$a': verify exit $st (1 expected: NOT verified)"; }
     grep -q "op module made a forbidden system call" "$T/v-$a.err" ||
         { cat "$T/v-$a.err" >&2; die "attack '$a': verify did not say that the op module was stopped"; }
