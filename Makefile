@@ -38,7 +38,7 @@ override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
 # libinih, GSL, libseccomp and libzstd are linked statically: GPU nodes often lack them.
 LIBS = -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -Wl,-Bdynamic -ljansson -lcrypto $(OPENBLAS_LIBS) -ldl -lm -lpthread
 
-LIB_SRC  = $(sort $(wildcard src/*.c src/backend/*.c src/ops/*.c))
+LIB_SRC  = $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/unit/test_*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -85,7 +85,7 @@ $(BUILD)/version.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(KG_VERSION) $(KG_GIT)' | cmp -s - $@ || echo '$(KG_VERSION) $(KG_GIT)' > $@
 
-$(BUILD)/src/version.o: src/version.c $(BUILD)/version.stamp
+$(BUILD)/src/base/version.o: src/base/version.c $(BUILD)/version.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(VERSION_FLAGS) -c $< -o $@
 

@@ -2,11 +2,11 @@
 """stats_fixtures.py: writes the reference fixtures of kgate's statistics tests.
 
 Generates, with numpy and scipy, datasets and the values the C code in
-src/stats.c and src/analysis.c must reproduce, as plain "key value" text
+src/analysis/stats.c and src/analysis/analysis.c must reproduce, as plain "key value" text
 files under tests/fixtures/stats/ (read by tests/unit/test_stats.c and
 tests/unit/test_analysis.c with fscanf).  The analysis here is written
 independently from the C code, from the definitions in
-statistics-anchors.md §3 and the top comment of src/analysis.c.
+statistics-anchors.md §3 and the top comment of src/analysis/analysis.c.
 
 It is run by hand when the definitions change; the generated files are
 committed because CI has no numpy.  It does not touch any other file.

@@ -15,14 +15,14 @@
  *   report.md, report.html, results.json, results.csv
  *   SHA256SUMS       every other file's SHA-256, written last
  *
- * Every CSV kind has one writer and one strict reader here (src/rows.c),
+ * Every CSV kind has one writer and one strict reader here (src/evidence/rows.c),
  * with its columns named by an enum: the worker, the supervisor, the
  * reports, verify and resume all go through them.  A reader refuses a
  * file whose header is not its kind's, a row with a field too many or too
  * few, a number that does not parse whole, and a case or arm the plan
  * does not have, with an error naming file:line.  Nothing is skipped.
  *
- * The folder-level functions (src/evidence.c) load a folder into a
+ * The folder-level functions (src/evidence/evidence.c) load a folder into a
  * kg_evidence, and write meta.json, environment.json, processes.csv,
  * the saved outputs and SHA256SUMS.  Reading writes nothing. */
 #ifndef KGATE_EVIDENCE_H
@@ -201,7 +201,7 @@ typedef struct kg_out_rec {
     size_t offset, bytes;
     int pass;
     double max_abs;
-    /* appended (schema 5): what the .bin holds for it (src/outenc.h) */
+    /* appended (schema 5): what the .bin holds for it (src/evidence/outenc.h) */
     size_t stored;                 /* bytes at offset in the .bin: the encoded output */
     char encoding[12];             /* ulp-zstd; raw in older folders */
     char sha256[65];               /* of the output's logical bytes ("" in older folders) */

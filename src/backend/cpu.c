@@ -40,13 +40,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend/backend_impl.h"
-#include "armhost.h"
+#include "backend/armhost.h"
 #include "backend/hostlink.h"
 #include "backend/launch.h"
 #include "backend/libarm.h"
 #include "kgate/kernel.h"
-#include "sandbox.h"
-#include "util.h"
+#include "sandbox/sandbox.h"
+#include "base/util.h"
 
 typedef void (*cpu_entry)(const kg_kargs *);
 

@@ -37,7 +37,7 @@
 #include "kgate/op.h"
 #include "backend/cuda_internal.h"
 #include "backend/libarm.h"
-#include "util.h"
+#include "base/util.h"
 
 /* A host bracket longer than this factor times the event time, plus a
  * fixed allowance for launch and synchronisation latency, counts as work

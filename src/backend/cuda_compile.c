@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "kgate/backend.h"
 #include "backend/cuda_api.h"
-#include "safefs.h"
+#include "base/safefs.h"
 
 #define KG_CUDA_MAX_SOURCE_BYTES (16u << 20)
 #define KG_CUDA_MAX_IMAGE_BYTES ((size_t)256 << 20)

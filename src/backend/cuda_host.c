@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "backend/cuda_host.h"
 #include "kgate/settings.h"
-#include "util.h"
+#include "base/util.h"
 
 /* One opened IPC mapping of a worker's buffer, shared by the slots bound to it. */
 typedef struct ch_map {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "backend/cuda_internal.h"
-#include "util.h"
+#include "base/util.h"
 
 static int nvml_ready(cuda_ctx *c, kg_err *err)
 {

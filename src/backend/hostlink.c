@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend/hostlink.h"
-#include "sandbox.h"
-#include "util.h"
+#include "sandbox/sandbox.h"
+#include "base/util.h"
 
 int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t magic, uint32_t violation_type,
                      size_t msg_bytes, kg_err *err)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/launch.h"
-#include "expr.h"
+#include "plan/expr.h"
 
 /* ---------------------------------------------------------------- args */
 

@@ -17,7 +17,7 @@
 #include "backend/libarm.h"
 #include "kgate/op.h"
 #include "kg_libarm_py.h"
-#include "util.h"
+#include "base/util.h"
 
 extern char **environ;
 

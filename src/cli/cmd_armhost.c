@@ -4,7 +4,7 @@
  * meant to be run by hand. */
 #include <stdio.h>
 #include <unistd.h>
-#include "armhost.h"
+#include "backend/armhost.h"
 #include "backend/cuda_host.h"
 #include "cli.h"
 

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "supervisor.h"
+#include "run/supervisor.h"
 #include "kgate/evidence.h"
 #include "cli.h"
-#include "util.h"
+#include "base/util.h"
 
 static const char about[] =
     "Runs the admission checks of every arm on every case, in one fresh worker process, and prints\n"

@@ -3,9 +3,9 @@
  * docs/compare.md).  It writes nothing. */
 #include <stdio.h>
 #include <string.h>
-#include "compare.h"
+#include "report/compare.h"
 #include "cli.h"
-#include "util.h"
+#include "base/util.h"
 
 static const char about[] =
     "Compares the campaigns of evidence folders A, B, ... (in the order given: a regression history).\n"

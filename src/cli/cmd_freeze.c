@@ -3,7 +3,7 @@
  * runs (`kgate run --frozen FILE PLAN`). */
 #include <stdio.h>
 #include <string.h>
-#include "frozen.h"
+#include "plan/frozen.h"
 #include "cli.h"
 
 

@@ -2,7 +2,7 @@
  * that signs evidence folders (attest.h). */
 #include <stdio.h>
 #include <string.h>
-#include "attest.h"
+#include "evidence/attest.h"
 #include "cli.h"
 
 static const char about[] =

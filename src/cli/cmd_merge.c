@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "attest.h"
-#include "merge.h"
+#include "evidence/attest.h"
+#include "verify/merge.h"
 #include "cli.h"
 
 static const char about[] =

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report.h"
+#include "report/report.h"
 #include "cli.h"
 
 static const char about[] =

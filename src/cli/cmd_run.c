@@ -5,11 +5,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "attest.h"
-#include "supervisor.h"
-#include "shard.h"
-#include "quiet.h"
-#include "util.h"
+#include "evidence/attest.h"
+#include "run/supervisor.h"
+#include "plan/shard.h"
+#include "run/quiet.h"
+#include "base/util.h"
 #include "cli.h"
 #include "summary.h"
 

@@ -18,10 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "frozen.h"
-#include "salt.h"
-#include "supervisor.h"
-#include "util.h"
+#include "plan/frozen.h"
+#include "evidence/salt.h"
+#include "run/supervisor.h"
+#include "base/util.h"
 #include "cli.h"
 
 static const char about[] =

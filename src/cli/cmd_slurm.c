@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "kgate/plan.h"
-#include "shard.h"
-#include "util.h"
+#include "plan/shard.h"
+#include "base/util.h"
 #include "cli.h"
 
 extern char **environ;

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "verify.h"
-#include "sandbox.h"
+#include "verify/verify.h"
+#include "sandbox/sandbox.h"
 #include "kgate/op.h"
-#include "attest.h"
+#include "evidence/attest.h"
 #include "cli.h"
-#include "util.h"
+#include "base/util.h"
 
 
 static const char about[] =

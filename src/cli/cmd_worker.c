@@ -1,7 +1,7 @@
 /* cmd_worker.c: `kgate worker`, started by the supervisor only. */
 #include <stdio.h>
-#include "worker.h"
-#include "shard.h"
+#include "run/worker.h"
+#include "plan/shard.h"
 #include "cli.h"
 
 static const char about[] =

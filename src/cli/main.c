@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
-#include "util.h"
+#include "base/util.h"
 
 typedef struct kg_cli_cmd {
     const char *name;

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli.h"
-#include "util.h"
+#include "base/util.h"
 
 extern char **environ;
 

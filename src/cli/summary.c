@@ -10,10 +10,10 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "kgate/plan.h"
-#include "attest.h"
-#include "safefs.h"
+#include "evidence/attest.h"
+#include "base/safefs.h"
 #include "summary.h"
-#include "util.h"
+#include "base/util.h"
 
 /* results.json of dir, parsed; NULL with err set */
 static json_t *load_results(const char *dir, kg_err *err)

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ops/ops_internal.h"
-#include "expr.h"
+#include "plan/expr.h"
 
 static const kg_op *const registry[] = { &kg_op_gemm_bt, &kg_op_rowsum, &kg_op_gemm_nt,
                                          &kg_op_gemm_splitk, &kg_op_rowmax, &kg_op_softmax,

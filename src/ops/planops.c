@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "ops/ops_internal.h"
-#include "safefs.h"
-#include "util.h"
+#include "base/safefs.h"
+#include "base/util.h"
 
 typedef struct plan_op {
     char name[KG_NAME_MAX];

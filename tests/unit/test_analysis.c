@@ -1,5 +1,5 @@
 /* test_analysis.c: unit tests of the campaign analysis and the gate
- * (src/analysis.c).
+ * (src/analysis/analysis.c).
  *
  * Full scenarios come from tests/fixtures/stats/analysis_*.txt, whose
  * expected values were computed by tools/stats_fixtures.py with an

@@ -71,7 +71,7 @@ static const char *const kernels[][2] = {
     /* call 2 (the first time(): requests hello 0, bind 1, run 2, time 3)
      * forges the reply, then keeps computing after the worker's clock
      * stopped */
-    { "forges.c", "#define _GNU_SOURCE\n#include <sys/socket.h>\n#include <time.h>\n#include \"armhost.h\"\n#include \"kgate/kernel.h\"\n"
+    { "forges.c", "#define _GNU_SOURCE\n#include <sys/socket.h>\n#include <time.h>\n#include \"backend/armhost.h\"\n#include \"kgate/kernel.h\"\n"
                   "static int calls;\nvoid kernel(const kg_kargs *a);\nvoid kernel(const kg_kargs *a)\n{\n"
                   "    if (++calls == 2) {\n"
                   "        kg_ah_msg m = { .magic = KG_AH_MAGIC, .type = KG_AH_RUN, .seq = 3 };\n"

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "attest.h"
-#include "channel.h"
-#include "token.h"
+#include "evidence/attest.h"
+#include "run/channel.h"
+#include "run/token.h"
 
 static void b64_round(const char *in, const char *want)
 {

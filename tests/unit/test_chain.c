@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "chain.h"
-#include "util.h"
+#include "evidence/chain.h"
+#include "base/util.h"
 
 static void rec(kg_proc_rec *r, int slot)
 {

@@ -1,5 +1,5 @@
 /* test_clocks.c: unit tests of the clock-aware confirmation of the
- * analysis (src/analysis.c, docs/statistics.md "Clocks").
+ * analysis (src/analysis/analysis.c, docs/statistics.md "Clocks").
  *
  * Campaigns are built in memory as in test_analysis.c: one case, a
  * baseline and a candidate, 4 processes per direction, 4 rounds of 3

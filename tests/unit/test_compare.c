@@ -1,16 +1,16 @@
 /* test_compare.c: unit tests of kgate compare's arithmetic and refusals:
  * the unpaired change of two campaigns' levels (kg_change_compute,
- * kg_change_verdict in src/stats.c) against numbers worked by hand, and
+ * kg_change_verdict in src/analysis/stats.c) against numbers worked by hand, and
  * the identity rules (kg_compare_identity, kg_compare_device_model in
- * src/compare.c).  No files, no GPU. */
+ * src/report/compare.c).  No files, no GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
-#include "compare.h"
+#include "report/compare.h"
 #include "kgate/stats.h"
-#include "util.h"
+#include "base/util.h"
 
 /* An effect from process means: fwd[0..nf), rev[0..nr). */
 static kg_effect effect_of(const double *fwd, int nf, const double *rev, int nr)

@@ -1,8 +1,8 @@
-/* test_expr.c: launch-geometry expressions (src/expr.c). */
+/* test_expr.c: launch-geometry expressions (src/plan/expr.c). */
 #include <stdint.h>
 #include <string.h>
 #include "check.h"
-#include "expr.h"
+#include "plan/expr.h"
 
 static kg_case make_case(void)
 {

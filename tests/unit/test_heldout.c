@@ -1,12 +1,12 @@
-/* test_heldout.c: the held-out shapes (src/heldout.c), the conditions of
- * an arm's requires (src/expr.c) and the plan's check of them (src/plan.c). */
+/* test_heldout.c: the held-out shapes (src/check/heldout.c), the conditions of
+ * an arm's requires (src/plan/expr.c) and the plan's check of them (src/plan/plan.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "expr.h"
-#include "heldout.h"
+#include "plan/expr.h"
+#include "check/heldout.h"
 #include "kgate/op.h"
 #include "kgate/plan.h"
 

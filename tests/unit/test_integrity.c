@@ -12,15 +12,15 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "channel.h"
-#include "frozen.h"
+#include "run/channel.h"
+#include "plan/frozen.h"
 #include "kgate/evidence.h"
-#include "lock.h"
-#include "safefs.h"
+#include "run/lock.h"
+#include "base/safefs.h"
 #include <sys/stat.h>
-#include "quiet.h"
+#include "run/quiet.h"
 #include "check.h"
-#include "util.h"
+#include "base/util.h"
 
 static kg_plan *parse(const char *text)
 {

@@ -19,7 +19,7 @@
 #include "kgate/kernel.h"
 #include "kgate/oracle.h"
 #include "kgate/philox.h"
-#include "outenc.h"
+#include "evidence/outenc.h"
 
 
 static char tmpdir[256];

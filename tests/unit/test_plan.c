@@ -1,4 +1,4 @@
-/* test_plan.c: the plan parser (src/plan.c): a full plan and its
+/* test_plan.c: the plan parser (src/plan/plan.c): a full plan and its
  * canonical form, defaults, the hash, every error path (code, file name,
  * line, offending text), source resolution, and a fuzz loop that must
  * never crash and whose accepted plans must round-trip. */

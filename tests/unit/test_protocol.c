@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "protocol.h"
+#include "plan/protocol.h"
 
 static kg_plan *make_plan(void)
 {

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "protocol.h"
-#include "salt.h"
+#include "plan/protocol.h"
+#include "evidence/salt.h"
 
 int main(void)
 {

@@ -5,7 +5,7 @@
 #include "check.h"
 #include "kgate/backend.h"
 #include "kgate/plan.h"
-#include "shard.h"
+#include "plan/shard.h"
 
 static const char plan_text[] =
     "[campaign]\nname = s\nbackend = fake\nquiet = 0\n"

@@ -1,5 +1,5 @@
 /* test_stats.c: unit tests of the statistical primitives, the paired
- * effect and the verdicts (src/stats.c).
+ * effect and the verdicts (src/analysis/stats.c).
  *
  * Reference values come from tests/fixtures/stats/ (written by
  * tools/stats_fixtures.py with numpy and scipy); hand-made cases pin the

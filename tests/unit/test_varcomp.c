@@ -1,5 +1,5 @@
 /* test_varcomp.c: unit tests of the variance components and the design
- * power (src/varcomp.c).
+ * power (src/analysis/varcomp.c).
  *
  * Campaigns are generated in memory from a model with known components
  * (counter-based normal noise: Philox4x32-10 and Box-Muller, fixed keys),

@@ -1,0 +1,825 @@
+/* evidence.c: the evidence folder as a whole (kgate/evidence.h): reading
+ * it back into a kg_evidence, and writing meta.json, environment.json,
+ * processes.csv, SHA256SUMS and the saved outputs.
+ *
+ * Every row goes through rows.c.  The reader uses only what the folder
+ * holds, so the analysis and every report are reproducible from the
+ * folder alone; it writes nothing.  The writers replace a file whole,
+ * through kg_write_atomic (a temporary name, fsync, rename). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "kgate/evidence.h"
+#include "kgate/op.h"
+#include "evidence/salt.h"
+#include "base/safefs.h"
+#include "base/util.h"
+#include "evidence/chain.h"
+#include "plan/shard.h"
+
+/* ---- reading a folder ---- */
+
+static int load_peaks(const char *path, kg_peaks *pk, kg_err *err);
+
+static int load_procs(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    char path[KG_PATH_MAX + 64];
+    int legacy = 0;
+    snprintf(path, sizeof path, "%s/processes.csv", dir);
+    int rc = kg_rows_read_procs(path, &ev->procs, &ev->nproc, &legacy, err);
+    if (rc != KG_OK) return rc;
+    ev->accepted = calloc((size_t)(ev->nproc > 0 ? ev->nproc : 1), sizeof *ev->accepted);
+    if (ev->accepted == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int p = 0; p < ev->nproc; p++) ev->accepted[p] = ev->procs[p].accepted;
+    return KG_OK;
+}
+
+/* Folds the check records of a process into the arm states: every check
+ * of an accepted process, and the "fault" checks of any process (an arm
+ * that crashed, hung or failed its own code in any process is INCORRECT,
+ * whether or not the process is accepted). */
+static void fold_checks(kg_evidence *ev, size_t from, int accepted)
+{
+    int na = ev->plan->narms;
+    for (size_t i = from; i < ev->nchecks_all; i++) {
+        const kg_check_rec *k = &ev->checks[i];
+        if (!accepted) {
+            if (!k->pass && k->arm >= 0 && strcmp(k->check, KG_CHECK_FAULT) == 0) {
+                kg_arm_state *s = &ev->state[k->kase * na + k->arm];
+                if (*s == KG_ARM_OK || *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
+            }
+            continue;
+        }
+        ev->nchecks++;
+        if (k->pass || k->arm < 0) {
+            if (!k->pass) ev->nchecks_failed++;
+            continue;
+        }
+        ev->nchecks_failed++;
+        kg_arm_state *s = &ev->state[k->kase * na + k->arm];
+        if (strcmp(k->check, KG_CHECK_ADMISSIBLE) == 0) *s = KG_ARM_INADMISSIBLE;
+        else if (strcmp(k->check, KG_CHECK_WEAK) == 0 && *s == KG_ARM_OK) *s = KG_ARM_WEAK;
+        else if (strcmp(k->check, KG_CHECK_FAULT) == 0 && *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
+        else if (*s == KG_ARM_OK) *s = KG_ARM_INCORRECT;
+    }
+}
+
+/* The folder's files and bytes, every sub-folder walked without
+ * following a link (kg_folder_check refused them before), less the files
+ * written from the rest: the reports, SHA256SUMS, the signature and
+ * temporary files.  The same for the supervisor's report and a later
+ * kgate report or verify of the folder. */
+static int written_from(const char *name)
+{
+    if (strcmp(name, "SHA256SUMS") == 0 || strcmp(name, "attestation.dsse.json") == 0 ||
+        strstr(name, ".tmp.") != NULL)
+        return 1;
+    /* the report files (report.c's printer table; evidence.c reads no report code) */
+    static const char *const reports[] = { "report.md", "results.csv", "results.json", "report.html",
+                                           "raw/samples.csv" };
+    for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++)
+        if (strcmp(name, reports[i]) == 0) return 1;
+    return 0;
+}
+
+/* rel: the folder's path inside the evidence folder ("" at the top) */
+static void folder_size(int dirfd, const char *rel, int *files, long long *bytes)
+{
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char name[KG_PATH_MAX];
+        snprintf(name, sizeof name, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        if (written_from(name)) continue;
+        struct stat st;
+        if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub >= 0) {
+                folder_size(sub, name, files, bytes);
+                close(sub);
+            }
+        } else if (S_ISREG(st.st_mode)) {
+            (*files)++;
+            *bytes += (long long)st.st_size;
+        }
+    }
+    closedir(d);
+}
+
+static void outputs_size(const char *dir, kg_evidence *ev)
+{
+    char path[KG_PATH_MAX + 64], bin[KG_PATH_MAX + 64];
+    for (int p = 0; p < ev->nproc; p++) {
+        snprintf(path, sizeof path, "%s/outputs/proc-%03d.csv", dir, p);
+        snprintf(bin, sizeof bin, "%s/outputs/proc-%03d.bin", dir, p);
+        kg_out_rec *v = NULL;
+        size_t n = 0;
+        kg_err e = { 0 };
+        if (!kg_path_exists(path) || kg_rows_read_out(path, ev->plan, p, &v, &n, &e) != KG_OK) {
+            free(v);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            int shared = 0;
+            for (size_t j = 0; j < i && !shared; j++) shared = v[j].offset == v[i].offset && v[i].stored > 0;
+            ev->out_rows++;
+            ev->out_shared += shared;
+            ev->out_logical += (long long)v[i].bytes;
+        }
+        struct stat st;
+        if (stat(bin, &st) == 0) ev->out_stored += (long long)st.st_size;
+        free(v);
+    }
+}
+
+static int load_merged(const char *dir, kg_evidence *ev, kg_err *err);
+
+/* A shard's meta.json names the cases kg_shard_cases gives it, and none of
+ * its rows belongs to another shard's case. */
+static int shard_cases_check(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    const kg_plan *plan = ev->plan;
+    int rc = kg_shard_cases(plan, ev->shard.index, ev->shard.count, ev->case_on, err);
+    if (rc < 0) return kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d: %s", dir, ev->shard.index, ev->shard.count,
+                                 err->msg);
+    json_t *m = json_loads(ev->meta_json, 0, NULL);
+    json_t *cases = json_object_get(json_object_get(m, "shard"), "cases");
+    size_t k = 0, nlisted = json_array_size(cases);
+    rc = KG_OK;
+    for (int c = 0; c < plan->ncases && rc == KG_OK; c++) {
+        if (!ev->case_on[c]) continue;
+        const char *nm = json_string_value(json_array_get(cases, k));
+        if (nm == NULL || strcmp(nm, plan->cases[c].name) != 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d lists the cases it ran, and case %s is not where "
+                           "the shard's assignment puts it (restore meta.json from the shard's campaign)", dir,
+                           ev->shard.index, ev->shard.count, plan->cases[c].name);
+        k++;
+    }
+    if (rc == KG_OK && k != nlisted)
+        rc = kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d lists %zu case(s), its assignment gives %zu (restore "
+                       "meta.json from the shard's campaign)", dir, ev->shard.index, ev->shard.count, nlisted, k);
+    json_decref(m);
+    return rc;
+}
+
+static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    char path[KG_PATH_MAX + 64], *text = NULL;
+    int rc;
+    memset(ev, 0, sizeof *ev);
+    ev->res_proc = -1;
+    if ((rc = kg_folder_check(dir, err)) != KG_OK) return rc;
+    snprintf(path, sizeof path, "%s/plan.kg", dir);
+    if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
+    if ((rc = kg_plan_parse(text, strlen(text), path, dir, &ev->plan, err)) != KG_OK) goto done;
+    /* the plan's own ops, from the folder's copies of their sources */
+    if ((rc = kg_ops_bind(ev->plan, NULL, dir, err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    if ((rc = kg_read_file(path, &ev->meta_json, NULL, err)) != KG_OK) goto done;
+    json_error_t je;
+    json_t *meta = json_loads(ev->meta_json, 0, &je);
+    if (meta == NULL) {
+        rc = kg_errorf(err, KG_EINPUT, "%s:%d: not valid JSON (%s)", path, je.line, je.text);
+        goto done;
+    }
+    json_decref(meta);
+    int has_salt = 0;
+    if ((rc = kg_salt_from_meta(ev->meta_json, &ev->input_salt, &has_salt, err)) != KG_OK) goto done;
+    if ((rc = kg_evidence_shard_meta(ev->meta_json, &ev->shard, err)) != KG_OK) goto done;
+    int nc = ev->plan->ncases, na = ev->plan->narms;
+    if (ev->shard.count > 0) {
+        if ((ev->case_on = calloc((size_t)nc + 1, 1)) == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+        if ((rc = shard_cases_check(dir, ev, err)) != KG_OK) goto done;
+    }
+
+    ev->state = calloc((size_t)(nc * na > 0 ? nc * na : 1), sizeof *ev->state);
+    if (ev->state == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    /* a shard's other cases ran elsewhere: their arms are absent here */
+    for (int c = 0; c < nc; c++)
+        for (int a = 0; a < na; a++)
+            ev->state[c * na + a] = kg_plan_arm_applies(ev->plan, a, c) && (ev->case_on == NULL || ev->case_on[c])
+                                        ? KG_ARM_OK : KG_ARM_ABSENT;
+    /* a merged folder has no processes of its own: load_merged reads its shards' */
+    if (ev->shard.merged > 0) goto done;
+    if ((rc = load_procs(dir, ev, err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/watch.csv", dir);
+    if ((rc = kg_rows_read_watch(path, &ev->watch, &ev->nwatch, err)) != KG_OK) goto done;
+    int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (top >= 0) {
+        folder_size(top, "", &ev->folder_files, &ev->folder_bytes);
+        close(top);
+    }
+    outputs_size(dir, ev);
+    snprintf(path, sizeof path, "%s/peaks.json", dir);
+    if (kg_path_exists(path)) {
+        if ((rc = load_peaks(path, &ev->peaks, err)) != KG_OK) goto done;
+        ev->has_peaks = 1;
+    }
+
+    for (int p = 0; p < ev->nproc; p++) {
+        int acc = ev->accepted[p];
+        /* checks: an accepted process has them; another may (its records
+         * are listed in the report; only its "fault" checks are folded) */
+        snprintf(path, sizeof path, "%s/checks/proc-%03d.csv", dir, p);
+        size_t from = ev->nchecks_all;
+        if (acc || kg_path_exists(path)) {
+            if ((rc = kg_rows_read_checks(path, ev->plan, p, &ev->checks, &ev->nchecks_all, err)) != KG_OK) goto done;
+            fold_checks(ev, from, acc);
+        }
+        if (!acc) continue;
+        snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", dir, p);
+        if ((rc = kg_rows_read_raw(path, ev->plan, p, &ev->rows, &ev->nrows, err)) != KG_OK) goto done;
+        /* telemetry and resources exist where the backend reports them */
+        snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", dir, p);
+        if (kg_path_exists(path) &&
+            (rc = kg_rows_read_tel(path, ev->plan, p, &ev->tel, &ev->ntel, err)) != KG_OK)
+            goto done;
+        snprintf(path, sizeof path, "%s/telemetry/resources-%03d.csv", dir, p);
+        if (ev->res_proc < 0 && kg_path_exists(path)) {
+            /* the first accepted process: every process loads the same code */
+            if ((rc = kg_rows_read_res(path, ev->plan, p, &ev->res, &ev->nres, err)) != KG_OK) goto done;
+            ev->res_proc = p;
+        }
+    }
+    /* a shard's rows are of its own cases only */
+    for (size_t i = 0; ev->case_on != NULL && rc == KG_OK && i < ev->nrows; i++)
+        if (!ev->case_on[ev->rows[i].kase])
+            rc = kg_errorf(err, KG_EINPUT, "%s/raw/proc-%03d.csv: a sample of case %s, which shard %d/%d does not run "
+                           "(kgate merge takes that case from its own shard)", dir, ev->rows[i].proc,
+                           ev->plan->cases[ev->rows[i].kase].name, ev->shard.index, ev->shard.count);
+    for (size_t i = 0; ev->case_on != NULL && rc == KG_OK && i < ev->nchecks_all; i++)
+        if (!ev->case_on[ev->checks[i].kase])
+            rc = kg_errorf(err, KG_EINPUT, "%s/checks/proc-%03d.csv: a check of case %s, which shard %d/%d does not run",
+                           dir, ev->checks[i].proc, ev->plan->cases[ev->checks[i].kase].name, ev->shard.index,
+                           ev->shard.count);
+done:
+    free(text);
+    if (rc != KG_OK) kg_evidence_free(ev);
+    return rc;
+}
+
+int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    int rc = load_one(dir, ev, err);
+    if (rc != KG_OK || ev->shard.merged == 0) return rc;
+    /* a merged folder: its own plan and meta, the shards' evidence */
+    return load_merged(dir, ev, err);
+}
+
+/* grows *v (n0 elements) by n elements of size sz from src */
+static int append(void **v, size_t n0, const void *src, size_t n, size_t sz)
+{
+    if (n == 0) return KG_OK;
+    void *p = realloc(*v, (n0 + n) * sz);
+    if (p == NULL) return KG_ENOMEM;
+    memcpy((char *)p + n0 * sz, src, n * sz);
+    *v = p;
+    return KG_OK;
+}
+
+/* A merged folder (kgate merge, docs/scale-out.md): the evidence of each
+ * shards/I in turn, process indices and schedule slots offset by the
+ * processes and slots of the shards before it, so that the analysis sees
+ * every case with the processes that ran it.  The shards' own checks
+ * (plan hash, coverage, devices) are kgate merge's and verify's
+ * (merge.c); here a shard that does not load, or a case no shard or two
+ * shards ran, is an error. */
+static int load_merged(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    int n = ev->shard.merged, rc = KG_OK, poff = 0, soff = 0;
+    const kg_plan *plan = ev->plan;
+    int nc = plan->ncases, na = plan->narms;
+    char path[KG_PATH_MAX + 64];
+    free(ev->procs); ev->procs = NULL;
+    free(ev->accepted); ev->accepted = NULL;
+    free(ev->rows); ev->rows = NULL;
+    free(ev->checks); ev->checks = NULL;
+    free(ev->tel); ev->tel = NULL;
+    free(ev->res); ev->res = NULL;
+    free(ev->watch); ev->watch = NULL;
+    ev->nproc = 0;
+    ev->nrows = ev->nchecks_all = ev->ntel = ev->nres = ev->nwatch = 0;
+    ev->res_proc = -1;
+    ev->nchecks = ev->nchecks_failed = 0;
+    ev->out_rows = ev->out_shared = ev->out_logical = ev->out_stored = 0;
+    ev->case_shard = malloc(((size_t)nc + 1) * sizeof *ev->case_shard);
+    if (ev->case_shard == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int c = 0; c < nc; c++) {
+        ev->case_shard[c] = -1;
+        for (int a = 0; a < na; a++) ev->state[c * na + a] = KG_ARM_ABSENT;
+    }
+    for (int i = 0; i < n && rc == KG_OK; i++) {
+        kg_evidence sh;
+        snprintf(path, sizeof path, "%s/shards/%d", dir, i);
+        if ((rc = load_one(path, &sh, err)) != KG_OK) break;
+        if (sh.shard.count != n || sh.shard.index != i || strcmp(sh.plan->hash, plan->hash) != 0) {
+            rc = kg_errorf(err, KG_EINPUT, "%s: is shard %d/%d of plan %.12s, the merged folder needs shard %d/%d of "
+                           "plan %.12s (kgate merge writes shards/I from shard I)", path, sh.shard.index,
+                           sh.shard.count, sh.plan->hash, i, n, plan->hash);
+            kg_evidence_free(&sh);
+            break;
+        }
+        for (int c = 0; c < nc && rc == KG_OK; c++) {
+            if (!sh.case_on[c]) continue;
+            ev->case_shard[c] = i;
+            for (int a = 0; a < na; a++) ev->state[c * na + a] = sh.state[c * na + a];
+        }
+        for (int p = 0; p < sh.nproc; p++) sh.procs[p].slot += soff;
+        for (size_t k = 0; k < sh.nrows; k++) sh.rows[k].proc += poff;
+        for (size_t k = 0; k < sh.nchecks_all; k++) sh.checks[k].proc += poff;
+        for (size_t k = 0; k < sh.ntel; k++) sh.tel[k].proc += poff;
+        for (size_t k = 0; k < sh.nres; k++) sh.res[k].proc += poff;
+        for (size_t k = 0; k < sh.nwatch; k++)
+            if (sh.watch[k].proc >= 0) sh.watch[k].proc += poff;
+        if (append((void **)&ev->procs, (size_t)ev->nproc, sh.procs, (size_t)sh.nproc, sizeof *sh.procs) ||
+            append((void **)&ev->accepted, (size_t)ev->nproc, sh.accepted, (size_t)sh.nproc, sizeof *sh.accepted) ||
+            append((void **)&ev->rows, ev->nrows, sh.rows, sh.nrows, sizeof *sh.rows) ||
+            append((void **)&ev->checks, ev->nchecks_all, sh.checks, sh.nchecks_all, sizeof *sh.checks) ||
+            append((void **)&ev->tel, ev->ntel, sh.tel, sh.ntel, sizeof *sh.tel) ||
+            append((void **)&ev->watch, ev->nwatch, sh.watch, sh.nwatch, sizeof *sh.watch) ||
+            (ev->res_proc < 0 && append((void **)&ev->res, 0, sh.res, sh.nres, sizeof *sh.res)))
+            rc = kg_errorf(err, KG_ENOMEM, "out of memory merging %s", path);
+        if (rc == KG_OK) {
+            if (ev->res_proc < 0 && sh.res_proc >= 0) {
+                ev->nres = sh.nres;
+                ev->res_proc = sh.res_proc + poff;
+            }
+            ev->nproc += sh.nproc;
+            ev->nrows += sh.nrows;
+            ev->nchecks_all += sh.nchecks_all;
+            ev->ntel += sh.ntel;
+            ev->nwatch += sh.nwatch;
+            ev->nchecks += sh.nchecks;
+            ev->nchecks_failed += sh.nchecks_failed;
+            ev->out_rows += sh.out_rows;
+            ev->out_shared += sh.out_shared;
+            ev->out_logical += sh.out_logical;
+            ev->out_stored += sh.out_stored;
+            if (i == 0) {
+                ev->has_peaks = sh.has_peaks;
+                ev->peaks = sh.peaks;
+                ev->input_salt = sh.input_salt;
+            }
+            poff += sh.nproc;
+            soff += 2 * plan->campaign.processes;
+        }
+        kg_evidence_free(&sh);
+    }
+    for (int c = 0; c < nc && rc == KG_OK; c++)
+        if (ev->case_shard[c] < 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s: no shard ran case %s (kgate merge needs every shard 0..%d)", dir,
+                           plan->cases[c].name, n - 1);
+    if (rc != KG_OK) kg_evidence_free(ev);
+    return rc;
+}
+
+void kg_evidence_free(kg_evidence *ev)
+{
+    if (ev == NULL) return;
+    kg_plan_free(ev->plan);
+    free(ev->meta_json);
+    free(ev->procs);
+    free(ev->accepted);
+    free(ev->rows);
+    free(ev->checks);
+    free(ev->tel);
+    free(ev->res);
+    free(ev->state);
+    free(ev->watch);
+    free(ev->case_on);
+    free(ev->case_shard);
+    memset(ev, 0, sizeof *ev);
+    ev->res_proc = -1;
+}
+
+int kg_evidence_shard_meta(const char *meta_json, kg_shard_meta *sm, kg_err *err)
+{
+    memset(sm, 0, sizeof *sm);
+    sm->device_index = -1;
+    json_error_t je;
+    json_t *m = json_loads(meta_json != NULL ? meta_json : "", 0, &je);
+    if (m == NULL) return kg_errorf(err, KG_EINPUT, "meta.json:%d: not valid JSON (%s)", je.line, je.text);
+    int rc = KG_OK;
+    json_t *sh = json_object_get(m, "shard"), *mg = json_object_get(m, "merged");
+    const char *s;
+    if (sh != NULL) {
+        json_t *i = json_object_get(sh, "index"), *n = json_object_get(sh, "count");
+        if (!json_is_integer(i) || !json_is_integer(n) || json_integer_value(n) < 1 ||
+            json_integer_value(n) > 4096 || json_integer_value(i) < 0 || json_integer_value(i) >= json_integer_value(n))
+            rc = kg_errorf(err, KG_EINPUT, "meta.json: shard must hold an index in [0, count) and a count in [1, 4096] "
+                           "(restore meta.json from the shard's campaign)");
+        else {
+            sm->index = (int)json_integer_value(i);
+            sm->count = (int)json_integer_value(n);
+        }
+    }
+    if (rc == KG_OK && mg != NULL) {
+        json_t *n = json_object_get(mg, "shards");
+        if (!json_is_integer(n) || json_integer_value(n) < 1 || json_integer_value(n) > 4096)
+            rc = kg_errorf(err, KG_EINPUT, "meta.json: merged.shards must be a count in [1, 4096] (restore meta.json "
+                           "from kgate merge)");
+        else
+            sm->merged = (int)json_integer_value(n);
+    }
+    json_t *di = json_object_get(m, "device_index");
+    if (json_is_integer(di)) sm->device_index = (int)json_integer_value(di);
+    if ((s = json_string_value(json_object_get(m, "device_model"))) != NULL)
+        snprintf(sm->device_model, sizeof sm->device_model, "%s", s);
+    if ((s = json_string_value(json_object_get(m, "device"))) != NULL) snprintf(sm->device, sizeof sm->device, "%s", s);
+    if ((s = json_string_value(json_object_get(m, "backend"))) != NULL)
+        snprintf(sm->backend, sizeof sm->backend, "%s", s);
+    json_decref(m);
+    return rc;
+}
+
+/* ---- writing ---- */
+
+static int write_json(int dirfd, const char *dir, const char *name, json_t *m, kg_err *err)
+{
+    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory writing %s", name);
+    char path[KG_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    kg_sb sb = { 0 };
+    kg_sb_printf(&sb, "%s\n", text);
+    free(text);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory")
+                    : kg_write_atomic_at(dirfd, name, path, sb.buf, sb.len, err);
+    kg_sb_free(&sb);
+    return rc;
+}
+
+int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, const kg_meta *mt, kg_err *err)
+{
+    json_t *m = json_object();
+    char buf[512];
+    /* the hashes of the binary, sources and builds, and the compiler,
+     * are in environment.json (the receipt); this is the run header */
+    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(m, "kgate_version", json_string(kg_version()));
+    json_object_set_new(m, "kgate_git_sha", json_string(kg_git_sha()));
+    json_object_set_new(m, "plan_sha256", json_string(plan->hash));
+    json_object_set_new(m, "plan_path", json_string(plan->path));
+    kg_utc_now(buf, sizeof buf);
+    json_object_set_new(m, "started_utc", json_string(buf));
+    struct utsname u;
+    if (uname(&u) == 0) {
+        json_object_set_new(m, "host", json_string(u.nodename));
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        json_object_set_new(m, "os", json_string(buf));
+    }
+    json_object_set_new(m, "backend", json_string(mt->backend));
+    json_object_set_new(m, "backend_notice", json_string(mt->notice));
+    json_object_set_new(m, "device", json_string(mt->device));
+    json_t *argv = json_array();
+    for (int i = 0; i < mt->argc; i++) json_array_append_new(argv, json_string(mt->argv[i]));
+    json_object_set_new(m, "argv", argv);
+    json_object_set_new(m, "check_only", json_boolean(mt->check_only));
+    json_object_set_new(m, "negative", json_boolean(mt->negative));
+    json_object_set_new(m, "frozen_plan", mt->frozen_path != NULL ? json_string(mt->frozen_path) : json_null());
+    /* every input of the campaign is salted with it (salt.h) */
+    char salt[19];
+    kg_salt_format(mt->input_salt, salt);
+    json_object_set_new(m, "input_salt", json_string(salt));
+    /* the device's identity (kgate merge compares the models) */
+    json_object_set_new(m, "device_index", json_integer(mt->device_index));
+    json_object_set_new(m, "device_model", json_string(mt->device_model != NULL ? mt->device_model : ""));
+    if (mt->shard_n > 0) {
+        json_t *sh = json_object(), *cases = json_array();
+        json_object_set_new(sh, "index", json_integer(mt->shard_i));
+        json_object_set_new(sh, "count", json_integer(mt->shard_n));
+        for (int c = 0; c < plan->ncases; c++)
+            if (mt->shard_on != NULL && mt->shard_on[c]) json_array_append_new(cases, json_string(plan->cases[c].name));
+        json_object_set_new(sh, "cases", cases);
+        json_object_set_new(m, "shard", sh);
+    }
+    int rc = write_json(dirfd, dir, "meta.json", m, err);
+    json_decref(m);
+    return rc;
+}
+
+int kg_evidence_write_peaks(int dirfd, const char *dir, const char *backend, const kg_peaks *pk, kg_err *err)
+{
+    json_t *m = json_object();
+    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(m, "backend", json_string(backend));
+    json_object_set_new(m, "status", json_string(pk->status));
+    json_object_set_new(m, "method", json_string(pk->method));
+    json_object_set_new(m, "cpus", json_integer(pk->ncpu));
+    json_object_set_new(m, "flops_f32", pk->flops_f32 > 0.0 ? json_real(pk->flops_f32) : json_null());
+    json_object_set_new(m, "flops_mma16", pk->flops_mma16 > 0.0 ? json_real(pk->flops_mma16) : json_null());
+    json_object_set_new(m, "flops_note", json_string(pk->flops_note));
+    json_t *bw = json_array();
+    for (int i = 0; i < pk->nbw; i++) {
+        json_t *r = json_object();
+        json_object_set_new(r, "working_set_bytes", json_real(pk->bw_set[i]));
+        json_object_set_new(r, "bytes_per_s", json_real(pk->bw_rate[i]));
+        json_array_append_new(bw, r);
+    }
+    json_object_set_new(m, "bandwidth", bw);
+    json_object_set_new(m, "margin", json_real(KG_PHYSICS_MARGIN));
+    int rc = write_json(dirfd, dir, "peaks.json", m, err);
+    json_decref(m);
+    return rc;
+}
+
+/* peaks.json back into a kg_peaks; every field is required and typed. */
+static int load_peaks(const char *path, kg_peaks *pk, kg_err *err)
+{
+    char *text = NULL;
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc != KG_OK) return rc;
+    json_error_t je;
+    json_t *m = json_loads(text, 0, &je);
+    free(text);
+    if (m == NULL) return kg_errorf(err, KG_EINPUT, "%s:%d: not valid JSON (%s)", path, je.line, je.text);
+    memset(pk, 0, sizeof *pk);
+    json_t *st = json_object_get(m, "status"), *me = json_object_get(m, "method"), *cp = json_object_get(m, "cpus"),
+           *ff = json_object_get(m, "flops_f32"), *fm = json_object_get(m, "flops_mma16"),
+           *fn = json_object_get(m, "flops_note"), *bw = json_object_get(m, "bandwidth");
+    const char *bad = !json_is_string(st) ? "status" : !json_is_string(me) ? "method"
+                      : !json_is_integer(cp) ? "cpus" : !(json_is_number(ff) || json_is_null(ff)) ? "flops_f32"
+                      : !(json_is_number(fm) || json_is_null(fm)) ? "flops_mma16" : !json_is_string(fn) ? "flops_note"
+                      : !json_is_array(bw) || json_array_size(bw) > KG_PEAKS_BW_MAX ? "bandwidth" : NULL;
+    if (bad == NULL) {
+        snprintf(pk->status, sizeof pk->status, "%s", json_string_value(st));
+        snprintf(pk->method, sizeof pk->method, "%s", json_string_value(me));
+        snprintf(pk->flops_note, sizeof pk->flops_note, "%s", json_string_value(fn));
+        pk->ncpu = (int)json_integer_value(cp);
+        pk->flops_f32 = json_is_null(ff) ? 0.0 : json_number_value(ff);
+        pk->flops_mma16 = json_is_null(fm) ? 0.0 : json_number_value(fm);
+        for (size_t i = 0; i < json_array_size(bw) && bad == NULL; i++) {
+            json_t *r = json_array_get(bw, i), *w = json_object_get(r, "working_set_bytes"),
+                   *v = json_object_get(r, "bytes_per_s");
+            if (!json_is_number(w) || !json_is_number(v) || !(json_number_value(v) > 0.0)) bad = "bandwidth";
+            else {
+                pk->bw_set[pk->nbw] = json_number_value(w);
+                pk->bw_rate[pk->nbw++] = json_number_value(v);
+            }
+        }
+        if (!(pk->flops_f32 >= 0.0 && pk->flops_mma16 >= 0.0)) bad = "flops_f32";
+        pk->measured = pk->flops_f32 > 0.0 || pk->flops_mma16 > 0.0 || pk->nbw > 0;
+    }
+    json_decref(m);
+    if (bad != NULL)
+        return kg_errorf(err, KG_EINPUT, "%s: field '%s' is missing or malformed (the file is written by kgate "
+                         "before the first process; restore it from the campaign's archive)", path, bad);
+    return KG_OK;
+}
+
+/* The receipt of what ran: binary, sources, build outputs, tools, host. */
+int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *dir, const char *backend, const char *device,
+                                  const char *compiler, kg_err *err)
+{
+    json_t *m = json_object();
+    char buf[512], hex[65], exe[PATH_MAX], path[KG_PATH_MAX + 64];
+    char **files = NULL;
+    int nfiles = 0, rc = KG_OK;
+    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(m, "kgate_version", json_string(kg_version()));
+    json_object_set_new(m, "kgate_git_sha", json_string(kg_git_sha()));
+    if (kg_self_exe(exe, sizeof exe, NULL) == KG_OK && kg_sha256_file(exe, hex, NULL) == KG_OK) {
+        json_object_set_new(m, "kgate_binary", json_string(exe));
+        json_object_set_new(m, "kgate_binary_sha256", json_string(hex));
+    }
+    json_object_set_new(m, "plan_sha256", json_string(plan->hash));
+    json_object_set_new(m, "backend", json_string(backend));
+    json_object_set_new(m, "device", json_string(device));
+    if (compiler != NULL) json_object_set_new(m, "compiler", json_string(compiler));
+    struct utsname u;
+    if (uname(&u) == 0) {
+        json_object_set_new(m, "host", json_string(u.nodename));
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        json_object_set_new(m, "os", json_string(buf));
+    }
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    char line[512], model[256] = "unknown";
+    while (fp != NULL && fgets(line, sizeof line, fp) != NULL) {
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':') != NULL) {
+            snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    }
+    if (fp != NULL) fclose(fp);
+    json_object_set_new(m, "cpu_model", json_string(model));
+    json_object_set_new(m, "cpus_online", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    json_t *sources = json_object();
+    for (int a = 0; a < plan->narms; a++) {
+        char src[KG_PATH_MAX];
+        if (plan->arms[a].source[0] == '\0' && !kg_arm_is_image(&plan->arms[a])) continue;
+        if (kg_plan_source_path(plan, a, src, sizeof src, NULL) != KG_OK) continue;
+        json_t *s = json_object();
+        json_object_set_new(s, "path", json_string(src));
+        /* a precompiled arm: its image is the arm (kind from its extension) */
+        if (kg_arm_is_image(&plan->arms[a]))
+            json_object_set_new(s, "image", json_string(kg_image_kind_name(kg_image_kind_of(plan->arms[a].image))));
+        json_object_set_new(s, "sha256", kg_sha256_file(src, hex, NULL) == KG_OK ? json_string(hex) : json_null());
+        /* the copy kept in the folder (chain.h), where the source was there to copy */
+        char copy[128], cpath[KG_PATH_MAX + 160];
+        kg_chain_source_copy(plan, a, copy, sizeof copy);
+        snprintf(cpath, sizeof cpath, "%s/%s", dir, copy);
+        if (copy[0] != '\0' && kg_path_exists(cpath)) json_object_set_new(s, "copy", json_string(copy));
+        json_object_set_new(sources, plan->arms[a].name, s);
+    }
+    json_object_set_new(m, "sources", sources);
+    /* what the workers load: every file the build left */
+    json_t *built = json_object();
+    snprintf(path, sizeof path, "%s/build", dir);
+    if (kg_path_exists(path)) {
+        if ((rc = kg_evidence_list(path, &files, &nfiles, err)) != KG_OK) goto done;
+        for (int i = 0; i < nfiles; i++) {
+            char f[KG_PATH_MAX + 600];
+            snprintf(f, sizeof f, "%s/%s", path, files[i]);
+            if (kg_sha256_file(f, hex, NULL) == KG_OK) json_object_set_new(built, files[i], json_string(hex));
+        }
+    }
+    json_object_set_new(m, "build_sha256", built);
+    rc = write_json(dirfd, dir, "environment.json", m, err);
+done:
+    for (int i = 0; i < nfiles; i++) free(files[i]);
+    free(files);
+    json_decref(m);
+    return rc;
+}
+
+int kg_evidence_write_processes(int dirfd, const char *dir, const kg_proc_rec *p, int n, kg_err *err)
+{
+    kg_sb sb = { 0 };
+    kg_rows_begin(&sb, KG_ROWS_PROCESSES);
+    for (int i = 0; i < n; i++) kg_rows_put_proc(&sb, i, &p[i]);
+    char path[KG_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/processes.csv", dir);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory")
+                    : kg_write_atomic_at(dirfd, "processes.csv", path, sb.buf, sb.len, err);
+    kg_sb_free(&sb);
+    return rc;
+}
+
+int kg_evidence_read_processes(const char *dir, kg_proc_rec **out, int *n, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32];
+    int legacy = 0;
+    *out = NULL;
+    *n = 0;
+    snprintf(path, sizeof path, "%s/processes.csv", dir);
+    if (!kg_path_exists(path)) return KG_OK; /* stopped before the first process ended */
+    int rc = kg_rows_read_procs(path, out, n, &legacy, err);
+    if (rc == KG_OK && legacy) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return kg_errorf(err, KG_EINPUT, "%s: a schema 1 folder (no slot and attempt columns): cannot resume; "
+                         "start the campaign again", path);
+    }
+    return rc;
+}
+
+/* ---- listing and SHA256SUMS ---- */
+
+static int walk(const char *root, const char *rel, kg_strlist *l, kg_err *err)
+{
+    char path[KG_PATH_MAX * 2];
+    snprintf(path, sizeof path, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(path);
+    if (d == NULL) return kg_errorf(err, KG_EIO, "%s: %s", path, strerror(errno));
+    struct dirent *e;
+    int rc = KG_OK;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char sub[KG_PATH_MAX * 2], full[KG_PATH_MAX * 4];
+        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        snprintf(full, sizeof full, "%s/%s", root, sub);
+        struct stat st;
+        if (lstat(full, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            if ((rc = walk(root, sub, l, err)) != KG_OK) break;
+        } else if (!S_ISREG(st.st_mode)) {
+            /* a link, FIFO, socket or device is never listed, hashed or read */
+            rc = kg_errorf(err, KG_EINPUT, "%s: %s: an evidence folder holds regular files and folders only", full,
+                           kg_file_kind(st.st_mode));
+            break;
+        } else if (kg_strlist_add(l, sub) != 0) {
+            rc = kg_errorf(err, KG_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int kg_evidence_list(const char *dir, char ***paths, int *n, kg_err *err)
+{
+    kg_strlist l = { 0 };
+    int rc = walk(dir, "", &l, err);
+    if (rc != KG_OK) {
+        kg_strlist_free(l.v, l.n);
+        *paths = NULL;
+        *n = 0;
+        return rc;
+    }
+    if (l.n > 1) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_str);
+    *paths = l.v;
+    *n = l.n;
+    return KG_OK;
+}
+
+int kg_evidence_write_sums(const char *dir, kg_err *err)
+{
+    char **files = NULL, path[KG_PATH_MAX * 3], hex[65];
+    int n = 0, rc;
+    kg_sb sb = { 0 };
+    if ((rc = kg_evidence_list(dir, &files, &n, err)) != KG_OK) return rc;
+    for (int i = 0; i < n; i++) {
+        /* the signed envelope (attest.c) is written after SHA256SUMS */
+        if (strcmp(files[i], "SHA256SUMS") == 0 || strcmp(files[i], "attestation.dsse.json") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if ((rc = kg_sha256_file(path, hex, err)) != KG_OK) goto done;
+        kg_sb_printf(&sb, "%s  %s\n", hex, files[i]);
+    }
+    if (sb.oom) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
+    rc = kg_write_atomic(path, sb.buf ? sb.buf : "", sb.len, err);
+done:
+    kg_sb_free(&sb);
+    kg_strlist_free(files, n);
+    return rc;
+}
+
+/* ---- saved outputs ---- */
+
+void kg_outputs_keep(kg_outputs *o, const kg_out_rec *r, const void *blob, size_t stored)
+{
+    if (o->oom) return;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 32;
+        kg_out_rec *p = realloc(o->v, cap * sizeof *p);
+        if (p == NULL) { o->oom = 1; return; }
+        o->v = p;
+        o->cap = cap;
+    }
+    /* the same output of the same inputs: its bytes are there already */
+    for (size_t i = 0; i < o->n; i++) {
+        const kg_out_rec *q = &o->v[i];
+        if (q->kase == r->kase && q->output == r->output && q->seed == r->seed && q->bytes == r->bytes &&
+            r->sha256[0] != '\0' && strcmp(q->sha256, r->sha256) == 0 && strcmp(q->encoding, r->encoding) == 0) {
+            kg_out_rec *s = &o->v[o->n++];
+            *s = *r;
+            s->offset = q->offset;
+            s->stored = q->stored;
+            return;
+        }
+    }
+    if (o->len + stored > o->dcap) {
+        size_t cap = o->dcap ? o->dcap : 65536;
+        while (cap < o->len + stored) cap *= 2;
+        char *p = realloc(o->data, cap);
+        if (p == NULL) { o->oom = 1; return; }
+        o->data = p;
+        o->dcap = cap;
+    }
+    kg_out_rec *s = &o->v[o->n++];
+    *s = *r;
+    s->offset = o->len;
+    s->stored = stored;
+    memcpy(o->data + o->len, blob, stored);
+    o->len += stored;
+}
+
+void kg_outputs_index(const kg_outputs *o, const kg_plan *plan, int proc, kg_sb *idx)
+{
+    kg_rows_begin(idx, KG_ROWS_OUTPUTS);
+    for (size_t i = 0; i < o->n; i++) {
+        kg_out_rec r = o->v[i];
+        r.proc = proc;
+        kg_rows_put_out(idx, plan, &r);
+    }
+}
+
+void kg_outputs_free(kg_outputs *o)
+{
+    if (o == NULL) return;
+    free(o->v);
+    free(o->data);
+    memset(o, 0, sizeof *o);
+}

@@ -1,0 +1,802 @@
+/* rows.c: one writer and one strict reader per CSV kind of the evidence
+ * folder (kgate/evidence.h): raw samples, checks, telemetry, resources,
+ * processes and the saved-outputs index.
+ *
+ * The column names live in one table per kind; the header a writer puts
+ * and the header a reader demands are that table.  A reader fails on the
+ * first thing that is not exactly what a writer puts: another header, a
+ * field too many or too few, an empty line, a number that does not parse
+ * whole or is out of range, a name the plan does not have, a row of
+ * another process or plan.  Its message names file:line and the column.
+ *
+ * Nothing here opens a folder or decides anything about a campaign. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kgate/evidence.h"
+#include "base/util.h"
+
+/* ---- the schema ---- */
+
+static const char *const raw_cols[KG_RAW_NCOLS] = { "process", "direction", "round", "arm", "case", "sample", "ns",
+                                                    "plan" };
+static const char *const chk_cols[KG_CHK_NCOLS] = { "process", "direction", "case",  "arm",    "phase",
+                                                    "check",   "result",    "max_abs", "max_rel", "worst",
+                                                    "nbad",    "detail" };
+static const char *const tel_cols[KG_TEL_NCOLS] = { "process", "case",    "round",   "arm",
+                                                    "sample",  "sm_mhz",  "mem_mhz", "power_w",
+                                                    "temp_c",  "clock_event_reasons", "foreign_procs",
+                                                    "escaped", "event_ns", "host_ns" };
+static const char *const res_cols[KG_RES_NCOLS] = { "process", "case",     "arm",         "launch",
+                                                    "registers", "static_shared", "dynamic_shared",
+                                                    "local",   "const",    "max_threads", "ptx",
+                                                    "binary",  "grid",     "block",       "launches",
+                                                    "arch",    "image_bytes", "image_sha256",
+                                                    "sandbox", "library" };
+static const char *const proc_cols[KG_PROC_NCOLS] = { "process", "direction", "status", "accepted", "seconds",
+                                                      "start_utc", "reason", "slot", "attempt", "wait_s",
+                                                      "setup_s", "checks_s", "timed_s", "raw_sha256",
+                                                      "checks_sha256", "outputs_bin_sha256", "outputs_sha256",
+                                                      "telemetry_sha256", "resources_sha256", "chain" };
+static const char *const watch_cols[KG_WATCH_NCOLS] = { "utc", "seconds", "process", "event", "detail" };
+static const char *const out_cols[KG_OUT_NCOLS] = { "process", "case", "arm", "phase", "check", "output",
+                                                    "seed", "offset", "bytes", "result", "max_abs", "stored",
+                                                    "encoding", "sha256" };
+
+typedef struct kind_def {
+    const char *const *cols;
+    int ncols;
+    char header[320];
+} kind_def;
+
+static kind_def kinds[KG_ROWS_NKINDS] = {
+    [KG_ROWS_RAW] = { raw_cols, KG_RAW_NCOLS, "" },
+    [KG_ROWS_CHECKS] = { chk_cols, KG_CHK_NCOLS, "" },
+    [KG_ROWS_TELEMETRY] = { tel_cols, KG_TEL_NCOLS, "" },
+    [KG_ROWS_RESOURCES] = { res_cols, KG_RES_NCOLS, "" },
+    [KG_ROWS_PROCESSES] = { proc_cols, KG_PROC_NCOLS, "" },
+    [KG_ROWS_OUTPUTS] = { out_cols, KG_OUT_NCOLS, "" },
+    [KG_ROWS_WATCH] = { watch_cols, KG_WATCH_NCOLS, "" },
+};
+
+static void join(const char *const *cols, int n, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && len < cap; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? "," : "", cols[i]);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+}
+
+const char *kg_rows_header(kg_rows_kind kind)
+{
+    if ((int)kind < 0 || kind >= KG_ROWS_NKINDS) return "";
+    kind_def *k = &kinds[kind];
+    if (k->header[0] == '\0') join(k->cols, k->ncols, k->header, sizeof k->header);
+    return k->header;
+}
+
+static const char *const phase_names[] = { "pre", "post" };
+
+const char *kg_phase_name(kg_phase p)
+{
+    return p == KG_PHASE_POST ? phase_names[1] : phase_names[0];
+}
+
+static const char *dir_name(int dir)
+{
+    return dir == KG_DIR_REV ? "rev" : "fwd";
+}
+
+/* ---- writers ---- */
+
+void kg_rows_begin(kg_sb *sb, kg_rows_kind kind)
+{
+    kg_sb_printf(sb, "%s\n", kg_rows_header(kind));
+}
+
+/* A quoted field: quotes doubled, line breaks as spaces. */
+static void csv_text(kg_sb *sb, const char *s)
+{
+    kg_sb_puts(sb, "\"");
+    for (; *s; s++) {
+        if (*s == '"') kg_sb_puts(sb, "\"\"");
+        else if (*s == '\n' || *s == '\r') kg_sb_puts(sb, " ");
+        else kg_sb_printf(sb, "%c", *s);
+    }
+    kg_sb_puts(sb, "\"");
+}
+
+void kg_rows_put_raw(kg_sb *sb, const kg_plan *plan, const kg_row *r)
+{
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%d,%s,%s,%d,%.3f,%.16s\n", r->proc, dir_name(r->dir), r->round,
+                 kg_csv_name(plan->arms[r->arm].name, qa), kg_csv_name(plan->cases[r->kase].name, qc), r->sample, r->ns, plan->hash);
+}
+
+void kg_rows_put_check(kg_sb *sb, const kg_plan *plan, const kg_check_rec *r)
+{
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%s,%s,%s,%s,%s,", r->proc, dir_name(r->dir), kg_csv_name(plan->cases[r->kase].name, qc),
+                 r->arm >= 0 ? kg_csv_name(plan->arms[r->arm].name, qa) : "", kg_phase_name(r->phase), r->check,
+                 r->pass ? "pass" : "fail");
+    if (r->has_cmp)
+        kg_sb_printf(sb, "%.6g,%.6g,%lld,%lld,", r->max_abs, r->max_rel, r->worst, r->nbad);
+    else
+        kg_sb_puts(sb, ",,,,");
+    csv_text(sb, r->detail);
+    kg_sb_puts(sb, "\n");
+}
+
+void kg_rows_put_tel(kg_sb *sb, const kg_plan *plan, const kg_tel_rec *t)
+{
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%d,%s,%d,%d,%d,%.1f,%d,0x%llx,%d,%d,%.0f,%.0f\n", t->proc,
+                 kg_csv_name(plan->cases[t->kase].name, qc), t->round, kg_csv_name(plan->arms[t->arm].name, qa), t->sample, t->sm_mhz, t->mem_mhz, t->power_w, t->temp_c,
+                 t->reasons, t->foreign_procs, t->escaped, t->event_ns, t->host_ns);
+}
+
+void kg_rows_put_res(kg_sb *sb, const kg_plan *plan, const kg_res_rec *r)
+{
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%lldx%lldx%lld,%lldx%lldx%lld,%d,%s,%zu,%s,", r->proc,
+                 kg_csv_name(plan->cases[r->kase].name, qc), kg_csv_name(plan->arms[r->arm].name, qa), r->launch, r->regs, r->static_shared,
+                 r->dynamic_shared, r->local, r->const_bytes, r->max_threads, r->ptx, r->binary, r->grid[0],
+                 r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->launches, r->arch,
+                 r->image_bytes, r->image_sha256);
+    csv_text(sb, r->sandbox);
+    kg_sb_puts(sb, ",");
+    csv_text(sb, r->library);
+    kg_sb_puts(sb, "\n");
+}
+
+void kg_rows_put_proc_text(kg_sb *sb, int index, const kg_proc_rec *p)
+{
+    kg_sb_printf(sb, "%d,%s,%s,%d,%.3f,%s,\"", index, dir_name(p->dir), p->status, p->accepted, p->seconds,
+                 p->start_utc);
+    for (const char *s = p->reason; *s; s++) {
+        if (*s == '"') kg_sb_puts(sb, "\"\"");
+        else if (*s != '\n' && *s != '\r') kg_sb_printf(sb, "%c", *s);
+    }
+    kg_sb_printf(sb, "\",%d,%d,%.3f,%.3f,%.3f,%.3f", p->slot, p->attempt, p->wait_s, p->setup_s, p->checks_s,
+                 p->timed_s);
+    for (int i = 0; i < KG_PROC_NFILES; i++) kg_sb_printf(sb, ",%s", p->sha[i][0] ? p->sha[i] : "-");
+}
+
+void kg_rows_put_proc(kg_sb *sb, int index, const kg_proc_rec *p)
+{
+    kg_rows_put_proc_text(sb, index, p);
+    kg_sb_printf(sb, ",%s\n", p->chain[0] ? p->chain : "-");
+}
+
+/* A quoted free-text field: quotes doubled, line breaks dropped. */
+static void put_text(kg_sb *sb, const char *t)
+{
+    kg_sb_puts(sb, "\"");
+    for (const char *s = t; *s; s++) {
+        if (*s == '"') kg_sb_puts(sb, "\"\"");
+        else if (*s != '\n' && *s != '\r') kg_sb_printf(sb, "%c", *s);
+    }
+    kg_sb_puts(sb, "\"");
+}
+
+void kg_rows_put_watch(kg_sb *sb, const kg_watch_rec *r)
+{
+    kg_sb_printf(sb, "%s,%.3f,%d,%s,", r->utc, r->seconds, r->proc, r->event);
+    put_text(sb, r->detail);
+    kg_sb_puts(sb, "\n");
+}
+
+void kg_rows_put_out(kg_sb *sb, const kg_plan *plan, const kg_out_rec *r)
+{
+    char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
+    kg_sb_printf(sb, "%d,%s,%s,%s,%s,%d,%" PRIu64 ",%zu,%zu,%s,%.6g,%zu,%s,%s\n", r->proc,
+                 kg_csv_name(plan->cases[r->kase].name, qc), kg_csv_name(plan->arms[r->arm].name, qa), kg_phase_name(r->phase), r->check, r->output, r->seed, r->offset,
+                 r->bytes, r->pass ? "pass" : "fail", r->max_abs, r->stored, r->encoding, r->sha256);
+}
+
+/* ---- the reader core ---- */
+
+typedef struct rd {
+    const char *path;
+    const kind_def *k;
+    int line;                  /* 1-based line of the current row */
+    char *f[KG_CHK_NCOLS + KG_RES_NCOLS];
+    kg_err *err;
+} rd;
+
+static int bad(rd *r, int col, const char *what)
+{
+    return kg_errorf(r->err, KG_EINPUT, "%s:%d: column %s: %s '%s' (a row kgate did not write: the file was "
+                     "damaged or edited)", r->path, r->line, r->k->cols[col], what, r->f[col]);
+}
+
+static int get_i64(rd *r, int col, long long lo, long long hi, long long *out)
+{
+    const char *s = r->f[col];
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (s[0] == '\0' || *end != '\0' || errno == ERANGE || v < lo || v > hi) return bad(r, col, "not an integer in range");
+    *out = v;
+    return KG_OK;
+}
+
+static int get_int(rd *r, int col, long long lo, long long hi, int *out)
+{
+    long long v;
+    int rc = get_i64(r, col, lo, hi < INT_MAX ? hi : INT_MAX, &v);
+    if (rc == KG_OK) *out = (int)v;
+    return rc;
+}
+
+static int get_u64(rd *r, int col, int base, uint64_t *out)
+{
+    const char *s = r->f[col];
+    char *end;
+    errno = 0;
+    if (s[0] == '\0' || s[0] == '-' || s[0] == '+' || s[0] == ' ') return bad(r, col, "not an unsigned integer");
+    unsigned long long v = strtoull(s, &end, base);
+    if (*end != '\0' || errno == ERANGE) return bad(r, col, "not an unsigned integer");
+    *out = (uint64_t)v;
+    return KG_OK;
+}
+
+static int get_real(rd *r, int col, double *out)
+{
+    const char *s = r->f[col];
+    char *end;
+    if (s[0] == '\0' || s[0] == ' ') return bad(r, col, "not a number");
+    double v = strtod(s, &end);
+    if (*end != '\0') return bad(r, col, "not a number");
+    *out = v;
+    return KG_OK;
+}
+
+static int get_case(rd *r, const kg_plan *plan, int col, int *out)
+{
+    *out = kg_plan_find_case(plan, r->f[col]);
+    return *out < 0 ? bad(r, col, "no case of the plan is named") : KG_OK;
+}
+
+static int get_arm(rd *r, const kg_plan *plan, int col, int *out)
+{
+    *out = kg_plan_find_arm(plan, r->f[col]);
+    return *out < 0 ? bad(r, col, "no arm of the plan is named") : KG_OK;
+}
+
+static int get_dir(rd *r, int col, int *out)
+{
+    if (strcmp(r->f[col], "fwd") == 0) *out = KG_DIR_FWD;
+    else if (strcmp(r->f[col], "rev") == 0) *out = KG_DIR_REV;
+    else return bad(r, col, "not fwd or rev:");
+    return KG_OK;
+}
+
+static int get_phase(rd *r, int col, kg_phase *out)
+{
+    if (strcmp(r->f[col], "pre") == 0) *out = KG_PHASE_PRE;
+    else if (strcmp(r->f[col], "post") == 0) *out = KG_PHASE_POST;
+    else return bad(r, col, "not pre or post:");
+    return KG_OK;
+}
+
+static int get_pass(rd *r, int col, int *out)
+{
+    if (strcmp(r->f[col], "pass") == 0) *out = 1;
+    else if (strcmp(r->f[col], "fail") == 0) *out = 0;
+    else return bad(r, col, "not pass or fail:");
+    return KG_OK;
+}
+
+static int get_str(rd *r, int col, char *buf, size_t cap)
+{
+    if (strlen(r->f[col]) >= cap) return bad(r, col, "too long:");
+    snprintf(buf, cap, "%s", r->f[col]);
+    return KG_OK;
+}
+
+static int get_proc(rd *r, int col, int want, int *out)
+{
+    int rc = get_int(r, col, 0, INT_MAX, out);
+    if (rc == KG_OK && want >= 0 && *out != want) return bad(r, col, "a row of another process:");
+    return rc;
+}
+
+/* Calls row(r, ctx) for every data line of text (NUL-terminated, changed
+ * in place; name is what messages call it), with r->f split into exactly
+ * the kind's columns.  alt_ncols / alt_header: a second accepted form
+ * (schema 1 processes.csv), or 0 / NULL. */
+static int parse_rows(const char *name, char *text, kg_rows_kind kind, int alt_ncols, const char *alt_header,
+                      int (*row)(rd *r, int ncols, void *ctx), void *ctx, int *alt_seen, kg_err *err)
+{
+    int rc = KG_OK;
+    rd r = { .path = name, .k = &kinds[kind], .line = 1, .err = err };
+    const char *want = kg_rows_header(kind);
+    char *cur = text, *line = kg_next_line(&cur);
+    int ncols = r.k->ncols;
+    if (line == NULL || (strcmp(line, want) != 0 && (alt_header == NULL || strcmp(line, alt_header) != 0)))
+        return kg_errorf(err, KG_EINPUT, "%s:1: header is not '%s' (not a file of this kind, or of another kgate "
+                         "schema)", name, want);
+    if (alt_header != NULL && strcmp(line, want) != 0) {
+        ncols = alt_ncols;
+        if (alt_seen != NULL) *alt_seen = 1;
+    }
+    while ((line = kg_next_line(&cur)) != NULL) {
+        r.line++;
+        int nf = line[0] == '\0' ? 0 : kg_csv_split(line, r.f, ncols + 1);
+        if (nf != ncols)
+            return kg_errorf(err, KG_EINPUT, "%s:%d: %d fields where the header has %d (a damaged or edited row)",
+                             name, r.line, nf, ncols);
+        if ((rc = row(&r, ncols, ctx)) != KG_OK) return rc;
+    }
+    return rc;
+}
+
+/* parse_rows over the file at path. */
+static int read_rows(const char *path, kg_rows_kind kind, int alt_ncols, const char *alt_header,
+                     int (*row)(rd *r, int ncols, void *ctx), void *ctx, int *alt_seen, kg_err *err)
+{
+    char *text = NULL;
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc != KG_OK) return rc;
+    rc = parse_rows(path, text, kind, alt_ncols, alt_header, row, ctx, alt_seen, err);
+    free(text);
+    return rc;
+}
+
+/* parse_rows over len bytes in memory, which must be whole lines of text:
+ * no NUL byte, and a newline at the end (a writer always puts one). */
+static int mem_rows(const char *name, const char *data, size_t len, kg_rows_kind kind,
+                    int (*row)(rd *r, int ncols, void *ctx), void *ctx, kg_err *err)
+{
+    if (len == 0 || data[len - 1] != '\n')
+        return kg_errorf(err, KG_EINPUT, "%s: does not end with a newline (cut short, or not rows kgate wrote)", name);
+    if (memchr(data, '\0', len) != NULL)
+        return kg_errorf(err, KG_EINPUT, "%s: holds a NUL byte (not rows kgate wrote)", name);
+    char *text = malloc(len + 1);
+    if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory reading %s", name);
+    memcpy(text, data, len);
+    text[len] = '\0';
+    int rc = parse_rows(name, text, kind, 0, NULL, row, ctx, NULL, err);
+    free(text);
+    return rc;
+}
+
+/* Appends one element of size sz to the array *v of *n elements. */
+static void *grow(void **v, size_t *n, size_t *cap, size_t sz, kg_err *err)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        void *p = realloc(*v, c * sz);
+        if (p == NULL) {
+            kg_errorf(err, KG_ENOMEM, "out of memory reading rows");
+            return NULL;
+        }
+        *v = p;
+        *cap = c;
+    }
+    return (char *)*v + (*n)++ * sz;
+}
+
+/* What a row parser appends to: an array of records of one kind. */
+typedef struct arr_ctx {
+    const kg_plan *plan;
+    int proc;                 /* >= 0: the process every row must belong to */
+    void **v; size_t *n, cap, sz;
+} arr_ctx;
+
+/* Appends the record x (c->sz bytes). */
+static int push(arr_ctx *c, const void *x, kg_err *err)
+{
+    void *p = grow(c->v, c->n, &c->cap, c->sz, err);
+    if (p == NULL) return KG_ENOMEM;
+    memcpy(p, x, c->sz);
+    return KG_OK;
+}
+
+static size_t cap_of(size_t n);
+
+/* Reads a file of one kind (data == NULL), or len bytes of one kind in
+ * memory, into the array *v of elements of size sz. */
+static int read_kind(const char *path, const char *data, size_t len, kg_rows_kind kind, const kg_plan *plan,
+                     int proc, void **v, size_t *n, size_t sz, int (*row)(rd *r, int ncols, void *ctx), kg_err *err)
+{
+    arr_ctx c = { plan, proc, v, n, cap_of(*n), sz };
+    if (data != NULL) return mem_rows(path, data, len, kind, row, &c, err);
+    return read_rows(path, kind, 0, NULL, row, &c, NULL, err);
+}
+
+/* ---- raw ---- */
+
+static int raw_row(rd *r, int ncols, void *vctx)
+{
+    arr_ctx *c = vctx;
+    (void)ncols;
+    kg_row x;
+    int rc;
+    if ((rc = get_proc(r, KG_RAW_PROCESS, c->proc, &x.proc)) != KG_OK) return rc;
+    if ((rc = get_dir(r, KG_RAW_DIRECTION, &x.dir)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_RAW_ROUND, 0, INT_MAX, &x.round)) != KG_OK) return rc;
+    if ((rc = get_arm(r, c->plan, KG_RAW_ARM, &x.arm)) != KG_OK) return rc;
+    if ((rc = get_case(r, c->plan, KG_RAW_CASE, &x.kase)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_RAW_SAMPLE, 0, INT_MAX, &x.sample)) != KG_OK) return rc;
+    if ((rc = get_real(r, KG_RAW_NS, &x.ns)) != KG_OK) return rc;
+    if (!(x.ns > 0) || x.ns > 1e30) return bad(r, KG_RAW_NS, "not a positive time:");
+    if (strlen(r->f[KG_RAW_PLAN]) != 16 || strncmp(r->f[KG_RAW_PLAN], c->plan->hash, 16) != 0)
+        return kg_errorf(r->err, KG_EINPUT, "%s:%d: row of another plan (hash %s, folder's plan %.16s)", r->path,
+                         r->line, r->f[KG_RAW_PLAN], c->plan->hash);
+    return push(c, &x, r->err);
+}
+
+static size_t cap_of(size_t n)
+{
+    /* an array handed in with n elements was grown in powers of two from 64 */
+    size_t c = 64;
+    while (c < n) c *= 2;
+    return n == 0 ? 0 : c;
+}
+
+int kg_rows_read_raw(const char *path, const kg_plan *plan, int proc, kg_row **v, size_t *n, kg_err *err)
+{
+    void *arr = *v;   /* a real void *, converted back below */
+    int rc = read_kind(path, NULL, 0, KG_ROWS_RAW, plan, proc, &arr, n, sizeof **v, raw_row, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_raw(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_row **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_RAW, plan, proc, &arr, n, sizeof **v, raw_row, err);
+    *v = arr;
+    return rc;
+}
+
+/* ---- checks ---- */
+
+static int chk_row(rd *r, int ncols, void *vctx)
+{
+    arr_ctx *c = vctx;
+    (void)ncols;
+    kg_check_rec x;
+    int rc;
+    memset(&x, 0, sizeof x);
+    if ((rc = get_proc(r, KG_CHK_PROCESS, c->proc, &x.proc)) != KG_OK) return rc;
+    if ((rc = get_dir(r, KG_CHK_DIRECTION, &x.dir)) != KG_OK) return rc;
+    if ((rc = get_case(r, c->plan, KG_CHK_CASE, &x.kase)) != KG_OK) return rc;
+    if (r->f[KG_CHK_ARM][0] == '\0') x.arm = -1;
+    else if ((rc = get_arm(r, c->plan, KG_CHK_ARM, &x.arm)) != KG_OK) return rc;
+    if ((rc = get_phase(r, KG_CHK_PHASE, &x.phase)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_CHK_CHECK, x.check, sizeof x.check)) != KG_OK) return rc;
+    if (x.check[0] == '\0') return bad(r, KG_CHK_CHECK, "empty:");
+    if ((rc = get_pass(r, KG_CHK_RESULT, &x.pass)) != KG_OK) return rc;
+    int nempty = 0;
+    for (int k = KG_CHK_MAX_ABS; k <= KG_CHK_NBAD; k++) nempty += r->f[k][0] == '\0';
+    if (nempty != 0 && nempty != 4) return bad(r, KG_CHK_MAX_ABS, "set for some of max_abs, max_rel, worst, nbad only:");
+    x.has_cmp = nempty == 0;
+    if (x.has_cmp) {
+        if ((rc = get_real(r, KG_CHK_MAX_ABS, &x.max_abs)) != KG_OK) return rc;
+        if ((rc = get_real(r, KG_CHK_MAX_REL, &x.max_rel)) != KG_OK) return rc;
+        if ((rc = get_i64(r, KG_CHK_WORST, -1, LLONG_MAX, &x.worst)) != KG_OK) return rc;
+        if ((rc = get_i64(r, KG_CHK_NBAD, 0, LLONG_MAX, &x.nbad)) != KG_OK) return rc;
+    }
+    if ((rc = get_str(r, KG_CHK_DETAIL, x.detail, sizeof x.detail)) != KG_OK) return rc;
+    return push(c, &x, r->err);
+}
+
+int kg_rows_read_checks(const char *path, const kg_plan *plan, int proc, kg_check_rec **v, size_t *n, kg_err *err)
+{
+    void *arr = *v;   /* a real void *, converted back below */
+    int rc = read_kind(path, NULL, 0, KG_ROWS_CHECKS, plan, proc, &arr, n, sizeof **v, chk_row, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_checks(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_check_rec **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_CHECKS, plan, proc, &arr, n, sizeof **v, chk_row, err);
+    *v = arr;
+    return rc;
+}
+
+/* ---- telemetry ---- */
+
+static int tel_row(rd *r, int ncols, void *vctx)
+{
+    arr_ctx *c = vctx;
+    (void)ncols;
+    kg_tel_rec x;
+    uint64_t reasons;
+    int rc;
+    if ((rc = get_proc(r, KG_TEL_PROCESS, c->proc, &x.proc)) != KG_OK) return rc;
+    if ((rc = get_case(r, c->plan, KG_TEL_CASE, &x.kase)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_TEL_ROUND, 0, INT_MAX, &x.round)) != KG_OK) return rc;
+    if ((rc = get_arm(r, c->plan, KG_TEL_ARM, &x.arm)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_TEL_SAMPLE, 0, INT_MAX, &x.sample)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_TEL_SM_MHZ, -1, INT_MAX, &x.sm_mhz)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_TEL_MEM_MHZ, -1, INT_MAX, &x.mem_mhz)) != KG_OK) return rc;
+    if ((rc = get_real(r, KG_TEL_POWER_W, &x.power_w)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_TEL_TEMP_C, -1, INT_MAX, &x.temp_c)) != KG_OK) return rc;
+    if (strncmp(r->f[KG_TEL_REASONS], "0x", 2) != 0) return bad(r, KG_TEL_REASONS, "not a 0x hex mask:");
+    r->f[KG_TEL_REASONS] += 2;
+    rc = get_u64(r, KG_TEL_REASONS, 16, &reasons);
+    r->f[KG_TEL_REASONS] -= 2;
+    if (rc != KG_OK) return rc;
+    x.reasons = (unsigned long long)reasons;
+    if ((rc = get_int(r, KG_TEL_FOREIGN, -1, INT_MAX, &x.foreign_procs)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_TEL_ESCAPED, 0, 1, &x.escaped)) != KG_OK) return rc;
+    if ((rc = get_real(r, KG_TEL_EVENT_NS, &x.event_ns)) != KG_OK) return rc;
+    if ((rc = get_real(r, KG_TEL_HOST_NS, &x.host_ns)) != KG_OK) return rc;
+    return push(c, &x, r->err);
+}
+
+int kg_rows_read_tel(const char *path, const kg_plan *plan, int proc, kg_tel_rec **v, size_t *n, kg_err *err)
+{
+    void *arr = *v;   /* a real void *, converted back below */
+    int rc = read_kind(path, NULL, 0, KG_ROWS_TELEMETRY, plan, proc, &arr, n, sizeof **v, tel_row, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_tel(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_tel_rec **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_TELEMETRY, plan, proc, &arr, n, sizeof **v, tel_row, err);
+    *v = arr;
+    return rc;
+}
+
+/* ---- resources ---- */
+
+/* "AxBxC" */
+static int get_dim3(rd *r, int col, long long out[3])
+{
+    const char *s = r->f[col];
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        errno = 0;
+        if (*s == '\0') return bad(r, col, "not AxBxC:");
+        out[i] = strtoll(s, &end, 10);
+        if (end == s || errno == ERANGE || *end != (i < 2 ? 'x' : '\0')) return bad(r, col, "not AxBxC:");
+        s = end + (i < 2);
+    }
+    return KG_OK;
+}
+
+static int res_row(rd *r, int ncols, void *vctx)
+{
+    arr_ctx *c = vctx;
+    kg_res_rec x;
+    uint64_t ib;
+    int rc;
+    memset(&x, 0, sizeof x);
+    if ((rc = get_proc(r, KG_RES_PROCESS, c->proc, &x.proc)) != KG_OK) return rc;
+    if ((rc = get_case(r, c->plan, KG_RES_CASE, &x.kase)) != KG_OK) return rc;
+    if ((rc = get_arm(r, c->plan, KG_RES_ARM, &x.arm)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_RES_LAUNCH, 1, INT_MAX, &x.launch)) != KG_OK) return rc;
+    int *ints[] = { &x.regs, &x.static_shared, &x.dynamic_shared, &x.local, &x.const_bytes, &x.max_threads, &x.ptx,
+                    &x.binary };
+    for (int k = 0; k < 8; k++)
+        if ((rc = get_int(r, KG_RES_REGISTERS + k, -1, INT_MAX, ints[k])) != KG_OK) return rc;
+    if ((rc = get_dim3(r, KG_RES_GRID, x.grid)) != KG_OK) return rc;
+    if ((rc = get_dim3(r, KG_RES_BLOCK, x.block)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_RES_LAUNCHES, -1, INT_MAX, &x.launches)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_RES_ARCH, x.arch, sizeof x.arch)) != KG_OK) return rc;
+    if ((rc = get_u64(r, KG_RES_IMAGE_BYTES, 10, &ib)) != KG_OK) return rc;
+    x.image_bytes = (size_t)ib;
+    if ((rc = get_str(r, KG_RES_IMAGE_SHA256, x.image_sha256, sizeof x.image_sha256)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_RES_SANDBOX, x.sandbox, sizeof x.sandbox)) != KG_OK) return rc;
+    if (ncols > KG_RES_LIBRARY && (rc = get_str(r, KG_RES_LIBRARY, x.library, sizeof x.library)) != KG_OK) return rc;
+    return push(c, &x, r->err);
+}
+
+int kg_rows_read_res(const char *path, const kg_plan *plan, int proc, kg_res_rec **v, size_t *n, kg_err *err)
+{
+    void *arr = *v;   /* a real void *, converted back below */
+    arr_ctx c = { plan, proc, &arr, n, cap_of(*n), sizeof **v };
+    /* schema 6 and older: without the library column */
+    char old[320];
+    join(res_cols, KG_RES_LIBRARY, old, sizeof old);
+    int rc = read_rows(path, KG_ROWS_RESOURCES, KG_RES_LIBRARY, old, res_row, &c, NULL, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_res(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_res_rec **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_RESOURCES, plan, proc, &arr, n, sizeof **v, res_row, err);
+    *v = arr;
+    return rc;
+}
+
+/* ---- saved-outputs index ---- */
+
+static int out_row(rd *r, int ncols, void *vctx)
+{
+    arr_ctx *c = vctx;
+    kg_out_rec x;
+    uint64_t off, nb;
+    int rc;
+    memset(&x, 0, sizeof x);
+    if ((rc = get_proc(r, KG_OUT_PROCESS, c->proc, &x.proc)) != KG_OK) return rc;
+    if ((rc = get_case(r, c->plan, KG_OUT_CASE, &x.kase)) != KG_OK) return rc;
+    if ((rc = get_arm(r, c->plan, KG_OUT_ARM, &x.arm)) != KG_OK) return rc;
+    if ((rc = get_phase(r, KG_OUT_PHASE, &x.phase)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_OUT_CHECK, x.check, sizeof x.check)) != KG_OK) return rc;
+    if ((rc = get_int(r, KG_OUT_OUTPUT, 0, 63, &x.output)) != KG_OK) return rc;
+    if ((rc = get_u64(r, KG_OUT_SEED, 10, &x.seed)) != KG_OK) return rc;
+    if ((rc = get_u64(r, KG_OUT_OFFSET, 10, &off)) != KG_OK) return rc;
+    if ((rc = get_u64(r, KG_OUT_BYTES, 10, &nb)) != KG_OK) return rc;
+    x.offset = (size_t)off;
+    x.bytes = (size_t)nb;
+    if ((rc = get_pass(r, KG_OUT_RESULT, &x.pass)) != KG_OK) return rc;
+    if ((rc = get_real(r, KG_OUT_MAX_ABS, &x.max_abs)) != KG_OK) return rc;
+    if (ncols > KG_OUT_STORED) {
+        uint64_t st;
+        if ((rc = get_u64(r, KG_OUT_STORED, 10, &st)) != KG_OK) return rc;
+        x.stored = (size_t)st;
+        if ((rc = get_str(r, KG_OUT_ENCODING, x.encoding, sizeof x.encoding)) != KG_OK) return rc;
+        if ((rc = get_str(r, KG_OUT_SHA, x.sha256, sizeof x.sha256)) != KG_OK) return rc;
+    } else {
+        /* schema 4 and older: the bytes as they are */
+        x.stored = x.bytes;
+        snprintf(x.encoding, sizeof x.encoding, "raw");
+    }
+    return push(c, &x, r->err);
+}
+
+int kg_rows_read_out(const char *path, const kg_plan *plan, int proc, kg_out_rec **v, size_t *n, kg_err *err)
+{
+    void *arr = *v;   /* a real void *, converted back below */
+    arr_ctx c = { plan, proc, &arr, n, cap_of(*n), sizeof **v };
+    /* schema 4 and older: the first eleven columns */
+    char old[320];
+    join(out_cols, KG_OUT_STORED, old, sizeof old);
+    int rc = read_rows(path, KG_ROWS_OUTPUTS, KG_OUT_STORED, old, out_row, &c, NULL, err);
+    *v = arr;
+    return rc;
+}
+
+int kg_rows_parse_out(const char *name, const char *data, size_t len, const kg_plan *plan, int proc, kg_out_rec **v,
+                     size_t *n, kg_err *err)
+{
+    void *arr = *v;
+    int rc = read_kind(name, data, len, KG_ROWS_OUTPUTS, plan, proc, &arr, n, sizeof **v, out_row, err);
+    *v = arr;
+    return rc;
+}
+
+/* ---- processes ---- */
+
+static int proc_row(rd *r, int ncols, void *vctx)
+{
+    arr_ctx *c = vctx;
+    kg_proc_rec x;
+    int idx, rc;
+    memset(&x, 0, sizeof x);
+    if ((rc = get_int(r, KG_PROC_PROCESS, 0, INT_MAX, &idx)) != KG_OK) return rc;
+    if ((size_t)idx != *c->n) return bad(r, KG_PROC_PROCESS, "processes out of order: expected the next index, not");
+    if ((rc = get_dir(r, KG_PROC_DIRECTION, &x.dir)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_PROC_STATUS, x.status, sizeof x.status)) != KG_OK) return rc;
+    if (x.status[0] == '\0') return bad(r, KG_PROC_STATUS, "empty:");
+    if ((rc = get_int(r, KG_PROC_ACCEPTED, 0, 1, &x.accepted)) != KG_OK) return rc;
+    if ((rc = get_real(r, KG_PROC_SECONDS, &x.seconds)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_PROC_START_UTC, x.start_utc, sizeof x.start_utc)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_PROC_REASON, x.reason, sizeof x.reason)) != KG_OK) return rc;
+    x.slot = idx;
+    x.wait_s = x.setup_s = x.checks_s = x.timed_s = -1;
+    if (ncols > KG_PROC_REASON + 1) {
+        if ((rc = get_int(r, KG_PROC_SLOT, 0, idx, &x.slot)) != KG_OK) return rc;
+        if ((rc = get_int(r, KG_PROC_ATTEMPT, 0, INT_MAX, &x.attempt)) != KG_OK) return rc;
+    }
+    if (ncols > KG_PROC_TIMED) {
+        double *t[] = { &x.wait_s, &x.setup_s, &x.checks_s, &x.timed_s };
+        for (int i = 0; i < 4; i++) {
+            if ((rc = get_real(r, KG_PROC_WAIT + i, t[i])) != KG_OK) return rc;
+            if (!(*t[i] >= -1) || *t[i] > 1e9) return bad(r, KG_PROC_WAIT + i, "not a duration in seconds:");
+        }
+    }
+    if (ncols == KG_PROC_NCOLS) {
+        for (int i = 0; i <= KG_PROC_NFILES; i++) {
+            int col = KG_PROC_RAW_SHA + i;
+            char *dst = i < KG_PROC_NFILES ? x.sha[i] : x.chain;
+            /* "-": no such file; for the chain, a row written unchained (verify refuses it) */
+            if (strcmp(r->f[col], "-") == 0) {
+                snprintf(dst, 65, "%s", i < KG_PROC_NFILES ? "-" : "");
+                continue;
+            }
+            if ((rc = get_str(r, col, dst, 65)) != KG_OK) return rc;
+            if (strlen(dst) != 64 || strspn(dst, "0123456789abcdef") != 64)
+                return bad(r, col, "not a SHA-256 (64 lowercase hex digits) or '-':");
+        }
+    }
+    return push(c, &x, r->err);
+}
+
+int kg_rows_read_procs(const char *path, kg_proc_rec **v, int *n, int *legacy, kg_err *err)
+{
+    void *recs = NULL;
+    size_t nrecs = 0;
+    arr_ctx c = { NULL, -1, &recs, &nrecs, 0, sizeof **v };
+    /* three older schemas are read too: without the slot and attempt (the
+     * slot is then the index: *legacy), without the four durations, and
+     * without the file digests and the chain */
+    static const int older[] = { KG_PROC_REASON + 1, KG_PROC_ATTEMPT + 1, KG_PROC_TIMED + 1 };
+    char header[320], *text = NULL;
+    *legacy = 0;
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc != KG_OK) return rc;
+    size_t hl = strcspn(text, "\r\n");
+    int alt = older[0];
+    for (size_t i = 0; i < sizeof older / sizeof older[0]; i++) {
+        join(proc_cols, older[i], header, sizeof header);
+        if (hl == strlen(header) && strncmp(text, header, hl) == 0) alt = older[i];
+    }
+    join(proc_cols, alt, header, sizeof header);
+    int alt_seen = 0;
+    rc = parse_rows(path, text, KG_ROWS_PROCESSES, alt, header, proc_row, &c, &alt_seen, err);
+    if (alt == KG_PROC_REASON + 1) *legacy = alt_seen;
+    free(text);
+    if (rc != KG_OK) {
+        free(recs);
+        return rc;
+    }
+    *v = recs;
+    *n = (int)nrecs;
+    return KG_OK;
+}
+
+/* ---- the host watch ---- */
+
+static int watch_row(rd *r, int ncols, void *vctx)
+{
+    (void)ncols;
+    arr_ctx *c = vctx;
+    kg_watch_rec x;
+    int rc;
+    memset(&x, 0, sizeof x);
+    if ((rc = get_str(r, KG_WATCH_UTC, x.utc, sizeof x.utc)) != KG_OK) return rc;
+    if ((rc = get_real(r, KG_WATCH_SECONDS, &x.seconds)) != KG_OK) return rc;
+    if (!(x.seconds >= 0) || x.seconds > 1e9) return bad(r, KG_WATCH_SECONDS, "not a duration in seconds:");
+    if ((rc = get_int(r, KG_WATCH_PROCESS, -1, INT_MAX, &x.proc)) != KG_OK) return rc;
+    if ((rc = get_str(r, KG_WATCH_EVENT, x.event, sizeof x.event)) != KG_OK) return rc;
+    int known = 0;
+    for (const char *p = KG_WATCH_EVENTS; *p && !known; ) {
+        size_t k = strcspn(p, ",");
+        known = k == strlen(x.event) && strncmp(p, x.event, k) == 0;
+        p += k + (p[k] == ',');
+    }
+    if (!known) return bad(r, KG_WATCH_EVENT, "not an event of the host watch (" KG_WATCH_EVENTS "):");
+    if ((rc = get_str(r, KG_WATCH_DETAIL, x.detail, sizeof x.detail)) != KG_OK) return rc;
+    return push(c, &x, r->err);
+}
+
+int kg_rows_read_watch(const char *path, kg_watch_rec **v, size_t *n, kg_err *err)
+{
+    void *recs = NULL;
+    size_t nrecs = 0;
+    arr_ctx c = { NULL, -1, &recs, &nrecs, 0, sizeof **v };
+    *v = NULL;
+    *n = 0;
+    if (!kg_path_exists(path)) return KG_OK;
+    int rc = read_rows(path, KG_ROWS_WATCH, 0, NULL, watch_row, &c, NULL, err);
+    if (rc != KG_OK) {
+        free(recs);
+        return rc;
+    }
+    *v = recs;
+    *n = nrecs;
+    return KG_OK;
+}

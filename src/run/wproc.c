@@ -1,0 +1,878 @@
+/* wproc.c: one worker process of a campaign, from its start to its
+ * records (wproc.h).  Its records come through a pipe (channel.h); the
+ * supervisor checks them with rows.c and writes them through the
+ * folder's descriptor.  The host is watched while it runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/crypto.h>
+#include "run/wproc.h"
+#include "run/lock.h"
+#include "base/safefs.h"
+#include "evidence/salt.h"
+#include "run/token.h"
+
+extern char **environ;
+
+typedef kg_proc_rec proc_rec;
+
+/* Writes one file of a process's records into the subfolder sub of the
+ * evidence folder (dirfd), through openat: no path is resolved again. */
+static int store(int dirfd, const char *dir, const char *sub, const char *name, const void *data, size_t len,
+                 kg_err *err)
+{
+    char shown[KG_PATH_MAX + 128];
+    snprintf(shown, sizeof shown, "%s/%s/%s", dir, sub, name);
+    int sfd = kg_open_dir(dirfd, sub, 1, err);
+    if (sfd < 0) return sfd;
+    int rc = kg_write_atomic_at(sfd, name, shown, data, len, err);
+    close(sfd);
+    return rc;
+}
+
+/* Checks every record a worker sent with the strict readers of rows.c.
+ * KG_OK: they are whole and of this process; otherwise an error naming
+ * the record, the line and the column (the process is then refused). */
+static int check_records(const kg_plan *plan, const kg_chan *ch, int proc, kg_err *err)
+{
+    static const struct { int kind; const char *what; } need[] = {
+        { KG_FRAME_CHECKS, "checks" }, { KG_FRAME_OUTPUTS, "outputs index" }, { KG_FRAME_OUTPUTS_BIN, "outputs" },
+        { KG_FRAME_RAW, "raw rows" },
+    };
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (ch->part[need[i].kind] == NULL)
+            return kg_errorf(err, KG_EINPUT, "process %d sent no %s", proc, need[i].what);
+    if ((ch->part[KG_FRAME_TELEMETRY] == NULL) != (ch->part[KG_FRAME_RESOURCES] == NULL))
+        return kg_errorf(err, KG_EINPUT, "process %d sent telemetry or resources without the other", proc);
+    char name[64];
+    kg_row *raw = NULL;
+    kg_check_rec *chk = NULL;
+    kg_tel_rec *tel = NULL;
+    kg_res_rec *res = NULL;
+    kg_out_rec *out = NULL;
+    size_t nraw = 0, nchk = 0, ntel = 0, nres = 0, nout = 0;
+    int rc;
+    snprintf(name, sizeof name, "checks/proc-%03d.csv (sent)", proc);
+    if ((rc = kg_rows_parse_checks(name, ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], plan, proc, &chk,
+                                   &nchk, err)) != KG_OK)
+        goto done;
+    snprintf(name, sizeof name, "outputs/proc-%03d.csv (sent)", proc);
+    if ((rc = kg_rows_parse_out(name, ch->part[KG_FRAME_OUTPUTS], ch->partlen[KG_FRAME_OUTPUTS], plan, proc, &out,
+                                &nout, err)) != KG_OK)
+        goto done;
+    for (size_t i = 0; i < nout; i++)
+        if (out[i].offset > ch->partlen[KG_FRAME_OUTPUTS_BIN] ||
+            out[i].stored > ch->partlen[KG_FRAME_OUTPUTS_BIN] - out[i].offset) {
+            rc = kg_errorf(err, KG_EINPUT, "%s:%zu: names bytes %zu..%zu of %zu sent", name, i + 2, out[i].offset,
+                           out[i].offset + out[i].stored, ch->partlen[KG_FRAME_OUTPUTS_BIN]);
+            goto done;
+        }
+    if (ch->part[KG_FRAME_TELEMETRY] != NULL) {
+        snprintf(name, sizeof name, "telemetry/proc-%03d.csv (sent)", proc);
+        if ((rc = kg_rows_parse_tel(name, ch->part[KG_FRAME_TELEMETRY], ch->partlen[KG_FRAME_TELEMETRY], plan, proc,
+                                    &tel, &ntel, err)) != KG_OK)
+            goto done;
+        snprintf(name, sizeof name, "telemetry/resources-%03d.csv (sent)", proc);
+        if ((rc = kg_rows_parse_res(name, ch->part[KG_FRAME_RESOURCES], ch->partlen[KG_FRAME_RESOURCES], plan, proc,
+                                    &res, &nres, err)) != KG_OK)
+            goto done;
+    }
+    snprintf(name, sizeof name, "raw/proc-%03d.csv (sent)", proc);
+    rc = kg_rows_parse_raw(name, ch->part[KG_FRAME_RAW], ch->partlen[KG_FRAME_RAW], plan, proc, &raw, &nraw, err);
+done:
+    free(raw);
+    free(chk);
+    free(tel);
+    free(res);
+    free(out);
+    return rc;
+}
+
+/* Writes the checked records of a process, checks first and raw last (a
+ * process whose raw file exists is complete).  Any failure is an error
+ * that stops the campaign: the process is not recorded, and --resume
+ * runs its slot again. */
+static int store_records(int dirfd, const char *dir, const kg_chan *ch, int proc, kg_err *err)
+{
+    char name[32];
+    int rc;
+    snprintf(name, sizeof name, "proc-%03d.csv", proc);
+    if ((rc = store(dirfd, dir, "checks", name, ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], err)) !=
+        KG_OK)
+        return rc;
+    /* the data before its index: an index never names bytes that are not there */
+    snprintf(name, sizeof name, "proc-%03d.bin", proc);
+    if ((rc = store(dirfd, dir, "outputs", name, ch->part[KG_FRAME_OUTPUTS_BIN], ch->partlen[KG_FRAME_OUTPUTS_BIN],
+                    err)) != KG_OK)
+        return rc;
+    snprintf(name, sizeof name, "proc-%03d.csv", proc);
+    if ((rc = store(dirfd, dir, "outputs", name, ch->part[KG_FRAME_OUTPUTS], ch->partlen[KG_FRAME_OUTPUTS], err)) !=
+        KG_OK)
+        return rc;
+    if (ch->part[KG_FRAME_TELEMETRY] != NULL) {
+        if ((rc = store(dirfd, dir, "telemetry", name, ch->part[KG_FRAME_TELEMETRY], ch->partlen[KG_FRAME_TELEMETRY],
+                        err)) != KG_OK)
+            return rc;
+        snprintf(name, sizeof name, "resources-%03d.csv", proc);
+        if ((rc = store(dirfd, dir, "telemetry", name, ch->part[KG_FRAME_RESOURCES], ch->partlen[KG_FRAME_RESOURCES],
+                        err)) != KG_OK)
+            return rc;
+        snprintf(name, sizeof name, "proc-%03d.csv", proc);
+    }
+    return store(dirfd, dir, "raw", name, ch->part[KG_FRAME_RAW], ch->partlen[KG_FRAME_RAW], err);
+}
+
+/* A worker that died (how: "killed by signal 11 (...)") while its last
+ * NOW frame named an arm: a failed "fault" check of that arm in
+ * checks/proc-NNN.csv, written by the supervisor.  The process stays
+ * excluded; evidence.c folds the check into the arm's state. */
+static int record_fault(int dirfd, const char *dir, const kg_plan *plan, const kg_chan *ch, int proc, int pdir,
+                        const char *how, char *reason, size_t cap, kg_err *err)
+{
+    if (!ch->now_set || ch->now_case < 0 || ch->now_case >= plan->ncases || ch->now_arm < 0 ||
+        ch->now_arm >= plan->narms)
+        return KG_OK;
+    kg_check_rec k;
+    memset(&k, 0, sizeof k);
+    k.proc = proc;
+    k.dir = pdir;
+    k.kase = ch->now_case;
+    k.arm = ch->now_arm;
+    k.phase = ch->now_phase == KG_NOW_CHECK_AFTER ? KG_PHASE_POST : KG_PHASE_PRE;
+    snprintf(k.check, sizeof k.check, "%s", KG_CHECK_FAULT);
+    k.pass = 0;
+    char where[160];
+    if (ch->now_phase == KG_NOW_TIME && ch->now_round >= 0 && ch->now_round < plan->campaign.rounds)
+        snprintf(where, sizeof where, "round %d/%d", ch->now_round + 1, plan->campaign.rounds);
+    else
+        snprintf(where, sizeof where, "%s", kg_now_phase_name(ch->now_phase));
+    snprintf(k.detail, sizeof k.detail, "worker %s while running arm %s, case %s, %s", how,
+             plan->arms[k.arm].name, plan->cases[k.kase].name, where);
+    snprintf(reason, cap, "%s", k.detail);
+    kg_sb sb = { 0 };
+    /* checks the worker sent before it died are kept when they parse */
+    kg_check_rec *sent = NULL;
+    size_t nsent = 0;
+    kg_err perr = { 0 };
+    if (ch->part[KG_FRAME_CHECKS] != NULL &&
+        kg_rows_parse_checks("sent checks", ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], plan, proc,
+                             &sent, &nsent, &perr) == KG_OK)
+        kg_sb_printf(&sb, "%.*s", (int)ch->partlen[KG_FRAME_CHECKS], ch->part[KG_FRAME_CHECKS]);
+    else
+        kg_rows_begin(&sb, KG_ROWS_CHECKS);
+    free(sent);
+    kg_rows_put_check(&sb, plan, &k);
+    char name[32];
+    snprintf(name, sizeof name, "proc-%03d.csv", proc);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : store(dirfd, dir, "checks", name, sb.buf, sb.len, err);
+    kg_sb_free(&sb);
+    return rc;
+}
+
+/* One row of the host watch's log (watch.csv), dated now. */
+void kg_watch_log(kg_sb *wl, double seconds, int proc, const char *event, const char *fmt, ...)
+{
+    if (wl == NULL) return;
+    kg_watch_rec r;
+    memset(&r, 0, sizeof r);
+    kg_utc_now(r.utc, sizeof r.utc);
+    r.seconds = seconds > 0 ? seconds : 0;
+    r.proc = proc;
+    snprintf(r.event, sizeof r.event, "%s", event);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r.detail, sizeof r.detail, fmt, ap);
+    va_end(ap);
+    kg_rows_put_watch(wl, &r);
+}
+
+/* The reasons the watch found since the last call, into the log. */
+static void watch_drain(kg_quiet *q, kg_sb *wl, int proc)
+{
+    char why[512];
+    while (kg_quiet_take(q, why, sizeof why)) kg_watch_log(wl, 0, proc, "not-quiet", "%s", why);
+    if (q->dropped > 0) {
+        kg_watch_log(wl, 0, proc, "not-quiet", "%d further change(s) of reason not listed", q->dropped);
+        q->dropped = 0;
+    }
+}
+
+/* NVML's clock event reasons that slow the device for reasons outside
+ * the kernel: hardware slowdown, software and hardware thermal slowdown,
+ * the power brake.  A power cap (KG_CLOCK_POWER_CAP) is only noted. */
+#define KG_CLOCK_ENV_SLOWDOWN 0xE8ull
+#define KG_CLOCK_POWER_CAP 0x4ull
+
+/* What the worker's own telemetry saw of the environment: 1 and why when
+ * a foreign compute process or a hardware or thermal slowdown was read
+ * during timing, or a power cap while some arm's timing:escape check
+ * failed (the timing-integrity checks are then the environment's, not
+ * the arm's); a power cap alone goes to note. */
+static int env_seen(const kg_plan *plan, const kg_chan *ch, int proc, char *why, size_t cap, char *note, size_t note_cap)
+{
+    why[0] = note[0] = '\0';
+    if (ch->part[KG_FRAME_TELEMETRY] == NULL) return 0;
+    kg_tel_rec *tel = NULL;
+    kg_check_rec *chk = NULL;
+    size_t ntel = 0, nchk = 0;
+    kg_err e = { 0 };
+    int bad = 0;
+    if (kg_rows_parse_tel("telemetry", ch->part[KG_FRAME_TELEMETRY], ch->partlen[KG_FRAME_TELEMETRY], plan, proc,
+                          &tel, &ntel, &e) != KG_OK) {
+        free(tel);
+        return 0;   /* check_records has refused such rows already */
+    }
+    size_t nforeign = 0, nslow = 0, ncap = 0;
+    const kg_tel_rec *first_f = NULL, *first_s = NULL;
+    unsigned long long slow_bits = 0;
+    for (size_t i = 0; i < ntel; i++) {
+        if (tel[i].foreign_procs > 0 && nforeign++ == 0) first_f = &tel[i];
+        if (tel[i].reasons & KG_CLOCK_ENV_SLOWDOWN) {
+            if (nslow++ == 0) first_s = &tel[i];
+            slow_bits |= tel[i].reasons & KG_CLOCK_ENV_SLOWDOWN;
+        }
+        if (tel[i].reasons & KG_CLOCK_POWER_CAP) ncap++;
+    }
+    if (first_f != NULL) {
+        snprintf(why, cap, "the worker's telemetry read %d foreign compute process(es) on the device in %zu of %zu "
+                 "samples, first in case %s, round %d", first_f->foreign_procs, nforeign, ntel,
+                 plan->cases[first_f->kase].name, first_f->round + 1);
+        bad = 1;
+    } else if (first_s != NULL) {
+        snprintf(why, cap, "the device slowed its clocks (clock event reasons 0x%llx: hardware or thermal slowdown) in "
+                 "%zu of %zu samples, first in case %s, round %d", slow_bits, nslow, ntel,
+                 plan->cases[first_s->kase].name, first_s->round + 1);
+        bad = 1;
+    } else if (ncap > 0) {
+        int escapes = 0;
+        if (ch->part[KG_FRAME_CHECKS] != NULL &&
+            kg_rows_parse_checks("checks", ch->part[KG_FRAME_CHECKS], ch->partlen[KG_FRAME_CHECKS], plan, proc, &chk,
+                                 &nchk, &e) == KG_OK)
+            for (size_t i = 0; i < nchk; i++) escapes += !chk[i].pass && strcmp(chk[i].check, KG_CHECK_ESCAPE) == 0;
+        if (escapes > 0) {
+            snprintf(why, cap, "%d timing:escape check(s) failed while the device was power-capped (%zu of %zu samples)",
+                     escapes, ncap, ntel);
+            bad = 1;
+        } else {
+            snprintf(note, note_cap, "the device was power-capped (clock event reason 0x4) in %zu of %zu samples", ncap,
+                     ntel);
+        }
+    }
+    free(tel);
+    free(chk);
+    return bad;
+}
+
+/* The worker's PHASES frame: setup, checks and timed seconds; -1 each
+ * when it sent none or it does not parse. */
+static void read_phases(const kg_chan *ch, kg_proc_rec *rec)
+{
+    rec->setup_s = rec->checks_s = rec->timed_s = -1;
+    const char *p = ch->part[KG_FRAME_PHASES];
+    size_t n = ch->partlen[KG_FRAME_PHASES];
+    if (p == NULL || n == 0 || n > 95) return;
+    char buf[96];
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    double a, b, c;
+    char end;
+    if (sscanf(buf, "%lf %lf %lf%c", &a, &b, &c, &end) == 4 && end == '\n' && a >= 0 && b >= 0 && c >= 0 &&
+        a < 1e9 && b < 1e9 && c < 1e9) {
+        rec->setup_s = a;
+        rec->checks_s = b;
+        rec->timed_s = c;
+    }
+}
+
+/* ---- one worker ---------------------------------------------------- */
+
+int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, int beside, kg_err *err)
+{
+    const kg_run_opts *o = sp->o;
+    const kg_settings *s = sp->s;
+    kg_proc_rec keep = w->rec;
+    memset(w, 0, sizeof *w);
+    w->rec = keep;
+    w->proc = proc;
+    w->pfd = w->gfd = -1;
+    w->t_ready = -1;
+    char exe[PATH_MAX], procs[16], slots[16], fdarg[16], parent[24], saltarg[16];
+    int rc = kg_self_exe(exe, sizeof exe, err);
+    if (rc != KG_OK) return rc;
+    snprintf(procs, sizeof procs, "%d", proc);
+    snprintf(slots, sizeof slots, "%d", w->rec.slot);
+    snprintf(w->log, sizeof w->log, "%s/logs/proc-%03d.log", sp->dir, proc);
+    snprintf(parent, sizeof parent, "%ld", (long)getpid());
+    /* KGATE_WORKER_WRAPPER (e.g. "compute-sanitizer --tool memcheck
+     * --error-exitcode 86"): a program the worker runs under. */
+    char wrap[1024] = "";
+    if (s->worker_wrapper != NULL) snprintf(wrap, sizeof wrap, "%s", s->worker_wrapper);
+    char *argv[60];
+    int n = 0;
+    for (char *tok = strtok(wrap, " "); tok != NULL && n < 30; tok = strtok(NULL, " ")) argv[n++] = tok;
+    int wrapped = n > 0;
+    /* the pipe: its read end stays here; the write end is the worker's
+     * only way to record anything */
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) return kg_errorf(err, KG_EIO, "cannot make the rows pipe: %s", strerror(errno));
+    snprintf(fdarg, sizeof fdarg, "%d", pfd[1]);
+    /* the input salt goes through a pipe of its own: a command line or
+     * the environment could be read by an arm host (salt.h) */
+    int sfd = -1;
+    if ((rc = kg_salt_pipe(sp->salt, &sfd, err)) != KG_OK) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return rc;
+    }
+    snprintf(saltarg, sizeof saltarg, "%d", sfd);
+    /* a fresh token for this worker, through a pipe of its own (token.h) */
+    unsigned char tok[KG_TOKEN_BYTES];
+    int tfd = -1;
+    char tokarg[16];
+    if ((rc = kg_token_draw(tok, err)) != KG_OK || (rc = kg_token_pipe(tok, &tfd, err)) != KG_OK) {
+        close(pfd[0]);
+        close(pfd[1]);
+        close(sfd);
+        return rc;
+    }
+    snprintf(tokarg, sizeof tokarg, "%d", tfd);
+    /* the go pipe: the worker reads one byte before its first timed phase */
+    int gfd[2] = { -1, -1 };
+    char goarg[16];
+    if (sp->gated && pipe2(gfd, O_CLOEXEC) != 0) {
+        rc = kg_errorf(err, KG_EIO, "cannot make the go pipe: %s", strerror(errno));
+        close(pfd[0]);
+        close(pfd[1]);
+        close(sfd);
+        close(tfd);
+        return rc;
+    }
+    snprintf(goarg, sizeof goarg, "%d", gfd[0]);
+    argv[n++] = exe;
+    argv[n++] = (char *)"worker";
+    argv[n++] = (char *)"--plan";
+    argv[n++] = (char *)sp->plan_abs;
+    argv[n++] = (char *)"--out";
+    argv[n++] = (char *)sp->dir;
+    argv[n++] = (char *)"--proc";
+    argv[n++] = procs;
+    argv[n++] = (char *)"--backend";
+    argv[n++] = (char *)sp->backend;
+    argv[n++] = (char *)"--rows-fd";
+    argv[n++] = fdarg;
+    argv[n++] = (char *)"--salt-fd";
+    argv[n++] = saltarg;
+    argv[n++] = (char *)"--token-fd";
+    argv[n++] = tokarg;
+    /* under a wrapper the worker's parent is the wrapper */
+    if (!wrapped) {
+        argv[n++] = (char *)"--parent";
+        argv[n++] = parent;
+    }
+    if (sp->progress) argv[n++] = (char *)"--progress";
+    /* the folder of the signing key: the worker's arm hosts cover it */
+    char keydir[PATH_MAX];
+    if (o->key_path != NULL && realpath(o->key_path, keydir) != NULL) {
+        char *slash = strrchr(keydir, '/');
+        if (slash != NULL && slash != keydir) *slash = '\0';
+        argv[n++] = (char *)"--hide";
+        argv[n++] = keydir;
+    }
+    char warm[32];
+    if (warm_s > 0) {
+        snprintf(warm, sizeof warm, "%g", warm_s);
+        argv[n++] = (char *)"--warm";
+        argv[n++] = warm;
+    }
+    argv[n++] = (char *)"--slot";
+    argv[n++] = slots;
+    if (gfd[0] >= 0) {
+        argv[n++] = (char *)"--go-fd";
+        argv[n++] = goarg;
+    }
+    if (o->check_only) argv[n++] = (char *)"--check-only";
+    /* a shard's cases, and its device (shard.h) */
+    char shard[32], dev[16];
+    if (o->shard_n > 0) {
+        snprintf(shard, sizeof shard, "%d/%d", o->shard_i, o->shard_n);
+        argv[n++] = (char *)"--shard";
+        argv[n++] = shard;
+    }
+    if (o->has_device) {
+        snprintf(dev, sizeof dev, "%d", o->device);
+        argv[n++] = (char *)"--device";
+        argv[n++] = dev;
+    }
+    if (s->negative) {
+        argv[n++] = (char *)"--negative";
+        if (s->negative_arm != NULL && s->negative_arm[0] != '\0') {
+            argv[n++] = (char *)"--negative-arm";
+            argv[n++] = (char *)s->negative_arm;
+        }
+    }
+    argv[n] = NULL;
+
+    /* the log: created through the folder's descriptor, no link followed */
+    char lname[32];
+    snprintf(lname, sizeof lname, "proc-%03d.log", proc);
+    int lfd = kg_create_at(sp->dirfd, "logs", lname, w->log, err);
+    if (lfd < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        close(sfd);
+        close(tfd);
+        if (gfd[0] >= 0) close(gfd[0]), close(gfd[1]);
+        return lfd;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, lfd, 1);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    pid_t pid;
+    kg_utc_now(w->rec.start_utc, sizeof w->rec.start_utc);
+    w->t0 = kg_mono_s();
+    /* the write end is inherited by the worker alone (single-threaded:
+     * no other spawn can see it between these lines) */
+    (void)fcntl(pfd[1], F_SETFD, 0);
+    (void)fcntl(sfd, F_SETFD, 0);
+    (void)fcntl(tfd, F_SETFD, 0);
+    if (gfd[0] >= 0) (void)fcntl(gfd[0], F_SETFD, 0);
+    int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    close(pfd[1]);
+    close(sfd);
+    close(lfd);
+    close(tfd);
+    if (gfd[0] >= 0) close(gfd[0]);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    if (e != 0) {
+        close(pfd[0]);
+        if (gfd[1] >= 0) close(gfd[1]);
+        OPENSSL_cleanse(tok, sizeof tok);
+        return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", argv[0], strerror(e));
+    }
+    w->pid = pid;
+    w->pfd = pfd[0];
+    w->gfd = gfd[1];
+    w->active = 1;
+    w->timeout_s = sp->timeout_s;
+    kg_lock_note_worker(sp->lock_fd, (long)pid);
+    (void)fcntl(w->pfd, F_SETFL, O_NONBLOCK);
+    kg_chan_init(&w->ch, proc);
+    /* its raw rows count only under the HMAC of its token (channel.h) */
+    rc = kg_chan_expect_mac(&w->ch, tok, sizeof tok, err);
+    OPENSSL_cleanse(tok, sizeof tok);
+    if (rc != KG_OK) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        w->exited = 1;
+        return rc;
+    }
+    /* gone: the go was given (or none is needed) */
+    w->gone = w->gfd < 0;
+    w->next_poll = w->t0;
+    w->next_show = w->t0 + 0.5;
+    w->current = !beside;
+    w->t_current = w->t0;
+    w->ov_open = beside;
+    w->ov_t = w->t0;
+    w->ov_state = KG_OV_START;
+    return KG_OK;
+}
+
+void kg_wproc_promote(kg_wproc *w)
+{
+    w->current = 1;
+    w->t_current = kg_mono_s();
+    w->ov_open = 0;
+    w->next_poll = w->t_current;   /* judged at once */
+}
+
+/* Kills the worker's group and reaps it. */
+static void wp_kill(kg_wproc *w)
+{
+    if (w->pid <= 0 || w->exited) return;
+    kill(-w->pid, SIGKILL);
+    while (waitpid(w->pid, &w->status, 0) < 0 && errno == EINTR) { }
+    w->exited = 1;
+}
+
+/* Seconds the timeout does not count: the worker ready and waiting. */
+static double wp_blocked(const kg_wproc *w, double now)
+{
+    return w->waited + (!w->gone && w->t_ready >= 0 ? now - w->t_ready : 0);
+}
+
+/* Where the worker beside the running one is, from its last NOW frame. */
+static int ov_state_of(const kg_wproc *w)
+{
+    if (!w->ch.now_set) return KG_OV_START;
+    switch (w->ch.now_phase) {
+    case KG_NOW_LOAD: return KG_OV_SETUP;
+    case KG_NOW_READY: return KG_OV_WAIT;
+    default: return KG_OV_CHECKS;
+    }
+}
+
+static void ov_tick(kg_wproc *w, double now)
+{
+    if (!w->active || !w->ov_open) return;
+    if (now > w->ov_t) w->ov[w->ov_state] += now - w->ov_t;
+    w->ov_t = now;
+    w->ov_state = ov_state_of(w);
+}
+
+/* Reads what the worker's pipe holds; the ready time once it says so. */
+static int wp_pump(kg_wproc *w, kg_err *err)
+{
+    if (w->ch.eof) return KG_OK;
+    int rc = kg_chan_pump(&w->ch, w->pfd, err);
+    if (rc != KG_OK) return rc;
+    if (w->ch.ready && w->t_ready < 0) {
+        w->t_ready = kg_mono_s();
+        w->next_poll = w->t_ready;   /* judged at once */
+    }
+    return KG_OK;
+}
+
+/* Reaps the worker when it ended; 1 then. */
+static int wp_reap(kg_wproc *w, kg_err *err)
+{
+    if (w->exited) return 1;
+    pid_t r = waitpid(w->pid, &w->status, WNOHANG);
+    if (r == w->pid) {
+        w->exited = 1;
+        return 1;
+    }
+    if (r < 0 && errno != EINTR) {
+        kg_errorf(err, KG_EIO, "waiting for worker %d: %s", w->proc, strerror(errno));
+        wp_kill(w);
+        return -1;
+    }
+    return 0;
+}
+
+/* The files store_records writes for process proc, removed (raw first). */
+static void unstore(int dirfd, int proc)
+{
+    char name[64];
+    static const struct { const char *sub, *stem, *ext; } f[] = {
+        { "raw", "proc", "csv" }, { "checks", "proc", "csv" }, { "outputs", "proc", "csv" },
+        { "outputs", "proc", "bin" }, { "telemetry", "proc", "csv" }, { "telemetry", "resources", "csv" },
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        snprintf(name, sizeof name, "%s/%s-%03d.%s", f[i].sub, f[i].stem, proc, f[i].ext);
+        (void)unlinkat(dirfd, name, 0);
+    }
+}
+
+/* Once the worker's records are whole (its raw rows came, under its
+ * MAC), they are checked and written while it closes its device and
+ * ends, off the path to the next worker's go; finish undoes the write
+ * should the worker then not end well. */
+static int store_early(kg_wproc *w, const kg_wspawn *sp, kg_err *err)
+{
+    if (w->stored != 0 || w->exited || w->ch.part[KG_FRAME_RAW] == NULL || w->ch.bad[0] != '\0') return KG_OK;
+    kg_err verr = { 0 };
+    if (check_records(sp->plan, &w->ch, w->proc, &verr) != KG_OK) {
+        w->stored = -1;
+        snprintf(w->store_why, sizeof w->store_why, "%.250s", verr.msg);
+        return KG_OK;
+    }
+    int rc = store_records(sp->dirfd, sp->dir, &w->ch, w->proc, err);
+    if (rc == KG_OK) w->stored = 1;
+    return rc;
+}
+
+int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_wspawn *sp, const kg_watch_ctx *wc, const char *pline,
+                   int *said_done, kg_err *err)
+{
+    kg_quiet *q = wc->q;
+    kg_sb *wl = wc->wl;
+    *said_done = 0;
+    if (next != NULL && !next->active) next = NULL;
+    for (;;) {
+        int r = wp_reap(cur, err);
+        if (r < 0) return KG_EIO;
+        if (r == 1) break;
+        if (next != NULL && wp_reap(next, err) < 0) return KG_EIO;
+        if (kg_stop_requested() != 0) {
+            wp_kill(cur);
+            cur->stopped = 1;
+            if (next != NULL) {
+                wp_kill(next);
+                next->stopped = 1;
+            }
+            break;
+        }
+        double now = kg_mono_s();
+        if (now - cur->t0 - wp_blocked(cur, now) > cur->timeout_s) {
+            wp_kill(cur);
+            cur->timed_out = 1;
+            break;
+        }
+        if (next != NULL && !next->exited && now - next->t0 - wp_blocked(next, now) > next->timeout_s) {
+            wp_kill(next);
+            next->timed_out = 1;
+        }
+        /* the watch goes on after a first reason: the quiet time is
+         * counted from the last thing seen, between processes too; only
+         * what it sees from the go on contaminates the process */
+        if (q != NULL && now >= cur->next_poll) {
+            char w2[512];
+            int bad = kg_quiet_poll(q, (int)cur->pid, w2, sizeof w2);
+            /* what is seen after the last timed phase touches no sample */
+            if (bad && cur->gone && !cur->dirty && !cur->ch.timed_done) {
+                cur->dirty = 1;
+                snprintf(cur->why, sizeof cur->why, "%s", w2);
+            }
+            watch_drain(q, wl, cur->proc);
+            cur->next_poll = now + KG_QUIET_POLL_S;
+            if (!cur->gone && cur->t_ready >= 0) {
+                /* the wait counts from when it was ready, or from when
+                 * the worker before it ended, whichever is later */
+                double from = cur->t_ready > cur->t_current ? cur->t_ready : cur->t_current;
+                if (bad) kg_quiet_say(w2, cur->said, sizeof cur->said);
+                int v = kg_quiet_judge(q, bad, now, wc->window_s, now - from, wc->give_up_s);
+                if (v != KG_QUIET_HOLD) cur->waited = now - cur->t_ready;
+                /* quiet so far: looked at again when the window completes */
+                if (v == KG_QUIET_HOLD && !bad && q->quiet_since + wc->window_s < cur->next_poll)
+                    cur->next_poll = q->quiet_since + wc->window_s;
+                if (v == KG_QUIET_GIVE_UP) {
+                    snprintf(cur->why, sizeof cur->why, "%s", w2);
+                    cur->gave_up = 1;
+                    wp_kill(cur);
+                    break;
+                }
+                if (v == KG_QUIET_GO) {
+                    ssize_t wr;
+                    do wr = write(cur->gfd, "g", 1);
+                    while (wr < 0 && errno == EINTR);
+                    close(cur->gfd);
+                    cur->gfd = -1;
+                    cur->gone = 1;
+                    kg_quiet_process_begins(q);
+                    if (cur->waited >= 0.001)
+                        kg_watch_log(wl, cur->waited, cur->proc, "wait", "quiet; the worker was ready to time %.3f s "
+                                     "after it started, its set-up and first checks done meanwhile",
+                                     cur->t_ready - cur->t0);
+                }
+            }
+        }
+        if (pline != NULL && now >= cur->next_show) {
+            /* the worker reports "progress: case C round r/R" on its log */
+            char ll[256];
+            kg_file_last_line(cur->log, ll, sizeof ll);
+            if (strncmp(ll, "progress: ", 10) == 0) {
+                fprintf(stderr, "\r\033[K%s  %s", pline, ll + 10);
+                fflush(stderr);
+            }
+            cur->next_show = now + 0.5;
+        }
+        struct pollfd pf[2];
+        int np = 0, ic = -1, in = -1;
+        if (!cur->ch.eof) ic = np, pf[np++] = (struct pollfd){ .fd = cur->pfd, .events = POLLIN };
+        if (next != NULL && !next->ch.eof) in = np, pf[np++] = (struct pollfd){ .fd = next->pfd, .events = POLLIN };
+        if (np > 0 && poll(pf, (nfds_t)np, 20) > 0) {
+            int rc;
+            if (ic >= 0 && pf[ic].revents != 0 && (rc = wp_pump(cur, err)) != KG_OK) {
+                wp_kill(cur);
+                return rc;
+            }
+            if (in >= 0 && pf[in].revents != 0 && (rc = wp_pump(next, err)) != KG_OK) {
+                wp_kill(cur);
+                wp_kill(next);
+                return rc;
+            }
+        } else if (np == 0) {
+            struct timespec ts = { 0, 20 * 1000 * 1000 };
+            nanosleep(&ts, NULL);
+        }
+        if (next != NULL) ov_tick(next, kg_mono_s());
+        int rc = store_early(cur, sp, err);
+        if (rc != KG_OK) {
+            wp_kill(cur);
+            return rc;
+        }
+        if (cur->ch.timed_done && !cur->said_done && cur->gone) {
+            cur->said_done = 1;
+            *said_done = 1;
+            return KG_OK;
+        }
+    }
+    /* the one beside it: its time by state up to now */
+    if (next != NULL) {
+        ov_tick(next, kg_mono_s());
+        next->ov_open = 0;
+    }
+    return KG_OK;
+}
+
+int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg_err *err)
+{
+    const kg_run_opts *o = sp->o;
+    const kg_plan *plan = sp->plan;
+    kg_sb *wl = wc->wl;
+    proc_rec *rec = &w->rec;
+    int rc = KG_OK, proc = w->proc, dirfd = sp->dirfd;
+    const char *dir = sp->dir;
+    /* Whatever the worker left running in its group goes too. */
+    kill(-w->pid, SIGKILL);
+    if (w->gfd >= 0) close(w->gfd);
+    w->gfd = -1;
+    rec->wait_s = w->waited;
+    if (w->stopped) {
+        rc = kg_errorf(err, KG_EIO, "interrupted%s: kgate run %s --resume %s continues it",
+                       !w->gone && w->t_ready >= 0 ? " while waiting for a quiet host" : "", o->plan_path, dir);
+        goto out;
+    }
+    /* what the worker sent before it ended (a descendant outside its
+     * group may hold the pipe open: only what is there now is read) */
+    if (!w->ch.eof && (rc = kg_chan_pump(&w->ch, w->pfd, err)) != KG_OK) goto out;
+    rec->seconds = kg_mono_s() - w->t0;
+    double ov = 0;
+    for (int i = 0; i < KG_OV_N; i++) ov += w->ov[i];
+    if (ov >= 0.0005)
+        kg_watch_log(wl, ov, proc, "overlap", "started beside process %d, after its last timed phase: start %.3f s, "
+                     "set-up %.3f s, checks %.3f s, ready and waiting %.3f s while it ran (counted once, as process "
+                     "%d's)", proc - 1, w->ov[KG_OV_START], w->ov[KG_OV_SETUP], w->ov[KG_OV_CHECKS],
+                     w->ov[KG_OV_WAIT], proc - 1);
+    if (w->gave_up) {
+        /* ready, never given the go: nothing of it is kept */
+        snprintf(rec->status, sizeof rec->status, "contaminated");
+        snprintf(rec->reason, sizeof rec->reason, "not started: the host never became quiet within %.0f s of the "
+                 "worker being ready to time (%.150s)", wc->give_up_s, w->why);
+        rec->accepted = 0;
+        rec->setup_s = rec->checks_s = rec->timed_s = 0;
+        kg_watch_log(wl, w->waited, proc, "wait", "gave up: the host never became quiet");
+        kg_watch_log(wl, w->waited, proc, "contaminated", "%s", rec->reason);
+        rc = KG_OK;
+        goto out;
+    }
+    kg_chan *ch = &w->ch;
+    int status = w->status, dirty = w->dirty, timed_out = w->timed_out;
+    double timeout_s = w->timeout_s;
+    read_phases(ch, rec);
+    char last[256];
+    kg_file_last_line(w->log, last, sizeof last);
+    rec->accepted = 0;
+    char how[128] = "";
+    if (timed_out) {
+        snprintf(rec->status, sizeof rec->status, "timeout");
+        snprintf(rec->reason, sizeof rec->reason, "passed the timeout of %.0f s and was killed", timeout_s);
+        snprintf(how, sizeof how, "passed the timeout of %.0f s", timeout_s);
+    } else if (WIFSIGNALED(status)) {
+        snprintf(rec->status, sizeof rec->status, "crashed");
+        snprintf(rec->reason, sizeof rec->reason, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        snprintf(how, sizeof how, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    } else if (WEXITSTATUS(status) != 0) {
+        snprintf(rec->status, sizeof rec->status, "exit %d", WEXITSTATUS(status));
+        if (ch->part[KG_FRAME_FAIL] != NULL)   /* the worker's own error: no arm is blamed */
+            snprintf(rec->reason, sizeof rec->reason, "%.*s", (int)(ch->partlen[KG_FRAME_FAIL] < 250 ?
+                     ch->partlen[KG_FRAME_FAIL] : 250), ch->part[KG_FRAME_FAIL]);
+        else {
+            snprintf(rec->reason, sizeof rec->reason, "%s", last[0] ? last : "exited with an error");
+            snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+        }
+    } else if (ch->bad[0] != '\0') {
+        snprintf(rec->status, sizeof rec->status, "bad rows");
+        snprintf(rec->reason, sizeof rec->reason, "its pipe broke the frame protocol: %.200s", ch->bad);
+    } else if (ch->part[KG_FRAME_RAW] == NULL) {
+        snprintf(rec->status, sizeof rec->status, "incomplete");
+        snprintf(rec->reason, sizeof rec->reason, "exited 0 without sending its rows");
+        if (ch->now_set) snprintf(how, sizeof how, "exited 0 without sending its rows");
+    } else {
+        kg_err verr = { 0 };
+        if (w->stored < 0 || (w->stored == 0 && check_records(plan, ch, proc, &verr) != KG_OK)) {
+            snprintf(rec->status, sizeof rec->status, "bad rows");
+            snprintf(rec->reason, sizeof rec->reason, "%.250s", w->stored < 0 ? w->store_why : verr.msg);
+        } else {
+            /* a write that fails stops the campaign with the process unrecorded */
+            if (w->stored == 0 && (rc = store_records(dirfd, dir, ch, proc, err)) != KG_OK) goto out;
+            w->stored = 2;
+            snprintf(rec->status, sizeof rec->status, "ok");
+            rec->reason[0] = '\0';
+            rec->accepted = 1;
+            /* what the worker's telemetry saw of the environment */
+            char ew[300], note[200] = "";
+            if (!dirty && env_seen(plan, ch, proc, ew, sizeof ew, note, sizeof note)) {
+                dirty = 1;
+                snprintf(w->why, sizeof w->why, "%s", ew);
+            }
+            if (note[0] != '\0') kg_watch_log(wl, 0, proc, "note", "%s", note);
+        }
+    }
+    /* records written while it closed, of a worker that then did not end
+     * well: not its records (raw first: a raw file means complete); what
+     * killed it came after its arms' work, which is not blamed */
+    int whole = ch->part[KG_FRAME_RAW] != NULL && ch->bad[0] == '\0';
+    if (w->stored == 1) unstore(dirfd, proc);
+    if (w->stored != 2 && whole) {
+        if (how[0] != '\0') {
+            size_t l = strlen(rec->reason);
+            snprintf(rec->reason + l, sizeof rec->reason - l, ", after it had sent its records");
+            how[0] = '\0';
+        }
+    }
+    /* A worker that died while it ran an arm is that arm's fault, except
+     * for a timeout on a host that was not quiet (the host may be why). */
+    if (how[0] != '\0' && !(timed_out && dirty)) {
+        char fault[KG_DETAIL_MAX] = "";
+        if ((rc = record_fault(dirfd, dir, plan, ch, proc, rec->dir, how, fault, sizeof fault, err)) != KG_OK)
+            goto out;
+        if (fault[0] != '\0') snprintf(rec->reason, sizeof rec->reason, "%.250s", fault);
+    }
+    if (dirty) {
+        /* the host, not the kernel, is in question: excluded and repeated */
+        char outcome[300];
+        snprintf(outcome, sizeof outcome, "%s%s%s", rec->status, rec->reason[0] ? ": " : "", rec->reason);
+        snprintf(rec->status, sizeof rec->status, "contaminated");
+        snprintf(rec->reason, sizeof rec->reason, "%.140s; the worker ended %.90s", w->why, outcome);
+        rec->accepted = 0;
+        kg_watch_log(wl, rec->seconds, proc, "contaminated", "%s; the worker ended %s", w->why, outcome);
+    }
+    rc = KG_OK;
+out:
+    if (w->gfd >= 0) close(w->gfd);
+    w->gfd = -1;
+    if (w->pfd >= 0) close(w->pfd);
+    w->pfd = -1;
+    kg_chan_free(&w->ch);
+    w->active = 0;
+    return rc;
+}
+
+void kg_wproc_discard(kg_wproc *w, int dirfd)
+{
+    if (!w->active) return;
+    if (w->pid > 0 && !w->exited) {
+        kill(-w->pid, SIGKILL);
+        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) { }
+    } else if (w->pid > 0) {
+        kill(-w->pid, SIGKILL);
+    }
+    w->exited = 1;
+    if (w->gfd >= 0) close(w->gfd);
+    if (w->pfd >= 0) close(w->pfd);
+    w->gfd = w->pfd = -1;
+    kg_chan_free(&w->ch);
+    char name[48];
+    snprintf(name, sizeof name, "logs/proc-%03d.log", w->proc);
+    (void)unlinkat(dirfd, name, 0);
+    w->active = 0;
+}

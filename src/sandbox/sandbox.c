@@ -1,0 +1,442 @@
+/* sandbox.c: the arm host's confinement (sandbox.h).
+ *
+ * The seccomp filter allows what dlopen of an already compiled shared
+ * object and a numeric kernel need, and nothing that makes a process, a
+ * connection, a file or a signal for another process:
+ *   memory      brk mmap mprotect (never writable and executable at once)
+ *               munmap mremap madvise
+ *   descriptors read write readv writev pread64 lseek close fstat
+ *               newfstatat statx, and open/openat read-only (until
+ *               kg_sandbox_lock); sendmsg sendto recvmsg recvfrom on the
+ *               descriptors it has (socket creation is denied)
+ *   time        clock_gettime clock_getres gettimeofday time nanosleep
+ *               clock_nanosleep
+ *   threads     futex sched_yield sched_getaffinity (no clone: no thread)
+ *   signals     rt_sigreturn rt_sigprocmask sigaltstack, rt_sigaction of
+ *               any signal but SIGSYS, kill and tgkill of itself only
+ *   prctl       PR_SET_VMA only (the C library names its mappings)
+ *   identity    getpid gettid getppid getuid geteuid getgid getegid
+ *               getrandom getrlimit, prlimit64 reading only
+ *   exit        exit exit_group
+ *   seccomp     SECCOMP_SET_MODE_FILTER only, to stack the second filter
+ *               (kg_sandbox_lock), which denies it, open and openat
+ * Everything else traps: clone, clone3, fork, vfork, execve, execveat,
+ * ptrace, process_vm_readv/writev, socket, connect, bind, open for
+ * writing or creating, unlink, rename, mkdir, chdir, setsid, any other prctl (PR_SET_PDEATHSIG, PR_SET_SECCOMP, ...),
+ * ioctl, setitimer, timer_create, mount, unshare, seccomp... */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "sandbox/sandbox.h"
+#include "base/util.h"
+
+extern char **environ;
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KG_SANDBOX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KG_SANDBOX_ASAN 1
+#endif
+#endif
+#ifndef KG_SANDBOX_ASAN
+#define KG_SANDBOX_ASAN 0
+#endif
+
+static void (*violation_cb)(int nr);
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig; (void)uc;
+    if (violation_cb != NULL && si != NULL) violation_cb(si->si_syscall);
+    /* SA_RESETHAND made SIGSYS fatal again; it is delivered when the
+     * handler returns and the mask is restored */
+    syscall(SYS_kill, getpid(), SIGSYS);
+}
+
+/* SIGSYS to on_sigsys, which calls cb; unblocked */
+static void trap_sigsys(void (*cb)(int nr))
+{
+    violation_cb = cb;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSYS, &sa, NULL);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, SIGSYS);
+    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+}
+
+static const char *const names[] = { "seccomp", "nnp", "pdeathsig", "rlimits", "userns", "pidns",
+                                     "netns", "mountns", "privdir", "env", "fds", "noopen", "hide" };
+
+void kg_sandbox_text(unsigned mask, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (mask & (1u << i)) {
+            int n = snprintf(buf + len, cap - len, "%s%s", len ? "," : "", names[i]);
+            if (n < 0 || (size_t)n >= cap - len) break;
+            len += (size_t)n;
+        }
+    if (len == 0) snprintf(buf, cap, "none");
+}
+
+void kg_sandbox_syscall_name(int nr, char *buf, size_t cap)
+{
+    char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (name != NULL) snprintf(buf, cap, "%s", name);
+    else snprintf(buf, cap, "syscall %d", nr);
+    free(name);
+}
+
+/* OPENBLAS_NUM_THREADS=1: kgate links OpenBLAS, whose constructor would
+ * otherwise start worker threads in the host before main */
+static const char *const env_names[] = { "PATH=/usr/bin:/bin", "LANG=C", "OPENBLAS_NUM_THREADS=1",
+#if KG_SANDBOX_ASAN
+                                         /* a sanitizer build's host: its runtime's fault and exit
+                                          * handlers would make calls the filter denies */
+                                         "ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:detect_leaks=0",
+#endif
+                                         "HOME=", "TMPDIR=" };
+
+int kg_sandbox_env(const char *dir, char *store, size_t cap, char *envp[], int max)
+{
+    size_t used = 0;
+    int n = 0;
+    for (size_t i = 0; i < sizeof env_names / sizeof env_names[0] && n < max - 1; i++) {
+        const char *v = env_names[i];
+        int w = snprintf(store + used, cap - used, "%s%s", v, v[strlen(v) - 1] == '=' ? dir : "");
+        if (w < 0 || (size_t)w >= cap - used) return -1;
+        envp[n++] = store + used;
+        used += (size_t)w + 1;
+    }
+    envp[n] = NULL;
+    return n;
+}
+
+/* 1 when every variable of the environment is one of the whitelist's. */
+static int env_is_whitelist(void)
+{
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++) {
+            size_t klen = strcspn(env_names[i], "=") + 1;
+            if (strncmp(*e, env_names[i], klen) == 0) ok = 1;
+        }
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static int close_others(void)
+{
+    /* 0, 1, 2 and the socket stay */
+    if (syscall(SYS_close_range, KG_SANDBOX_SOCK_FD + 1, ~0u, 0) != 0) {
+        for (int fd = KG_SANDBOX_SOCK_FD + 1; fd < 4096; fd++) close(fd);
+    }
+    return 0;
+}
+
+static unsigned try_namespaces(void)
+{
+    unsigned got = 0;
+    int all = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID;
+    if (unshare(all) == 0) return KG_SBX_USERNS | KG_SBX_MOUNTNS | KG_SBX_NETNS | KG_SBX_PIDNS;
+    /* one by one, where some are refused */
+    if (unshare(CLONE_NEWUSER) == 0) got |= KG_SBX_USERNS;
+    if (unshare(CLONE_NEWNS) == 0) got |= KG_SBX_MOUNTNS;
+    if (unshare(CLONE_NEWNET) == 0) got |= KG_SBX_NETNS;
+    if (unshare(CLONE_NEWPID) == 0) got |= KG_SBX_PIDNS;
+    return got;
+}
+
+/* Covers every existing folder of the colon-separated list with an
+ * empty read-only tmpfs, in this process's own mount namespace (mounts
+ * made private first, so that nothing reaches the host's): 0 when every
+ * one is covered (or the list is empty), -1 otherwise. */
+static int hide_folders(const char *list)
+{
+    if (list == NULL || list[0] == '\0') return 0;
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
+    int bad = 0;
+    char one[4096];
+    for (const char *p = list; *p; ) {
+        size_t k = strcspn(p, ":");
+        if (k > 0 && k < sizeof one) {
+            memcpy(one, p, k);
+            one[k] = '\0';
+            struct stat st;
+            if (stat(one, &st) == 0 && S_ISDIR(st.st_mode) &&
+                mount("kgate-hidden", one, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000") != 0)
+                bad = 1;
+        }
+        p += k + (p[k] == ':');
+    }
+    return bad ? -1 : 0;
+}
+
+static int set_limit(int what, rlim_t soft, rlim_t hard)
+{
+    struct rlimit r = { soft, hard };
+    return setrlimit(what, &r);
+}
+
+static int set_limits(const kg_sandbox_opts *o)
+{
+    int bad = 0;
+    /* an AddressSanitizer build reserves terabytes of shadow: no RLIMIT_AS */
+    if (o->mem_bytes > 0 && !KG_SANDBOX_ASAN) bad |= set_limit(RLIMIT_AS, o->mem_bytes, o->mem_bytes);
+    bad |= set_limit(RLIMIT_FSIZE, 0, 0);
+    bad |= set_limit(RLIMIT_CORE, 0, 0);
+    bad |= set_limit(RLIMIT_NPROC, 1, 1);
+    /* a BIND brings up to KG_AH_NBUF descriptors at once (inputs = fresh
+     * with pack > 1: an input set per operation), mapped and closed */
+    bad |= set_limit(RLIMIT_NOFILE, KG_MAX_PASSED_FDS + 16, KG_MAX_PASSED_FDS + 16);
+    if (o->cpu_s > 0) bad |= set_limit(RLIMIT_CPU, (rlim_t)o->cpu_s, (rlim_t)o->cpu_s + 1);
+    return bad ? -1 : 0;
+}
+
+#define ALLOW(ctx, call) seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(call), 0)
+
+static int build_filter(scmp_filter_ctx ctx, pid_t self)
+{
+    static const int plain[] = {
+        SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64),
+        SCMP_SYS(lseek), SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
+        SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+        SCMP_SYS(sendmsg), SCMP_SYS(sendto), SCMP_SYS(recvmsg), SCMP_SYS(recvfrom),
+        SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday), SCMP_SYS(time),
+        SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
+        SCMP_SYS(futex), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+        SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(sigaltstack),
+        SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid),
+        SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getrandom), SCMP_SYS(getrlimit),
+        SCMP_SYS(exit), SCMP_SYS(exit_group),
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
+    /* never writable and executable at once */
+    const scmp_datum_t W = PROT_WRITE, X = PROT_EXEC;
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, W, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, X, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, W, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, X, 0));
+    /* open read-only: no write access, no create, truncate, append or tmpfile */
+    const scmp_datum_t wmask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE;
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, wmask, O_RDONLY));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, wmask, O_RDONLY));
+    /* signals: its own handlers but SIGSYS's, and only to itself */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1, SCMP_A0(SCMP_CMP_NE, SIGSYS));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+    /* prctl only to name a mapping (the C library names its allocations) */
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#endif
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_SET_VMA));
+    /* seccomp itself: only to stack a filter (kg_sandbox_lock's, which
+     * then denies it); a filter can only make the host stricter */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 1, SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER));
+    /* limits: read, never set */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
+    return rc;
+}
+
+static int lock_rules(scmp_filter_ctx ctx, pid_t self);
+static int reader_filter(scmp_filter_ctx ctx, pid_t self);
+
+/* A filter of default action dflt and the rules of add, loaded (no new
+ * privileges must be set already); what names it in why. */
+static int load_filter(uint32_t dflt, int (*add)(scmp_filter_ctx, pid_t), const char *what, char *why, size_t cap)
+{
+    scmp_filter_ctx ctx = seccomp_init(dflt);
+    if (ctx == NULL) {
+        snprintf(why, cap, "seccomp_init failed");
+        return -1;
+    }
+    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+    rc |= add(ctx, getpid());
+    if (rc == 0) rc = seccomp_load(ctx);
+    seccomp_release(ctx);
+    if (rc != 0) {
+        snprintf(why, cap, "cannot load %s: %s", what, strerror(rc < 0 ? -rc : rc));
+        return -1;
+    }
+    return 0;
+}
+
+int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
+{
+    *active = 0;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        snprintf(why, cap, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+        return -1;
+    }
+    *active |= KG_SBX_NNP;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0) *active |= KG_SBX_PDEATHSIG;
+    if (o->parent > 0 && getppid() != o->parent) {
+        snprintf(why, cap, "the worker (pid %ld) is gone", (long)o->parent);
+        return -1;
+    }
+    close_others();
+    *active |= KG_SBX_FDS;
+    if (env_is_whitelist()) *active |= KG_SBX_ENV;
+    if (o->dir == NULL || chdir(o->dir) != 0) {
+        snprintf(why, cap, "cannot enter the private folder %s: %s", o->dir ? o->dir : "(none)", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (stat(".", &st) == 0 && (st.st_mode & 077) == 0) *active |= KG_SBX_PRIVDIR;
+    *active |= try_namespaces();
+    /* the signing key's folder: only where this process has a mount
+     * namespace of its own; without one the bit stays off and the
+     * resources' sandbox column says so */
+    if (o->hide != NULL && o->hide[0] != '\0' && (*active & KG_SBX_MOUNTNS) && hide_folders(o->hide) == 0)
+        *active |= KG_SBX_HIDE;
+    if (set_limits(o) == 0) *active |= KG_SBX_RLIMITS;
+
+    trap_sigsys(o->on_violation);
+
+    if (load_filter(SCMP_ACT_TRAP, build_filter, "the seccomp filter", why, cap) != 0) return -1;
+    *active |= KG_SBX_SECCOMP;
+    return 0;
+}
+
+/* the second filter: no open, and no further filter */
+static int lock_rules(scmp_filter_ctx ctx, pid_t self)
+{
+    (void)self;
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(seccomp), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(open), 0);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat2), 0);
+    return rc;
+}
+
+int kg_sandbox_lock(unsigned *active, char *why, size_t cap)
+{
+    /* no new privileges is already set, and prctl is denied now */
+    if (load_filter(SCMP_ACT_ALLOW, lock_rules, "the second seccomp filter", why, cap) != 0) return -1;
+    *active |= KG_SBX_NOOPEN;
+    return 0;
+}
+
+/* ---- kg_sandbox_reader: a trusted process about to load foreign code ---- */
+
+typedef struct denied_call {
+    int nr;
+    const char *name;
+} denied_call;
+
+#define DENY(call) { SCMP_SYS(call), #call }
+/* denied outright */
+static const denied_call reader_denied[] = {
+    DENY(execve), DENY(execveat), DENY(fork), DENY(vfork),
+    DENY(process_vm_readv), DENY(process_vm_writev), DENY(pidfd_open), DENY(pidfd_getfd),
+    DENY(pidfd_send_signal), DENY(tkill),
+    DENY(socket), DENY(socketpair), DENY(connect), DENY(bind), DENY(listen), DENY(accept), DENY(accept4),
+    DENY(creat), DENY(unlink), DENY(unlinkat), DENY(rename), DENY(renameat), DENY(renameat2),
+    DENY(mkdir), DENY(mkdirat), DENY(rmdir), DENY(link), DENY(linkat), DENY(symlink), DENY(symlinkat),
+    DENY(chmod), DENY(fchmod), DENY(fchmodat), DENY(chown), DENY(fchown), DENY(lchown), DENY(fchownat),
+    DENY(truncate), DENY(ftruncate), DENY(fallocate), DENY(mknod), DENY(mknodat),
+    DENY(utime), DENY(utimes), DENY(utimensat), DENY(futimesat),
+    DENY(setxattr), DENY(lsetxattr), DENY(fsetxattr), DENY(removexattr), DENY(lremovexattr),
+    DENY(fremovexattr), DENY(name_to_handle_at), DENY(open_by_handle_at),
+    DENY(mount), DENY(umount2), DENY(pivot_root), DENY(chroot), DENY(setns), DENY(unshare),
+    DENY(io_uring_setup), DENY(io_uring_enter), DENY(io_uring_register), DENY(bpf), DENY(perf_event_open),
+    DENY(init_module), DENY(finit_module), DENY(delete_module), DENY(kexec_load), DENY(reboot),
+    DENY(swapon), DENY(swapoff), DENY(setuid), DENY(setgid), DENY(setreuid), DENY(setregid),
+    DENY(setresuid), DENY(setresgid), DENY(setsid), DENY(setpgid),
+    DENY(keyctl), DENY(add_key), DENY(request_key), DENY(move_pages), DENY(migrate_pages),
+    DENY(setpriority), DENY(sched_setscheduler), DENY(sched_setparam), DENY(sched_setattr), DENY(ioprio_set),
+#if !KG_SANDBOX_ASAN
+    DENY(ptrace),
+#endif
+};
+/* denied with a condition on an argument (rules in reader_filter) */
+static const denied_call reader_conditional[] = {
+    DENY(open), DENY(openat), DENY(kill), DENY(tgkill), DENY(rt_sigqueueinfo), DENY(rt_tgsigqueueinfo),
+    DENY(clone), DENY(ioctl), DENY(prlimit64), DENY(sched_setaffinity),
+};
+#undef DENY
+
+const char *kg_sandbox_denied_name(int nr)
+{
+    for (size_t i = 0; i < sizeof reader_denied / sizeof reader_denied[0]; i++)
+        if (reader_denied[i].nr == nr) return reader_denied[i].name;
+    for (size_t i = 0; i < sizeof reader_conditional / sizeof reader_conditional[0]; i++)
+        if (reader_conditional[i].nr == nr) return reader_conditional[i].name;
+    return "a system call";
+}
+
+static int reader_filter(scmp_filter_ctx ctx, pid_t self)
+{
+    int rc = 0;
+    for (size_t i = 0; i < sizeof reader_denied / sizeof reader_denied[0]; i++)
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, reader_denied[i].nr, 0);
+    /* open and openat: any of these flags is a write, a creation or a truncation */
+    static const scmp_datum_t wbits[] = { O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, __O_TMPFILE };
+    for (size_t i = 0; i < sizeof wbits / sizeof wbits[0]; i++) {
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, wbits[i], wbits[i]));
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat), 1,
+                               SCMP_A2(SCMP_CMP_MASKED_EQ, wbits[i], wbits[i]));
+    }
+    /* openat2 takes its flags in a structure the filter cannot read: the C
+     * library does not need it */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+    /* signals to itself only */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigqueueinfo), 1,
+                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_tgsigqueueinfo), 1,
+                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
+    /* input pushed into a terminal, which the user's shell would run */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCSTI));
+    /* another process's limits and CPUs (0 is the caller) */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_NE, 0),
+                           SCMP_A2(SCMP_CMP_NE, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(sched_setaffinity), 1, SCMP_A0(SCMP_CMP_NE, 0));
+    /* threads, not processes; clone3 takes its flags in a structure, so it
+     * answers ENOSYS and the C library makes its threads with clone.  A
+     * sanitizer build's leak check starts its tracer with CLONE_UNTRACED
+     * at exit, which that build allows */
+    const scmp_datum_t thread = KG_SANDBOX_ASAN ? (CLONE_THREAD | CLONE_UNTRACED) : CLONE_THREAD;
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, thread, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    return rc;
+}
+
+int kg_sandbox_reader(void (*on_violation)(int nr), char *why, size_t cap)
+{
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        snprintf(why, cap, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+        return -1;
+    }
+    trap_sigsys(on_violation);
+    return load_filter(SCMP_ACT_ALLOW, reader_filter, "the seccomp filter", why, cap);
+}

@@ -1,0 +1,455 @@
+/* merge.c: the shards of a campaign merged into one evidence folder
+ * (merge.h, docs/scale-out.md).
+ *
+ * Nothing of a shard is rewritten: its folder is copied whole, file for
+ * file, to OUT/shards/I (or left where it is when it is already there),
+ * so its SHA256SUMS, chain and signature still hold and verify checks
+ * them again.  The merged analysis reads the shards' rows (evidence.c's
+ * load_merged); the merged folder adds only its plan, meta.json,
+ * environment.json, the reports, SHA256SUMS and its signature. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "verify/merge.h"
+#include "evidence/attest.h"
+#include "kgate/evidence.h"
+#include "report/report.h"
+#include "base/safefs.h"
+#include "base/util.h"
+#include "verify/verify.h"
+#include "plan/shard.h"
+
+/* What merge needs of one shard folder. */
+typedef struct shard_rec {
+    char hash[65];
+    kg_shard_meta sm;
+    char host[256], started[64], salt[32], plan_path[KG_PATH_MAX];
+    json_t *cases;          /* meta.json's shard.cases */
+    int devices_any;        /* the plan's [campaign] devices */
+    int ok;
+} shard_rec;
+
+static void read_shard(const char *dir, const char *name, shard_rec *r, kg_sb *out, int *nbad)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    kg_err e = { 0 };
+    memset(r, 0, sizeof *r);
+    snprintf(path, sizeof path, "%s/plan.sha256", dir);
+    if (kg_read_file(path, &text, NULL, &e) != KG_OK || strlen(text) < 64) {
+        kg_problem(out, nbad, "%s: no plan.sha256: not an evidence folder (kgate run --shard I/N writes one)", name);
+        free(text);
+        return;
+    }
+    memcpy(r->hash, text, 64);
+    r->hash[64] = '\0';
+    free(text);
+    text = NULL;
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    if (kg_read_file(path, &text, NULL, &e) != KG_OK || kg_evidence_shard_meta(text, &r->sm, &e) != KG_OK) {
+        kg_problem(out, nbad, "%s: meta.json: %s", name, e.msg);
+        free(text);
+        return;
+    }
+    json_t *m = json_loads(text, 0, NULL);
+    free(text);
+    const char *s;
+    if ((s = json_string_value(json_object_get(m, "host"))) != NULL) snprintf(r->host, sizeof r->host, "%s", s);
+    if ((s = json_string_value(json_object_get(m, "started_utc"))) != NULL)
+        snprintf(r->started, sizeof r->started, "%s", s);
+    if ((s = json_string_value(json_object_get(m, "input_salt"))) != NULL) snprintf(r->salt, sizeof r->salt, "%s", s);
+    if ((s = json_string_value(json_object_get(m, "plan_path"))) != NULL)
+        snprintf(r->plan_path, sizeof r->plan_path, "%s", s);
+    r->cases = json_deep_copy(json_object_get(json_object_get(m, "shard"), "cases"));
+    json_decref(m);
+    if (r->sm.merged > 0) {
+        kg_problem(out, nbad, "%s: is a merged folder, not a shard: merge the shard folders it holds (%s/shards/I)",
+                   name, name);
+        return;
+    }
+    if (r->sm.count == 0) {
+        kg_problem(out, nbad, "%s: is a whole campaign, not a shard: its meta.json records no shard (run kgate run "
+                   "PLAN --shard I/N)", name);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/plan.kg", dir);
+    kg_plan *plan = NULL;
+    if (kg_read_file(path, &text, NULL, &e) == KG_OK &&
+        kg_plan_parse(text, strlen(text), path, dir, &plan, &e) == KG_OK)
+        r->devices_any = plan->campaign.devices_any;
+    kg_plan_free(plan);
+    free(text);
+    r->ok = 1;
+}
+
+static void check_recs(shard_rec *r, const char *const *names, int n, const char *want, kg_sb *out, int *nbad)
+{
+    int first = -1;
+    for (int i = 0; i < n && first < 0; i++)
+        if (r[i].ok) first = i;
+    if (first < 0) return;
+    const char *hash = want != NULL ? want : r[first].hash;
+    int count = r[first].sm.count;
+    for (int i = 0; i < n; i++) {
+        if (!r[i].ok) continue;
+        if (strcmp(r[i].hash, hash) != 0)
+            kg_problem(out, nbad, "%s: ran plan %.12s, the campaign's plan is %.12s: shards of different plans do not "
+                       "merge (run every shard from one plan file)", names[i], r[i].hash, hash);
+        if (r[i].sm.count != count)
+            kg_problem(out, nbad, "%s: is shard %d/%d, %s is shard %d/%d: every shard of a campaign has one N", names[i],
+                       r[i].sm.index, r[i].sm.count, names[first], r[first].sm.index, count);
+        for (int j = 0; j < i; j++)
+            if (r[j].ok && r[j].sm.index == r[i].sm.index)
+                kg_problem(out, nbad, "%s: shard %d/%d twice (also %s): give each shard once", names[i],
+                           r[i].sm.index, r[i].sm.count, names[j]);
+        if (strcmp(r[i].sm.backend, r[first].sm.backend) != 0)
+            kg_problem(out, nbad, "%s: ran on backend %s, %s on %s: one campaign runs on one backend", names[i],
+                       r[i].sm.backend, names[first], r[first].sm.backend);
+        else if (!r[first].devices_any && strcmp(r[i].sm.device_model, r[first].sm.device_model) != 0)
+            kg_problem(out, nbad, "%s: ran on device model '%s', %s on '%s': shards of different device models merge "
+                       "only when the plan declares the device a case variable ([campaign] devices = any)", names[i],
+                       r[i].sm.device_model, names[first], r[first].sm.device_model);
+    }
+    for (int k = 0; k < count && count <= KG_SHARD_MAX; k++) {
+        int found = 0;
+        for (int i = 0; i < n && !found; i++) found = r[i].ok && r[i].sm.index == k && r[i].sm.count == count;
+        if (!found)
+            kg_problem(out, nbad, "shard %d/%d is missing: run kgate run PLAN --shard %d/%d and merge its folder too", k,
+                       count, k, count);
+    }
+}
+
+void kg_merge_check(const char *const *dirs, const char *const *names, int n, const char *want, kg_sb *out, int *nbad)
+{
+    shard_rec *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
+    if (r == NULL) {
+        kg_problem(out, nbad, "out of memory checking %d shard(s)", n);
+        return;
+    }
+    for (int i = 0; i < n; i++) read_shard(dirs[i], names[i], &r[i], out, nbad);
+    check_recs(r, names, n, want, out, nbad);
+    for (int i = 0; i < n; i++) json_decref(r[i].cases);
+    free(r);
+}
+
+/* Copies the folder sfd into dfd (both open), regular files and folders
+ * only (the source was checked by kg_folder_check: nothing else is in it). */
+static int copy_tree(int sfd, int dfd, const char *shown, kg_err *err)
+{
+    int fd = dup(sfd), rc = KG_OK;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0) close(fd);
+        return kg_errorf(err, KG_EIO, "%s: cannot list: %s", shown, strerror(errno));
+    }
+    struct dirent *e;
+    while (rc == KG_OK && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char sub[KG_PATH_MAX + 256];
+        snprintf(sub, sizeof sub, "%s/%s", shown, e->d_name);
+        struct stat st;
+        if (fstatat(sfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            rc = kg_errorf(err, KG_EIO, "%s: %s", sub, strerror(errno));
+        } else if (S_ISDIR(st.st_mode)) {
+            int s2 = openat(sfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), d2 = -1;
+            if (s2 < 0 || (mkdirat(dfd, e->d_name, 0755) != 0 && errno != EEXIST) ||
+                (d2 = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                rc = kg_errorf(err, KG_EIO, "%s: cannot copy the folder: %s", sub, strerror(errno));
+            else
+                rc = copy_tree(s2, d2, sub, err);
+            if (s2 >= 0) close(s2);
+            if (d2 >= 0) close(d2);
+        } else if (S_ISREG(st.st_mode)) {
+            int in = openat(sfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            int outfd = openat(dfd, e->d_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (in < 0 || outfd < 0) {
+                rc = kg_errorf(err, KG_EIO, "%s: cannot copy: %s", sub, strerror(errno));
+            } else {
+                char buf[1 << 16];
+                ssize_t k;
+                while (rc == KG_OK && (k = read(in, buf, sizeof buf)) != 0) {
+                    if (k < 0) {
+                        if (errno == EINTR) continue;
+                        rc = kg_errorf(err, KG_EIO, "%s: read: %s", sub, strerror(errno));
+                        break;
+                    }
+                    for (ssize_t off = 0; off < k && rc == KG_OK;) {
+                        ssize_t w = write(outfd, buf + off, (size_t)(k - off));
+                        if (w < 0 && errno == EINTR) continue;
+                        if (w <= 0) rc = kg_errorf(err, KG_EIO, "%s: write: %s", sub, strerror(errno));
+                        else off += w;
+                    }
+                }
+                if (rc == KG_OK && fsync(outfd) != 0) rc = kg_errorf(err, KG_EIO, "%s: fsync: %s", sub, strerror(errno));
+            }
+            if (in >= 0) close(in);
+            if (outfd >= 0) close(outfd);
+        } else {
+            rc = kg_errorf(err, KG_EINPUT, "%s: not a regular file or folder: kgate copies only those", sub);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int write_json_at(int dirfd, const char *dir, const char *name, json_t *m, kg_err *err)
+{
+    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (text == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory writing %s", name);
+    kg_sb sb = { 0 };
+    kg_sb_printf(&sb, "%s\n", text);
+    free(text);
+    char path[KG_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int rc = sb.oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : kg_write_atomic_at(dirfd, name, path, sb.buf, sb.len, err);
+    kg_sb_free(&sb);
+    return rc;
+}
+
+/* meta.json and environment.json of the merged folder. */
+static int write_records(const kg_merge_opts *o, int dirfd, const shard_rec *r, int n, const char *plan_hash, kg_err *err)
+{
+    json_t *m = json_object(), *env = json_object(), *list = json_array();
+    char buf[512], exe[PATH_MAX], hex[65] = "";
+    int same = 1;
+    for (int i = 1; i < n; i++) same &= strcmp(r[i].sm.device_model, r[0].sm.device_model) == 0;
+    json_object_set_new(m, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(m, "kgate_version", json_string(kg_version()));
+    json_object_set_new(m, "kgate_git_sha", json_string(kg_git_sha()));
+    json_object_set_new(m, "plan_sha256", json_string(plan_hash));
+    json_object_set_new(m, "plan_path", json_string(r[0].plan_path));
+    json_object_set_new(m, "started_utc", json_string(r[0].started));
+    kg_utc_now(buf, sizeof buf);
+    json_object_set_new(m, "merged_utc", json_string(buf));
+    struct utsname u;
+    if (uname(&u) == 0) {
+        json_object_set_new(m, "host", json_string(u.nodename));
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        json_object_set_new(m, "os", json_string(buf));
+    }
+    json_object_set_new(m, "backend", json_string(r[0].sm.backend));
+    json_object_set_new(m, "backend_notice", json_string(""));
+    snprintf(buf, sizeof buf, "%d shards on %s", n, same ? r[0].sm.device_model : "several device models");
+    json_object_set_new(m, "device", json_string(buf));
+    json_object_set_new(m, "device_index", json_integer(-1));
+    json_object_set_new(m, "device_model", json_string(same ? r[0].sm.device_model : ""));
+    json_t *argv = json_array();
+    for (int i = 0; i < o->argc; i++) json_array_append_new(argv, json_string(o->argv[i]));
+    json_object_set_new(m, "argv", argv);
+    json_object_set_new(m, "check_only", json_false());
+    json_object_set_new(m, "negative", json_false());
+    json_object_set_new(m, "frozen_plan", json_null());
+    for (int i = 0; i < n; i++) {
+        json_t *s = json_object();
+        json_object_set_new(s, "index", json_integer(i));
+        json_object_set_new(s, "folder", json_sprintf("shards/%d", i));
+        json_object_set_new(s, "cases", r[i].cases != NULL ? json_deep_copy(r[i].cases) : json_array());
+        json_object_set_new(s, "backend", json_string(r[i].sm.backend));
+        json_object_set_new(s, "device", json_string(r[i].sm.device));
+        json_object_set_new(s, "device_index", json_integer(r[i].sm.device_index));
+        json_object_set_new(s, "device_model", json_string(r[i].sm.device_model));
+        json_object_set_new(s, "host", json_string(r[i].host));
+        json_object_set_new(s, "started_utc", json_string(r[i].started));
+        json_object_set_new(s, "input_salt", json_string(r[i].salt));
+        json_array_append_new(list, s);
+    }
+    json_t *mg = json_object();
+    json_object_set_new(mg, "shards", json_integer(n));
+    json_object_set_new(mg, "list", list);
+    json_object_set_new(m, "merged", mg);
+    int rc = write_json_at(dirfd, o->out, "meta.json", m, err);
+    json_decref(m);
+    if (rc != KG_OK) {
+        json_decref(env);
+        return rc;
+    }
+    /* the receipt of the merge: the binary that merged; each shard's own
+     * receipt is in shards/I/environment.json */
+    kg_err e = { 0 };
+    if (kg_self_exe(exe, sizeof exe, &e) != KG_OK) snprintf(exe, sizeof exe, "unknown");
+    else if (kg_sha256_file(exe, hex, &e) != KG_OK) hex[0] = '\0';
+    json_object_set_new(env, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(env, "kgate_version", json_string(kg_version()));
+    json_object_set_new(env, "kgate_git_sha", json_string(kg_git_sha()));
+    json_object_set_new(env, "kgate_binary", json_string(exe));
+    json_object_set_new(env, "kgate_binary_sha256", json_string(hex));
+    json_object_set_new(env, "plan_sha256", json_string(plan_hash));
+    json_object_set_new(env, "backend", json_string(r[0].sm.backend));
+    json_object_set_new(env, "merged_from", json_sprintf("%d shards: shards/I/environment.json", n));
+    rc = write_json_at(dirfd, o->out, "environment.json", env, err);
+    json_decref(env);
+    return rc;
+}
+
+/* OUT may hold nothing but shards/ (the shards written in place). */
+static int out_ready(const char *out, kg_err *err)
+{
+    struct stat st;
+    if (lstat(out, &st) != 0) return kg_mkdir_p(out, err);
+    if (!S_ISDIR(st.st_mode)) return kg_errorf(err, KG_EUSAGE, "%s: not a folder: kgate merge writes a new folder", out);
+    DIR *d = opendir(out);
+    if (d == NULL) return kg_errorf(err, KG_EIO, "%s: %s", out, strerror(errno));
+    struct dirent *e;
+    int rc = KG_OK;
+    while (rc == KG_OK && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, "shards") != 0)
+            rc = kg_errorf(err, KG_EUSAGE, "%s already holds %s: kgate merge writes a new folder (or one holding only "
+                           "the shards, as shards/I)", out, e->d_name);
+    closedir(d);
+    return rc;
+}
+
+int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
+{
+    int n = o->n, rc = KG_OK, nbad = 0, dirfd = -1;
+    kg_sb probs = { 0 };
+    memset(an, 0, sizeof *an);
+    if (n < 1) return kg_errorf(err, KG_EUSAGE, "kgate merge needs at least one shard folder");
+    shard_rec *r = calloc((size_t)n, sizeof *r);
+    const char **order = calloc((size_t)n, sizeof *order);
+    if (r == NULL || order == NULL) {
+        free(r);
+        free(order);
+        return kg_errorf(err, KG_ENOMEM, "out of memory");
+    }
+    /* every shard verified on its own, its signature first */
+    for (int i = 0; i < n; i++) {
+        int before = nbad;
+        kg_err fe = { 0 };
+        if (kg_folder_check(o->dirs[i], &fe) != KG_OK) {
+            kg_problem(&probs, &nbad, "%s", fe.msg);
+            continue;
+        }
+        if (o->pub_path != NULL) {
+            kg_attest_state st;
+            char keyid[65];
+            kg_sb a = { 0 };
+            int abad = 0;
+            if (kg_attest_check(o->dirs[i], o->pub_path, &st, keyid, &a, &abad, &fe) != KG_OK)
+                kg_problem(&probs, &nbad, "%s: %s", o->dirs[i], fe.msg);
+            else if (st != KG_ATTEST_GOOD)
+                kg_problem(&probs, &nbad, "%s: %s", o->dirs[i],
+                           st == KG_ATTEST_UNSIGNED ? "unsigned: a shard of a signed merge must be signed (kgate run "
+                                                      "--key)" : "its signature does not verify with the key");
+            kg_sb_free(&a);
+        }
+        kg_sb sub = { 0 };
+        int sbad = 0;
+        if (kg_verify_dir_key(o->dirs[i], o->pub_path, &sub, &sbad, &fe) != KG_OK) {
+            kg_problem(&probs, &nbad, "%s: %s", o->dirs[i], fe.msg);
+        } else if (sbad > 0) {
+            char *line = sub.buf;
+            for (int k = 0; line != NULL && *line != '\0' && k < sbad; k++) {
+                char *nl = strchr(line, '\n');
+                if (nl) *nl = '\0';
+                if (strncmp(line, "note: ", 6) != 0) kg_problem(&probs, &nbad, "%s: %s", o->dirs[i], line);
+                line = nl ? nl + 1 : NULL;
+            }
+        }
+        kg_sb_free(&sub);
+        if (nbad == before) read_shard(o->dirs[i], o->dirs[i], &r[i], &probs, &nbad);
+    }
+    check_recs(r, o->dirs, n, NULL, &probs, &nbad);
+    if (nbad > 0) {
+        rc = kg_errorf(err, KG_EINPUT, "%d problem(s) with the shards, nothing merged:\n%s", nbad,
+                       probs.buf != NULL ? probs.buf : "");
+        goto done;
+    }
+    /* shard I's folder in its place */
+    for (int i = 0; i < n; i++) order[r[i].sm.index] = o->dirs[i];
+    shard_rec *sorted = calloc((size_t)n, sizeof *sorted);
+    if (sorted == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    for (int i = 0; i < n; i++) sorted[r[i].sm.index] = r[i];
+    memcpy(r, sorted, (size_t)n * sizeof *r);
+    free(sorted);
+    if ((rc = out_ready(o->out, err)) != KG_OK) goto done;
+    if ((dirfd = kg_open_dir(AT_FDCWD, o->out, 0, err)) < 0) {
+        rc = dirfd;
+        goto done;
+    }
+    int shfd = kg_open_dir(dirfd, "shards", 1, err);
+    if (shfd < 0) { rc = shfd; goto done; }
+    for (int i = 0; i < n && rc == KG_OK; i++) {
+        char target[KG_PATH_MAX + 64], a[PATH_MAX], b[PATH_MAX], name[16];
+        snprintf(target, sizeof target, "%s/shards/%d", o->out, i);
+        snprintf(name, sizeof name, "%d", i);
+        if (realpath(order[i], a) != NULL && realpath(target, b) != NULL && strcmp(a, b) == 0) continue; /* in place */
+        if (kg_path_exists(target)) {
+            rc = kg_errorf(err, KG_EUSAGE, "%s exists and is not %s: kgate merge writes shard %d there", target,
+                           order[i], i);
+            break;
+        }
+        int sfd = kg_open_dir(AT_FDCWD, order[i], 0, err), dfd = -1;
+        if (sfd < 0) { rc = sfd; break; }
+        if ((dfd = kg_open_dir(shfd, name, 1, err)) < 0) rc = dfd;
+        else rc = copy_tree(sfd, dfd, order[i], err);
+        close(sfd);
+        if (dfd >= 0) close(dfd);
+    }
+    close(shfd);
+    if (rc != KG_OK) goto done;
+    /* the plan: shard 0's, which every shard's hash equals */
+    char path[KG_PATH_MAX + 64], *text = NULL;
+    snprintf(path, sizeof path, "%s/shards/0/plan.kg", o->out);
+    if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
+    snprintf(path, sizeof path, "%s/plan.kg", o->out);
+    rc = kg_write_atomic_at(dirfd, "plan.kg", path, text, strlen(text), err);
+    free(text);
+    if (rc != KG_OK) goto done;
+    char hashline[80];
+    snprintf(hashline, sizeof hashline, "%s\n", r[0].hash);
+    snprintf(path, sizeof path, "%s/plan.sha256", o->out);
+    if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK) goto done;
+    /* the plan's declared ops (docs/ops.md): their sources, which the
+     * reports and verify compile, as shard 0 keeps them (every shard's plan
+     * hash, which holds each source's sha256, is the same) */
+    {
+        char sdir[KG_PATH_MAX + 64];
+        snprintf(sdir, sizeof sdir, "%s/shards/0/sources", o->out);
+        DIR *d = opendir(sdir);
+        struct dirent *e;
+        int srcfd = -1;
+        while (rc == KG_OK && d != NULL && (e = readdir(d)) != NULL) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, "op-", 3) != 0 || len < 6 || strcmp(e->d_name + len - 2, ".c") != 0) continue;
+            if (srcfd < 0 && (srcfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
+                rc = srcfd;
+                break;
+            }
+            char from[KG_PATH_MAX + 400], to[KG_PATH_MAX + 400], *src = NULL;
+            size_t nb = 0;
+            snprintf(from, sizeof from, "%s/%s", sdir, e->d_name);
+            snprintf(to, sizeof to, "%s/sources/%s", o->out, e->d_name);
+            if ((rc = kg_read_file(from, &src, &nb, err)) == KG_OK)
+                rc = kg_write_atomic_at(srcfd, e->d_name, to, src, nb, err);
+            free(src);
+        }
+        if (d != NULL) closedir(d);
+        if (srcfd >= 0) close(srcfd);
+        if (rc != KG_OK) goto done;
+    }
+    if ((rc = write_records(o, dirfd, r, n, r[0].hash, err)) != KG_OK) goto done;
+    /* raw/samples.csv: every case's accepted samples, a report like the others */
+    int rawfd = kg_open_dir(dirfd, "raw", 1, err);
+    if (rawfd < 0) { rc = rawfd; goto done; }
+    close(rawfd);
+    if ((rc = kg_report_build(o->out, an, NULL, err)) != KG_OK) goto done;
+    if ((rc = kg_evidence_write_sums(o->out, err)) != KG_OK) goto done;
+    char keyid[65];
+    rc = kg_attest_write(o->out, dirfd, o->key_path, keyid, err);
+done:
+    if (dirfd >= 0) close(dirfd);
+    for (int i = 0; i < n; i++) json_decref(r[i].cases);
+    free(r);
+    free(order);
+    kg_sb_free(&probs);
+    if (rc != KG_OK) kg_analysis_free(an);
+    return rc;
+}

@@ -1,0 +1,462 @@
+/* verify.c: `kgate verify DIR`, read only.
+ *
+ * SHA256SUMS (written by evidence.c) is the last file a campaign writes: one line per other file
+ * of the folder, "<sha256 hex>  <relative path>", sorted by path, in the
+ * format of coreutils' sha256sum (so `sha256sum -c SHA256SUMS` works in
+ * the folder).  kg_verify_dir checks a folder three ways:
+ *   1. every listed file exists with its hash, and no file is unlisted;
+ *   2. plan.kg hashes to plan.sha256, and the reports recomputed from the
+ *      raw samples equal report.md, report.html, results.json and
+ *      results.csv byte for byte (the same code the campaign ran, rendered in memory);
+ *   3. every saved output (outputs/proc-NNN.*) is compared again with a
+ *      float64 reference recomputed on the CPU from its seed, which must be
+ *      one the protocol derives for its process and case; the result must agree
+ *      with the one recorded in checks/proc-NNN.csv;
+ *   4. processes.csv's chain and file digests, the schedule against the
+ *      plan, every accepted process's saved outputs, and environment.json's
+ *      build and source hashes against build/ and sources/ (chain.c).
+ * Any one-byte change to a file fails step 1 at least.
+ *
+ * It writes nothing into the folder. */
+#include <dirent.h>
+#include <jansson.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "verify/verify.h"
+#include "evidence/attest.h"
+#include "evidence/chain.h"
+#include "report/report.h"
+#include "kgate/evidence.h"
+#include "kgate/oracle.h"
+#include "plan/protocol.h"
+#include "base/util.h"
+#include "base/safefs.h"
+#include "evidence/outenc.h"
+#include "verify/merge.h"
+
+
+static int is_hex64(const char *s)
+{
+    for (int i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return 1;
+}
+
+static void check_sums(const char *dir, int (*hash_it)(const char *rel), kg_sb *out, int *nbad, int *nfiles)
+{
+    char path[KG_PATH_MAX * 3], *text = NULL, **files = NULL, hex[65];
+    int nf = 0;
+    kg_strlist listed = { 0 };
+    kg_err e = { 0 };
+    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
+    if (kg_read_file(path, &text, NULL, &e) != KG_OK) {
+        kg_problem(out, nbad, "SHA256SUMS: missing or unreadable (%s): the campaign did not finish, or the file was removed", e.msg);
+        goto done;
+    }
+    char *cur = text, *line;
+    int lineno = 0;
+    size_t tlen = strlen(text);
+    if (tlen == 0 || text[tlen - 1] != '\n') kg_problem(out, nbad, "SHA256SUMS: does not end with a newline");
+    while ((line = kg_next_line(&cur)) != NULL) {
+        lineno++;
+        if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' || line[65] != ' ') {
+            kg_problem(out, nbad, "SHA256SUMS:%d: malformed line (expected '<64 lowercase hex>  <path>')", lineno);
+            continue;
+        }
+        const char *rel = line + 66;
+        if (rel[0] == '/' || strstr(rel, "..") != NULL || strcmp(rel, "SHA256SUMS") == 0) {
+            kg_problem(out, nbad, "SHA256SUMS:%d: path '%s' is not a file of the folder", lineno, rel);
+            continue;
+        }
+        for (int i = 0; i < listed.n; i++)
+            if (strcmp(listed.v[i], rel) == 0) kg_problem(out, nbad, "SHA256SUMS:%d: %s listed twice", lineno, rel);
+        kg_strlist_add(&listed, rel);
+        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        if (hash_it != NULL && !hash_it(rel)) {   /* a file the caller does not read: there, not hashed */
+            if (!kg_path_exists(path))
+                kg_problem(out, nbad, "%s: listed in SHA256SUMS (line %d) but missing", rel, lineno);
+            continue;
+        }
+        kg_err fe = { 0 };
+        if (kg_sha256_file(path, hex, &fe) != KG_OK) {
+            kg_problem(out, nbad, "%s: listed in SHA256SUMS (line %d) but missing: %s", rel, lineno, fe.msg);
+            continue;
+        }
+        if (strncmp(hex, line, 64) != 0)
+            kg_problem(out, nbad, "%s: SHA-256 %.16s... differs from SHA256SUMS line %d (%.16s...): the file or SHA256SUMS "
+                    "was changed", rel, hex, lineno, line);
+        (*nfiles)++;
+    }
+    if (kg_evidence_list(dir, &files, &nf, &e) != KG_OK) {
+        kg_problem(out, nbad, "%s: cannot list the folder: %s", dir, e.msg);
+        goto done;
+    }
+    for (int i = 0; i < nf; i++) {
+        /* the signed envelope comes after SHA256SUMS (attest.h) */
+        if (strcmp(files[i], "SHA256SUMS") == 0 || strcmp(files[i], KG_ATTEST_FILE) == 0) continue;
+        int found = 0;
+        for (int k = 0; k < listed.n && !found; k++) found = strcmp(listed.v[k], files[i]) == 0;
+        if (!found) kg_problem(out, nbad, "%s: not listed in SHA256SUMS (added after the campaign)", files[i]);
+    }
+done:
+    kg_strlist_free(listed.v, listed.n);
+    kg_strlist_free(files, nf);
+    free(text);
+}
+
+/* Compares stored file name with the text recomputed. */
+static void same_bytes(const char *dir, const char *name, const char *want, kg_sb *out, int *nbad)
+{
+    char path[KG_PATH_MAX + 32], *have = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (kg_read_file(path, &have, &len, NULL) != KG_OK) {
+        kg_problem(out, nbad, "%s: missing", name);
+        return;
+    }
+    size_t wl = strlen(want), i = 0;
+    int line = 1;
+    while (i < len && i < wl && have[i] == want[i]) {
+        if (have[i] == '\n') line++;
+        i++;
+    }
+    if (i != len || i != wl)
+        kg_problem(out, nbad, "%s: differs from the report recomputed from the raw samples (byte %zu, line %d)", name, i, line);
+    free(have);
+}
+
+/* The reports are compared with this kgate's rendering, byte for byte:
+ * a folder another kgate wrote may differ in form only.  Says so when
+ * meta.json names another git revision than this binary's. */
+static void version_hint(const char *dir, kg_sb *out)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    if (kg_read_file(path, &text, NULL, NULL) != KG_OK) return;
+    json_error_t je;
+    json_t *m = json_loads(text, 0, &je);
+    free(text);
+    const char *sha = m != NULL ? json_string_value(json_object_get(m, "kgate_git_sha")) : NULL;
+    if (sha != NULL && strcmp(sha, kg_git_sha()) != 0)
+        kg_sb_printf(out, "note: the folder was written by kgate at git %s and this kgate is %s: its reports are "
+                     "recomputed in this kgate's form, so a difference may be one of form only; verify with the kgate "
+                     "that wrote it (environment.json names its binary)\n", sha, kg_git_sha());
+    json_decref(m);
+}
+
+/* Replays outputs/proc-NNN.{csv,bin} of process p. */
+static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int p, kg_sb *out, int *nbad,
+                        int *nreplayed)
+{
+    char ipath[64], bpath[KG_PATH_MAX + 64], cpath[KG_PATH_MAX + 64], full[KG_PATH_MAX + 64];
+    char *bin = NULL;
+    size_t blen = 0, nidx = 0, ncr = 0;
+    kg_out_rec *idx = NULL;
+    kg_check_rec *cr = NULL;
+    kg_case_data d = { 0 };
+    int d_case = -1;
+    uint64_t d_seed = 0;
+    kg_err e = { 0 };
+    snprintf(ipath, sizeof ipath, "outputs/proc-%03d.csv", p);
+    snprintf(bpath, sizeof bpath, "%s/outputs/proc-%03d.bin", dir, p);
+    snprintf(cpath, sizeof cpath, "%s/checks/proc-%03d.csv", dir, p);
+    snprintf(full, sizeof full, "%s/%s", dir, ipath);
+    if (!kg_path_exists(full)) return; /* a process that ended before writing (crashed, timed out) */
+    if (kg_rows_read_out(full, plan, p, &idx, &nidx, &e) != KG_OK) {
+        kg_problem(out, nbad, "%s", e.msg);
+        goto done;
+    }
+    if (kg_read_file_cap(bpath, KG_CAP_BIN, &bin, &blen, NULL) != KG_OK) {
+        kg_problem(out, nbad, "%s: its .bin is missing or unreadable", ipath);
+        goto done;
+    }
+    if (kg_path_exists(cpath) && kg_rows_read_checks(cpath, plan, p, &cr, &ncr, &e) != KG_OK) {
+        kg_problem(out, nbad, "%s", e.msg);
+        goto done;
+    }
+    for (size_t i = 0; i < nidx; i++) {
+        const kg_out_rec *x = &idx[i];
+        int lineno = (int)i + 2, c = x->kase, o = x->output;
+        const char *cname = plan->cases[c].name, *aname = plan->arms[x->arm].name;
+        if (o >= KG_MAX_OUT) {
+            kg_problem(out, nbad, "%s:%d: names an unknown output", ipath, lineno);
+            continue;
+        }
+        /* the seed must be one the protocol derives from the campaign seed
+         * and the recorded input salt (base) for this process and case (the
+         * phase numbers are the worker's; a sampled@N check's is timed
+         * execution N's) */
+        int derived = 0;
+        long long nth = -1;
+        char tail = 0;
+        if (sscanf(x->check, KG_CHECK_SAMPLED "@%lld%c", &nth, &tail) == 1 && nth >= 0)
+            derived = x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)nth);
+        else
+            for (int k = 0; k < 4 && !derived; k++) derived = x->seed == kg_protocol_check_seed(base, p, c, k);
+        /* inputs = fresh: the snapshot's inputs are the last execution's */
+        if (!derived && strcmp(x->check, KG_CHECK_SNAPSHOT) == 0) {
+            const kg_campaign *cp = &plan->campaign;
+            derived = x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)cp->rounds * (cp->warmup + cp->samples));
+        }
+        if (!derived) {
+            kg_problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
+                    ipath, lineno, x->seed, p, cname);
+            continue;
+        }
+        if (c != d_case || x->seed != d_seed) {
+            kg_oracle_release(&d);
+            kg_err pe = { 0 };
+            d_case = -1;
+            if (kg_oracle_prepare(&plan->cases[c], x->seed, &d, &pe) != KG_OK) {
+                kg_problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, pe.msg);
+                continue;
+            }
+            d_case = c;
+            d_seed = x->seed;
+        }
+        size_t off = x->offset, nb = x->bytes, st = x->stored;
+        if (o >= d.nout || nb != d.out_bytes[o] || off > blen || st > blen - off) {
+            kg_problem(out, nbad, "%s:%d: %zu bytes (%zu stored) at offset %zu do not fit the output (%zu bytes) or "
+                       "the .bin (%zu bytes)", ipath, lineno, nb, st, off, o < d.nout ? d.out_bytes[o] : 0, blen);
+            continue;
+        }
+        /* the output's bytes, decoded against the reference, and their digest */
+        char *bytes = malloc(nb ? nb : 1);
+        kg_err de = { 0 };
+        if (bytes == NULL) {
+            kg_problem(out, nbad, "%s:%d: out of memory for %zu bytes", ipath, lineno, nb);
+            continue;
+        }
+        if (kg_outenc_decode(&d, o, x->encoding, bin + off, st, bytes, nb, &de) != KG_OK) {
+            kg_problem(out, nbad, "%s:%d: %s", ipath, lineno, de.msg);
+            free(bytes);
+            continue;
+        }
+        if (x->sha256[0] != '\0') {
+            char hex[65];
+            kg_sha256_hex(bytes, nb, hex);
+            if (strcmp(hex, x->sha256) != 0) {
+                kg_problem(out, nbad, "%s:%d: the stored output decodes to bytes of SHA-256 %s, the index records %s",
+                           ipath, lineno, hex, x->sha256);
+                free(bytes);
+                continue;
+            }
+        } else if (strcmp(x->encoding, KG_OUTENC_RAW) != 0) {
+            kg_problem(out, nbad, "%s:%d: an encoded output without the digest of its bytes", ipath, lineno);
+            free(bytes);
+            continue;
+        }
+        kg_check r;
+        kg_err ce = { 0 };
+        int cmp = kg_oracle_compare_ct(&d, &plan->arms[x->arm].contract, o, bytes, &r, &ce);
+        free(bytes);
+        if (cmp != KG_OK) {
+            kg_problem(out, nbad, "%s:%d: cannot compare under the arm's contract: %s", ipath, lineno, ce.msg);
+            continue;
+        }
+        char mabs[32], rec_abs[32];
+        snprintf(mabs, sizeof mabs, "%.6g", r.max_abs);
+        snprintf(rec_abs, sizeof rec_abs, "%.6g", x->max_abs);
+        const char *res = r.pass ? "pass" : "fail", *rec_res = x->pass ? "pass" : "fail";
+        if (strcmp(res, rec_res) != 0 || strcmp(mabs, rec_abs) != 0)
+            kg_problem(out, nbad, "%s:%d: replay of %s/%s %s gives %s (max_abs %s), the worker recorded %s (max_abs %s)",
+                    ipath, lineno, cname, aname, x->check, res, mabs, rec_res, rec_abs);
+        char check[96];
+        snprintf(check, sizeof check, "%s:%s", x->check, d.op->out_names[o]);
+        int found = 0;
+        for (size_t k = 0; k < ncr && !found; k++) {
+            const kg_check_rec *q = &cr[k];
+            if (q->kase != c || q->arm != x->arm || q->phase != x->phase || strcmp(q->check, check) != 0) continue;
+            found = 1;
+            char q_abs[32];
+            snprintf(q_abs, sizeof q_abs, "%.6g", q->max_abs);
+            if (q->pass != r.pass || !q->has_cmp || strcmp(q_abs, mabs) != 0)
+                kg_problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s %s recorded %s (max_abs %s), replay gives %s "
+                        "(max_abs %s)", p, cname, aname, kg_phase_name(x->phase), check, q->pass ? "pass" : "fail",
+                        q->has_cmp ? q_abs : "", res, mabs);
+        }
+        if (!found)
+            kg_problem(out, nbad, "checks/proc-%03d.csv: no record of %s/%s %s %s", p, cname, aname,
+                    kg_phase_name(x->phase), check);
+        (*nreplayed)++;
+    }
+done:
+    kg_oracle_release(&d);
+    free(cr);
+    free(idx);
+    free(bin);
+}
+
+/* A folder with a link, FIFO, socket or device in it is not read further:
+ * nothing is followed, nothing blocks.  Returns 1 when so. */
+static int refuse_special(const char *dir, kg_sb *out, int *nbad)
+{
+    kg_err fe = { 0 };
+    if (kg_folder_check(dir, &fe) == KG_OK) return 0;
+    kg_problem(out, nbad, "%s", fe.msg);
+    kg_sb_printf(out, "not verified further: no file of the folder was read\n");
+    return 1;
+}
+
+int kg_verify_sums(const char *dir, int (*hash_it)(const char *rel), kg_sb *out, int *nbad, int *nhashed,
+                   kg_err *err)
+{
+    *nbad = 0;
+    *nhashed = 0;
+    if (refuse_special(dir, out, nbad)) return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+    check_sums(dir, hash_it, out, nbad, nhashed);
+    char path[KG_PATH_MAX + 32], *text = NULL, *rec = NULL, hex[65];
+    snprintf(path, sizeof path, "%s/plan.kg", dir);
+    if (kg_read_file(path, &text, NULL, NULL) == KG_OK) {
+        kg_sha256_hex(text, strlen(text), hex);
+        snprintf(path, sizeof path, "%s/plan.sha256", dir);
+        if (kg_read_file(path, &rec, NULL, NULL) != KG_OK || strlen(rec) != 65 || strncmp(rec, hex, 64) != 0)
+            kg_problem(out, nbad, "plan.sha256: does not hold the SHA-256 of plan.kg (%.16s...)", hex);
+    } else {
+        kg_problem(out, nbad, "plan.kg: missing or unreadable");
+    }
+    free(text);
+    free(rec);
+    return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+}
+
+/* A merged folder's shards: each verified as a folder of its own (and
+ * its signature with pub), then as one campaign (merge.c). */
+static void verify_shards(const char *dir, const kg_plan *plan, int n, const char *pub, kg_sb *out, int *nbad)
+{
+    char **dirs = calloc((size_t)n, sizeof *dirs), **names = calloc((size_t)n, sizeof *names);
+    if (dirs == NULL || names == NULL) {
+        kg_problem(out, nbad, "out of memory verifying %d shards", n);
+        free(dirs);
+        free(names);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t cap = strlen(dir) + 32;
+        if ((dirs[i] = malloc(cap)) != NULL) snprintf(dirs[i], cap, "%s/shards/%d", dir, i);
+        if ((names[i] = malloc(32)) != NULL) snprintf(names[i], 32, "shards/%d", i);
+        if (dirs[i] == NULL || names[i] == NULL) continue;
+        if (!kg_path_exists(dirs[i])) {
+            kg_problem(out, nbad, "%s: missing: the merged folder records %d shards", names[i], n);
+            continue;
+        }
+        kg_sb sub = { 0 };
+        int sbad = 0;
+        kg_err e = { 0 };
+        if (pub != NULL) {
+            kg_attest_state st;
+            char keyid[65];
+            if (kg_attest_check(dirs[i], pub, &st, keyid, &sub, &sbad, &e) != KG_OK)
+                kg_problem(out, nbad, "%s: %s", names[i], e.msg);
+            else if (st != KG_ATTEST_GOOD && sbad == 0)
+                kg_problem(out, nbad, "%s: %s", names[i], st == KG_ATTEST_UNSIGNED ? "unsigned" : "signature not checked");
+        }
+        if (kg_verify_dir_key(dirs[i], pub, &sub, &sbad, &e) != KG_OK) kg_problem(out, nbad, "%s: %s", names[i], e.msg);
+        /* the shard's lines, named by its folder; its summary line is dropped */
+        char *line = sub.buf;
+        while (line != NULL && *line != '\0') {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            if (nl != NULL && nl[1] != '\0') {
+                if (strncmp(line, "note: ", 6) == 0) kg_sb_printf(out, "note: %s: %s\n", names[i], line + 6);
+                else kg_problem(out, nbad, "%s: %s", names[i], line);
+            }
+            line = nl ? nl + 1 : NULL;
+        }
+        kg_sb_free(&sub);
+    }
+    kg_merge_check((const char *const *)dirs, (const char *const *)names, n, plan != NULL ? plan->hash : NULL, out,
+                   nbad);
+    for (int i = 0; i < n; i++) {
+        free(dirs[i]);
+        free(names[i]);
+    }
+    free(dirs);
+    free(names);
+}
+
+int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
+{
+    return kg_verify_dir_key(dir, NULL, out, nbad, err);
+}
+
+int kg_verify_dir_key(const char *dir, const char *pub, kg_sb *out, int *nbad, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    kg_plan *plan = NULL;
+    kg_evidence ev = { 0 };
+    int nfiles = 0, nreplayed = 0;
+    *nbad = 0;
+    snprintf(path, sizeof path, "%s/plan.kg", dir);
+    if (!kg_path_exists(path))
+        return kg_errorf(err, KG_EUSAGE, "%s is not an evidence folder (no plan.kg)", dir);
+    if (refuse_special(dir, out, nbad)) return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+    check_sums(dir, NULL, out, nbad, &nfiles);
+
+    if (kg_read_file(path, &text, NULL, NULL) == KG_OK) {
+        char hex[65], *rec = NULL;
+        kg_sha256_hex(text, strlen(text), hex);
+        snprintf(path, sizeof path, "%s/plan.sha256", dir);
+        if (kg_read_file(path, &rec, NULL, NULL) != KG_OK || strlen(rec) != 65 || strncmp(rec, hex, 64) != 0)
+            kg_problem(out, nbad, "plan.sha256: does not hold the SHA-256 of plan.kg (%.16s...)", hex);
+        free(rec);
+        kg_err pe = { 0 };
+        if (kg_plan_parse(text, strlen(text), "plan.kg", dir, &plan, &pe) != KG_OK)
+            kg_problem(out, nbad, "plan.kg: %s", pe.msg);
+        else if (strcmp(plan->canonical, text) != 0)
+            kg_problem(out, nbad, "plan.kg: is not in canonical form");
+    }
+
+    kg_err re = { 0 };
+    char *texts[KG_REPORT_MAX];
+    if (kg_report_render(dir, NULL, texts, &re) != KG_OK) {
+        kg_problem(out, nbad, "analysis: cannot recompute the reports: %s", re.msg);
+    } else {
+        int nf = 0;
+        const kg_report_fmt *fmts = kg_report_formats(&nf);
+        int before = *nbad;
+        for (int i = 0; i < nf; i++) same_bytes(dir, fmts[i].file, texts[i], out, nbad);
+        if (*nbad > before) version_hint(dir, out);
+        kg_report_texts_free(texts);
+    }
+
+    /* a merged folder: its shards, each a campaign of its own */
+    kg_shard_meta sm = { 0 };
+    char *mj = NULL;
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    if (kg_read_file(path, &mj, NULL, NULL) == KG_OK) {
+        kg_err me = { 0 };
+        if (kg_evidence_shard_meta(mj, &sm, &me) != KG_OK) kg_problem(out, nbad, "%s", me.msg);
+    }
+    free(mj);
+    if (sm.merged > 0) {
+        verify_shards(dir, plan, sm.merged, pub, out, nbad);
+        kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d shards verified\n", *nbad ? "" : "ok: ", nfiles,
+                     sm.merged);
+        kg_plan_free(plan);
+        free(text);
+        return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+    }
+    if (plan != NULL) {
+        kg_err ee = { 0 };
+        if (kg_evidence_load(dir, &ev, &ee) == KG_OK) {
+            for (int p = 0; p < ev.nproc; p++)
+                replay_proc(dir, plan, kg_protocol_input_base(plan->campaign.seed, ev.input_salt), p, out, nbad,
+                            &nreplayed);
+        }
+        /* a failed load was reported by the analysis step already */
+        /* 4. the chain of processes and their files, the schedule, the
+         * saved outputs' presence, the build provenance (chain.c) */
+        kg_chain_verify(dir, plan, out, nbad);
+    }
+    kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs replayed\n", *nbad ? "" : "ok: ",
+                 nfiles, nreplayed);
+    kg_evidence_free(&ev);
+    kg_plan_free(plan);
+    free(text);
+    return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
+}
