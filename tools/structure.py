@@ -134,6 +134,8 @@ def call_edges(build):
     defined, used = {}, {}
     for o in sorted(objs):
         src = os.path.relpath(o, os.path.join(ROOT, build))[:-2] + ".c"
+        if not os.path.exists(os.path.join(ROOT, src)):
+            continue  # an object whose source moved or went away
         res = subprocess.run(["nm", "-P", o], capture_output=True, text=True, check=True)
         used[src] = set()
         for line in res.stdout.splitlines():

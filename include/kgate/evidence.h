@@ -268,6 +268,32 @@ int kg_evidence_shard_meta(const char *meta_json, kg_shard_meta *sm, kg_err *err
 
 
 /* Everything the analysis and the reports need, read back from a folder. */
+/* ops.json: what the reader needs to know about each case's op, written
+ * as data by the producer (the reader never loads op code).  One entry per
+ * case of the plan, in its order. */
+#define KG_FACT_NAME 64
+typedef struct kg_tensor_fact {
+    char name[KG_FACT_NAME];
+    kg_dtype dtype;
+    int64_t elems;
+    int64_t cols;             /* columns of an output (rows of cols elements); 0: 1-D */
+} kg_tensor_fact;
+
+typedef struct kg_case_facts {
+    char op[KG_NAME_MAX];
+    int admissible;           /* the op's preconditions hold; else no tensor sizes */
+    char scalars[128];        /* the scalar names an arm's launch may pass, e.g. "M N K splits" */
+    double flops, min_bytes;  /* the op's minimal flops and bytes moved for the case */
+    int nin, nout;
+    kg_tensor_fact in[KG_MAX_IN], out[KG_MAX_OUT];
+} kg_case_facts;
+
+#define KG_FACTS_FILE "ops.json"
+
+/* Parses ops.json's text (name for messages) against plan: *facts gets
+ * plan->ncases entries (malloc'd).  Every case must be there, of its op. */
+int kg_facts_parse(const char *name, const char *text, const kg_plan *plan, kg_case_facts **facts, kg_err *err);
+
 typedef struct kg_evidence {
     kg_plan *plan;            /* parsed from plan.kg */
     char *meta_json;          /* meta.json text */
@@ -305,6 +331,8 @@ typedef struct kg_evidence {
     kg_shard_meta shard;
     unsigned char *case_on;
     int *case_shard;
+    /* ops.json, one entry per case; NULL for a folder written before it */
+    kg_case_facts *facts;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */

@@ -290,6 +290,32 @@ KG_GEN_FN uint8_t kg_gen_fp8(float f, int32_t dt)
     return (uint8_t)(sign | r);
 }
 
+/* bfloat16 and binary16 bits to float32, exactly */
+KG_GEN_FN float kg_gen_bf16_to_f32(uint16_t h)
+{
+    return kg_gen_bitsf((uint32_t)h << 16);
+}
+
+KG_GEN_FN float kg_gen_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = ((uint32_t)h >> 10) & 0x1fu, man = (uint32_t)h & 0x3ffu, u;
+    if (exp == 0) {
+        if (man == 0) {
+            u = sign;
+        } else { /* subnormal: renormalise */
+            exp = 127 - 15 + 1;
+            while ((man & 0x400u) == 0) { man <<= 1; exp--; }
+            u = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+        }
+    } else if (exp == 31) {
+        u = sign | 0x7f800000u | (man << 13);
+    } else {
+        u = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    return kg_gen_bitsf(u);
+}
+
 /* fp8 bits to float32, exactly (an e5m2 infinity to an infinity, a NaN
  * code to a NaN). */
 KG_GEN_FN float kg_gen_fp8_to_f32(uint8_t h, int32_t dt)

@@ -94,10 +94,7 @@ static inline double kg_var_r(const kg_kargs *a, const char *name, double dflt)
 /* Host conversions for 16-bit storage types (round to nearest even). */
 static inline float kg_bf16_to_f32(uint16_t h)
 {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    return kg_gen_bf16_to_f32(h);
 }
 
 /* float32 to bfloat16, round to nearest even: kgate's generator's rounding
@@ -109,24 +106,7 @@ static inline uint16_t kg_f32_to_bf16(float f)
 
 static inline float kg_f16_to_f32(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
-    if (exp == 0) {
-        if (man == 0) {
-            u = sign;
-        } else { /* subnormal: renormalise */
-            exp = 127 - 15 + 1;
-            while ((man & 0x400u) == 0) { man <<= 1; exp--; }
-            u = sign | (exp << 23) | ((man & 0x3ffu) << 13);
-        }
-    } else if (exp == 31) {
-        u = sign | 0x7f800000u | (man << 13);
-    } else {
-        u = sign | ((exp + 127 - 15) << 23) | (man << 13);
-    }
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    return kg_gen_f16_to_f32(h);
 }
 
 /* float32 to binary16, round to nearest even (kgate/gen.h) */

@@ -118,37 +118,32 @@ enum {
  * kg_ops_bind loaded in this process. */
 const kg_op *kg_op_find(const char *name);
 
-/* The ops plan declares ([op NAME], docs/ops.md), compiled with the
- * settings' C compiler (KGATE_CC, else cc) against kgate/op.h and loaded
- * into this process; s may be NULL.  folder NULL: each source beside the
- * plan; else the evidence folder's copies, folder/sources/op-NAME.c.
- * Every source must hash to its [op] section's sha256.  An op already
- * loaded from the same source is not built again. */
-int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, kg_err *err);
+/* The ops plan declares ([op NAME], docs/ops.md), each source beside the
+ * plan compiled with the settings' C compiler (KGATE_CC, else cc) against
+ * kgate/op.h and loaded into this process; s may be NULL.  Every source
+ * must hash to its [op] section's sha256.  An op already loaded from the
+ * same source is not built again. */
+int kg_ops_bind(const kg_plan *plan, const kg_settings *s, kg_err *err);
 
-/* An evidence folder's op sources are someone else's code.  When confine
- * is set, kg_ops_bind with a folder compiles each of its ops first, then
- * calls confine once, then loads them: their constructors and every call
- * into them run under what confine put in place (`kgate verify`: the
- * system-call filter of kg_sandbox_reader).  After that, a source that
- * would have to be compiled is refused.  confine returns 0, or -1 with
- * why filled. */
-typedef int (*kg_ops_confine_fn)(char *why, size_t cap);
-void kg_ops_confine_foreign(kg_ops_confine_fn confine);
-
-/* The supervisor's build of the plan's ops: each source beside the plan
- * compiled into build_dir/op-NAME.so (recorded with the arms' builds in
- * environment.json); a worker loads those (kg_ops_load_built), so that
- * no compiler runs while a campaign times. */
-int kg_ops_build(const kg_plan *plan, const kg_settings *s, const char *build_dir, kg_err *err);
+/* Each declared op compiled into build_dir/op-NAME.so: from the source
+ * beside the plan (folder NULL: the supervisor's build, which workers load
+ * so that no compiler runs while a campaign times, recorded with the arms'
+ * builds in environment.json), or from an evidence folder's copy
+ * folder/sources/op-NAME.c, checked against the plan's sha256 (the op
+ * server's build). */
+int kg_ops_build(const kg_plan *plan, const kg_settings *s, const char *folder, const char *build_dir, kg_err *err);
 int kg_ops_load_built(const kg_plan *plan, const char *build_dir, kg_err *err);
+
+/* The registry of declared ops (ops.c): planops.c registers each module
+ * it loads (replacing an earlier op of the same name): 0, or -1 when the
+ * table is full.  kg_ops_find_declared finds one by name; NULL if none. */
+int kg_ops_register_declared(const kg_op *op);
+const kg_op *kg_ops_find_declared(const char *name);
 
 /* The plan's op sources copied into the evidence folder (dirfd, shown as
  * dir) as sources/op-NAME.c, each checked against its sha256. */
 int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err *err);
 
-/* A declared op loaded by kg_ops_bind, by name; NULL if none. */
-const kg_op *kg_ops_find_declared(const char *name);
 const kg_op *const *kg_op_all(int *n);
 
 /* Checks every case of a plan against its op (known op, required

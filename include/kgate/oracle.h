@@ -140,6 +140,13 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
 int kg_oracle_compare_ct(const kg_case_data *d, const kg_contract *ct, int o, const void *out,
                          kg_check *res, kg_err *err);
 
+/* The bounds of output o under contract ct (the default contract, or
+ * NULL: d->bound[o]) as kg_oracle_compare_ct compares with, and *weak 1
+ * when the contract is too weak for the case (then every comparison under
+ * it fails).  *bound stays d's. */
+int kg_oracle_bounds_ct(const kg_case_data *d, const kg_contract *ct, int o, const double **bound, int *weak,
+                        kg_err *err);
+
 /* 1 when a trivial output would pass output o: all zeros, a copy of the
  * leading elements of an input, or the row mean of the reference
  * broadcast over each row (the mean of the whole output for 1-D outputs

@@ -44,6 +44,8 @@ typedef struct kg_settings {
     const char *hide_dir;           /* appended: no variable: the folder of the key this campaign signs
                                      * with, which a worker's arm hosts must not read (the
                                      * supervisor passes it, `kgate worker --hide DIR`); NULL: none */
+    const char *home_dir;           /* HOME: the user's folder, which op code run for verify must
+                                     * not see (check/opserver.h); NULL: unset */
     const char *key_dir;            /* appended: the folder of the default signing key,
                                      * $XDG_CONFIG_HOME/kgate, else $HOME/.config/kgate (attest.h);
                                      * NULL: neither variable is set */

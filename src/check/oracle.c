@@ -14,16 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kgate/kernel.h"
 #include "kgate/oracle.h"
 #include "kgate/gen.h"
 #include "kgate/philox.h"
-
-/* Both poison words are NaN as float32 and each 16-bit half is a NaN as
- * f16 and as bf16, so an unwritten element fails whatever the output
- * dtype; they differ in sign and payload so that a kernel cannot pass by
- * leaving one known pattern in place. */
-static const uint32_t poison_word[2] = { 0x7fdeffadu, 0xffa57f8bu };
+#include "evidence/values.h"
 
 static size_t dt_size(kg_dtype dt)
 {
@@ -38,71 +32,9 @@ static const char *dt_name(kg_dtype dt)
 _Static_assert(KG_GEN_F64 == KG_DT_F64 && KG_GEN_I32 == KG_DT_I32 && KG_GEN_I8 == KG_DT_I8 &&
                KG_GEN_E4M3 == KG_DT_E4M3 && KG_GEN_E5M2 == KG_DT_E5M2 && KG_GEN_NDTYPES == KG_DT_COUNT,
                "kgate/gen.h's dtypes are kg_dtype's");
-_Static_assert(KG_KARGS_MAX_IN == KG_MAX_IN && KG_KARGS_MAX_OUT == KG_MAX_OUT,
-               "kgate/kernel.h's tensor counts are kgate/plan.h's");
-_Static_assert((int)KG_KDT_F64 == (int)KG_DT_F64 && (int)KG_KDT_I32 == (int)KG_DT_I32 &&
-               (int)KG_KDT_I8 == (int)KG_DT_I8 && (int)KG_KDT_E4M3 == (int)KG_DT_E4M3 &&
-               (int)KG_KDT_E5M2 == (int)KG_DT_E5M2,
-               "kgate/kernel.h's dtypes are kg_dtype's");
-
-/* Element e of a buffer in dtype dt, as double, and its raw bits. */
 static double decode(const void *p, kg_dtype dt, int64_t e, uint64_t *bits)
 {
-    const unsigned char *b = (const unsigned char *)p + (size_t)e * dt_size(dt);
-    switch (dt) {
-    case KG_DT_F32: {
-        uint32_t u;
-        float f;
-        memcpy(&u, b, 4);
-        memcpy(&f, b, 4);
-        *bits = u;
-        return (double)f;
-    }
-    case KG_DT_F64: {
-        double v;
-        memcpy(bits, b, 8);
-        memcpy(&v, b, 8);
-        return v;
-    }
-    case KG_DT_I32: {
-        int32_t i;
-        uint32_t u;
-        memcpy(&i, b, 4);
-        memcpy(&u, b, 4);
-        *bits = u;
-        return (double)i;
-    }
-    case KG_DT_I8:
-        *bits = b[0];
-        return (double)(int8_t)b[0];
-    case KG_DT_E4M3:
-    case KG_DT_E5M2:
-        *bits = b[0];
-        return (double)kg_gen_fp8_to_f32(b[0], (int32_t)dt);
-    default: {
-        uint16_t h;
-        memcpy(&h, b, 2);
-        *bits = h;
-        return (double)(dt == KG_DT_F16 ? kg_f16_to_f32(h) : kg_bf16_to_f32(h));
-    }
-    }
-}
-
-/* An output element still holding a poison pattern (kg_poison repeats a
- * 4-byte word; outputs are 2, 4 or 8 bytes wide). */
-static int is_poison(uint64_t bits, kg_dtype dt)
-{
-    for (int k = 0; k < 2; k++) {
-        uint64_t w = poison_word[k];
-        if (dt_size(dt) == 8) {
-            if (bits == (w | w << 32)) return 1;
-        } else if (dt_size(dt) == 4) {
-            if (bits == w) return 1;
-        } else if (bits == (w & 0xffffu) || bits == (w >> 16)) {
-            return 1;
-        }
-    }
-    return 0;
+    return kg_value_at(p, dt, e, bits);
 }
 
 uint64_t kg_checksum(const void *p, size_t n)
@@ -120,7 +52,7 @@ void kg_poison(void *buf, size_t bytes, int pattern)
 {
     if (buf == NULL) return;
     unsigned char w[4];
-    uint32_t word = poison_word[pattern ? 1 : 0];
+    uint32_t word = kg_poison_word(pattern ? 1 : 0);
     memcpy(w, &word, 4);
     unsigned char *b = buf;
     for (size_t i = 0; i < bytes; i++) b[i] = w[i & 3];
@@ -630,71 +562,32 @@ void kg_oracle_compare(const kg_case_data *d, int o, const void *out, kg_check *
     }
     kg_dtype dt = d->out_dtype[o];
     const double *ref = d->ref[o], *bound = d->bound[o];
-    int64_t n = d->out_elems[o];
-    int64_t first_nf = -1, worst_bad = -1;
-    double worst_bad_rel = 0.0;
-    int first_nf_poison = 0;
-    double first_nf_val = 0.0;
-    for (int64_t e = 0; e < n; e++) {
-        uint64_t bits;
-        double got = decode(out, dt, e, &bits);
-        double want = ref[e];
-        if (!isfinite(want)) {
-            /* a non-finite reference must be matched exactly */
-            int same = isnan(want) ? isnan(got) : got == want;
-            if (!same) {
-                res->nbad++;
-                if (worst_bad < 0) {
-                    worst_bad = e;
-                    worst_bad_rel = (double)INFINITY;
-                }
-            }
-            continue;
-        }
-        if (!isfinite(got)) {
-            res->nnan++;
-            res->nbad++;
-            if (first_nf < 0) {
-                first_nf = e;
-                first_nf_val = got;
-                first_nf_poison = is_poison(bits, dt);
-            }
-            continue;
-        }
-        double abs_err = fabs(got - want);
-        /* an exact bound (integer outputs) gives 0 or +Inf, never NaN */
-        double rel = bound[e] > 0.0 ? abs_err / bound[e] : abs_err > 0.0 ? (double)INFINITY : 0.0;
-        if (abs_err > res->max_abs) res->max_abs = abs_err;
-        if (rel > res->max_rel || res->worst < 0) {
-            res->max_rel = rel;
-            res->worst = e;
-        }
-        if (abs_err > bound[e]) {
-            res->nbad++;
-            if (worst_bad < 0 || rel > worst_bad_rel) {
-                worst_bad = e;
-                worst_bad_rel = rel;
-            }
-        }
-    }
-    res->pass = res->nbad == 0;
+    kg_values_cmp v;
+    kg_values_compare(dt, d->out_elems[o], ref, bound, out, &v);
+    res->pass = v.pass;
+    res->max_abs = v.max_abs;
+    res->max_rel = v.max_rel;
+    res->worst = v.worst;
+    res->nbad = v.nbad;
+    res->nnan = v.nnan;
     if (res->pass) return;
     char at[160];
-    if (first_nf >= 0) {
-        where(d, o, first_nf, at, sizeof at);
+    if (v.first_nf >= 0) {
+        where(d, o, v.first_nf, at, sizeof at);
         snprintf(res->msg, sizeof res->msg, "%s at %s%s; %lld non-finite, %lld elements over bound",
-                 isnan(first_nf_val) ? "NaN" : "Inf", at,
-                 first_nf_poison ? " (still the poison pattern: never written)" : "",
+                 isnan(v.first_nf_val) ? "NaN" : "Inf", at,
+                 v.first_nf_poison ? " (still the poison pattern: never written)" : "",
                  (long long)res->nnan, (long long)res->nbad);
         return;
     }
     uint64_t bits;
-    where(d, o, worst_bad, at, sizeof at);
-    double got = decode(out, dt, worst_bad, &bits);
+    where(d, o, v.worst_bad, at, sizeof at);
+    double got = decode(out, dt, v.worst_bad, &bits);
     char tail[96];
     snprintf(tail, sizeof tail, "; %lld elements over bound", (long long)res->nbad);
     snprintf(res->msg, sizeof res->msg, "%.120s: got %.9g%s, want %.9g \xc2\xb1 %.3g%.32s", at, got,
-             is_poison(bits, dt) ? " (poison: never written)" : "", ref[worst_bad], bound[worst_bad], tail);
+             kg_value_is_poison(bits, dt) ? " (poison: never written)" : "", ref[v.worst_bad], bound[v.worst_bad],
+             tail);
 }
 
 /* The bounds of contract ct in d's cache, computed on first use. */
@@ -738,6 +631,23 @@ static int ct_bounds(const kg_case_data *d, const kg_contract *ct, int *slot, kg
     cb->ct[i] = *ct;
     cb->n++;
     *slot = i;
+    return KG_OK;
+}
+
+int kg_oracle_bounds_ct(const kg_case_data *d, const kg_contract *ct, int o, const double **bound, int *weak,
+                        kg_err *err)
+{
+    if (d == NULL || d->op == NULL || o < 0 || o >= d->nout)
+        return kg_errorf(err, KG_EINTERNAL, "no output %d to bound", o);
+    if (kg_contract_is_default(ct)) {
+        *bound = d->bound[o];
+        *weak = 0;
+        return KG_OK;
+    }
+    int slot = -1, rc = ct_bounds(d, ct, &slot, err);
+    if (rc != KG_OK) return rc;
+    *bound = d->ctb->bound[slot][o];
+    *weak = d->ctb->weak[slot][o][0] != '\0';
     return KG_OK;
 }
 

@@ -54,6 +54,7 @@ int kg_cmd_list(int argc, char **argv, const kg_settings *env);
 int kg_cmd_key(int argc, char **argv, const kg_settings *env);
 int kg_cmd_worker(int argc, char **argv, const kg_settings *env);
 int kg_cmd_armhost(int argc, char **argv, const kg_settings *env);   /* hidden: started by a worker */
+int kg_cmd_opserver(int argc, char **argv, const kg_settings *env);  /* hidden: started by kgate verify */
 
 /* ---- the environment (env.c) ---- */
 

@@ -3,7 +3,7 @@
  * docs/compare.md).  It writes nothing. */
 #include <stdio.h>
 #include <string.h>
-#include "report/compare.h"
+#include "verify/compare.h"
 #include "cli.h"
 #include "base/util.h"
 
@@ -64,8 +64,9 @@ int kg_cmd_compare(int argc, char **argv, const kg_settings *env)
           .help = "require the very same device and host: the whole device description (a GPU's UUID "
                   "included) and the host name" },
         { .name = "verify", .kind = KG_CLI_FLAG, .dst = &o.full_verify, .value = 1,
-          .help = "check each folder as kgate verify does (recomputed reports, replayed outputs) instead of "
-                  "its SHA256SUMS alone; slower" },
+          .help = "check each folder as kgate verify does (recomputed reports, the chain) instead of its "
+                  "SHA256SUMS alone, but without replaying saved outputs (compare runs no op code: kgate "
+                  "verify does that); slower" },
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "compare", .args = "DIR...", .about = about, .opts = opts, .footer = footer };

@@ -1,14 +1,11 @@
 /* cmd_verify.c: `kgate verify DIR`: checks an evidence folder (hashes,
- * recomputed reports, replayed outputs).  It writes nothing. */
-#include <errno.h>
-#include <signal.h>
+ * recomputed reports, the chain, replayed outputs).  It writes nothing in
+ * the folder.  The replay's references come from the op server
+ * (check/opserver.h), a confined process of their own. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include "verify/verify.h"
-#include "sandbox/sandbox.h"
-#include "kgate/op.h"
+#include "check/opserver.h"
 #include "evidence/attest.h"
 #include "cli.h"
 #include "base/util.h"
@@ -19,87 +16,52 @@ static const char about[] =
     "  - every file listed in SHA256SUMS has its hash, and no file is unlisted;\n"
     "  - plan.kg hashes to plan.sha256; the reports recomputed from the raw samples equal\n"
     "    report.md, report.html, results.json and results.csv byte for byte;\n"
+    "  - processes.csv's chain, the schedule and the build provenance hold;\n"
     "  - every saved checked output (outputs/) is compared again with a float64 reference\n"
     "    recomputed on the CPU from its recorded seed, and agrees with checks/.\n"
     "With --key PUB, first the signature: attestation.dsse.json must be a DSSE envelope signed\n"
     "by PUB's private key over an in-toto statement whose subjects are the folder's files with\n"
     "their SHA-256; a folder without one is unsigned, which fails.  Without --key the signer's\n"
     "keyid is named but not checked, and an unsigned folder is said to be so.\n"
-    "The folder's own op modules (sources/op-NAME.c) are compiled, then loaded under a\n"
-    "system-call filter: they cannot write a file, start a program or a process, open a\n"
-    "socket, signal another process or type into a terminal; a denied call ends verify\n"
-    "with NOT verified.\n"
+    "The references come from the op server: a process of its own that compiles the folder's\n"
+    "op sources and runs them confined (a system-call allow-list, no writes, no network, the\n"
+    "signing key's folder and $HOME hidden, CPU and time limits).  Only the values it returns\n"
+    "count: if it crashes, hangs, makes a forbidden call or sends a malformed reply, the folder\n"
+    "is NOT verified.\n"
     "Prints one line per problem naming the file, then a summary.\n";
 
-/* The folder's op modules are its producer's code: verify loads them
- * under kg_sandbox_reader (planops.c compiles them first).  A call the
- * filter denies ends verify here, NOT verified. */
-static const char *verifying;
-
-static void put(const char *text)
-{
-    ssize_t w = write(2, text, strlen(text));
-    (void)w;
-}
-
-static void op_violation(int nr)
-{
-    put("kgate verify: ");
-    put(verifying != NULL ? verifying : "the folder");
-    put(": the folder's op module made a forbidden system call (");
-    put(kg_sandbox_denied_name(nr));
-    put(") while verify ran it: NOT verified\n");
-    _exit(KG_EXIT_FAIL);
-}
-
-static int confine_ops(char *why, size_t cap)
-{
-    return kg_sandbox_reader(op_violation, why, cap);
-}
-
-static int verify_folder(const char *dir, const char *pub);
+static int verify_folder(const char *dir, const char *pub, const kg_ref_source *refs);
 
 static const char footer[] = "Exit status: 0 verified, 1 a mismatch, 2 usage error or not an evidence folder.\n";
 
 int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
 {
-    (void)env; /* needs none of the environment */
     const char *dir = NULL, *pub = NULL;
+    double op_timeout = 300;
     const kg_cli_opt opts[] = {
         { .name = "key", .arg = "PUB", .kind = KG_CLI_STRING, .dst = &pub,
           .help = "the public key (kgate key init's " KG_ATTEST_PUB ") that must have signed the folder" },
+        { .name = "op-timeout", .arg = "S", .kind = KG_CLI_REAL, .dst = &op_timeout, .min = 0.1, .max = 86400,
+          .help = "the op server's limit for one reference, in seconds (300)" },
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "verify", .args = "DIR", .about = about, .opts = opts, .footer = footer };
     int parsed = kg_cli_parse(&spec, argc, argv, &dir);
     if (parsed != KG_CLI_GO) return parsed;
-    /* the checks run in a child, so that a folder's op module stopped by
-     * the filter where its handler cannot run (a call made with every
-     * signal blocked, as posix_spawn makes its clone) is still named here */
-    fflush(NULL);
-    pid_t child = fork();
-    if (child < 0) {
-        fprintf(stderr, "kgate verify: cannot fork: %s\n", strerror(errno));
+    kg_opclient *oc = NULL;
+    kg_err err = { 0 };
+    const kg_opclient_opts oo = { .settings = env, .request_s = op_timeout };
+    if (kg_opclient_new(&oo, &oc, &err) != KG_OK) {
+        fprintf(stderr, "kgate verify: %s\n", err.msg);
         return KG_EXIT_USAGE;
     }
-    if (child == 0) return verify_folder(dir, pub);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0)
-        if (errno != EINTR) {
-            fprintf(stderr, "kgate verify: waitpid: %s\n", strerror(errno));
-            return KG_EXIT_USAGE;
-        }
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    int sig = WTERMSIG(status);
-    if (sig == SIGSYS)
-        fprintf(stderr, "kgate verify: %s: the folder's op module made a forbidden system call while verify ran "
-                "it: NOT verified\n", dir);
-    else
-        fprintf(stderr, "kgate verify: %s: verify died of signal %d (%s): NOT verified\n", dir, sig, strsignal(sig));
-    return KG_EXIT_FAIL;
+    kg_ref_source refs = kg_opclient_source(oc);
+    int rc = verify_folder(dir, pub, &refs);
+    kg_opclient_free(oc);
+    return rc;
 }
 
-static int verify_folder(const char *dir, const char *pub)
+static int verify_folder(const char *dir, const char *pub, const kg_ref_source *refs)
 {
     kg_sb out = { 0 };
     kg_err err = { 0 };
@@ -130,9 +92,7 @@ static int verify_folder(const char *dir, const char *pub)
     else if (ast == KG_ATTEST_UNCHECKED)
         printf("%s: signed by key %s: signature not checked (kgate verify --key PUB checks it)\n", dir, keyid);
     else if (ast == KG_ATTEST_GOOD) printf("%s: signature ok: key %s\n", dir, keyid);
-    verifying = dir;
-    kg_ops_confine_foreign(confine_ops);
-    int rc = kg_verify_dir_key(dir, pub, &out, &nbad, &err);
+    int rc = kg_verify_dir_key(dir, pub, refs, &out, &nbad, &err);
     nbad += abad;
     if (rc != KG_OK) {
         kg_sb_free(&out);

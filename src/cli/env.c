@@ -67,6 +67,7 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     if (xdg != NULL) snprintf(key_dir, sizeof key_dir, "%s/kgate", xdg);
     else if (home != NULL) snprintf(key_dir, sizeof key_dir, "%s/.config/kgate", home);
     s->key_dir = xdg != NULL || home != NULL ? key_dir : NULL;
+    s->home_dir = home;
 
     const char *v;
     long long n;

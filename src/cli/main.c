@@ -38,6 +38,7 @@ static const kg_cli_cmd commands[] = {
     { "key", "init [--out DIR]", kg_cmd_key, "make an Ed25519 key pair that signs evidence folders (run --key)" },
     { "worker", "", kg_cmd_worker, "one process of a campaign (started by kgate run, not by hand)" },
     { "armhost", "", kg_cmd_armhost, NULL },   /* an untrusted CPU arm's process, started by a worker */
+    { "opserver", "", kg_cmd_opserver, NULL }, /* an evidence folder's op code, started by kgate verify */
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

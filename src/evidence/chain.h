@@ -11,8 +11,8 @@
  * chain proves that the records are those of one run only together with a
  * signature over SHA256SUMS (docs/evidence.md).
  *
- * kg_chain_verify also proves the schedule complete and consistent with
- * the plan, every accepted process's saved outputs present, and the
+ * verify/chain_check.h proves it, the schedule complete and consistent
+ * with the plan, every accepted process's saved outputs present, and the
  * build provenance (environment.json against build/ and sources/). */
 #ifndef KGATE_CHAIN_H
 #define KGATE_CHAIN_H
@@ -41,9 +41,12 @@ void kg_chain_source_copy(const kg_plan *plan, int a, char *buf, size_t cap);
  * before environment.json records their digests. */
 int kg_chain_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err *err);
 
-/* `kgate verify`'s checks of the chain, the schedule, the saved outputs'
- * presence and the build provenance: one line per problem appended to
- * out, *nbad counted up. */
-void kg_chain_verify(const char *dir, const kg_plan *plan, struct kg_sb *out, int *nbad);
+/* The files of process p, in the order of kg_proc_rec.sha
+ * (raw/proc-NNN.csv, ...). */
+void kg_chain_file_name(int i, int p, char *buf, size_t cap);
+
+/* The SHA-256 of the regular file rel under dirfd, not followed through a
+ * link: 1, 0 when there is none, -1 (errno) when it cannot be read. */
+int kg_chain_hash_at(int dirfd, const char *rel, char hex[65]);
 
 #endif

@@ -18,7 +18,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "kgate/evidence.h"
-#include "kgate/op.h"
 #include "evidence/salt.h"
 #include "base/safefs.h"
 #include "base/util.h"
@@ -149,6 +148,18 @@ static void outputs_size(const char *dir, kg_evidence *ev)
 
 static int load_merged(const char *dir, kg_evidence *ev, kg_err *err);
 
+/* ops.json, where the folder has one (older folders have none) */
+static int load_facts(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, KG_FACTS_FILE);
+    if (!kg_path_exists(path)) return KG_OK;
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc == KG_OK) rc = kg_facts_parse(path, text, ev->plan, &ev->facts, err);
+    free(text);
+    return rc;
+}
+
 /* A shard's meta.json names the cases kg_shard_cases gives it, and none of
  * its rows belongs to another shard's case. */
 static int shard_cases_check(const char *dir, kg_evidence *ev, kg_err *err)
@@ -187,8 +198,8 @@ static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_plan_parse(text, strlen(text), path, dir, &ev->plan, err)) != KG_OK) goto done;
-    /* the plan's own ops, from the folder's copies of their sources */
-    if ((rc = kg_ops_bind(ev->plan, NULL, dir, err)) != KG_OK) goto done;
+    /* what the reader knows of the cases' ops: data the producer wrote */
+    if ((rc = load_facts(dir, ev, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/meta.json", dir);
     if ((rc = kg_read_file(path, &ev->meta_json, NULL, err)) != KG_OK) goto done;
     json_error_t je;
@@ -403,6 +414,7 @@ void kg_evidence_free(kg_evidence *ev)
     free(ev->watch);
     free(ev->case_on);
     free(ev->case_shard);
+    free(ev->facts);
     memset(ev, 0, sizeof *ev);
     ev->res_proc = -1;
 }

@@ -13,20 +13,20 @@
 
 /* The element width in bytes of output o (2 or 4), or 0 when the output
  * is not of a float dtype kgate knows (then nothing is predicted). */
-static int width_of(const kg_case_data *d, int o, size_t n)
+static int width_of(const kg_outref *r, size_t n)
 {
-    if (d == NULL || o < 0 || o >= d->nout || d->ref[o] == NULL) return 0;
-    int w = d->out_dtype[o] == KG_DT_F32 ? 4 : d->out_dtype[o] == KG_DT_F16 || d->out_dtype[o] == KG_DT_BF16 ? 2 : 0;
-    if (w == 0 || n % (size_t)w != 0 || (int64_t)(n / (size_t)w) != d->out_elems[o]) return 0;
+    if (r == NULL || r->ref == NULL) return 0;
+    int w = r->dtype == KG_DT_F32 ? 4 : r->dtype == KG_DT_F16 || r->dtype == KG_DT_BF16 ? 2 : 0;
+    if (w == 0 || n % (size_t)w != 0 || (int64_t)(n / (size_t)w) != r->elems) return 0;
     return w;
 }
 
 /* The reference of element e rounded to the output's dtype: its bits. */
-static uint32_t pred_bits(const kg_case_data *d, int o, size_t e)
+static uint32_t pred_bits(const kg_outref *r, size_t e)
 {
-    float f = (float)d->ref[o][e];
-    if (d->out_dtype[o] == KG_DT_F16) return kg_gen_f16(f);
-    if (d->out_dtype[o] == KG_DT_BF16) return kg_gen_bf16(f);
+    float f = (float)r->ref[e];
+    if (r->dtype == KG_DT_F16) return kg_gen_f16(f);
+    if (r->dtype == KG_DT_BF16) return kg_gen_bf16(f);
     uint32_t b;
     memcpy(&b, &f, sizeof b);
     return b;
@@ -52,22 +52,21 @@ static uint32_t load(const unsigned char *p, int w)
                   : (uint32_t)p[0] | (uint32_t)p[1] << 8;
 }
 
-int kg_outenc_encode(const kg_case_data *d, int o, const void *bytes, size_t n, void **blob, size_t *blen,
-                     kg_err *err)
+int kg_outenc_encode(const kg_outref *r, const void *bytes, size_t n, void **blob, size_t *blen, kg_err *err)
 {
     *blob = NULL;
     *blen = 0;
     const unsigned char *in = bytes;
     unsigned char *planes = malloc(n ? n : 1);
     if (planes == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory encoding a saved output (%zu bytes)", n);
-    int w = width_of(d, o, n);
+    int w = width_of(r, n);
     if (w == 0) {
         memcpy(planes, in, n);
     } else {
         size_t ne = n / (size_t)w;
         uint32_t mask = w == 4 ? 0xffffffffu : 0xffffu;
         for (size_t e = 0; e < ne; e++) {
-            uint32_t diff = (ordered(load(in + e * (size_t)w, w), w) - ordered(pred_bits(d, o, e), w)) & mask;
+            uint32_t diff = (ordered(load(in + e * (size_t)w, w), w) - ordered(pred_bits(r, e), w)) & mask;
             /* zigzag: the sign bit to the bottom */
             uint32_t top = (diff >> (8 * w - 1)) & 1u;
             uint32_t z = ((diff << 1) & mask) ^ (top ? mask : 0u);
@@ -91,8 +90,8 @@ int kg_outenc_encode(const kg_case_data *d, int o, const void *bytes, size_t n, 
     return KG_OK;
 }
 
-int kg_outenc_decode(const kg_case_data *d, int o, const char *enc, const void *blob, size_t blen, void *out,
-                     size_t n, kg_err *err)
+int kg_outenc_decode(const kg_outref *r, const char *enc, const void *blob, size_t blen, void *out, size_t n,
+                     kg_err *err)
 {
     if (strcmp(enc, KG_OUTENC_RAW) == 0) {
         if (blen != n)
@@ -114,7 +113,7 @@ int kg_outenc_decode(const kg_case_data *d, int o, const char *enc, const void *
         return kg_errorf(err, KG_EINPUT, "the stored output does not decompress to %zu bytes%s%s", n,
                          ZSTD_isError(got) ? ": " : "", ZSTD_isError(got) ? ZSTD_getErrorName(got) : "");
     }
-    int w = width_of(d, o, n);
+    int w = width_of(r, n);
     unsigned char *dst = out;
     if (w == 0) {
         memcpy(dst, planes, n);
@@ -125,7 +124,7 @@ int kg_outenc_decode(const kg_case_data *d, int o, const char *enc, const void *
             uint32_t z = 0;
             for (int k = 0; k < w; k++) z |= (uint32_t)planes[(size_t)k * ne + e] << (8 * k);
             uint32_t diff = ((z >> 1) ^ ((z & 1u) ? mask : 0u)) & mask;
-            uint32_t b = unordered((ordered(pred_bits(d, o, e), w) + diff) & mask, w);
+            uint32_t b = unordered((ordered(pred_bits(r, e), w) + diff) & mask, w);
             for (int k = 0; k < w; k++) dst[e * (size_t)w + (size_t)k] = (unsigned char)(b >> (8 * k));
         }
     }

@@ -16,20 +16,28 @@
 
 #include <stddef.h>
 #include "kgate/err.h"
-#include "kgate/oracle.h"
+#include <stdint.h>
+#include "kgate/plan.h"
 
 #define KG_OUTENC_ULP "ulp-zstd"   /* the encoding above */
 #define KG_OUTENC_RAW "raw"        /* the bytes as they are (folders of schema 4 and older) */
 
-/* Output o of d (n bytes at bytes) encoded into *blob (malloc'd, *blen
- * bytes). */
-int kg_outenc_encode(const kg_case_data *d, int o, const void *bytes, size_t n, void **blob, size_t *blen,
-                     kg_err *err);
+/* The reference an output is stored against: its dtype, element count
+ * and float64 reference values. */
+typedef struct kg_outref {
+    kg_dtype dtype;
+    int64_t elems;
+    const double *ref;
+} kg_outref;
 
-/* The n logical bytes of output o of d from blen stored bytes of the
- * encoding named enc, into out.  Fails with a message when the stored
- * bytes do not decode to exactly n bytes. */
-int kg_outenc_decode(const kg_case_data *d, int o, const char *enc, const void *blob, size_t blen, void *out,
-                     size_t n, kg_err *err);
+/* An output (n bytes at bytes) encoded against r into *blob (malloc'd,
+ * *blen bytes). */
+int kg_outenc_encode(const kg_outref *r, const void *bytes, size_t n, void **blob, size_t *blen, kg_err *err);
+
+/* The n logical bytes of an output stored against r, from blen stored
+ * bytes of the encoding named enc, into out.  Fails with a message when
+ * the stored bytes do not decode to exactly n bytes. */
+int kg_outenc_decode(const kg_outref *r, const char *enc, const void *blob, size_t blen, void *out, size_t n,
+                     kg_err *err);
 
 #endif

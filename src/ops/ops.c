@@ -17,6 +17,29 @@ static const kg_op *const registry[] = { &kg_op_gemm_bt, &kg_op_rowsum, &kg_op_g
                                          &kg_op_layernorm, &kg_op_rmsnorm, &kg_op_noop };
 #define NOPS ((int)(sizeof registry / sizeof registry[0]))
 
+/* the ops a plan declared, loaded in this process (planops.c registers them) */
+static const kg_op *declared_ops[KG_PLAN_MAX_OPS * 4];
+static int ndeclared;
+
+int kg_ops_register_declared(const kg_op *op)
+{
+    for (int i = 0; i < ndeclared; i++)
+        if (strcmp(declared_ops[i]->name, op->name) == 0) {
+            declared_ops[i] = op;
+            return 0;
+        }
+    if (ndeclared >= (int)(sizeof declared_ops / sizeof declared_ops[0])) return -1;
+    declared_ops[ndeclared++] = op;
+    return 0;
+}
+
+const kg_op *kg_ops_find_declared(const char *name)
+{
+    for (int i = 0; name != NULL && i < ndeclared; i++)
+        if (strcmp(declared_ops[i]->name, name) == 0) return declared_ops[i];
+    return NULL;
+}
+
 const kg_op *kg_op_find(const char *name)
 {
     if (name == NULL) return NULL;

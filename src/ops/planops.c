@@ -1,12 +1,13 @@
 /* planops.c: the ops a plan declares ([op NAME] with source = a C file,
  * docs/ops.md).  The source is compiled against kgate/op.h into a shared
  * object in a private folder and loaded, with dlopen, in the trusted
- * process that asks: the supervisor, a worker, `kgate verify`, a report.
- * An arm host never loads one (it sees buffers and scalars only).  The
- * module defines one object, `const kg_op kgate_op`; its source's SHA-256
- * is in the plan's canonical text (so in the plan hash), and the
- * evidence folder keeps the source as sources/op-NAME.c, which is what
- * a worker and verify compile. */
+ * process that asks: the supervisor, a worker, the op server.
+ * An arm host never loads one (it sees buffers and scalars only), nor
+ * does a reader of a folder: verify's op server (check/opserver.c)
+ * compiles the folder's copy and loads it confined.  The module defines
+ * one object, `const kg_op kgate_op`; its source's SHA-256 is in the
+ * plan's canonical text (so in the plan hash), and the evidence folder
+ * keeps the source as sources/op-NAME.c. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,22 +44,17 @@ static int loaded_index(const char *name)
 static int remember(const plan_op *po, kg_err *err)
 {
     int have = loaded_index(po->name);
-    if (have >= 0) {
-        loaded[have] = *po;
-        return KG_OK;
-    }
-    if (nloaded >= (int)(sizeof loaded / sizeof loaded[0])) {
+    if (have < 0 && nloaded >= (int)(sizeof loaded / sizeof loaded[0])) {
         dlclose(po->handle);
         return kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
     }
-    loaded[nloaded++] = *po;
+    if (kg_ops_register_declared(po->op) != 0) {
+        dlclose(po->handle);
+        return kg_errorf(err, KG_EINPUT, "too many declared ops loaded in one process");
+    }
+    if (have >= 0) loaded[have] = *po;
+    else loaded[nloaded++] = *po;
     return KG_OK;
-}
-
-const kg_op *kg_ops_find_declared(const char *name)
-{
-    int i = loaded_index(name);
-    return i >= 0 ? loaded[i].op : NULL;
 }
 
 /* Where the module's slots are missing or out of range: why, else "". */
@@ -168,72 +164,51 @@ static int load_module(const kg_plan *plan, const kg_opdecl *od, const char *so,
     return KG_OK;
 }
 
-static kg_ops_confine_fn confine_fn;
-static int confined;
-
-void kg_ops_confine_foreign(kg_ops_confine_fn confine)
+/* The source of declared op o: beside the plan, or the folder's copy. */
+static void op_source(const kg_plan *plan, int o, const char *folder, char *path, size_t cap)
 {
-    confine_fn = confine;
+    if (folder != NULL) snprintf(path, cap, "%s/sources/op-%s.c", folder, plan->ops[o].name);
+    else kg_plan_op_source_path(plan, o, path, cap);
 }
 
-int kg_ops_bind(const kg_plan *plan, const kg_settings *s, const char *folder, kg_err *err)
+/* The plan's [op] names none of the built-in ops, and path hashes to the
+ * sha256 the plan holds for op o. */
+static int check_source(const kg_plan *plan, int o, const char *path, int folder, kg_err *err)
+{
+    const kg_opdecl *od = &plan->ops[o];
+    int n = 0;
+    const kg_op *const *all = kg_op_all(&n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(all[i]->name, od->name) == 0)
+            return kg_errorf(err, KG_EINPUT, "%s:%d: [op %s]: '%s' is a built-in op (kgate list): give yours "
+                             "another name", plan->path, od->line, od->name, od->name);
+    char hex[65];
+    int rc = kg_sha256_file(path, hex, err);
+    if (rc != KG_OK) return rc;
+    if (strcmp(hex, od->sha256) != 0)
+        return kg_errorf(err, KG_EINPUT, "%s: op '%s': the source hashes to %.12s, the plan says %.12s (the source "
+                         "changed since the plan was read%s)", path, od->name, hex, od->sha256,
+                         folder ? ", or the folder's copy was edited" : "");
+    return KG_OK;
+}
+
+int kg_ops_bind(const kg_plan *plan, const kg_settings *s, kg_err *err)
 {
     if (plan == NULL) return KG_OK;
-    /* first every module built, then (for a folder's, when asked) the
-     * confinement, then the loads: no op code runs before it */
-    int fds[KG_PLAN_MAX_OPS], rc = KG_OK, nbuilt = 0;
-    for (int o = 0; o < plan->nops; o++) fds[o] = -1;
+    int rc = KG_OK;
     for (int o = 0; o < plan->nops && rc == KG_OK; o++) {
         const kg_opdecl *od = &plan->ops[o];
-        int builtin = 0, n = 0;
-        const kg_op *const *all = kg_op_all(&n);
-        for (int i = 0; i < n; i++) builtin |= strcmp(all[i]->name, od->name) == 0;
-        if (builtin) {
-            rc = kg_errorf(err, KG_EINPUT, "%s:%d: [op %s]: '%s' is a built-in op (kgate list): give yours "
-                           "another name", plan->path, od->line, od->name, od->name);
-            break;
-        }
         int have = loaded_index(od->name);
         if (have >= 0 && strcmp(loaded[have].sha256, od->sha256) == 0) continue;
-        char path[2 * KG_PATH_MAX + 32];
-        if (folder != NULL)
-            snprintf(path, sizeof path, "%s/sources/op-%s.c", folder, od->name);
-        else
-            kg_plan_op_source_path(plan, o, path, sizeof path);
-        char hex[65];
-        if ((rc = kg_sha256_file(path, hex, err)) != KG_OK) break;
-        if (strcmp(hex, od->sha256) != 0) {
-            rc = kg_errorf(err, KG_EINPUT, "%s: op '%s': the source hashes to %.12s, the plan says %.12s (the "
-                           "source changed since the plan was read%s)", path, od->name, hex, od->sha256,
-                           folder != NULL ? ", or the folder's copy was edited" : "");
-            break;
-        }
-        if (confined) {
-            rc = kg_errorf(err, KG_EINPUT, "%s: op '%s': another source (%.12s) after this process loaded a "
-                           "folder's ops confined, where nothing more is compiled: check each folder by itself",
-                           path, od->name, hex);
-            break;
-        }
-        if ((rc = build_to_fd(plan, od, path, s, &fds[o], err)) == KG_OK) nbuilt++;
-    }
-    if (rc == KG_OK && nbuilt > 0 && folder != NULL && confine_fn != NULL && !confined) {
-        char why[300];
-        if (confine_fn(why, sizeof why) != 0)
-            rc = kg_errorf(err, KG_EIO, "%s: cannot confine the folder's op modules before loading them: %s "
-                           "(they are not loaded)", folder, why);
-        else
-            confined = 1;
-    }
-    for (int o = 0; o < plan->nops; o++) {
-        if (fds[o] < 0) continue;
-        if (rc == KG_OK) {
-            const kg_opdecl *od = &plan->ops[o];
-            char so[64];
-            snprintf(so, sizeof so, "/proc/self/fd/%d", fds[o]);
-            plan_op po;
-            if ((rc = load_module(plan, od, so, &po, err)) == KG_OK) rc = remember(&po, err);
-        }
-        close(fds[o]);
+        char path[2 * KG_PATH_MAX + 32], so[64];
+        int fd = -1;
+        op_source(plan, o, NULL, path, sizeof path);
+        if ((rc = check_source(plan, o, path, 0, err)) != KG_OK) break;
+        if ((rc = build_to_fd(plan, od, path, s, &fd, err)) != KG_OK) break;
+        snprintf(so, sizeof so, "/proc/self/fd/%d", fd);
+        plan_op po;
+        if ((rc = load_module(plan, od, so, &po, err)) == KG_OK) rc = remember(&po, err);
+        close(fd);
     }
     return rc;
 }
@@ -269,16 +244,17 @@ int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err 
     return rc;
 }
 
-int kg_ops_build(const kg_plan *plan, const kg_settings *s, const char *build_dir, kg_err *err)
+int kg_ops_build(const kg_plan *plan, const kg_settings *s, const char *folder, const char *build_dir, kg_err *err)
 {
     for (int o = 0; o < plan->nops; o++) {
         const kg_opdecl *od = &plan->ops[o];
-        char src[2 * KG_PATH_MAX + 2], so[KG_PATH_MAX + 96], tmp[KG_PATH_MAX + 112], log[KG_PATH_MAX + 112];
-        kg_plan_op_source_path(plan, o, src, sizeof src);
+        char src[2 * KG_PATH_MAX + 32], so[KG_PATH_MAX + 96], tmp[KG_PATH_MAX + 112], log[KG_PATH_MAX + 112];
+        op_source(plan, o, folder, src, sizeof src);
         snprintf(so, sizeof so, "%s/op-%s.so", build_dir, od->name);
         snprintf(tmp, sizeof tmp, "%s.tmp", so);
         snprintf(log, sizeof log, "%s.log", so);
-        int rc = kg_mkdir_p(build_dir, err);
+        int rc = folder != NULL ? check_source(plan, o, src, 1, err) : KG_OK;
+        if (rc == KG_OK) rc = kg_mkdir_p(build_dir, err);
         if (rc == KG_OK) rc = compile_module(plan, od, src, s, tmp, log, err);
         unlink(log);
         if (rc == KG_OK && rename(tmp, so) != 0)

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kgate/evidence.h"
-#include "kgate/op.h"
 #include "report/report.h"
 #include "base/util.h"
 
@@ -42,15 +41,16 @@ const char *kg_report_state_name(kg_arm_state s)
     }
 }
 
-void kg_report_case_vars(kg_sb *sb, const kg_case *k)
+void kg_report_case_vars(kg_sb *sb, const kg_evidence *ev, int c)
 {
-    const kg_op *op = kg_op_find(k->op);
+    const kg_case *k = &ev->plan->cases[c];
+    const kg_case_facts *f = ev->facts != NULL ? &ev->facts[c] : NULL;
     int n = 0;
     const struct { const char *name; int64_t v; } fixed[] = { { "M", k->M }, { "N", k->N }, { "K", k->K },
                                                             { "splits", k->splits } };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         if (fixed[i].v >= 0) kg_sb_printf(sb, "%s%s = %lld", n++ ? ", " : "", fixed[i].name, (long long)fixed[i].v);
-    if (op != NULL && op->scalars != NULL && strstr(op->scalars, "eps") != NULL)
+    if (f != NULL && strstr(f->scalars, "eps") != NULL)
         kg_sb_printf(sb, "%seps = %g", n++ ? ", " : "", k->eps);
     if (k->scale != 1.0) kg_sb_printf(sb, "%sscale = %g", n++ ? ", " : "", k->scale);
     int order[KG_CASE_VARS];
@@ -67,23 +67,21 @@ void kg_report_texts_free(char *text[KG_REPORT_MAX])
     }
 }
 
-/* The physics limit of every case: the op's minimal bytes and flops and
- * the peaks of the folder's peaks.json for that working set and dtype
+/* The physics limit of every case: the op's minimal bytes and flops
+ * (ops.json) and the peaks of the folder's peaks.json for that working set and dtype
  * (flops: float32 FMA rate for f32 cases, the matrix-unit rate for
  * 16-bit cases and for arms with a reduced contract, each only where
  * measured).  NULL when the folder has no
  * measured peaks. */
 static kg_case_limit *case_limits(const kg_evidence *ev)
 {
-    if (!ev->has_peaks || !ev->peaks.measured || ev->plan->ncases <= 0) return NULL;
+    if (!ev->has_peaks || !ev->peaks.measured || ev->plan->ncases <= 0 || ev->facts == NULL) return NULL;
     kg_case_limit *l = calloc((size_t)ev->plan->ncases, sizeof *l);
     if (l == NULL) return NULL;
     for (int c = 0; c < ev->plan->ncases; c++) {
         const kg_case *kc = &ev->plan->cases[c];
-        const kg_op *op = kg_op_find(kc->op);
-        if (op == NULL) continue;
-        l[c].bytes = op->min_bytes != NULL ? op->min_bytes(kc) : 0.0;
-        l[c].flops = op->flops != NULL ? op->flops(kc) : 0.0;
+        l[c].bytes = ev->facts[c].min_bytes;
+        l[c].flops = ev->facts[c].flops;
         l[c].bw = kg_peaks_bw(&ev->peaks, l[c].bytes);
         l[c].flop_rate = kc->dtype == KG_DT_F32 ? ev->peaks.flops_f32 : ev->peaks.flops_mma16;
         l[c].flop_rate_mma = ev->peaks.flops_mma16;
@@ -95,7 +93,7 @@ int kg_report_analyse(const kg_evidence *ev, kg_analysis *an, kg_err *err)
 {
     memset(an, 0, sizeof *an);
     kg_case_limit *limits = case_limits(ev);
-    if (ev->has_peaks && ev->peaks.measured && limits == NULL)
+    if (ev->has_peaks && ev->peaks.measured && ev->facts != NULL && limits == NULL)
         return kg_errorf(err, KG_ENOMEM, "out of memory (physics limits)");
     int *slots = malloc((size_t)(ev->nproc > 0 ? ev->nproc : 1) * sizeof *slots);
     if (slots == NULL) {

@@ -43,7 +43,7 @@ const char *kg_report_state_name(kg_arm_state s);
  * table of cases prints them: the shape keys the case sets, eps where its
  * op reads it, a scale that is not 1, then the op's named variables
  * (sorted, as the canonical plan writes them): "M = 4, N = 16". */
-void kg_report_case_vars(struct kg_sb *sb, const kg_case *k);
+void kg_report_case_vars(struct kg_sb *sb, const kg_evidence *ev, int c);
 
 /* Sweeps (plan axes): kg_report_first_variant is 1 when the case (or arm,
  * is_arm) at index i is the first variant of a base with axes, with the

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kgate/op.h"
 #include "report/report_hw.h"
 #include "base/util.h"
 
@@ -36,11 +35,10 @@ static void speed_of_light(kg_sb *sb, const kg_evidence *ev, const kg_analysis *
 {
     const kg_plan *plan = ev->plan;
     int any = 0;
-    for (int c = 0; c < plan->ncases; c++) {
-        const kg_op *op = kg_op_find(plan->cases[c].op);
-        if (op == NULL || op->min_bytes == NULL || op->min_bytes(&plan->cases[c]) <= 0) continue;
-        double bytes = op->min_bytes(&plan->cases[c]);
-        double flops = op->flops != NULL ? op->flops(&plan->cases[c]) : 0;
+    for (int c = 0; c < plan->ncases && ev->facts != NULL; c++) {
+        if (!(ev->facts[c].min_bytes > 0)) continue;
+        double bytes = ev->facts[c].min_bytes;
+        double flops = ev->facts[c].flops;
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
             if (r->state != KG_ARM_OK || !isfinite(r->med_ns_all)) continue;

@@ -14,7 +14,6 @@
 #include "kgate/evidence.h"
 #include "kgate/varcomp.h"
 #include "report/report.h"
-#include "kgate/op.h"
 #include "report/report_hw.h"
 #include "base/util.h"
 
@@ -278,13 +277,14 @@ static void sweeps_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
 }
 
 /* The cases by their variables (kg_report_case_vars). */
-static void cases_md(kg_sb *sb, const kg_plan *plan)
+static void cases_md(kg_sb *sb, const kg_evidence *ev)
 {
+    const kg_plan *plan = ev->plan;
     kg_sb_puts(sb, "| case | op | dtype | variables |\n|---|---|---|---|\n");
     for (int c = 0; c < plan->ncases; c++) {
         const kg_case *k = &plan->cases[c];
         kg_sb_printf(sb, "| %s | %s | %s | ", k->name, k->op, kg_dtype_name(k->dtype));
-        kg_report_case_vars(sb, k);
+        kg_report_case_vars(sb, ev, c);
         kg_sb_puts(sb, " |\n");
     }
     kg_sb_puts(sb, "\n");
@@ -385,7 +385,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                    "baselines the one it gains least on: FASTER than every baseline; a control against its "
                    "own); the interval is the one-sided "
                    "(1 - alpha) bound on each side, from process means with directions as strata.\n\n");
-    cases_md(sb, plan);
+    cases_md(sb, ev);
     axes_md(sb, plan);
     kg_sb_puts(sb, "| case | arm | role | fwd µs base → arm | rev µs base → arm | process red. fwd / rev | "
                    "paired-round red. [range] | round wins fwd / rev | reduction [lower, upper] | verdict |\n");

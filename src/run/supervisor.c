@@ -53,6 +53,7 @@
 #include <openssl/crypto.h>
 #include "base/util.h"
 #include "run/wproc.h"
+#include "check/opfacts.h"
 
 extern char **environ;
 
@@ -257,7 +258,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     /* the device of this run; the canonical plan and its hash stay the plan's */
     if (o->has_device) plan->campaign.device = o->device;
     /* the plan's own ops, compiled and loaded here (trusted, like the plan) */
-    if ((rc = kg_ops_bind(plan, &s, NULL, err)) != KG_OK) goto done;
+    if ((rc = kg_ops_bind(plan, &s, err)) != KG_OK) goto done;
     if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
     for (int i = 0; i < plan->nnotes; i++) fprintf(stderr, "kgate: note: %s\n", plan->notes[i]);
     if (o->frozen_path != NULL && (rc = kg_frozen_check(plan, o->frozen_path, err)) != KG_OK) goto done;
@@ -364,6 +365,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         remove_leftovers(dirfd, nrec);
         snprintf(path, sizeof path, "%s/meta.json", dir);
         if (!kg_path_exists(path) && (rc = kg_evidence_write_meta(dirfd, dir, plan, &meta, err)) != KG_OK) goto done;
+        snprintf(path, sizeof path, "%s/ops.json", dir);
+        if (!kg_path_exists(path) && (rc = kg_opfacts_write(dirfd, dir, plan, err)) != KG_OK) goto done;
         fprintf(stderr, "kgate: resuming %s: %d process(es) recorded\n", dir, nrec);
     } else {
         snprintf(path, sizeof path, "%s/plan.kg", dir);
@@ -375,6 +378,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
         if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK)
             goto done;
         if ((rc = kg_evidence_write_meta(dirfd, dir, plan, &meta, err)) != KG_OK) goto done;
+        /* what a reader needs to know of the ops, as data (ops.json) */
+        if ((rc = kg_opfacts_write(dirfd, dir, plan, err)) != KG_OK) goto done;
         recs = calloc((size_t)nslots, sizeof *recs);
         if (recs == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     }
@@ -408,9 +413,9 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
             }
         /* each arm's kernel source, kept in the folder (chain.h) */
         if ((rc = kg_chain_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
-        /* and each declared op's, built here for the workers (verify builds the copy) */
+        /* and each declared op's, built here for the workers (verify's op server builds the copy) */
         if ((rc = kg_ops_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
-        if ((rc = kg_ops_build(plan, &s, path, err)) != KG_OK) goto done;
+        if ((rc = kg_ops_build(plan, &s, NULL, path, err)) != KG_OK) goto done;
         /* the compiler that builds the arms, where the backend names one */
         char compiler[512] = "";
         const char *cc = kg_backend_compiler(resolved, &s);

@@ -226,7 +226,8 @@ static int keep(wctx *w, int c, const inst *x, const kg_case_data *d, int o, kg_
     kg_sha256_hex(w->host, d->out_bytes[o], k.sha256);
     void *blob = NULL;
     size_t blen = 0;
-    int rc = kg_outenc_encode(d, o, w->host, d->out_bytes[o], &blob, &blen, err);
+    const kg_outref ref = { d->out_dtype[o], d->out_elems[o], d->ref[o] };
+    int rc = kg_outenc_encode(&ref, w->host, d->out_bytes[o], &blob, &blen, err);
     if (rc != KG_OK) return rc;
     kg_outputs_keep(&w->outputs, &k, blob, blen);
     free(blob);

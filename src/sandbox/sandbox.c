@@ -221,6 +221,9 @@ static int set_limits(const kg_sandbox_opts *o)
 
 #define ALLOW(ctx, call) seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(call), 0)
 
+/* kg_sandbox_opts.blas of the sandbox being entered */
+static int filter_blas;
+
 static int build_filter(scmp_filter_ctx ctx, pid_t self)
 {
     static const int plain[] = {
@@ -263,11 +266,17 @@ static int build_filter(scmp_filter_ctx ctx, pid_t self)
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 1, SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER));
     /* limits: read, never set */
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
+    /* OpenBLAS's allocator: its own memory's NUMA policy and the machine's size */
+    if (filter_blas) {
+        rc |= ALLOW(ctx, mbind);
+        rc |= ALLOW(ctx, get_mempolicy);
+        rc |= ALLOW(ctx, set_mempolicy);
+        rc |= ALLOW(ctx, sysinfo);
+    }
     return rc;
 }
 
 static int lock_rules(scmp_filter_ctx ctx, pid_t self);
-static int reader_filter(scmp_filter_ctx ctx, pid_t self);
 
 /* A filter of default action dflt and the rules of add, loaded (no new
  * privileges must be set already); what names it in why. */
@@ -320,6 +329,7 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
     if (set_limits(o) == 0) *active |= KG_SBX_RLIMITS;
 
     trap_sigsys(o->on_violation);
+    filter_blas = o->blas;
 
     if (load_filter(SCMP_ACT_TRAP, build_filter, "the seccomp filter", why, cap) != 0) return -1;
     *active |= KG_SBX_SECCOMP;
@@ -343,100 +353,4 @@ int kg_sandbox_lock(unsigned *active, char *why, size_t cap)
     if (load_filter(SCMP_ACT_ALLOW, lock_rules, "the second seccomp filter", why, cap) != 0) return -1;
     *active |= KG_SBX_NOOPEN;
     return 0;
-}
-
-/* ---- kg_sandbox_reader: a trusted process about to load foreign code ---- */
-
-typedef struct denied_call {
-    int nr;
-    const char *name;
-} denied_call;
-
-#define DENY(call) { SCMP_SYS(call), #call }
-/* denied outright */
-static const denied_call reader_denied[] = {
-    DENY(execve), DENY(execveat), DENY(fork), DENY(vfork),
-    DENY(process_vm_readv), DENY(process_vm_writev), DENY(pidfd_open), DENY(pidfd_getfd),
-    DENY(pidfd_send_signal), DENY(tkill),
-    DENY(socket), DENY(socketpair), DENY(connect), DENY(bind), DENY(listen), DENY(accept), DENY(accept4),
-    DENY(creat), DENY(unlink), DENY(unlinkat), DENY(rename), DENY(renameat), DENY(renameat2),
-    DENY(mkdir), DENY(mkdirat), DENY(rmdir), DENY(link), DENY(linkat), DENY(symlink), DENY(symlinkat),
-    DENY(chmod), DENY(fchmod), DENY(fchmodat), DENY(chown), DENY(fchown), DENY(lchown), DENY(fchownat),
-    DENY(truncate), DENY(ftruncate), DENY(fallocate), DENY(mknod), DENY(mknodat),
-    DENY(utime), DENY(utimes), DENY(utimensat), DENY(futimesat),
-    DENY(setxattr), DENY(lsetxattr), DENY(fsetxattr), DENY(removexattr), DENY(lremovexattr),
-    DENY(fremovexattr), DENY(name_to_handle_at), DENY(open_by_handle_at),
-    DENY(mount), DENY(umount2), DENY(pivot_root), DENY(chroot), DENY(setns), DENY(unshare),
-    DENY(io_uring_setup), DENY(io_uring_enter), DENY(io_uring_register), DENY(bpf), DENY(perf_event_open),
-    DENY(init_module), DENY(finit_module), DENY(delete_module), DENY(kexec_load), DENY(reboot),
-    DENY(swapon), DENY(swapoff), DENY(setuid), DENY(setgid), DENY(setreuid), DENY(setregid),
-    DENY(setresuid), DENY(setresgid), DENY(setsid), DENY(setpgid),
-    DENY(keyctl), DENY(add_key), DENY(request_key), DENY(move_pages), DENY(migrate_pages),
-    DENY(setpriority), DENY(sched_setscheduler), DENY(sched_setparam), DENY(sched_setattr), DENY(ioprio_set),
-#if !KG_SANDBOX_ASAN
-    DENY(ptrace),
-#endif
-};
-/* denied with a condition on an argument (rules in reader_filter) */
-static const denied_call reader_conditional[] = {
-    DENY(open), DENY(openat), DENY(kill), DENY(tgkill), DENY(rt_sigqueueinfo), DENY(rt_tgsigqueueinfo),
-    DENY(clone), DENY(ioctl), DENY(prlimit64), DENY(sched_setaffinity),
-};
-#undef DENY
-
-const char *kg_sandbox_denied_name(int nr)
-{
-    for (size_t i = 0; i < sizeof reader_denied / sizeof reader_denied[0]; i++)
-        if (reader_denied[i].nr == nr) return reader_denied[i].name;
-    for (size_t i = 0; i < sizeof reader_conditional / sizeof reader_conditional[0]; i++)
-        if (reader_conditional[i].nr == nr) return reader_conditional[i].name;
-    return "a system call";
-}
-
-static int reader_filter(scmp_filter_ctx ctx, pid_t self)
-{
-    int rc = 0;
-    for (size_t i = 0; i < sizeof reader_denied / sizeof reader_denied[0]; i++)
-        rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, reader_denied[i].nr, 0);
-    /* open and openat: any of these flags is a write, a creation or a truncation */
-    static const scmp_datum_t wbits[] = { O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, __O_TMPFILE };
-    for (size_t i = 0; i < sizeof wbits / sizeof wbits[0]; i++) {
-        rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, wbits[i], wbits[i]));
-        rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(openat), 1,
-                               SCMP_A2(SCMP_CMP_MASKED_EQ, wbits[i], wbits[i]));
-    }
-    /* openat2 takes its flags in a structure the filter cannot read: the C
-     * library does not need it */
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
-    /* signals to itself only */
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_sigqueueinfo), 1,
-                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(rt_tgsigqueueinfo), 1,
-                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)self));
-    /* input pushed into a terminal, which the user's shell would run */
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCSTI));
-    /* another process's limits and CPUs (0 is the caller) */
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_NE, 0),
-                           SCMP_A2(SCMP_CMP_NE, 0));
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(sched_setaffinity), 1, SCMP_A0(SCMP_CMP_NE, 0));
-    /* threads, not processes; clone3 takes its flags in a structure, so it
-     * answers ENOSYS and the C library makes its threads with clone.  A
-     * sanitizer build's leak check starts its tracer with CLONE_UNTRACED
-     * at exit, which that build allows */
-    const scmp_datum_t thread = KG_SANDBOX_ASAN ? (CLONE_THREAD | CLONE_UNTRACED) : CLONE_THREAD;
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, thread, 0));
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    return rc;
-}
-
-int kg_sandbox_reader(void (*on_violation)(int nr), char *why, size_t cap)
-{
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-        snprintf(why, cap, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-        return -1;
-    }
-    trap_sigsys(on_violation);
-    return load_filter(SCMP_ACT_ALLOW, reader_filter, "the seccomp filter", why, cap);
 }

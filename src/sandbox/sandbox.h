@@ -1,6 +1,8 @@
 /* sandbox.h: the confinement an arm host (armhost.c) puts itself under
  * before it opens a candidate's shared object, so that the object's
- * constructors already run inside it.
+ * constructors already run inside it; verify's op server
+ * (check/opserver.c) puts itself under the same before it loads an
+ * evidence folder's op modules.
  *
  * kg_sandbox_enter applies, in order: no new privileges, parent-death
  * SIGKILL (and a check that the parent is still the worker), every
@@ -53,6 +55,10 @@ typedef struct kg_sandbox_opts {
      * tmpfs in the arm host's mount namespace before the object loads,
      * so that not even its constructors see them; NULL or "": none */
     const char *hide;
+    /* 1: also the calls OpenBLAS's allocator makes (mbind, get_mempolicy,
+     * set_mempolicy: the process's own memory; sysinfo): the op server,
+     * whose references call it; 0: an arm host */
+    int blas;
 } kg_sandbox_opts;
 
 /* Applies the sandbox; *active gets the KG_SBX_* bits that took effect.
@@ -63,30 +69,6 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
 /* Stacks the stricter filter (no open, openat) after the object is
  * loaded; KG_SBX_NOOPEN on success. */
 int kg_sandbox_lock(unsigned *active, char *why, size_t cap);
-
-/* The confinement of a trusted process that is about to load code it did
- * not build itself: `kgate verify` before it loads the op module of a
- * folder someone else made (planops.c, kg_ops_confine_foreign).  Unlike
- * the arm host's list of what is allowed, this filter names what is
- * denied, so that the verifier's own work (reading files, threads, the
- * allocator, OpenBLAS) runs as before.  Denied from then on, for the
- * whole process: starting a program (execve, execveat), a process (fork,
- * vfork, clone without CLONE_THREAD; clone3 answers ENOSYS, and the C
- * library falls back to clone for a thread), tracing or reading another
- * process, any socket, any signal to another process, opening a file
- * for writing, creating or truncating, and every call that changes the
- * file system (unlink, rename, mkdir, link, chmod, chown, truncate, times,
- * attributes, mount, ...), io_uring, bpf, perf_event_open, module
- * loading, the key rings, input pushed into a terminal (TIOCSTI), and
- * another process's priority, scheduling, CPUs, limits or pages.  A denied call runs on_violation (async-signal-safe work only,
- * its name from kg_sandbox_denied_name), then the process dies of SIGSYS.
- * A sanitizer build keeps ptrace and clone with CLONE_UNTRACED, which its
- * leak check uses at exit.  Returns 0, or -1 with why. */
-int kg_sandbox_reader(void (*on_violation)(int nr), char *why, size_t cap);
-
-/* The name of a system call kg_sandbox_reader denies, from a static table
- * (safe in a signal handler); "a system call" for any other. */
-const char *kg_sandbox_denied_name(int nr);
 
 /* "seccomp,nnp,pdeathsig,..." for the bits of mask ("none" when 0). */
 void kg_sandbox_text(unsigned mask, char *buf, size_t cap);

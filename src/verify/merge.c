@@ -25,119 +25,8 @@
 #include "base/safefs.h"
 #include "base/util.h"
 #include "verify/verify.h"
+#include "verify/shards.h"
 #include "plan/shard.h"
-
-/* What merge needs of one shard folder. */
-typedef struct shard_rec {
-    char hash[65];
-    kg_shard_meta sm;
-    char host[256], started[64], salt[32], plan_path[KG_PATH_MAX];
-    json_t *cases;          /* meta.json's shard.cases */
-    int devices_any;        /* the plan's [campaign] devices */
-    int ok;
-} shard_rec;
-
-static void read_shard(const char *dir, const char *name, shard_rec *r, kg_sb *out, int *nbad)
-{
-    char path[KG_PATH_MAX + 32], *text = NULL;
-    kg_err e = { 0 };
-    memset(r, 0, sizeof *r);
-    snprintf(path, sizeof path, "%s/plan.sha256", dir);
-    if (kg_read_file(path, &text, NULL, &e) != KG_OK || strlen(text) < 64) {
-        kg_problem(out, nbad, "%s: no plan.sha256: not an evidence folder (kgate run --shard I/N writes one)", name);
-        free(text);
-        return;
-    }
-    memcpy(r->hash, text, 64);
-    r->hash[64] = '\0';
-    free(text);
-    text = NULL;
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    if (kg_read_file(path, &text, NULL, &e) != KG_OK || kg_evidence_shard_meta(text, &r->sm, &e) != KG_OK) {
-        kg_problem(out, nbad, "%s: meta.json: %s", name, e.msg);
-        free(text);
-        return;
-    }
-    json_t *m = json_loads(text, 0, NULL);
-    free(text);
-    const char *s;
-    if ((s = json_string_value(json_object_get(m, "host"))) != NULL) snprintf(r->host, sizeof r->host, "%s", s);
-    if ((s = json_string_value(json_object_get(m, "started_utc"))) != NULL)
-        snprintf(r->started, sizeof r->started, "%s", s);
-    if ((s = json_string_value(json_object_get(m, "input_salt"))) != NULL) snprintf(r->salt, sizeof r->salt, "%s", s);
-    if ((s = json_string_value(json_object_get(m, "plan_path"))) != NULL)
-        snprintf(r->plan_path, sizeof r->plan_path, "%s", s);
-    r->cases = json_deep_copy(json_object_get(json_object_get(m, "shard"), "cases"));
-    json_decref(m);
-    if (r->sm.merged > 0) {
-        kg_problem(out, nbad, "%s: is a merged folder, not a shard: merge the shard folders it holds (%s/shards/I)",
-                   name, name);
-        return;
-    }
-    if (r->sm.count == 0) {
-        kg_problem(out, nbad, "%s: is a whole campaign, not a shard: its meta.json records no shard (run kgate run "
-                   "PLAN --shard I/N)", name);
-        return;
-    }
-    snprintf(path, sizeof path, "%s/plan.kg", dir);
-    kg_plan *plan = NULL;
-    if (kg_read_file(path, &text, NULL, &e) == KG_OK &&
-        kg_plan_parse(text, strlen(text), path, dir, &plan, &e) == KG_OK)
-        r->devices_any = plan->campaign.devices_any;
-    kg_plan_free(plan);
-    free(text);
-    r->ok = 1;
-}
-
-static void check_recs(shard_rec *r, const char *const *names, int n, const char *want, kg_sb *out, int *nbad)
-{
-    int first = -1;
-    for (int i = 0; i < n && first < 0; i++)
-        if (r[i].ok) first = i;
-    if (first < 0) return;
-    const char *hash = want != NULL ? want : r[first].hash;
-    int count = r[first].sm.count;
-    for (int i = 0; i < n; i++) {
-        if (!r[i].ok) continue;
-        if (strcmp(r[i].hash, hash) != 0)
-            kg_problem(out, nbad, "%s: ran plan %.12s, the campaign's plan is %.12s: shards of different plans do not "
-                       "merge (run every shard from one plan file)", names[i], r[i].hash, hash);
-        if (r[i].sm.count != count)
-            kg_problem(out, nbad, "%s: is shard %d/%d, %s is shard %d/%d: every shard of a campaign has one N", names[i],
-                       r[i].sm.index, r[i].sm.count, names[first], r[first].sm.index, count);
-        for (int j = 0; j < i; j++)
-            if (r[j].ok && r[j].sm.index == r[i].sm.index)
-                kg_problem(out, nbad, "%s: shard %d/%d twice (also %s): give each shard once", names[i],
-                           r[i].sm.index, r[i].sm.count, names[j]);
-        if (strcmp(r[i].sm.backend, r[first].sm.backend) != 0)
-            kg_problem(out, nbad, "%s: ran on backend %s, %s on %s: one campaign runs on one backend", names[i],
-                       r[i].sm.backend, names[first], r[first].sm.backend);
-        else if (!r[first].devices_any && strcmp(r[i].sm.device_model, r[first].sm.device_model) != 0)
-            kg_problem(out, nbad, "%s: ran on device model '%s', %s on '%s': shards of different device models merge "
-                       "only when the plan declares the device a case variable ([campaign] devices = any)", names[i],
-                       r[i].sm.device_model, names[first], r[first].sm.device_model);
-    }
-    for (int k = 0; k < count && count <= KG_SHARD_MAX; k++) {
-        int found = 0;
-        for (int i = 0; i < n && !found; i++) found = r[i].ok && r[i].sm.index == k && r[i].sm.count == count;
-        if (!found)
-            kg_problem(out, nbad, "shard %d/%d is missing: run kgate run PLAN --shard %d/%d and merge its folder too", k,
-                       count, k, count);
-    }
-}
-
-void kg_merge_check(const char *const *dirs, const char *const *names, int n, const char *want, kg_sb *out, int *nbad)
-{
-    shard_rec *r = calloc((size_t)(n > 0 ? n : 1), sizeof *r);
-    if (r == NULL) {
-        kg_problem(out, nbad, "out of memory checking %d shard(s)", n);
-        return;
-    }
-    for (int i = 0; i < n; i++) read_shard(dirs[i], names[i], &r[i], out, nbad);
-    check_recs(r, names, n, want, out, nbad);
-    for (int i = 0; i < n; i++) json_decref(r[i].cases);
-    free(r);
-}
 
 /* Copies the folder sfd into dfd (both open), regular files and folders
  * only (the source was checked by kg_folder_check: nothing else is in it). */
@@ -214,7 +103,7 @@ static int write_json_at(int dirfd, const char *dir, const char *name, json_t *m
 }
 
 /* meta.json and environment.json of the merged folder. */
-static int write_records(const kg_merge_opts *o, int dirfd, const shard_rec *r, int n, const char *plan_hash, kg_err *err)
+static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *r, int n, const char *plan_hash, kg_err *err)
 {
     json_t *m = json_object(), *env = json_object(), *list = json_array();
     char buf[512], exe[PATH_MAX], hex[65] = "";
@@ -312,7 +201,7 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
     kg_sb probs = { 0 };
     memset(an, 0, sizeof *an);
     if (n < 1) return kg_errorf(err, KG_EUSAGE, "kgate merge needs at least one shard folder");
-    shard_rec *r = calloc((size_t)n, sizeof *r);
+    kg_shard_rec *r = calloc((size_t)n, sizeof *r);
     const char **order = calloc((size_t)n, sizeof *order);
     if (r == NULL || order == NULL) {
         free(r);
@@ -342,7 +231,7 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
         }
         kg_sb sub = { 0 };
         int sbad = 0;
-        if (kg_verify_dir_key(o->dirs[i], o->pub_path, &sub, &sbad, &fe) != KG_OK) {
+        if (kg_verify_dir_key(o->dirs[i], o->pub_path, NULL, &sub, &sbad, &fe) != KG_OK) {
             kg_problem(&probs, &nbad, "%s: %s", o->dirs[i], fe.msg);
         } else if (sbad > 0) {
             char *line = sub.buf;
@@ -354,9 +243,9 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
             }
         }
         kg_sb_free(&sub);
-        if (nbad == before) read_shard(o->dirs[i], o->dirs[i], &r[i], &probs, &nbad);
+        if (nbad == before) kg_shard_read(o->dirs[i], o->dirs[i], &r[i], &probs, &nbad);
     }
-    check_recs(r, o->dirs, n, NULL, &probs, &nbad);
+    kg_shard_check_recs(r, o->dirs, n, NULL, &probs, &nbad);
     if (nbad > 0) {
         rc = kg_errorf(err, KG_EINPUT, "%d problem(s) with the shards, nothing merged:\n%s", nbad,
                        probs.buf != NULL ? probs.buf : "");
@@ -364,7 +253,7 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
     }
     /* shard I's folder in its place */
     for (int i = 0; i < n; i++) order[r[i].sm.index] = o->dirs[i];
-    shard_rec *sorted = calloc((size_t)n, sizeof *sorted);
+    kg_shard_rec *sorted = calloc((size_t)n, sizeof *sorted);
     if (sorted == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     for (int i = 0; i < n; i++) sorted[r[i].sm.index] = r[i];
     memcpy(r, sorted, (size_t)n * sizeof *r);
@@ -407,8 +296,8 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
     snprintf(hashline, sizeof hashline, "%s\n", r[0].hash);
     snprintf(path, sizeof path, "%s/plan.sha256", o->out);
     if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK) goto done;
-    /* the plan's declared ops (docs/ops.md): their sources, which the
-     * reports and verify compile, as shard 0 keeps them (every shard's plan
+    /* the plan's declared ops (docs/ops.md): their sources, which verify's
+     * op server compiles, as shard 0 keeps them (every shard's plan
      * hash, which holds each source's sha256, is the same) */
     {
         char sdir[KG_PATH_MAX + 64];
@@ -433,6 +322,16 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
         }
         if (d != NULL) closedir(d);
         if (srcfd >= 0) close(srcfd);
+        if (rc != KG_OK) goto done;
+    }
+    /* what the reader knows of the ops: shard 0's ops.json (every shard's,
+     * written from the same plan, is the same) */
+    snprintf(path, sizeof path, "%s/shards/0/%s", o->out, KG_FACTS_FILE);
+    if (kg_path_exists(path)) {
+        if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
+        snprintf(path, sizeof path, "%s/%s", o->out, KG_FACTS_FILE);
+        rc = kg_write_atomic_at(dirfd, KG_FACTS_FILE, path, text, strlen(text), err);
+        free(text);
         if (rc != KG_OK) goto done;
     }
     if ((rc = write_records(o, dirfd, r, n, r[0].hash, err)) != KG_OK) goto done;

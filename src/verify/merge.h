@@ -15,15 +15,6 @@
 
 struct kg_sb;
 
-/* The shard folders dirs[0..n) as one campaign: each a shard (not a
- * whole campaign nor a merged folder), of the plan hash want (NULL: the
- * first's), all of one shard count equal to n, each index exactly once,
- * one backend, and one device model unless the plan says devices = any.
- * names[i] names dirs[i] in messages.  Problems appended, counted in
- * *nbad. */
-void kg_merge_check(const char *const *dirs, const char *const *names, int n, const char *want, struct kg_sb *out,
-                    int *nbad);
-
 typedef struct kg_merge_opts {
     const char *out;          /* the merged folder: new, empty, or holding only shards/ (the shards in place) */
     const char *const *dirs;  /* the shard folders */

@@ -31,12 +31,14 @@
 #include "evidence/chain.h"
 #include "report/report.h"
 #include "kgate/evidence.h"
-#include "kgate/oracle.h"
+#include "evidence/values.h"
+#include "verify/replay.h"
+#include "verify/chain_check.h"
 #include "plan/protocol.h"
 #include "base/util.h"
 #include "base/safefs.h"
 #include "evidence/outenc.h"
-#include "verify/merge.h"
+#include "verify/shards.h"
 
 
 static int is_hex64(const char *s)
@@ -148,25 +150,183 @@ static void version_hint(const char *dir, kg_sb *out)
     json_decref(m);
 }
 
+void kg_refs_free(kg_refs *r)
+{
+    if (r == NULL) return;
+    for (int o = 0; o < KG_MAX_OUT; o++) {
+        free(r->out[o].ref);
+        free(r->out[o].bound);
+    }
+    memset(r, 0, sizeof *r);
+}
+
+/* What the replay of one folder knows and has: the reference source, the
+ * references last fetched (for case, seed and contract), and whether the
+ * source has failed (then nothing more is asked of it). */
+typedef struct replay {
+    const char *dir;
+    const kg_plan *plan;
+    const kg_case_facts *facts;
+    const kg_ref_source *src;
+    uint64_t base;
+    kg_refs refs;
+    int have, kase;
+    uint64_t seed;
+    kg_contract ct;
+    int failed;
+    int nreplayed, nskipped;
+} replay;
+
+/* 1 when seed is one the protocol derives from the campaign seed and the
+ * recorded input salt for process p, case c and the check x (the phase
+ * numbers are the worker's; a sampled@N check's is timed execution N's;
+ * inputs = fresh: the snapshot's inputs are the last execution's). */
+static int seed_derived(const kg_plan *plan, uint64_t base, int p, int c, const kg_out_rec *x)
+{
+    long long nth = -1;
+    char tail = 0;
+    if (sscanf(x->check, KG_CHECK_SAMPLED "@%lld%c", &nth, &tail) == 1 && nth >= 0)
+        return x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)nth);
+    for (int k = 0; k < 4; k++)
+        if (x->seed == kg_protocol_check_seed(base, p, c, k)) return 1;
+    if (strcmp(x->check, KG_CHECK_SNAPSHOT) == 0) {
+        const kg_campaign *cp = &plan->campaign;
+        return x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)cp->rounds * (cp->warmup + cp->samples));
+    }
+    return 0;
+}
+
+/* The references for x: fetched from the source unless they are the last
+ * ones.  0, or -1 with a problem recorded. */
+static int refs_for(replay *rp, const kg_out_rec *x, const char *ipath, int lineno, kg_sb *out, int *nbad)
+{
+    const kg_contract *ct = &rp->plan->arms[x->arm].contract;
+    if (rp->have && rp->kase == x->kase && rp->seed == x->seed && rp->ct.precision == ct->precision &&
+        rp->ct.tolerance == ct->tolerance)
+        return 0;
+    kg_refs_free(&rp->refs);
+    rp->have = 0;
+    kg_err e = { 0 };
+    const kg_case_facts *f = &rp->facts[x->kase];
+    uint64_t max_bytes = 4;
+    for (int o = 0; o < f->nout; o++) max_bytes += 16 + 16 * (uint64_t)f->out[o].elems;
+    int rc = rp->src->get(rp->src->ctx, rp->dir, x->kase, x->seed, ct, max_bytes, &rp->refs, &e);
+    if (rc == KG_EINPUT) {
+        kg_problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, e.msg);
+        return -1;
+    }
+    if (rc != KG_OK) {
+        kg_problem(out, nbad, "%s:%d: %s: no saved output is replayed further", ipath, lineno, e.msg);
+        rp->failed = 1;
+        return -1;
+    }
+    /* the reply's shapes are the folder's facts, or nothing of it is used */
+    int ok = rp->refs.nout == f->nout;
+    for (int o = 0; ok && o < f->nout; o++)
+        ok = rp->refs.out[o].dtype == f->out[o].dtype && rp->refs.out[o].elems == f->out[o].elems;
+    if (!ok) {
+        kg_problem(out, nbad, "%s:%d: the op server's references for case %s do not have the outputs ops.json "
+                   "records (%d outputs): no saved output is replayed further", ipath, lineno,
+                   rp->plan->cases[x->kase].name, f->nout);
+        rp->failed = 1;
+        kg_refs_free(&rp->refs);
+        return -1;
+    }
+    rp->have = 1;
+    rp->kase = x->kase;
+    rp->seed = x->seed;
+    rp->ct = *ct;
+    return 0;
+}
+
+/* One saved output x (line lineno of ipath) replayed: decoded against its
+ * reference, its digest checked, compared within the bounds, and the
+ * result matched with the worker's records (cr). */
+static void replay_one(replay *rp, int p, const kg_out_rec *x, const char *ipath, int lineno, const char *bin,
+                       size_t blen, const kg_check_rec *cr, size_t ncr, kg_sb *out, int *nbad)
+{
+    const kg_plan *plan = rp->plan;
+    int c = x->kase, o = x->output;
+    const char *cname = plan->cases[c].name, *aname = plan->arms[x->arm].name;
+    if (refs_for(rp, x, ipath, lineno, out, nbad) != 0) return;
+    const kg_ref_out *r = &rp->refs.out[o];
+    size_t off = x->offset, nb = x->bytes, st = x->stored, want = (size_t)r->elems * kg_dtype_size(r->dtype);
+    if (nb != want || off > blen || st > blen - off) {
+        kg_problem(out, nbad, "%s:%d: %zu bytes (%zu stored) at offset %zu do not fit the output (%zu bytes) or "
+                   "the .bin (%zu bytes)", ipath, lineno, nb, st, off, want, blen);
+        return;
+    }
+    /* the output's bytes, decoded against the reference, and their digest */
+    char *bytes = malloc(nb ? nb : 1);
+    kg_err de = { 0 };
+    if (bytes == NULL) {
+        kg_problem(out, nbad, "%s:%d: out of memory for %zu bytes", ipath, lineno, nb);
+        return;
+    }
+    const kg_outref oref = { r->dtype, r->elems, r->ref };
+    if (kg_outenc_decode(&oref, x->encoding, bin + off, st, bytes, nb, &de) != KG_OK) {
+        kg_problem(out, nbad, "%s:%d: %s", ipath, lineno, de.msg);
+        free(bytes);
+        return;
+    }
+    char hex[65];
+    kg_sha256_hex(bytes, nb, hex);
+    if (x->sha256[0] != '\0' ? strcmp(hex, x->sha256) != 0 : strcmp(x->encoding, KG_OUTENC_RAW) != 0) {
+        if (x->sha256[0] != '\0')
+            kg_problem(out, nbad, "%s:%d: the stored output decodes to bytes of SHA-256 %s, the index records %s",
+                       ipath, lineno, hex, x->sha256);
+        else
+            kg_problem(out, nbad, "%s:%d: an encoded output without the digest of its bytes", ipath, lineno);
+        free(bytes);
+        return;
+    }
+    kg_values_cmp v;
+    kg_values_compare(r->dtype, r->elems, r->ref, r->bound, bytes, &v);
+    free(bytes);
+    int pass = v.pass && !r->weak;
+    char mabs[32], rec_abs[32];
+    snprintf(mabs, sizeof mabs, "%.6g", v.max_abs);
+    snprintf(rec_abs, sizeof rec_abs, "%.6g", x->max_abs);
+    const char *res = pass ? "pass" : "fail", *rec_res = x->pass ? "pass" : "fail";
+    if (strcmp(res, rec_res) != 0 || strcmp(mabs, rec_abs) != 0)
+        kg_problem(out, nbad, "%s:%d: replay of %s/%s %s gives %s (max_abs %s), the worker recorded %s (max_abs %s)",
+                   ipath, lineno, cname, aname, x->check, res, mabs, rec_res, rec_abs);
+    char check[96 + KG_FACT_NAME];
+    snprintf(check, sizeof check, "%s:%s", x->check, rp->facts[c].out[o].name);
+    int found = 0;
+    for (size_t k = 0; k < ncr && !found; k++) {
+        const kg_check_rec *q = &cr[k];
+        if (q->kase != c || q->arm != x->arm || q->phase != x->phase || strcmp(q->check, check) != 0) continue;
+        found = 1;
+        char q_abs[32];
+        snprintf(q_abs, sizeof q_abs, "%.6g", q->max_abs);
+        if (q->pass != pass || !q->has_cmp || strcmp(q_abs, mabs) != 0)
+            kg_problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s %s recorded %s (max_abs %s), replay gives %s "
+                       "(max_abs %s)", p, cname, aname, kg_phase_name(x->phase), check, q->pass ? "pass" : "fail",
+                       q->has_cmp ? q_abs : "", res, mabs);
+    }
+    if (!found)
+        kg_problem(out, nbad, "checks/proc-%03d.csv: no record of %s/%s %s %s", p, cname, aname,
+                   kg_phase_name(x->phase), check);
+    rp->nreplayed++;
+}
+
 /* Replays outputs/proc-NNN.{csv,bin} of process p. */
-static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int p, kg_sb *out, int *nbad,
-                        int *nreplayed)
+static void replay_proc(replay *rp, int p, kg_sb *out, int *nbad)
 {
     char ipath[64], bpath[KG_PATH_MAX + 64], cpath[KG_PATH_MAX + 64], full[KG_PATH_MAX + 64];
     char *bin = NULL;
     size_t blen = 0, nidx = 0, ncr = 0;
     kg_out_rec *idx = NULL;
     kg_check_rec *cr = NULL;
-    kg_case_data d = { 0 };
-    int d_case = -1;
-    uint64_t d_seed = 0;
     kg_err e = { 0 };
+    const char *dir = rp->dir;
     snprintf(ipath, sizeof ipath, "outputs/proc-%03d.csv", p);
     snprintf(bpath, sizeof bpath, "%s/outputs/proc-%03d.bin", dir, p);
     snprintf(cpath, sizeof cpath, "%s/checks/proc-%03d.csv", dir, p);
     snprintf(full, sizeof full, "%s/%s", dir, ipath);
     if (!kg_path_exists(full)) return; /* a process that ended before writing (crashed, timed out) */
-    if (kg_rows_read_out(full, plan, p, &idx, &nidx, &e) != KG_OK) {
+    if (kg_rows_read_out(full, rp->plan, p, &idx, &nidx, &e) != KG_OK) {
         kg_problem(out, nbad, "%s", e.msg);
         goto done;
     }
@@ -174,118 +334,30 @@ static void replay_proc(const char *dir, const kg_plan *plan, uint64_t base, int
         kg_problem(out, nbad, "%s: its .bin is missing or unreadable", ipath);
         goto done;
     }
-    if (kg_path_exists(cpath) && kg_rows_read_checks(cpath, plan, p, &cr, &ncr, &e) != KG_OK) {
+    if (kg_path_exists(cpath) && kg_rows_read_checks(cpath, rp->plan, p, &cr, &ncr, &e) != KG_OK) {
         kg_problem(out, nbad, "%s", e.msg);
         goto done;
     }
     for (size_t i = 0; i < nidx; i++) {
         const kg_out_rec *x = &idx[i];
-        int lineno = (int)i + 2, c = x->kase, o = x->output;
-        const char *cname = plan->cases[c].name, *aname = plan->arms[x->arm].name;
-        if (o >= KG_MAX_OUT) {
-            kg_problem(out, nbad, "%s:%d: names an unknown output", ipath, lineno);
+        int lineno = (int)i + 2;
+        if (x->output < 0 || x->output >= rp->facts[x->kase].nout) {
+            kg_problem(out, nbad, "%s:%d: names an output case %s does not have", ipath, lineno,
+                       rp->plan->cases[x->kase].name);
             continue;
         }
-        /* the seed must be one the protocol derives from the campaign seed
-         * and the recorded input salt (base) for this process and case (the
-         * phase numbers are the worker's; a sampled@N check's is timed
-         * execution N's) */
-        int derived = 0;
-        long long nth = -1;
-        char tail = 0;
-        if (sscanf(x->check, KG_CHECK_SAMPLED "@%lld%c", &nth, &tail) == 1 && nth >= 0)
-            derived = x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)nth);
-        else
-            for (int k = 0; k < 4 && !derived; k++) derived = x->seed == kg_protocol_check_seed(base, p, c, k);
-        /* inputs = fresh: the snapshot's inputs are the last execution's */
-        if (!derived && strcmp(x->check, KG_CHECK_SNAPSHOT) == 0) {
-            const kg_campaign *cp = &plan->campaign;
-            derived = x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)cp->rounds * (cp->warmup + cp->samples));
-        }
-        if (!derived) {
+        if (!seed_derived(rp->plan, rp->base, p, x->kase, x)) {
             kg_problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
-                    ipath, lineno, x->seed, p, cname);
+                       ipath, lineno, x->seed, p, rp->plan->cases[x->kase].name);
             continue;
         }
-        if (c != d_case || x->seed != d_seed) {
-            kg_oracle_release(&d);
-            kg_err pe = { 0 };
-            d_case = -1;
-            if (kg_oracle_prepare(&plan->cases[c], x->seed, &d, &pe) != KG_OK) {
-                kg_problem(out, nbad, "%s:%d: cannot recompute the reference: %s", ipath, lineno, pe.msg);
-                continue;
-            }
-            d_case = c;
-            d_seed = x->seed;
-        }
-        size_t off = x->offset, nb = x->bytes, st = x->stored;
-        if (o >= d.nout || nb != d.out_bytes[o] || off > blen || st > blen - off) {
-            kg_problem(out, nbad, "%s:%d: %zu bytes (%zu stored) at offset %zu do not fit the output (%zu bytes) or "
-                       "the .bin (%zu bytes)", ipath, lineno, nb, st, off, o < d.nout ? d.out_bytes[o] : 0, blen);
+        if (rp->src == NULL || rp->failed) {
+            rp->nskipped++;
             continue;
         }
-        /* the output's bytes, decoded against the reference, and their digest */
-        char *bytes = malloc(nb ? nb : 1);
-        kg_err de = { 0 };
-        if (bytes == NULL) {
-            kg_problem(out, nbad, "%s:%d: out of memory for %zu bytes", ipath, lineno, nb);
-            continue;
-        }
-        if (kg_outenc_decode(&d, o, x->encoding, bin + off, st, bytes, nb, &de) != KG_OK) {
-            kg_problem(out, nbad, "%s:%d: %s", ipath, lineno, de.msg);
-            free(bytes);
-            continue;
-        }
-        if (x->sha256[0] != '\0') {
-            char hex[65];
-            kg_sha256_hex(bytes, nb, hex);
-            if (strcmp(hex, x->sha256) != 0) {
-                kg_problem(out, nbad, "%s:%d: the stored output decodes to bytes of SHA-256 %s, the index records %s",
-                           ipath, lineno, hex, x->sha256);
-                free(bytes);
-                continue;
-            }
-        } else if (strcmp(x->encoding, KG_OUTENC_RAW) != 0) {
-            kg_problem(out, nbad, "%s:%d: an encoded output without the digest of its bytes", ipath, lineno);
-            free(bytes);
-            continue;
-        }
-        kg_check r;
-        kg_err ce = { 0 };
-        int cmp = kg_oracle_compare_ct(&d, &plan->arms[x->arm].contract, o, bytes, &r, &ce);
-        free(bytes);
-        if (cmp != KG_OK) {
-            kg_problem(out, nbad, "%s:%d: cannot compare under the arm's contract: %s", ipath, lineno, ce.msg);
-            continue;
-        }
-        char mabs[32], rec_abs[32];
-        snprintf(mabs, sizeof mabs, "%.6g", r.max_abs);
-        snprintf(rec_abs, sizeof rec_abs, "%.6g", x->max_abs);
-        const char *res = r.pass ? "pass" : "fail", *rec_res = x->pass ? "pass" : "fail";
-        if (strcmp(res, rec_res) != 0 || strcmp(mabs, rec_abs) != 0)
-            kg_problem(out, nbad, "%s:%d: replay of %s/%s %s gives %s (max_abs %s), the worker recorded %s (max_abs %s)",
-                    ipath, lineno, cname, aname, x->check, res, mabs, rec_res, rec_abs);
-        char check[96];
-        snprintf(check, sizeof check, "%s:%s", x->check, d.op->out_names[o]);
-        int found = 0;
-        for (size_t k = 0; k < ncr && !found; k++) {
-            const kg_check_rec *q = &cr[k];
-            if (q->kase != c || q->arm != x->arm || q->phase != x->phase || strcmp(q->check, check) != 0) continue;
-            found = 1;
-            char q_abs[32];
-            snprintf(q_abs, sizeof q_abs, "%.6g", q->max_abs);
-            if (q->pass != r.pass || !q->has_cmp || strcmp(q_abs, mabs) != 0)
-                kg_problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s %s recorded %s (max_abs %s), replay gives %s "
-                        "(max_abs %s)", p, cname, aname, kg_phase_name(x->phase), check, q->pass ? "pass" : "fail",
-                        q->has_cmp ? q_abs : "", res, mabs);
-        }
-        if (!found)
-            kg_problem(out, nbad, "checks/proc-%03d.csv: no record of %s/%s %s %s", p, cname, aname,
-                    kg_phase_name(x->phase), check);
-        (*nreplayed)++;
+        replay_one(rp, p, x, ipath, lineno, bin, blen, cr, ncr, out, nbad);
     }
 done:
-    kg_oracle_release(&d);
     free(cr);
     free(idx);
     free(bin);
@@ -325,8 +397,9 @@ int kg_verify_sums(const char *dir, int (*hash_it)(const char *rel), kg_sb *out,
 }
 
 /* A merged folder's shards: each verified as a folder of its own (and
- * its signature with pub), then as one campaign (merge.c). */
-static void verify_shards(const char *dir, const kg_plan *plan, int n, const char *pub, kg_sb *out, int *nbad)
+ * its signature with pub), then as one campaign (shards.c). */
+static void verify_shards(const char *dir, const kg_plan *plan, int n, const char *pub, const kg_ref_source *refs,
+                          kg_sb *out, int *nbad)
 {
     char **dirs = calloc((size_t)n, sizeof *dirs), **names = calloc((size_t)n, sizeof *names);
     if (dirs == NULL || names == NULL) {
@@ -355,7 +428,7 @@ static void verify_shards(const char *dir, const kg_plan *plan, int n, const cha
             else if (st != KG_ATTEST_GOOD && sbad == 0)
                 kg_problem(out, nbad, "%s: %s", names[i], st == KG_ATTEST_UNSIGNED ? "unsigned" : "signature not checked");
         }
-        if (kg_verify_dir_key(dirs[i], pub, &sub, &sbad, &e) != KG_OK) kg_problem(out, nbad, "%s: %s", names[i], e.msg);
+        if (kg_verify_dir_key(dirs[i], pub, refs, &sub, &sbad, &e) != KG_OK) kg_problem(out, nbad, "%s: %s", names[i], e.msg);
         /* the shard's lines, named by its folder; its summary line is dropped */
         char *line = sub.buf;
         while (line != NULL && *line != '\0') {
@@ -381,15 +454,16 @@ static void verify_shards(const char *dir, const kg_plan *plan, int n, const cha
 
 int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)
 {
-    return kg_verify_dir_key(dir, NULL, out, nbad, err);
+    return kg_verify_dir_key(dir, NULL, NULL, out, nbad, err);
 }
 
-int kg_verify_dir_key(const char *dir, const char *pub, kg_sb *out, int *nbad, kg_err *err)
+int kg_verify_dir_key(const char *dir, const char *pub, const kg_ref_source *refs, kg_sb *out, int *nbad, kg_err *err)
 {
     char path[KG_PATH_MAX + 32], *text = NULL;
     kg_plan *plan = NULL;
     kg_evidence ev = { 0 };
-    int nfiles = 0, nreplayed = 0;
+    int nfiles = 0;
+    replay rp = { 0 };
     *nbad = 0;
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     if (!kg_path_exists(path))
@@ -434,7 +508,7 @@ int kg_verify_dir_key(const char *dir, const char *pub, kg_sb *out, int *nbad, k
     }
     free(mj);
     if (sm.merged > 0) {
-        verify_shards(dir, plan, sm.merged, pub, out, nbad);
+        verify_shards(dir, plan, sm.merged, pub, refs, out, nbad);
         kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d shards verified\n", *nbad ? "" : "ok: ", nfiles,
                      sm.merged);
         kg_plan_free(plan);
@@ -444,17 +518,32 @@ int kg_verify_dir_key(const char *dir, const char *pub, kg_sb *out, int *nbad, k
     if (plan != NULL) {
         kg_err ee = { 0 };
         if (kg_evidence_load(dir, &ev, &ee) == KG_OK) {
-            for (int p = 0; p < ev.nproc; p++)
-                replay_proc(dir, plan, kg_protocol_input_base(plan->campaign.seed, ev.input_salt), p, out, nbad,
-                            &nreplayed);
+            rp.dir = dir;
+            rp.plan = plan;
+            rp.facts = ev.facts;
+            rp.src = refs;
+            rp.base = kg_protocol_input_base(plan->campaign.seed, ev.input_salt);
+            if (ev.facts == NULL && refs != NULL && ev.out_rows > 0) {
+                kg_problem(out, nbad, "%s: missing: the folder does not say what its ops' outputs are (written by an "
+                           "older kgate), so its saved outputs are not replayed", KG_FACTS_FILE);
+                rp.failed = 1;
+            }
+            /* the plan read with the evidence: its cases are the folder's */
+            rp.plan = ev.plan;
+            for (int p = 0; p < ev.nproc && ev.facts != NULL; p++) replay_proc(&rp, p, out, nbad);
+            kg_refs_free(&rp.refs);
         }
         /* a failed load was reported by the analysis step already */
         /* 4. the chain of processes and their files, the schedule, the
          * saved outputs' presence, the build provenance (chain.c) */
         kg_chain_verify(dir, plan, out, nbad);
     }
-    kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs replayed\n", *nbad ? "" : "ok: ",
-                 nfiles, nreplayed);
+    if (refs == NULL && rp.nskipped > 0)
+        kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs not replayed (kgate verify replays "
+                     "them)\n", *nbad ? "" : "ok: ", nfiles, rp.nskipped);
+    else
+        kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs replayed\n", *nbad ? "" : "ok: ",
+                     nfiles, rp.nreplayed);
     kg_evidence_free(&ev);
     kg_plan_free(plan);
     free(text);

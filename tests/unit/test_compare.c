@@ -2,13 +2,13 @@
  * the unpaired change of two campaigns' levels (kg_change_compute,
  * kg_change_verdict in src/analysis/stats.c) against numbers worked by hand, and
  * the identity rules (kg_compare_identity, kg_compare_device_model in
- * src/report/compare.c).  No files, no GPU. */
+ * src/verify/compare.c).  No files, no GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
-#include "report/compare.h"
+#include "verify/compare.h"
 #include "kgate/stats.h"
 #include "base/util.h"
 

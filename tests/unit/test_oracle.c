@@ -879,9 +879,10 @@ static void test_outenc(void)
         void *blob = NULL;
         size_t blen = 0;
         kg_err err = { 0 };
-        CHECK(kg_outenc_encode(&d, 0, out, ne * (size_t)w, &blob, &blen, &err) == KG_OK);
+        const kg_outref r = { d.out_dtype[0], d.out_elems[0], d.ref[0] };
+        CHECK(kg_outenc_encode(&r, out, ne * (size_t)w, &blob, &blen, &err) == KG_OK);
         memset(back, 0, ne * (size_t)w);
-        CHECK(kg_outenc_decode(&d, 0, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err) == KG_OK);
+        CHECK(kg_outenc_decode(&r, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err) == KG_OK);
         CHECK(memcmp(out, back, ne * (size_t)w) == 0);
         free(blob);
         /* 2: an honest output, within 3 ulps of the rounded reference */
@@ -894,22 +895,22 @@ static void test_outenc(void)
             b = (uint32_t)((int64_t)b + delta);
             memcpy(out + e * (size_t)w, &b, (size_t)w);
         }
-        CHECK(kg_outenc_encode(&d, 0, out, ne * (size_t)w, &blob, &blen, &err) == KG_OK);
+        CHECK(kg_outenc_encode(&r, out, ne * (size_t)w, &blob, &blen, &err) == KG_OK);
         /* about 2.8 bits of entropy an element: under a third of 16 bits */
         if (blen * 3 >= ne * (size_t)w)
             fprintf(stderr, "outenc: %s: %zu of %zu bytes\n", kg_dtype_name(dts[t]), blen, ne * (size_t)w);
         CHECK(blen * 3 < ne * (size_t)w);
-        CHECK(kg_outenc_decode(&d, 0, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err) == KG_OK);
+        CHECK(kg_outenc_decode(&r, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err) == KG_OK);
         CHECK(memcmp(out, back, ne * (size_t)w) == 0);
         /* 3: refused: a cut blob, a flipped byte, an unknown encoding, the wrong size */
-        CHECK(kg_outenc_decode(&d, 0, KG_OUTENC_ULP, blob, blen / 2, back, ne * (size_t)w, &err) != KG_OK);
+        CHECK(kg_outenc_decode(&r, KG_OUTENC_ULP, blob, blen / 2, back, ne * (size_t)w, &err) != KG_OK);
         ((unsigned char *)blob)[blen / 2] ^= 0x5a;
-        int rc = kg_outenc_decode(&d, 0, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err);
+        int rc = kg_outenc_decode(&r, KG_OUTENC_ULP, blob, blen, back, ne * (size_t)w, &err);
         CHECK(rc != KG_OK || memcmp(out, back, ne * (size_t)w) != 0);
         kg_err_clear(&err);
-        CHECK(kg_outenc_decode(&d, 0, "lz4", blob, blen, back, ne * (size_t)w, &err) != KG_OK);
+        CHECK(kg_outenc_decode(&r, "lz4", blob, blen, back, ne * (size_t)w, &err) != KG_OK);
         CHECK_STR_CONTAINS(err.msg, "unknown encoding");
-        CHECK(kg_outenc_decode(&d, 0, KG_OUTENC_RAW, out, 8, back, ne * (size_t)w, &err) != KG_OK);
+        CHECK(kg_outenc_decode(&r, KG_OUTENC_RAW, out, 8, back, ne * (size_t)w, &err) != KG_OK);
         free(blob);
         free(d.ref[0]);
         free(out);

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "report/compare.h"
+#include "verify/compare.h"
 #include "plan/frozen.h"
 #include "kgate/evidence.h"
 #include "kgate/stats.h"
@@ -315,7 +315,7 @@ static int folder_load(folder *f, const kg_compare_opts *o, kg_err *err)
     for (int c = 0; c < plan->ncases; c++) {
         kg_sb k = { 0 };
         kg_sb_printf(&k, "%s, %s, ", plan->cases[c].op, kg_dtype_name(plan->cases[c].dtype));
-        kg_report_case_vars(&k, &plan->cases[c]);
+        kg_report_case_vars(&k, &f->ev, c);
         if (k.oom || k.buf == NULL) {
             kg_sb_free(&k);
             return kg_errorf(err, KG_ENOMEM, "compare: out of memory");
@@ -699,7 +699,7 @@ static void md_main(const cmp *m, kg_compare_summary *sum, kg_sb *out)
         pair_compute(fa, ca, aa, fb, cb, ab, m->o, &p);
         const kg_case *k = &p0->cases[ca];
         kg_sb_printf(out, "| %s | %s | %s | ", k->name, k->op, kg_dtype_name(k->dtype));
-        kg_report_case_vars(out, k);
+        kg_report_case_vars(out, &fa->ev, ca);
         char ta[32], tb[32], c[32], lo[32], hi[32], rt[160];
         usec(ta, sizeof ta, res_of(fa, ca, aa)->med_ns_all);
         usec(tb, sizeof tb, res_of(fb, cb, ab)->med_ns_all);
@@ -879,7 +879,7 @@ static int render_json(const cmp *m, kg_compare_summary *sum, kg_sb *out, kg_err
         int ca = r->c[0], aa = r->a[0];
         const kg_case *k = &p0->cases[ca];
         kg_sb vars = { 0 };
-        kg_report_case_vars(&vars, k);
+        kg_report_case_vars(&vars, &fa->ev, ca);
         json_t *base = json_object();
         json_object_set_new(base, "case", json_string(k->name));
         json_object_set_new(base, "op", json_string(k->op));
