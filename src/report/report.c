@@ -97,30 +97,10 @@ int kg_report_analyse(const kg_evidence *ev, kg_analysis *an, kg_err *err)
     kg_case_limit *limits = case_limits(ev);
     if (ev->has_peaks && ev->peaks.measured && limits == NULL)
         return kg_errorf(err, KG_ENOMEM, "out of memory (physics limits)");
-    int *slots = malloc((size_t)(ev->nproc > 0 ? ev->nproc : 1) * sizeof *slots);
-    if (slots == NULL) {
-        free(limits);
-        return kg_errorf(err, KG_ENOMEM, "out of memory (process slots)");
-    }
-    for (int p = 0; p < ev->nproc; p++) slots[p] = ev->procs[p].slot;
-    /* a slot the host never let run (every process of it contaminated,
-     * and the watch gave it up): the analysis makes the campaign INVALID;
-     * a resumed run that completes the slot lifts it */
-    int given_up = -1;
-    for (int p = 0; p < ev->nproc && given_up < 0; p++) {
-        int s = ev->procs[p].slot, clean = 0;
-        for (int j = 0; j < ev->nproc; j++)
-            clean |= ev->procs[j].slot == s && strcmp(ev->procs[j].status, "contaminated") != 0;
-        if (!clean) given_up = s;
-    }
-    const char *host_invalid = NULL;
-    for (size_t i = 0; i < ev->nwatch && given_up >= 0 && host_invalid == NULL; i++)
-        if (strcmp(ev->watch[i].event, "never-quiet") == 0) host_invalid = ev->watch[i].detail;
     kg_analysis_in in = { .plan = ev->plan, .rows = ev->rows, .nrows = ev->nrows, .accepted = ev->accepted,
-                          .nproc = ev->nproc, .state = ev->state, .limits = limits, .slot = slots,
-                          .tel = ev->tel, .ntel = ev->ntel, .host_invalid = host_invalid };
+                          .nproc = ev->nproc, .state = ev->state, .limits = limits, .procs = ev->procs,
+                          .tel = ev->tel, .ntel = ev->ntel, .watch = ev->watch, .nwatch = ev->nwatch };
     int rc = kg_analyse(&in, an, err);
-    free(slots);
     free(limits);
     return rc;
 }
@@ -145,7 +125,13 @@ int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_
     }
 done:
     if (rc != KG_OK) kg_report_texts_free(text);
-    if (rc != KG_OK || an_out == NULL) kg_analysis_free(an);
+    if (rc != KG_OK || an_out == NULL) {
+        kg_analysis_free(an);
+    } else {
+        /* the analysis outlives the evidence: it keeps the plan it names */
+        kg_analysis_own_plan(an, ev.plan);
+        ev.plan = NULL;
+    }
     kg_evidence_free(&ev);
     return rc;
 }

@@ -52,14 +52,16 @@ void kg_report_case_vars(struct kg_sb *sb, const kg_case *k);
 int kg_report_first_variant(const kg_plan *plan, int is_arm, int i, size_t *b);
 int kg_report_variants(const kg_plan *plan, int is_arm, int i, int *idx);
 
-/* The analysis of a loaded folder, as kg_report_render makes it (the
- * physics limits from its peaks.json, the slots, the telemetry, a slot
- * the host never let run); free *an with kg_analysis_free. */
+/* The analysis of a loaded folder, as kg_report_render makes it: its
+ * rows, admission states, physics limits (from peaks.json), process
+ * records, telemetry and host watch's log go in as data; free *an with
+ * kg_analysis_free (an->plan is ev->plan, borrowed). */
 int kg_report_analyse(const kg_evidence *ev, kg_analysis *an, kg_err *err);
 
 /* Reads the folder, analyses it and writes every file of the table
  * there.  When md is not NULL it receives report.md's text (caller
- * frees).  *an receives the analysis. */
+ * frees).  *an receives the analysis, which owns the folder's plan
+ * (an->plan: the names of its cases and arms). */
 int kg_report_build(const char *dir, kg_analysis *an, char **md, kg_err *err);
 
 /* The same files rendered in memory only: text[i] is the i-th printer's

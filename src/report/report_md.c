@@ -86,7 +86,6 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
     }
     kg_sb_puts(sb, "\n| case | arm | baseline | reduction in time [lower, upper] | reduction in cycles [lower, upper] | "
                    "rounds in cycles | in cycles |\n|---|---|---|---|---|---|---|\n");
-    const kg_campaign *cp = &plan->campaign;
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
@@ -113,11 +112,10 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
                 kg_sb_printf(sb, "clocks on part of the samples only (%d of %d paired rounds): the verdict is in time |\n",
                              r->cycle_nrounds, r->nrounds[0] + r->nrounds[1]);
             else if (!r->has_cycle_effect) kg_sb_puts(sb, "no cycle effect |\n");
-            else {
-                kg_verdict v = kg_verdict_of(&r->eff_cycles, cp->margin, cp->equivalence);
-                kg_sb_printf(sb, "%s%s |\n", kg_verdict_label(v, r->eff_cycles.has_interval && r->eff_cycles.order_flag),
-                             r->verdict == KG_VERDICT_FASTER && v == KG_VERDICT_FASTER ? ": FASTER confirmed" : "");
-            }
+            else
+                kg_sb_printf(sb, "%s%s |\n",
+                             kg_verdict_label(r->verdict_cycles, r->eff_cycles.has_interval && r->eff_cycles.order_flag),
+                             r->cycles_confirmed ? ": FASTER confirmed" : "");
         }
 }
 
@@ -182,7 +180,7 @@ static void sweep_cell(kg_sb *sb, const kg_analysis *an, int c, int a)
         }
         kg_sb_puts(sb, " ");
     }
-    kg_sb_puts(sb, kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag));
+    kg_sb_puts(sb, kg_result_label(r));
 }
 
 /* report.h */
@@ -409,8 +407,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                 snprintf(ct, sizeof ct, " (contract %s)", cts);
             }
             if (r->role == KG_ROLE_BASELINE) {
-                kg_sb_printf(sb, "| | | | %s%s%s%s%s |\n",
-                             r->impossible ? "INVALID" : r->state == KG_ARM_OK ? "baseline" : kg_verdict_name(r->verdict),
+                kg_sb_printf(sb, "| | | | %s%s%s%s%s |\n", kg_result_label(r),
                              r->impossible ? " (" : "", r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
                 continue;
             }
@@ -427,8 +424,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                     kg_sb_puts(sb, " (no interval: fewer than 2 processes in a direction)");
                 }
             }
-            kg_sb_printf(sb, " | %s%s%s%s%s |\n",
-                         kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag),
+            kg_sb_printf(sb, " | %s%s%s%s%s |\n", kg_result_label(r),
                          r->impossible ? " (" : "", r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
         }
     }
