@@ -88,6 +88,56 @@ enum { KG_WATCH_UTC, KG_WATCH_SECONDS, KG_WATCH_PROCESS, KG_WATCH_EVENT, KG_WATC
 /* The header line of a kind, without its newline ("process,direction,..."). */
 const char *kg_rows_header(kg_rows_kind kind);
 
+/* ---- the schema: each kind's columns, declared once (rows.c) ----
+ *
+ * The writers, the strict readers, the header line and the folder's
+ * schema.json (every kind's file, columns, types and meanings, which the
+ * Python package reads) all come from these tables. */
+
+typedef enum {
+    KG_COL_INT,      /* a decimal integer */
+    KG_COL_UINT64,   /* an unsigned 64-bit decimal integer */
+    KG_COL_REAL,     /* a decimal number (nan where not measured) */
+    KG_COL_HEX,      /* 0x and hex digits: a bit mask */
+    KG_COL_FLAG,     /* 0 or 1 */
+    KG_COL_UTC,      /* a time, ISO 8601 UTC */
+    KG_COL_SHA256,   /* 64 lowercase hex digits; - where there is no such file */
+    KG_COL_CASE,     /* a case of the plan, by name */
+    KG_COL_ARM,      /* an arm of the plan, by name */
+    KG_COL_ENUM,     /* one of the column's values */
+    KG_COL_NAME,     /* a name from an open set (an op, a dtype) */
+    KG_COL_TEXT,     /* free text, quoted where it may hold a comma */
+    KG_COL_DIM3      /* XxYxZ */
+} kg_col_type;
+
+typedef struct kg_col {
+    const char *name;
+    kg_col_type type;
+    int empty;            /* 1: the field may be empty (not applicable, or not measured) */
+    const char *values;   /* KG_COL_ENUM: the values, comma-separated, in their order, or NULL and: */
+    const char *(*value_of)(int i); /* KG_COL_ENUM: the i-th value, NULL past the last (a vocabulary
+                                     * another module names: roles, verdicts, dtypes) */
+    const char *meaning;  /* one line */
+} kg_col;
+
+/* A kind of rows: its name, its file (NNN: the process index, three
+ * digits or more), what a row is, and its columns in order. */
+typedef struct kg_rows_def {
+    const char *kind;     /* "raw" */
+    const char *file;     /* "raw/proc-NNN.csv" */
+    const char *about;
+    const kg_col *cols;
+    int ncols;
+} kg_rows_def;
+
+/* The definition of a kind (NULL for a value that is not one). */
+const kg_rows_def *kg_rows_def_of(kg_rows_kind kind);
+/* A column type's name in schema.json: "integer", "number", "enum", ... */
+const char *kg_col_type_name(kg_col_type t);
+/* A header line from a table of columns: the names, comma-separated, and
+ * a newline. */
+void kg_cols_header(struct kg_sb *sb, const kg_col *cols, int ncols);
+
 /* ---- the records the analysis reads ---- */
 
 /* A row's direction: forward, or case and arm order reversed. */

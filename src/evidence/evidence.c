@@ -84,7 +84,7 @@ static int written_from(const char *name)
         return 1;
     /* the report files (report.c's printer table; evidence.c reads no report code) */
     static const char *const reports[] = { "report.md", "results.csv", "results.json", "report.html",
-                                           "raw/samples.csv" };
+                                           "raw/samples.csv", "schema.json" };
     for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++)
         if (strcmp(name, reports[i]) == 0) return 1;
     return 0;

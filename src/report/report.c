@@ -21,6 +21,7 @@ static const kg_report_fmt formats[] = {
     { "results.json", kg_report_json },
     { "report.html", kg_report_html },
     { "raw/samples.csv", kg_report_samples },
+    { "schema.json", kg_report_schema },
 };
 #define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
 _Static_assert(NFORMATS <= KG_REPORT_MAX, "raise KG_REPORT_MAX");

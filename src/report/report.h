@@ -33,6 +33,10 @@ void kg_report_us(struct kg_sb *sb, double ns);
 /* raw/samples.csv: the accepted processes' samples in one tidy table */
 int kg_report_samples(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 int kg_report_json(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+/* schema.json: every CSV file's columns, types and meanings (report_schema.c) */
+int kg_report_schema(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+/* The tables the reports write as CSV (results.csv, raw/samples.csv), declared once in report_csv.c */
+const kg_rows_def *kg_report_tables(int *n);
 /* report.html: self-contained, inline SVG plots, no script (report_html.c) */
 int kg_report_html(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 
