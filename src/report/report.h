@@ -2,7 +2,7 @@
  *
  * A printer turns the loaded evidence and its analysis into the bytes of
  * one file of the folder.  To add a format, write its printer
- * (report_FORMAT.c) and add a row to the table in report.c: the
+ * (report_FORMAT.c) and add a row to the table in render.c: the
  * campaign, `kgate report` and `kgate verify` all walk the table. */
 #ifndef KGATE_REPORT_H
 #define KGATE_REPORT_H

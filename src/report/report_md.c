@@ -14,7 +14,6 @@
 #include "kgate/evidence.h"
 #include "kgate/varcomp.h"
 #include "report/report.h"
-#include "kgate/op.h"
 #include "report/report_hw.h"
 #include "base/util.h"
 
