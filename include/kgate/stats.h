@@ -273,6 +273,13 @@ const char *kg_result_label(const kg_arm_result *r);
  * clocks exceeds this. */
 #define KG_CLOCK_MISMATCH 0.01
 
+/* A clock-mismatched round: its process, case and round, and the lowest
+ * and highest of its arms' median SM clocks (MHz). */
+typedef struct kg_clock_round {
+    int proc, kase, round;
+    double lo_mhz, hi_mhz;
+} kg_clock_round;
+
 typedef struct kg_analysis {
     const kg_plan *plan;     /* the plan analysed: its cases' and arms' names, its gate (borrowed
                               * from the input, or owned: kg_analysis_own_plan) */
@@ -300,6 +307,8 @@ typedef struct kg_analysis {
     char invalid_why[KG_TEXT_MAX]; /* why it is INVALID: the control's or the host's reason; "" when it is
                                     * not, or when no process was accepted */
     int any_clocks;          /* some case has clock readings */
+    int nclock_rounds;       /* the rounds (process, case, round) with clocks, over every case */
+    kg_clock_round *mismatched; int nmismatched;  /* the clock-mismatched ones, in the telemetry's order */
     kg_plan *own_plan;       /* the plan freed with the analysis (NULL: plan is borrowed) */
 } kg_analysis;
 

@@ -668,6 +668,42 @@ static void case_clocks(const kg_analysis_in *in, const table *t, int c, kg_anal
     }
 }
 
+/* Every round with clocks, over the cases, and the clock-mismatched ones
+ * (max/min - 1 of its arms' median clocks above KG_CLOCK_MISMATCH) in the
+ * order the telemetry first names them. */
+static int mismatched_rounds(const kg_analysis_in *in, const table *t, kg_analysis *out, kg_err *err)
+{
+    if (t->cmed == NULL) return KG_OK;
+    size_t nkeys = (size_t)t->ncases * (size_t)t->nproc * (size_t)t->nrounds;
+    unsigned char *seen = calloc(nkeys + 1, 1);
+    out->mismatched = malloc((nkeys + 1) * sizeof *out->mismatched);
+    if (seen == NULL || out->mismatched == NULL) {
+        free(seen);
+        return kg_errorf(err, KG_ENOMEM, "analysis: out of memory (clocks)");
+    }
+    for (size_t i = 0; i < in->ntel; i++) {
+        const kg_tel_rec *w = &in->tel[i];
+        if (!in->accepted[w->proc] || w->round < 0 || w->round >= t->nrounds) continue;
+        size_t key = ((size_t)w->kase * (size_t)t->nproc + (size_t)w->proc) * (size_t)t->nrounds + (size_t)w->round;
+        if (seen[key]++) continue;
+        double lo = (double)INFINITY, hi = -(double)INFINITY;
+        int k = 0;
+        for (int a = 0; a < t->narms; a++) {
+            double m = t->cmed[cell_of(t, w->kase, w->proc, a, w->round)];
+            if (isnan(m)) continue;
+            lo = fmin(lo, m);
+            hi = fmax(hi, m);
+            k++;
+        }
+        if (k == 0) continue;
+        out->nclock_rounds++;
+        if (k >= 2 && hi / lo - 1.0 > KG_CLOCK_MISMATCH)
+            out->mismatched[out->nmismatched++] = (kg_clock_round){ w->proc, w->kase, w->round, lo, hi };
+    }
+    free(seen);
+    return KG_OK;
+}
+
 /* The cycle effect's own verdict (the rule of time), and the
  * confirmation: a FASTER verdict of an arm analysed in cycles stays
  * FASTER only if the cycle effect is FASTER too. */
@@ -1308,6 +1344,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     for (int c = 0; c < plan->ncases; c++) analyse_case(in, &t, c, out, &s);
 
     if ((rc = apply_multiplicity(in, &t, out, err)) != KG_OK) goto done;
+    if ((rc = mismatched_rounds(in, &t, out, err)) != KG_OK) goto done;
     apply_clocks(in, out);
     char order_why[KG_TEXT_MAX] = "", control_why[KG_TEXT_MAX] = "";
     check_order_control(in, out, order_why, control_why, sizeof order_why);
@@ -1341,6 +1378,7 @@ void kg_analysis_free(kg_analysis *a)
     if (a == NULL) return;
     free(a->res);
     free(a->control_reach);
+    free(a->mismatched);
     kg_plan_free(a->own_plan);
     memset(a, 0, sizeof *a);
 }

@@ -215,6 +215,7 @@ static void test_equal_clocks(const kg_analysis *ref)
     CHECK(r->clock_demoted == 0);
     /* the analysis carries the cycle verdict and the confirmation (report.md prints them) */
     CHECK(r->verdict_cycles == KG_VERDICT_FASTER && r->cycles_confirmed == 1);
+    CHECK(an.nclock_rounds == NPROC * NROUNDS && an.nmismatched == 0);
     CHECK(an.gate_pass == 1);
     kg_analysis_free(&an);
     sc_free(&s);
@@ -248,6 +249,9 @@ static void test_faster_clock(const kg_analysis *ref)
     CHECK(r->clock_rounds == NPROC * NROUNDS);
     CHECK(r->clock_rounds_flagged == NPROC * NROUNDS);
     CHECK(an.res[0].clock_rounds_flagged == NPROC * NROUNDS);
+    /* the rounds the report's telemetry section lists, with their clocks */
+    CHECK(an.nclock_rounds == NPROC * NROUNDS && an.nmismatched == NPROC * NROUNDS);
+    CHECK(an.mismatched != NULL && an.mismatched[0].lo_mhz == BASE_MHZ && an.mismatched[0].hi_mhz == FAST_MHZ);
     CHECK(an.gate_pass == 0);
     CHECK_STR_CONTAINS(an.gate_reason, "lower bound of reduction in cycles");
     CHECK_STR_CONTAINS(an.gate_reason, "32 of 32 rounds clock-mismatched");
