@@ -287,7 +287,7 @@ typedef struct kg_out_rec {
     size_t offset, bytes;
     int pass;
     double max_abs;
-    /* appended (schema 5): what the .bin holds for it (src/evidence/outenc.h) */
+    /* what the .bin holds for it (src/evidence/outenc.h) */
     size_t stored;                 /* bytes at offset in the .bin: the encoded output */
     char encoding[12];             /* ulp-zstd; raw in older folders */
     char sha256[65];               /* of the output's logical bytes ("" in older folders) */

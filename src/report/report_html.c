@@ -310,6 +310,26 @@ static void effect_range(const kg_effect *e, double *lo, double *hi)
 
 /* ---- 1. reductions per case ------------------------------------------- */
 
+/* A case none of whose arms has an estimate of its reduction: a placeholder
+ * that names each arm's verdict. */
+static void no_reductions(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, int c, const char *id,
+                          const char *title)
+{
+    kg_sb t = { 0 };
+    kg_sb_printf(&t, "no candidate, reference or control of case %s has an estimate of its reduction (",
+                 plan->cases[c].name);
+    int first = 1;
+    for (int a = 0; a < plan->narms; a++) {
+        const kg_arm_result *r = &an->res[c * an->narms + a];
+        if (r->role == KG_ROLE_BASELINE || r->state == KG_ARM_ABSENT) continue;
+        kg_sb_printf(&t, "%s%s: %s", first ? "" : ", ", plan->arms[a].name, kg_verdict_name(r->verdict));
+        first = 0;
+    }
+    kg_sb_puts(&t, first ? "no such arm)" : ")");
+    svg_empty(sb, id, title, t.buf != NULL ? t.buf : "no estimate");
+    kg_sb_free(&t);
+}
+
 static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, int c)
 {
     const kg_campaign *cp = &plan->campaign;
@@ -331,18 +351,7 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
         effect_range(&r->eff, &lo, &hi);
     }
     if (nrows == 0) {
-        kg_sb t = { 0 };
-        kg_sb_printf(&t, "no candidate, reference or control of case %s has an estimate of its reduction (", kc->name);
-        int first = 1;
-        for (int a = 0; a < plan->narms; a++) {
-            const kg_arm_result *r = &an->res[c * an->narms + a];
-            if (r->role == KG_ROLE_BASELINE || r->state == KG_ARM_ABSENT) continue;
-            kg_sb_printf(&t, "%s%s: %s", first ? "" : ", ", plan->arms[a].name, kg_verdict_name(r->verdict));
-            first = 0;
-        }
-        kg_sb_puts(&t, first ? "no such arm)" : ")");
-        svg_empty(sb, id, title, t.buf != NULL ? t.buf : "no estimate");
-        kg_sb_free(&t);
+        no_reductions(sb, plan, an, c, id, title);
         free(rows);
         return;
     }
