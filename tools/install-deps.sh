@@ -14,9 +14,11 @@ $SUDO apt-get install -y -qq --no-install-recommends slurm-wlm slurmctld slurmd 
     echo "kgate: slurm-wlm and munge not installed (tests/cli/slurm.sh skips unless CI=true)"
 
 # the Python package (python/, tests/cli/python.sh): pip install into a throwaway virtual
-# environment over Debian's numpy, pandas and pytest, built offline with its setuptools and wheel
+# environment over Debian's numpy, pandas and pytest, built offline with its setuptools and wheel;
+# jsonschema validates results.json against docs/results.schema.json (tests/cli/formats.sh)
 $SUDO apt-get install -y -qq --no-install-recommends \
-    python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest >/dev/null
+    python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest \
+    python3-jsonschema >/dev/null
 # tests/cli/report_html.sh loads report.html in headless Chromium (Debian's chromium package)
 # and checks its DOM with python3; where there is no such package (Ubuntu's is a snap), set
 # CHROMIUM to a Chromium or Chrome binary

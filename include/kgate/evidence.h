@@ -33,7 +33,6 @@
 #include "kgate/peaks.h"
 #include "kgate/err.h"
 #include "kgate/plan.h"
-#include "kgate/stats.h"
 
 #define KG_EVIDENCE_SCHEMA 7
 
@@ -52,7 +51,7 @@ typedef enum {
     KG_ROWS_NKINDS
 } kg_rows_kind;
 
-/* raw/proc-NNN.csv: one kg_row (kgate/stats.h) per timed sample; plan is
+/* raw/proc-NNN.csv: one kg_row per timed sample; plan is
  * the first 16 hex digits of the plan hash. */
 enum { KG_RAW_PROCESS, KG_RAW_DIRECTION, KG_RAW_ROUND, KG_RAW_ARM, KG_RAW_CASE, KG_RAW_SAMPLE, KG_RAW_NS,
        KG_RAW_PLAN, KG_RAW_NCOLS };
@@ -88,6 +87,96 @@ enum { KG_WATCH_UTC, KG_WATCH_SECONDS, KG_WATCH_PROCESS, KG_WATCH_EVENT, KG_WATC
 
 /* The header line of a kind, without its newline ("process,direction,..."). */
 const char *kg_rows_header(kg_rows_kind kind);
+
+/* ---- the schema: each kind's columns, declared once (rows.c) ----
+ *
+ * The writers, the strict readers, the header line and the folder's
+ * schema.json (every kind's file, columns, types and meanings, which the
+ * Python package reads) all come from these tables. */
+
+typedef enum {
+    KG_COL_INT,      /* a decimal integer */
+    KG_COL_UINT64,   /* an unsigned 64-bit decimal integer */
+    KG_COL_REAL,     /* a decimal number (nan where not measured) */
+    KG_COL_HEX,      /* 0x and hex digits: a bit mask */
+    KG_COL_FLAG,     /* 0 or 1 */
+    KG_COL_UTC,      /* a time, ISO 8601 UTC */
+    KG_COL_SHA256,   /* 64 lowercase hex digits; - where there is no such file */
+    KG_COL_CASE,     /* a case of the plan, by name */
+    KG_COL_ARM,      /* an arm of the plan, by name */
+    KG_COL_ENUM,     /* one of the column's values */
+    KG_COL_NAME,     /* a name from an open set (an op, a dtype) */
+    KG_COL_TEXT,     /* free text, quoted where it may hold a comma */
+    KG_COL_DIM3      /* XxYxZ */
+} kg_col_type;
+
+typedef struct kg_col {
+    const char *name;
+    kg_col_type type;
+    int empty;            /* 1: the field may be empty (not applicable, or not measured) */
+    const char *values;   /* KG_COL_ENUM: the values, comma-separated, in their order, or NULL and: */
+    const char *(*value_of)(int i); /* KG_COL_ENUM: the i-th value, NULL past the last (a vocabulary
+                                     * another module names: roles, verdicts, dtypes) */
+    const char *meaning;  /* one line */
+} kg_col;
+
+/* A kind of rows: its name, its file (NNN: the process index, three
+ * digits or more), what a row is, and its columns in order. */
+typedef struct kg_rows_def {
+    const char *kind;     /* "raw" */
+    const char *file;     /* "raw/proc-NNN.csv" */
+    const char *about;
+    const kg_col *cols;
+    int ncols;
+} kg_rows_def;
+
+/* The definition of a kind (NULL for a value that is not one). */
+const kg_rows_def *kg_rows_def_of(kg_rows_kind kind);
+/* A column type's name in schema.json: "integer", "number", "enum", ... */
+const char *kg_col_type_name(kg_col_type t);
+/* A header line from a table of columns: the names, comma-separated, and
+ * a newline. */
+void kg_cols_header(struct kg_sb *sb, const kg_col *cols, int ncols);
+
+/* ---- the records the analysis reads ---- */
+
+/* A row's direction: forward, or case and arm order reversed. */
+enum { KG_DIR_FWD = 0, KG_DIR_REV = 1 };
+
+/* One timed sample, as stored in the evidence folder's raw CSV. */
+typedef struct kg_row {
+    int proc;        /* process index, 0-based, in launch order */
+    int dir;         /* KG_DIR_FWD / KG_DIR_REV */
+    int round;       /* 0-based within the process and case */
+    int arm;         /* index into plan->arms */
+    int kase;        /* index into plan->cases */
+    int sample;      /* 0-based within the round */
+    double ns;       /* time of one operation (a packed sample divided by pack) */
+} kg_row;
+
+/* One device reading after a timed sample, as stored in the evidence
+ * folder's telemetry CSV; joined to its kg_row by
+ * (proc, kase, round, arm, sample).  sm_mhz > 0 is a clock (-1: the
+ * backend reads none). */
+typedef struct kg_tel_rec {
+    int proc, kase, round, arm, sample;
+    int sm_mhz, mem_mhz;
+    double power_w;
+    int temp_c;
+    unsigned long long reasons;    /* clock event (throttle) reasons mask */
+    int foreign_procs;
+    int escaped;
+    double event_ns, host_ns;
+} kg_tel_rec;
+
+/* Outcome of an arm on a case outside timing. */
+typedef enum {
+    KG_ARM_OK = 0,
+    KG_ARM_INADMISSIBLE,  /* contract violated: not run */
+    KG_ARM_INCORRECT,     /* a check failed in some accepted process */
+    KG_ARM_ABSENT,        /* the arm does not apply to this case */
+    KG_ARM_WEAK           /* the case is weak: a trivial output would pass its check */
+} kg_arm_state;
 
 /* ---- check phases and the names the readers act on ---- */
 
@@ -129,9 +218,6 @@ typedef struct kg_check_rec {
     long long worst, nbad;
     char detail[KG_DETAIL_MAX];
 } kg_check_rec;
-
-/* One device reading after a timed sample: kg_tel_rec, in kgate/stats.h
- * (the analysis reads its clocks). */
 
 /* One launch of a loaded arm (-1: the backend could not say). */
 typedef struct kg_res_rec {
@@ -201,7 +287,7 @@ typedef struct kg_out_rec {
     size_t offset, bytes;
     int pass;
     double max_abs;
-    /* appended (schema 5): what the .bin holds for it (src/evidence/outenc.h) */
+    /* what the .bin holds for it (src/evidence/outenc.h) */
     size_t stored;                 /* bytes at offset in the .bin: the encoded output */
     char encoding[12];             /* ulp-zstd; raw in older folders */
     char sha256[65];               /* of the output's logical bytes ("" in older folders) */

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kgate/err.h"
+#include "kgate/evidence.h" /* kg_row, kg_tel_rec, kg_arm_state, the process and watch records */
 #include "kgate/peaks.h"   /* KG_PHYSICS_MARGIN */
 #include "kgate/plan.h"
 
@@ -33,8 +34,6 @@ double kg_sd(const double *v, size_t n);
 double kg_t_quantile(double p, double df);
 
 /* ---- the paired effect --------------------------------------------- */
-
-enum { KG_DIR_FWD = 0, KG_DIR_REV = 1 };
 
 typedef struct kg_effect {
     int n[2];              /* processes per direction that contributed */
@@ -173,41 +172,6 @@ int kg_seq_bounds(int K, double alpha, double *c, kg_err *err);
 
 /* ---- rows and the analysis of a campaign ----------------------------- */
 
-/* One timed sample, as stored in the evidence folder's raw CSV. */
-typedef struct kg_row {
-    int proc;        /* process index, 0-based, in launch order */
-    int dir;         /* KG_DIR_FWD / KG_DIR_REV */
-    int round;       /* 0-based within the process and case */
-    int arm;         /* index into plan->arms */
-    int kase;        /* index into plan->cases */
-    int sample;      /* 0-based within the round */
-    double ns;       /* time of one operation (a packed sample divided by pack) */
-} kg_row;
-
-/* One device reading after a timed sample, as stored in the evidence
- * folder's telemetry CSV (kgate/evidence.h); joined to its kg_row by
- * (proc, kase, round, arm, sample).  sm_mhz > 0 is a clock (-1: the
- * backend reads none). */
-typedef struct kg_tel_rec {
-    int proc, kase, round, arm, sample;
-    int sm_mhz, mem_mhz;
-    double power_w;
-    int temp_c;
-    unsigned long long reasons;    /* clock event (throttle) reasons mask */
-    int foreign_procs;
-    int escaped;
-    double event_ns, host_ns;
-} kg_tel_rec;
-
-/* Outcome of an arm on a case outside timing. */
-typedef enum {
-    KG_ARM_OK = 0,
-    KG_ARM_INADMISSIBLE,  /* contract violated: not run */
-    KG_ARM_INCORRECT,     /* a check failed in some accepted process */
-    KG_ARM_ABSENT,        /* the arm does not apply to this case */
-    KG_ARM_WEAK           /* the case is weak: a trivial output would pass its check */
-} kg_arm_state;
-
 /* A control arm's A/A contrast against the control margin. */
 typedef enum {
     KG_CONTROL_NONE = 0,  /* not a control, or no interval */
@@ -235,144 +199,161 @@ typedef struct kg_arm_result {
     kg_effect eff;
     kg_verdict verdict;
     kg_control_status control;  /* control arms: the A/A contrast's status */
-    /* appended: the physics limit (kg_case_limit).  fastest_ns is the
-     * smallest process median; peak_frac the largest of (minimal bytes /
-     * fastest) / peak bandwidth and (flops / fastest) / peak flop rate,
-     * NAN where no limit applies; impossible when peak_frac exceeds
-     * KG_PHYSICS_MARGIN (kgate/peaks.h): the verdict is then INVALID and
-     * physics says why ("impossible: 3.2x the measured bandwidth") */
+    /* The physics limit (kg_case_limit).  fastest_ns: the smallest process
+     * median; peak_frac: the larger of (minimal bytes / fastest) / peak
+     * bandwidth and (flops / fastest) / peak flop rate, NAN where no limit
+     * applies; impossible: peak_frac exceeds KG_PHYSICS_MARGIN
+     * (kgate/peaks.h), the verdict is INVALID and physics says why
+     * ("impossible: 3.2x the measured bandwidth"). */
     double fastest_ns;
     double peak_frac;
     int impossible;
     char physics[96];
-    /* appended: drift of the contrast, mean over processes of delta(last
-     * counted round) - delta(first), its SE over processes (n >= 2), and
-     * whether the drift check fails (controls: |mean| > max(3 SE, 0.25%)) */
+    /* The contrast's drift: mean over processes of delta(last counted
+     * round) - delta(first), its SE over the ndrift_proc processes (n >= 2),
+     * the test's critical value in SE (KG_DRIFT_ALPHA; 0 where the arm was
+     * not tested) and whether a control fails it. */
     double contrast_drift, contrast_drift_se;
     int ndrift_proc;
     int drift_fails;
-    /* appended: the family (candidates with an interval on the gated
-     * cases).  p_value: one-sided p of H0 "reduction <= margin";
-     * p_adj: Holm's step-down adjusted p, or the max-T one; rho_lo_adj:
-     * the lower bound at the family's level (Bonferroni alpha/m for Holm,
-     * the max-T critical value for maxt); a FASTER verdict needs
-     * p_adj < alpha.  NAN outside the family. */
+    double drift_crit;
+    /* The family: candidates with an interval on the gated cases.
+     * p_value: one-sided p of H0 "reduction <= margin"; p_adj: Holm's
+     * step-down adjusted p, or the max-T one; rho_lo_adj: the lower bound
+     * at the family's level (Bonferroni alpha/m for Holm, the max-T
+     * critical value for maxt).  A FASTER verdict needs p_adj < alpha.
+     * NAN outside the family. */
     int in_family;
     double p_value, p_adj, rho_lo_adj;
-    /* appended: clocks (telemetry sm_mhz > 0; docs/statistics.md,
-     * "Clocks").  has_cycles: the case has clock readings in accepted
-     * processes, so the arm's contrast is also analysed in cycles
-     * (ns x MHz x 1e-3 per sample, log median per round, against
-     * contrast_arm, D(p), kg_effect_compute); has_cycle_effect and
-     * eff_cycles: that effect (a round counts when every sample of both
-     * arms has a clock; cycle_nrounds of them); clock_rounds and
-     * clock_rounds_flagged: the case's rounds with clocks and those whose
-     * arms' median clocks differ by more than KG_CLOCK_MISMATCH (the same
-     * for every arm of the case; -1 without clocks); clock_demoted: a
-     * FASTER in time that cycles did not confirm (now INCONCLUSIVE, the
-     * reason in clock_reason) */
+    /* Clocks (telemetry sm_mhz > 0; docs/statistics.md, "Clocks").
+     * has_cycles: every sample of the arm and of contrast_arm has a clock,
+     * so the contrast is also analysed in cycles (ns x MHz x 1e-3 per
+     * sample, log median per round, D(p), kg_effect_compute) and the
+     * confirmation applies; has_cycle_effect and eff_cycles: that effect
+     * over the cycle_nrounds rounds where both arms have clocks;
+     * verdict_cycles: the cycle effect's own verdict (kg_verdict_of, where
+     * has_cycle_effect); cycles_confirmed: the final verdict is FASTER and
+     * so is verdict_cycles; clock_rounds and clock_rounds_flagged: the
+     * case's rounds with clocks and those whose arms' median clocks differ
+     * by more than KG_CLOCK_MISMATCH (the same for every arm of the case;
+     * -1 without clocks); clock_demoted: a FASTER in time that cycles did
+     * not confirm (now INCONCLUSIVE, the reason in clock_reason). */
     int has_cycles;
     int has_cycle_effect;
     kg_effect eff_cycles;
+    kg_verdict verdict_cycles;
+    int cycles_confirmed;
     int cycle_nrounds;
     int clock_rounds, clock_rounds_flagged;
     int clock_demoted;
     char clock_reason[96];
-    /* appended: the drift test's critical value in SE (KG_DRIFT_ALPHA);
-     * 0 where the arm was not tested */
-    double drift_crit;
-    /* appended: the gate's test of this (case, arm) pair (gated: a
-     * candidate on a gated case); gate_why: why it fails the gate, "" when
-     * it passes (the campaign-wide conditions, order and control, are the
-     * analysis' gate_reason) */
+    /* The gate's test of this pair (gated: a candidate on a gated case);
+     * gate_why: why it fails the gate, "" when it passes (the
+     * campaign-wide conditions, order and control, are the analysis'
+     * gate_reason). */
     int gated;
     char gate_why[KG_TEXT_MAX];
-    /* appended: the arm's own level, for comparing campaigns (kgate
-     * compare, docs/compare.md): per process L(p) = mean over its rounds
-     * of y(p, r, arm), the log median of the arm's samples in the round;
-     * level = kg_effect_compute over the L(p) with the processes'
-     * directions (theta the stratified mean log time in ns, s the pooled
-     * within-direction SD, se and df as for a contrast).  has_level is 0
-     * without a process in each direction (and for an arm that is not ok) */
+    /* The arm's own level, for comparing campaigns (kgate compare,
+     * docs/compare.md): per process L(p) = mean over its rounds of the log
+     * median of the arm's samples in the round; level = kg_effect_compute
+     * over the L(p) with the processes' directions (theta the stratified
+     * mean log time in ns, s the pooled within-direction SD, se and df as
+     * for a contrast).  has_level is 0 without a process in each direction
+     * (and for an arm that is not ok). */
     int has_level;
     kg_effect level;
 } kg_arm_result;
+
+/* The verdict of r as the reports print it: a baseline's "baseline" (or
+ * its verdict when it has no timing or an impossible one), else the
+ * verdict with " (order-sensitive)" where the effect is order-flagged. */
+const char *kg_result_label(const kg_arm_result *r);
 
 /* A round is clock-mismatched when max/min - 1 of its arms' median SM
  * clocks exceeds this. */
 #define KG_CLOCK_MISMATCH 0.01
 
+/* A clock-mismatched round: its process, case and round, and the lowest
+ * and highest of its arms' median SM clocks (MHz). */
+typedef struct kg_clock_round {
+    int proc, kase, round;
+    double lo_mhz, hi_mhz;
+} kg_clock_round;
+
 typedef struct kg_analysis {
+    const kg_plan *plan;     /* the plan analysed: its cases' and arms' names, its gate (borrowed
+                              * from the input, or owned: kg_analysis_own_plan) */
     int nproc_accepted;
     int nproc_rejected;
     kg_arm_result *res;      /* one per (case, arm) in plan order: res[c * narms + a] */
     int ncases, narms;
-    int control_valid;       /* every control arm's interval overlaps +-control_margin */
-    int order_ok;            /* no candidate's contrast is order-sensitive */
-    /* appended: per case, the largest |bound| of a control's interval on it
-     * (0 with none): a gated claim below it is unsupported */
-    double *control_reach;
-    /* appended: the family's size and how alpha was shared (the plan's
-     * gate.multiplicity); maxt_crit: the max-T critical value (NAN unless
-     * maxt) */
-    int family_size;
-    double maxt_crit;
-    /* appended: a sequential design (campaign.looks > 1): the looks, the
-     * look that decided (0: none yet), why ("efficacy", "futility",
-     * "final", "" when undecided), the boundaries, and the processes per
-     * direction the decision used out of those planned */
+    int control_valid;       /* every control arm's interval overlaps +-control_margin, none drifted */
+    int order_ok;            /* no candidate's contrast is order-sensitive where it could change the gate */
+    double *control_reach;   /* per case, the largest |bound| of a control's interval on it (0 with
+                              * none): a gated claim below it is unsupported */
+    int family_size;         /* the family's size (the plan's gate.multiplicity shares alpha) */
+    double maxt_crit;        /* the max-T critical value (NAN unless maxt) */
+    /* A sequential design (campaign.looks > 1): the looks, the look that
+     * decided (0: none yet), why ("efficacy", "futility", "final", ""
+     * when undecided), the boundaries, and the processes per direction
+     * the decision used out of those planned. */
     int seq_looks, seq_look;
     char seq_stop[16];
     double seq_bound[KG_PLAN_MAX_LOOKS];
     int seq_procs_used, seq_procs_planned;
     int gate_pass;
     char gate_reason[KG_TEXT_MAX]; /* first reason the gate failed, or "passed" */
-    int invalid;             /* control failed or no usable process: exit 3 */
-    /* appended: clocks; any_clocks: some case has clock readings */
-    int any_clocks;
-    /* appended: why the campaign is INVALID ("" when it is not, or only
-     * for the reasons above): the host never became quiet */
-    char invalid_why[KG_TEXT_MAX];
+    int invalid;             /* a control failed, no usable process, or the host never became quiet: exit 3 */
+    char invalid_why[KG_TEXT_MAX]; /* why it is INVALID: the control's or the host's reason; "" when it is
+                                    * not, or when no process was accepted */
+    int any_clocks;          /* some case has clock readings */
+    int nclock_rounds;       /* the rounds (process, case, round) with clocks, over every case */
+    kg_clock_round *mismatched; int nmismatched;  /* the clock-mismatched ones, in the telemetry's order */
+    kg_plan *own_plan;       /* the plan freed with the analysis (NULL: plan is borrowed) */
 } kg_analysis;
 
 /* The physics limit of one case (from the evidence's peaks.json and the
  * op's minimal bytes and flops; report.c builds it).  A peak of 0 means
  * not measured: that part of the limit does not apply. */
 typedef struct kg_case_limit {
-    double bytes;      /* the op's minimal bytes of one operation */
-    double flops;      /* the op's flops of one operation */
-    double bw;         /* peak bytes/s for a working set of `bytes` */
-    double flop_rate;  /* peak flop/s for the case dtype under its default contract */
-    /* appended: peak flop/s of the matrix unit, which an arm with a reduced
-     * contract on an f32 case may use (TF32, or 16-bit inputs); 0: not
-     * measured, and then no flops limit applies to such an arm */
-    double flop_rate_mma;
+    double bytes;         /* the op's minimal bytes of one operation */
+    double flops;         /* the op's flops of one operation */
+    double bw;            /* peak bytes/s for a working set of `bytes` */
+    double flop_rate;     /* peak flop/s for the case dtype under its default contract */
+    double flop_rate_mma; /* peak flop/s of the matrix unit, which an arm with a reduced contract on an
+                           * f32 case may use (TF32, or 16-bit inputs); 0: not measured, and then no
+                           * flops limit applies to such an arm */
 } kg_case_limit;
 
-/* Per (case, arm) admission state known before analysis (from the check
- * records); state[c * narms + a].  accepted[p] is 1 for processes whose
- * rows count.  Rows of rejected processes are ignored. */
+/* What the analysis reads, all of it data from the evidence folder.
+ * state[c * narms + a]: the admission state of each (case, arm) (from the
+ * check records); accepted[p] is 1 for processes whose rows count (rows
+ * of the others are ignored). */
 typedef struct kg_analysis_in {
     const kg_plan *plan;
     const kg_row *rows; size_t nrows;
     const int *accepted; int nproc;
     const kg_arm_state *state;
-    /* appended: per case, the physics limit; NULL: no limit applies */
-    const kg_case_limit *limits;
-    /* appended: per process, the schedule slot it filled (NULL: its
-     * index), for the looks of a sequential design */
-    const int *slot;
-    /* appended: the telemetry rows, joined to rows by (process, case,
-     * round, arm, sample); NULL/0: no clocks, and the analysis is that of
-     * time alone */
+    const kg_case_limit *limits;   /* per case, the physics limit; NULL: no limit applies */
+    /* The processes' records (processes.csv), nproc of them: the schedule
+     * slot each filled (the looks of a sequential design) and its status.
+     * NULL: process p filled slot p, and the host watch excluded none. */
+    const kg_proc_rec *procs;
+    /* The telemetry rows, joined to rows by (process, case, round, arm,
+     * sample); NULL/0: no clocks, the analysis is that of time alone. */
     const kg_tel_rec *tel; size_t ntel;
-    /* appended: not NULL when the host never let a slot run (the host
-     * watch gave it up and no process of it was clean): why, and then no
-     * verdict of the campaign stands (INVALID) */
-    const char *host_invalid;
+    /* The host watch's log (watch.csv).  A slot whose every process the
+     * watch excluded (status contaminated), with a never-quiet row (the
+     * watch gave the slot up), makes the campaign INVALID: no verdict of
+     * it stands.  A resumed run that completes the slot lifts it. */
+    const kg_watch_rec *watch; size_t nwatch;
 } kg_analysis_in;
 
 int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err);
+/* The analysis takes ownership of plan (its plan must be plan): freed by
+ * kg_analysis_free, so that the analysis outlives the evidence it came
+ * from (the CLI's summary reads names from it). */
+void kg_analysis_own_plan(kg_analysis *a, kg_plan *plan);
 void kg_analysis_free(kg_analysis *a);
 
 #endif

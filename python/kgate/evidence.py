@@ -18,9 +18,11 @@ attribute        one row per                                          from
 ``outputs``      saved checked output                                outputs/proc-NNN.csv
 ===============  ==================================================  ========================
 
-Names (case, arm, direction, phase, role, verdict, ...) are categoricals, cases and arms
-in plan order; times are floats; indices are integers (nullable ``Int64`` where a
-column may be empty).
+Every CSV table is typed from the folder's ``schema.json``, which kgate writes from the
+tables its own writers and readers use: this package keeps no copy of the columns. Names
+(case, arm, direction, phase, role, verdict, ...) are categoricals, cases and arms in plan
+order, the others in the order schema.json gives their values; times are floats; indices
+are integers (nullable ``Int64`` where a column may be empty).
 
 pandas is imported when a table is first read, so the rest of the package (running
 campaigns, building plans) works without it.
@@ -48,46 +50,10 @@ SCHEMA_MIN = 1
 #: The newest evidence schema this package knows (7: the library column of resources.csv).
 SCHEMA_MAX = 7
 
-DIRECTIONS = ["fwd", "rev"]
-PHASES = ["pre", "post"]
-RESULTS = ["pass", "fail"]
-ROLES = ["baseline", "candidate", "control", "reference"]
-STATES = ["ok", "inadmissible", "incorrect", "weak case", "absent"]
-VERDICTS = ["FASTER", "SLOWER", "EQUIVALENT", "INCONCLUSIVE", "INCORRECT", "INADMISSIBLE", "NO DATA",
-            "WEAK CASE", "INVALID"]
-
-#: The tidy samples table's columns (raw/samples.csv, schema 6).
-SAMPLES_COLUMNS = ["process", "slot", "direction", "round", "case", "op", "dtype", "arm", "role", "sample", "ns"]
-
-# Column kinds of every CSV file: int, Int (nullable), float, cat:<vocabulary>, case, arm,
-# str, hex, bool, utc.  Columns a file has that are not listed are kept as strings.
-_COLS: Dict[str, Dict[str, str]] = {
-    "raw": {"process": "int", "direction": "cat:direction", "round": "int", "arm": "arm", "case": "case",
-            "sample": "int", "ns": "float", "plan": "str"},
-    "samples": {"process": "int", "slot": "int", "direction": "cat:direction", "round": "int", "case": "case",
-                "op": "cat", "dtype": "cat", "arm": "arm", "role": "cat:role", "sample": "int", "ns": "float"},
-    "checks": {"process": "int", "direction": "cat:direction", "case": "case", "arm": "arm", "phase": "cat:phase",
-               "check": "str", "result": "cat:result", "max_abs": "float", "max_rel": "float", "worst": "Int",
-               "nbad": "Int", "detail": "str"},
-    "telemetry": {"process": "int", "case": "case", "round": "int", "arm": "arm", "sample": "int", "sm_mhz": "int",
-                  "mem_mhz": "int", "power_w": "float", "temp_c": "int", "clock_event_reasons": "hex",
-                  "foreign_procs": "int", "escaped": "bool", "event_ns": "float", "host_ns": "float"},
-    "resources": {"process": "int", "case": "case", "arm": "arm", "launch": "int", "registers": "int",
-                  "static_shared": "int", "dynamic_shared": "int", "local": "int", "const": "int",
-                  "max_threads": "int", "ptx": "int", "binary": "int", "grid": "str", "block": "str",
-                  "launches": "int", "arch": "str", "image_bytes": "Int", "image_sha256": "str", "sandbox": "str",
-                  "library": "str"},
-    "processes": {"process": "int", "direction": "cat:direction", "status": "str", "accepted": "bool",
-                  "seconds": "float", "start_utc": "utc", "reason": "str", "slot": "int", "attempt": "int",
-                  "wait_s": "float", "setup_s": "float", "checks_s": "float", "timed_s": "float",
-                  "raw_sha256": "sha", "checks_sha256": "sha", "outputs_bin_sha256": "sha", "outputs_sha256": "sha",
-                  "telemetry_sha256": "sha", "resources_sha256": "sha", "chain": "sha"},
-    "watch": {"utc": "utc", "seconds": "float", "process": "int", "event": "cat", "detail": "str"},
-    "outputs": {"process": "int", "case": "case", "arm": "arm", "phase": "cat:phase", "check": "str",
-                "output": "int", "seed": "uint64", "offset": "int", "bytes": "int", "result": "cat:result",
-                "max_abs": "float", "stored": "int", "encoding": "str", "sha256": "str"},
-}
-_VOCAB = {"direction": DIRECTIONS, "phase": PHASES, "result": RESULTS, "role": ROLES}
+#: How each column type of schema.json becomes a pandas column (``_typed``).
+_CONVERT = {"integer": "int", "uint64": "uint64", "number": "float", "hex": "hex", "flag": "bool", "utc": "utc",
+            "sha256": "sha", "case": "case", "arm": "arm", "enum": "cat", "name": "cat", "text": "str",
+            "dim3": "str"}
 
 
 class EvidenceError(ValueError):
@@ -222,6 +188,39 @@ class Evidence:
         self._check_schema(data.get("schema"), "results.json")
         return data
 
+    @cached_property
+    def schema_json(self) -> Dict[str, Any]:
+        """schema.json: every CSV kind of the folder, its file and its columns (name, type,
+        values, whether it may be empty, meaning), as the kgate that wrote the reports declares
+        them."""
+        p = self.path / "schema.json"
+        if not p.is_file():
+            raise EvidenceError(f"{self.path}: no schema.json (a folder of an older kgate, or an unfinished "
+                                "campaign): kgate report DIR writes it with the reports")
+        data = _read_json(p)
+        if not isinstance(data.get("files"), list):
+            raise EvidenceError(f"{p}: no list of files")
+        return data
+
+    def kind(self, kind: str) -> Dict[str, Any]:
+        """schema.json's description of one kind of rows (``raw``, ``checks``, ``telemetry``,
+        ``resources``, ``processes``, ``outputs``, ``watch``, ``results``, ``samples``)."""
+        for k in self.schema_json["files"]:
+            if k.get("kind") == kind:
+                return k
+        raise EvidenceError(f"{self.path}/schema.json: no kind {kind!r}")
+
+    def columns(self, kind: str) -> List[str]:
+        """The column names of a kind, in file order (schema.json)."""
+        return [c["name"] for c in self.kind(kind)["columns"]]
+
+    def _values(self, kind: str, column: str) -> List[str]:
+        """The values of an enum column (schema.json)."""
+        for c in self.kind(kind)["columns"]:
+            if c["name"] == column:
+                return list(c.get("values", []))
+        return []
+
     @property
     def gate(self) -> Dict[str, Any]:
         """The campaign's outcome from results.json: ``gate_pass``, ``gate_reason``, ``invalid``,
@@ -287,45 +286,50 @@ class Evidence:
         return pd.Series(pd.Categorical(v, categories=cats), index=values.index, name=values.name)
 
     def _typed(self, df: "pd.DataFrame", kind: str, where: str) -> "pd.DataFrame":
-        """Applies the column kinds of ``kind`` to a frame of strings."""
+        """Applies the column types of ``kind`` (schema.json) to a frame of strings; columns
+        the schema does not name stay strings."""
         pd = _pandas()
-        import numpy as np
-        spec = _COLS[kind]
+        spec = {c["name"]: c for c in self.kind(kind)["columns"]}
         out = df.copy()
         for col in out.columns:
-            how = spec.get(col)
-            if how is None:
+            c = spec.get(col)
+            if c is None:
                 continue
-            s = out[col]
             try:
-                if how == "int" or how == "Int":
-                    if (s == "").any() or how == "Int":
-                        out[col] = pd.array([None if x == "" else int(x) for x in s], dtype="Int64")
-                    else:
-                        out[col] = s.astype("int64")
-                elif how == "uint64":
-                    out[col] = pd.Series([np.uint64(int(x)) for x in s], index=s.index, dtype="uint64")
-                elif how == "float":
-                    out[col] = s.where(s != "", "nan").astype("float64")
-                elif how == "hex":
-                    out[col] = pd.Series([int(x, 16) for x in s], index=s.index, dtype="int64")
-                elif how == "bool":
-                    bad = ~s.isin(["0", "1"])
-                    if bad.any():
-                        raise ValueError(f"not 0 or 1: {s[bad].iloc[0]!r}")
-                    out[col] = s == "1"
-                elif how == "utc":
-                    out[col] = pd.to_datetime(s, utc=True)
-                elif how == "sha":
-                    out[col] = s.where(~s.isin(["-", ""]), None)
-                elif how == "case" or how == "arm":
-                    out[col] = self._categorical(s, self._order(how))
-                elif how.startswith("cat"):
-                    vocab = _VOCAB.get(how[4:], []) if ":" in how else []
-                    out[col] = self._categorical(s, vocab)
+                out[col] = self._convert(out[col], c)
             except (ValueError, TypeError) as e:
                 raise EvidenceError(f"{where}: column {col}: {e}") from e
         return out
+
+    def _convert(self, s: "pd.Series", c: Mapping[str, Any]) -> "pd.Series":
+        """One column of strings as its schema.json type says."""
+        pd = _pandas()
+        import numpy as np
+        how = _CONVERT.get(c.get("type"), "str")
+        if how == "int":
+            if c.get("empty") or (s == "").any():
+                return pd.Series(pd.array([None if x == "" else int(x) for x in s], dtype="Int64"), index=s.index)
+            return s.astype("int64")
+        if how == "uint64":
+            return pd.Series([np.uint64(int(x)) for x in s], index=s.index, dtype="uint64")
+        if how == "float":
+            return s.where(s != "", "nan").astype("float64")
+        if how == "hex":
+            return pd.Series([int(x, 16) for x in s], index=s.index, dtype="int64")
+        if how == "bool":
+            bad = ~s.isin(["0", "1"])
+            if bad.any():
+                raise ValueError(f"not 0 or 1: {s[bad].iloc[0]!r}")
+            return s == "1"
+        if how == "utc":
+            return pd.to_datetime(s, utc=True)
+        if how == "sha":
+            return s.where(~s.isin(["-", ""]), None)
+        if how in ("case", "arm"):
+            return self._categorical(s, self._order(how))
+        if how == "cat":
+            return self._categorical(s, list(c.get("values", [])))
+        return s
 
     def _read_csv(self, path: Path) -> "pd.DataFrame":
         pd = _pandas()
@@ -338,18 +342,26 @@ class Evidence:
 
     def _empty(self, kind: str) -> "pd.DataFrame":
         pd = _pandas()
-        return pd.DataFrame({c: pd.Series([], dtype=object) for c in _COLS[kind]})
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in self.columns(kind)})
 
-    def _read_procs(self, sub: str, prefix: str, kind: str,
-                    only: Optional[Sequence[int]] = None) -> "pd.DataFrame":
+    def _files(self, kind: str) -> List[Tuple[int, Path]]:
+        """(process, path) of every file of a per-process kind, by its schema.json pattern
+        (``raw/proc-NNN.csv``), in process order."""
+        sub, _, name = self.kind(kind)["file"].rpartition("/")
+        prefix, nnn, suffix = name.partition("NNN")
+        if not nnn or suffix != ".csv":
+            raise EvidenceError(f"{self.path}/schema.json: {kind}'s file is not one per process")
+        return _proc_files(self.path / sub, prefix)
+
+    def _read_procs(self, kind: str, only: Optional[Sequence[int]] = None) -> "pd.DataFrame":
         pd = _pandas()
         frames = []
-        for proc, p in _proc_files(self.path / sub, prefix):
+        for proc, p in self._files(kind):
             if only is not None and proc not in only:
                 continue
             frames.append(self._read_csv(p))
         raw = pd.concat(frames, ignore_index=True) if frames else self._empty(kind)
-        return self._typed(raw, kind, f"{self.path}/{sub}/{prefix}NNN.csv")
+        return self._typed(raw, kind, f"{self.path}/{self.kind(kind)['file']}")
 
     # ---- the tables ----
 
@@ -358,7 +370,7 @@ class Evidence:
         """processes.csv, one row per started worker (and held-back slot attempt). Folders of
         schema 1 have no ``slot`` and ``attempt``: they read as ``slot`` = ``process``,
         ``attempt`` = 0, as kgate reads them."""
-        path = self.path / "processes.csv"
+        path = self.path / self.kind("processes")["file"]
         if not path.is_file():
             raise EvidenceError(f"{self.path}: no processes.csv")
         df = self._read_csv(path)
@@ -377,7 +389,7 @@ class Evidence:
     def raw(self) -> "pd.DataFrame":
         """Every raw/proc-NNN.csv (every process that completed, accepted or not), with
         ``accepted`` from processes.csv."""
-        df = self._read_procs("raw", "proc-", "raw")
+        df = self._read_procs("raw")
         acc = set(self.accepted_processes())
         df["accepted"] = df["process"].isin(acc).astype(bool)
         return df
@@ -390,7 +402,7 @@ class Evidence:
         raw/samples.csv where the folder has it (schema 6); otherwise the same table made
         from processes.csv, the accepted processes' raw/proc-NNN.csv and the plan, in the
         same order (process, then the file's rows)."""
-        path = self.path / "raw" / "samples.csv"
+        path = self.path / self.kind("samples")["file"]
         if path.is_file():
             return self._typed(self._read_csv(path), "samples", str(path))
         return self._assemble_samples()
@@ -401,7 +413,7 @@ class Evidence:
         procs = self.processes
         accepted = procs.loc[procs["accepted"]]
         slot = dict(zip(accepted["process"].astype(int), accepted["slot"].astype(int)))
-        raw = self._read_procs("raw", "proc-", "raw", only=list(slot))
+        raw = self._read_procs("raw", only=list(slot))
         plan = self.plan
         op = {name: str(keys.get("op", "")) for name, keys in plan.cases.items()}
         dtype = {name: str(keys.get("dtype", "")) for name, keys in plan.cases.items()}
@@ -420,7 +432,7 @@ class Evidence:
             "role": arm.map(role),
             "sample": raw["sample"].astype(str),
             "ns": raw["ns"].map(lambda x: f"{x:.3f}"),
-        }, columns=SAMPLES_COLUMNS)
+        }, columns=self.columns("samples"))
         return self._typed(df, "samples", f"{self.path}/raw")
 
     @cached_property
@@ -428,7 +440,7 @@ class Evidence:
         """Every check of every process (checks/proc-NNN.csv), with ``passed`` (bool) and
         ``accepted`` (the process's) added. ``arm`` is missing (NaN) for a check of the
         case itself."""
-        df = self._read_procs("checks", "proc-", "checks")
+        df = self._read_procs("checks")
         df["passed"] = (df["result"] == "pass").astype(bool)
         acc = set(self.accepted_processes())
         df["accepted"] = df["process"].isin(acc).astype(bool)
@@ -439,19 +451,19 @@ class Evidence:
         """telemetry/proc-NNN.csv: per timed sample, clocks, power, temperature, NVML's clock
         event reasons (as an integer), foreign processes, escapes. Empty where the backend
         reports none (fake); -1 and NaN where it cannot say (cpu)."""
-        return self._read_procs("telemetry", "proc-", "telemetry")
+        return self._read_procs("telemetry")
 
     @cached_property
     def resources(self) -> "pd.DataFrame":
         """telemetry/resources-NNN.csv: per launch of each loaded arm, registers, shared and
         local bytes, geometry (``grid``/``block`` as written, ``AxBxC``), image size and
         hash, sandbox."""
-        return self._read_procs("telemetry", "resources-", "resources")
+        return self._read_procs("resources")
 
     @cached_property
     def watch(self) -> "pd.DataFrame":
         """watch.csv: the host watch's events (schema 4 and later; empty before)."""
-        path = self.path / "watch.csv"
+        path = self.path / self.kind("watch")["file"]
         if not path.is_file():
             return self._typed(self._empty("watch"), "watch", str(path))
         return self._typed(self._read_csv(path), "watch", str(path))
@@ -462,7 +474,7 @@ class Evidence:
         index of schemas 2 to 4 reads with ``stored`` = ``bytes`` and ``encoding`` = ``raw``."""
         pd = _pandas()
         frames = []
-        for _, p in _proc_files(self.path / "outputs", "proc-"):
+        for _, p in self._files("outputs"):
             f = self._read_csv(p)
             if "stored" not in f.columns:
                 f["stored"] = f["bytes"]
@@ -470,7 +482,7 @@ class Evidence:
                 f["sha256"] = ""
             frames.append(f)
         df = pd.concat(frames, ignore_index=True) if frames else self._empty("outputs")
-        return self._typed(df, "outputs", f"{self.path}/outputs/proc-NNN.csv")
+        return self._typed(df, "outputs", f"{self.path}/{self.kind('outputs')['file']}")
 
     @cached_property
     def results(self) -> "pd.DataFrame":
@@ -483,9 +495,9 @@ class Evidence:
         if not rows:
             return pd.DataFrame({c: pd.Series([], dtype=object) for c in ("case", "arm", "role", "state", "verdict")})
         df = _json_frame(rows)
-        for col, vocab in (("role", ROLES), ("state", STATES), ("verdict", VERDICTS)):
+        for col in ("role", "state", "verdict"):
             if col in df.columns:
-                df[col] = self._categorical(df[col].astype(object), vocab)
+                df[col] = self._categorical(df[col].astype(object), self._values("results", col))
         for col in ("case", "arm"):
             df[col] = self._categorical(df[col].astype(object), self._order(col))
         if "baseline" in df.columns:
@@ -506,7 +518,7 @@ class Evidence:
             if col in df.columns:
                 df[col] = self._categorical(df[col].astype(object), self._order(col))
         if "role" in df.columns:
-            df["role"] = self._categorical(df["role"].astype(object), ROLES)
+            df["role"] = self._categorical(df["role"].astype(object), self._values("results", "role"))
         return df
 
     # ---- kgate verify ----

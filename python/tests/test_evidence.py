@@ -11,7 +11,9 @@ import pandas as pd
 import pytest
 
 import kgate
-from kgate.evidence import SAMPLES_COLUMNS
+
+#: raw/samples.csv's columns, as kgate declares them (src/report/report_csv.c) and schema.json says.
+SAMPLES_COLUMNS = ["process", "slot", "direction", "round", "case", "op", "dtype", "arm", "role", "sample", "ns"]
 
 
 def _is_cat(s: pd.Series) -> bool:
@@ -47,7 +49,7 @@ def test_results_frame(fake_run: kgate.RunResult) -> None:
 def test_samples_tidy(fake_run: kgate.RunResult) -> None:
     ev = kgate.Evidence(fake_run.evidence)
     s = ev.samples
-    assert list(s.columns) == SAMPLES_COLUMNS
+    assert list(s.columns) == SAMPLES_COLUMNS == ev.columns("samples")
     for col in ("direction", "case", "op", "dtype", "arm", "role"):
         assert _is_cat(s[col]), col
     for col in ("process", "slot", "round", "sample"):
@@ -248,6 +250,31 @@ def test_a_damaged_file_is_named(fake_copy: Path) -> None:
     p.write_text("\n".join(lines) + "\n")
     with pytest.raises(kgate.EvidenceError, match="checks/proc-NNN.csv: column process"):
         kgate.Evidence(fake_copy).checks
+
+
+def test_types_come_from_schema_json(fake_copy: Path) -> None:
+    """The tables are typed by the folder's schema.json, not by a copy in the package: a
+    column's type changed there changes the frame; a folder without it says how to get one."""
+    ev = kgate.Evidence(fake_copy)
+    assert ev.samples["ns"].dtype == np.float64
+    assert ev.kind("checks")["file"] == "checks/proc-NNN.csv"
+    assert ev.columns("raw") == ["process", "direction", "round", "arm", "case", "sample", "ns", "plan"]
+    assert list(ev.checks["phase"].cat.categories) == ev._values("checks", "phase") == ["pre", "post"]
+    p = fake_copy / "schema.json"
+    d = json.loads(p.read_text())
+    samples = [k for k in d["files"] if k["kind"] == "samples"][0]
+    [c for c in samples["columns"] if c["name"] == "ns"][0]["type"] = "text"
+    for k in d["files"]:
+        if k["kind"] == "checks":
+            k["file"] = "checks/none-NNN.csv"
+    p.write_text(json.dumps(d))
+    again = kgate.Evidence(fake_copy)
+    assert again.samples["ns"].dtype == object
+    assert again.checks.empty and list(again.checks.columns)[:3] == ["process", "direction", "case"]
+    p.unlink()
+    with pytest.raises(kgate.EvidenceError, match="no schema.json.*kgate report DIR writes it"):
+        kgate.Evidence(fake_copy).samples
+    assert kgate.Evidence(fake_copy).verdict("small", "cand") == "FASTER"   # results.json alone
 
 
 def test_check_folder(fake_run: kgate.RunResult, tmp_path: Path) -> None:

@@ -68,10 +68,17 @@
  *     stays FASTER only if the cycle effect is FASTER too
  *     (kg_verdict_of), else it is INCONCLUSIVE (clock_demoted), and the
  *     interval gate also needs the cycle lower bound >= min_reduction.
- *     Without telemetry nothing of this applies.
+ *     Without telemetry nothing of this applies.  The cycle effect's own
+ *     verdict (verdict_cycles) and the confirmation (cycles_confirmed) are
+ *     the reports' to print, not to re-derive.
+ *
+ *   - The host watch: a schedule slot whose every process the watch
+ *     excluded (processes.csv status contaminated), with a never-quiet row
+ *     in watch.csv, makes the campaign INVALID (invalid_why, and the gate
+ *     fails with it); a later process that completes the slot lifts it.
  *
  * This file does not read files, choose what is accepted or decide the
- * admission states; those arrive in kg_analysis_in. */
+ * admission states; those arrive in kg_analysis_in as data. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +141,8 @@ static void result_blank(kg_arm_result *r)
     r->p_value = r->p_adj = r->rho_lo_adj = (double)NAN;
     r->has_cycles = r->has_cycle_effect = 0;
     memset(&r->eff_cycles, 0, sizeof r->eff_cycles);
+    r->verdict_cycles = KG_VERDICT_INCONCLUSIVE;
+    r->cycles_confirmed = 0;
     r->cycle_nrounds = 0;
     r->clock_rounds = r->clock_rounds_flagged = -1;
     r->clock_demoted = 0;
@@ -659,21 +668,63 @@ static void case_clocks(const kg_analysis_in *in, const table *t, int c, kg_anal
     }
 }
 
-/* A FASTER verdict of an arm analysed in cycles stays FASTER only if the
- * cycle effect is FASTER by the same rule. */
+/* Every round with clocks, over the cases, and the clock-mismatched ones
+ * (max/min - 1 of its arms' median clocks above KG_CLOCK_MISMATCH) in the
+ * order the telemetry first names them. */
+static int mismatched_rounds(const kg_analysis_in *in, const table *t, kg_analysis *out, kg_err *err)
+{
+    if (t->cmed == NULL) return KG_OK;
+    size_t nkeys = (size_t)t->ncases * (size_t)t->nproc * (size_t)t->nrounds;
+    unsigned char *seen = calloc(nkeys + 1, 1);
+    out->mismatched = malloc((nkeys + 1) * sizeof *out->mismatched);
+    if (seen == NULL || out->mismatched == NULL) {
+        free(seen);
+        return kg_errorf(err, KG_ENOMEM, "analysis: out of memory (clocks)");
+    }
+    for (size_t i = 0; i < in->ntel; i++) {
+        const kg_tel_rec *w = &in->tel[i];
+        if (!in->accepted[w->proc] || w->round < 0 || w->round >= t->nrounds) continue;
+        size_t key = ((size_t)w->kase * (size_t)t->nproc + (size_t)w->proc) * (size_t)t->nrounds + (size_t)w->round;
+        if (seen[key]++) continue;
+        double lo = (double)INFINITY, hi = -(double)INFINITY;
+        int k = 0;
+        for (int a = 0; a < t->narms; a++) {
+            double m = t->cmed[cell_of(t, w->kase, w->proc, a, w->round)];
+            if (isnan(m)) continue;
+            lo = fmin(lo, m);
+            hi = fmax(hi, m);
+            k++;
+        }
+        if (k == 0) continue;
+        out->nclock_rounds++;
+        if (k >= 2 && hi / lo - 1.0 > KG_CLOCK_MISMATCH)
+            out->mismatched[out->nmismatched++] = (kg_clock_round){ w->proc, w->kase, w->round, lo, hi };
+    }
+    free(seen);
+    return KG_OK;
+}
+
+/* The cycle effect's own verdict (the rule of time), and the
+ * confirmation: a FASTER verdict of an arm analysed in cycles stays
+ * FASTER only if the cycle effect is FASTER too. */
 static void apply_clocks(const kg_analysis_in *in, kg_analysis *out)
 {
     const kg_campaign *cp = &in->plan->campaign;
     for (int i = 0; i < out->ncases * out->narms; i++) {
         kg_arm_result *r = &out->res[i];
-        if (r->verdict != KG_VERDICT_FASTER || !r->has_cycles) continue;
-        int interval = r->has_cycle_effect && r->eff_cycles.has_interval;
-        if (interval && kg_verdict_of(&r->eff_cycles, cp->margin, cp->equivalence) == KG_VERDICT_FASTER) continue;
-        r->verdict = KG_VERDICT_INCONCLUSIVE;
-        r->clock_demoted = 1;
-        snprintf(r->clock_reason, sizeof r->clock_reason, "%s",
-                 interval ? "FASTER in time but not in cycles: the clocks differed"
-                          : "FASTER in time but not confirmed in cycles: samples without a clock");
+        if (r->has_cycle_effect) r->verdict_cycles = kg_verdict_of(&r->eff_cycles, cp->margin, cp->equivalence);
+        if (r->verdict == KG_VERDICT_FASTER && r->has_cycles) {
+            int interval = r->has_cycle_effect && r->eff_cycles.has_interval;
+            if (!interval || r->verdict_cycles != KG_VERDICT_FASTER) {
+                r->verdict = KG_VERDICT_INCONCLUSIVE;
+                r->clock_demoted = 1;
+                snprintf(r->clock_reason, sizeof r->clock_reason, "%s",
+                         interval ? "FASTER in time but not in cycles: the clocks differed"
+                                  : "FASTER in time but not confirmed in cycles: samples without a clock");
+            }
+        }
+        r->cycles_confirmed = r->verdict == KG_VERDICT_FASTER && r->has_cycle_effect
+                              && r->verdict_cycles == KG_VERDICT_FASTER;
     }
 }
 
@@ -1126,6 +1177,30 @@ static void apply_gate(const kg_analysis_in *in, kg_analysis *out,
     snprintf(out->gate_reason, sizeof out->gate_reason, "%s", failed ? why : "passed");
 }
 
+/* The schedule slot process p filled. */
+static int slot_of(const kg_analysis_in *in, int p)
+{
+    return in->procs != NULL ? in->procs[p].slot : p;
+}
+
+/* Why the host made the campaign INVALID, or NULL: some slot's every
+ * process was excluded by the host watch (contaminated), and the watch
+ * gave a slot up (its first never-quiet row says why). */
+static const char *host_never_quiet(const kg_analysis_in *in)
+{
+    if (in->procs == NULL) return NULL;
+    int given_up = 0;
+    for (int p = 0; p < in->nproc && !given_up; p++) {
+        int clean = 0;
+        for (int j = 0; j < in->nproc && !clean; j++)
+            clean = in->procs[j].slot == in->procs[p].slot && strcmp(in->procs[j].status, "contaminated") != 0;
+        given_up = !clean;
+    }
+    for (size_t i = 0; i < in->nwatch && given_up; i++)
+        if (strcmp(in->watch[i].event, "never-quiet") == 0) return in->watch[i].detail;
+    return NULL;
+}
+
 /* A sequential design (campaign.looks = K > 1): look k analyses the
  * processes of the first 2 k P / K schedule slots (P per direction).  At
  * each look every gated candidate's z statistic of "reduction <= g"
@@ -1161,14 +1236,14 @@ static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
         for (int sl = 0; sl < lim; sl++) {
             int found = 0;
             for (int p = 0; p < in->nproc && !found; p++)
-                found = in->accepted[p] && (in->slot != NULL ? in->slot[p] : p) == sl;
+                found = in->accepted[p] && slot_of(in, p) == sl;
             have += found;
         }
         if (have < lim) {
             snprintf(why, sizeof why, "the campaign ended before look %d of %d (%d of its %d processes)", k, K, have, lim);
             break;
         }
-        for (int p = 0; p < in->nproc; p++) acc[p] = in->accepted[p] && (in->slot != NULL ? in->slot[p] : p) < lim;
+        for (int p = 0; p < in->nproc; p++) acc[p] = in->accepted[p] && slot_of(in, p) < lim;
         kg_analysis_in ik = *in;
         ik.plan = &one;
         ik.accepted = acc;
@@ -1242,7 +1317,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     memset(out, 0, sizeof *out);
     if (in == NULL || in->plan == NULL || in->state == NULL || in->nproc < 0
         || (in->nproc > 0 && in->accepted == NULL) || (in->nrows > 0 && in->rows == NULL)
-        || (in->ntel > 0 && in->tel == NULL)
+        || (in->ntel > 0 && in->tel == NULL) || (in->nwatch > 0 && in->watch == NULL)
         || in->plan->ncases < 0 || in->plan->narms < 0)
         return kg_errorf(err, KG_EINTERNAL, "analysis: incomplete input");
     const kg_plan *plan = in->plan;
@@ -1253,6 +1328,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
         rc = kg_errorf(err, KG_ENOMEM, "analysis: out of memory");
         goto done;
     }
+    out->plan = plan;
     out->ncases = plan->ncases;
     out->narms = plan->narms;
     out->res = calloc((size_t)plan->ncases * (size_t)plan->narms + 1, sizeof *out->res);
@@ -1268,6 +1344,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     for (int c = 0; c < plan->ncases; c++) analyse_case(in, &t, c, out, &s);
 
     if ((rc = apply_multiplicity(in, &t, out, err)) != KG_OK) goto done;
+    if ((rc = mismatched_rounds(in, &t, out, err)) != KG_OK) goto done;
     apply_clocks(in, out);
     char order_why[KG_TEXT_MAX] = "", control_why[KG_TEXT_MAX] = "";
     check_order_control(in, out, order_why, control_why, sizeof order_why);
@@ -1275,10 +1352,11 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     out->invalid = !out->control_valid || out->nproc_accepted == 0;
     apply_gate(in, out, order_why, control_why);
     if (plan->campaign.looks > 1 && (rc = sequential(in, out, err)) != KG_OK) goto done;
-    if (in->host_invalid != NULL) {
+    const char *never_quiet = host_never_quiet(in);
+    if (never_quiet != NULL) {
         out->invalid = 1;
         out->gate_pass = 0;
-        snprintf(out->invalid_why, sizeof out->invalid_why, "the device never became quiet: %.400s", in->host_invalid);
+        snprintf(out->invalid_why, sizeof out->invalid_why, "the device never became quiet: %.400s", never_quiet);
         snprintf(out->gate_reason, sizeof out->gate_reason, "%s", out->invalid_why);
     }
 
@@ -1289,10 +1367,25 @@ done:
     return rc;
 }
 
+void kg_analysis_own_plan(kg_analysis *a, kg_plan *plan)
+{
+    a->own_plan = plan;
+    a->plan = plan;
+}
+
 void kg_analysis_free(kg_analysis *a)
 {
     if (a == NULL) return;
     free(a->res);
     free(a->control_reach);
+    free(a->mismatched);
+    kg_plan_free(a->own_plan);
     memset(a, 0, sizeof *a);
+}
+
+const char *kg_result_label(const kg_arm_result *r)
+{
+    if (r->role == KG_ROLE_BASELINE)
+        return r->state == KG_ARM_OK && r->verdict != KG_VERDICT_INVALID ? "baseline" : kg_verdict_name(r->verdict);
+    return kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag);
 }

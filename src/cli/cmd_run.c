@@ -168,7 +168,8 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     kg_err err = { 0 };
     int rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
     free(shown);
-    kg_summary_in sum = { .command = "run", .plan_path = o.plan_path, .dir = dir, .key_path = o.key_path };
+    kg_summary_in sum = { .command = "run", .plan_path = o.plan_path, .dir = dir, .key_path = o.key_path,
+                          .an = rc == KG_OK ? &an : NULL };
     if (rc != KG_OK) {
         int st = kg_cli_fail(rc, err.msg);
         if (dir[0] != '\0') fprintf(stderr, "kgate: evidence so far is in %s\n", dir);
@@ -185,8 +186,9 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         fprintf(stderr, "kgate: evidence in %s\n", dir);
         tell_signature(dir, o.key_path);
     }
-    kg_analysis_free(&an);
     sum.exit_status = status;
     sum.seconds = kg_mono_s() - t_start;
-    return machine_outputs(&sum, json, junit, status);
+    status = machine_outputs(&sum, json, junit, status);
+    kg_analysis_free(&an);
+    return status;
 }

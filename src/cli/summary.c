@@ -1,7 +1,9 @@
 /* summary.c: the machine-readable outputs of `kgate run`: --json, one
  * JSON object on stdout, and --junit FILE, JUnit XML for CI systems.
- * Both are read from the evidence folder's results.json (so they say
- * what the folder says) and its plan.kg (the campaign's name). */
+ * Both print the campaign's analysis as the campaign returned it, in
+ * memory (the same analysis results.json was written from); the names of
+ * cases and arms are its plan's.  Nothing here decides: a pair fails when
+ * the analysis says why it fails the gate. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,51 +13,64 @@
 #include <jansson.h>
 #include "kgate/plan.h"
 #include "evidence/attest.h"
+#include "report/report.h"
 #include "base/safefs.h"
 #include "summary.h"
 #include "base/util.h"
 
-/* results.json of dir, parsed; NULL with err set */
-static json_t *load_results(const char *dir, kg_err *err)
+/* A number as results.json writes it: null where not finite. */
+static json_t *num(double v)
 {
-    char path[KG_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (j == NULL || !json_is_object(j)) {
-        json_decref(j);
-        kg_errorf(err, KG_EIO, "%s:%d: cannot read the results (%s): run kgate report %s to write them again", path,
-                  je.line, je.text, dir);
-    }
-    return j;
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
-/* The campaign's name from plan.kg's [campaign] section, or "kgate". */
-static void campaign_name(const char *dir, char *name, size_t cap)
+/* The verdicts of the pairs that ran: one object per (case, arm) the
+ * arm applies to, in plan order. */
+static json_t *verdicts_json(const kg_analysis *an)
 {
-    char path[KG_PATH_MAX + 32], *text = NULL;
-    snprintf(name, cap, "kgate");
-    snprintf(path, sizeof path, "%s/plan.kg", dir);
-    if (kg_read_file(path, &text, NULL, NULL) != KG_OK) return;
-    const char *p = strstr(text, "\nname = ");
-    if (strncmp(text, "name = ", 7) == 0) p = text - 1;
-    if (p != NULL) {
-        p += 8;
-        size_t n = strcspn(p, "\n");
-        snprintf(name, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
-    }
-    free(text);
+    const kg_plan *plan = an->plan;
+    json_t *vs = json_array();
+    for (int c = 0; c < an->ncases; c++)
+        for (int a = 0; a < an->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->state == KG_ARM_ABSENT) continue;
+            int eff = r->has_effect;
+            json_t *v = json_object();
+            json_object_set_new(v, "case", json_string(plan->cases[c].name));
+            json_object_set_new(v, "arm", json_string(plan->arms[a].name));
+            json_object_set_new(v, "role", json_string(kg_role_name(r->role)));
+            json_object_set_new(v, "state", json_string(kg_report_state_name(r->state)));
+            json_object_set_new(v, "verdict", json_string(kg_verdict_name(r->verdict)));
+            json_object_set_new(v, "baseline", r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0
+                                                   ? json_string(plan->arms[r->contrast_arm].name) : json_null());
+            json_object_set_new(v, "median_ns", num(r->med_ns_all));
+            json_object_set_new(v, "reduction", eff ? num(r->eff.rho) : json_null());
+            json_object_set_new(v, "reduction_lower", eff ? num(r->eff.rho_lo) : json_null());
+            json_object_set_new(v, "reduction_upper", eff ? num(r->eff.rho_hi) : json_null());
+            json_object_set_new(v, "gated", json_boolean(r->gated));
+            json_object_set_new(v, "gate_fail", r->gated && r->gate_why[0] ? json_string(r->gate_why) : json_null());
+            json_array_append_new(vs, v);
+        }
+    return vs;
 }
 
-static json_t *num_or_null(json_t *v)
+/* The campaign's outcome: its schema, plan, gate, processes and verdicts. */
+static void outcome_json(json_t *s, const kg_analysis *an)
 {
-    return json_is_number(v) ? json_real(json_number_value(v)) : json_null();
-}
-
-static json_t *str_of(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string(json_string_value(v)) : json_null();
+    json_object_set_new(s, "schema", json_integer(KG_EVIDENCE_SCHEMA));
+    json_object_set_new(s, "plan_sha256", json_string(an->plan->hash));
+    json_t *g = json_object();
+    json_object_set_new(g, "pass", json_boolean(an->gate_pass));
+    json_object_set_new(g, "reason", json_string(an->gate_reason));
+    json_object_set_new(g, "invalid", json_boolean(an->invalid));
+    json_object_set_new(g, "control_valid", json_boolean(an->control_valid));
+    json_object_set_new(g, "order_ok", json_boolean(an->order_ok));
+    json_object_set_new(s, "gate", g);
+    json_t *pr = json_object();
+    json_object_set_new(pr, "accepted", json_integer(an->nproc_accepted));
+    json_object_set_new(pr, "excluded", json_integer(an->nproc_rejected));
+    json_object_set_new(s, "processes", pr);
+    json_object_set_new(s, "verdicts", verdicts_json(an));
 }
 
 int kg_cli_summary_json(FILE *out, const kg_summary_in *in, kg_err *err)
@@ -66,51 +81,13 @@ int kg_cli_summary_json(FILE *out, const kg_summary_in *in, kg_err *err)
     json_object_set_new(s, "plan", in->plan_path ? json_string(in->plan_path) : json_null());
     json_object_set_new(s, "evidence", in->dir && in->dir[0] ? json_string(in->dir) : json_null());
     json_object_set_new(s, "exit_status", json_integer(in->exit_status));
-    if (in->error != NULL) {
+    if (in->error != NULL || in->an == NULL || in->an->plan == NULL) {
         /* no campaign to summarise: what stopped it */
-        json_object_set_new(s, "error", json_string(in->error));
+        json_object_set_new(s, "error", json_string(in->error != NULL ? in->error : "no analysis"));
         json_object_set_new(s, "gate", json_null());
         json_object_set_new(s, "verdicts", json_array());
     } else {
-        json_t *r = load_results(in->dir, err);
-        if (r == NULL) {
-            json_decref(s);
-            return err->code;
-        }
-        json_object_set_new(s, "schema", json_incref(json_object_get(r, "schema")));
-        json_object_set_new(s, "plan_sha256", str_of(r, "plan_sha256"));
-        json_t *g = json_object();
-        json_object_set_new(g, "pass", json_boolean(json_is_true(json_object_get(r, "gate_pass"))));
-        json_object_set_new(g, "reason", str_of(r, "gate_reason"));
-        json_object_set_new(g, "invalid", json_boolean(json_is_true(json_object_get(r, "invalid"))));
-        json_object_set_new(g, "control_valid", json_boolean(json_is_true(json_object_get(r, "control_valid"))));
-        json_object_set_new(g, "order_ok", json_boolean(json_is_true(json_object_get(r, "order_ok"))));
-        json_object_set_new(s, "gate", g);
-        json_t *pr = json_object();
-        json_object_set_new(pr, "accepted", json_incref(json_object_get(r, "processes_accepted")));
-        json_object_set_new(pr, "excluded", json_incref(json_object_get(r, "processes_excluded")));
-        json_object_set_new(s, "processes", pr);
-        json_t *vs = json_array(), *rows = json_object_get(r, "results");
-        size_t i;
-        json_t *row;
-        json_array_foreach(rows, i, row) {
-            json_t *v = json_object(), *eff = json_object_get(row, "effect");
-            json_object_set_new(v, "case", str_of(row, "case"));
-            json_object_set_new(v, "arm", str_of(row, "arm"));
-            json_object_set_new(v, "role", str_of(row, "role"));
-            json_object_set_new(v, "state", str_of(row, "state"));
-            json_object_set_new(v, "verdict", str_of(row, "verdict"));
-            json_object_set_new(v, "baseline", str_of(row, "baseline"));
-            json_object_set_new(v, "median_ns", num_or_null(json_object_get(row, "median_ns")));
-            json_object_set_new(v, "reduction", num_or_null(json_object_get(eff, "reduction")));
-            json_object_set_new(v, "reduction_lower", num_or_null(json_object_get(eff, "reduction_lower")));
-            json_object_set_new(v, "reduction_upper", num_or_null(json_object_get(eff, "reduction_upper")));
-            json_object_set_new(v, "gated", json_boolean(json_is_true(json_object_get(row, "gated"))));
-            json_object_set_new(v, "gate_fail", str_of(row, "gate_fail"));
-            json_array_append_new(vs, v);
-        }
-        json_object_set_new(s, "verdicts", vs);
-        json_decref(r);
+        outcome_json(s, in->an);
     }
     json_t *sig = json_object();
     char path[KG_PATH_MAX + 32];
@@ -151,124 +128,139 @@ static void xml_text(kg_sb *sb, const char *s)
     }
 }
 
-static const char *jstr(json_t *o, const char *key, const char *dflt)
+/* "kgate.NAME" or "kgate.NAME.CASE": a test case's class */
+static void classname(kg_sb *sb, const char *name, const char *kase)
 {
-    json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : dflt;
+    kg_sb_puts(sb, "    <testcase classname=\"kgate.");
+    xml_text(sb, name);
+    if (kase != NULL) {
+        kg_sb_puts(sb, ".");
+        xml_text(sb, kase);
+    }
+    kg_sb_puts(sb, "\" name=\"");
 }
 
-int kg_cli_junit(const char *file, const kg_summary_in *in, kg_err *err)
+/* One gated (case, arm) pair: failed with the analysis' reason when it
+ * fails the gate, its verdict and reduction either way.  Returns 1 when
+ * it failed. */
+static int junit_pair(kg_sb *tc, const char *name, const kg_plan *plan, const kg_arm_result *r)
 {
-    char name[KG_NAME_MAX + 8], ts[32];
-    kg_sb tc = { 0 }, sb = { 0 };
-    int tests = 0, failures = 0, errors = 0, skipped = 0;
-    json_t *r = NULL;
-    if (in->error == NULL) {
-        if ((r = load_results(in->dir, err)) == NULL) return err->code;
-        campaign_name(in->dir, name, sizeof name);
+    const char *verdict = kg_verdict_name(r->verdict);
+    classname(tc, name, plan->cases[r->kase].name);
+    xml_text(tc, plan->arms[r->arm].name);
+    /* one operation's median time, the arm's own cost */
+    kg_sb_printf(tc, "\" time=\"%.9f\">\n", isfinite(r->med_ns_all) ? r->med_ns_all * 1e-9 : 0.0);
+    char detail[512];
+    const char *base = r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "?";
+    if (r->has_effect && r->eff.has_interval)
+        snprintf(detail, sizeof detail, "verdict %s; reduction %+.2f%% [%+.2f%%, %+.2f%%] against %s", verdict,
+                 100.0 * r->eff.rho, 100.0 * r->eff.rho_lo, 100.0 * r->eff.rho_hi, base);
+    else if (r->has_effect)
+        snprintf(detail, sizeof detail, "verdict %s; reduction %+.2f%% (no interval) against %s", verdict,
+                 100.0 * r->eff.rho, base);
+    else
+        snprintf(detail, sizeof detail, "verdict %s (%s)", verdict, kg_report_state_name(r->state));
+    int failed = r->gate_why[0] != '\0';
+    if (failed) {
+        kg_sb_puts(tc, "      <failure type=\"");
+        xml_text(tc, verdict);
+        kg_sb_puts(tc, "\" message=\"");
+        xml_text(tc, r->gate_why);
+        kg_sb_puts(tc, "\">");
+        xml_text(tc, detail);
+        kg_sb_puts(tc, "</failure>\n");
     } else {
-        snprintf(name, sizeof name, "kgate");
+        kg_sb_puts(tc, "      <system-out>");
+        xml_text(tc, detail);
+        kg_sb_puts(tc, "</system-out>\n");
     }
+    kg_sb_puts(tc, "    </testcase>\n");
+    return failed;
+}
+
+/* The test cases of a campaign: one per gated pair, and one for a gate
+ * that failed for the campaign (no process, the order check, the control,
+ * an invalid host) while every pair passed. */
+static void junit_cases(kg_sb *tc, const char *name, const kg_analysis *an, int *tests, int *failures)
+{
+    int pair_failed = 0;
+    for (int i = 0; i < an->ncases * an->narms; i++) {
+        const kg_arm_result *r = &an->res[i];
+        if (!r->gated) continue;
+        (*tests)++;
+        if (junit_pair(tc, name, an->plan, r)) {
+            (*failures)++;
+            pair_failed = 1;
+        }
+    }
+    if (!an->gate_pass && !pair_failed) {
+        (*tests)++;
+        (*failures)++;
+        classname(tc, name, NULL);
+        kg_sb_puts(tc, "campaign gate\" time=\"0\">\n      <failure type=\"gate\" message=\"");
+        xml_text(tc, an->gate_reason);
+        kg_sb_puts(tc, "\"/>\n    </testcase>\n");
+    }
+}
+
+/* <testsuites> and its one <testsuite>, around the test cases tc. */
+static void junit_suite(kg_sb *sb, const kg_summary_in *in, const char *name, const kg_analysis *an,
+                        const char *tc, int tests, int failures, int errors)
+{
+    char ts[32], host[256] = "localhost";
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (in->error != NULL) {
-        /* the campaign did not run to a verdict: one error case says why */
-        tests = errors = 1;
-        kg_sb_puts(&tc, "    <testcase classname=\"kgate.");
-        xml_text(&tc, name);
-        kg_sb_puts(&tc, "\" name=\"campaign\" time=\"0\">\n      <error type=\"kgate\" message=\"");
-        xml_text(&tc, in->error);
-        kg_sb_puts(&tc, "\"/>\n    </testcase>\n");
-    } else {
-        json_t *rows = json_object_get(r, "results"), *row;
-        size_t i;
-        int row_failed = 0;
-        json_array_foreach(rows, i, row) {
-            if (!json_is_true(json_object_get(row, "gated"))) continue;
-            tests++;
-            const char *why = jstr(row, "gate_fail", NULL), *verdict = jstr(row, "verdict", "");
-            json_t *eff = json_object_get(row, "effect"), *med = json_object_get(row, "median_ns");
-            kg_sb_puts(&tc, "    <testcase classname=\"kgate.");
-            xml_text(&tc, name);
-            kg_sb_puts(&tc, ".");
-            xml_text(&tc, jstr(row, "case", ""));
-            kg_sb_puts(&tc, "\" name=\"");
-            xml_text(&tc, jstr(row, "arm", ""));
-            /* one operation's median time, the arm's own cost */
-            kg_sb_printf(&tc, "\" time=\"%.9f\">\n", json_is_number(med) ? json_number_value(med) * 1e-9 : 0.0);
-            char detail[512];
-            if (json_is_object(eff))
-                snprintf(detail, sizeof detail, "verdict %s; reduction %+.2f%% [%+.2f%%, %+.2f%%] against %s", verdict,
-                         100.0 * json_number_value(json_object_get(eff, "reduction")),
-                         100.0 * json_number_value(json_object_get(eff, "reduction_lower")),
-                         100.0 * json_number_value(json_object_get(eff, "reduction_upper")), jstr(row, "baseline", "?"));
-            else
-                snprintf(detail, sizeof detail, "verdict %s (%s)", verdict, jstr(row, "state", ""));
-            if (why != NULL) {
-                failures++;
-                row_failed = 1;
-                kg_sb_puts(&tc, "      <failure type=\"");
-                xml_text(&tc, verdict);
-                kg_sb_puts(&tc, "\" message=\"");
-                xml_text(&tc, why);
-                kg_sb_puts(&tc, "\">");
-                xml_text(&tc, detail);
-                kg_sb_puts(&tc, "</failure>\n");
-            } else {
-                kg_sb_puts(&tc, "      <system-out>");
-                xml_text(&tc, detail);
-                kg_sb_puts(&tc, "</system-out>\n");
-            }
-            kg_sb_puts(&tc, "    </testcase>\n");
-        }
-        /* a gate that failed for the campaign (no process, the order check,
-         * the control, an invalid host) with every pair passing */
-        if (!json_is_true(json_object_get(r, "gate_pass")) && !row_failed) {
-            tests++;
-            failures++;
-            kg_sb_puts(&tc, "    <testcase classname=\"kgate.");
-            xml_text(&tc, name);
-            kg_sb_puts(&tc, "\" name=\"campaign gate\" time=\"0\">\n      <failure type=\"gate\" message=\"");
-            xml_text(&tc, jstr(r, "gate_reason", "the gate failed"));
-            kg_sb_puts(&tc, "\"/>\n    </testcase>\n");
-        }
-    }
-    kg_sb_puts(&sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kgate\" ");
-    kg_sb_printf(&sb, "tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n", tests, failures, errors,
+    kg_sb_puts(sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kgate\" ");
+    kg_sb_printf(sb, "tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n", tests, failures, errors,
                  in->seconds);
-    kg_sb_puts(&sb, "  <testsuite name=\"kgate ");
-    xml_text(&sb, in->command);
-    kg_sb_puts(&sb, " ");
-    xml_text(&sb, name);
-    char host[256] = "localhost";
+    kg_sb_puts(sb, "  <testsuite name=\"kgate ");
+    xml_text(sb, in->command);
+    kg_sb_puts(sb, " ");
+    xml_text(sb, name);
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "localhost");
     host[sizeof host - 1] = '\0';
-    kg_sb_printf(&sb, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\" "
-                 "hostname=\"", tests, failures, errors, skipped, in->seconds, ts);
-    xml_text(&sb, host);
-    kg_sb_puts(&sb, "\">\n    <properties>\n      <property name=\"kgate\" value=\"");
-    xml_text(&sb, kg_version());
-    kg_sb_puts(&sb, "\"/>\n      <property name=\"evidence\" value=\"");
-    xml_text(&sb, in->dir ? in->dir : "");
-    kg_sb_puts(&sb, "\"/>\n");
-    if (r != NULL) {
-        kg_sb_puts(&sb, "      <property name=\"plan_sha256\" value=\"");
-        xml_text(&sb, jstr(r, "plan_sha256", ""));
-        kg_sb_puts(&sb, "\"/>\n      <property name=\"gate\" value=\"");
-        xml_text(&sb, json_is_true(json_object_get(r, "gate_pass")) ? "PASS" : "FAIL");
-        kg_sb_puts(&sb, ": ");
-        xml_text(&sb, jstr(r, "gate_reason", ""));
-        kg_sb_puts(&sb, "\"/>\n");
+    kg_sb_printf(sb, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"0\" time=\"%.3f\" timestamp=\"%s\" "
+                 "hostname=\"", tests, failures, errors, in->seconds, ts);
+    xml_text(sb, host);
+    kg_sb_puts(sb, "\">\n    <properties>\n      <property name=\"kgate\" value=\"");
+    xml_text(sb, kg_version());
+    kg_sb_puts(sb, "\"/>\n      <property name=\"evidence\" value=\"");
+    xml_text(sb, in->dir ? in->dir : "");
+    kg_sb_puts(sb, "\"/>\n");
+    if (an != NULL) {
+        kg_sb_puts(sb, "      <property name=\"plan_sha256\" value=\"");
+        xml_text(sb, an->plan->hash);
+        kg_sb_printf(sb, "\"/>\n      <property name=\"gate\" value=\"%s: ", an->gate_pass ? "PASS" : "FAIL");
+        xml_text(sb, an->gate_reason);
+        kg_sb_puts(sb, "\"/>\n");
     }
-    kg_sb_puts(&sb, "    </properties>\n");
-    if (tc.buf != NULL) kg_sb_puts(&sb, tc.buf);
-    kg_sb_puts(&sb, "  </testsuite>\n</testsuites>\n");
-    json_decref(r);
+    kg_sb_puts(sb, "    </properties>\n");
+    if (tc != NULL) kg_sb_puts(sb, tc);
+    kg_sb_puts(sb, "  </testsuite>\n</testsuites>\n");
+}
+
+int kg_cli_junit(const char *file, const kg_summary_in *in, kg_err *err)
+{
+    kg_sb tc = { 0 }, sb = { 0 };
+    int tests = 0, failures = 0, errors = 0;
+    const kg_analysis *an = in->error == NULL && in->an != NULL && in->an->plan != NULL ? in->an : NULL;
+    const char *name = an != NULL ? an->plan->campaign.name : "kgate";
+    if (an != NULL) {
+        junit_cases(&tc, name, an, &tests, &failures);
+    } else {
+        /* the campaign did not run to a verdict: one error case says why */
+        tests = errors = 1;
+        classname(&tc, name, NULL);
+        kg_sb_puts(&tc, "campaign\" time=\"0\">\n      <error type=\"kgate\" message=\"");
+        xml_text(&tc, in->error != NULL ? in->error : "no analysis");
+        kg_sb_puts(&tc, "\"/>\n    </testcase>\n");
+    }
+    junit_suite(&sb, in, name, an, tc.buf, tests, failures, errors);
+    int oom = tc.oom || sb.oom, rc;
     kg_sb_free(&tc);
-    int rc = KG_OK;
-    if (sb.oom) rc = kg_errorf(err, KG_ENOMEM, "out of memory writing %s", file);
+    if (oom) rc = kg_errorf(err, KG_ENOMEM, "out of memory writing %s", file);
     else rc = kg_write_atomic(file, sb.buf, sb.len, err);
     kg_sb_free(&sb);
     return rc;

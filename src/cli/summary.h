@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include "kgate/err.h"
+#include "kgate/stats.h"
 
 typedef struct kg_summary_in {
     const char *command;    /* "run" */
@@ -11,6 +12,7 @@ typedef struct kg_summary_in {
     const char *dir;        /* the evidence folder; "" or NULL when none was made */
     const char *key_path;   /* the signing key, NULL: unsigned */
     const char *error;      /* non-NULL: the campaign stopped with this message, no results */
+    const kg_analysis *an;  /* the campaign's analysis (an->plan names its cases and arms); NULL with error */
     int exit_status;
     double seconds;         /* wall time of the command */
 } kg_summary_in;

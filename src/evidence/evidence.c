@@ -81,9 +81,9 @@ static int written_from(const char *name)
     if (strcmp(name, "SHA256SUMS") == 0 || strcmp(name, "attestation.dsse.json") == 0 ||
         strstr(name, ".tmp.") != NULL)
         return 1;
-    /* the report files (report.c's printer table; evidence.c reads no report code) */
+    /* the report files (render.c's printer table; evidence.c reads no report code) */
     static const char *const reports[] = { "report.md", "results.csv", "results.json", "report.html",
-                                           "raw/samples.csv" };
+                                           "raw/samples.csv", "schema.json" };
     for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++)
         if (strcmp(name, reports[i]) == 0) return 1;
     return 0;

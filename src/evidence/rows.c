@@ -19,69 +19,197 @@
 #include "kgate/evidence.h"
 #include "base/util.h"
 
-/* ---- the schema ---- */
+/* ---- the schema: every column of every kind, declared once ---- */
 
-static const char *const raw_cols[KG_RAW_NCOLS] = { "process", "direction", "round", "arm", "case", "sample", "ns",
-                                                    "plan" };
-static const char *const chk_cols[KG_CHK_NCOLS] = { "process", "direction", "case",  "arm",    "phase",
-                                                    "check",   "result",    "max_abs", "max_rel", "worst",
-                                                    "nbad",    "detail" };
-static const char *const tel_cols[KG_TEL_NCOLS] = { "process", "case",    "round",   "arm",
-                                                    "sample",  "sm_mhz",  "mem_mhz", "power_w",
-                                                    "temp_c",  "clock_event_reasons", "foreign_procs",
-                                                    "escaped", "event_ns", "host_ns" };
-static const char *const res_cols[KG_RES_NCOLS] = { "process", "case",     "arm",         "launch",
-                                                    "registers", "static_shared", "dynamic_shared",
-                                                    "local",   "const",    "max_threads", "ptx",
-                                                    "binary",  "grid",     "block",       "launches",
-                                                    "arch",    "image_bytes", "image_sha256",
-                                                    "sandbox", "library" };
-static const char *const proc_cols[KG_PROC_NCOLS] = { "process", "direction", "status", "accepted", "seconds",
-                                                      "start_utc", "reason", "slot", "attempt", "wait_s",
-                                                      "setup_s", "checks_s", "timed_s", "raw_sha256",
-                                                      "checks_sha256", "outputs_bin_sha256", "outputs_sha256",
-                                                      "telemetry_sha256", "resources_sha256", "chain" };
-static const char *const watch_cols[KG_WATCH_NCOLS] = { "utc", "seconds", "process", "event", "detail" };
-static const char *const out_cols[KG_OUT_NCOLS] = { "process", "case", "arm", "phase", "check", "output",
-                                                    "seed", "offset", "bytes", "result", "max_abs", "stored",
-                                                    "encoding", "sha256" };
+#define DIR_VALUES "fwd,rev"
+#define PHASE_VALUES "pre,post"
+#define RESULT_VALUES "pass,fail"
+
+static const kg_col raw_cols[] = {
+    { "process", KG_COL_INT, 0, NULL, NULL, "the process index (NNN of its files), 0-based, in start order" },
+    { "direction", KG_COL_ENUM, 0, DIR_VALUES, NULL, "the process's direction: fwd, or case and arm order reversed" },
+    { "round", KG_COL_INT, 0, NULL, NULL, "the round, 0-based within the process and case" },
+    { "arm", KG_COL_ARM, 0, NULL, NULL, "the arm timed" },
+    { "case", KG_COL_CASE, 0, NULL, NULL, "the case" },
+    { "sample", KG_COL_INT, 0, NULL, NULL, "the timed sample, 0-based within the round" },
+    { "ns", KG_COL_REAL, 0, NULL, NULL, "the time of one operation in nanoseconds (a packed sample divided by pack)" },
+    { "plan", KG_COL_TEXT, 0, NULL, NULL, "the first 16 hex digits of the plan hash (plan.sha256)" },
+};
+static const kg_col chk_cols[] = {
+    { "process", KG_COL_INT, 0, NULL, NULL, "the process index" },
+    { "direction", KG_COL_ENUM, 0, DIR_VALUES, NULL, "the process's direction" },
+    { "case", KG_COL_CASE, 0, NULL, NULL, "the case checked" },
+    { "arm", KG_COL_ARM, 1, NULL, NULL, "the arm checked; empty for a check of the case itself" },
+    { "phase", KG_COL_ENUM, 0, PHASE_VALUES, NULL, "pre: before timing; post: after timing" },
+    { "check", KG_COL_TEXT, 0, NULL, NULL, "the check's name: poison0:Y, fresh:Y, sampled@N:Y, admissible, weak, fault, "
+                                     "negative, timing:escape, ..." },
+    { "result", KG_COL_ENUM, 0, RESULT_VALUES, NULL, "whether the check passed" },
+    { "max_abs", KG_COL_REAL, 1, NULL, NULL, "an output comparison's largest absolute error" },
+    { "max_rel", KG_COL_REAL, 1, NULL, NULL, "an output comparison's largest error over its element's bound (above 1 fails)" },
+    { "worst", KG_COL_INT, 1, NULL, NULL, "the element with the largest max_rel (-1: none)" },
+    { "nbad", KG_COL_INT, 1, NULL, NULL, "the elements over their bound" },
+    { "detail", KG_COL_TEXT, 0, NULL, NULL, "what the check found, in words" },
+};
+static const kg_col tel_cols[] = {
+    { "process", KG_COL_INT, 0, NULL, NULL, "the process index" },
+    { "case", KG_COL_CASE, 0, NULL, NULL, "the case" },
+    { "round", KG_COL_INT, 0, NULL, NULL, "the round" },
+    { "arm", KG_COL_ARM, 0, NULL, NULL, "the arm" },
+    { "sample", KG_COL_INT, 0, NULL, NULL, "the timed sample the reading follows (joins raw/proc-NNN.csv)" },
+    { "sm_mhz", KG_COL_INT, 0, NULL, NULL, "the SM clock, MHz (-1: the backend reads none)" },
+    { "mem_mhz", KG_COL_INT, 0, NULL, NULL, "the memory clock, MHz (-1: not read)" },
+    { "power_w", KG_COL_REAL, 0, NULL, NULL, "the device's power draw, W (nan: not read)" },
+    { "temp_c", KG_COL_INT, 0, NULL, NULL, "the device's temperature, degrees C (-1: not read)" },
+    { "clock_event_reasons", KG_COL_HEX, 0, NULL, NULL, "NVML's clock event (throttle) reasons mask" },
+    { "foreign_procs", KG_COL_INT, 0, NULL, NULL, "processes on the device that are not kgate's (-1: not read)" },
+    { "escaped", KG_COL_FLAG, 0, NULL, NULL, "1: work of the sample ran outside its timed bracket" },
+    { "event_ns", KG_COL_REAL, 0, NULL, NULL, "the pack's time by the device's events (cpu: the arm host's CPU time)" },
+    { "host_ns", KG_COL_REAL, 0, NULL, NULL, "the pack's time by the worker's clock around it" },
+};
+static const kg_col res_cols[] = {
+    { "process", KG_COL_INT, 0, NULL, NULL, "the process index" },
+    { "case", KG_COL_CASE, 0, NULL, NULL, "the case" },
+    { "arm", KG_COL_ARM, 0, NULL, NULL, "the arm loaded" },
+    { "launch", KG_COL_INT, 0, NULL, NULL, "the launch of the arm's chain, from 1" },
+    { "registers", KG_COL_INT, 0, NULL, NULL, "registers per thread (-1: the backend cannot say)" },
+    { "static_shared", KG_COL_INT, 0, NULL, NULL, "static shared memory per block, bytes (-1: unknown)" },
+    { "dynamic_shared", KG_COL_INT, 0, NULL, NULL, "dynamic shared memory per block, bytes (-1: unknown)" },
+    { "local", KG_COL_INT, 0, NULL, NULL, "local memory per thread, bytes (-1: unknown)" },
+    { "const", KG_COL_INT, 0, NULL, NULL, "constant memory, bytes (-1: unknown)" },
+    { "max_threads", KG_COL_INT, 0, NULL, NULL, "the most threads per block the kernel allows (-1: unknown)" },
+    { "ptx", KG_COL_INT, 0, NULL, NULL, "the PTX version (-1: unknown)" },
+    { "binary", KG_COL_INT, 0, NULL, NULL, "the binary's architecture version (-1: unknown)" },
+    { "grid", KG_COL_DIM3, 0, NULL, NULL, "the launch's grid, XxYxZ" },
+    { "block", KG_COL_DIM3, 0, NULL, NULL, "the launch's block, XxYxZ" },
+    { "launches", KG_COL_INT, 0, NULL, NULL, "launches in the arm's chain (-1: unknown)" },
+    { "arch", KG_COL_TEXT, 0, NULL, NULL, "the architecture it was built for (sm_90, cpu)" },
+    { "image_bytes", KG_COL_INT, 0, NULL, NULL, "the loaded image's size, bytes" },
+    { "image_sha256", KG_COL_SHA256, 1, NULL, NULL, "the loaded image's SHA-256" },
+    { "sandbox", KG_COL_TEXT, 0, NULL, NULL, "cpu: the protections the arm's host had in effect (seccomp,nnp,...); "
+                                       "empty on other backends" },
+    { "library", KG_COL_TEXT, 0, NULL, NULL, "a library arm's provenance record, JSON (docs/library-arms.md); empty for "
+                                       "other arms" },
+};
+static const kg_col proc_cols[] = {
+    { "process", KG_COL_INT, 0, NULL, NULL, "the process index: 0, 1, 2, ... in start order" },
+    { "direction", KG_COL_ENUM, 0, DIR_VALUES, NULL, "the direction of its slot" },
+    { "status", KG_COL_TEXT, 0, NULL, NULL, "ok, crashed, exit N, timeout, incomplete, bad rows, or contaminated (the host "
+                                      "was not quiet)" },
+    { "accepted", KG_COL_FLAG, 0, NULL, NULL, "1: the analysis uses its rows" },
+    { "seconds", KG_COL_REAL, 0, NULL, NULL, "the worker's wall time, s" },
+    { "start_utc", KG_COL_UTC, 0, NULL, NULL, "when it started" },
+    { "reason", KG_COL_TEXT, 0, NULL, NULL, "why it is not accepted (empty when it is)" },
+    { "slot", KG_COL_INT, 0, NULL, NULL, "the schedule slot it fills; slot s runs in direction s % 2" },
+    { "attempt", KG_COL_INT, 0, NULL, NULL, "0 for the first run of its slot, k for the k-th repeat" },
+    { "wait_s", KG_COL_REAL, 0, NULL, NULL, "the time it waited, ready to time, for a quiet host (part of seconds), s" },
+    { "setup_s", KG_COL_REAL, 0, NULL, NULL, "loading, compiling and binding the arms, s" },
+    { "checks_s", KG_COL_REAL, 0, NULL, NULL, "the checks before and after timing, float64 references included, s" },
+    { "timed_s", KG_COL_REAL, 0, NULL, NULL, "the timed phases, s" },
+    { "raw_sha256", KG_COL_SHA256, 0, NULL, NULL, "SHA-256 of raw/proc-NNN.csv when the process was recorded; - : none" },
+    { "checks_sha256", KG_COL_SHA256, 0, NULL, NULL, "the same of checks/proc-NNN.csv" },
+    { "outputs_bin_sha256", KG_COL_SHA256, 0, NULL, NULL, "the same of outputs/proc-NNN.bin" },
+    { "outputs_sha256", KG_COL_SHA256, 0, NULL, NULL, "the same of outputs/proc-NNN.csv" },
+    { "telemetry_sha256", KG_COL_SHA256, 0, NULL, NULL, "the same of telemetry/proc-NNN.csv" },
+    { "resources_sha256", KG_COL_SHA256, 0, NULL, NULL, "the same of telemetry/resources-NNN.csv" },
+    { "chain", KG_COL_SHA256, 0, NULL, NULL, "sha256(the previous row's chain, or the plan hash for process 0 || this row's "
+                                       "text up to the comma before chain)" },
+};
+static const kg_col watch_cols[] = {
+    { "utc", KG_COL_UTC, 0, NULL, NULL, "when the row was written" },
+    { "seconds", KG_COL_REAL, 0, NULL, NULL, "the event's duration, s (0 for a point)" },
+    { "process", KG_COL_INT, 0, NULL, NULL, "the process it concerns (-1: none)" },
+    { "event", KG_COL_ENUM, 0, KG_WATCH_EVENTS, NULL, "what happened (docs/evidence.md, watch.csv)" },
+    { "detail", KG_COL_TEXT, 0, NULL, NULL, "the event in words" },
+};
+static const kg_col out_cols[] = {
+    { "process", KG_COL_INT, 0, NULL, NULL, "the process index" },
+    { "case", KG_COL_CASE, 0, NULL, NULL, "the case" },
+    { "arm", KG_COL_ARM, 0, NULL, NULL, "the arm whose output it is" },
+    { "phase", KG_COL_ENUM, 0, PHASE_VALUES, NULL, "the check's phase" },
+    { "check", KG_COL_TEXT, 0, NULL, NULL, "the check that produced it (poison0, fresh, sampled@N, ...)" },
+    { "output", KG_COL_INT, 0, NULL, NULL, "the output's index in the op's contract" },
+    { "seed", KG_COL_UINT64, 0, NULL, NULL, "the input seed (verify regenerates the inputs from it)" },
+    { "offset", KG_COL_INT, 0, NULL, NULL, "where its bytes start in outputs/proc-NNN.bin" },
+    { "bytes", KG_COL_INT, 0, NULL, NULL, "the output's size in its dtype, bytes" },
+    { "result", KG_COL_ENUM, 0, RESULT_VALUES, NULL, "what the worker found" },
+    { "max_abs", KG_COL_REAL, 0, NULL, NULL, "the largest absolute error the worker found" },
+    { "stored", KG_COL_INT, 0, NULL, NULL, "the bytes the .bin holds for it, encoded" },
+    { "encoding", KG_COL_TEXT, 0, NULL, NULL, "ulp-zstd, or raw" },
+    { "sha256", KG_COL_SHA256, 0, NULL, NULL, "SHA-256 of the output's bytes" },
+};
 
 typedef struct kind_def {
-    const char *const *cols;
-    int ncols;
+    kg_rows_def def;
     char header[320];
 } kind_def;
 
+#define KIND(name, file, about, cols) { { name, file, about, cols, (int)(sizeof cols / sizeof cols[0]) }, "" }
 static kind_def kinds[KG_ROWS_NKINDS] = {
-    [KG_ROWS_RAW] = { raw_cols, KG_RAW_NCOLS, "" },
-    [KG_ROWS_CHECKS] = { chk_cols, KG_CHK_NCOLS, "" },
-    [KG_ROWS_TELEMETRY] = { tel_cols, KG_TEL_NCOLS, "" },
-    [KG_ROWS_RESOURCES] = { res_cols, KG_RES_NCOLS, "" },
-    [KG_ROWS_PROCESSES] = { proc_cols, KG_PROC_NCOLS, "" },
-    [KG_ROWS_OUTPUTS] = { out_cols, KG_OUT_NCOLS, "" },
-    [KG_ROWS_WATCH] = { watch_cols, KG_WATCH_NCOLS, "" },
+    [KG_ROWS_RAW] = KIND("raw", "raw/proc-NNN.csv", "one row per timed sample of the process", raw_cols),
+    [KG_ROWS_CHECKS] = KIND("checks", "checks/proc-NNN.csv", "one row per correctness check", chk_cols),
+    [KG_ROWS_TELEMETRY] = KIND("telemetry", "telemetry/proc-NNN.csv", "one device reading per timed sample",
+                               tel_cols),
+    [KG_ROWS_RESOURCES] = KIND("resources", "telemetry/resources-NNN.csv",
+                               "one row per launch of each loaded arm's chain", res_cols),
+    [KG_ROWS_PROCESSES] = KIND("processes", "processes.csv",
+                               "one row per started worker process (and per slot attempt the host held back)",
+                               proc_cols),
+    [KG_ROWS_OUTPUTS] = KIND("outputs", "outputs/proc-NNN.csv", "the index of the checked outputs kept in "
+                             "outputs/proc-NNN.bin", out_cols),
+    [KG_ROWS_WATCH] = KIND("watch", "watch.csv", "one row per event of the host watch, in order", watch_cols),
+};
+_Static_assert(sizeof raw_cols / sizeof raw_cols[0] == KG_RAW_NCOLS, "raw_cols: one entry per column of the enum");
+_Static_assert(sizeof chk_cols / sizeof chk_cols[0] == KG_CHK_NCOLS, "chk_cols: one entry per column of the enum");
+_Static_assert(sizeof tel_cols / sizeof tel_cols[0] == KG_TEL_NCOLS, "tel_cols: one entry per column of the enum");
+_Static_assert(sizeof res_cols / sizeof res_cols[0] == KG_RES_NCOLS, "res_cols: one entry per column of the enum");
+_Static_assert(sizeof proc_cols / sizeof proc_cols[0] == KG_PROC_NCOLS, "proc_cols: one entry per column of the enum");
+_Static_assert(sizeof watch_cols / sizeof watch_cols[0] == KG_WATCH_NCOLS, "watch_cols: one entry per column of the enum");
+_Static_assert(sizeof out_cols / sizeof out_cols[0] == KG_OUT_NCOLS, "out_cols: one entry per column of the enum");
+
+const kg_rows_def *kg_rows_def_of(kg_rows_kind kind)
+{
+    if ((int)kind < 0 || kind >= KG_ROWS_NKINDS) return NULL;
+    return &kinds[kind].def;
+}
+
+static const char *const col_types[] = {
+    [KG_COL_INT] = "integer", [KG_COL_UINT64] = "uint64", [KG_COL_REAL] = "number", [KG_COL_HEX] = "hex",
+    [KG_COL_FLAG] = "flag", [KG_COL_UTC] = "utc", [KG_COL_SHA256] = "sha256", [KG_COL_CASE] = "case",
+    [KG_COL_ARM] = "arm", [KG_COL_ENUM] = "enum", [KG_COL_NAME] = "name", [KG_COL_TEXT] = "text",
+    [KG_COL_DIM3] = "dim3",
 };
 
-static void join(const char *const *cols, int n, char *buf, size_t cap)
+const char *kg_col_type_name(kg_col_type t)
+{
+    return (int)t >= 0 && (size_t)t < sizeof col_types / sizeof col_types[0] ? col_types[t] : "text";
+}
+
+static void join(const kg_col *cols, int n, char *buf, size_t cap)
 {
     size_t len = 0;
     buf[0] = '\0';
     for (int i = 0; i < n && len < cap; i++) {
-        int w = snprintf(buf + len, cap - len, "%s%s", i ? "," : "", cols[i]);
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? "," : "", cols[i].name);
         if (w < 0) break;
         len += (size_t)w;
     }
+}
+
+void kg_cols_header(kg_sb *sb, const kg_col *cols, int ncols)
+{
+    for (int i = 0; i < ncols; i++) kg_sb_printf(sb, "%s%s", i ? "," : "", cols[i].name);
+    kg_sb_puts(sb, "\n");
 }
 
 const char *kg_rows_header(kg_rows_kind kind)
 {
     if ((int)kind < 0 || kind >= KG_ROWS_NKINDS) return "";
     kind_def *k = &kinds[kind];
-    if (k->header[0] == '\0') join(k->cols, k->ncols, k->header, sizeof k->header);
+    if (k->header[0] == '\0') join(k->def.cols, k->def.ncols, k->header, sizeof k->header);
     return k->header;
 }
 
-static const char *const phase_names[] = { "pre", "post" };
+static const char *const phase_names[] = { "pre", "post" };   /* PHASE_VALUES */
 
 const char *kg_phase_name(kg_phase p)
 {
@@ -213,7 +341,7 @@ typedef struct rd {
 static int bad(rd *r, int col, const char *what)
 {
     return kg_errorf(r->err, KG_EINPUT, "%s:%d: column %s: %s '%s' (a row kgate did not write: the file was "
-                     "damaged or edited)", r->path, r->line, r->k->cols[col], what, r->f[col]);
+                     "damaged or edited)", r->path, r->line, r->k->def.cols[col].name, what, r->f[col]);
 }
 
 static int get_i64(rd *r, int col, long long lo, long long hi, long long *out)
@@ -319,7 +447,7 @@ static int parse_rows(const char *name, char *text, kg_rows_kind kind, int alt_n
     rd r = { .path = name, .k = &kinds[kind], .line = 1, .err = err };
     const char *want = kg_rows_header(kind);
     char *cur = text, *line = kg_next_line(&cur);
-    int ncols = r.k->ncols;
+    int ncols = r.k->def.ncols;
     if (line == NULL || (strcmp(line, want) != 0 && (alt_header == NULL || strcmp(line, alt_header) != 0)))
         return kg_errorf(err, KG_EINPUT, "%s:1: header is not '%s' (not a file of this kind, or of another kgate "
                          "schema)", name, want);

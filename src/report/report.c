@@ -1,34 +1,14 @@
-/* report.c: the printer table, and the reports of an evidence folder.
- *
- * kg_report_build reads the folder (evidence.c), analyses it (analysis.c)
- * and writes one file per printer of the table; kg_report_render does the
- * same in memory (verify compares the stored files with it).  The
- * supervisor and `kgate report DIR` both come here, so a regenerated
- * report is byte-identical.  A printer formats; it neither reads files
- * nor decides anything (report_md.c, report_json.c, report_csv.c,
- * report_html.c). */
+/* report.c: what every printer shares (the state names, a case's
+ * variables) and the analysis of a loaded folder (kg_report_analyse: the
+ * physics limits from its peaks.json and the op facts, the process
+ * records, the telemetry and the host watch's log go in as data).  The
+ * printer table and the rendering are render.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kgate/evidence.h"
 #include "report/report.h"
 #include "base/util.h"
-
-static const kg_report_fmt formats[] = {
-    { "report.md", kg_report_md },
-    { "results.csv", kg_report_csv },
-    { "results.json", kg_report_json },
-    { "report.html", kg_report_html },
-    { "raw/samples.csv", kg_report_samples },
-};
-#define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
-_Static_assert(NFORMATS <= KG_REPORT_MAX, "raise KG_REPORT_MAX");
-
-const kg_report_fmt *kg_report_formats(int *n)
-{
-    *n = NFORMATS;
-    return formats;
-}
 
 const char *kg_report_state_name(kg_arm_state s)
 {
@@ -59,14 +39,6 @@ void kg_report_case_vars(kg_sb *sb, const kg_evidence *ev, int c)
         kg_sb_printf(sb, "%s%s = %s", n++ ? ", " : "", k->vars[order[j]].name, k->vars[order[j]].text);
 }
 
-void kg_report_texts_free(char *text[KG_REPORT_MAX])
-{
-    for (int i = 0; i < KG_REPORT_MAX; i++) {
-        free(text[i]);
-        text[i] = NULL;
-    }
-}
-
 /* The physics limit of every case: the op's minimal bytes and flops
  * (ops.json) and the peaks of the folder's peaks.json for that working set and dtype
  * (flops: float32 FMA rate for f32 cases, the matrix-unit rate for
@@ -95,81 +67,10 @@ int kg_report_analyse(const kg_evidence *ev, kg_analysis *an, kg_err *err)
     kg_case_limit *limits = case_limits(ev);
     if (ev->has_peaks && ev->peaks.measured && ev->facts != NULL && limits == NULL)
         return kg_errorf(err, KG_ENOMEM, "out of memory (physics limits)");
-    int *slots = malloc((size_t)(ev->nproc > 0 ? ev->nproc : 1) * sizeof *slots);
-    if (slots == NULL) {
-        free(limits);
-        return kg_errorf(err, KG_ENOMEM, "out of memory (process slots)");
-    }
-    for (int p = 0; p < ev->nproc; p++) slots[p] = ev->procs[p].slot;
-    /* a slot the host never let run (every process of it contaminated,
-     * and the watch gave it up): the analysis makes the campaign INVALID;
-     * a resumed run that completes the slot lifts it */
-    int given_up = -1;
-    for (int p = 0; p < ev->nproc && given_up < 0; p++) {
-        int s = ev->procs[p].slot, clean = 0;
-        for (int j = 0; j < ev->nproc; j++)
-            clean |= ev->procs[j].slot == s && strcmp(ev->procs[j].status, "contaminated") != 0;
-        if (!clean) given_up = s;
-    }
-    const char *host_invalid = NULL;
-    for (size_t i = 0; i < ev->nwatch && given_up >= 0 && host_invalid == NULL; i++)
-        if (strcmp(ev->watch[i].event, "never-quiet") == 0) host_invalid = ev->watch[i].detail;
     kg_analysis_in in = { .plan = ev->plan, .rows = ev->rows, .nrows = ev->nrows, .accepted = ev->accepted,
-                          .nproc = ev->nproc, .state = ev->state, .limits = limits, .slot = slots,
-                          .tel = ev->tel, .ntel = ev->ntel, .host_invalid = host_invalid };
+                          .nproc = ev->nproc, .state = ev->state, .limits = limits, .procs = ev->procs,
+                          .tel = ev->tel, .ntel = ev->ntel, .watch = ev->watch, .nwatch = ev->nwatch };
     int rc = kg_analyse(&in, an, err);
-    free(slots);
     free(limits);
-    return rc;
-}
-
-int kg_report_render(const char *dir, kg_analysis *an_out, char *text[KG_REPORT_MAX], kg_err *err)
-{
-    kg_evidence ev;
-    kg_analysis an_local, *an = an_out != NULL ? an_out : &an_local;
-    int rc;
-    memset(an, 0, sizeof *an);
-    for (int i = 0; i < KG_REPORT_MAX; i++) text[i] = NULL;
-    if ((rc = kg_evidence_load(dir, &ev, err)) != KG_OK) return rc;
-    if ((rc = kg_report_analyse(&ev, an, err)) != KG_OK) goto done;
-    for (int i = 0; i < NFORMATS; i++) {
-        kg_sb sb = { 0 };
-        if ((rc = formats[i].render(&sb, &ev, an, err)) != KG_OK || sb.oom || sb.buf == NULL) {
-            kg_sb_free(&sb);
-            if (rc == KG_OK) rc = kg_errorf(err, KG_ENOMEM, "out of memory writing %s", formats[i].file);
-            goto done;
-        }
-        text[i] = sb.buf;
-    }
-done:
-    if (rc != KG_OK) kg_report_texts_free(text);
-    if (rc != KG_OK || an_out == NULL) kg_analysis_free(an);
-    kg_evidence_free(&ev);
-    return rc;
-}
-
-int kg_report_build(const char *dir, kg_analysis *an, char **md_out, kg_err *err)
-{
-    char *text[KG_REPORT_MAX], path[KG_PATH_MAX + 32];
-    if (md_out != NULL) *md_out = NULL;
-    int rc = kg_report_render(dir, an, text, err);
-    if (rc != KG_OK) return rc;
-    for (int i = 0; i < NFORMATS && rc == KG_OK; i++) {
-        /* raw/samples.csv: raw/ is missing when no process recorded rows */
-        const char *slash = strchr(formats[i].file, '/');
-        if (slash != NULL) {
-            snprintf(path, sizeof path, "%s/%.*s", dir, (int)(slash - formats[i].file), formats[i].file);
-            rc = kg_mkdir_p(path, err);
-            if (rc != KG_OK) break;
-        }
-        snprintf(path, sizeof path, "%s/%s", dir, formats[i].file);
-        rc = kg_write_atomic(path, text[i], strlen(text[i]), err);
-    }
-    if (rc == KG_OK && md_out != NULL) {
-        *md_out = text[0];   /* report.md */
-        text[0] = NULL;
-    }
-    if (rc != KG_OK) kg_analysis_free(an);
-    kg_report_texts_free(text);
     return rc;
 }

@@ -2,7 +2,7 @@
  *
  * A printer turns the loaded evidence and its analysis into the bytes of
  * one file of the folder.  To add a format, write its printer
- * (report_FORMAT.c) and add a row to the table in report.c: the
+ * (report_FORMAT.c) and add a row to the table in render.c: the
  * campaign, `kgate report` and `kgate verify` all walk the table. */
 #ifndef KGATE_REPORT_H
 #define KGATE_REPORT_H
@@ -33,6 +33,10 @@ void kg_report_us(struct kg_sb *sb, double ns);
 /* raw/samples.csv: the accepted processes' samples in one tidy table */
 int kg_report_samples(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 int kg_report_json(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+/* schema.json: every CSV file's columns, types and meanings (report_schema.c) */
+int kg_report_schema(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
+/* The tables the reports write as CSV (results.csv, raw/samples.csv), declared once in report_csv.c */
+const kg_rows_def *kg_report_tables(int *n);
 /* report.html: self-contained, inline SVG plots, no script (report_html.c) */
 int kg_report_html(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 
@@ -52,14 +56,16 @@ void kg_report_case_vars(struct kg_sb *sb, const kg_evidence *ev, int c);
 int kg_report_first_variant(const kg_plan *plan, int is_arm, int i, size_t *b);
 int kg_report_variants(const kg_plan *plan, int is_arm, int i, int *idx);
 
-/* The analysis of a loaded folder, as kg_report_render makes it (the
- * physics limits from its peaks.json, the slots, the telemetry, a slot
- * the host never let run); free *an with kg_analysis_free. */
+/* The analysis of a loaded folder, as kg_report_render makes it: its
+ * rows, admission states, physics limits (from peaks.json), process
+ * records, telemetry and host watch's log go in as data; free *an with
+ * kg_analysis_free (an->plan is ev->plan, borrowed). */
 int kg_report_analyse(const kg_evidence *ev, kg_analysis *an, kg_err *err);
 
 /* Reads the folder, analyses it and writes every file of the table
  * there.  When md is not NULL it receives report.md's text (caller
- * frees).  *an receives the analysis. */
+ * frees).  *an receives the analysis, which owns the folder's plan
+ * (an->plan: the names of its cases and arms). */
 int kg_report_build(const char *dir, kg_analysis *an, char **md, kg_err *err);
 
 /* The same files rendered in memory only: text[i] is the i-th printer's

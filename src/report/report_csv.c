@@ -1,5 +1,7 @@
-/* report_csv.c: results.csv, one row per (case, arm) of the analysis.
- * Formats only. */
+/* report_csv.c: results.csv, one row per (case, arm) of the analysis,
+ * and raw/samples.csv; their columns are declared once, in the tables
+ * below (the header lines and schema.json come from them).  Formats
+ * only. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,14 +15,99 @@ static void csv_num(kg_sb *sb, double v)
     else kg_sb_puts(sb, ",");
 }
 
+/* The vocabularies of results.csv and raw/samples.csv, by their owners' names. */
+static const char *role_value(int i)
+{
+    return i >= 0 && i <= KG_ROLE_REFERENCE ? kg_role_name((kg_role)i) : NULL;
+}
+
+static const char *state_value(int i)
+{
+    return i >= 0 && i <= KG_ARM_WEAK ? kg_report_state_name((kg_arm_state)i) : NULL;
+}
+
+static const char *verdict_value(int i)
+{
+    return i >= 0 && i <= KG_VERDICT_INVALID ? kg_verdict_name((kg_verdict)i) : NULL;
+}
+
+static const char *dtype_value(int i)
+{
+    return i >= 0 && i < KG_DT_COUNT ? kg_dtype_name((kg_dtype)i) : NULL;
+}
+
+/* results.csv: one row per (case, arm) of the analysis, in plan order. */
+static const kg_col results_cols[] = {
+    { "case", KG_COL_CASE, 0, NULL, NULL, "the case" },
+    { "arm", KG_COL_ARM, 0, NULL, NULL, "the arm" },
+    { "role", KG_COL_ENUM, 0, NULL, role_value, "the arm's role" },
+    { "state", KG_COL_ENUM, 0, NULL, state_value, "its admission on the case, from the checks" },
+    { "verdict", KG_COL_ENUM, 0, NULL, verdict_value, "its verdict on the case" },
+    { "contract", KG_COL_TEXT, 0, NULL, NULL, "its precision contract on the case (docs/plan-format.md)" },
+    { "median_ns_fwd", KG_COL_REAL, 1, NULL, NULL, "median over forward processes of the process medians, ns" },
+    { "median_ns_rev", KG_COL_REAL, 1, NULL, NULL, "the same over reverse processes, ns" },
+    { "process_reduction_fwd", KG_COL_REAL, 1, NULL, NULL, "1 - median_ns_fwd / its baseline's, forward" },
+    { "process_reduction_rev", KG_COL_REAL, 1, NULL, NULL, "the same, reverse" },
+    { "round_reduction_fwd", KG_COL_REAL, 1, NULL, NULL, "median over forward rounds of 1 - exp(paired log contrast)" },
+    { "round_reduction_rev", KG_COL_REAL, 1, NULL, NULL, "the same, reverse" },
+    { "round_reduction_min", KG_COL_REAL, 1, NULL, NULL, "the smallest paired-round reduction" },
+    { "round_reduction_max", KG_COL_REAL, 1, NULL, NULL, "the largest paired-round reduction" },
+    { "wins_fwd", KG_COL_INT, 0, NULL, NULL, "forward rounds the arm won against its baseline" },
+    { "rounds_fwd", KG_COL_INT, 0, NULL, NULL, "forward paired rounds" },
+    { "wins_rev", KG_COL_INT, 0, NULL, NULL, "reverse rounds won" },
+    { "rounds_rev", KG_COL_INT, 0, NULL, NULL, "reverse paired rounds" },
+    { "reduction", KG_COL_REAL, 1, NULL, NULL, "the reduction 1 - exp(theta) (positive: faster)" },
+    { "reduction_lower", KG_COL_REAL, 1, NULL, NULL, "its one-sided (1 - alpha) lower bound" },
+    { "reduction_upper", KG_COL_REAL, 1, NULL, NULL, "its one-sided (1 - alpha) upper bound" },
+    { "order_diff", KG_COL_REAL, 1, NULL, NULL, "forward minus reverse mean log ratio" },
+    { "order_sensitive", KG_COL_FLAG, 1, NULL, NULL, "1: the order check flagged the contrast" },
+    { "drift", KG_COL_REAL, 1, NULL, NULL, "median over processes of the arm's change from its first to last round" },
+    { "fastest_ns", KG_COL_REAL, 1, NULL, NULL, "the smallest process median, ns" },
+    { "peak_fraction", KG_COL_REAL, 1, NULL, NULL, "the fastest time's share of the device's measured peak" },
+    { "physics", KG_COL_ENUM, 1, "ok,impossible", NULL, "impossible: faster than the measured peak (INVALID)" },
+    { "p_value", KG_COL_REAL, 1, NULL, NULL, "one-sided p of reduction <= margin (the family's members)" },
+    { "p_adjusted", KG_COL_REAL, 1, NULL, NULL, "p adjusted for the family (Holm or max-T)" },
+    { "reduction_lower_adjusted", KG_COL_REAL, 1, NULL, NULL, "the lower bound at the family's level" },
+    { "baseline", KG_COL_ARM, 1, NULL, NULL, "the baseline the arm is contrasted with" },
+    { "reduction_lower_cycles", KG_COL_REAL, 1, NULL, NULL, "the lower bound of the reduction in cycles (clocks on "
+                                                            "every sample)" },
+    { "clock_mismatched_rounds", KG_COL_INT, 1, NULL, NULL, "the case's rounds whose arms' median SM clocks differ "
+                                                           "by more than 1% (empty: no clocks)" },
+};
+
+/* raw/samples.csv: every timed sample of the accepted processes. */
+static const kg_col samples_cols[] = {
+    { "process", KG_COL_INT, 0, NULL, NULL, "the process index" },
+    { "slot", KG_COL_INT, 0, NULL, NULL, "the schedule slot it filled" },
+    { "direction", KG_COL_ENUM, 0, "fwd,rev", NULL, "the process's direction" },
+    { "round", KG_COL_INT, 0, NULL, NULL, "the round" },
+    { "case", KG_COL_CASE, 0, NULL, NULL, "the case" },
+    { "op", KG_COL_NAME, 0, NULL, NULL, "the case's op" },
+    { "dtype", KG_COL_ENUM, 0, NULL, dtype_value, "the case's dtype" },
+    { "arm", KG_COL_ARM, 0, NULL, NULL, "the arm" },
+    { "role", KG_COL_ENUM, 0, NULL, role_value, "the arm's role" },
+    { "sample", KG_COL_INT, 0, NULL, NULL, "the timed sample within the round" },
+    { "ns", KG_COL_REAL, 0, NULL, NULL, "the time of one operation, ns" },
+};
+
+#define NCOLS(t) ((int)(sizeof t / sizeof t[0]))
+static const kg_rows_def tables[] = {
+    { "results", "results.csv", "one row per (case, arm) the arm runs on, in plan order", results_cols,
+      NCOLS(results_cols) },
+    { "samples", "raw/samples.csv", "every timed sample of the accepted processes, in the analysis' order",
+      samples_cols, NCOLS(samples_cols) },
+};
+
+const kg_rows_def *kg_report_tables(int *n)
+{
+    *n = NCOLS(tables);
+    return tables;
+}
+
 static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
 {
     const kg_plan *plan = ev->plan;
-    kg_sb_puts(sb, "case,arm,role,state,verdict,contract,median_ns_fwd,median_ns_rev,process_reduction_fwd,"
-                   "process_reduction_rev,round_reduction_fwd,round_reduction_rev,round_reduction_min,"
-                   "round_reduction_max,wins_fwd,rounds_fwd,wins_rev,rounds_rev,reduction,reduction_lower,"
-                   "reduction_upper,order_diff,order_sensitive,drift,fastest_ns,peak_fraction,physics,p_value,p_adjusted,"
-                   "reduction_lower_adjusted,baseline,reduction_lower_cycles,clock_mismatched_rounds\n");
+    kg_cols_header(sb, results_cols, NCOLS(results_cols));
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
@@ -75,7 +162,7 @@ int kg_report_samples(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, k
     (void)an;
     (void)err;
     const kg_plan *plan = ev->plan;
-    kg_sb_puts(sb, "process,slot,direction,round,case,op,dtype,arm,role,sample,ns\n");
+    kg_cols_header(sb, samples_cols, NCOLS(samples_cols));
     for (size_t i = 0; i < ev->nrows; i++) {
         const kg_row *r = &ev->rows[i];
         if (r->kase < 0 || r->kase >= plan->ncases || r->arm < 0 || r->arm >= plan->narms) continue;

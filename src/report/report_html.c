@@ -310,6 +310,26 @@ static void effect_range(const kg_effect *e, double *lo, double *hi)
 
 /* ---- 1. reductions per case ------------------------------------------- */
 
+/* A case none of whose arms has an estimate of its reduction: a placeholder
+ * that names each arm's verdict. */
+static void no_reductions(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, int c, const char *id,
+                          const char *title)
+{
+    kg_sb t = { 0 };
+    kg_sb_printf(&t, "no candidate, reference or control of case %s has an estimate of its reduction (",
+                 plan->cases[c].name);
+    int first = 1;
+    for (int a = 0; a < plan->narms; a++) {
+        const kg_arm_result *r = &an->res[c * an->narms + a];
+        if (r->role == KG_ROLE_BASELINE || r->state == KG_ARM_ABSENT) continue;
+        kg_sb_printf(&t, "%s%s: %s", first ? "" : ", ", plan->arms[a].name, kg_verdict_name(r->verdict));
+        first = 0;
+    }
+    kg_sb_puts(&t, first ? "no such arm)" : ")");
+    svg_empty(sb, id, title, t.buf != NULL ? t.buf : "no estimate");
+    kg_sb_free(&t);
+}
+
 static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, int c)
 {
     const kg_campaign *cp = &plan->campaign;
@@ -331,18 +351,7 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
         effect_range(&r->eff, &lo, &hi);
     }
     if (nrows == 0) {
-        kg_sb t = { 0 };
-        kg_sb_printf(&t, "no candidate, reference or control of case %s has an estimate of its reduction (", kc->name);
-        int first = 1;
-        for (int a = 0; a < plan->narms; a++) {
-            const kg_arm_result *r = &an->res[c * an->narms + a];
-            if (r->role == KG_ROLE_BASELINE || r->state == KG_ARM_ABSENT) continue;
-            kg_sb_printf(&t, "%s%s: %s", first ? "" : ", ", plan->arms[a].name, kg_verdict_name(r->verdict));
-            first = 0;
-        }
-        kg_sb_puts(&t, first ? "no such arm)" : ")");
-        svg_empty(sb, id, title, t.buf != NULL ? t.buf : "no estimate");
-        kg_sb_free(&t);
+        no_reductions(sb, plan, an, c, id, title);
         free(rows);
         return;
     }
@@ -420,7 +429,7 @@ static void reductions_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *a
         const kg_effect *e = &r->eff;
         double y = top + rowh * i + rowh / 2;
         const char *col = verdict_color(r->verdict);
-        const char *label = kg_verdict_label(r->verdict, e->has_interval && e->order_flag);
+        const char *label = kg_result_label(r);
         kg_sb_printf(sb, "<text class=\"lab\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", L - 8, y + 4);
         escf(sb, "%s (%s)", plan->arms[a].name, kg_role_name(r->role));
         kg_sb_printf(sb, "</text><g class=\"m\" data-n=\"1\" data-arm=\"%d\"><title>", a);
@@ -550,7 +559,7 @@ static void sweep_plot(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, in
             kg_sb_printf(sb, "<g class=\"m\" data-n=\"1\" data-case=\"%d\" data-arm=\"%d\"><title>", c, a);
             escf(sb, "%s on %s: reduction %+.2f%%", plan->arms[a].name, plan->cases[c].name, 100 * e->rho);
             if (e->has_interval) escf(sb, " [%+.2f%%, %+.2f%%]", 100 * e->rho_lo, 100 * e->rho_hi);
-            escf(sb, "; %s", kg_verdict_label(r->verdict, e->has_interval && e->order_flag));
+            escf(sb, "; %s", kg_result_label(r));
             kg_sb_puts(sb, "</title>");
             if (e->has_interval && isfinite(e->rho_lo) && isfinite(e->rho_hi))
                 kg_sb_printf(sb, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"%s\" stroke-width=\"2\" fill=\"none\"/>", x,
@@ -1262,9 +1271,7 @@ static void results_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
                 snprintf(ct, sizeof ct, " (contract %s)", cts);
             }
             kg_verdict v = r->verdict;
-            const char *vl = r->role == KG_ROLE_BASELINE
-                                 ? (r->impossible ? "INVALID" : r->state == KG_ARM_OK ? "baseline" : kg_verdict_name(v))
-                                 : kg_verdict_label(v, r->has_effect && r->eff.has_interval && r->eff.order_flag);
+            const char *vl = kg_result_label(r);
             if (r->role != KG_ROLE_BASELINE) {
                 kg_sb_puts(sb, "<td class=\"n\">");
                 num(sb, "process_reduction_fwd", NULL, r->proc_red[0], 1);

@@ -16,7 +16,6 @@
 #include "report/report_hw.h"
 #include "base/util.h"
 
-#define CLOCK_FLAG_FRAC 0.01   /* DESIGN.md / statistics-anchors §3.9(2): flag > 1% between arms */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -88,7 +87,7 @@ static void physics_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
         }
 }
 
-static void telemetry(kg_sb *sb, const kg_evidence *ev)
+static void telemetry(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
 {
     const kg_plan *plan = ev->plan;
     const kg_tel_rec *t = ev->tel;
@@ -159,38 +158,15 @@ static void telemetry(kg_sb *sb, const kg_evidence *ev)
                          plan->cases[c].name, plan->arms[a].name, k, sm, smin, smax, mem, median_of(v, k), tmax,
                          reasons, esc);
         }
-    /* Rounds whose arms' median SM clocks differ by more than 1%. */
-    int rounds = 0, flagged = 0;
-    kg_sb list = { 0 };
-    for (int i = 0; i < n; i++) {
-        int first = 1;
-        for (int j = 0; j < i && first; j++)
-            if (t[j].proc == t[i].proc && t[j].kase == t[i].kase && t[j].round == t[i].round) first = 0;
-        if (!first) continue;
-        rounds++;
-        double lo = INFINITY, hi = -INFINITY;
-        for (int a = 0; a < plan->narms; a++) {
-            int k = 0;
-            for (int j = i; j < n; j++)
-                if (t[j].proc == t[i].proc && t[j].kase == t[i].kase && t[j].round == t[i].round && t[j].arm == a)
-                    v[k++] = t[j].sm_mhz;
-            if (k == 0) continue;
-            double m = median_of(v, k);
-            lo = fmin(lo, m);
-            hi = fmax(hi, m);
-        }
-        if (lo > 0 && hi / lo - 1.0 > CLOCK_FLAG_FRAC) {
-            if (flagged < 10)
-                kg_sb_printf(&list, "- process %d, case %s, round %d: arm median SM clocks %.0f to %.0f MHz\n",
-                             t[i].proc, plan->cases[t[i].kase].name, t[i].round, lo, hi);
-            flagged++;
-        }
+    /* the clock-mismatched rounds, as the analysis found them */
+    kg_sb_printf(sb, "\n%d of %d rounds had arms whose median SM clocks differ by more than %.0f%%%s\n",
+                 an->nmismatched, an->nclock_rounds, 100 * KG_CLOCK_MISMATCH, an->nmismatched ? ":" : ".");
+    for (int i = 0; i < an->nmismatched && i < 10; i++) {
+        const kg_clock_round *m = &an->mismatched[i];
+        kg_sb_printf(sb, "- process %d, case %s, round %d: arm median SM clocks %.0f to %.0f MHz\n", m->proc,
+                     plan->cases[m->kase].name, m->round, m->lo_mhz, m->hi_mhz);
     }
-    kg_sb_printf(sb, "\n%d of %d rounds had arms whose median SM clocks differ by more than %.0f%%%s\n", flagged,
-                 rounds, 100 * CLOCK_FLAG_FRAC, flagged ? ":" : ".");
-    if (list.len > 0) kg_sb_puts(sb, list.buf);
-    if (flagged > 10) kg_sb_printf(sb, "- and %d more\n", flagged - 10);
-    kg_sb_free(&list);
+    if (an->nmismatched > 10) kg_sb_printf(sb, "- and %d more\n", an->nmismatched - 10);
     free(v);
 }
 
@@ -294,7 +270,7 @@ void kg_report_hw_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
 {
     speed_of_light(sb, ev, an);
     physics_md(sb, ev, an);
-    telemetry(sb, ev);
+    telemetry(sb, ev, an);
     resources(sb, ev);
     library_arms(sb, ev);
 }

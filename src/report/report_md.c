@@ -85,7 +85,6 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
     }
     kg_sb_puts(sb, "\n| case | arm | baseline | reduction in time [lower, upper] | reduction in cycles [lower, upper] | "
                    "rounds in cycles | in cycles |\n|---|---|---|---|---|---|---|\n");
-    const kg_campaign *cp = &plan->campaign;
     for (int c = 0; c < plan->ncases; c++)
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
@@ -112,11 +111,10 @@ static void clocks_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
                 kg_sb_printf(sb, "clocks on part of the samples only (%d of %d paired rounds): the verdict is in time |\n",
                              r->cycle_nrounds, r->nrounds[0] + r->nrounds[1]);
             else if (!r->has_cycle_effect) kg_sb_puts(sb, "no cycle effect |\n");
-            else {
-                kg_verdict v = kg_verdict_of(&r->eff_cycles, cp->margin, cp->equivalence);
-                kg_sb_printf(sb, "%s%s |\n", kg_verdict_label(v, r->eff_cycles.has_interval && r->eff_cycles.order_flag),
-                             r->verdict == KG_VERDICT_FASTER && v == KG_VERDICT_FASTER ? ": FASTER confirmed" : "");
-            }
+            else
+                kg_sb_printf(sb, "%s%s |\n",
+                             kg_verdict_label(r->verdict_cycles, r->eff_cycles.has_interval && r->eff_cycles.order_flag),
+                             r->cycles_confirmed ? ": FASTER confirmed" : "");
         }
 }
 
@@ -181,7 +179,7 @@ static void sweep_cell(kg_sb *sb, const kg_analysis *an, int c, int a)
         }
         kg_sb_puts(sb, " ");
     }
-    kg_sb_puts(sb, kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag));
+    kg_sb_puts(sb, kg_result_label(r));
 }
 
 /* report.h */
@@ -318,9 +316,9 @@ static void shard_lines(kg_sb *sb, json_t *meta)
     }
 }
 
-static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
+/* The run: plan, kgate, backend, host, shards, processes, protocol, decision, notes. */
+static void header_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, json_t *meta)
 {
-    const kg_plan *plan = ev->plan;
     const kg_campaign *cp = &plan->campaign;
     kg_sb_printf(sb, "# kgate report: %s\n\n", cp->name);
     kg_sb_puts(sb, "| | |\n|---|---|\n");
@@ -342,7 +340,12 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     if (cp->selected_from[0] != '\0') kg_sb_printf(sb, "| selection | %s |\n", cp->selected_from);
     for (int i = 0; i < plan->nnotes; i++) kg_sb_printf(sb, "| note | %s |\n", plan->notes[i]);
     kg_sb_puts(sb, "\n");
+}
 
+/* "## Gate": the rule, the result (and why the campaign is INVALID), precompiled arms, the looks. */
+static void gate_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+{
+    const kg_campaign *cp = &plan->campaign;
     kg_sb_printf(sb, "## Gate: %s\n\n", an->gate_pass ? "PASS" : "FAIL");
     if (plan->gate.rule == KG_GATE_INTERVAL)
         kg_sb_printf(sb, "Rule (declared before the first sample): lower %.0f%% bound of the reduction >= %.2f%% on every %s case",
@@ -379,6 +382,12 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
         else
             kg_sb_puts(sb, ". No look decided.\n\n");
     }
+}
+
+/* "## Results": the cases, the axes, one row per (case, arm). */
+static void results_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
+{
+    const kg_plan *plan = ev->plan;
     kg_sb_puts(sb, "## Results\n\n");
     kg_sb_puts(sb, "Times are medians over processes of per-process medians, in µs. Reductions are 1 - arm/baseline "
                    "(positive = faster) against the arm's baseline (the plan's reference, or with several "
@@ -409,8 +418,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                 snprintf(ct, sizeof ct, " (contract %s)", cts);
             }
             if (r->role == KG_ROLE_BASELINE) {
-                kg_sb_printf(sb, "| | | | %s%s%s%s%s |\n",
-                             r->impossible ? "INVALID" : r->state == KG_ARM_OK ? "baseline" : kg_verdict_name(r->verdict),
+                kg_sb_printf(sb, "| | | | %s%s%s%s%s |\n", kg_result_label(r),
                              r->impossible ? " (" : "", r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
                 continue;
             }
@@ -427,33 +435,41 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                     kg_sb_puts(sb, " (no interval: fewer than 2 processes in a direction)");
                 }
             }
-            kg_sb_printf(sb, " | %s%s%s%s%s |\n",
-                         kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag),
+            kg_sb_printf(sb, " | %s%s%s%s%s |\n", kg_result_label(r),
                          r->impossible ? " (" : "", r->impossible ? r->physics : "", r->impossible ? ")" : "", ct);
         }
     }
-    sweeps_md(sb, plan, an);
-    if (an->family_size > 0) {
-        const char *how = plan->gate.multiplicity == KG_MULT_MAXT ? "max-T over the candidates' joint t statistics (Dunnett)"
-                          : plan->gate.multiplicity == KG_MULT_NONE ? "none (each verdict at alpha)"
-                                                                    : "Holm's step-down";
-        kg_sb_printf(sb, "\n## Family\n\n%d candidate%s on the gated cases: alpha %.3g shared by %s. A FASTER verdict "
-                         "needs its adjusted p below alpha; the adjusted bound is at the family's level",
-                     an->family_size, an->family_size == 1 ? "" : "s", cp->alpha, how);
-        if (plan->gate.multiplicity == KG_MULT_MAXT && isfinite(an->maxt_crit))
-            kg_sb_printf(sb, " (critical t %.3f, %d draws seeded by the plan)", an->maxt_crit, KG_MAXT_DRAWS);
-        kg_sb_puts(sb, ".\n\n| case | arm | baseline | p (reduction > margin) | adjusted p | adjusted lower bound |\n"
-                       "|---|---|---|---|---|---|\n");
-        for (int c = 0; c < plan->ncases; c++)
-            for (int a = 0; a < plan->narms; a++) {
-                const kg_arm_result *r = &an->res[c * an->narms + a];
-                if (!r->in_family) continue;
-                kg_sb_printf(sb, "| %s | %s | %s | %.4g | %.4g | ", plan->cases[c].name, plan->arms[a].name,
-                             r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "", r->p_value, r->p_adj);
-                pct(sb, r->rho_lo_adj);
-                kg_sb_puts(sb, " |\n");
-            }
-    }
+}
+
+/* "## Family": the candidates of the gated cases and their adjusted p. */
+static void family_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+{
+    const kg_campaign *cp = &plan->campaign;
+    if (an->family_size <= 0) return;
+    const char *how = plan->gate.multiplicity == KG_MULT_MAXT ? "max-T over the candidates' joint t statistics (Dunnett)"
+                      : plan->gate.multiplicity == KG_MULT_NONE ? "none (each verdict at alpha)"
+                                                                : "Holm's step-down";
+    kg_sb_printf(sb, "\n## Family\n\n%d candidate%s on the gated cases: alpha %.3g shared by %s. A FASTER verdict "
+                     "needs its adjusted p below alpha; the adjusted bound is at the family's level",
+                 an->family_size, an->family_size == 1 ? "" : "s", cp->alpha, how);
+    if (plan->gate.multiplicity == KG_MULT_MAXT && isfinite(an->maxt_crit))
+        kg_sb_printf(sb, " (critical t %.3f, %d draws seeded by the plan)", an->maxt_crit, KG_MAXT_DRAWS);
+    kg_sb_puts(sb, ".\n\n| case | arm | baseline | p (reduction > margin) | adjusted p | adjusted lower bound |\n"
+                   "|---|---|---|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (!r->in_family) continue;
+            kg_sb_printf(sb, "| %s | %s | %s | %.4g | %.4g | ", plan->cases[c].name, plan->arms[a].name,
+                         r->contrast_arm >= 0 ? plan->arms[r->contrast_arm].name : "", r->p_value, r->p_adj);
+            pct(sb, r->rho_lo_adj);
+            kg_sb_puts(sb, " |\n");
+        }
+}
+
+/* "## Controls (A/A) and drift": every arm's drift, each control's contrast and status. */
+static void controls_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+{
     kg_sb_puts(sb, "\n## Controls (A/A) and drift\n\n");
     kg_sb_puts(sb, "| case | arm | role | drift first → last round | contrast [lower, upper] | status |\n|---|---|---|---|---|---|\n");
     for (int c = 0; c < plan->ncases; c++) {
@@ -482,6 +498,11 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
             }
         }
     }
+}
+
+/* "## Order check": each contrast forward against reverse. */
+static void order_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+{
     kg_sb_puts(sb, "\n## Order check (forward vs reverse)\n\n");
     kg_sb_puts(sb, "The difference is tested two-sided at alpha with the analysis' degrees of freedom: "
                    "it is flagged above t(1 - alpha/2, df) SE and above order_min. A flagged FASTER or SLOWER "
@@ -499,7 +520,12 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
             kg_sb_printf(sb, " | %s |\n", r->eff.order_flag ? "YES" : "no");
         }
     }
-    clocks_md(sb, plan, an);
+}
+
+/* "## Correctness", "## Processes" and the folder's size. */
+static void correctness_md(kg_sb *sb, const kg_evidence *ev)
+{
+    const kg_plan *plan = ev->plan;
     kg_sb_puts(sb, "\n## Correctness\n\n");
     kg_sb_printf(sb, "%d checks in accepted processes, %d failed (checks/proc-NNN.csv).\n\n", ev->nchecks, ev->nchecks_failed);
     kg_sb_puts(sb, "| case | arm | admission |\n|---|---|---|\n");
@@ -520,6 +546,21 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
                  "outputs stored in %.2f MB (outputs/, docs/evidence.md).\n", ev->folder_files,
                  (double)ev->folder_bytes / 1e6, km >= 0 && km <= 2 ? keep[km] : "?", ev->out_rows, ev->out_shared,
                  (double)ev->out_logical / 1e6, (double)ev->out_stored / 1e6);
+}
+
+/* report.md up to the hardware sections, section by section. */
+static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
+{
+    const kg_plan *plan = ev->plan;
+    header_md(sb, plan, an, meta);
+    gate_md(sb, plan, an);
+    results_md(sb, ev, an);
+    sweeps_md(sb, plan, an);
+    family_md(sb, plan, an);
+    controls_md(sb, plan, an);
+    order_md(sb, plan, an);
+    clocks_md(sb, plan, an);
+    correctness_md(sb, ev);
     host_watch(sb, ev);
 }
 

@@ -61,3 +61,11 @@ expect_grep "^| small | 20 | 20 |$" "$T/part/report.md"
 expect_grep "| small | cand | base | .* | 20 | clocks on part of the samples only (20 of 24 paired rounds): the verdict is in time |$" "$T/part/report.md"
 expect_grep "^small,cand,candidate,ok,FASTER,.*,base,,20$" "$T/part/results.csv"
 expect_grep '"complete": false' "$T/part/results.json"
+# the clocks' objects of results.json and the telemetry rows conform to the published formats
+# (docs/results.schema.json, the folder's schema.json; tests/cli/formats.sh for the rest)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+"$PY" tests/formats_check.py results docs/results.schema.json "$T/eq" "$T/fast" "$T/part" >"$T/fr.out" 2>&1 ||
+    { cat "$T/fr.out" >&2; die "results.json with clocks does not validate against docs/results.schema.json"; }
+"$PY" tests/formats_check.py csv "$T/eq" "$T/fast" "$T/part" >"$T/fc.out" 2>&1 ||
+    { cat "$T/fc.out" >&2; die "the telemetry rows do not conform to schema.json"; }

@@ -90,7 +90,8 @@ static void sc_round(scenario *s, int proc, int dir, int round, int arm, int kas
 
 static int sc_run(scenario *s, kg_analysis *out, kg_err *err)
 {
-    kg_analysis_in in = {&s->plan, s->rows, s->nrows, s->accepted, s->nproc, s->state, s->limits, NULL, NULL, 0, NULL};
+    kg_analysis_in in = { .plan = &s->plan, .rows = s->rows, .nrows = s->nrows, .accepted = s->accepted,
+                          .nproc = s->nproc, .state = s->state, .limits = s->limits };
     kg_err_clear(err);
     return kg_analyse(&in, out, err);
 }
@@ -774,6 +775,61 @@ static void test_same_precision(void)
     free(s.rows);
 }
 
+/* The host watch (kg_analysis_in.procs, .watch): a slot whose every
+ * process the watch excluded (contaminated), with a never-quiet row in its
+ * log, makes the campaign INVALID and fails the gate with the watch's
+ * reason; without the never-quiet row, or once a later process completes
+ * the slot (a resumed run), the campaign stands on its processes. */
+static void test_host_never_quiet(void)
+{
+    scenario s;
+    kg_analysis an;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 3, 0.8, 1.0);
+    kg_proc_rec procs[8];
+    memset(procs, 0, sizeof procs);
+    for (int p = 0; p < 8; p++) {
+        procs[p].slot = p < 7 ? p : 6;
+        procs[p].dir = p % 2;
+        snprintf(procs[p].status, sizeof procs[p].status, "ok");
+    }
+    snprintf(procs[6].status, sizeof procs[6].status, "contaminated");
+    kg_watch_rec watch[2];
+    memset(watch, 0, sizeof watch);
+    snprintf(watch[0].event, sizeof watch[0].event, "session");
+    snprintf(watch[1].event, sizeof watch[1].event, "never-quiet");
+    snprintf(watch[1].detail, sizeof watch[1].detail, "slot 6 given up after 4 attempts: cc1 ran");
+    s.nproc = 7;
+    s.accepted[6] = 0;
+    kg_analysis_in in = { .plan = &s.plan, .rows = s.rows, .nrows = s.nrows, .accepted = s.accepted,
+                          .nproc = 6, .state = s.state, .procs = procs, .watch = watch, .nwatch = 2 };
+    /* every slot clean: the campaign stands */
+    CHECK(kg_analyse(&in, &an, &err) == KG_OK);
+    CHECK(an.gate_pass && !an.invalid && an.invalid_why[0] == '\0');
+    kg_analysis_free(&an);
+    /* slot 6 never ran clean and the watch gave it up */
+    in.nproc = 7;
+    CHECK_MSG(kg_analyse(&in, &an, &err) == KG_OK, "%s", err.msg);
+    CHECK(an.invalid && !an.gate_pass);
+    CHECK_STR_CONTAINS(an.invalid_why, "the device never became quiet: slot 6 given up after 4 attempts");
+    CHECK(strcmp(an.gate_reason, an.invalid_why) == 0);
+    CHECK(res_of(&an, 0, 1)->verdict == KG_VERDICT_FASTER);   /* the verdicts are computed, none stands */
+    kg_analysis_free(&an);
+    /* no never-quiet row: an excluded process alone does not invalidate */
+    in.nwatch = 1;
+    CHECK(kg_analyse(&in, &an, &err) == KG_OK);
+    CHECK(an.gate_pass && !an.invalid);
+    kg_analysis_free(&an);
+    /* a resumed run completed slot 6 */
+    in.nwatch = 2;
+    in.nproc = 8;
+    s.accepted[7] = 1;
+    CHECK(kg_analyse(&in, &an, &err) == KG_OK);
+    CHECK(an.gate_pass && !an.invalid);
+    kg_analysis_free(&an);
+    free(s.rows);
+}
+
 int main(void)
 {
     test_fixture("analysis_interval.txt");
@@ -792,5 +848,6 @@ int main(void)
     test_bad_rows();
     test_physics();
     test_same_precision();
+    test_host_never_quiet();
     return kg_test_finish("test_analysis");
 }

@@ -118,8 +118,9 @@ static void sc_campaign(scenario *s, int base_mhz, int cand_mhz)
 
 static int sc_run(scenario *s, int with_tel, kg_analysis *out)
 {
-    kg_analysis_in in = {&s->plan, s->rows, s->nrows, s->accepted, s->nproc, s->state, NULL, NULL,
-                         with_tel ? s->tel : NULL, with_tel ? s->ntel : 0, NULL};
+    kg_analysis_in in = { .plan = &s->plan, .rows = s->rows, .nrows = s->nrows, .accepted = s->accepted,
+                          .nproc = s->nproc, .state = s->state, .tel = with_tel ? s->tel : NULL,
+                          .ntel = with_tel ? s->ntel : 0 };
     kg_err err;
     kg_err_clear(&err);
     int rc = kg_analyse(&in, out, &err);
@@ -212,6 +213,9 @@ static void test_equal_clocks(const kg_analysis *ref)
     CHECK(an.res[0].clock_rounds == NPROC * NROUNDS && an.res[0].clock_rounds_flagged == 0);
     CHECK(r->verdict == KG_VERDICT_FASTER);
     CHECK(r->clock_demoted == 0);
+    /* the analysis carries the cycle verdict and the confirmation (report.md prints them) */
+    CHECK(r->verdict_cycles == KG_VERDICT_FASTER && r->cycles_confirmed == 1);
+    CHECK(an.nclock_rounds == NPROC * NROUNDS && an.nmismatched == 0);
     CHECK(an.gate_pass == 1);
     kg_analysis_free(&an);
     sc_free(&s);
@@ -238,12 +242,16 @@ static void test_faster_clock(const kg_analysis *ref)
     CHECK_NEAR(r->eff_cycles.rho, 0.0011, 0.002, 0);
     CHECK(r->eff_cycles.rho_lo < 0.01);
     CHECK(kg_verdict_of(&r->eff_cycles, 0.01, 0.01) != KG_VERDICT_FASTER);
+    CHECK(r->verdict_cycles == kg_verdict_of(&r->eff_cycles, 0.01, 0.01) && r->cycles_confirmed == 0);
     CHECK(r->verdict == KG_VERDICT_INCONCLUSIVE);
     CHECK(r->clock_demoted == 1);
     CHECK_STR_CONTAINS(r->clock_reason, "FASTER in time but not in cycles: the clocks differed");
     CHECK(r->clock_rounds == NPROC * NROUNDS);
     CHECK(r->clock_rounds_flagged == NPROC * NROUNDS);
     CHECK(an.res[0].clock_rounds_flagged == NPROC * NROUNDS);
+    /* the rounds the report's telemetry section lists, with their clocks */
+    CHECK(an.nclock_rounds == NPROC * NROUNDS && an.nmismatched == NPROC * NROUNDS);
+    CHECK(an.mismatched != NULL && an.mismatched[0].lo_mhz == BASE_MHZ && an.mismatched[0].hi_mhz == FAST_MHZ);
     CHECK(an.gate_pass == 0);
     CHECK_STR_CONTAINS(an.gate_reason, "lower bound of reduction in cycles");
     CHECK_STR_CONTAINS(an.gate_reason, "32 of 32 rounds clock-mismatched");
@@ -303,6 +311,8 @@ static void test_partial(void)
         CHECK(r->eff.n[1] == 4);
         CHECK(r->verdict == KG_VERDICT_FASTER);
         CHECK(r->clock_demoted == 0);
+        /* part of the samples only: the cycle verdict is reported, it confirms nothing */
+        CHECK(r->verdict_cycles != KG_VERDICT_FASTER && r->cycles_confirmed == 0);
         CHECK(an.gate_pass == 1);
         kg_analysis_free(&an);
     }

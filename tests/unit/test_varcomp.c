@@ -133,7 +133,8 @@ static void camp_make(camp *c, const model *m, uint64_t seed, double alpha, doub
 
 static kg_analysis_in camp_in(const camp *c)
 {
-    kg_analysis_in in = { &c->plan, c->rows, c->nrows, c->accepted, c->nproc, c->state, NULL, NULL, NULL, 0, NULL };
+    kg_analysis_in in = { .plan = &c->plan, .rows = c->rows, .nrows = c->nrows, .accepted = c->accepted,
+                          .nproc = c->nproc, .state = c->state };
     return in;
 }
 
