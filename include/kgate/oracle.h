@@ -37,17 +37,17 @@ typedef struct kg_case_data {
     size_t out_bytes[KG_MAX_OUT]; /* without guards */
     double *ref[KG_MAX_OUT];
     double *bound[KG_MAX_OUT];
-    /* appended: 1 when a trivial output passes output o's check (see
+    /* 1 when a trivial output passes output o's check (see
      * kg_oracle_trivial); weak_why names the first shortcut that passes */
     int weak[KG_MAX_OUT];
     char weak_why[256];
-    /* appended: bounds under reduced precision contracts, computed on
+    /* bounds under reduced precision contracts, computed on
      * first use by kg_oracle_compare_ct and freed by kg_oracle_release */
     struct kg_ct_bounds *ctb;
-    /* appended: 1 after kg_oracle_refill: the inputs are of d->seed, the
+    /* 1 after kg_oracle_refill: the inputs are of d->seed, the
      * references and bounds of the seed before (compare nothing with it) */
     int stale;
-    /* appended: the dtype of each input (kg_op.in_dtype, else the case's) */
+    /* the dtype of each input (kg_op.in_dtype, else the case's) */
     kg_dtype in_dtype[KG_MAX_IN];
 } kg_case_data;
 

@@ -50,7 +50,7 @@ typedef struct kg_sandbox_opts {
     /* called from the SIGSYS handler with the denied call's number (only
      * async-signal-safe work); the process then dies of SIGSYS */
     void (*on_violation)(int nr);
-    /* appended: colon-separated folders its code must not read (the
+    /* colon-separated folders its code must not read (the
      * signing key's): each existing one is covered by an empty read-only
      * tmpfs in the arm host's mount namespace before the object loads,
      * so that not even its constructors see them; NULL or "": none */
