@@ -46,6 +46,7 @@
 #include "backend/libarm.h"
 #include "kgate/kernel.h"
 #include "sandbox/sandbox.h"
+#include "toolchain/toolchain.h"
 #include "base/util.h"
 
 typedef void (*cpu_entry)(const kg_kargs *);

@@ -19,6 +19,7 @@
 #include "ops/ops_internal.h"
 #include "base/safefs.h"
 #include "base/util.h"
+#include "toolchain/toolchain.h"
 
 typedef struct plan_op {
     char name[KG_NAME_MAX];

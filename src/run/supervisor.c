@@ -50,6 +50,7 @@
 #include "base/safefs.h"
 #include "evidence/attest.h"
 #include "run/token.h"
+#include "toolchain/toolchain.h"
 #include <openssl/crypto.h>
 #include "base/util.h"
 #include "run/wproc.h"
