@@ -33,7 +33,6 @@
 #include "kgate/peaks.h"
 #include "kgate/err.h"
 #include "kgate/plan.h"
-#include "kgate/stats.h"
 
 #define KG_EVIDENCE_SCHEMA 7
 
@@ -52,7 +51,48 @@ typedef enum {
     KG_ROWS_NKINDS
 } kg_rows_kind;
 
-/* raw/proc-NNN.csv: one kg_row (kgate/stats.h) per timed sample; plan is
+/* ---- the rows the analysis reads ---- */
+
+/* The direction of a process (the raw rows' dir column). */
+enum { KG_DIR_FWD = 0, KG_DIR_REV = 1 };
+
+/* One timed sample, as stored in the evidence folder's raw CSV. */
+typedef struct kg_row {
+    int proc;        /* process index, 0-based, in launch order */
+    int dir;         /* KG_DIR_FWD / KG_DIR_REV */
+    int round;       /* 0-based within the process and case */
+    int arm;         /* index into plan->arms */
+    int kase;        /* index into plan->cases */
+    int sample;      /* 0-based within the round */
+    double ns;       /* time of one operation (a packed sample divided by pack) */
+} kg_row;
+
+/* One device reading after a timed sample, as stored in the evidence
+ * folder's telemetry CSV (the analysis reads its clocks); joined to its kg_row by
+ * (proc, kase, round, arm, sample).  sm_mhz > 0 is a clock (-1: the
+ * backend reads none). */
+typedef struct kg_tel_rec {
+    int proc, kase, round, arm, sample;
+    int sm_mhz, mem_mhz;
+    double power_w;
+    int temp_c;
+    unsigned long long reasons;    /* clock event (throttle) reasons mask */
+    int foreign_procs;
+    int escaped;
+    double event_ns, host_ns;
+} kg_tel_rec;
+
+/* Outcome of an arm on a case outside timing, folded from its checks
+ * (kg_evidence.state). */
+typedef enum {
+    KG_ARM_OK = 0,
+    KG_ARM_INADMISSIBLE,  /* contract violated: not run */
+    KG_ARM_INCORRECT,     /* a check failed in some accepted process */
+    KG_ARM_ABSENT,        /* the arm does not apply to this case */
+    KG_ARM_WEAK           /* the case is weak: a trivial output would pass its check */
+} kg_arm_state;
+
+/* raw/proc-NNN.csv: one kg_row per timed sample; plan is
  * the first 16 hex digits of the plan hash. */
 enum { KG_RAW_PROCESS, KG_RAW_DIRECTION, KG_RAW_ROUND, KG_RAW_ARM, KG_RAW_CASE, KG_RAW_SAMPLE, KG_RAW_NS,
        KG_RAW_PLAN, KG_RAW_NCOLS };
@@ -130,8 +170,7 @@ typedef struct kg_check_rec {
     char detail[KG_DETAIL_MAX];
 } kg_check_rec;
 
-/* One device reading after a timed sample: kg_tel_rec, in kgate/stats.h
- * (the analysis reads its clocks). */
+/* One device reading after a timed sample: kg_tel_rec, above. */
 
 /* One launch of a loaded arm (-1: the backend could not say). */
 typedef struct kg_res_rec {

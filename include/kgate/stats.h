@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kgate/err.h"
+#include "kgate/evidence.h"   /* the rows: kg_row, kg_tel_rec, kg_arm_state, KG_DIR_* */
 #include "kgate/peaks.h"   /* KG_PHYSICS_MARGIN */
 #include "kgate/plan.h"
 
@@ -33,8 +34,6 @@ double kg_sd(const double *v, size_t n);
 double kg_t_quantile(double p, double df);
 
 /* ---- the paired effect --------------------------------------------- */
-
-enum { KG_DIR_FWD = 0, KG_DIR_REV = 1 };
 
 typedef struct kg_effect {
     int n[2];              /* processes per direction that contributed */
@@ -172,41 +171,6 @@ int kg_maxt(const double *R, int m, double df, double alpha, uint64_t seed, int 
 int kg_seq_bounds(int K, double alpha, double *c, kg_err *err);
 
 /* ---- rows and the analysis of a campaign ----------------------------- */
-
-/* One timed sample, as stored in the evidence folder's raw CSV. */
-typedef struct kg_row {
-    int proc;        /* process index, 0-based, in launch order */
-    int dir;         /* KG_DIR_FWD / KG_DIR_REV */
-    int round;       /* 0-based within the process and case */
-    int arm;         /* index into plan->arms */
-    int kase;        /* index into plan->cases */
-    int sample;      /* 0-based within the round */
-    double ns;       /* time of one operation (a packed sample divided by pack) */
-} kg_row;
-
-/* One device reading after a timed sample, as stored in the evidence
- * folder's telemetry CSV (kgate/evidence.h); joined to its kg_row by
- * (proc, kase, round, arm, sample).  sm_mhz > 0 is a clock (-1: the
- * backend reads none). */
-typedef struct kg_tel_rec {
-    int proc, kase, round, arm, sample;
-    int sm_mhz, mem_mhz;
-    double power_w;
-    int temp_c;
-    unsigned long long reasons;    /* clock event (throttle) reasons mask */
-    int foreign_procs;
-    int escaped;
-    double event_ns, host_ns;
-} kg_tel_rec;
-
-/* Outcome of an arm on a case outside timing. */
-typedef enum {
-    KG_ARM_OK = 0,
-    KG_ARM_INADMISSIBLE,  /* contract violated: not run */
-    KG_ARM_INCORRECT,     /* a check failed in some accepted process */
-    KG_ARM_ABSENT,        /* the arm does not apply to this case */
-    KG_ARM_WEAK           /* the case is weak: a trivial output would pass its check */
-} kg_arm_state;
 
 /* A control arm's A/A contrast against the control margin. */
 typedef enum {

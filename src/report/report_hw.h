@@ -2,7 +2,7 @@
 #ifndef KGATE_REPORT_HW_H
 #define KGATE_REPORT_HW_H
 #include "kgate/evidence.h"
-#include "base/util.h"
+#include "kgate/stats.h"
 #include "base/util.h"
 
 /* Appends the speed-of-light, telemetry and resources sections. */

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "run/supervisor.h"
-#include "evidence/archive.h"
+#include "run/archive.h"
 #include "evidence/chain.h"
 #include "run/channel.h"
 #include "plan/frozen.h"
