@@ -60,15 +60,6 @@ int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s,
     return backend_try(ops, plan, s, out, err);
 }
 
-int kg_backend_negative(const kg_settings *s, const kg_arm *arm)
-{
-    if (s == NULL) s = kg_settings_defaults();
-    /* a precompiled image cannot be rebuilt: its negative is not applicable */
-    if (!s->negative || kg_arm_is_image(arm)) return 0;
-    const char *only = s->negative_arm;
-    return only == NULL || only[0] == '\0' || strcmp(only, arm->name) == 0;
-}
-
 void kg_backend_prestart(kg_backend *be)
 {
     if (be != NULL && be->ops->prestart != NULL) be->ops->prestart(be);
