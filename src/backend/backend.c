@@ -272,6 +272,18 @@ int kg_backend_available(const char *name, const kg_settings *s)
     return ops->probe == NULL || ops->probe(s != NULL ? s : kg_settings_defaults());
 }
 
+const char *kg_backend_about(int i, const kg_settings *s, char *buf, size_t cap)
+{
+    if (i < 0 || (size_t)i >= sizeof registry / sizeof registry[0]) return NULL;
+    const kg_backend_ops *ops = registry[i];
+    const char *summary = ops->summary != NULL ? ops->summary : "";
+    if (ops->probe == NULL) snprintf(buf, cap, "%s", summary);
+    else
+        snprintf(buf, cap, "%s (%s)", summary,
+                 kg_backend_available(ops->name, s) ? ops->probe_found : ops->probe_missing);
+    return ops->name;
+}
+
 struct kg_procs_watch {
     const kg_backend_ops *ops;
     void *watch;

@@ -88,6 +88,11 @@ typedef struct kg_backend_ops {
      * host that fails to start is started again (and its failure told)
      * at its arm's first load */
     void (*prestart)(kg_backend *be);
+    /* one line for `kgate list`; with a probe slot, what the list adds in
+     * parentheses when the backend's libraries are found here and when
+     * they are not */
+    const char *summary;
+    const char *probe_found, *probe_missing;
 } kg_backend_ops;
 
 /* The backends compiled into this library. */
