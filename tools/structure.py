@@ -29,9 +29,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "architecture.md")
-FORBIDDEN_IN_READER = {"fork", "vfork", "clone", "clone3", "execv", "execve", "execvp", "execvpe", "execl",
-                       "execle", "execlp", "fexecve", "posix_spawn", "posix_spawnp", "system", "popen",
-                       "dlopen", "dlmopen"}
+FORBIDDEN_IN_READER = {"fork", "vfork", "_Fork", "forkpty", "clone", "clone3", "execv", "execve", "execvp",
+                       "execvpe", "execl", "execle", "execlp", "fexecve", "execveat", "posix_spawn",
+                       "posix_spawnp", "system", "popen", "dlopen", "dlmopen"}
 
 
 def fail_list(title, items):
