@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "ops/gemm.h"
-#include "ops/shapes.h"
 
 /* M*N*K at or above this is refused: the float64 reference alone would
  * take minutes on a CPU. */
