@@ -29,9 +29,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "architecture.md")
-FORBIDDEN_IN_READER = {"fork", "vfork", "clone", "clone3", "execv", "execve", "execvp", "execvpe", "execl",
-                       "execle", "execlp", "fexecve", "posix_spawn", "posix_spawnp", "system", "popen",
-                       "dlopen", "dlmopen"}
+FORBIDDEN_IN_READER = {"fork", "vfork", "_Fork", "forkpty", "clone", "clone3", "execv", "execve", "execvp",
+                       "execvpe", "execl", "execle", "execlp", "fexecve", "execveat", "posix_spawn",
+                       "posix_spawnp", "system", "popen", "dlopen", "dlmopen"}
 
 
 def fail_list(title, items):
@@ -127,8 +127,11 @@ def call_edges(build):
     objs = []
     for d, _, files in os.walk(os.path.join(ROOT, build, "src")):
         for f in files:
-            if f.endswith(".o"):
-                objs.append(os.path.join(d, f))
+            o = os.path.join(d, f)
+            src = os.path.relpath(o, os.path.join(ROOT, build))[:-2] + ".c"
+            # an object whose source is gone is a stale build (a moved file), not the tree
+            if f.endswith(".o") and os.path.exists(os.path.join(ROOT, src)):
+                objs.append(o)
     if not objs:
         sys.exit("structure: no object files under %s/src: build first (make)" % build)
     defined, used = {}, {}

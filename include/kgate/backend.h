@@ -240,6 +240,12 @@ const char *kg_backend_compiler(const char *name, const kg_settings *s);
  * unknown name: 0.  s may be NULL (defaults). */
 int kg_backend_available(const char *name, const kg_settings *s);
 
+/* The backends compiled in, for `kgate list`: the name of the i-th
+ * (0-based; NULL past the last) and its one-line description in buf,
+ * which says, for a backend that looks for its libraries, whether they
+ * are present here (kg_backend_available).  s may be NULL (defaults). */
+const char *kg_backend_about(int i, const kg_settings *s, char *buf, size_t cap);
+
 /* A watch on the compute processes running on the device described by
  * device (kg_backend_describe's text), for the quiet-host checks of the
  * supervisor, which holds no backend open meanwhile.  NULL when the

@@ -151,7 +151,7 @@ const kg_op *const *kg_op_all(int *n);
  * error: it makes the case inadmissible (see kg_op->admissible). */
 int kg_plan_check_ops(const kg_plan *plan, kg_err *err);
 
-/* ---- the error bounds shared by the ops (ops/ops.c, with their
+/* ---- the error bounds shared by the ops (src/ops/bounds.c, with their
  * derivations and sources) ---- */
 
 /* Largest element count of any single input or output array, so that a
@@ -171,7 +171,7 @@ double kg_ops_ceiling(kg_dtype dt);
  *   ref       the float64 reference value,
  *   rowscale  the largest absdot of the element's row,
  *   in_dt / out_dt  the case and output dtypes.
- * The derivation and its sources are at the definition in ops.c. */
+ * The derivation and its sources are at the definition in bounds.c. */
 double kg_ops_bound_elem(double absdot, double ref, double rowscale, int64_t n,
                          kg_dtype in_dt, kg_dtype out_dt);
 
@@ -188,7 +188,7 @@ typedef struct kg_sum_elem {
 } kg_sum_elem;
 
 /* The bound of one sum element under contract ct (NULL: the default,
- * which is kg_ops_bound_elem).  Derivation at the definition (ops.c) and
+ * which is kg_ops_bound_elem).  Derivation at the definition (bounds.c) and
  * in docs/admission.md, "Precision contracts". */
 double kg_ops_bound_sum(const kg_sum_elem *s, const kg_contract *ct, kg_dtype in_dt,
                         kg_dtype out_dt);
@@ -197,7 +197,8 @@ double kg_ops_bound_sum(const kg_sum_elem *s, const kg_contract *ct, kg_dtype in
  * lambda = 10); +Inf where it overflows. */
 double kg_ops_gamma_prob_u(int64_t n, double u);
 
-/* Common precondition text for positive shape variables; 0 when fine. */
+/* Common precondition text for positive shape variables; 0 when fine
+ * (src/ops/shapes.c). */
 int kg_ops_check_dims(const kg_case *c, const char *vars, char *why, size_t cap);
 
 /* gamma_n(u) = n u / (1 - n u) (Higham, Lemma 3.1); +Inf when n u >= 1/2. */

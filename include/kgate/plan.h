@@ -314,6 +314,14 @@ int kg_plan_square(const kg_plan *plan);
  * that list is not empty. */
 int kg_plan_arm_applies(const kg_plan *plan, int a, int c);
 
+/* Every name in an arm's launch expressions (grid, block, shared and the
+ * extra launches') and preconditions (requires) is a variable of each
+ * case the arm runs on: KG_EINPUT naming the arm's file:line otherwise.
+ * Any name may be a variable, so parsing cannot tell; kg_plan_check_ops
+ * calls this once the cases' variables are checked against their ops
+ * (src/plan/expr.c). */
+int kg_plan_check_arm_names(const kg_plan *plan, kg_err *err);
+
 /* Axes (docs/plan-format.md): a section with {a, b} lists is expanded into
  * variants named BASE[AXIS=VALUE,...].  kg_plan_name_base: the length of
  * BASE in such a name, 0 for a plain name.  kg_plan_axes_text: for the

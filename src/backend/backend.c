@@ -60,15 +60,6 @@ int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s,
     return backend_try(ops, plan, s, out, err);
 }
 
-int kg_backend_negative(const kg_settings *s, const kg_arm *arm)
-{
-    if (s == NULL) s = kg_settings_defaults();
-    /* a precompiled image cannot be rebuilt: its negative is not applicable */
-    if (!s->negative || kg_arm_is_image(arm)) return 0;
-    const char *only = s->negative_arm;
-    return only == NULL || only[0] == '\0' || strcmp(only, arm->name) == 0;
-}
-
 void kg_backend_prestart(kg_backend *be)
 {
     if (be != NULL && be->ops->prestart != NULL) be->ops->prestart(be);
@@ -279,6 +270,18 @@ int kg_backend_available(const char *name, const kg_settings *s)
     const kg_backend_ops *ops = backend_by_name(name);
     if (ops == NULL) return 0;
     return ops->probe == NULL || ops->probe(s != NULL ? s : kg_settings_defaults());
+}
+
+const char *kg_backend_about(int i, const kg_settings *s, char *buf, size_t cap)
+{
+    if (i < 0 || (size_t)i >= sizeof registry / sizeof registry[0]) return NULL;
+    const kg_backend_ops *ops = registry[i];
+    const char *summary = ops->summary != NULL ? ops->summary : "";
+    if (ops->probe == NULL) snprintf(buf, cap, "%s", summary);
+    else
+        snprintf(buf, cap, "%s (%s)", summary,
+                 kg_backend_available(ops->name, s) ? ops->probe_found : ops->probe_missing);
+    return ops->name;
 }
 
 struct kg_procs_watch {

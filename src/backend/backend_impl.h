@@ -50,10 +50,10 @@ typedef struct kg_backend_ops {
     int  (*flush)(kg_backend *be, kg_err *err);    /* optional: cold-cache flush */
     /* optional: a one-line description of the device for the run header */
     void (*describe)(kg_backend *be, char *buf, size_t cap);
-    /* optional (appended): device readings and timing-integrity counters;
+    /* optional: device readings and timing-integrity counters;
      * KG_EUNSUPPORTED when the device cannot be read (no NVML) */
     int  (*telemetry)(kg_backend *be, kg_telemetry *out, kg_err *err);
-    /* optional (appended): the resource record of a loaded kernel */
+    /* optional: the resource record of a loaded kernel */
     int  (*resources)(kg_backend *be, kg_kernel *k, kg_resources *out, kg_err *err);
     /* optional: launch i (0-based) of a chain; launch 0 is what resources gives */
     int  (*resources_launch)(kg_backend *be, kg_kernel *k, int i, kg_resources *out, kg_err *err);
@@ -74,20 +74,25 @@ typedef struct kg_backend_ops {
     /* optional: 1 when the backend's libraries are present here (a cheap
      * look, not an open); NULL: always */
     int  (*probe)(const kg_settings *s);
-    /* optional (appended): measure the device's peaks (kgate/peaks.h);
+    /* optional: measure the device's peaks (kgate/peaks.h);
      * called by the supervisor with the device lock held, before the
      * first process; a failure is recorded, never guessed around */
     int  (*peaks)(kg_backend *be, kg_peaks *out, kg_err *err);
-    /* optional (appended): write the input stream of spec (kgate/gen.h)
+    /* optional: write the input stream of spec (kgate/gen.h)
      * into buf in trusted code, the bits kg_oracle_generate gives; the
      * worker uses it for fresh inputs and checks it against the host's
      * bits first */
     int  (*fill)(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err);
-    /* optional (appended): the worker, once the backend is open, starts
+    /* optional: the worker, once the backend is open, starts
      * the arms' hosts side by side instead of one at each first load; a
      * host that fails to start is started again (and its failure told)
      * at its arm's first load */
     void (*prestart)(kg_backend *be);
+    /* one line for `kgate list`; with a probe slot, what the list adds in
+     * parentheses when the backend's libraries are found here and when
+     * they are not */
+    const char *summary;
+    const char *probe_found, *probe_missing;
 } kg_backend_ops;
 
 /* The backends compiled into this library. */

@@ -46,6 +46,7 @@
 #include "backend/libarm.h"
 #include "kgate/kernel.h"
 #include "sandbox/sandbox.h"
+#include "toolchain/toolchain.h"
 #include "base/util.h"
 
 typedef void (*cpu_entry)(const kg_kargs *);
@@ -1038,6 +1039,7 @@ const kg_backend_ops kg_backend_cpu = {
     .telemetry = cpu_telemetry,
     .resources = cpu_resources,
     .caps = KG_CAP_EXECUTES | KG_CAP_QUIET_HOST | KG_CAP_HOST_CPU,
+    .summary = "C kernels compiled with the system cc; timed with CLOCK_MONOTONIC_RAW (the default without a GPU)",
     .peaks = kg_cpu_peaks,
     .fill = cpu_fill,
     .compiler = cpu_compiler,

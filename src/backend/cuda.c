@@ -24,18 +24,19 @@
  *
  * This file is the driver-API core; NVRTC compilation (cuda_compile.c),
  * the cuBLASLt arm (cuda_blas.c), NVML (cuda_nvml.c) and the launch
- * specs (launch.c) are apart, sharing cuda_internal.h.  It does not
+ * specs (launch.c) are apart, sharing cuda_shared.h.  It does not
  * generate inputs, check outputs or decide anything. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <openssl/evp.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include "kgate/op.h"
-#include "backend/cuda_internal.h"
+#include "backend/cuda_shared.h"
+#include "backend/cuda_blas.h"
+#include "backend/cuda_nvml.h"
 #include "backend/libarm.h"
 #include "base/util.h"
 
@@ -44,17 +45,6 @@
  * that escaped the timed events. */
 #define KG_CUDA_ESCAPE_FACTOR 2.0
 #define KG_CUDA_ESCAPE_SLACK_NS 200000.0
-
-
-int kg_cuda_check(cuda_ctx *c, CUresult rc, const char *call, const char *file, int line,
-                  kg_err *err)
-{
-    if (rc == KG_CUDA_SUCCESS) return KG_OK;
-    c->last_rc = rc;
-    char text[256];
-    kg_cuda_result_text(&c->drv, rc, text, sizeof text);
-    return kg_errorf(err, KG_EBACKEND, "%s failed at %s:%d: %s", call, file, line, text);
-}
 
 /* Puts "arm 'a' on case 'c': " in front of the recorded message, so that
  * a failing driver call names what was running. */
@@ -65,24 +55,6 @@ static void add_context(kg_err *err, const kg_kernel *k, const char *what)
     snprintf(old, sizeof old, "%s", err->msg);
     snprintf(err->msg, sizeof err->msg, "arm '%s' on case '%s': %s: %.700s", k->arm,
              k->kase, what, old);
-}
-
-void kg_cuda_uuid_text(const CUuuid *u, char *buf, size_t cap)
-{
-    const unsigned char *b = (const unsigned char *)u->bytes;
-    snprintf(buf, cap,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-             b[13], b[14], b[15]);
-}
-
-void kg_cuda_sha256_hex(const void *data, size_t n, char out[65])
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    out[0] = '\0';
-    if (EVP_Digest(data, n, md, &len, EVP_sha256(), NULL) != 1 || len != 32) return;
-    for (unsigned i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
 /* ------------------------------------------------------------ arm hosts
@@ -1183,6 +1155,9 @@ const kg_backend_ops kg_backend_cuda = {
     .procs_list = kg_cuda_procs_list,
     .procs_close = kg_cuda_procs_close,
     .probe = kg_cuda_driver_present,
+    .summary = "CUDA C kernels compiled by NVRTC, timed with events around CUDA-graph replays",
+    .probe_found = "driver found",
+    .probe_missing = "no CUDA driver here",
     .peaks = kg_cuda_peaks,
     .fill = kg_cuda_fill,
     .prestart = cuda_prestart,

@@ -5,7 +5,7 @@
  * the launch that bind() captures into the timed graph. */
 #include <stdio.h>
 #include <string.h>
-#include "backend/cuda_internal.h"
+#include "backend/cuda_blas.h"
 
 /* --------------------------------------------------------- cuBLASLt map */
 

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cuda_internal.h"
+#include "backend/cuda_shared.h"
 #include "kg_gen_src.h"
 
 /* NVRTC has no <stdint.h> of its own: the widths gen.h and philox.h use */

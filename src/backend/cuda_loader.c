@@ -7,7 +7,10 @@
  * installed library is older than kgate needs, except for the symbols
  * marked optional, which are left NULL.
  *
- * This file does not call into the libraries beyond resolving symbols. */
+ * This file does not call into the libraries beyond resolving symbols and
+ * naming what they return: a driver result (kg_cuda_result_text) and a
+ * device UUID (kg_cuda_uuid_text), which the worker's cuda.c and the cuda
+ * arm host both print. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,4 +280,13 @@ void kg_cuda_result_text(const kg_cuda_driver *d, CUresult rc, char *buf, size_t
     if (name == NULL) snprintf(buf, cap, "CUresult %d", rc);
     else if (text == NULL) snprintf(buf, cap, "%s", name);
     else snprintf(buf, cap, "%s (%s)", name, text);
+}
+
+void kg_cuda_uuid_text(const CUuuid *u, char *buf, size_t cap)
+{
+    const unsigned char *b = (const unsigned char *)u->bytes;
+    snprintf(buf, cap,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+             b[13], b[14], b[15]);
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "backend/cuda_internal.h"
+#include "backend/cuda_nvml.h"
 #include "base/util.h"
 
 static int nvml_ready(cuda_ctx *c, kg_err *err)

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cuda_internal.h"
+#include "backend/cuda_shared.h"
 
 static const char peaks_src[] =
     "/* reps passes over n float4, each pass shifted so that no load or store repeats an address\n"

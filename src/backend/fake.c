@@ -377,4 +377,5 @@ const kg_backend_ops kg_backend_fake = {
     .procs_list = fake_procs_list,
     .procs_close = fake_procs_close,
     .caps = 0,             /* executes nothing when timed; needs no quiet host */
+    .summary = "scripted timings for tests; deterministic from the seed",
 };

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/safefs.h"
-#include "base/util.h"
 
 enum { WALK_DEPTH_MAX = 16 };
 
@@ -183,6 +182,17 @@ int kg_outdir_check(const char *dir, int resume, kg_err *err)
         return kg_errorf(err, KG_EUSAGE, "%s is not empty (it holds %s): its files would join the evidence; name a "
                          "new or empty folder with -o, or --resume the campaign in it", dir, first);
     return KG_OK;
+}
+
+int kg_open_dir(int dirfd, const char *name, int create, kg_err *err)
+{
+    if (create && mkdirat(dirfd, name, 0755) != 0 && errno != EEXIST)
+        return kg_errorf(err, KG_EIO, "%s: cannot create folder: %s", name, strerror(errno));
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return kg_errorf(err, KG_EIO, "%s: cannot open the folder (a link or not a folder?): %s", name,
+                         strerror(errno));
+    return fd;
 }
 
 int kg_create_at(int dirfd, const char *sub, const char *name, const char *shown, kg_err *err)

@@ -35,6 +35,11 @@ int kg_open_regular(const char *path, int nofollow, size_t cap, size_t *size, kg
 /* kg_read_file with a cap: files larger than cap bytes are refused. */
 int kg_read_file_cap(const char *path, size_t cap, char **data, size_t *len, kg_err *err);
 
+/* Opens the folder name under dirfd (AT_FDCWD: the working folder) with
+ * O_DIRECTORY|O_NOFOLLOW, creating it first when create is set.  Returns
+ * the descriptor, or a negative KG_E* code. */
+int kg_open_dir(int dirfd, const char *name, int create, kg_err *err);
+
 /* Creates (or truncates) the regular file sub/name under the folder
  * dirfd for writing, the subfolder created when missing: neither is
  * followed when it is a link, and a FIFO or device is refused.  shown:

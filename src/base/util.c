@@ -3,20 +3,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "base/util.h"
-#include "base/safefs.h"
 #include <signal.h>
-
-extern char **environ;
 
 void kg_sb_vprintf(kg_sb *sb, const char *fmt, va_list ap)
 {
@@ -133,17 +128,6 @@ int kg_write_atomic_at(int dirfd, const char *name, const char *shown, const voi
     return KG_OK;
 }
 
-int kg_open_dir(int dirfd, const char *name, int create, kg_err *err)
-{
-    if (create && mkdirat(dirfd, name, 0755) != 0 && errno != EEXIST)
-        return kg_errorf(err, KG_EIO, "%s: cannot create folder: %s", name, strerror(errno));
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return kg_errorf(err, KG_EIO, "%s: cannot open the folder (a link or not a folder?): %s", name,
-                         strerror(errno));
-    return fd;
-}
-
 int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
 {
     char parent[PATH_MAX];
@@ -242,82 +226,12 @@ void kg_problem(kg_sb *out, int *nbad, const char *fmt, ...)
     (*nbad)++;
 }
 
-int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    const char *out = log_path ? log_path : "/dev/null";
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid;
-    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (e != 0) return kg_errorf(err, KG_EIO, "cannot run %s: %s", argv[0], strerror(e));
-    while (waitpid(pid, status, 0) < 0) {
-        if (errno != EINTR) return kg_errorf(err, KG_EIO, "waiting for %s: %s", argv[0], strerror(errno));
-    }
-    return KG_OK;
-}
-
-void kg_tool_version(const char *argv0, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "unknown");
-    char log[] = "/tmp/kgate-version-XXXXXX";
-    int fd = mkstemp(log);
-    if (fd < 0) return;
-    close(fd);
-    char *argv[] = { (char *)argv0, (char *)"--version", NULL };
-    int st;
-    kg_err err = { 0 };
-    if (kg_run_capture(argv, log, &st, &err) == KG_OK && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-        FILE *fp = fopen(log, "r");
-        if (fp != NULL) {
-            if (fgets(buf, (int)cap, fp) != NULL) buf[strcspn(buf, "\r\n")] = '\0';
-            fclose(fp);
-        }
-    }
-    unlink(log);
-}
-
 int kg_self_exe(char *buf, size_t cap, kg_err *err)
 {
     ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
     if (n < 0) return kg_errorf(err, KG_EIO, "cannot find the kgate executable (/proc/self/exe): %s", strerror(errno));
     buf[n] = '\0';
     return KG_OK;
-}
-
-int kg_include_dir(const char *env, char *buf, size_t cap, kg_err *err)
-{
-    char probe[PATH_MAX + 32];
-    if (env != NULL && env[0] != '\0') {
-        snprintf(probe, sizeof probe, "%s/kgate/kernel.h", env);
-        if (!kg_path_exists(probe))
-            return kg_errorf(err, KG_EIO, "KGATE_INCLUDE=%s has no kgate/kernel.h (point it at kgate's include folder)", env);
-        snprintf(buf, cap, "%s", env);
-        return KG_OK;
-    }
-    char exe[PATH_MAX];
-    if (kg_self_exe(exe, sizeof exe, NULL) == KG_OK) {
-        char *slash = strrchr(exe, '/');
-        if (slash != NULL) *slash = '\0';
-        const char *rel[] = { "/../include", "/../../include", "/../share/kgate/include" };
-        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            snprintf(probe, sizeof probe, "%s%s/kgate/kernel.h", exe, rel[i]);
-            if (kg_path_exists(probe)) {
-                char joined[PATH_MAX + 32];
-                snprintf(joined, sizeof joined, "%s%s", exe, rel[i]);
-                if (realpath(joined, buf) == NULL) snprintf(buf, cap, "%s", joined);
-                return KG_OK;
-            }
-        }
-    }
-#ifdef KG_SOURCE_DIR
-    snprintf(probe, sizeof probe, "%s/include/kgate/kernel.h", KG_SOURCE_DIR);
-    if (kg_path_exists(probe)) { snprintf(buf, cap, "%s/include", KG_SOURCE_DIR); return KG_OK; }
-#endif
-    return kg_errorf(err, KG_EIO, "cannot find kgate's include folder next to the executable; set KGATE_INCLUDE to it");
 }
 
 double kg_mono_s(void)

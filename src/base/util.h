@@ -1,7 +1,10 @@
 /* util.h: small services shared by the library's modules: a growable
- * string buffer, whole-file reads, atomic writes (temporary name, fsync,
- * rename), folders, SHA-256, child processes and paths relative to the
- * kgate executable.  Nothing here knows about plans or statistics. */
+ * string buffer, whole-file reads (through safefs.h's checks), atomic
+ * writes (temporary name, fsync, rename), folders, SHA-256, /proc
+ * readers, a socket message with its descriptors, the path of the kgate
+ * executable, CSV fields, string lists and the stop flag.  Nothing here
+ * knows about plans or statistics, and nothing here starts a process or
+ * loads code (the producer's src/toolchain/ runs kgate's tools). */
 #ifndef KGATE_UTIL_H
 #define KGATE_UTIL_H
 
@@ -9,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kgate/err.h"
+#include "base/safefs.h"   /* the folder and file opens util.c reads and writes through */
 
 typedef struct kg_sb {
     char *buf;
@@ -33,10 +37,6 @@ int kg_write_atomic(const char *path, const void *data, size_t len, kg_err *err)
  * and the folder is fsynced after the rename.  shown: the path named in
  * messages (NULL: name). */
 int kg_write_atomic_at(int dirfd, const char *name, const char *shown, const void *data, size_t len, kg_err *err);
-/* Opens the folder name under dirfd (AT_FDCWD: the working folder) with
- * O_DIRECTORY|O_NOFOLLOW, creating it first when create is set.  Returns
- * the descriptor, or a negative KG_E* code. */
-int kg_open_dir(int dirfd, const char *name, int create, kg_err *err);
 
 /* Test hook for the crash-safety tests (KGATE_FAULT_WRITE_AFTER): from
  * now on n atomic writes of this process succeed, then every one fails as
@@ -54,21 +54,8 @@ int kg_sha256_fd(int fd, const char *name, char hex[65], kg_err *err);
  * signature): fmt and a newline appended to out, *nbad counted. */
 void kg_problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Runs argv (no shell) with stdout and stderr appended to log_path (or
- * /dev/null when NULL) and waits.  *status is the wait status.  Returns
- * KG_OK when the child ran, whatever its exit code. */
-int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err);
-
-/* First line printed by `argv0 --version`, or "unknown". */
-void kg_tool_version(const char *argv0, char *buf, size_t cap);
-
 /* Absolute path of the running executable. */
 int kg_self_exe(char *buf, size_t cap, kg_err *err);
-
-/* kgate's include/ folder for kernels: include_dir (the settings'
- * KGATE_INCLUDE) when not NULL or empty, else ../include next to the
- * executable, else the folder the library was built in. */
-int kg_include_dir(const char *include_dir, char *buf, size_t cap, kg_err *err);
 
 /* Seconds on CLOCK_MONOTONIC and wall-clock UTC in ISO 8601. */
 double kg_mono_s(void);

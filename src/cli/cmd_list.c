@@ -27,9 +27,9 @@ int kg_cmd_list(int argc, char **argv, const kg_settings *env)
         printf("\n");
     }
     puts("backends:");
-    puts("  cpu    C kernels compiled with the system cc; timed with CLOCK_MONOTONIC_RAW (the default without a GPU)");
-    puts("  fake   scripted timings for tests; deterministic from the seed");
-    printf("  cuda   CUDA C kernels compiled by NVRTC, timed with events around CUDA-graph replays (%s)\n",
-           kg_backend_available("cuda", NULL) ? "driver found" : "no CUDA driver here");
+    char about[256];
+    const char *name;
+    for (int i = 0; (name = kg_backend_about(i, NULL, about, sizeof about)) != NULL; i++)
+        printf("  %-6s %s\n", name, about);
     return 0;
 }

@@ -3,12 +3,14 @@
  * Inputs A[M,K] and B[K,N], row-major in the case dtype; output C[M,N]
  * in float32.  The float64 reference is OpenBLAS dgemm (NoTrans x
  * NoTrans) on the rounded inputs and the bound is gemm_bt's (the same
- * sums, read with another stride; see kg_ops_bound_elem in ops.c).
+ * sums, read with another stride; see kg_ops_bound_elem in bounds.c).
  *
  * This file does not generate inputs or compare outputs (oracle.c). */
 #include <math.h>
 #include <stdio.h>
 #include "ops/ops_internal.h"
+#include "ops/gemm.h"
+#include "ops/shapes.h"
 
 static void nt_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {

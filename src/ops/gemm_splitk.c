@@ -6,13 +6,15 @@
  * like an output); output C[M,N] in float32.  The operation the oracle
  * checks is the whole chain: partials plus accumulation.  Split s covers
  * k in [s*ceil(K/splits), min(K, (s+1)*ceil(K/splits))); the bound is
- * gemm_bt's, whose proof holds for any summation order (ops.c), so two
+ * gemm_bt's, whose proof holds for any summation order (bounds.c), so two
  * levels of summation need no extra slack.
  *
  * This file does not generate inputs or compare outputs (oracle.c). */
 #include <math.h>
 #include <stdio.h>
 #include "ops/ops_internal.h"
+#include "ops/gemm.h"
+#include "ops/shapes.h"
 
 static int splitk_admissible(const kg_case *c, char *why, size_t cap)
 {

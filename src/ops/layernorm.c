@@ -17,7 +17,7 @@
  *              (a square root halves a relative error; sqrt and the
  *              division, or rsqrt, are allowed 2 ulp together)
  *   output:    |d_j r gamma_j| (rel_r + 3u) + |gamma_j| r e_d_j + u |y_j|
- * The worst case (g = gamma_2n) is capped, as for the sums (ops.c), by
+ * The worst case (g = gamma_2n) is capped, as for the sums (bounds.c), by
  * the dtype ceiling times the row's scale max_j (|d_j r gamma_j| +
  * |beta_j|), never below the same formula with the probabilistic
  * gamma~_2n (Higham and Mary 2019, lambda = 10).  The float64 reference
@@ -27,6 +27,7 @@
 #include <math.h>
 #include <stdio.h>
 #include "ops/ops_internal.h"
+#include "ops/shapes.h"
 
 static void ln_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {

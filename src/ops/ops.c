@@ -1,16 +1,14 @@
-/* ops.c: the op registry, the plan-versus-op check, and the error bound
- * shared by the reduction-shaped ops.
+/* ops.c: the op registry and the plan-versus-op check.
  *
- * Each op lives in its own file (gemm_bt.c, gemm_nt.c, gemm_splitk.c,
- * rowsum.c, rowmax.c, softmax.c, layernorm.c, rmsnorm.c) and is listed
- * here.
- * This file does not generate inputs or compare outputs (oracle.c does).
+ * Each built-in op lives in its own file (gemm_bt.c, gemm_nt.c,
+ * gemm_splitk.c, rowsum.c, rowmax.c, softmax.c, layernorm.c, rmsnorm.c,
+ * noop.c) and is listed here; the registry uses them, and they use only
+ * the helpers below them (shapes.c, gemm.c, bounds.c).  This file does
+ * not generate inputs or compare outputs (oracle.c does).
  */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "ops/ops_internal.h"
-#include "plan/expr.h"
 
 static const kg_op *const registry[] = { &kg_op_gemm_bt, &kg_op_rowsum, &kg_op_gemm_nt,
                                          &kg_op_gemm_splitk, &kg_op_rowmax, &kg_op_softmax,
@@ -63,27 +61,6 @@ static void known_ops(char *buf, size_t cap)
         if (w < 0) break;
         len += (size_t)w;
     }
-}
-
-/* Each name of vars ("M N K") is an integer variable of c, at least 1. */
-int kg_ops_check_dims(const kg_case *c, const char *vars, char *why, size_t cap)
-{
-    for (const char *p = vars; *p != '\0';) {
-        while (*p == ' ') p++;
-        const char *b = p;
-        while (*p != '\0' && *p != ' ') p++;
-        char name[KG_VAR_NAME_MAX];
-        size_t l = (size_t)(p - b);
-        if (l == 0 || l >= sizeof name) continue;
-        memcpy(name, b, l);
-        name[l] = '\0';
-        int64_t v = kg_op_var_i(c, name, -1);
-        if (v < 1) {
-            snprintf(why, cap, "%s must be >= 1 (got %lld)", name, (long long)v);
-            return 1;
-        }
-    }
-    return 0;
 }
 
 int kg_plan_check_ops(const kg_plan *plan, kg_err *err)
@@ -147,35 +124,10 @@ int kg_plan_check_ops(const kg_plan *plan, kg_err *err)
                              "(use f32, f16 or bf16; the other dtypes are for ops a plan declares, docs/ops.md)",
                              plan->path, c->line, c->name, kg_dtype_name(c->dtype), op->name);
     }
-    /* every name in an arm's launch expressions and preconditions is a
-     * variable of each case it runs on (any name may be one, so the
-     * parser cannot tell) */
-    for (int a = 0; a < plan->narms; a++) {
-        const kg_arm *arm = &plan->arms[a];
-        for (int c = 0; c < plan->ncases; c++) {
-            const kg_case *kc = &plan->cases[c];
-            if (strcmp(kc->op, arm->op) != 0 || !kg_plan_arm_applies(plan, a, c)) continue;
-            const char *what[] = { "grid", "block", "shared", "grid2", "block2", "shared2", "grid3", "block3",
-                                   "shared3" };
-            const char *text[] = { arm->grid, arm->block, arm->shared, arm->extra[0].grid, arm->extra[0].block,
-                                   arm->extra[0].shared, arm->extra[1].grid, arm->extra[1].block,
-                                   arm->extra[1].shared };
-            for (size_t k = 0; k < sizeof what / sizeof what[0]; k++) {
-                if (text[k][0] == '\0') continue;
-                int64_t v[3];
-                kg_err e = { 0 };
-                if (kg_expr_eval_list(what[k], text[k], kc, v, 3, 1, NULL, &e) != KG_OK &&
-                    (strstr(e.msg, "unknown name") != NULL || strstr(e.msg, "does not set") != NULL))
-                    return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': %s", plan->path, arm->line, arm->name, e.msg);
-            }
-            int ok = 1;
-            kg_err e = { 0 };
-            if (arm->requires[0] != '\0' &&
-                kg_expr_eval_conds("requires", arm->requires, kc, &ok, NULL, 0, &e) != KG_OK &&
-                (strstr(e.msg, "unknown name") != NULL || strstr(e.msg, "does not set") != NULL))
-                return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': %s", plan->path, arm->line, arm->name, e.msg);
-        }
-    }
+    /* then every name in the arms' launch expressions and preconditions
+     * against the variables of the cases they run on */
+    int rc = kg_plan_check_arm_names(plan, err);
+    if (rc != KG_OK) return rc;
     for (int a = 0; a < plan->narms; a++) {
         const kg_arm *arm = &plan->arms[a];
         if (kg_contract_is_default(&arm->contract)) continue;
@@ -187,206 +139,4 @@ int kg_plan_check_ops(const kg_plan *plan, kg_err *err)
                              arm->name, op->name);
     }
     return KG_OK;
-}
-
-double kg_ops_unit_roundoff(kg_dtype dt)
-{
-    switch (dt) {
-    case KG_DT_F16: return ldexp(1.0, -11);
-    case KG_DT_BF16: return ldexp(1.0, -8);
-    case KG_DT_F64: return ldexp(1.0, -53);
-    case KG_DT_I32: case KG_DT_I8: return 0.0;   /* integers are exact */
-    case KG_DT_E4M3: return ldexp(1.0, -4);
-    case KG_DT_E5M2: return ldexp(1.0, -3);
-    default: return ldexp(1.0, -24);
-    }
-}
-
-double kg_ops_ceiling(kg_dtype dt)
-{
-    switch (dt) {
-    case KG_DT_F16: return 2e-3;
-    case KG_DT_BF16: return 2e-2;
-    case KG_DT_F64: return 1e-4;    /* its values are float32's (kgate/gen.h) */
-    case KG_DT_I32: case KG_DT_I8: return 0.0;
-    case KG_DT_E4M3: return 1.25e-1;
-    case KG_DT_E5M2: return 2.5e-1;
-    default: return 1e-4;
-    }
-}
-
-/* gamma_n(u) = n u / (1 - n u): Higham, Accuracy and Stability of
- * Numerical Algorithms, 2nd ed., Lemma 3.1 and eq. (3.5). */
-static double gamma_n(int64_t n, double u)
-{
-    double nu = (double)n * u;
-    return nu < 0.5 ? nu / (1.0 - nu) : (double)INFINITY;
-}
-
-double kg_ops_gamma(int64_t n, double u)
-{
-    return gamma_n(n, u);
-}
-
-double kg_ops_gamma_prob(int64_t n)
-{
-    return kg_ops_gamma_prob_u(n, ldexp(1.0, -24));
-}
-
-kg_dtype kg_ops_out_f32(const kg_case *c, int o)
-{
-    (void)c; (void)o;
-    return KG_DT_F32;
-}
-
-int kg_ops_rows_admissible(const kg_case *c, char *why, size_t cap)
-{
-    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
-    if (kg_ops_check_dims(c, "M N", why, cap)) return 1;
-    if (M > KG_OPS_MAX_ELEMS || N > KG_OPS_MAX_ELEMS || M * N > KG_OPS_MAX_ELEMS) {
-        snprintf(why, cap, "M*N must be <= 2^28 (M=%lld N=%lld)", (long long)M,
-                 (long long)N);
-        return 1;
-    }
-    return 0;
-}
-
-int64_t kg_ops_rows_cols(const kg_case *c, int o)
-{
-    const int64_t N = kg_op_var_i(c, "N", -1);
-    (void)o;
-    return N;
-}
-
-/* The default bound of a sum element (the case dtype's contract).
- *
- * 1. Worst case.  Inputs are exact in float32 (f16/bf16/f32 values) and
- *    kernels accumulate in float32, so for a sum of n terms, in any order
- *    and with or without FMA, |fl(s) - s| <= gamma_n(2^-24) * sum|term|
- *    (Higham, 2nd ed., §3.1, eq. (3.5): the bound for a dot product; its
- *    proof holds for every summation order, hence for blocked, unrolled
- *    and split-K kernels).  An output stored in a narrower dtype adds
- *    one rounding, u_out * |ref|.  The float64 reference carries its own
- *    gamma_n(2^-53) * sum|term|, added so that the check never blames a
- *    kernel for the reference's error.
- *
- * 2. Probabilistic.  Under the model of Higham and Mary ("A new approach
- *    to probabilistic rounding error analysis", SIAM J. Sci. Comput.
- *    41(5), 2019: rounding errors independent, mean zero), |error| <=
- *    gamma~_n(lambda) * sum|term| with gamma~_n(lambda) = exp(lambda
- *    sqrt(n) u + n u^2 / (1 - u)) - 1, failing with probability at most
- *    2n exp(-lambda^2 (1-u)^2 / 2).  lambda = 10 makes that 2e-22 * n per
- *    element: negligible even over 2^28 elements.  The model holds for
- *    random data; it fails where the rounding errors are systematic, as
- *    for a row of one repeated value (2048 copies summed in float32 err
- *    by 510 u, over the 452 u of gamma~_2048).  So it is used only where
- *    the sum looks like random data: |ref| <= lambda sqrt(sum t^2), the
- *    size of a sum of terms with random signs.  A constant or one-signed
- *    row has |ref| = sum|t|, far above, and gets the worst case.
- *
- * f32 inputs (true float32 arithmetic, round to nearest: CPU, CUDA FFMA,
- * cuBLAS without TF32): the smaller of the two where the sum looks
- * random, else the worst case.  There is no other cap: before precision
- * contracts a declared accuracy of 1e-4 x the row scale (about 1678 u)
- * stood above both for K <~ 1700 and let TF32 inputs through
- * (error/bound 0.78 on an H200, K = 1024, where the worst case 1024 u was
- * the bound); now the bound is 10 sqrt(K) u there.
- *
- * f16 and bf16 inputs (matrix units, whose accumulation is not round to
- * nearest: truncation inside the MMA, Fasi, Higham, Mikaitis and Pranesh,
- * "Numerical behavior of NVIDIA tensor cores", PeerJ CS 7:e330, 2021, so
- * the probabilistic model does not hold): the worst case, capped by the
- * dtype ceiling (f16 2e-3, bf16 2e-2) x rowscale but never below the
- * probabilistic bound, as before.
- *
- * Finally a tiny absolute floor (1e-30) so that an exact zero compares
- * with a positive bound (0 still has to be met to within 1e-30). */
-#define KG_BOUND_LAMBDA 10.0
-
-/* 1 when a sum looks like one of random data (see above); l2 < 0: unknown */
-static int looks_random(const kg_sum_elem *s)
-{
-    return s->l2 >= 0.0 && fabs(s->ref) <= KG_BOUND_LAMBDA * s->l2;
-}
-
-static double default_bound(const kg_sum_elem *s, kg_dtype in_dt, kg_dtype out_dt)
-{
-    const double u_acc = ldexp(1.0, -24);
-    const double u_ref = ldexp(1.0, -53);
-    double u_out = out_dt == KG_DT_F32 ? 0.0 : kg_ops_unit_roundoff(out_dt);
-    /* float32 output: the final rounding is already part of gamma_n
-     * (the last addition rounds to float32), but a kernel may hold a
-     * wider accumulator and round once at the end: allow it. */
-    if (out_dt == KG_DT_F32) u_out = u_acc;
-    double absdot = s->absdot;
-    double out_term = u_out * fabs(s->ref);
-    double ref_term = absdot > 0.0 ? gamma_n(s->n, u_ref) * absdot : 0.0;
-
-    /* gamma_n is infinite beyond n u >= 1/2; 0 * inf must not be NaN */
-    double worst = (absdot > 0.0 ? gamma_n(s->n, u_acc) * absdot : 0.0) + out_term;
-    double prob = (absdot > 0.0 ? kg_ops_gamma_prob_u(s->n, u_acc) * absdot : 0.0) + out_term;
-    if (in_dt == KG_DT_F32) return (looks_random(s) ? fmin(worst, prob) : worst) + ref_term + 1e-30;
-    double cap = fmax(kg_ops_ceiling(in_dt) * s->rowscale, prob);
-    return fmin(worst, cap) + ref_term + 1e-30;
-}
-
-/* Without sqrt(sum t^2) nothing says the sum looks random: f32 inputs get
- * the worst case.  The built-in sum ops call kg_ops_bound_sum. */
-double kg_ops_bound_elem(double absdot, double ref, double rowscale, int64_t n,
-                         kg_dtype in_dt, kg_dtype out_dt)
-{
-    kg_sum_elem e = { .absdot = absdot, .l2 = -1.0, .ref = ref, .rowscale = rowscale, .n = n, .factors = 0 };
-    return default_bound(&e, in_dt, out_dt);
-}
-
-double kg_ops_gamma_prob_u(int64_t n, double u)
-{
-    const double lambda = 10.0;
-    double nd = (double)n;
-    return expm1(lambda * sqrt(nd) * u + nd * u * u / (1.0 - u));
-}
-
-/* The bound of a sum element under a reduced contract.
- *
- * tolerance T: |y - ref| <= T * rowscale (the row's largest sum|term|,
- * the scale of its results), plus the reference's own error.
- *
- * tf32, f16acc, bf16acc: term k is t_k (1 + theta_k), theta_k the
- * rounding of its `factors` inputs to TF32 (u_in = 2^-11, f32 cases
- * only; |theta_k| <= e_in = (1 + u_in)^factors - 1), then the terms are
- * summed with unit roundoff u_acc (2^-24, f16 2^-11, bf16 2^-8) and n + 1
- * roundings per term (the conversion of a term to the narrow
- * accumulator, and n - 1 additions and the product).
- *   input part:  min(e_in sum|t|, lambda e_in sqrt(sum t^2)): the thetas
- *                of one output are independent (distinct input elements)
- *                and mean zero, so Hoeffding's inequality gives the second
- *                form with probability 1 - 2 exp(-lambda^2 / 2);
- *   sum part:    min(gamma_m, gamma~_m(lambda)) (1 + e_in) sum|t| at
- *                u_acc, m = n + 1 (as the default, for the perturbed terms;
- *                gamma_m alone where the sum does not look random).
- * A reduced contract is never stricter than the default: the result is
- * at least kg_ops_bound_elem's. */
-double kg_ops_bound_sum(const kg_sum_elem *s, const kg_contract *ct, kg_dtype in_dt,
-                        kg_dtype out_dt)
-{
-    double def = default_bound(s, in_dt, out_dt);
-    if (ct == NULL || (ct->precision == KG_PREC_DTYPE && !(ct->tolerance > 0.0))) return def;
-    const double u_ref = ldexp(1.0, -53), lambda = KG_BOUND_LAMBDA;
-    double ref_term = s->absdot > 0.0 ? gamma_n(s->n, u_ref) * s->absdot : 0.0;
-    if (ct->tolerance > 0.0) return ct->tolerance * s->rowscale + ref_term + 1e-30;
-    /* 16-bit inputs are exact in TF32: the tf32 contract is the default one */
-    if (ct->precision == KG_PREC_TF32 && in_dt != KG_DT_F32) return def;
-    double u_in = ct->precision == KG_PREC_TF32 && in_dt == KG_DT_F32 ? ldexp(1.0, -11) : 0.0;
-    double u_acc = ct->precision == KG_PREC_F16ACC ? ldexp(1.0, -11)
-                   : ct->precision == KG_PREC_BF16ACC ? ldexp(1.0, -8) : ldexp(1.0, -24);
-    double e_in = u_in > 0.0 ? pow(1.0 + u_in, s->factors > 0 ? s->factors : 1) - 1.0 : 0.0;
-    double l2 = s->l2 >= 0.0 ? s->l2 : s->absdot;
-    double in_part = s->absdot > 0.0 ? fmin(e_in * s->absdot, lambda * e_in * l2) : 0.0;
-    double a = (1.0 + e_in) * s->absdot;
-    int64_t m = s->n + 1;
-    double g = looks_random(s) ? fmin(gamma_n(m, u_acc), kg_ops_gamma_prob_u(m, u_acc)) : gamma_n(m, u_acc);
-    double sum_part = a > 0.0 ? g * a : 0.0;
-    double out_term = (out_dt == KG_DT_F32 ? ldexp(1.0, -24) : kg_ops_unit_roundoff(out_dt)) * fabs(s->ref);
-    double b = in_part + sum_part + out_term + ref_term + 1e-30;
-    return fmax(b, def);
 }

@@ -20,6 +20,7 @@
 #include "ops/ops_internal.h"
 #include "base/safefs.h"
 #include "base/util.h"
+#include "toolchain/toolchain.h"
 
 typedef struct plan_op {
     char name[KG_NAME_MAX];

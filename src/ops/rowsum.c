@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include "ops/ops_internal.h"
+#include "ops/shapes.h"
 
 static void rowsum_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {

@@ -19,7 +19,7 @@
  *    we cover with gamma_2n in place of gamma_n.
  *  - One division (or a multiplication by 1/S): 2u.
  * rel_j = eps_j + max_k eps_k + gamma_2n + 2u, bound_j = y_j rel_j.
- * Like the sums (ops.c), the worst case is capped by the dtype ceiling
+ * Like the sums (bounds.c), the worst case is capped by the dtype ceiling
  * relative to the row's scale (its largest y), but never below the
  * probabilistic form with gamma~_2n (Higham and Mary 2019) in place of
  * gamma_2n.  The float64 reference adds (n + |t_j| + 8) 2^-53 y_j.
@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "ops/ops_internal.h"
+#include "ops/shapes.h"
 
 static void softmax_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[])
 {

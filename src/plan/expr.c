@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include "kgate/plan.h"
 #include "plan/expr.h"
 
 typedef struct expr_state {
@@ -332,4 +333,35 @@ int kg_expr_check_conds(const char *what, const char *text, kg_err *err)
 {
     int ok = 1;
     return eval_conds(what, text, NULL, &ok, NULL, 0, err);
+}
+
+int kg_plan_check_arm_names(const kg_plan *plan, kg_err *err)
+{
+    for (int a = 0; a < plan->narms; a++) {
+        const kg_arm *arm = &plan->arms[a];
+        for (int c = 0; c < plan->ncases; c++) {
+            const kg_case *kc = &plan->cases[c];
+            if (strcmp(kc->op, arm->op) != 0 || !kg_plan_arm_applies(plan, a, c)) continue;
+            const char *what[] = { "grid", "block", "shared", "grid2", "block2", "shared2", "grid3", "block3",
+                                   "shared3" };
+            const char *text[] = { arm->grid, arm->block, arm->shared, arm->extra[0].grid, arm->extra[0].block,
+                                   arm->extra[0].shared, arm->extra[1].grid, arm->extra[1].block,
+                                   arm->extra[1].shared };
+            for (size_t k = 0; k < sizeof what / sizeof what[0]; k++) {
+                if (text[k][0] == '\0') continue;
+                int64_t v[3];
+                kg_err e = { 0 };
+                if (kg_expr_eval_list(what[k], text[k], kc, v, 3, 1, NULL, &e) != KG_OK &&
+                    (strstr(e.msg, "unknown name") != NULL || strstr(e.msg, "does not set") != NULL))
+                    return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': %s", plan->path, arm->line, arm->name, e.msg);
+            }
+            int ok = 1;
+            kg_err e = { 0 };
+            if (arm->requires[0] != '\0' &&
+                kg_expr_eval_conds("requires", arm->requires, kc, &ok, NULL, 0, &e) != KG_OK &&
+                (strstr(e.msg, "unknown name") != NULL || strstr(e.msg, "does not set") != NULL))
+                return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': %s", plan->path, arm->line, arm->name, e.msg);
+        }
+    }
+    return KG_OK;
 }

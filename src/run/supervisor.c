@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "run/supervisor.h"
-#include "evidence/archive.h"
+#include "run/archive.h"
 #include "evidence/chain.h"
 #include "run/channel.h"
 #include "plan/frozen.h"
@@ -50,6 +50,7 @@
 #include "base/safefs.h"
 #include "evidence/attest.h"
 #include "run/token.h"
+#include "toolchain/toolchain.h"
 #include <openssl/crypto.h>
 #include "base/util.h"
 #include "run/wproc.h"

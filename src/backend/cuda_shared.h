@@ -1,18 +1,21 @@
-/* cuda_internal.h: what the files of the cuda backend share, and nothing
+/* cuda_shared.h: what the files of the cuda backend share, and nothing
  * else includes: the backend's state (cuda_ctx), a loaded arm (struct
- * kg_kernel), the driver-call check (CU) and the functions one file of
- * the backend calls in another.
+ * kg_kernel), the driver-call check (CU, kg_cuda_check) and a digest
+ * (cuda_shared.c).
  *
- *   cuda.c          the driver-API core: open, memory, load, bind, time
+ *   cuda.c          the driver-API core: open, memory, load, bind, time;
+ *                   it uses the files below, and they never use it
  *   cuda_compile.c  NVRTC compilation and include discovery
- *   cuda_blas.c     the builtin = cublas arm (cuBLASLt)
- *   cuda_nvml.c     NVML: telemetry, and the device's compute processes
- *   cuda_host.c     the cuda arm host, the process an untrusted arm runs in
+ *   cuda_blas.c     the builtin = cublas arm (cuBLASLt, cuda_blas.h)
+ *   cuda_nvml.c     NVML: telemetry, and the device's compute processes (cuda_nvml.h)
+ *   cuda_peaks.c    the device's peaks (the peaks slot)
  *   cuda_fill.c     kgate's input generator (kgate/gen.h) as a kernel
+ *   cuda_timing.c   one timed sample, the same in the worker and a host
+ *   cuda_host.c     the cuda arm host, the process an untrusted arm runs in
  *   launch.c        launch specs (backend-neutral, see launch.h)
  *   cuda_loader.c   dlopen of the libraries (cuda_api.h) */
-#ifndef KGATE_CUDA_INTERNAL_H
-#define KGATE_CUDA_INTERNAL_H
+#ifndef KGATE_CUDA_SHARED_H
+#define KGATE_CUDA_SHARED_H
 
 #include <stdint.h>
 #include <time.h>
@@ -123,8 +126,8 @@ struct kg_kernel {
 _Static_assert(sizeof(((kg_carg *)0)->value.ptr) == sizeof(CUdeviceptr), "a device address argument is a CUdeviceptr");
 
 /* Checks one driver result; evaluates to KG_OK or KG_EBACKEND (recorded
- * in err) with the call, the file:line and the driver's name for the
- * error. */
+ * in err, and the result in c->last_rc) with the call, the file:line and
+ * the driver's name for the error. */
 #define CU(c, fn, args, err) kg_cuda_check((c), (c)->drv.fn args, #fn, __FILE__, __LINE__, (err))
 
 int kg_cuda_check(cuda_ctx *c, CUresult rc, const char *call, const char *file, int line,
@@ -144,28 +147,5 @@ static inline double now_ns(void)
 
 /* SHA-256 of data as 64 hex digits (empty on failure). */
 void kg_cuda_sha256_hex(const void *data, size_t n, char out[65]);
-
-/* ---- builtin = cublas (cuda_blas.c) ---- */
-
-/* Opens cuBLASLt, creates its handle and allocates the shared workspace,
- * once per backend (the first builtin arm): never inside timing. */
-int kg_cuda_blas_ready(cuda_ctx *c, kg_err *err);
-/* Describes the case's matmul in k->blas and picks its algorithm. */
-int kg_cuda_blas_load(cuda_ctx *c, const kg_arm *arm, const kg_case *cs, kg_kernel *k, kg_err *err);
-void kg_cuda_blas_unload(cuda_ctx *c, kg_kernel *k);
-/* One matmul on the kgate stream, with the bound operands. */
-int kg_cuda_blas_launch(cuda_ctx *c, kg_kernel *k, kg_err *err);
-
-/* ---- NVML (cuda_nvml.c) ---- */
-
-/* The telemetry slot: device readings and the escape counters. */
-int kg_cuda_telemetry(kg_backend *be, kg_telemetry *t, kg_err *err);
-
-/* The procs slots: NVML opened for the device described (by the UUID in
- * the description, else index 0), NULL when it cannot be; its compute
- * processes (KG_EUNSUPPORTED when NVML cannot list them). */
-void *kg_cuda_procs_open(const char *device, const kg_settings *s);
-int kg_cuda_procs_list(void *watch, unsigned *count, unsigned *pids, int cap);
-void kg_cuda_procs_close(void *watch);
 
 #endif

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
-#include "evidence/archive.h"
+#include "run/archive.h"
 #include "kgate/evidence.h"
 #include "base/safefs.h"
 #include "base/util.h"
