@@ -274,6 +274,11 @@ typedef struct kg_plan {
  * KG_EINPUT. */
 int kg_plan_load(const char *path, kg_plan **out, kg_err *err);
 
+/* The values of a plan's backend key: "auto" and the name of every
+ * backend of the registry (src/backend/backend.c; a unit test checks the
+ * two agree), NULL-terminated. */
+extern const char *const kg_plan_backends[];
+
 /* Parses plan text held in memory; name is used in messages and base_dir
  * is the folder relative sources resolve against. */
 int kg_plan_parse(const char *text, size_t len, const char *name,
