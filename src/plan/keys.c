@@ -376,127 +376,131 @@ static int in_bounds(const plan_key *k, double v)
     return 1;
 }
 
-/* Stores value into the field of key k in the struct at base.  Returns 0,
- * or -1 with a message in ctx (at line). */
+/* A value out of key k's bounds; the bounds are named unless its help
+ * names them already. */
+static int perr_range(plan_ctx *ctx, const plan_key *k, const char *value, int line)
+{
+    char b[80];
+    bounds_text(k, b, sizeof b);
+    int named = strstr(k->help, b) != NULL;
+    plan_perr(ctx, line, "value out of range", value, strlen(value), "%s: %s%s%s", k->key, k->help,
+              named ? "" : "; allowed: ", named ? "" : b);
+    return -1;
+}
+
+static int set_integer(plan_ctx *ctx, const plan_key *k, void *f, const char *value, int line)
+{
+    if (k->kind == K_U64) {
+        uint64_t v;
+        if (parse_u64(value, &v) != 0) goto bad;
+        memcpy(f, &v, sizeof v);
+        return 0;
+    }
+    long long v;
+    if (parse_i64(value, &v) != 0) goto bad;
+    if (!in_bounds(k, (double)v)) return perr_range(ctx, k, value, line);
+    if (k->kind == K_INT) {
+        int iv = (int)v;
+        memcpy(f, &iv, sizeof iv);
+    } else {
+        int64_t iv = (int64_t)v;
+        memcpy(f, &iv, sizeof iv);
+    }
+    return 0;
+bad:
+    plan_perr(ctx, line, "bad integer", value, strlen(value), "%s: %s", k->key, k->help);
+    return -1;
+}
+
+static int set_real(plan_ctx *ctx, const plan_key *k, void *f, const char *value, int line)
+{
+    double v;
+    size_t vlen = strlen(value);
+    if ((k->kind == K_FRAC ? parse_frac(value, &v) : parse_real(value, &v)) != 0) {
+        plan_perr(ctx, line, "bad number", value, vlen, "%s: %s", k->key, k->help);
+        return -1;
+    }
+    if (fpclassify(v) == FP_SUBNORMAL) {
+        plan_perr(ctx, line, "subnormal number", value, vlen, "%s: %s; a number this close to 0 is refused", k->key,
+                  k->help);
+        return -1;
+    }
+    if (!in_bounds(k, v)) return perr_range(ctx, k, value, line);
+    memcpy(f, &v, sizeof v);
+    return 0;
+}
+
+/* K_BOOL, K_ENUM and K_WORD: one of a list of words. */
+static int set_word(plan_ctx *ctx, const plan_key *k, void *f, const char *value, int line)
+{
+    int v = -1;
+    if (k->kind != K_BOOL) v = word_index(k->words, value);
+    else if (parse_bool(value, &v) != 0) v = -1;
+    if (v < 0) {
+        plan_perr(ctx, line, k->kind == K_BOOL ? "bad boolean" : "unknown value", value, strlen(value), "%s: %s",
+                  k->key, k->help);
+        return -1;
+    }
+    if (k->kind == K_WORD) snprintf(f, k->size, "%s", value);
+    else memcpy(f, &v, sizeof v);
+    return 0;
+}
+
+static int set_text(plan_ctx *ctx, const plan_key *k, void *f, const char *value, int line)
+{
+    size_t vlen = strlen(value);
+    int ok = k->kind == K_NAME ? (k->flags & F_REF ? plan_any_name_ok(value, vlen) : plan_simple_name_ok(value, vlen))
+           : k->kind == K_IDENT ? plan_ident_ok(value)
+           : vlen < k->size;
+    if (!ok) {
+        plan_perr(ctx, line, k->kind == K_TEXT ? "value too long" : "bad name", value, vlen, "%s: %s", k->key, k->help);
+        return -1;
+    }
+    snprintf(f, k->size, "%s", value);
+    return 0;
+}
+
+/* A list of names, normalised to "a,b" so that spacing does not change
+ * the hash. */
+static int set_list(plan_ctx *ctx, const plan_key *k, char *out, const char *value, int line)
+{
+    size_t o = 0;
+    const char *p = value;
+    for (;;) {
+        const char *e = p + plan_list_item(p);
+        const char *comma = *e == ',' ? e : NULL;
+        while (p < e && isspace((unsigned char)*p)) p++;
+        const char *q = e;
+        while (q > p && isspace((unsigned char)q[-1])) q--;
+        if (!plan_any_name_ok(p, (size_t)(q - p))) {
+            plan_perr(ctx, line, "bad name in list", p, (size_t)(q - p),
+                      "%s: %s, each 1-63 letters, digits, '_', '.', '-'", k->key, k->help);
+            return -1;
+        }
+        if (o + (size_t)(q - p) + 2 > k->size) {
+            plan_perr(ctx, line, "value too long", value, strlen(value), "%s: %s", k->key, k->help);
+            return -1;
+        }
+        if (o > 0) out[o++] = ',';
+        memcpy(out + o, p, (size_t)(q - p));
+        o += (size_t)(q - p);
+        out[o] = '\0';
+        if (!comma) break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
 int plan_set_value(plan_ctx *ctx, const plan_key *k, void *base, const char *value, int line)
 {
     void *f = plan_field_ptr(base, k);
-    size_t vlen = strlen(value);
     switch (k->kind) {
-    case K_INT: case K_I64: {
-        long long v;
-        if (parse_i64(value, &v) != 0) {
-            plan_perr(ctx, line, "bad integer", value, vlen, "%s: %s", k->key, k->help);
-            return -1;
-        }
-        if (!in_bounds(k, (double)v)) {
-            char b[80];
-            bounds_text(k, b, sizeof b);
-            plan_perr(ctx, line, "value out of range", value, vlen, "%s: %s%s%s", k->key, k->help,
-                 strstr(k->help, b) != NULL ? "" : "; allowed: ", strstr(k->help, b) != NULL ? "" : b);
-            return -1;
-        }
-        if (k->kind == K_INT) {
-            int iv = (int)v;
-            memcpy(f, &iv, sizeof iv);
-        } else {
-            int64_t iv = (int64_t)v;
-            memcpy(f, &iv, sizeof iv);
-        }
-        return 0;
-    }
-    case K_U64: {
-        uint64_t v;
-        if (parse_u64(value, &v) != 0) {
-            plan_perr(ctx, line, "bad integer", value, vlen, "%s: %s", k->key, k->help);
-            return -1;
-        }
-        memcpy(f, &v, sizeof v);
-        return 0;
-    }
-    case K_REAL: case K_FRAC: {
-        double v;
-        if ((k->kind == K_FRAC ? parse_frac(value, &v) : parse_real(value, &v)) != 0) {
-            plan_perr(ctx, line, "bad number", value, vlen, "%s: %s", k->key, k->help);
-            return -1;
-        }
-        if (fpclassify(v) == FP_SUBNORMAL) {
-            plan_perr(ctx, line, "subnormal number", value, vlen, "%s: %s; a number this close to 0 is refused",
-                 k->key, k->help);
-            return -1;
-        }
-        if (!in_bounds(k, v)) {
-            char b[80];
-            bounds_text(k, b, sizeof b);
-            plan_perr(ctx, line, "value out of range", value, vlen, "%s: %s%s%s", k->key, k->help,
-                 strstr(k->help, b) != NULL ? "" : "; allowed: ", strstr(k->help, b) != NULL ? "" : b);
-            return -1;
-        }
-        memcpy(f, &v, sizeof v);
-        return 0;
-    }
-    case K_BOOL: {
-        int v;
-        if (parse_bool(value, &v) != 0) {
-            plan_perr(ctx, line, "bad boolean", value, vlen, "%s: %s", k->key, k->help);
-            return -1;
-        }
-        memcpy(f, &v, sizeof v);
-        return 0;
-    }
-    case K_ENUM: case K_WORD: {
-        int v = word_index(k->words, value);
-        if (v < 0) {
-            plan_perr(ctx, line, "unknown value", value, vlen, "%s: %s", k->key, k->help);
-            return -1;
-        }
-        if (k->kind == K_ENUM) memcpy(f, &v, sizeof v);
-        else snprintf(f, k->size, "%s", value);
-        return 0;
-    }
-    case K_NAME: case K_IDENT: case K_TEXT: {
-        int ok = k->kind == K_NAME ? (k->flags & F_REF ? plan_any_name_ok(value, vlen) : plan_simple_name_ok(value, vlen))
-               : k->kind == K_IDENT ? plan_ident_ok(value)
-               : vlen < k->size;
-        if (!ok) {
-            plan_perr(ctx, line, k->kind == K_TEXT ? "value too long" : "bad name", value, vlen,
-                 "%s: %s", k->key, k->help);
-            return -1;
-        }
-        snprintf(f, k->size, "%s", value);
-        return 0;
-    }
-    case K_LIST: {
-        /* normalised to "a,b" so that spacing does not change the hash */
-        char *out = f;
-        size_t o = 0;
-        const char *p = value;
-        for (;;) {
-            const char *e = p + plan_list_item(p);
-            const char *comma = *e == ',' ? e : NULL;
-            while (p < e && isspace((unsigned char)*p)) p++;
-            const char *q = e;
-            while (q > p && isspace((unsigned char)q[-1])) q--;
-            if (!plan_any_name_ok(p, (size_t)(q - p))) {
-                plan_perr(ctx, line, "bad name in list", p, (size_t)(q - p),
-                     "%s: %s, each 1-63 letters, digits, '_', '.', '-'", k->key, k->help);
-                return -1;
-            }
-            if (o + (size_t)(q - p) + 2 > k->size) {
-                plan_perr(ctx, line, "value too long", value, vlen, "%s: %s", k->key, k->help);
-                return -1;
-            }
-            if (o > 0) out[o++] = ',';
-            memcpy(out + o, p, (size_t)(q - p));
-            o += (size_t)(q - p);
-            out[o] = '\0';
-            if (!comma) break;
-            p = comma + 1;
-        }
-        return 0;
-    }
-    default:
-        break;
+    case K_INT: case K_I64: case K_U64: return set_integer(ctx, k, f, value, line);
+    case K_REAL: case K_FRAC: return set_real(ctx, k, f, value, line);
+    case K_BOOL: case K_ENUM: case K_WORD: return set_word(ctx, k, f, value, line);
+    case K_NAME: case K_IDENT: case K_TEXT: return set_text(ctx, k, f, value, line);
+    case K_LIST: return set_list(ctx, k, f, value, line);
+    default: break;
     }
     plan_perr(ctx, line, "internal error: unknown key kind", k->key, strlen(k->key), "report this");
     ctx->code = KG_EINTERNAL;

@@ -31,12 +31,22 @@ static int grow(plan_ctx *ctx, void **arr, size_t elem, int *cap, int n, void **
     return 0;
 }
 
-/* A section header line p[0..n) starting with '['. */
-static void section_begin(plan_ctx *ctx, const char *p, size_t n)
+/* A section header as written: the whole header p[0..hlen) (for
+ * messages), its kind and its name nm[0..nlen). */
+typedef struct header {
+    const char *p;
+    size_t hlen;
+    int sec, line;
+    const char *nm;
+    size_t nlen;
+} header;
+
+/* Splits the header line p[0..n) starting with '[' into h; 0, or -1 with
+ * a message.  The ']' that closes the '[' of p[0] is found by depth: an
+ * expanded name, [arm x[A=1]], holds a pair of its own. */
+static int header_split(plan_ctx *ctx, const char *p, size_t n, header *h)
 {
     const int line = ctx->lineno;
-    kg_plan *plan = ctx->plan;
-    /* the ']' that closes the '[' of p[0]: an expanded name, [arm x[A=1]], holds a pair of its own */
     const char *close = NULL;
     int depth = 0;
     for (size_t i = 0; i < n && close == NULL; i++) {
@@ -44,16 +54,14 @@ static void section_begin(plan_ctx *ctx, const char *p, size_t n)
         else if (p[i] == ']' && --depth == 0) close = p + i;
     }
     if (close == NULL) {
-        plan_perr(ctx, line, "unterminated section header", p, n,
-             "close it with ']', e.g. [case NAME]");
-        return;
+        plan_perr(ctx, line, "unterminated section header", p, n, "close it with ']', e.g. [case NAME]");
+        return -1;
     }
     const char *after = close + 1;
     while (after < p + n && (*after == ' ' || *after == '\t')) after++;
     if (after < p + n && *after != ';' && *after != '#') {
-        plan_perr(ctx, line, "text after section header", p, n,
-             "put keys on their own lines below the header");
-        return;
+        plan_perr(ctx, line, "text after section header", p, n, "put keys on their own lines below the header");
+        return -1;
     }
     const char *s = p + 1, *e = close;
     while (s < e && isspace((unsigned char)*s)) s++;
@@ -63,88 +71,95 @@ static void section_begin(plan_ctx *ctx, const char *p, size_t n)
     size_t wlen = (size_t)(w - s);
     const char *nm = w;
     while (nm < e && isspace((unsigned char)*nm)) nm++;
-    size_t nlen = (size_t)(e - nm);
-    size_t hlen = (size_t)(close + 1 - p);
-    int sec = SEC_NONE;
+    *h = (header){ .p = p, .hlen = (size_t)(close + 1 - p), .sec = SEC_NONE, .line = line, .nm = nm,
+                   .nlen = (size_t)(e - nm) };
     for (int i = SEC_CAMPAIGN; i <= SEC_OP; i++)
-        if (wlen == strlen(plan_sec_names[i]) && memcmp(s, plan_sec_names[i], wlen) == 0) sec = i;
-    if (sec == SEC_NONE) {
-        plan_perr(ctx, line, "unknown section", p, hlen,
-             "sections are [campaign], [op NAME], [case NAME], [arm NAME] and [gate]");
+        if (wlen == strlen(plan_sec_names[i]) && memcmp(s, plan_sec_names[i], wlen) == 0) h->sec = i;
+    if (h->sec == SEC_NONE) {
+        plan_perr(ctx, line, "unknown section", p, h->hlen,
+                  "sections are [campaign], [op NAME], [case NAME], [arm NAME] and [gate]");
+        return -1;
+    }
+    return 0;
+}
+
+/* [op NAME]: an op declared in the plan (docs/ops.md). */
+static void begin_op(plan_ctx *ctx, const header *h)
+{
+    kg_plan *plan = ctx->plan;
+    if (h->nlen == 0 || !plan_simple_name_ok(h->nm, h->nlen)) {
+        plan_perr(ctx, h->line, h->nlen == 0 ? "section needs a name" : "bad op name", h->p, h->hlen,
+                  "write [op NAME], NAME of 1-63 letters, digits, '_', '.', '-'");
         return;
     }
-    if (sec == SEC_OP) {
-        /* an op declared in the plan (docs/ops.md) */
-        ctx->nsections++;
-        ctx->bracketed = 0;
-        if (nlen == 0 || !plan_simple_name_ok(nm, nlen)) {
-            plan_perr(ctx, line, nlen == 0 ? "section needs a name" : "bad op name", p, hlen,
-                 "write [op NAME], NAME of 1-63 letters, digits, '_', '.', '-'");
-            return;
-        }
-        char onm[KG_NAME_MAX];
-        memcpy(onm, nm, nlen);
-        onm[nlen] = '\0';
-        int prev_op = kg_plan_find_op(plan, onm);
-        if (prev_op >= 0) {
-            plan_perr(ctx, line, "duplicate op", p, hlen, "op names must differ; '%s' is on line %d", onm,
-                 plan->ops[prev_op].line);
-            return;
-        }
-        if (plan->nops >= KG_PLAN_MAX_OPS) {
-            plan_perr(ctx, line, "too many ops", p, hlen, "a plan declares at most %d ops", KG_PLAN_MAX_OPS);
-            return;
-        }
-        kg_opdecl *od = &plan->ops[plan->nops];
-        memset(od, 0, sizeof *od);
-        memcpy(od->name, onm, nlen + 1);
-        od->line = line;
-        ctx->idx = plan->nops++;
-        ctx->sec = SEC_OP;
+    char onm[KG_NAME_MAX];
+    snprintf(onm, sizeof onm, "%.*s", (int)h->nlen, h->nm);
+    int prev = kg_plan_find_op(plan, onm);
+    if (prev >= 0) {
+        plan_perr(ctx, h->line, "duplicate op", h->p, h->hlen, "op names must differ; '%s' is on line %d", onm,
+                  plan->ops[prev].line);
         return;
     }
-    ctx->nsections++;
-    ctx->bracketed = 0;
-    if (sec == SEC_CAMPAIGN || sec == SEC_GATE) {
-        if (nlen != 0) {
-            plan_perr(ctx, line, "section takes no name", p, hlen, "write [%s]", plan_sec_names[sec]);
-            return;
-        }
-        int *prev = sec == SEC_CAMPAIGN ? &plan->campaign.line : &plan->gate.line;
-        if (*prev != 0) {
-            plan_perr(ctx, line, "duplicate section", p, hlen,
-                 "[%s] may appear once; the first is on line %d", plan_sec_names[sec], *prev);
-            return;
-        }
-        *prev = line;
-        ctx->sec = sec;
-        ctx->idx = 0;
+    if (plan->nops >= KG_PLAN_MAX_OPS) {
+        plan_perr(ctx, h->line, "too many ops", h->p, h->hlen, "a plan declares at most %d ops", KG_PLAN_MAX_OPS);
         return;
     }
-    if (nlen == 0) {
-        plan_perr(ctx, line, "section needs a name", p, hlen, "write [%s NAME]", plan_sec_names[sec]);
+    kg_opdecl *od = &plan->ops[plan->nops];
+    memset(od, 0, sizeof *od);
+    memcpy(od->name, onm, h->nlen + 1);
+    od->line = h->line;
+    ctx->idx = plan->nops++;
+    ctx->sec = SEC_OP;
+}
+
+/* [campaign] and [gate]: no name, once each. */
+static void begin_single(plan_ctx *ctx, const header *h)
+{
+    kg_plan *plan = ctx->plan;
+    if (h->nlen != 0) {
+        plan_perr(ctx, h->line, "section takes no name", h->p, h->hlen, "write [%s]", plan_sec_names[h->sec]);
         return;
     }
-    if (!plan_any_name_ok(nm, nlen)) {
-        plan_perr(ctx, line, "bad section name", p, hlen,
-             "names are 1-63 letters, digits, '_', '.', '-' (or a variant's expanded name, NAME[AXIS=VALUE,...])");
+    int *prev = h->sec == SEC_CAMPAIGN ? &plan->campaign.line : &plan->gate.line;
+    if (*prev != 0) {
+        plan_perr(ctx, h->line, "duplicate section", h->p, h->hlen, "[%s] may appear once; the first is on line %d",
+                  plan_sec_names[h->sec], *prev);
         return;
     }
-    ctx->bracketed = memchr(nm, '[', nlen) != NULL;
+    *prev = h->line;
+    ctx->sec = h->sec;
+    ctx->idx = 0;
+}
+
+/* [case NAME] and [arm NAME]: a new section of its kind, its defaults
+ * set, named NAME (a plain name, or a variant's expanded name). */
+static void begin_named(plan_ctx *ctx, const header *h)
+{
+    kg_plan *plan = ctx->plan;
+    int is_case = h->sec == SEC_CASE;
+    if (h->nlen == 0) {
+        plan_perr(ctx, h->line, "section needs a name", h->p, h->hlen, "write [%s NAME]", plan_sec_names[h->sec]);
+        return;
+    }
+    if (!plan_any_name_ok(h->nm, h->nlen)) {
+        plan_perr(ctx, h->line, "bad section name", h->p, h->hlen,
+                  "names are 1-63 letters, digits, '_', '.', '-' (or a variant's expanded name, NAME[AXIS=VALUE,...])");
+        return;
+    }
+    ctx->bracketed = memchr(h->nm, '[', h->nlen) != NULL;
     char nbuf[KG_NAME_MAX];
-    memcpy(nbuf, nm, nlen);
-    nbuf[nlen] = '\0';
-    int is_case = sec == SEC_CASE;
+    snprintf(nbuf, sizeof nbuf, "%.*s", (int)h->nlen, h->nm);
     int prev = is_case ? kg_plan_find_case(plan, nbuf) : kg_plan_find_arm(plan, nbuf);
     int *count = is_case ? &plan->ncases : &plan->narms;
     if (prev >= 0) {
-        plan_perr(ctx, line, is_case ? "duplicate case" : "duplicate arm", p, hlen,
-             "%s names must differ; '%s' is on line %d", is_case ? "case" : "arm", nbuf,
-             is_case ? plan->cases[prev].line : plan->arms[prev].line);
+        plan_perr(ctx, h->line, is_case ? "duplicate case" : "duplicate arm", h->p, h->hlen,
+                  "%s names must differ; '%s' is on line %d", is_case ? "case" : "arm", nbuf,
+                  is_case ? plan->cases[prev].line : plan->arms[prev].line);
         return;
     }
     if (*count >= PLAN_SECTIONS_MAX) {
-        plan_perr(ctx, line, is_case ? "too many cases" : "too many arms", p, hlen, "at most %d", PLAN_SECTIONS_MAX);
+        plan_perr(ctx, h->line, is_case ? "too many cases" : "too many arms", h->p, h->hlen, "at most %d",
+                  PLAN_SECTIONS_MAX);
         return;
     }
     int grown = is_case ? grow(ctx, (void **)&plan->cases, sizeof *plan->cases, &ctx->cases_cap, *count,
@@ -153,23 +168,31 @@ static void section_begin(plan_ctx *ctx, const char *p, size_t n)
                                (void **)&ctx->arm_lines);
     if (grown != 0) return;
     int i = (*count)++;
-    key_lines *kl = is_case ? &ctx->case_lines[i] : &ctx->arm_lines[i];
-    memset(kl, 0, sizeof *kl);
+    memset(plan_section_lines(ctx, h->sec, i), 0, sizeof(key_lines));
+    void *base = plan_section_base(ctx, h->sec, i);
+    memset(base, 0, is_case ? sizeof(kg_case) : sizeof(kg_arm));
+    plan_apply_defaults(ctx, h->sec, base);
     if (is_case) {
-        kg_case *k = &plan->cases[i];
-        memset(k, 0, sizeof *k);
-        plan_apply_defaults(ctx, SEC_CASE, k);
-        memcpy(k->name, nbuf, nlen + 1);
-        k->line = line;
+        memcpy(plan->cases[i].name, nbuf, h->nlen + 1);
+        plan->cases[i].line = h->line;
     } else {
-        kg_arm *a = &plan->arms[i];
-        memset(a, 0, sizeof *a);
-        plan_apply_defaults(ctx, SEC_ARM, a);
-        memcpy(a->name, nbuf, nlen + 1);
-        a->line = line;
+        memcpy(plan->arms[i].name, nbuf, h->nlen + 1);
+        plan->arms[i].line = h->line;
     }
     ctx->idx = i;
-    ctx->sec = sec;
+    ctx->sec = h->sec;
+}
+
+/* A section header line p[0..n) starting with '['. */
+static void section_begin(plan_ctx *ctx, const char *p, size_t n)
+{
+    header h;
+    if (header_split(ctx, p, n, &h) != 0) return;
+    ctx->nsections++;
+    ctx->bracketed = 0;
+    if (h.sec == SEC_OP) begin_op(ctx, &h);
+    else if (h.sec == SEC_CAMPAIGN || h.sec == SEC_GATE) begin_single(ctx, &h);
+    else begin_named(ctx, &h);
 }
 
 /* fgets-style reader over the plan text: one plan line per call. */
