@@ -6,13 +6,10 @@
  * that table, so a new key is one row (plus its struct field). */
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <limits.h>
 #include "plan/plan_impl.h"
 

@@ -18,25 +18,18 @@
  * alone, which is what makes resuming exact.  SHA256SUMS is written last. */
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <limits.h>
 #include <dirent.h>
 #include <signal.h>
-#include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/prctl.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "run/supervisor.h"
 #include "evidence/archive.h"
 #include "evidence/chain.h"
-#include "run/channel.h"
 #include "plan/frozen.h"
 #include "kgate/evidence.h"
 #include "run/lock.h"
@@ -49,12 +42,8 @@
 #include "plan/shard.h"
 #include "base/safefs.h"
 #include "evidence/attest.h"
-#include "run/token.h"
-#include <openssl/crypto.h>
 #include "base/util.h"
 #include "run/wproc.h"
-
-extern char **environ;
 
 typedef kg_proc_rec proc_rec;
 
@@ -224,6 +213,7 @@ typedef struct campaign {
     struct sigaction old_int, old_term, old_pipe;
 } campaign;
 
+/* DIR/name of the campaign's folder, into buf. */
 static char *folder_path(const campaign *c, const char *name, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/%s", c->dir, name);
@@ -571,6 +561,7 @@ static void resumed_decision(campaign *c)
     kg_analysis_free(&pre);
 }
 
+/* Room for `need` process records. */
 static int grow_recs(campaign *c, int need, kg_err *err)
 {
     proc_rec *p = realloc(c->recs, (size_t)need * sizeof *p);
