@@ -209,9 +209,8 @@ unsigned kg_backend_caps(const kg_backend *be);   /* KG_CAP_* */
 
 /* ---- the registry, by name: what is known without opening a backend ---- */
 
-/* The values of a plan's backend key: "auto" and every backend compiled
- * in, NULL-terminated. */
-extern const char *const kg_backend_words[];
+/* The values of a plan's backend key are kg_plan_backends (kgate/plan.h):
+ * "auto" and every backend of the registry. */
 
 /* 1 when name is a backend compiled in ("auto" is a choice, not one). */
 int kg_backend_known(const char *name);

@@ -107,7 +107,7 @@ typedef struct kg_campaign {
     double quiet_timeout_s, max_steal, max_foreign_cpu, max_freq_change;
     double warm_s;           /* bound on warming the device to a steady clock, s; 5 (0: none) */
     int overlap;             /* the next worker sets up beside the current one's last checks; 1 */
-    /* appended: the device is a case variable (1: `devices = any`, the
+    /* whether the device is a case variable (1: `devices = any`, the
      * shards of a merged campaign may run on different device models);
      * 0: `devices = same`, the default: kgate merge refuses mixed models */
     int devices_any;
@@ -138,7 +138,7 @@ typedef struct kg_case {
     double scale;            /* input value scale; 1.0 */
     int primary;             /* counts for the gate; 1 */
     int line;                /* line of the section header */
-    /* appended: the variables of the case's op beyond the keys above
+    /* the variables of the case's op beyond the keys above
      * (docs/ops.md), e.g. S = 1024 or causal = yes, in the order given */
     int nvars;
     kg_var vars[KG_CASE_VARS];
@@ -197,18 +197,18 @@ typedef struct kg_arm {
     int fake_refuse;               /* case index whose load the device refuses (KG_EINADMISSIBLE); -1 */
     int fake_wrong;                /* 1: outputs are wrong */
     int line;                      /* line of the section header */
-    /* appended: the arm's preconditions, conditions over the case
+    /* the arm's preconditions, conditions over the case
      * variables ("K % 16 == 0, N % 64 == 0"), from the plan or the kernel
      * contract of its source; on a plan case that does not meet them the
      * arm is INADMISSIBLE (never loaded), and held-out shapes that do not
      * are skipped */
     char requires[KG_TEXT_MAX];
-    /* appended: a precompiled image instead of a source (exclusive with
+    /* a precompiled image instead of a source (exclusive with
      * source and builtin): a .so on the cpu backend, a .cubin, .ptx or
      * .fatbin on cuda, relative to the plan's folder.  kgate cannot
      * rebuild it, so its numerical negative is not applicable. */
     char image[KG_PATH_MAX];
-    /* appended: a library arm (builtin = torch or numpy, docs/library-arms.md):
+    /* a library arm (builtin = torch or numpy, docs/library-arms.md):
      * the call from the op's table (empty: the op's default call), and
      * compile = yes for the call through torch.compile */
     char call[KG_NAME_MAX];
@@ -255,7 +255,7 @@ typedef struct kg_plan {
      * report.md lists them */
     char notes[KG_PLAN_MAX_NOTES][KG_PLAN_NOTE_MAX];
     int nnotes;
-    /* appended: ops declared in the plan, [op NAME] (docs/ops.md) */
+    /* the ops declared in the plan, [op NAME] (docs/ops.md) */
     int nops;
     kg_opdecl ops[KG_PLAN_MAX_OPS];
 } kg_plan;
@@ -273,6 +273,11 @@ typedef struct kg_plan {
  * "path:line: problem: 'offending text' (fix)".  Returns KG_OK, KG_EIO or
  * KG_EINPUT. */
 int kg_plan_load(const char *path, kg_plan **out, kg_err *err);
+
+/* The values of a plan's backend key: "auto" and the name of every
+ * backend of the registry (src/backend/backend.c; a unit test checks the
+ * two agree), NULL-terminated. */
+extern const char *const kg_plan_backends[];
 
 /* Parses plan text held in memory; name is used in messages and base_dir
  * is the folder relative sources resolve against. */

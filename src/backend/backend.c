@@ -12,8 +12,6 @@
 
 static const kg_backend_ops *const registry[] = { &kg_backend_cpu, &kg_backend_fake, &kg_backend_cuda };
 
-const char *const kg_backend_words[] = { "auto", "cpu", "fake", "cuda", NULL };
-
 static const kg_backend_ops *backend_by_name(const char *name)
 {
     for (size_t i = 0; name != NULL && i < sizeof registry / sizeof registry[0]; i++)

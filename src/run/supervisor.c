@@ -18,25 +18,20 @@
  * alone, which is what makes resuming exact.  SHA256SUMS is written last. */
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <limits.h>
 #include <dirent.h>
 #include <signal.h>
-#include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/prctl.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "run/supervisor.h"
 #include "run/archive.h"
+#include "check/opfacts.h"
+#include "toolchain/toolchain.h"
 #include "evidence/chain.h"
-#include "run/channel.h"
 #include "plan/frozen.h"
 #include "kgate/evidence.h"
 #include "run/lock.h"
@@ -49,14 +44,8 @@
 #include "plan/shard.h"
 #include "base/safefs.h"
 #include "evidence/attest.h"
-#include "run/token.h"
-#include "toolchain/toolchain.h"
-#include <openssl/crypto.h>
 #include "base/util.h"
 #include "run/wproc.h"
-#include "check/opfacts.h"
-
-extern char **environ;
 
 typedef kg_proc_rec proc_rec;
 
@@ -196,425 +185,635 @@ static int restore_plan_hash(const char *dir, const kg_plan *plan, kg_err *err)
     return kg_write_atomic(path, hashline, strlen(hashline), err);
 }
 
-int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_analysis *an, kg_err *err)
-{
-    kg_plan *plan = NULL;
-    kg_backend *be = NULL;
-    proc_rec *recs = NULL;
-    char dir[KG_PATH_MAX], path[KG_PATH_MAX + 64], plan_abs[PATH_MAX];
-    char notice[512] = "", device[512] = "", *recorded = NULL, model[256] = "";
-    unsigned char *shard_on = NULL;
-    int rc, lock_fd = -1, nrec = 0, dirfd = -1;
+/* ---- the campaign, stage by stage ------------------------------------- */
+
+/* One campaign while it runs: what each stage leaves for the next. */
+typedef struct campaign {
+    const kg_run_opts *o;
+    kg_settings s;            /* the environment's, and the negative the options ask for */
+    kg_plan *plan;
+    unsigned char *shard_on;  /* the cases of this shard (NULL: every case) */
+    char plan_abs[PATH_MAX];
+    char dir[KG_PATH_MAX];
+    int dirfd;                /* every write of the campaign's records goes through it */
+    kg_backend *be;           /* open from the lock to the peaks */
+    char notice[512], device[512], model[256], resolved[16];
+    int lock_fd;
+    uint64_t salt;            /* the input salt (salt.h) */
+    int nslots;               /* schedule slots: 2 processes per direction, or 1 for check */
+    proc_rec *recs;
+    int nrec, capn, first_rec;
+    kg_sb wl;                 /* watch.csv's rows */
+    double t_session, build_s;
     kg_quiet q;
+    kg_watch_ctx wc;
+    kg_wspawn sp;
+    int max_repeats, decided, never_quiet, started, per_look;
     kg_wproc cur, next;
-    memset(&cur, 0, sizeof cur);
-    memset(&next, 0, sizeof next);
-    kg_sb wl = { 0 };
-    struct sigaction sa, old_int, old_term, old_pipe;
-    char pline[256] = "";
-    /* the settings of this campaign: the environment's, and the negative
-     * asked for in the options (the workers get it on their command line) */
-    kg_settings s = o->settings != NULL ? *o->settings : *kg_settings_defaults();
+    double t0;
+    char pline[256];
+    struct sigaction old_int, old_term, old_pipe;
+} campaign;
+
+/* DIR/name of the campaign's folder, into buf. */
+static char *folder_path(const campaign *c, const char *name, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%s", c->dir, name);
+    return buf;
+}
+
+/* Options and signals: the campaign's settings; SIGINT and SIGTERM stop
+ * the running worker and leave a folder that --resume continues; a
+ * worker gone before its go leaves a pipe without a reader (EPIPE), which
+ * does not end the campaign; nothing of this process is readable by
+ * others. */
+static void stage_signals(campaign *c)
+{
+    const kg_run_opts *o = c->o;
+    c->s = o->settings != NULL ? *o->settings : *kg_settings_defaults();
     if (o->negative) {
-        s.negative = 1;
-        if (o->negative_arm != NULL) s.negative_arm = o->negative_arm;
+        c->s.negative = 1;
+        if (o->negative_arm != NULL) c->s.negative_arm = o->negative_arm;
     }
-    memset(&q, 0, sizeof q);
-    memset(an, 0, sizeof *an);
-    /* SIGINT and SIGTERM stop the running worker and leave a folder that
-     * --resume continues; nothing of this process is readable by others */
     (void)prctl(PR_SET_DUMPABLE, 0);
     kg_stop_clear();
+    struct sigaction sa, ign;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    /* a worker gone before its go leaves a pipe without a reader: the
-     * write fails (EPIPE), it does not end the campaign */
-    struct sigaction ign;
+    sigaction(SIGINT, &sa, &c->old_int);
+    sigaction(SIGTERM, &sa, &c->old_term);
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ign, &old_pipe);
-    if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
-    /* a shard runs some of the cases of the same plan (shard.h) */
-    if (o->shard_n > 0) {
-        if ((shard_on = calloc((size_t)plan->ncases + 1, 1)) == NULL) {
-            rc = kg_errorf(err, KG_ENOMEM, "out of memory");
-            goto done;
-        }
-        if ((rc = kg_shard_cases(plan, o->shard_i, o->shard_n, shard_on, err)) < 0) goto done;
-        rc = KG_OK;
-        if (plan->campaign.looks > 1) {
-            rc = kg_errorf(err, KG_EUSAGE, "%s: a sequential design (looks = %d) cannot be sharded: each shard would "
-                           "stop at its own look; run it whole, or set looks = 1 (docs/scale-out.md)", o->plan_path,
-                           plan->campaign.looks);
-            goto done;
-        }
-        if (o->check_only) {
-            rc = kg_errorf(err, KG_EUSAGE, "--shard: kgate check runs every case in one process; shard a campaign only");
-            goto done;
-        }
-    }
+    sigaction(SIGPIPE, &ign, &c->old_pipe);
+}
+
+/* A shard runs some of the cases of the same plan (shard.h); neither a
+ * sequential design nor kgate check is sharded. */
+static int take_shard(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    if (o->shard_n <= 0) return KG_OK;
+    if ((c->shard_on = calloc((size_t)c->plan->ncases + 1, 1)) == NULL)
+        return kg_errorf(err, KG_ENOMEM, "out of memory");
+    int rc = kg_shard_cases(c->plan, o->shard_i, o->shard_n, c->shard_on, err);
+    if (rc < 0) return rc;
+    if (c->plan->campaign.looks > 1)
+        return kg_errorf(err, KG_EUSAGE, "%s: a sequential design (looks = %d) cannot be sharded: each shard would "
+                         "stop at its own look; run it whole, or set looks = 1 (docs/scale-out.md)", o->plan_path,
+                         c->plan->campaign.looks);
+    if (o->check_only)
+        return kg_errorf(err, KG_EUSAGE, "--shard: kgate check runs every case in one process; shard a campaign only");
+    return KG_OK;
+}
+
+/* Load the plan and bind its ops: the plan, its shard and device, its
+ * own ops compiled and loaded here (trusted, like the plan) and checked,
+ * its notes, the frozen plan it must match. */
+static int stage_plan(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    int rc;
+    if ((rc = kg_plan_load(o->plan_path, &c->plan, err)) != KG_OK) return rc;
+    if ((rc = take_shard(c, err)) != KG_OK) return rc;
     /* the device of this run; the canonical plan and its hash stay the plan's */
-    if (o->has_device) plan->campaign.device = o->device;
-    /* the plan's own ops, compiled and loaded here (trusted, like the plan) */
-    if ((rc = kg_ops_bind(plan, &s, err)) != KG_OK) goto done;
-    if ((rc = kg_plan_check_ops(plan, err)) != KG_OK) goto done;
-    for (int i = 0; i < plan->nnotes; i++) fprintf(stderr, "kgate: note: %s\n", plan->notes[i]);
-    if (o->frozen_path != NULL && (rc = kg_frozen_check(plan, o->frozen_path, err)) != KG_OK) goto done;
-    if (realpath(o->plan_path, plan_abs) == NULL) {
-        rc = kg_errorf(err, KG_EIO, "%s: %s", o->plan_path, strerror(errno));
-        goto done;
+    if (o->has_device) c->plan->campaign.device = o->device;
+    if ((rc = kg_ops_bind(c->plan, &c->s, err)) != KG_OK) return rc;
+    if ((rc = kg_plan_check_ops(c->plan, err)) != KG_OK) return rc;
+    for (int i = 0; i < c->plan->nnotes; i++) fprintf(stderr, "kgate: note: %s\n", c->plan->notes[i]);
+    if (o->frozen_path != NULL && (rc = kg_frozen_check(c->plan, o->frozen_path, err)) != KG_OK) return rc;
+    if (realpath(o->plan_path, c->plan_abs) == NULL)
+        return kg_errorf(err, KG_EIO, "%s: %s", o->plan_path, strerror(errno));
+    return KG_OK;
+}
+
+/* The folder of a resumed campaign must hold this plan: its recorded
+ * hash is the plan's (a difference is shown line by line). */
+static int check_resumed_plan(campaign *c, kg_err *err)
+{
+    char path[KG_PATH_MAX + 64], *recorded = NULL, *canon = NULL;
+    if (!kg_path_exists(folder_path(c, "plan.kg", path, sizeof path)))
+        return kg_errorf(err, KG_EUSAGE, "%s holds no campaign to resume (no plan.kg): start it again without "
+                         "--resume", c->dir);
+    int rc = restore_plan_hash(c->dir, c->plan, err);
+    if (rc == KG_OK) rc = kg_read_file(folder_path(c, "plan.sha256", path, sizeof path), &recorded, NULL, err);
+    if (rc == KG_OK && strncmp(recorded, c->plan->hash, 64) != 0) {
+        kg_sb diff = { 0 };
+        if (kg_read_file(folder_path(c, "plan.kg", path, sizeof path), &canon, NULL, NULL) == KG_OK)
+            kg_frozen_diff(canon, c->plan->canonical, &diff);
+        rc = kg_errorf(err, KG_EINPUT, "%s is not the plan of %s (sha256 %.12s, campaign's %.12s): %s",
+                       c->o->plan_path, c->dir, c->plan->hash, recorded, diff.buf ? diff.buf : "");
+        kg_sb_free(&diff);
     }
+    free(canon);
+    free(recorded);
+    return rc;
+}
+
+/* Open or resume the folder: -o DIR or kgate-out/NAME-UTCTIME; a new
+ * campaign needs a folder without one, a resumed one the folder of this
+ * plan.  *out_dir_used receives it. */
+static int stage_folder(campaign *c, char *out_dir_used, size_t cap, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    char path[KG_PATH_MAX + 64];
+    int rc;
     if (o->out_dir != NULL) {
-        snprintf(dir, sizeof dir, "%s", o->out_dir);
+        snprintf(c->dir, sizeof c->dir, "%s", o->out_dir);
     } else if (o->resume) {
-        rc = kg_errorf(err, KG_EUSAGE, "--resume needs the campaign's folder");
-        goto done;
+        return kg_errorf(err, KG_EUSAGE, "--resume needs the campaign's folder");
     } else {
         char stamp[32];
         time_t t = time(NULL);
         struct tm tm;
         gmtime_r(&t, &tm);
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        snprintf(dir, sizeof dir, "kgate-out/%s-%s%s", plan->campaign.name, stamp, o->check_only ? "-check" : "");
+        snprintf(c->dir, sizeof c->dir, "kgate-out/%s-%s%s", c->plan->campaign.name, stamp,
+                 o->check_only ? "-check" : "");
     }
-    snprintf(path, sizeof path, "%s/plan.kg", dir);
     if (o->resume) {
-        char *canon = NULL;
-        if (!kg_path_exists(path)) {
-            rc = kg_errorf(err, KG_EUSAGE, "%s holds no campaign to resume (no plan.kg): start it again without --resume", dir);
-            goto done;
-        }
-        snprintf(path, sizeof path, "%s/plan.sha256", dir);
-        if ((rc = restore_plan_hash(dir, plan, err)) != KG_OK) goto done;
-        if ((rc = kg_read_file(path, &recorded, NULL, err)) != KG_OK) goto done;
-        if (strncmp(recorded, plan->hash, 64) != 0) {
-            kg_sb diff = { 0 };
-            snprintf(path, sizeof path, "%s/plan.kg", dir);
-            if (kg_read_file(path, &canon, NULL, NULL) == KG_OK) kg_frozen_diff(canon, plan->canonical, &diff);
-            rc = kg_errorf(err, KG_EINPUT, "%s is not the plan of %s (sha256 %.12s, campaign's %.12s): %s",
-                           o->plan_path, dir, plan->hash, recorded, diff.buf ? diff.buf : "");
-            kg_sb_free(&diff);
-            free(canon);
-            goto done;
-        }
-    } else if (kg_path_exists(path)) {
-        rc = kg_errorf(err, KG_EUSAGE, "%s already holds a campaign: choose another folder with -o, or --resume it", dir);
-        goto done;
+        if ((rc = check_resumed_plan(c, err)) != KG_OK) return rc;
+    } else if (kg_path_exists(folder_path(c, "plan.kg", path, sizeof path))) {
+        return kg_errorf(err, KG_EUSAGE, "%s already holds a campaign: choose another folder with -o, or --resume it",
+                         c->dir);
     }
-    if ((rc = kg_outdir_check(dir, o->resume, err)) != KG_OK) goto done;
-    if ((rc = kg_mkdir_p(dir, err)) != KG_OK) goto done;
-    snprintf(out_dir_used, cap, "%s", dir);
-    /* every write of the campaign's records goes through this descriptor */
-    if ((dirfd = kg_open_dir(AT_FDCWD, dir, 0, err)) < 0) {
-        rc = dirfd;
-        goto done;
-    }
+    if ((rc = kg_outdir_check(c->dir, o->resume, err)) != KG_OK) return rc;
+    if ((rc = kg_mkdir_p(c->dir, err)) != KG_OK) return rc;
+    snprintf(out_dir_used, cap, "%s", c->dir);
+    if ((c->dirfd = kg_open_dir(AT_FDCWD, c->dir, 0, err)) < 0) return c->dirfd;
+    return KG_OK;
+}
 
-    const char *bname = o->backend != NULL ? o->backend : plan->campaign.backend;
-    if ((rc = kg_backend_open(bname, plan, &s, &be, notice, sizeof notice, err)) != KG_OK) goto done;
-    if (notice[0] != '\0') fprintf(stderr, "kgate: %s\n", notice);
-    kg_backend_describe(be, device, sizeof device);
-    char resolved[16], lock_name[128];
-    snprintf(resolved, sizeof resolved, "%s", kg_backend_name(be));
-    kg_lock_name(resolved, device, lock_name, sizeof lock_name);
-    if ((rc = kg_lock_acquire(&s, lock_name, o->has_lock_timeout ? o->lock_timeout_s : -1, &lock_fd, err)) != KG_OK)
-        goto done;
+/* Open the backend and take the device's lock, held to the end. */
+static int stage_backend(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    const char *bname = o->backend != NULL ? o->backend : c->plan->campaign.backend;
+    int rc = kg_backend_open(bname, c->plan, &c->s, &c->be, c->notice, sizeof c->notice, err);
+    if (rc != KG_OK) return rc;
+    if (c->notice[0] != '\0') fprintf(stderr, "kgate: %s\n", c->notice);
+    kg_backend_describe(c->be, c->device, sizeof c->device);
+    snprintf(c->resolved, sizeof c->resolved, "%s", kg_backend_name(c->be));
+    char lock_name[128];
+    kg_lock_name(c->resolved, c->device, lock_name, sizeof lock_name);
+    return kg_lock_acquire(&c->s, lock_name, o->has_lock_timeout ? o->lock_timeout_s : -1, &c->lock_fd, err);
+}
 
-    int nslots = o->check_only ? 1 : 2 * plan->campaign.processes;
-    kg_backend_device_model(device, model, sizeof model);
-    kg_meta meta = { .backend = resolved, .notice = notice, .device = device, .argc = o->argc, .argv = o->argv,
-                     .check_only = o->check_only, .negative = o->negative, .frozen_path = o->frozen_path,
-                     .device_index = plan->campaign.device, .device_model = model, .shard_i = o->shard_i,
-                     .shard_n = o->shard_n, .shard_on = shard_on };
-    /* the input salt: drawn fresh for a new campaign (kgate check too),
-     * the recorded one when resuming (salt.h) */
-    uint64_t salt = 0;
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    if (o->resume && kg_path_exists(path)) {
-        char *mj = NULL;
-        int found = 0;
-        kg_shard_meta sm;
-        if ((rc = kg_read_file(path, &mj, NULL, err)) == KG_OK) rc = kg_salt_from_meta(mj, &salt, &found, err);
-        if (rc == KG_OK && (rc = kg_evidence_shard_meta(mj, &sm, err)) == KG_OK &&
-            (sm.count != o->shard_n || (sm.count > 0 && sm.index != o->shard_i))) {
-            if (sm.count > 0)
-                rc = kg_errorf(err, KG_EUSAGE, "%s is shard %d/%d of its campaign: resume it with --shard %d/%d", dir,
-                               sm.index, sm.count, sm.index, sm.count);
-            else
-                rc = kg_errorf(err, KG_EUSAGE, "%s is a whole campaign, not a shard: resume it without --shard", dir);
-        }
-        free(mj);
-        if (rc != KG_OK) goto done;
-        if (!found)
-            fprintf(stderr, "kgate: %s records no input salt (written by an older kgate): the resumed processes "
-                    "use the plan's seed alone, as its first ones did\n", path);
-    } else if ((rc = kg_salt_draw(&salt, err)) != KG_OK) {
-        goto done;
+/* The input salt recorded in a resumed campaign's meta.json, which must
+ * be the same shard as this run. */
+static int resumed_salt(campaign *c, const char *path, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    char *mj = NULL;
+    int found = 0;
+    kg_shard_meta sm;
+    int rc = kg_read_file(path, &mj, NULL, err);
+    if (rc == KG_OK) rc = kg_salt_from_meta(mj, &c->salt, &found, err);
+    if (rc == KG_OK && (rc = kg_evidence_shard_meta(mj, &sm, err)) == KG_OK &&
+        (sm.count != o->shard_n || (sm.count > 0 && sm.index != o->shard_i))) {
+        if (sm.count > 0)
+            rc = kg_errorf(err, KG_EUSAGE, "%s is shard %d/%d of its campaign: resume it with --shard %d/%d", c->dir,
+                           sm.index, sm.count, sm.index, sm.count);
+        else
+            rc = kg_errorf(err, KG_EUSAGE, "%s is a whole campaign, not a shard: resume it without --shard", c->dir);
     }
-    meta.input_salt = salt;
+    free(mj);
+    if (rc == KG_OK && !found)
+        fprintf(stderr, "kgate: %s records no input salt (written by an older kgate): the resumed processes "
+                "use the plan's seed alone, as its first ones did\n", path);
+    return rc;
+}
+
+/* The run's facts for meta.json. */
+static kg_meta meta_of(campaign *c)
+{
+    const kg_run_opts *o = c->o;
+    kg_backend_device_model(c->device, c->model, sizeof c->model);
+    kg_meta m = { .backend = c->resolved, .notice = c->notice, .device = c->device, .argc = o->argc,
+                  .argv = o->argv, .check_only = o->check_only, .negative = o->negative,
+                  .frozen_path = o->frozen_path, .device_index = c->plan->campaign.device, .device_model = c->model,
+                  .shard_i = o->shard_i, .shard_n = o->shard_n, .shard_on = c->shard_on, .input_salt = c->salt };
+    return m;
+}
+
+/* Salt and meta: the input salt, drawn fresh for a new campaign (kgate
+ * check too) or the recorded one when resuming (salt.h); then the
+ * records: a resumed campaign's processes (the leftovers of an
+ * interrupted one removed), a new one's plan.kg, plan.sha256 and
+ * meta.json. */
+static int stage_salt_meta(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    char path[KG_PATH_MAX + 64];
+    int rc;
+    c->nslots = o->check_only ? 1 : 2 * c->plan->campaign.processes;
+    if (o->resume && kg_path_exists(folder_path(c, "meta.json", path, sizeof path)))
+        rc = resumed_salt(c, path, err);
+    else
+        rc = kg_salt_draw(&c->salt, err);
+    if (rc != KG_OK) return rc;
+    kg_meta meta = meta_of(c);
     if (o->resume) {
-        if ((rc = kg_evidence_read_processes(dir, &recs, &nrec, err)) != KG_OK) goto done;
+        if ((rc = kg_evidence_read_processes(c->dir, &c->recs, &c->nrec, err)) != KG_OK) return rc;
         /* room for every slot of the schedule */
-        if (nrec < nslots) {
-            proc_rec *p = realloc(recs, (size_t)nslots * sizeof *p);
-            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-            recs = p;
+        if (c->nrec < c->nslots) {
+            proc_rec *p = realloc(c->recs, (size_t)c->nslots * sizeof *p);
+            if (p == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+            c->recs = p;
         }
-        remove_leftovers(dirfd, nrec);
-        snprintf(path, sizeof path, "%s/meta.json", dir);
-        if (!kg_path_exists(path) && (rc = kg_evidence_write_meta(dirfd, dir, plan, &meta, err)) != KG_OK) goto done;
-        snprintf(path, sizeof path, "%s/ops.json", dir);
-        if (!kg_path_exists(path) && (rc = kg_opfacts_write(dirfd, dir, plan, err)) != KG_OK) goto done;
-        fprintf(stderr, "kgate: resuming %s: %d process(es) recorded\n", dir, nrec);
-    } else {
-        snprintf(path, sizeof path, "%s/plan.kg", dir);
-        if ((rc = kg_write_atomic_at(dirfd, "plan.kg", path, plan->canonical, strlen(plan->canonical), err)) != KG_OK)
-            goto done;
-        snprintf(path, sizeof path, "%s/plan.sha256", dir);
-        char hashline[80];
-        snprintf(hashline, sizeof hashline, "%s\n", plan->hash);
-        if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK)
-            goto done;
-        if ((rc = kg_evidence_write_meta(dirfd, dir, plan, &meta, err)) != KG_OK) goto done;
-        /* what a reader needs to know of the ops, as data (ops.json) */
-        if ((rc = kg_opfacts_write(dirfd, dir, plan, err)) != KG_OK) goto done;
-        recs = calloc((size_t)nslots, sizeof *recs);
-        if (recs == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+        remove_leftovers(c->dirfd, c->nrec);
+        if (!kg_path_exists(folder_path(c, "meta.json", path, sizeof path)) &&
+            (rc = kg_evidence_write_meta(c->dirfd, c->dir, c->plan, &meta, err)) != KG_OK)
+            return rc;
+        if (!kg_path_exists(folder_path(c, "ops.json", path, sizeof path)) &&
+            (rc = kg_opfacts_write(c->dirfd, c->dir, c->plan, err)) != KG_OK)
+            return rc;
+        fprintf(stderr, "kgate: resuming %s: %d process(es) recorded\n", c->dir, c->nrec);
+        return KG_OK;
     }
-    snprintf(path, sizeof path, "%s/logs", dir);
-    if ((rc = kg_mkdir_p(path, err)) != KG_OK) goto done;
-    /* the host watch's log: what an earlier run of this campaign wrote, then this run's rows */
-    snprintf(path, sizeof path, "%s/watch.csv", dir);
-    if (o->resume && kg_path_exists(path)) {
+    const kg_plan *plan = c->plan;
+    char hashline[80];
+    snprintf(hashline, sizeof hashline, "%s\n", plan->hash);
+    if ((rc = kg_write_atomic_at(c->dirfd, "plan.kg", folder_path(c, "plan.kg", path, sizeof path), plan->canonical,
+                                 strlen(plan->canonical), err)) != KG_OK ||
+        (rc = kg_write_atomic_at(c->dirfd, "plan.sha256", folder_path(c, "plan.sha256", path, sizeof path), hashline,
+                                 strlen(hashline), err)) != KG_OK ||
+        (rc = kg_evidence_write_meta(c->dirfd, c->dir, plan, &meta, err)) != KG_OK ||
+        /* what a reader needs to know of the ops, as data (ops.json) */
+        (rc = kg_opfacts_write(c->dirfd, c->dir, plan, err)) != KG_OK)
+        return rc;
+    if ((c->recs = calloc((size_t)c->nslots, sizeof *c->recs)) == NULL)
+        return kg_errorf(err, KG_ENOMEM, "out of memory");
+    return KG_OK;
+}
+
+/* Prepare the folder: logs/, and the host watch's log: what an earlier
+ * run of this campaign wrote, then this run's rows. */
+static int stage_prepare(campaign *c, kg_err *err)
+{
+    char path[KG_PATH_MAX + 64];
+    int rc;
+    if ((rc = kg_mkdir_p(folder_path(c, "logs", path, sizeof path), err)) != KG_OK) return rc;
+    kg_rows_begin(&c->wl, KG_ROWS_WATCH);
+    if (c->o->resume && kg_path_exists(folder_path(c, "watch.csv", path, sizeof path))) {
         kg_watch_rec *old = NULL;
         size_t nold = 0;
-        if ((rc = kg_rows_read_watch(path, &old, &nold, err)) != KG_OK) goto done;
-        kg_rows_begin(&wl, KG_ROWS_WATCH);
-        for (size_t i = 0; i < nold; i++) kg_rows_put_watch(&wl, &old[i]);
+        if ((rc = kg_rows_read_watch(path, &old, &nold, err)) != KG_OK) return rc;
+        for (size_t i = 0; i < nold; i++) kg_rows_put_watch(&c->wl, &old[i]);
         free(old);
-    } else {
-        kg_rows_begin(&wl, KG_ROWS_WATCH);
     }
-    double t_session = kg_mono_s();
-    /* environment.json is written once every arm is built: a campaign
-     * stopped before that builds again */
-    snprintf(path, sizeof path, "%s/environment.json", dir);
-    if (!o->resume || !kg_path_exists(path)) {
-        snprintf(path, sizeof path, "%s/build", dir);
-        for (int a = 0; a < plan->narms; a++)
-            if (kg_stop_requested()) {
-                rc = kg_errorf(err, KG_EIO, "interrupted while building the arms: kgate run %s --resume %s "
-                               "continues it", o->plan_path, dir);
-                goto done;
-            } else if ((rc = kg_backend_build(be, plan, a, path, err)) != KG_OK) {
-                goto done;
-            }
-        /* each arm's kernel source, kept in the folder (chain.h) */
-        if ((rc = kg_chain_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
-        /* and each declared op's, built here for the workers (verify's op server builds the copy) */
-        if ((rc = kg_ops_copy_sources(dirfd, dir, plan, err)) != KG_OK) goto done;
-        if ((rc = kg_ops_build(plan, &s, NULL, path, err)) != KG_OK) goto done;
-        /* the compiler that builds the arms, where the backend names one */
-        char compiler[512] = "";
-        const char *cc = kg_backend_compiler(resolved, &s);
-        if (cc != NULL) kg_tool_version(cc, compiler, sizeof compiler);
-        if ((rc = kg_evidence_write_environment(dirfd, plan, dir, resolved, device, cc != NULL ? compiler : NULL, err)) !=
-            KG_OK)
-            goto done;
-    }
-    /* the device's peaks (the physics limit), measured once in trusted
-     * code with the lock held; a resumed campaign keeps its record */
-    snprintf(path, sizeof path, "%s/peaks.json", dir);
-    if (!o->check_only && (!o->resume || !kg_path_exists(path))) {
-        kg_peaks pk;
-        if ((rc = kg_backend_peaks(be, &pk, err)) != KG_OK) goto done;
-        if ((rc = kg_evidence_write_peaks(dirfd, dir, resolved, &pk, err)) != KG_OK) goto done;
-    }
-    kg_backend_close(be);
-    be = NULL;
-    double build_s = kg_mono_s() - t_session;
+    return KG_OK;
+}
 
-    double window = o->has_quiet ? o->quiet_s : plan->campaign.quiet_s;
-    /* timings that do not depend on the host (fake: scripted) need no
-     * quiet window unless one is asked for */
-    if (!(kg_backend_caps_of(resolved) & KG_CAP_QUIET_HOST) && !o->has_quiet) window = 0;
-    const char *forbid = o->forbid != NULL ? o->forbid : plan->campaign.forbid[0] ? plan->campaign.forbid : NULL;
-    double max_load = o->max_load > 0 ? o->max_load : plan->campaign.max_load;
-    kg_quiet_limits lim = { plan->campaign.max_steal, plan->campaign.max_foreign_cpu, plan->campaign.max_freq_change };
-    kg_quiet_init(&q, &s, forbid, max_load, resolved, device, window, &lim);
+/* The sources the folder keeps: each arm's kernel source (chain.h) and
+ * each declared op's (verify's op server builds the copy). */
+static int copy_sources(campaign *c, kg_err *err)
+{
+    int rc = kg_chain_copy_sources(c->dirfd, c->dir, c->plan, err);
+    if (rc == KG_OK) rc = kg_ops_copy_sources(c->dirfd, c->dir, c->plan, err);
+    return rc;
+}
+
+/* Build the arms (and the sources, the op modules): every arm through
+ * the backend's build slot, the declared ops for the workers, and
+ * environment.json, written once every arm is built (a campaign stopped
+ * before that builds again). */
+static int stage_build(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    char path[KG_PATH_MAX + 64], build[KG_PATH_MAX + 64];
+    int rc;
+    c->t_session = kg_mono_s();
+    if (o->resume && kg_path_exists(folder_path(c, "environment.json", path, sizeof path))) return KG_OK;
+    folder_path(c, "build", build, sizeof build);
+    for (int a = 0; a < c->plan->narms; a++) {
+        if (kg_stop_requested())
+            return kg_errorf(err, KG_EIO, "interrupted while building the arms: kgate run %s --resume %s "
+                             "continues it", o->plan_path, c->dir);
+        if ((rc = kg_backend_build(c->be, c->plan, a, build, err)) != KG_OK) return rc;
+    }
+    if ((rc = copy_sources(c, err)) != KG_OK) return rc;
+    if ((rc = kg_ops_build(c->plan, &c->s, NULL, build, err)) != KG_OK) return rc;
+    /* the compiler that builds the arms, where the backend names one */
+    char compiler[512] = "";
+    const char *cc = kg_backend_compiler(c->resolved, &c->s);
+    if (cc != NULL) kg_tool_version(cc, compiler, sizeof compiler);
+    return kg_evidence_write_environment(c->dirfd, c->plan, c->dir, c->resolved, c->device,
+                                         cc != NULL ? compiler : NULL, err);
+}
+
+/* Measure the peaks: the device's peaks (the physics limit), measured
+ * once in trusted code with the lock held (a resumed campaign keeps its
+ * record); then the backend is closed: no worker runs beside it. */
+static int stage_peaks(campaign *c, kg_err *err)
+{
+    char path[KG_PATH_MAX + 64];
+    int rc = KG_OK;
+    if (!c->o->check_only && (!c->o->resume || !kg_path_exists(folder_path(c, "peaks.json", path, sizeof path)))) {
+        kg_peaks pk;
+        if ((rc = kg_backend_peaks(c->be, &pk, err)) == KG_OK)
+            rc = kg_evidence_write_peaks(c->dirfd, c->dir, c->resolved, &pk, err);
+    }
+    kg_backend_close(c->be);
+    c->be = NULL;
+    c->build_s = kg_mono_s() - c->t_session;
+    return rc;
+}
+
+/* The host watch: its window (none where timings do not depend on the
+ * host, unless one is asked for), bounds and give-up, and the session's
+ * first rows in its log. */
+static void stage_watch(campaign *c)
+{
+    const kg_run_opts *o = c->o;
+    const kg_campaign *cp = &c->plan->campaign;
+    double window = o->has_quiet ? o->quiet_s : cp->quiet_s;
+    if (!(kg_backend_caps_of(c->resolved) & KG_CAP_QUIET_HOST) && !o->has_quiet) window = 0;
+    const char *forbid = o->forbid != NULL ? o->forbid : cp->forbid[0] ? cp->forbid : NULL;
+    double max_load = o->max_load > 0 ? o->max_load : cp->max_load;
+    kg_quiet_limits lim = { cp->max_steal, cp->max_foreign_cpu, cp->max_freq_change };
+    kg_quiet_init(&c->q, &c->s, forbid, max_load, c->resolved, c->device, window, &lim);
     /* the arms were built while no worker ran: the quiet time counts from
      * the start of this run when nothing is seen now */
-    q.quiet_since = t_session;
-    double give_up = plan->campaign.quiet_timeout_s;
-    int max_repeats = o->max_repeats == 0 ? plan->campaign.repeats : o->max_repeats < 0 ? 0 : o->max_repeats;
-    kg_watch_log(&wl, 0, -1, "session", "quiet %g s, give up after %g s; forbid %s; max_load %g; max_steal %g%%, "
-              "max_foreign_cpu %g, max_freq_change %g%% (%s); device processes %s; repeats %d; clock warm-up %g s",
-              window, give_up, q.forbid[0] ? q.forbid : "(none)", q.max_load, 100 * q.lim.max_steal,
-              q.lim.max_foreign_cpu, 100 * q.lim.max_freq_change, q.cpu != NULL ? "watched" : "not watched",
-              q.procs != NULL ? "listed by the backend" : "not listed (the backend lists none)", max_repeats,
-              o->check_only ? 0 : plan->campaign.warm_s);
-    kg_watch_log(&wl, build_s, -1, "build", "arms built%s in %.3f s", o->check_only ? "" : " and the device's peaks measured",
-              build_s);
-    int never_quiet = 0, first_rec = nrec, started = 0;
-    /* a sequential design that an earlier run already decided is final:
-     * resuming it runs no further process */
-    int decided = 0;
-    if (o->resume && !o->check_only && plan->campaign.looks > 1 && nrec > 0) {
-        kg_analysis pre;
-        char *texts[KG_REPORT_MAX];
-        kg_err perr = { 0 };
-        if (kg_report_render(dir, &pre, texts, &perr) == KG_OK) {
-            decided = pre.seq_look > 0 && pre.seq_look < plan->campaign.looks;
-            if (decided)
-                fprintf(stderr, "kgate: the sequential design already decided at look %d of %d (%s): no further "
-                        "process runs\n", pre.seq_look, plan->campaign.looks, pre.seq_stop);
-            kg_report_texts_free(texts);
-            kg_analysis_free(&pre);
+    c->q.quiet_since = c->t_session;
+    double give_up = cp->quiet_timeout_s;
+    c->max_repeats = o->max_repeats == 0 ? cp->repeats : o->max_repeats < 0 ? 0 : o->max_repeats;
+    const kg_quiet *q = &c->q;
+    kg_watch_log(&c->wl, 0, -1, "session", "quiet %g s, give up after %g s; forbid %s; max_load %g; max_steal %g%%, "
+                 "max_foreign_cpu %g, max_freq_change %g%% (%s); device processes %s; repeats %d; clock warm-up %g s",
+                 window, give_up, q->forbid[0] ? q->forbid : "(none)", q->max_load, 100 * q->lim.max_steal,
+                 q->lim.max_foreign_cpu, 100 * q->lim.max_freq_change, q->cpu != NULL ? "watched" : "not watched",
+                 q->procs != NULL ? "listed by the backend" : "not listed (the backend lists none)", c->max_repeats,
+                 o->check_only ? 0 : cp->warm_s);
+    kg_watch_log(&c->wl, c->build_s, -1, "build", "arms built%s in %.3f s",
+                 o->check_only ? "" : " and the device's peaks measured", c->build_s);
+    c->wc = (kg_watch_ctx){ o->check_only ? NULL : &c->q, &c->wl, window, give_up };
+}
+
+/* A sequential design that an earlier run already decided is final:
+ * resuming it runs no further process. */
+static void resumed_decision(campaign *c)
+{
+    const kg_run_opts *o = c->o;
+    if (!o->resume || o->check_only || c->plan->campaign.looks <= 1 || c->nrec <= 0) return;
+    kg_analysis pre;
+    char *texts[KG_REPORT_MAX];
+    kg_err perr = { 0 };
+    if (kg_report_render(c->dir, &pre, texts, &perr) != KG_OK) return;
+    c->decided = pre.seq_look > 0 && pre.seq_look < c->plan->campaign.looks;
+    if (c->decided)
+        fprintf(stderr, "kgate: the sequential design already decided at look %d of %d (%s): no further "
+                "process runs\n", pre.seq_look, c->plan->campaign.looks, pre.seq_stop);
+    kg_report_texts_free(texts);
+    kg_analysis_free(&pre);
+}
+
+/* Room for `need` process records. */
+static int grow_recs(campaign *c, int need, kg_err *err)
+{
+    proc_rec *p = realloc(c->recs, (size_t)need * sizeof *p);
+    if (p == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    c->recs = p;
+    c->capn = need;
+    return KG_OK;
+}
+
+/* The schedule's set-up: room for the records, what every worker is
+ * started with.  The next worker starts beside the current one once
+ * that one's last timed phase is over (wproc.h), where the watch tells
+ * kgate's device processes by identity and the plan allows it. */
+static int stage_schedule(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    const kg_plan *plan = c->plan;
+    c->first_rec = c->nrec;
+    resumed_decision(c);
+    c->capn = c->nrec + 2 > c->nslots ? c->nrec + 2 : c->nslots;
+    if (o->resume && grow_recs(c, c->capn, err) != KG_OK) return KG_ENOMEM;
+    c->sp = (kg_wspawn){ .s = &c->s, .plan = plan, .plan_path = o->plan_path, .plan_abs = c->plan_abs,
+                         .dir = c->dir, .backend = c->resolved, .key_path = o->key_path, .dirfd = c->dirfd,
+                         .lock_fd = c->lock_fd, .gated = c->wc.q != NULL, .progress = o->progress,
+                         .check_only = o->check_only, .shard_i = o->shard_i, .shard_n = o->shard_n,
+                         .has_device = o->has_device, .device = o->device, .salt = c->salt,
+                         .timeout_s = plan->campaign.timeout_s };
+    c->per_look = plan->campaign.looks > 1 ? 2 * (plan->campaign.processes / plan->campaign.looks) : 0;
+    c->t0 = kg_mono_s();
+    return KG_OK;
+}
+
+/* The worker of the next slot: the one started beside the one before it
+ * (now the current one), else a fresh start; *slot -1 when every slot is
+ * done. */
+static int next_worker(campaign *c, int *slot, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    if (c->next.active) {
+        c->cur = c->next;
+        memset(&c->next, 0, sizeof c->next);
+        kg_wproc_promote(&c->cur);
+        *slot = c->cur.rec.slot;
+        progress(o, *slot, c->nslots, c->cur.rec.dir, kg_mono_s() - c->t0, c->pline, sizeof c->pline);
+        return KG_OK;
+    }
+    int attempt = 0;
+    *slot = next_slot(c->recs, c->nrec, c->first_rec, c->nslots, c->max_repeats, &attempt);
+    if (*slot < 0) return KG_OK;
+    if (kg_stop_requested() != 0)
+        return kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, c->dir);
+    memset(&c->cur, 0, sizeof c->cur);
+    c->cur.rec.slot = *slot;
+    c->cur.rec.attempt = attempt;
+    c->cur.rec.dir = kg_protocol_direction(*slot);
+    progress(o, *slot, c->nslots, c->cur.rec.dir, kg_mono_s() - c->t0, c->pline, sizeof c->pline);
+    /* the first worker of this run warms the device's clock first */
+    double warm = o->check_only || c->started > 0 ? 0 : c->plan->campaign.warm_s;
+    return kg_wproc_start(&c->cur, &c->sp, c->nrec, warm, 0, err);
+}
+
+/* The current worker said its last timed phase is over: the next slot's
+ * worker starts beside it, as if the current one were done (should it be
+ * contaminated, its repeat comes after the next one); not across a
+ * sequential design's look, which is analysed first. */
+static int start_beside(campaign *c, kg_err *err)
+{
+    if (c->next.active || !c->plan->campaign.overlap || c->wc.q == NULL || kg_quiet_counted(&c->q)) return KG_OK;
+    c->recs[c->nrec] = c->cur.rec;
+    snprintf(c->recs[c->nrec].status, sizeof c->recs[c->nrec].status, "ok");
+    int att2 = 0, slot2 = next_slot(c->recs, c->nrec + 1, c->first_rec, c->nslots, c->max_repeats, &att2);
+    if (slot2 < 0 || (c->per_look > 0 && slot2 % c->per_look == 0)) return KG_OK;
+    memset(&c->next, 0, sizeof c->next);
+    c->next.rec.slot = slot2;
+    c->next.rec.attempt = att2;
+    c->next.rec.dir = kg_protocol_direction(slot2);
+    return kg_wproc_start(&c->next, &c->sp, c->nrec + 1, 0, 1, err);
+}
+
+/* Runs the current worker to its end (starting the next beside it when
+ * allowed) and takes its record; the lock names the worker still
+ * running, if any. */
+static int run_worker(campaign *c, kg_err *err)
+{
+    int rc;
+    for (;;) {
+        int said_done = 0;
+        if ((rc = kg_wproc_drive(&c->cur, &c->next, &c->sp, &c->wc, c->o->progress ? c->pline : NULL, &said_done,
+                                 err)) != KG_OK)
+            return rc;
+        if (!said_done) break;
+        if ((rc = start_beside(c, err)) != KG_OK) return rc;
+    }
+    rc = kg_wproc_finish(&c->cur, &c->sp, &c->wc, err);
+    kg_lock_note_worker(c->lock_fd, c->next.active ? (long)c->next.pid : 0);
+    if (rc != KG_OK) return rc;
+    c->recs[c->nrec] = c->cur.rec;
+    /* a worker that never began timing leaves the clock cold */
+    if (strncmp(c->cur.rec.reason, "not started", 11) != 0) c->started++;
+    c->nrec++;
+    return KG_OK;
+}
+
+/* A slot contaminated 1 + repeats times: the host never became quiet
+ * enough; the campaign stops, INVALID (the analysis says why). */
+static void judge_never_quiet(campaign *c, int slot)
+{
+    int tries = 0, clean = 0;
+    for (int i = 0; i < c->nrec; i++)
+        if (c->recs[i].slot == slot) {
+            tries += i >= c->first_rec;
+            clean |= strcmp(c->recs[i].status, "contaminated") != 0;
         }
+    if (!clean && tries > c->max_repeats) {
+        c->never_quiet = 1;
+        kg_watch_log(&c->wl, 0, c->nrec - 1, "never-quiet", "slot %d was contaminated %d time(s), the last: %s", slot,
+                     tries, c->recs[c->nrec - 1].reason);
     }
-    int capn = nrec + 2 > nslots ? nrec + 2 : nslots;
-    if (o->resume) {
-        proc_rec *p = realloc(recs, (size_t)capn * sizeof *p);
-        if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-        recs = p;
+}
+
+/* The records after a process: the chain, processes.csv first (a log row
+ * never names a process the folder does not record), then watch.csv. */
+static int write_records(campaign *c, kg_err *err)
+{
+    int rc;
+    if ((rc = kg_chain_seal(c->dirfd, c->plan->hash, c->recs, c->nrec, err)) != KG_OK) return rc;
+    if ((rc = kg_evidence_write_processes(c->dirfd, c->dir, c->recs, c->nrec, err)) != KG_OK) return rc;
+    if ((rc = write_watch(c->dirfd, c->dir, &c->wl, err)) != KG_OK) return rc;
+    const proc_rec *r = &c->recs[c->nrec - 1];
+    if (!r->accepted && (c->o->progress || strcmp(r->status, "contaminated") == 0))
+        fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", c->nrec - 1, r->status, r->reason);
+    return KG_OK;
+}
+
+/* Sequential looks and the never-quiet stop: 1 when no further process
+ * runs (the worker started beside the last one is discarded). */
+static int stop_now(campaign *c, int slot, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    if (c->never_quiet) {
+        kg_wproc_discard(&c->next, c->dirfd);
+        fprintf(stderr, "\r\033[Kkgate: the device never became quiet: slot %d was contaminated %d time(s); the "
+                "campaign stops INVALID (kgate run %s --resume %s tries again)\n", slot, 1 + c->max_repeats,
+                o->plan_path, c->dir);
+        return 1;
     }
-    double t0 = kg_mono_s();
-    const kg_watch_ctx wc = { o->check_only ? NULL : &q, &wl, window, give_up };
-    const kg_wspawn sp = { .o = o, .s = &s, .plan = plan, .plan_abs = plan_abs, .dir = dir, .backend = resolved,
-                           .dirfd = dirfd, .lock_fd = lock_fd, .gated = wc.q != NULL, .progress = o->progress,
-                           .salt = salt, .timeout_s = plan->campaign.timeout_s };
-    /* the next worker starts beside the current one once that one's last
-     * timed phase is over (wproc.h), where the watch tells kgate's
-     * device processes by identity (counted, a second worker's would
-     * read as foreign) and the plan allows it */
-    int per_look = plan->campaign.looks > 1 ? 2 * (plan->campaign.processes / plan->campaign.looks) : 0;
-    while (!decided) {
+    if (!o->check_only && c->plan->campaign.looks > 1 &&
+        look_decided(c->plan, c->recs, c->nrec, c->nslots, c->dir, err)) {
+        kg_wproc_discard(&c->next, c->dirfd);
+        fprintf(stderr, "\r\033[Kkgate: the sequential design decided after %d of %d processes\n", c->nrec,
+                c->nslots);
+        return 1;
+    }
+    return 0;
+}
+
+/* The schedule loop: one worker per slot until every slot is done, the
+ * host never became quiet, or a sequential look decided. */
+static int stage_loop(campaign *c, kg_err *err)
+{
+    int rc;
+    while (!c->decided) {
         int slot;
-        if (next.active) {
-            /* started beside the one before it: now the current one */
-            cur = next;
-            memset(&next, 0, sizeof next);
-            kg_wproc_promote(&cur);
-            slot = cur.rec.slot;
-            progress(o, slot, nslots, cur.rec.dir, kg_mono_s() - t0, pline, sizeof pline);
-        } else {
-            int attempt = 0;
-            slot = next_slot(recs, nrec, first_rec, nslots, max_repeats, &attempt);
-            if (slot < 0) break;
-            if (kg_stop_requested() != 0) {
-                rc = kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, dir);
-                goto done;
-            }
-            memset(&cur, 0, sizeof cur);
-            cur.rec.slot = slot;
-            cur.rec.attempt = attempt;
-            cur.rec.dir = kg_protocol_direction(slot);
-            progress(o, slot, nslots, cur.rec.dir, kg_mono_s() - t0, pline, sizeof pline);
-            /* the first worker of this run warms the device's clock first */
-            double warm = o->check_only || started > 0 ? 0 : plan->campaign.warm_s;
-            if ((rc = kg_wproc_start(&cur, &sp, nrec, warm, 0, err)) != KG_OK) goto done;
-        }
-        if (nrec + 2 > capn) {
-            capn = 2 * (nrec + 2);
-            proc_rec *p = realloc(recs, (size_t)capn * sizeof *p);
-            if (p == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-            recs = p;
-        }
-        for (;;) {
-            int said_done = 0;
-            if ((rc = kg_wproc_drive(&cur, &next, &sp, &wc, o->progress ? pline : NULL, &said_done, err)) != KG_OK)
-                goto done;
-            if (!said_done) break;
-            if (next.active || !plan->campaign.overlap || wc.q == NULL || kg_quiet_counted(&q)) continue;
-            /* the next slot, as if the current one were done: should it
-             * be contaminated, its repeat comes after the next one */
-            recs[nrec] = cur.rec;
-            snprintf(recs[nrec].status, sizeof recs[nrec].status, "ok");
-            int att2 = 0, slot2 = next_slot(recs, nrec + 1, first_rec, nslots, max_repeats, &att2);
-            /* a sequential design's look is analysed before the next look starts */
-            if (slot2 < 0 || (per_look > 0 && slot2 % per_look == 0)) continue;
-            memset(&next, 0, sizeof next);
-            next.rec.slot = slot2;
-            next.rec.attempt = att2;
-            next.rec.dir = kg_protocol_direction(slot2);
-            if ((rc = kg_wproc_start(&next, &sp, nrec + 1, 0, 1, err)) != KG_OK) goto done;
-        }
-        rc = kg_wproc_finish(&cur, &sp, &wc, err);
-        /* the lock names the worker still running, if any */
-        kg_lock_note_worker(lock_fd, next.active ? (long)next.pid : 0);
-        if (rc != KG_OK) goto done;
-        proc_rec *r = &recs[nrec];
-        *r = cur.rec;
-        /* a worker that never began timing leaves the clock cold */
-        if (strncmp(r->reason, "not started", 11) != 0) started++;
-        nrec++;
-        /* a slot contaminated 1 + repeats times: the host never became
-         * quiet enough; the campaign stops, INVALID (the analysis says why) */
-        int tries = 0, clean = 0;
-        for (int i = 0; i < nrec; i++)
-            if (recs[i].slot == slot) {
-                tries += i >= first_rec;
-                clean |= strcmp(recs[i].status, "contaminated") != 0;
-            }
-        if (!clean && tries > max_repeats) {
-            never_quiet = 1;
-            kg_watch_log(&wl, 0, nrec - 1, "never-quiet", "slot %d was contaminated %d time(s), the last: %s", slot, tries,
-                      r->reason);
-        }
-        /* processes.csv first: a log row never names a process the folder does not record */
-        if ((rc = kg_chain_seal(dirfd, plan->hash, recs, nrec, err)) != KG_OK) goto done;
-        if ((rc = kg_evidence_write_processes(dirfd, dir, recs, nrec, err)) != KG_OK) goto done;
-        if ((rc = write_watch(dirfd, dir, &wl, err)) != KG_OK) goto done;
-        if (!r->accepted && (o->progress || strcmp(r->status, "contaminated") == 0))
-            fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", nrec - 1, r->status, r->reason);
-        if (never_quiet) {
-            kg_wproc_discard(&next, dirfd);
-            fprintf(stderr, "\r\033[Kkgate: the device never became quiet: slot %d was contaminated %d time(s); the "
-                    "campaign stops INVALID (kgate run %s --resume %s tries again)\n", slot, 1 + max_repeats,
-                    o->plan_path, dir);
-            break;
-        }
-        if (!o->check_only && plan->campaign.looks > 1 && look_decided(plan, recs, nrec, nslots, dir, err)) {
-            kg_wproc_discard(&next, dirfd);
-            fprintf(stderr, "\r\033[Kkgate: the sequential design decided after %d of %d processes\n", nrec, nslots);
-            break;
-        }
+        if ((rc = next_worker(c, &slot, err)) != KG_OK) return rc;
+        if (slot < 0) break;
+        if (c->nrec + 2 > c->capn && grow_recs(c, 2 * (c->nrec + 2), err) != KG_OK) return KG_ENOMEM;
+        if ((rc = run_worker(c, err)) != KG_OK) return rc;
+        judge_never_quiet(c, slot);
+        if ((rc = write_records(c, err)) != KG_OK) return rc;
+        if (stop_now(c, slot, err)) break;
     }
-    kg_watch_log(&wl, kg_mono_s() - t_session, -1, "end", "this run ended after %.3f s; device processes were told %s",
-              kg_mono_s() - t_session, kg_quiet_match(&q));
-    if ((rc = write_watch(dirfd, dir, &wl, err)) != KG_OK) goto done;
-    progress(o, nslots, nslots, 0, kg_mono_s() - t0, pline, sizeof pline);
-    if (nrec == 0 && (rc = kg_evidence_write_processes(dirfd, dir, recs, 0, err)) != KG_OK) goto done;
-    if ((rc = kg_report_build(dir, an, NULL, err)) != KG_OK) goto done;
-    if ((rc = kg_evidence_write_sums(dir, err)) != KG_OK) goto done;
-    if ((rc = sign_folder(o, dir, dirfd, err)) != KG_OK) goto done;
-    if (o->archive) {
-        char tgz[KG_PATH_MAX + 16];
-        kg_err aerr = { 0 };
-        /* the archive is a convenience: its failure leaves the campaign whole */
-        if (kg_archive_write(dir, tgz, sizeof tgz, &aerr) != KG_OK)
-            fprintf(stderr, "kgate: no archive: %s\n", aerr.msg);
-        else
-            fprintf(stderr, "kgate: archive %s\n", tgz);
-    }
+    return KG_OK;
+}
+
+/* Reports: the watch's last row, the end of the progress line, and the
+ * analysis and reports from the folder alone (kg_report_build). */
+static int stage_reports(campaign *c, kg_analysis *an, kg_err *err)
+{
+    double t = kg_mono_s() - c->t_session;
+    kg_watch_log(&c->wl, t, -1, "end", "this run ended after %.3f s; device processes were told %s", t,
+                 kg_quiet_match(&c->q));
+    int rc = write_watch(c->dirfd, c->dir, &c->wl, err);
+    if (rc != KG_OK) return rc;
+    progress(c->o, c->nslots, c->nslots, 0, kg_mono_s() - c->t0, c->pline, sizeof c->pline);
+    if (c->nrec == 0 && (rc = kg_evidence_write_processes(c->dirfd, c->dir, c->recs, 0, err)) != KG_OK) return rc;
+    return kg_report_build(c->dir, an, NULL, err);
+}
+
+/* Archive: DIR.tar.gz next to the folder, a convenience whose failure
+ * leaves the campaign whole. */
+static void stage_archive(const campaign *c)
+{
+    if (!c->o->archive) return;
+    char tgz[KG_PATH_MAX + 16];
+    kg_err aerr = { 0 };
+    if (kg_archive_write(c->dir, tgz, sizeof tgz, &aerr) != KG_OK)
+        fprintf(stderr, "kgate: no archive: %s\n", aerr.msg);
+    else
+        fprintf(stderr, "kgate: archive %s\n", tgz);
+}
+
+/* Everything the campaign holds, released; a worker still running is not
+ * recorded: --resume runs its slot. */
+static void campaign_close(campaign *c)
+{
+    kg_wproc_discard(&c->next, c->dirfd);
+    kg_wproc_discard(&c->cur, c->dirfd);
+    kg_sb_free(&c->wl);
+    kg_backend_close(c->be);
+    kg_quiet_free(&c->q);
+    kg_lock_release(c->lock_fd);
+    if (c->dirfd >= 0) close(c->dirfd);
+    sigaction(SIGINT, &c->old_int, NULL);
+    sigaction(SIGTERM, &c->old_term, NULL);
+    sigaction(SIGPIPE, &c->old_pipe, NULL);
+    free(c->recs);
+    free(c->shard_on);
+    kg_plan_free(c->plan);
+}
+
+int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_analysis *an, kg_err *err)
+{
+    campaign *c = calloc(1, sizeof *c);
+    if (c == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting the campaign");
+    c->o = o;
+    c->lock_fd = c->dirfd = -1;
+    memset(an, 0, sizeof *an);
+    stage_signals(c);
+    int rc;
+    if ((rc = stage_plan(c, err)) != KG_OK) goto done;
+    if ((rc = stage_folder(c, out_dir_used, cap, err)) != KG_OK) goto done;
+    if ((rc = stage_backend(c, err)) != KG_OK) goto done;
+    if ((rc = stage_salt_meta(c, err)) != KG_OK) goto done;
+    if ((rc = stage_prepare(c, err)) != KG_OK) goto done;
+    if ((rc = stage_build(c, err)) != KG_OK) goto done;
+    if ((rc = stage_peaks(c, err)) != KG_OK) goto done;
+    stage_watch(c);
+    if ((rc = stage_schedule(c, err)) != KG_OK) goto done;
+    if ((rc = stage_loop(c, err)) != KG_OK) goto done;
+    if ((rc = stage_reports(c, an, err)) != KG_OK) goto done;
+    if ((rc = kg_evidence_write_sums(c->dir, err)) != KG_OK) goto done;
+    if ((rc = sign_folder(o, c->dir, c->dirfd, err)) != KG_OK) goto done;
+    stage_archive(c);
 done:
-    /* a worker still running is not recorded: --resume runs its slot */
-    kg_wproc_discard(&next, dirfd);
-    kg_wproc_discard(&cur, dirfd);
-    kg_sb_free(&wl);
-    kg_backend_close(be);
-    kg_quiet_free(&q);
-    kg_lock_release(lock_fd);
-    if (dirfd >= 0) close(dirfd);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGPIPE, &old_pipe, NULL);
-    free(recs);
-    free(recorded);
-    free(shard_on);
-    kg_plan_free(plan);
+    campaign_close(c);
+    free(c);
     return rc;
 }

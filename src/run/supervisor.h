@@ -48,18 +48,25 @@ typedef struct kg_run_opts {
     int max_repeats;          /* repeats of a contaminated slot; 0: 3, negative: none */
     int archive;              /* 1: write DIR.tar.gz next to the folder at the end */
     const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
-    /* appended: the private key that signs the folder (attest.h), read
-     * once every worker has ended and never passed to a child; NULL: the
-     * folder is unsigned (a stale envelope is removed) */
+    /* the private key that signs the folder (attest.h), read once every
+     * worker has ended and never passed to a child; NULL: the folder is
+     * unsigned (a stale envelope is removed) */
     const char *key_path;
-    /* appended: shard_n > 0: run only the cases of shard shard_i of
-     * shard_n (shard.h), recorded in meta.json; has_device: open device
-     * `device` instead of the plan's (kgate run --device, --devices) */
+    /* shard_n > 0: run only the cases of shard shard_i of shard_n
+     * (shard.h), recorded in meta.json */
     int shard_i, shard_n;
+    /* has_device: open device `device` instead of the plan's (kgate run
+     * --device, --devices) */
     int has_device, device;
 } kg_run_opts;
 
-/* Runs a campaign end to end.  *out_dir_used receives the folder.  The
+/* Runs a campaign end to end, as a sequence of stages over one campaign
+ * (supervisor.c): options and signals; the plan and its ops; the folder
+ * (new or resumed); the backend and the lock; the salt and meta.json;
+ * the folder's logs and watch log; the arms' builds, sources and op
+ * modules; the peaks; the host watch; the schedule loop with its
+ * sequential looks; the reports; SHA256SUMS; the signature; the archive.
+ * *out_dir_used receives the folder.  The
  * analysis result is returned in *an (free with kg_analysis_free).
  * Returns KG_OK when the campaign completed (whatever its verdict). */
 int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap,

@@ -296,144 +296,135 @@ static void read_phases(const kg_chan *ch, kg_proc_rec *rec)
 
 /* ---- one worker ---------------------------------------------------- */
 
-int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, int beside, kg_err *err)
-{
-    const kg_run_opts *o = sp->o;
-    const kg_settings *s = sp->s;
-    kg_proc_rec keep = w->rec;
-    memset(w, 0, sizeof *w);
-    w->rec = keep;
-    w->proc = proc;
-    w->pfd = w->gfd = -1;
-    w->t_ready = -1;
-    char exe[PATH_MAX], procs[16], slots[16], fdarg[16], parent[24], saltarg[16];
-    int rc = kg_self_exe(exe, sizeof exe, err);
-    if (rc != KG_OK) return rc;
-    snprintf(procs, sizeof procs, "%d", proc);
-    snprintf(slots, sizeof slots, "%d", w->rec.slot);
-    snprintf(w->log, sizeof w->log, "%s/logs/proc-%03d.log", sp->dir, proc);
-    snprintf(parent, sizeof parent, "%ld", (long)getpid());
-    /* KGATE_WORKER_WRAPPER (e.g. "compute-sanitizer --tool memcheck
-     * --error-exitcode 86"): a program the worker runs under. */
-    char wrap[1024] = "";
-    if (s->worker_wrapper != NULL) snprintf(wrap, sizeof wrap, "%s", s->worker_wrapper);
-    char *argv[60];
-    int n = 0;
-    for (char *tok = strtok(wrap, " "); tok != NULL && n < 30; tok = strtok(NULL, " ")) argv[n++] = tok;
-    int wrapped = n > 0;
-    /* the pipe: its read end stays here; the write end is the worker's
-     * only way to record anything */
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0) return kg_errorf(err, KG_EIO, "cannot make the rows pipe: %s", strerror(errno));
-    snprintf(fdarg, sizeof fdarg, "%d", pfd[1]);
-    /* the input salt goes through a pipe of its own: a command line or
-     * the environment could be read by an arm host (salt.h) */
-    int sfd = -1;
-    if ((rc = kg_salt_pipe(sp->salt, &sfd, err)) != KG_OK) {
-        close(pfd[0]);
-        close(pfd[1]);
-        return rc;
-    }
-    snprintf(saltarg, sizeof saltarg, "%d", sfd);
-    /* a fresh token for this worker, through a pipe of its own (token.h) */
+/* The pipes a worker is started with: its rows pipe, the input salt's
+ * and its token's (each read once), and the go pipe when it is gated. */
+typedef struct wp_pipes {
+    int rows[2], salt, token, go[2];
     unsigned char tok[KG_TOKEN_BYTES];
-    int tfd = -1;
-    char tokarg[16];
-    if ((rc = kg_token_draw(tok, err)) != KG_OK || (rc = kg_token_pipe(tok, &tfd, err)) != KG_OK) {
-        close(pfd[0]);
-        close(pfd[1]);
-        close(sfd);
-        return rc;
+} wp_pipes;
+
+static void pipes_close(wp_pipes *pp)
+{
+    int *fds[] = { &pp->rows[0], &pp->rows[1], &pp->salt, &pp->token, &pp->go[0], &pp->go[1] };
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) {
+        if (*fds[i] >= 0) close(*fds[i]);
+        *fds[i] = -1;
     }
-    snprintf(tokarg, sizeof tokarg, "%d", tfd);
+    OPENSSL_cleanse(pp->tok, sizeof pp->tok);
+}
+
+/* Makes the pipes: the rows pipe's write end is the worker's only way to
+ * record anything; the salt and the token go through pipes of their own
+ * (a command line or the environment could be read by an arm host). */
+static int pipes_open(const kg_wspawn *sp, wp_pipes *pp, kg_err *err)
+{
+    pp->rows[0] = pp->rows[1] = pp->salt = pp->token = pp->go[0] = pp->go[1] = -1;
+    int rc;
+    if (pipe2(pp->rows, O_CLOEXEC) != 0) {
+        pp->rows[0] = pp->rows[1] = -1;
+        return kg_errorf(err, KG_EIO, "cannot make the rows pipe: %s", strerror(errno));
+    }
+    if ((rc = kg_salt_pipe(sp->salt, &pp->salt, err)) != KG_OK) goto fail;
+    if ((rc = kg_token_draw(pp->tok, err)) != KG_OK || (rc = kg_token_pipe(pp->tok, &pp->token, err)) != KG_OK)
+        goto fail;
     /* the go pipe: the worker reads one byte before its first timed phase */
-    int gfd[2] = { -1, -1 };
-    char goarg[16];
-    if (sp->gated && pipe2(gfd, O_CLOEXEC) != 0) {
+    if (sp->gated && pipe2(pp->go, O_CLOEXEC) != 0) {
+        pp->go[0] = pp->go[1] = -1;
         rc = kg_errorf(err, KG_EIO, "cannot make the go pipe: %s", strerror(errno));
-        close(pfd[0]);
-        close(pfd[1]);
-        close(sfd);
-        close(tfd);
-        return rc;
+        goto fail;
     }
-    snprintf(goarg, sizeof goarg, "%d", gfd[0]);
-    argv[n++] = exe;
-    argv[n++] = (char *)"worker";
-    argv[n++] = (char *)"--plan";
-    argv[n++] = (char *)sp->plan_abs;
-    argv[n++] = (char *)"--out";
-    argv[n++] = (char *)sp->dir;
-    argv[n++] = (char *)"--proc";
-    argv[n++] = procs;
-    argv[n++] = (char *)"--backend";
-    argv[n++] = (char *)sp->backend;
-    argv[n++] = (char *)"--rows-fd";
-    argv[n++] = fdarg;
-    argv[n++] = (char *)"--salt-fd";
-    argv[n++] = saltarg;
-    argv[n++] = (char *)"--token-fd";
-    argv[n++] = tokarg;
+    return KG_OK;
+fail:
+    pipes_close(pp);
+    return rc;
+}
+
+/* The text of a worker's command line: the argv strings that are not
+ * constants live here. */
+typedef struct wp_args {
+    char exe[PATH_MAX], proc[16], slot[16], rows[16], parent[24], salt[16], token[16], go[16];
+    char wrap[1024], keydir[PATH_MAX], warm[32], shard[32], dev[16];
+    char *argv[60];
+    int n;
+} wp_args;
+
+static void arg2(wp_args *a, const char *flag, const char *value)
+{
+    a->argv[a->n++] = (char *)flag;
+    a->argv[a->n++] = (char *)value;
+}
+
+/* The worker's command line: KGATE_WORKER_WRAPPER's words (e.g.
+ * "compute-sanitizer --tool memcheck --error-exitcode 86") first, then
+ * `kgate worker` with the run's options and the pipes' descriptors. */
+static int worker_argv(const kg_wproc *w, const kg_wspawn *sp, const wp_pipes *pp, double warm_s, wp_args *a,
+                       kg_err *err)
+{
+    const kg_settings *s = sp->s;
+    int rc = kg_self_exe(a->exe, sizeof a->exe, err);
+    if (rc != KG_OK) return rc;
+    a->n = 0;
+    if (s->worker_wrapper != NULL) snprintf(a->wrap, sizeof a->wrap, "%s", s->worker_wrapper);
+    for (char *tok = strtok(a->wrap, " "); tok != NULL && a->n < 30; tok = strtok(NULL, " ")) a->argv[a->n++] = tok;
+    int wrapped = a->n > 0;
+    snprintf(a->proc, sizeof a->proc, "%d", w->proc);
+    snprintf(a->slot, sizeof a->slot, "%d", w->rec.slot);
+    snprintf(a->rows, sizeof a->rows, "%d", pp->rows[1]);
+    snprintf(a->salt, sizeof a->salt, "%d", pp->salt);
+    snprintf(a->token, sizeof a->token, "%d", pp->token);
+    snprintf(a->go, sizeof a->go, "%d", pp->go[0]);
+    snprintf(a->parent, sizeof a->parent, "%ld", (long)getpid());
+    a->argv[a->n++] = a->exe;
+    a->argv[a->n++] = (char *)"worker";
+    arg2(a, "--plan", sp->plan_abs);
+    arg2(a, "--out", sp->dir);
+    arg2(a, "--proc", a->proc);
+    arg2(a, "--backend", sp->backend);
+    arg2(a, "--rows-fd", a->rows);
+    arg2(a, "--salt-fd", a->salt);
+    arg2(a, "--token-fd", a->token);
     /* under a wrapper the worker's parent is the wrapper */
-    if (!wrapped) {
-        argv[n++] = (char *)"--parent";
-        argv[n++] = parent;
-    }
-    if (sp->progress) argv[n++] = (char *)"--progress";
+    if (!wrapped) arg2(a, "--parent", a->parent);
+    if (sp->progress) a->argv[a->n++] = (char *)"--progress";
     /* the folder of the signing key: the worker's arm hosts cover it */
-    char keydir[PATH_MAX];
-    if (o->key_path != NULL && realpath(o->key_path, keydir) != NULL) {
-        char *slash = strrchr(keydir, '/');
-        if (slash != NULL && slash != keydir) *slash = '\0';
-        argv[n++] = (char *)"--hide";
-        argv[n++] = keydir;
+    if (sp->key_path != NULL && realpath(sp->key_path, a->keydir) != NULL) {
+        char *slash = strrchr(a->keydir, '/');
+        if (slash != NULL && slash != a->keydir) *slash = '\0';
+        arg2(a, "--hide", a->keydir);
     }
-    char warm[32];
     if (warm_s > 0) {
-        snprintf(warm, sizeof warm, "%g", warm_s);
-        argv[n++] = (char *)"--warm";
-        argv[n++] = warm;
+        snprintf(a->warm, sizeof a->warm, "%g", warm_s);
+        arg2(a, "--warm", a->warm);
     }
-    argv[n++] = (char *)"--slot";
-    argv[n++] = slots;
-    if (gfd[0] >= 0) {
-        argv[n++] = (char *)"--go-fd";
-        argv[n++] = goarg;
-    }
-    if (o->check_only) argv[n++] = (char *)"--check-only";
+    arg2(a, "--slot", a->slot);
+    if (pp->go[0] >= 0) arg2(a, "--go-fd", a->go);
+    if (sp->check_only) a->argv[a->n++] = (char *)"--check-only";
     /* a shard's cases, and its device (shard.h) */
-    char shard[32], dev[16];
-    if (o->shard_n > 0) {
-        snprintf(shard, sizeof shard, "%d/%d", o->shard_i, o->shard_n);
-        argv[n++] = (char *)"--shard";
-        argv[n++] = shard;
+    if (sp->shard_n > 0) {
+        snprintf(a->shard, sizeof a->shard, "%d/%d", sp->shard_i, sp->shard_n);
+        arg2(a, "--shard", a->shard);
     }
-    if (o->has_device) {
-        snprintf(dev, sizeof dev, "%d", o->device);
-        argv[n++] = (char *)"--device";
-        argv[n++] = dev;
+    if (sp->has_device) {
+        snprintf(a->dev, sizeof a->dev, "%d", sp->device);
+        arg2(a, "--device", a->dev);
     }
     if (s->negative) {
-        argv[n++] = (char *)"--negative";
-        if (s->negative_arm != NULL && s->negative_arm[0] != '\0') {
-            argv[n++] = (char *)"--negative-arm";
-            argv[n++] = (char *)s->negative_arm;
-        }
+        a->argv[a->n++] = (char *)"--negative";
+        if (s->negative_arm != NULL && s->negative_arm[0] != '\0') arg2(a, "--negative-arm", s->negative_arm);
     }
-    argv[n] = NULL;
+    a->argv[a->n] = NULL;
+    return KG_OK;
+}
 
-    /* the log: created through the folder's descriptor, no link followed */
+/* Spawns the worker in a process group of its own, its stdout and stderr
+ * into its log (created through the folder's descriptor, no link
+ * followed); the pipes' worker ends are closed here once it has them. */
+static int spawn_worker(kg_wproc *w, const kg_wspawn *sp, wp_pipes *pp, wp_args *a, kg_err *err)
+{
     char lname[32];
-    snprintf(lname, sizeof lname, "proc-%03d.log", proc);
+    snprintf(lname, sizeof lname, "proc-%03d.log", w->proc);
     int lfd = kg_create_at(sp->dirfd, "logs", lname, w->log, err);
-    if (lfd < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
-        close(sfd);
-        close(tfd);
-        if (gfd[0] >= 0) close(gfd[0]), close(gfd[1]);
-        return lfd;
-    }
+    if (lfd < 0) return lfd;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -443,43 +434,46 @@ int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, in
     posix_spawnattr_init(&at);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&at, 0);
-    pid_t pid;
     kg_utc_now(w->rec.start_utc, sizeof w->rec.start_utc);
     w->t0 = kg_mono_s();
-    /* the write end is inherited by the worker alone (single-threaded:
-     * no other spawn can see it between these lines) */
-    (void)fcntl(pfd[1], F_SETFD, 0);
-    (void)fcntl(sfd, F_SETFD, 0);
-    (void)fcntl(tfd, F_SETFD, 0);
-    if (gfd[0] >= 0) (void)fcntl(gfd[0], F_SETFD, 0);
-    int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
-    close(pfd[1]);
-    close(sfd);
+    /* the worker's ends are inherited by the worker alone (single-threaded:
+     * no other spawn can see them between these lines) */
+    (void)fcntl(pp->rows[1], F_SETFD, 0);
+    (void)fcntl(pp->salt, F_SETFD, 0);
+    (void)fcntl(pp->token, F_SETFD, 0);
+    if (pp->go[0] >= 0) (void)fcntl(pp->go[0], F_SETFD, 0);
+    pid_t pid;
+    int e = posix_spawnp(&pid, a->argv[0], &fa, &at, a->argv, environ);
     close(lfd);
-    close(tfd);
-    if (gfd[0] >= 0) close(gfd[0]);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
-    if (e != 0) {
-        close(pfd[0]);
-        if (gfd[1] >= 0) close(gfd[1]);
-        OPENSSL_cleanse(tok, sizeof tok);
-        return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", argv[0], strerror(e));
+    int *ends[] = { &pp->rows[1], &pp->salt, &pp->token, &pp->go[0] };
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        if (*ends[i] >= 0) close(*ends[i]);
+        *ends[i] = -1;
     }
+    if (e != 0) return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", a->argv[0], strerror(e));
     w->pid = pid;
-    w->pfd = pfd[0];
-    w->gfd = gfd[1];
+    return KG_OK;
+}
+
+/* The started worker's state: its pipes here, the lock told its pid, the
+ * channel expecting its token's MAC, the clocks of its watch. */
+static int begin_watch(kg_wproc *w, const kg_wspawn *sp, wp_pipes *pp, int beside, kg_err *err)
+{
+    w->pfd = pp->rows[0];
+    w->gfd = pp->go[1];
+    pp->rows[0] = pp->go[1] = -1;
     w->active = 1;
     w->timeout_s = sp->timeout_s;
-    kg_lock_note_worker(sp->lock_fd, (long)pid);
+    kg_lock_note_worker(sp->lock_fd, (long)w->pid);
     (void)fcntl(w->pfd, F_SETFL, O_NONBLOCK);
-    kg_chan_init(&w->ch, proc);
+    kg_chan_init(&w->ch, w->proc);
     /* its raw rows count only under the HMAC of its token (channel.h) */
-    rc = kg_chan_expect_mac(&w->ch, tok, sizeof tok, err);
-    OPENSSL_cleanse(tok, sizeof tok);
+    int rc = kg_chan_expect_mac(&w->ch, pp->tok, sizeof pp->tok, err);
     if (rc != KG_OK) {
-        kill(-pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        kill(-w->pid, SIGKILL);
+        waitpid(w->pid, NULL, 0);
         w->exited = 1;
         return rc;
     }
@@ -493,6 +487,29 @@ int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, in
     w->ov_t = w->t0;
     w->ov_state = KG_OV_START;
     return KG_OK;
+}
+
+int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, int beside, kg_err *err)
+{
+    kg_proc_rec keep = w->rec;
+    memset(w, 0, sizeof *w);
+    w->rec = keep;
+    w->proc = proc;
+    w->pfd = w->gfd = -1;
+    w->t_ready = -1;
+    snprintf(w->log, sizeof w->log, "%s/logs/proc-%03d.log", sp->dir, proc);
+    wp_pipes pp;
+    wp_args *a = calloc(1, sizeof *a);
+    if (a == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting worker %d", proc);
+    int rc = pipes_open(sp, &pp, err);
+    if (rc == KG_OK) {
+        if ((rc = worker_argv(w, sp, &pp, warm_s, a, err)) == KG_OK &&
+            (rc = spawn_worker(w, sp, &pp, a, err)) == KG_OK)
+            rc = begin_watch(w, sp, &pp, beside, err);
+        pipes_close(&pp);
+    }
+    free(a);
+    return rc;
 }
 
 void kg_wproc_promote(kg_wproc *w)
@@ -599,11 +616,132 @@ static int store_early(kg_wproc *w, const kg_wspawn *sp, kg_err *err)
     return rc;
 }
 
+/* A stop request (SIGINT, SIGTERM) kills both workers; 1 then. */
+static int stop_both(kg_wproc *cur, kg_wproc *next)
+{
+    if (kg_stop_requested() == 0) return 0;
+    wp_kill(cur);
+    cur->stopped = 1;
+    if (next != NULL) {
+        wp_kill(next);
+        next->stopped = 1;
+    }
+    return 1;
+}
+
+/* The timeouts, which do not count a worker's wait for its go: 1 when
+ * the current worker passed its own (and was killed). */
+static int past_timeout(kg_wproc *cur, kg_wproc *next, double now)
+{
+    if (now - cur->t0 - wp_blocked(cur, now) > cur->timeout_s) {
+        wp_kill(cur);
+        cur->timed_out = 1;
+        return 1;
+    }
+    if (next != NULL && !next->exited && now - next->t0 - wp_blocked(next, now) > next->timeout_s) {
+        wp_kill(next);
+        next->timed_out = 1;
+    }
+    return 0;
+}
+
+/* The go: one byte on the go pipe, which is then closed. */
+static void give_go(kg_wproc *cur, const kg_watch_ctx *wc)
+{
+    ssize_t wr;
+    do wr = write(cur->gfd, "g", 1);
+    while (wr < 0 && errno == EINTR);
+    close(cur->gfd);
+    cur->gfd = -1;
+    cur->gone = 1;
+    kg_quiet_process_begins(wc->q);
+    if (cur->waited >= 0.001)
+        kg_watch_log(wc->wl, cur->waited, cur->proc, "wait", "quiet; the worker was ready to time %.3f s after it "
+                     "started, its set-up and first checks done meanwhile", cur->t_ready - cur->t0);
+}
+
+/* One look of the host watch, when due.  The watch goes on after a first
+ * reason: the quiet time is counted from the last thing seen, between
+ * processes too; only what it sees from the go on contaminates the
+ * process.  A worker ready and waiting is given its go once the host has
+ * been quiet for the window; 1 when the watch gave up on it (killed). */
+static int watch_poll(kg_wproc *cur, const kg_watch_ctx *wc, double now)
+{
+    kg_quiet *q = wc->q;
+    if (q == NULL || now < cur->next_poll) return 0;
+    char w2[512];
+    int bad = kg_quiet_poll(q, (int)cur->pid, w2, sizeof w2);
+    /* what is seen after the last timed phase touches no sample */
+    if (bad && cur->gone && !cur->dirty && !cur->ch.timed_done) {
+        cur->dirty = 1;
+        snprintf(cur->why, sizeof cur->why, "%s", w2);
+    }
+    watch_drain(q, wc->wl, cur->proc);
+    cur->next_poll = now + KG_QUIET_POLL_S;
+    if (cur->gone || cur->t_ready < 0) return 0;
+    /* the wait counts from when it was ready, or from when the worker
+     * before it ended, whichever is later */
+    double from = cur->t_ready > cur->t_current ? cur->t_ready : cur->t_current;
+    if (bad) kg_quiet_say(w2, cur->said, sizeof cur->said);
+    int v = kg_quiet_judge(q, bad, now, wc->window_s, now - from, wc->give_up_s);
+    if (v != KG_QUIET_HOLD) cur->waited = now - cur->t_ready;
+    /* quiet so far: looked at again when the window completes */
+    if (v == KG_QUIET_HOLD && !bad && q->quiet_since + wc->window_s < cur->next_poll)
+        cur->next_poll = q->quiet_since + wc->window_s;
+    if (v == KG_QUIET_GIVE_UP) {
+        snprintf(cur->why, sizeof cur->why, "%s", w2);
+        cur->gave_up = 1;
+        wp_kill(cur);
+        return 1;
+    }
+    if (v == KG_QUIET_GO) give_go(cur, wc);
+    return 0;
+}
+
+/* The worker reports "progress: case C round r/R" on its log: appended
+ * to the progress line every half second. */
+static void show_progress(kg_wproc *cur, const char *pline, double now)
+{
+    if (pline == NULL || now < cur->next_show) return;
+    char ll[256];
+    kg_file_last_line(cur->log, ll, sizeof ll);
+    if (strncmp(ll, "progress: ", 10) == 0) {
+        fprintf(stderr, "\r\033[K%s  %s", pline, ll + 10);
+        fflush(stderr);
+    }
+    cur->next_show = now + 0.5;
+}
+
+/* Waits up to 20 ms for either worker's pipe and reads what came; a
+ * broken pipe read kills both. */
+static int pump_both(kg_wproc *cur, kg_wproc *next, kg_err *err)
+{
+    struct pollfd pf[2];
+    int np = 0, ic = -1, in = -1;
+    if (!cur->ch.eof) ic = np, pf[np++] = (struct pollfd){ .fd = cur->pfd, .events = POLLIN };
+    if (next != NULL && !next->ch.eof) in = np, pf[np++] = (struct pollfd){ .fd = next->pfd, .events = POLLIN };
+    if (np == 0) {
+        struct timespec ts = { 0, 20 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        return KG_OK;
+    }
+    if (poll(pf, (nfds_t)np, 20) <= 0) return KG_OK;
+    int rc;
+    if (ic >= 0 && pf[ic].revents != 0 && (rc = wp_pump(cur, err)) != KG_OK) {
+        wp_kill(cur);
+        return rc;
+    }
+    if (in >= 0 && pf[in].revents != 0 && (rc = wp_pump(next, err)) != KG_OK) {
+        wp_kill(cur);
+        wp_kill(next);
+        return rc;
+    }
+    return KG_OK;
+}
+
 int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_wspawn *sp, const kg_watch_ctx *wc, const char *pline,
                    int *said_done, kg_err *err)
 {
-    kg_quiet *q = wc->q;
-    kg_sb *wl = wc->wl;
     *said_done = 0;
     if (next != NULL && !next->active) next = NULL;
     for (;;) {
@@ -611,101 +749,15 @@ int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_wspawn *sp, const kg_
         if (r < 0) return KG_EIO;
         if (r == 1) break;
         if (next != NULL && wp_reap(next, err) < 0) return KG_EIO;
-        if (kg_stop_requested() != 0) {
-            wp_kill(cur);
-            cur->stopped = 1;
-            if (next != NULL) {
-                wp_kill(next);
-                next->stopped = 1;
-            }
-            break;
-        }
+        if (stop_both(cur, next)) break;
         double now = kg_mono_s();
-        if (now - cur->t0 - wp_blocked(cur, now) > cur->timeout_s) {
-            wp_kill(cur);
-            cur->timed_out = 1;
-            break;
-        }
-        if (next != NULL && !next->exited && now - next->t0 - wp_blocked(next, now) > next->timeout_s) {
-            wp_kill(next);
-            next->timed_out = 1;
-        }
-        /* the watch goes on after a first reason: the quiet time is
-         * counted from the last thing seen, between processes too; only
-         * what it sees from the go on contaminates the process */
-        if (q != NULL && now >= cur->next_poll) {
-            char w2[512];
-            int bad = kg_quiet_poll(q, (int)cur->pid, w2, sizeof w2);
-            /* what is seen after the last timed phase touches no sample */
-            if (bad && cur->gone && !cur->dirty && !cur->ch.timed_done) {
-                cur->dirty = 1;
-                snprintf(cur->why, sizeof cur->why, "%s", w2);
-            }
-            watch_drain(q, wl, cur->proc);
-            cur->next_poll = now + KG_QUIET_POLL_S;
-            if (!cur->gone && cur->t_ready >= 0) {
-                /* the wait counts from when it was ready, or from when
-                 * the worker before it ended, whichever is later */
-                double from = cur->t_ready > cur->t_current ? cur->t_ready : cur->t_current;
-                if (bad) kg_quiet_say(w2, cur->said, sizeof cur->said);
-                int v = kg_quiet_judge(q, bad, now, wc->window_s, now - from, wc->give_up_s);
-                if (v != KG_QUIET_HOLD) cur->waited = now - cur->t_ready;
-                /* quiet so far: looked at again when the window completes */
-                if (v == KG_QUIET_HOLD && !bad && q->quiet_since + wc->window_s < cur->next_poll)
-                    cur->next_poll = q->quiet_since + wc->window_s;
-                if (v == KG_QUIET_GIVE_UP) {
-                    snprintf(cur->why, sizeof cur->why, "%s", w2);
-                    cur->gave_up = 1;
-                    wp_kill(cur);
-                    break;
-                }
-                if (v == KG_QUIET_GO) {
-                    ssize_t wr;
-                    do wr = write(cur->gfd, "g", 1);
-                    while (wr < 0 && errno == EINTR);
-                    close(cur->gfd);
-                    cur->gfd = -1;
-                    cur->gone = 1;
-                    kg_quiet_process_begins(q);
-                    if (cur->waited >= 0.001)
-                        kg_watch_log(wl, cur->waited, cur->proc, "wait", "quiet; the worker was ready to time %.3f s "
-                                     "after it started, its set-up and first checks done meanwhile",
-                                     cur->t_ready - cur->t0);
-                }
-            }
-        }
-        if (pline != NULL && now >= cur->next_show) {
-            /* the worker reports "progress: case C round r/R" on its log */
-            char ll[256];
-            kg_file_last_line(cur->log, ll, sizeof ll);
-            if (strncmp(ll, "progress: ", 10) == 0) {
-                fprintf(stderr, "\r\033[K%s  %s", pline, ll + 10);
-                fflush(stderr);
-            }
-            cur->next_show = now + 0.5;
-        }
-        struct pollfd pf[2];
-        int np = 0, ic = -1, in = -1;
-        if (!cur->ch.eof) ic = np, pf[np++] = (struct pollfd){ .fd = cur->pfd, .events = POLLIN };
-        if (next != NULL && !next->ch.eof) in = np, pf[np++] = (struct pollfd){ .fd = next->pfd, .events = POLLIN };
-        if (np > 0 && poll(pf, (nfds_t)np, 20) > 0) {
-            int rc;
-            if (ic >= 0 && pf[ic].revents != 0 && (rc = wp_pump(cur, err)) != KG_OK) {
-                wp_kill(cur);
-                return rc;
-            }
-            if (in >= 0 && pf[in].revents != 0 && (rc = wp_pump(next, err)) != KG_OK) {
-                wp_kill(cur);
-                wp_kill(next);
-                return rc;
-            }
-        } else if (np == 0) {
-            struct timespec ts = { 0, 20 * 1000 * 1000 };
-            nanosleep(&ts, NULL);
-        }
+        if (past_timeout(cur, next, now)) break;
+        if (watch_poll(cur, wc, now)) break;
+        show_progress(cur, pline, now);
+        int rc = pump_both(cur, next, err);
+        if (rc != KG_OK) return rc;
         if (next != NULL) ov_tick(next, kg_mono_s());
-        int rc = store_early(cur, sp, err);
-        if (rc != KG_OK) {
+        if ((rc = store_early(cur, sp, err)) != KG_OK) {
             wp_kill(cur);
             return rc;
         }
@@ -723,63 +775,79 @@ int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_wspawn *sp, const kg_
     return KG_OK;
 }
 
-int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg_err *err)
+/* The time a worker started beside the one before it spent by state,
+ * into the log. */
+static void log_overlap(const kg_wproc *w, const kg_watch_ctx *wc)
 {
-    const kg_run_opts *o = sp->o;
-    const kg_plan *plan = sp->plan;
-    kg_sb *wl = wc->wl;
-    proc_rec *rec = &w->rec;
-    int rc = KG_OK, proc = w->proc, dirfd = sp->dirfd;
-    const char *dir = sp->dir;
-    /* Whatever the worker left running in its group goes too. */
-    kill(-w->pid, SIGKILL);
-    if (w->gfd >= 0) close(w->gfd);
-    w->gfd = -1;
-    rec->wait_s = w->waited;
-    if (w->stopped) {
-        rc = kg_errorf(err, KG_EIO, "interrupted%s: kgate run %s --resume %s continues it",
-                       !w->gone && w->t_ready >= 0 ? " while waiting for a quiet host" : "", o->plan_path, dir);
-        goto out;
-    }
-    /* what the worker sent before it ended (a descendant outside its
-     * group may hold the pipe open: only what is there now is read) */
-    if (!w->ch.eof && (rc = kg_chan_pump(&w->ch, w->pfd, err)) != KG_OK) goto out;
-    rec->seconds = kg_mono_s() - w->t0;
     double ov = 0;
     for (int i = 0; i < KG_OV_N; i++) ov += w->ov[i];
     if (ov >= 0.0005)
-        kg_watch_log(wl, ov, proc, "overlap", "started beside process %d, after its last timed phase: start %.3f s, "
-                     "set-up %.3f s, checks %.3f s, ready and waiting %.3f s while it ran (counted once, as process "
-                     "%d's)", proc - 1, w->ov[KG_OV_START], w->ov[KG_OV_SETUP], w->ov[KG_OV_CHECKS],
-                     w->ov[KG_OV_WAIT], proc - 1);
-    if (w->gave_up) {
-        /* ready, never given the go: nothing of it is kept */
-        snprintf(rec->status, sizeof rec->status, "contaminated");
-        snprintf(rec->reason, sizeof rec->reason, "not started: the host never became quiet within %.0f s of the "
-                 "worker being ready to time (%.150s)", wc->give_up_s, w->why);
-        rec->accepted = 0;
-        rec->setup_s = rec->checks_s = rec->timed_s = 0;
-        kg_watch_log(wl, w->waited, proc, "wait", "gave up: the host never became quiet");
-        kg_watch_log(wl, w->waited, proc, "contaminated", "%s", rec->reason);
-        rc = KG_OK;
-        goto out;
+        kg_watch_log(wc->wl, ov, w->proc, "overlap", "started beside process %d, after its last timed phase: start "
+                     "%.3f s, set-up %.3f s, checks %.3f s, ready and waiting %.3f s while it ran (counted once, as "
+                     "process %d's)", w->proc - 1, w->ov[KG_OV_START], w->ov[KG_OV_SETUP], w->ov[KG_OV_CHECKS],
+                     w->ov[KG_OV_WAIT], w->proc - 1);
+}
+
+/* A worker ready and never given the go: nothing of it is kept. */
+static void record_gave_up(kg_wproc *w, const kg_watch_ctx *wc)
+{
+    proc_rec *rec = &w->rec;
+    snprintf(rec->status, sizeof rec->status, "contaminated");
+    snprintf(rec->reason, sizeof rec->reason, "not started: the host never became quiet within %.0f s of the "
+             "worker being ready to time (%.150s)", wc->give_up_s, w->why);
+    rec->accepted = 0;
+    rec->setup_s = rec->checks_s = rec->timed_s = 0;
+    kg_watch_log(wc->wl, w->waited, w->proc, "wait", "gave up: the host never became quiet");
+    kg_watch_log(wc->wl, w->waited, w->proc, "contaminated", "%s", rec->reason);
+}
+
+/* A worker whose rows came whole: its records checked and written (a
+ * write that fails stops the campaign with the process unrecorded), and
+ * what its own telemetry saw of the environment. */
+static int record_rows(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg_err *err)
+{
+    proc_rec *rec = &w->rec;
+    kg_err verr = { 0 };
+    if (w->stored < 0 || (w->stored == 0 && check_records(sp->plan, &w->ch, w->proc, &verr) != KG_OK)) {
+        snprintf(rec->status, sizeof rec->status, "bad rows");
+        snprintf(rec->reason, sizeof rec->reason, "%.250s", w->stored < 0 ? w->store_why : verr.msg);
+        return KG_OK;
     }
-    kg_chan *ch = &w->ch;
-    int status = w->status, dirty = w->dirty, timed_out = w->timed_out;
-    double timeout_s = w->timeout_s;
-    read_phases(ch, rec);
+    int rc;
+    if (w->stored == 0 && (rc = store_records(sp->dirfd, sp->dir, &w->ch, w->proc, err)) != KG_OK) return rc;
+    w->stored = 2;
+    snprintf(rec->status, sizeof rec->status, "ok");
+    rec->reason[0] = '\0';
+    rec->accepted = 1;
+    char ew[300], note[200] = "";
+    if (!w->dirty && env_seen(sp->plan, &w->ch, w->proc, ew, sizeof ew, note, sizeof note)) {
+        w->dirty = 1;
+        snprintf(w->why, sizeof w->why, "%s", ew);
+    }
+    if (note[0] != '\0') kg_watch_log(wc->wl, 0, w->proc, "note", "%s", note);
+    return KG_OK;
+}
+
+/* How the worker ended, into its record's status and reason; how (cap
+ * 128) says how it died where an arm it ran may be to blame ("" else). */
+static int record_outcome(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, char *how, kg_err *err)
+{
+    proc_rec *rec = &w->rec;
+    const kg_chan *ch = &w->ch;
+    int status = w->status;
     char last[256];
+    read_phases(ch, rec);
     kg_file_last_line(w->log, last, sizeof last);
     rec->accepted = 0;
-    char how[128] = "";
-    if (timed_out) {
+    how[0] = '\0';
+    if (w->timed_out) {
         snprintf(rec->status, sizeof rec->status, "timeout");
-        snprintf(rec->reason, sizeof rec->reason, "passed the timeout of %.0f s and was killed", timeout_s);
-        snprintf(how, sizeof how, "passed the timeout of %.0f s", timeout_s);
+        snprintf(rec->reason, sizeof rec->reason, "passed the timeout of %.0f s and was killed", w->timeout_s);
+        snprintf(how, 128, "passed the timeout of %.0f s", w->timeout_s);
     } else if (WIFSIGNALED(status)) {
         snprintf(rec->status, sizeof rec->status, "crashed");
         snprintf(rec->reason, sizeof rec->reason, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-        snprintf(how, sizeof how, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        snprintf(how, 128, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
     } else if (WEXITSTATUS(status) != 0) {
         snprintf(rec->status, sizeof rec->status, "exit %d", WEXITSTATUS(status));
         if (ch->part[KG_FRAME_FAIL] != NULL)   /* the worker's own error: no arm is blamed */
@@ -787,7 +855,7 @@ int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg
                      ch->partlen[KG_FRAME_FAIL] : 250), ch->part[KG_FRAME_FAIL]);
         else {
             snprintf(rec->reason, sizeof rec->reason, "%s", last[0] ? last : "exited with an error");
-            snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+            snprintf(how, 128, "exited with status %d", WEXITSTATUS(status));
         }
     } else if (ch->bad[0] != '\0') {
         snprintf(rec->status, sizeof rec->status, "bad rows");
@@ -795,58 +863,73 @@ int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg
     } else if (ch->part[KG_FRAME_RAW] == NULL) {
         snprintf(rec->status, sizeof rec->status, "incomplete");
         snprintf(rec->reason, sizeof rec->reason, "exited 0 without sending its rows");
-        if (ch->now_set) snprintf(how, sizeof how, "exited 0 without sending its rows");
+        if (ch->now_set) snprintf(how, 128, "exited 0 without sending its rows");
     } else {
-        kg_err verr = { 0 };
-        if (w->stored < 0 || (w->stored == 0 && check_records(plan, ch, proc, &verr) != KG_OK)) {
-            snprintf(rec->status, sizeof rec->status, "bad rows");
-            snprintf(rec->reason, sizeof rec->reason, "%.250s", w->stored < 0 ? w->store_why : verr.msg);
-        } else {
-            /* a write that fails stops the campaign with the process unrecorded */
-            if (w->stored == 0 && (rc = store_records(dirfd, dir, ch, proc, err)) != KG_OK) goto out;
-            w->stored = 2;
-            snprintf(rec->status, sizeof rec->status, "ok");
-            rec->reason[0] = '\0';
-            rec->accepted = 1;
-            /* what the worker's telemetry saw of the environment */
-            char ew[300], note[200] = "";
-            if (!dirty && env_seen(plan, ch, proc, ew, sizeof ew, note, sizeof note)) {
-                dirty = 1;
-                snprintf(w->why, sizeof w->why, "%s", ew);
-            }
-            if (note[0] != '\0') kg_watch_log(wl, 0, proc, "note", "%s", note);
-        }
+        return record_rows(w, sp, wc, err);
     }
-    /* records written while it closed, of a worker that then did not end
-     * well: not its records (raw first: a raw file means complete); what
-     * killed it came after its arms' work, which is not blamed */
-    int whole = ch->part[KG_FRAME_RAW] != NULL && ch->bad[0] == '\0';
-    if (w->stored == 1) unstore(dirfd, proc);
-    if (w->stored != 2 && whole) {
-        if (how[0] != '\0') {
-            size_t l = strlen(rec->reason);
-            snprintf(rec->reason + l, sizeof rec->reason - l, ", after it had sent its records");
-            how[0] = '\0';
-        }
+    return KG_OK;
+}
+
+/* Records written while the worker closed, of a worker that then did not
+ * end well, are not its records (raw first: a raw file means complete);
+ * what killed it came after its arms' work, which is not blamed.  A
+ * worker that died while it ran an arm is that arm's fault, except for a
+ * timeout on a host that was not quiet (the host may be why). */
+static int blame(kg_wproc *w, const kg_wspawn *sp, char *how, kg_err *err)
+{
+    proc_rec *rec = &w->rec;
+    int whole = w->ch.part[KG_FRAME_RAW] != NULL && w->ch.bad[0] == '\0';
+    if (w->stored == 1) unstore(sp->dirfd, w->proc);
+    if (w->stored != 2 && whole && how[0] != '\0') {
+        size_t l = strlen(rec->reason);
+        snprintf(rec->reason + l, sizeof rec->reason - l, ", after it had sent its records");
+        how[0] = '\0';
     }
-    /* A worker that died while it ran an arm is that arm's fault, except
-     * for a timeout on a host that was not quiet (the host may be why). */
-    if (how[0] != '\0' && !(timed_out && dirty)) {
-        char fault[KG_DETAIL_MAX] = "";
-        if ((rc = record_fault(dirfd, dir, plan, ch, proc, rec->dir, how, fault, sizeof fault, err)) != KG_OK)
-            goto out;
-        if (fault[0] != '\0') snprintf(rec->reason, sizeof rec->reason, "%.250s", fault);
+    if (how[0] == '\0' || (w->timed_out && w->dirty)) return KG_OK;
+    char fault[KG_DETAIL_MAX] = "";
+    int rc = record_fault(sp->dirfd, sp->dir, sp->plan, &w->ch, w->proc, rec->dir, how, fault, sizeof fault, err);
+    if (rc == KG_OK && fault[0] != '\0') snprintf(rec->reason, sizeof rec->reason, "%.250s", fault);
+    return rc;
+}
+
+/* The host, not the kernel, is in question: excluded and repeated. */
+static void contaminate(kg_wproc *w, const kg_watch_ctx *wc)
+{
+    proc_rec *rec = &w->rec;
+    char outcome[300];
+    snprintf(outcome, sizeof outcome, "%s%s%s", rec->status, rec->reason[0] ? ": " : "", rec->reason);
+    snprintf(rec->status, sizeof rec->status, "contaminated");
+    snprintf(rec->reason, sizeof rec->reason, "%.140s; the worker ended %.90s", w->why, outcome);
+    rec->accepted = 0;
+    kg_watch_log(wc->wl, rec->seconds, w->proc, "contaminated", "%s; the worker ended %s", w->why, outcome);
+}
+
+int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg_err *err)
+{
+    int rc = KG_OK;
+    char how[128] = "";
+    /* whatever the worker left running in its group goes too */
+    kill(-w->pid, SIGKILL);
+    if (w->gfd >= 0) close(w->gfd);
+    w->gfd = -1;
+    w->rec.wait_s = w->waited;
+    if (w->stopped) {
+        rc = kg_errorf(err, KG_EIO, "interrupted%s: kgate run %s --resume %s continues it",
+                       !w->gone && w->t_ready >= 0 ? " while waiting for a quiet host" : "", sp->plan_path, sp->dir);
+        goto out;
     }
-    if (dirty) {
-        /* the host, not the kernel, is in question: excluded and repeated */
-        char outcome[300];
-        snprintf(outcome, sizeof outcome, "%s%s%s", rec->status, rec->reason[0] ? ": " : "", rec->reason);
-        snprintf(rec->status, sizeof rec->status, "contaminated");
-        snprintf(rec->reason, sizeof rec->reason, "%.140s; the worker ended %.90s", w->why, outcome);
-        rec->accepted = 0;
-        kg_watch_log(wl, rec->seconds, proc, "contaminated", "%s; the worker ended %s", w->why, outcome);
+    /* what the worker sent before it ended (a descendant outside its
+     * group may hold the pipe open: only what is there now is read) */
+    if (!w->ch.eof && (rc = kg_chan_pump(&w->ch, w->pfd, err)) != KG_OK) goto out;
+    w->rec.seconds = kg_mono_s() - w->t0;
+    log_overlap(w, wc);
+    if (w->gave_up) {
+        record_gave_up(w, wc);
+        goto out;
     }
-    rc = KG_OK;
+    if ((rc = record_outcome(w, sp, wc, how, err)) != KG_OK) goto out;
+    if ((rc = blame(w, sp, how, err)) != KG_OK) goto out;
+    if (w->dirty) contaminate(w, wc);
 out:
     if (w->gfd >= 0) close(w->gfd);
     w->gfd = -1;

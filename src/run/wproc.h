@@ -21,7 +21,6 @@
 #include "kgate/plan.h"
 #include "kgate/settings.h"
 #include "run/quiet.h"
-#include "run/supervisor.h"
 #include "base/util.h"
 
 /* The host watch while workers run: q (NULL: none, the worker is not
@@ -32,13 +31,19 @@ typedef struct kg_watch_ctx {
     double window_s, give_up_s;
 } kg_watch_ctx;
 
-/* What every worker of a run is started with. */
+/* What every worker of a run is started with: the campaign's settings
+ * (s->negative, s->negative_arm and the worker wrapper), its plan, the
+ * folder, and the run's options a worker is told on its command line. */
 typedef struct kg_wspawn {
-    const kg_run_opts *o;
     const kg_settings *s;
     const kg_plan *plan;
+    const char *plan_path;   /* as the user named it, for messages */
     const char *plan_abs, *dir, *backend;
+    const char *key_path;    /* the signing key (NULL: none): its folder is hidden from the arms */
     int dirfd, lock_fd, gated, progress;
+    int check_only;          /* one process of admission checks */
+    int shard_i, shard_n;    /* shard_n > 0: this run's shard of the cases */
+    int has_device, device;  /* the device that replaces the plan's */
     uint64_t salt;
     double timeout_s;
 } kg_wspawn;

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "kgate/plan.h"
+#include "kgate/backend.h"
 
 /* A minimal valid plan; error tests append lines after line 7. */
 #define HEAD                                                                   \
@@ -774,6 +775,28 @@ static void test_fuzz(void)
               fuzz_accepted, fuzz_rejected);
 }
 
+/* The plan's backend words and the backend registry agree: "auto" is a
+ * choice, every other word a backend of the registry, and a plan takes
+ * each of them. */
+static void test_backend_words(void)
+{
+    CHECK(strcmp(kg_plan_backends[0], "auto") == 0 && !kg_backend_known("auto"));
+    int n = 0;
+    for (int i = 1; kg_plan_backends[i] != NULL; i++, n++) {
+        CHECK(kg_backend_known(kg_plan_backends[i]));
+        char text[256];
+        snprintf(text, sizeof text, "[campaign]\nbackend = %s\n[case c]\nop = rowsum\ndtype = f32\nM = 4\nN = 4\n"
+                 "[arm a]\nop = rowsum\nrole = baseline\nbuiltin = numpy\n", kg_plan_backends[i]);
+        kg_plan *p = NULL;
+        kg_err e = { 0 };
+        CHECK(kg_plan_parse(text, strlen(text), "words.kg", ".", &p, &e) == KG_OK);
+        CHECK(p != NULL && strcmp(p->campaign.backend, kg_plan_backends[i]) == 0);
+        kg_plan_free(p);
+    }
+    CHECK(n == 3);
+    CHECK(!kg_backend_known("opencl"));
+}
+
 int main(void)
 {
     test_full_plan();
@@ -785,6 +808,7 @@ int main(void)
     test_doc_example();
     test_names();
     test_axes();
+    test_backend_words();
     test_fuzz();
     return kg_test_finish("test_plan");
 }

@@ -1,0 +1,192 @@
+/* screen.c: kgate screen's ranking and confirmation plan (screen.h).
+ * The claim is the confirmation run, `kgate run --frozen CONFIRM.frozen
+ * CONFIRM`, not the screen: the lowest of many candidates is a post-hoc
+ * minimum, not a validated choice. */
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "run/screen.h"
+#include "plan/frozen.h"
+#include "evidence/salt.h"
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+    const kg_screen_rank *a = pa, *b = pb;
+    if (a->ok != b->ok) return b->ok - a->ok;
+    if (a->worst != b->worst) return (a->worst < b->worst) - (a->worst > b->worst);
+    return a->arm - b->arm;
+}
+
+/* Candidate a over the gated cases it ran on. */
+static kg_screen_rank rank_of(const kg_plan *plan, const kg_analysis *an, int a)
+{
+    kg_screen_rank r = { .arm = a, .worst = 1.0, .padj = 0.0, .pairs = 0, .ok = 1 };
+    for (int c = 0; c < plan->ncases; c++) {
+        if (!plan->cases[c].primary && !plan->gate.all_cases) continue;
+        if (!kg_plan_arm_applies(plan, a, c)) continue;
+        const kg_arm_result *x = &an->res[(size_t)c * (size_t)an->narms + (size_t)a];
+        r.pairs++;
+        if (!x->in_family) {
+            r.ok = 0;
+            r.worst = -(double)INFINITY;
+            continue;
+        }
+        if (x->rho_lo_adj < r.worst) r.worst = x->rho_lo_adj;
+        if (x->p_adj > r.padj) r.padj = x->p_adj;
+        r.ok &= x->verdict == KG_VERDICT_FASTER;
+    }
+    return r;
+}
+
+/* The ranking as report text: the family, then one row per candidate. */
+static void rank_table(const kg_plan *plan, const kg_analysis *an, const char *dir, const kg_screen *sc, kg_sb *out)
+{
+    const char *mult = plan->gate.multiplicity == KG_MULT_MAXT ? "max-T"
+                       : plan->gate.multiplicity == KG_MULT_NONE ? "no adjustment" : "Holm";
+    kg_sb_printf(out, "# kgate screen: %s\n\nEvidence: %s. Family: %d candidate%s on the gated cases, alpha %.3g "
+                 "shared by %s; ranked by the worst adjusted lower bound of the reduction over the gated cases.\n\n"
+                 "| rank | arm | worst adjusted lower bound | largest adjusted p | FASTER after adjustment |\n"
+                 "|---|---|---|---|---|\n", plan->campaign.name, dir, an->family_size,
+                 an->family_size == 1 ? "" : "s", plan->campaign.alpha, mult);
+    for (int i = 0; i < sc->nr; i++)
+        kg_sb_printf(out, "| %d | %s | %+.2f%% | %.4g | %s |\n", i + 1, plan->arms[sc->rk[i].arm].name,
+                     100.0 * sc->rk[i].worst, sc->rk[i].padj, sc->rk[i].ok ? "yes" : "no");
+}
+
+int kg_screen_rank_arms(const kg_plan *plan, const kg_analysis *an, const char *dir, int select, kg_screen *sc,
+                        kg_err *err)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->rk = calloc((size_t)plan->narms + 1, sizeof *sc->rk);
+    sc->keep = calloc((size_t)plan->narms + 1, sizeof *sc->keep);
+    if (sc->rk == NULL || sc->keep == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory ranking the candidates");
+    for (int a = 0; a < plan->narms; a++) {
+        if (plan->arms[a].role != KG_ROLE_CANDIDATE) continue;
+        kg_screen_rank r = rank_of(plan, an, a);
+        if (r.pairs > 0) sc->rk[sc->nr++] = r;
+    }
+    qsort(sc->rk, (size_t)sc->nr, sizeof *sc->rk, cmp_ranked);
+    for (int i = 0; i < sc->nr && sc->chosen < select; i++)
+        if (sc->rk[i].ok) {
+            sc->keep[sc->rk[i].arm] = 1;
+            sc->chosen++;
+        }
+    for (int i = 0, n = 0; i < sc->nr; i++)
+        if (sc->keep[sc->rk[i].arm]) {
+            size_t l = strlen(sc->chosen_names);
+            snprintf(sc->chosen_names + l, sizeof sc->chosen_names - l, "%s%s", n++ ? ", " : "",
+                     plan->arms[sc->rk[i].arm].name);
+        }
+    rank_table(plan, an, dir, sc, &sc->table);
+    return sc->table.oom ? kg_errorf(err, KG_ENOMEM, "out of memory ranking the candidates") : KG_OK;
+}
+
+/* The canonical text without the [arm NAME] sections of unchosen
+ * candidates, with a fresh seed, a name and selected_from; -1 for a line
+ * too long to rewrite. */
+static int confirm_text(const kg_plan *plan, const int *keep, uint64_t seed, const char *from, kg_sb *out)
+{
+    const char *t = plan->canonical;
+    int in_campaign = 0, skip = 0;
+    while (*t) {
+        const char *nl = strchr(t, '\n');
+        size_t len = nl ? (size_t)(nl - t) : strlen(t);
+        char line[4096];
+        if (len >= sizeof line) return -1;
+        memcpy(line, t, len);
+        line[len] = '\0';
+        t += len + (nl ? 1 : 0);
+        if (line[0] == '[') {
+            in_campaign = strcmp(line, "[campaign]") == 0;
+            skip = 0;
+            if (strncmp(line, "[arm ", 5) == 0 && len > 6) {
+                char name[KG_NAME_MAX];
+                snprintf(name, sizeof name, "%.*s", (int)(len - 6), line + 5);
+                int a = kg_plan_find_arm(plan, name);
+                skip = a >= 0 && plan->arms[a].role == KG_ROLE_CANDIDATE && !keep[a];
+            }
+            if (!skip) kg_sb_printf(out, "%s\n", line);
+            if (in_campaign) kg_sb_printf(out, "selected_from = %s\n", from);
+            continue;
+        }
+        if (skip || (in_campaign && strncmp(line, "selected_from = ", 16) == 0)) continue;
+        if (in_campaign && strncmp(line, "seed = ", 7) == 0)
+            kg_sb_printf(out, "seed = %llu\n", (unsigned long long)seed);
+        else if (in_campaign && strncmp(line, "name = ", 7) == 0)
+            kg_sb_printf(out, "name = %.50s-confirm\n", plan->campaign.name);
+        else
+            kg_sb_printf(out, "%s\n", line);
+    }
+    return 0;
+}
+
+static int write_file(const char *path, const char *text, kg_err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return kg_errorf(err, KG_EIO, "%s: cannot write the confirmation plan (choose --confirm FILE)", path);
+    int bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    return bad ? kg_errorf(err, KG_EIO, "%s: write failed (disk full?)", path) : KG_OK;
+}
+
+/* The confirmation plan's path: confirm, or PLAN-confirm.kg beside
+ * plan_path; it must be in the plan's folder (its sources are relative
+ * to it). */
+static int confirm_path(const kg_plan *plan, const char *plan_path, const char *confirm, char *out, size_t cap,
+                        kg_err *err)
+{
+    if (confirm == NULL) {
+        char def[1100];
+        snprintf(def, sizeof def, "%s", plan_path);
+        size_t l = strlen(def);
+        if (l > 3 && strcmp(def + l - 3, ".kg") == 0) def[l - 3] = '\0';
+        strncat(def, "-confirm.kg", sizeof def - strlen(def) - 1);
+        snprintf(out, cap, "%s", def);
+    } else {
+        snprintf(out, cap, "%s", confirm);
+    }
+    char cdir[1100], rp1[PATH_MAX], rp2[PATH_MAX];
+    snprintf(cdir, sizeof cdir, "%s", out);
+    if (realpath(dirname(cdir), rp1) == NULL || realpath(plan->base_dir, rp2) == NULL || strcmp(rp1, rp2) != 0)
+        return kg_errorf(err, KG_EUSAGE, "--confirm: the confirmation plan must be in PLAN's folder (its sources are "
+                         "relative to it)");
+    return KG_OK;
+}
+
+int kg_screen_write_confirm(const kg_plan *plan, const kg_screen *sc, const char *dir, const char *plan_path,
+                            const char *confirm, char *confirm_out, char *frozen_out, size_t cap, kg_err *err)
+{
+    uint64_t seed = 0;
+    int rc = kg_salt_draw(&seed, err);
+    if (rc != KG_OK) return rc;
+    char from[KG_TEXT_MAX];
+    snprintf(from, sizeof from, "%.120s chosen by kgate screen from a family of %d candidate%s (plan sha256 %.16s, "
+             "evidence %.200s)", sc->chosen_names, sc->nr, sc->nr == 1 ? "" : "s", plan->hash, dir);
+    kg_sb text = { 0 };
+    kg_plan *cplan = NULL;
+    if (confirm_text(plan, sc->keep, seed, from, &text) != 0 || text.buf == NULL) {
+        rc = kg_errorf(err, KG_EINTERNAL, "the plan's canonical text has a line too long to rewrite");
+        goto done;
+    }
+    if ((rc = confirm_path(plan, plan_path, confirm, confirm_out, cap, err)) != KG_OK) goto done;
+    if ((rc = kg_plan_parse(text.buf, text.len, confirm_out, plan->base_dir, &cplan, err)) != KG_OK ||
+        (rc = write_file(confirm_out, text.buf, err)) != KG_OK)
+        goto done;
+    snprintf(frozen_out, cap, "%s.frozen", confirm_out);
+    rc = kg_frozen_write(cplan, frozen_out, err);
+done:
+    kg_plan_free(cplan);
+    kg_sb_free(&text);
+    return rc;
+}
+
+void kg_screen_free(kg_screen *sc)
+{
+    free(sc->rk);
+    free(sc->keep);
+    kg_sb_free(&sc->table);
+    memset(sc, 0, sizeof *sc);
+}
