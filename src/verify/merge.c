@@ -195,6 +195,56 @@ static int out_ready(const char *out, kg_err *err)
     return rc;
 }
 
+/* What the merged folder keeps of the plan's ops, as shard 0 has it:
+ * the declared ops' sources (docs/ops.md), which verify's op server
+ * compiles (every shard's plan hash, which holds each source's sha256, is
+ * the same), and ops.json (every shard's, written from the same plan, is
+ * the same). */
+static int copy_op_data(const char *out, int dirfd, kg_err *err)
+{
+    char path[KG_PATH_MAX + 64], *text = NULL;
+    int rc = KG_OK;
+    /* the plan's declared ops (docs/ops.md): their sources, which verify's
+     * op server compiles, as shard 0 keeps them (every shard's plan
+     * hash, which holds each source's sha256, is the same) */
+    {
+        char sdir[KG_PATH_MAX + 64];
+        snprintf(sdir, sizeof sdir, "%s/shards/0/sources", out);
+        DIR *d = opendir(sdir);
+        struct dirent *e;
+        int srcfd = -1;
+        while (rc == KG_OK && d != NULL && (e = readdir(d)) != NULL) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, "op-", 3) != 0 || len < 6 || strcmp(e->d_name + len - 2, ".c") != 0) continue;
+            if (srcfd < 0 && (srcfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
+                rc = srcfd;
+                break;
+            }
+            char from[KG_PATH_MAX + 400], to[KG_PATH_MAX + 400], *src = NULL;
+            size_t nb = 0;
+            snprintf(from, sizeof from, "%s/%s", sdir, e->d_name);
+            snprintf(to, sizeof to, "%s/sources/%s", out, e->d_name);
+            if ((rc = kg_read_file(from, &src, &nb, err)) == KG_OK)
+                rc = kg_write_atomic_at(srcfd, e->d_name, to, src, nb, err);
+            free(src);
+        }
+        if (d != NULL) closedir(d);
+        if (srcfd >= 0) close(srcfd);
+        if (rc != KG_OK) return rc;
+    }
+    /* what the reader knows of the ops: shard 0's ops.json (every shard's,
+     * written from the same plan, is the same) */
+    snprintf(path, sizeof path, "%s/shards/0/%s", out, KG_FACTS_FILE);
+    if (kg_path_exists(path)) {
+        if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) return rc;
+        snprintf(path, sizeof path, "%s/%s", out, KG_FACTS_FILE);
+        rc = kg_write_atomic_at(dirfd, KG_FACTS_FILE, path, text, strlen(text), err);
+        free(text);
+        if (rc != KG_OK) return rc;
+    }
+    return KG_OK;
+}
+
 int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
 {
     int n = o->n, rc = KG_OK, nbad = 0, dirfd = -1;
@@ -296,44 +346,7 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
     snprintf(hashline, sizeof hashline, "%s\n", r[0].hash);
     snprintf(path, sizeof path, "%s/plan.sha256", o->out);
     if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK) goto done;
-    /* the plan's declared ops (docs/ops.md): their sources, which verify's
-     * op server compiles, as shard 0 keeps them (every shard's plan
-     * hash, which holds each source's sha256, is the same) */
-    {
-        char sdir[KG_PATH_MAX + 64];
-        snprintf(sdir, sizeof sdir, "%s/shards/0/sources", o->out);
-        DIR *d = opendir(sdir);
-        struct dirent *e;
-        int srcfd = -1;
-        while (rc == KG_OK && d != NULL && (e = readdir(d)) != NULL) {
-            size_t len = strlen(e->d_name);
-            if (strncmp(e->d_name, "op-", 3) != 0 || len < 6 || strcmp(e->d_name + len - 2, ".c") != 0) continue;
-            if (srcfd < 0 && (srcfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
-                rc = srcfd;
-                break;
-            }
-            char from[KG_PATH_MAX + 400], to[KG_PATH_MAX + 400], *src = NULL;
-            size_t nb = 0;
-            snprintf(from, sizeof from, "%s/%s", sdir, e->d_name);
-            snprintf(to, sizeof to, "%s/sources/%s", o->out, e->d_name);
-            if ((rc = kg_read_file(from, &src, &nb, err)) == KG_OK)
-                rc = kg_write_atomic_at(srcfd, e->d_name, to, src, nb, err);
-            free(src);
-        }
-        if (d != NULL) closedir(d);
-        if (srcfd >= 0) close(srcfd);
-        if (rc != KG_OK) goto done;
-    }
-    /* what the reader knows of the ops: shard 0's ops.json (every shard's,
-     * written from the same plan, is the same) */
-    snprintf(path, sizeof path, "%s/shards/0/%s", o->out, KG_FACTS_FILE);
-    if (kg_path_exists(path)) {
-        if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
-        snprintf(path, sizeof path, "%s/%s", o->out, KG_FACTS_FILE);
-        rc = kg_write_atomic_at(dirfd, KG_FACTS_FILE, path, text, strlen(text), err);
-        free(text);
-        if (rc != KG_OK) goto done;
-    }
+    if ((rc = copy_op_data(o->out, dirfd, err)) != KG_OK) goto done;
     if ((rc = write_records(o, dirfd, r, n, r[0].hash, err)) != KG_OK) goto done;
     /* raw/samples.csv: every case's accepted samples, a report like the others */
     int rawfd = kg_open_dir(dirfd, "raw", 1, err);
