@@ -7,43 +7,34 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "backend/armhost.h"
+#include "base/frame.h"
 #include "kgate/kernel.h"
 #include "sandbox/sandbox.h"
 #include "base/util.h"
 
 typedef void (*ah_entry)(const kg_kargs *);
 
-static uint64_t cur_seq;
+/* The sequence number of the request being served: its reply's tag. */
+static uint32_t cur_seq;
 
-static int send_msg(kg_ah_msg *m)
+static void reply(uint32_t kind, int status, uint32_t prot, const char *text)
 {
-    m->magic = KG_AH_MAGIC;
-    ssize_t w = send(KG_SANDBOX_SOCK_FD, m, sizeof *m, MSG_NOSIGNAL);
-    return w == (ssize_t)sizeof *m ? 0 : -1;
+    kg_ah_reply r;
+    memset(&r, 0, sizeof r);
+    r.status = status;
+    r.prot = prot;
+    if (text != NULL) snprintf(r.msg, sizeof r.msg, "%s", text);
+    kg_frame_sendmsg(KG_SANDBOX_SOCK_FD, kind, cur_seq, &r, sizeof r, NULL, 0);
 }
 
-static void reply(uint32_t type, int status, const char *text)
-{
-    kg_ah_msg m;
-    memset(&m, 0, sizeof m);
-    m.type = type;
-    m.seq = cur_seq;
-    m.status = status;
-    if (text != NULL) snprintf(m.msg, sizeof m.msg, "%s", text);
-    send_msg(&m);
-}
-
-/* From the SIGSYS handler: async-signal-safe only. */
+/* From the SIGSYS handler: async-signal-safe only (kg_frame_pack is
+ * arithmetic, send a system call). */
 static void on_violation(int nr)
 {
-    kg_ah_msg m;
-    memset(&m, 0, sizeof m);
-    m.magic = KG_AH_MAGIC;
-    m.type = KG_AH_VIOLATION;
-    m.seq = cur_seq;
-    m.status = KG_AH_FAIL;
-    m.n = nr;
-    send(KG_SANDBOX_SOCK_FD, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    unsigned char f[KG_FRAME_HEADER + 4];
+    kg_frame_pack(f, KG_AH_VIOLATION, cur_seq, 4);
+    kg_put32(f + KG_FRAME_HEADER, (uint32_t)nr);
+    send(KG_SANDBOX_SOCK_FD, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 typedef struct ah_map {
@@ -60,15 +51,35 @@ static void unmap_all(ah_map *maps)
     }
 }
 
-/* One request and the descriptors that came with it (*nfd of them). */
-static int recv_req(kg_ah_msg *m, int *fds, int *nfd)
+/* One request (kind, payload) and the descriptors that came with it
+ * (*nfd of them): 0, or -1 when the worker is gone or sent what is not
+ * a request (a malformed frame, a known kind of another size). */
+static int recv_req(uint32_t *kind, void *payload, int *fds, int *nfd)
 {
-    if (kg_recv_msg_fds(KG_SANDBOX_SOCK_FD, m, sizeof *m, fds, KG_AH_NBUF, nfd) != 0) return -1;
-    return m->magic == KG_AH_MAGIC ? 0 : -1;
+    static unsigned char buf[KG_FRAME_HEADER + sizeof(kg_ah_bind)];
+    kg_frame_rx rx;
+    memset(&rx, 0, sizeof rx);
+    rx.buf = buf;
+    rx.max_len = sizeof(kg_ah_bind);
+    rx.fds = fds;
+    rx.maxfd = KG_AH_NBUF;
+    *nfd = 0;
+    if (kg_frame_recvmsg(KG_SANDBOX_SOCK_FD, 1, &rx) != 1) return -1;
+    *nfd = rx.nfd;
+    *kind = rx.h.kind;
+    cur_seq = rx.h.tag;
+    size_t want = rx.h.kind == KG_AH_BIND ? sizeof(kg_ah_bind) : rx.h.kind == KG_AH_RUN ? sizeof(kg_ah_run)
+                : rx.h.kind == KG_AH_QUIT ? 0 : rx.h.len;
+    if (rx.h.len != want) {
+        for (int i = 0; i < rx.nfd; i++) close(fds[i]);
+        return -1;
+    }
+    memcpy(payload, rx.payload, rx.h.len);
+    return 0;
 }
 
 /* in_sets[0] is a->in; in_sets[j + 1] the input set of op_in[j] */
-static int do_bind(const kg_ah_msg *m, const int *fds, int nfd, ah_map *maps, kg_kargs *a,
+static int do_bind(const kg_ah_bind *m, const int *fds, int nfd, ah_map *maps, kg_kargs *a,
                    const void *in_sets[][KG_MAX_IN], int *nop)
 {
     int base = m->nin + m->nout + (m->has_ws ? 1 : 0);
@@ -109,39 +120,44 @@ static int do_bind(const kg_ah_msg *m, const int *fds, int nfd, ah_map *maps, kg
     return 0;
 }
 
-int kg_armhost_main(const kg_armhost_opts *o)
+/* Sandbox, load, lock: the kernel's entry, or NULL after a refused HELLO. */
+static ah_entry start(const kg_armhost_opts *o, unsigned *active)
 {
-    unsigned active = 0;
     char why[KG_AH_MSG_TEXT];
     kg_sandbox_opts so = { .parent = o->parent, .dir = o->dir, .mem_bytes = o->mem_bytes, .cpu_s = o->cpu_s, .hide = o->hide,
                            .on_violation = on_violation };
-    if (kg_sandbox_enter(&so, &active, why, sizeof why) != 0) {
+    if (kg_sandbox_enter(&so, active, why, sizeof why) != 0) {
         char t[KG_AH_MSG_TEXT + 16];
         snprintf(t, sizeof t, "sandbox: %s", why);
-        reply(KG_AH_HELLO, KG_AH_FAIL, t);
-        return 3;
+        reply(KG_AH_HELLO, KG_AH_FAIL, 0, t);
+        return NULL;
     }
     void *h = dlopen(o->so, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
-        reply(KG_AH_HELLO, KG_AH_NOLOAD, dlerror());
-        return 3;
+        reply(KG_AH_HELLO, KG_AH_NOLOAD, 0, dlerror());
+        return NULL;
     }
     void *sym = dlsym(h, o->entry);
     if (sym == NULL) {
-        reply(KG_AH_HELLO, KG_AH_NOENTRY, o->entry);
-        return 3;
+        reply(KG_AH_HELLO, KG_AH_NOENTRY, 0, o->entry);
+        return NULL;
     }
     ah_entry fn;
     memcpy(&fn, &sym, sizeof fn);
-    if (kg_sandbox_lock(&active, why, sizeof why) != 0) {
-        reply(KG_AH_HELLO, KG_AH_FAIL, why);
-        return 3;
+    if (kg_sandbox_lock(active, why, sizeof why) != 0) {
+        reply(KG_AH_HELLO, KG_AH_FAIL, 0, why);
+        return NULL;
     }
-    kg_ah_msg hello;
-    memset(&hello, 0, sizeof hello);
-    hello.type = KG_AH_HELLO;
-    hello.prot = active;
-    if (send_msg(&hello) != 0) return 3;
+    return fn;
+}
+
+int kg_armhost_main(const kg_armhost_opts *o)
+{
+    unsigned active = 0;
+    ah_entry fn = start(o, &active);
+    if (fn == NULL) return 3;
+    cur_seq = 0;
+    reply(KG_AH_HELLO, KG_AH_OK, active, NULL);
 
     ah_map maps[KG_AH_NBUF];
     memset(maps, 0, sizeof maps);
@@ -152,40 +168,43 @@ int kg_armhost_main(const kg_armhost_opts *o)
     int nop = 0;
     int bound = 0;
     for (;;) {
-        kg_ah_msg m;
+        union {
+            kg_ah_bind bind;
+            kg_ah_run run;
+        } m;
+        uint32_t kind = 0;
         int fds[KG_AH_NBUF], nfd = 0;
-        if (recv_req(&m, fds, &nfd) != 0) return 4;   /* the worker is gone or spoke nonsense */
-        cur_seq = m.seq;
-        switch (m.type) {
+        if (recv_req(&kind, &m, fds, &nfd) != 0) return 4;   /* the worker is gone or spoke nonsense */
+        switch (kind) {
         case KG_AH_BIND: {
-            int rc = do_bind(&m, fds, nfd, maps, &args, in_sets, &nop);
+            int rc = do_bind(&m.bind, fds, nfd, maps, &args, in_sets, &nop);
             for (int i = 0; i < nfd; i++) close(fds[i]);
             bound = rc == 0;
-            reply(KG_AH_BIND, rc == 0 ? KG_AH_OK : KG_AH_FAIL, rc == 0 ? NULL : "bad binding");
+            reply(KG_AH_BIND, rc == 0 ? KG_AH_OK : KG_AH_FAIL, 0, rc == 0 ? NULL : "bad binding");
             break;
         }
         case KG_AH_RUN:
             for (int i = 0; i < nfd; i++) close(fds[i]);
-            if (!bound || m.n < 1) {
-                reply(KG_AH_RUN, KG_AH_FAIL, "run before bind");
+            if (!bound || m.run.n < 1) {
+                reply(KG_AH_RUN, KG_AH_FAIL, 0, "run before bind");
                 break;
             }
             if (nop == 0) {
-                for (int i = 0; i < m.n; i++) fn(&args);
+                for (int i = 0; i < m.run.n; i++) fn(&args);
             } else {
-                for (int i = 0; i < m.n; i++) {
-                    memcpy(args.in, in_sets[kg_binding_op_set(nop, i, m.n)], sizeof args.in);
+                for (int i = 0; i < m.run.n; i++) {
+                    memcpy(args.in, in_sets[kg_binding_op_set(nop, i, m.run.n)], sizeof args.in);
                     fn(&args);
                 }
                 memcpy(args.in, in_sets[0], sizeof args.in);
             }
-            reply(KG_AH_RUN, KG_AH_OK, NULL);
+            reply(KG_AH_RUN, KG_AH_OK, 0, NULL);
             break;
         case KG_AH_QUIT:
             return 0;
         default:
             for (int i = 0; i < nfd; i++) close(fds[i]);
-            reply(m.type, KG_AH_FAIL, "unknown request");
+            reply(kind, KG_AH_FAIL, 0, "unknown request");
             break;
         }
     }

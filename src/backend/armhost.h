@@ -13,10 +13,13 @@
  *   RUN n calls the kernel n times, then replies; call i reads the input
  *         set kg_binding_op_set(nop, i, n) names (0: the first nin)
  *   QUIT  exits
- * Every message is one fixed-size kg_ah_msg; every reply carries the
- * request's sequence number and is checked by the worker.  A system call
- * the sandbox denies is reported as VIOLATION (its number) just before
- * the host dies of SIGSYS. */
+ * Every message is one frame (hostlink.h, base/frame.h): kind KG_AH_*,
+ * tag the request's sequence number, payload the fields below, of
+ * exactly their size (BIND a kg_ah_bind, RUN a kg_ah_run, QUIT none,
+ * every reply a kg_ah_reply); the payloads are C structs, both ends
+ * being the same kgate.  Every reply is checked by the worker.  A system
+ * call the sandbox denies is reported as VIOLATION (its number, a
+ * little-endian 32-bit word) just before the host dies of SIGSYS. */
 #ifndef KGATE_ARMHOST_H
 #define KGATE_ARMHOST_H
 
@@ -26,7 +29,6 @@
 #include "kgate/err.h"
 #include "kgate/kernel.h"
 
-#define KG_AH_MAGIC 0x6b674148u   /* "kgAH" */
 #define KG_AH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + KG_MAX_IN * KG_BIND_MAX_OP_SETS)  /* in[], out[], ws, then nop input sets */
 #define KG_AH_MSG_TEXT 200
 
@@ -35,27 +37,33 @@ enum { KG_AH_HELLO = 1, KG_AH_BIND = 2, KG_AH_RUN = 3, KG_AH_QUIT = 4, KG_AH_VIO
 /* status of a reply */
 enum { KG_AH_OK = 0, KG_AH_FAIL = 1, KG_AH_NOLOAD = 2, KG_AH_NOENTRY = 3 };
 
-typedef struct kg_ah_msg {
-    uint32_t magic;               /* KG_AH_MAGIC */
-    uint32_t type;                /* KG_AH_* */
-    uint64_t seq;                 /* request number; a reply repeats it */
-    int32_t status;               /* reply: KG_AH_OK, else msg says why */
-    int32_t n;                    /* RUN: calls; VIOLATION: the system call */
-    uint32_t prot;                /* HELLO: KG_SBX_* bits in effect */
-    int32_t nin, nout, has_ws;    /* BIND: descriptors in that order */
+/* BIND: the buffers, as descriptors in the order in[], out[], ws, then
+ * nop input sets of nin each, and the kg_kargs scalars. */
+typedef struct kg_ah_bind {
+    int32_t nin, nout, has_ws;
     int32_t dtype;
-    int32_t nop;                  /* BIND: input sets after ws, nin descriptors each */
-    uint64_t bytes[KG_AH_NBUF];   /* BIND: bytes to map of each */
+    int32_t nop;
+    int32_t nvars;                /* the case's named variables (kg_kargs.var_*) */
+    uint64_t bytes[KG_AH_NBUF];   /* bytes to map of each descriptor */
     uint64_t ws_bytes;
     int64_t M, N, K, splits;
     double eps;
-    char msg[KG_AH_MSG_TEXT];     /* reply: a reason, NUL-terminated */
-    /* BIND: the case's named variables (kg_kargs.var_*) */
-    int32_t nvars;
     char var_name[KG_KARGS_VARS][32];
     int64_t var_i[KG_KARGS_VARS];
     double var_r[KG_KARGS_VARS];
-} kg_ah_msg;
+} kg_ah_bind;
+
+/* RUN: the calls to make. */
+typedef struct kg_ah_run {
+    int32_t n;
+} kg_ah_run;
+
+/* Every reply (HELLO, BIND, RUN). */
+typedef struct kg_ah_reply {
+    int32_t status;               /* KG_AH_OK, else msg says why */
+    uint32_t prot;                /* HELLO: KG_SBX_* bits in effect */
+    char msg[KG_AH_MSG_TEXT];     /* a reason, NUL-terminated */
+} kg_ah_reply;
 
 typedef struct kg_armhost_opts {
     const char *so;       /* the arm's shared object, absolute */
@@ -64,7 +72,7 @@ typedef struct kg_armhost_opts {
     pid_t parent;         /* the worker */
     uint64_t mem_bytes;   /* RLIMIT_AS; 0: none */
     long cpu_s;           /* RLIMIT_CPU; 0: none */
-    const char *hide;     /* appended: colon-separated folders to hide (kg_sandbox_opts.hide) */
+    const char *hide;     /* colon-separated folders to hide (kg_sandbox_opts.hide) */
 } kg_armhost_opts;
 
 /* The arm host's body (`kgate armhost`): sandbox, load, serve.  Returns

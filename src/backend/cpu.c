@@ -51,12 +51,6 @@
 
 typedef void (*cpu_entry)(const kg_kargs *);
 
-_Static_assert(offsetof(kg_ah_msg, magic) == offsetof(kg_ah_head, magic) &&
-               offsetof(kg_ah_msg, type) == offsetof(kg_ah_head, type) &&
-               offsetof(kg_ah_msg, seq) == offsetof(kg_ah_head, seq) &&
-               offsetof(kg_ah_msg, status) == offsetof(kg_ah_head, status) &&
-               offsetof(kg_ah_msg, n) == offsetof(kg_ah_head, n), "an arm host message starts with kg_ah_head");
-
 #define CPU_ESC_IDLE_NS 200e3           /* host CPU time between requests that is an escape */
 #define CPU_SETTLE_NS 50e6              /* how long a host may take to go back to sleep after replying */
 #define CPU_ESC_SETTLE_NS 20e6          /* CPU time in that window that makes a still-running host an escape */
@@ -505,14 +499,15 @@ static int host_fault(kg_kernel *k, int timed_out, double limit_s, kg_err *err)
     return kg_hostlink_fault(&k->link, -1, timed_out, limit_s, err);
 }
 
-static int send_req(kg_kernel *k, kg_ah_msg *m, const int *fds, int nfd)
+static int send_req(kg_kernel *k, uint32_t kind, const void *payload, size_t len, const int *fds, int nfd)
 {
-    return kg_hostlink_send(&k->link, m, fds, nfd);
+    return kg_hostlink_send(&k->link, kind, payload, len, fds, nfd);
 }
 
-static int wait_reply(kg_kernel *k, uint32_t type, double limit_s, kg_ah_msg *rep, kg_err *err)
+/* The reply of kind to the last request (armhost.h: a kg_ah_reply). */
+static int wait_reply(kg_kernel *k, uint32_t kind, double limit_s, kg_ah_reply *rep, kg_err *err)
 {
-    int rc = kg_hostlink_wait(&k->link, type, limit_s, rep, err);
+    int rc = kg_hostlink_reply(&k->link, kind, limit_s, rep, sizeof *rep, err);
     if (rc == KG_OK) rep->msg[sizeof rep->msg - 1] = '\0';
     return rc;
 }
@@ -551,14 +546,12 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
 {
     int rc;
     if ((rc = before_request(k, err)) != KG_OK) return rc;
-    kg_ah_msg m, rep;
-    memset(&m, 0, sizeof m);
-    m.type = KG_AH_RUN;
-    m.n = n;
+    kg_ah_run m = { .n = n };
+    kg_ah_reply rep;
     double lim = request_limit(k, n);
     double c0 = host_cpu(k);
     double t0 = now_ns();
-    if (send_req(k, &m, NULL, 0) != 0) return host_fault(k, 0, lim, err);
+    if (send_req(k, KG_AH_RUN, &m, sizeof m, NULL, 0) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_RUN, lim, &rep, err)) != KG_OK) return rc;
     double t1 = now_ns();
     /* the steal of the CPU the host replied from (see Steal below) */
@@ -670,7 +663,7 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
     k->timeout_s = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
     k->cpu_mark = -1;
     k->no_steal_credit = set->no_steal_credit;
-    kg_ah_msg hello;
+    kg_ah_reply hello;
     double lim = k->timeout_s < 60 ? k->timeout_s : 60;
     if ((rc = wait_reply(k, KG_AH_HELLO, lim, &hello, err)) != KG_OK) return rc;
     if (hello.status != KG_AH_OK) {
@@ -750,7 +743,7 @@ static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
     if (stat(k->so, &st) == 0) k->image_bytes = (size_t)st.st_size;
     if (kg_sha256_file(k->so, k->image_sha256, NULL) != KG_OK) k->image_sha256[0] = '\0';
     if (!arm->trusted) {
-        int rc = kg_hostlink_init(&k->link, arm->name, KG_AH_MAGIC, KG_AH_VIOLATION, sizeof(kg_ah_msg), err);
+        int rc = kg_hostlink_init(&k->link, arm->name, KG_AH_VIOLATION, sizeof(kg_ah_reply), err);
         if (rc == KG_OK) rc = spawn_host(be, plan, arm, k, err);
         if (rc != KG_OK) {
             cpu_unload(be, k);
@@ -785,7 +778,10 @@ static void cpu_unload(kg_backend *be, kg_kernel *k)
     if (k == NULL) return;
     if (c != NULL && c->last == k) c->last = NULL;
     if (k->hosted) kg_hostlink_close(&k->link, KG_AH_QUIT, NULL);
-    else if (k->lib == NULL) free(k->link.out);
+    else if (k->lib == NULL) {
+        free(k->link.out);
+        free(k->link.rx);
+    }
     /* a library arm's helper stays for the arm's next case; this slot goes */
     if (k->lib != NULL && c != NULL && (size_t)k->lib_slot < (size_t)1 << 30) kg_libarm_unload(k->lib, k->lib_slot);
     if (k->handle != NULL) dlclose(k->handle);
@@ -795,11 +791,11 @@ static void cpu_unload(kg_backend *be, kg_kernel *k)
 static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
 {
     cpu_ctx *c = be->ctx;
-    kg_ah_msg m, rep;
+    kg_ah_bind m;
+    kg_ah_reply rep;
     int fds[KG_AH_NBUF], nfd = 0, rc;
     if ((rc = before_request(k, err)) != KG_OK) return rc;
     memset(&m, 0, sizeof m);
-    m.type = KG_AH_BIND;
     m.nin = b->nin < KG_MAX_IN ? b->nin : KG_MAX_IN;
     m.nout = b->nout < KG_MAX_OUT ? b->nout : KG_MAX_OUT;
     m.has_ws = b->ws.ptr != NULL;
@@ -828,7 +824,7 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
         m.var_r[v] = b->kase->vars[v].r;
     }
     double lim = request_limit(k, 1);
-    if (send_req(k, &m, fds, nfd) != 0) return host_fault(k, 0, lim, err);
+    if (send_req(k, KG_AH_BIND, &m, sizeof m, fds, nfd) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_BIND, lim, &rep, err)) != KG_OK) return rc;
     k->cpu_mark = settled_mark(k);
     if (rep.status != KG_AH_OK) {

@@ -109,11 +109,11 @@ static void host_close(cuda_host *h)
     h->started = 0;
 }
 
-/* The host's request buffer, cleared, for a request of type on slot. */
-static kg_ch_msg *host_request(cuda_host *h, uint32_t type, int slot)
+/* The host's request buffer, cleared, for a request of kind on slot. */
+static kg_ch_msg *host_request(cuda_host *h, uint32_t kind, int slot)
 {
     memset(h->req, 0, sizeof *h->req);
-    h->req->type = type;
+    h->req_kind = kind;
     h->req->slot = slot;
     return h->req;
 }
@@ -125,11 +125,11 @@ static int host_ask(cuda_host *h, int fd, double limit_s, kg_err *err)
     kg_ch_msg *m = h->req, *rep = h->rep;
     int rc = kg_hostlink_quiet(&h->link, err);
     if (rc != KG_OK) return rc;
-    uint32_t type = m->type;
+    uint32_t type = h->req_kind;
     double t0 = kg_mono_s();
-    if (kg_hostlink_send(&h->link, m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0) != 0)
+    if (kg_hostlink_send(&h->link, type, m, sizeof *m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0) != 0)
         return kg_hostlink_fault(&h->link, -1, 0, limit_s, err);
-    if ((rc = kg_hostlink_wait(&h->link, type, limit_s, rep, err)) != KG_OK) return rc;
+    if ((rc = kg_hostlink_reply(&h->link, type, limit_s, rep, sizeof *rep, err)) != KG_OK) return rc;
     rep->text[sizeof rep->text - 1] = '\0';
     double dt = kg_mono_s() - t0;
     if (type == KG_CH_RUN || type == KG_CH_TIME) {
@@ -165,7 +165,7 @@ static int host_spawn(kg_backend *be, int a, kg_err *err)
     if (h->req == NULL) h->req = malloc(sizeof *h->req);
     if (h->rep == NULL) h->rep = malloc(sizeof *h->rep);
     if (h->req == NULL || h->rep == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
-    int rc = kg_hostlink_init(&h->link, arm->name, KG_CH_MAGIC, 0, sizeof(kg_ch_msg), err);
+    int rc = kg_hostlink_init(&h->link, arm->name, 0, sizeof(kg_ch_msg), err);
     if (rc != KG_OK) return rc;
     h->started = 1;
     h->slowest_s = 0;
@@ -197,7 +197,7 @@ static int host_hello(kg_backend *be, int a, kg_err *err)
     kg_ch_msg *hello = h->rep;
     double lim = c->timeout_s < 120 ? c->timeout_s : 120;
     h->hello_due = 0;
-    int rc = kg_hostlink_wait(&h->link, KG_CH_HELLO, lim, hello, err);
+    int rc = kg_hostlink_reply(&h->link, KG_CH_HELLO, lim, hello, sizeof *hello, err);
     if (rc == KG_OK && hello->status != KG_CH_OK) {
         hello->text[sizeof hello->text - 1] = '\0';
         kg_hostlink_kill(&h->link);

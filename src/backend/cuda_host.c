@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "backend/cuda_host.h"
+#include "base/frame.h"
 #include "kgate/settings.h"
 #include "base/util.h"
 
@@ -49,7 +50,7 @@ typedef struct ch_state {
     ch_slot slot[KG_CH_SLOTS];
     ch_map *map;
     int nmap, map_cap;
-    uint64_t seq;
+    uint32_t seq;              /* the request being served: its reply's tag */
     CUresult last;             /* of the last failed call */
     char why[KG_CH_TEXT];
 } ch_state;
@@ -81,35 +82,40 @@ static int sticky(CUresult r)
     }
 }
 
-static int send_reply(kg_ch_msg *m)
-{
-    m->magic = KG_CH_MAGIC;
-    ssize_t w;
-    do w = send(KG_CH_SOCK_FD, m, sizeof *m, MSG_NOSIGNAL);
-    while (w < 0 && errno == EINTR);
-    return w == (ssize_t)sizeof *m ? 0 : -1;
-}
-
-/* A reply of status st for request type t; text (may be NULL) says why. */
+/* A reply of status st for request kind t; text (may be NULL) says why. */
 static void reply_status(ch_state *s, kg_ch_msg *r, uint32_t t, int st, const char *text)
 {
-    r->type = t;
-    r->seq = s->seq;
     r->status = st;
     r->cu = st == KG_CH_OK ? 0 : (int32_t)s->last;
     if (text != NULL) snprintf(r->text, sizeof r->text, "%s", text);
-    send_reply(r);
+    kg_frame_sendmsg(KG_CH_SOCK_FD, t, s->seq, r, sizeof *r, NULL, 0);
 }
 
-static int recv_req(kg_ch_msg *m, int *fd)
+/* One request into m (its kind in *kind, its sequence number in s->seq)
+ * and its descriptor (*fd, -1 none): 0, or -1 when the worker is gone or
+ * sent what is not a request. */
+static int recv_req(ch_state *s, kg_ch_msg *m, uint32_t *kind, int *fd)
 {
-    int fds[1], n = 0;
+    static unsigned char buf[KG_FRAME_HEADER + sizeof(kg_ch_msg)];
+    int fds[1];
+    kg_frame_rx rx;
+    memset(&rx, 0, sizeof rx);
+    rx.buf = buf;
+    rx.max_len = sizeof *m;
+    rx.fds = fds;
+    rx.maxfd = 1;
     *fd = -1;
-    if (kg_recv_msg_fds(KG_CH_SOCK_FD, m, sizeof *m, fds, 1, &n) != 0) return -1;
-    if (n > 0) *fd = fds[0];
-    if (m->magic == KG_CH_MAGIC) return 0;
-    if (*fd >= 0) close(*fd);
-    return -1;
+    if (kg_frame_recvmsg(KG_CH_SOCK_FD, 1, &rx) != 1) return -1;
+    if (rx.nfd > 0) *fd = fds[0];
+    if (rx.h.kind != KG_CH_QUIT && rx.h.len != sizeof *m) {
+        if (*fd >= 0) close(*fd);
+        return -1;
+    }
+    memset(m, 0, sizeof *m);
+    memcpy(m, rx.payload, rx.h.len);
+    *kind = rx.h.kind;
+    s->seq = rx.h.tag;
+    return 0;
 }
 
 /* ---- mappings ---- */
@@ -480,12 +486,12 @@ int kg_cuda_host_main(const kg_cuda_host_opts *o)
     reply_status(s, r, KG_CH_HELLO, KG_CH_OK, NULL);
     for (;;) {
         int fd = -1;
-        if (recv_req(m, &fd) != 0) return 4;   /* the worker is gone or spoke nonsense */
-        s->seq = m->seq;
+        uint32_t kind = 0;
+        if (recv_req(s, m, &kind, &fd) != 0) return 4;   /* the worker is gone or spoke nonsense */
         memset(r, 0, sizeof *r);
         r->slot = m->slot;
         int fatal = 0;
-        switch (m->type) {
+        switch (kind) {
         case KG_CH_LOAD:
             do_load(s, m, fd, r);
             fd = -1;
@@ -502,7 +508,7 @@ int kg_cuda_host_main(const kg_cuda_host_opts *o)
         case KG_CH_QUIT:
             return 0;
         default:
-            reply_status(s, r, m->type, KG_CH_FAIL, "unknown request");
+            reply_status(s, r, kind, KG_CH_FAIL, "unknown request");
             break;
         }
         if (fd >= 0) close(fd);

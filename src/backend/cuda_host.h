@@ -14,7 +14,10 @@
  * The worker execs `kgate armhost --cuda` fresh (never a bare fork) with
  * the request socket as descriptor KG_CH_SOCK_FD and its output on a pipe
  * (hostlink.h).  The host retains the primary context of the device the
- * worker names by UUID and says HELLO.  Then, each one fixed-size kg_ch_msg:
+ * worker names by UUID and says HELLO.  Then, each one frame (hostlink.h,
+ * base/frame.h: kind KG_CH_*, tag the request's sequence number) whose
+ * payload is one kg_ch_msg, request and reply alike, of exactly its size
+ * (a C struct: both ends are the same kgate):
  *   LOAD    a cubin (a memfd, SCM_RIGHTS) and the launch chain, the
  *           entries' attributes in the reply, a kernel slot
  *   BIND    a slot's buffers as IPC handles of the worker's allocations
@@ -37,7 +40,6 @@
 #include "kgate/backend.h"
 #include "kgate/plan.h"
 
-#define KG_CH_MAGIC 0x6b674348u     /* "kgCH" */
 #define KG_CH_SOCK_FD 3
 #define KG_CH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + KG_MAX_IN * KG_BIND_MAX_OP_SETS)  /* in[], out[], ws, then nop input sets */
 #define KG_CH_NLAUNCH (1 + KG_EXTRA_LAUNCHES)
@@ -64,9 +66,6 @@ typedef struct kg_ch_launch {
 } kg_ch_launch;
 
 typedef struct kg_ch_msg {
-    uint32_t magic;                 /* KG_CH_MAGIC; the first fields are a kg_ah_head */
-    uint32_t type;                  /* KG_CH_* */
-    uint64_t seq;
     int32_t status;                 /* reply: KG_CH_OK, else text says why */
     int32_t n;                      /* REFUSED: the launch (0-based) */
     int32_t slot;                   /* LOAD reply; BIND, RUN, TIME, UNLOAD */

@@ -75,6 +75,7 @@ typedef struct cuda_host {
     int hello_due;                /* started by the prestart slot: its hello not read yet */
     double slowest_s;             /* the slowest request per operation seen */
     kg_ch_msg *req, *rep;         /* the one request and reply in flight (allocated once) */
+    uint32_t req_kind;            /* the request's kind (KG_CH_*) */
 } cuda_host;
 
 /* One launch of a chain. */

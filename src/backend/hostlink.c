@@ -17,17 +17,22 @@
 #include "sandbox/sandbox.h"
 #include "base/util.h"
 
-int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t magic, uint32_t violation_type,
-                     size_t msg_bytes, kg_err *err)
+int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t violation_kind, uint32_t max_reply, kg_err *err)
 {
     memset(h, 0, sizeof *h);
     snprintf(h->arm, sizeof h->arm, "%s", arm);
-    h->magic = magic;
-    h->violation_type = violation_type;
-    h->msg_bytes = msg_bytes;
+    h->violation_kind = violation_kind;
+    h->max_reply = max_reply < 4 ? 4 : max_reply;   /* room for a violation's system call */
     h->sock = h->outfd = -1;
     h->out = malloc(KG_HOSTLINK_OUT_CAP);
-    if (h->out == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm);
+    h->rx = malloc(KG_FRAME_HEADER + (size_t)h->max_reply);
+    if (h->out == NULL || h->rx == NULL) {
+        free(h->out);
+        free(h->rx);
+        h->out = NULL;
+        h->rx = NULL;
+        return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm);
+    }
     return KG_OK;
 }
 
@@ -89,37 +94,10 @@ int kg_hostlink_spawn(kg_hostlink *h, const char *exe, char *const argv[], char 
     return KG_OK;
 }
 
-int kg_hostlink_send(kg_hostlink *h, void *msg, const int *fds, int nfd)
+int kg_hostlink_send(kg_hostlink *h, uint32_t kind, const void *payload, size_t len, const int *fds, int nfd)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * KG_MAX_PASSED_FDS)];
-        struct cmsghdr align;
-    } u;
     if (nfd > KG_MAX_PASSED_FDS) return -1;
-    kg_ah_head hd;
-    memcpy(&hd, msg, sizeof hd);
-    hd.magic = h->magic;
-    hd.seq = ++h->seq;
-    memcpy(msg, &hd, sizeof hd);
-    struct iovec iov = { msg, h->msg_bytes };
-    struct msghdr mh;
-    memset(&mh, 0, sizeof mh);
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    if (nfd > 0) {
-        memset(u.buf, 0, sizeof u.buf);
-        mh.msg_control = u.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfd);
-    }
-    ssize_t w;
-    do w = sendmsg(h->sock, &mh, MSG_NOSIGNAL);
-    while (w < 0 && errno == EINTR);
-    return w == (ssize_t)h->msg_bytes ? 0 : -1;
+    return kg_frame_sendmsg(h->sock, kind, ++h->seq, payload, len, fds, nfd);
 }
 
 void kg_hostlink_drain(kg_hostlink *h)
@@ -240,14 +218,53 @@ int kg_hostlink_refused(kg_hostlink *h, const char *what, const char *text, kg_e
     return kg_errorf(err, KG_EARM, "%s", h->dead_why);
 }
 
-/* A message of the right size and magic that is a violation report. */
-static int is_violation(const kg_hostlink *h, const kg_ah_head *hd, ssize_t n)
+/* One message from the host, without waiting: what kg_frame_recvmsg
+ * returns, with the frame in *rx (no descriptors are taken). */
+static int receive(kg_hostlink *h, kg_frame_rx *rx)
 {
-    return h->violation_type != 0 && n == (ssize_t)h->msg_bytes && hd->magic == h->magic &&
-           hd->type == h->violation_type;
+    memset(rx, 0, sizeof *rx);
+    rx->buf = h->rx;
+    rx->max_len = h->max_reply;
+    return kg_frame_recvmsg(h->sock, 0, rx);
 }
 
-int kg_hostlink_wait(kg_hostlink *h, uint32_t type, double limit_s, void *rep, kg_err *err)
+/* The host's report of the system call its sandbox denied: -1 when rx is
+ * not one. */
+static int violation(const kg_hostlink *h, const kg_frame_rx *rx)
+{
+    if (h->violation_kind == 0 || rx->h.kind != h->violation_kind || rx->h.len != 4) return -1;
+    int32_t nr = (int32_t)kg_get32(rx->payload);
+    return nr >= 0 ? nr : -1;
+}
+
+/* A message came while a reply was due: the reply (KG_OK), or the host
+ * is lost (KG_EARM). */
+static int take_reply(kg_hostlink *h, uint32_t kind, double limit_s, const unsigned char **payload, uint32_t *len,
+                      kg_err *err)
+{
+    kg_frame_rx rx;
+    int r = receive(h, &rx);
+    char why[300];
+    if (r == 0) return 1;   /* nothing after all: wait on */
+    if (r == -1) return kg_hostlink_fault(h, -1, 0, limit_s, err);
+    if (r == -2) {
+        snprintf(why, sizeof why, "broke the protocol (%s)", rx.why);
+        return kg_hostlink_broken(h, why, err);
+    }
+    int nr = violation(h, &rx);
+    if (nr >= 0) return kg_hostlink_fault(h, nr, 0, limit_s, err);
+    if (rx.h.kind != kind || rx.h.tag != h->seq) {
+        snprintf(why, sizeof why, "broke the protocol (a reply of kind %u, sequence %u, where kind %u, sequence "
+                 "%u was due)", rx.h.kind, rx.h.tag, kind, h->seq);
+        return kg_hostlink_broken(h, why, err);
+    }
+    *payload = rx.payload;
+    *len = rx.h.len;
+    return KG_OK;
+}
+
+int kg_hostlink_wait(kg_hostlink *h, uint32_t kind, double limit_s, const unsigned char **payload, uint32_t *len,
+                     kg_err *err)
 {
     double end = kg_mono_s() + limit_s;
     int outfd = h->outfd;
@@ -264,25 +281,28 @@ int kg_hostlink_wait(kg_hostlink *h, uint32_t type, double limit_s, void *rep, k
             if (pf[1].revents & (POLLHUP | POLLERR)) outfd = -1;
         }
         if (pf[0].revents & POLLIN) {
-            ssize_t n;
-            do n = recv(h->sock, rep, h->msg_bytes, MSG_DONTWAIT | MSG_TRUNC);
-            while (n < 0 && errno == EINTR);
-            if (n <= 0) return kg_hostlink_fault(h, -1, 0, limit_s, err);
-            kg_ah_head hd;
-            memset(&hd, 0, sizeof hd);
-            memcpy(&hd, rep, (size_t)n < sizeof hd ? (size_t)n : sizeof hd);
-            if (is_violation(h, &hd, n)) return kg_hostlink_fault(h, hd.n, 0, limit_s, err);
-            if (n != (ssize_t)h->msg_bytes || hd.magic != h->magic || hd.type != type || hd.seq != h->seq) {
-                char why[200];
-                snprintf(why, sizeof why, "broke the protocol (a reply of %zd bytes, type %u, sequence %llu "
-                         "where %llu was due)", n, n >= 8 ? hd.type : 0u,
-                         n >= 16 ? (unsigned long long)hd.seq : 0ull, (unsigned long long)h->seq);
-                return kg_hostlink_broken(h, why, err);
-            }
-            return KG_OK;
+            int rc = take_reply(h, kind, limit_s, payload, len, err);
+            if (rc <= 0) return rc;
+            continue;
         }
         if (pf[0].revents & (POLLHUP | POLLERR)) return kg_hostlink_fault(h, -1, 0, limit_s, err);
     }
+}
+
+int kg_hostlink_reply(kg_hostlink *h, uint32_t kind, double limit_s, void *rep, size_t len, kg_err *err)
+{
+    const unsigned char *p = NULL;
+    uint32_t n = 0;
+    int rc = kg_hostlink_wait(h, kind, limit_s, &p, &n, err);
+    if (rc != KG_OK) return rc;
+    if (n != len) {
+        char why[200];
+        snprintf(why, sizeof why, "broke the protocol (a reply of kind %u with %u bytes, where %zu were due)", kind,
+                 n, len);
+        return kg_hostlink_broken(h, why, err);
+    }
+    memcpy(rep, p, len);
+    return KG_OK;
 }
 
 int kg_hostlink_quiet(kg_hostlink *h, kg_err *err)
@@ -290,38 +310,28 @@ int kg_hostlink_quiet(kg_hostlink *h, kg_err *err)
     if (h->dead) return kg_errorf(err, KG_EARM, "%s", h->dead_why);
     struct pollfd pf = { h->sock, POLLIN, 0 };
     if (poll(&pf, 1, 0) <= 0) return KG_OK;
-    char buf[64];
-    ssize_t n = recv(h->sock, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
-    kg_ah_head hd;
-    memset(&hd, 0, sizeof hd);
-    if (n > 0) memcpy(&hd, buf, (size_t)n < sizeof hd ? (size_t)n : sizeof hd);
-    if (is_violation(h, &hd, n)) return kg_hostlink_fault(h, hd.n, 0, 0, err);
-    if (n <= 0) return kg_hostlink_fault(h, -1, 0, 0, err);
+    kg_frame_rx rx;
+    int r = receive(h, &rx);
+    if (r == 0) return KG_OK;
+    if (r == 1 && violation(h, &rx) >= 0) return kg_hostlink_fault(h, violation(h, &rx), 0, 0, err);
+    if (r == -1) return kg_hostlink_fault(h, -1, 0, 0, err);
     return kg_hostlink_broken(h, "sent a message nobody asked for (a second reply: the kernel spoke on the "
                               "request socket)", err);
 }
 
-void kg_hostlink_quit(kg_hostlink *h, uint32_t quit_type)
+void kg_hostlink_quit(kg_hostlink *h, uint32_t quit_kind)
 {
     if (h->pid <= 0 || h->dead || h->sock < 0 || h->quit_sent) return;
-    char *m = calloc(1, h->msg_bytes);
-    if (m != NULL) {
-        kg_ah_head hd;
-        memset(&hd, 0, sizeof hd);
-        hd.type = quit_type;
-        memcpy(m, &hd, sizeof hd);
-        kg_hostlink_send(h, m, NULL, 0);
-        free(m);
-    }
+    kg_hostlink_send(h, quit_kind, NULL, 0, NULL, 0);
     h->quit_sent = 1;
 }
 
-void kg_hostlink_close(kg_hostlink *h, uint32_t quit_type, int *outlived)
+void kg_hostlink_close(kg_hostlink *h, uint32_t quit_kind, int *outlived)
 {
     int status;
     if (outlived != NULL) *outlived = 0;
     if (h->pid > 0 && !h->dead && h->sock >= 0) {
-        kg_hostlink_quit(h, quit_type);
+        kg_hostlink_quit(h, quit_kind);
         if (!kg_hostlink_reap(h, 0.5, &status)) {
             kg_hostlink_kill(h);
             kg_hostlink_reap(h, 5.0, &status);
@@ -348,5 +358,7 @@ void kg_hostlink_close(kg_hostlink *h, uint32_t quit_type, int *outlived)
         fprintf(stderr, "arm %s: cannot remove its private folder %s: %s\n", h->arm, h->dir, strerror(errno));
     h->dir[0] = '\0';
     free(h->out);
+    free(h->rx);
     h->out = NULL;
+    h->rx = NULL;
 }

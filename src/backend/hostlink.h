@@ -1,14 +1,22 @@
 /* hostlink.h: the worker's end of an arm host, the process an untrusted
  * arm runs in (the cpu backend's, armhost.h; the cuda backend's,
- * cuda_host.h).  A host is exec'd fresh (never a bare fork of the worker,
- * whose references and rows would be copied into it), in a process group
- * of its own, with a SOCK_SEQPACKET request socket and its stdout and
- * stderr on a pipe the worker drains with a size cap.  Every request and
- * reply is one fixed-size message that starts with a kg_ah_head; a reply
- * repeats the request's sequence number.  Anything else (a reply of
- * another shape, a message nobody asked for, an early end, a timeout) is
- * a fault of the arm: the host is killed, reaped, and the call returns
- * KG_EARM with the reason. */
+ * cuda_host.h), and of the library arms' helper (libarm.h).  A host is
+ * exec'd fresh (never a bare fork of the worker, whose references and
+ * rows would be copied into it), in a process group of its own, with a
+ * SOCK_SEQPACKET request socket and its stdout and stderr on a pipe the
+ * worker drains with a size cap.
+ *
+ * Every request and reply is one frame of kgate's one framing
+ * (base/frame.h) as one message of the socket, descriptors travelling
+ * with it: kind = the message, tag = the request's sequence number (a
+ * reply repeats it; the hello a host sends first has 0), payload = the
+ * message's fields, whose size the protocol fixes per kind.  The worker
+ * takes a reply only when it is one whole frame of the kind it asked
+ * for, with the request's sequence number, the exact size of that kind's
+ * reply and no descriptors.  Anything else (garbage, a frame of another
+ * kind, size or sequence, descriptors, a message nobody asked for, an
+ * early end, a timeout) is a fault of the arm: the host is killed,
+ * reaped, and the call returns KG_EARM with the reason. */
 #ifndef KGATE_HOSTLINK_H
 #define KGATE_HOSTLINK_H
 
@@ -16,28 +24,21 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "base/frame.h"
 #include "kgate/err.h"
 #include "kgate/plan.h"
 
 #define KG_HOSTLINK_OUT_CAP (64 * 1024)   /* a host's output kept; the rest is counted and dropped */
 
-/* The first fields of every message of every host protocol. */
-typedef struct kg_ah_head {
-    uint32_t magic;
-    uint32_t type;
-    uint64_t seq;
-    int32_t status;
-    int32_t n;
-} kg_ah_head;
-
 typedef struct kg_hostlink {
     char arm[KG_NAME_MAX];
-    uint32_t magic;            /* of this protocol's messages */
-    uint32_t violation_type;   /* the message a host sends before it dies of the sandbox; 0: none */
-    size_t msg_bytes;          /* of one message */
+    uint32_t violation_kind;   /* the frame a host sends before it dies of the sandbox (the system call's
+                                  number, 4 bytes); 0: none */
+    uint32_t max_reply;        /* the longest reply payload of this protocol */
+    unsigned char *rx;         /* one received message: KG_FRAME_HEADER + max_reply bytes */
     pid_t pid;                 /* also its process group; negated once reaped; 0 none */
     int sock, outfd;
-    uint64_t seq;
+    uint32_t seq;              /* the last request's sequence number (its frame's tag) */
     int dead;
     int quit_sent;             /* kg_hostlink_quit was called: close only reaps */
     char dead_why[512];
@@ -48,8 +49,7 @@ typedef struct kg_hostlink {
 } kg_hostlink;
 
 /* A link not yet started (pid 0, no descriptors). */
-int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t magic, uint32_t violation_type,
-                     size_t msg_bytes, kg_err *err);
+int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t violation_kind, uint32_t max_reply, kg_err *err);
 
 /* Makes the host's private folder (mode 0700) under /tmp. */
 int kg_hostlink_mkdir(kg_hostlink *h, kg_err *err);
@@ -59,13 +59,18 @@ int kg_hostlink_mkdir(kg_hostlink *h, kg_err *err);
 int kg_hostlink_spawn(kg_hostlink *h, const char *exe, char *const argv[], char *const envp[],
                       int sock_fd, kg_err *err);
 
-/* Sends one request (sets its magic and a new sequence number) with
- * nfd descriptors; -1 when the socket is gone. */
-int kg_hostlink_send(kg_hostlink *h, void *msg, const int *fds, int nfd);
+/* Sends one request, a frame of kind with a new sequence number and
+ * nfd descriptors: 0, or -1 when the socket is gone. */
+int kg_hostlink_send(kg_hostlink *h, uint32_t kind, const void *payload, size_t len, const int *fds, int nfd);
 
-/* Waits up to limit_s for the reply (type) to the last request, draining
- * the host's output meanwhile (the caller terminates the reply's text). */
-int kg_hostlink_wait(kg_hostlink *h, uint32_t type, double limit_s, void *rep, kg_err *err);
+/* Waits up to limit_s for the reply (a frame of kind) to the last
+ * request, draining the host's output meanwhile: *payload (into the
+ * link's buffer, valid until its next receive) and *len. */
+int kg_hostlink_wait(kg_hostlink *h, uint32_t kind, double limit_s, const unsigned char **payload, uint32_t *len,
+                     kg_err *err);
+
+/* kg_hostlink_wait for a reply of exactly len bytes, copied into rep. */
+int kg_hostlink_reply(kg_hostlink *h, uint32_t kind, double limit_s, void *rep, size_t len, kg_err *err);
 
 /* Before a request: nothing unasked may be waiting on the socket. */
 int kg_hostlink_quiet(kg_hostlink *h, kg_err *err);
@@ -89,15 +94,15 @@ void kg_hostlink_drain(kg_hostlink *h);
 /* The host's output, into the worker's stderr (its log), prefixed with the arm. */
 void kg_hostlink_flush(kg_hostlink *h);
 
-/* Sends quit (a message of type quit_type) when the host is alive and
- * returns at once, so that several hosts end side by side; the close
+/* Sends quit (an empty frame of kind quit_kind) when the host is alive
+ * and returns at once, so that several hosts end side by side; the close
  * that follows reaps it. */
-void kg_hostlink_quit(kg_hostlink *h, uint32_t quit_type);
+void kg_hostlink_quit(kg_hostlink *h, uint32_t quit_kind);
 
-/* Sends quit (a message of type quit_type) when the host is alive, waits
+/* Sends quit (kg_hostlink_quit) when the host is alive, waits
  * briefly, kills what is left of its group (an outliving member is
  * reported as an escape on stderr; *outlived set), flushes its output,
  * closes the descriptors and removes its folder. */
-void kg_hostlink_close(kg_hostlink *h, uint32_t quit_type, int *outlived);
+void kg_hostlink_close(kg_hostlink *h, uint32_t quit_kind, int *outlived);
 
 #endif

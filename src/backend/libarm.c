@@ -101,7 +101,6 @@ void kg_libarm_source_sha256(char out[65])
 
 struct kg_libarm {
     kg_hostlink link;
-    char *req, *rep;               /* KG_LA_MSG_BYTES each */
     const kg_plan *plan;
     int arm;
     char kase[KG_NAME_MAX];
@@ -132,8 +131,6 @@ void kg_libarm_stop(kg_libarm *h)
     if (h == NULL) return;
     if (h->started) kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
     if (h->cache_root[0] != '\0') nftw(h->cache_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(h->req);
-    free(h->rep);
     free(h);
 }
 
@@ -165,13 +162,26 @@ void kg_libarm_stop_retired(void)
 
 static const char *arm_name(const kg_libarm *h) { return h->plan->arms[h->arm].name; }
 
-/* The JSON text of a message (after its head), NUL-terminated. */
-static char *msg_text(char *msg) { return msg + sizeof(kg_ah_head); }
+/* A reply's JSON object and its status ("status": KG_LA_*): 0, or -1
+ * when the payload is not a JSON object with an integer status. */
+static int parse_reply(const unsigned char *p, uint32_t len, json_t **obj, int *status)
+{
+    json_error_t je;
+    json_t *r = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *st = json_object_get(r, "status");
+    if (r == NULL || !json_is_object(r) || !json_is_integer(st)) {
+        json_decref(r);
+        return -1;
+    }
+    *status = (int)json_integer_value(st);
+    *obj = r;
+    return 0;
+}
 
-/* Sends obj as request type (with nfd descriptors) and waits for the
+/* Sends obj as a request of kind (with nfd descriptors) and waits for the
  * reply, parsed into *reply.  A refusal is KG_EINADMISSIBLE (the helper
  * goes on); any other failure ends the helper (KG_EARM). */
-static int ask(kg_libarm *h, uint32_t type, json_t *obj, const int *fds, int nfd, double limit_s, const char *what,
+static int ask(kg_libarm *h, uint32_t kind, json_t *obj, const int *fds, int nfd, double limit_s, const char *what,
                json_t **reply, kg_err *err)
 {
     *reply = NULL;
@@ -180,36 +190,31 @@ static int ask(kg_libarm *h, uint32_t type, json_t *obj, const int *fds, int nfd
                          h->kase, h->link.dead_why[0] ? ": " : "", h->link.dead_why);
     int rc = kg_hostlink_quiet(&h->link, err);
     if (rc != KG_OK) return rc;
-    memset(h->req, 0, KG_LA_MSG_BYTES);
-    kg_ah_head hd = { .type = type };
-    memcpy(h->req, &hd, sizeof hd);
     char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
-    if (text == NULL || strlen(text) >= KG_LA_MSG_BYTES - sizeof hd) {
+    if (text == NULL || strlen(text) > KG_LA_MAX_BYTES) {
         free(text);
-        return kg_errorf(err, KG_EINTERNAL, "arm '%s': a library request does not fit one message", arm_name(h));
+        return kg_errorf(err, KG_EINTERNAL, "arm '%s': a library request does not fit one frame (%d bytes)",
+                         arm_name(h), KG_LA_MAX_BYTES);
     }
-    memcpy(msg_text(h->req), text, strlen(text));
-    free(text);
     double t0 = kg_mono_s();
-    if (kg_hostlink_send(&h->link, h->req, fds, nfd) != 0) return kg_hostlink_fault(&h->link, -1, 0, limit_s, err);
-    if ((rc = kg_hostlink_wait(&h->link, type, limit_s, h->rep, err)) != KG_OK) return rc;
+    int sent = kg_hostlink_send(&h->link, kind, text, strlen(text), fds, nfd);
+    free(text);
+    if (sent != 0) return kg_hostlink_fault(&h->link, -1, 0, limit_s, err);
+    const unsigned char *p = NULL;
+    uint32_t len = 0;
+    if ((rc = kg_hostlink_wait(&h->link, kind, limit_s, &p, &len, err)) != KG_OK) return rc;
     double dt = kg_mono_s() - t0;
-    if (type == KG_LA_RUN && dt > h->slowest_s) h->slowest_s = dt;
-    h->rep[KG_LA_MSG_BYTES - 1] = '\0';
-    kg_ah_head rh;
-    memcpy(&rh, h->rep, sizeof rh);
-    json_error_t je;
-    json_t *r = json_loads(msg_text(h->rep), 0, &je);
-    if (r == NULL || !json_is_object(r)) {
-        json_decref(r);
-        return kg_hostlink_broken(&h->link, "replied with a text that is not a JSON object", err);
-    }
-    if (rh.status != KG_LA_OK) {
+    if (kind == KG_LA_RUN && dt > h->slowest_s) h->slowest_s = dt;
+    json_t *r = NULL;
+    int status = 0;
+    if (parse_reply(p, len, &r, &status) != 0)
+        return kg_hostlink_broken(&h->link, "replied with a text that is not a JSON object with a status", err);
+    if (status != KG_LA_OK) {
         const char *e = json_string_value(json_object_get(r, "error"));
         char why[900];
         snprintf(why, sizeof why, "%.880s", e != NULL ? e : "no reason given");
         json_decref(r);
-        if (rh.status == KG_LA_REFUSED)
+        if (status == KG_LA_REFUSED)
             return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': the library call does not take this "
                              "case: %s", arm_name(h), h->kase, why);
         char label[160];
@@ -231,17 +236,13 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
     const kg_arm *arm = &plan->arms[a];
     *out = NULL;
     kg_libarm *h = calloc(1, sizeof *h);
-    if (h == NULL || (h->req = calloc(1, KG_LA_MSG_BYTES)) == NULL || (h->rep = calloc(1, KG_LA_MSG_BYTES)) == NULL) {
-        if (h != NULL) free(h->req);
-        free(h);
-        return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
-    }
+    if (h == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
     h->plan = plan;
     h->arm = a;
     h->timeout_s = timeout_s > 0 ? timeout_s : 600;
     h->gpu = device != NULL;
     snprintf(h->kase, sizeof h->kase, "-");
-    int rc = kg_hostlink_init(&h->link, arm->name, KG_LA_MAGIC, 0, KG_LA_MSG_BYTES, err);
+    int rc = kg_hostlink_init(&h->link, arm->name, 0, KG_LA_MAX_BYTES, err);
     if (rc == KG_OK) rc = kg_hostlink_mkdir(&h->link, err);
     if (rc != KG_OK) {
         kg_libarm_stop(h);
@@ -282,7 +283,7 @@ static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, cons
         kg_err first = *err;
         unlink(script);
         kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
-        int r2 = kg_hostlink_init(&h->link, arm->name, KG_LA_MAGIC, 0, KG_LA_MSG_BYTES, err);
+        int r2 = kg_hostlink_init(&h->link, arm->name, 0, KG_LA_MAX_BYTES, err);
         if (r2 == KG_OK) r2 = kg_hostlink_mkdir(&h->link, err);
         char again[PATH_MAX + 32];
         snprintf(again, sizeof again, "%s/kgate_libarm.py", h->link.dir);
@@ -302,52 +303,57 @@ static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, cons
     return KG_OK;
 }
 
-/* Spawns the helper on py and reads its hello (the versions). */
-static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
-                       const char *script, kg_err *err)
+/* The helper's hello: its versions, or why it could not start. */
+static int read_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *py, kg_err *err)
 {
-    int rc;
-    char bytes[32];
-    snprintf(bytes, sizeof bytes, "%d", KG_LA_MSG_BYTES);
-    char *argv[] = { (char *)py, (char *)"-B", (char *)script, (char *)"--msg-bytes", bytes, (char *)"--library",
-                     (char *)arm->builtin, (char *)"--device", (char *)(device != NULL ? device : "cpu"), (char *)"--threads", (char *)"1", NULL };
-    /* the helper is kgate's code: it gets the worker's environment (the
-     * library's paths, CUDA_VISIBLE_DEVICES) */
-    rc = kg_hostlink_spawn(&h->link, py, argv, environ, 3, err);
-    if (rc == KG_OK) {
-        h->link.seq = 0;
-        double lim = h->timeout_s > 120 ? h->timeout_s : 120;
-        memset(h->rep, 0, KG_LA_MSG_BYTES);
-        rc = kg_hostlink_wait(&h->link, KG_LA_HELLO, lim, h->rep, err);
-        if (rc == KG_OK) {
-            h->rep[KG_LA_MSG_BYTES - 1] = '\0';
-            kg_ah_head rh;
-            memcpy(&rh, h->rep, sizeof rh);
-            json_t *r = json_loads(msg_text(h->rep), 0, NULL);
-            const char *e = json_string_value(json_object_get(r, "error"));
-            if (rh.status != KG_LA_OK || r == NULL) {
-                char why[700];
-                snprintf(why, sizeof why, "%.680s", e != NULL ? e : "no hello");
-                kg_hostlink_kill(&h->link);
-                kg_hostlink_fault(&h->link, -1, 0, lim, NULL);
-                rc = kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': its library helper (%s) could not start: %s "
-                               "(install %s for that Python, or name another one with KGATE_PYTHON)",
-                               plan->path, arm->line, arm->name, py, why,
-                               strcmp(arm->builtin, "torch") == 0 ? "PyTorch" : "numpy");
-            } else {
-                char *v = json_dumps(json_object_get(r, "versions"), JSON_COMPACT | JSON_SORT_KEYS);
-                snprintf(h->versions, sizeof h->versions, "%s", v != NULL ? v : "null");
-                free(v);
-            }
-            json_decref(r);
-        } else if (err != NULL) {
+    double lim = h->timeout_s > 120 ? h->timeout_s : 120;
+    const unsigned char *p = NULL;
+    uint32_t len = 0;
+    int rc = kg_hostlink_wait(&h->link, KG_LA_HELLO, lim, &p, &len, err);
+    if (rc != KG_OK) {
+        if (err != NULL) {
             char old[KG_ERR_MSG_MAX];
             snprintf(old, sizeof old, "%s", err->msg);
             snprintf(err->msg, sizeof err->msg, "%.200s:%d: arm '%.64s': its library helper (%.100s) did not start: %.600s",
                      plan->path, arm->line, arm->name, py, old);
         }
+        return rc;
     }
-    return rc;
+    json_t *r = NULL;
+    int status = -1;
+    if (parse_reply(p, len, &r, &status) != 0 || status != KG_LA_OK) {
+        const char *e = json_string_value(json_object_get(r, "error"));
+        char why[700];
+        snprintf(why, sizeof why, "%.680s", e != NULL ? e : "no hello");
+        json_decref(r);
+        kg_hostlink_kill(&h->link);
+        kg_hostlink_fault(&h->link, -1, 0, lim, NULL);
+        return kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': its library helper (%s) could not start: %s "
+                         "(install %s for that Python, or name another one with KGATE_PYTHON)",
+                         plan->path, arm->line, arm->name, py, why,
+                         strcmp(arm->builtin, "torch") == 0 ? "PyTorch" : "numpy");
+    }
+    char *v = json_dumps(json_object_get(r, "versions"), JSON_COMPACT | JSON_SORT_KEYS);
+    snprintf(h->versions, sizeof h->versions, "%s", v != NULL ? v : "null");
+    free(v);
+    json_decref(r);
+    return KG_OK;
+}
+
+/* Spawns the helper on py and reads its hello (the versions). */
+static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
+                       const char *script, kg_err *err)
+{
+    char bytes[32];
+    snprintf(bytes, sizeof bytes, "%d", KG_LA_MAX_BYTES);
+    char *argv[] = { (char *)py, (char *)"-B", (char *)script, (char *)"--max-bytes", bytes, (char *)"--library",
+                     (char *)arm->builtin, (char *)"--device", (char *)(device != NULL ? device : "cpu"), (char *)"--threads", (char *)"1", NULL };
+    /* the helper is kgate's code: it gets the worker's environment (the
+     * library's paths, CUDA_VISIBLE_DEVICES) */
+    int rc = kg_hostlink_spawn(&h->link, py, argv, environ, 3, err);
+    if (rc != KG_OK) return rc;
+    h->link.seq = 0;
+    return read_hello(h, plan, arm, py, err);
 }
 
 /* The record of the loaded case from the helper's provenance. */
@@ -466,12 +472,12 @@ int kg_libarm_bind(kg_libarm *h, int slot, const kg_libarm_buf *bufs, int n, int
 {
     json_t *m = json_object(), *arr = json_array();
     json_object_set_new(m, "slot", json_integer(slot));
-    int fds[64], nfd = 0;
+    int fds[KG_LA_MAX_FDS], nfd = 0;
     for (int i = 0; i < n; i++) {
-        if (nfd == 64) {
+        if (nfd == KG_LA_MAX_FDS) {
             json_decref(m);
             json_decref(arr);
-            return kg_errorf(err, KG_EINTERNAL, "arm '%s': more than 64 buffers bound", arm_name(h));
+            return kg_errorf(err, KG_EINTERNAL, "arm '%s': more than %d buffers bound", arm_name(h), KG_LA_MAX_FDS);
         }
         json_t *b = json_object();
         json_object_set_new(b, "role", json_string(bufs[i].role == KG_CARG_IN ? "in" : bufs[i].role == KG_CARG_OUT ? "out" : "ws"));

@@ -16,8 +16,12 @@
  * cpu the monotonic clock around pack calls.  The helper is kgate's code,
  * not the candidate's, so its times are trusted like the cuda arm host's.
  *
- * The protocol is the hostlink's (hostlink.h): fixed-size messages of
- * KG_LA_MSG_BYTES, a kg_ah_head and then one JSON text.  A helper that
+ * The protocol is the hostlink's (hostlink.h): every request and reply
+ * one frame (base/frame.h: kind KG_LA_*, tag the request's sequence
+ * number) whose payload is one JSON object of at most KG_LA_MAX_BYTES,
+ * a reply's with its "status" (KG_LA_*) and, unless OK, its "error"; the
+ * helper reads and writes the same header and refuses a frame that is
+ * not whole, of another magic or over the limit.  A helper that
  * dies, hangs, breaks the protocol or fails a request ends as a fault of
  * its arm (KG_EARM): the arm is INCORRECT on that case, the campaign goes
  * on.  A call that does not take a case (a dtype the library lacks) is
@@ -31,8 +35,8 @@
 #include "kgate/plan.h"
 #include "kgate/settings.h"
 
-#define KG_LA_MAGIC 0x6b67484cu      /* "kgHL" */
-#define KG_LA_MSG_BYTES 16384
+#define KG_LA_MAX_BYTES 16384        /* the longest JSON text of a request or reply */
+#define KG_LA_MAX_FDS 64             /* descriptors of one BIND (the helper takes no more) */
 #define KG_LA_RECORD_MAX KG_LIBRARY_RECORD_MAX   /* the provenance record kept per loaded case */
 
 enum { KG_LA_HELLO = 1, KG_LA_LOAD = 2, KG_LA_BIND = 3, KG_LA_RUN = 4, KG_LA_TIME = 5, KG_LA_QUIT = 6,

@@ -3,9 +3,15 @@
 # A `builtin = torch` or `builtin = numpy` arm is a library call that this
 # trusted helper makes on kgate's own buffers.  The worker writes this file
 # (embedded in kgate) into the helper's private folder and runs it with the
-# campaign's Python; it speaks the hostlink protocol on descriptor 3: one
-# fixed-size message per request and reply, a kg_ah_head (magic, type, seq,
-# status, n) followed by one JSON text.
+# campaign's Python; it speaks the hostlink protocol on descriptor 3, a
+# SOCK_SEQPACKET socket: every request and reply is one message holding one
+# frame of kgate's one framing (src/base/frame.h): a 16-byte header of four
+# little-endian 32-bit words, magic "KGF1" | kind | tag | payload length,
+# then the payload.  The kind is the request's, the tag its sequence number
+# (a reply repeats it; the hello's is 0), the payload one JSON object of at
+# most --max-bytes bytes; a reply's has its "status" (OK, FAIL, REFUSED) and,
+# unless OK, its "error".  A message that is not one whole frame of that
+# magic, or a frame over the limit, ends the helper (the worker sees it go).
 #
 #   HELLO   (sent at start) the library's name and versions
 #   LOAD    one case: the op, the call, the dtype, the variables and the
@@ -37,20 +43,21 @@ import struct
 import sys
 import time
 
-MAGIC = 0x6B67484C  # "kgHL"
+MAGIC = 0x3146474B  # "KGF1"
+HEADER = struct.Struct("<IIII")  # magic, kind, tag, payload length
+MAX_FDS = 64  # descriptors of one BIND (libarm.h KG_LA_MAX_FDS)
 HELLO, LOAD, BIND, RUN, TIME, QUIT, UNLOAD = 1, 2, 3, 4, 5, 6, 7
 OK, FAIL, REFUSED = 0, 1, 3
-HEAD = struct.Struct("<IIQii")
 
 
 def parse_args(argv):
-    a = {"msg_bytes": 16384, "library": "numpy", "device": "cpu", "threads": 1, "list": ""}
+    a = {"max_bytes": 16384, "library": "numpy", "device": "cpu", "threads": 1, "list": ""}
     i = 1
     while i + 1 < len(argv):
         k = argv[i].lstrip("-").replace("-", "_")
         a[k] = argv[i + 1]
         i += 2
-    a["msg_bytes"] = int(a["msg_bytes"])
+    a["max_bytes"] = int(a["max_bytes"])
     a["threads"] = int(a["threads"])
     return a
 
@@ -64,25 +71,47 @@ LISTING = ARGS["list"] == "yes"   # --list yes: print the table of calls and exi
 SOCK = None if LISTING else socket.socket(fileno=3)
 
 
-def send(typ, seq, status, obj):
-    text = json.dumps(obj, sort_keys=True).encode()
-    room = ARGS["msg_bytes"] - HEAD.size - 1
-    if len(text) > room:
-        text = json.dumps({"error": "reply too long (%d bytes)" % len(text)}).encode()
-        status = FAIL
-    msg = HEAD.pack(MAGIC, typ, seq, status, 0) + text
-    SOCK.send(msg + b"\0" * (ARGS["msg_bytes"] - len(msg)))
+def frame(kind, tag, payload):
+    """One frame: the header, then the payload."""
+    return HEADER.pack(MAGIC, kind, tag, len(payload)) + payload
+
+
+def unframe(data, flags, max_bytes):
+    """The (kind, tag, payload) of one received message, or a SystemExit
+    naming why it is not one whole frame of at most max_bytes."""
+    if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+        raise SystemExit("kgate libarm helper: a message longer than a frame of %d bytes (or with more than %d "
+                         "descriptors)" % (max_bytes, MAX_FDS))
+    if len(data) < HEADER.size:
+        raise SystemExit("kgate libarm helper: a message of %d bytes, shorter than a frame's header" % len(data))
+    magic, kind, tag, n = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise SystemExit("kgate libarm helper: not a kgate frame (magic %08x)" % magic)
+    if n > max_bytes:
+        raise SystemExit("kgate libarm helper: a frame of %d bytes, over the %d it takes" % (n, max_bytes))
+    if len(data) != HEADER.size + n:
+        raise SystemExit("kgate libarm helper: a message of %d bytes whose frame says %d" % (len(data), n))
+    return kind, tag, data[HEADER.size:]
+
+
+def send(kind, tag, status, obj):
+    text = json.dumps(dict(obj, status=status), sort_keys=True).encode()
+    if len(text) > ARGS["max_bytes"]:
+        text = json.dumps({"error": "reply too long (%d bytes)" % len(text), "status": FAIL}).encode()
+    SOCK.send(frame(kind, tag, text))
 
 
 def recv():
-    data, fds, _flags, _addr = socket.recv_fds(SOCK, ARGS["msg_bytes"], 64)
-    if not data:
+    data, fds, flags, _addr = socket.recv_fds(SOCK, HEADER.size + ARGS["max_bytes"] + 1, MAX_FDS)
+    if not data and not fds:
         return None
-    magic, typ, seq, _st, _n = HEAD.unpack_from(data)
-    if magic != MAGIC:
-        raise SystemExit("kgate libarm helper: a message of another protocol")
-    text = data[HEAD.size:].split(b"\0", 1)[0]
-    return typ, seq, (json.loads(text) if text else {}), fds
+    try:
+        kind, tag, text = unframe(data, flags, ARGS["max_bytes"])
+    except SystemExit:
+        for f in fds:
+            os.close(f)
+        raise
+    return kind, tag, (json.loads(text) if text else {}), fds
 
 
 class Refused(Exception):

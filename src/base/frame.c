@@ -117,7 +117,7 @@ static int read_exact(int fd, void *buf, size_t n, double deadline, const char *
             double left = deadline - now_s();
             if (left <= 0) return kg_errorf(err, KG_EIO, "%s did not answer in time", what);
             struct pollfd pf = { .fd = fd, .events = POLLIN };
-            int pr = poll(&pf, 1, (int)(left * 1000) + 1);
+            int pr = poll(&pf, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
             if (pr < 0 && errno == EINTR) continue;
             if (pr < 0) return kg_errorf(err, KG_EIO, "waiting for %s: %s", what, strerror(errno));
             if (pr == 0) continue;
@@ -156,24 +156,27 @@ int kg_frame_read(int fd, uint32_t max_len, double timeout_s, kg_frame_hdr *h, c
     return KG_OK;
 }
 
+/* Room for the most descriptors a message carries, aligned for cmsghdr. */
+typedef union fd_control {
+    char buf[CMSG_SPACE(sizeof(int) * KG_FRAME_MAX_FDS)];
+    struct cmsghdr align;
+} fd_control;
+
 int kg_frame_sendmsg(int sock, uint32_t kind, uint32_t tag, const void *data, size_t len, const int *fds, int nfd)
 {
-    unsigned char h[KG_FRAME_HEADER];
-    kg_frame_pack(h, kind, tag, (uint32_t)len);
-    struct iovec iov[2] = { { h, sizeof h }, { (void *)data, len } };
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 64)];
-        struct cmsghdr align;
-    } cm;
-    struct msghdr m = { 0 };
-    m.msg_iov = iov;
-    m.msg_iovlen = len > 0 ? 2 : 1;
-    if (nfd > 64) {
+    if (len > KG_FRAME_MAX || nfd < 0 || nfd > KG_FRAME_MAX_FDS) {
         errno = EINVAL;
         return -1;
     }
+    unsigned char h[KG_FRAME_HEADER];
+    kg_frame_pack(h, kind, tag, (uint32_t)len);
+    struct iovec iov[2] = { { h, sizeof h }, { (void *)data, len } };
+    fd_control cm;
+    struct msghdr m = { 0 };
+    m.msg_iov = iov;
+    m.msg_iovlen = len > 0 ? 2 : 1;
     if (nfd > 0) {
-        memset(&cm, 0, sizeof cm);
+        memset(cm.buf, 0, CMSG_SPACE(sizeof(int) * (size_t)nfd));
         m.msg_control = cm.buf;
         m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
         struct cmsghdr *c = CMSG_FIRSTHDR(&m);
@@ -182,64 +185,81 @@ int kg_frame_sendmsg(int sock, uint32_t kind, uint32_t tag, const void *data, si
         c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
         memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfd);
     }
-    for (;;) {
-        ssize_t w = sendmsg(sock, &m, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) return -1;
-        if ((size_t)w != sizeof h + len) {
-            errno = EMSGSIZE;
-            return -1;
-        }
-        return 0;
+    ssize_t w;
+    do w = sendmsg(sock, &m, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w < 0) return -1;
+    if ((size_t)w != sizeof h + len) {
+        errno = EMSGSIZE;
+        return -1;
     }
+    return 0;
 }
 
-int kg_frame_recvmsg(int sock, void *buf, size_t cap, kg_frame_hdr *h, const unsigned char **payload, int *fds,
-                     int maxfd, int *nfd, char *why, size_t why_cap)
+/* The descriptors of a received message: into rx->fds while maxfd
+ * allows; the count of all that came. */
+static int take_fds(struct msghdr *m, kg_frame_rx *rx)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 64)];
-        struct cmsghdr align;
-    } cm;
-    struct iovec iov = { buf, cap };
+    int all = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < n; i++, all++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof fd);
+            if (rx->fds != NULL && rx->nfd < rx->maxfd) rx->fds[rx->nfd++] = fd;
+            else close(fd);
+        }
+    }
+    return all;
+}
+
+/* What makes message m of r bytes, with `all` descriptors, not one frame
+ * of rx's protocol: "" when nothing does. */
+static void judge(const struct msghdr *m, ssize_t r, int all, kg_frame_rx *rx)
+{
+    size_t cap = KG_FRAME_HEADER + (size_t)rx->max_len;
+    if (m->msg_flags & MSG_CTRUNC)
+        snprintf(rx->why, sizeof rx->why, "a message with more descriptors than one may carry (%d)", KG_FRAME_MAX_FDS);
+    else if (all > (rx->fds != NULL ? rx->maxfd : 0))
+        snprintf(rx->why, sizeof rx->why, "a message with %d descriptors, where this protocol sends at most %d", all,
+                 rx->fds != NULL ? rx->maxfd : 0);
+    else if ((m->msg_flags & MSG_TRUNC) || (size_t)r < KG_FRAME_HEADER)
+        snprintf(rx->why, sizeof rx->why, "a message of %zd bytes that is not one whole frame of at most %zu", r, cap);
+    else if (kg_frame_unpack(rx->buf, rx->max_len, &rx->h, rx->why, sizeof rx->why) == 0 &&
+             (size_t)r != KG_FRAME_HEADER + rx->h.len)
+        snprintf(rx->why, sizeof rx->why, "a message of %zd bytes whose frame says %u: not one whole frame", r,
+                 rx->h.len);
+}
+
+int kg_frame_recvmsg(int sock, int wait, kg_frame_rx *rx)
+{
+    fd_control cm;
+    struct iovec iov = { rx->buf, KG_FRAME_HEADER + (size_t)rx->max_len };
     struct msghdr m = { 0 };
     m.msg_iov = &iov;
     m.msg_iovlen = 1;
     m.msg_control = cm.buf;
     m.msg_controllen = sizeof cm.buf;
-    if (nfd != NULL) *nfd = 0;
+    rx->nfd = 0;
+    rx->why[0] = '\0';
+    rx->payload = NULL;
     ssize_t r;
-    do
-        r = recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    do r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
     while (r < 0 && errno == EINTR);
     if (r < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-    if (r == 0) {
-        errno = 0;
+    int all = take_fds(&m, rx);
+    if (r == 0 && all == 0 && !(m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        errno = 0;   /* the peer's end */
         return -1;
     }
-    /* descriptors: kept where asked for, closed otherwise */
-    int got = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-        int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-        for (int i = 0; i < n; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof fd);
-            if (fds != NULL && got < maxfd) fds[got++] = fd;
-            else close(fd);
-        }
-    }
-    if (nfd != NULL) *nfd = got;
-    int bad = (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || (size_t)r < KG_FRAME_HEADER;
-    if (!bad && kg_frame_unpack(buf, (uint32_t)(cap - KG_FRAME_HEADER), h, why, why_cap) != 0) return -2;
-    if (!bad && (size_t)r != KG_FRAME_HEADER + h->len) bad = 1;
-    if (bad) {
-        snprintf(why, why_cap, "a message of %zd bytes that is not one whole frame of at most %zu", r, cap);
-        for (int i = 0; i < got; i++) close(fds[i]);
-        if (nfd != NULL) *nfd = 0;
+    judge(&m, r, all, rx);
+    if (rx->why[0] != '\0') {
+        for (int i = 0; i < rx->nfd; i++) close(rx->fds[i]);
+        rx->nfd = 0;
         return -2;
     }
-    *payload = (const unsigned char *)buf + KG_FRAME_HEADER;
+    rx->payload = rx->buf + KG_FRAME_HEADER;
     return 1;
 }
 
@@ -288,7 +308,10 @@ int kg_frame_in_next(kg_frame_in *in, kg_frame_hdr *h, const unsigned char **hea
     size_t have = in->len - in->at;
     if (have < KG_FRAME_HEADER) return 0;
     const unsigned char *p = in->buf + in->at;
-    if (kg_frame_unpack(p, in->max_len, h, in->bad, sizeof in->bad) != 0) return -1;
+    if (kg_frame_unpack(p, in->max_len, h, in->bad, sizeof in->bad) != 0) {
+        in->at = in->len = 0;
+        return -1;
+    }
     if (have - KG_FRAME_HEADER < h->len) return 0;
     if (header != NULL) *header = p;
     *payload = p + KG_FRAME_HEADER;
@@ -296,10 +319,17 @@ int kg_frame_in_next(kg_frame_in *in, kg_frame_hdr *h, const unsigned char **hea
     return 1;
 }
 
+void kg_frame_in_stop(kg_frame_in *in, const char *why)
+{
+    snprintf(in->bad, sizeof in->bad, "%s", why != NULL && why[0] != '\0' ? why : "a frame the protocol refuses");
+    in->at = in->len = 0;
+}
+
 int kg_frame_in_fill(kg_frame_in *in, int fd, int *eof, kg_err *err)
 {
     *eof = 0;
     for (;;) {
+        if (in->bad[0] != '\0') in->at = in->len = 0;   /* a refused stream: drained, not kept */
         int rc = reserve(in, 65536, err);
         if (rc != KG_OK) return rc;
         ssize_t r = read(fd, in->buf + in->len, in->cap - in->len);

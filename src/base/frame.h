@@ -59,25 +59,46 @@ int kg_frame_write(int fd, uint32_t kind, uint32_t tag, const void *data, size_t
 int kg_frame_read(int fd, uint32_t max_len, double timeout_s, kg_frame_hdr *h, char **payload, const char *what,
                   kg_err *err);
 
+/* The most descriptors one message carries (the kernel's SCM_MAX_FD). */
+#define KG_FRAME_MAX_FDS 253
+
 /* Sends one frame as one message of a SOCK_SEQPACKET socket, with nfd
- * descriptors (SCM_RIGHTS).  -1 with errno set when the socket is gone. */
+ * descriptors (SCM_RIGHTS), blocking while the socket is full: 0, or -1
+ * with errno set (EINVAL: over KG_FRAME_MAX bytes or KG_FRAME_MAX_FDS
+ * descriptors; EPIPE and others: the socket is gone). */
 int kg_frame_sendmsg(int sock, uint32_t kind, uint32_t tag, const void *data, size_t len, const int *fds, int nfd);
 
-/* Receives one message of a SOCK_SEQPACKET socket into buf (cap bytes,
- * header included), without waiting: 1 a frame (h filled, *payload into
- * buf, descriptors received into fds, their count in *nfd; fds may be
- * NULL when none are expected, and any sent are closed), 0 nothing yet,
- * -1 the socket is gone (errno; 0 at its end), -2 not a frame of at most
- * cap bytes (why filled). */
-int kg_frame_recvmsg(int sock, void *buf, size_t cap, kg_frame_hdr *h, const unsigned char **payload, int *fds,
-                     int maxfd, int *nfd, char *why, size_t why_cap);
+/* One message of a SOCK_SEQPACKET socket, as kg_frame_recvmsg takes it.
+ * The caller sets buf (room for a header and max_len bytes of payload),
+ * max_len, and fds with maxfd (the most descriptors the protocol sends
+ * with one message; NULL and 0 when it sends none). */
+typedef struct kg_frame_rx {
+    unsigned char *buf;
+    uint32_t max_len;
+    int *fds;
+    int maxfd;
+    kg_frame_hdr h;                 /* the frame received */
+    const unsigned char *payload;   /* into buf */
+    int nfd;                        /* descriptors received into fds */
+    char why[160];                  /* not a frame: why */
+} kg_frame_rx;
+
+/* Receives one message (wait: block until one comes; else return at
+ * once).  1: a frame (rx->h, ->payload, ->nfd set; the descriptors are
+ * the caller's).  0: nothing yet (not waiting).  -1: the socket is gone
+ * (errno; 0 at its end).  -2: not one whole frame of at most max_len
+ * bytes with at most maxfd descriptors (a short or truncated message, a
+ * malformed header, a length that disagrees with the message, more
+ * descriptors than asked for): rx->why says which, and every descriptor
+ * that came with it is closed. */
+int kg_frame_recvmsg(int sock, int wait, kg_frame_rx *rx);
 
 /* Frames taken from a stream as its bytes come. */
 typedef struct kg_frame_in {
     unsigned char *buf;
     size_t at, len, cap;    /* bytes [at, len) are not taken yet */
     uint32_t max_len;    /* the protocol's limit on one payload */
-    char bad[160];       /* a malformed frame: why; nothing more is taken */
+    char bad[256];       /* a malformed frame: why; nothing more is taken */
 } kg_frame_in;
 
 void kg_frame_in_init(kg_frame_in *in, uint32_t max_len);
@@ -92,8 +113,13 @@ int kg_frame_in_add(kg_frame_in *in, const void *data, size_t n, kg_err *err);
 int kg_frame_in_next(kg_frame_in *in, kg_frame_hdr *h, const unsigned char **header, const unsigned char **payload);
 
 /* Reads what fd has now (non-blocking descriptor) into in: KG_OK, with
- * *eof set at its end. */
+ * *eof set at its end.  Once the stream is malformed (or stopped) what
+ * comes is read and dropped, so that its writer never blocks. */
 int kg_frame_in_fill(kg_frame_in *in, int fd, int *eof, kg_err *err);
+
+/* The protocol refuses the stream (a frame it does not take): why goes
+ * into in->bad, and nothing more is taken. */
+void kg_frame_in_stop(kg_frame_in *in, const char *why);
 
 /* An HMAC-SHA256 over frames. */
 typedef struct kg_frame_mac kg_frame_mac;

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include "base/util.h"
 #include <signal.h>
@@ -455,41 +454,6 @@ int kg_proc_descends(long pid, long root)
         if (pp < 0) return depth == 0 ? -1 : 0;
         if (pp <= 1) return 0;
         pid = pp;
-    }
-    return 0;
-}
-
-int kg_recv_msg_fds(int sock, void *msg, size_t len, int *fds, int cap, int *nfd)
-{
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * KG_MAX_PASSED_FDS)];
-        struct cmsghdr align;
-    } u;
-    struct iovec iov = { msg, len };
-    struct msghdr mh;
-    memset(&mh, 0, sizeof mh);
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof u.buf;
-    *nfd = 0;
-    ssize_t r;
-    do r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-    while (r < 0 && errno == EINTR);
-    for (struct cmsghdr *c = r >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c != NULL; c = CMSG_NXTHDR(&mh, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            for (int i = 0; i < k; i++) {
-                int f;
-                memcpy(&f, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof f);
-                if (*nfd < cap) fds[(*nfd)++] = f;
-                else close(f);
-            }
-        }
-    if (r != (ssize_t)len || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-        for (int i = 0; i < *nfd; i++) close(fds[i]);
-        *nfd = 0;
-        return -1;
     }
     return 0;
 }

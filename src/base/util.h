@@ -88,13 +88,8 @@ int kg_proc_last_cpu(long pid);
  * such process. */
 int kg_proc_descends(long pid, long root);
 
-/* One message of exactly len bytes from a SOCK_SEQPACKET socket, with the
- * descriptors that came with it (close-on-exec; up to cap kept in fds,
- * the rest closed): 0, or -1 when the peer is gone or the message is
- * not len bytes (its descriptors closed, *nfd 0). */
-int kg_recv_msg_fds(int sock, void *msg, size_t len, int *fds, int cap, int *nfd);
-/* The most descriptors one message to an arm host carries (kg_recv_msg_fds,
- * kg_hostlink_send): a cpu BIND's KG_AH_NBUF */
+/* The most descriptors one message to an arm host carries (kg_hostlink_send,
+ * the sandbox's descriptor limit): a cpu BIND's KG_AH_NBUF */
 #define KG_MAX_PASSED_FDS 140
 void kg_utc_now(char *buf, size_t cap);
 

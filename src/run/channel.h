@@ -2,11 +2,10 @@
  *
  * A worker writes nothing into the evidence folder: it sends every
  * record through an inherited pipe (`kgate worker --rows-fd N`) as
- * frames, and the supervisor checks each with the strict readers of
- * rows.c before it writes the file.  A frame is a 16-byte header of four
- * little-endian 32-bit words, then the payload:
- *
- *   magic "KGF1" (0x3146474b) | kind | process | payload length
+ * frames of kgate's one framing (base/frame.h: a 16-byte header magic |
+ * kind | tag | payload length, then the payload), the tag naming the
+ * worker's process, and the supervisor checks each with the strict
+ * readers of rows.c before it writes the file.
  *
  * Kinds: NOW (before every arm operation: which case, arm, phase and
  * round, four 32-bit words), the text of a row kind (checks, saved
@@ -14,21 +13,18 @@
  * the saved outputs' bytes, and FAIL (the worker's own error message,
  * before it exits with an error that is not an arm's).
  *
- * MAC, the last frame before RAW: the HMAC-SHA256, under the worker's
- * token (token.h), of every frame the worker sent (header and payload,
- * NOW frames included) but the MAC frame itself, RAW included.  A
- * supervisor that expects it (kg_chan_expect_mac) refuses raw rows
- * without a matching MAC, and any frame after RAW. */
+ * MAC, the last frame before RAW: the HMAC-SHA256 (kg_frame_mac), under
+ * the worker's token (token.h), of every frame the worker sent (header
+ * and payload, NOW frames included) but the MAC frame itself, RAW
+ * included.  A supervisor that expects it (kg_chan_expect_mac) refuses
+ * raw rows without a matching MAC, and any frame after RAW. */
 #ifndef KGATE_CHANNEL_H
 #define KGATE_CHANNEL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "base/frame.h"
 #include "kgate/err.h"
-
-#define KG_FRAME_MAGIC 0x3146474bu      /* "KGF1" */
-#define KG_FRAME_HEADER 16
-#define KG_FRAME_MAX (1u << 30)         /* a payload longer than this is refused */
 
 typedef enum {
     KG_FRAME_NOW = 1,         /* case, arm, phase (kg_now_phase), round (-1: none) */
@@ -69,19 +65,18 @@ int kg_frame_send_raw_mac(int fd, int proc, const void *raw, size_t len, kg_err 
 /* The supervisor's side: what one worker has sent so far. */
 typedef struct kg_chan {
     int proc;                          /* the process every frame must name */
-    char *in; size_t inlen, incap;     /* bytes received, not yet a whole frame */
+    kg_frame_in in;                    /* bytes received, not yet taken as frames */
     char *part[KG_FRAME_NKINDS];       /* the payload of each data kind (NULL: none yet) */
     size_t partlen[KG_FRAME_NKINDS];
     int now_set;                       /* a NOW frame arrived: the four words below */
     int now_case, now_arm, now_phase, now_round;
     int eof;
     char bad[256];                     /* a broken protocol: why ("" while none) */
-    /* appended: the HMAC of the frames (kg_chan_expect_mac; NULL: none expected) */
-    void *mac;
+    kg_frame_mac *mac;                 /* the HMAC of the frames (kg_chan_expect_mac; NULL: none expected) */
     unsigned char mac_sent[32];
     int mac_seen, mac_ok;              /* a MAC frame arrived; it matched the frames through RAW */
-    int ready;                         /* appended: a NOW frame of phase KG_NOW_READY arrived */
-    int timed_done;                    /* appended: a NOW frame of phase KG_NOW_TIMED_DONE arrived */
+    int ready;                         /* a NOW frame of phase KG_NOW_READY arrived */
+    int timed_done;                    /* a NOW frame of phase KG_NOW_TIMED_DONE arrived */
 } kg_chan;
 
 void kg_chan_init(kg_chan *c, int proc);

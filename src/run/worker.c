@@ -1124,6 +1124,11 @@ static int perturbation_check(wctx *w, case_run *cr, kg_err *err)
     int which[KG_PERTURB_ELEMS];
     int rc = kg_oracle_prepare(cr->kc, cr->snap->seed, &dp, err);
     if (rc != KG_OK) return rc;
+    if (dp.nin == 0) {
+        /* an op without inputs (noop) has nothing to perturb */
+        kg_oracle_release(&dp);
+        return KG_OK;
+    }
     if ((rc = kg_oracle_perturb(&dp, kg_protocol_aux_seed(w->input_base, w->proc, cr->c, KG_AUX_PERTURB),
                                 KG_PERTURB_ELEMS, where, which, err)) != KG_OK) {
         kg_oracle_release(&dp);

@@ -1,5 +1,9 @@
 # Library arms on the cpu backend (docs/library-arms.md), with numpy:
-#  1. the helper's table of calls equals libarm.c's (names and expressions);
+#  1. the helper's table of calls equals libarm.c's (names and expressions),
+#     and it speaks kgate's frames: its hello, a reply repeating the
+#     request's tag, and an end (naming why) on a frame over its limit, of
+#     another magic, whose length lies, shorter than a header, longer than
+#     its buffer, or with more descriptors than a BIND brings;
 #  2. a campaign with numpy reference arms on three ops: their outputs pass
 #     the float64 checks, their samples are interleaved with the other arms'
 #     in every round of every process, a bf16 case numpy cannot take is
@@ -37,6 +41,59 @@ assert c == py, (c, py)
 print("tables agree:", sum(len(v) for v in c.values()), "calls")
 EOF
 expect_grep 'tables agree: 16 calls' "$T/tables.out"
+
+# 1b. the helper's framing (src/base/frame.h): its hello and replies are
+# frames "<IIII" (magic "KGF1", kind, tag, length) that repeat the request's
+# tag; a message that is not one whole frame of that magic, a frame over
+# --max-bytes, or more descriptors than a BIND brings ends the helper, saying why
+"$PY" - src/backend/libarm_helper.py >"$T/frames.out" 2>&1 <<'EOF' || { cat "$T/frames.out" >&2; die "the helper's framing"; }
+import json, os, socket, struct, subprocess, sys
+H = struct.Struct("<IIII")
+MAGIC, MAX = 0x3146474B, 1024
+def start():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    p = subprocess.Popen([sys.executable, "-B", sys.argv[1], "--max-bytes", str(MAX), "--library", "numpy",
+                          "--device", "cpu", "--threads", "1"], close_fds=False,
+                         preexec_fn=lambda: os.dup2(b.fileno(), 3), stderr=subprocess.PIPE)
+    b.close()
+    a.settimeout(60)
+    kind, tag, obj = reply(a)
+    assert (kind, tag, obj["status"]) == (1, 0, 0) and "numpy" in obj["versions"], (kind, tag, obj)
+    return a, p
+def reply(a):
+    m = a.recv(H.size + MAX + 1)
+    magic, kind, tag, n = H.unpack_from(m)
+    assert magic == MAGIC and len(m) == H.size + n and n <= MAX, (magic, len(m), n)
+    return kind, tag, json.loads(m[H.size:])
+def frame(kind, tag, payload, says=None, magic=MAGIC):
+    return H.pack(magic, kind, tag, len(payload) if says is None else says) + payload
+a, p = start()
+a.send(frame(7, 41, b'{"slot": 99}'))   # UNLOAD of a slot nobody loaded
+kind, tag, obj = reply(a)
+assert (kind, tag, obj["status"]) == (7, 41, 1) and "no case loaded in slot 99" in obj["error"], (kind, tag, obj)
+a.send(frame(6, 42, b"{}"))   # QUIT
+assert reply(a)[:2] == (6, 42)
+assert p.wait(30) == 0
+bad = [
+    (frame(7, 1, b"x" * (MAX + 1)), "a frame of 1025 bytes, over the 1024 it takes"),
+    (frame(7, 1, b"{}", magic=0x6B67484C), "not a kgate frame (magic 6b67484c)"),
+    (frame(7, 1, b'{"slot": 1}', says=4), "a message of 27 bytes whose frame says 4"),
+    (b"KGF1x", "a message of 5 bytes, shorter than a frame's header"),
+    (frame(7, 1, b"x" * (MAX + 64)), "a message longer than a frame of 1024 bytes"),
+]
+for msg, why in bad + [(None, "or with more than 64 descriptors")]:
+    a, p = start()
+    if msg is None:
+        fd = os.open("/dev/null", os.O_RDONLY)
+        socket.send_fds(a, [frame(3, 1, b"{}")], [fd] * 65)
+    else:
+        a.send(msg)
+    err = p.communicate(timeout=30)[1].decode()
+    assert p.returncode != 0 and why in err, (why, p.returncode, err)
+    print("refused:", why)
+print("frames ok")
+EOF
+expect_grep 'frames ok' "$T/frames.out"
 
 # 2. the campaign
 P=tests/plans/libarm-numpy.kg

@@ -3,7 +3,10 @@
  * same arm computes trusted; a host that segfaults, hangs, exits, calls
  * fork/execve/socket/open-for-writing or starts a thread (in its kernel or
  * in a constructor), or writes its read-only input, is KG_EARM with the
- * reason; CPU time spent after a (forged) reply is an escape. */
+ * reason, and so is one that breaks the frames of the protocol (garbage,
+ * a reply of the wrong size or sequence number, a header that lies about
+ * its length or says more than any reply holds, a descriptor); CPU time spent after a (forged) reply is an
+ * escape. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,25 @@ static void write_file(const char *name, const char *text)
     "    const float *x = a->in[0]; float *y = a->out[0];\n" \
     "    for (int64_t i = 0; i < a->M; i++) { float s = 0; for (int64_t j = 0; j < a->N; j++) s += x[i * a->N + j];\n" \
     "        KGATE_STORE(&y[i], s); }\n"
+
+/* A kernel that sends the worker a frame of its own making: kind, tag,
+ * the length its header says, the payload bytes it sends (a zeroed
+ * kg_ah_reply, status OK) and a descriptor with it (-1: none). */
+#define FORGE_PRELUDE \
+    "#define _GNU_SOURCE\n#include <string.h>\n#include <sys/socket.h>\n#include \"backend/armhost.h\"\n" \
+    "#include \"kgate/kernel.h\"\n" \
+    "static void put(unsigned char *p, unsigned v) { p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24; }\n" \
+    "static void forge(unsigned kind, unsigned tag, unsigned says, unsigned sends, int fd)\n{\n" \
+    "    unsigned char f[16 + sizeof(kg_ah_reply)] = { 0 };\n" \
+    "    put(f, 0x3146474bu); put(f + 4, kind); put(f + 8, tag); put(f + 12, says);\n" \
+    "    struct iovec iov = { f, 16 + sends };\n" \
+    "    union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr al; } cm;\n" \
+    "    struct msghdr m = { 0 }; m.msg_iov = &iov; m.msg_iovlen = 1;\n" \
+    "    if (fd >= 0) { memset(&cm, 0, sizeof cm); m.msg_control = cm.b; m.msg_controllen = sizeof cm.b;\n" \
+    "        struct cmsghdr *c = CMSG_FIRSTHDR(&m); c->cmsg_level = SOL_SOCKET; c->cmsg_type = SCM_RIGHTS;\n" \
+    "        c->cmsg_len = CMSG_LEN(sizeof(int)); memcpy(CMSG_DATA(c), &fd, sizeof fd); }\n" \
+    "    sendmsg(3, &m, 0);\n}\n" \
+    "void kernel(const kg_kargs *a);\nvoid kernel(const kg_kargs *a)\n"
 
 static const char *const kernels[][2] = {
     { "honest.c", "#include \"kgate/kernel.h\"\nvoid kernel(const kg_kargs *a);\nvoid kernel(const kg_kargs *a)\n{\n"
@@ -74,11 +96,22 @@ static const char *const kernels[][2] = {
     { "forges.c", "#define _GNU_SOURCE\n#include <sys/socket.h>\n#include <time.h>\n#include \"backend/armhost.h\"\n#include \"kgate/kernel.h\"\n"
                   "static int calls;\nvoid kernel(const kg_kargs *a);\nvoid kernel(const kg_kargs *a)\n{\n"
                   "    if (++calls == 2) {\n"
-                  "        kg_ah_msg m = { .magic = KG_AH_MAGIC, .type = KG_AH_RUN, .seq = 3 };\n"
-                  "        send(3, &m, sizeof m, 0);\n"
+                  "        struct { unsigned char h[16]; kg_ah_reply r; } f = { \"KGF1\", { .status = KG_AH_OK } };\n"
+                  "        f.h[4] = KG_AH_RUN; f.h[8] = 3; f.h[12] = (unsigned char)sizeof f.r; f.h[13] = (unsigned char)(sizeof f.r >> 8);\n"
+                  "        send(3, &f, sizeof f, 0);\n"
                   "        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);\n"
                   "        do clock_gettime(CLOCK_MONOTONIC, &t1); while ((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec < 30000000L);\n"
                   "    }\n" HONEST_BODY "}\n" },
+    /* the protocol broken from inside the host, during the first run
+     * (request 2: hello 0, bind 1): bytes that are not a frame, a reply
+     * of the wrong size, of another sequence number, whose header lies
+     * about its length, or that carries a descriptor */
+    { "garbage.c", FORGE_PRELUDE "{\n    (void)a; send(3, \"GET / HTTP/1.1\\r\\n\\r\\n\", 18, 0);\n}\n" },
+    { "wrong_size.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 2, 8, 8, -1);\n}\n" },
+    { "wrong_seq.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 7, sizeof(kg_ah_reply), sizeof(kg_ah_reply), -1);\n}\n" },
+    { "lying_len.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 2, 100, sizeof(kg_ah_reply), -1);\n}\n" },
+    { "oversized.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 2, 300, sizeof(kg_ah_reply), -1);\n}\n" },
+    { "sends_fd.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 2, sizeof(kg_ah_reply), sizeof(kg_ah_reply), 1);\n}\n" },
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
@@ -346,6 +379,12 @@ int main(void)
     expect_earm("thread", 0, "killed by SIGSYS: sandbox violation");
     expect_earm("ctor_writes", 1, "killed by SIGSYS: sandbox violation (syscall open");
     expect_earm("ctor_forks", 1, "killed by SIGSYS: sandbox violation (syscall clone");
+    expect_earm("garbage", 0, "broke the protocol (not a kgate frame");
+    expect_earm("wrong_size", 0, "broke the protocol (a reply of kind 3 with 8 bytes, where 208 were due)");
+    expect_earm("wrong_seq", 0, "broke the protocol (a reply of kind 3, sequence 7, where kind 3, sequence 2 was due)");
+    expect_earm("lying_len", 0, "broke the protocol (a message of 224 bytes whose frame says 100: not one whole frame)");
+    expect_earm("oversized", 0, "broke the protocol (a frame of kind 3 with 300 bytes, over the 208 this protocol takes)");
+    expect_earm("sends_fd", 0, "broke the protocol (a message with 1 descriptors, where this protocol sends at most 0)");
     test_output();
     test_escape();
     struct stat st;

@@ -503,6 +503,48 @@ static void test_frames(void)
     CHECK(c.bad[0] != '\0' && c.part[KG_FRAME_RAW] == NULL);
     kg_chan_free(&c);
     close(fd[0]);
+
+    /* frames one process may not send: a NOW frame of another length, a
+     * kind twice, a kind there is none of, bytes that are not a frame */
+    static const struct {
+        int kind;
+        const char *data;
+        size_t len;
+        const char *why;
+    } bad[] = {
+        { KG_FRAME_NOW, "0123456789ab", 12, "a NOW frame of 12 bytes" },
+        { KG_FRAME_CHECKS, "abc\n", 4, "a second frame of kind" },
+        { KG_FRAME_NKINDS, "", 0, "not one process 5 sends" },
+        { 0, "", 0, "not one process 5 sends" },
+        { -1, "no frame\n", 9, "not a kgate frame" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(pipe(fd) == 0);
+        kg_err_clear(&err);
+        CHECK(kg_frame_send(fd[1], KG_FRAME_CHECKS, 5, "abc\n", 4, &err) == KG_OK);
+        if (bad[i].kind >= 0) CHECK(kg_frame_send(fd[1], bad[i].kind, 5, bad[i].data, bad[i].len, &err) == KG_OK);
+        else CHECK(write(fd[1], bad[i].data, bad[i].len) == (ssize_t)bad[i].len);
+        CHECK(kg_frame_send(fd[1], KG_FRAME_RAW, 5, "x\n", 2, &err) == KG_OK);
+        (void)fcntl(fd[0], F_SETFL, O_NONBLOCK);
+        kg_chan_init(&c, 5);
+        CHECK(kg_chan_pump(&c, fd[0], &err) == KG_OK);
+        CHECK_STR_CONTAINS(c.bad, bad[i].why);
+        CHECK(c.part[KG_FRAME_CHECKS] != NULL && c.part[KG_FRAME_RAW] == NULL);
+        /* a broken worker's pipe is drained, so that it never blocks on a
+         * full pipe: 1 MiB more, none of it kept */
+        char junk[4096];
+        memset(junk, 'j', sizeof junk);
+        (void)fcntl(fd[1], F_SETFL, O_NONBLOCK);
+        for (int k = 0; k < 256; k++) {
+            CHECK(write(fd[1], junk, sizeof junk) == (ssize_t)sizeof junk);
+            if (k % 8 == 7) CHECK(kg_chan_pump(&c, fd[0], &err) == KG_OK);
+        }
+        close(fd[1]);
+        CHECK(kg_chan_pump(&c, fd[0], &err) == KG_OK && c.eof);
+        CHECK(c.in.len - c.in.at == 0 && c.part[KG_FRAME_RAW] == NULL);
+        kg_chan_free(&c);
+        close(fd[0]);
+    }
 }
 
 /* Writes through a folder descriptor: a temporary planted as a link is
