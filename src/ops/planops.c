@@ -113,26 +113,32 @@ static int compile_module(const kg_plan *plan, const kg_opdecl *od, const char *
     return rc;
 }
 
-/* Compiles path in a private folder and opens the result: *fd, the
- * module open for reading with nothing left on disk (the folder removed),
- * so that loading it needs neither a compiler nor a write. */
-static int build_to_fd(const kg_plan *plan, const kg_opdecl *od, const char *path, const kg_settings *s, int *fd,
-                       kg_err *err)
+/* Compiles path into dir/op.so, dir a private folder made here (its
+ * name, never used before, is how the loader will know the module). */
+static int build_private(const kg_plan *plan, const kg_opdecl *od, const char *path, const kg_settings *s,
+                         char dir[PATH_MAX], kg_err *err)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "/tmp/kgate-op.XXXXXX");
-    if (mkdtemp(dir) == NULL) return kg_errorf(err, KG_EIO, "cannot make a folder for op '%s': %s", od->name,
-                                               strerror(errno));
+    snprintf(dir, PATH_MAX, "/tmp/kgate-op.XXXXXX");
+    if (mkdtemp(dir) == NULL) {
+        dir[0] = '\0';
+        return kg_errorf(err, KG_EIO, "cannot make a folder for op '%s': %s", od->name, strerror(errno));
+    }
     char so[PATH_MAX + 16], log[PATH_MAX + 16];
     snprintf(so, sizeof so, "%s/op.so", dir);
     snprintf(log, sizeof log, "%s/op.log", dir);
     int rc = compile_module(plan, od, path, s, so, log, err);
-    if (rc == KG_OK && (*fd = open(so, O_RDONLY | O_CLOEXEC)) < 0)
-        rc = kg_errorf(err, KG_EIO, "%s: cannot open the op module just built: %s", so, strerror(errno));
-    unlink(so);
     unlink(log);
-    rmdir(dir);
     return rc;
+}
+
+/* Removes what build_private left (a loaded module stays mapped). */
+static void remove_private(const char *dir)
+{
+    char so[PATH_MAX + 16];
+    if (dir[0] == '\0') return;
+    snprintf(so, sizeof so, "%s/op.so", dir);
+    unlink(so);
+    rmdir(dir);
 }
 
 /* dlopens so and takes its kgate_op. */
@@ -201,15 +207,13 @@ int kg_ops_bind(const kg_plan *plan, const kg_settings *s, kg_err *err)
         const kg_opdecl *od = &plan->ops[o];
         int have = loaded_index(od->name);
         if (have >= 0 && strcmp(loaded[have].sha256, od->sha256) == 0) continue;
-        char path[2 * KG_PATH_MAX + 32], so[64];
-        int fd = -1;
+        char path[2 * KG_PATH_MAX + 32], dir[PATH_MAX] = "", so[PATH_MAX + 16];
         op_source(plan, o, NULL, path, sizeof path);
-        if ((rc = check_source(plan, o, path, 0, err)) != KG_OK) break;
-        if ((rc = build_to_fd(plan, od, path, s, &fd, err)) != KG_OK) break;
-        snprintf(so, sizeof so, "/proc/self/fd/%d", fd);
+        if ((rc = check_source(plan, o, path, 0, err)) == KG_OK) rc = build_private(plan, od, path, s, dir, err);
         plan_op po;
-        if ((rc = load_module(plan, od, so, &po, err)) == KG_OK) rc = remember(&po, err);
-        close(fd);
+        snprintf(so, sizeof so, "%s/op.so", dir);
+        if (rc == KG_OK && (rc = load_module(plan, od, so, &po, err)) == KG_OK) rc = remember(&po, err);
+        remove_private(dir);
     }
     return rc;
 }
