@@ -206,8 +206,14 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
             size_t l = strlen(chosen_names);
             snprintf(chosen_names + l, sizeof chosen_names - l, "%s%s", n++ ? ", " : "", plan->arms[rk[i].arm].name);
         }
-    snprintf(from, sizeof from, "%.120s chosen by kgate screen from a family of %d candidate%s (plan sha256 %.16s, "
-             "evidence %.200s)", chosen_names, nr, nr == 1 ? "" : "s", plan->hash, dir);
+    /* a plan's value holds at most 160 characters (the parser's limit):
+     * the evidence folder's path is shortened from the left to fit */
+    int fixed = snprintf(from, sizeof from, "%.120s chosen by kgate screen from a family of %d candidate%s (plan "
+                         "sha256 %.16s, evidence ", chosen_names, nr, nr == 1 ? "" : "s", plan->hash);
+    size_t room = fixed > 0 && fixed + 1 < 160 ? (size_t)(160 - fixed - 1) : 0, dl = strlen(dir);
+    if (dl <= room) snprintf(from + fixed, sizeof from - (size_t)fixed, "%s)", dir);
+    else if (room > 3) snprintf(from + fixed, sizeof from - (size_t)fixed, "...%s)", dir + dl - (room - 3));
+    else snprintf(from + fixed, sizeof from - (size_t)fixed, "...)");
     if (confirm_text(plan, keep, seed, from, &text) != 0 || text.buf == NULL) {
         status = kg_cli_fail(KG_EINTERNAL, "the plan's canonical text has a line too long to rewrite");
         goto done;
