@@ -2,6 +2,9 @@
 set -u
 T=$(mktemp -d "${TMPDIR:-/tmp}/kgate-cli.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# a private lock folder: a script never waits on another's device lock
+# (tests/run.sh runs scripts in parallel) or on another user's campaign
+export KGATE_LOCK_DIR="$T/locks"
 fails=0
 die() { echo "FAIL: $*" >&2; exit 1; }
 expect_status() { # expected actual what
