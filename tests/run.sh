@@ -65,6 +65,9 @@ done
 
 # Runs one job (name command...): its own TMPDIR and lock folder, its log,
 # its status and seconds in $logdir.
+# One compile cache for the whole run (tests/cli_lib.sh): an arm that many
+# scenarios compile is compiled once.
+export KGATE_TEST_CACHE="$logdir/cache"
 cat >"$logdir/one.sh" <<'EOF'
 d=$1; n=$2; shift 2
 mkdir -p "$d/tmp/$n/locks"

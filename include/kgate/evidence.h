@@ -305,6 +305,9 @@ typedef struct kg_evidence {
     kg_shard_meta shard;
     unsigned char *case_on;
     int *case_shard;
+    /* environment.json's compile_cache: the built objects the compile
+     * cache supplied, listed "base.so, cand.so"; NULL: none */
+    char *compile_cache;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */

@@ -62,6 +62,16 @@ typedef struct kg_settings {
                                      * use after its reply is never charged to its CPU's steal
                                      * (docs/cpu-backend.md, "Steal"): for a dedicated host, and
                                      * tests; 0: charged (the default) */
+    const char *cache_dir;          /* KGATE_CACHE_DIR: the folder of the compile cache of cpu arms
+                                     * (src/backend/armcache.h); the command line uses
+                                     * $XDG_CACHE_HOME/kgate, else $HOME/.cache/kgate, when it is
+                                     * unset; NULL: no cache */
+    int no_cache;                   /* KGATE_CACHE=0, or run/check --no-cache: every arm is compiled,
+                                     * the cache neither read nor written */
+    const char *peaks_file;         /* KGATE_PEAKS: a peaks.json whose peaks the cpu backend reports
+                                     * instead of measuring them, recorded as "from FILE, not
+                                     * measured" (tests: every scenario but the test of the peaks);
+                                     * NULL: measured */
 } kg_settings;
 
 /* Every default: no variable set. */

@@ -149,6 +149,33 @@ static void outputs_size(const char *dir, kg_evidence *ev)
 
 static int load_merged(const char *dir, kg_evidence *ev, kg_err *err);
 
+/* environment.json's compile_cache: the built objects that came from the
+ * compile cache, as one list ("base.so, cand.so"); NULL when none did or
+ * the folder has no environment.json yet. */
+static int load_compile_cache(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    snprintf(path, sizeof path, "%s/environment.json", dir);
+    if (!kg_path_exists(path)) return KG_OK;
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc != KG_OK) return rc;
+    json_error_t je;
+    json_t *m = json_loads(text, 0, &je), *cc = m != NULL ? json_object_get(m, "compile_cache") : NULL;
+    free(text);
+    if (m == NULL) return kg_errorf(err, KG_EINPUT, "%s:%d: not valid JSON (%s)", path, je.line, je.text);
+    kg_sb sb = { 0 };
+    const char *key;
+    json_t *v;
+    json_object_foreach(cc, key, v) kg_sb_printf(&sb, "%s%s", sb.len > 0 ? ", " : "", key);
+    json_decref(m);
+    if (sb.oom) {
+        kg_sb_free(&sb);
+        return kg_errorf(err, KG_ENOMEM, "out of memory");
+    }
+    ev->compile_cache = sb.buf;
+    return KG_OK;
+}
+
 /* A shard's meta.json names the cases kg_shard_cases gives it, and none of
  * its rows belongs to another shard's case. */
 static int shard_cases_check(const char *dir, kg_evidence *ev, kg_err *err)
@@ -230,6 +257,7 @@ static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
         if ((rc = load_peaks(path, &ev->peaks, err)) != KG_OK) goto done;
         ev->has_peaks = 1;
     }
+    if ((rc = load_compile_cache(dir, ev, err)) != KG_OK) goto done;
 
     for (int p = 0; p < ev->nproc; p++) {
         int acc = ev->accepted[p];
@@ -393,6 +421,7 @@ void kg_evidence_free(kg_evidence *ev)
     if (ev == NULL) return;
     kg_plan_free(ev->plan);
     free(ev->meta_json);
+    free(ev->compile_cache);
     free(ev->procs);
     free(ev->accepted);
     free(ev->rows);
@@ -650,6 +679,21 @@ int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *di
         }
     }
     json_object_set_new(m, "build_sha256", built);
+    /* the objects the compile cache supplied (build/NAME.cache beside each) */
+    json_t *cached = json_object();
+    for (int i = 0; i < nfiles; i++) {
+        size_t l = strlen(files[i]);
+        char f[KG_PATH_MAX + 600], *note = NULL;
+        if (l <= 6 || strcmp(files[i] + l - 6, ".cache") != 0) continue;
+        snprintf(f, sizeof f, "%s/%s", path, files[i]);
+        if (kg_read_file(f, &note, NULL, NULL) != KG_OK) continue;
+        note[strcspn(note, "\n")] = '\0';
+        snprintf(f, sizeof f, "%.*s", (int)(l - 6), files[i]);
+        json_object_set_new(cached, f, json_string(note));
+        free(note);
+    }
+    if (json_object_size(cached) > 0) json_object_set_new(m, "compile_cache", cached);
+    else json_decref(cached);
     rc = write_json(dirfd, dir, "environment.json", m, err);
 done:
     for (int i = 0; i < nfiles; i++) free(files[i]);

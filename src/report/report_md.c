@@ -340,6 +340,9 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     kg_sb_printf(sb, "| decision | alpha %.3g one-sided; margin %.2f%%; equivalence +-%.2f%%; control +-%.2f%% |\n",
                  cp->alpha, 100 * cp->margin, 100 * cp->equivalence, 100 * cp->control_margin);
     if (cp->selected_from[0] != '\0') kg_sb_printf(sb, "| selection | %s |\n", cp->selected_from);
+    if (ev->compile_cache != NULL)
+        kg_sb_printf(sb, "| compile cache | %s: from the compile cache, not compiled in this campaign "
+                         "(environment.json, compile_cache) |\n", ev->compile_cache);
     for (int i = 0; i < plan->nnotes; i++) kg_sb_printf(sb, "| note | %s |\n", plan->notes[i]);
     kg_sb_puts(sb, "\n");
 
