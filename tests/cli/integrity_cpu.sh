@@ -9,9 +9,10 @@ export KGATE_LOCK_DIR="$T/locks"
 mkdir -p "$T/p"
 sed -e "s|^source = \.\./|source = $PWD/|" -e 's/^rounds = .*/rounds = 2/' -e 's/^samples = .*/samples = 2/' \
     -e 's/^warmup = .*/warmup = 1/' -e 's/^processes = .*/processes = 1/' examples/quickstart.kg >"$T/p/qs.kg"
-# a forbidden list no other program on the host matches: the test must not
-# depend on what else runs here
-"$KGATE" run "$T/p/qs.kg" -o "$T/ev" --forbid kgate-test-none >"$T/out" 2>"$T/err"; st=$?
+# no quiet host asked for (a private forbidden list is not enough: the
+# quickstart's window also watches the host's CPU, which other work loads):
+# the test must not depend on what else runs here
+"$KGATE" run "$T/p/qs.kg" -o "$T/ev" --quiet-window 0 >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "quickstart-like campaign: exit $st"; }
 expect_grep '"build_sha256"' "$T/ev/environment.json"
 expect_grep '"compiler"' "$T/ev/environment.json"
