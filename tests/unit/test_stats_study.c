@@ -15,7 +15,7 @@
  * that the folder's rows, verdicts, reduction and gate equal the
  * harness's.
  *
- * The five properties (bounds far from both the repaired and the
+ * The six properties (bounds far from both the repaired and the
  * measured-before values; before: the release before the load-order
  * square, one baseline per contrast, the t-based order rule and
  * multiplicity control):
@@ -37,7 +37,11 @@
  *   5. a sequential design (looks = 4, 8 processes per direction) with the
  *      truth exactly at g: the gate passes in at most 8% of the seeds
  *      (O'Brien-Fleming spending holds alpha; four looks at t(1 - alpha)
- *      each would reach about 12%).
+ *      each would reach about 12%);
+ *   6. the control's drift test at its level (drift.sh's campaign: four
+ *      controlled A/A cases, 3 processes per direction, no drift): at most
+ *      3% of the campaigns are INVALID for drift (the test's level is 1%; a
+ *      fixed 3 SE flags about 12%, printed for comparison).
  * With 2000 seeds a rate of 5% has a standard error of 0.49%: a bound of
  * 8% is more than 6 standard errors above alpha, and more than 5 below
  * the nearest failure it guards against (12%, whose standard error is
@@ -159,6 +163,21 @@ static void plan_seq4(text *t, int seed)
     arm(t, "cand", "candidate", "fake_noise = 0.0037\nfake_ns = 990\n");
 }
 
+/* drift.sh's A/A campaign: tests/plans/fake-aa.kg with a control margin
+ * and a gate of 5% and four cases. */
+static void plan_drift(text *t, int seed)
+{
+    put(t, "[campaign]\nquiet = 0\nname = fake-aa\nbackend = fake\nwarmup = 1\nsamples = 5\nrounds = 4\n"
+           "processes = 3\nseed = %d\nmargin = 1%%\nequivalence = 0.5%%\ncontrol_margin = 5%%\ntimeout = 30\n", seed);
+    for (int c = 0; c < 4; c++)
+        put(t, "[case %s]\nop = rowsum\ndtype = f32\nM = 4\nN = %d\n", c == 0 ? "small" : c == 1 ? "c1" : c == 2 ? "c2" : "c3",
+            16 + c);
+    arm(t, "base", "baseline", "fake_ns = 1000\nfake_noise = 0.01\n");
+    arm(t, "cand", "candidate", "fake_ns = 1000\nfake_noise = 0.01\n");
+    control(t, "");
+    put(t, "[gate]\nrule = interval\nmin_reduction = 5%%\n");
+}
+
 typedef void (*plan_fn)(text *, int);
 
 /* One campaign reproduced: its rows and analysis. */
@@ -273,14 +292,28 @@ static int any_faster(const campaign *cp)
     return 0;
 }
 
+/* 1 when some control's contrast drift exceeds 3 SE and 0.25% (the rule
+ * before the t quantile shared by the controls), for comparison. */
+static int fixed_3se(const campaign *cp)
+{
+    for (int i = 0; i < cp->an.ncases * cp->an.narms; i++) {
+        const kg_arm_result *r = &cp->an.res[i];
+        double d = fabs(r->contrast_drift);
+        if (r->role == KG_ROLE_CONTROL && r->ndrift_proc >= 2 && d > 3 * r->contrast_drift_se && d > 0.0025) return 1;
+    }
+    return 0;
+}
+
 typedef struct tally {
     int n, pass, faster;
     double sum_red;
+    int drifted;      /* campaigns INVALID because a control drifted */
+    int drift_3se;    /* campaigns where a fixed 3 SE (and 0.25%) would flag a control's drift */
 } tally;
 
 static tally study(const char *name, plan_fn fn, int seeds)
 {
-    tally s = { 0, 0, 0, 0.0 };
+    tally s = { 0, 0, 0, 0.0, 0, 0 };
     for (int seed = 1; seed <= seeds; seed++) {
         campaign cp;
         kg_err err = { 0 };
@@ -292,6 +325,8 @@ static tally study(const char *name, plan_fn fn, int seeds)
             s.pass += cp.an.gate_pass;
             s.faster += any_faster(&cp);
             s.sum_red += r->has_effect ? r->eff.rho : (double)NAN;
+            s.drifted += cp.an.invalid && strstr(cp.an.invalid_why, "control drifted") != NULL;
+            s.drift_3se += fixed_3se(&cp);
         }
         campaign_free(&cp);
     }
@@ -342,8 +377,8 @@ static int row_cmp(const void *a, const void *b)
     return d;
 }
 
-/* results.csv's verdict (column 5) and reduction (column 19) of arm name */
-static int results_of(const char *dir, const char *name, char *verdict, size_t cap, double *red)
+/* results.csv's verdict (column 5) and reduction (column 19) of arm name on case kase */
+static int results_of(const char *dir, const char *kase, const char *name, char *verdict, size_t cap, double *red)
 {
     char path[4200], line[4096];
     snprintf(path, sizeof path, "%s/results.csv", dir);
@@ -358,7 +393,7 @@ static int results_of(const char *dir, const char *name, char *verdict, size_t c
             if (e != NULL) *e = '\0';
             f[nf++] = s;
         }
-        if (nf >= 19 && strcmp(f[1], name) == 0) {
+        if (nf >= 19 && strcmp(f[0], kase) == 0 && strcmp(f[1], name) == 0) {
             snprintf(verdict, cap, "%s", f[4]);
             *red = f[18][0] != '\0' ? strtod(f[18], NULL) : (double)NAN;
             found = 1;
@@ -414,8 +449,9 @@ static void smoke(const char *kgate, const char *tmp, const char *name, plan_fn 
     }
     /* a sequential design stops at the look that decides; the harness
      * analysed every process and finds the same look */
-    CHECK_MSG(st == (full.an.gate_pass ? 0 : 1), "%s seed %d: kgate run exited %d, the harness's gate %s", name,
-              seed, st, full.an.gate_pass ? "passed" : "failed");
+    int want = full.an.invalid ? 3 : full.an.gate_pass ? 0 : 1;
+    CHECK_MSG(st == want, "%s seed %d: kgate run exited %d, the harness's analysis %s (%d)", name, seed, st,
+              full.an.invalid ? "is INVALID" : full.an.gate_pass ? "passes the gate" : "fails the gate", want);
     CHECK_MSG(full.an.seq_look == cp.an.seq_look && full.an.gate_pass == cp.an.gate_pass,
               "%s seed %d: the harness decides at look %d with every process, at look %d with the folder's", name,
               seed, full.an.seq_look, cp.an.seq_look);
@@ -440,9 +476,9 @@ static void smoke(const char *kgate, const char *tmp, const char *name, plan_fn 
         if (r->role != KG_ROLE_CANDIDATE) continue;
         char verdict[64] = "";
         double red = (double)NAN;
-        const char *an = cp.plan->arms[r->arm].name;
-        CHECK_MSG(results_of(dir, an, verdict, sizeof verdict, &red), "%s seed %d: arm %s not in results.csv", name,
-                  seed, an);
+        const char *an = cp.plan->arms[r->arm].name, *cn = cp.plan->cases[r->kase].name;
+        CHECK_MSG(results_of(dir, cn, an, verdict, sizeof verdict, &red), "%s seed %d: case %s, arm %s not in "
+                  "results.csv", name, seed, cn, an);
         CHECK_MSG(strncmp(verdict, kg_verdict_name(r->verdict), strlen(kg_verdict_name(r->verdict))) == 0,
                   "%s seed %d: arm %s is %s in the folder, %s in the harness", name, seed, an, verdict,
                   kg_verdict_name(r->verdict));
@@ -460,7 +496,7 @@ int main(void)
     int seeds = e != NULL && atoi(e) > 0 ? atoi(e) : SEEDS;
     static const struct { const char *name; plan_fn fn; } studies[] = {
         { "slot", plan_slot }, { "twobase", plan_twobase }, { "atg", plan_atg }, { "eight", plan_eight },
-        { "seq4", plan_seq4 },
+        { "seq4", plan_seq4 }, { "drift", plan_drift },
     };
     const char *kgate = getenv("KGATE");
     if (kgate != NULL && kgate[0] != '\0') {
@@ -469,7 +505,7 @@ int main(void)
         snprintf(tmpl, sizeof tmpl, "%s/kgate-stats-XXXXXX", td != NULL && td[0] != '\0' ? td : "/tmp");
         char *dir = mkdtemp(tmpl);
         CHECK_MSG(dir != NULL, "cannot make a temporary folder %s", tmpl);
-        for (int i = 0; dir != NULL && i < 5; i++)
+        for (int i = 0; dir != NULL && i < 6; i++)
             for (int seed = 1; seed <= 2; seed++) smoke(kgate, dir, studies[i].name, studies[i].fn, seed);
         if (dir != NULL) {
             char cmd[4200];
@@ -487,5 +523,9 @@ int main(void)
     rate_at_most("eight A/A candidates at margin 0: a campaign claims a FASTER", eight.faster, eight.n, 0.08);
     tally seq = study("seq4", plan_seq4, seeds);
     rate_at_most("a 4-look sequential design with the truth at g: the gate passed", seq.pass, seq.n, 0.08);
+    tally drift = study("drift", plan_drift, seeds);
+    fprintf(stderr, "A/A, 4 controlled cases: a fixed 3 SE would flag a drift in %d of %d campaigns\n",
+            drift.drift_3se, drift.n);
+    rate_at_most("A/A, 4 controlled cases: INVALID for drift", drift.drifted, drift.n, 0.03);
     return kg_test_finish("test_stats_study");
 }
