@@ -29,8 +29,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <jansson.h>
 #include "backend/backend_impl.h"
+#include "base/util.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -157,41 +157,27 @@ static long llc_bytes(void)
 }
 
 /* The peaks of a peaks.json named by the settings' peaks_file
- * (KGATE_PEAKS) instead of a measurement: its flops_f32, flops_mma16,
- * flops_note and bandwidth ladder, recorded as read from the file, not
- * measured (peaks.json's status and method, and so the report, say so). */
-static int peaks_from_file(const char *file, kg_peaks *out, kg_err *err)
+ * (KGATE_PEAKS) instead of a measurement: its flops and bandwidth ladder
+ * (kg_peaks_parse, the evidence's own reader), recorded as read from the
+ * file, not measured (peaks.json's status and method, and so the report,
+ * say so); the CPUs are this host's. */
+static int peaks_from_file(const char *file, int ncpu, kg_peaks *out, kg_err *err)
 {
-    json_error_t je;
-    json_t *m = json_load_file(file, 0, &je);
-    if (m == NULL)
+    char *text = NULL;
+    int line = 0;
+    if (kg_read_file(file, &text, NULL, err) != KG_OK)
+        return kg_errorf(err, KG_EINPUT, "KGATE_PEAKS=%s: cannot be read (name a peaks.json of an evidence folder, "
+                         "or unset KGATE_PEAKS to measure)", file);
+    const char *bad = kg_peaks_parse(text, out, &line);
+    free(text);
+    if (bad != NULL && line > 0)
         return kg_errorf(err, KG_EINPUT, "KGATE_PEAKS=%s:%d: %s (name a peaks.json of an evidence folder, or unset "
-                         "KGATE_PEAKS to measure)", file, je.line, je.text);
-    json_t *ff = json_object_get(m, "flops_f32"), *fm = json_object_get(m, "flops_mma16"),
-           *fn = json_object_get(m, "flops_note"), *bw = json_object_get(m, "bandwidth");
-    const char *bad = !(json_is_number(ff) || json_is_null(ff)) ? "flops_f32"
-                      : !(json_is_number(fm) || json_is_null(fm)) ? "flops_mma16" : !json_is_string(fn) ? "flops_note"
-                      : !json_is_array(bw) || json_array_size(bw) > KG_PEAKS_BW_MAX ? "bandwidth" : NULL;
-    if (bad == NULL) {
-        out->flops_f32 = json_is_null(ff) ? 0.0 : json_number_value(ff);
-        out->flops_mma16 = json_is_null(fm) ? 0.0 : json_number_value(fm);
-        snprintf(out->flops_note, sizeof out->flops_note, "%s", json_string_value(fn));
-        for (size_t i = 0; i < json_array_size(bw) && bad == NULL; i++) {
-            json_t *r = json_array_get(bw, i), *w = json_object_get(r, "working_set_bytes"),
-                   *v = json_object_get(r, "bytes_per_s");
-            if (!json_is_number(w) || !json_is_number(v) || !(json_number_value(v) > 0.0)) bad = "bandwidth";
-            else {
-                out->bw_set[out->nbw] = json_number_value(w);
-                out->bw_rate[out->nbw++] = json_number_value(v);
-            }
-        }
-        if (!(out->flops_f32 >= 0.0 && out->flops_mma16 >= 0.0)) bad = "flops_f32";
-    }
-    json_decref(m);
+                         "KGATE_PEAKS to measure)", file, line, bad);
     if (bad != NULL)
         return kg_errorf(err, KG_EINPUT, "KGATE_PEAKS=%s: field '%s' is missing or malformed (the file has "
-                         "peaks.json's fields: flops_f32, flops_mma16, flops_note, bandwidth)", file, bad);
-    out->measured = out->flops_f32 > 0.0 || out->flops_mma16 > 0.0 || out->nbw > 0;
+                         "peaks.json's fields: status, method, cpus, flops_f32, flops_mma16, flops_note, bandwidth)",
+                         file, bad);
+    out->ncpu = ncpu;
     snprintf(out->status, sizeof out->status, "from %.200s, not measured", file);
     snprintf(out->method, sizeof out->method, "read from %.200s (KGATE_PEAKS), not measured on this host", file);
     return KG_OK;
@@ -208,7 +194,7 @@ int kg_cpu_peaks(kg_backend *be, kg_peaks *out, kg_err *err)
     if (ncpu < 1) ncpu = 1;
     out->ncpu = ncpu;
     if (be != NULL && be->settings != NULL && be->settings->peaks_file != NULL)
-        return peaks_from_file(be->settings->peaks_file, out, err);
+        return peaks_from_file(be->settings->peaks_file, ncpu, out, err);
 
     const char *isa = "none";
 #ifdef PEAKS_X86
