@@ -37,7 +37,10 @@ expect_grep "peaks.json" "$T/verr"
 
 # peaks from a file: applied (the cached arm is still impossible), and said
 # to be read from the file, not measured, in peaks.json and the report
-KGATE_PEAKS=$fixture "$KGATE" run tests/contracts/physics.kg -o "$T/pf" >"$T/out" 2>"$T/err"; st=$?
+# (the plan with one process per direction and two rounds)
+sed -e 's/^processes = 2$/processes = 1/' -e 's/^rounds = 3$/rounds = 2/' -e "s#^source = \.\./\.\./#source = $PWD/#" \
+    -e "s#^source = gemm_cached.c#source = $PWD/tests/contracts/gemm_cached.c#" tests/contracts/physics.kg >"$T/small.kg"
+KGATE_PEAKS=$fixture "$KGATE" run "$T/small.kg" -o "$T/pf" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "run of the impossibly fast arm, peaks from a file"
 expect_grep "^f32_384,cached,candidate,ok,INVALID,f32,.*,impossible," "$T/pf/results.csv"
 expect_grep "\"status\": \"from $fixture, not measured\"" "$T/pf/peaks.json"
@@ -47,7 +50,7 @@ expect_grep "^Peaks from $fixture, not measured (peaks.json: read from $fixture 
 "$KGATE" verify "$T/pf" >"$T/vout" 2>"$T/verr" || { cat "$T/verr" >&2; die "verify of the folder with peaks from a file"; }
 # a file that is not a peaks.json: said in peaks.json, and no limit applies
 sed 's/"flops_f32": [0-9.e]*/"flops_f32": "fast"/' "$fixture" >"$T/bad-peaks.json"
-KGATE_PEAKS="$T/bad-peaks.json" "$KGATE" run tests/contracts/physics.kg -o "$T/pb" >"$T/out" 2>"$T/err"
+KGATE_PEAKS="$T/bad-peaks.json" "$KGATE" run "$T/small.kg" -o "$T/pb" >"$T/out" 2>"$T/err"
 expect_grep "\"status\": \"measurement failed: KGATE_PEAKS=$T/bad-peaks.json: field 'flops_f32' is missing or malformed" \
     "$T/pb/peaks.json"
 expect_grep "No physics limit applies: peaks measurement failed: KGATE_PEAKS=" "$T/pb/report.md"
