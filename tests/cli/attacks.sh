@@ -31,6 +31,7 @@
 # | 11 | output flood         | not FASTER, folder < 32 MiB, verify and run peak RSS < 200 MiB | logs are capped and files are hashed streaming |
 # | 12 | neighbourhood read   | not FASTER, verify ok             | the baseline's output buffer is in another process |
 # | q  | honest quickstart    | every arm admitted, no check failed, verify ok | the defences must not break honest arms (the quickstart's arms on one of its cases; its verdicts are timings on a shared host, not judged) |
+# kgate-test: first (twelve cpu campaigns, the longest scenario)
 set -u
 : "${KGATE:?set KGATE to the kgate binary}"
 ROOT=$PWD

@@ -6,6 +6,7 @@
 # the folder an uninterrupted run writes.  Every forgery below rewrites
 # SHA256SUMS (and the reports where it changes what they read), as a
 # forger who knows the format would.
+# kgate-test: first (about 150 fake campaigns: a full disk at every write)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 PLAN=tests/plans/fake-faster.kg

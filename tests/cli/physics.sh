@@ -8,6 +8,7 @@
 # measures nothing and applies no limit (its timings are synthetic).
 # Peaks given in a file (KGATE_PEAKS, what every other test uses) are
 # applied and recorded as read from it, not measured.
+# kgate-test: first (the peaks measured, and 384^3 gemms)
 . tests/cli_lib.sh
 # the one test that measures the peaks
 fixture=$KGATE_PEAKS

@@ -22,6 +22,7 @@
 #     number that differs from results.csv each make the check fail.
 # Without Chromium or python3 the test fails in CI (CI set) and skips
 # elsewhere.
+# kgate-test: first (a headless browser per report)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="${KGATE_LOCK_DIR:-$T/locks}"
 in_ci() { [ -n "${CI:-}" ] && [ "$CI" != false ] && [ "$CI" != 0 ]; }
