@@ -7,7 +7,10 @@
 # Tests run in parallel, KGATE_TEST_JOBS at a time (default: one per
 # core).  Each has its own temporary folder (TMPDIR) and its own lock
 # folder (KGATE_LOCK_DIR; tests/cli_lib.sh sets one per script too), so
-# none waits on another's device lock or on another user's campaign.
+# none waits on another's device lock or on another user's campaign.  The
+# scenarios share one compile cache for the run (KGATE_TEST_CACHE), and
+# take the cpu backend's peaks from tests/fixtures/peaks-cpu.json
+# (tests/cli_lib.sh; physics.sh measures them).
 # A script tags itself with a line "# kgate-test: TAG (why)":
 #   alone         runs after the others, with nothing else of the suite
 #                 running (it measures or asserts on the host's own load);
