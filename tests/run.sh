@@ -16,6 +16,10 @@
 #                 running (it measures or asserts on the host's own load);
 #   first         starts before the untagged scripts (the long ones, so
 #                 that the parallel phase ends evenly);
+#   waits         spends its time waiting (quiet windows, timeouts, other
+#                 daemons), not computing: it runs beside the others, in a
+#                 pool of its own (KGATE_TEST_WAITERS at a time, default 2),
+#                 so that it holds none of the one-per-core places;
 #   no-sanitize   left out of the sanitizer pass (BUILD=build-san, make
 #                 sanitize), which is there for memory and undefined
 #                 behaviour in kgate's C: the pass runs every unit test and
@@ -30,6 +34,7 @@ set -u
 export KGATE
 case ${BUILD:-build} in *san*) sanitizer=1 ;; *) sanitizer=0 ;; esac
 jobs=${KGATE_TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+waiters=${KGATE_TEST_WAITERS:-2}
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/kgate-tests.XXXXXX")
 # others may pass through it: hygiene.sh runs kgate as another user in its folder
 chmod 0711 "$logdir"
@@ -46,7 +51,7 @@ wanted() { # name
 }
 
 # The job lists: "name command..." lines.
-: >"$logdir/first"; : >"$logdir/rest"; : >"$logdir/alone"; : >"$logdir/skipped"
+: >"$logdir/first"; : >"$logdir/rest"; : >"$logdir/alone"; : >"$logdir/waits"; : >"$logdir/skipped"
 for t in "$@"; do
     n=$(basename "$t")
     wanted "$n" && echo "$n $t" >>"$logdir/rest"
@@ -59,6 +64,8 @@ for s in tests/cli/*.sh; do
         echo "$n" >>"$logdir/skipped"
     elif tagged "$s" alone; then
         echo "$n sh $s" >>"$logdir/alone"
+    elif tagged "$s" waits; then
+        echo "$n sh $s" >>"$logdir/waits"
     elif tagged "$s" first; then
         echo "$n sh $s" >>"$logdir/first"
     else
@@ -88,13 +95,16 @@ run_list() { # list jobs
 }
 start=$(date +%s)
 cat "$logdir/first" "$logdir/rest" >"$logdir/parallel"
+run_list "$logdir/waits" "$waiters" &
+waiting=$!
 run_list "$logdir/parallel" "$jobs"
+wait $waiting
 run_list "$logdir/alone" 1
 
 pass=0
 fail=0
 failed_names=""
-for n in $(cat "$logdir/parallel" "$logdir/alone" | cut -d' ' -f1); do
+for n in $(cat "$logdir/parallel" "$logdir/waits" "$logdir/alone" | cut -d' ' -f1); do
     if [ -f "$logdir/$n.status" ] && [ "$(cut -d' ' -f1 "$logdir/$n.status")" = 0 ]; then
         pass=$((pass + 1))
     else
@@ -109,5 +119,5 @@ if [ -s "$logdir/skipped" ]; then
     echo "not in the sanitizer pass (tagged no-sanitize):" $(cat "$logdir/skipped")
 fi
 [ -n "$failed_names" ] && echo "failed:$failed_names"
-echo "$pass passed, $fail failed ($(($(date +%s) - start)) s, $jobs at a time)"
+echo "$pass passed, $fail failed ($(($(date +%s) - start)) s, $jobs at a time, and $waiters of the waiting ones beside them)"
 [ "$fail" -eq 0 ]

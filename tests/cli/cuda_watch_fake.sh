@@ -12,7 +12,7 @@
 # Skipped without NVRTC or without the stand-in driver.  The forbidden list
 # names no real program: the host's own processes (a compiler of another
 # test) are host_watch.sh's subject, not this test's.
-# kgate-test: first (quiet windows and repeats)
+# kgate-test: waits (quiet windows, a 3 s clock warm-up, repeats)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so

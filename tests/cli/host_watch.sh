@@ -23,7 +23,7 @@
 # forbidden list names this test's own processes, so only section 6
 # depends on the host's load, and it says where the load was already
 # there.
-# kgate-test: first (about 40 s, most of it waiting for windows)
+# kgate-test: waits (quiet windows of up to 4 s and their time-outs)
 # kgate-test: no-sanitize (the host watch's windows, waits and time bounds, timing only; integrity_quiet.sh, signals.sh and cuda_watch_fake.sh drive the watch's code under the sanitizers)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"

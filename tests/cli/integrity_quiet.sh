@@ -2,6 +2,7 @@
 # listed name) started during a campaign makes the running process
 # "contaminated": excluded, kept with its reason, and repeated in the same
 # direction; the analysis counts it as excluded and the folder verifies.
+# kgate-test: waits (campaigns slowed to last while a forbidden process comes and goes)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 export KGATE_FAKE_SLEEP_MS=10

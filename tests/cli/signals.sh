@@ -12,7 +12,7 @@
 #  4. SIGTERM while the campaign waits for a quiet host, and while it waits
 #     for the device lock: it stops within a second or two, saying so, and
 #     the folder resumes.
-# kgate-test: first (waits for an orphaned worker to end itself)
+# kgate-test: waits (an orphaned worker that ends itself at its time-out, a hanging process)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 lock="$T/locks/fake.lock"
