@@ -280,24 +280,24 @@ typedef struct kg_evidence {
     int res_proc;             /* that process, -1: none */
     kg_arm_state *state;      /* per (case, arm) */
     int nchecks, nchecks_failed;  /* in accepted processes */
-    /* appended: the campaign's input salt from meta.json (salt.h); 0 when
+    /* the campaign's input salt from meta.json (salt.h); 0 when
      * the folder predates it (its inputs then depend on the plan's seed alone) */
     uint64_t input_salt;
-    /* appended: peaks.json, the device's measured peaks (kgate/peaks.h);
+    /* peaks.json, the device's measured peaks (kgate/peaks.h);
      * has_peaks = 0 when the folder has none (check-only runs, older
      * folders): then no physics limit applies */
     int has_peaks;
     kg_peaks peaks;
-    /* appended: watch.csv, the host watch's log (none in older folders) */
+    /* watch.csv, the host watch's log (none in older folders) */
     kg_watch_rec *watch; size_t nwatch;
-    /* appended: the folder's size without what is written from it (the
+    /* the folder's size without what is written from it (the
      * reports, SHA256SUMS, the signature), and its saved outputs: index
      * rows, rows sharing an earlier row's bytes, their logical bytes and
      * the bytes the .bin files hold */
     int folder_files;
     long long folder_bytes;
     long long out_rows, out_shared, out_logical, out_stored;
-    /* appended: a shard (shard.count > 0: its cases are case_on) or a
+    /* a shard (shard.count > 0: its cases are case_on) or a
      * merged folder (shard.merged > 0: the evidence of its shards/,
      * process indices and slots offset shard after shard); case_on is
      * NULL for a whole campaign.  case_shard: per case, the shard that ran
