@@ -134,9 +134,43 @@ void kg_armcache_key(const kg_settings *s, char *const argv[], int out_at, const
     kg_sb_free(&sb);
 }
 
+/* 1 when path is a folder (not a link) of this user that no one else may
+ * write: an entry there was written by the user's own campaigns. */
+static int own_folder(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0;
+}
+
+/* 1 when the entry's folders, DIR/arms and DIR, are the user's alone; says
+ * once on stderr when they are not (the cache is then not used). */
+static int cache_trusted(const char *entry)
+{
+    static int said;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", entry);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL) return 0;
+    *slash = '\0';
+    int ok = own_folder(dir);
+    char *up = strrchr(dir, '/');
+    if (ok && up != NULL && up != dir) {
+        *up = '\0';
+        ok = own_folder(dir);
+    }
+    if (!ok && !said) {
+        said = 1;
+        fprintf(stderr, "kgate: the compile cache %s is not this user's alone (another owner, a link, or writable "
+                "by others): not used (make it yours with mode 0700, or set KGATE_CACHE_DIR)\n", dir);
+    }
+    return ok;
+}
+
 int kg_armcache_fetch(const kg_armcache *c, const char *so)
 {
-    if (c->path[0] == '\0') return 0;
+    struct stat st;
+    if (c->path[0] == '\0' || lstat(c->path, &st) != 0) return 0;
+    if (!cache_trusted(c->path) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) return 0;
     char *data = NULL, hex[65], head[128];
     size_t len = 0;
     if (kg_read_file(c->path, &data, &len, NULL) != KG_OK) return 0;
@@ -189,6 +223,7 @@ void kg_armcache_store(const kg_armcache *c, const char *so)
     if (kg_read_file(so, &data, &len, NULL) != KG_OK) return;
     kg_sha256_hex(data, len, hex);
     int n = snprintf(head, sizeof head, "%s %s\n", ENTRY_FORMAT, hex);
-    if (len > 0 && make_dirs(c->path) == 0) (void)write_whole(c->path, 0600, head, (size_t)n, data, len);
+    if (len > 0 && make_dirs(c->path) == 0 && cache_trusted(c->path))
+        (void)write_whole(c->path, 0600, head, (size_t)n, data, len);
     free(data);
 }

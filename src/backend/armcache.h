@@ -17,7 +17,10 @@
  * none, and two campaigns that store the same key leave one whole entry.
  * An entry is used only when the object's SHA-256 is the one its first line
  * names; any other entry (torn, damaged, of another format) is a miss, and
- * the compile that follows replaces it.
+ * the compile that follows replaces it.  The digest proves an entry whole,
+ * not who wrote it: the cache is used only while DIR and DIR/arms are
+ * folders of this user that no one else may write (and the entry a file of
+ * this user's); otherwise every arm is compiled, and stderr says why once.
  *
  * A campaign records which arms came from the cache: build/ARM.so.cache
  * (the entry's key and path) sits beside each such object in the evidence

@@ -11,7 +11,8 @@
 #     includes, a flag of the arm, the compiler (a wrapper named by path);
 #  5. two campaigns filling an empty cache at once both finish, and leave
 #     one whole entry per arm;
-#  6. the cache folder is the user's alone (0700).
+#  6. the cache folder is the user's alone (0700), and a cache folder
+#     others may write is not used (an entry there could be anyone's).
 . tests/cli_lib.sh
 C="$T/kcache"
 export KGATE_CACHE_DIR="$C"
@@ -153,4 +154,9 @@ done
 # ---- 6. the user's alone
 [ "$(stat -c %a "$KGATE_CACHE_DIR")" = 700 ] && [ "$(stat -c %a "$KGATE_CACHE_DIR/arms")" = 700 ] ||
     die "the cache folder is not 0700"
+chmod 0777 "$KGATE_CACHE_DIR/arms"
+"$KGATE" check "$T/p.kg" -o "$T/w1" >/dev/null 2>"$T/w1.err" || { cat "$T/w1.err" >&2; die "check over a shared cache"; }
+expect_no_grep "from the compile cache" "$T/w1.err"
+expect_grep "is not this user's alone .*: not used" "$T/w1.err"
+expect_no_grep '"compile_cache"' "$T/w1/environment.json"
 echo "compile_cache: ok"
