@@ -45,7 +45,10 @@ ran=0
 # mkplan DIR SOURCE [EXTRA-ARM-LINE]: a campaign of the naive baseline
 # against the attacker (arm cand) on one small f32 rowsum case, 64 x N
 # with N = $cols (2048: about 0.1 ms a call), $procs (2) processes per
-# direction.
+# direction.  The margin and the gate are 25%: a cheat that works gains 2x
+# or more (a reduction of 50% and up), while an attacker whose cheat did
+# not fire does 1.25x the baseline's work; a 5% margin let a loaded shared
+# host's noise make such an attacker FASTER (attack 3, in CI).
 mkplan() {
     mkdir -p "$1"
     cat > "$1/plan.kg" <<EOF
@@ -58,7 +61,7 @@ samples = 5
 rounds = 3
 processes = ${procs:-2}
 seed = 20261201
-margin = 5%
+margin = 25%
 control_margin = 10%
 timeout = 60
 [case r]
@@ -76,7 +79,7 @@ role = candidate
 source = $2
 ${3:-}
 [gate]
-min_reduction = 5%
+min_reduction = 25%
 EOF
 }
 
