@@ -1,7 +1,14 @@
 # kgate: build, test, sanitize.
 #   make              build bin/kgate and lib/libkgate.a
-#   make test         every CPU test (unit, golden, CLI, end to end)
-#   make sanitize     the same tests built with ASan + UBSan
+#   make test         every CPU test (unit, golden, CLI, end to end), one per core
+#                     (tests/run.sh; KGATE_TEST_JOBS sets how many at a time,
+#                     KGATE_TESTS="name ..." runs only those)
+#   make sanitize     the tests again, built with ASan + UBSan into build-san:
+#                     every unit test and every scenario that drives parsers,
+#                     evidence, untrusted code and failure paths; the
+#                     scenarios tagged no-sanitize (timing-only waits, the
+#                     Python package's and the browser's own checks) are
+#                     left out, each saying why on its tag line
 #   make test-gpu     GPU tests (needs an NVIDIA GPU and driver)
 #   make WERROR=1     warnings are errors (CI)
 #   make portable     bin/kgate-portable, linked statically but for libc, and

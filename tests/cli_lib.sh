@@ -2,6 +2,15 @@
 set -u
 T=$(mktemp -d "${TMPDIR:-/tmp}/kgate-cli.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# a private lock folder: a script never waits on another's device lock
+# (tests/run.sh runs scripts in parallel) or on another user's campaign
+export KGATE_LOCK_DIR="$T/locks"
+# the cpu backend's peaks from a fixture, not measured in every campaign
+# (physics.sh, the test of the peaks, unsets it and measures)
+export KGATE_PEAKS="$(pwd)/tests/fixtures/peaks-cpu.json"
+# a compile cache of the suite's own (tests/run.sh shares one among its
+# tests), never the user's; compile_cache.sh tests the cache itself
+export KGATE_CACHE_DIR="${KGATE_TEST_CACHE:-$T/cache}"
 fails=0
 die() { echo "FAIL: $*" >&2; exit 1; }
 expect_status() { # expected actual what

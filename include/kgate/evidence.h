@@ -419,6 +419,9 @@ typedef struct kg_evidence {
     int *case_shard;
     /* ops.json, one entry per case; NULL for a folder written before it */
     kg_case_facts *facts;
+    /* environment.json's compile_cache: the built objects the compile
+     * cache supplied, listed "base.so, cand.so"; NULL: none */
+    char *compile_cache;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */

@@ -9,7 +9,9 @@
  * implies more than KG_PHYSICS_MARGIN times a peak, for its op's minimal
  * bytes or flops, is INVALID on that case (kgate/stats.h).
  *
- * Plain data: no dependency beyond the C library. */
+ * Plain data, and the one reader of peaks.json's fields (src/base/peaks.c,
+ * with jansson): the evidence reads a folder's record with it, the cpu
+ * backend a file of peaks given instead of a measurement (KGATE_PEAKS). */
 #ifndef KGATE_PEAKS_H
 #define KGATE_PEAKS_H
 
@@ -57,5 +59,14 @@ static inline double kg_peaks_bw(const kg_peaks *p, double bytes)
         if (p->bw_set[i] <= bytes) r = p->bw_rate[i];
     return r;
 }
+
+/* Reads peaks.json's fields from its text into pk: status, method, cpus,
+ * flops_f32 and flops_mma16 (numbers >= 0, or null: 0), flops_note and
+ * bandwidth (at most KG_PEAKS_BW_MAX rungs {working_set_bytes,
+ * bytes_per_s > 0}), all required; pk->measured is 1 when a peak is there.
+ * Returns NULL, or what is wrong: "not valid JSON" (*line, when line is not
+ * NULL, the line of the error) or the name of the first field missing or
+ * malformed. */
+const char *kg_peaks_parse(const char *text, kg_peaks *pk, int *line);
 
 #endif

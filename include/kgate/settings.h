@@ -41,29 +41,39 @@ typedef struct kg_settings {
     const char *armhost_exe;        /* no variable: the program the cpu and cuda backends exec
                                      * as `PROGRAM armhost` for an untrusted arm (tests and
                                      * embedding programs); NULL: this executable */
-    const char *hide_dir;           /* appended: no variable: the folder of the key this campaign signs
+    const char *hide_dir;           /* no variable: the folder of the key this campaign signs
                                      * with, which a worker's arm hosts must not read (the
                                      * supervisor passes it, `kgate worker --hide DIR`); NULL: none */
     const char *home_dir;           /* HOME: the user's folder, which op code run for verify must
                                      * not see (check/opserver.h); NULL: unset */
-    const char *key_dir;            /* appended: the folder of the default signing key,
+    const char *key_dir;            /* the folder of the default signing key,
                                      * $XDG_CONFIG_HOME/kgate, else $HOME/.config/kgate (attest.h);
                                      * NULL: neither variable is set */
-    int fake_crash_close;           /* appended: KGATE_FAKE_CRASH_CLOSE=1: a fake-backend worker
+    int fake_crash_close;           /* KGATE_FAKE_CRASH_CLOSE=1: a fake-backend worker
                                      * crashes as it closes the backend, after its records (tests) */
-    const char *fake_device;        /* appended: KGATE_FAKE_DEVICE: the model name the fake backend
+    const char *fake_device;        /* KGATE_FAKE_DEVICE: the model name the fake backend
                                      * describes its device by (meta.json's device), so that tests
                                      * can make campaigns of two devices (kgate compare); NULL:
                                      * "scripted timings (no hardware)" */
-    const char *fake_model;         /* appended: KGATE_FAKE_MODEL: the model the fake backend's device
+    const char *fake_model;         /* KGATE_FAKE_MODEL: the model the fake backend's device
                                      * names (tests of kgate merge's device check); NULL: none */
-    const char *python;             /* appended: KGATE_PYTHON: the Python a library arm's helper runs
+    const char *python;             /* KGATE_PYTHON: the Python a library arm's helper runs
                                      * with (builtin = torch or numpy); the command line resolves
                                      * python3 on PATH when unset; NULL: /usr/bin/python3 */
-    int no_steal_credit;            /* appended: KGATE_STEAL_CREDIT=0: CPU time an arm host seems to
+    int no_steal_credit;            /* KGATE_STEAL_CREDIT=0: CPU time an arm host seems to
                                      * use after its reply is never charged to its CPU's steal
                                      * (docs/cpu-backend.md, "Steal"): for a dedicated host, and
                                      * tests; 0: charged (the default) */
+    const char *cache_dir;          /* KGATE_CACHE_DIR: the folder of the compile cache of cpu arms
+                                     * (src/backend/armcache.h); the command line uses
+                                     * $XDG_CACHE_HOME/kgate, else $HOME/.cache/kgate, when it is
+                                     * unset; NULL: no cache */
+    int no_cache;                   /* KGATE_CACHE=0, or run/check --no-cache: every arm is compiled,
+                                     * the cache neither read nor written */
+    const char *peaks_file;         /* KGATE_PEAKS: a peaks.json whose peaks the cpu backend reports
+                                     * instead of measuring them, recorded as "from FILE, not
+                                     * measured" (tests: every scenario but the test of the peaks);
+                                     * NULL: measured */
 } kg_settings;
 
 /* Every default: no variable set. */

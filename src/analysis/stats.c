@@ -339,6 +339,17 @@ done:
     return rc;
 }
 
+/* The boundaries of the last (K, alpha) computed: they depend on nothing
+ * else (the simulation's seed is fixed), and an analysis asks for them at
+ * every look, the supervisor at every process. */
+static struct {
+    int K;
+    double alpha;
+    double c[KG_PLAN_MAX_LOOKS];
+} seq_memo;
+
+static int seq_bounds_draw(int K, double alpha, double *c, kg_err *err);
+
 int kg_seq_bounds(int K, double alpha, double *c, kg_err *err)
 {
     if (K < 1 || K > KG_PLAN_MAX_LOOKS || !(alpha > 0.0 && alpha < 0.5) || c == NULL)
@@ -347,6 +358,22 @@ int kg_seq_bounds(int K, double alpha, double *c, kg_err *err)
         c[0] = gsl_cdf_ugaussian_Qinv(alpha);
         return KG_OK;
     }
+    if (seq_memo.K == K && seq_memo.alpha == alpha) {
+        memcpy(c, seq_memo.c, (size_t)K * sizeof *c);
+        return KG_OK;
+    }
+    int rc = seq_bounds_draw(K, alpha, c, err);
+    if (rc == KG_OK) {
+        memcpy(seq_memo.c, c, (size_t)K * sizeof *c);
+        seq_memo.alpha = alpha;
+        seq_memo.K = K;
+    }
+    return rc;
+}
+
+/* O'Brien-Fleming boundaries by simulation (K > 1). */
+static int seq_bounds_draw(int K, double alpha, double *c, kg_err *err)
+{
     enum { DRAWS = 400000 };
     double *z = malloc((size_t)DRAWS * (size_t)K * sizeof *z);
     unsigned char *alive = malloc(DRAWS);

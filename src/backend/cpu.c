@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend/backend_impl.h"
+#include "backend/armcache.h"
 #include "backend/armhost.h"
 #include "backend/hostlink.h"
 #include "backend/launch.h"
@@ -286,6 +287,17 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     argv[n++] = tmp;
     argv[n++] = (char *)"-lm";
     argv[n] = NULL;
+    /* the compile cache (armcache.h): a verified entry stands in for the compile */
+    kg_armcache cache;
+    char work[PATH_MAX + 16], side[PATH_MAX + 16];
+    snprintf(work, sizeof work, "%s.pp", so);
+    snprintf(side, sizeof side, "%s.cache", so);
+    remove(side);
+    kg_armcache_key(be->settings, argv, n - 2, work, log, &cache);
+    if (kg_armcache_fetch(&cache, so)) {
+        fprintf(stderr, "kgate: arm %s: from the compile cache (%.16s...), not compiled\n", arm->name, cache.key);
+        return KG_OK;
+    }
     int status;
     if ((rc = kg_run_capture(argv, log, &status, err)) != KG_OK) return rc;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -300,6 +312,7 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     }
     if (rename(tmp, so) != 0)
         return kg_errorf(err, KG_EIO, "%s: cannot rename the compiled arm into place", so);
+    kg_armcache_store(&cache, so);
     return KG_OK;
 }
 

@@ -21,6 +21,7 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
     o.argc = argc;
     o.argv = argv;
     const char *neg = NULL, *sanitize = NULL;
+    int no_cache = 0;
     const kg_cli_opt opts[] = {
         { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,
           .help = "evidence folder (must not hold a campaign already; default kgate-out/NAME-UTCTIME)" },
@@ -29,6 +30,8 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
         { .name = "negative", .arg = "ARM", .kind = KG_CLI_STRING, .dst = &neg,
           .help = "rebuild ARM with KGATE_NEGATIVE=1 (every KGATE_STORE stores zero) and require every output "
                   "check of ARM to fail: a suite that passes the negative proves nothing" },
+        { .name = "no-cache", .kind = KG_CLI_FLAG, .dst = &no_cache, .value = 1,
+          .help = "compile every cpu arm, neither reading nor writing the compile cache (KGATE_CACHE=0)" },
         { .name = "sanitize", .arg = "TOOLS", .kind = KG_CLI_STRING, .dst = &sanitize,
           .help = "also run the checks under compute-sanitizer, once per tool (memcheck, racecheck, synccheck, "
                   "initcheck; comma-separated), each in its own folder DIR-TOOL; a tool that reports an error "
@@ -40,6 +43,7 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
     if (parsed != KG_CLI_GO) return parsed;
     /* the campaign's own copy of the settings */
     kg_settings s = *env;
+    s.no_cache |= no_cache;
     o.settings = &s;
     if (neg != NULL) {
         o.negative = s.negative = 1;

@@ -83,7 +83,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     o.argc = argc;
     o.argv = argv; /* as given: the parser reorders a copy */
     o.settings = env;
-    int repeats = 0, has_repeats = 0, less = 0, json = 0;
+    int repeats = 0, has_repeats = 0, less = 0, json = 0, no_cache = 0;
     const char *key = NULL, *junit = NULL, *shard = NULL, *devices = NULL;
     int device = 0;
     double t_start = kg_mono_s();
@@ -95,6 +95,8 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         { .name = "progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 1,
           .help = "progress line on stderr even when it is not a terminal" },
         { .name = "no-progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 0, .help = "no progress line" },
+        { .name = "no-cache", .kind = KG_CLI_FLAG, .dst = &no_cache, .value = 1,
+          .help = "compile every cpu arm, neither reading nor writing the compile cache (KGATE_CACHE=0)" },
         { .name = "frozen", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &o.frozen_path,
           .help = "refuse PLAN unless its canonical hash is FILE's (kgate freeze); lists what changed" },
         { .name = "resume", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir, .seen = &o.resume,
@@ -138,6 +140,10 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     const kg_cli_spec spec = { .cmd = "run", .args = "PLAN", .about = about, .opts = opts, .footer = footer };
     int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
     if (parsed != KG_CLI_GO) return parsed;
+    /* the campaign's own copy of the settings */
+    kg_settings s = *env;
+    s.no_cache |= no_cache;
+    o.settings = env = &s;
     if (has_repeats) o.max_repeats = repeats == 0 ? -1 : repeats;
     o.device = device;
     if (shard != NULL) {

@@ -68,6 +68,15 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     else if (home != NULL) snprintf(key_dir, sizeof key_dir, "%s/.config/kgate", home);
     s->key_dir = xdg != NULL || home != NULL ? key_dir : NULL;
     s->home_dir = home;
+    /* the compile cache of cpu arms: KGATE_CACHE_DIR, else $XDG_CACHE_HOME/kgate,
+     * else $HOME/.cache/kgate */
+    static char cache_dir[PATH_MAX];
+    const char *xdg_cache = text("XDG_CACHE_HOME");
+    s->cache_dir = text("KGATE_CACHE_DIR");
+    if (s->cache_dir == NULL && xdg_cache != NULL) snprintf(cache_dir, sizeof cache_dir, "%s/kgate", xdg_cache);
+    else if (s->cache_dir == NULL && home != NULL) snprintf(cache_dir, sizeof cache_dir, "%s/.cache/kgate", home);
+    if (s->cache_dir == NULL && (xdg_cache != NULL || home != NULL)) s->cache_dir = cache_dir;
+    s->peaks_file = text("KGATE_PEAKS");
 
     const char *v;
     long long n;
@@ -89,6 +98,11 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
         if (kg_cli_read_int(v, 0, 1, &n) != KG_OK)
             return kg_errorf(err, KG_EUSAGE, "KGATE_STEAL_CREDIT must be 0 or 1, not '%s'", v);
         s->no_steal_credit = n == 0;
+    }
+    if ((v = text("KGATE_CACHE")) != NULL) {
+        if (kg_cli_read_int(v, 0, 1, &n) != KG_OK)
+            return kg_errorf(err, KG_EUSAGE, "KGATE_CACHE must be 0 (no compile cache) or 1, not '%s'", v);
+        s->no_cache = n == 0;
     }
     if ((v = text("KGATE_FAULT_WRITE_AFTER")) != NULL) {
         if (kg_cli_read_int(v, 0, LONG_MAX, &n) != KG_OK)

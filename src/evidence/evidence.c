@@ -160,6 +160,33 @@ static int load_facts(const char *dir, kg_evidence *ev, kg_err *err)
     return rc;
 }
 
+/* environment.json's compile_cache: the built objects that came from the
+ * compile cache, as one list ("base.so, cand.so"); NULL when none did or
+ * the folder has no environment.json yet. */
+static int load_compile_cache(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    char path[KG_PATH_MAX + 32], *text = NULL;
+    snprintf(path, sizeof path, "%s/environment.json", dir);
+    if (!kg_path_exists(path)) return KG_OK;
+    int rc = kg_read_file(path, &text, NULL, err);
+    if (rc != KG_OK) return rc;
+    json_error_t je;
+    json_t *m = json_loads(text, 0, &je), *cc = m != NULL ? json_object_get(m, "compile_cache") : NULL;
+    free(text);
+    if (m == NULL) return kg_errorf(err, KG_EINPUT, "%s:%d: not valid JSON (%s)", path, je.line, je.text);
+    kg_sb sb = { 0 };
+    const char *key;
+    json_t *v;
+    json_object_foreach(cc, key, v) kg_sb_printf(&sb, "%s%s", sb.len > 0 ? ", " : "", key);
+    json_decref(m);
+    if (sb.oom) {
+        kg_sb_free(&sb);
+        return kg_errorf(err, KG_ENOMEM, "out of memory");
+    }
+    ev->compile_cache = sb.buf;
+    return KG_OK;
+}
+
 /* A shard's meta.json names the cases kg_shard_cases gives it, and none of
  * its rows belongs to another shard's case. */
 static int shard_cases_check(const char *dir, kg_evidence *ev, kg_err *err)
@@ -241,6 +268,7 @@ static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
         if ((rc = load_peaks(path, &ev->peaks, err)) != KG_OK) goto done;
         ev->has_peaks = 1;
     }
+    if ((rc = load_compile_cache(dir, ev, err)) != KG_OK) goto done;
 
     for (int p = 0; p < ev->nproc; p++) {
         int acc = ev->accepted[p];
@@ -404,6 +432,7 @@ void kg_evidence_free(kg_evidence *ev)
     if (ev == NULL) return;
     kg_plan_free(ev->plan);
     free(ev->meta_json);
+    free(ev->compile_cache);
     free(ev->procs);
     free(ev->accepted);
     free(ev->rows);
@@ -550,44 +579,16 @@ int kg_evidence_write_peaks(int dirfd, const char *dir, const char *backend, con
     return rc;
 }
 
-/* peaks.json back into a kg_peaks; every field is required and typed. */
+/* peaks.json back into a kg_peaks; every field is required and typed
+ * (kg_peaks_parse). */
 static int load_peaks(const char *path, kg_peaks *pk, kg_err *err)
 {
     char *text = NULL;
-    int rc = kg_read_file(path, &text, NULL, err);
+    int rc = kg_read_file(path, &text, NULL, err), line = 0;
     if (rc != KG_OK) return rc;
-    json_error_t je;
-    json_t *m = json_loads(text, 0, &je);
+    const char *bad = kg_peaks_parse(text, pk, &line);
     free(text);
-    if (m == NULL) return kg_errorf(err, KG_EINPUT, "%s:%d: not valid JSON (%s)", path, je.line, je.text);
-    memset(pk, 0, sizeof *pk);
-    json_t *st = json_object_get(m, "status"), *me = json_object_get(m, "method"), *cp = json_object_get(m, "cpus"),
-           *ff = json_object_get(m, "flops_f32"), *fm = json_object_get(m, "flops_mma16"),
-           *fn = json_object_get(m, "flops_note"), *bw = json_object_get(m, "bandwidth");
-    const char *bad = !json_is_string(st) ? "status" : !json_is_string(me) ? "method"
-                      : !json_is_integer(cp) ? "cpus" : !(json_is_number(ff) || json_is_null(ff)) ? "flops_f32"
-                      : !(json_is_number(fm) || json_is_null(fm)) ? "flops_mma16" : !json_is_string(fn) ? "flops_note"
-                      : !json_is_array(bw) || json_array_size(bw) > KG_PEAKS_BW_MAX ? "bandwidth" : NULL;
-    if (bad == NULL) {
-        snprintf(pk->status, sizeof pk->status, "%s", json_string_value(st));
-        snprintf(pk->method, sizeof pk->method, "%s", json_string_value(me));
-        snprintf(pk->flops_note, sizeof pk->flops_note, "%s", json_string_value(fn));
-        pk->ncpu = (int)json_integer_value(cp);
-        pk->flops_f32 = json_is_null(ff) ? 0.0 : json_number_value(ff);
-        pk->flops_mma16 = json_is_null(fm) ? 0.0 : json_number_value(fm);
-        for (size_t i = 0; i < json_array_size(bw) && bad == NULL; i++) {
-            json_t *r = json_array_get(bw, i), *w = json_object_get(r, "working_set_bytes"),
-                   *v = json_object_get(r, "bytes_per_s");
-            if (!json_is_number(w) || !json_is_number(v) || !(json_number_value(v) > 0.0)) bad = "bandwidth";
-            else {
-                pk->bw_set[pk->nbw] = json_number_value(w);
-                pk->bw_rate[pk->nbw++] = json_number_value(v);
-            }
-        }
-        if (!(pk->flops_f32 >= 0.0 && pk->flops_mma16 >= 0.0)) bad = "flops_f32";
-        pk->measured = pk->flops_f32 > 0.0 || pk->flops_mma16 > 0.0 || pk->nbw > 0;
-    }
-    json_decref(m);
+    if (bad != NULL && line > 0) return kg_errorf(err, KG_EINPUT, "%s:%d: %s", path, line, bad);
     if (bad != NULL)
         return kg_errorf(err, KG_EINPUT, "%s: field '%s' is missing or malformed (the file is written by kgate "
                          "before the first process; restore it from the campaign's archive)", path, bad);
@@ -662,6 +663,21 @@ int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *di
         }
     }
     json_object_set_new(m, "build_sha256", built);
+    /* the objects the compile cache supplied (build/NAME.cache beside each) */
+    json_t *cached = json_object();
+    for (int i = 0; i < nfiles; i++) {
+        size_t l = strlen(files[i]);
+        char f[KG_PATH_MAX + 600], *note = NULL;
+        if (l <= 6 || strcmp(files[i] + l - 6, ".cache") != 0) continue;
+        snprintf(f, sizeof f, "%s/%s", path, files[i]);
+        if (kg_read_file(f, &note, NULL, NULL) != KG_OK) continue;
+        note[strcspn(note, "\n")] = '\0';
+        snprintf(f, sizeof f, "%.*s", (int)(l - 6), files[i]);
+        json_object_set_new(cached, f, json_string(note));
+        free(note);
+    }
+    if (json_object_size(cached) > 0) json_object_set_new(m, "compile_cache", cached);
+    else json_decref(cached);
     rc = write_json(dirfd, dir, "environment.json", m, err);
 done:
     for (int i = 0; i < nfiles; i++) free(files[i]);

@@ -68,9 +68,11 @@ static void physics_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
         kg_sb_printf(sb, "No physics limit applies: peaks %s.\n", p->status);
         return;
     }
-    kg_sb_printf(sb, "Peaks measured in trusted code (peaks.json: %s). An arm whose minimal bytes or flops over its "
-                     "fastest process median exceed %.1fx a peak is INVALID (impossible), never FASTER.\n\n",
-                 p->method, KG_PHYSICS_MARGIN);
+    /* peaks given in a file (KGATE_PEAKS) are said to be so, not measured */
+    if (strcmp(p->status, "measured") == 0) kg_sb_printf(sb, "Peaks measured in trusted code (peaks.json: %s). ", p->method);
+    else kg_sb_printf(sb, "Peaks %s (peaks.json: %s). ", p->status, p->method);
+    kg_sb_printf(sb, "An arm whose minimal bytes or flops over its fastest process median exceed %.1fx a peak is "
+                     "INVALID (impossible), never FASTER.\n\n", KG_PHYSICS_MARGIN);
     if (p->flops_f32 > 0.0) kg_sb_printf(sb, "- FMA rate (f32): %.1f GFLOP/s (%s)\n", p->flops_f32 / 1e9, p->flops_note);
     else kg_sb_printf(sb, "- FMA rate: %s\n", p->flops_note);
     if (p->flops_mma16 > 0.0) kg_sb_printf(sb, "- matrix rate (16-bit inputs): %.1f GFLOP/s\n", p->flops_mma16 / 1e9);

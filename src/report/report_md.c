@@ -317,8 +317,9 @@ static void shard_lines(kg_sb *sb, json_t *meta)
 }
 
 /* The run: plan, kgate, backend, host, shards, processes, protocol, decision, notes. */
-static void header_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, json_t *meta)
+static void header_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
 {
+    const kg_plan *plan = ev->plan;
     const kg_campaign *cp = &plan->campaign;
     kg_sb_printf(sb, "# kgate report: %s\n\n", cp->name);
     kg_sb_puts(sb, "| | |\n|---|---|\n");
@@ -338,6 +339,9 @@ static void header_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, jso
     kg_sb_printf(sb, "| decision | alpha %.3g one-sided; margin %.2f%%; equivalence +-%.2f%%; control +-%.2f%% |\n",
                  cp->alpha, 100 * cp->margin, 100 * cp->equivalence, 100 * cp->control_margin);
     if (cp->selected_from[0] != '\0') kg_sb_printf(sb, "| selection | %s |\n", cp->selected_from);
+    if (ev->compile_cache != NULL)
+        kg_sb_printf(sb, "| compile cache | %s: from the compile cache, not compiled in this campaign "
+                         "(environment.json, compile_cache) |\n", ev->compile_cache);
     for (int i = 0; i < plan->nnotes; i++) kg_sb_printf(sb, "| note | %s |\n", plan->notes[i]);
     kg_sb_puts(sb, "\n");
 }
@@ -552,7 +556,7 @@ static void correctness_md(kg_sb *sb, const kg_evidence *ev)
 static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, json_t *meta)
 {
     const kg_plan *plan = ev->plan;
-    header_md(sb, plan, an, meta);
+    header_md(sb, ev, an, meta);
     gate_md(sb, plan, an);
     results_md(sb, ev, an);
     sweeps_md(sb, plan, an);

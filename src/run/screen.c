@@ -163,8 +163,14 @@ int kg_screen_write_confirm(const kg_plan *plan, const kg_screen *sc, const char
     int rc = kg_salt_draw(&seed, err);
     if (rc != KG_OK) return rc;
     char from[KG_TEXT_MAX];
-    snprintf(from, sizeof from, "%.120s chosen by kgate screen from a family of %d candidate%s (plan sha256 %.16s, "
-             "evidence %.200s)", sc->chosen_names, sc->nr, sc->nr == 1 ? "" : "s", plan->hash, dir);
+    /* a plan's value holds at most 160 characters (the parser's limit):
+     * the evidence folder's path is shortened from the left to fit */
+    int fixed = snprintf(from, sizeof from, "%.120s chosen by kgate screen from a family of %d candidate%s (plan "
+                         "sha256 %.16s, evidence ", sc->chosen_names, sc->nr, sc->nr == 1 ? "" : "s", plan->hash);
+    size_t room = fixed > 0 && fixed + 1 < 160 ? (size_t)(160 - fixed - 1) : 0, dl = strlen(dir);
+    if (dl <= room) snprintf(from + fixed, sizeof from - (size_t)fixed, "%s)", dir);
+    else if (room > 3) snprintf(from + fixed, sizeof from - (size_t)fixed, "...%s)", dir + dl - (room - 3));
+    else snprintf(from + fixed, sizeof from - (size_t)fixed, "...)");
     kg_sb text = { 0 };
     kg_plan *cplan = NULL;
     if (confirm_text(plan, sc->keep, seed, from, &text) != 0 || text.buf == NULL) {

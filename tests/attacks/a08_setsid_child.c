@@ -1,7 +1,7 @@
 /* Attack 8, setsid child: in process 0 the kernel forks a child that
  * leaves the worker's session (setsid, then a second fork so that it is
  * nobody's child), closes every descriptor, waits until the evidence
- * folder has its SHA256SUMS, and then appends a forged row to
+ * folder has its SHA256SUMS, and then (0.2 s later) appends a forged row to
  * raw/proc-000.csv and creates late-file-from-kernel.txt in the folder.
  * The kernel itself is the naive loop. */
 #define _GNU_SOURCE
@@ -27,7 +27,7 @@ static void late_writer(const char *out)
     struct stat st;
     snprintf(path, sizeof path, "%s/SHA256SUMS", out);
     for (int i = 0; i < 1200 && stat(path, &st) != 0; i++) nap_ms(50);   /* up to 60 s */
-    nap_ms(1000);
+    nap_ms(200);
     snprintf(path, sizeof path, "%s/raw/proc-000.csv", out);
     FILE *fp = fopen(path, "r");
     if (fp != NULL) {

@@ -1,6 +1,7 @@
 # Every op's honest CPU kernel passes `kgate check`; the numerical negative
 # of each fails every output check, in the table and in the report; a weak
 # primary case fails the gate with the shortcut named.
+# kgate-test: first (every op's kernels checked, and their negatives)
 . tests/cli_lib.sh
 "$KGATE" check tests/plans/defects/allops.kg -o "$T/ok" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "check of every op's honest kernel"

@@ -4,8 +4,8 @@
 # that leaves the honest result in its output and cheats in one other
 # way, against the naive baseline.  No attacker is really faster than the
 # baseline, so a FASTER verdict (or a gate PASS) is a successful attack.
-# Prints one line per attack, then the honest quickstart, and exits 1
-# naming every attack that succeeded.
+# Prints one line per attack, then the honest quickstart's arms, and exits
+# 1 naming every attack that succeeded.
 #
 #   KGATE=$PWD/build/kgate sh tests/cli/attacks.sh [N ...]   (run from the repository root)
 #
@@ -25,12 +25,13 @@
 # | 5  | other-arm code patch | not FASTER, verify ok             | the baseline's .so is not mapped in the candidate's arm host |
 # | 6  | spinner thread       | candidate INCORRECT (or INVALID)  | CPU time read from outside shows the arm host burning CPU between and after its requests |
 # | 7  | work after return    | candidate INCORRECT (or INVALID)  | CPU time read from outside shows work after the request returned |
-# | 8  | setsid child         | not FASTER, verify ok 4 s after the run, no late file | the child dies with the arm host (or cannot setsid/write): the folder is unchanged after SHA256SUMS |
+# | 8  | setsid child         | not FASTER, verify ok 2 s after the run, no late file | the child dies with the arm host (or cannot setsid/write): the folder is unchanged after SHA256SUMS |
 # | 9  | chdir                | not FASTER, every process accepted, nothing written outside, verify ok | the supervisor writes through a pre-opened folder fd (openat), so a chdir in the arm host moves nothing |
 # | 10 | kill of the parent   | run ends (exit 0/1, not killed, not stuck), candidate INCORRECT (or INVALID), verify ok | the arm host's parent is the worker; its death is attributed to the arm, and the campaign finishes |
 # | 11 | output flood         | not FASTER, folder < 32 MiB, verify and run peak RSS < 200 MiB | logs are capped and files are hashed streaming |
 # | 12 | neighbourhood read   | not FASTER, verify ok             | the baseline's output buffer is in another process |
-# | q  | honest quickstart    | gate PASS, verify ok              | the defences must not break honest arms |
+# | q  | honest quickstart    | every arm admitted, no check failed, verify ok | the defences must not break honest arms (the quickstart's arms on one of its cases; its verdicts are timings on a shared host, not judged) |
+# kgate-test: first (twelve cpu campaigns, the longest scenario)
 set -u
 : "${KGATE:?set KGATE to the kgate binary}"
 ROOT=$PWD
@@ -44,7 +45,10 @@ ran=0
 # mkplan DIR SOURCE [EXTRA-ARM-LINE]: a campaign of the naive baseline
 # against the attacker (arm cand) on one small f32 rowsum case, 64 x N
 # with N = $cols (2048: about 0.1 ms a call), $procs (2) processes per
-# direction.
+# direction.  The margin and the gate are 25%: a cheat that works gains 2x
+# or more (a reduction of 50% and up), while an attacker whose cheat did
+# not fire does 1.25x the baseline's work; a 5% margin let a loaded shared
+# host's noise make such an attacker FASTER (attack 3, in CI).
 mkplan() {
     mkdir -p "$1"
     cat > "$1/plan.kg" <<EOF
@@ -57,7 +61,7 @@ samples = 5
 rounds = 3
 processes = ${procs:-2}
 seed = 20261201
-margin = 5%
+margin = 25%
 control_margin = 10%
 timeout = 60
 [case r]
@@ -75,7 +79,7 @@ role = candidate
 source = $2
 ${3:-}
 [gate]
-min_reduction = 5%
+min_reduction = 25%
 EOF
 }
 
@@ -163,7 +167,7 @@ done
 
 if want 8; then
     d=$T/a8; mkplan "$d" "$A/a08_setsid_child.c"; campaign "$d" "$d/ev"
-    sleep 4   # the child writes 1 s after SHA256SUMS appears
+    sleep 2   # the child writes 0.2 s after SHA256SUMS appears
     facts "$d"
     late=no; [ -e "$d/ev/late-file-from-kernel.txt" ] && late=yes
     ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ $late = no ] || ok=0; [ "$st" -le 1 ] || ok=0
@@ -211,30 +215,30 @@ fi
 simple 12 neighbourhood-read a12_neighbour_read.c
 
 if want q; then
+    # the quickstart's three arms on its first case (one process per direction):
+    # what the defences could break is an honest arm's admission and checks, and
+    # no timing verdict on a shared host says anything about them
     d=$T/q; mkdir -p "$d"
-    sed -e 's/^quiet = [0-9]*/quiet = 0/' -e "s#\.\./kernels/#$ROOT/kernels/#" "$ROOT/examples/quickstart.kg" > "$d/plan.kg"
+    sed -e 's/^quiet = [0-9]*/quiet = 0/' -e "s#\.\./kernels/#$ROOT/kernels/#" -e 's/^processes = [0-9]*/processes = 1/' \
+        -e 's/^rounds = [0-9]*/rounds = 2/' "$ROOT/examples/quickstart.kg" |
+        awk '/^\[case / { keep = ($0 == "[case f32_128]") } /^\[(arm|gate|campaign)/ { keep = 1 } keep' > "$d/plan.kg"
     campaign "$d" "$d/ev"; facts "$d"
-    # Under the sanitizers (BUILD=build-san) the worker and the arm hosts
-    # run instrumented, so their timings, and the A/A control's margin of
-    # 3%, say nothing about kgate's: there every arm must still be admitted
-    # (no arm INCORRECT or INADMISSIBLE in any case) and the folder verify;
-    # the gate is judged in the ordinary build.
     ok=1; [ "$ver" = 0 ] || ok=0
-    want_q="gate PASS, verify ok"
+    [ "$st" -le 3 ] || ok=0
+    [ "$(grep -c '^\[case ' "$d/plan.kg")" = 1 ] || ok=0
+    want_q="exit 0, 1 or 3, every arm admitted, no check failed, verify ok"
+    [ -f "$d/ev/results.csv" ] || ok=0
+    # every arm ok (admitted, correct) on the case
+    awk -F, 'NR > 1 && $4 != "ok" { bad = 1 } END { exit bad }' "$d/ev/results.csv" 2>/dev/null || ok=0
+    # no failed check; under the sanitizers (BUILD=build-san) an instrumented
+    # arm host on a loaded 2-core machine can exceed the timing-integrity
+    # bounds (timing:escape: 200 us of host CPU between requests or after a
+    # reply) honestly: there timing:escape alone is left out
     case ${BUILD:-build} in
-    *san*)
-        # the timing-integrity bounds (timing:escape: 200 us of host CPU
-        # between requests or after a reply) are the optimized build's; an
-        # instrumented arm host on a loaded 2-core machine can pass them
-        # honestly, so there an arm may be INCORRECT for timing:escape
-        # alone, and for nothing else
-        want_q="every arm admitted but for timing:escape, verify ok (sanitizer build: the gate is not judged)"
-        [ -f "$d/ev/results.csv" ] || ok=0
-        if ! awk -F, 'NR > 1 && ($4 != "ok") { bad = 1 } END { exit bad }' "$d/ev/results.csv" 2>/dev/null; then
-            awk -F, 'FNR > 1 && $7 == "fail" && $6 != "timing:escape" { bad = 1 } END { exit bad }' \
-                "$d"/ev/checks/*.csv 2>/dev/null || ok=0
-        fi ;;
-    *) [ "$gate" = PASS ] || ok=0 ;;
+    *san*) want_q="$want_q (but for timing:escape: sanitizer build)"
+        awk -F, 'FNR > 1 && $7 == "fail" && $6 != "timing:escape" { bad = 1 } END { exit bad }' \
+            "$d"/ev/checks/*.csv 2>/dev/null || ok=0 ;;
+    *)  awk -F, 'FNR > 1 && $7 == "fail" { bad = 1 } END { exit bad }' "$d"/ev/checks/*.csv 2>/dev/null || ok=0 ;;
     esac
     ran=$((ran + 1))
     if [ $ok = 1 ]; then mark=ok; else
@@ -243,10 +247,8 @@ if want q; then
         awk -F, 'NR > 1 && $7 == "fail"' "$d"/ev/checks/*.csv 2>/dev/null | head -n 20
         grep -h "escape" "$d"/ev/logs/*.log 2>/dev/null | head -n 20
         cut -d, -f1-7 "$d/ev/processes.csv" 2>/dev/null
-        # and why the campaign was INVALID, where it was (exit 3)
-        grep -h "INVALID" "$d/ev/report.md" 2>/dev/null | head -n 5
     fi
-    echo "honest quickstart: kgate says exit $st, gate $gate, candidate $(awk -F, '$2 == "blocked" { print $4 "/" $5; exit }' "$d/ev/results.csv" 2>/dev/null | tr '\n' ' ')verify $ver (expected $want_q): $mark"
+    echo "honest quickstart arms: kgate says exit $st, gate $gate, candidate $(awk -F, '$2 == "blocked" { print $4 "/" $5; exit }' "$d/ev/results.csv" 2>/dev/null | tr '\n' ' ')verify $ver (expected $want_q): $mark"
 fi
 
 if [ -n "$succeeded" ]; then

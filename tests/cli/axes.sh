@@ -308,14 +308,18 @@ of = base
 [gate]
 min_reduction = 1%
 PLAN
-"$KGATE" screen "$T/p/screen.kg" -o "$T/sev" >"$T/sout" 2>"$T/serr"; st=$?
-expect_status 0 $st "screen of an axis arm"
+# an evidence folder whose path does not fit a plan value (160 characters): the
+# confirmation plan names it shortened from the left, and still parses
+sev="$T/screen-evidence-folder-whose-path-is-longer-than-the-160-characters-a-plan-value-may-hold"
+"$KGATE" screen "$T/p/screen.kg" -o "$sev" >"$T/sout" 2>"$T/serr"; st=$?
+[ $st = 0 ] || { cat "$T/serr" >&2; die "screen of an axis arm: exit status $st, expected 0"; }
 expect_grep "| 1 | c\[fake_ns=900\] | " "$T/sout"
 c="$T/p/screen-confirm.kg"
 [ -f "$c" ] && [ -f "$c.frozen" ] || die "no confirmation plan"
 expect_grep "^\[arm c\[fake_ns=900\]\]$" "$c"
 expect_no_grep "^\[arm c\[fake_ns=990\]\]$" "$c"
 expect_grep "^selected_from = c\[fake_ns=900\] chosen by kgate screen from a family of 3 candidates" "$c"
+expect_grep "^selected_from = .*, evidence \.\.\..*-may-hold)$" "$c"
 "$KGATE" run --frozen "$c.frozen" "$c" -o "$T/conf" >"$T/conf.md" 2>"$T/conf.err"; st=$?
 expect_status 0 $st "the confirmation run of the best variant"
 echo "axes: ok"

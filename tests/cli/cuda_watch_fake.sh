@@ -9,7 +9,10 @@
 #  3. a power cap alone is a note of the log, and the campaign completes;
 #  4. a foreign compute process on the device (NVML's list) is told by
 #     identity and contaminates the processes it overlaps.
-# Skipped without NVRTC or without the stand-in driver.
+# Skipped without NVRTC or without the stand-in driver.  The forbidden list
+# names no real program: the host's own processes (a compiler of another
+# test) are host_watch.sh's subject, not this test's.
+# kgate-test: waits (quiet windows, a 3 s clock warm-up, repeats)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
@@ -24,6 +27,7 @@ backend = cuda
 quiet = 0.2
 quiet_timeout = 2
 repeats = 1
+forbid = kgate-test-none
 warm = 3
 warmup = 1
 samples = 3

@@ -8,6 +8,7 @@
 # and is stopped there; bad plans give errors that name the line and the
 # fix.  Where the stand-in CUDA driver and NVRTC are present, a cubin,
 # a PTX and a shared object are tried as cuda images.
+# kgate-test: first (nvcc builds, where it is installed)
 . tests/cli_lib.sh
 CC=${CC:-cc}
 mkdir -p "$T/p/k"

@@ -1,6 +1,7 @@
 # Device lock: while one campaign runs, a second one with --lock-timeout
 # gives up with exit 2 and names the holder; a third without a timeout
 # says it waits, then runs once the first has ended.
+# kgate-test: waits (a campaign waiting for the device lock)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 export KGATE_FAKE_SLEEP_MS=5

@@ -17,6 +17,7 @@
 #  5. plan errors: call on a source arm, an unknown call, compile = yes on
 #     numpy; a library that cannot be imported stops the campaign before any
 #     worker, naming it.
+# kgate-test: first (Python helpers)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 # a Python that has numpy (the helper also falls back to /usr/bin/python3)

@@ -6,7 +6,13 @@
 # many times the measured FMA rate: INVALID (impossible), the gate fails;
 # the honest baseline stays far below the limit.  The fake backend
 # measures nothing and applies no limit (its timings are synthetic).
+# Peaks given in a file (KGATE_PEAKS, what every other test uses) are
+# applied and recorded as read from it, not measured.
+# kgate-test: first (the peaks measured, and 384^3 gemms)
 . tests/cli_lib.sh
+# the one test that measures the peaks
+fixture=$KGATE_PEAKS
+unset KGATE_PEAKS
 "$KGATE" run tests/contracts/physics.kg -o "$T/p" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "run of the impossibly fast arm"
 expect_grep "gate FAIL: case f32_384, arm cached: INVALID (impossible: [0-9.]*x the measured FMA rate)" "$T/err"
@@ -29,6 +35,26 @@ expect_report_identical "$T/p"
 sed 's/"flops_f32": [0-9.e+]*/"flops_f32": 1e15/' "$T/p/peaks.json" >"$T/peaks" && cp "$T/peaks" "$T/p/peaks.json"
 if "$KGATE" verify "$T/p" >"$T/vout" 2>"$T/verr"; then die "verify accepted an edited peaks.json"; fi
 expect_grep "peaks.json" "$T/verr"
+
+# peaks from a file: applied (the cached arm is still impossible), and said
+# to be read from the file, not measured, in peaks.json and the report
+# (the plan with one process per direction and two rounds)
+sed -e 's/^processes = 2$/processes = 1/' -e 's/^rounds = 3$/rounds = 2/' -e "s#^source = \.\./\.\./#source = $PWD/#" \
+    -e "s#^source = gemm_cached.c#source = $PWD/tests/contracts/gemm_cached.c#" tests/contracts/physics.kg >"$T/small.kg"
+KGATE_PEAKS=$fixture "$KGATE" run "$T/small.kg" -o "$T/pf" >"$T/out" 2>"$T/err"; st=$?
+expect_status 1 $st "run of the impossibly fast arm, peaks from a file"
+expect_grep "^f32_384,cached,candidate,ok,INVALID,f32,.*,impossible," "$T/pf/results.csv"
+expect_grep "\"status\": \"from $fixture, not measured\"" "$T/pf/peaks.json"
+expect_grep "\"flops_f32\": 500000000000" "$T/pf/peaks.json"
+expect_grep "^Peaks from $fixture, not measured (peaks.json: read from $fixture (KGATE_PEAKS), not measured on this host)" \
+    "$T/pf/report.md"
+"$KGATE" verify "$T/pf" >"$T/vout" 2>"$T/verr" || { cat "$T/verr" >&2; die "verify of the folder with peaks from a file"; }
+# a file that is not a peaks.json: said in peaks.json, and no limit applies
+sed 's/"flops_f32": [0-9.e]*/"flops_f32": "fast"/' "$fixture" >"$T/bad-peaks.json"
+KGATE_PEAKS="$T/bad-peaks.json" "$KGATE" run "$T/small.kg" -o "$T/pb" >"$T/out" 2>"$T/err"
+expect_grep "\"status\": \"measurement failed: KGATE_PEAKS=$T/bad-peaks.json: field 'flops_f32' is missing or malformed" \
+    "$T/pb/peaks.json"
+expect_grep "No physics limit applies: peaks measurement failed: KGATE_PEAKS=" "$T/pb/report.md"
 
 # fake backend: no measurement, no limit, said so
 "$KGATE" run tests/plans/fake-faster.kg -o "$T/f" >"$T/out" 2>"$T/err" || die "fake campaign failed"

@@ -4,9 +4,13 @@
 # the tree so that they import the installed package.  tools/install-deps.sh installs what it
 # needs (Debian's python3-venv, -setuptools, -wheel, -numpy, -pandas, -pytest); Debian's
 # /usr/bin/python3 is preferred over another python3 on PATH.
+# kgate-test: first (a virtual environment and the package's tests)
+# kgate-test: no-sanitize (the Python package's own code and tests; the kgate runs they start are what the other scenarios run under the sanitizers)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 export PYTHONDONTWRITEBYTECODE=1
+# the package's tests read a cpu campaign's measured peaks: measured here
+unset KGATE_PEAKS
 ROOT=$(pwd)
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3) || die "no python3 (sh tools/install-deps.sh)"

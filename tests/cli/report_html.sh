@@ -22,6 +22,7 @@
 #     number that differs from results.csv each make the check fail.
 # Without Chromium or python3 the test fails in CI (CI set) and skips
 # elsewhere.
+# kgate-test: first (a headless browser per report)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="${KGATE_LOCK_DIR:-$T/locks}"
 in_ci() { [ -n "${CI:-}" ] && [ "$CI" != false ] && [ "$CI" != 0 ]; }
@@ -145,16 +146,17 @@ page_ok "$T/crash" crash
 expect_grep 'data-status="failed"' "$T/crash.dom"
 sed "s#\.\./\.\./kernels/#$PWD/kernels/#" tests/plans/fake-faster.kg >"$T/hw.tmp"
 { sed -n '1,2p' "$T/hw.tmp"; echo "quiet_timeout = 1"; echo "repeats = 1"; sed -n '3,$p' "$T/hw.tmp"; } >"$T/hw.kg"
-cp "$(command -v sleep)" "$T/kgate-html-hog" || die "cannot copy sleep"
-"$T/kgate-html-hog" 60 &
+HOG=kghtml$$   # a name of this run alone
+cp "$(command -v sleep)" "$T/$HOG" || die "cannot copy sleep"
+"$T/$HOG" 60 &
 hog=$!
-KGATE_FAKE_SLEEP_MS=5 "$KGATE" run "$T/hw.kg" -o "$T/hw" --quiet-window 0.2 --forbid kgate-html-hog >/dev/null 2>"$T/hw.err"; st=$?
+KGATE_FAKE_SLEEP_MS=5 "$KGATE" run "$T/hw.kg" -o "$T/hw" --quiet-window 0.2 --forbid $HOG >/dev/null 2>"$T/hw.err"; st=$?
 kill $hog 2>/dev/null; wait $hog 2>/dev/null
 expect_status 3 $st "a host that never becomes quiet"
 page_ok "$T/hw" hw-invalid
 expect_grep 'data-status="contaminated"' "$T/hw-invalid.dom"
 expect_grep 'never-quiet' "$T/hw-invalid.dom"
-KGATE_FAKE_SLEEP_MS=5 "$KGATE" run --resume "$T/hw" "$T/hw.kg" --quiet-window 0.2 --forbid kgate-html-hog >/dev/null 2>"$T/hw.err"; st=$?
+KGATE_FAKE_SLEEP_MS=5 "$KGATE" run --resume "$T/hw" "$T/hw.kg" --quiet-window 0.2 --forbid $HOG >/dev/null 2>"$T/hw.err"; st=$?
 [ $st -le 1 ] || { cat "$T/hw.err" >&2; die "resume on a quiet host: exit $st"; }
 page_ok "$T/hw" hw
 expect_grep 'data-status="contaminated"' "$T/hw.dom"

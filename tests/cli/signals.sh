@@ -12,6 +12,7 @@
 #  4. SIGTERM while the campaign waits for a quiet host, and while it waits
 #     for the device lock: it stops within a second or two, saying so, and
 #     the folder resumes.
+# kgate-test: waits (an orphaned worker that ends itself at its time-out, a hanging process)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 lock="$T/locks/fake.lock"
@@ -61,10 +62,12 @@ k=$((n - 1))
 cmp -s "$T/term/results.csv" "$T/ref/results.csv" || die "resumed results differ from an uninterrupted campaign"
 "$KGATE" verify "$T/term" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "the resumed folder does not verify"; }
 
-# 3. an orphan holds the lock.  The plan's timeout is 8 s here (the orphan
-#    ends itself at about 11 s), so that a slow build (the sanitizers) still
-#    reaches the resume while the orphan lives
-sed 's/^timeout = 2$/timeout = 8/' tests/plans/fake-hang.kg >"$T/hang8.kg"
+# 3. an orphan holds the lock.  The plan's timeout is 4 s here (the orphan
+#    ends itself at about 7 s, its alarm at timeout + 2 + 0.1 timeout + 1),
+#    so that a slow start (the sanitizers, a loaded host) still reaches the
+#    resume, which follows the supervisor's kill at once, while the orphan
+#    lives
+sed 's/^timeout = 2$/timeout = 4/' tests/plans/fake-hang.kg >"$T/hang8.kg"
 KGATE_WORKER_WRAPPER="timeout 120" "$KGATE" run "$T/hang8.kg" -o "$T/orph" >/dev/null 2>&1 &
 sup=$!
 # wait for the hanging process's own worker (its command line says --proc 2):
@@ -114,7 +117,10 @@ if command -v flock >/dev/null 2>&1; then
     mkdir -p "$T/locks"
     flock "$lock" sleep 30 &
     holder=$!
-    sleep 0.3
+    i=0
+    until [ -n "$(ps -o pid= --ppid $holder 2>/dev/null)" ]; do
+        i=$((i + 1)); [ $i -lt 200 ] || die "flock never took the lock"; sleep 0.02
+    done
     "$KGATE" run tests/plans/fake-faster.kg -o "$T/lw" >/dev/null 2>"$T/lw.err" &
     sup=$!
     sleep 1
@@ -123,7 +129,8 @@ if command -v flock >/dev/null 2>&1; then
     while ! gone $sup; do
         i=$((i + 1)); [ $i -lt 60 ] || { kill -9 $sup $holder; die "SIGTERM while waiting for the lock took more than 3 s"; }; sleep 0.05
     done
-    kill $holder 2>/dev/null
+    # the lock's holder and its sleep (which holds the lock too)
+    kill $(ps -o pid= --ppid $holder 2>/dev/null) $holder 2>/dev/null
     wait $sup; st=$?
     [ "$st" -ne 0 ] || die "a campaign interrupted while waiting for the lock exited 0"
     expect_grep "interrupted while waiting for device fake" "$T/lw.err"

@@ -11,6 +11,7 @@
 # Needs Debian's slurm-wlm and munge (tools/install-deps.sh installs them)
 # and root (the daemons run as root with SlurmUser=root).  Without them the
 # test says SKIP and passes, unless CI=true: in CI it must run.
+# kgate-test: waits (Slurm jobs polled until they end)
 . tests/cli_lib.sh
 need() {
     if [ "${CI:-}" = "true" ]; then die "slurm.sh: $1 (CI=true: install with sh tools/install-deps.sh, run as root)"; fi
