@@ -116,10 +116,10 @@ typedef struct kg_resources {
     char arch[16];                /* "sm_90" */
     size_t image_bytes;           /* cubin (or shared object) size */
     char image_sha256[65];
-    /* (appended) cpu: the arm host's protections in effect, as
+    /* cpu: the arm host's protections in effect, as
      * "seccomp,nnp,..." (sandbox.h), or "trusted (in the worker)"; "" elsewhere */
     char sandbox[128];
-    /* (appended) a library arm (builtin = torch or numpy): its provenance
+    /* a library arm (builtin = torch or numpy): its provenance
      * record, JSON (library, versions, call, expression, output, compile,
      * cache); "" for every other arm */
     char library[KG_LIBRARY_RECORD_MAX];

@@ -57,7 +57,7 @@ typedef struct kg_kargs {
     int64_t M, N, K;     /* shape variables (the op says which are used) */
     int64_t splits;
     double eps;
-    /* appended: the case's named variables (docs/ops.md), read with
+    /* the case's named variables (docs/ops.md), read with
      * kg_var_i and kg_var_r; M N K splits eps stay in the fields above */
     int nvars;
     char var_name[KG_KARGS_VARS][32];

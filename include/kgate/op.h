@@ -52,25 +52,25 @@ typedef struct kg_op {
     void (*in_rows)(const kg_case *c, int64_t rows[]);
     /* columns of output o, for messages ("row 3, col 17"); NULL: 1-D */
     int64_t (*out_cols)(const kg_case *c, int o);
-    /* appended: workspace bytes the op's kernels get in kg_kargs.ws (e.g.
+    /* workspace bytes the op's kernels get in kg_kargs.ws (e.g.
      * float32 split-K partials); NULL: no workspace */
     size_t (*ws_bytes)(const kg_case *c);
-    /* appended: the scalar names an arm's launch may pass besides the
+    /* the scalar names an arm's launch may pass besides the
      * buffers (in_names, out_names and "ws"), e.g. "M N K splits" */
     const char *scalars;
-    /* appended: the structured row classes (KG_ROW_BIT of the KG_ROW_*
+    /* the structured row classes (KG_ROW_BIT of the KG_ROW_*
      * below) the generator gives interior rows of multi-row inputs;
      * 0: KG_ROWS_DEFAULT */
     unsigned row_classes;
-    /* appended: per-element bounds of output o under a reduced precision
+    /* per-element bounds of output o under a reduced precision
      * contract (kgate/plan.h kg_contract: tf32, f16acc, bf16acc or an
      * explicit tolerance); NULL: the op admits only its default contract
      * (kg_plan_check_ops refuses an arm that declares another) */
     void (*bound_ct)(const kg_case *c, const kg_contract *ct, const double *const in[],
                      const double *ref, int o, double *bound);
-    /* appended: dtype of input i; NULL: every input is the case dtype */
+    /* dtype of input i; NULL: every input is the case dtype */
     kg_dtype (*in_dtype)(const kg_case *c, int i);
-    /* appended (ABI 3): the integer variables the held-out shapes vary,
+    /* ABI 3: the integer variables the held-out shapes vary,
      * e.g. "B L" (docs/admission.md, "Held-out shapes"); NULL: every
      * integer variable of .vars; "": none (the op's cases are checked at
      * their own shapes only) */

@@ -119,7 +119,7 @@ typedef struct kg_cli_spec {
     const char *about;      /* what the command does: printed after the usage line */
     const kg_cli_opt *opts; /* the table */
     const char *footer;     /* printed after the options; NULL: nothing */
-    /* appended: a command of several positional arguments (kgate merge OUT
+    /* a command of several positional arguments (kgate merge OUT
      * DIR...): they go to rest[0..*nrest), at most rest_cap of them, and
      * positional receives the first */
     const char **rest;

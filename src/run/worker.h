@@ -19,15 +19,15 @@ typedef struct kg_worker_opts {
     int rows_fd;              /* the pipe to the supervisor (channel.h); -1: none (refused) */
     long parent;              /* the supervisor's pid, checked after PR_SET_PDEATHSIG; 0: not checked */
     const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
-    int salt_fd;              /* appended: the pipe holding the campaign's input salt (salt.h); -1: none (refused) */
-    double warm_s;            /* appended: > 0: before its first timed phase, warm the device until its SM
+    int salt_fd;              /* the pipe holding the campaign's input salt (salt.h); -1: none (refused) */
+    double warm_s;            /* > 0: before its first timed phase, warm the device until its SM
                                * clock stops rising, for at most this long (the first process of a run) */
-    int token_fd;             /* appended: the pipe holding the supervisor's token (token.h); -1: none (refused) */
-    int go_fd;                /* appended: before its first timed phase the worker says it is ready (a NOW
+    int token_fd;             /* the pipe holding the supervisor's token (token.h); -1: none (refused) */
+    int go_fd;                /* before its first timed phase the worker says it is ready (a NOW
                                * frame, KG_NOW_READY) and reads one byte here: the supervisor writes it once
                                * the host has been quiet for the plan's window; -1: no wait (check-only) */
-    int shard_i, shard_n;     /* appended: shard_n > 0: only the cases of shard shard_i of shard_n (shard.h) */
-    int device;               /* appended: >= 0: the device to open instead of the plan's `device` */
+    int shard_i, shard_n;     /* shard_n > 0: only the cases of shard shard_i of shard_n (shard.h) */
+    int device;               /* >= 0: the device to open instead of the plan's `device` */
 } kg_worker_opts;
 
 /* The body of `kgate worker`: one fresh process of the campaign. */
