@@ -19,4 +19,4 @@ echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$OUT/conv1d-run.txt"
 timeout 120 "$KGATE" verify /tmp/ev-conv1d >"$OUT/conv1d-verify.txt" 2>&1
 echo "exit $?" >>"$OUT/conv1d-verify.txt"
 cp /tmp/ev-conv1d/report.md "$OUT/conv1d-report.md" 2>/dev/null
-tail -3 "$OUT/test-gpu.txt" "$OUT/conv1d-run.txt" "$OUT/conv1d-verify.txt"
+tail -n 3 "$OUT/test-gpu.txt" "$OUT/conv1d-run.txt" "$OUT/conv1d-verify.txt"
