@@ -51,5 +51,10 @@ rm -f "$P/.cache_resident.kg"
 expect_grep "inputs resident" "$T/resident/report.md"
 [ "$(verdict "$T/resident" cache_fp)" = INCORRECT ] || die "resident: cache_fp is $(verdict "$T/resident" cache_fp), not INCORRECT"
 [ "$(verdict "$T/resident" cache_ptr)" = INCORRECT ] || die "resident: cache_ptr is $(verdict "$T/resident" cache_ptr), not INCORRECT"
-[ "$(verdict "$T/resident" cache_hash)" = FASTER ] || die "resident: cache_hash is $(verdict "$T/resident" cache_hash), expected FASTER (what fresh inputs are for)"
+# a hit gains 80% and more; its interval's width depends on the host's
+# load, so the point estimate is what is asserted (FASTER on a quiet host)
+v=$(verdict "$T/resident" cache_hash)
+[ "$v" = FASTER ] || [ "$v" = INCONCLUSIVE ] || die "resident: cache_hash is $v, expected FASTER (what fresh inputs are for)"
+red=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "reduction") c = i } $2 == "cache_hash" { print $c }' "$T/resident/results.csv")
+awk -v r="$red" 'BEGIN { exit !(r > 0.5) }' || die "resident: cache_hash's reduction is '$red', expected a hit's (over 50%)"
 echo "cache_cheats: ok"
