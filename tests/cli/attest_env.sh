@@ -15,7 +15,8 @@
 #   - CI's own variables (KGATE_LOCK_DIR, KGATE_PEAKS, KGATE_CACHE_DIR) are
 #     recorded and verify --key passes; the statement's programs are the
 #     binaries' SHA-256 (the compiler's path, hash and version on cpu);
-#   - a recorded hash changed afterwards breaks the signature.
+#   - a recorded hash changed afterwards breaks the signature;
+#   - a signed merge carries its shards' unattested environment.
 . tests/cli_lib.sh
 export XDG_CONFIG_HOME="$T/config" HOME="$T/home"
 mkdir -p "$HOME"
@@ -153,5 +154,21 @@ sed -i "s|\"payload\": *\"[^\"]*\"|\"payload\": \"$p\"|" "$T/t2/attestation.dsse
 "$KGATE" verify "$T/t2" --key "$PUB" >"$T/v.out" 2>"$T/v.err"; st=$?
 expect_status 1 $st "verify --key after the statement's hash was changed"
 expect_grep "the signature does not verify" "$T/v.err"
+
+# a signed merge carries its shards' unattested environment
+sed "s#\.\./\.\./kernels#$PWD/kernels#" tests/plans/fake-shard.kg >"$T/shard.kg"
+"$KGATE" run "$T/shard.kg" --shard 0/2 -o "$T/m0" --key "$KEY" -q 2>"$T/err"; st=$?
+[ $st -le 1 ] || { cat "$T/err" >&2; die "shard 0: exit $st"; }
+env LD_PRELOAD=libm.so.6 "$KGATE" run "$T/shard.kg" --shard 1/2 -o "$T/m1" --key "$KEY" -q 2>"$T/err"; st=$?
+[ $st -le 1 ] || { cat "$T/err" >&2; die "shard 1: exit $st"; }
+"$KGATE" merge --quiet "$T/mm" "$T/m0" "$T/m1" --key "$KEY" 2>"$T/err"; st=$?
+[ $st -le 1 ] || { cat "$T/err" >&2; die "signed merge: exit $st"; }
+statement "$T/mm" >"$T/mm.st"
+expect_grep '"unattested":\["LD_PRELOAD=libm.so.6"\]' "$T/mm.st"
+"$KGATE" verify "$T/mm" --key "$PUB" >"$T/v.out" 2>"$T/v.err"; st=$?
+expect_status 1 $st "verify --key of a merge with an LD_PRELOAD shard"
+expect_grep "unattested environment: LD_PRELOAD=libm.so.6" "$T/v.err"
+"$KGATE" verify "$T/mm" --key "$PUB" --allow-env LD_PRELOAD >"$T/v.out" 2>"$T/v.err" ||
+    { cat "$T/v.err" >&2; die "verify --key --allow-env LD_PRELOAD of the merge"; }
 
 echo "attest_env: the worker's binary is checked, the environment recorded, verify --key refuses the unattested"
