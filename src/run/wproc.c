@@ -634,7 +634,9 @@ static void hello_why(const kg_wproc *w, const kg_wspawn *sp, char *why, size_t 
         return;
     }
     char path[256] = "";
-    if (n < 66 || strspn(p, "0123456789abcdef") != 64 || p[64] != ' ' || p[n - 1] != '\n') {
+    int hex = n >= 66;
+    for (size_t i = 0; hex && i < 64; i++) hex = (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f');
+    if (!hex || p[64] != ' ' || p[n - 1] != '\n') {
         snprintf(why, cap, "its worker's hello frame is not \"SHA256 PATH\" (%zu bytes)", n);
         return;
     }
