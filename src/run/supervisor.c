@@ -846,6 +846,8 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if ((rc = sign_folder(o, c->dir, c->dirfd, c->unvouched, err)) != KG_OK) goto done;
     stage_archive(c);
 done:
+    /* the reports may have been analysed before a later stage failed */
+    if (rc != KG_OK) kg_analysis_free(an);
     campaign_close(c);
     free(c);
     return rc;

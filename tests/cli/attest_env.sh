@@ -28,6 +28,9 @@ sha() { sha256sum "$1" | cut -d' ' -f1; }
 # the signed statement of a folder, decoded
 statement() { sed -n 's/.*"payload": *"\([^"]*\)".*/\1/p' "$1/attestation.dsse.json" | base64 -d; }
 SELF=$(sha "$KGATE")
+# the library LD_PRELOAD names: harmless (libm); under ASan its runtime, which must come first
+PRE=$(ldd "$KGATE" 2>/dev/null | awk '/libasan/ { print $3 }')
+[ -n "$PRE" ] || PRE=libm.so.6
 
 # the attack: a wrapper that execs another binary as the worker
 cp "$KGATE" "$T/other-kgate" && printf 'x' >>"$T/other-kgate" && chmod +x "$T/other-kgate"
@@ -77,13 +80,13 @@ expect_grep "verified" "$T/v.out"
 expect_status 2 $st "--allow-env without --key"
 
 # LD_PRELOAD and KGATE_CC: recorded, refused by verify --key unless allowed
-env LD_PRELOAD=libm.so.6 KGATE_CC=cc "$KGATE" run $PLAN --quiet-window 0 -o "$T/ld" --key "$KEY" >"$T/out" 2>"$T/err"; st=$?
+env LD_PRELOAD=$PRE KGATE_CC=cc "$KGATE" run $PLAN --quiet-window 0 -o "$T/ld" --key "$KEY" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "a signed run with LD_PRELOAD and KGATE_CC"
 statement "$T/ld" >"$T/ld.st"
-expect_grep '"unattested":\["KGATE_CC=cc","LD_PRELOAD=libm.so.6"\]' "$T/ld.st"
+expect_grep "\"unattested\":\\[\"KGATE_CC=cc\",\"LD_PRELOAD=$PRE\"\\]" "$T/ld.st"
 "$KGATE" verify "$T/ld" --key "$PUB" >"$T/v.out" 2>"$T/v.err"; st=$?
 expect_status 1 $st "verify --key of an LD_PRELOAD run"
-expect_grep "unattested environment: LD_PRELOAD=libm.so.6" "$T/v.err"
+expect_grep "unattested environment: LD_PRELOAD=$PRE" "$T/v.err"
 expect_grep "unattested environment: KGATE_CC=cc" "$T/v.err"
 "$KGATE" verify "$T/ld" --key "$PUB" --allow-env LD_PRELOAD >"$T/v.out" 2>"$T/v.err"; st=$?
 expect_status 1 $st "verify --key --allow-env LD_PRELOAD (KGATE_CC still unattested)"
@@ -159,15 +162,15 @@ expect_grep "the signature does not verify" "$T/v.err"
 sed "s#\.\./\.\./kernels#$PWD/kernels#" tests/plans/fake-shard.kg >"$T/shard.kg"
 "$KGATE" run "$T/shard.kg" --shard 0/2 -o "$T/m0" --key "$KEY" -q 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "shard 0: exit $st"; }
-env LD_PRELOAD=libm.so.6 "$KGATE" run "$T/shard.kg" --shard 1/2 -o "$T/m1" --key "$KEY" -q 2>"$T/err"; st=$?
+env LD_PRELOAD=$PRE "$KGATE" run "$T/shard.kg" --shard 1/2 -o "$T/m1" --key "$KEY" -q 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "shard 1: exit $st"; }
 "$KGATE" merge --quiet "$T/mm" "$T/m0" "$T/m1" --key "$KEY" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "signed merge: exit $st"; }
 statement "$T/mm" >"$T/mm.st"
-expect_grep '"unattested":\["LD_PRELOAD=libm.so.6"\]' "$T/mm.st"
+expect_grep "\"unattested\":\\[\"LD_PRELOAD=$PRE\"\\]" "$T/mm.st"
 "$KGATE" verify "$T/mm" --key "$PUB" >"$T/v.out" 2>"$T/v.err"; st=$?
 expect_status 1 $st "verify --key of a merge with an LD_PRELOAD shard"
-expect_grep "unattested environment: LD_PRELOAD=libm.so.6" "$T/v.err"
+expect_grep "unattested environment: LD_PRELOAD=$PRE" "$T/v.err"
 "$KGATE" verify "$T/mm" --key "$PUB" --allow-env LD_PRELOAD >"$T/v.out" 2>"$T/v.err" ||
     { cat "$T/v.err" >&2; die "verify --key --allow-env LD_PRELOAD of the merge"; }
 
