@@ -190,6 +190,10 @@ PYTHONPATH="$T/wrong" "$KGATE" run "$P" -o "$T/o-pp" -q 2>"$T/pp.err"; st=$?
 [ $st -le 1 ] || { cat "$T/pp.err" >&2; die "PYTHONPATH run: exit $st"; }
 grep -q '^r,np,reference,ok,' "$T/o-pp/results.csv" || { cat "$T/o-pp/results.csv" >&2; die "PYTHONPATH reached the helper"; }
 expect_grep '"flags": "-I -B"' "$T/o-pp/environment.json"
+# the helper's Python and script by SHA-256 (docs/evidence.md, environment.json's programs)
+expect_grep "\"path\": \"$(readlink -f "$PY")\"" "$T/o-pp/environment.json"
+expect_grep "\"sha256\": \"$(sha256sum "$(readlink -f "$PY")" | cut -d' ' -f1)\"" "$T/o-pp/environment.json"
+expect_grep "\"script_sha256\": \"$(sha256sum src/backend/libarm_helper.py | cut -d' ' -f1)\"" "$T/o-pp/environment.json"
 # so the sabotage comes through KGATE_PYTHON (which the environment's record
 # calls unattested): a Python that drops -I and takes PYTHONPATH
 for w in wrong dies; do
