@@ -443,7 +443,10 @@ static int spawn_worker(kg_wproc *w, const kg_wspawn *sp, wp_pipes *pp, wp_args 
     (void)fcntl(pp->token, F_SETFD, 0);
     if (pp->go[0] >= 0) (void)fcntl(pp->go[0], F_SETFD, 0);
     pid_t pid;
-    int e = posix_spawnp(&pid, a->argv[0], &fa, &at, a->argv, environ);
+    /* without a wrapper the worker is this process's own image (the file
+     * its path names may have been replaced since: a rebuild) */
+    const char *prog = a->argv[0] == a->exe ? "/proc/self/exe" : a->argv[0];
+    int e = posix_spawnp(&pid, prog, &fa, &at, a->argv, environ);
     close(lfd);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);

@@ -7,7 +7,9 @@
 #     campaign was signed and verify --key exited 0, with nothing recorded.
 #     Now each worker's hello reports its image's SHA-256: the signed run
 #     stops, unsigned, and watch.csv names the binary; a resume does not
-#     sign it either; an unsigned run records it and goes on;
+#     sign it either; an unsigned run records it and goes on; without a
+#     wrapper the worker is the supervisor's own image, even when the file
+#     at its path is replaced during the campaign;
 #   - an honest wrapper (it execs this kgate), LD_PRELOAD and KGATE_CC:
 #     signed, recorded in the statement as unattested, and verify --key
 #     fails with "unattested environment: NAME=value" unless --allow-env
@@ -51,6 +53,20 @@ expect_grep "unsigned" "$T/v.err"
 expect_status 2 $st "a signed resume of a campaign with another worker binary"
 expect_grep "left unsigned" "$T/err"
 [ ! -e "$T/evil/attestation.dsse.json" ] || die "the resumed wrapper attack was signed"
+
+# without a wrapper the worker is the supervisor's own image: a binary replaced
+# at its path during the campaign (a rebuild) is not what later workers run
+cp "$KGATE" "$T/k1"
+(KGATE_FAKE_SLEEP_MS=10 "$T/k1" run $PLAN --quiet-window 0 -o "$T/rb" --key "$KEY" >"$T/rb.out" 2>"$T/rb.err"
+ echo $? >"$T/rb.rc") &
+i=0
+while [ ! -f "$T/rb/processes.csv" ] && [ ! -f "$T/rb.rc" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+[ -f "$T/rb.rc" ] && die "the campaign ended before its first process was recorded"
+cp "$T/other-kgate" "$T/k1.new" && mv "$T/k1.new" "$T/k1"
+wait
+[ "$(cat "$T/rb.rc")" = 0 ] || { cat "$T/rb.err" >&2; die "the rebuilt-binary run: exit $(cat "$T/rb.rc")"; }
+[ -f "$T/rb/attestation.dsse.json" ] || die "the rebuilt-binary run is not signed"
+[ "$(grep -c ',worker,' "$T/rb/watch.csv")" = 0 ] || { cat "$T/rb/watch.csv" >&2; die "a worker ran the replaced file"; }
 
 # the same wrapper, unsigned: recorded for every process, the run goes on
 KGATE_WORKER_WRAPPER="$T/evil-wrap" "$KGATE" run $PLAN --quiet-window 0 -o "$T/evil-u" >"$T/out" 2>"$T/err"; st=$?
