@@ -59,8 +59,8 @@ int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
     const kg_cli_opt opts[] = {
         { .name = "key", .arg = "PUB", .kind = KG_CLI_STRING, .dst = &pub,
           .help = "the public key (kgate key init's " KG_ATTEST_PUB ") that must have signed the folder" },
-        { .name = "allow-env", .arg = "NAME[,NAME...]", .kind = KG_CLI_STRING, .dst = &allow_env,
-          .help = "with --key: accept these unattested variables of the signing run's environment" },
+        { .name = "allow-env", .arg = "NAMES", .kind = KG_CLI_STRING, .dst = &allow_env,
+          .help = "with --key: accept these unattested variables of the signing run's environment (comma-separated names)" },
         { .name = "op-timeout", .arg = "S", .kind = KG_CLI_REAL, .dst = &op_timeout, .min = 0.1, .max = 86400,
           .help = "the op server's limit for one reference, in seconds (300)" },
         { .name = NULL },
