@@ -670,8 +670,8 @@ static int hello_check(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc,
                  : "the folder cannot be signed");
     if (!sp->signing) return KG_OK;
     return kg_errorf(err, KG_EINPUT, "process %d: %s: a run that signs refuses a worker that is not its own binary "
-                     "(KGATE_WORKER_WRAPPER must exec this kgate, SHA-256 %.16s..., or be unset; or run without --key); recorded in "
-                     "%s/watch.csv", w->proc, why, sp->exe_sha256, sp->dir);
+                     "(KGATE_WORKER_WRAPPER must exec this kgate, SHA-256 %.16s..., or be unset; or run without "
+                     "--key); recorded in %s/watch.csv", w->proc, why, sp->exe_sha256, sp->dir);
 }
 
 /* A stop request (SIGINT, SIGTERM) kills both workers; 1 then. */
