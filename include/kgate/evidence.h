@@ -268,7 +268,9 @@ typedef struct kg_proc_rec {
  * (the run ended: seconds, its wall time), "overlap" (process proc
  * started while the one before it ran its last checks: seconds, how
  * long; detail, that time of its own by state, counted once in the
- * duty cycle). */
+ * duty cycle), "worker" (process proc's worker is not the supervisor's
+ * binary, by its hello or by the image the supervisor exec'd: the folder
+ * cannot be signed). */
 typedef struct kg_watch_rec {
     char utc[32];
     double seconds;
@@ -276,7 +278,7 @@ typedef struct kg_watch_rec {
     char event[16];
     char detail[512];
 } kg_watch_rec;
-#define KG_WATCH_EVENTS "session,build,wait,not-quiet,contaminated,note,never-quiet,overlap,end"
+#define KG_WATCH_EVENTS "session,build,wait,not-quiet,contaminated,note,never-quiet,overlap,end,worker"
 
 /* One saved output (outputs/proc-NNN.csv). */
 typedef struct kg_out_rec {
@@ -451,9 +453,14 @@ typedef struct kg_meta {
 int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, const kg_meta *m, kg_err *err);
 
 /* Environment receipt: DIR/environment.json.  compiler: the version line
- * of the compiler that built the arms, NULL when the backend records none. */
+ * of the compiler that built the arms, NULL when the backend records none;
+ * programs (NULL: none recorded): what ran and the environment that
+ * changes kgate's behaviour, its "programs" and "environment" objects
+ * (src/evidence/envrec.h). */
+struct kg_envrec_in;
 int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *dir, const char *backend,
-                                  const char *device, const char *compiler, kg_err *err);
+                                  const char *device, const char *compiler, const struct kg_envrec_in *programs,
+                                  kg_err *err);
 
 /* peaks.json: the measured peaks (kgate/peaks.h), written once before
  * the first process (docs/evidence.md). */

@@ -74,6 +74,13 @@ typedef struct kg_settings {
                                      * instead of measuring them, recorded as "from FILE, not
                                      * measured" (tests: every scenario but the test of the peaks);
                                      * NULL: measured */
+    const char *path_env;           /* PATH: where a program named without a '/' (the compiler,
+                                     * the worker wrapper) is found, for the record of what ran
+                                     * (environment.json's programs); NULL: unset */
+    char *const *environ_list;      /* the whole environment as the command line found it
+                                     * (NAME=value, NULL-terminated), of which environment.json
+                                     * records what changes kgate's behaviour (evidence/envrec.h);
+                                     * NULL: none */
 } kg_settings;
 
 /* Every default: no variable set. */

@@ -9,7 +9,7 @@ folders into pandas, and compile Triton kernels to precompiled arms.
 Every call runs the kgate binary (:func:`find_kgate`: an argument, ``$KGATE``, ``kgate``
 on ``PATH``, or the source tree's ``build/kgate``). docs/python.md is the walkthrough.
 """
-from typing import Optional
+from typing import Optional, Sequence
 
 from ._cli import EXIT_FAIL, EXIT_INVALID, EXIT_PASS, EXIT_USAGE, KgateError, KgateNotFound, PathLike, find_kgate, run_cli
 from .evidence import SCHEMA_MAX, SCHEMA_MIN, Evidence, EvidenceError, SchemaError, VerifyResult
@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 
-def verify(folder: PathLike, key: Optional[PathLike] = None, *, kgate: Optional[PathLike] = None) -> VerifyResult:
-    """``kgate verify FOLDER [--key PUB]`` (see :meth:`Evidence.verify`)."""
-    return Evidence(folder, kgate=kgate).verify(key)
+def verify(folder: PathLike, key: Optional[PathLike] = None, *, kgate: Optional[PathLike] = None,
+           allow_env: Sequence[str] = ()) -> VerifyResult:
+    """``kgate verify FOLDER [--key PUB] [--allow-env NAME,...]`` (see :meth:`Evidence.verify`)."""
+    return Evidence(folder, kgate=kgate).verify(key, allow_env=allow_env)

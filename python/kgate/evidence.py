@@ -523,9 +523,11 @@ class Evidence:
 
     # ---- kgate verify ----
 
-    def verify(self, key: Optional[PathLike] = None, *, kgate: Optional[PathLike] = None) -> VerifyResult:
+    def verify(self, key: Optional[PathLike] = None, *, kgate: Optional[PathLike] = None,
+               allow_env: Sequence[str] = ()) -> VerifyResult:
         """Runs ``kgate verify`` on the folder (``--key PUB`` when given): a VerifyResult, truthy
-        when the folder verified.
+        when the folder verified.  ``allow_env`` (with ``key``): the signing run's unattested
+        variables to accept (``--allow-env NAME,...``; docs/evidence.md, "Signature").
 
         Raises:
             KgateError: kgate ended with another status than 0 or 1 (not an evidence folder,
@@ -534,6 +536,8 @@ class Evidence:
         argv = ["verify", str(self.path)]
         if key is not None:
             argv += ["--key", os.fspath(key)]
+        if allow_env:
+            argv += ["--allow-env", ",".join(allow_env)]
         cp = run_cli(argv, kgate=kgate or self._kgate)
         if cp.returncode not in (EXIT_PASS, EXIT_FAIL):
             raise KgateError(f"kgate verify {self.path}: exit {cp.returncode}", returncode=cp.returncode,

@@ -171,6 +171,14 @@ def test_verify_and_tamper(fake_copy: Path) -> None:
     assert any("raw/proc-000.csv" in m for m in bad.mismatches)
 
 
+def test_verify_allow_env_reaches_kgate(fake_copy: Path) -> None:
+    # --allow-env accepts variables of a signed statement: without a key kgate refuses it (exit 2)
+    with pytest.raises(kgate.KgateError) as e:
+        kgate.verify(fake_copy, allow_env=["LD_PRELOAD", "KGATE_CC"])
+    assert e.value.returncode == 2 and "--allow-env" in e.value.argv
+    assert "LD_PRELOAD,KGATE_CC" in e.value.argv
+
+
 def test_verify_refuses_a_non_folder(tmp_path: Path) -> None:
     (tmp_path / "meta.json").write_text(json.dumps({"schema": 5}))
     with pytest.raises(kgate.KgateError):

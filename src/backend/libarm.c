@@ -346,7 +346,8 @@ static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, con
 {
     char bytes[32];
     snprintf(bytes, sizeof bytes, "%d", KG_LA_MAX_BYTES);
-    char *argv[] = { (char *)py, (char *)"-B", (char *)script, (char *)"--max-bytes", bytes, (char *)"--library",
+    /* KG_LIBARM_PY_FLAGS: no PYTHONPATH, PYTHONHOME or user site chooses its code */
+    char *argv[] = { (char *)py, (char *)"-I", (char *)"-B", (char *)script, (char *)"--max-bytes", bytes, (char *)"--library",
                      (char *)arm->builtin, (char *)"--device", (char *)(device != NULL ? device : "cpu"), (char *)"--threads", (char *)"1", NULL };
     /* the helper is kgate's code: it gets the worker's environment (the
      * library's paths, CUDA_VISIBLE_DEVICES) */

@@ -56,6 +56,11 @@ int kg_libarm_call(const kg_arm *arm, const char *op, const char **name, const c
  * the host's CPU; kg_libarm_start). */
 int kg_libarm_build(const kg_settings *s, const kg_plan *plan, int a, const char *device, kg_err *err);
 
+/* The flags the helper's Python runs with: isolated (-I: no PYTHON*
+ * variable, no user site-packages, not the script's folder on sys.path)
+ * and writing no bytecode (-B). */
+#define KG_LIBARM_PY_FLAGS "-I -B"
+
 /* The helper's source, embedded in kgate, and its sha256. */
 const char *kg_libarm_source(size_t *len);
 void kg_libarm_source_sha256(char out[65]);

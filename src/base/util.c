@@ -233,6 +233,48 @@ int kg_self_exe(char *buf, size_t cap, kg_err *err)
     return KG_OK;
 }
 
+int kg_exe_sha256(long pid, char hex[65], kg_err *err)
+{
+    char path[48];
+    if (pid > 0) snprintf(path, sizeof path, "/proc/%ld/exe", pid);
+    else snprintf(path, sizeof path, "/proc/self/exe");
+    /* the magic link is followed on purpose: it names the exec'd image */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return kg_errorf(err, KG_EIO, "cannot read %s: %s", path, strerror(errno));
+    int rc = kg_sha256_fd(fd, path, hex, err);
+    close(fd);
+    return rc;
+}
+
+int kg_env_compiler_path(const char *name)
+{
+    static const char *const names[] = { "GCC_EXEC_PREFIX", "COMPILER_PATH", "CPATH", "C_INCLUDE_PATH",
+                                         "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH", "LIBRARY_PATH",
+                                         "CCC_OVERRIDE_OPTIONS" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0) return 1;
+    return 0;
+}
+
+int kg_find_program(const char *argv0, const char *path_env, char *buf, size_t cap)
+{
+    if (argv0 == NULL || argv0[0] == '\0') return 0;
+    if (strchr(argv0, '/') != NULL) {
+        snprintf(buf, cap, "%s", argv0);
+        return access(buf, X_OK) == 0;
+    }
+    for (const char *p = path_env; p != NULL && *p;) {
+        const char *c = strchr(p, ':');
+        size_t l = c != NULL ? (size_t)(c - p) : strlen(p);
+        struct stat st;
+        snprintf(buf, cap, "%.*s/%s", (int)l, l > 0 ? p : ".", argv0);
+        if (access(buf, X_OK) == 0 && stat(buf, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+        p = c != NULL ? c + 1 : NULL;
+    }
+    buf[0] = '\0';
+    return 0;
+}
+
 double kg_mono_s(void)
 {
     struct timespec ts;

@@ -56,6 +56,23 @@ void kg_problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((form
 
 /* Absolute path of the running executable. */
 int kg_self_exe(char *buf, size_t cap, kg_err *err);
+/* The SHA-256 of the image process pid runs (0: this process), read
+ * through /proc/PID/exe: the file the kernel exec'd, also when its path
+ * was replaced or removed since.  An error when it cannot be read (another
+ * process that is not dumpable, to a caller that is not root). */
+int kg_exe_sha256(long pid, char hex[65], kg_err *err);
+/* 1 when the variable name (no '=') is one of the C compiler's own
+ * search paths (GCC_EXEC_PREFIX, COMPILER_PATH, CPATH, C_INCLUDE_PATH,
+ * CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH, LIBRARY_PATH,
+ * CCC_OVERRIDE_OPTIONS): a header, library or program they name would
+ * replace code kgate builds, so kgate's tool runs never pass them on
+ * (toolchain.h), and the environment's record says so (evidence/envrec.h). */
+int kg_env_compiler_path(const char *name);
+/* The program argv0 names, as posix_spawnp finds it: argv0 itself when it
+ * holds a '/', else the first executable file of that name in path_env's
+ * folders (PATH; NULL or empty: none found).  Returns 1 and the path in
+ * buf, or 0 when there is none. */
+int kg_find_program(const char *argv0, const char *path_env, char *buf, size_t cap);
 
 /* Seconds on CLOCK_MONOTONIC and wall-clock UTC in ISO 8601. */
 double kg_mono_s(void);

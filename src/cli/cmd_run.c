@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "evidence/attest.h"
+#include "evidence/envrec.h"
 #include "run/supervisor.h"
 #include "plan/shard.h"
 #include "run/quiet.h"
@@ -45,8 +46,12 @@ static int signing_key(const kg_settings *env, const char *key, char *buf, size_
 }
 
 /* One line on stderr: who signed the folder, or that nobody did. */
-static void tell_signature(const char *dir, const char *key_path)
+static void tell_signature(const char *dir, const char *key_path, const kg_settings *env)
 {
+    char names[1024];
+    if (key_path != NULL && kg_envrec_unattested(env->environ_list, names, sizeof names) > 0)
+        fprintf(stderr, "kgate: the signed statement records an unattested environment (%s: each can replace code "
+                "the campaign ran): kgate verify --key fails unless --allow-env names them\n", names);
     if (key_path == NULL) {
         fprintf(stderr, "kgate: the folder is unsigned (no --key and no key made by kgate key init): kgate verify "
                 "--key cannot vouch for it\n");
@@ -190,7 +195,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         if (an.invalid && an.invalid_why[0] != '\0' && strcmp(an.invalid_why, an.gate_reason) != 0)
             fprintf(stderr, "kgate: the campaign is INVALID: %s\n", an.invalid_why);
         fprintf(stderr, "kgate: evidence in %s\n", dir);
-        tell_signature(dir, o.key_path);
+        tell_signature(dir, o.key_path, env);
     }
     sum.exit_status = status;
     sum.seconds = kg_mono_s() - t_start;

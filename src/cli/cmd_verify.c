@@ -23,6 +23,10 @@ static const char about[] =
     "by PUB's private key over an in-toto statement whose subjects are the folder's files with\n"
     "their SHA-256; a folder without one is unsigned, which fails.  Without --key the signer's\n"
     "keyid is named but not checked, and an unsigned folder is said to be so.\n"
+    "With --key, the statement's unattested environment also fails: each variable of the\n"
+    "signing run that can replace code the campaign ran (KGATE_WORKER_WRAPPER, KGATE_CC,\n"
+    "LD_PRELOAD, ...; docs/evidence.md) is a line \"unattested environment: NAME=value\" unless\n"
+    "--allow-env names it.\n"
     "The references come from the op server: a process of its own that compiles the folder's\n"
     "op sources and runs them confined (a system-call allow-list, no writes, no network, the\n"
     "signing key's folder and $HOME hidden, CPU and time limits).  Only the values it returns\n"
@@ -30,17 +34,33 @@ static const char about[] =
     "is NOT verified.\n"
     "Prints one line per problem naming the file, then a summary.\n";
 
-static int verify_folder(const char *dir, const char *pub, const kg_ref_source *refs);
+static int verify_folder(const char *dir, const char *pub, const kg_attest_allow *allow, const kg_ref_source *refs);
+
+/* --allow-env's names (comma-separated) into names, at most cap; the
+ * count, or -1 when one is not a variable's name. */
+static int allow_names(char *list, const char **names, int cap)
+{
+    int n = 0;
+    for (char *tok = strtok(list, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        if (n == cap || tok[0] == '\0' || strspn(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+            strlen(tok))
+            return -1;
+        names[n++] = tok;
+    }
+    return n;
+}
 
 static const char footer[] = "Exit status: 0 verified, 1 a mismatch, 2 usage error or not an evidence folder.\n";
 
 int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
 {
-    const char *dir = NULL, *pub = NULL;
+    const char *dir = NULL, *pub = NULL, *allow_env = NULL;
     double op_timeout = 300;
     const kg_cli_opt opts[] = {
         { .name = "key", .arg = "PUB", .kind = KG_CLI_STRING, .dst = &pub,
           .help = "the public key (kgate key init's " KG_ATTEST_PUB ") that must have signed the folder" },
+        { .name = "allow-env", .arg = "NAMES", .kind = KG_CLI_STRING, .dst = &allow_env,
+          .help = "with --key: accept these unattested variables of the signing run's environment (comma-separated names)" },
         { .name = "op-timeout", .arg = "S", .kind = KG_CLI_REAL, .dst = &op_timeout, .min = 0.1, .max = 86400,
           .help = "the op server's limit for one reference, in seconds (300)" },
         { .name = NULL },
@@ -48,6 +68,18 @@ int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
     const kg_cli_spec spec = { .cmd = "verify", .args = "DIR", .about = about, .opts = opts, .footer = footer };
     int parsed = kg_cli_parse(&spec, argc, argv, &dir);
     if (parsed != KG_CLI_GO) return parsed;
+    char list[1024];
+    const char *names[64];
+    kg_attest_allow allow = { names, 0 };
+    if (allow_env != NULL) {
+        snprintf(list, sizeof list, "%s", allow_env);
+        if (pub == NULL || (allow.n = allow_names(list, names, 64)) < 0) {
+            fprintf(stderr, "kgate verify: --allow-env %s: %s\n", allow_env, pub == NULL ? "needs --key PUB (it "
+                    "accepts variables of a signed statement)" : "expected variable names separated by commas "
+                    "(letters, digits, _), at most 64");
+            return KG_EXIT_USAGE;
+        }
+    }
     kg_opclient *oc = NULL;
     kg_err err = { 0 };
     const kg_opclient_opts oo = { .settings = env, .request_s = op_timeout };
@@ -56,12 +88,12 @@ int kg_cmd_verify(int argc, char **argv, const kg_settings *env)
         return KG_EXIT_USAGE;
     }
     kg_ref_source refs = kg_opclient_source(oc);
-    int rc = verify_folder(dir, pub, &refs);
+    int rc = verify_folder(dir, pub, &allow, &refs);
     kg_opclient_free(oc);
     return rc;
 }
 
-static int verify_folder(const char *dir, const char *pub, const kg_ref_source *refs)
+static int verify_folder(const char *dir, const char *pub, const kg_attest_allow *allow, const kg_ref_source *refs)
 {
     kg_sb out = { 0 };
     kg_err err = { 0 };
@@ -72,7 +104,7 @@ static int verify_folder(const char *dir, const char *pub, const kg_ref_source *
     char keyid[65];
     kg_sb aout = { 0 };
     int abad = 0;
-    if (kg_attest_check(dir, pub, &ast, keyid, &aout, &abad, &err) != KG_OK) {
+    if (kg_attest_check(dir, pub, allow, &ast, keyid, &aout, &abad, &err) != KG_OK) {
         kg_sb_free(&aout);
         fprintf(stderr, "kgate verify: --key %s: %s\n", pub, err.msg);
         return KG_EXIT_USAGE;

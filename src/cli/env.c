@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include "cli.h"
 
+extern char **environ;
+
 /* The variable's value; NULL when it is unset or empty. */
 static const char *text(const char *name)
 {
@@ -77,6 +79,8 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     else if (s->cache_dir == NULL && home != NULL) snprintf(cache_dir, sizeof cache_dir, "%s/.cache/kgate", home);
     if (s->cache_dir == NULL && (xdg_cache != NULL || home != NULL)) s->cache_dir = cache_dir;
     s->peaks_file = text("KGATE_PEAKS");
+    s->path_env = path;
+    s->environ_list = environ;
 
     const char *v;
     long long n;

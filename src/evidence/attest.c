@@ -313,6 +313,9 @@ static int predicate(const char *dir, json_t **out, kg_err *err)
         json_object_set_new(kg, "git_sha", copy_of(meta, "kgate_git_sha"));
         json_object_set_new(kg, "binary_sha256", copy_of(env, "kgate_binary_sha256"));
         json_object_set_new(p, "kgate", kg);
+        /* what ran, by SHA-256, and the environment that changes what kgate does (envrec.h) */
+        json_object_set_new(p, "programs", copy_of(env, "programs"));
+        json_object_set_new(p, "environment", copy_of(env, "environment"));
         json_t *dev = json_object();
         json_object_set_new(dev, "backend", copy_of(meta, "backend"));
         json_object_set_new(dev, "description", copy_of(meta, "device"));
@@ -484,8 +487,37 @@ static void check_subjects(const char *dir, json_t *stmt, kg_sb *out, int *nbad)
     json_decref(have);
 }
 
-int kg_attest_check(const char *dir, const char *pub_path, kg_attest_state *state, char keyid[65], kg_sb *out,
-                    int *nbad, kg_err *err)
+/* The statement's unattested environment against the verifier's
+ * allowance: one problem for each variable it does not allow. */
+static void check_environment(json_t *stmt, const kg_attest_allow *allow, kg_sb *out, int *nbad)
+{
+    json_t *envr = json_object_get(json_object_get(stmt, "predicate"), "environment");
+    json_t *un = json_object_get(envr, "unattested");
+    if (!json_is_array(un)) {
+        kg_problem(out, nbad, "unattested environment: not recorded (the statement has no predicate.environment: "
+                   "signed by a kgate that did not record the environment its campaign ran in)");
+        return;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(un, i, v) {
+        const char *e = json_string_value(v);
+        if (e == NULL) {
+            kg_problem(out, nbad, "unattested environment: entry %zu is not text", i);
+            continue;
+        }
+        size_t nl = strcspn(e, "=");
+        int ok = 0;
+        for (int k = 0; k < allow->n && !ok; k++)
+            ok = strlen(allow->names[k]) == nl && strncmp(allow->names[k], e, nl) == 0;
+        if (!ok)
+            kg_problem(out, nbad, "unattested environment: %.400s (it can replace code the campaign ran: "
+                       "--allow-env %.*s accepts it)", e, (int)(nl < 200 ? nl : 200), e);
+    }
+}
+
+int kg_attest_check(const char *dir, const char *pub_path, const kg_attest_allow *allow, kg_attest_state *state,
+                    char keyid[65], kg_sb *out, int *nbad, kg_err *err)
 {
     char path[KG_PATH_MAX + 64];
     keyid[0] = '\0';
@@ -585,6 +617,7 @@ int kg_attest_check(const char *dir, const char *pub_path, kg_attest_state *stat
     int before = *nbad;
     check_subjects(dir, stmt, out, nbad);
     *state = *nbad == before ? KG_ATTEST_GOOD : KG_ATTEST_BAD_SUBJECTS;
+    if (allow != NULL) check_environment(stmt, allow, out, nbad);
 done:
     EVP_PKEY_free(k);
     json_decref(env);

@@ -10,7 +10,9 @@
  * around an in-toto Statement v1 whose subjects are every file of the
  * folder (SHA256SUMS included, the envelope itself not) with its SHA-256,
  * and whose predicate (KG_ATTEST_PREDICATE) records the plan's hash,
- * kgate's version and binary hash, the device and the verdicts.  The
+ * kgate's version and binary hash, the programs that ran by SHA-256 and
+ * the environment that changes kgate's behaviour (environment.json's
+ * "programs" and "environment", envrec.h), the device and the verdicts.  The
  * signature is Ed25519 over the DSSE pre-authentication encoding
  *   "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body.
  * Keys are PEM files made by `kgate key init` (kg_attest_key_init).
@@ -63,11 +65,23 @@ typedef enum {
     KG_ATTEST_BAD_SUBJECTS   /* the signature verifies, the folder differs from its subjects */
 } kg_attest_state;
 
+/* The variables a verifier accepts among a signed statement's
+ * unattested environment (predicate.environment.unattested, envrec.h):
+ * `kgate verify --allow-env NAME`. */
+typedef struct kg_attest_allow {
+    const char *const *names;
+    int n;
+} kg_attest_allow;
+
 /* Checks dir's envelope with the public key pub_path (NULL: none, the
  * keyid only).  Every problem is appended to problems, one line each,
- * and counted in *nbad.  Returns KG_OK when the check ran; an error when
- * the key cannot be read. */
-int kg_attest_check(const char *dir, const char *pub_path, kg_attest_state *state, char keyid[65],
-                    struct kg_sb *problems, int *nbad, kg_err *err);
+ * and counted in *nbad.  With allow (not NULL) and a signature that
+ * verifies, every unattested variable of the statement that allow does
+ * not name is a problem, "unattested environment: NAME=value", and so is
+ * a statement that records no environment; NULL leaves the environment
+ * unchecked (kgate merge's shards: the merged statement carries theirs).
+ * Returns KG_OK when the check ran; an error when the key cannot be read. */
+int kg_attest_check(const char *dir, const char *pub_path, const kg_attest_allow *allow, kg_attest_state *state,
+                    char keyid[65], struct kg_sb *problems, int *nbad, kg_err *err);
 
 #endif

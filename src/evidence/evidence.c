@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "kgate/evidence.h"
+#include "evidence/envrec.h"
 #include "evidence/salt.h"
 #include "base/safefs.h"
 #include "base/util.h"
@@ -597,7 +598,7 @@ static int load_peaks(const char *path, kg_peaks *pk, kg_err *err)
 
 /* The receipt of what ran: binary, sources, build outputs, tools, host. */
 int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *dir, const char *backend, const char *device,
-                                  const char *compiler, kg_err *err)
+                                  const char *compiler, const struct kg_envrec_in *programs, kg_err *err)
 {
     json_t *m = json_object();
     char buf[512], hex[65], exe[PATH_MAX], path[KG_PATH_MAX + 64];
@@ -614,6 +615,10 @@ int kg_evidence_write_environment(int dirfd, const kg_plan *plan, const char *di
     json_object_set_new(m, "backend", json_string(backend));
     json_object_set_new(m, "device", json_string(device));
     if (compiler != NULL) json_object_set_new(m, "compiler", json_string(compiler));
+    if (programs != NULL) {
+        json_object_set_new(m, "programs", kg_envrec_programs(programs));
+        json_object_set_new(m, "environment", kg_envrec_environment(programs->env));
+    }
     struct utsname u;
     if (uname(&u) == 0) {
         json_object_set_new(m, "host", json_string(u.nodename));

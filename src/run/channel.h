@@ -7,7 +7,9 @@
  * worker's process, and the supervisor checks each with the strict
  * readers of rows.c before it writes the file.
  *
- * Kinds: NOW (before every arm operation: which case, arm, phase and
+ * Kinds: HELLO (the worker's first frame: the SHA-256 of the image it
+ * runs, /proc/self/exe, which the supervisor compares with its own), NOW
+ * (before every arm operation: which case, arm, phase and
  * round, four 32-bit words), the text of a row kind (checks, saved
  * outputs' index, telemetry, resources, raw: one frame each, raw last),
  * the saved outputs' bytes, and FAIL (the worker's own error message,
@@ -37,6 +39,7 @@ typedef enum {
     KG_FRAME_FAIL,            /* the worker's own error (text) */
     KG_FRAME_PHASES,          /* where its time went: "setup_s checks_s timed_s\n" (before raw) */
     KG_FRAME_MAC,             /* HMAC-SHA256 under the token of every other frame, RAW included (32 bytes) */
+    KG_FRAME_HELLO,           /* first: the SHA-256 of the worker's own image and its path, "HEX PATH\n" */
     KG_FRAME_NKINDS
 } kg_frame_kind;
 

@@ -44,6 +44,8 @@
 #include "plan/shard.h"
 #include "base/safefs.h"
 #include "evidence/attest.h"
+#include "evidence/envrec.h"
+#include "backend/libarm.h"
 #include "base/util.h"
 #include "run/wproc.h"
 
@@ -158,11 +160,20 @@ static void remove_leftovers(int dirfd, int first)
 }
 
 /* The signed statement, after SHA256SUMS (attest.h): every worker has
- * ended, so the private key is read now and by this process alone. */
-static int sign_folder(const kg_run_opts *o, const char *dir, int dirfd, kg_err *err)
+ * ended, so the private key is read now and by this process alone.  A
+ * campaign with a worker that was not this binary (watch.csv's worker
+ * events, earlier runs of it included) is not signed. */
+static int sign_folder(const kg_run_opts *o, const char *dir, int dirfd, int unvouched, kg_err *err)
 {
     char keyid[65];
-    return kg_attest_write(dir, dirfd, o->check_only ? NULL : o->key_path, keyid, err);
+    const char *key = o->check_only ? NULL : o->key_path;
+    if (key != NULL && unvouched > 0) {
+        (void)kg_attest_write(dir, dirfd, NULL, keyid, NULL);
+        return kg_errorf(err, KG_EINPUT, "%s: %d process(es) ran in a worker that is not this kgate binary (watch.csv's "
+                         "worker events): the folder is left unsigned; run the campaign again without "
+                         "KGATE_WORKER_WRAPPER's other binary to sign it", dir, unvouched);
+    }
+    return kg_attest_write(dir, dirfd, key, keyid, err);
 }
 
 /* A campaign stopped between its first two writes (plan.kg, then
@@ -213,6 +224,8 @@ typedef struct campaign {
     double t0;
     char pline[256];
     struct sigaction old_int, old_term, old_pipe;
+    char exe_sha256[65];      /* this process's image ("": unreadable): every worker's must be it */
+    int unvouched;            /* processes whose worker was not (watch.csv's worker events) */
 } campaign;
 
 /* DIR/name of the campaign's folder, into buf. */
@@ -236,6 +249,7 @@ static void stage_signals(campaign *c)
         if (o->negative_arm != NULL) c->s.negative_arm = o->negative_arm;
     }
     (void)prctl(PR_SET_DUMPABLE, 0);
+    if (kg_exe_sha256(0, c->exe_sha256, NULL) != KG_OK) c->exe_sha256[0] = '\0';
     kg_stop_clear();
     struct sigaction sa, ign;
     memset(&sa, 0, sizeof sa);
@@ -459,7 +473,10 @@ static int stage_prepare(campaign *c, kg_err *err)
         kg_watch_rec *old = NULL;
         size_t nold = 0;
         if ((rc = kg_rows_read_watch(path, &old, &nold, err)) != KG_OK) return rc;
-        for (size_t i = 0; i < nold; i++) kg_rows_put_watch(&c->wl, &old[i]);
+        for (size_t i = 0; i < nold; i++) {
+            kg_rows_put_watch(&c->wl, &old[i]);
+            c->unvouched += strcmp(old[i].event, "worker") == 0;
+        }
         free(old);
     }
     return KG_OK;
@@ -498,8 +515,18 @@ static int stage_build(campaign *c, kg_err *err)
     char compiler[512] = "";
     const char *cc = kg_backend_compiler(c->resolved, &c->s);
     if (cc != NULL) kg_tool_version(cc, compiler, sizeof compiler);
+    /* what runs: the programs by SHA-256, and the environment (envrec.h) */
+    char helper[65];
+    kg_libarm_source_sha256(helper);
+    int library = 0;
+    for (int a = 0; a < c->plan->narms; a++) library |= kg_libarm_is(&c->plan->arms[a]);
+    kg_envrec_in programs = { .env = c->s.environ_list, .path_env = c->s.path_env,
+                              .worker_wrapper = c->s.worker_wrapper, .arm_host = c->s.armhost_exe,
+                              .compiler = cc, .compiler_version = compiler,
+                              .python = library ? (c->s.python != NULL ? c->s.python : "/usr/bin/python3") : NULL,
+                              .python_flags = KG_LIBARM_PY_FLAGS, .helper_sha256 = helper };
     return kg_evidence_write_environment(c->dirfd, c->plan, c->dir, c->resolved, c->device,
-                                         cc != NULL ? compiler : NULL, err);
+                                         cc != NULL ? compiler : NULL, &programs, err);
 }
 
 /* Measure the peaks: the device's peaks (the physics limit), measured
@@ -595,7 +622,9 @@ static int stage_schedule(campaign *c, kg_err *err)
                          .lock_fd = c->lock_fd, .gated = c->wc.q != NULL, .progress = o->progress,
                          .check_only = o->check_only, .shard_i = o->shard_i, .shard_n = o->shard_n,
                          .has_device = o->has_device, .device = o->device, .salt = c->salt,
-                         .timeout_s = plan->campaign.timeout_s };
+                         .timeout_s = plan->campaign.timeout_s,
+                         .exe_sha256 = c->exe_sha256[0] != '\0' ? c->exe_sha256 : NULL,
+                         .signing = o->key_path != NULL && !o->check_only, .unvouched = &c->unvouched };
     c->per_look = plan->campaign.looks > 1 ? 2 * (plan->campaign.processes / plan->campaign.looks) : 0;
     c->t0 = kg_mono_s();
     return KG_OK;
@@ -657,13 +686,17 @@ static int run_worker(campaign *c, kg_err *err)
     for (;;) {
         int said_done = 0;
         if ((rc = kg_wproc_drive(&c->cur, &c->next, &c->sp, &c->wc, c->o->progress ? c->pline : NULL, &said_done,
-                                 err)) != KG_OK)
+                                 err)) != KG_OK) {
+            /* a worker refused for its binary is in the watch's log */
+            if (c->unvouched > 0) (void)write_watch(c->dirfd, c->dir, &c->wl, NULL);
             return rc;
+        }
         if (!said_done) break;
         if ((rc = start_beside(c, err)) != KG_OK) return rc;
     }
     rc = kg_wproc_finish(&c->cur, &c->sp, &c->wc, err);
     kg_lock_note_worker(c->lock_fd, c->next.active ? (long)c->next.pid : 0);
+    if (rc != KG_OK && c->unvouched > 0) (void)write_watch(c->dirfd, c->dir, &c->wl, NULL);
     if (rc != KG_OK) return rc;
     c->recs[c->nrec] = c->cur.rec;
     /* a worker that never began timing leaves the clock cold */
@@ -810,9 +843,11 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if ((rc = stage_loop(c, err)) != KG_OK) goto done;
     if ((rc = stage_reports(c, an, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_write_sums(c->dir, err)) != KG_OK) goto done;
-    if ((rc = sign_folder(o, c->dir, c->dirfd, err)) != KG_OK) goto done;
+    if ((rc = sign_folder(o, c->dir, c->dirfd, c->unvouched, err)) != KG_OK) goto done;
     stage_archive(c);
 done:
+    /* the reports may have been analysed before a later stage failed */
+    if (rc != KG_OK) kg_analysis_free(an);
     campaign_close(c);
     free(c);
     return rc;

@@ -67,7 +67,8 @@ typedef struct kg_run_opts {
  * modules; the peaks; the host watch; the schedule loop with its
  * sequential looks; the reports; SHA256SUMS; the signature; the archive.
  * *out_dir_used receives the folder.  The
- * analysis result is returned in *an (free with kg_analysis_free).
+ * analysis result is returned in *an (free with kg_analysis_free; on an
+ * error it is freed here, and *an left empty).
  * Returns KG_OK when the campaign completed (whatever its verdict). */
 int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap,
                     kg_analysis *an, kg_err *err);

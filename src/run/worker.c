@@ -1391,6 +1391,20 @@ static int take_token(const kg_worker_opts *o, kg_err *err)
     return rc;
 }
 
+/* The hello frame, the first under the MAC: the SHA-256 of the image
+ * this worker runs and its path, which the supervisor compares with its
+ * own (the binary that measures is the binary that signs). */
+static int send_hello(const kg_worker_opts *o, kg_err *err)
+{
+    char hex[65], exe[PATH_MAX], text[PATH_MAX + 80];
+    int rc = kg_exe_sha256(0, hex, err);
+    if (rc != KG_OK) return rc;
+    if (kg_self_exe(exe, sizeof exe, NULL) != KG_OK) snprintf(exe, sizeof exe, "?");
+    int n = snprintf(text, sizeof text, "%s %s\n", hex, exe);
+    return kg_frame_send(o->rows_fd, KG_FRAME_HELLO, o->proc, text, (size_t)(n < (int)sizeof text ? n :
+                         (int)sizeof text - 1), err);
+}
+
 int kg_worker_main(const kg_worker_opts *o, kg_err *err)
 {
     kg_plan *plan = NULL;
@@ -1418,6 +1432,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     }
     /* the token: every frame from here on is authenticated under it (token.h) */
     if ((rc = take_token(o, err)) != KG_OK) goto done;
+    if ((rc = send_hello(o, err)) != KG_OK) goto done;
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
     if ((rc = self_limits(o, plan, err)) != KG_OK) goto done;
     /* the shard's device; the canonical plan and its hash stay the plan's */

@@ -443,7 +443,10 @@ static int spawn_worker(kg_wproc *w, const kg_wspawn *sp, wp_pipes *pp, wp_args 
     (void)fcntl(pp->token, F_SETFD, 0);
     if (pp->go[0] >= 0) (void)fcntl(pp->go[0], F_SETFD, 0);
     pid_t pid;
-    int e = posix_spawnp(&pid, a->argv[0], &fa, &at, a->argv, environ);
+    /* without a wrapper the worker is this process's own image (the file
+     * its path names may have been replaced since: a rebuild) */
+    const char *prog = a->argv[0] == a->exe ? "/proc/self/exe" : a->argv[0];
+    int e = posix_spawnp(&pid, prog, &fa, &at, a->argv, environ);
     close(lfd);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
@@ -504,8 +507,13 @@ int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, in
     int rc = pipes_open(sp, &pp, err);
     if (rc == KG_OK) {
         if ((rc = worker_argv(w, sp, &pp, warm_s, a, err)) == KG_OK &&
-            (rc = spawn_worker(w, sp, &pp, a, err)) == KG_OK)
+            (rc = spawn_worker(w, sp, &pp, a, err)) == KG_OK) {
+            /* the image exec'd (posix_spawn returns once it is), where
+             * this process may read it; under a wrapper it is the wrapper */
+            if (sp->s->worker_wrapper == NULL && kg_exe_sha256(w->pid, w->exe_seen, NULL) != KG_OK)
+                w->exe_seen[0] = '\0';
             rc = begin_watch(w, sp, &pp, beside, err);
+        }
         pipes_close(&pp);
     }
     free(a);
@@ -614,6 +622,56 @@ static int store_early(kg_wproc *w, const kg_wspawn *sp, kg_err *err)
     int rc = store_records(sp->dirfd, sp->dir, &w->ch, w->proc, err);
     if (rc == KG_OK) w->stored = 1;
     return rc;
+}
+
+/* Why the worker's binary is not the supervisor's ("" when it is): its
+ * hello frame reports the SHA-256 of its own image, and the supervisor
+ * read the image it exec'd where it could (w->exe_seen). */
+static void hello_why(const kg_wproc *w, const kg_wspawn *sp, char *why, size_t cap)
+{
+    const char *p = w->ch.part[KG_FRAME_HELLO];
+    size_t n = w->ch.partlen[KG_FRAME_HELLO];
+    why[0] = '\0';
+    if (p == NULL) {
+        snprintf(why, cap, "its worker sent records without a hello frame (the SHA-256 of its own image)");
+        return;
+    }
+    char path[256] = "";
+    int hex = n >= 66;
+    for (size_t i = 0; hex && i < 64; i++) hex = (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f');
+    if (!hex || p[64] != ' ' || p[n - 1] != '\n') {
+        snprintf(why, cap, "its worker's hello frame is not \"SHA256 PATH\" (%zu bytes)", n);
+        return;
+    }
+    snprintf(path, sizeof path, "%.*s", (int)(n - 66 < 200 ? n - 66 : 200), p + 65);
+    for (char *c = path; *c; c++)
+        if (*c < ' ' || *c == ',' || *c == '"') *c = '?';
+    if (strncmp(p, sp->exe_sha256, 64) != 0)
+        snprintf(why, cap, "its worker ran %s, SHA-256 %.16s..., not the supervisor's binary (SHA-256 %.16s...)",
+                 path, p, sp->exe_sha256);
+    else if (w->exe_seen[0] != '\0' && strcmp(w->exe_seen, sp->exe_sha256) != 0)
+        snprintf(why, cap, "the image the supervisor exec'd as its worker has SHA-256 %.16s..., not the "
+                 "supervisor's (%.16s...), though its hello said otherwise", w->exe_seen, sp->exe_sha256);
+}
+
+/* The worker's binary, once its hello or its records came: one that is
+ * not the supervisor's is a "worker" event of the watch and counted; a
+ * run that signs stops (KG_EINPUT). */
+static int hello_check(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg_err *err)
+{
+    if (w->hello_done || sp->exe_sha256 == NULL || !w->active) return KG_OK;
+    if (w->ch.part[KG_FRAME_HELLO] == NULL && w->ch.part[KG_FRAME_RAW] == NULL) return KG_OK;
+    w->hello_done = 1;
+    char why[400];
+    hello_why(w, sp, why, sizeof why);
+    if (why[0] == '\0') return KG_OK;
+    if (sp->unvouched != NULL) (*sp->unvouched)++;
+    kg_watch_log(wc->wl, 0, w->proc, "worker", "%s: %s", why, sp->signing ? "a run that signs stops"
+                 : "the folder cannot be signed");
+    if (!sp->signing) return KG_OK;
+    return kg_errorf(err, KG_EINPUT, "process %d: %s: a run that signs refuses a worker that is not its own binary "
+                     "(KGATE_WORKER_WRAPPER must exec this kgate, SHA-256 %.16s..., or be unset; or run without "
+                     "--key); recorded in %s/watch.csv", w->proc, why, sp->exe_sha256, sp->dir);
 }
 
 /* A stop request (SIGINT, SIGTERM) kills both workers; 1 then. */
@@ -756,6 +814,12 @@ int kg_wproc_drive(kg_wproc *cur, kg_wproc *next, const kg_wspawn *sp, const kg_
         show_progress(cur, pline, now);
         int rc = pump_both(cur, next, err);
         if (rc != KG_OK) return rc;
+        if ((rc = hello_check(cur, sp, wc, err)) != KG_OK ||
+            (next != NULL && (rc = hello_check(next, sp, wc, err)) != KG_OK)) {
+            wp_kill(cur);
+            if (next != NULL) wp_kill(next);
+            return rc;
+        }
         if (next != NULL) ov_tick(next, kg_mono_s());
         if ((rc = store_early(cur, sp, err)) != KG_OK) {
             wp_kill(cur);
@@ -921,6 +985,10 @@ int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg
     /* what the worker sent before it ended (a descendant outside its
      * group may hold the pipe open: only what is there now is read) */
     if (!w->ch.eof && (rc = kg_chan_pump(&w->ch, w->pfd, err)) != KG_OK) goto out;
+    if ((rc = hello_check(w, sp, wc, err)) != KG_OK) {
+        if (w->stored == 1) unstore(sp->dirfd, w->proc);
+        goto out;
+    }
     w->rec.seconds = kg_mono_s() - w->t0;
     log_overlap(w, wc);
     if (w->gave_up) {

@@ -46,6 +46,14 @@ typedef struct kg_wspawn {
     int has_device, device;  /* the device that replaces the plan's */
     uint64_t salt;
     double timeout_s;
+    /* the supervisor's own image's SHA-256 (kg_exe_sha256), which every
+     * worker's hello must report (NULL: not checked); signing: a worker
+     * that reports another, or sends records without a hello, stops the
+     * run (a "worker" event of the watch either way); *unvouched counts
+     * those workers */
+    const char *exe_sha256;
+    int signing;
+    int *unvouched;
 } kg_wspawn;
 
 /* The states of a worker that started beside the one before it, while
@@ -70,6 +78,10 @@ typedef struct kg_wproc {
      * yet, 1 written, -1 refused (store_why), 2 recorded */
     int stored;
     char store_why[256];
+    /* its binary: the hello checked (1); the SHA-256 of the image the
+     * supervisor exec'd, read through /proc ("" where it could not be) */
+    int hello_done;
+    char exe_seen[65];
 } kg_wproc;
 
 /* Starts worker proc (w->rec's slot, attempt and dir set); warm_s > 0:

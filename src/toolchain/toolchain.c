@@ -13,6 +13,25 @@
 
 extern char **environ;
 
+/* The environment a tool runs with: this process's, without the
+ * compiler's own search paths (kg_env_compiler_path); a malloc'd array
+ * of environ's pointers (NULL: out of memory). */
+static char **tool_environ(void)
+{
+    size_t n = 0, k = 0;
+    while (environ != NULL && environ[n] != NULL) n++;
+    char **v = malloc((n + 1) * sizeof *v);
+    if (v == NULL) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        char name[64];
+        size_t l = strcspn(environ[i], "=");
+        snprintf(name, sizeof name, "%.*s", (int)(l < sizeof name - 1 ? l : sizeof name - 1), environ[i]);
+        if (l >= sizeof name - 1 || !kg_env_compiler_path(name)) v[k++] = environ[i];
+    }
+    v[k] = NULL;
+    return v;
+}
+
 int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err)
 {
     posix_spawn_file_actions_t fa;
@@ -22,7 +41,9 @@ int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     pid_t pid;
-    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    char **env = tool_environ();
+    int e = env == NULL ? ENOMEM : posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
+    free(env);
     posix_spawn_file_actions_destroy(&fa);
     if (e != 0) return kg_errorf(err, KG_EIO, "cannot run %s: %s", argv[0], strerror(e));
     while (waitpid(pid, status, 0) < 0) {

@@ -12,7 +12,9 @@
 #include "kgate/err.h"
 
 /* Runs argv (no shell) with stdout and stderr appended to log_path (or
- * /dev/null when NULL) and waits.  *status is the wait status.  Returns
+ * /dev/null when NULL) and waits, in this process's environment without
+ * the compiler's own search paths (base/util.h's kg_env_compiler_path:
+ * none of them chooses what kgate compiles).  *status is the wait status.  Returns
  * KG_OK when the child ran, whatever its exit code. */
 int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err);
 

@@ -102,6 +102,37 @@ static int write_json_at(int dirfd, const char *dir, const char *name, json_t *m
     return rc;
 }
 
+/* The merged folder's environment: every shard's unattested variables
+ * (each once), which the merged statement carries for verify --key. */
+static json_t *shards_environment(const kg_merge_opts *o, int n)
+{
+    json_t *un = json_array(), *envr = json_object();
+    for (int i = 0; i < n; i++) {
+        char path[KG_PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/environment.json", o->dirs[i]);
+        json_t *se = json_load_file(path, 0, NULL);
+        json_t *su = json_object_get(json_object_get(se, "environment"), "unattested");
+        size_t k, j;
+        json_t *v, *w;
+        if (!json_is_array(su)) {
+            json_decref(se);
+            json_decref(un);
+            json_decref(envr);
+            return json_null();   /* a shard that records none: neither does the merge */
+        }
+        json_array_foreach(su, k, v) {
+            int seen = 0;
+            json_array_foreach(un, j, w) seen |= json_equal(v, w);
+            if (!seen && json_is_string(v)) json_array_append(un, v);
+        }
+        json_decref(se);
+    }
+    json_object_set_new(envr, "recorded", json_object());
+    json_object_set_new(envr, "unattested", un);
+    json_object_set_new(envr, "from", json_sprintf("%d shards: shards/I/environment.json", n));
+    return envr;
+}
+
 /* meta.json and environment.json of the merged folder. */
 static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *r, int n, const char *plan_hash, kg_err *err)
 {
@@ -172,6 +203,12 @@ static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *
     json_object_set_new(env, "plan_sha256", json_string(plan_hash));
     json_object_set_new(env, "backend", json_string(r[0].sm.backend));
     json_object_set_new(env, "merged_from", json_sprintf("%d shards: shards/I/environment.json", n));
+    json_t *progs = json_object(), *merger = json_object();
+    json_object_set_new(merger, "path", json_string(exe));
+    json_object_set_new(merger, "sha256", json_string(hex));
+    json_object_set_new(progs, "merger", merger);
+    json_object_set_new(env, "programs", progs);
+    json_object_set_new(env, "environment", shards_environment(o, n));
     rc = write_json_at(dirfd, o->out, "environment.json", env, err);
     json_decref(env);
     return rc;
@@ -271,7 +308,7 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
             char keyid[65];
             kg_sb a = { 0 };
             int abad = 0;
-            if (kg_attest_check(o->dirs[i], o->pub_path, &st, keyid, &a, &abad, &fe) != KG_OK)
+            if (kg_attest_check(o->dirs[i], o->pub_path, NULL, &st, keyid, &a, &abad, &fe) != KG_OK)
                 kg_problem(&probs, &nbad, "%s: %s", o->dirs[i], fe.msg);
             else if (st != KG_ATTEST_GOOD)
                 kg_problem(&probs, &nbad, "%s: %s", o->dirs[i],

@@ -423,7 +423,7 @@ static void verify_shards(const char *dir, const kg_plan *plan, int n, const cha
         if (pub != NULL) {
             kg_attest_state st;
             char keyid[65];
-            if (kg_attest_check(dirs[i], pub, &st, keyid, &sub, &sbad, &e) != KG_OK)
+            if (kg_attest_check(dirs[i], pub, NULL, &st, keyid, &sub, &sbad, &e) != KG_OK)
                 kg_problem(out, nbad, "%s: %s", names[i], e.msg);
             else if (st != KG_ATTEST_GOOD && sbad == 0)
                 kg_problem(out, nbad, "%s: %s", names[i], st == KG_ATTEST_UNSIGNED ? "unsigned" : "signature not checked");

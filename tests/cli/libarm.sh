@@ -10,7 +10,9 @@
 #     INADMISSIBLE for its arm alone, resources.csv holds each case's
 #     provenance record (library, versions, call, expression, the helper's
 #     sha256), the report has the Library arms section, verify passes;
-#  3. a helper whose call returns a wrong output: INCORRECT for that arm, the
+#  3. PYTHONPATH does not reach the helper (it runs with python3 -I); a
+#     helper whose call returns a wrong output (sabotaged through a
+#     KGATE_PYTHON that takes PYTHONPATH): INCORRECT for that arm, the
 #     campaign ends normally and verifies;
 #  4. a helper that dies mid-campaign: INCORRECT (a fault of its arm),
 #     the other arms unaffected;
@@ -157,7 +159,8 @@ expect_grep '| r | np | `numpy.sum` | `numpy.sum(X, axis=1, dtype=float32, out=Y
 "$KGATE" verify "$T/ok" >"$T/v.out" 2>&1 || { cat "$T/v.out" >&2; die "verify of the numpy campaign"; }
 expect_report_identical "$T/ok"
 
-# 3 and 4: a helper sabotaged from outside (sitecustomize on PYTHONPATH)
+# 3 and 4: a helper sabotaged from outside (sitecustomize on the path of a
+# Python that KGATE_PYTHON names)
 mkdir -p "$T/wrong" "$T/dies"
 cat >"$T/wrong/sitecustomize.py" <<'EOF'
 import numpy
@@ -181,8 +184,22 @@ def _dies(*a, **k):
     return _sum(*a, **k)
 numpy.sum = _dies
 EOF
+# the helper runs isolated (python3 -I): PYTHONPATH does not reach it (review
+# 2026-12-04, 5c: it chose the helper's code), and the run is not changed
+PYTHONPATH="$T/wrong" "$KGATE" run "$P" -o "$T/o-pp" -q 2>"$T/pp.err"; st=$?
+[ $st -le 1 ] || { cat "$T/pp.err" >&2; die "PYTHONPATH run: exit $st"; }
+grep -q '^r,np,reference,ok,' "$T/o-pp/results.csv" || { cat "$T/o-pp/results.csv" >&2; die "PYTHONPATH reached the helper"; }
+expect_grep '"flags": "-I -B"' "$T/o-pp/environment.json"
+# the helper's Python and script by SHA-256 (docs/evidence.md, environment.json's programs)
+expect_grep "\"path\": \"$(readlink -f "$PY")\"" "$T/o-pp/environment.json"
+expect_grep "\"sha256\": \"$(sha256sum "$(readlink -f "$PY")" | cut -d' ' -f1)\"" "$T/o-pp/environment.json"
+expect_grep "\"script_sha256\": \"$(sha256sum src/backend/libarm_helper.py | cut -d' ' -f1)\"" "$T/o-pp/environment.json"
+# so the sabotage comes through KGATE_PYTHON (which the environment's record
+# calls unattested): a Python that drops -I and takes PYTHONPATH
 for w in wrong dies; do
-    PYTHONPATH="$T/$w" "$KGATE" run "$P" -o "$T/o-$w" -q 2>"$T/$w.err"
+    printf '#!/bin/sh\n[ "$1" = -I ] && shift\nPYTHONPATH="%s" exec "%s" "$@"\n' "$T/$w" "$PY" >"$T/py-$w"
+    chmod +x "$T/py-$w"
+    KGATE_PYTHON="$T/py-$w" "$KGATE" run "$P" -o "$T/o-$w" -q 2>"$T/$w.err"
     st=$?
     [ $st -le 1 ] || { cat "$T/$w.err" >&2; die "$w helper: exit $st (the campaign must go on)"; }
     grep -q '^r,np,reference,incorrect,INCORRECT' "$T/o-$w/results.csv" || { cat "$T/o-$w/results.csv" >&2; die "$w helper: numpy arm not INCORRECT"; }
