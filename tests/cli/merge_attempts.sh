@@ -42,6 +42,12 @@ expect_grep '"attempt": 2' "$T/A1b/meta.json"
 [ "$(grep -c " attempt 1 started" "$T/kgate-$ID.ledger")" = 2 ] || die "the ledger does not hold two attempts 1"
 merge "$T/m2" "$T/A0" "$T/A1b"; expect_status 2 $? "merge of a re-run shard without its attempt 1"
 expect_grep "shard 1/2 attempt 1 (started .*, salt 0x[0-9a-f]*) is left out: give its folder to kgate merge too" "$T/e"
+# the attempt is bound by the shard's signature: attempt 2 renumbered 1
+# in its meta.json no longer verifies with the key
+cp -r "$T/A1b" "$T/A1f"
+sed -i 's/"attempt": 2/"attempt": 1/' "$T/A1f/meta.json"
+merge "$T/m2b" "$T/A0" "$T/A1f"; expect_status 2 $? "merge of a shard whose attempt was edited"
+expect_grep "A1f: its signature does not verify with the key" "$T/e"
 # attempt 1 with shard 0, leaving the re-run out: the ledger names it
 merge "$T/m3" "$T/A0" "$T/A1"; expect_status 2 $? "merge that leaves attempt 2 out"
 expect_grep "shard 1/2 attempt 2 (started .*) is left out" "$T/e"
