@@ -444,6 +444,11 @@ typedef struct kg_meta {
     const char *device_model;
     int shard_i, shard_n;
     const unsigned char *shard_on; /* per case: in the shard */
+    /* a shard's campaign ("campaign": id, attempt, ledger, ledger_lines;
+     * evidence/ledger.h): its id, its attempt in the ledger at
+     * ledger_path, and the ledger's text through its own start line */
+    const char *campaign_id, *ledger_path, *ledger_text;
+    int attempt;
 } kg_meta;
 
 

@@ -35,8 +35,8 @@ int kg_cmd_merge(int argc, char **argv, const kg_settings *env);
 #define KG_SHARD_ARGS_MAX 4096
 /* kgate merge's body (cmd_merge.c), also the end of run --devices and of
  * a Slurm campaign's merge job: an exit status */
-int kg_cli_merge_into(const char *out, const char *const *dirs, int n, const char *key, const char *pub, int argc,
-                      char **argv, const kg_settings *env, int quiet);
+int kg_cli_merge_into(const char *out, const char *const *dirs, int n, const char *key, const char *pub,
+                      const char *ledger, int argc, char **argv, const kg_settings *env, int quiet);
 int kg_cmd_slurm(int argc, char **argv, const kg_settings *env);
 /* kgate run --devices LIST (run_devices.c): one `kgate run --shard I/N
  * --device D` child per device, in parallel, then the merge into out_dir */

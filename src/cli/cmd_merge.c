@@ -11,16 +11,17 @@
 static const char about[] =
     "Checks every shard folder (kgate run PLAN --shard I/N): its hashes, chain, recomputed reports and replayed\n"
     "outputs, its signature (with --pub, or the signing key's public half), the same plan hash, each shard of\n"
-    "0..N-1 exactly once, and one device model unless the plan says [campaign] devices = any.  Then writes OUT:\n"
-    "the shards' folders as OUT/shards/I, the plan, the reports of every case, SHA256SUMS and a signature.\n"
+    "0..N-1, and one device model unless the plan says [campaign] devices = any; one campaign id, and every\n"
+    "attempt of every shard that the shards' ledger records and the ledger name.  Then writes OUT: attempt 1 of\n"
+    "shard I as OUT/shards/I (the verdict uses it), a later attempt A as OUT/shards/I.A, the ledger, the plan, the reports of every case, SHA256SUMS and a signature.\n"
     "kgate verify OUT verifies every shard again (docs/scale-out.md).\n";
 
 static const char footer[] =
     "Exit status: 0 gate passed, 1 gate failed or inconclusive, 2 usage error or a shard refused,\n"
     "3 invalid campaign.\n";
 
-int kg_cli_merge_into(const char *out, const char *const *dirs, int n, const char *key, const char *pub, int argc,
-                      char **argv, const kg_settings *env, int quiet)
+int kg_cli_merge_into(const char *out, const char *const *dirs, int n, const char *key, const char *pub,
+                      const char *ledger, int argc, char **argv, const kg_settings *env, int quiet)
 {
     char defkey[1200];
     struct stat st;
@@ -38,7 +39,7 @@ int kg_cli_merge_into(const char *out, const char *const *dirs, int n, const cha
     /* the shards' signatures: --pub, else the signing key's own public half */
     if (pub == NULL) pub = key_path;
     kg_merge_opts o = { .out = out, .dirs = dirs, .n = n, .key_path = key_path, .pub_path = pub, .argc = argc,
-                        .argv = argv };
+                        .argv = argv, .ledger_path = ledger };
     kg_analysis an;
     kg_err err = { 0 };
     if (kg_merge_write(&o, &an, &err) != KG_OK) {
@@ -55,13 +56,15 @@ int kg_cli_merge_into(const char *out, const char *const *dirs, int n, const cha
 
 int kg_cmd_merge(int argc, char **argv, const kg_settings *env)
 {
-    const char *first = NULL, *key = NULL, *pub = NULL, *rest[KG_SHARD_ARGS_MAX + 1];
+    const char *first = NULL, *key = NULL, *pub = NULL, *ledger = NULL, *rest[KG_SHARD_ARGS_MAX + 1];
     int nrest = 0, quiet = 0;
     const kg_cli_opt opts[] = {
         { .name = "key", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &key,
           .help = "sign OUT with the Ed25519 private key FILE (default: the user's key, when it exists)" },
         { .name = "pub", .arg = "PUB", .kind = KG_CLI_STRING, .dst = &pub,
           .help = "the public key every shard's signature must verify with (default: the signing key's)" },
+        { .name = "ledger", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &ledger,
+          .help = "the campaign's ledger (default: OUT/ledger, else the one the shards recorded, when there)" },
         { .name = "quiet", .kind = KG_CLI_FLAG, .dst = &quiet, .value = 1,
           .help = "no report on stdout, only the verdict line" },
         { .name = NULL },
@@ -74,5 +77,5 @@ int kg_cmd_merge(int argc, char **argv, const kg_settings *env)
         fprintf(stderr, "kgate merge: needs OUT and at least one shard folder (see kgate merge --help)\n");
         return KG_EXIT_USAGE;
     }
-    return kg_cli_merge_into(rest[0], rest + 1, nrest - 1, key, pub, argc, argv, env, quiet);
+    return kg_cli_merge_into(rest[0], rest + 1, nrest - 1, key, pub, ledger, argc, argv, env, quiet);
 }

@@ -9,6 +9,7 @@
 #include "evidence/envrec.h"
 #include "run/supervisor.h"
 #include "plan/shard.h"
+#include "evidence/ledger.h"
 #include "run/quiet.h"
 #include "base/util.h"
 #include "cli.h"
@@ -90,6 +91,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     o.settings = env;
     int repeats = 0, has_repeats = 0, less = 0, json = 0, no_cache = 0;
     const char *key = NULL, *junit = NULL, *shard = NULL, *devices = NULL;
+    char made_id[KG_CAMPAIGN_ID_MAX + 1];
     int device = 0;
     double t_start = kg_mono_s();
     const kg_cli_opt opts[] = {
@@ -135,6 +137,12 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         { .name = "shard", .arg = "SHARD", .kind = KG_CLI_STRING, .dst = &shard,
           .help = "run shard SHARD = I/N (I of N, from 0): the cases dealt to it round-robin in canonical order; the folder "
                   "records the shard for kgate merge (docs/scale-out.md)" },
+        { .name = "campaign", .arg = "ID", .kind = KG_CLI_STRING, .dst = &o.campaign_id,
+          .help = "with --shard: the campaign's id, the same for every shard of it (kgate slurm and --devices make "
+                  "one; without it a shard makes a new campaign and prints its id)" },
+        { .name = "ledger", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &o.ledger_path,
+          .help = "with --shard: the campaign's ledger, where each shard run numbers its attempt (default: "
+                  "kgate-ID.ledger beside the folder; docs/scale-out.md)" },
         { .name = "device", .arg = "D", .kind = KG_CLI_INT, .dst = &device, .min = 0, .max = 1023,
           .seen = &o.has_device, .help = "run on device D instead of the plan's device key" },
         { .name = "devices", .arg = "LIST", .kind = KG_CLI_STRING, .dst = &devices,
@@ -154,6 +162,16 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     if (shard != NULL) {
         kg_err se = { 0 };
         if (kg_shard_parse(shard, &o.shard_i, &o.shard_n, &se) != KG_OK) return kg_cli_fail(KG_EUSAGE, se.msg);
+        if (o.campaign_id != NULL && !kg_campaign_id_ok(o.campaign_id))
+            return kg_cli_fail(KG_EUSAGE, "--campaign: an id is 1 to 64 of A-Z a-z 0-9 . _ -");
+        if (o.campaign_id == NULL && !o.resume) {
+            if (kg_campaign_id_new(made_id, &se) != KG_OK) return kg_cli_fail(KG_EIO, se.msg);
+            o.campaign_id = made_id;
+            fprintf(stderr, "kgate: shard %s starts a new campaign %s: run its other shards with --campaign %s (and "
+                    "the same --ledger), or kgate merge refuses them\n", shard, made_id, made_id);
+        }
+    } else if (o.campaign_id != NULL || o.ledger_path != NULL) {
+        return kg_cli_fail(KG_EUSAGE, "--campaign and --ledger name a shard's campaign: they go with --shard I/N");
     }
     if (devices != NULL) {
         if (shard != NULL || o.has_device || o.resume)

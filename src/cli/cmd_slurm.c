@@ -4,7 +4,8 @@
  * kgate schedules nothing itself: it writes two sbatch scripts into
  * DIR.slurm/, shards.sbatch (--array=0-(N-1), one task per shard, the
  * shard index from SLURM_ARRAY_TASK_ID, each task `kgate run PLAN --shard
- * I/N -o DIR/shards/I`, or --resume of the folder a failed task left) and
+ * I/N --campaign ID --ledger DIR/ledger -o DIR/shards/I`, one campaign id
+ * made here for every task, or --resume of the folder a failed task left) and
  * merge.sbatch (`kgate merge DIR DIR/shards/0 ...`), prints them, and with
  * --submit submits both with sbatch, the merge with
  * --dependency=afterok:ARRAY_JOB.  `kgate slurm --resume DIR` submits again
@@ -21,6 +22,7 @@
 #include "kgate/plan.h"
 #include "plan/shard.h"
 #include "base/util.h"
+#include "evidence/ledger.h"
 #include "cli.h"
 
 extern char **environ;
@@ -48,6 +50,7 @@ static void q(kg_sb *sb, const char *s)
 typedef struct slurm_opts {
     const char *plan, *out, *partition, *gres, *time, *account, *key;
     int shards;
+    char campaign[KG_CAMPAIGN_ID_MAX + 1]; /* the campaign's id, made once here */
 } slurm_opts;
 
 static void header(kg_sb *sb, const slurm_opts *o, const char *name, const char *log)
@@ -80,6 +83,8 @@ static int write_scripts(const slurm_opts *o, const char *exe, const char *sdir,
     kg_sb_puts(arr, "\nOUT=");
     q(arr, o->out);
     kg_sb_printf(arr, "\nN=%d\n", o->shards);
+    kg_sb_printf(arr, "# every shard, and every attempt of a shard, is of this one campaign; each numbers its attempt in "
+                      "$OUT/ledger\nCAMPAIGN=%s\n", o->campaign);
     kg_sb_puts(arr, "I=${SLURM_ARRAY_TASK_ID:?not a Slurm array task}\nD=\"$OUT/shards/$I\"\n");
     if (o->key != NULL) {
         kg_sb_puts(arr, "KEY=");
@@ -93,9 +98,10 @@ static int write_scripts(const slurm_opts *o, const char *exe, const char *sdir,
                "if [ -f \"$D/SHA256SUMS\" ]; then echo \"kgate: shard $I/$N is complete: $D\"; exit 0; fi\n"
                "# a task that failed before left its folder: the campaign goes on from it\n"
                "if [ -f \"$D/plan.kg\" ]; then\n"
-               "    \"$KGATE\" run \"$PLAN\" --shard \"$I/$N\" --resume \"$D\" --quiet \"$@\"\n"
+               "    \"$KGATE\" run \"$PLAN\" --shard \"$I/$N\" --campaign \"$CAMPAIGN\" --resume \"$D\" --quiet \"$@\"\n"
                "else\n"
-               "    \"$KGATE\" run \"$PLAN\" --shard \"$I/$N\" -o \"$D\" --quiet \"$@\"\n"
+               "    \"$KGATE\" run \"$PLAN\" --shard \"$I/$N\" --campaign \"$CAMPAIGN\" --ledger \"$OUT/ledger\" -o \"$D\" "
+               "--quiet \"$@\"\n"
                "fi\n"
                "rc=$?\n"
                "# 0 passed, 1 failed, 3 invalid: the shard completed (the merged folder decides); 2: an error\n"
@@ -319,6 +325,7 @@ int kg_cmd_slurm(int argc, char **argv, const kg_settings *env)
     }
     kg_sb arr = { 0 }, mrg = { 0 };
     char path[2 * PATH_MAX + 64];
+    if (kg_campaign_id_new(o.campaign, &err) != KG_OK) return kg_cli_fail(KG_EIO, err.msg);
     if (write_scripts(&o, exe, sdir, name, &arr, &mrg, &err) != KG_OK || kg_mkdir_p(sdir, &err) != KG_OK) {
         kg_sb_free(&arr);
         kg_sb_free(&mrg);
@@ -336,6 +343,7 @@ int kg_cmd_slurm(int argc, char **argv, const kg_settings *env)
     kg_sb_free(&arr);
     kg_sb_free(&mrg);
     if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
-    fprintf(stderr, "kgate: wrote %s/shards.sbatch (%d array tasks) and %s/merge.sbatch\n", sdir, o.shards, sdir);
+    fprintf(stderr, "kgate: wrote %s/shards.sbatch (%d array tasks of campaign %s) and %s/merge.sbatch\n", sdir,
+            o.shards, o.campaign, sdir);
     return do_submit ? submit(sdir, NULL, 0) : KG_EXIT_PASS;
 }

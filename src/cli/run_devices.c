@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "base/util.h"
+#include "evidence/ledger.h"
 
 extern char **environ;
 
@@ -70,9 +71,13 @@ int kg_cli_run_devices(int argc, char **argv, const kg_settings *env, const char
         fprintf(stderr, "kgate run --devices: no device given\n");
         return KG_EXIT_USAGE;
     }
-    char exe[PATH_MAX], dirs[MAX_DEV][PATH_MAX], shard[MAX_DEV][32], dv[MAX_DEV][16];
+    char exe[PATH_MAX], dirs[MAX_DEV][PATH_MAX], shard[MAX_DEV][32], dv[MAX_DEV][16], id[KG_CAMPAIGN_ID_MAX + 1],
+        ledger[PATH_MAX + 16];
     kg_err err = { 0 };
     if (kg_self_exe(exe, sizeof exe, &err) != KG_OK) return kg_cli_fail(KG_EIO, err.msg);
+    /* one campaign: one id and one ledger, DIR/ledger, for every shard */
+    if (kg_campaign_id_new(id, &err) != KG_OK) return kg_cli_fail(KG_EIO, err.msg);
+    snprintf(ledger, sizeof ledger, "%s/ledger", out_dir);
     snprintf(dirs[0], sizeof dirs[0], "%s/shards", out_dir);
     if (kg_mkdir_p(dirs[0], &err) != KG_OK) return kg_cli_fail(KG_EIO, err.msg);
     pid_t pid[MAX_DEV];
@@ -93,6 +98,10 @@ int kg_cli_run_devices(int argc, char **argv, const kg_settings *env, const char
         av[k++] = (char *)"-o";
         av[k++] = dirs[i];
         av[k++] = (char *)"--quiet";
+        av[k++] = (char *)"--campaign";
+        av[k++] = id;
+        av[k++] = (char *)"--ledger";
+        av[k++] = ledger;
         for (int a = 1; a < argc && k < 60; a++) {
             int tv = 0;
             if (!passes(argv[a], &tv)) continue;
@@ -106,7 +115,8 @@ int kg_cli_run_devices(int argc, char **argv, const kg_settings *env, const char
             pid[i] = -1;
             failed = 1;
         } else {
-            fprintf(stderr, "kgate: shard %s on device %d: pid %ld, %s\n", shard[i], dev[i], (long)pid[i], dirs[i]);
+            fprintf(stderr, "kgate: shard %s on device %d: pid %ld, %s (campaign %s)\n", shard[i], dev[i], (long)pid[i],
+                    dirs[i], id);
         }
     }
     int worst = KG_EXIT_PASS;
@@ -118,8 +128,8 @@ int kg_cli_run_devices(int argc, char **argv, const kg_settings *env, const char
         /* 0, 1, 3: the shard completed with a verdict; anything else is an error */
         if (code != KG_EXIT_PASS && code != KG_EXIT_FAIL && code != KG_EXIT_INVALID) {
             fprintf(stderr, "kgate run --devices: shard %s on device %d failed (exit %d, its message above); its "
-                    "folder %s is kept: kgate run %s --shard %s --device %d --resume %s continues it\n", shard[i],
-                    dev[i], code, dirs[i], plan, shard[i], dev[i], dirs[i]);
+                    "folder %s is kept: kgate run %s --shard %s --device %d --resume %s continues it (the same attempt "
+                    "of campaign %s)\n", shard[i], dev[i], code, dirs[i], plan, shard[i], dev[i], dirs[i], id);
             failed = 1;
         }
         if (code > worst) worst = code;
@@ -127,5 +137,5 @@ int kg_cli_run_devices(int argc, char **argv, const kg_settings *env, const char
     if (failed) return KG_EXIT_USAGE;
     const char *list[MAX_DEV];
     for (int i = 0; i < n; i++) list[i] = dirs[i];
-    return kg_cli_merge_into(out_dir, list, n, key, NULL, argc, argv, env, quiet);
+    return kg_cli_merge_into(out_dir, list, n, key, NULL, ledger, argc, argv, env, quiet);
 }

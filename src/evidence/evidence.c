@@ -550,6 +550,20 @@ int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, cons
         json_object_set_new(sh, "cases", cases);
         json_object_set_new(m, "shard", sh);
     }
+    if (mt->campaign_id != NULL) {
+        json_t *cp = json_object(), *lines = json_array();
+        json_object_set_new(cp, "id", json_string(mt->campaign_id));
+        json_object_set_new(cp, "attempt", json_integer(mt->attempt));
+        json_object_set_new(cp, "ledger", json_string(mt->ledger_path != NULL ? mt->ledger_path : ""));
+        for (const char *p = mt->ledger_text != NULL ? mt->ledger_text : ""; *p != '\0';) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+            json_array_append_new(lines, json_stringn(p, n));
+            p += n + (nl != NULL);
+        }
+        json_object_set_new(cp, "ledger_lines", lines);
+        json_object_set_new(m, "campaign", cp);
+    }
     int rc = write_json(dirfd, dir, "meta.json", m, err);
     json_decref(m);
     return rc;

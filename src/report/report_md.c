@@ -306,6 +306,15 @@ static void shard_lines(kg_sb *sb, json_t *meta)
         case_list(sb, json_object_get(sh, "cases"));
         kg_sb_puts(sb, "; the others are absent here and run in their own shards (kgate merge) |\n");
     }
+    json_t *cp = json_object_get(meta, "campaign");
+    if (sh != NULL && cp != NULL)
+        kg_sb_printf(sb, "| campaign | %s, attempt %lld of this shard (ledger %s) |\n", meta_str(cp, "id"),
+                     (long long)json_integer_value(json_object_get(cp, "attempt")), meta_str(cp, "ledger"));
+    if (mg != NULL && cp != NULL)
+        kg_sb_printf(sb, "| campaign | %s; the verdict takes %s; ledger: %s |\n", meta_str(cp, "id"),
+                     meta_str(cp, "verdict_from"),
+                     json_is_string(json_object_get(cp, "ledger")) ? "checked, kept as ledger"
+                                                                   : "the shards' own records (no ledger file)");
     json_t *list = json_object_get(mg, "list");
     for (size_t i = 0; i < json_array_size(list); i++) {
         json_t *x = json_array_get(list, i);
@@ -313,6 +322,15 @@ static void shard_lines(kg_sb *sb, json_t *meta)
         case_list(sb, json_object_get(x, "cases"));
         kg_sb_printf(sb, " on %s (device %lld, host %s) |\n", meta_str(x, "device"),
                      (long long)json_integer_value(json_object_get(x, "device_index")), meta_str(x, "host"));
+    }
+    json_t *att = json_object_get(mg, "attempts");
+    for (size_t i = 0; i < json_array_size(att); i++) {
+        json_t *x = json_array_get(att, i);
+        kg_sb_printf(sb, "| shard %lld attempt %lld | %s, %s: started %s on %s; its own verdicts: %s |\n",
+                     (long long)json_integer_value(json_object_get(x, "index")),
+                     (long long)json_integer_value(json_object_get(x, "attempt")), meta_str(x, "folder"),
+                     json_is_true(json_object_get(x, "used")) ? "in the verdict" : "not in the verdict (a later attempt)",
+                     meta_str(x, "started_utc"), meta_str(x, "host"), meta_str(x, "verdicts"));
     }
 }
 

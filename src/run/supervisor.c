@@ -17,6 +17,7 @@
  * max_repeats times.  The schedule is recomputed from processes.csv
  * alone, which is what makes resuming exact.  SHA256SUMS is written last. */
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <dirent.h>
@@ -42,6 +43,8 @@
 #include "plan/protocol.h"
 #include "evidence/salt.h"
 #include "plan/shard.h"
+#include "evidence/ledger.h"
+#include "run/attempt.h"
 #include "base/safefs.h"
 #include "evidence/attest.h"
 #include "evidence/envrec.h"
@@ -211,6 +214,11 @@ typedef struct campaign {
     char notice[512], device[512], model[256], resolved[16];
     int lock_fd;
     uint64_t salt;            /* the input salt (salt.h) */
+    /* a shard's campaign id, ledger and attempt (attempt.h); cid[0] ==
+     * '\0' for a whole campaign or a shard folder that predates them */
+    char cid[KG_CAMPAIGN_ID_MAX + 1], ledger[PATH_MAX + 128];
+    int attempt;
+    char *ledger_text;
     int nslots;               /* schedule slots: 2 processes per direction, or 1 for check */
     proc_rec *recs;
     int nrec, capn, first_rec;
@@ -406,8 +414,71 @@ static kg_meta meta_of(campaign *c)
     kg_meta m = { .backend = c->resolved, .notice = c->notice, .device = c->device, .argc = o->argc,
                   .argv = o->argv, .check_only = o->check_only, .negative = o->negative,
                   .frozen_path = o->frozen_path, .device_index = c->plan->campaign.device, .device_model = c->model,
-                  .shard_i = o->shard_i, .shard_n = o->shard_n, .shard_on = c->shard_on, .input_salt = c->salt };
+                  .shard_i = o->shard_i, .shard_n = o->shard_n, .shard_on = c->shard_on, .input_salt = c->salt,
+                  .campaign_id = c->cid[0] != '\0' ? c->cid : NULL, .ledger_path = c->ledger,
+                  .ledger_text = c->ledger_text, .attempt = c->attempt };
     return m;
+}
+
+/* A resumed shard's campaign, from its meta.json: the same attempt goes on. */
+static int resumed_attempt(campaign *c, const char *path, kg_err *err)
+{
+    char *mj = NULL;
+    int rc = kg_read_file(path, &mj, NULL, err);
+    if (rc != KG_OK) return rc;
+    json_t *m = json_loads(mj, 0, NULL), *cp = json_object_get(m, "campaign");
+    free(mj);
+    const char *id = json_string_value(json_object_get(cp, "id"));
+    const char *ledger = json_string_value(json_object_get(cp, "ledger"));
+    if (id != NULL && kg_campaign_id_ok(id)) {
+        snprintf(c->cid, sizeof c->cid, "%s", id);
+        snprintf(c->ledger, sizeof c->ledger, "%s", ledger != NULL ? ledger : "");
+        c->attempt = (int)json_integer_value(json_object_get(cp, "attempt"));
+    }
+    json_decref(m);
+    if (c->o->campaign_id != NULL && strcmp(c->o->campaign_id, c->cid) != 0)
+        return kg_errorf(err, KG_EUSAGE, "%s is attempt %d of campaign %s, not of --campaign %s: resume it with "
+                         "--campaign %s (or without --campaign)", c->dir, c->attempt, c->cid[0] ? c->cid : "(none)",
+                         c->o->campaign_id, c->cid[0] ? c->cid : "(none)");
+    return KG_OK;
+}
+
+/* A new shard's attempt: numbered in the campaign's ledger (attempt.h),
+ * whose lines through the run's own start line meta.json records. */
+static int begin_attempt(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    if (o->campaign_id == NULL || !kg_campaign_id_ok(o->campaign_id))
+        return kg_errorf(err, KG_EUSAGE, "--shard: a shard needs its campaign's id (--campaign ID: 1 to %d of "
+                         "A-Z a-z 0-9 . _ -)", KG_CAMPAIGN_ID_MAX);
+    snprintf(c->cid, sizeof c->cid, "%s", o->campaign_id);
+    if (o->ledger_path != NULL) {
+        snprintf(c->ledger, sizeof c->ledger, "%s", o->ledger_path);
+    } else {
+        char parent[KG_PATH_MAX + 8], real[PATH_MAX];
+        snprintf(parent, sizeof parent, "%s/..", c->dir);
+        if (realpath(parent, real) == NULL)
+            return kg_errorf(err, KG_EIO, "%s: %s", parent, strerror(errno));
+        snprintf(c->ledger, sizeof c->ledger, "%s/kgate-%s.ledger", real, c->cid);
+    }
+    char salt[19];
+    kg_salt_format(c->salt, salt);
+    int rc = kg_attempt_begin(c->ledger, c->cid, o->shard_i, o->shard_n, salt, &c->attempt, &c->ledger_text, err);
+    if (rc == KG_OK)
+        fprintf(stderr, "kgate: shard %d/%d of campaign %s: attempt %d (ledger %s)\n", o->shard_i, o->shard_n, c->cid,
+                c->attempt, c->ledger);
+    return rc;
+}
+
+/* The end of a shard's attempt in its ledger: the digest of its SHA256SUMS. */
+static void end_attempt(campaign *c)
+{
+    if (c->cid[0] == '\0' || c->ledger[0] == '\0') return;
+    char path[KG_PATH_MAX + 64], hex[65];
+    kg_err e = { 0 };
+    if (kg_sha256_file(folder_path(c, "SHA256SUMS", path, sizeof path), hex, &e) != KG_OK ||
+        kg_attempt_end(c->ledger, c->cid, c->o->shard_i, c->o->shard_n, c->attempt, hex, &e) != KG_OK)
+        fprintf(stderr, "kgate: warning: the ledger does not record the end of attempt %d: %s\n", c->attempt, e.msg);
 }
 
 /* Salt and meta: the input salt, drawn fresh for a new campaign (kgate
@@ -421,10 +492,13 @@ static int stage_salt_meta(campaign *c, kg_err *err)
     char path[KG_PATH_MAX + 64];
     int rc;
     c->nslots = o->check_only ? 1 : 2 * c->plan->campaign.processes;
-    if (o->resume && kg_path_exists(folder_path(c, "meta.json", path, sizeof path)))
+    int resumed = o->resume && kg_path_exists(folder_path(c, "meta.json", path, sizeof path));
+    if (resumed)
         rc = resumed_salt(c, path, err);
     else
         rc = kg_salt_draw(&c->salt, err);
+    if (rc == KG_OK && o->shard_n > 0 && !o->check_only)
+        rc = resumed ? resumed_attempt(c, path, err) : begin_attempt(c, err);
     if (rc != KG_OK) return rc;
     kg_meta meta = meta_of(c);
     if (o->resume) {
@@ -819,6 +893,7 @@ static void campaign_close(campaign *c)
     sigaction(SIGPIPE, &c->old_pipe, NULL);
     free(c->recs);
     free(c->shard_on);
+    free(c->ledger_text);
     kg_plan_free(c->plan);
 }
 
@@ -844,6 +919,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if ((rc = stage_reports(c, an, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_write_sums(c->dir, err)) != KG_OK) goto done;
     if ((rc = sign_folder(o, c->dir, c->dirfd, c->unvouched, err)) != KG_OK) goto done;
+    end_attempt(c);
     stage_archive(c);
 done:
     /* the reports may have been analysed before a later stage failed */

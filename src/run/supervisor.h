@@ -55,6 +55,11 @@ typedef struct kg_run_opts {
     /* shard_n > 0: run only the cases of shard shard_i of shard_n
      * (shard.h), recorded in meta.json */
     int shard_i, shard_n;
+    /* a shard's campaign (docs/scale-out.md): its id (required with
+     * shard_n > 0 for a new folder; a resumed one keeps its own and must
+     * match when given) and its ledger (NULL: kgate-ID.ledger beside the
+     * folder), where the run's attempt is numbered (attempt.h) */
+    const char *campaign_id, *ledger_path;
     /* has_device: open device `device` instead of the plan's (kgate run
      * --device, --devices) */
     int has_device, device;

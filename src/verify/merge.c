@@ -134,7 +134,8 @@ static json_t *shards_environment(const kg_merge_opts *o, int n)
 }
 
 /* meta.json and environment.json of the merged folder. */
-static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *r, int n, const char *plan_hash, kg_err *err)
+static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *r, int n, const char *plan_hash,
+                         int has_ledger, kg_err *err)
 {
     json_t *m = json_object(), *env = json_object(), *list = json_array();
     char buf[512], exe[PATH_MAX], hex[65] = "";
@@ -156,7 +157,7 @@ static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *
     }
     json_object_set_new(m, "backend", json_string(r[0].sm.backend));
     json_object_set_new(m, "backend_notice", json_string(""));
-    snprintf(buf, sizeof buf, "%d shards on %s", n, same ? r[0].sm.device_model : "several device models");
+    snprintf(buf, sizeof buf, "%d shards on %s", r[0].sm.count, same ? r[0].sm.device_model : "several device models");
     json_object_set_new(m, "device", json_string(buf));
     json_object_set_new(m, "device_index", json_integer(-1));
     json_object_set_new(m, "device_model", json_string(same ? r[0].sm.device_model : ""));
@@ -166,10 +167,26 @@ static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *
     json_object_set_new(m, "check_only", json_false());
     json_object_set_new(m, "negative", json_false());
     json_object_set_new(m, "frozen_plan", json_null());
+    json_t *attempts = json_array();
     for (int i = 0; i < n; i++) {
+        char folder[32], verdicts[2048], dir[KG_PATH_MAX + 64];
+        kg_merge_folder(r[i].sm.index, r[i].attempt, folder, sizeof folder);
+        snprintf(dir, sizeof dir, "%s/%s", o->out, folder);
+        kg_shard_verdicts(dir, verdicts, sizeof verdicts);
+        json_t *a = json_object();
+        json_object_set_new(a, "index", json_integer(r[i].sm.index));
+        json_object_set_new(a, "attempt", json_integer(r[i].attempt));
+        json_object_set_new(a, "folder", json_string(folder));
+        json_object_set_new(a, "used", json_boolean(r[i].attempt == 1));
+        json_object_set_new(a, "started_utc", json_string(r[i].started));
+        json_object_set_new(a, "host", json_string(r[i].host));
+        json_object_set_new(a, "input_salt", json_string(r[i].salt));
+        json_object_set_new(a, "verdicts", json_string(verdicts));
+        json_array_append_new(attempts, a);
+        if (r[i].attempt != 1) continue;
         json_t *s = json_object();
-        json_object_set_new(s, "index", json_integer(i));
-        json_object_set_new(s, "folder", json_sprintf("shards/%d", i));
+        json_object_set_new(s, "index", json_integer(r[i].sm.index));
+        json_object_set_new(s, "folder", json_string(folder));
         json_object_set_new(s, "cases", r[i].cases != NULL ? json_deep_copy(r[i].cases) : json_array());
         json_object_set_new(s, "backend", json_string(r[i].sm.backend));
         json_object_set_new(s, "device", json_string(r[i].sm.device));
@@ -181,9 +198,17 @@ static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *
         json_array_append_new(list, s);
     }
     json_t *mg = json_object();
-    json_object_set_new(mg, "shards", json_integer(n));
+    json_object_set_new(mg, "shards", json_integer(r[0].sm.count));
     json_object_set_new(mg, "list", list);
+    json_object_set_new(mg, "attempts", attempts);
     json_object_set_new(m, "merged", mg);
+    /* the campaign: its id, the rule that picks the verdict's attempts,
+     * and whether the ledger file was read (kept as OUT/ledger) */
+    json_t *cp = json_object();
+    json_object_set_new(cp, "id", json_string(r[0].id));
+    json_object_set_new(cp, "verdict_from", json_string("attempt 1 of every shard"));
+    json_object_set_new(cp, "ledger", has_ledger ? json_string("ledger") : json_null());
+    json_object_set_new(m, "campaign", cp);
     int rc = write_json_at(dirfd, o->out, "meta.json", m, err);
     json_decref(m);
     if (rc != KG_OK) {
@@ -202,7 +227,7 @@ static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *
     json_object_set_new(env, "kgate_binary_sha256", json_string(hex));
     json_object_set_new(env, "plan_sha256", json_string(plan_hash));
     json_object_set_new(env, "backend", json_string(r[0].sm.backend));
-    json_object_set_new(env, "merged_from", json_sprintf("%d shards: shards/I/environment.json", n));
+    json_object_set_new(env, "merged_from", json_sprintf("%d shards: shards/I/environment.json", r[0].sm.count));
     json_t *progs = json_object(), *merger = json_object();
     json_object_set_new(merger, "path", json_string(exe));
     json_object_set_new(merger, "sha256", json_string(hex));
@@ -225,9 +250,10 @@ static int out_ready(const char *out, kg_err *err)
     struct dirent *e;
     int rc = KG_OK;
     while (rc == KG_OK && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, "shards") != 0)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && strcmp(e->d_name, "shards") != 0 &&
+            strcmp(e->d_name, "ledger") != 0)
             rc = kg_errorf(err, KG_EUSAGE, "%s already holds %s: kgate merge writes a new folder (or one holding only "
-                           "the shards, as shards/I)", out, e->d_name);
+                           "the shards, as shards/I, and their ledger)", out, e->d_name);
     closedir(d);
     return rc;
 }
@@ -282,25 +308,14 @@ static int copy_op_data(const char *out, int dirfd, kg_err *err)
     return KG_OK;
 }
 
-int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
+/* Every shard verified on its own, its signature first, then read. */
+static void check_each(const kg_merge_opts *o, kg_shard_rec *r, kg_sb *probs, int *nbad)
 {
-    int n = o->n, rc = KG_OK, nbad = 0, dirfd = -1;
-    kg_sb probs = { 0 };
-    memset(an, 0, sizeof *an);
-    if (n < 1) return kg_errorf(err, KG_EUSAGE, "kgate merge needs at least one shard folder");
-    kg_shard_rec *r = calloc((size_t)n, sizeof *r);
-    const char **order = calloc((size_t)n, sizeof *order);
-    if (r == NULL || order == NULL) {
-        free(r);
-        free(order);
-        return kg_errorf(err, KG_ENOMEM, "out of memory");
-    }
-    /* every shard verified on its own, its signature first */
-    for (int i = 0; i < n; i++) {
-        int before = nbad;
+    for (int i = 0; i < o->n; i++) {
+        int before = *nbad;
         kg_err fe = { 0 };
         if (kg_folder_check(o->dirs[i], &fe) != KG_OK) {
-            kg_problem(&probs, &nbad, "%s", fe.msg);
+            kg_problem(probs, nbad, "%s", fe.msg);
             continue;
         }
         if (o->pub_path != NULL) {
@@ -309,9 +324,9 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
             kg_sb a = { 0 };
             int abad = 0;
             if (kg_attest_check(o->dirs[i], o->pub_path, NULL, &st, keyid, &a, &abad, &fe) != KG_OK)
-                kg_problem(&probs, &nbad, "%s: %s", o->dirs[i], fe.msg);
+                kg_problem(probs, nbad, "%s: %s", o->dirs[i], fe.msg);
             else if (st != KG_ATTEST_GOOD)
-                kg_problem(&probs, &nbad, "%s: %s", o->dirs[i],
+                kg_problem(probs, nbad, "%s: %s", o->dirs[i],
                            st == KG_ATTEST_UNSIGNED ? "unsigned: a shard of a signed merge must be signed (kgate run "
                                                       "--key)" : "its signature does not verify with the key");
             kg_sb_free(&a);
@@ -319,58 +334,140 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
         kg_sb sub = { 0 };
         int sbad = 0;
         if (kg_verify_dir_key(o->dirs[i], o->pub_path, NULL, &sub, &sbad, &fe) != KG_OK) {
-            kg_problem(&probs, &nbad, "%s: %s", o->dirs[i], fe.msg);
+            kg_problem(probs, nbad, "%s: %s", o->dirs[i], fe.msg);
         } else if (sbad > 0) {
             char *line = sub.buf;
             for (int k = 0; line != NULL && *line != '\0' && k < sbad; k++) {
                 char *nl = strchr(line, '\n');
                 if (nl) *nl = '\0';
-                if (strncmp(line, "note: ", 6) != 0) kg_problem(&probs, &nbad, "%s: %s", o->dirs[i], line);
+                if (strncmp(line, "note: ", 6) != 0) kg_problem(probs, nbad, "%s: %s", o->dirs[i], line);
                 line = nl ? nl + 1 : NULL;
             }
         }
         kg_sb_free(&sub);
-        if (nbad == before) kg_shard_read(o->dirs[i], o->dirs[i], &r[i], &probs, &nbad);
+        if (*nbad == before) kg_shard_read(o->dirs[i], o->dirs[i], &r[i], probs, nbad);
     }
-    kg_shard_check_recs(r, o->dirs, n, NULL, &probs, &nbad);
+}
+
+/* The campaign's ledger file: --ledger, else OUT/ledger (the shards
+ * written in place), else the one the shards recorded.  *path_out gets
+ * the path read ("" when none was there). */
+static int read_ledger(const kg_merge_opts *o, const kg_shard_rec *r, char *text_path, size_t cap,
+                       kg_ledger_line **lines, int *nl, kg_sb *probs, int *nbad)
+{
+    const char *rec = NULL;
+    for (int i = 0; i < o->n && rec == NULL; i++)
+        if (r[i].ok && r[i].id[0] != '\0') rec = r[i].ledger;
+    char inplace[KG_PATH_MAX + 16];
+    snprintf(inplace, sizeof inplace, "%s/ledger", o->out);
+    const char *cand[3] = { o->ledger_path, o->ledger_path == NULL ? inplace : NULL,
+                            o->ledger_path == NULL ? rec : NULL };
+    text_path[0] = '\0';
+    for (int k = 0; k < 3; k++) {
+        if (cand[k] == NULL || cand[k][0] == '\0') continue;
+        int present = 0;
+        kg_err e = { 0 };
+        if (kg_shard_ledger_read(cand[k], lines, nl, &present, &e) != KG_OK) {
+            kg_problem(probs, nbad, "%s", e.msg);
+            return 0;
+        }
+        if (present) {
+            snprintf(text_path, cap, "%s", cand[k]);
+            return 1;
+        }
+        if (k == 0) {
+            kg_problem(probs, nbad, "--ledger %s: no such file", cand[k]);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* Each shard's folder in its place: attempt 1 of shard I at shards/I,
+ * a later attempt A at shards/I.A (copied, or already there). */
+static int place_shards(const kg_merge_opts *o, const kg_shard_rec *r, int dirfd, kg_err *err)
+{
+    int shfd = kg_open_dir(dirfd, "shards", 1, err), rc = KG_OK;
+    if (shfd < 0) return shfd;
+    for (int i = 0; i < o->n && rc == KG_OK; i++) {
+        char target[KG_PATH_MAX + 64], a[PATH_MAX], b[PATH_MAX], name[32];
+        kg_merge_folder(r[i].sm.index, r[i].attempt, name, sizeof name);
+        snprintf(target, sizeof target, "%s/%s", o->out, name);
+        if (realpath(o->dirs[i], a) != NULL && realpath(target, b) != NULL && strcmp(a, b) == 0) continue; /* in place */
+        if (kg_path_exists(target)) {
+            rc = kg_errorf(err, KG_EUSAGE, "%s exists and is not %s: kgate merge writes shard %d attempt %d there",
+                           target, o->dirs[i], r[i].sm.index, r[i].attempt);
+            break;
+        }
+        int sfd = kg_open_dir(AT_FDCWD, o->dirs[i], 0, err), dfd = -1;
+        if (sfd < 0) { rc = sfd; break; }
+        if ((dfd = kg_open_dir(shfd, name + 7, 1, err)) < 0) rc = dfd;
+        else rc = copy_tree(sfd, dfd, o->dirs[i], err);
+        close(sfd);
+        if (dfd >= 0) close(dfd);
+    }
+    close(shfd);
+    return rc;
+}
+
+/* OUT/ledger: the ledger file merge read, unless it is that file. */
+static int keep_ledger(const kg_merge_opts *o, int dirfd, const char *from, kg_err *err)
+{
+    char to[KG_PATH_MAX + 16], a[PATH_MAX], b[PATH_MAX], *text = NULL;
+    size_t len = 0;
+    snprintf(to, sizeof to, "%s/ledger", o->out);
+    if (realpath(from, a) != NULL && realpath(to, b) != NULL && strcmp(a, b) == 0) return KG_OK;
+    int rc = kg_read_file(from, &text, &len, err);
+    if (rc == KG_OK) rc = kg_write_atomic_at(dirfd, "ledger", to, text, len, err);
+    free(text);
+    return rc;
+}
+
+int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
+{
+    int n = o->n, rc = KG_OK, nbad = 0, dirfd = -1, nl = 0;
+    kg_sb probs = { 0 };
+    kg_ledger_line *lines = NULL;
+    char lpath[KG_PATH_MAX + 16];
+    memset(an, 0, sizeof *an);
+    if (n < 1) return kg_errorf(err, KG_EUSAGE, "kgate merge needs at least one shard folder");
+    kg_shard_rec *r = calloc((size_t)n, sizeof *r);
+    const char **dirs = calloc((size_t)n, sizeof *dirs);
+    if (r == NULL || dirs == NULL) {
+        free(r);
+        free(dirs);
+        return kg_errorf(err, KG_ENOMEM, "out of memory");
+    }
+    memcpy(dirs, o->dirs, (size_t)n * sizeof *dirs);
+    kg_merge_opts lo = *o;
+    lo.dirs = dirs;
+    o = &lo;
+    check_each(o, r, &probs, &nbad);
+    int has_ledger = nbad == 0 && read_ledger(o, r, lpath, sizeof lpath, &lines, &nl, &probs, &nbad);
+    kg_shard_check_recs(r, o->dirs, n, NULL, has_ledger ? lines : NULL, nl, &probs, &nbad);
     if (nbad > 0) {
         rc = kg_errorf(err, KG_EINPUT, "%d problem(s) with the shards, nothing merged:\n%s", nbad,
                        probs.buf != NULL ? probs.buf : "");
         goto done;
     }
-    /* shard I's folder in its place */
-    for (int i = 0; i < n; i++) order[r[i].sm.index] = o->dirs[i];
-    kg_shard_rec *sorted = calloc((size_t)n, sizeof *sorted);
-    if (sorted == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
-    for (int i = 0; i < n; i++) sorted[r[i].sm.index] = r[i];
-    memcpy(r, sorted, (size_t)n * sizeof *r);
-    free(sorted);
+    /* by shard, then attempt: attempt 1 of shard I is r[I] */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && (r[j].sm.index < r[j - 1].sm.index ||
+                                  (r[j].sm.index == r[j - 1].sm.index && r[j].attempt < r[j - 1].attempt)); j--) {
+            kg_shard_rec t = r[j];
+            r[j] = r[j - 1];
+            r[j - 1] = t;
+            const char *d = dirs[j];
+            dirs[j] = dirs[j - 1];
+            dirs[j - 1] = d;
+        }
     if ((rc = out_ready(o->out, err)) != KG_OK) goto done;
     if ((dirfd = kg_open_dir(AT_FDCWD, o->out, 0, err)) < 0) {
         rc = dirfd;
         goto done;
     }
-    int shfd = kg_open_dir(dirfd, "shards", 1, err);
-    if (shfd < 0) { rc = shfd; goto done; }
-    for (int i = 0; i < n && rc == KG_OK; i++) {
-        char target[KG_PATH_MAX + 64], a[PATH_MAX], b[PATH_MAX], name[16];
-        snprintf(target, sizeof target, "%s/shards/%d", o->out, i);
-        snprintf(name, sizeof name, "%d", i);
-        if (realpath(order[i], a) != NULL && realpath(target, b) != NULL && strcmp(a, b) == 0) continue; /* in place */
-        if (kg_path_exists(target)) {
-            rc = kg_errorf(err, KG_EUSAGE, "%s exists and is not %s: kgate merge writes shard %d there", target,
-                           order[i], i);
-            break;
-        }
-        int sfd = kg_open_dir(AT_FDCWD, order[i], 0, err), dfd = -1;
-        if (sfd < 0) { rc = sfd; break; }
-        if ((dfd = kg_open_dir(shfd, name, 1, err)) < 0) rc = dfd;
-        else rc = copy_tree(sfd, dfd, order[i], err);
-        close(sfd);
-        if (dfd >= 0) close(dfd);
-    }
-    close(shfd);
-    if (rc != KG_OK) goto done;
+    if ((rc = place_shards(o, r, dirfd, err)) != KG_OK) goto done;
+    if (has_ledger && (rc = keep_ledger(o, dirfd, lpath, err)) != KG_OK) goto done;
     /* the plan: shard 0's, which every shard's hash equals */
     char path[KG_PATH_MAX + 64], *text = NULL;
     snprintf(path, sizeof path, "%s/shards/0/plan.kg", o->out);
@@ -384,7 +481,7 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
     snprintf(path, sizeof path, "%s/plan.sha256", o->out);
     if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK) goto done;
     if ((rc = copy_op_data(o->out, dirfd, err)) != KG_OK) goto done;
-    if ((rc = write_records(o, dirfd, r, n, r[0].hash, err)) != KG_OK) goto done;
+    if ((rc = write_records(o, dirfd, r, n, r[0].hash, has_ledger, err)) != KG_OK) goto done;
     /* raw/samples.csv: every case's accepted samples, a report like the others */
     int rawfd = kg_open_dir(dirfd, "raw", 1, err);
     if (rawfd < 0) { rc = rawfd; goto done; }
@@ -395,9 +492,10 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
     rc = kg_attest_write(o->out, dirfd, o->key_path, keyid, err);
 done:
     if (dirfd >= 0) close(dirfd);
-    for (int i = 0; i < n; i++) json_decref(r[i].cases);
+    for (int i = 0; i < n; i++) kg_shard_rec_free(&r[i]);
     free(r);
-    free(order);
+    free(dirs);
+    free(lines);
     kg_sb_free(&probs);
     if (rc != KG_OK) kg_analysis_free(an);
     return rc;

@@ -1,8 +1,11 @@
 /* merge.h: one evidence folder from the shards of a campaign (merge.c).
  *
  * kg_merge_write checks every shard folder (verify, its signature when a
- * public key is given, kg_merge_check) and writes OUT: the shards'
- * complete folders as OUT/shards/I, the plan (plan.kg, plan.sha256), a
+ * public key is given, kg_merge_check: one campaign, every attempt the
+ * ledger names) and writes OUT: the shards' complete folders as
+ * OUT/shards/I (attempt 1, which the merged verdict uses) and
+ * OUT/shards/I.A (later attempts, listed with their own verdicts), the
+ * campaign's ledger as OUT/ledger, the plan (plan.kg, plan.sha256), a
  * meta.json that records the merge, an environment.json, the reports of
  * every case from the shards' rows (evidence.c's merged reader),
  * SHA256SUMS over everything and its own signature.  kgate verify of OUT
@@ -22,6 +25,9 @@ typedef struct kg_merge_opts {
     const char *key_path;     /* private key that signs OUT; NULL: unsigned */
     const char *pub_path;     /* public key each shard's signature must verify with; NULL: not checked */
     int argc; char **argv;    /* recorded in meta.json */
+    /* the campaign's ledger file (NULL: OUT/ledger, else the one the
+     * shards recorded, when there); kept as OUT/ledger */
+    const char *ledger_path;
 } kg_merge_opts;
 
 /* Returns KG_OK once OUT is written (whatever its verdict), *an its

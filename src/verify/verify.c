@@ -396,60 +396,108 @@ int kg_verify_sums(const char *dir, int (*hash_it)(const char *rel), kg_sb *out,
     return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
 }
 
-/* A merged folder's shards: each verified as a folder of its own (and
- * its signature with pub), then as one campaign (shards.c). */
+/* One shard folder of a merged folder verified as a folder of its own
+ * (and its signature with pub); its lines named by name. */
+static void verify_one_shard(const char *path, const char *name, const char *pub, const kg_ref_source *refs, kg_sb *out,
+                             int *nbad)
+{
+    kg_sb sub = { 0 };
+    int sbad = 0;
+    kg_err e = { 0 };
+    if (pub != NULL) {
+        kg_attest_state st;
+        char keyid[65];
+        if (kg_attest_check(path, pub, NULL, &st, keyid, &sub, &sbad, &e) != KG_OK)
+            kg_problem(out, nbad, "%s: %s", name, e.msg);
+        else if (st != KG_ATTEST_GOOD && sbad == 0)
+            kg_problem(out, nbad, "%s: %s", name, st == KG_ATTEST_UNSIGNED ? "unsigned" : "signature not checked");
+    }
+    if (kg_verify_dir_key(path, pub, refs, &sub, &sbad, &e) != KG_OK) kg_problem(out, nbad, "%s: %s", name, e.msg);
+    /* the shard's lines, named by its folder; its summary line is dropped */
+    char *line = sub.buf;
+    while (line != NULL && *line != '\0') {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        if (nl != NULL && nl[1] != '\0') {
+            if (strncmp(line, "note: ", 6) == 0) kg_sb_printf(out, "note: %s: %s\n", name, line + 6);
+            else kg_problem(out, nbad, "%s: %s", name, line);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    kg_sb_free(&sub);
+}
+
+/* A merged folder's shards: attempt 1 of each at shards/I and the later
+ * attempts meta.json lists (merged.attempts) at shards/I.A, each verified
+ * as a folder of its own, then as one campaign with the folder's ledger
+ * (shards.c); each attempt's recorded verdicts are its folder's. */
 static void verify_shards(const char *dir, const kg_plan *plan, int n, const char *pub, const kg_ref_source *refs,
                           kg_sb *out, int *nbad)
 {
-    char **dirs = calloc((size_t)n, sizeof *dirs), **names = calloc((size_t)n, sizeof *names);
+    char path[KG_PATH_MAX + 64], *mj = NULL;
+    kg_err e = { 0 };
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    json_t *m = kg_read_file(path, &mj, NULL, &e) == KG_OK ? json_loads(mj, 0, NULL) : NULL;
+    free(mj);
+    json_t *att = json_object_get(json_object_get(m, "merged"), "attempts");
+    size_t na = json_array_size(att), cap = (size_t)n + na;
+    char **dirs = calloc(cap + 1, sizeof *dirs), **names = calloc(cap + 1, sizeof *names);
+    int nd = 0;
     if (dirs == NULL || names == NULL) {
         kg_problem(out, nbad, "out of memory verifying %d shards", n);
-        free(dirs);
-        free(names);
-        return;
+        goto done;
     }
-    for (int i = 0; i < n; i++) {
-        size_t cap = strlen(dir) + 32;
-        if ((dirs[i] = malloc(cap)) != NULL) snprintf(dirs[i], cap, "%s/shards/%d", dir, i);
-        if ((names[i] = malloc(32)) != NULL) snprintf(names[i], 32, "shards/%d", i);
-        if (dirs[i] == NULL || names[i] == NULL) continue;
-        if (!kg_path_exists(dirs[i])) {
-            kg_problem(out, nbad, "%s: missing: the merged folder records %d shards", names[i], n);
-            continue;
-        }
-        kg_sb sub = { 0 };
-        int sbad = 0;
-        kg_err e = { 0 };
-        if (pub != NULL) {
-            kg_attest_state st;
-            char keyid[65];
-            if (kg_attest_check(dirs[i], pub, NULL, &st, keyid, &sub, &sbad, &e) != KG_OK)
-                kg_problem(out, nbad, "%s: %s", names[i], e.msg);
-            else if (st != KG_ATTEST_GOOD && sbad == 0)
-                kg_problem(out, nbad, "%s: %s", names[i], st == KG_ATTEST_UNSIGNED ? "unsigned" : "signature not checked");
-        }
-        if (kg_verify_dir_key(dirs[i], pub, refs, &sub, &sbad, &e) != KG_OK) kg_problem(out, nbad, "%s: %s", names[i], e.msg);
-        /* the shard's lines, named by its folder; its summary line is dropped */
-        char *line = sub.buf;
-        while (line != NULL && *line != '\0') {
-            char *nl = strchr(line, '\n');
-            if (nl) *nl = '\0';
-            if (nl != NULL && nl[1] != '\0') {
-                if (strncmp(line, "note: ", 6) == 0) kg_sb_printf(out, "note: %s: %s\n", names[i], line + 6);
-                else kg_problem(out, nbad, "%s: %s", names[i], line);
+    for (size_t k = 0; k < (size_t)n + na; k++) {
+        int index = (int)k, attempt = 1;
+        json_t *a = k >= (size_t)n ? json_array_get(att, k - (size_t)n) : NULL;
+        if (a != NULL) {
+            index = (int)json_integer_value(json_object_get(a, "index"));
+            attempt = (int)json_integer_value(json_object_get(a, "attempt"));
+            if (index < 0 || index >= n || attempt < 1 || attempt > 100000) {
+                kg_problem(out, nbad, "meta.json: merged.attempts[%zu]: no shard %d attempt %d", k - (size_t)n, index,
+                           attempt);
+                continue;
             }
-            line = nl ? nl + 1 : NULL;
         }
-        kg_sb_free(&sub);
+        char name[32], verdicts[2048];
+        kg_merge_folder(index, attempt, name, sizeof name);
+        size_t dcap = strlen(dir) + 40;
+        if ((dirs[nd] = malloc(dcap)) == NULL || (names[nd] = strdup(name)) == NULL) {
+            kg_problem(out, nbad, "out of memory");
+            nd++;
+            break;
+        }
+        snprintf(dirs[nd], dcap, "%s/%s", dir, name);
+        if (a != NULL) {
+            const char *rec = json_string_value(json_object_get(a, "verdicts"));
+            kg_shard_verdicts(dirs[nd], verdicts, sizeof verdicts);
+            if (rec == NULL || strcmp(rec, verdicts) != 0)
+                kg_problem(out, nbad, "meta.json: merged.attempts[%zu] records the verdicts '%s', %s's are '%s'",
+                           k - (size_t)n, rec != NULL ? rec : "", name, verdicts);
+            if (attempt == 1) { /* attempt 1 is shards/I, verified above */
+                free(dirs[nd]);
+                free(names[nd]);
+                dirs[nd] = names[nd] = NULL;
+                continue;
+            }
+        }
+        if (!kg_path_exists(dirs[nd]))
+            kg_problem(out, nbad, "%s: missing: the merged folder records shard %d attempt %d there", name, index, attempt);
+        else
+            verify_one_shard(dirs[nd], name, pub, refs, out, nbad);
+        nd++;
     }
-    kg_merge_check((const char *const *)dirs, (const char *const *)names, n, plan != NULL ? plan->hash : NULL, out,
-                   nbad);
-    for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/ledger", dir);
+    kg_merge_check((const char *const *)dirs, (const char *const *)names, nd, plan != NULL ? plan->hash : NULL, path,
+                   out, nbad);
+done:
+    for (int i = 0; dirs != NULL && names != NULL && i < nd; i++) {
         free(dirs[i]);
         free(names[i]);
     }
     free(dirs);
     free(names);
+    json_decref(m);
 }
 
 int kg_verify_dir(const char *dir, kg_sb *out, int *nbad, kg_err *err)

@@ -176,9 +176,9 @@ expect_grep "the signature does not verify" "$T/v.err"
 
 # a signed merge carries its shards' unattested environment
 sed "s#\.\./\.\./kernels#$PWD/kernels#" tests/plans/fake-shard.kg >"$T/shard.kg"
-"$KGATE" run "$T/shard.kg" --shard 0/2 -o "$T/m0" --key "$KEY" -q 2>"$T/err"; st=$?
+"$KGATE" run "$T/shard.kg" --shard 0/2 --campaign envc -o "$T/m0" --key "$KEY" -q 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "shard 0: exit $st"; }
-env LD_PRELOAD=$PRE "$KGATE" run "$T/shard.kg" --shard 1/2 -o "$T/m1" --key "$KEY" -q 2>"$T/err"; st=$?
+env LD_PRELOAD=$PRE "$KGATE" run "$T/shard.kg" --shard 1/2 --campaign envc -o "$T/m1" --key "$KEY" -q 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "shard 1: exit $st"; }
 "$KGATE" merge --quiet "$T/mm" "$T/m0" "$T/m1" --key "$KEY" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "signed merge: exit $st"; }

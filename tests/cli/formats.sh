@@ -144,7 +144,7 @@ PLAN
 # ---- 6. a merged folder of two fake shards
 sed "s#\.\./\.\./kernels/#$(pwd)/kernels/#" tests/plans/fake-shard.kg >"$T/shard.kg"
 for i in 0 1; do
-    "$KGATE" run "$T/shard.kg" --shard $i/2 -o "$T/s$i" -q 2>/dev/null; [ $? -le 1 ] || die "shard $i/2"
+    "$KGATE" run "$T/shard.kg" --shard $i/2 --campaign f1 -o "$T/s$i" -q 2>/dev/null; [ $? -le 1 ] || die "shard $i/2"
 done
 "$KGATE" merge --quiet "$T/merged" "$T/s0" "$T/s1" 2>/dev/null; [ $? -le 1 ] || die "kgate merge"
 

@@ -141,8 +141,8 @@ expect_grep "specialize = yes is for CUDA arms" "$T/qs.out"
 
 # ---- 6. a plan with declared ops sharded by case and merged: the merged
 # folder keeps the op sources its reports compile, and verifies
-"$KGATE" run "$T/q.kg" --shard 0/2 -o "$T/sh0" -q >/dev/null 2>&1
-"$KGATE" run "$T/q.kg" --shard 1/2 -o "$T/sh1" -q >/dev/null 2>&1
+"$KGATE" run "$T/q.kg" --shard 0/2 --campaign q1 -o "$T/sh0" -q >/dev/null 2>&1
+"$KGATE" run "$T/q.kg" --shard 1/2 --campaign q1 -o "$T/sh1" -q >/dev/null 2>&1
 "$KGATE" merge "$T/shm" "$T/sh0" "$T/sh1" >"$T/shm.out" 2>&1 || true
 [ -f "$T/shm/sources/op-gemm_i8.c" ] && [ -f "$T/shm/sources/op-gemm_fp8.c" ] || { cat "$T/shm.out" >&2; die "the merged folder lacks the op sources"; }
 "$KGATE" verify "$T/shm" >"$T/shm.verify" 2>&1 || { cat "$T/shm.verify" >&2; die "the merged folder of declared ops does not verify"; }

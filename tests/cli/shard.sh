@@ -17,7 +17,7 @@ sed 's/^\[campaign\]/[campaign]\ndevices = any/' "$T/plan.kg" >"$T/any.kg"
 # 1. the whole campaign, and three shards
 run "$T/plan.kg" -o "$T/whole"
 for i in 0 1 2; do
-    run "$T/plan.kg" --shard $i/3 -o "$T/s$i"
+    run "$T/plan.kg" --shard $i/3 --campaign c1 -o "$T/s$i"
     st=$?
     [ $st -le 1 ] || { cat "$T/run.err" >&2; die "shard $i/3: exit $st"; }
 done
@@ -38,7 +38,7 @@ cases_of() { tr -d ' \n' <"$1/meta.json" | sed 's/.*"cases":\[\([^]]*\)\].*/\1/'
 [ "$(cases_of "$T/s1")" = '"b"' ] || die "shard 1/3 runs $(cases_of "$T/s1"), expected b"
 [ "$(cases_of "$T/s2")" = '"c"' ] || die "shard 2/3 runs $(cases_of "$T/s2"), expected c"
 grep -q '^b,' "$T/s0/results.csv" && die "shard 0/3 has rows of case b"
-# deterministic: the same shard again runs the same cases, with the same samples
+# deterministic: the same shard again (in a campaign of its own) runs the same cases, with the same samples
 run "$T/plan.kg" --shard 0/3 -o "$T/s0again"
 [ "$(cases_of "$T/s0again")" = '"a","d"' ] || die "shard 0/3 again runs other cases"
 cmp -s "$T/s0/results.csv" "$T/s0again/results.csv" || die "shard 0/3 again: other results"
@@ -80,9 +80,11 @@ expect_grep 'MISMATCH shards/1: ' "$T/v.err"
 "$KGATE" merge --quiet "$T/r1" "$T/s0" "$T/s1" 2>"$T/e"; expect_status 2 $? "merge with a shard missing"
 expect_grep 'shard 2/3 is missing' "$T/e"
 [ -e "$T/r1/SHA256SUMS" ] && die "a refused merge wrote a folder"
-"$KGATE" merge --quiet "$T/r2" "$T/s0" "$T/s1" "$T/s2" "$T/s0again" 2>"$T/e"; expect_status 2 $? "merge with a duplicate"
-expect_grep 'shard 0/3 twice' "$T/e"
-run "$T/other.kg" --shard 2/3 -o "$T/o2"
+"$KGATE" merge --quiet "$T/r2" "$T/s0" "$T/s1" "$T/s2" "$T/s0" 2>"$T/e"; expect_status 2 $? "merge with a duplicate"
+expect_grep 'shard 0/3 attempt 1 twice' "$T/e"
+# (the refused shards below are numbered in ledgers of their own, which
+# keeps campaign c1's ledger to shards 0, 1 and 2, each run once)
+run "$T/other.kg" --shard 2/3 --campaign c1 --ledger "$T/o.ledger" -o "$T/o2"
 "$KGATE" merge --quiet "$T/r3" "$T/s0" "$T/s1" "$T/o2" 2>"$T/e"; expect_status 2 $? "merge with another plan's shard"
 expect_grep 'ran plan .* shards of different plans do not merge' "$T/e"
 cp -r "$T/s2" "$T/t2"
@@ -92,13 +94,14 @@ sed -i '2s/,[0-9.]*,\([0-9a-f]*\)$/,1.000,\1/' "$f"
 expect_grep "$T/t2: .*raw/proc-" "$T/e"
 "$KGATE" merge --quiet "$T/r5" "$T/s0" "$T/s1" "$T/whole" 2>"$T/e"; expect_status 2 $? "merge with a whole campaign"
 expect_grep 'is a whole campaign, not a shard' "$T/e"
-KGATE_FAKE_MODEL=other-gpu "$KGATE" run "$T/plan.kg" --shard 2/3 -o "$T/g2" -q 2>>"$T/run.err"
+KGATE_FAKE_MODEL=other-gpu "$KGATE" run "$T/plan.kg" --shard 2/3 --campaign c1 --ledger "$T/g.ledger" -o "$T/g2" -q \
+    2>>"$T/run.err"
 expect_grep '"device_model": "scripted timings (no hardware), model other-gpu"' "$T/g2/meta.json"
 "$KGATE" merge --quiet "$T/r6" "$T/s0" "$T/s1" "$T/g2" 2>"$T/e"; expect_status 2 $? "merge of two device models"
 expect_grep "device model 'scripted timings (no hardware), model other-gpu'.*devices = any" "$T/e"
 # the same with the device declared a case variable: merged
-for i in 0 1; do run "$T/any.kg" --shard $i/3 -o "$T/a$i"; done
-KGATE_FAKE_MODEL=other-gpu "$KGATE" run "$T/any.kg" --shard 2/3 -o "$T/a2" -q 2>>"$T/run.err"
+for i in 0 1; do run "$T/any.kg" --shard $i/3 --campaign c2 -o "$T/a$i"; done
+KGATE_FAKE_MODEL=other-gpu "$KGATE" run "$T/any.kg" --shard 2/3 --campaign c2 -o "$T/a2" -q 2>>"$T/run.err"
 "$KGATE" merge --quiet "$T/ma" "$T/a0" "$T/a1" "$T/a2" 2>"$T/e"
 st=$?
 [ $st -le 1 ] || { cat "$T/e" >&2; die "merge of two models under devices = any: exit $st"; }
@@ -107,8 +110,8 @@ expect_grep 'several device models' "$T/ma/meta.json"
 
 # 5. signed shards, a signed merge, verify --key checks every signature
 "$KGATE" key init --out "$T/key" >/dev/null 2>&1 || die "kgate key init"
-for i in 0 1; do run "$T/plan.kg" --shard $i/2 -o "$T/k$i" --key "$T/key/signing-key.pem"; done
-run "$T/plan.kg" --shard 1/2 -o "$T/u1"
+for i in 0 1; do run "$T/plan.kg" --shard $i/2 --campaign c3 -o "$T/k$i" --key "$T/key/signing-key.pem"; done
+run "$T/plan.kg" --shard 1/2 --campaign c3 --ledger "$T/u.ledger" -o "$T/u1"
 "$KGATE" merge --quiet "$T/mk" "$T/k0" "$T/u1" --key "$T/key/signing-key.pem" 2>"$T/e"; expect_status 2 $? "signed merge of an unsigned shard"
 expect_grep 'unsigned: a shard of a signed merge must be signed' "$T/e"
 "$KGATE" merge --quiet "$T/mk" "$T/k0" "$T/k1" --key "$T/key/signing-key.pem" 2>"$T/e"

@@ -153,7 +153,8 @@ grep -q '"gate_pass"' "$T/c/results.json" || die "no gate in the merged results.
 # 2. a failed array task: --resume submits that shard only, then the merge
 wait_idle 60
 rm -rf "$T/c/shards/1/SHA256SUMS" "$T/c/shards/1/report.md" "$T/c/SHA256SUMS" "$T/c.slurm/merge.status"
-find "$T/c" -maxdepth 1 -type f -delete
+# (the campaign's ledger, $T/c/ledger, stays: a failed task leaves it as it is)
+find "$T/c" -maxdepth 1 -type f ! -name ledger -delete
 rm -rf "$T/c/raw"
 "$KGATE" slurm --resume "$T/c" >"$T/resume.out" 2>"$T/resume.err"
 expect_status 0 $? "kgate slurm --resume"
