@@ -112,6 +112,7 @@ typedef struct wctx {
     /* the one CPU the worker and its arm hosts run on (pin_worker); -1: not
      * pinned (a backend that runs nothing on the host's CPUs) */
     int pin_cpu;
+    int ncontaminated;      /* its samples that ran on another CPU (told on stderr, the first 10) */
 } wctx;
 
 static void record_check(wctx *w, int c, int a, kg_phase phase, const char *check, int pass,
@@ -1006,9 +1007,10 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
      * recorded as such and left out by the analysis (kg_row_contaminated) */
     kg_row row = { .proc = w->proc, .dir = w->dir, .round = r, .arm = x->arm, .kase = cr->c, .sample = st->sample,
                    .ns = t_ns, .cpu = cpu, .pin_cpu = w->pin_cpu };
-    if (w->pin_cpu >= 0 && cpu != w->pin_cpu)
+    if (w->pin_cpu >= 0 && cpu != w->pin_cpu && ++w->ncontaminated <= 10)
         fprintf(stderr, "arm %s: contaminated sample (round %d, sample %d): it ran on CPU %d, not on the "
-                "process's CPU %d\n", plan->arms[x->arm].name, r, st->sample, cpu, w->pin_cpu);
+                "process's CPU %d%s\n", plan->arms[x->arm].name, r, st->sample, cpu, w->pin_cpu,
+                w->ncontaminated == 10 ? " (the next are not told here; raw rows record them all)" : "");
     kg_rows_put_raw(&w->rows, plan, &row);
     return KG_OK;
 }
