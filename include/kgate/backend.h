@@ -98,6 +98,11 @@ typedef struct kg_telemetry {
      * time plus 200 us counts as an escape (work outside the events) */
     uint64_t samples, escapes;
     double last_event_ns, last_host_ns;  /* of the last sample, whole pack */
+    /* the CPU the last sample's code ran on, read after it (cpu: the arm's
+     * host from outside and as the host says, the worker for an in-worker
+     * arm, the library helper); -1 on backends that run nothing on the
+     * host's CPUs (KG_CAP_HOST_CPU) or when it cannot be read */
+    int cpu;
 } kg_telemetry;
 
 /* The longest provenance record of a library arm (kg_resources.library). */

@@ -34,7 +34,7 @@
 #include "kgate/err.h"
 #include "kgate/plan.h"
 
-#define KG_EVIDENCE_SCHEMA 7
+#define KG_EVIDENCE_SCHEMA 8
 
 struct kg_sb;
 
@@ -54,7 +54,7 @@ typedef enum {
 /* raw/proc-NNN.csv: one kg_row per timed sample; plan is
  * the first 16 hex digits of the plan hash. */
 enum { KG_RAW_PROCESS, KG_RAW_DIRECTION, KG_RAW_ROUND, KG_RAW_ARM, KG_RAW_CASE, KG_RAW_SAMPLE, KG_RAW_NS,
-       KG_RAW_PLAN, KG_RAW_NCOLS };
+       KG_RAW_PLAN, KG_RAW_CPU, KG_RAW_PROCESS_CPU, KG_RAW_NCOLS };
 
 /* checks/proc-NNN.csv */
 enum { KG_CHK_PROCESS, KG_CHK_DIRECTION, KG_CHK_CASE, KG_CHK_ARM, KG_CHK_PHASE, KG_CHK_CHECK, KG_CHK_RESULT,
@@ -152,7 +152,19 @@ typedef struct kg_row {
     int kase;        /* index into plan->cases */
     int sample;      /* 0-based within the round */
     double ns;       /* time of one operation (a packed sample divided by pack) */
+    int cpu;         /* the CPU the sample's code ran on, read after it (the arm's host; the worker for an
+                      * in-worker arm); -1: not recorded (a backend that runs nothing on the host's CPUs,
+                      * a folder of an older kgate) */
+    int pin_cpu;     /* the one CPU the process (worker and arm hosts) was pinned to; -1: not pinned */
 } kg_row;
+
+/* A contaminated sample: its process was pinned to one CPU and the sample
+ * ran on another (or where is unknown).  Recorded, counted and reported,
+ * never analysed. */
+static inline int kg_row_contaminated(const kg_row *r)
+{
+    return r->pin_cpu >= 0 && r->cpu != r->pin_cpu;
+}
 
 /* One device reading after a timed sample, as stored in the evidence
  * folder's telemetry CSV; joined to its kg_row by

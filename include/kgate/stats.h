@@ -262,6 +262,10 @@ typedef struct kg_arm_result {
      * (and for an arm that is not ok). */
     int has_level;
     kg_effect level;
+    /* samples of the arm in accepted processes that ran on another CPU
+     * than their process's (kg_row_contaminated): recorded, left out of
+     * every number above */
+    int ncontaminated;
 } kg_arm_result;
 
 /* The verdict of r as the reports print it: a baseline's "baseline" (or
@@ -310,6 +314,12 @@ typedef struct kg_analysis {
     int nclock_rounds;       /* the rounds (process, case, round) with clocks, over every case */
     kg_clock_round *mismatched; int nmismatched;  /* the clock-mismatched ones, in the telemetry's order */
     kg_plan *own_plan;       /* the plan freed with the analysis (NULL: plan is borrowed) */
+    /* One CPU per process (cpu backend): pinned is 1 when an accepted
+     * process's rows record the CPU it was pinned to; ncontaminated, the
+     * accepted samples that ran on another CPU (contaminated samples:
+     * left out) */
+    int pinned;
+    int ncontaminated;
 } kg_analysis;
 
 /* The physics limit of one case (from the evidence's peaks.json and the

@@ -47,8 +47,9 @@ __all__ = ["Evidence", "EvidenceError", "SchemaError", "VerifyResult", "SCHEMA_M
 
 #: The oldest evidence schema this package reads (docs/evidence.md: readers accept schema 1).
 SCHEMA_MIN = 1
-#: The newest evidence schema this package knows (7: the library column of resources.csv).
-SCHEMA_MAX = 7
+#: The newest evidence schema this package knows (8: the cpu and process_cpu columns of the raw
+#: rows; 7: the library column of resources.csv).
+SCHEMA_MAX = 8
 
 #: How each column type of schema.json becomes a pandas column (``_typed``).
 _CONVERT = {"integer": "int", "uint64": "uint64", "number": "float", "hex": "hex", "flag": "bool", "utc": "utc",
@@ -388,7 +389,10 @@ class Evidence:
     @cached_property
     def raw(self) -> "pd.DataFrame":
         """Every raw/proc-NNN.csv (every process that completed, accepted or not), with
-        ``accepted`` from processes.csv."""
+        ``accepted`` from processes.csv. ``cpu`` is the CPU a sample ran on and ``process_cpu``
+        the one CPU its process was pinned to (cpu backend; -1: not recorded, not pinned, and
+        absent in folders before schema 8): a row where they differ is a contaminated sample,
+        which the analysis and ``samples`` leave out."""
         df = self._read_procs("raw")
         acc = set(self.accepted_processes())
         df["accepted"] = df["process"].isin(acc).astype(bool)
@@ -397,7 +401,8 @@ class Evidence:
     @cached_property
     def samples(self) -> "pd.DataFrame":
         """Every timed sample of the accepted processes in one tidy table:
-        ``process, slot, direction, round, case, op, dtype, arm, role, sample, ns``.
+        ``process, slot, direction, round, case, op, dtype, arm, role, sample, ns``; the samples
+        the analysis uses, so not the contaminated ones (see ``raw``).
 
         raw/samples.csv where the folder has it (schema 6); otherwise the same table made
         from processes.csv, the accepted processes' raw/proc-NNN.csv and the plan, in the

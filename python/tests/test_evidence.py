@@ -266,7 +266,8 @@ def test_types_come_from_schema_json(fake_copy: Path) -> None:
     ev = kgate.Evidence(fake_copy)
     assert ev.samples["ns"].dtype == np.float64
     assert ev.kind("checks")["file"] == "checks/proc-NNN.csv"
-    assert ev.columns("raw") == ["process", "direction", "round", "arm", "case", "sample", "ns", "plan"]
+    assert ev.columns("raw") == ["process", "direction", "round", "arm", "case", "sample", "ns", "plan", "cpu",
+                                 "process_cpu"]
     assert list(ev.checks["phase"].cat.categories) == ev._values("checks", "phase") == ["pre", "post"]
     p = fake_copy / "schema.json"
     d = json.loads(p.read_text())

@@ -72,6 +72,12 @@
  *     verdict (verdict_cycles) and the confirmation (cycles_confirmed) are
  *     the reports' to print, not to re-derive.
  *
+ *   - Contaminated samples: a row of a process pinned to one CPU
+ *     (pin_cpu >= 0) whose sample ran on another CPU (kg_row_contaminated)
+ *     is left out of every cell, as if it had not been taken; a cell
+ *     with no sample left is empty (its round does not count).  They are
+ *     counted per (case, arm) (ncontaminated) and in all.
+ *
  *   - The host watch: a schedule slot whose every process the watch
  *     excluded (processes.csv status contaminated), with a never-quiet row
  *     in watch.csv, makes the campaign INVALID (invalid_why, and the gate
@@ -264,7 +270,7 @@ static int table_clocks(const kg_analysis_in *in, table *t, kg_err *err)
     memcpy(fill, t->off, t->ncells * sizeof *fill);
     for (size_t i = 0; i < in->nrows; i++) {
         const kg_row *w = &in->rows[i];
-        if (!in->accepted[w->proc]) continue;
+        if (!in->accepted[w->proc] || kg_row_contaminated(w)) continue;
         size_t at = fill[cell_of(t, w->kase, w->proc, w->arm, w->round)]++;
         int mhz = nkeys > 0 ? clock_of(keys, nkeys, w) : 0;
         t->clk[at] = mhz > 0 ? (double)mhz : (double)NAN;
@@ -347,6 +353,7 @@ static int table_build(const kg_analysis_in *in, table *t, kg_err *err)
             goto done;
         }
         if (w->round > maxround) maxround = w->round;
+        if (kg_row_contaminated(w)) continue;
         nkept++;
     }
     t->nrounds = maxround + 1;
@@ -364,14 +371,14 @@ static int table_build(const kg_analysis_in *in, table *t, kg_err *err)
     }
     for (size_t i = 0; i < in->nrows; i++) {
         const kg_row *w = &in->rows[i];
-        if (!in->accepted[w->proc]) continue;
+        if (!in->accepted[w->proc] || kg_row_contaminated(w)) continue;
         t->off[cell_of(t, w->kase, w->proc, w->arm, w->round) + 1]++;
     }
     for (size_t k = 0; k < t->ncells; k++) t->off[k + 1] += t->off[k];
     memcpy(fill, t->off, t->ncells * sizeof *fill);
     for (size_t i = 0; i < in->nrows; i++) {
         const kg_row *w = &in->rows[i];
-        if (!in->accepted[w->proc]) continue;
+        if (!in->accepted[w->proc] || kg_row_contaminated(w)) continue;
         t->val[fill[cell_of(t, w->kase, w->proc, w->arm, w->round)]++] = w->ns;
     }
     for (size_t k = 0; k < t->ncells; k++) {
@@ -1306,6 +1313,21 @@ static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     return KG_OK;
 }
 
+/* The contaminated samples of accepted processes, per (case, arm) and
+ * in all, and whether any accepted row records a pinned process
+ * (table_build has checked every accepted row's indices). */
+static void count_contaminated(const kg_analysis_in *in, kg_analysis *out)
+{
+    for (size_t i = 0; i < in->nrows; i++) {
+        const kg_row *w = &in->rows[i];
+        if (!in->accepted[w->proc]) continue;
+        if (w->pin_cpu >= 0) out->pinned = 1;
+        if (!kg_row_contaminated(w)) continue;
+        out->ncontaminated++;
+        out->res[w->kase * out->narms + w->arm].ncontaminated++;
+    }
+}
+
 int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
 {
     int rc = KG_OK;
@@ -1342,6 +1364,7 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
         else out->nproc_rejected++;
     }
     for (int c = 0; c < plan->ncases; c++) analyse_case(in, &t, c, out, &s);
+    count_contaminated(in, out);
 
     if ((rc = apply_multiplicity(in, &t, out, err)) != KG_OK) goto done;
     if ((rc = mismatched_rounds(in, &t, out, err)) != KG_OK) goto done;

@@ -1,6 +1,7 @@
 /* armhost.c: the arm host's body (armhost.h). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -23,6 +24,7 @@ static void reply(uint32_t kind, int status, uint32_t prot, const char *text)
     memset(&r, 0, sizeof r);
     r.status = status;
     r.prot = prot;
+    r.cpu = sched_getcpu();
     if (text != NULL) snprintf(r.msg, sizeof r.msg, "%s", text);
     kg_frame_sendmsg(KG_SANDBOX_SOCK_FD, kind, cur_seq, &r, sizeof r, NULL, 0);
 }
@@ -120,10 +122,34 @@ static int do_bind(const kg_ah_bind *m, const int *fds, int nfd, ah_map *maps, k
     return 0;
 }
 
+/* 0 when the host's affinity is exactly the one CPU the worker pinned
+ * itself to (o->cpu; any when -1), else -1 with why. */
+static int check_cpu(const kg_armhost_opts *o, char *why, size_t cap)
+{
+    if (o->cpu < 0) return 0;
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    if (sched_getaffinity(0, sizeof s, &s) != 0) {
+        snprintf(why, cap, "cannot read its CPU affinity: %s", strerror(errno));
+        return -1;
+    }
+    if (o->cpu >= CPU_SETSIZE || CPU_COUNT(&s) != 1 || !CPU_ISSET(o->cpu, &s)) {
+        snprintf(why, cap, "its CPU affinity is %d CPUs, not the worker's CPU %d alone", CPU_COUNT(&s), o->cpu);
+        return -1;
+    }
+    return 0;
+}
+
 /* Sandbox, load, lock: the kernel's entry, or NULL after a refused HELLO. */
 static ah_entry start(const kg_armhost_opts *o, unsigned *active)
 {
     char why[KG_AH_MSG_TEXT];
+    if (check_cpu(o, why, sizeof why) != 0) {
+        char t[KG_AH_MSG_TEXT + 16];
+        snprintf(t, sizeof t, "pinning: %s", why);
+        reply(KG_AH_HELLO, KG_AH_FAIL, 0, t);
+        return NULL;
+    }
     kg_sandbox_opts so = { .parent = o->parent, .dir = o->dir, .mem_bytes = o->mem_bytes, .cpu_s = o->cpu_s, .hide = o->hide,
                            .on_violation = on_violation };
     if (kg_sandbox_enter(&so, active, why, sizeof why) != 0) {

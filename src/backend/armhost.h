@@ -7,7 +7,10 @@
  * descriptor KG_SANDBOX_SOCK_FD and its stdout and stderr on a pipe the
  * worker drains.  The host enters its sandbox (sandbox.h), opens the
  * arm's shared object, locks the sandbox further, and says HELLO with
- * the protections that took effect.  Then it serves requests until QUIT:
+ * the protections that took effect (and, when the worker pinned itself
+ * to one CPU, having checked that its own affinity is that CPU, which it
+ * inherited and which its sandbox lets no code of the arm change).  Then
+ * it serves requests until QUIT:
  *   BIND  the buffers as descriptors (SCM_RIGHTS: inputs read-only,
  *         outputs and workspace read-write) and the kg_kargs scalars
  *   RUN n calls the kernel n times, then replies; call i reads the input
@@ -62,6 +65,9 @@ typedef struct kg_ah_run {
 typedef struct kg_ah_reply {
     int32_t status;               /* KG_AH_OK, else msg says why */
     uint32_t prot;                /* HELLO: KG_SBX_* bits in effect */
+    int32_t cpu;                  /* the CPU the host is on as it replies (sched_getcpu; RUN: read after the
+                                   * calls); -1: unknown.  The host's word: the worker also reads it from
+                                   * outside */
     char msg[KG_AH_MSG_TEXT];     /* a reason, NUL-terminated */
 } kg_ah_reply;
 
@@ -73,6 +79,8 @@ typedef struct kg_armhost_opts {
     uint64_t mem_bytes;   /* RLIMIT_AS; 0: none */
     long cpu_s;           /* RLIMIT_CPU; 0: none */
     const char *hide;     /* colon-separated folders to hide (kg_sandbox_opts.hide) */
+    int cpu;              /* >= 0: the one CPU the worker pinned itself and its hosts to: the host's
+                           * affinity must be exactly it, or it refuses its HELLO; -1: not pinned */
 } kg_armhost_opts;
 
 /* The arm host's body (`kgate armhost`): sandbox, load, serve.  Returns

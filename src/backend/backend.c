@@ -204,7 +204,9 @@ int kg_backend_telemetry(kg_backend *be, kg_telemetry *out, kg_err *err)
     assert(be != NULL && out != NULL);
     if (be->ops->telemetry == NULL)
         return kg_errorf(err, KG_EUNSUPPORTED, "backend %s reads no telemetry", be->ops->name);
-    return be->ops->telemetry(be, out, err);
+    int rc = be->ops->telemetry(be, out, err);
+    if (!(be->ops->caps & KG_CAP_HOST_CPU)) out->cpu = -1;
+    return rc;
 }
 
 int kg_backend_resources(kg_backend *be, kg_kernel *k, int i, kg_resources *out, kg_err *err)

@@ -18,7 +18,17 @@
  * spent between requests, a second thread or a child counts as an escape
  * in the telemetry slot, which fails the arm's timing:escape check.  A
  * host that dies, hangs past its per-request timeout or trips the sandbox
- * makes the call return KG_EARM naming the arm. */
+ * makes the call return KG_EARM naming the arm.
+ *
+ * One CPU per process: the worker pins itself to one CPU before any arm
+ * host exists (worker.c, kg_protocol_cpu), and every host inherits it,
+ * checks it before its sandbox (armhost.h) and cannot change it (the
+ * sandbox denies sched_setaffinity); the worker checks each host's
+ * affinity from outside after its HELLO.  After every sample the CPU the
+ * arm's code ran on (the host's last CPU from /proc/PID/stat, and the
+ * host's own word; the worker's for an in-worker arm; the helper's for a
+ * library arm) goes to the telemetry slot, and so to the sample's raw
+ * row: a sample that ran elsewhere is a contaminated sample. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -85,6 +95,7 @@ struct kg_kernel {
     double steal_credit;       /* ns of its CPU's steal after replies, not yet charged (host_run) */
     int no_steal_credit;       /* KGATE_STEAL_CREDIT=0: nothing is charged to steal */
     double last_cpu_ns, last_host_ns;
+    int ran_cpu;               /* the CPU its last run or sample ran on; -1 unknown */
     /* a library arm (builtin = torch or numpy): its helper, the backend's */
     kg_libarm *lib;
     int lib_slot;
@@ -110,6 +121,8 @@ typedef struct cpu_ctx {
      * escape is charged to the sample of the arm whose request found it */
     uint64_t total_escapes;
     double last_cpu_ns, last_host_ns;
+    int last_ran_cpu;      /* the CPU the last sample ran on (kg_telemetry.cpu) */
+    int pin_cpu;           /* the one CPU the worker is pinned to (its affinity at open); -1: several */
     kg_libarm **libs;      /* per arm: a library arm's helper, started at its first load */
     int nlibs;
 } cpu_ctx;
@@ -128,6 +141,9 @@ static int cpu_open(kg_backend *be, const kg_plan *plan, kg_err *err)
         }
         c->nlibs = plan->narms;
     }
+    int cpus[2];
+    c->pin_cpu = kg_cpus_allowed(cpus, 2) == 1 ? cpus[0] : -1;
+    c->last_ran_cpu = -1;
     be->ctx = c;
     return KG_OK;
 }
@@ -554,8 +570,21 @@ static double request_limit(const kg_kernel *k, int calls)
     return lim;
 }
 
-/* One RUN of n calls; *wall_ns the worker's clock around it. */
-static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *err)
+/* The CPU a host's request ran on: its last CPU read from outside
+ * (/proc/PID/stat) and the CPU it says it replied from; with the worker
+ * pinned to CPU pin, the one of the two that is not pin when either is
+ * not (a sample is clean only when both say pin), else pin. */
+static int ran_cpu(const kg_kernel *k, int pin, int said)
+{
+    int seen = kg_proc_last_cpu((long)k->link.pid);
+    if (pin < 0) return seen >= 0 ? seen : said;
+    if (seen != pin) return seen;
+    return said != pin ? said : pin;
+}
+
+/* One RUN of n calls; *wall_ns the worker's clock around it; pin the
+ * worker's one CPU (-1: not pinned). */
+static int host_run(kg_kernel *k, int n, int settle, int pin, double *wall_ns, kg_err *err)
 {
     int rc;
     if ((rc = before_request(k, err)) != KG_OK) return rc;
@@ -574,6 +603,7 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
         return kg_hostlink_refused(&k->link, "refused a run", rep.msg, err);
     }
     double c1 = host_cpu(k);   /* may lag while the host still runs */
+    k->ran_cpu = ran_cpu(k, pin, rep.cpu);
     double per_call = (t1 - t0) / 1e9 / n;
     if (per_call > k->slowest_call_s) k->slowest_call_s = per_call;
     *wall_ns = t1 - t0;
@@ -641,6 +671,21 @@ static int host_run(kg_kernel *k, int n, int settle, double *wall_ns, kg_err *er
 
 static void cpu_unload(kg_backend *be, kg_kernel *k);
 
+/* A started host's affinity, read from outside: the worker's one CPU pin
+ * alone (nothing to check when pin < 0). */
+static int check_pinned(kg_kernel *k, int pin, kg_err *err)
+{
+    if (pin < 0) return KG_OK;
+    char got[256] = "", want[16];
+    snprintf(want, sizeof want, "%d", pin);
+    if (kg_proc_cpus_allowed((long)k->link.pid, got, sizeof got) == 0 && strcmp(got, want) == 0) return KG_OK;
+    kg_hostlink_kill(&k->link);
+    host_fault(k, 0, 1.0, NULL);
+    return kg_errorf(err, KG_EBACKEND, "arm '%s': its host may run on CPUs '%s', not on the worker's CPU %d alone "
+                     "(/proc/%ld/status): the arms of a process must share one CPU", k->arm,
+                     got[0] ? got : "(unreadable)", pin, (long)k->link.pid);
+}
+
 static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg_kernel *k, kg_err *err)
 {
     cpu_ctx *c = be->ctx;
@@ -655,7 +700,8 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
     char envstore[3 * PATH_MAX], *envp[8];
     if (kg_sandbox_env(k->link.dir, envstore, sizeof envstore, envp, 8) < 0)
         return kg_errorf(err, KG_EINTERNAL, "arm '%s': environment does not fit", arm->name);
-    char ppid[32], mem[32], cpus[32];
+    char ppid[32], mem[32], cpus[32], pin[16];
+    snprintf(pin, sizeof pin, "%d", c->pin_cpu);
     snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
     /* address space: 4 GiB, or twice what the worker maps plus 1 GiB */
     double mib = 4096.0, need = (2.0 * (double)c->mapped) / 1048576.0 + 1024.0;
@@ -669,7 +715,7 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
              set->key_dir != NULL && set->hide_dir != NULL ? ":" : "", set->hide_dir != NULL ? set->hide_dir : "");
     char *argv[] = { exe, (char *)"armhost", (char *)"--so", k->so, (char *)"--entry", (char *)arm->entry,
                      (char *)"--dir", k->link.dir, (char *)"--parent", ppid, (char *)"--mem-mib", mem,
-                     (char *)"--cpu-s", cpus, (char *)"--hide", hide, NULL };
+                     (char *)"--cpu-s", cpus, (char *)"--hide", hide, (char *)"--cpu", pin, NULL };
     if ((rc = kg_hostlink_spawn(&k->link, exe, argv, envp, KG_SANDBOX_SOCK_FD, err)) != KG_OK) return rc;
     k->hosted = 1;
     k->have_cpuclk = clock_getcpuclockid(k->link.pid, &k->cpuclk) == 0;
@@ -693,6 +739,7 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
                          hello.msg);
     }
     k->prot = hello.prot;
+    if ((rc = check_pinned(k, c->pin_cpu, err)) != KG_OK) return rc;
     k->cpu_mark = settled_mark(k);
     return KG_OK;
 }
@@ -900,10 +947,9 @@ static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *e
 
 static int cpu_run(kg_backend *be, kg_kernel *k, kg_err *err)
 {
-    (void)be;
     if (k->hosted) {
         double wall;
-        return host_run(k, 1, 0, &wall, err);
+        return host_run(k, 1, 0, ((cpu_ctx *)be->ctx)->pin_cpu, &wall, err);
     }
     if (k->lib != NULL) return kg_libarm_run(k->lib, k->lib_slot, err);
     k->fn(&k->args);
@@ -917,7 +963,7 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
     if (k->hosted) {
         cpu_ctx *c = be->ctx;
         double wall = 0;
-        int rc = host_run(k, pack, 1, &wall, err);
+        int rc = host_run(k, pack, 1, c->pin_cpu, &wall, err);
         *k->total_escapes += k->pending_escapes;
         k->pending_escapes = 0;
         if (rc != KG_OK) return rc;
@@ -927,6 +973,7 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
         c->last_escapes = k->escapes;
         c->last_cpu_ns = k->last_cpu_ns;
         c->last_host_ns = k->last_host_ns;
+        c->last_ran_cpu = k->ran_cpu;
         *ns = wall / pack;
         return KG_OK;
     }
@@ -941,6 +988,7 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
         c->last_escapes = 0;
         c->last_cpu_ns = (double)NAN;
         c->last_host_ns = host;
+        c->last_ran_cpu = kg_proc_last_cpu(kg_libarm_pid(k->lib));
         *ns = total / pack;
         return KG_OK;
     }
@@ -955,6 +1003,7 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
         }
     }
     clock_gettime(CLOCK_MONOTONIC_RAW, &t1);
+    int ran = sched_getcpu();
     double total = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
     *ns = total / pack;
     /* a trusted arm's telemetry: no host to watch, no escapes */
@@ -964,6 +1013,7 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
     c->last_escapes = 0;
     c->last_cpu_ns = (double)NAN;
     c->last_host_ns = total;
+    c->last_ran_cpu = ran;
     return KG_OK;
 }
 
@@ -984,6 +1034,7 @@ static int cpu_telemetry(kg_backend *be, kg_telemetry *out, kg_err *err)
     out->escapes = c->total_escapes;
     out->last_event_ns = c->last != NULL ? c->last_cpu_ns : (double)NAN;
     out->last_host_ns = c->last != NULL ? c->last_host_ns : (double)NAN;
+    out->cpu = c->last != NULL ? c->last_ran_cpu : -1;
     return KG_OK;
 }
 

@@ -117,6 +117,11 @@ int kg_libarm_alive(const kg_libarm *h)
     return h != NULL && h->started && !h->link.dead && h->link.pid > 0;
 }
 
+long kg_libarm_pid(const kg_libarm *h)
+{
+    return kg_libarm_alive(h) ? (long)h->link.pid : -1;
+}
+
 const char *kg_libarm_versions(const kg_libarm *h) { return h != NULL ? h->versions : ""; }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -84,6 +84,8 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int arm, const ch
                     kg_libarm **out, kg_err *err);
 /* 1 while the helper runs (a fault ends it; the next load starts another). */
 int kg_libarm_alive(const kg_libarm *h);
+/* The helper's process id (-1: none running), for the CPU it last ran on. */
+long kg_libarm_pid(const kg_libarm *h);
 /* The library's versions the helper reported (JSON), "" before the hello. */
 const char *kg_libarm_versions(const kg_libarm *h);
 /* One case loaded into a slot of the helper (an arm is loaded for its

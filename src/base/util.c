@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -468,6 +469,39 @@ int kg_proc_last_cpu(long pid)
         }
     }
     return -1;
+}
+
+int kg_cpus_allowed(int *cpus, int cap)
+{
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    if (sched_getaffinity(0, sizeof s, &s) != 0) return -1;
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &s)) {
+            if (n < cap) cpus[n] = c;
+            n++;
+        }
+    return n < cap ? n : cap;
+}
+
+int kg_proc_cpus_allowed(long pid, char *buf, size_t cap)
+{
+    char path[64], line[4096];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return -1;
+    int rc = -1;
+    while (fgets(line, sizeof line, fp) != NULL)
+        if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+            const char *v = line + 18;
+            while (*v == ' ' || *v == '\t') v++;
+            snprintf(buf, cap, "%.*s", (int)strcspn(v, "\n"), v);
+            rc = 0;
+            break;
+        }
+    fclose(fp);
+    return rc;
 }
 
 int kg_proc_stat(long pid, char *state, long *ppid)

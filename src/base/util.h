@@ -100,6 +100,16 @@ const char *kg_proc_stat_fields(long pid, char *buf, size_t cap);
  * it cannot be read. */
 int kg_proc_last_cpu(long pid);
 
+/* The CPUs the calling thread may run on (its affinity mask), in
+ * increasing order, into cpus (at most cap); their count, or -1 when the
+ * mask cannot be read. */
+int kg_cpus_allowed(int *cpus, int cap);
+
+/* The CPUs process pid may run on, as /proc/PID/status says
+ * (Cpus_allowed_list: "3", "0-1", "0,2-3"), into buf; 0, or -1 when it
+ * cannot be read. */
+int kg_proc_cpus_allowed(long pid, char *buf, size_t cap);
+
 /* 1 when process pid is root or one of its descendants (its chain of
  * parents in /proc), 0 when it is not, -1 when this PID namespace has no
  * such process. */

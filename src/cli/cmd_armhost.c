@@ -17,7 +17,7 @@ static const char about[] =
 int kg_cmd_armhost(int argc, char **argv, const kg_settings *env)
 {
     (void)env; /* the environment is the sandbox's whitelist: nothing to read */
-    kg_armhost_opts o = { 0 };
+    kg_armhost_opts o = { .cpu = -1 };
     int parent = 0;
     double mem_mib = 0, cpu_s = 0;
     int cuda = 0;
@@ -39,6 +39,9 @@ int kg_cmd_armhost(int argc, char **argv, const kg_settings *env)
           .help = "address-space limit in MiB (0: none)" },
         { .name = "cpu-s", .arg = "S", .kind = KG_CLI_REAL, .dst = &cpu_s, .min = 0, .max = 1e9,
           .help = "CPU-time limit in seconds (0: none)" },
+        { .name = "cpu", .arg = "N", .kind = KG_CLI_INT, .dst = &o.cpu, .min = -1, .max = 1 << 20,
+          .help = "the one CPU the worker pinned itself and its hosts to; the host refuses to start elsewhere "
+                  "(-1: not pinned)" },
         { .name = "hide", .arg = "DIRS", .kind = KG_CLI_STRING, .dst = &o.hide,
           .help = "colon-separated folders covered by an empty tmpfs before the object loads (the signing key's)" },
         { .name = NULL },

@@ -34,6 +34,11 @@ static const kg_col raw_cols[] = {
     { "sample", KG_COL_INT, 0, NULL, NULL, "the timed sample, 0-based within the round" },
     { "ns", KG_COL_REAL, 0, NULL, NULL, "the time of one operation in nanoseconds (a packed sample divided by pack)" },
     { "plan", KG_COL_TEXT, 0, NULL, NULL, "the first 16 hex digits of the plan hash (plan.sha256)" },
+    { "cpu", KG_COL_INT, 0, NULL, NULL, "the CPU the sample's code ran on, read after it (the arm's host, or the worker "
+                                  "for an in-worker arm); -1: not recorded (fake, cuda)" },
+    { "process_cpu", KG_COL_INT, 0, NULL, NULL, "the one CPU the process's worker and arm hosts were pinned to (cpu "
+                                          "backend); -1: not pinned.  A row whose cpu differs is a contaminated "
+                                          "sample: recorded, not analysed" },
 };
 static const kg_col chk_cols[] = {
     { "process", KG_COL_INT, 0, NULL, NULL, "the process index" },
@@ -243,8 +248,9 @@ static void csv_text(kg_sb *sb, const char *s)
 void kg_rows_put_raw(kg_sb *sb, const kg_plan *plan, const kg_row *r)
 {
     char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP];
-    kg_sb_printf(sb, "%d,%s,%d,%s,%s,%d,%.3f,%.16s\n", r->proc, dir_name(r->dir), r->round,
-                 kg_csv_name(plan->arms[r->arm].name, qa), kg_csv_name(plan->cases[r->kase].name, qc), r->sample, r->ns, plan->hash);
+    kg_sb_printf(sb, "%d,%s,%d,%s,%s,%d,%.3f,%.16s,%d,%d\n", r->proc, dir_name(r->dir), r->round,
+                 kg_csv_name(plan->arms[r->arm].name, qa), kg_csv_name(plan->cases[r->kase].name, qc), r->sample, r->ns,
+                 plan->hash, r->cpu, r->pin_cpu);
 }
 
 void kg_rows_put_check(kg_sb *sb, const kg_plan *plan, const kg_check_rec *r)
@@ -545,7 +551,6 @@ static int read_kind(const char *path, const char *data, size_t len, kg_rows_kin
 static int raw_row(rd *r, int ncols, void *vctx)
 {
     arr_ctx *c = vctx;
-    (void)ncols;
     kg_row x;
     int rc;
     if ((rc = get_proc(r, KG_RAW_PROCESS, c->proc, &x.proc)) != KG_OK) return rc;
@@ -559,6 +564,11 @@ static int raw_row(rd *r, int ncols, void *vctx)
     if (strlen(r->f[KG_RAW_PLAN]) != 16 || strncmp(r->f[KG_RAW_PLAN], c->plan->hash, 16) != 0)
         return kg_errorf(r->err, KG_EINPUT, "%s:%d: row of another plan (hash %s, folder's plan %.16s)", r->path,
                          r->line, r->f[KG_RAW_PLAN], c->plan->hash);
+    x.cpu = x.pin_cpu = -1;   /* schema 7 and older: not recorded, not pinned */
+    if (ncols > KG_RAW_CPU) {
+        if ((rc = get_int(r, KG_RAW_CPU, -1, 1 << 20, &x.cpu)) != KG_OK) return rc;
+        if ((rc = get_int(r, KG_RAW_PROCESS_CPU, -1, 1 << 20, &x.pin_cpu)) != KG_OK) return rc;
+    }
     return push(c, &x, r->err);
 }
 
@@ -573,7 +583,11 @@ static size_t cap_of(size_t n)
 int kg_rows_read_raw(const char *path, const kg_plan *plan, int proc, kg_row **v, size_t *n, kg_err *err)
 {
     void *arr = *v;   /* a real void *, converted back below */
-    int rc = read_kind(path, NULL, 0, KG_ROWS_RAW, plan, proc, &arr, n, sizeof **v, raw_row, err);
+    arr_ctx c = { plan, proc, &arr, n, cap_of(*n), sizeof **v };
+    /* schema 7 and older: without the cpu and process_cpu columns */
+    char old[320];
+    join(raw_cols, KG_RAW_CPU, old, sizeof old);
+    int rc = read_rows(path, KG_ROWS_RAW, KG_RAW_CPU, old, raw_row, &c, NULL, err);
     *v = arr;
     return rc;
 }

@@ -118,6 +118,13 @@ uint64_t kg_protocol_aux_seed(uint64_t base, int proc, int kase, uint32_t what)
     return mix64(x ^ (uint64_t)what);
 }
 
+int kg_protocol_cpu(uint64_t base, int proc, int dir, int ncpus)
+{
+    if (ncpus <= 1 || proc < 0) return 0;
+    uint64_t first = kg_protocol_aux_seed(base, dir, 0, KG_AUX_CPU) % (uint64_t)ncpus;
+    return (int)((first + (uint64_t)(proc / 2)) % (uint64_t)ncpus);
+}
+
 size_t kg_protocol_pad_bytes(uint64_t seed)
 {
     uint64_t x = mix64(seed ^ 0x706164ull);   /* "pad" */

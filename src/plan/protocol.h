@@ -71,7 +71,17 @@ uint64_t kg_protocol_op_seed(uint64_t base, int proc, int kase, int64_t n, int j
 /* Seeds of the checks around timing that draw positions: KG_AUX_PICK
  * (which timed executions are checked), KG_AUX_PERTURB (the perturbation
  * check's elements and values). */
-enum { KG_AUX_PICK = 1, KG_AUX_PERTURB = 2, KG_AUX_PAD = 0x100 /* + the arm's index */ };
+enum { KG_AUX_PICK = 1, KG_AUX_PERTURB = 2, KG_AUX_CPU = 3, KG_AUX_PAD = 0x100 /* + the arm's index */ };
+
+/* The CPU process proc of direction dir is pinned to, as an index
+ * 0..ncpus-1 into the CPUs the campaign may use (the affinity mask kgate
+ * was started with, in increasing order).  Process proc takes the CPU
+ * proc / 2 places after a first CPU drawn from base (the salted input
+ * base) and the direction (KG_AUX_CPU): as processes alternate
+ * directions, each direction cycles over every CPU alike, so that a
+ * CPU's own speed enters the process variance and is never confounded
+ * with a direction, and where a campaign starts is not known in advance. */
+int kg_protocol_cpu(uint64_t base, int proc, int dir, int ncpus);
 
 /* The placement pad allocated before arm a's buffers in a process (the
  * seed: kg_protocol_aux_seed(plan seed, proc, kase, KG_AUX_PAD + a), the

@@ -40,6 +40,13 @@ const kg_rows_def *kg_report_tables(int *n);
 /* report.html: self-contained, inline SVG plots, no script (report_html.c) */
 int kg_report_html(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 
+/* The CPU placement of a campaign whose processes were pinned to one CPU
+ * each (an->pinned; nothing is written otherwise, and 0 returned): each
+ * accepted process's CPU, in process order (the first 64), and the
+ * contaminated samples left out, in all and per (case, arm) with any;
+ * plain text, for report.md's and report.html's headers. */
+int kg_report_cpu_text(struct kg_sb *sb, const kg_evidence *ev, const kg_analysis *an);
+
 /* "ok", "inadmissible", "incorrect", "weak case", "absent". */
 const char *kg_report_state_name(kg_arm_state s);
 

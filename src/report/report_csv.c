@@ -94,7 +94,8 @@ static const kg_col samples_cols[] = {
 static const kg_rows_def tables[] = {
     { "results", "results.csv", "one row per (case, arm) the arm runs on, in plan order", results_cols,
       NCOLS(results_cols) },
-    { "samples", "raw/samples.csv", "every timed sample of the accepted processes, in the analysis' order",
+    { "samples", "raw/samples.csv", "every timed sample of the accepted processes the analysis uses (contaminated "
+      "samples are in raw/proc-NNN.csv only), in its order",
       samples_cols, NCOLS(samples_cols) },
 };
 
@@ -156,7 +157,8 @@ int kg_report_csv(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_e
 /* raw/samples.csv: every timed sample of the accepted processes in one
  * tidy table (the per-process raw/proc-NNN.csv files, joined with the
  * processes' slots and the cases' ops and dtypes), so that one read loads
- * a campaign.  The rows are the analysis' input, in its order. */
+ * a campaign.  The rows are the analysis' input, in its order: a
+ * contaminated sample (kg_row_contaminated) is not one. */
 int kg_report_samples(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, kg_err *err)
 {
     (void)an;
@@ -166,6 +168,7 @@ int kg_report_samples(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, k
     for (size_t i = 0; i < ev->nrows; i++) {
         const kg_row *r = &ev->rows[i];
         if (r->kase < 0 || r->kase >= plan->ncases || r->arm < 0 || r->arm >= plan->narms) continue;
+        if (kg_row_contaminated(r)) continue;   /* recorded in raw/proc-NNN.csv, not analysed */
         const kg_case *kc = &plan->cases[r->kase];
         const kg_arm *ka = &plan->arms[r->arm];
         int slot = r->proc >= 0 && r->proc < ev->nproc ? ev->procs[r->proc].slot : r->proc;

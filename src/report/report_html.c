@@ -1169,6 +1169,14 @@ static void header_html(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an,
     esc(sb, meta_str(meta, "started_utc"));
     kg_sb_printf(sb, "</td></tr>\n<tr><th>processes</th><td>%d per direction planned; %d accepted, %d excluded"
                  "</td></tr>\n", cp->processes, an->nproc_accepted, an->nproc_rejected);
+    if (an->pinned) {
+        kg_sb cpu = { 0 };
+        kg_report_cpu_text(&cpu, ev, an);
+        kg_sb_puts(sb, "<tr><th>CPU placement</th><td>");
+        esc(sb, cpu.buf != NULL ? cpu.buf : "");
+        kg_sb_puts(sb, "</td></tr>\n");
+        kg_sb_free(&cpu);
+    }
     kg_sb_printf(sb, "<tr><th>protocol</th><td>%d rounds x %d samples (%d warmup) per arm, pack %d, interleave %s, "
                  "l2 %s, inputs %s, rotate %d input set%s</td></tr>\n", cp->rounds, cp->samples, cp->warmup, cp->pack,
                  cp->interleave == KG_INTERLEAVE_SAMPLE ? "sample" : "block", cp->l2 == KG_L2_COLD ? "cold" : "warm",

@@ -17,6 +17,32 @@
 #include "report/report_hw.h"
 #include "base/util.h"
 
+int kg_report_cpu_text(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
+{
+    if (!an->pinned) return 0;
+    kg_sb_puts(sb, "one CPU per process, its worker's and every arm host's; by process:");
+    int last = -1, shown = 0;
+    for (size_t i = 0; i < ev->nrows; i++) {
+        const kg_row *r = &ev->rows[i];
+        if (r->proc == last || r->proc < 0 || r->proc >= ev->nproc || !ev->accepted[r->proc]) continue;
+        last = r->proc;
+        if (shown++ < 64) kg_sb_printf(sb, " %d:%d", r->proc, r->pin_cpu);
+    }
+    if (shown > 64) kg_sb_printf(sb, " (and %d more)", shown - 64);
+    kg_sb_printf(sb, "; %d contaminated sample%s (ran on another CPU: left out of the analysis)", an->ncontaminated,
+                 an->ncontaminated == 1 ? "" : "s");
+    const kg_plan *plan = ev->plan;
+    int first = 1;
+    for (int c = 0; c < an->ncases; c++)
+        for (int a = 0; a < an->narms; a++) {
+            int n = an->res[c * an->narms + a].ncontaminated;
+            if (n == 0) continue;
+            kg_sb_printf(sb, "%s%s on %s %d", first ? ": " : ", ", plan->arms[a].name, plan->cases[c].name, n);
+            first = 0;
+        }
+    return 1;
+}
+
 void kg_report_pct(kg_sb *sb, double frac)
 {
     if (isfinite(frac)) kg_sb_printf(sb, "%+.2f%%", 100.0 * frac);
@@ -349,6 +375,11 @@ static void header_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, j
     shard_lines(sb, meta);
     kg_sb_printf(sb, "| processes | %d per direction planned; %d accepted, %d excluded |\n", cp->processes,
                  an->nproc_accepted, an->nproc_rejected);
+    if (an->pinned) {
+        kg_sb_puts(sb, "| CPU placement | ");
+        kg_report_cpu_text(sb, ev, an);
+        kg_sb_puts(sb, " |\n");
+    }
     kg_sb_printf(sb, "| protocol | %d rounds x %d samples (%d warmup) per arm, pack %d, interleave %s, l2 %s, inputs %s, "
                      "rotate %d input set%s |\n",
                  cp->rounds, cp->samples, cp->warmup, cp->pack,

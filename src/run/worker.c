@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,10 @@ typedef struct wctx {
     /* every input seed derives from this: the plan's seed salted with the
      * campaign's input salt (kg_protocol_input_base, salt.h) */
     uint64_t input_base;
+    /* the one CPU the worker and its arm hosts run on (pin_worker); -1: not
+     * pinned (a backend that runs nothing on the host's CPUs) */
+    int pin_cpu;
+    int ncontaminated;      /* its samples that ran on another CPU (told on stderr, the first 10) */
 } wctx;
 
 static void record_check(wctx *w, int c, int a, kg_phase phase, const char *check, int pass,
@@ -525,16 +530,19 @@ static void record_resources(wctx *w, int c, const inst *x)
 
 /* Reads telemetry after a timed sample and records it, joined to the
  * sample by (process, case, round, arm, sample).  *escaped is set when
- * the backend's host bracket saw work outside the timed events. */
+ * the backend's host bracket saw work outside the timed events; *cpu to
+ * the CPU the sample ran on (-1: not read). */
 static void record_telemetry(wctx *w, int c, int round, int arm, int sample, uint64_t *escapes_seen,
-                             int *escaped)
+                             int *escaped, int *cpu)
 {
     *escaped = 0;
+    *cpu = -1;
     if (!kg_backend_has_telemetry(w->be)) return;
     kg_telemetry t;
     kg_err e = { 0 };
     memset(&t, 0, sizeof t);
     if (kg_backend_telemetry(w->be, &t, &e) != KG_OK) return;
+    *cpu = t.cpu;
     *escaped = t.escapes > *escapes_seen;
     *escapes_seen = t.escapes;
     kg_tel_rec rec = { .proc = w->proc, .kase = c, .round = round, .arm = arm, .sample = sample,
@@ -677,8 +685,11 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
                                                                       KG_AUX_PAD + (uint32_t)a));
         if (pad_bytes > 0 && (rc = kg_backend_alloc(w->be, pad_bytes, &pad, err)) != KG_OK) return rc;
         char layout[160];
-        snprintf(layout, sizeof layout, "load slot %d of %d; a pad of %zu KiB allocated before its buffers", i, cr->n,
-                 pad_bytes >> 10);
+        int len = snprintf(layout, sizeof layout, "load slot %d of %d; a pad of %zu KiB allocated before its buffers",
+                           i, cr->n, pad_bytes >> 10);
+        if (w->pin_cpu >= 0 && len > 0 && (size_t)len < sizeof layout)
+            snprintf(layout + len, sizeof layout - (size_t)len, "; on CPU %d with the worker and every arm host",
+                     w->pin_cpu);
         record_check(w, cr->c, a, KG_PHASE_PRE, KG_CHECK_LAYOUT, 1, NULL, layout);
         rc = inst_setup(w, cr->c, a, &cr->pre, x, err);
         x->pad = pad;
@@ -989,12 +1000,18 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
     if (!(t_ns > 0) || !isfinite(t_ns))
         return kg_errorf(err, KG_EBACKEND, "arm %s returned a non-positive time (%g ns)", plan->arms[x->arm].name,
                          t_ns);
-    kg_row row = { .proc = w->proc, .dir = w->dir, .round = r, .arm = x->arm, .kase = cr->c, .sample = st->sample,
-                   .ns = t_ns };
-    kg_rows_put_raw(&w->rows, plan, &row);
-    int escaped = 0;
-    record_telemetry(w, cr->c, r, x->arm, st->sample, escapes_seen, &escaped);
+    int escaped = 0, cpu = -1;
+    record_telemetry(w, cr->c, r, x->arm, st->sample, escapes_seen, &escaped, &cpu);
     cr->escapes[xi] += escaped;
+    /* the sample's CPU against the process's: a contaminated sample is
+     * recorded as such and left out by the analysis (kg_row_contaminated) */
+    kg_row row = { .proc = w->proc, .dir = w->dir, .round = r, .arm = x->arm, .kase = cr->c, .sample = st->sample,
+                   .ns = t_ns, .cpu = cpu, .pin_cpu = w->pin_cpu };
+    if (w->pin_cpu >= 0 && cpu != w->pin_cpu && ++w->ncontaminated <= 10)
+        fprintf(stderr, "arm %s: contaminated sample (round %d, sample %d): it ran on CPU %d, not on the "
+                "process's CPU %d%s\n", plan->arms[x->arm].name, r, st->sample, cpu, w->pin_cpu,
+                w->ncontaminated == 10 ? " (the next are not told here; raw rows record them all)" : "");
+    kg_rows_put_raw(&w->rows, plan, &row);
     return KG_OK;
 }
 
@@ -1380,6 +1397,34 @@ static int self_limits(const kg_worker_opts *o, const kg_plan *plan, kg_err *err
 
 /* Reads the supervisor's token (its pipe is closed before any arm
  * exists) and keys the rows' MAC with it. */
+/* One CPU per process: before the backend opens and any arm host
+ * exists, the worker pins itself to one of the CPUs kgate was started
+ * with (its affinity mask, which the supervisor passed on), chosen by
+ * kg_protocol_cpu from the salted input base and the process index; every
+ * host it starts inherits the pin (docs/cpu-backend.md).  Only for a
+ * backend whose arms run on the host's CPUs. */
+static int pin_worker(wctx *w, const kg_worker_opts *o, kg_err *err)
+{
+    w->pin_cpu = -1;
+    if (!(kg_backend_caps_of(o->backend) & KG_CAP_HOST_CPU)) return KG_OK;
+    static int cpus[CPU_SETSIZE];
+    int n = kg_cpus_allowed(cpus, CPU_SETSIZE);
+    if (n <= 0)
+        return kg_errorf(err, KG_EIO, "worker %d: cannot read the CPUs it may run on (sched_getaffinity): %s", o->proc,
+                         strerror(errno));
+    int cpu = cpus[kg_protocol_cpu(w->input_base, o->proc, w->dir, n)];
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    if (sched_setaffinity(0, sizeof s, &s) != 0)
+        return kg_errorf(err, KG_EIO, "worker %d: cannot pin itself to CPU %d (sched_setaffinity: %s): a container's "
+                         "cpuset that changed since kgate started? Start kgate with the CPUs it may use (taskset -c)",
+                         o->proc, cpu, strerror(errno));
+    w->pin_cpu = cpu;
+    fprintf(stderr, "pinned: the worker and its arm hosts on CPU %d (%d CPUs allowed)\n", cpu, n);
+    return KG_OK;
+}
+
 static int take_token(const kg_worker_opts *o, kg_err *err)
 {
     unsigned char tok[KG_TOKEN_BYTES];
@@ -1414,6 +1459,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     int *corder = NULL;
     int rc;
     w.rows_fd = o->rows_fd;
+    w.pin_cpu = -1;
     if (o->rows_fd < 0) {
         rc = kg_errorf(err, KG_EUSAGE, "kgate worker needs --rows-fd (it is started by kgate run)");
         goto done;
@@ -1447,6 +1493,10 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     }
     char notice[512];
     w.settings = o->settings != NULL ? o->settings : kg_settings_defaults();
+    /* a repeat of a contaminated process keeps the direction of the
+     * schedule slot it fills (the supervisor says which) */
+    w.dir = kg_protocol_direction(o->slot >= 0 ? o->slot : o->proc);
+    if ((rc = pin_worker(&w, o, err)) != KG_OK) goto done;
     /* the plan's own ops, as the supervisor built them (no compiler runs
      * while a campaign times) */
     snprintf(path, sizeof path, "%s/build", o->out_dir);
@@ -1465,9 +1515,6 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     w.progress = o->progress;
     w.warm_s = o->check_only ? 0 : o->warm_s;
     w.go_fd = o->check_only ? -1 : o->go_fd;
-    /* a repeat of a contaminated process keeps the direction of the
-     * schedule slot it fills (the supervisor says which) */
-    w.dir = kg_protocol_direction(o->slot >= 0 ? o->slot : o->proc);
     kg_rows_begin(&w.rows, KG_ROWS_RAW);
     kg_rows_begin(&w.checks, KG_ROWS_CHECKS);
     kg_rows_begin(&w.telemetry, KG_ROWS_TELEMETRY);

@@ -11,7 +11,9 @@
  *               descriptors it has (socket creation is denied)
  *   time        clock_gettime clock_getres gettimeofday time nanosleep
  *               clock_nanosleep
- *   threads     futex sched_yield sched_getaffinity (no clone: no thread)
+ *   threads     futex sched_yield sched_getaffinity getcpu (no clone: no
+ *               thread; no sched_setaffinity: the host stays on the one
+ *               CPU the worker pinned itself and its hosts to)
  *   signals     rt_sigreturn rt_sigprocmask sigaltstack, rt_sigaction of
  *               any signal but SIGSYS, kill and tgkill of itself only
  *   prctl       PR_SET_VMA only (the C library names its mappings)
@@ -21,7 +23,7 @@
  *   seccomp     SECCOMP_SET_MODE_FILTER only, to stack the second filter
  *               (kg_sandbox_lock), which denies it, open and openat
  * Everything else traps: clone, clone3, fork, vfork, execve, execveat,
- * ptrace, process_vm_readv/writev, socket, connect, bind, open for
+ * ptrace, process_vm_readv/writev, sched_setaffinity, socket, connect, bind, open for
  * writing or creating, unlink, rename, mkdir, chdir, setsid, any other prctl (PR_SET_PDEATHSIG, PR_SET_SECCOMP, ...),
  * ioctl, setitimer, timer_create, mount, unshare, seccomp... */
 #include <errno.h>
@@ -233,7 +235,7 @@ static int build_filter(scmp_filter_ctx ctx, pid_t self)
         SCMP_SYS(sendmsg), SCMP_SYS(sendto), SCMP_SYS(recvmsg), SCMP_SYS(recvfrom),
         SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday), SCMP_SYS(time),
         SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
-        SCMP_SYS(futex), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+        SCMP_SYS(futex), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity), SCMP_SYS(getcpu),
         SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(sigaltstack),
         SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid),
         SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getrandom), SCMP_SYS(getrlimit),

@@ -38,7 +38,7 @@ __attribute__((destructor)) static void rewrite_rows(void)
     char *res = malloc(cap), line[1024];
     if (res == NULL) { fclose(fp); return; }
     while (fgets(line, sizeof line, fp) != NULL) {
-        /* process,direction,round,arm,case,sample,ns,plan */
+        /* process,direction,round,arm,case,sample,ns, then the rest (plan,cpu,process_cpu) */
         char f[8][128];
         int n = sscanf(line, "%127[^,],%127[^,],%127[^,],%127[^,],%127[^,],%127[^,],%127[^,],%127[^\n]",
                        f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);

@@ -30,7 +30,7 @@ head -n 1 "$T/ev/processes.csv" | grep -q ',raw_sha256,checks_sha256,outputs_bin
 # 1. the chain and the files' digests
 fresh; sed -i 's/^\(3,[^,]*,[^,]*,[^,]*,\)[0-9.]*/\10.500/' "$T/f/processes.csv"
 refused "an edited process row" "processes.csv:5: chain"
-fresh; sed -i '4s/,[0-9.]*,\([0-9a-f]*\)$/,970.000,\1/' "$T/f/raw/proc-001.csv"
+fresh; sed -i '4s/,[0-9.]*,\([0-9a-f]*,-\{0,1\}[0-9]*,-\{0,1\}[0-9]*\)$/,970.000,\1/' "$T/f/raw/proc-001.csv"
 refused "an edited raw sample" "raw/proc-001.csv: SHA-256"
 fresh; rm "$T/f/raw/proc-005.csv" "$T/f/checks/proc-005.csv" "$T/f/outputs/proc-005."* "$T/f/logs/proc-005.log"
 sed -i '$d' "$T/f/processes.csv"

@@ -77,7 +77,7 @@ static void sc_row(scenario *s, int proc, int dir, int round, int arm, int kase,
         if (r == NULL) { fprintf(stderr, "out of memory\n"); exit(2); }
         s->rows = r;
     }
-    s->rows[s->nrows++] = (kg_row){proc, dir, round, arm, kase, sample, ns};
+    s->rows[s->nrows++] = (kg_row){proc, dir, round, arm, kase, sample, ns, -1, -1};
 }
 
 /* Three samples whose median is exactly ns. */
@@ -830,6 +830,62 @@ static void test_host_never_quiet(void)
     free(s.rows);
 }
 
+/* Contaminated samples (one CPU per process): a sample whose process was
+ * pinned to one CPU and that ran on another is left out of every number
+ * and counted.  Pinned rows that all ran where they should give the
+ * unpinned analysis; extra contaminated samples of absurd time change
+ * nothing; a cell of contaminated samples only loses its round. */
+static void test_contaminated(void)
+{
+    scenario s;
+    kg_analysis a0, a1, a2;
+    kg_err err = {0, ""};
+    build_basic(&s, 3, 4, 0.8, 1.0);
+    CHECK(sc_run(&s, &a0, &err) == KG_OK);
+    CHECK(!a0.pinned && a0.ncontaminated == 0);
+    for (size_t i = 0; i < s.nrows; i++) s.rows[i].cpu = s.rows[i].pin_cpu = s.rows[i].proc % 2;
+    CHECK(sc_run(&s, &a1, &err) == KG_OK);
+    CHECK(a1.pinned && a1.ncontaminated == 0);
+    /* every round of the candidate gets a fourth sample, a thousand times
+     * slower, that ran on the other CPU: it would move every median */
+    size_t clean = s.nrows;
+    for (int p = 0; p < 6; p++)
+        for (int r = 0; r < 4; r++) {
+            sc_row(&s, p, p % 2, r, 1, 0, 3, 1e6);
+            s.rows[s.nrows - 1].pin_cpu = p % 2;
+            s.rows[s.nrows - 1].cpu = 1 - p % 2;
+        }
+    CHECK(kg_row_contaminated(&s.rows[s.nrows - 1]) && !kg_row_contaminated(&s.rows[0]));
+    CHECK_MSG(sc_run(&s, &a2, &err) == KG_OK, "%s", err.msg);
+    CHECK(a2.pinned && a2.ncontaminated == 24);
+    CHECK(res_of(&a2, 0, 1)->ncontaminated == 24 && res_of(&a2, 0, 0)->ncontaminated == 0);
+    for (int a = 0; a < 3; a++) {
+        const kg_arm_result *x = res_of(&a0, 0, a), *y = res_of(&a2, 0, a);
+        CHECK(x->verdict == y->verdict && x->has_effect == y->has_effect);
+        CHECK(x->med_ns_all == y->med_ns_all && x->med_ns[0] == y->med_ns[0]);
+        CHECK(x->nrounds[0] == y->nrounds[0] && x->wins[0] == y->wins[0]);
+        if (x->has_effect) CHECK(x->eff.theta == y->eff.theta && x->eff.rho_lo == y->eff.rho_lo);
+    }
+    kg_analysis_free(&a2);
+    /* the same sample with its CPU unknown (-1) is contaminated too */
+    s.rows[s.nrows - 1].cpu = -1;
+    CHECK(kg_row_contaminated(&s.rows[s.nrows - 1]));
+    /* process 0's round 0 of the candidate ran elsewhere entirely: that
+     * round no longer counts */
+    s.nrows = clean;
+    for (size_t i = 0; i < s.nrows; i++)
+        if (s.rows[i].proc == 0 && s.rows[i].round == 0 && s.rows[i].arm == 1) s.rows[i].cpu = 1;
+    CHECK_MSG(sc_run(&s, &a2, &err) == KG_OK, "%s", err.msg);
+    CHECK(a2.ncontaminated == 3 && res_of(&a2, 0, 1)->ncontaminated == 3);
+    CHECK_MSG(res_of(&a2, 0, 1)->nrounds[0] == res_of(&a1, 0, 1)->nrounds[0] - 1, "rounds %d, %d",
+              res_of(&a2, 0, 1)->nrounds[0], res_of(&a1, 0, 1)->nrounds[0]);
+    CHECK(res_of(&a2, 0, 1)->verdict == KG_VERDICT_FASTER);
+    kg_analysis_free(&a0);
+    kg_analysis_free(&a1);
+    kg_analysis_free(&a2);
+    free(s.rows);
+}
+
 int main(void)
 {
     test_fixture("analysis_interval.txt");
@@ -849,5 +905,6 @@ int main(void)
     test_physics();
     test_same_precision();
     test_host_never_quiet();
+    test_contaminated();
     return kg_test_finish("test_analysis");
 }

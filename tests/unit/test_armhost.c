@@ -387,10 +387,10 @@ int main(void)
     expect_earm("ctor_writes", 1, "killed by SIGSYS: sandbox violation (syscall open");
     expect_earm("ctor_forks", 1, "killed by SIGSYS: sandbox violation (syscall clone");
     expect_earm("garbage", 0, "broke the protocol (not a kgate frame");
-    expect_earm("wrong_size", 0, "broke the protocol (a reply of kind 3 with 8 bytes, where 208 were due)");
+    expect_earm("wrong_size", 0, "broke the protocol (a reply of kind 3 with 8 bytes, where 212 were due)");
     expect_earm("wrong_seq", 0, "broke the protocol (a reply of kind 3, sequence 7, where kind 3, sequence 2 was due)");
-    expect_earm("lying_len", 0, "broke the protocol (a message of 224 bytes whose frame says 100: not one whole frame)");
-    expect_earm("oversized", 0, "broke the protocol (a frame of kind 3 with 300 bytes, over the 208 this protocol takes)");
+    expect_earm("lying_len", 0, "broke the protocol (a message of 228 bytes whose frame says 100: not one whole frame)");
+    expect_earm("oversized", 0, "broke the protocol (a frame of kind 3 with 300 bytes, over the 212 this protocol takes)");
     expect_earm("sends_fd", 0, "broke the protocol (a message with 1 descriptors, where this protocol sends at most 0)");
     test_output();
     test_escape();

@@ -84,7 +84,7 @@ static void *grow(void *v, size_t *cap, size_t n, size_t size)
 static void sc_sample(scenario *s, int proc, int round, int arm, int sample, double ns, int mhz)
 {
     s->rows = grow(s->rows, &s->cap, s->nrows, sizeof *s->rows);
-    s->rows[s->nrows++] = (kg_row){proc, proc % 2, round, arm, 0, sample, ns};
+    s->rows[s->nrows++] = (kg_row){proc, proc % 2, round, arm, 0, sample, ns, -1, -1};
     if (mhz == 0) return;
     s->tel = grow(s->tel, &s->tcap, s->ntel, sizeof *s->tel);
     s->tel[s->ntel++] = (kg_tel_rec){ .proc = proc, .kase = 0, .round = round, .arm = arm, .sample = sample,

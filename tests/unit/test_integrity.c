@@ -419,6 +419,17 @@ static void test_outputs(const char *tmp)
     free(back);
     back = NULL;
     nback = 0;
+    /* raw rows of schema 7 and older (no cpu, process_cpu): not recorded, not pinned */
+    snprintf(opath, sizeof opath, "%s/old-raw.csv", tmp);
+    char oldraw[200];
+    snprintf(oldraw, sizeof oldraw, "process,direction,round,arm,case,sample,ns,plan\n7,fwd,0,base,a,1,12.500,%.16s\n",
+             p->hash);
+    CHECK(kg_write_atomic(opath, oldraw, strlen(oldraw), &err) == KG_OK);
+    kg_row *raw = NULL;
+    size_t nraw = 0;
+    CHECK_MSG(kg_rows_read_raw(opath, p, 7, &raw, &nraw, &err) == KG_OK, "%s", err.msg);
+    CHECK(nraw == 1 && raw != NULL && raw[0].cpu == -1 && raw[0].pin_cpu == -1 && !kg_row_contaminated(&raw[0]));
+    free(raw);
     CHECK(kg_rows_read_out(path, p, 6, &back, &nback, &err) == KG_EINPUT);   /* another process's file */
     CHECK_STR_CONTAINS(err.msg, "proc-007.csv:2: column process");
     free(back);
@@ -438,13 +449,16 @@ static void test_parse_memory(void)
     if (p == NULL) return;
     kg_sb sb = { 0 };
     kg_rows_begin(&sb, KG_ROWS_RAW);
-    kg_row r = { .proc = 3, .dir = KG_DIR_REV, .round = 1, .arm = 0, .kase = 0, .sample = 2, .ns = 12.5 };
+    kg_row r = { .proc = 3, .dir = KG_DIR_REV, .round = 1, .arm = 0, .kase = 0, .sample = 2, .ns = 12.5, .cpu = 5,
+                 .pin_cpu = 1 };
     kg_rows_put_raw(&sb, p, &r);
     kg_row *v = NULL;
     size_t n = 0;
     kg_err err = { 0 };
     CHECK(kg_rows_parse_raw("sent", sb.buf, sb.len, p, 3, &v, &n, &err) == KG_OK);
     CHECK(n == 1 && v != NULL && v[0].ns == 12.5 && v[0].round == 1);
+    /* the sample's CPU and the process's: a contaminated sample reads back as one */
+    CHECK(n == 1 && v != NULL && v[0].cpu == 5 && v[0].pin_cpu == 1 && kg_row_contaminated(&v[0]));
     free(v);
     v = NULL;
     n = 0;

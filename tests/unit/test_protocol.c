@@ -111,6 +111,25 @@ int main(void)
     CHECK(s1 != kg_protocol_check_seed(1, 1, 0, 0));
     CHECK(s1 != kg_protocol_check_seed(1, 0, 1, 0));
     CHECK(s1 != kg_protocol_check_seed(2, 0, 0, 0));
+
+    /* One CPU per process: in range, deterministic, every direction
+     * cycling over every CPU alike (2n processes per direction on n
+     * CPUs: each CPU twice), the first CPU drawn from the salted base. */
+    for (int ncpu = 1; ncpu <= 5; ncpu++) {
+        int seen[2][8] = { { 0 } };
+        for (int proc = 0; proc < 4 * ncpu; proc++) {
+            int c = kg_protocol_cpu(0x1234, proc, proc % 2, ncpu);
+            CHECK(c >= 0 && c < ncpu && c == kg_protocol_cpu(0x1234, proc, proc % 2, ncpu));
+            seen[proc % 2][c]++;
+        }
+        for (int d = 0; d < 2; d++)
+            for (int c = 0; c < ncpu; c++)
+                CHECK_MSG(seen[d][c] == 2, "%d CPUs, direction %d, CPU %d: %d", ncpu, d, c, seen[d][c]);
+    }
+    int firsts[2] = { 0 };
+    for (uint64_t b = 0; b < 64; b++) firsts[kg_protocol_cpu(b, 0, 0, 2)]++;
+    CHECK_MSG(firsts[0] > 8 && firsts[1] > 8, "first CPU of 64 bases: %d on 0, %d on 1", firsts[0], firsts[1]);
+    CHECK(kg_protocol_cpu(7, 0, 0, 2) != kg_protocol_cpu(7, 2, 0, 2));   /* the next process of a direction moves */
     kg_plan_free(p);
     return kg_test_finish("test_protocol");
 }

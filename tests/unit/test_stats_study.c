@@ -228,7 +228,8 @@ static int fake_rows(kg_backend *be, campaign *cp, kg_err *err)
                         char t[64];
                         snprintf(t, sizeof t, "%.3f", ns);   /* as kg_rows_put_raw writes it */
                         cp->rows[cp->nrows++] = (kg_row){ .proc = p, .dir = x.dir, .round = r, .arm = order[i],
-                                                          .kase = c, .sample = s, .ns = strtod(t, NULL) };
+                                                          .kase = c, .sample = s, .ns = strtod(t, NULL), .cpu = -1,
+                                                          .pin_cpu = -1 };
                     }
                 kg_backend_unload(be, kern);
                 if (rc != KG_OK) return rc;

@@ -81,7 +81,7 @@ static void camp_row(camp *c, int p, int d, int r, int a, int s, double ns)
         if (w == NULL) { fprintf(stderr, "out of memory\n"); exit(2); }
         c->rows = w;
     }
-    c->rows[c->nrows++] = (kg_row){ p, d, r, a, 0, s, ns };
+    c->rows[c->nrows++] = (kg_row){ p, d, r, a, 0, s, ns, -1, -1 };
 }
 
 static void camp_make(camp *c, const model *m, uint64_t seed, double alpha, double margin)
