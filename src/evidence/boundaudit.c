@@ -42,7 +42,7 @@ static double output_rounding(kg_dtype dt)
 }
 
 void kg_bound_audit_budget(const kg_dtype *in_dt, int nin, kg_dtype out_dt, const kg_contract *ct, double flops,
-                           double out_elems, kg_audit_budget *b)
+                           double out_elems, double row_len, kg_audit_budget *b)
 {
     double eps = output_rounding(out_dt);
     for (int i = 0; i < nin; i++) eps = fmax(eps, input_accuracy(in_dt[i]));
@@ -56,12 +56,13 @@ void kg_bound_audit_budget(const kg_dtype *in_dt, int nin, kg_dtype out_dt, cons
     b->eps_in = eps;
     b->eps_acc = acc;
     double k = out_elems > 0.0 && flops > 0.0 ? flops / (2.0 * out_elems) : 1.0;
-    b->k = isfinite(k) && k > 1.0 ? k : 1.0;
+    if (!isfinite(k) || k < 1.0) k = 1.0;
+    b->k = isfinite(row_len) && row_len > k ? row_len : k;
 }
 
 double kg_bound_audit_delta(const kg_audit_budget *b)
 {
-    double r = KG_AUDIT_C * (b->eps_in * sqrt(b->k) + b->eps_acc * b->k);
+    double r = KG_AUDIT_C * sqrt(b->k) * (b->eps_in + b->eps_acc * b->k);
     return r < 1.0 ? r : 1.0;
 }
 

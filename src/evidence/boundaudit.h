@@ -4,7 +4,7 @@
  * Before timing, the worker mutates the float64 reference of every output
  * at positions spread over the whole output (a grid of blocks over its
  * rows and columns, a few positions in each, and random positions), each
- * by an amount no correct kernel errs by: C (eps_in sqrt(K) + eps_acc K)
+ * by an amount no correct kernel errs by: C sqrt(K) (eps_in + eps_acc K)
  * times the element's scale, at most the scale itself (kg_bound_audit_delta).
  * The mutated value is stored in the output's dtype, as a kernel would
  * store it, and compared with the reference within the op's bound by the
@@ -37,18 +37,20 @@
  * f16acc's and bf16acc's). */
 typedef struct kg_audit_budget {
     double eps_in, eps_acc;
-    double k;                 /* the reduction length: flops / (2 x output elements), at least 1 */
+    double k;                 /* the reduction length: flops / (2 x output elements), or the longest input
+                               * row where that is longer (a normalisation sums its rows), at least 1 */
 } kg_audit_budget;
 
 /* The budget of an op's case: its input dtypes (nin of them), the dtype of
  * the output audited, the arm's contract (NULL or the default: the
- * dtype's), the op's flops for the case and the element count of all its
- * outputs together. */
+ * dtype's), the op's flops for the case, the element count of all its
+ * outputs together and the longest row of its inputs (elements over the
+ * generator's rows, kg_op.in_rows). */
 void kg_bound_audit_budget(const kg_dtype *in_dt, int nin, kg_dtype out_dt, const kg_contract *ct, double flops,
-                           double out_elems, kg_audit_budget *b);
+                           double out_elems, double row_len, kg_audit_budget *b);
 
-/* The mutation's size relative to the element's scale: min(1, C (eps_in
- * sqrt(K) + eps_acc K)). */
+/* The mutation's size relative to the element's scale: min(1, C sqrt(K)
+ * (eps_in + eps_acc K)). */
 double kg_bound_audit_delta(const kg_audit_budget *b);
 
 typedef struct kg_audit_in {

@@ -609,6 +609,7 @@ static int bound_audit(wctx *w, const case_run *cr, kg_err *err)
     double out_elems = 0.0;
     for (int o = 0; o < d->nout; o++) out_elems += (double)d->out_elems[o];
     double flops = d->op->flops != NULL ? d->op->flops(cr->kc) : 0.0;
+    double row_len = kg_oracle_row_len(d);
     for (int i = 0; i < cr->n; i++) {
         const kg_contract *ct = &w->plan->arms[cr->order[i]].contract;
         for (int o = 0; o < d->nout; o++) {
@@ -619,7 +620,7 @@ static int bound_audit(wctx *w, const case_run *cr, kg_err *err)
             kg_audit_in in = { .dtype = d->out_dtype[o], .elems = d->out_elems[o], .ref = d->ref[o],
                                .bound = bound, .seed = d->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(o + 1)) };
             in.cols = d->op->out_cols != NULL ? d->op->out_cols(cr->kc, o) : 0;
-            kg_bound_audit_budget(d->in_dtype, d->nin, d->out_dtype[o], ct, flops, out_elems, &in.budget);
+            kg_bound_audit_budget(d->in_dtype, d->nin, d->out_dtype[o], ct, flops, out_elems, row_len, &in.budget);
             kg_audit_res res;
             kg_bound_audit(&in, &res);
             char text[KG_DETAIL_MAX], detail[KG_DETAIL_MAX], check[96];
