@@ -601,7 +601,8 @@ static void case_release(wctx *w, case_run *cr)
  * makes.  One "bound:OUTPUT" row per arm and output, like the weak-case
  * check, so that a weak-bounded op marks the arms it would judge; under
  * bound_audit = off the audit still runs and is recorded, passing, as not
- * audited.  Arms of one contract share one audit. */
+ * audited.  A contract too weak for the case (every comparison under it
+ * fails: kg_oracle_compare_ct) is recorded, passing, as not audited. */
 static int bound_audit(wctx *w, const case_run *cr, kg_err *err)
 {
     const kg_case_data *d = &cr->pre;
@@ -625,7 +626,13 @@ static int bound_audit(wctx *w, const case_run *cr, kg_err *err)
             kg_bound_audit(&in, &res);
             char text[KG_DETAIL_MAX], detail[KG_DETAIL_MAX], check[96];
             kg_bound_audit_text(&in, &res, d->op->out_names[o], text, sizeof text);
-            if (off)
+            if (weak) {
+                /* every comparison under the contract fails already (the
+                 * arm is INCORRECT on the case): the audit has nothing to add */
+                snprintf(detail, sizeof detail, "not audited: the arm's contract is too weak for this case, and "
+                         "every comparison under it fails; for the record, %.380s", text);
+                res.weak = 0;
+            } else if (off)
                 snprintf(detail, sizeof detail, "not audited (bound_audit = off); for the record, %.440s", text);
             else
                 snprintf(detail, sizeof detail, "%s", text);
