@@ -227,7 +227,7 @@ double kg_oracle_row_len(const kg_case_data *d)
     if (d->op->in_rows) d->op->in_rows(d->kase, rows);
     double len = 1.0;
     for (int i = 0; i < d->nin; i++) {
-        double r = (double)d->in_elems[i] / (double)(rows[i] > 0 ? rows[i] : 1);
+        double r = (double)(d->in_elems[i] / (rows[i] > 0 ? rows[i] : 1));
         if (r > len) len = r;
     }
     return len;

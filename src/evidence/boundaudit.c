@@ -226,3 +226,23 @@ void kg_bound_audit_text(const kg_audit_in *in, const kg_audit_res *res, const c
         snprintf(buf + n, cap - (size_t)n, ": the bound admits errors no correct kernel makes, so the op is "
                  "weak-bounded (tighten its bound, or set bound_audit = off)");
 }
+
+void kg_bound_audit_record(const kg_audit_in *in, const kg_audit_res *res, const char *name, int off, int ct_weak,
+                           int *pass, char *detail, size_t cap)
+{
+    char text[512];
+    kg_bound_audit_text(in, res, name, text, sizeof text);
+    *pass = !res->weak || off || ct_weak;
+    if (ct_weak)
+        snprintf(detail, cap, "not audited: the arm's contract is too weak for this case, and every comparison "
+                 "under it fails; for the record, %.380s", text);
+    else if (off)
+        snprintf(detail, cap, "not audited (bound_audit = off); for the record, %.440s", text);
+    else
+        snprintf(detail, cap, "%s", text);
+}
+
+uint64_t kg_bound_audit_seed(uint64_t check_seed, int o)
+{
+    return check_seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(o + 1));   /* 2^64 / golden ratio */
+}

@@ -82,4 +82,16 @@ void kg_bound_audit(const kg_audit_in *in, kg_audit_res *res);
 void kg_bound_audit_text(const kg_audit_in *in, const kg_audit_res *res, const char *name, char *buf,
                          size_t cap);
 
+/* The seed of output o's audit in a process: from the seed of the inputs
+ * checked before timing (kg_protocol_check_seed, phase 0). */
+uint64_t kg_bound_audit_seed(uint64_t check_seed, int o);
+
+/* The check record of an audit of output `name` ("bound:NAME"): *pass and
+ * the detail, as the worker writes them and verify writes them again.
+ * off: the plan says bound_audit = off (recorded, passing, as not
+ * audited); ct_weak: the arm's contract is too weak for the case (every
+ * comparison under it fails already: recorded, passing, as not audited). */
+void kg_bound_audit_record(const kg_audit_in *in, const kg_audit_res *res, const char *name, int off, int ct_weak,
+                           int *pass, char *detail, size_t cap);
+
 #endif

@@ -619,26 +619,16 @@ static int bound_audit(wctx *w, const case_run *cr, kg_err *err)
             int rc = kg_oracle_bounds_ct(d, ct, o, &bound, &weak, err);
             if (rc != KG_OK) return rc;
             kg_audit_in in = { .dtype = d->out_dtype[o], .elems = d->out_elems[o], .ref = d->ref[o],
-                               .bound = bound, .seed = d->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(o + 1)) };
+                               .bound = bound, .seed = kg_bound_audit_seed(d->seed, o) };
             in.cols = d->op->out_cols != NULL ? d->op->out_cols(cr->kc, o) : 0;
             kg_bound_audit_budget(d->in_dtype, d->nin, d->out_dtype[o], ct, flops, out_elems, row_len, &in.budget);
             kg_audit_res res;
             kg_bound_audit(&in, &res);
-            char text[KG_DETAIL_MAX], detail[KG_DETAIL_MAX], check[96];
-            kg_bound_audit_text(&in, &res, d->op->out_names[o], text, sizeof text);
-            if (weak) {
-                /* every comparison under the contract fails already (the
-                 * arm is INCORRECT on the case): the audit has nothing to add */
-                snprintf(detail, sizeof detail, "not audited: the arm's contract is too weak for this case, and "
-                         "every comparison under it fails; for the record, %.380s", text);
-                res.weak = 0;
-            } else if (off)
-                snprintf(detail, sizeof detail, "not audited (bound_audit = off); for the record, %.440s", text);
-            else
-                snprintf(detail, sizeof detail, "%s", text);
-            kg_check r = { .pass = !res.weak || off, .max_abs = res.loosest_delta,
-                           .max_rel = fmin(res.loosest_ratio, 1e300), .worst = res.loosest,
-                           .nbad = res.admitted };
+            char detail[KG_DETAIL_MAX], check[96];
+            int pass = 0;
+            kg_bound_audit_record(&in, &res, d->op->out_names[o], off, weak, &pass, detail, sizeof detail);
+            kg_check r = { .pass = pass, .max_abs = res.loosest_delta, .max_rel = fmin(res.loosest_ratio, 1e300),
+                           .worst = res.loosest, .nbad = res.admitted };
             snprintf(check, sizeof check, "%s:%s", KG_CHECK_BOUND, d->op->out_names[o]);
             record_check(w, cr->c, cr->order[i], KG_PHASE_PRE, check, r.pass, &r, detail);
         }

@@ -10,7 +10,8 @@
 # of checks/ say where the bound admitted what.  A second loose pattern
 # (tight everywhere but one block of rows) is found the same way;
 # `bound_audit = off` runs the first, and the report says the bound was
-# not audited.  The honest conv1d op passes the audit.
+# not audited.  verify recomputes every audit from the op server's
+# reference and bound.  The honest conv1d op passes the audit.
 . tests/cli_lib.sh
 R=$(pwd)
 mkdir -p "$T/ops"
@@ -127,6 +128,9 @@ awk -F, 'FNR > 1 && $4 == "cand" && $6 == "weak"' "$T/col"/checks/proc-000.csv >
 expect_grep ',pass,' "$T/col.weak"
 expect_grep 'bound audit of Y' "$T/col/report.md"
 "$KGATE" verify "$T/col" >"$T/col.verify" 2>&1 || { cat "$T/col.verify" >&2; die "the refused campaign's folder does not verify"; }
+# verify recomputes every bound row from the op server's reference and bound
+n=$(sed -n 's/.* \([0-9]*\) bound audits recomputed.*/\1/p' "$T/col.verify")
+[ "${n:-0}" -ge 4 ] || { cat "$T/col.verify" >&2; die "verify recomputed ${n:-no} bound audits (4 rows: 2 processes x 2 arms)"; }
 # kgate check says so before any timing
 "$KGATE" check "$T/col.kg" >"$T/col.check" 2>&1
 [ $? = 0 ] && die "kgate check passed the loose op"

@@ -75,7 +75,7 @@ static void audit(const kg_case_data *d, const kg_contract *ct, int o, const dou
     in->cols = d->op->out_cols != NULL ? d->op->out_cols(d->kase, o) : 0;
     in->ref = d->ref[o];
     in->bound = bound;
-    in->seed = d->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(o + 1));
+    in->seed = kg_bound_audit_seed(d->seed, o);
     kg_bound_audit_budget(d->in_dtype, d->nin, d->out_dtype[o], ct, d->op->flops ? d->op->flops(d->kase) : 0.0,
                           out_elems, kg_oracle_row_len(d), &in->budget);
     kg_bound_audit(in, res);
