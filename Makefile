@@ -117,6 +117,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBA) $(LDSAN) $(LIBS)
 
+# test_boundaudit loads declared op modules, which call kgate's exported functions
+$(BUILD)/tests/test_boundaudit: LIBS += $(OP_EXPORTS)
+
 # the stand-in CUDA driver of test_cuda_iso (per-arm isolation without a GPU)
 $(BUILD)/tests/libcuda_fake.so: tests/unit/fake_libcuda.c include/kgate/gen.h include/kgate/philox.h
 	@mkdir -p $(dir $@)

@@ -194,12 +194,15 @@ typedef enum {
 
 typedef enum { KG_PHASE_PRE, KG_PHASE_POST } kg_phase;
 const char *kg_phase_name(kg_phase p);           /* "pre", "post" */
+int kg_check_is_bound(const char *check);        /* 1 for a "bound:OUTPUT" check (KG_CHECK_BOUND) */
 
 #define KG_CHECK_ADMISSIBLE "admissible"          /* failed: the arm is INADMISSIBLE on the case */
 #define KG_CHECK_FAULT      "fault"               /* failed: the arm's own code failed (KG_EARM) or killed its
                                                    * worker; folded from every process, accepted or not: the
                                                    * arm is INCORRECT on the case */
 #define KG_CHECK_WEAK       "weak"                /* failed: the case is WEAK */
+#define KG_CHECK_BOUND      "bound"               /* "bound:OUTPUT", the bound audit; failed: the op is
+                                                   * weak-bounded, the case WEAK */
 #define KG_CHECK_NEGATIVE   "negative"            /* the numerical negative's summary */
 #define KG_CHECK_PARITY     "parity"
 #define KG_CHECK_ESCAPE     "timing:escape"

@@ -99,6 +99,11 @@ int kg_oracle_perturb(kg_case_data *d, uint64_t pseed, int count, int64_t *where
 int kg_oracle_row_class(const kg_case_data *d, int stream, int64_t row);
 const char *kg_oracle_row_class_name(int cls);
 
+/* The longest row of d's inputs: elements over the generator's rows
+ * (kg_op.in_rows; one row where the op gives none).  The bound audit's
+ * reduction length (evidence/boundaudit.h) is at least this. */
+double kg_oracle_row_len(const kg_case_data *d);
+
 /* Checksum (FNV-1a 64) of a byte range. */
 uint64_t kg_checksum(const void *p, size_t n);
 

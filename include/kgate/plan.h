@@ -111,6 +111,10 @@ typedef struct kg_campaign {
      * shards of a merged campaign may run on different device models);
      * 0: `devices = same`, the default: kgate merge refuses mixed models */
     int devices_any;
+    /* bound_audit = off: a weak-bounded op (docs/ops.md, "The bound
+     * audit") is recorded but not refused, and the reports say its bound
+     * was not audited; 0: on, the default */
+    int bound_audit_off;
     int line;                /* line of the [campaign] header, 0 if absent */
 } kg_campaign;
 

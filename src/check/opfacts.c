@@ -31,9 +31,14 @@ static json_t *case_facts(const kg_case *kc, const kg_op *op)
     if (adm) {
         int64_t in_el[KG_MAX_IN] = { 0 }, out_el[KG_MAX_OUT] = { 0 };
         op->sizes(kc, in_el, out_el);
+        /* an input's cols: the length of its rows as the generator lays them out
+         * (kg_op.in_rows), what the bound audit's reduction length is read from */
+        int64_t rows[KG_MAX_IN];
+        for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
+        if (op->in_rows != NULL) op->in_rows(kc, rows);
         for (int i = 0; i < op->nin; i++)
             json_array_append_new(ins, tensor(op->in_names[i], op->in_dtype != NULL ? op->in_dtype(kc, i) : kc->dtype,
-                                              in_el[i], -1));
+                                              in_el[i], in_el[i] / (rows[i] > 0 ? rows[i] : 1)));
         for (int k = 0; k < op->nout; k++)
             json_array_append_new(outs, tensor(op->out_names[k], op->out_dtype(kc, k), out_el[k],
                                                op->out_cols != NULL ? op->out_cols(kc, k) : 0));

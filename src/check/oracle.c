@@ -220,6 +220,19 @@ int kg_oracle_row_class(const kg_case_data *d, int stream, int64_t row)
     return kg_gen_class(&s, row);
 }
 
+double kg_oracle_row_len(const kg_case_data *d)
+{
+    int64_t rows[KG_MAX_IN];
+    for (int i = 0; i < KG_MAX_IN; i++) rows[i] = 1;
+    if (d->op->in_rows) d->op->in_rows(d->kase, rows);
+    double len = 1.0;
+    for (int i = 0; i < d->nin; i++) {
+        double r = (double)(d->in_elems[i] / (rows[i] > 0 ? rows[i] : 1));
+        if (r > len) len = r;
+    }
+    return len;
+}
+
 void kg_oracle_generate(const kg_gen_spec *s, void *dst)
 {
     kg_gen_all(s, dst);

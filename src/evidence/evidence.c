@@ -66,7 +66,8 @@ static void fold_checks(kg_evidence *ev, size_t from, int accepted)
         ev->nchecks_failed++;
         kg_arm_state *s = &ev->state[k->kase * na + k->arm];
         if (strcmp(k->check, KG_CHECK_ADMISSIBLE) == 0) *s = KG_ARM_INADMISSIBLE;
-        else if (strcmp(k->check, KG_CHECK_WEAK) == 0 && *s == KG_ARM_OK) *s = KG_ARM_WEAK;
+        else if ((strcmp(k->check, KG_CHECK_WEAK) == 0 || kg_check_is_bound(k->check)) && *s == KG_ARM_OK)
+            *s = KG_ARM_WEAK;
         else if (strcmp(k->check, KG_CHECK_FAULT) == 0 && *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
         else if (*s == KG_ARM_OK) *s = KG_ARM_INCORRECT;
     }

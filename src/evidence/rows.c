@@ -216,6 +216,11 @@ const char *kg_rows_header(kg_rows_kind kind)
 
 static const char *const phase_names[] = { "pre", "post" };   /* PHASE_VALUES */
 
+int kg_check_is_bound(const char *check)
+{
+    return strncmp(check, KG_CHECK_BOUND ":", sizeof KG_CHECK_BOUND) == 0;
+}
+
 const char *kg_phase_name(kg_phase p)
 {
     return p == KG_PHASE_POST ? phase_names[1] : phase_names[0];

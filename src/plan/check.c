@@ -385,6 +385,10 @@ static void plan_notes(plan_ctx *ctx)
         plan_note(plan, "margin = 0: any interval above zero is FASTER, and an offset of 0.055%% between two loads "
                         "of one kernel (measured on an H200) is enough for a false one; the default is 0.5%% "
                         "(docs/statistics.md)");
+    if (cp->bound_audit_off)
+        plan_note(plan, "bound_audit = off: the ops' bounds were not audited, so an op whose bound admits errors no "
+                        "correct kernel makes is gated on (its bound: rows of checks/, \"bound:OUTPUT\"; docs/ops.md, "
+                        "\"The bound audit\")");
 }
 
 /* A message at line 1, for what the whole plan lacks. */

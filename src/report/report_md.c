@@ -723,7 +723,7 @@ static void admission_md(kg_sb *sb, const kg_evidence *ev)
         const kg_check_rec *k = &ev->checks[i];
         const char *cname = plan->cases[k->kase].name, *aname = k->arm >= 0 ? plan->arms[k->arm].name : "";
         nrows++;
-        if (strcmp(k->check, KG_CHECK_WEAK) == 0 && !k->pass) {
+        if ((strcmp(k->check, KG_CHECK_WEAK) == 0 || kg_check_is_bound(k->check)) && !k->pass) {
             char key[KG_NAME_MAX + 8];
             snprintf(key, sizeof key, "| %s |", cname);
             if (weak.buf == NULL || strstr(weak.buf, key) == NULL)
@@ -741,8 +741,9 @@ static void admission_md(kg_sb *sb, const kg_evidence *ev)
     }
     kg_sb_printf(sb, "%d check records; %d failed.\n\n", nrows, nfail);
     if (weak.len > 0) {
-        kg_sb_puts(sb, "Weak cases (a shortcut passes their check; they cannot be primary and their arms fail):\n\n"
-                       "| case | shortcut that passes |\n|---|---|\n");
+        kg_sb_puts(sb, "Weak cases (a shortcut passes their check, or their op's bound admits errors no correct "
+                       "kernel makes; they cannot be primary and their arms fail):\n\n"
+                       "| case | shortcut that passes, or the bound audit |\n|---|---|\n");
         kg_sb_puts(sb, weak.buf);
         kg_sb_puts(sb, "\n");
     }

@@ -69,7 +69,7 @@ static void add_check(kg_admission *a, const kg_plan *plan, const kg_check_rec *
 {
     const char *cname = plan->cases[k->kase].name, *aname = k->arm >= 0 ? plan->arms[k->arm].name : "";
     int is_output = strchr(k->check, ':') != NULL && strstr(k->check, ":guard:") == NULL &&
-                    strstr(k->check, ":input:") == NULL;
+                    strstr(k->check, ":input:") == NULL && !kg_check_is_bound(k->check);
     a->total++;
     a->failed += !k->pass;
     if (neg != NULL && strcmp(aname, neg) == 0) {
@@ -84,6 +84,13 @@ static void add_check(kg_admission *a, const kg_plan *plan, const kg_check_rec *
         result = "INADMISSIBLE";
         a->inadmissible++;
         kg_sb_printf(&a->notes, "inadmissible: case %s, arm %s: %s\n", cname, aname, k->detail);
+    } else if (!k->pass && kg_check_is_bound(k->check)) {
+        result = "WEAK-BOUNDED";
+        char key[2 * KG_NAME_MAX + 64];
+        snprintf(key, sizeof key, "weak-bounded op %s on case %s ", plan->cases[k->kase].op, cname);
+        a->weak++;
+        if (a->notes.buf == NULL || strstr(a->notes.buf, key) == NULL)
+            kg_sb_printf(&a->notes, "%s(cannot be gated on without bound_audit = off): %s\n", key, k->detail);
     } else if (!k->pass && strcmp(k->check, KG_CHECK_WEAK) == 0) {
         result = "WEAK";
         char key[KG_NAME_MAX + 16];

@@ -45,6 +45,7 @@
 #include "kgate/oracle.h"
 #include "check/heldout.h"
 #include "evidence/outenc.h"
+#include "evidence/boundaudit.h"
 #include "plan/protocol.h"
 #include "plan/shard.h"
 #include "evidence/salt.h"
@@ -603,6 +604,46 @@ static void case_release(wctx *w, case_run *cr)
     free(cr->steps);
 }
 
+/* The bound audit (boundaudit.h): every output's bound under each arm's
+ * contract must reject mutations of the reference that no correct kernel
+ * makes.  One "bound:OUTPUT" row per arm and output, like the weak-case
+ * check, so that a weak-bounded op marks the arms it would judge; under
+ * bound_audit = off the audit still runs and is recorded, passing, as not
+ * audited.  A contract too weak for the case (every comparison under it
+ * fails: kg_oracle_compare_ct) is recorded, passing, as not audited. */
+static int bound_audit(wctx *w, const case_run *cr, kg_err *err)
+{
+    const kg_case_data *d = &cr->pre;
+    int off = w->plan->campaign.bound_audit_off;
+    double out_elems = 0.0;
+    for (int o = 0; o < d->nout; o++) out_elems += (double)d->out_elems[o];
+    double flops = d->op->flops != NULL ? d->op->flops(cr->kc) : 0.0;
+    double row_len = kg_oracle_row_len(d);
+    for (int i = 0; i < cr->n; i++) {
+        const kg_contract *ct = &w->plan->arms[cr->order[i]].contract;
+        for (int o = 0; o < d->nout; o++) {
+            const double *bound = NULL;
+            int weak = 0;
+            int rc = kg_oracle_bounds_ct(d, ct, o, &bound, &weak, err);
+            if (rc != KG_OK) return rc;
+            kg_audit_in in = { .dtype = d->out_dtype[o], .elems = d->out_elems[o], .ref = d->ref[o],
+                               .bound = bound, .seed = kg_bound_audit_seed(d->seed, o) };
+            in.cols = d->op->out_cols != NULL ? d->op->out_cols(cr->kc, o) : 0;
+            kg_bound_audit_budget(d->in_dtype, d->nin, d->out_dtype[o], ct, flops, out_elems, row_len, &in.budget);
+            kg_audit_res res;
+            kg_bound_audit(&in, &res);
+            char detail[KG_DETAIL_MAX], check[96];
+            int pass = 0;
+            kg_bound_audit_record(&in, &res, d->op->out_names[o], off, weak, &pass, detail, sizeof detail);
+            kg_check r = { .pass = pass, .max_abs = res.loosest_delta, .max_rel = fmin(res.loosest_ratio, 1e300),
+                           .worst = res.loosest, .nbad = res.admitted };
+            snprintf(check, sizeof check, "%s:%s", KG_CHECK_BOUND, d->op->out_names[o]);
+            record_check(w, cr->c, cr->order[i], KG_PHASE_PRE, check, r.pass, &r, detail);
+        }
+    }
+    return KG_OK;
+}
+
 /* Phase 1, prepare: admission, the inputs and references before and
  * after timing, the weak-case check, every arm loaded with its own
  * buffers.  *skip is set when the case is inadmissible (recorded). */
@@ -640,6 +681,7 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     uint64_t seed_post = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 1);
     if ((rc = kg_oracle_prepare(cr->kc, seed_post, &cr->post, err)) != KG_OK) return rc;
     weak_check(w, cr->c, cr->order, cr->n, &cr->pre, &cr->post);
+    if ((rc = bound_audit(w, cr, err)) != KG_OK) return rc;
     w->ref_s += kg_mono_s() - tr;
     fprintf(stderr, "time: case %s: inputs and float64 references in %.3f s\n", cr->kc->name, kg_mono_s() - tr);
     for (int i = 0; i < cr->n; i++) {

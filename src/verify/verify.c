@@ -39,6 +39,7 @@
 #include "base/safefs.h"
 #include "evidence/outenc.h"
 #include "verify/shards.h"
+#include "evidence/boundaudit.h"
 
 
 static int is_hex64(const char *s)
@@ -175,6 +176,7 @@ typedef struct replay {
     kg_contract ct;
     int failed;
     int nreplayed, nskipped;
+    int naudits;            /* bound audits recomputed */
 } replay;
 
 /* 1 when seed is one the protocol derives from the campaign seed and the
@@ -311,6 +313,62 @@ static void replay_one(replay *rp, int p, const kg_out_rec *x, const char *ipath
     rp->nreplayed++;
 }
 
+/* The bound audit of check record q (a "bound:OUTPUT" row of process p)
+ * recomputed from the references and bounds the source gives for the
+ * inputs the worker audited (the process's check seed, phase 0): the
+ * result, the admitted count, the loosest position and the detail must be
+ * the worker's. */
+static void replay_bound(replay *rp, int p, const kg_check_rec *q, kg_sb *out, int *nbad)
+{
+    const kg_case_facts *f = &rp->facts[q->kase];
+    const char *name = q->check + sizeof KG_CHECK_BOUND, *cname = rp->plan->cases[q->kase].name;
+    int o = -1;
+    for (int k = 0; k < f->nout; k++)
+        if (strcmp(f->out[k].name, name) == 0) o = k;
+    if (o < 0 || q->arm < 0) {
+        kg_problem(out, nbad, "checks/proc-%03d.csv: %s names an output case %s does not have", p, q->check, cname);
+        return;
+    }
+    double row_len = 0.0, out_elems = 0.0;
+    kg_dtype in_dt[KG_MAX_IN];
+    for (int i = 0; i < f->nin; i++) {
+        in_dt[i] = f->in[i].dtype;
+        if ((double)f->in[i].cols > row_len) row_len = (double)f->in[i].cols;
+    }
+    for (int k = 0; k < f->nout; k++) out_elems += (double)f->out[k].elems;
+    if (!(row_len > 0.0)) {
+        kg_problem(out, nbad, "%s: case %s: no input row lengths (written by an older kgate), so %s of process %d "
+                   "cannot be recomputed", KG_FACTS_FILE, cname, q->check, p);
+        return;
+    }
+    kg_out_rec x = { .proc = p, .kase = q->kase, .arm = q->arm, .output = o,
+                     .seed = kg_protocol_check_seed(rp->base, p, q->kase, 0) };
+    char where[64];
+    snprintf(where, sizeof where, "checks/proc-%03d.csv", p);
+    if (refs_for(rp, &x, where, 0, out, nbad) != 0) return;
+    const kg_ref_out *r = &rp->refs.out[o];
+    const kg_contract *ct = &rp->plan->arms[q->arm].contract;
+    kg_audit_in in = { .dtype = r->dtype, .elems = r->elems, .cols = f->out[o].cols, .ref = r->ref,
+                       .bound = r->bound, .seed = kg_bound_audit_seed(x.seed, o) };
+    kg_bound_audit_budget(in_dt, f->nin, r->dtype, ct, f->flops, out_elems, row_len, &in.budget);
+    kg_audit_res res;
+    kg_bound_audit(&in, &res);
+    int pass = 0;
+    char detail[KG_DETAIL_MAX];
+    kg_bound_audit_record(&in, &res, name, rp->plan->campaign.bound_audit_off, r->weak, &pass, detail,
+                          sizeof detail);
+    char mabs[32], q_abs[32];
+    snprintf(mabs, sizeof mabs, "%.6g", res.loosest_delta);
+    snprintf(q_abs, sizeof q_abs, "%.6g", q->max_abs);
+    if (pass != q->pass || !q->has_cmp || q->nbad != res.admitted || q->worst != res.loosest ||
+        strcmp(mabs, q_abs) != 0 || strcmp(detail, q->detail) != 0)
+        kg_problem(out, nbad, "checks/proc-%03d.csv: %s/%s %s recorded %s (%lld admitted, loosest at %lld), the "
+                   "recomputed audit gives %s (%d admitted, loosest at %lld): %.300s", p, cname,
+                   rp->plan->arms[q->arm].name, q->check, q->pass ? "pass" : "fail", q->nbad, q->worst,
+                   pass ? "pass" : "fail", res.admitted, (long long)res.loosest, detail);
+    rp->naudits++;
+}
+
 /* Replays outputs/proc-NNN.{csv,bin} of process p. */
 static void replay_proc(replay *rp, int p, kg_sb *out, int *nbad)
 {
@@ -338,6 +396,8 @@ static void replay_proc(replay *rp, int p, kg_sb *out, int *nbad)
         kg_problem(out, nbad, "%s", e.msg);
         goto done;
     }
+    for (size_t k = 0; k < ncr && rp->src != NULL; k++)
+        if (kg_check_is_bound(cr[k].check) && !rp->failed) replay_bound(rp, p, &cr[k], out, nbad);
     for (size_t i = 0; i < nidx; i++) {
         const kg_out_rec *x = &idx[i];
         int lineno = (int)i + 2;
@@ -590,8 +650,8 @@ int kg_verify_dir_key(const char *dir, const char *pub, const kg_ref_source *ref
         kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs not replayed (kgate verify replays "
                      "them)\n", *nbad ? "" : "ok: ", nfiles, rp.nskipped);
     else
-        kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs replayed\n", *nbad ? "" : "ok: ",
-                     nfiles, rp.nreplayed);
+        kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d saved outputs replayed, %d bound audits "
+                     "recomputed\n", *nbad ? "" : "ok: ", nfiles, rp.nreplayed, rp.naudits);
     kg_evidence_free(&ev);
     kg_plan_free(plan);
     free(text);
