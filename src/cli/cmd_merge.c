@@ -62,7 +62,7 @@ int kg_cmd_merge(int argc, char **argv, const kg_settings *env)
           .help = "sign OUT with the Ed25519 private key FILE (default: the user's key, when it exists)" },
         { .name = "pub", .arg = "PUB", .kind = KG_CLI_STRING, .dst = &pub,
           .help = "the public key every shard's signature must verify with (default: the signing key's)" },
-        { .name = "quiet", .kind = KG_CLI_FLAG, .dst = &quiet, .value = 1,
+        { .name = "quiet", .short_name = 'q', .kind = KG_CLI_FLAG, .dst = &quiet, .value = 1,
           .help = "no report on stdout, only the verdict line" },
         { .name = NULL },
     };
