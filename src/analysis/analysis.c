@@ -918,6 +918,29 @@ done:
     return rc;
 }
 
+/* A control's label: how its A/A interval stands against the control
+ * margin m and the gate's reduction g. */
+static void control_label(const kg_plan *plan, kg_arm_result *r)
+{
+    double cm = plan->campaign.control_margin, g = plan->gate.min_reduction;
+    double reach = r->has_effect && r->eff.has_interval ? fmax(fabs(r->eff.rho_lo), fabs(r->eff.rho_hi)) : 0.0;
+    /* its verdict says it: an arm that failed, and a folder without timing (kgate check) */
+    if (r->state != KG_ARM_OK || r->verdict == KG_VERDICT_INVALID || r->verdict == KG_VERDICT_NODATA) return;
+    if (!r->has_effect || !r->eff.has_interval)
+        snprintf(r->label, sizeof r->label, "control: no interval");
+    else if (r->drift_fails)
+        snprintf(r->label, sizeof r->label, "control: DRIFTED (%+.2f%% first to last round)", PCT(r->contrast_drift));
+    else if (r->control == KG_CONTROL_INVALID)
+        snprintf(r->label, sizeof r->label, "control: INVALID, outside \xc2\xb1%.2f%%", PCT(cm));
+    else if (r->control == KG_CONTROL_VALID)
+        snprintf(r->label, sizeof r->label, "control: EQUIVALENT within \xc2\xb1%.2f%%", PCT(cm));
+    else if (g > 0 && reach > g)
+        snprintf(r->label, sizeof r->label, "control: reaches %.2f%%, past the gate's %.2f%%", PCT(reach), PCT(g));
+    else
+        snprintf(r->label, sizeof r->label, "control: within \xc2\xb1%.2f%%, wider than \xc2\xb1%.2f%%", PCT(reach),
+                 PCT(cm));
+}
+
 /* Order and control checks over every case; the first offender is named. */
 static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
                                 char *order_why, char *control_why, size_t cap)
@@ -1348,6 +1371,8 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     apply_clocks(in, out);
     char order_why[KG_TEXT_MAX] = "", control_why[KG_TEXT_MAX] = "";
     check_order_control(in, out, order_why, control_why, sizeof order_why);
+    for (size_t i = 0; i < (size_t)out->ncases * (size_t)out->narms; i++)
+        if (out->res[i].role == KG_ROLE_CONTROL) control_label(plan, &out->res[i]);
     if (!out->control_valid) snprintf(out->invalid_why, sizeof out->invalid_why, "%s", control_why);
     out->invalid = !out->control_valid || out->nproc_accepted == 0;
     apply_gate(in, out, order_why, control_why);
@@ -1383,8 +1408,18 @@ void kg_analysis_free(kg_analysis *a)
     memset(a, 0, sizeof *a);
 }
 
+const char *kg_result_word(const kg_arm_result *r)
+{
+    if (r->state == KG_ARM_OK && r->verdict != KG_VERDICT_INVALID && r->verdict != KG_VERDICT_NODATA) {
+        if (r->role == KG_ROLE_BASELINE) return "BASELINE";
+        if (r->role == KG_ROLE_CONTROL) return "CONTROL";
+    }
+    return kg_verdict_name(r->verdict);
+}
+
 const char *kg_result_label(const kg_arm_result *r)
 {
+    if (r->label[0] != '\0') return r->label;
     if (r->role == KG_ROLE_BASELINE)
         return r->state == KG_ARM_OK && r->verdict != KG_VERDICT_INVALID ? "baseline" : kg_verdict_name(r->verdict);
     return kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag);
