@@ -12,6 +12,7 @@
 #include "base/util.h"
 #include "cli.h"
 #include "summary.h"
+#include "annotations.h"
 
 static const char about[] =
     "Runs the campaign PLAN declares: every arm is checked for correctness before and after timing\n"
@@ -58,11 +59,13 @@ static void tell_signature(const char *dir, const char *key_path)
         fprintf(stderr, "kgate: signed %s/%s with key %s\n", dir, KG_ATTEST_FILE, keyid);
 }
 
-/* --json on stdout and --junit FILE, when asked; a failure to write them
- * is a usage error (exit 2) unless the campaign already failed worse */
-static int machine_outputs(const kg_summary_in *sum, int json, const char *junit, int status)
+/* --json on stdout, --github on stdout (on stderr beside --json) and
+ * --junit FILE, when asked; a failure to write them is a usage error
+ * (exit 2) unless the campaign already failed worse */
+static int machine_outputs(const kg_summary_in *sum, int json, int github, const char *junit, int status)
 {
     kg_err e = { 0 };
+    if (github) kg_cli_github(json ? stderr : stdout, sum);
     if (json && kg_cli_summary_json(stdout, sum, &e) != KG_OK) {
         fprintf(stderr, "kgate run --json: %s\n", e.msg);
         if (status < KG_EXIT_USAGE) status = KG_EXIT_USAGE;
@@ -83,7 +86,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     o.argc = argc;
     o.argv = argv; /* as given: the parser reorders a copy */
     o.settings = env;
-    int repeats = 0, has_repeats = 0, less = 0, json = 0, no_cache = 0;
+    int repeats = 0, has_repeats = 0, less = 0, json = 0, github = 0, no_cache = 0;
     const char *key = NULL, *junit = NULL, *shard = NULL, *devices = NULL;
     int device = 0;
     double t_start = kg_mono_s();
@@ -113,6 +116,10 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         { .name = "json", .kind = KG_CLI_FLAG, .dst = &json, .value = 1,
           .help = "print one JSON summary on stdout instead of the report: verdicts, gate, evidence folder, "
                   "signature (docs/ci.md)" },
+        { .name = "github", .kind = KG_CLI_FLAG, .dst = &github, .value = 1,
+          .help = "also print GitHub Actions annotations (::error, ::warning, ::notice lines naming the plan) for "
+                  "an INCORRECT arm, a failed gate and an INVALID campaign, on stdout after the report (on stderr "
+                  "with --json; docs/ci.md)" },
         { .name = "junit", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &junit,
           .help = "also write JUnit XML to FILE: one test case per gated case and arm (docs/ci.md)" },
         { .name = "forbid", .arg = "NAMES", .kind = KG_CLI_STRING, .dst = &o.forbid,
@@ -182,7 +189,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         sum.error = err.msg;
         sum.exit_status = st;
         sum.seconds = kg_mono_s() - t_start;
-        return machine_outputs(&sum, json, junit, st);
+        return machine_outputs(&sum, json, github, junit, st);
     }
     if (!less && !json) kg_cli_print_report(dir);
     int status = kg_cli_gate_line(&an);
@@ -194,7 +201,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     }
     sum.exit_status = status;
     sum.seconds = kg_mono_s() - t_start;
-    status = machine_outputs(&sum, json, junit, status);
+    status = machine_outputs(&sum, json, github, junit, status);
     kg_analysis_free(&an);
     return status;
 }
