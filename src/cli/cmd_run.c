@@ -102,6 +102,10 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
           .help = "compile every cpu arm, neither reading nor writing the compile cache (KGATE_CACHE=0)" },
         { .name = "frozen", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &o.frozen_path,
           .help = "refuse PLAN unless its canonical hash is FILE's (kgate freeze); lists what changed" },
+        { .name = "smoke", .kind = KG_CLI_FLAG, .dst = &o.smoke, .value = 1,
+          .help = "a smoke run: every check of the plan, but 1 process per direction of 2 rounds of 3 samples and "
+                  "no quiet window; the folder records it (plan key smoke = yes), the candidates' verdict is SMOKE "
+                  "and the gate fails (exit 1): it shows that the plan runs, and decides nothing" },
         { .name = "resume", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir, .seen = &o.resume,
           .help = "continue the campaign in DIR (after a crash or kill): PLAN must be its plan; completed "
                   "processes are kept, the interrupted one is run again" },

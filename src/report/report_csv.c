@@ -30,7 +30,8 @@ static const char *state_value(int i)
 static const char *verdict_value(int i)
 {
     if (i >= 0 && i <= KG_VERDICT_INVALID) return kg_verdict_name((kg_verdict)i);
-    return i == KG_VERDICT_INVALID + 1 ? "BASELINE" : i == KG_VERDICT_INVALID + 2 ? "CONTROL" : NULL;
+    return i == KG_VERDICT_INVALID + 1 ? "BASELINE" : i == KG_VERDICT_INVALID + 2 ? "CONTROL"
+         : i == KG_VERDICT_INVALID + 3 ? "SMOKE" : NULL;
 }
 
 static const char *dtype_value(int i)
@@ -44,7 +45,8 @@ static const kg_col results_cols[] = {
     { "arm", KG_COL_ARM, 0, NULL, NULL, "the arm" },
     { "role", KG_COL_ENUM, 0, NULL, role_value, "the arm's role" },
     { "state", KG_COL_ENUM, 0, NULL, state_value, "its admission on the case, from the checks" },
-    { "verdict", KG_COL_ENUM, 0, NULL, verdict_value, "its verdict on the case (BASELINE and CONTROL for those roles)" },
+    { "verdict", KG_COL_ENUM, 0, NULL, verdict_value, "its verdict on the case (BASELINE and CONTROL for those roles, "
+                                                       "SMOKE for a smoke run's candidate)" },
     { "contract", KG_COL_TEXT, 0, NULL, NULL, "its precision contract on the case (docs/plan-format.md)" },
     { "median_ns_fwd", KG_COL_REAL, 1, NULL, NULL, "median over forward processes of the process medians, ns" },
     { "median_ns_rev", KG_COL_REAL, 1, NULL, NULL, "the same over reverse processes, ns" },

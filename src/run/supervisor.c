@@ -280,6 +280,7 @@ static int stage_plan(campaign *c, kg_err *err)
     const kg_run_opts *o = c->o;
     int rc;
     if ((rc = kg_plan_load(o->plan_path, &c->plan, err)) != KG_OK) return rc;
+    if ((o->smoke || c->plan->campaign.smoke) && (rc = kg_plan_smoke(c->plan, err)) != KG_OK) return rc;
     if ((rc = take_shard(c, err)) != KG_OK) return rc;
     /* the device of this run; the canonical plan and its hash stay the plan's */
     if (o->has_device) c->plan->campaign.device = o->device;
