@@ -99,24 +99,6 @@ int plan_list_has(const char *list, const char *name)
     return 0;
 }
 
-int kg_plan_smoke(kg_plan *plan, kg_err *err)
-{
-    if (plan == NULL) return kg_errorf(err, KG_EINTERNAL, "kg_plan_smoke: no plan");
-    kg_campaign *cp = &plan->campaign;
-    cp->processes = KG_SMOKE_PROCESSES;
-    cp->rounds = KG_SMOKE_ROUNDS;
-    cp->samples = KG_SMOKE_SAMPLES;
-    cp->warmup = KG_SMOKE_WARMUP;
-    cp->looks = 1;
-    cp->quiet_s = 0;
-    cp->smoke = 1;
-    free(plan->canonical);
-    plan->canonical = NULL;
-    int rc = plan_make_canonical(plan);
-    if (rc != KG_OK) return kg_errorf(err, rc, "%s: cannot build the smoke run's canonical plan", plan->path);
-    return KG_OK;
-}
-
 void kg_plan_free(kg_plan *plan)
 {
     if (plan == NULL) return;
