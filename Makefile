@@ -10,6 +10,8 @@
 #                     Python package's and the browser's own checks) are
 #                     left out, each saying why on its tag line
 #   make test-gpu     GPU tests (needs an NVIDIA GPU and driver)
+#   make examples     what the examples load prebuilt: build/images/*.so
+#                     (examples/cpu-image.kg); tests/cli/examples.sh runs them
 #   make WERROR=1     warnings are errors (CI)
 #   make portable     bin/kgate-portable, linked statically but for libc, and
 #                     bin/isolation-probe (libc only; tests/gpu/run.sh runs it)
@@ -54,7 +56,7 @@ TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIBA     = $(BUILD)/libkgate.a
 KGATE    = $(BUILD)/kgate
 
-.PHONY: all test test-bin sanitize test-gpu portable clean FORCE
+.PHONY: all test test-bin sanitize test-gpu portable examples clean FORCE
 all: $(KGATE) bin/kgate
 
 # header dependencies come from the compiler (-MMD -MP): the .d files
@@ -129,7 +131,7 @@ $(BUILD)/tests/libcuda_fake.so: tests/unit/fake_libcuda.c include/kgate/gen.h in
 # the unit test binaries and the stand-in driver, built without running the suite
 test-bin: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so
 
-test: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so
+test: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so examples
 	@KGATE=$(abspath $(KGATE)) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
 sanitize:
@@ -151,6 +153,15 @@ portable: $(CLI_OBJ) $(LIBA) bin/isolation-probe
 	    $(filter-out -lm -lpthread,$(OPENBLAS_STATIC)) -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
+
+# the shared objects the examples load as images (image = ../build/images/NAME.so):
+# always under build/, wherever BUILD points, since the plans name that path
+EXAMPLE_IMAGES = build/images/rowsum_unrolled.so
+examples: $(EXAMPLE_IMAGES)
+
+build/images/%.so: kernels/cpu/%.c include/kgate/kernel.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -shared -fPIC -Iinclude $< -o $@ -lm
 
 clean:
 	rm -rf build build-san bin

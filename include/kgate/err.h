@@ -31,7 +31,8 @@ enum {
 
 typedef struct kg_err {
     int code;                  /* 0 while no error was recorded */
-    char msg[KG_ERR_MSG_MAX];  /* one line, no trailing newline */
+    char msg[KG_ERR_MSG_MAX];  /* one line, no trailing newline; a tool's output it quotes (a
+                                * compiler's diagnostics, kg_tool_failed) on the lines after it */
 } kg_err;
 
 /* Records an error (printf-style message) unless one is already recorded.

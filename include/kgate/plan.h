@@ -116,6 +116,9 @@ typedef struct kg_campaign {
      * was not audited; 0: on, the default */
     int bound_audit_off;
     int line;                /* line of the [campaign] header, 0 if absent */
+    /* 1: a smoke run's plan (kgate run --smoke, kg_plan_smoke): the
+     * plan's checks on a few samples, which decide nothing */
+    int smoke;
 } kg_campaign;
 
 
@@ -289,6 +292,19 @@ int kg_plan_parse(const char *text, size_t len, const char *name,
                   const char *base_dir, kg_plan **out, kg_err *err);
 
 void kg_plan_free(kg_plan *plan); /* NULL-safe */
+
+/* The smoke run of plan (kgate run --smoke), in place: KG_SMOKE_PROCESSES
+ * process per direction of KG_SMOKE_ROUNDS rounds of KG_SMOKE_SAMPLES
+ * samples after KG_SMOKE_WARMUP warm-up executions, no quiet window, one
+ * look, and the key smoke = yes; its canonical text and hash are made
+ * again (a smoke run is another plan than the one it shrinks: --frozen
+ * refuses it, and its folder says what it was).  Every arm's checks run
+ * as in the plan; the analysis gives no verdict (kgate/stats.h). */
+#define KG_SMOKE_PROCESSES 1
+#define KG_SMOKE_ROUNDS 2
+#define KG_SMOKE_SAMPLES 3
+#define KG_SMOKE_WARMUP 1
+int kg_plan_smoke(kg_plan *plan, kg_err *err);
 
 /* Case c's variable name: its integer (or yes/no as 1/0) in *i and its
  * value as a real in *r (either may be NULL); the keys M, N, K and

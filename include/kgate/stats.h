@@ -266,12 +266,27 @@ typedef struct kg_arm_result {
      * than their process's (kg_row_contaminated): recorded, left out of
      * every number above */
     int ncontaminated;
+    /* What a control's row says instead of a verdict (kg_result_label):
+     * "control: EQUIVALENT within +-m", "control: reaches 0.70%, past the
+     * gate's 0.50%", ...; "" for every other role. */
+    char label[96];
+    /* 1: a candidate of a smoke run (plan key smoke, kg_plan_smoke) that
+     * passed its checks: its word is SMOKE, not a verdict */
+    int smoke;
 } kg_arm_result;
 
 /* The verdict of r as the reports print it: a baseline's "baseline" (or
  * its verdict when it has no timing or an impossible one), else the
  * verdict with " (order-sensitive)" where the effect is order-flagged. */
 const char *kg_result_label(const kg_arm_result *r);
+
+/* The verdict word of r in results.json, results.csv and --json: a
+ * baseline's "BASELINE" and a control's "CONTROL" (their rows have no
+ * verdict of their own: kg_result_label says what they are), a smoke
+ * run's candidate's "SMOKE" (the run decides nothing), else
+ * kg_verdict_name, as for an arm that failed its checks and for a folder
+ * without timing (NO DATA: kgate check). */
+const char *kg_result_word(const kg_arm_result *r);
 
 /* A round is clock-mismatched when max/min - 1 of its arms' median SM
  * clocks exceeds this. */

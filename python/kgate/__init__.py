@@ -7,7 +7,7 @@ folders into pandas, and compile Triton kernels to precompiled arms.
 >>> kgate.Evidence(r.evidence).samples.head()                  # doctest: +SKIP
 
 Every call runs the kgate binary (:func:`find_kgate`: an argument, ``$KGATE``, ``kgate``
-on ``PATH``, or the source tree's ``build/kgate``). docs/python.md is the walkthrough.
+on ``PATH``, or the source tree's ``bin/kgate``). docs/python.md is the walkthrough.
 """
 from typing import Optional, Sequence
 

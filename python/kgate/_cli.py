@@ -66,15 +66,15 @@ def _source_tree_candidates() -> List[Path]:
     root = here.parents[2]
     if not (root / "src" / "cli").is_dir():
         return []
-    return [root / "build" / "kgate", root / "bin" / "kgate"]
+    return [root / "bin" / "kgate", root / "build" / "kgate"]
 
 
 def find_kgate(kgate: Optional[PathLike] = None) -> str:
     """The kgate binary to run.
 
     In order: ``kgate`` when given; ``$KGATE``; ``kgate`` on ``PATH``; when this package
-    is imported from a kgate source tree (``python/kgate``), that tree's ``build/kgate``,
-    then ``bin/kgate``.
+    is imported from a kgate source tree (``python/kgate``), that tree's ``bin/kgate`` (which
+    ``make`` builds), then ``build/kgate`` (the file ``make`` copies to it).
 
     Raises:
         KgateNotFound: nothing executable was found; the message lists what was tried.

@@ -84,6 +84,8 @@ _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,63}")
 _VARIANT = re.compile(r"[A-Za-z0-9_.\-]+\[[^\[\]\n]+\]")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _AXIS_VALUE = re.compile(r"[A-Za-z0-9_.\-+]+")
+#: What a quoted axis value may hold: printable ASCII but '"', '{' and '}'.
+_QUOTED_VALUE = re.compile(r'[ !#-z|~]+')
 _DEFINE_NAME = re.compile(r"-?-?[A-Za-z_][A-Za-z0-9_]*")
 MAX_LINE = 196
 MAX_VALUE = 160
@@ -125,12 +127,19 @@ def _axis(values: Iterable[Any], where: str) -> str:
     items = [_scalar(v, where) for v in values]
     if not items:
         raise PlanError(f"{where}: an empty axis")
-    if len(set(items)) != len(items):
-        raise PlanError(f"{where}: a value listed twice in an axis: {items}")
+    words = []
     for it in items:
-        if not _AXIS_VALUE.fullmatch(it):
-            raise PlanError(f"{where}: axis value {it!r} has characters outside A-Z a-z 0-9 _ . - +")
-    return "{" + ", ".join(items) + "}"
+        if _AXIS_VALUE.fullmatch(it):
+            words.append(it)
+        elif _QUOTED_VALUE.fullmatch(it):
+            words.append(f'"{it}"')  # a value with blanks or '=': quoted, '_' for them in the name
+        else:
+            raise PlanError(f"{where}: axis value {it!r} has characters a quoted value cannot hold "
+                            "('\"', '{', '}' or one that is not printable ASCII)")
+    names = [re.sub(r"[^A-Za-z0-9_.\-+]", "_", it) for it in items]
+    if len(set(names)) != len(names):
+        raise PlanError(f"{where}: a value listed twice in an axis (or two that give one variant name): {items}")
+    return "{" + ", ".join(words) + "}"
 
 
 def _defines(value: Mapping[str, Any], where: str) -> str:

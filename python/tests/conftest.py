@@ -1,4 +1,4 @@
-"""Fixtures of the kgate package's tests: the binary ($KGATE, else the tree's build/kgate),
+"""Fixtures of the kgate package's tests: the binary ($KGATE, else the tree's bin/kgate),
 the source tree (kernels and plans), and small campaigns on the fake and cpu backends run
 once per session."""
 from __future__ import annotations

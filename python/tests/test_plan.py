@@ -34,6 +34,9 @@ def test_values() -> None:
         "TILE={16, 32} PIPE=0 FAST"
     assert format_value("arm", "defines", ("PITCH=36", "-DSPLITS=1")) == "PITCH=36 -DSPLITS=1"
     assert format_value("arm", "block", kgate.Axis([64, 128])) == "{64, 128}"
+    # sets of compiler flags, swept: a value with blanks or '=' is quoted
+    assert format_value("arm", "cflags", kgate.Axis(["-O2 -march=native", "-O3"])) == \
+        '{"-O2 -march=native", -O3}'
     # a declared op's variables (any case key outside kgate's table) take axes too
     assert format_value("case", "S", [512, 1024]) == "{512, 1024}"
     assert format_value("case", "causal", [True, False]) == "{yes, no}"
@@ -53,7 +56,8 @@ def test_numpy_scalars() -> None:
     ("case", "M", [1, 1], "listed twice"),
     ("case", "M", [], "empty axis"),
     ("arm", "defines", {"A": "x y"}, "holds a blank"),
-    ("case", "dtype", ["f 32"], "characters outside"),
+    ("case", "dtype", ['f"32'], "cannot hold"),
+    ("arm", "cflags", kgate.Axis(["-O2 -x", "-O2_-x"]), "one variant name"),
     ("case", "M", "", "empty value"),
     ("campaign", "seed", object(), "cannot write"),
     ("arm", "op", {"a": 1}, "only for defines"),

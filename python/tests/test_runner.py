@@ -125,12 +125,12 @@ def test_find_kgate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kgate_bin: 
 
 
 def test_source_tree_fallback() -> None:
-    """From the source tree (python/kgate), the tree's build/kgate is a candidate; an
+    """From the source tree (python/kgate), the tree's bin/kgate is the first candidate; an
     installed package has none."""
     cands = _source_tree_candidates()
     here = Path(kgate.__file__).resolve()
     if (ROOT / "python" / "kgate") == here.parent:
-        assert cands[0] == ROOT / "build" / "kgate"
+        assert cands[0] == ROOT / "bin" / "kgate"
     else:
         assert cands == [] or all(not str(c).startswith(str(ROOT)) for c in cands)
 

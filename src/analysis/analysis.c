@@ -925,6 +925,29 @@ done:
     return rc;
 }
 
+/* A control's label: how its A/A interval stands against the control
+ * margin m and the gate's reduction g. */
+static void control_label(const kg_plan *plan, kg_arm_result *r)
+{
+    double cm = plan->campaign.control_margin, g = plan->gate.min_reduction;
+    double reach = r->has_effect && r->eff.has_interval ? fmax(fabs(r->eff.rho_lo), fabs(r->eff.rho_hi)) : 0.0;
+    /* its verdict says it: an arm that failed, and a folder without timing (kgate check) */
+    if (r->state != KG_ARM_OK || r->verdict == KG_VERDICT_INVALID || r->verdict == KG_VERDICT_NODATA) return;
+    if (!r->has_effect || !r->eff.has_interval)
+        snprintf(r->label, sizeof r->label, "control: no interval");
+    else if (r->drift_fails)
+        snprintf(r->label, sizeof r->label, "control: DRIFTED (%+.2f%% first to last round)", PCT(r->contrast_drift));
+    else if (r->control == KG_CONTROL_INVALID)
+        snprintf(r->label, sizeof r->label, "control: INVALID, outside \xc2\xb1%.2f%%", PCT(cm));
+    else if (r->control == KG_CONTROL_VALID)
+        snprintf(r->label, sizeof r->label, "control: EQUIVALENT within \xc2\xb1%.2f%%", PCT(cm));
+    else if (g > 0 && reach > g)
+        snprintf(r->label, sizeof r->label, "control: reaches %.2f%%, past the gate's %.2f%%", PCT(reach), PCT(g));
+    else
+        snprintf(r->label, sizeof r->label, "control: within \xc2\xb1%.2f%%, wider than \xc2\xb1%.2f%%", PCT(reach),
+                 PCT(cm));
+}
+
 /* Order and control checks over every case; the first offender is named. */
 static void check_order_control(const kg_analysis_in *in, kg_analysis *out,
                                 char *order_why, char *control_why, size_t cap)
@@ -1056,6 +1079,7 @@ static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, double r
         return 1;
     }
     if (contract_fails(plan, r, why, cap)) return 1;
+    if (plan->campaign.smoke) return 0; /* its times decide nothing: apply_gate says so */
     if (g->rule == KG_GATE_INTERVAL) {
         if (!r->has_effect || !r->eff.has_interval) {
             snprintf(why, cap, "case %s, arm %s: no confidence interval "
@@ -1167,6 +1191,23 @@ static void apply_gate(const kg_analysis_in *in, kg_analysis *out,
     if (early) /* no process or no candidate: every pair fails for that reason */
         for (size_t i = 0; i < (size_t)plan->ncases * (size_t)plan->narms; i++)
             if (out->res[i].gated) snprintf(out->res[i].gate_why, sizeof out->res[i].gate_why, "%s", why);
+    if (!failed && plan->campaign.smoke) {
+        /* every arm on every case, gated or not: a smoke run is its checks */
+        const kg_arm_result *bad = NULL;
+        for (size_t i = 0; i < (size_t)plan->ncases * (size_t)plan->narms && bad == NULL; i++)
+            if (out->res[i].state == KG_ARM_INCORRECT) bad = &out->res[i];
+        if (bad != NULL)
+            snprintf(why, sizeof why, "a smoke run: case %s, arm %s: INCORRECT", case_name(plan, bad->kase),
+                     arm_name(plan, bad->arm));
+        else
+            snprintf(why, sizeof why, "a smoke run (kgate run --smoke: %d process per direction, %d rounds of %d "
+                     "samples): the plan runs and its arms pass their checks; its times decide nothing (run it "
+                     "without --smoke for a verdict)", plan->campaign.processes, plan->campaign.rounds,
+                     plan->campaign.samples);
+        failed = 1;
+        for (size_t i = 0; i < (size_t)plan->ncases * (size_t)plan->narms; i++)
+            if (out->res[i].gated) snprintf(out->res[i].gate_why, sizeof out->res[i].gate_why, "%s", why);
+    }
     if (!failed && npairs == 0) {
         snprintf(why, sizeof why, "no candidate arm runs on a %s case",
                  g->all_cases ? "gated" : "primary");
@@ -1371,6 +1412,16 @@ int kg_analyse(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
     apply_clocks(in, out);
     char order_why[KG_TEXT_MAX] = "", control_why[KG_TEXT_MAX] = "";
     check_order_control(in, out, order_why, control_why, sizeof order_why);
+    for (size_t i = 0; i < (size_t)out->ncases * (size_t)out->narms; i++) {
+        kg_arm_result *r = &out->res[i];
+        if (r->role == KG_ROLE_CONTROL) control_label(plan, r);
+        /* a smoke run's candidate that passed its checks has no verdict */
+        if (plan->campaign.smoke && r->role == KG_ROLE_CANDIDATE && r->state == KG_ARM_OK &&
+            r->verdict != KG_VERDICT_INVALID && r->verdict != KG_VERDICT_NODATA) {
+            r->smoke = 1;
+            snprintf(r->label, sizeof r->label, "SMOKE (a smoke run: no verdict)");
+        }
+    }
     if (!out->control_valid) snprintf(out->invalid_why, sizeof out->invalid_why, "%s", control_why);
     out->invalid = !out->control_valid || out->nproc_accepted == 0;
     apply_gate(in, out, order_why, control_why);
@@ -1406,8 +1457,19 @@ void kg_analysis_free(kg_analysis *a)
     memset(a, 0, sizeof *a);
 }
 
+const char *kg_result_word(const kg_arm_result *r)
+{
+    if (r->smoke) return "SMOKE";
+    if (r->state == KG_ARM_OK && r->verdict != KG_VERDICT_INVALID && r->verdict != KG_VERDICT_NODATA) {
+        if (r->role == KG_ROLE_BASELINE) return "BASELINE";
+        if (r->role == KG_ROLE_CONTROL) return "CONTROL";
+    }
+    return kg_verdict_name(r->verdict);
+}
+
 const char *kg_result_label(const kg_arm_result *r)
 {
+    if (r->label[0] != '\0') return r->label;
     if (r->role == KG_ROLE_BASELINE)
         return r->state == KG_ARM_OK && r->verdict != KG_VERDICT_INVALID ? "baseline" : kg_verdict_name(r->verdict);
     return kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag);

@@ -317,14 +317,10 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     int status;
     if ((rc = kg_run_capture(argv, log, &status, err)) != KG_OK) return rc;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char *text = NULL;
-        size_t len = 0;
-        kg_read_file(log, &text, &len, NULL);
-        for (size_t i = 0; text != NULL && i < len; i++) if (text[i] == '\n') text[i] = ' ';
-        rc = kg_errorf(err, KG_EBACKEND, "%s:%d: arm '%s': %s failed to compile %s: %.600s",
-                       plan->path, arm->line, arm->name, cc, src, text ? text : "(no output)");
-        free(text);
-        return rc;
+        char head[3 * PATH_MAX];
+        snprintf(head, sizeof head, "%s:%d: arm '%s': %s failed to compile %s", plan->path, arm->line, arm->name,
+                 cc, src);
+        return kg_tool_failed(err, KG_EBACKEND, log, head);
     }
     if (rename(tmp, so) != 0)
         return kg_errorf(err, KG_EIO, "%s: cannot rename the compiled arm into place", so);

@@ -503,6 +503,8 @@ int kg_oracle_perturb(kg_case_data *d, uint64_t pseed, int count, int64_t *where
 {
     if (d == NULL || d->op == NULL || d->stale || count < 1)
         return kg_errorf(err, KG_EINTERNAL, "kg_oracle_perturb: no prepared data");
+    if (d->nin < 1)
+        return kg_errorf(err, KG_EINTERNAL, "kg_oracle_perturb: op %s has no inputs to perturb", d->op->name);
     const kg_case *c = d->kase;
     for (int j = 0; j < count; j++) {
         /* an input with elements, and an element of it; its new value is a

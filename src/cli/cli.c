@@ -64,6 +64,24 @@ int kg_cli_is_help(const char *arg)
 
 static const kg_cli_opt help_opt = { .name = "help", .short_name = 'h', .help = "print this help" };
 
+int kg_cli_quiet = 0;
+
+/* 1 when spec's table has its own -q or --quiet */
+static int own_quiet(const kg_cli_spec *spec)
+{
+    for (const kg_cli_opt *o = spec->opts; o->name != NULL; o++)
+        if (o->short_name == 'q' || strcmp(o->name, "quiet") == 0) return 1;
+    return 0;
+}
+
+/* the -q, --quiet entry of a table without one */
+static kg_cli_opt quiet_opt(const kg_cli_spec *spec)
+{
+    kg_cli_opt q = { .name = "quiet", .short_name = 'q', .kind = KG_CLI_FLAG, .dst = &kg_cli_quiet, .value = 1,
+                     .help = spec->quiet_help != NULL ? spec->quiet_help : KG_CLI_QUIET_HELP };
+    return q;
+}
+
 /* "-o, --out DIR" or "--backend NAME" */
 static void opt_label(const kg_cli_opt *o, char *buf, size_t cap)
 {
@@ -108,6 +126,12 @@ void kg_cli_help(const kg_cli_spec *spec, FILE *fp)
         if (at + 1 + len > HELP_WIDTH) at = fprintf(fp, "\n%*s", indent - 1, "") - 1;
         at += fprintf(fp, " %s", label);
     }
+    const kg_cli_opt quiet = quiet_opt(spec);
+    int builtin_quiet = !own_quiet(spec);
+    if (builtin_quiet) {
+        if (at + 6 > HELP_WIDTH) fprintf(fp, "\n%*s", indent - 1, "");
+        fputs(" [-q]", fp);
+    }
     fprintf(fp, "\n\n%s", spec->about);
     /* the options, one entry each */
     int colw = 0;
@@ -118,9 +142,17 @@ void kg_cli_help(const kg_cli_spec *spec, FILE *fp)
         if (len > colw) colw = len;
         if (o->name == NULL) break;
     }
+    if (builtin_quiet) {
+        opt_label(&quiet, label, sizeof label);
+        if ((int)strlen(label) > colw) colw = (int)strlen(label);
+    }
     if (colw > HELP_COL_MAX) colw = HELP_COL_MAX;
     fputs("\noptions:\n", fp);
     for (const kg_cli_opt *o = spec->opts;; o++) {
+        if (o->name == NULL && builtin_quiet) {
+            opt_label(&quiet, label, sizeof label);
+            wrap(fp, quiet.help, colw + 4, fprintf(fp, "  %s", label));
+        }
         const kg_cli_opt *e = o->name != NULL ? o : &help_opt;
         opt_label(e, label, sizeof label);
         wrap(fp, e->help, colw + 4, fprintf(fp, "  %s", label));
@@ -224,8 +256,10 @@ int kg_cli_parse_args(const kg_cli_spec *spec, int argc, char **argv, const char
 {
     int n = 0;
     while (spec->opts[n].name != NULL) n++;
-    struct option *longs = calloc((size_t)n + 2, sizeof *longs);
-    char *shorts = malloc(3 * (size_t)n + 4);
+    const kg_cli_opt quiet = quiet_opt(spec);
+    int builtin_quiet = !own_quiet(spec);
+    struct option *longs = calloc((size_t)n + 3, sizeof *longs);
+    char *shorts = malloc(3 * (size_t)n + 6);
     /* getopt_long may reorder the array it parses (it does without the
      * leading "-" below): it parses a copy, and argv stays as given */
     char **av = malloc(((size_t)argc + 1) * sizeof *av);
@@ -255,9 +289,14 @@ int kg_cli_parse_args(const kg_cli_spec *spec, int argc, char **argv, const char
             if (o->kind != KG_CLI_FLAG) shorts[ns++] = ':';
         }
     }
+    if (builtin_quiet) shorts[ns++] = 'q';
     shorts[ns] = '\0';
     longs[n].name = "help";
     longs[n].val = 'h';
+    if (builtin_quiet) {
+        longs[n + 1].name = "quiet";
+        longs[n + 1].val = 'q';
+    }
     opterr = 0;
     optind = 0; /* glibc: start afresh */
     for (;;) {
@@ -292,6 +331,8 @@ int kg_cli_parse_args(const kg_cli_spec *spec, int argc, char **argv, const char
                 goto done;
             }
             if (o == NULL) o = &help_opt;
+        } else if (c == 'q' && builtin_quiet) {
+            o = &quiet;
         } else if (c >= VAL_LONG && c < VAL_LONG + n) {
             o = &spec->opts[c - VAL_LONG];
         } else {

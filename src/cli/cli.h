@@ -92,7 +92,8 @@ int kg_cli_is_help(const char *arg);
  * same table drives the parser (getopt_long underneath) and prints the
  * command's --help, so the two cannot disagree.  `--name=value` and
  * `--name value` are both accepted; long names must be given in full
- * (no abbreviations); -h and --help are always there. */
+ * (no abbreviations); -h and --help are always there, and so are -q and
+ * --quiet (kg_cli_spec.quiet_help). */
 
 typedef enum kg_cli_kind {
     KG_CLI_FLAG,   /* no value: *(int *)dst = value */
@@ -124,7 +125,16 @@ typedef struct kg_cli_spec {
      * positional receives the first */
     const char **rest;
     int *nrest, rest_cap;
+    /* -q, --quiet, which every command takes: a table without an entry of
+     * its own for it gets one that sets kg_cli_quiet, with this help
+     * (NULL: KG_CLI_QUIET_HELP) */
+    const char *quiet_help;
 } kg_cli_spec;
+
+/* 1 once -q or --quiet was given to a command whose table has no entry
+ * of its own for it: the command prints less (its quiet_help says what). */
+extern int kg_cli_quiet;
+#define KG_CLI_QUIET_HELP "less output: nothing on stdout; errors on stderr, the answer in the exit status"
 
 /* Whole numbers (decimal, no leading space, no fraction) and finite
  * reals read whole, in [min, max]: KG_OK with *out, else KG_EUSAGE. */

@@ -38,7 +38,8 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
                   "fails the check" },
         { .name = NULL },
     };
-    const kg_cli_spec spec = { .cmd = "check", .args = "PLAN", .about = about, .opts = opts };
+    const kg_cli_spec spec = { .cmd = "check", .args = "PLAN", .about = about, .opts = opts,
+                               .quiet_help = "no table: the summary line (and the negative's) alone, on stderr" };
     int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
     if (parsed != KG_CLI_GO) return parsed;
     /* the campaign's own copy of the settings */
@@ -76,9 +77,13 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
     }
     /* the sanitizer passes fold into the same table */
     if (sanitize != NULL) kg_admission_sanitize(&a, &o, dir, sanitize);
-    fputs(a.table.buf, stdout);
-    if (a.notes.len > 0) printf("\n%s", a.notes.buf);
-    printf("\n%d checks, %d failed (%d inadmissible, %d weak).  Evidence: %s\n", a.total, a.failed, a.inadmissible,
+    /* -q: the summary lines alone, on stderr */
+    FILE *sum = kg_cli_quiet ? stderr : stdout;
+    if (!kg_cli_quiet) {
+        fputs(a.table.buf, stdout);
+        if (a.notes.len > 0) printf("\n%s", a.notes.buf);
+    }
+    fprintf(sum, "%s%d checks, %d failed (%d inadmissible, %d weak).  Evidence: %s\n", kg_cli_quiet ? "" : "\n", a.total, a.failed, a.inadmissible,
            a.weak, dir);
     int status = a.failed == 0 ? KG_EXIT_PASS : KG_EXIT_FAIL;
     if (neg != NULL && !a.neg_found) {
@@ -86,7 +91,7 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
         status = KG_EXIT_USAGE;
     } else if (neg != NULL) {
         int ok = kg_admission_negative_rejected(&a);
-        printf("negative %s: %d of %d output checks failed: %s\n", neg, a.neg_failed, a.neg_checks,
+        fprintf(sum, "negative %s: %d of %d output checks failed: %s\n", neg, a.neg_failed, a.neg_checks,
                ok ? "the checks reject the negative, as required" : "SOME CHECKS PASS THE NEGATIVE: they prove nothing");
         status = ok ? KG_EXIT_PASS : KG_EXIT_FAIL;
     }

@@ -69,7 +69,8 @@ int kg_cmd_compare(int argc, char **argv, const kg_settings *env)
                   "verify does that); slower" },
         { .name = NULL },
     };
-    const kg_cli_spec spec = { .cmd = "compare", .args = "DIR...", .about = about, .opts = opts, .footer = footer };
+    const kg_cli_spec spec = { .cmd = "compare", .args = "DIR...", .about = about, .opts = opts, .footer = footer,
+                               .quiet_help = "no table: the answer in the exit status (with --fail-on-slower)" };
     int parsed = kg_cli_parse_args(&spec, argc, argv, dirs, KG_COMPARE_MAX_DIRS, &ndirs);
     if (parsed != KG_CLI_GO) return parsed;
     if (read_fraction(margin, &o.margin) != KG_OK) {
@@ -90,7 +91,7 @@ int kg_cmd_compare(int argc, char **argv, const kg_settings *env)
         fprintf(stderr, "kgate compare: %s\n", err.msg);
         return rc == KG_ENOMEM || rc == KG_EINTERNAL ? KG_EXIT_INVALID : KG_EXIT_USAGE;
     }
-    fputs(out.buf != NULL ? out.buf : "", stdout);
+    if (!kg_cli_quiet) fputs(out.buf != NULL ? out.buf : "", stdout);
     kg_sb_free(&out);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "kgate compare: cannot write stdout\n");

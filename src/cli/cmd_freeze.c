@@ -25,7 +25,8 @@ int kg_cmd_freeze(int argc, char **argv, const kg_settings *env)
           .help = "the frozen plan (default PLAN.frozen)" },
         { .name = NULL },
     };
-    const kg_cli_spec spec = { .cmd = "freeze", .args = "PLAN", .about = about, .opts = opts, .footer = footer };
+    const kg_cli_spec spec = { .cmd = "freeze", .args = "PLAN", .about = about, .opts = opts, .footer = footer,
+                               .quiet_help = "write FILE without printing its hash" };
     int parsed = kg_cli_parse(&spec, argc, argv, &plan_path);
     if (parsed != KG_CLI_GO) return parsed;
     char def[1100];
@@ -41,7 +42,7 @@ int kg_cmd_freeze(int argc, char **argv, const kg_settings *env)
         kg_plan_free(plan);
         return kg_cli_fail(rc, err.msg);
     }
-    printf("%s  %s\n", plan->hash, out);
+    if (!kg_cli_quiet) printf("%s  %s\n", plan->hash, out);
     kg_plan_free(plan);
     return KG_EXIT_PASS;
 }

@@ -21,7 +21,8 @@ int kg_cmd_key(int argc, char **argv, const kg_settings *env)
           .help = "the folder of the key files (default $XDG_CONFIG_HOME/kgate or ~/.config/kgate)" },
         { .name = NULL },
     };
-    const kg_cli_spec spec = { .cmd = "key", .args = "init", .about = about, .opts = opts, .footer = footer };
+    const kg_cli_spec spec = { .cmd = "key", .args = "init", .about = about, .opts = opts, .footer = footer,
+                               .quiet_help = "make the key pair without naming its files" };
     int parsed = kg_cli_parse(&spec, argc, argv, &sub);
     if (parsed != KG_CLI_GO) return parsed;
     if (strcmp(sub, "init") != 0) {
@@ -37,6 +38,7 @@ int kg_cmd_key(int argc, char **argv, const kg_settings *env)
     kg_err err = { 0 };
     int rc = kg_attest_key_init(out, priv, sizeof priv, pub, sizeof pub, &err);
     if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
+    if (kg_cli_quiet) return KG_EXIT_PASS;
     printf("private key %s (mode 0600: keep it to yourself; kgate run --key signs with it)\n", priv);
     printf("public key  %s (for kgate verify DIR --key)\n", pub);
     return KG_EXIT_PASS;

@@ -9,14 +9,18 @@ int kg_cmd_list(int argc, char **argv, const kg_settings *env)
     (void)env; /* needs none of the environment */
     const kg_cli_opt opts[] = { { .name = NULL } };
     const kg_cli_spec spec = { .cmd = "list", .about = "Lists the ops (case variables, inputs, outputs) and the backends.\n",
-                               .opts = opts };
+                               .opts = opts, .quiet_help = "the names alone: one op a line, then one backend a line" };
     int parsed = kg_cli_parse(&spec, argc, argv, NULL);
     if (parsed != KG_CLI_GO) return parsed;
     int n = 0;
     const kg_op *const *ops = kg_op_all(&n);
-    puts("ops:");
+    if (!kg_cli_quiet) puts("ops:");
     for (int i = 0; i < n; i++) {
         const kg_op *op = ops[i];
+        if (kg_cli_quiet) {
+            puts(op->name);
+            continue;
+        }
         printf("  %-12s %s\n", op->name, op->summary);
         printf("  %-12s vars: %s;  in:", "", op->vars[0] ? op->vars : "(none)");
         for (int k = 0; k < op->nin; k++) printf(" %s", op->in_names[k]);
@@ -26,10 +30,12 @@ int kg_cmd_list(int argc, char **argv, const kg_settings *env)
         if (op->scalars != NULL && op->scalars[0]) printf(";  scalars: %s", op->scalars);
         printf("\n");
     }
-    puts("backends:");
+    if (!kg_cli_quiet) puts("backends:");
     char about[256];
     const char *name;
-    for (int i = 0; (name = kg_backend_about(i, NULL, about, sizeof about)) != NULL; i++)
-        printf("  %-6s %s\n", name, about);
+    for (int i = 0; (name = kg_backend_about(i, NULL, about, sizeof about)) != NULL; i++) {
+        if (kg_cli_quiet) puts(name);
+        else printf("  %-6s %s\n", name, about);
+    }
     return 0;
 }

@@ -65,7 +65,7 @@ int kg_cmd_merge(int argc, char **argv, const kg_settings *env)
           .help = "the public key every shard's signature must verify with (default: the signing key's)" },
         { .name = "ledger", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &ledger,
           .help = "the campaign's ledger (default: OUT/ledger, else the one the shards recorded, when there)" },
-        { .name = "quiet", .kind = KG_CLI_FLAG, .dst = &quiet, .value = 1,
+        { .name = "quiet", .short_name = 'q', .kind = KG_CLI_FLAG, .dst = &quiet, .value = 1,
           .help = "no report on stdout, only the verdict line" },
         { .name = NULL },
     };

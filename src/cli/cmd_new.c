@@ -121,7 +121,10 @@ static const char about[] =
     "plan: prints a small, commented plan on stdout, one case and two arms (a baseline and a\n"
     "candidate) from the kernels of the kgate tree, that kgate check accepts as printed and\n"
     "kgate run takes to a verdict.  Save it at the root of the tree (kgate new plan > first.kg),\n"
-    "or point its sources at your kernels.\n";
+    "or point its sources at your kernels.\n"
+    "op NAME: prints a complete op module (docs/ops.md) for a plan's [op NAME] on stdout: an\n"
+    "element-wise sum to change into your op, with the plan lines and a CPU kernel in its comment\n"
+    "(kgate new op NAME > ops/NAME.c).\n";
 
 static const char footer[] = "Exit status: 0 printed, 2 usage error (an unknown backend or op).\n";
 
@@ -246,6 +249,8 @@ int kg_cmd_new(int argc, char **argv, const kg_settings *env)
     (void)env; /* needs none of the environment */
     /* kgate new op NAME: two words, which the option table does not take */
     if (argc >= 2 && strcmp(argv[1], "op") == 0) {
+        /* -q, which every command takes, leaves the module as it is */
+        if (argc == 4 && (strcmp(argv[3], "-q") == 0 || strcmp(argv[3], "--quiet") == 0)) argc = 3;
         if (argc == 3 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) return print_op(argv[2]);
         FILE *fp = argc == 3 ? stdout : stderr;
         fprintf(fp, "usage: kgate new op NAME\n\nPrints a complete op module (docs/ops.md) for a plan's [op NAME] "
@@ -261,7 +266,9 @@ int kg_cmd_new(int argc, char **argv, const kg_settings *env)
           .help = "the op of its case and arms (default gemm_bt); kgate list shows the ops" },
         { .name = NULL },
     };
-    const kg_cli_spec spec = { .cmd = "new", .args = "plan", .about = about, .opts = opts, .footer = footer };
+    const kg_cli_spec spec = { .cmd = "new", .args = "plan | op NAME", .about = about, .opts = opts, .footer = footer,
+                               .quiet_help = "accepted as by every command: the template on stdout is this command's "
+                               "product, and -q leaves it" };
     int parsed = kg_cli_parse(&spec, argc, argv, &what);
     if (parsed != KG_CLI_GO) return parsed;
     if (strcmp(what, "plan") != 0) {

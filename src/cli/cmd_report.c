@@ -17,7 +17,8 @@ int kg_cmd_report(int argc, char **argv, const kg_settings *env)
     (void)env; /* needs none of the environment */
     const char *dir = NULL;
     const kg_cli_opt opts[] = { { .name = NULL } };
-    const kg_cli_spec spec = { .cmd = "report", .args = "DIR", .about = about, .opts = opts };
+    const kg_cli_spec spec = { .cmd = "report", .args = "DIR", .about = about, .opts = opts,
+                               .quiet_help = "write the reports without printing report.md; the gate in the exit status" };
     int parsed = kg_cli_parse(&spec, argc, argv, &dir);
     if (parsed != KG_CLI_GO) return parsed;
     kg_analysis an;
@@ -25,7 +26,7 @@ int kg_cmd_report(int argc, char **argv, const kg_settings *env)
     char *md = NULL;
     int rc = kg_report_build(dir, &an, &md, &err);
     if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
-    fputs(md, stdout);
+    if (!kg_cli_quiet) fputs(md, stdout);
     free(md);
     int status = an.invalid ? KG_EXIT_INVALID : an.gate_pass ? KG_EXIT_PASS : KG_EXIT_FAIL;
     kg_analysis_free(&an);

@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "cli.h"
 #include "summary.h"
+#include "annotations.h"
 
 static const char about[] =
     "Runs the campaign PLAN declares: every arm is checked for correctness before and after timing\n"
@@ -64,11 +65,13 @@ static void tell_signature(const char *dir, const char *key_path, const kg_setti
         fprintf(stderr, "kgate: signed %s/%s with key %s\n", dir, KG_ATTEST_FILE, keyid);
 }
 
-/* --json on stdout and --junit FILE, when asked; a failure to write them
- * is a usage error (exit 2) unless the campaign already failed worse */
-static int machine_outputs(const kg_summary_in *sum, int json, const char *junit, int status)
+/* --json on stdout, --github on stdout (on stderr beside --json) and
+ * --junit FILE, when asked; a failure to write them is a usage error
+ * (exit 2) unless the campaign already failed worse */
+static int machine_outputs(const kg_summary_in *sum, int json, int github, const char *junit, int status)
 {
     kg_err e = { 0 };
+    if (github) kg_cli_github(json ? stderr : stdout, sum);
     if (json && kg_cli_summary_json(stdout, sum, &e) != KG_OK) {
         fprintf(stderr, "kgate run --json: %s\n", e.msg);
         if (status < KG_EXIT_USAGE) status = KG_EXIT_USAGE;
@@ -89,7 +92,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     o.argc = argc;
     o.argv = argv; /* as given: the parser reorders a copy */
     o.settings = env;
-    int repeats = 0, has_repeats = 0, less = 0, json = 0, no_cache = 0;
+    int repeats = 0, has_repeats = 0, less = 0, json = 0, github = 0, no_cache = 0;
     const char *key = NULL, *junit = NULL, *shard = NULL, *devices = NULL;
     char made_id[KG_CAMPAIGN_ID_MAX + 1];
     int device = 0;
@@ -106,6 +109,10 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
           .help = "compile every cpu arm, neither reading nor writing the compile cache (KGATE_CACHE=0)" },
         { .name = "frozen", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &o.frozen_path,
           .help = "refuse PLAN unless its canonical hash is FILE's (kgate freeze); lists what changed" },
+        { .name = "smoke", .kind = KG_CLI_FLAG, .dst = &o.smoke, .value = 1,
+          .help = "a smoke run: every check of the plan, but 1 process per direction of 2 rounds of 3 samples and "
+                  "no quiet window; the folder records it (plan key smoke = yes), the candidates' verdict is SMOKE "
+                  "and the gate fails (exit 1): it shows that the plan runs, and decides nothing" },
         { .name = "resume", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir, .seen = &o.resume,
           .help = "continue the campaign in DIR (after a crash or kill): PLAN must be its plan; completed "
                   "processes are kept, the interrupted one is run again" },
@@ -120,6 +127,10 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         { .name = "json", .kind = KG_CLI_FLAG, .dst = &json, .value = 1,
           .help = "print one JSON summary on stdout instead of the report: verdicts, gate, evidence folder, "
                   "signature (docs/ci.md)" },
+        { .name = "github", .kind = KG_CLI_FLAG, .dst = &github, .value = 1,
+          .help = "also print GitHub Actions annotations (::error, ::warning, ::notice lines naming the plan) for "
+                  "an INCORRECT arm, a failed gate and an INVALID campaign, on stdout after the report (on stderr "
+                  "with --json; docs/ci.md)" },
         { .name = "junit", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &junit,
           .help = "also write JUnit XML to FILE: one test case per gated case and arm (docs/ci.md)" },
         { .name = "forbid", .arg = "NAMES", .kind = KG_CLI_STRING, .dst = &o.forbid,
@@ -205,7 +216,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         sum.error = err.msg;
         sum.exit_status = st;
         sum.seconds = kg_mono_s() - t_start;
-        return machine_outputs(&sum, json, junit, st);
+        return machine_outputs(&sum, json, github, junit, st);
     }
     if (!less && !json) kg_cli_print_report(dir);
     int status = kg_cli_gate_line(&an);
@@ -217,7 +228,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     }
     sum.exit_status = status;
     sum.seconds = kg_mono_s() - t_start;
-    status = machine_outputs(&sum, json, junit, status);
+    status = machine_outputs(&sum, json, github, junit, status);
     kg_analysis_free(&an);
     return status;
 }

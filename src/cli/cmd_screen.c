@@ -43,7 +43,8 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
           .help = "the confirmation plan (default: next to PLAN, NAME-confirm.kg; FILE.frozen beside it)" },
         { .name = NULL },
     };
-    const kg_cli_spec spec = { .cmd = "screen", .args = "PLAN", .about = about, .opts = opts, .footer = footer };
+    const kg_cli_spec spec = { .cmd = "screen", .args = "PLAN", .about = about, .opts = opts, .footer = footer,
+                               .quiet_help = "no ranking on stdout: the one line on stderr that says what is left to confirm" };
     int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
     if (parsed != KG_CLI_GO) return parsed;
 
@@ -65,9 +66,9 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
         status = kg_cli_fail(rc, err.msg);
         goto done;
     }
-    fputs(sc.table.buf, stdout);
+    if (!kg_cli_quiet) fputs(sc.table.buf, stdout);
     if (sc.chosen == 0) {
-        printf("\nNo candidate is FASTER after the family's adjustment: nothing to confirm.\n");
+        if (!kg_cli_quiet) printf("\nNo candidate is FASTER after the family's adjustment: nothing to confirm.\n");
         fprintf(stderr, "kgate: screen: no candidate to confirm\nkgate: evidence in %s\n", dir);
         status = KG_EXIT_FAIL;
         goto done;
@@ -77,7 +78,7 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
         status = kg_cli_fail(rc, err.msg);
         goto done;
     }
-    printf("\nConfirmation plan: %s (frozen: %s), with %s and a fresh seed. The claim is its run:\n\n"
+    if (!kg_cli_quiet) printf("\nConfirmation plan: %s (frozen: %s), with %s and a fresh seed. The claim is its run:\n\n"
            "    kgate run --frozen %s %s\n", cpath, frozen, sc.chosen_names, frozen, cpath);
     fprintf(stderr, "kgate: screen: %d of %d candidate%s to confirm; evidence in %s\n", sc.chosen, sc.nr,
             sc.nr == 1 ? "" : "s", dir);

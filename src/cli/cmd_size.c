@@ -184,7 +184,8 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env)
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "size", .args = "PLAN EVIDENCE", .about = about, .opts = opts,
-                               .footer = footer };
+                               .footer = footer, .quiet_help = "accepted as by every command: the design on stdout is "
+                               "this command's answer, and -q leaves it" };
     /* lift EVIDENCE out: the parser takes one positional argument */
     int second = second_positional(opts, argc, argv);
     char **av = malloc(((size_t)argc + 1) * sizeof *av);

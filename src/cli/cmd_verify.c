@@ -120,7 +120,9 @@ static int verify_folder(const char *dir, const char *pub, const kg_attest_allow
                 ast == KG_ATTEST_UNSIGNED ? "unsigned" : "the signature does not hold");
         return KG_EXIT_FAIL;
     }
-    if (ast == KG_ATTEST_UNSIGNED) printf("%s: unsigned (no attestation.dsse.json): who produced it is not checked\n", dir);
+    if (kg_cli_quiet) {
+        /* nothing on stdout */
+    } else if (ast == KG_ATTEST_UNSIGNED) printf("%s: unsigned (no attestation.dsse.json): who produced it is not checked\n", dir);
     else if (ast == KG_ATTEST_UNCHECKED)
         printf("%s: signed by key %s: signature not checked (kgate verify --key PUB checks it)\n", dir, keyid);
     else if (ast == KG_ATTEST_GOOD) printf("%s: signature ok: key %s\n", dir, keyid);
@@ -145,13 +147,13 @@ static int verify_folder(const char *dir, const char *pub, const kg_attest_allow
                 if (strncmp(cur, "note: ", 6) == 0) fprintf(stderr, "kgate verify: %s\n", cur);
                 else fprintf(stderr, "kgate verify: MISMATCH %s\n", cur);
             }
-            printf("%s: %s\n", dir, prev + 1);
-        } else {
+            if (!kg_cli_quiet) printf("%s: %s\n", dir, prev + 1);
+        } else if (!kg_cli_quiet) {
             printf("%s: %s\n", dir, out.buf);
         }
     }
     if (nbad) fprintf(stderr, "kgate verify: %s: %d problem(s): NOT verified\n", dir, nbad);
-    else printf("%s: verified\n", dir);
+    else if (!kg_cli_quiet) printf("%s: verified\n", dir);
     kg_sb_free(&out);
     return nbad ? KG_EXIT_FAIL : KG_EXIT_PASS;
 }

@@ -60,6 +60,8 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "\"progress: case C round r/R\" lines on stderr (its log)" },
         { .name = "check-only", .kind = KG_CLI_FLAG, .dst = &o.check_only, .value = 1,
           .help = "admission checks only, no timed rounds" },
+        { .name = "smoke", .kind = KG_CLI_FLAG, .dst = &o.smoke, .value = 1,
+          .help = "the plan's smoke run (kgate run --smoke): a few samples, no verdict" },
         { .name = "negative", .kind = KG_CLI_FLAG, .dst = &s.negative, .value = 1,
           .help = "build the arms as the numerical negative (every KGATE_STORE stores zero)" },
         { .name = "hide", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &s.hide_dir,

@@ -34,6 +34,7 @@ static const kg_cli_cmd commands[] = {
       "an exploration campaign over many candidates: an adjusted ranking and a frozen confirmation plan" },
     { "freeze", "PLAN [-o FILE]", kg_cmd_freeze, "write the canonical plan and its SHA-256, for run --frozen" },
     { "new", "plan [--op OP]", kg_cmd_new, "print a commented plan template to start from (--backend cpu or cuda)" },
+    { "new", "op NAME", kg_cmd_new, "print an op module for a plan's [op NAME] to start from (docs/ops.md)" },
     { "list", "", kg_cmd_list, "the ops and backends this kgate knows" },
     { "key", "init [--out DIR]", kg_cmd_key, "make an Ed25519 key pair that signs evidence folders (run --key)" },
     { "worker", "", kg_cmd_worker, "one process of a campaign (started by kgate run, not by hand)" },
@@ -57,7 +58,8 @@ static void usage(FILE *fp)
         fprintf(fp, "  %-22s %s\n", head, commands[i].summary);
     }
     fprintf(fp, "  %-22s %s\n", "--version", "print the version");
-    fprintf(fp, "\n`kgate COMMAND --help` describes a command.\n%s", kg_cli_exit_text);
+    fprintf(fp, "\n`kgate help COMMAND` (or `kgate COMMAND --help`) describes a command; -q makes any command\n"
+                "print less.\n%s", kg_cli_exit_text);
 }
 
 int main(int argc, char **argv)
@@ -75,6 +77,20 @@ int main(int argc, char **argv)
         return KG_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 && argc >= 3) {
+        /* kgate help COMMAND: that command's --help */
+        for (size_t i = 0; i < NCOMMANDS; i++)
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                char *av[] = { argv[2], (char *)"--help", NULL };
+                if (argc >= 4 && strcmp(argv[2], "new") == 0 && strcmp(argv[3], "op") == 0) {
+                    char *avop[] = { argv[2], argv[3], (char *)"--help", NULL };
+                    return commands[i].fn(3, avop, &env);
+                }
+                return commands[i].fn(2, av, &env);
+            }
+        fprintf(stderr, "kgate help: unknown command '%s' (kgate --help lists them)\n", argv[2]);
+        return KG_EXIT_USAGE;
+    }
     if (kg_cli_is_help(cmd) || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return KG_EXIT_PASS;

@@ -40,7 +40,8 @@ static json_t *verdicts_json(const kg_analysis *an)
             json_object_set_new(v, "arm", json_string(plan->arms[a].name));
             json_object_set_new(v, "role", json_string(kg_role_name(r->role)));
             json_object_set_new(v, "state", json_string(kg_report_state_name(r->state)));
-            json_object_set_new(v, "verdict", json_string(kg_verdict_name(r->verdict)));
+            json_object_set_new(v, "verdict", json_string(kg_result_word(r)));
+            json_object_set_new(v, "label", json_string(kg_result_label(r)));
             json_object_set_new(v, "baseline", r->role != KG_ROLE_BASELINE && r->contrast_arm >= 0
                                                    ? json_string(plan->arms[r->contrast_arm].name) : json_null());
             json_object_set_new(v, "median_ns", num(r->med_ns_all));
@@ -140,6 +141,26 @@ static void classname(kg_sb *sb, const char *name, const char *kase)
     kg_sb_puts(sb, "\" name=\"");
 }
 
+/* A failure's type: the kind of the gate's reason, without its case, arm
+ * and numbers ("case c, arm a: lower bound of reduction 1.2% < 5.0%" ->
+ * "gate: lower bound of reduction"), never the candidate's verdict unless
+ * the verdict is the reason (INCORRECT). */
+static void failure_type(const char *why, char *buf, size_t cap)
+{
+    const char *p = why;
+    if (strncmp(p, "case ", 5) == 0) {
+        const char *arm = strstr(p, ", arm ");
+        const char *colon = arm != NULL ? strstr(arm, ": ") : NULL;
+        if (colon != NULL) p = colon + 2;
+    }
+    size_t n = 0;
+    while (p[n] != '\0' && p[n] != ':' && p[n] != '(' && p[n] != ',' && !(p[n] >= '0' && p[n] <= '9') &&
+           !((p[n] == '-' || p[n] == '+') && p[n + 1] >= '0' && p[n + 1] <= '9'))
+        n++;
+    while (n > 0 && p[n - 1] == ' ') n--;
+    snprintf(buf, cap, "gate: %.*s", (int)(n > 0 ? n : strlen(p)), p);
+}
+
 /* One gated (case, arm) pair: failed with the analysis' reason when it
  * fails the gate, its verdict and reduction either way.  Returns 1 when
  * it failed. */
@@ -162,8 +183,10 @@ static int junit_pair(kg_sb *tc, const char *name, const kg_plan *plan, const kg
         snprintf(detail, sizeof detail, "verdict %s (%s)", verdict, kg_report_state_name(r->state));
     int failed = r->gate_why[0] != '\0';
     if (failed) {
+        char type[160];
+        failure_type(r->gate_why, type, sizeof type);
         kg_sb_puts(tc, "      <failure type=\"");
-        xml_text(tc, verdict);
+        xml_text(tc, type);
         kg_sb_puts(tc, "\" message=\"");
         xml_text(tc, r->gate_why);
         kg_sb_puts(tc, "\">");

@@ -101,14 +101,10 @@ static int compile_module(const kg_plan *plan, const kg_opdecl *od, const char *
     int status = 0;
     rc = kg_run_capture(argv, log, &status, err);
     if (rc == KG_OK && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-        char *text = NULL;
-        size_t len = 0;
-        kg_read_file(log, &text, &len, NULL);
-        for (size_t i = 0; text != NULL && i < len; i++)
-            if (text[i] == '\n') text[i] = ' ';
-        rc = kg_errorf(err, KG_EINPUT, "%s:%d: op '%s': %s failed to compile %s: %.600s", plan->path, od->line,
-                       od->name, cc, path, text ? text : "(no output)");
-        free(text);
+        char head[3 * PATH_MAX];
+        snprintf(head, sizeof head, "%s:%d: op '%s': %s failed to compile %s", plan->path, od->line, od->name, cc,
+                 path);
+        rc = kg_tool_failed(err, KG_EINPUT, log, head);
     }
     return rc;
 }

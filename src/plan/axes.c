@@ -114,18 +114,65 @@ static int axis_name(const axis_src *src, size_t i, size_t j, char name[KG_NAME_
     return 0;
 }
 
+/* A value's character as a variant's name holds it: a quoted value's
+ * characters outside the axis characters become '_'. */
+static char name_char(const plan_axis *ax, int w, char c)
+{
+    return ax->vquoted[w] && !plan_axis_char((unsigned char)c) ? '_' : c;
+}
+
+/* 1 when values w and u of ax give one name (or are one value) */
+static int same_name(const plan_axis *ax, const char *tmpl, int w, int u)
+{
+    if (ax->vlen[w] != ax->vlen[u]) return 0;
+    for (int t = 0; t < ax->vlen[w]; t++)
+        if (name_char(ax, w, tmpl[ax->vpos[w] + t]) != name_char(ax, u, tmpl[ax->vpos[u] + t])) return 0;
+    return 1;
+}
+
+/* A quoted value "..." at v[a..z) (quotes included): its text is 1 or more
+ * printable characters, none of '"', '{', '}'.  0, or -1 with a message. */
+static int quoted_value(const axis_src *src, const plan_axis *ax, size_t a, size_t z)
+{
+    const char *v = src->v;
+    int ok = z - a >= 3 && v[z - 1] == '"';
+    for (size_t t = a + 1; ok && t + 1 < z; t++)
+        ok = v[t] >= 0x20 && v[t] < 0x7f && v[t] != '"' && v[t] != '{' && v[t] != '}';
+    if (!ok)
+        plan_perr(src->ctx, src->line, "bad quoted value in an axis", v + a, z - a,
+                  "%s: a quoted value is \"TEXT\", TEXT 1 or more printable characters without '\"', '{' or '}' "
+                  "(e.g. {\"-O2 -march=native\", -O3})", ax->name);
+    return ok ? 0 : -1;
+}
+
+/* The end of the item of the list v[p..j) that starts at p: the next
+ * comma outside quotes, or j. */
+static size_t item_end(const char *v, size_t p, size_t j)
+{
+    int in = 0;
+    size_t q = p;
+    for (; q < j && (in || v[q] != ','); q++)
+        if (v[q] == '"') in = !in;
+    return q;
+}
+
 /* The values of the list v[i..j] (i at '{', j at '}') into ax: each
- * non-empty, of axis characters, once.  0, or -1 with a message. */
+ * non-empty, of axis characters or quoted, once.  0, or -1 with a message. */
 static int axis_values(const axis_src *src, plan_axis *ax, size_t i, size_t j)
 {
     const char *v = src->v;
     plan_ctx *ctx = src->ctx;
     for (size_t p = i + 1; p <= j;) {
-        size_t q = p;
-        while (q < j && v[q] != ',') q++;
+        size_t q = item_end(v, p, j);
         size_t a = p, z = q;
         while (a < z && isspace((unsigned char)v[a])) a++;
         while (z > a && isspace((unsigned char)v[z - 1])) z--;
+        int quoted = a < z && v[a] == '"';
+        if (quoted) {
+            if (quoted_value(src, ax, a, z) != 0) return -1;
+            a++;
+            z--;
+        }
         if (a == z) {
             int empty = 1;
             for (size_t t = i + 1; t < j; t++) empty &= isspace((unsigned char)v[t]) != 0;
@@ -133,17 +180,23 @@ static int axis_values(const axis_src *src, plan_axis *ax, size_t i, size_t j)
                       "%s: give one or more values, separated by commas, e.g. {1, 2}", ax->name);
             return -1;
         }
-        for (size_t t = a; t < z; t++)
+        for (size_t t = a; t < z && !quoted; t++)
             if (!plan_axis_char((unsigned char)v[t])) {
                 plan_perr(ctx, src->line, "bad value in an axis", v + a, z - a,
-                          "%s: a value is letters, digits, '_', '.', '-' or '+' (it becomes part of the names)",
-                          ax->name);
+                          "%s: a value is letters, digits, '_', '.', '-' or '+' (it becomes part of the names); "
+                          "quote one that holds other characters, e.g. {\"-O2 -march=native\", -O3}", ax->name);
                 return -1;
             }
-        for (int w = 0; w < ax->nvalues; w++)
-            if (ax->vlen[w] == z - a && memcmp(v + ax->vpos[w], v + a, z - a) == 0) {
+        if (ax->nvalues < PLAN_AXIS_VALUES_MAX) {
+            ax->vpos[ax->nvalues] = (unsigned char)a;
+            ax->vlen[ax->nvalues] = (unsigned char)(z - a);
+            ax->vquoted[ax->nvalues] = (unsigned char)quoted;
+        }
+        for (int w = 0; w < ax->nvalues && ax->nvalues < PLAN_AXIS_VALUES_MAX; w++)
+            if (same_name(ax, v, w, ax->nvalues)) {
                 plan_perr(ctx, src->line, "duplicate value in an axis", v + a, z - a,
-                          "%s: each value once; two variants would have one name", ax->name);
+                          "%s: each value once; two variants would have one name (a quoted value's characters "
+                          "outside A-Z a-z 0-9 _ . - + are '_' in the name)", ax->name);
                 return -1;
             }
         if (ax->nvalues >= PLAN_AXIS_VALUES_MAX) {
@@ -151,8 +204,6 @@ static int axis_values(const axis_src *src, plan_axis *ax, size_t i, size_t j)
                       ax->name, PLAN_AXIS_VALUES_MAX);
             return -1;
         }
-        ax->vpos[ax->nvalues] = (unsigned char)a;
-        ax->vlen[ax->nvalues] = (unsigned char)(z - a);
         ax->nvalues++;
         p = q + 1;
     }
@@ -210,7 +261,16 @@ int plan_parse_axes_of(plan_ctx *ctx, int ki, const char *key, const char *v, in
         }
         if (v[i] != '{') continue;
         size_t j = i + 1;
-        while (j < src.n && v[j] != '}' && v[j] != '{') j++;
+        int in = 0; /* inside a quoted value: its '{' and '}' are refused by quoted_value */
+        while (j < src.n && (in || (v[j] != '}' && v[j] != '{'))) {
+            if (v[j] == '"') in = !in;
+            j++;
+        }
+        if (in) {
+            plan_perr(ctx, line, "unclosed '\"' in an axis", ltext, llen,
+                      "a quoted value ends with '\"', e.g. %s = {\"-O2 -march=native\", -O3}", key);
+            return -1;
+        }
         if (j == src.n || v[j] == '{') {
             plan_perr(ctx, line, j == src.n ? "unclosed '{'" : "'{' inside an axis", ltext, llen,
                       "an axis is one list {a, b, c}: close it with '}'; lists do not nest");
@@ -272,8 +332,10 @@ static int variant_name(plan_ctx *ctx, const sec_axes *sa, const int *pick, cons
     size_t nl = (size_t)snprintf(name, sizeof name, "%s[", base);
     for (int x = 0; x < sa->naxes && nl < sizeof name; x++) {
         const plan_axis *ax = &sa->ax[x];
-        nl += (size_t)snprintf(name + nl, sizeof name - nl, "%s%s=%.*s", x ? "," : "", ax->name,
-                               (int)ax->vlen[pick[x]], ax->tmpl + ax->vpos[pick[x]]);
+        nl += (size_t)snprintf(name + nl, sizeof name - nl, "%s%s=", x ? "," : "", ax->name);
+        for (int t = 0; t < ax->vlen[pick[x]] && nl + 1 < sizeof name; t++)
+            name[nl++] = name_char(ax, pick[x], ax->tmpl[ax->vpos[pick[x]] + t]);
+        name[nl < sizeof name ? nl : sizeof name - 1] = '\0';
     }
     if (nl < sizeof name) nl += (size_t)snprintf(name + nl, sizeof name - nl, "]");
     if (nl > KG_NAME_MAX - 1) {

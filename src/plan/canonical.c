@@ -1,6 +1,7 @@
 /* canonical.c: the canonical form of a plan, every key written from the
  * key table in one order and spelling, and its SHA-256, the plan's hash:
- * two plans that mean the same have the same hash. */
+ * two plans that mean the same have the same hash; and a plan's smoke
+ * run, whose canonical form is made again (kg_plan_smoke). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,4 +124,22 @@ int plan_make_canonical(kg_plan *plan)
 done:
     free(tb.buf);
     return rc;
+}
+
+int kg_plan_smoke(kg_plan *plan, kg_err *err)
+{
+    if (plan == NULL) return kg_errorf(err, KG_EINTERNAL, "kg_plan_smoke: no plan");
+    kg_campaign *cp = &plan->campaign;
+    cp->processes = KG_SMOKE_PROCESSES;
+    cp->rounds = KG_SMOKE_ROUNDS;
+    cp->samples = KG_SMOKE_SAMPLES;
+    cp->warmup = KG_SMOKE_WARMUP;
+    cp->looks = 1;
+    cp->quiet_s = 0;
+    cp->smoke = 1;
+    free(plan->canonical);
+    plan->canonical = NULL;
+    int rc = plan_make_canonical(plan);
+    if (rc != KG_OK) return kg_errorf(err, rc, "%s: cannot build the smoke run's canonical plan", plan->path);
+    return KG_OK;
 }

@@ -102,6 +102,10 @@ typedef struct plan_axis {
     char tmpl[PLAN_LINE_MAX + 1];
     int nvalues;
     unsigned char vpos[PLAN_AXIS_VALUES_MAX], vlen[PLAN_AXIS_VALUES_MAX];
+    /* 1: the value was quoted ("-O2 -march=native"): vpos, vlen are its
+     * text inside the quotes, and in a variant's name each character
+     * outside A-Z a-z 0-9 _ . - + is '_' */
+    unsigned char vquoted[PLAN_AXIS_VALUES_MAX];
 } plan_axis;
 
 /* The axes of one [case] or [arm] section (its index as parsed). */

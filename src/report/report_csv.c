@@ -26,9 +26,12 @@ static const char *state_value(int i)
     return i >= 0 && i <= KG_ARM_WEAK ? kg_report_state_name((kg_arm_state)i) : NULL;
 }
 
+/* the verdicts, then the words of the rows that have none (kg_result_word) */
 static const char *verdict_value(int i)
 {
-    return i >= 0 && i <= KG_VERDICT_INVALID ? kg_verdict_name((kg_verdict)i) : NULL;
+    if (i >= 0 && i <= KG_VERDICT_INVALID) return kg_verdict_name((kg_verdict)i);
+    return i == KG_VERDICT_INVALID + 1 ? "BASELINE" : i == KG_VERDICT_INVALID + 2 ? "CONTROL"
+         : i == KG_VERDICT_INVALID + 3 ? "SMOKE" : NULL;
 }
 
 static const char *dtype_value(int i)
@@ -42,7 +45,8 @@ static const kg_col results_cols[] = {
     { "arm", KG_COL_ARM, 0, NULL, NULL, "the arm" },
     { "role", KG_COL_ENUM, 0, NULL, role_value, "the arm's role" },
     { "state", KG_COL_ENUM, 0, NULL, state_value, "its admission on the case, from the checks" },
-    { "verdict", KG_COL_ENUM, 0, NULL, verdict_value, "its verdict on the case" },
+    { "verdict", KG_COL_ENUM, 0, NULL, verdict_value, "its verdict on the case (BASELINE and CONTROL for those roles, "
+                                                       "SMOKE for a smoke run's candidate)" },
     { "contract", KG_COL_TEXT, 0, NULL, NULL, "its precision contract on the case (docs/plan-format.md)" },
     { "median_ns_fwd", KG_COL_REAL, 1, NULL, NULL, "median over forward processes of the process medians, ns" },
     { "median_ns_rev", KG_COL_REAL, 1, NULL, NULL, "the same over reverse processes, ns" },
@@ -118,7 +122,7 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
             char qa[KG_CSV_NAME_CAP], qc[KG_CSV_NAME_CAP], qb[KG_CSV_NAME_CAP];
             kg_sb_printf(sb, "%s,%s,%s,%s,%s,%s", kg_csv_name(plan->cases[c].name, qc), kg_csv_name(plan->arms[a].name, qa),
                          kg_role_name(r->role),
-                         kg_report_state_name(r->state), kg_verdict_name(r->verdict), ct);
+                         kg_report_state_name(r->state), kg_result_word(r), ct);
             csv_num(sb, r->med_ns[0]); csv_num(sb, r->med_ns[1]);
             csv_num(sb, r->proc_red[0]); csv_num(sb, r->proc_red[1]);
             csv_num(sb, r->round_red[0]); csv_num(sb, r->round_red[1]);

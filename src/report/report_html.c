@@ -1309,7 +1309,7 @@ static void results_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
             } else {
                 kg_sb_puts(sb, "<td></td><td></td><td></td><td></td>");
             }
-            kg_sb_printf(sb, "<td class=\"v-%s\" data-verdict=\"%s\">%s", kg_verdict_name(v), kg_verdict_name(v), vl);
+            kg_sb_printf(sb, "<td class=\"v-%s\" data-verdict=\"%s\">%s", kg_verdict_name(v), kg_result_word(r), vl);
             if (r->impossible) {
                 kg_sb_puts(sb, " (");
                 esc(sb, r->physics);

@@ -87,7 +87,8 @@ static json_t *pair_json(const kg_plan *plan, const kg_arm_result *r)
     json_object_set_new(o, "arm", json_string(arm->name));
     json_object_set_new(o, "role", json_string(kg_role_name(r->role)));
     json_object_set_new(o, "state", json_string(kg_report_state_name(r->state)));
-    json_object_set_new(o, "verdict", json_string(kg_verdict_name(r->verdict)));
+    json_object_set_new(o, "verdict", json_string(kg_result_word(r)));
+    json_object_set_new(o, "label", json_string(kg_result_label(r)));
     char ct[48];
     kg_contract_text(&arm->contract, plan->cases[r->kase].dtype, ct, sizeof ct);
     json_object_set_new(o, "contract", json_string(ct));

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <dirent.h>
 #include <signal.h>
@@ -210,6 +211,10 @@ typedef struct campaign {
     char plan_abs[PATH_MAX];
     char dir[KG_PATH_MAX];
     int dirfd;                /* every write of the campaign's records goes through it */
+    int made_dir;             /* this run created dir (it was not there before) */
+    int fresh;                /* a new campaign's folder (not --resume): removed if refused before its
+                               * first process */
+    int scheduled;            /* the schedule began: the folder is evidence from here on */
     kg_backend *be;           /* open from the lock to the peaks */
     char notice[512], device[512], model[256], resolved[16];
     int lock_fd;
@@ -297,6 +302,7 @@ static int stage_plan(campaign *c, kg_err *err)
     const kg_run_opts *o = c->o;
     int rc;
     if ((rc = kg_plan_load(o->plan_path, &c->plan, err)) != KG_OK) return rc;
+    if ((o->smoke || c->plan->campaign.smoke) && (rc = kg_plan_smoke(c->plan, err)) != KG_OK) return rc;
     if ((rc = take_shard(c, err)) != KG_OK) return rc;
     /* the device of this run; the canonical plan and its hash stay the plan's */
     if (o->has_device) c->plan->campaign.device = o->device;
@@ -360,7 +366,9 @@ static int stage_folder(campaign *c, char *out_dir_used, size_t cap, kg_err *err
                          c->dir);
     }
     if ((rc = kg_outdir_check(c->dir, o->resume, err)) != KG_OK) return rc;
+    c->made_dir = !kg_path_exists(c->dir);
     if ((rc = kg_mkdir_p(c->dir, err)) != KG_OK) return rc;
+    c->fresh = !o->resume;
     snprintf(out_dir_used, cap, "%s", c->dir);
     if ((c->dirfd = kg_open_dir(AT_FDCWD, c->dir, 0, err)) < 0) return c->dirfd;
     return KG_OK;
@@ -897,6 +905,37 @@ static void campaign_close(campaign *c)
     kg_plan_free(c->plan);
 }
 
+/* nftw: one entry of a refused campaign's folder, below the folder itself */
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    if (ftw->level > 0) (void)(flag == FTW_DP ? rmdir(path) : unlink(path));
+    return 0;
+}
+
+/* A new campaign refused before its first process (a plan its backend
+ * refuses, a kernel that does not compile, no lock): what it wrote goes,
+ * so that the same -o works once the cause is fixed; a folder that was
+ * there (empty) stays, empty. */
+static void remove_refused(campaign *c, char *out_dir_used)
+{
+    if (!c->fresh || c->scheduled || c->dir[0] == '\0') return;
+    /* a shard whose attempt the ledger already records keeps its folder:
+     * merge needs every attempt, and --resume continues this one */
+    if (c->attempt > 0) {
+        fprintf(stderr, "kgate: %s kept: the ledger records it as attempt %d of shard %d/%d (kgate run --resume "
+                "continues it)\n", c->dir, c->attempt, c->o->shard_i, c->o->shard_n);
+        return;
+    }
+    if (c->dirfd >= 0) {
+        close(c->dirfd);
+        c->dirfd = -1;
+    }
+    nftw(c->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (c->made_dir) rmdir(c->dir);
+    out_dir_used[0] = '\0';
+}
+
 int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_analysis *an, kg_err *err)
 {
     campaign *c = calloc(1, sizeof *c);
@@ -915,6 +954,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if ((rc = stage_peaks(c, err)) != KG_OK) goto done;
     stage_watch(c);
     if ((rc = stage_schedule(c, err)) != KG_OK) goto done;
+    c->scheduled = 1;
     if ((rc = stage_loop(c, err)) != KG_OK) goto done;
     if ((rc = stage_reports(c, an, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_write_sums(c->dir, err)) != KG_OK) goto done;
@@ -924,6 +964,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
 done:
     /* the reports may have been analysed before a later stage failed */
     if (rc != KG_OK) kg_analysis_free(an);
+    if (rc != KG_OK) remove_refused(c, out_dir_used);
     campaign_close(c);
     free(c);
     return rc;

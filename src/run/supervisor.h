@@ -31,6 +31,7 @@ typedef struct kg_run_opts {
     const char *out_dir;      /* NULL: kgate-out/<name>-<utc time> */
     const char *backend;      /* overrides the plan's backend when not NULL */
     int check_only;           /* admission checks only: one process, no rounds */
+    int smoke;                /* the plan's smoke run (kg_plan_smoke): a few samples, no verdict */
     int negative;             /* build arms with KGATE_NEGATIVE=1 (the workers get --negative) */
     const char *negative_arm; /* only this arm is built as the negative */
     int progress;             /* 1: progress line on stderr */

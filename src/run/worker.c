@@ -1522,6 +1522,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     if ((rc = take_token(o, err)) != KG_OK) goto done;
     if ((rc = send_hello(o, err)) != KG_OK) goto done;
     if ((rc = kg_plan_load(o->plan_path, &plan, err)) != KG_OK) goto done;
+    if ((o->smoke || plan->campaign.smoke) && (rc = kg_plan_smoke(plan, err)) != KG_OK) goto done;
     if ((rc = self_limits(o, plan, err)) != KG_OK) goto done;
     /* the shard's device; the canonical plan and its hash stay the plan's */
     if (o->device >= 0) plan->campaign.device = o->device;

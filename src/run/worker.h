@@ -16,6 +16,7 @@ typedef struct kg_worker_opts {
     int slot;                 /* schedule slot it fills (a repeat keeps its slot's direction); -1: proc */
     int progress;             /* 1: "progress: case C round r/R" lines on stderr (its log) */
     int check_only;
+    int smoke;                /* the plan's smoke run (kg_plan_smoke), as the supervisor made it */
     int rows_fd;              /* the pipe to the supervisor (channel.h); -1: none (refused) */
     long parent;              /* the supervisor's pid, checked after PR_SET_PDEATHSIG; 0: not checked */
     const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */

@@ -344,7 +344,7 @@ fail:
 typedef struct wp_args {
     char exe[PATH_MAX], proc[16], slot[16], rows[16], parent[24], salt[16], token[16], go[16];
     char wrap[1024], keydir[PATH_MAX], warm[32], shard[32], dev[16];
-    char *argv[60];
+    char *argv[72];  /* a wrapper's 30 words at most, then 36 of the worker's own and NULL */
     int n;
 } wp_args;
 
@@ -399,6 +399,7 @@ static int worker_argv(const kg_wproc *w, const kg_wspawn *sp, const wp_pipes *p
     arg2(a, "--slot", a->slot);
     if (pp->go[0] >= 0) arg2(a, "--go-fd", a->go);
     if (sp->check_only) a->argv[a->n++] = (char *)"--check-only";
+    if (sp->plan->campaign.smoke) a->argv[a->n++] = (char *)"--smoke";
     /* a shard's cases, and its device (shard.h) */
     if (sp->shard_n > 0) {
         snprintf(a->shard, sizeof a->shard, "%d/%d", sp->shard_i, sp->shard_n);

@@ -52,6 +52,37 @@ int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err
     return KG_OK;
 }
 
+int kg_tool_failed(kg_err *err, int code, const char *log_path, const char *head)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (log_path == NULL || kg_read_file(log_path, &text, &len, NULL) != KG_OK) text = NULL;
+    while (text != NULL && len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
+        text[--len] = '\0';
+    if (text == NULL || len == 0) {
+        free(text);
+        return kg_errorf(err, code, "%s: (no output)", head);
+    }
+    /* whole lines, as many as fit beside the head and the tail note (the
+     * log may not outlive the message: a refused campaign's folder goes) */
+    char tail[64] = "";
+    size_t room = KG_ERR_MSG_MAX - 1, used = strlen(head) + 2, tail_max = 40;
+    size_t keep = len;
+    if (used + len > room) {
+        size_t lim = used + tail_max < room ? room - used - tail_max : 0;
+        keep = 0;
+        for (size_t i = 0; i < len && i < lim; i++)
+            if (text[i] == '\n') keep = i;
+        int more = 0;
+        for (size_t i = keep; i < len; i++) more += text[i] == '\n';
+        snprintf(tail, sizeof tail, "\n    (and %d more line%s)", more, more == 1 ? "" : "s");
+        text[keep] = '\0';
+    }
+    int rc = kg_errorf(err, code, "%s:\n%s%s", head, text, tail);
+    free(text);
+    return rc;
+}
+
 void kg_tool_version(const char *argv0, char *buf, size_t cap)
 {
     snprintf(buf, cap, "unknown");

@@ -18,6 +18,13 @@
  * KG_OK when the child ran, whatever its exit code. */
 int kg_run_capture(char *const argv[], const char *log_path, int *status, kg_err *err);
 
+/* Records a failed build in err: head (one line: the plan's file:line,
+ * what failed) and then, on the lines after it, the tool's output in
+ * log_path as it printed it, so that a compiler's source lines and caret
+ * marks still line up; the lines that do not fit in the message are
+ * counted.  Returns code. */
+int kg_tool_failed(kg_err *err, int code, const char *log_path, const char *head);
+
 /* First line printed by `argv0 --version`, or "unknown". */
 void kg_tool_version(const char *argv0, char *buf, size_t cap);
 

@@ -142,7 +142,32 @@ bad "'{' inside an axis"
 { base; echo "defines = X={1, 2}Y"; } >"$T/p/b.kg"
 bad "text right after an axis"
 { base; echo "defines = X={1, a b}"; } >"$T/p/b.kg"
-bad "bad value in an axis: 'a b'"
+bad "bad value in an axis: 'a b' (X: a value is letters, digits, '_', '.', '-' or '+' (it becomes part of the names); quote one"
+{ base; echo 'cflags = {"-O2 -march=native, -O3}'; } >"$T/p/b.kg"
+bad "unclosed '\"' in an axis"
+{ base; echo 'cflags = {"-O2 x"y, -O3}'; } >"$T/p/b.kg"
+bad "bad quoted value in an axis"
+{ base; echo 'cflags = {"", -O3}'; } >"$T/p/b.kg"
+bad "bad quoted value in an axis"
+{ base; echo 'cflags = {"-O2 -x", -O2_-x}'; } >"$T/p/b.kg"
+bad "duplicate value in an axis: '-O2_-x' (cflags: each value once; two variants would have one name"
+
+# quoted values hold blanks and '=': sets of compiler flags, swept; the
+# variant's name holds '_' for them, its cflags the set as written, and
+# the canonical plan (with the variants) parses to the same hash
+{ base; echo 'cflags = {"-O2 -march=native", -O3, "-O1 -fno-tree-vectorize"}'; } >"$T/p/q.kg"
+"$KGATE" freeze "$T/p/q.kg" -o "$T/p/q.frozen" >"$T/q.out" 2>"$T/q.err" || die "quoted axis values: $(cat "$T/q.err")"
+expect_grep '^\[arm cand\[cflags=-O2_-march_native\]\]$' "$T/p/q.frozen"
+expect_grep '^cflags = -O2 -march=native$' "$T/p/q.frozen"
+expect_grep '^\[arm cand\[cflags=-O1_-fno-tree-vectorize\]\]$' "$T/p/q.frozen"
+expect_grep '^cflags = -O1 -fno-tree-vectorize$' "$T/p/q.frozen"
+expect_grep '^\[arm cand\[cflags=-O3\]\]$' "$T/p/q.frozen"
+"$KGATE" freeze "$T/p/q.frozen" -o "$T/p/q2.frozen" >"$T/q2.out" 2>&1 || die "the canonical plan of quoted values does not parse"
+[ "$(cut -d' ' -f1 "$T/q.out")" = "$(cut -d' ' -f1 "$T/q2.out")" ] || die "the canonical plan of quoted values hashes differently"
+"$KGATE" run "$T/p/q.kg" -o "$T/q" -q >"$T/q.run" 2>&1; st=$?
+[ $st -le 1 ] || { cat "$T/q.run" >&2; die "a campaign over quoted values: exit $st"; }
+grep -c ',cand\[cflags=' "$T/q/results.csv" | grep -qx 3 || { cat "$T/q/results.csv" >&2; die "results.csv: not the 3 variants"; }
+"$KGATE" verify "$T/q" >"$T/q.verify" 2>&1 || { cat "$T/q.verify" >&2; die "a campaign over quoted values does not verify"; }
 { base; echo "defines = X={1, 2} -DX={3}"; } >"$T/p/b.kg"
 bad "axis named twice: 'defines = X={1, 2} -DX={3}' (axis 'X' is already a list on line 15"
 { base; echo "defines = A_VERY_LONG_DEFINE_NAME_X={1, 2} ANOTHER_VERY_LONG_DEFINE_NAME={3, 4}"; } >"$T/p/b.kg"

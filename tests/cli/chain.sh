@@ -107,6 +107,17 @@ while :; do
     if [ $st -le 1 ]; then total=$n; rm -rf "$d"; break; fi
     [ $st = 2 ] || { cat "$T/w.err" >&2; die "fault after $n writes: exit $st"; }
     grep -q "the disk is full" "$T/w.err" || { cat "$T/w.err" >&2; die "fault after $n writes: no full-disk message"; }
+    if [ ! -e "$d" ]; then
+        # refused before its first process: nothing was kept, and the same -o runs it
+        grep -q "evidence so far" "$T/w.err" && die "fault at write $n: a removed folder named as evidence"
+        "$KGATE" run $PLAN -o "$d" >/dev/null 2>"$T/w.err"; st=$?
+        [ $st -le 1 ] || { cat "$T/w.err" >&2; die "the same -o after a fault at write $n: exit $st"; }
+        cmp -s "$d/results.csv" "$T/ev/results.csv" || die "fault at write $n: results.csv differs from the first run's"
+        "$KGATE" verify "$d" >"$T/v.out" 2>&1 || { cat "$T/v.out" >&2; die "fault at write $n: the rerun does not verify"; }
+        rm -rf "$d"
+        n=$((n + 1))
+        continue
+    fi
     "$KGATE" run --resume "$d" $PLAN >/dev/null 2>"$T/w.err"; st=$?
     [ $st -le 1 ] || { cat "$T/w.err" >&2; die "resume after a fault at write $n: exit $st"; }
     # the uninterrupted run with the same input salt (drawn fresh for each

@@ -39,7 +39,8 @@ reason=$(json_get "$T/fail.json" "[v['gate_fail'] for v in d['verdicts'] if v['a
 case "$reason" in *"case small, arm cand: lower bound of reduction"*) ;; *) die "cand's gate_fail: '$reason'" ;; esac
 xmllint --noout --schema tests/fixtures/junit.xsd "$T/fail.xml" 2>"$T/xl.err" || { cat "$T/xl.err" "$T/fail.xml" >&2; die "the failing JUnit XML does not validate"; }
 expect_grep 'tests="1" failures="1" errors="0"' "$T/fail.xml"
-expect_grep '<failure type="FASTER" message="case small, arm cand: lower bound of reduction' "$T/fail.xml"
+expect_grep '<failure type="gate: lower bound of reduction" message="case small, arm cand: lower bound of reduction' "$T/fail.xml"
+expect_no_grep '<failure type="FASTER"' "$T/fail.xml"
 [ "$(json_get "$T/fail.json" "d['gate']['reason']")" = "$reason" ] || die "the campaign's reason is not the first pair's"
 
 # ---- 3. a campaign that cannot run: one error, still valid XML and JSON

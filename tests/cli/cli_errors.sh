@@ -36,6 +36,30 @@ sed -e 's#source = .*gemm_bt_blocked.c#source = broken.c#' -e 's#\.\./kernels#'"
 expect_status 2 $st "compile error"
 expect_grep "arm 'blocked'" "$T/err"
 expect_grep "failed to compile" "$T/err"
+# the compiler's diagnostic keeps its lines: the source line and its caret
+# line each on a line of their own, the caret under the word it marks
+expect_grep "^kgate: .*broken.kg:[0-9]*: arm 'blocked': .* failed to compile .*broken.c:$" "$T/err"
+expect_grep "broken.c:2:[0-9]*: error: " "$T/err"
+src=$(grep -n '^ *2 | void kernel' "$T/err" | head -n 1 | cut -d: -f1)
+[ -n "$src" ] || { cat "$T/err" >&2; die "the compiler's source line is not a line of its own"; }
+sed -n "$((src + 1))p" "$T/err" | grep -q '^ *| *[ ]*\^' || { cat "$T/err" >&2; die "the caret line does not follow its source line"; }
+line=$(sed -n "${src}p" "$T/err"); caret=$(sed -n "$((src + 1))p" "$T/err")
+col=$(printf '%s\n' "$caret" | awk '{ print index($0, "^") }')
+word=$(printf '%s\n' "$line" | cut -c"$col"-)
+case $word in this*|is*|not*|C*) ;; *) cat "$T/err" >&2; die "the caret points at '$word', not at the broken text" ;; esac
+# refused before its first process: nothing left that blocks the same -o
+# (a folder it made is gone, an empty one given to it stays empty)
+[ -e "$T/c" ] && { ls -la "$T/c" >&2; die "a run refused before its first process left $T/c"; }
+expect_no_grep "evidence so far" "$T/err"
+mkdir "$T/empty"
+"$KGATE" check "$T/ex/broken.kg" -o "$T/empty" >"$T/out" 2>"$T/err"; st=$?
+expect_status 2 $st "compile error into an empty folder"
+[ -d "$T/empty" ] && [ -z "$(ls -A "$T/empty")" ] || die "the refused run did not leave the empty folder as it was"
+cp kernels/cpu/gemm_bt_blocked.c "$T/ex/broken.c"
+"$KGATE" check "$T/ex/broken.kg" -o "$T/c" >"$T/out" 2>"$T/err"; st=$?
+expect_status 0 $st "the same -o once the kernel compiles"
+expect_no_grep "already holds a campaign" "$T/err"
+[ -f "$T/c/plan.kg" ] || die "the second run wrote no campaign in $T/c"
 
 # an existing campaign folder is never overwritten
 "$KGATE" run tests/plans/fake-aa.kg -o "$T/d" >/dev/null 2>&1

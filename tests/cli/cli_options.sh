@@ -1,7 +1,8 @@
 # The command line's option tables: --opt=value and --opt value both
 # work, numbers are read strictly, unknown options and missing values are
 # one-line errors (exit 2), every command's --help lists exactly what its
-# parser accepts, kgate --help lists every command, and a malformed
+# parser accepts (-q among them) and is what kgate help COMMAND prints,
+# kgate --help lists every command (new op too), and a malformed
 # numeric environment variable is refused.
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
@@ -52,27 +53,34 @@ bad "stray argument" "unexpected argument 'x' (see kgate list --help)" list x
 # listed option is accepted by its parser (a value is given where one is
 # named; the command then fails for want of a plan, never on the option)
 "$KGATE" --help >"$T/top" 2>&1 || die "kgate --help"
-for c in run merge slurm check report verify compare size screen freeze new list key worker; do
+for c in run merge slurm check report verify compare size screen freeze "new plan" "new op" list key worker; do
     grep -q "^  $c\( \|$\)" "$T/top" || die "kgate --help does not list $c"
 done
-cmds=$(sed -n '/^commands:/,/^$/p' "$T/top" | sed -n 's/^  \([a-z][a-z]*\).*/\1/p')
+cmds=$(sed -n '/^commands:/,/^$/p' "$T/top" | sed -n 's/^  \([a-z][a-z]*\).*/\1/p' | uniq)
 [ "$(echo $cmds)" = "run merge slurm check report verify compare size screen freeze new list key worker" ] || die "commands listed: $cmds"
 for c in $cmds; do
+    # kgate help CMD is CMD's --help; -q is an option of every command
+    "$KGATE" help $c >"$T/help-cmd" 2>&1 || die "kgate help $c"
+    "$KGATE" $c --help >"$T/help" 2>&1
+    cmp -s "$T/help" "$T/help-cmd" || die "kgate help $c is not kgate $c --help"
+    expect_grep "^  -q, --quiet  " "$T/help"
     "$KGATE" $c --help >"$T/help" 2>"$T/err"; st=$?
     expect_status 0 $st "$c --help"
     expect_grep "^usage: kgate $c" "$T/help"
     "$KGATE" $c -h >"$T/help-h" 2>&1 || die "$c -h"
     cmp -s "$T/help" "$T/help-h" || die "$c: -h and --help differ"
     # the option lines: "  -o, --out DIR  text" or "  --name [ARG]  text"
-    sed -n 's/^  \(-[a-zA-Z], \)\{0,1\}--\([a-z][a-z-]*\)\( [A-Z][A-Z]*\)\{0,1\} .*/\2\3/p' "$T/help" >"$T/opts"
-    grep -q '^help$' "$T/opts" || die "$c --help does not list --help"
+    sed -n 's/^  \(-\([a-zA-Z]\), \)\{0,1\}--\([a-z][a-z-]*\)\( [A-Z][A-Z]*\)\{0,1\} .*/\3 \2\4/p' "$T/help" >"$T/opts"
+    grep -q '^help ' "$T/opts" || die "$c --help does not list --help"
     n=0
-    while read -r name arg; do
+    while read -r name short arg; do
+        # read puts a lone ARG of an option without a short name in short
+        case $short in [A-Z]*) arg=$short; short= ;; esac
         n=$((n + 1))
         [ "$name" = help ] && continue
         grep -q -- "--$name" "$T/help" || die "$c: --$name"
         # the usage line names it too
-        sed -n '1,/^$/p' "$T/help" | grep -q -- "--$name\|-[a-zA-Z] $arg\]" || die "$c: --$name not in the usage line"
+        sed -n '1,/^$/p' "$T/help" | grep -q -- "--$name\|-$short $arg\]\|\[-$short\]" || die "$c: --$name not in the usage line"
         if [ -n "$arg" ]; then "$KGATE" $c "--$name" 1 >"$T/o" 2>"$T/e"; else "$KGATE" $c "--$name" >"$T/o" 2>"$T/e"; fi
         if grep -q "unknown option\|needs a value\|takes no value" "$T/e"; then
             cat "$T/e" >&2; die "$c --help lists --$name, which its parser refuses"
@@ -91,6 +99,32 @@ done
 for o in plan out proc backend progress slot check-only negative negative-arm token-fd; do
     grep -qx -- "$o" "$T/wopts" || die "worker --help lacks --$o"
 done
+
+# -q: nothing on stdout where the output is a report or a status; the
+# answer stays in the exit status (and check's summary moves to stderr)
+quiet_run() { # expected-status what args...
+    want=$1; what=$2; shift 2
+    "$KGATE" "$@" >"$T/qout" 2>"$T/qerr"; st=$?
+    expect_status "$want" "$st" "$what"
+    [ -s "$T/qout" ] && { head -n 5 "$T/qout" >&2; die "$what: printed on stdout"; }
+    return 0
+}
+quiet_run 0 "verify -q" verify "$T/ev" -q
+quiet_run 0 "report -q" report -q "$T/ev"
+quiet_run 0 "freeze -q" freeze "$P" -q -o "$T/q.frozen"
+[ -s "$T/q.frozen" ] || die "freeze -q wrote no file"
+quiet_run 0 "compare -q" compare "$T/ev" "$T/ev2" --quiet
+quiet_run 0 "key init -q" key init --out "$T/qkey" -q
+[ -f "$T/qkey/signing-key.pem" ] || die "key init -q made no key"
+quiet_run 0 "check -q" check "$P" -o "$T/qcheck" -q
+expect_grep "^[0-9][0-9]* checks, 0 failed" "$T/qerr"
+"$KGATE" list -q >"$T/qlist" || die "list -q"
+grep -qx gemm_bt "$T/qlist" && grep -qx cpu "$T/qlist" || die "list -q: the names one a line"
+"$KGATE" new op myop -q >"$T/qop" || die "new op NAME -q"
+expect_grep "kg_op" "$T/qop"
+"$KGATE" help bogus >"$T/out" 2>"$T/err"; st=$?
+expect_status 2 $st "kgate help bogus"
+expect_grep "unknown command 'bogus'" "$T/err"
 
 # the environment: numeric variables are checked once, by the CLI
 KGATE_FAKE_SLEEP_MS=abc "$KGATE" run "$P" -o "$T/e1" >"$T/out" 2>"$T/err"; st=$?

@@ -39,7 +39,7 @@ assert [c["name"] for c in kinds["samples"]["columns"]] == \
     ["process", "slot", "direction", "round", "case", "op", "dtype", "arm", "role", "sample", "ns"]
 verdicts = [c for c in kinds["results"]["columns"] if c["name"] == "verdict"][0]["values"]
 assert verdicts == ["FASTER", "SLOWER", "EQUIVALENT", "INCONCLUSIVE", "INCORRECT", "INADMISSIBLE", "NO DATA",
-                    "WEAK CASE", "INVALID"], verdicts
+                    "WEAK CASE", "INVALID", "BASELINE", "CONTROL", "SMOKE"], verdicts
 PYEOF
 check_csv "$T/ok"
 check_results "$T/ok"

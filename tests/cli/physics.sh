@@ -17,7 +17,7 @@ unset KGATE_PEAKS
 expect_status 1 $st "run of the impossibly fast arm"
 expect_grep "gate FAIL: case f32_384, arm cached: INVALID (impossible: [0-9.]*x the measured FMA rate)" "$T/err"
 expect_grep "^f32_384,cached,candidate,ok,INVALID,f32,.*,impossible," "$T/p/results.csv"
-expect_grep "^f32_384,blocked,baseline,ok,INCONCLUSIVE,f32,.*,[0-9.e+-]*,ok," "$T/p/results.csv"
+expect_grep "^f32_384,blocked,baseline,ok,BASELINE,f32,.*,[0-9.e+-]*,ok," "$T/p/results.csv"
 expect_grep "| f32_384 | cached | candidate | .* | INVALID (impossible: " "$T/p/report.md"
 expect_grep '"physics": "impossible: ' "$T/p/results.json"
 expect_grep '"verdict": "INVALID"' "$T/p/results.json"

@@ -421,6 +421,15 @@ static void test_refill_perturb(void)
         }
         kg_oracle_release(&b);
     }
+    /* an op without inputs (noop): prepared, and a perturbation is an error, never a division by zero */
+    kg_case c = make_case("noop", KG_DT_F32, 1, 1, 1, 1.0);
+    kg_case_data n;
+    kg_err err = { 0 };
+    CHECK_MSG(kg_oracle_prepare(&c, 7, &n, &err) == KG_OK, "noop: %s", err.msg);
+    CHECK(n.nin == 0);
+    CHECK(kg_oracle_perturb(&n, 5, 4, NULL, NULL, &err) == KG_EINTERNAL);
+    CHECK_STR_CONTAINS(err.msg, "no inputs to perturb");
+    kg_oracle_release(&n);
 }
 
 static void test_row_classes(void)

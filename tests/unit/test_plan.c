@@ -278,6 +278,41 @@ static void test_hash(void)
     kg_plan_free(NULL);
 }
 
+/* kg_plan_smoke: the smoke run's numbers and key, a canonical text of its
+ * own that parses back to itself, and the same smoke plan from a plan that
+ * says smoke = yes; a plain plan's canonical form never names the key. */
+static void test_smoke(void)
+{
+    kg_plan *a = parse_ok("[campaign]\nname = s\nprocesses = 6\nrounds = 9\nsamples = 40\nquiet = 30\n" HEAD, "s.kg");
+    kg_plan *y = parse_ok("[campaign]\nname = s\nprocesses = 6\nrounds = 9\nsamples = 40\nquiet = 30\n"
+                          "smoke = yes\n" HEAD, "s.kg");
+    kg_err err = {0};
+    if (a == NULL || y == NULL) goto done;
+    char plain[65];
+    snprintf(plain, sizeof plain, "%s", a->hash);
+    CHECK(strstr(a->canonical, "smoke") == NULL);
+    CHECK(y->campaign.smoke == 1 && y->campaign.processes == 6); /* the key alone shrinks nothing */
+    CHECK_MSG(kg_plan_smoke(a, &err) == KG_OK, "%s", err.msg);
+    CHECK(a->campaign.smoke == 1 && a->campaign.processes == KG_SMOKE_PROCESSES &&
+          a->campaign.rounds == KG_SMOKE_ROUNDS && a->campaign.samples == KG_SMOKE_SAMPLES &&
+          a->campaign.warmup == KG_SMOKE_WARMUP && a->campaign.looks == 1 && a->campaign.quiet_s == 0);
+    CHECK(strcmp(a->hash, plain) != 0);
+    CHECK(strstr(a->canonical, "\nsmoke = yes\n") != NULL && strstr(a->canonical, "\nprocesses = 1\n") != NULL);
+    kg_plan *back = parse_ok(a->canonical, "canon.kg");
+    if (back != NULL) CHECK(strcmp(back->hash, a->hash) == 0);
+    /* idempotent, and a plan that says smoke = yes comes to the same run */
+    char once[65];
+    snprintf(once, sizeof once, "%s", a->hash);
+    CHECK(kg_plan_smoke(a, &err) == KG_OK && strcmp(a->hash, once) == 0);
+    CHECK(kg_plan_smoke(y, &err) == KG_OK && strcmp(y->hash, once) == 0);
+    if (back != NULL) CHECK(kg_plan_smoke(back, &err) == KG_OK && strcmp(back->hash, once) == 0);
+    kg_plan_free(back);
+    CHECK(kg_plan_smoke(NULL, &err) == KG_EINTERNAL);
+done:
+    kg_plan_free(a);
+    kg_plan_free(y);
+}
+
 static void test_errors(void)
 {
     /* sections */
@@ -802,6 +837,7 @@ int main(void)
     test_full_plan();
     test_defaults();
     test_hash();
+    test_smoke();
     test_errors();
     test_bounds();
     test_files();

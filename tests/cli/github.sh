@@ -1,0 +1,46 @@
+# kgate run --github: GitHub Actions workflow commands naming the plan.
+# An INCORRECT arm is an ::error at its arm's line, a failed gate and an
+# INVALID campaign an ::error each, a passing gate a ::notice, a campaign
+# that stopped before a verdict one ::error whose multi-line message (a
+# compiler's diagnostics) stays one command (%0A); with --json the
+# commands go to stderr and stdout stays one JSON document.
+. tests/cli_lib.sh
+fix() { sed 's|\.\./\.\./kernels|'"$PWD"'/kernels|' "$1"; }
+
+# an INCORRECT arm (fake_fault: its host dies in process 1) and the failed gate
+"$KGATE" run tests/plans/fake-fault.kg -o "$T/fault" --github -q >"$T/fault.out" 2>"$T/fault.err"; st=$?
+expect_status 1 $st "fake-fault --github"
+line=$(grep -n '^\[arm cand\]$' tests/plans/fake-fault.kg | cut -d: -f1)
+expect_grep "^::error file=tests/plans/fake-fault.kg,line=$line,title=kgate arm cand is INCORRECT on case small::case small, arm cand (candidate): a correctness check failed" "$T/fault.out"
+expect_grep "^::error file=tests/plans/fake-fault.kg,title=kgate gate FAIL::case small, arm cand: INCORRECT$" "$T/fault.out"
+expect_no_grep "^::notice" "$T/fault.out"
+[ "$(grep -c '^::' "$T/fault.out")" = "$(wc -l <"$T/fault.out")" ] || { cat "$T/fault.out" >&2; die "-q --github: more than the commands on stdout"; }
+
+# an INVALID campaign: the control's A/A interval lies outside its margin
+fix tests/plans/fake-faster.kg | sed 's/^of = base$/of = base\nfake_ns = 900/' >"$T/invalid.kg"
+"$KGATE" run "$T/invalid.kg" -o "$T/inv" --github >"$T/inv.out" 2>"$T/inv.err"; st=$?
+expect_status 3 $st "an invalid control --github"
+expect_grep "^::error file=$T/invalid.kg,title=kgate campaign INVALID::control invalid: case small, arm ctrl" "$T/inv.out"
+expect_grep "^::error file=$T/invalid.kg,title=kgate gate FAIL::" "$T/inv.out"
+cline=$(grep -n '^\[arm ctrl\]$' "$T/invalid.kg" | cut -d: -f1)
+expect_grep "^::warning file=$T/invalid.kg,line=$cline,title=kgate control ctrl on case small::control: INVALID" "$T/inv.out"
+# the report comes first, the commands after it
+head -n 1 "$T/inv.out" | grep -q '^#' || die "--github without -q: the report first"
+
+# a passing gate: a notice, and nothing at error level
+"$KGATE" run tests/plans/fake-faster.kg -o "$T/ok" --github --json >"$T/ok.json" 2>"$T/ok.err"; st=$?
+expect_status 0 $st "fake-faster --github --json"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/ok.json" || die "--github --json: stdout is not one JSON document"
+expect_no_grep "^::" "$T/ok.json"
+expect_grep "^::notice file=tests/plans/fake-faster.kg,title=kgate gate PASS::passed$" "$T/ok.err"
+expect_no_grep "^::error" "$T/ok.err"
+
+# stopped before a verdict: one command, the compiler's lines escaped
+mkdir -p "$T/ex"
+printf '#include "kgate/kernel.h"\nvoid kernel(const kg_kargs *a) { this is not C; }\n' >"$T/ex/broken.c"
+sed -e 's#source = .*gemm_bt_blocked.c#source = broken.c#' -e 's#\.\./kernels#'"$PWD"'/kernels#' examples/quickstart.kg >"$T/ex/broken.kg"
+"$KGATE" run "$T/ex/broken.kg" -o "$T/br" --github --quiet-window 0 >"$T/br.out" 2>"$T/br.err"; st=$?
+expect_status 2 $st "a kernel that does not compile --github"
+[ "$(grep -c '^::' "$T/br.out")" = 1 ] || { cat "$T/br.out" >&2; die "one command for a campaign that stopped"; }
+expect_grep "^::error file=$T/ex/broken.kg,title=kgate stopped before a verdict::.*failed to compile .*broken.c:%0A.*error: .*%0A *2 | void kernel" "$T/br.out"
+exit 0
