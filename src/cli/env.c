@@ -77,6 +77,8 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     else if (s->cache_dir == NULL && home != NULL) snprintf(cache_dir, sizeof cache_dir, "%s/.cache/kgate", home);
     if (s->cache_dir == NULL && (xdg_cache != NULL || home != NULL)) s->cache_dir = cache_dir;
     s->peaks_file = text("KGATE_PEAKS");
+    s->runtime_dir = text("XDG_RUNTIME_DIR");
+    s->tmp_dir = text("TMPDIR");
 
     const char *v;
     long long n;

@@ -42,6 +42,9 @@ typedef struct kg_run_opts {
     double lock_timeout_s;    /* give up after this long (0: at once) */
     int has_quiet;            /* 0: the plan's quiet window */
     double quiet_s;           /* quiet window before each process */
+    int has_quiet_budget;     /* 0: the plan's quiet_budget */
+    double quiet_budget_s;    /* the run's waits for a quiet host together, s (0: no budget) */
+    int progress_lines;       /* 1: a line per process on stderr (progress 0: not a terminal) */
     const char *forbid;       /* comma-separated process names; NULL: the settings' (KGATE_FORBID), else
                                * the default list */
     double max_load;          /* 1-minute load average bound; 0: none */
