@@ -90,11 +90,13 @@ void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double
     q->backend = backend;
     q->device = device;
     if (window_s > 0) q->procs = quiet_procs_open(s, backend, device);
-    /* the CPU-host watch: where the kernel runs on the host's CPUs (cpu), with a declared window */
-    if (window_s > 0 && (kg_backend_caps_of(backend) & KG_CAP_HOST_CPU)) {
-        if (lim != NULL) q->lim = *lim;
+    /* the CPU-host watch: where the kernel runs on the host's CPUs (cpu);
+     * its bounds judge with a declared window, and without one (quiet = 0,
+     * --quiet-window 0) the host's other work is still recorded */
+    if (kg_backend_caps_of(backend) & KG_CAP_HOST_CPU) {
+        if (!(window_s > 0)) q->lim = (kg_quiet_limits){ 0, 0, 0 };
+        else if (lim != NULL) q->lim = *lim;
         else q->lim = (kg_quiet_limits){ KG_QUIET_MAX_STEAL, KG_QUIET_MAX_FOREIGN_CPU, KG_QUIET_MAX_FREQ_CHANGE };
-        /* always: the host's other work is recorded even where no bound judges it */
         q->cpu = calloc(1, sizeof(cpu_watch));
     }
 }

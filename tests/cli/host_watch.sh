@@ -13,10 +13,12 @@
 #  5. a forbidden process that comes after the first process and never
 #     leaves makes the campaign INVALID with the first process's data kept
 #     (fake backend: the order is certain);
-#  6. on the cpu backend, a busy loop that is not kgate's contaminates the
-#     process it overlaps (foreign CPU), and never leaving makes the
-#     campaign INVALID (the forbidden list names no real program: the
-#     loop, not another test's compiler, is what it sees);
+#  6. on the cpu backend, with max_foreign_cpu declared (by default the
+#     host's other work is recorded, not judged: first_run.sh), a busy
+#     loop that is not kgate's contaminates the process it overlaps
+#     (foreign CPU), and never leaving makes the campaign INVALID (the
+#     forbidden list names no real program: the loop, not another test's
+#     compiler, is what it sees);
 #  7. report.md's "Host watch" section lists every row of watch.csv and
 #     the duty cycle, and kgate report regenerates it byte for byte.
 # The fake backend's windows are timers (it watches no host CPU) and every
@@ -165,6 +167,7 @@ quiet_timeout = 2
 repeats = 1
 forbid = kgate-test-none
 max_steal = 0
+max_foreign_cpu = 0.5
 warmup = 1
 samples = 3
 rounds = 40

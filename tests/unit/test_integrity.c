@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,10 +155,23 @@ static void test_quiet(void)
         close(pipefd[1]);
         waitpid(child, NULL, 0);
     }
-    /* defaults: compilers on real backends, nothing on fake */
+    /* defaults: compilers judged on a GPU's host, observed and recorded
+     * (not judged) on the cpu backend, where a compiler is other work
+     * like any; nothing on fake */
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, NULL, 0, "cuda", "host", 30, NULL);
+    CHECK(strcmp(q.forbid, KG_QUIET_DEFAULT_FORBID) == 0);
+    CHECK(q.observe[0] == '\0');
     kg_quiet_free(&q);
     kg_quiet_init(&q, NULL, NULL, 0, "cpu", "host", 30, NULL);
-    CHECK(strcmp(q.forbid, KG_QUIET_DEFAULT_FORBID) == 0);
+    CHECK(q.forbid[0] == '\0');
+    CHECK(strcmp(q.observe, KG_QUIET_DEFAULT_FORBID) == 0);
+    /* the host's other work, in cores over a window: busy ticks (user,
+     * nice, system, irq, softirq) less kgate's own */
+    unsigned long long a[8] = { 100, 0, 50, 1000, 0, 0, 0, 0 }, b[8] = { 250, 0, 100, 1050, 0, 0, 0, 0 };
+    CHECK(fabs(kg_quiet_foreign_cores(a, b, 0, 1.0, 100) - 2.0) < 1e-9);
+    CHECK(fabs(kg_quiet_foreign_cores(a, b, 100, 1.0, 100) - 1.0) < 1e-9);
+    CHECK(kg_quiet_foreign_cores(a, b, 500, 1.0, 100) == 0);
     kg_quiet_free(&q);
     kg_quiet_init(&q, NULL, NULL, 0, "fake", "host", 30, NULL);
     CHECK(q.forbid[0] == '\0');
@@ -210,7 +224,7 @@ static void test_quiet_continuous(void)
     /* the CPU-host bounds off: other work on the test machine is not the point here */
     kg_quiet_limits off = { 0, 0, 0 };
     kg_quiet_init(&q, NULL, "kgate-test-nq", 0, "cpu", "host", 2.0, &off);
-    CHECK(q.cpu == NULL);
+    CHECK(q.cpu != NULL);   /* the load is recorded; with the bounds off it judges nothing */
     q.quiet_since -= 10;   /* quiet for 10 s already */
     CHECK(wait_quiet(&q, 2.0, 5, &waited, why, sizeof why, &err) == KG_OK);
     CHECK(waited < 1.0);
