@@ -1,4 +1,4 @@
-/* cmd_run.c: `kgate run PLAN [-o DIR]`: a campaign, its report on stdout
+/* cmd_run.c: `kgate run PLAN [-o DIR]`: a campaign, its short answer on stdout
  * and its verdict as the exit status. */
 #include <stdio.h>
 #include <stdlib.h>
