@@ -46,7 +46,7 @@ static void gate_lines(FILE *out, const kg_analysis *an)
 static void pair_lines(FILE *out, const kg_analysis *an)
 {
     const kg_plan *plan = an->plan;
-    int wc = 4, wa = 3, shown = 0, more = 0;
+    int wc = 4, wa = 3, wv = 12, shown = 0, more = 0;
     for (int c = 0; c < an->ncases; c++) {
         int l = (int)strlen(plan->cases[c].name);
         if (l > wc) wc = l;
@@ -54,6 +54,10 @@ static void pair_lines(FILE *out, const kg_analysis *an)
     for (int a = 0; a < an->narms; a++) {
         int l = (int)strlen(plan->arms[a].name);
         if (l > wa && plan->arms[a].role != KG_ROLE_BASELINE && plan->arms[a].role != KG_ROLE_CONTROL) wa = l;
+    }
+    for (int i = 0; i < an->ncases * an->narms; i++) {
+        int l = (int)strlen(kg_result_label(&an->res[i]));
+        if (l > wv) wv = l;
     }
     for (int c = 0; c < an->ncases; c++)
         for (int a = 0; a < an->narms; a++) {
@@ -77,7 +81,7 @@ static void pair_lines(FILE *out, const kg_analysis *an)
                 fmt_time(r->med_ns_all, ta, sizeof ta);
                 snprintf(times, sizeof times, "  %s %s -> %s", plan->arms[r->contrast_arm].name, tb, ta);
             }
-            fprintf(out, "  %-*s  %-*s  %-12s  %-28s%s\n", wc, plan->cases[c].name, wa, plan->arms[a].name,
+            fprintf(out, "  %-*s  %-*s  %-*s  %-23s%s\n", wc, plan->cases[c].name, wa, plan->arms[a].name, wv,
                     kg_result_label(r), red, times);
         }
     if (more > 0) fprintf(out, "  ... and %d more (report.md, Results)\n", more);
@@ -104,12 +108,14 @@ static void control_lines(FILE *out, const kg_analysis *an)
                 worst = plan->cases[c].name;
             }
         }
-        fprintf(out, "  control %s (A/A of %s, within +-%.2f%%): %s", plan->arms[a].name, plan->arms[a].of,
-                100 * plan->campaign.control_margin,
-                bad ? "INVALID" : wide ? "valid, wide" : valid ? "valid" : "no interval");
-        fprintf(out, " (%d case(s) within, %d wide, %d outside", valid, wide, bad);
-        if (worst != NULL) fprintf(out, "; reach %.1f%% on %s", 100 * reach, worst);
-        fprintf(out, ")\n");
+        int n = valid + wide + bad;
+        fprintf(out, "  control %s (A/A of %s): ", plan->arms[a].name, plan->arms[a].of);
+        if (bad) fprintf(out, "INVALID on %d of %d case(s)", bad, n);
+        else if (wide) fprintf(out, "valid, wide on %d of %d case(s)", wide, n);
+        else if (valid) fprintf(out, "valid on %d case(s)", valid);
+        else fprintf(out, "no interval");
+        if (worst != NULL) fprintf(out, " (reach %.1f%% on %s", 100 * reach, worst);
+        fprintf(out, "%smargin +-%.2f%%)\n", worst != NULL ? "; " : " (", 100 * plan->campaign.control_margin);
     }
 }
 
@@ -147,12 +153,10 @@ static void warning_lines(FILE *out, const kg_analysis *an, const char *dir)
     double mean, max;
     int n = host_load(dir, &mean, &max);
     fprintf(out, "  processes: %d accepted, %d excluded", an->nproc_accepted, an->nproc_rejected);
-    if (n > 0) fprintf(out, "; host: other processes used %.2f cores on average, %.2f at most, while kgate timed", mean,
-                       max);
+    if (n > 0) fprintf(out, "; other work on the host: %.2f cores on average, %.2f at most", mean, max);
     fprintf(out, "\n");
     if (n > 0 && mean >= 0.5)
-        fprintf(out, "  warning: the host was busy (%.1f cores of other work on average): intervals are wider than on a "
-                "quiet host; the watch recorded it (report.md, Host watch)\n", mean);
+        fprintf(out, "  warning: a busy host (%.1f cores of other work): wider intervals than on a quiet one\n", mean);
     if (an->nproc_rejected > 0)
         fprintf(out, "  warning: %d process(es) excluded: their reasons are in processes.csv and report.md\n",
                 an->nproc_rejected);
@@ -170,8 +174,8 @@ void kg_cli_brief(FILE *out, const kg_analysis *an, const char *dir, const char 
     warning_lines(out, an, dir);
     fprintf(out, "report:   %s/report.html\n", dir);
     if (signed_by != NULL)
-        fprintf(out, "evidence: %s (signed, key %.16s; the full report: kgate report %s)\n", dir, signed_by, dir);
+        fprintf(out, "evidence: %s (signed, key %.16s; full report: kgate report DIR)\n", dir, signed_by);
     else
-        fprintf(out, "evidence: %s (unsigned; the full report: kgate report %s)\n", dir, dir);
+        fprintf(out, "evidence: %s (unsigned; full report: kgate report DIR)\n", dir);
     fflush(out);
 }

@@ -129,7 +129,7 @@ expect_grep "^kgate: process 2/2 ok (rev)" "$T/qs.err"
     { cat "$T/qs/watch.csv" >&2; die "expected one host-load note per process in watch.csv"; }
 expect_grep "recorded, not judged (max_foreign_cpu = 0)" "$T/qs/watch.csv"
 expect_grep "host load: processes that are not kgate" "$T/qs/report.md"
-expect_grep "host: other processes used [0-9.]* cores on average" "$T/qs.out"
+expect_grep "other work on the host: [0-9.]* cores on average, [0-9.]* at most" "$T/qs.out"
 # --report: the full report.md on stdout; kgate report DIR: the same
 "$KGATE" run tests/plans/fake-faster.kg -o "$T/full" --report >"$T/full.out" 2>"$T/full.err"; st=$?
 expect_status 0 $st "--report"
