@@ -291,7 +291,7 @@ PLAN
           fake_cuda check "$T/p/cu1.kg" -o "$T/cu1" >"$T/out" 2>"$T/err"
           cp "$T/cu1/build/base.f32.cubin" "$T/p/k/gemm.cubin" || die "no cubin from the baseline's build"; }
     cuda_plan cubin k/gemm.cubin >"$T/p/cubin.kg"
-    fake_cuda run "$T/p/cubin.kg" -o "$T/cubin" --no-progress >"$T/out" 2>"$T/err"; st=$?
+    fake_cuda run --report "$T/p/cubin.kg" -o "$T/cubin" --no-progress >"$T/out" 2>"$T/err"; st=$?
     expect_status 1 $st "a cubin image against the stand-in driver (one process per direction: no interval)"
     expect_grep "check records; 0 failed" "$T/cubin/report.md"
     expect_grep 'Arm `img` (candidate): negative: not applicable (precompiled image `k/gemm.cubin`)' "$T/cubin/report.md"

@@ -8,7 +8,7 @@
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 P=tests/plans/fake-shard.kg
-run() { "$KGATE" run "$@" -q 2>>"$T/run.err"; }
+run() { "$KGATE" run --report "$@" -q 2>>"$T/run.err"; }
 # the plan with absolute kernel paths, and a variant of it (another seed: another hash)
 sed "s#\.\./\.\./kernels#$PWD/kernels#" "$P" >"$T/plan.kg"
 sed 's/^seed = 11/seed = 12/' "$T/plan.kg" >"$T/other.kg"
@@ -45,13 +45,13 @@ cmp -s "$T/s0/results.csv" "$T/s0again/results.csv" || die "shard 0/3 again: oth
 
 
 # 2. usage errors
-"$KGATE" run "$T/plan.kg" --shard 4/5 -o "$T/bad" -q 2>"$T/e"; expect_status 2 $? "--shard 4/5 of 4 cases"
+"$KGATE" run --report "$T/plan.kg" --shard 4/5 -o "$T/bad" -q 2>"$T/e"; expect_status 2 $? "--shard 4/5 of 4 cases"
 expect_grep 'shard 4/5 has no case.*lower N to at most 4' "$T/e"
-"$KGATE" run "$T/plan.kg" --shard 2/2 -o "$T/bad2" -q 2>"$T/e"; expect_status 2 $? "--shard 2/2"
+"$KGATE" run --report "$T/plan.kg" --shard 2/2 -o "$T/bad2" -q 2>"$T/e"; expect_status 2 $? "--shard 2/2"
 expect_grep 'I must be in \[0, 1\]' "$T/e"
-"$KGATE" run "$T/plan.kg" --shard x -o "$T/bad3" -q 2>"$T/e"; expect_status 2 $? "--shard x"
+"$KGATE" run --report "$T/plan.kg" --shard x -o "$T/bad3" -q 2>"$T/e"; expect_status 2 $? "--shard x"
 expect_grep 'expected I/N' "$T/e"
-"$KGATE" run "$T/plan.kg" --resume "$T/s1" --shard 0/3 -q 2>"$T/e"; expect_status 2 $? "resume with another shard"
+"$KGATE" run --report "$T/plan.kg" --resume "$T/s1" --shard 0/3 -q 2>"$T/e"; expect_status 2 $? "resume with another shard"
 expect_grep 'is shard 1/3 of its campaign: resume it with --shard 1/3' "$T/e"
 
 # 3. the merge: verdicts equal the unsharded run's; verify re-verifies the shards; report works
@@ -92,13 +92,13 @@ sed -i '2s/,[0-9.]*,\([0-9a-f]*\)$/,1.000,\1/' "$f"
 expect_grep "$T/t2: .*raw/proc-" "$T/e"
 "$KGATE" merge --quiet "$T/r5" "$T/s0" "$T/s1" "$T/whole" 2>"$T/e"; expect_status 2 $? "merge with a whole campaign"
 expect_grep 'is a whole campaign, not a shard' "$T/e"
-KGATE_FAKE_MODEL=other-gpu "$KGATE" run "$T/plan.kg" --shard 2/3 -o "$T/g2" -q 2>>"$T/run.err"
+KGATE_FAKE_MODEL=other-gpu "$KGATE" run --report "$T/plan.kg" --shard 2/3 -o "$T/g2" -q 2>>"$T/run.err"
 expect_grep '"device_model": "scripted timings (no hardware), model other-gpu"' "$T/g2/meta.json"
 "$KGATE" merge --quiet "$T/r6" "$T/s0" "$T/s1" "$T/g2" 2>"$T/e"; expect_status 2 $? "merge of two device models"
 expect_grep "device model 'scripted timings (no hardware), model other-gpu'.*devices = any" "$T/e"
 # the same with the device declared a case variable: merged
 for i in 0 1; do run "$T/any.kg" --shard $i/3 -o "$T/a$i"; done
-KGATE_FAKE_MODEL=other-gpu "$KGATE" run "$T/any.kg" --shard 2/3 -o "$T/a2" -q 2>>"$T/run.err"
+KGATE_FAKE_MODEL=other-gpu "$KGATE" run --report "$T/any.kg" --shard 2/3 -o "$T/a2" -q 2>>"$T/run.err"
 "$KGATE" merge --quiet "$T/ma" "$T/a0" "$T/a1" "$T/a2" 2>"$T/e"
 st=$?
 [ $st -le 1 ] || { cat "$T/e" >&2; die "merge of two models under devices = any: exit $st"; }
@@ -120,7 +120,7 @@ expect_status 0 $? "verify --key of the signed merge"
 expect_grep 'signature ok' "$T/v.out"
 
 # 6. --devices 0,1: one shard per fake device, in parallel, each with its own lock, merged
-"$KGATE" run "$T/plan.kg" --devices 0,1 -o "$T/d" -q 2>"$T/d.err"
+"$KGATE" run --report "$T/plan.kg" --devices 0,1 -o "$T/d" -q 2>"$T/d.err"
 st=$?
 [ $st -le 1 ] || { cat "$T/d.err" >&2; die "run --devices 0,1: exit $st"; }
 expect_grep 'shard 1/2 on device 1' "$T/d.err"
@@ -129,6 +129,6 @@ expect_grep '"device": "scripted timings (no hardware), fake device 1"' "$T/d/sh
 [ -f "$KGATE_LOCK_DIR/fake-1.lock" ] || die "no lock of fake device 1 in $KGATE_LOCK_DIR"
 cmp -s "$T/whole/results.csv" "$T/d/results.csv" || die "run --devices 0,1: results differ from the unsharded run's"
 "$KGATE" verify "$T/d" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "verify of the --devices folder"; }
-"$KGATE" run "$T/plan.kg" --devices 0,1 -q 2>"$T/e"; expect_status 2 $? "--devices without -o"
+"$KGATE" run --report "$T/plan.kg" --devices 0,1 -q 2>"$T/e"; expect_status 2 $? "--devices without -o"
 expect_grep 'needs -o DIR' "$T/e"
 echo "shard.sh: ok"
