@@ -9,7 +9,6 @@
 #include <string.h>
 #include "kgate/evidence.h"
 #include "kgate/plan.h"
-#include "report/report.h"
 #include "base/util.h"
 #include "brief.h"
 
@@ -74,15 +73,17 @@ static void pair_lines(FILE *out, const kg_analysis *an)
                          100 * r->eff.rho_hi);
             else if (r->has_effect)
                 snprintf(red, sizeof red, "%+.1f%% (no interval)", 100 * r->eff.rho);
-            else if (r->state != KG_ARM_OK)
-                snprintf(red, sizeof red, "(%s)", kg_report_state_name(r->state));
             if (r->contrast_arm >= 0 && isfinite(r->med_ns_all)) {
                 fmt_time(an->res[c * an->narms + r->contrast_arm].med_ns_all, tb, sizeof tb);
                 fmt_time(r->med_ns_all, ta, sizeof ta);
                 snprintf(times, sizeof times, "  %s %s -> %s", plan->arms[r->contrast_arm].name, tb, ta);
             }
-            fprintf(out, "  %-*s  %-*s  %-*s  %-23s%s\n", wc, plan->cases[c].name, wa, plan->arms[a].name, wv,
-                    kg_result_label(r), red, times);
+            char line[1024];
+            snprintf(line, sizeof line, "  %-*s  %-*s  %-*s  %-23s%s", wc, plan->cases[c].name, wa, plan->arms[a].name,
+                     wv, kg_result_label(r), red, times);
+            size_t n = strlen(line);
+            while (n > 0 && line[n - 1] == ' ') line[--n] = '\0';
+            fprintf(out, "%s\n", line);
         }
     if (more > 0) fprintf(out, "  ... and %d more (report.md, Results)\n", more);
 }

@@ -123,8 +123,9 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         { .name = "junit", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &junit,
           .help = "also write JUnit XML to FILE: one test case per gated case and arm (docs/ci.md)" },
         { .name = "forbid", .arg = "NAMES", .kind = KG_CLI_STRING, .dst = &o.forbid,
-          .help = "comma-separated process names that must not run during a campaign (default: $KGATE_FORBID, "
-                  "else " KG_QUIET_DEFAULT_FORBID " when a quiet window is declared; none on the fake backend)" },
+          .help = "comma-separated process names that must not run during a campaign (default: the plan's forbid, "
+                  "else $KGATE_FORBID, else " KG_QUIET_DEFAULT_FORBID " when a quiet window is declared: judged on "
+                  "cuda, observed and recorded on cpu; none on fake)" },
         { .name = "max-load", .arg = "L", .kind = KG_CLI_REAL, .dst = &o.max_load, .min = 0, .max = 1e9,
           .help = "1-minute load average bound (default: none)" },
         { .name = "repeats", .arg = "N", .kind = KG_CLI_INT, .dst = &repeats, .min = 0, .max = 1e9,

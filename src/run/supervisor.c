@@ -8,8 +8,9 @@
  * process, so a campaign stopped at any point keeps every completed
  * process, and `kgate run --resume DIR` continues it.
  *
- * Integrity: the device lock is taken before the arms are built and held
- * to the end; before each process the host must be quiet for the quiet
+ * Integrity: the device lock is held from before the device's peaks (and
+ * before the arms are built, for a resumed campaign or a device every
+ * user shares) to the end; before each process the host must be quiet for the quiet
  * window, and a poller repeats the checks every KG_QUIET_POLL_S while the
  * worker runs.  A process during which the host was not quiet is
  * recorded as "contaminated" (excluded from the analysis, its files kept)
@@ -211,7 +212,7 @@ typedef struct campaign {
     int dirfd;                /* every write of the campaign's records goes through it */
     kg_backend *be;           /* open from the lock to the peaks */
     char notice[512], device[512], model[256], resolved[16];
-    int lock_fd;
+    int lock_fd, lock_shared, lock_late;
     uint64_t salt;            /* the input salt (salt.h) */
     int nslots;               /* schedule slots: 2 processes per direction, or 1 for check */
     proc_rec *recs;
@@ -373,7 +374,24 @@ static int stage_folder(campaign *c, char *out_dir_used, size_t cap, kg_err *err
     return KG_OK;
 }
 
-/* Open the backend and take the device's lock, held to the end. */
+/* Take the device's lock, held to the end: a device every user of the
+ * host shares (a GPU, watched as a device apart from the host's CPUs)
+ * has a machine-wide lock; the host's CPUs the user's own (another
+ * user's load is the host watch's to see). */
+static int take_lock(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    char lock_name[128];
+    kg_lock_name(c->resolved, c->device, lock_name, sizeof lock_name);
+    return kg_lock_acquire(&c->s, lock_name, c->lock_shared, o->has_lock_timeout ? o->lock_timeout_s : -1,
+                           o->progress, &c->lock_fd, err);
+}
+
+/* Open the backend; take the device's lock now, or, for a new campaign
+ * on a lock of the user's own, once its arms are built (lock_late): a
+ * kernel that does not compile is said at once, not after a wait for
+ * another campaign.  A resumed campaign reads its records under the
+ * lock, and a shared device (a GPU) is not touched before it. */
 static int stage_backend(campaign *c, kg_err *err)
 {
     const kg_run_opts *o = c->o;
@@ -383,15 +401,21 @@ static int stage_backend(campaign *c, kg_err *err)
     if (c->notice[0] != '\0') fprintf(stderr, "kgate: %s\n", c->notice);
     kg_backend_describe(c->be, c->device, sizeof c->device);
     snprintf(c->resolved, sizeof c->resolved, "%s", kg_backend_name(c->be));
-    char lock_name[128];
-    kg_lock_name(c->resolved, c->device, lock_name, sizeof lock_name);
-    /* a device every user of the host shares (a GPU, watched as a device
-     * apart from the host's CPUs) has a machine-wide lock; the host's CPUs
-     * the user's own (another user's load is the host watch's to see) */
     unsigned caps = kg_backend_caps_of(c->resolved);
-    int shared = (caps & KG_CAP_QUIET_HOST) && !(caps & KG_CAP_HOST_CPU);
-    return kg_lock_acquire(&c->s, lock_name, shared, o->has_lock_timeout ? o->lock_timeout_s : -1, o->progress,
-                           &c->lock_fd, err);
+    c->lock_shared = (caps & KG_CAP_QUIET_HOST) && !(caps & KG_CAP_HOST_CPU);
+    c->lock_late = !o->resume && !c->lock_shared;
+    return c->lock_late ? KG_OK : take_lock(c, err);
+}
+
+/* The lock of a campaign that built its arms first: taken now, before
+ * the peaks; the wait is not the build's time. */
+static int stage_lock_late(campaign *c, kg_err *err)
+{
+    if (!c->lock_late) return KG_OK;
+    double t = kg_mono_s();
+    int rc = take_lock(c, err);
+    c->t_session += kg_mono_s() - t;
+    return rc;
 }
 
 /* The input salt recorded in a resumed campaign's meta.json, which must
@@ -870,6 +894,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if ((rc = stage_salt_meta(c, err)) != KG_OK) goto done;
     if ((rc = stage_prepare(c, err)) != KG_OK) goto done;
     if ((rc = stage_build(c, err)) != KG_OK) goto done;
+    if ((rc = stage_lock_late(c, err)) != KG_OK) goto done;
     if ((rc = stage_peaks(c, err)) != KG_OK) goto done;
     stage_watch(c);
     if ((rc = stage_schedule(c, err)) != KG_OK) goto done;

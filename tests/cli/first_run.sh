@@ -3,8 +3,9 @@
 #     $XDG_RUNTIME_DIR/kgate, else kgate-locks-UID in $TMPDIR, mode 0700;
 #     a folder there that another user made, one others may write, or a
 #     link, is refused with a message that names the way out;
-#  2. a misspelled kernel path is said at once, before the device lock: a
-#     campaign that holds the lock does not delay it;
+#  2. a misspelled kernel path is said at once, before the device lock, and
+#     so is a kernel that does not compile (a new campaign builds its arms
+#     before it waits): a campaign that holds the lock delays neither;
 #  3. one budget for the whole campaign's waits for a quiet host: past it
 #     the campaign stops INVALID and says how to go on (--resume,
 #     --quiet-window 0, --quiet-budget), its folder verifies, and
@@ -69,12 +70,23 @@ until [ -f "$T/locks/cpu.lock" ]; do i=$((i + 1)); [ $i -lt 200 ] || die "the lo
 s0=$(date +%s.%N)
 "$KGATE" run "$T/typo.kg" -o "$T/typo" --lock-timeout 8 >"$T/typo.out" 2>"$T/typo.err"; st=$?
 s1=$(date +%s.%N)
-kill $holder 2>/dev/null; wait $holder 2>/dev/null
 expect_status 2 $st "a misspelled kernel path"
 expect_grep "kernel source not found: '.*gemm_bt_blockd.c' (fix 'source' of \[arm blocked\]" "$T/typo.err"
 expect_no_grep "in use by" "$T/typo.err"
 awk -v a="$s0" -v b="$s1" 'BEGIN { exit !(b - a < 6) }' || die "the misspelled path was said after $(awk -v a="$s0" -v b="$s1" 'BEGIN { print b - a }') s: it waited for the lock"
 [ ! -e "$T/typo" ] || die "a plan refused before the lock left a folder"
+# ... and a kernel that does not compile: a new campaign builds its arms before it waits
+printf '#include "kgate/kernel.h"\nvoid kernel(const kg_kargs *a) { this is not C; }\n' >"$T/broken.c"
+sed -e 's#source = .*gemm_bt_blocked.c#source = broken.c#' -e 's#\.\./kernels#'"$PWD"'/kernels#' \
+    examples/quickstart.kg >"$T/broken.kg"
+s0=$(date +%s.%N)
+"$KGATE" run "$T/broken.kg" -o "$T/broken" --lock-timeout 8 >"$T/broken.out" 2>"$T/broken.err"; st=$?
+s1=$(date +%s.%N)
+expect_status 2 $st "a kernel that does not compile"
+expect_grep "arm 'blocked': cc failed to compile" "$T/broken.err"
+expect_no_grep "in use by" "$T/broken.err"
+awk -v a="$s0" -v b="$s1" 'BEGIN { exit !(b - a < 6) }' || die "the compile error was said after a wait for the lock"
+kill $holder 2>/dev/null; wait $holder 2>/dev/null
 
 # ---- 3. the campaign's budget for quiet-host waits
 HOG=kgfr$$
