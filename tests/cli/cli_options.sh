@@ -8,7 +8,7 @@ export KGATE_LOCK_DIR="$T/locks"
 P=tests/plans/fake-faster.kg
 
 # --opt=value, options before and after the plan; meta.json keeps argv as given
-"$KGATE" run --report --backend=fake "$P" --out="$T/ev" --repeats=2 --quiet-window=0 --max-load=1000 --no-progress \
+"$KGATE" run --backend=fake "$P" --out="$T/ev" --repeats=2 --quiet-window=0 --max-load=1000 --no-progress \
     >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "run with --opt=value"
 expect_grep "gate PASS" "$T/err"
@@ -18,7 +18,7 @@ expect_grep '"argv":\["run","--backend=fake","tests/plans/fake-faster.kg","--out
 "$KGATE" freeze "$P" --out="$T/p.frozen" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "freeze --out=FILE"
 [ -f "$T/p.frozen" ] || die "freeze --out=FILE wrote no file"
-"$KGATE" run --report --frozen "$T/p.frozen" "$P" -o "$T/ev2" --lock-timeout 5 >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --frozen "$T/p.frozen" "$P" -o "$T/ev2" --lock-timeout 5 >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "run --frozen FILE --lock-timeout S"
 
 # malformed numbers: exit 2, one line naming the option and the value
@@ -93,10 +93,10 @@ for o in plan out proc backend progress slot check-only negative negative-arm to
 done
 
 # the environment: numeric variables are checked once, by the CLI
-KGATE_FAKE_SLEEP_MS=abc "$KGATE" run --report "$P" -o "$T/e1" >"$T/out" 2>"$T/err"; st=$?
+KGATE_FAKE_SLEEP_MS=abc "$KGATE" run "$P" -o "$T/e1" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "KGATE_FAKE_SLEEP_MS=abc"
 expect_grep "KGATE_FAKE_SLEEP_MS.*'abc'" "$T/err"
-KGATE_FAULT_WRITE_AFTER=2.5 "$KGATE" run --report "$P" -o "$T/e2" >"$T/out" 2>"$T/err"; st=$?
+KGATE_FAULT_WRITE_AFTER=2.5 "$KGATE" run "$P" -o "$T/e2" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "KGATE_FAULT_WRITE_AFTER=2.5"
 expect_grep "KGATE_FAULT_WRITE_AFTER.*'2.5'" "$T/err"
 [ ! -e "$T/e1" ] && [ ! -e "$T/e2" ] || die "a refused environment started a campaign"
