@@ -102,9 +102,10 @@ typedef struct kg_campaign {
     int looks;               /* group-sequential design: analyses after processes / looks per direction; 1 */
     /* the host watch (quiet.h): the longest wait for a quiet host, s (600),
      * and on the cpu backend the bounds on steal time (10%), on CPU used by
-     * other processes, in cores (0.5), and on a fall of the fastest core's
-     * clock (15%); 0: not watched */
+     * other processes, in cores (0: measured and recorded, not judged), and
+     * on a fall of the fastest core's clock (15%); 0: not judged */
     double quiet_timeout_s, max_steal, max_foreign_cpu, max_freq_change;
+    double quiet_budget_s;   /* the whole campaign's wait for a quiet host, s; 120 (0: no budget) */
     double warm_s;           /* bound on warming the device to a steady clock, s; 5 (0: none) */
     int overlap;             /* the next worker sets up beside the current one's last checks; 1 */
     /* whether the device is a case variable (1: `devices = any`, the

@@ -19,7 +19,8 @@ typedef struct kg_settings {
                                      * next to the executable */
     const char *forbid;             /* KGATE_FORBID: comma-separated process names; NULL: the
                                      * default list (KG_QUIET_DEFAULT_FORBID) */
-    const char *lock_dir;           /* KGATE_LOCK_DIR: device lock folder; NULL: /tmp/kgate-locks */
+    const char *lock_dir;           /* KGATE_LOCK_DIR: device lock folder; NULL: the user's own
+                                     * (run/lock.h), or /tmp/kgate-locks for a shared device (a GPU) */
     const char *worker_wrapper;     /* KGATE_WORKER_WRAPPER: program the workers run under,
                                      * e.g. "compute-sanitizer --tool memcheck"; NULL: none */
     int negative;                   /* KGATE_NEGATIVE=1: build arms as the numerical negative */
@@ -81,6 +82,10 @@ typedef struct kg_settings {
                                      * (NAME=value, NULL-terminated), of which environment.json
                                      * records what changes kgate's behaviour (evidence/envrec.h);
                                      * NULL: none */
+    const char *runtime_dir;        /* XDG_RUNTIME_DIR: the user's runtime folder, where the user's
+                                     * own device locks go (run/lock.h); NULL: unset */
+    const char *tmp_dir;            /* TMPDIR: the temporary folder, where the user's own device
+                                     * locks go without XDG_RUNTIME_DIR; NULL: /tmp */
 } kg_settings;
 
 /* Every default: no variable set. */

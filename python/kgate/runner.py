@@ -206,7 +206,7 @@ def run(plan: PlanLike, out: Optional[PathLike] = None, *, backend: Optional[str
             not build or load), with kgate's stderr.
     """
     with tempfile.TemporaryDirectory(prefix="kgate-plan-") as tmp:
-        argv = ["run", _plan_file(plan, tmp), "--no-progress"]
+        argv = ["run", _plan_file(plan, tmp), "--no-progress", "--report"]
         if out is not None:
             argv += ["-o", str(out)]
         if backend is not None:

@@ -1,4 +1,4 @@
-/* cmd_run.c: `kgate run PLAN [-o DIR]`: a campaign, its report on stdout
+/* cmd_run.c: `kgate run PLAN [-o DIR]`: a campaign, its short answer on stdout
  * and its verdict as the exit status. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "run/quiet.h"
 #include "base/util.h"
 #include "cli.h"
+#include "brief.h"
 #include "summary.h"
 #include "annotations.h"
 
@@ -20,7 +21,10 @@ static const char about[] =
     "Runs the campaign PLAN declares: every arm is checked for correctness before and after timing\n"
     "in every process; rounds of interleaved samples run in 2 x processes fresh worker processes,\n"
     "directions alternating (forward, then case and arm order reversed).  Writes the evidence folder\n"
-    "(default kgate-out/NAME-UTCTIME), prints report.md on stdout and the verdict on stderr.\n";
+    "(default kgate-out/NAME-UTCTIME), prints the short answer on stdout (the gate, one line per\n"
+    "candidate and case, the control, warnings, the paths of report.html and the folder; the full\n"
+    "report.md with --report or kgate report DIR) and the verdict on stderr.  On a terminal one\n"
+    "progress line on stderr is rewritten in place (waits included); otherwise a line per process.\n";
 
 static const char footer[] =
     "Exit status: 0 gate passed, 1 gate failed or inconclusive, 2 usage or input error,\n"
@@ -47,22 +51,23 @@ static int signing_key(const kg_settings *env, const char *key, char *buf, size_
     return KG_CLI_GO;
 }
 
-/* One line on stderr: who signed the folder, or that nobody did. */
-static void tell_signature(const char *dir, const char *key_path, const kg_settings *env)
+/* One line on stderr when a signing run's environment holds variables
+ * that can replace code (evidence/envrec.h): verify --key will name them. */
+static void tell_unattested(const char *key_path, const kg_settings *env)
 {
     char names[1024];
     if (key_path != NULL && kg_envrec_unattested(env->environ_list, names, sizeof names) > 0)
         fprintf(stderr, "kgate: the signed statement records an unattested environment (%s: each can replace code "
                 "the campaign ran): kgate verify --key fails unless --allow-env names them\n", names);
-    if (key_path == NULL) {
-        fprintf(stderr, "kgate: the folder is unsigned (no --key and no key made by kgate key init): kgate verify "
-                "--key cannot vouch for it\n");
-        return;
-    }
-    char keyid[65];
+}
+
+/* The key ID that signed the folder into keyid; 0 when it is unsigned
+ * (a newcomer never asked for signing: the short answer says
+ * "unsigned" once, and nothing else does). */
+static int signature_of(const char *key_path, char *keyid)
+{
     kg_err err = { 0 };
-    if (kg_attest_keyid(key_path, keyid, &err) == KG_OK)
-        fprintf(stderr, "kgate: signed %s/%s with key %s\n", dir, KG_ATTEST_FILE, keyid);
+    return key_path != NULL && kg_attest_keyid(key_path, keyid, &err) == KG_OK;
 }
 
 /* --json on stdout, --github on stdout (on stderr beside --json) and
@@ -88,7 +93,7 @@ static int machine_outputs(const kg_summary_in *sum, int json, int github, const
 int kg_cmd_run(int argc, char **argv, const kg_settings *env)
 {
     kg_run_opts o = { 0 };
-    o.progress = isatty(2);
+    int progress = -1, full = 0;
     o.argc = argc;
     o.argv = argv; /* as given: the parser reorders a copy */
     o.settings = env;
@@ -102,9 +107,12 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
           .help = "evidence folder (must not hold a campaign already)" },
         { .name = "backend", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &o.backend,
           .help = "override the plan's backend: auto, cpu, fake, cuda" },
-        { .name = "progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 1,
-          .help = "progress line on stderr even when it is not a terminal" },
-        { .name = "no-progress", .kind = KG_CLI_FLAG, .dst = &o.progress, .value = 0, .help = "no progress line" },
+        { .name = "progress", .kind = KG_CLI_FLAG, .dst = &progress, .value = 1,
+          .help = "the progress line rewritten in place on stderr even when it is not a terminal (default: on a "
+                  "terminal; otherwise a line per process)" },
+        { .name = "no-progress", .kind = KG_CLI_FLAG, .dst = &progress, .value = 0, .help = "no progress on stderr" },
+        { .name = "report", .kind = KG_CLI_FLAG, .dst = &full, .value = 1,
+          .help = "print the full report.md on stdout instead of the short answer" },
         { .name = "no-cache", .kind = KG_CLI_FLAG, .dst = &no_cache, .value = 1,
           .help = "compile every cpu arm, neither reading nor writing the compile cache (KGATE_CACHE=0)" },
         { .name = "frozen", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &o.frozen_path,
@@ -121,9 +129,14 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
           .help = "give up (exit 2) when the device is still locked by another campaign after S s (default: "
                   "wait as long as it takes)" },
         { .name = "quiet-window", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.quiet_s, .min = 0, .max = 1e9,
-          .seen = &o.has_quiet, .help = "quiet window before each process, s (default: the plan's quiet key)" },
+          .seen = &o.has_quiet, .help = "quiet window before each process, s (default: the plan's quiet key; 0: no "
+                                         "wait, the host's load still recorded)" },
+        { .name = "quiet-budget", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.quiet_budget_s, .min = 0, .max = 1e9,
+          .seen = &o.has_quiet_budget,
+          .help = "the whole campaign's waits for a quiet host, s, after which it stops INVALID (default: the plan's "
+                  "quiet_budget, 120; 0: no budget)" },
         { .name = "quiet", .short_name = 'q', .kind = KG_CLI_FLAG, .dst = &less, .value = 1,
-          .help = "less output: no report on stdout and no progress; only the verdict line on stderr" },
+          .help = "less output: nothing on stdout and no progress; only the verdict line on stderr" },
         { .name = "json", .kind = KG_CLI_FLAG, .dst = &json, .value = 1,
           .help = "print one JSON summary on stdout instead of the report: verdicts, gate, evidence folder, "
                   "signature (docs/ci.md)" },
@@ -134,8 +147,9 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         { .name = "junit", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &junit,
           .help = "also write JUnit XML to FILE: one test case per gated case and arm (docs/ci.md)" },
         { .name = "forbid", .arg = "NAMES", .kind = KG_CLI_STRING, .dst = &o.forbid,
-          .help = "comma-separated process names that must not run during a campaign (default: $KGATE_FORBID, "
-                  "else " KG_QUIET_DEFAULT_FORBID " when a quiet window is declared; none on the fake backend)" },
+          .help = "comma-separated process names that must not run during a campaign (default: the plan's forbid, "
+                  "else $KGATE_FORBID, else " KG_QUIET_DEFAULT_FORBID " when a quiet window is declared: judged on "
+                  "cuda, observed and recorded on cpu; none on fake)" },
         { .name = "max-load", .arg = "L", .kind = KG_CLI_REAL, .dst = &o.max_load, .min = 0, .max = 1e9,
           .help = "1-minute load average bound (default: none)" },
         { .name = "repeats", .arg = "N", .kind = KG_CLI_INT, .dst = &repeats, .min = 0, .max = 1e9,
@@ -189,7 +203,9 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
             return kg_cli_fail(KG_EUSAGE, "--devices runs its own shards: it takes no --shard, --device or --resume");
         return kg_cli_run_devices(argc, argv, env, o.plan_path, o.out_dir, devices, key, less, json);
     }
-    if (less) o.progress = 0;
+    o.progress = progress == 1 || (progress < 0 && isatty(2));
+    o.progress_lines = progress < 0 && !isatty(2);
+    if (less) o.progress = o.progress_lines = 0;
     char defkey[1200], **shown = NULL;
     if ((parsed = signing_key(env, key, defkey, sizeof defkey, &o.key_path)) != KG_CLI_GO) return parsed;
     /* meta.json records the command line without the key's path: the
@@ -218,14 +234,22 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
         sum.seconds = kg_mono_s() - t_start;
         return machine_outputs(&sum, json, github, junit, st);
     }
-    if (!less && !json) kg_cli_print_report(dir);
-    int status = kg_cli_gate_line(&an);
-    if (!less) {
+    char keyid[65];
+    int signed_ = signature_of(o.key_path, keyid);
+    int brief = !less && !json && !full;
+    if (!less && !json && full) kg_cli_print_report(dir);
+    if (brief) kg_cli_brief(stdout, &an, dir, signed_ ? keyid : NULL);
+    /* on a terminal the short answer already says the verdict and the folder */
+    int interactive = brief && isatty(1) && isatty(2);
+    int status = interactive ? (an.invalid ? KG_EXIT_INVALID : an.gate_pass ? KG_EXIT_PASS : KG_EXIT_FAIL)
+                             : kg_cli_gate_line(&an);
+    if (!less && !interactive) {
         if (an.invalid && an.invalid_why[0] != '\0' && strcmp(an.invalid_why, an.gate_reason) != 0)
             fprintf(stderr, "kgate: the campaign is INVALID: %s\n", an.invalid_why);
         fprintf(stderr, "kgate: evidence in %s\n", dir);
-        tell_signature(dir, o.key_path, env);
+        if (signed_) fprintf(stderr, "kgate: signed %s/%s with key %s\n", dir, KG_ATTEST_FILE, keyid);
     }
+    if (!less) tell_unattested(o.key_path, env);
     sum.exit_status = status;
     sum.seconds = kg_mono_s() - t_start;
     status = machine_outputs(&sum, json, github, junit, status);

@@ -81,6 +81,8 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     s->peaks_file = text("KGATE_PEAKS");
     s->path_env = path;
     s->environ_list = environ;
+    s->runtime_dir = text("XDG_RUNTIME_DIR");
+    s->tmp_dir = text("TMPDIR");
 
     const char *v;
     long long n;

@@ -24,8 +24,8 @@ extern char **environ;
 
 /* The options of the parent's command line a shard takes too: the key,
  * the backend and the host watch's settings. */
-static const char *const passed[] = { "--key", "--backend", "--lock-timeout", "--quiet-window", "--forbid",
-                                      "--max-load", "--repeats", "--frozen" };
+static const char *const passed[] = { "--key", "--backend", "--lock-timeout", "--quiet-window", "--quiet-budget",
+                                      "--forbid", "--max-load", "--repeats", "--frozen" };
 
 static int passes(const char *arg, int *takes_value)
 {

@@ -107,10 +107,14 @@ const plan_key plan_keys[] = {
      "repeats of a contaminated process, an integer in [0, 100]"},
     {SEC_CAMPAIGN, "quiet_timeout", K_REAL, CAMP(quiet_timeout_s), 1, KG_PLAN_MAX_WAIT_S, F_QUIET, "600", NULL,
      "seconds a process waits for a quiet host before it counts as contaminated, a number in [1, 604800]"},
+    {SEC_CAMPAIGN, "quiet_budget", K_REAL, CAMP(quiet_budget_s), 0, KG_PLAN_MAX_WAIT_S, F_QUIET, "120", NULL,
+     "seconds the whole campaign may wait for a quiet host, over all its processes, before it stops INVALID, a "
+     "number in [0, 604800] (0: no budget)"},
     {SEC_CAMPAIGN, "max_steal", K_FRAC, CAMP(max_steal), 0, 1, F_QUIET, "0.1", NULL,
      "steal time over a second, of the CPU time the host's work used or was owed, a fraction in [0, 1], e.g. 10% (0: not watched)"},
-    {SEC_CAMPAIGN, "max_foreign_cpu", K_REAL, CAMP(max_foreign_cpu), 0, 1e6, F_QUIET, "0.5", NULL,
-     "cores used over a second by processes that are not kgate's, a number >= 0 (0: not watched)"},
+    {SEC_CAMPAIGN, "max_foreign_cpu", K_REAL, CAMP(max_foreign_cpu), 0, 1e6, F_QUIET, "0", NULL,
+     "cores used over a second by processes that are not kgate's that contaminate a process, a number >= 0 (0: "
+     "measured and recorded, not judged)"},
     {SEC_CAMPAIGN, "max_freq_change", K_FRAC, CAMP(max_freq_change), 0, 1, F_QUIET, "0.15", NULL,
      "fall of the fastest core's clock during a process, a fraction in [0, 1], e.g. 15% (0: not watched)"},
     {SEC_CAMPAIGN, "warm", K_REAL, CAMP(warm_s), 0, 600, F_QUIET, "5", NULL,

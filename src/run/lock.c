@@ -2,8 +2,12 @@
  *
  * Two campaigns timing on the same device disturb each other, so each
  * takes flock(LOCK_EX) on a file named after its device in the lock
- * folder (the settings' lock_dir, KGATE_LOCK_DIR; default
- * /tmp/kgate-locks, shared by the host's users, mode 1777).  A lock file
+ * folder: the settings' lock_dir (KGATE_LOCK_DIR) when set; for a device
+ * every user of the host shares (a GPU), /tmp/kgate-locks, shared by the
+ * host's users, mode 1777; else the user's own folder
+ * ($XDG_RUNTIME_DIR/kgate, or kgate-locks-UID in the temporary folder,
+ * mode 0700), so that another user's campaign on the host's CPUs never
+ * holds up this user's (the host watch sees its load instead).  A lock file
  * is created with O_EXCL|O_NOFOLLOW, mode 0644, and an existing one is
  * opened with O_NOFOLLOW, read-only when this user may not write it:
  * flock needs no write access, so campaigns of several users exclude each
@@ -171,19 +175,54 @@ static int lock_dir_ok(const char *dir, int shared, char *why, size_t cap)
     return 1;
 }
 
-static int lock_dir_prepare(const kg_settings *s, char *dir, size_t cap, kg_err *err)
+/* The user's own lock folder: one this user made (mode 0700), never a
+ * link, and refused when another user made it or others may write it (a
+ * folder planted by another user must not hold this user's locks). */
+static int own_dir_prepare(const char *dir, kg_err *err)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return kg_errorf(err, KG_EIO, "%s: cannot create the lock folder: %s (set KGATE_LOCK_DIR to a folder of "
+                         "yours)", dir, strerror(errno));
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        return kg_errorf(err, KG_EIO, "lock folder %s: %s (set KGATE_LOCK_DIR to a folder of yours)", dir,
+                         strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return kg_errorf(err, KG_EUSAGE, "lock folder %s is %s, not a folder: remove it, or set KGATE_LOCK_DIR to a "
+                         "folder of yours", dir, kg_file_kind(st.st_mode));
+    if (st.st_uid != geteuid())
+        return kg_errorf(err, KG_EUSAGE, "lock folder %s belongs to uid %ld, not to this user (uid %ld): another user "
+                         "made it; remove it, or set KGATE_LOCK_DIR to a folder of yours", dir, (long)st.st_uid,
+                         (long)geteuid());
+    if (st.st_mode & 022)
+        return kg_errorf(err, KG_EUSAGE, "lock folder %s has mode %04o: others may write it (anyone could replace a "
+                         "lock file); chmod 700 it, or set KGATE_LOCK_DIR", dir, (unsigned)(st.st_mode & 07777));
+    return KG_OK;
+}
+
+void kg_lock_dir_of(const kg_settings *s, int shared, char *dir, size_t cap)
+{
+    if (s == NULL) s = kg_settings_defaults();
+    if (s->lock_dir != NULL && s->lock_dir[0] != '\0') snprintf(dir, cap, "%s", s->lock_dir);
+    else if (shared) snprintf(dir, cap, "%s", DEFAULT_LOCK_DIR);
+    else if (s->runtime_dir != NULL && s->runtime_dir[0] == '/') snprintf(dir, cap, "%s/kgate", s->runtime_dir);
+    else snprintf(dir, cap, "%s/kgate-locks-%ld", s->tmp_dir != NULL && s->tmp_dir[0] == '/' ? s->tmp_dir : "/tmp",
+                  (long)geteuid());
+}
+
+static int lock_dir_prepare(const kg_settings *s, int shared, char *dir, size_t cap, kg_err *err)
 {
     const char *want = s != NULL ? s->lock_dir : NULL;
     char why[200];
+    kg_lock_dir_of(s, shared, dir, cap);
     if (want != NULL && want[0] != '\0') {
-        snprintf(dir, cap, "%s", want);
         int rc = kg_mkdir_p(dir, err);
         if (rc != KG_OK) return rc;
         if (!lock_dir_ok(dir, 0, why, sizeof why))
             return kg_errorf(err, KG_EUSAGE, "lock folder %s: %s: choose another with KGATE_LOCK_DIR", dir, why);
         return KG_OK;
     }
-    snprintf(dir, cap, "%s", DEFAULT_LOCK_DIR);
+    if (!shared) return own_dir_prepare(dir, err);
     /* several users share the default folder: sticky, each lock file its creator's */
     if (mkdir(dir, 0755) == 0) (void)chmod(dir, 01777);
     if (lock_dir_ok(dir, 1, why, sizeof why)) return KG_OK;
@@ -192,12 +231,7 @@ static int lock_dir_prepare(const kg_settings *s, char *dir, size_t cap, kg_err 
     fprintf(stderr, "kgate: the shared lock folder %s is unusable (%s): using %s, which keeps out only this user's "
             "campaigns; ask the administrator to make %s a folder of mode 1777\n", dir, why, mine, dir);
     snprintf(dir, cap, "%s", mine);
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        return kg_errorf(err, KG_EIO, "%s: cannot create the lock folder: %s", dir, strerror(errno));
-    struct stat st;
-    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-        return kg_errorf(err, KG_EUSAGE, "lock folder %s is not a folder of this user: set KGATE_LOCK_DIR", dir);
-    return KG_OK;
+    return own_dir_prepare(dir, err);
 }
 
 /* Opens the lock file path: created new (O_EXCL, 0644, so that others may
@@ -240,11 +274,12 @@ static int open_lock_file(const char *path, kg_err *err)
     return fd;
 }
 
-int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, int *fd_out, kg_err *err)
+int kg_lock_acquire(const kg_settings *s, const char *name, int shared, double timeout_s, int live, int *fd_out,
+                    kg_err *err)
 {
     char dir[KG_PATH_MAX], path[KG_PATH_MAX + 200];
     *fd_out = -1;
-    int rc = lock_dir_prepare(s, dir, sizeof dir, err);
+    int rc = lock_dir_prepare(s, shared, dir, sizeof dir, err);
     if (rc != KG_OK) return rc;
     snprintf(path, sizeof path, "%s/%s.lock", dir, name);
     int fd = open_lock_file(path, err);
@@ -286,7 +321,13 @@ int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, in
             return kg_errorf(err, KG_EIO, "device %s is in use by %s (lock %s); gave up after --lock-timeout %.0f s: "
                              "wait for it to end or raise the timeout", name, holder, path, timeout_s);
         }
-        if (!said) {
+        if (live) {
+            /* one line, rewritten in place, with the time waited */
+            fprintf(stderr, "\r\033[Kkgate: device %s is in use by %s: waiting %.0f s%s (lock %s)", name, holder, waited,
+                    timeout_s >= 0 ? " (--lock-timeout)" : "", path);
+            fflush(stderr);
+            said = 1;
+        } else if (!said) {
             fprintf(stderr, "kgate: device %s is in use by %s (lock %s): waiting%s\n", name, holder, path,
                     timeout_s >= 0 ? " (--lock-timeout)" : "");
             said = 1;
@@ -294,7 +335,8 @@ int kg_lock_acquire(const kg_settings *s, const char *name, double timeout_s, in
         struct timespec ts = { 0, 100 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
-    if (said) fprintf(stderr, "kgate: device %s is free: starting\n", name);
+    if (said && live) fprintf(stderr, "\r\033[K");
+    else if (said) fprintf(stderr, "kgate: device %s is free: starting\n", name);
     kg_lock_note_worker(fd, 0);
     *fd_out = fd;
     return KG_OK;

@@ -74,19 +74,30 @@ void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double
     /* the default list comes with a declared quiet window: a plan with
      * quiet = 0 asked for no quiet host, and an explicit list is always
      * honoured */
+    unsigned caps = kg_backend_caps_of(backend);
+    int by_default = forbid == NULL;
     if (forbid == NULL)
-        forbid = !(kg_backend_caps_of(backend) & KG_CAP_QUIET_HOST) || !(window_s > 0) ? "" : KG_QUIET_DEFAULT_FORBID;
+        forbid = !(caps & KG_CAP_QUIET_HOST) || !(window_s > 0) ? "" : KG_QUIET_DEFAULT_FORBID;
+    /* on the host's CPUs a compiler is other work like any: the default
+     * list is observed and recorded, and the load record counts its CPU;
+     * a list the plan, --forbid or KGATE_FORBID names is judged */
+    if ((caps & KG_CAP_HOST_CPU) && by_default && forbid[0] != '\0') {
+        snprintf(q->observe, sizeof q->observe, "%s", forbid);
+        forbid = "";
+    }
     snprintf(q->forbid, sizeof q->forbid, "%s", forbid);
     q->max_load = max_load;
     q->backend = backend;
     q->device = device;
     if (window_s > 0) q->procs = quiet_procs_open(s, backend, device);
-    /* the CPU-host watch: where the kernel runs on the host's CPUs (cpu), with a declared window */
-    if (window_s > 0 && (kg_backend_caps_of(backend) & KG_CAP_HOST_CPU)) {
-        if (lim != NULL) q->lim = *lim;
+    /* the CPU-host watch: where the kernel runs on the host's CPUs (cpu);
+     * its bounds judge with a declared window, and without one (quiet = 0,
+     * --quiet-window 0) the host's other work is still recorded */
+    if (kg_backend_caps_of(backend) & KG_CAP_HOST_CPU) {
+        if (!(window_s > 0)) q->lim = (kg_quiet_limits){ 0, 0, 0 };
+        else if (lim != NULL) q->lim = *lim;
         else q->lim = (kg_quiet_limits){ KG_QUIET_MAX_STEAL, KG_QUIET_MAX_FOREIGN_CPU, KG_QUIET_MAX_FREQ_CHANGE };
-        if (q->lim.max_steal > 0 || q->lim.max_foreign_cpu > 0 || q->lim.max_freq_change > 0)
-            q->cpu = calloc(1, sizeof(cpu_watch));
+        q->cpu = calloc(1, sizeof(cpu_watch));
     }
 }
 
@@ -340,6 +351,18 @@ int kg_quiet_freq_judge(double *fmax, double f, double bound)
     return 1;
 }
 
+double kg_quiet_foreign_cores(const unsigned long long a[8], const unsigned long long b[8], double own_ticks_used,
+                              double seconds, double hz)
+{
+    double d[8];
+    for (int i = 0; i < 8; i++) d[i] = b[i] >= a[i] ? (double)(b[i] - a[i]) : 0;
+    if (seconds <= 0 || hz <= 0) return 0;
+    /* busy: user, nice, system, irq, softirq (guest time is inside user) */
+    double busy = d[0] + d[1] + d[2] + d[5] + d[6];
+    double f = (busy - own_ticks_used) / hz / seconds;
+    return f > 0 ? f : 0;
+}
+
 int kg_quiet_cpu_judge(const unsigned long long a[8], const unsigned long long b[8], double own_ticks_used,
                        double seconds, double hz, const kg_quiet_limits *lim, char *why, size_t cap)
 {
@@ -361,7 +384,7 @@ int kg_quiet_cpu_judge(const unsigned long long a[8], const unsigned long long b
                  100 * steal, seconds, 100 * lim->max_steal);
         return 1;
     }
-    double foreign = (busy - own_ticks_used) / hz / seconds;
+    double foreign = kg_quiet_foreign_cores(a, b, own_ticks_used, seconds, hz);
     if (lim->max_foreign_cpu > 0 && foreign > lim->max_foreign_cpu) {
         snprintf(why, cap, "processes that are not kgate's used %.2f cores over %.1f s, above the bound "
                  "max_foreign_cpu = %.2f", foreign, seconds, lim->max_foreign_cpu);
@@ -387,7 +410,6 @@ static int cpu_poll(kg_quiet *q, char *why, size_t cap)
             return 1;
         }
     }
-    if (q->lim.max_steal <= 0 && q->lim.max_foreign_cpu <= 0) return 0;
     if (c->have && now - c->t < KG_QUIET_CPU_WINDOW_S) {
         /* within a window, the last window's verdict holds: a host is
          * quiet again only after a whole clean window */
@@ -396,10 +418,14 @@ static int cpu_poll(kg_quiet *q, char *why, size_t cap)
     }
     unsigned long long st[8];
     if (read_stat(st) != 0) return 0;
-    double own = q->lim.max_foreign_cpu > 0 ? own_ticks() : 0;
+    double own = own_ticks();
     int bad = 0;
     if (c->have) {
         char w[300];
+        double f = kg_quiet_foreign_cores(c->stat, st, own - c->own, now - c->t, c->hz);
+        q->load_sum += f;
+        if (f > q->load_max) q->load_max = f;
+        q->load_n++;
         bad = kg_quiet_cpu_judge(c->stat, st, own - c->own, now - c->t, c->hz, &q->lim, w, sizeof w);
         if (bad) {
             kg_utc_now(now_s, sizeof now_s);
@@ -431,10 +457,50 @@ void kg_quiet_process_begins(kg_quiet *q)
 {
     cpu_watch *c = q->cpu;
     if (c != NULL) c->fmax = 0;
+    q->load_sum = q->load_max = 0;
+    q->load_n = 0;
+    q->seen[0] = '\0';
+}
+
+int kg_quiet_load(const kg_quiet *q, double *mean, double *max)
+{
+    *mean = q->load_n > 0 ? q->load_sum / q->load_n : 0;
+    *max = q->load_max;
+    return q->load_n;
+}
+
+/* The observed list: the names running now, added to q->seen (once a
+ * second at most). */
+static void observe(kg_quiet *q, double now)
+{
+    if (q->observe[0] == '\0' || now < q->next_observe) return;
+    q->next_observe = now + 1.0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (!isdigit((unsigned char)e->d_name[0])) continue;
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+        FILE *fp = fopen(path, "r");
+        if (fp == NULL) continue;
+        if (fgets(comm, sizeof comm, fp) == NULL) comm[0] = '\0';
+        fclose(fp);
+        comm[strcspn(comm, "\n")] = '\0';
+        if (comm[0] == '\0' || !listed(q->observe, comm) || listed(q->seen, comm)) continue;
+        size_t l = strlen(q->seen);
+        if (l + strlen(comm) + 2 < sizeof q->seen) snprintf(q->seen + l, sizeof q->seen - l, "%s%s", l ? "," : "", comm);
+    }
+    if (d != NULL) closedir(d);
+}
+
+const char *kg_quiet_seen(const kg_quiet *q)
+{
+    return q->seen;
 }
 
 int kg_quiet_poll(kg_quiet *q, int ignore, char *why, size_t cap)
 {
+    observe(q, kg_mono_s());
     int bad = kg_quiet_scan(q, ignore, why, cap);
     if (!bad) bad = cpu_poll(q, why, cap);
     double now = kg_mono_s();
@@ -455,15 +521,24 @@ int kg_quiet_poll(kg_quiet *q, int ignore, char *why, size_t cap)
     return bad;
 }
 
-void kg_quiet_say(const char *why, char *last, size_t cap)
+void kg_quiet_say(const char *why, char *last, size_t cap, int live, double waited_s, double left_s)
 {
+    const char *at = strstr(why, " at ");
+    int n = at ? (int)(at - why) : (int)strlen(why);
+    if (live) {
+        char left[64] = "";
+        if (left_s >= 0) snprintf(left, sizeof left, ", gives up in %.0f s", left_s);
+        fprintf(stderr, "\r\033[Kkgate: waiting for a quiet host (%.0f s%s): %.*s", waited_s, left, n > 160 ? 160 : n,
+                why);
+        fflush(stderr);
+        return;
+    }
     /* the kind of reason (its text up to the first digit: the same check
      * with other numbers, another time, is the same kind), said once */
     size_t k = strcspn(why, "0123456789");
     if (strlen(last) != k || strncmp(last, why, k) != 0) {
         snprintf(last, cap, "%.*s", (int)k, why);
-        const char *at = strstr(why, " at ");
-        fprintf(stderr, "\r\033[Kkgate: waiting for a quiet host: %.*s\n", at ? (int)(at - why) : (int)strlen(why), why);
+        fprintf(stderr, "kgate: waiting for a quiet host: %.*s\n", n, why);
     }
 }
 

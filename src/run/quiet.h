@@ -20,7 +20,7 @@ typedef struct kg_quiet_limits {
 
 /* The defaults (kg_quiet_init uses them where lim is NULL). */
 #define KG_QUIET_MAX_STEAL 0.10
-#define KG_QUIET_MAX_FOREIGN_CPU 0.5
+#define KG_QUIET_MAX_FOREIGN_CPU 0.0   /* measured and recorded, not judged */
 #define KG_QUIET_MAX_FREQ_CHANGE 0.15
 /* The window over which steal and foreign CPU are judged, s. */
 #define KG_QUIET_CPU_WINDOW_S 1.0
@@ -42,6 +42,17 @@ typedef struct kg_quiet {
      * reason, without its time, changes), oldest first */
     int nnew, dropped;
     char new_why[8][512];
+    double waited_s;          /* this run's waits for a quiet host so far, s (the campaign's budget) */
+    /* CPU used by processes that are not kgate's, in cores, over the CPU
+     * windows since the current process began (kg_quiet_load) */
+    double load_sum, load_max;
+    int load_n;
+    /* the cpu backend's default list, watched but not judged (the host's
+     * CPUs are the device: a compiler is other work, which the load
+     * record counts): the names seen since the process began */
+    char observe[1024];
+    char seen[256];
+    double next_observe;
 } kg_quiet;
 
 #define KG_QUIET_DEFAULT_FORBID "cc1,cc1plus,nvcc,ptxas,cicc,rustc,ld"
@@ -49,10 +60,13 @@ typedef struct kg_quiet {
 
 /* Fills q from the options: forbid (NULL: s->forbid, KGATE_FORBID, else
  * the default list when a quiet window is declared (window_s > 0) on a
- * backend with KG_CAP_QUIET_HOST, cpu and cuda; none on fake).  With a
+ * backend with KG_CAP_QUIET_HOST, cpu and cuda; none on fake; on the cpu
+ * backend the default list is observed, not judged: kg_quiet_seen).  With a
  * window, the device's compute processes are watched where the backend
  * can list them (kg_backend_procs_open), and on the cpu backend steal,
- * foreign CPU and frequency are watched with lim (NULL: the defaults).
+ * foreign CPU and frequency are watched with lim (NULL: the defaults):
+ * foreign CPU is measured and kept (kg_quiet_load) even where no bound
+ * judges it.
  * s may be NULL (defaults).  The watch begins now: the quiet time counts
  * the quiet time from here. */
 void kg_quiet_init(kg_quiet *q, const kg_settings *s, const char *forbid, double max_load, const char *backend,
@@ -73,8 +87,28 @@ int kg_quiet_poll(kg_quiet *q, int ignore, char *why, size_t cap);
  * why, or 0 when there is none. */
 int kg_quiet_take(kg_quiet *q, char *why, size_t cap);
 
-/* A worker starts: the frequency reference begins again. */
+/* A worker starts: the frequency reference and the load record begin
+ * again. */
 void kg_quiet_process_begins(kg_quiet *q);
+
+/* The names of the observed list (the cpu backend's default forbidden
+ * list, not judged) seen running since the process began, comma-separated
+ * ("" none). */
+const char *kg_quiet_seen(const kg_quiet *q);
+
+/* What the CPU-host watch saw of the host's other work since the process
+ * began: the number of full windows, and over them the mean and the
+ * largest CPU used by processes that are not kgate's, in cores (whether
+ * or not max_foreign_cpu judges it).  0: no window (not a cpu host, or no
+ * watch). */
+int kg_quiet_load(const kg_quiet *q, double *mean, double *max);
+
+/* Cores used by processes that are not kgate's over one window, from the
+ * two readings of /proc/stat's first line and kgate's own ticks
+ * meanwhile (as kg_quiet_cpu_judge counts them); 0 when the window is
+ * empty.  Pure. */
+double kg_quiet_foreign_cores(const unsigned long long a[8], const unsigned long long b[8], double own_ticks,
+                              double seconds, double hz);
 
 /* How the device's compute processes are told kgate's or foreign, for
  * the evidence: "by process ID" (identity), "by count (...)" (NVML's
@@ -105,8 +139,10 @@ void kg_quiet_free(kg_quiet *q);
 enum { KG_QUIET_GO, KG_QUIET_HOLD, KG_QUIET_GIVE_UP };
 
 /* "kgate: waiting for a quiet host: WHY" on stderr, once per reason (its
- * text without the time; last holds the one said before). */
-void kg_quiet_say(const char *why, char *last, size_t cap);
+ * text without the time; last holds the one said before); live (a
+ * terminal): one line rewritten in place at every call, with the time
+ * waited and the time left before kgate gives up (left_s < 0: none). */
+void kg_quiet_say(const char *why, char *last, size_t cap, int live, double waited_s, double left_s);
 int kg_quiet_judge(const kg_quiet *q, int bad, double now, double window_s, double waited_s, double give_up_s);
 
 

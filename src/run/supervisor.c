@@ -8,8 +8,9 @@
  * process, so a campaign stopped at any point keeps every completed
  * process, and `kgate run --resume DIR` continues it.
  *
- * Integrity: the device lock is taken before the arms are built and held
- * to the end; before each process the host must be quiet for the quiet
+ * Integrity: the device lock is held from before the device's peaks (and
+ * before the arms are built, for a resumed campaign or a device every
+ * user shares) to the end; before each process the host must be quiet for the quiet
  * window, and a poller repeats the checks every KG_QUIET_POLL_S while the
  * worker runs.  A process during which the host was not quiet is
  * recorded as "contaminated" (excluded from the analysis, its files kept)
@@ -70,18 +71,31 @@ static int write_watch(int dirfd, const char *dir, const kg_sb *wl, kg_err *err)
     return kg_write_atomic_at(dirfd, "watch.csv", path, wl->buf, wl->len, err);
 }
 
+/* The time left, from the processes done so far: their time without
+ * the waits for a quiet host (a wait says nothing of the next process's),
+ * into buf; "" before the first process ends. */
+static void eta_of(int i, int n, double elapsed, double waited, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (i <= 0 || i >= n) return;
+    double work = elapsed - waited;
+    snprintf(buf, cap, "  ETA %.0f s", (work > 0 ? work : 0) / i * (n - i));
+}
+
 /* Prints the progress line (process i/n, direction, elapsed, ETA) and
  * keeps it in pline so that the worker's round can be appended. */
-static void progress(const kg_run_opts *o, int i, int n, int dir, double elapsed, char *pline, size_t cap)
+static void progress(const kg_run_opts *o, int i, int n, int dir, double elapsed, double waited, char *pline,
+                     size_t cap)
 {
     if (!o->progress) return;
     if (i >= n) {
         fprintf(stderr, "\r\033[Kkgate: %d/%d processes done in %.1f s\n", n, n, elapsed);
         return;
     }
-    double eta = i > 0 ? elapsed / i * (n - i) : 0;
-    snprintf(pline, cap, "kgate: process %d/%d (%s)  elapsed %.0f s  ETA %s%.0f s", i + 1, n,
-             dir == 0 ? "fwd" : "rev", elapsed, i > 0 ? "" : "~", eta);
+    char eta[48];
+    eta_of(i, n, elapsed, waited, eta, sizeof eta);
+    snprintf(pline, cap, "kgate: process %d/%d (%s)  elapsed %.0f s%s", i + 1, n, dir == 0 ? "fwd" : "rev", elapsed,
+             eta);
     fprintf(stderr, "\r\033[K%s", pline);
     fflush(stderr);
 }
@@ -217,7 +231,7 @@ typedef struct campaign {
     int scheduled;            /* the schedule began: the folder is evidence from here on */
     kg_backend *be;           /* open from the lock to the peaks */
     char notice[512], device[512], model[256], resolved[16];
-    int lock_fd;
+    int lock_fd, lock_shared, lock_late;
     uint64_t salt;            /* the input salt (salt.h) */
     /* a shard's campaign id, ledger and attempt (attempt.h); cid[0] ==
      * '\0' for a whole campaign or a shard folder that predates them */
@@ -294,9 +308,25 @@ static int take_shard(campaign *c, kg_err *err)
     return KG_OK;
 }
 
+/* Every arm's kernel source or image exists, checked before the folder
+ * and the device lock: a misspelled path is said at once, never after a
+ * wait for another campaign.  The fake backend reads no kernel file. */
+static int check_arm_files(const campaign *c, kg_err *err)
+{
+    const char *bname = c->o->backend != NULL ? c->o->backend : c->plan->campaign.backend;
+    if (strcmp(bname, "auto") != 0 && !(kg_backend_caps_of(bname) & KG_CAP_EXECUTES)) return KG_OK;
+    for (int a = 0; a < c->plan->narms; a++) {
+        char path[KG_PATH_MAX];
+        if (c->plan->arms[a].builtin[0] != '\0') continue;
+        int rc = kg_plan_source_path(c->plan, a, path, sizeof path, err);
+        if (rc != KG_OK) return rc;
+    }
+    return KG_OK;
+}
+
 /* Load the plan and bind its ops: the plan, its shard and device, its
  * own ops compiled and loaded here (trusted, like the plan) and checked,
- * its notes, the frozen plan it must match. */
+ * its notes, the frozen plan it must match, its arms' files. */
 static int stage_plan(campaign *c, kg_err *err)
 {
     const kg_run_opts *o = c->o;
@@ -312,7 +342,7 @@ static int stage_plan(campaign *c, kg_err *err)
     if (o->frozen_path != NULL && (rc = kg_frozen_check(c->plan, o->frozen_path, err)) != KG_OK) return rc;
     if (realpath(o->plan_path, c->plan_abs) == NULL)
         return kg_errorf(err, KG_EIO, "%s: %s", o->plan_path, strerror(errno));
-    return KG_OK;
+    return check_arm_files(c, err);
 }
 
 /* The folder of a resumed campaign must hold this plan: its recorded
@@ -374,7 +404,24 @@ static int stage_folder(campaign *c, char *out_dir_used, size_t cap, kg_err *err
     return KG_OK;
 }
 
-/* Open the backend and take the device's lock, held to the end. */
+/* Take the device's lock, held to the end: a device every user of the
+ * host shares (a GPU, watched as a device apart from the host's CPUs)
+ * has a machine-wide lock; the host's CPUs the user's own (another
+ * user's load is the host watch's to see). */
+static int take_lock(campaign *c, kg_err *err)
+{
+    const kg_run_opts *o = c->o;
+    char lock_name[128];
+    kg_lock_name(c->resolved, c->device, lock_name, sizeof lock_name);
+    return kg_lock_acquire(&c->s, lock_name, c->lock_shared, o->has_lock_timeout ? o->lock_timeout_s : -1,
+                           o->progress, &c->lock_fd, err);
+}
+
+/* Open the backend; take the device's lock now, or, for a new campaign
+ * on a lock of the user's own, once its arms are built (lock_late): a
+ * kernel that does not compile is said at once, not after a wait for
+ * another campaign.  A resumed campaign reads its records under the
+ * lock, and a shared device (a GPU) is not touched before it. */
 static int stage_backend(campaign *c, kg_err *err)
 {
     const kg_run_opts *o = c->o;
@@ -384,9 +431,21 @@ static int stage_backend(campaign *c, kg_err *err)
     if (c->notice[0] != '\0') fprintf(stderr, "kgate: %s\n", c->notice);
     kg_backend_describe(c->be, c->device, sizeof c->device);
     snprintf(c->resolved, sizeof c->resolved, "%s", kg_backend_name(c->be));
-    char lock_name[128];
-    kg_lock_name(c->resolved, c->device, lock_name, sizeof lock_name);
-    return kg_lock_acquire(&c->s, lock_name, o->has_lock_timeout ? o->lock_timeout_s : -1, &c->lock_fd, err);
+    unsigned caps = kg_backend_caps_of(c->resolved);
+    c->lock_shared = (caps & KG_CAP_QUIET_HOST) && !(caps & KG_CAP_HOST_CPU);
+    c->lock_late = !o->resume && !c->lock_shared;
+    return c->lock_late ? KG_OK : take_lock(c, err);
+}
+
+/* The lock of a campaign that built its arms first: taken now, before
+ * the peaks; the wait is not the build's time. */
+static int stage_lock_late(campaign *c, kg_err *err)
+{
+    if (!c->lock_late) return KG_OK;
+    double t = kg_mono_s();
+    int rc = take_lock(c, err);
+    c->t_session += kg_mono_s() - t;
+    return rc;
 }
 
 /* The input salt recorded in a resumed campaign's meta.json, which must
@@ -646,17 +705,21 @@ static void stage_watch(campaign *c)
      * the start of this run when nothing is seen now */
     c->q.quiet_since = c->t_session;
     double give_up = cp->quiet_timeout_s;
+    double budget = o->has_quiet_budget ? o->quiet_budget_s : cp->quiet_budget_s;
     c->max_repeats = o->max_repeats == 0 ? cp->repeats : o->max_repeats < 0 ? 0 : o->max_repeats;
     const kg_quiet *q = &c->q;
-    kg_watch_log(&c->wl, 0, -1, "session", "quiet %g s, give up after %g s; forbid %s; max_load %g; max_steal %g%%, "
+    char budget_s[48] = "";
+    if (budget > 0) snprintf(budget_s, sizeof budget_s, ", %g s in all", budget);
+    kg_watch_log(&c->wl, 0, -1, "session", "quiet %g s, give up after %g s%s; forbid %s; max_load %g; max_steal %g%%, "
                  "max_foreign_cpu %g, max_freq_change %g%% (%s); device processes %s; repeats %d; clock warm-up %g s",
-                 window, give_up, q->forbid[0] ? q->forbid : "(none)", q->max_load, 100 * q->lim.max_steal,
+                 window, give_up, budget_s, q->forbid[0] ? q->forbid : q->observe[0] ? "(none judged; observed and recorded: "
+                 "the cpu backend's default list)" : "(none)", q->max_load, 100 * q->lim.max_steal,
                  q->lim.max_foreign_cpu, 100 * q->lim.max_freq_change, q->cpu != NULL ? "watched" : "not watched",
                  q->procs != NULL ? "listed by the backend" : "not listed (the backend lists none)", c->max_repeats,
                  o->check_only ? 0 : cp->warm_s);
     kg_watch_log(&c->wl, c->build_s, -1, "build", "arms built%s in %.3f s",
                  o->check_only ? "" : " and the device's peaks measured", c->build_s);
-    c->wc = (kg_watch_ctx){ o->check_only ? NULL : &c->q, &c->wl, window, give_up };
+    c->wc = (kg_watch_ctx){ o->check_only ? NULL : &c->q, &c->wl, window, give_up, budget, o->progress };
 }
 
 /* A sequential design that an earlier run already decided is final:
@@ -723,7 +786,7 @@ static int next_worker(campaign *c, int *slot, kg_err *err)
         memset(&c->next, 0, sizeof c->next);
         kg_wproc_promote(&c->cur);
         *slot = c->cur.rec.slot;
-        progress(o, *slot, c->nslots, c->cur.rec.dir, kg_mono_s() - c->t0, c->pline, sizeof c->pline);
+        progress(o, *slot, c->nslots, c->cur.rec.dir, kg_mono_s() - c->t0, c->q.waited_s, c->pline, sizeof c->pline);
         return KG_OK;
     }
     int attempt = 0;
@@ -735,7 +798,7 @@ static int next_worker(campaign *c, int *slot, kg_err *err)
     c->cur.rec.slot = *slot;
     c->cur.rec.attempt = attempt;
     c->cur.rec.dir = kg_protocol_direction(*slot);
-    progress(o, *slot, c->nslots, c->cur.rec.dir, kg_mono_s() - c->t0, c->pline, sizeof c->pline);
+    progress(o, *slot, c->nslots, c->cur.rec.dir, kg_mono_s() - c->t0, c->q.waited_s, c->pline, sizeof c->pline);
     /* the first worker of this run warms the device's clock first */
     double warm = o->check_only || c->started > 0 ? 0 : c->plan->campaign.warm_s;
     return kg_wproc_start(&c->cur, &c->sp, c->nrec, warm, 0, err);
@@ -801,6 +864,10 @@ static void judge_never_quiet(campaign *c, int slot)
         c->never_quiet = 1;
         kg_watch_log(&c->wl, 0, c->nrec - 1, "never-quiet", "slot %d was contaminated %d time(s), the last: %s", slot,
                      tries, c->recs[c->nrec - 1].reason);
+    } else if (!clean && c->cur.budget_spent) {
+        c->never_quiet = 2;
+        kg_watch_log(&c->wl, c->q.waited_s, c->nrec - 1, "never-quiet", "the waits for a quiet host passed the "
+                     "campaign's budget of %g s at slot %d: %s", c->wc.budget_s, slot, c->recs[c->nrec - 1].reason);
     }
 }
 
@@ -813,8 +880,24 @@ static int write_records(campaign *c, kg_err *err)
     if ((rc = kg_evidence_write_processes(c->dirfd, c->dir, c->recs, c->nrec, err)) != KG_OK) return rc;
     if ((rc = write_watch(c->dirfd, c->dir, &c->wl, err)) != KG_OK) return rc;
     const proc_rec *r = &c->recs[c->nrec - 1];
-    if (!r->accepted && (c->o->progress || strcmp(r->status, "contaminated") == 0))
-        fprintf(stderr, "\r\033[Kkgate: process %d %s: %s\n", c->nrec - 1, r->status, r->reason);
+    if (!r->accepted && (c->o->progress || c->o->progress_lines || strcmp(r->status, "contaminated") == 0))
+        fprintf(stderr, "%skgate: process %d %s: %s\n", c->o->progress ? "\r\033[K" : "", c->nrec - 1, r->status,
+                r->reason);
+    else if (c->o->progress_lines) {
+        /* not a terminal: one line per process, for a log */
+        int done = 0;
+        for (int s = 0; s < c->nslots; s++)
+            for (int i = 0; i < c->nrec; i++)
+                if (c->recs[i].slot == s && strcmp(c->recs[i].status, "contaminated") != 0) {
+                    done++;
+                    break;
+                }
+        char eta[48];
+        double elapsed = kg_mono_s() - c->t0;
+        eta_of(done, c->nslots, elapsed, c->q.waited_s, eta, sizeof eta);
+        fprintf(stderr, "kgate: process %d/%d %s (%s) in %.1f s  elapsed %.0f s%s\n", done, c->nslots, r->status,
+                r->dir == 0 ? "fwd" : "rev", r->seconds, elapsed, eta);
+    }
     return KG_OK;
 }
 
@@ -825,9 +908,16 @@ static int stop_now(campaign *c, int slot, kg_err *err)
     const kg_run_opts *o = c->o;
     if (c->never_quiet) {
         kg_wproc_discard(&c->next, c->dirfd);
-        fprintf(stderr, "\r\033[Kkgate: the device never became quiet: slot %d was contaminated %d time(s); the "
-                "campaign stops INVALID (kgate run %s --resume %s tries again)\n", slot, 1 + c->max_repeats,
-                o->plan_path, c->dir);
+        const char *cr = o->progress ? "\r\033[K" : "";
+        if (c->never_quiet == 2)
+            fprintf(stderr, "%skgate: the host never became quiet: the waits passed the campaign's budget of %.0f s",
+                    cr, c->wc.budget_s);
+        else
+            fprintf(stderr, "%skgate: the host never became quiet: slot %d was contaminated %d time(s)", cr, slot,
+                    1 + c->max_repeats);
+        fprintf(stderr, "; the campaign stops INVALID.  To go on: `kgate run %s --resume %s` when the host is "
+                "quieter; add `--quiet-window 0` to time without waiting (the watch still records the host's "
+                "load), or `--quiet-budget S` to wait longer\n", o->plan_path, c->dir);
         return 1;
     }
     if (!o->check_only && c->plan->campaign.looks > 1 &&
@@ -867,7 +957,7 @@ static int stage_reports(campaign *c, kg_analysis *an, kg_err *err)
                  kg_quiet_match(&c->q));
     int rc = write_watch(c->dirfd, c->dir, &c->wl, err);
     if (rc != KG_OK) return rc;
-    progress(c->o, c->nslots, c->nslots, 0, kg_mono_s() - c->t0, c->pline, sizeof c->pline);
+    progress(c->o, c->nslots, c->nslots, 0, kg_mono_s() - c->t0, c->q.waited_s, c->pline, sizeof c->pline);
     if (c->nrec == 0 && (rc = kg_evidence_write_processes(c->dirfd, c->dir, c->recs, 0, err)) != KG_OK) return rc;
     return kg_report_build(c->dir, an, NULL, err);
 }
@@ -951,6 +1041,7 @@ int kg_campaign_run(const kg_run_opts *o, char *out_dir_used, size_t cap, kg_ana
     if ((rc = stage_salt_meta(c, err)) != KG_OK) goto done;
     if ((rc = stage_prepare(c, err)) != KG_OK) goto done;
     if ((rc = stage_build(c, err)) != KG_OK) goto done;
+    if ((rc = stage_lock_late(c, err)) != KG_OK) goto done;
     if ((rc = stage_peaks(c, err)) != KG_OK) goto done;
     stage_watch(c);
     if ((rc = stage_schedule(c, err)) != KG_OK) goto done;

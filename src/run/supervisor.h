@@ -10,7 +10,7 @@
  * `kgate report DIR` runs, so the two give identical bytes.
  *
  * Campaign integrity: one lock per device is held for the whole campaign
- * (lock.c); a quiet-host window precedes every process and a poller
+ * from the device's peaks on (lock.c); a quiet-host window precedes every process and a poller
  * watches it (quiet.c), a contaminated process is excluded and repeated
  * in the same direction; every file is written under a temporary name and
  * renamed, so `kgate run --resume DIR` continues a campaign killed at any
@@ -43,6 +43,9 @@ typedef struct kg_run_opts {
     double lock_timeout_s;    /* give up after this long (0: at once) */
     int has_quiet;            /* 0: the plan's quiet window */
     double quiet_s;           /* quiet window before each process */
+    int has_quiet_budget;     /* 0: the plan's quiet_budget */
+    double quiet_budget_s;    /* the run's waits for a quiet host together, s (0: no budget) */
+    int progress_lines;       /* 1: a line per process on stderr (progress 0: not a terminal) */
     const char *forbid;       /* comma-separated process names; NULL: the settings' (KGATE_FORBID), else
                                * the default list */
     double max_load;          /* 1-minute load average bound; 0: none */
@@ -67,10 +70,11 @@ typedef struct kg_run_opts {
 } kg_run_opts;
 
 /* Runs a campaign end to end, as a sequence of stages over one campaign
- * (supervisor.c): options and signals; the plan and its ops; the folder
- * (new or resumed); the backend and the lock; the salt and meta.json;
- * the folder's logs and watch log; the arms' builds, sources and op
- * modules; the peaks; the host watch; the schedule loop with its
+ * (supervisor.c): options and signals; the plan and its ops (the arms'
+ * files included); the folder (new or resumed); the backend and the lock
+ * (for a new campaign on a lock of the user's own, taken after the
+ * builds); the salt and meta.json; the folder's logs and watch log; the
+ * arms' builds, sources and op modules; the peaks; the host watch; the schedule loop with its
  * sequential looks; the reports; SHA256SUMS; the signature; the archive.
  * *out_dir_used receives the folder.  The
  * analysis result is returned in *an (free with kg_analysis_free; on an

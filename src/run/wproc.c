@@ -739,11 +739,19 @@ static int watch_poll(kg_wproc *cur, const kg_watch_ctx *wc, double now)
     cur->next_poll = now + KG_QUIET_POLL_S;
     if (cur->gone || cur->t_ready < 0) return 0;
     /* the wait counts from when it was ready, or from when the worker
-     * before it ended, whichever is later */
+     * before it ended, whichever is later; it gives up after give_up_s,
+     * or sooner where the run's budget for waits runs out */
     double from = cur->t_ready > cur->t_current ? cur->t_ready : cur->t_current;
-    if (bad) kg_quiet_say(w2, cur->said, sizeof cur->said);
-    int v = kg_quiet_judge(q, bad, now, wc->window_s, now - from, wc->give_up_s);
-    if (v != KG_QUIET_HOLD) cur->waited = now - cur->t_ready;
+    double give_up = wc->give_up_s, left_budget = wc->budget_s - q->waited_s;
+    int by_budget = wc->budget_s > 0 && left_budget < give_up;
+    if (by_budget) give_up = left_budget > 0 ? left_budget : 0;
+    if (bad) kg_quiet_say(w2, cur->said, sizeof cur->said, wc->live, now - from, give_up - (now - from));
+    int v = kg_quiet_judge(q, bad, now, wc->window_s, now - from, give_up);
+    if (v != KG_QUIET_HOLD) {
+        cur->waited = now - cur->t_ready;
+        q->waited_s += now - from;
+        cur->budget_spent = v == KG_QUIET_GIVE_UP && by_budget;
+    }
     /* quiet so far: looked at again when the window completes */
     if (v == KG_QUIET_HOLD && !bad && q->quiet_since + wc->window_s < cur->next_poll)
         cur->next_poll = q->quiet_since + wc->window_s;
@@ -858,8 +866,12 @@ static void record_gave_up(kg_wproc *w, const kg_watch_ctx *wc)
 {
     proc_rec *rec = &w->rec;
     snprintf(rec->status, sizeof rec->status, "contaminated");
-    snprintf(rec->reason, sizeof rec->reason, "not started: the host never became quiet within %.0f s of the "
-             "worker being ready to time (%.150s)", wc->give_up_s, w->why);
+    if (w->budget_spent)
+        snprintf(rec->reason, sizeof rec->reason, "not started: the campaign's waits for a quiet host passed their "
+                 "budget of %.0f s (quiet_budget) (%.150s)", wc->budget_s, w->why);
+    else
+        snprintf(rec->reason, sizeof rec->reason, "not started: the host never became quiet within %.0f s of the "
+                 "worker being ready to time (%.150s)", wc->give_up_s, w->why);
     rec->accepted = 0;
     rec->setup_s = rec->checks_s = rec->timed_s = 0;
     kg_watch_log(wc->wl, w->waited, w->proc, "wait", "gave up: the host never became quiet");
@@ -969,6 +981,24 @@ static void contaminate(kg_wproc *w, const kg_watch_ctx *wc)
     kg_watch_log(wc->wl, rec->seconds, w->proc, "contaminated", "%s; the worker ended %s", w->why, outcome);
 }
 
+/* What the CPU-host watch saw of the host's other work while the worker
+ * ran, as a note in the log: recorded whether or not a bound judges it,
+ * so that the evidence says how quiet the host was. */
+static void log_load(const kg_wproc *w, const kg_watch_ctx *wc)
+{
+    double mean, max;
+    if (wc->q == NULL || !w->gone || kg_quiet_load(wc->q, &mean, &max) <= 0) return;
+    double bound = wc->q->lim.max_foreign_cpu;
+    char judged[96], seen[320] = "";
+    if (bound > 0) snprintf(judged, sizeof judged, "judged against max_foreign_cpu = %.2f", bound);
+    else snprintf(judged, sizeof judged, "recorded, not judged (max_foreign_cpu = 0)");
+    if (kg_quiet_seen(wc->q)[0] != '\0')
+        snprintf(seen, sizeof seen, "; compilers seen (observed, not judged): %s", kg_quiet_seen(wc->q));
+    kg_watch_log(wc->wl, 0, w->proc, "note", "host load: processes that are not kgate's used %.2f cores on average, "
+                 "%.2f at most, over %d window(s) of %.0f s while the process ran; %s%s", mean, max,
+                 kg_quiet_load(wc->q, &mean, &max), KG_QUIET_CPU_WINDOW_S, judged, seen);
+}
+
 int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg_err *err)
 {
     int rc = KG_OK;
@@ -992,6 +1022,7 @@ int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg
     }
     w->rec.seconds = kg_mono_s() - w->t0;
     log_overlap(w, wc);
+    log_load(w, wc);
     if (w->gave_up) {
         record_gave_up(w, wc);
         goto out;

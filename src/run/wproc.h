@@ -24,11 +24,15 @@
 #include "base/util.h"
 
 /* The host watch while workers run: q (NULL: none, the worker is not
- * gated), its log, the quiet window and the give-up. */
+ * gated), its log, the quiet window, the give-up of one process's wait,
+ * the budget of the run's waits together (0: none; q->waited_s holds
+ * what was spent), and whether a wait is shown as one line rewritten in
+ * place (live, a terminal) or once per reason. */
 typedef struct kg_watch_ctx {
     kg_quiet *q;
     kg_sb *wl;
-    double window_s, give_up_s;
+    double window_s, give_up_s, budget_s;
+    int live;
 } kg_watch_ctx;
 
 /* What every worker of a run is started with: the campaign's settings
@@ -70,6 +74,7 @@ typedef struct kg_wproc {
     char log[KG_PATH_MAX + 64];
     double t0, t_ready, t_current, waited, next_poll, next_show, timeout_s;
     int status, exited, timed_out, dirty, stopped, gave_up, gone, said_done, current;
+    int budget_spent;        /* gave up because the run's waits passed the budget */
     char why[512], said[512];
     /* beside the one before it: that time of its own by state */
     double ov[KG_OV_N], ov_t;

@@ -13,7 +13,7 @@ for a in bt nt sk rs rm sm ln rms; do
     expect_grep "| $a | pre | negative | pass |" "$T/out"
     expect_grep "| $a | negative | rejected (as required) |" "$T/neg-$a/report.md"
 done
-"$KGATE" run tests/plans/defects/weak.kg -o "$T/weak" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/defects/weak.kg -o "$T/weak" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "a weak primary case"
 expect_grep "gate FAIL: case one" "$T/err"
 expect_grep "row mean broadcast as output Y" "$T/weak/report.md"

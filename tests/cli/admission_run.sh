@@ -5,7 +5,7 @@
 . tests/cli_lib.sh
 "$KGATE" check tests/plans/defects/run.kg -o "$T/c" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "the run defects pass the pre-timing checks"
-"$KGATE" run tests/plans/defects/run.kg -o "$T/r" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/defects/run.kg -o "$T/r" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "run of the defects"
 expect_grep "gate FAIL" "$T/err"
 for a in pointer_cache honest_first_calls detect_poison; do

@@ -43,7 +43,7 @@ done
 cmp -s "$T/rows-yes" "$T/rows-no" || { diff "$T/rows-yes" "$T/rows-no" >&2; die "trusted and untrusted checks differ"; }
 expect_grep "poison0:C | pass" "$T/rows-no"
 # a short timed campaign: the arm host's protections reach the report
-"$KGATE" run "$T/p-no.kg" -o "$T/ev" >"$T/run.out" 2>"$T/run.err"; st=$?
+"$KGATE" run --report "$T/p-no.kg" -o "$T/ev" >"$T/run.out" 2>"$T/run.err"; st=$?
 [ $st -le 1 ] || { cat "$T/run.err" >&2; die "run: exit $st"; }
 expect_grep "## Resources" "$T/ev/report.md"
 expect_grep "| f32 | blocked | 1 | – |.*| cpu | .*seccomp" "$T/ev/report.md"

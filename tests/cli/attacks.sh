@@ -88,7 +88,7 @@ EOF
 campaign() {
     d=$1; o=$2; shift 2
     # (through sh -c, so that the notice of a killed kgate goes to err)
-    sh -c 'cd "$1" || exit 2; shift; timeout -k 5 150 "$@"' sh "$d" "$KGATE" run plan.kg -o "$o" "$@" \
+    sh -c 'cd "$1" || exit 2; shift; timeout -k 5 150 "$@"' sh "$d" "$KGATE" run --report plan.kg -o "$o" "$@" \
         >"$d/out" 2>"$d/err"; st=$?
 }
 
@@ -190,7 +190,7 @@ if want 10; then
     d=$T/a10; mkplan "$d" "$A/a10_kill_parent.c"; campaign "$d" "$d/ev"; st0=$st
     resumed=""
     if [ "$st" -gt 1 ]; then
-        sh -c 'cd "$1" || exit 2; shift; timeout -k 5 150 "$@"' sh "$d" "$KGATE" run plan.kg --resume "$d/ev" \
+        sh -c 'cd "$1" || exit 2; shift; timeout -k 5 150 "$@"' sh "$d" "$KGATE" run --report plan.kg --resume "$d/ev" \
             >"$d/out" 2>"$d/err"; st=$?
         resumed=", first run exit $st0, resume exit $st"
     fi
@@ -201,7 +201,7 @@ fi
 
 if want 11; then
     d=$T/a11; mkplan "$d" "$A/a11_output_flood.c"
-    (cd "$d" && exec timeout -k 5 150 /usr/bin/time -f %M -o "$d/run.rss" "$KGATE" run plan.kg -o "$d/ev" >"$d/out" 2>"$d/err"); st=$?
+    (cd "$d" && exec timeout -k 5 150 /usr/bin/time -f %M -o "$d/run.rss" "$KGATE" run --report plan.kg -o "$d/ev" >"$d/out" 2>"$d/err"); st=$?
     facts "$d"
     /usr/bin/time -f %M -o "$d/verify.rss" "$KGATE" verify "$d/ev" >/dev/null 2>&1
     kb=$(du -sk "$d/ev" 2>/dev/null | cut -f1)

@@ -37,10 +37,13 @@ cmp -s "$T/keys/signing-key.pem" "$T/priv.copy" || die "key init overwrote a key
 [ -f "$XDG_CONFIG_HOME/kgate/signing-key.pem" ] || die "key init: not under \$XDG_CONFIG_HOME/kgate"
 rm -rf "$XDG_CONFIG_HOME"
 
-# an unsigned campaign says so, once
+# an unsigned campaign says so, once, in the short answer's evidence line (a newcomer never
+# asked for signing: nothing on stderr)
 "$KGATE" run tests/plans/fake-faster.kg --quiet-window 0 -o "$T/uns" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "unsigned run"
-[ "$(grep -c "unsigned" "$T/err")" = 1 ] || { cat "$T/err" >&2; die "an unsigned run says so in one line"; }
+[ "$(grep -c "unsigned" "$T/out")" = 1 ] || { cat "$T/out" >&2; die "an unsigned run says so in one line"; }
+expect_grep "^evidence: $T/uns (unsigned" "$T/out"
+expect_no_grep "unsigned" "$T/err"
 [ ! -e "$T/uns/attestation.dsse.json" ] || die "an unsigned run wrote an envelope"
 "$KGATE" verify "$T/uns" >"$T/v.out" 2>"$T/v.err"; st=$?
 expect_status 0 $st "verify unsigned without --key"

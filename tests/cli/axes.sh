@@ -213,7 +213,7 @@ defines = REP={1, 2} PAD={0}
 [gate]
 min_reduction = 3%
 PLAN
-"$KGATE" run "$T/p/cpu.kg" -o "$T/ev" >"$T/run.out" 2>"$T/run.err"; st=$?
+"$KGATE" run --report "$T/p/cpu.kg" -o "$T/ev" >"$T/run.out" 2>"$T/run.err"; st=$?
 [ $st -le 1 ] || { cat "$T/run.err" >&2; die "the cpu axis campaign: exit status $st"; }
 expect_grep '^- case `rows`: M = 4, 8 (2 variants)$' "$T/ev/report.md"
 expect_grep '^- arm `cand`: REP = 1, 2; PAD = 0 (2 variants)$' "$T/ev/report.md"
@@ -286,7 +286,7 @@ expect_grep '^W = 9$' "$T/v39"
 cmp -s "$T/p/vars.canon" "$T/p/vars.canon2" || die "the canonical variable-axis plan is not a fixed point"
 [ "$(cut -d' ' -f1 "$T/fz")" = "$(cut -d' ' -f1 "$T/fz2")" ] || die "the variable-axis plan's hash changed on re-freezing"
 # a cpu campaign over the variants: every variant checked and timed
-"$KGATE" run "$T/p/vars.kg" -o "$T/vev" >"$T/vout" 2>"$T/verr"; st=$?
+"$KGATE" run --report "$T/p/vars.kg" -o "$T/vev" >"$T/vout" 2>"$T/verr"; st=$?
 [ $st -le 1 ] || { cat "$T/verr" >&2; die "campaign over op-variable axes (status $st)"; }
 for v in 'sig[B=2,W=3]' 'sig[B=2,W=9]' 'sig[B=3,W=3]' 'sig[B=3,W=9]'; do
     grep -F "\"$v\",tiled,candidate,ok," "$T/vev/results.csv" >/dev/null || die "no result row of tiled on $v"
@@ -345,6 +345,6 @@ expect_grep "^\[arm c\[fake_ns=900\]\]$" "$c"
 expect_no_grep "^\[arm c\[fake_ns=990\]\]$" "$c"
 expect_grep "^selected_from = c\[fake_ns=900\] chosen by kgate screen from a family of 3 candidates" "$c"
 expect_grep "^selected_from = .*, evidence \.\.\..*-may-hold)$" "$c"
-"$KGATE" run --frozen "$c.frozen" "$c" -o "$T/conf" >"$T/conf.md" 2>"$T/conf.err"; st=$?
+"$KGATE" run --report --frozen "$c.frozen" "$c" -o "$T/conf" >"$T/conf.md" 2>"$T/conf.err"; st=$?
 expect_status 0 $st "the confirmation run of the best variant"
 echo "axes: ok"

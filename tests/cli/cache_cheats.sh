@@ -17,7 +17,7 @@
 P=$(pwd)/tests/plans/cheats
 verdict() { awk -F, -v a="$2" '$2 == a { print $5; exit }' "$1/results.csv"; }
 
-"$KGATE" run "$P/cache.kg" -o "$T/fresh" --no-progress >"$T/fresh.log" 2>&1; st=$?
+"$KGATE" run --report "$P/cache.kg" -o "$T/fresh" --no-progress >"$T/fresh.log" 2>&1; st=$?
 expect_status 1 $st "the cache campaign, inputs fresh (the gate cannot pass)"
 expect_grep "inputs fresh" "$T/fresh/report.md"
 for a in cache_fp cache_hash cache_ptr; do
@@ -37,7 +37,7 @@ expect_grep "inputs:fresh,pass,.*generating them in place with the cpu backend's
 "$KGATE" verify "$T/fresh" >"$T/verify.log" 2>&1 || { cat "$T/verify.log"; die "verify of the fresh campaign"; }
 
 sed 's/^seed = 7$/seed = 7\npack = 8/' "$P/cache.kg" >"$P/.cache_pack.kg"
-"$KGATE" run "$P/.cache_pack.kg" -o "$T/pack" --no-progress >"$T/pack.log" 2>&1; st=$?
+"$KGATE" run --report "$P/.cache_pack.kg" -o "$T/pack" --no-progress >"$T/pack.log" 2>&1; st=$?
 rm -f "$P/.cache_pack.kg"
 expect_grep "pack 8, .*inputs fresh" "$T/pack/report.md"
 v=$(verdict "$T/pack" cache_hash)
@@ -46,7 +46,7 @@ grep -h ",naive,.*,fail," "$T"/pack/checks/*.csv && die "fresh, pack 8: the hone
 "$KGATE" verify "$T/pack" >"$T/verify.log" 2>&1 || { cat "$T/verify.log"; die "verify of the pack 8 campaign"; }
 
 sed 's/^seed = 7$/seed = 7\ninputs = resident/' "$P/cache.kg" >"$P/.cache_resident.kg"
-"$KGATE" run "$P/.cache_resident.kg" -o "$T/resident" --no-progress >"$T/resident.log" 2>&1; st=$?
+"$KGATE" run --report "$P/.cache_resident.kg" -o "$T/resident" --no-progress >"$T/resident.log" 2>&1; st=$?
 rm -f "$P/.cache_resident.kg"
 expect_grep "inputs resident" "$T/resident/report.md"
 [ "$(verdict "$T/resident" cache_fp)" = INCORRECT ] || die "resident: cache_fp is $(verdict "$T/resident" cache_fp), not INCORRECT"

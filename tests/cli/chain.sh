@@ -21,7 +21,7 @@ refused() { # what pattern
     [ $st = 1 ] || { cat "$T/v.out" "$T/v.err" >&2; die "$1: verify exit $st, expected 1"; }
     grep -q -- "$2" "$T/v.out" "$T/v.err" || { cat "$T/v.out" "$T/v.err" >&2; die "$1: expected '$2'"; }
 }
-"$KGATE" run $PLAN -o "$T/ev" >/dev/null 2>&1; st=$?
+"$KGATE" run --report $PLAN -o "$T/ev" >/dev/null 2>&1; st=$?
 [ $st -le 1 ] || die "campaign: exit $st"
 "$KGATE" verify "$T/ev" >"$T/v.out" 2>&1 || { cat "$T/v.out" >&2; die "an honest folder does not verify"; }
 head -n 1 "$T/ev/processes.csv" | grep -q ',raw_sha256,checks_sha256,outputs_bin_sha256,outputs_sha256,telemetry_sha256,resources_sha256,chain$' ||
@@ -62,7 +62,7 @@ refused "a processes.csv rewritten without the chain" "processes.csv: records no
 fresh; rm "$T/f/raw/proc-005.csv" "$T/f/checks/proc-005.csv" "$T/f/outputs/proc-005."* "$T/f/SHA256SUMS"
 sed -i '$d' "$T/f/processes.csv"
 sed -i 's/^\(3,[^,]*,[^,]*,[^,]*,\)[0-9.]*/\10.500/' "$T/f/processes.csv"
-"$KGATE" run --resume "$T/f" $PLAN >/dev/null 2>"$T/r.err"; st=$?
+"$KGATE" run --report --resume "$T/f" $PLAN >/dev/null 2>"$T/r.err"; st=$?
 expect_status 2 $st "resume of an edited folder"
 expect_grep "processes.csv:5: its chain does not follow" "$T/r.err"
 
@@ -78,7 +78,7 @@ sed -e "s|^source = \.\./|source = $PWD/|" -e 's/^rounds = .*/rounds = 1/' -e 's
     -e 's/^warmup = .*/warmup = 1/' -e 's/^processes = .*/processes = 1/' examples/quickstart.kg |
     awk '/^\[case / { keep = ($0 == "[case f32_128]") } /^\[(arm|gate|campaign)/ { keep = 1 } keep' >"$T/p/qs.kg"
 # no quiet host asked for: the test must not depend on what else runs here
-"$KGATE" run "$T/p/qs.kg" -o "$T/cpu" --quiet-window 0 >/dev/null 2>"$T/cpu.err"; st=$?
+"$KGATE" run --report "$T/p/qs.kg" -o "$T/cpu" --quiet-window 0 >/dev/null 2>"$T/cpu.err"; st=$?
 [ $st -le 3 ] || { cat "$T/cpu.err" >&2; die "cpu campaign: exit $st"; }
 "$KGATE" verify "$T/cpu" >"$T/v.out" 2>&1 || { cat "$T/v.out" >&2; die "the cpu folder does not verify"; }
 [ -f "$T/cpu/sources/naive.c" ] || die "no copy of arm naive's source in sources/"
@@ -103,7 +103,7 @@ maskwatch() { # watch.csv: the events of the processes, without times
 n=1; total=0
 while :; do
     d="$T/w$n"
-    KGATE_FAULT_WRITE_AFTER=$n "$KGATE" run $PLAN -o "$d" >/dev/null 2>"$T/w.err"; st=$?
+    KGATE_FAULT_WRITE_AFTER=$n "$KGATE" run --report $PLAN -o "$d" >/dev/null 2>"$T/w.err"; st=$?
     if [ $st -le 1 ]; then total=$n; rm -rf "$d"; break; fi
     [ $st = 2 ] || { cat "$T/w.err" >&2; die "fault after $n writes: exit $st"; }
     grep -q "the disk is full" "$T/w.err" || { cat "$T/w.err" >&2; die "fault after $n writes: no full-disk message"; }
@@ -123,7 +123,7 @@ while :; do
     # the uninterrupted run with the same input salt (drawn fresh for each
     # campaign, kept in meta.json): the campaign's first three files, resumed
     rm -rf "$T/u"; mkdir "$T/u"; cp "$d/plan.kg" "$d/plan.sha256" "$d/meta.json" "$T/u/"
-    "$KGATE" run --resume "$T/u" $PLAN >/dev/null 2>"$T/w.err" || { cat "$T/w.err" >&2; die "uninterrupted run $n"; }
+    "$KGATE" run --report --resume "$T/u" $PLAN >/dev/null 2>"$T/w.err" || { cat "$T/w.err" >&2; die "uninterrupted run $n"; }
     for k in raw checks outputs; do
         diff -r "$d/$k" "$T/u/$k" >/dev/null || die "fault at write $n: $k/ differs from an uninterrupted run"
     done
@@ -147,14 +147,14 @@ if mount -t tmpfs -o size=400k tmpfs "$T/mnt" 2>/dev/null; then
     umount "$T/mnt"
     for size in 40k 60k 80k 100k 120k 160k 200k; do
         mount -t tmpfs -o size=$size tmpfs "$T/mnt" || die "tmpfs $size"
-        "$KGATE" run $PLAN -o "$T/mnt/ev" >/dev/null 2>"$T/w.err"; st=$?
+        "$KGATE" run --report $PLAN -o "$T/mnt/ev" >/dev/null 2>"$T/w.err"; st=$?
         mount -o remount,size=64m "$T/mnt"
         [ $st -le 2 ] || { umount "$T/mnt"; cat "$T/w.err" >&2; die "tmpfs $size: exit $st"; }
-        "$KGATE" run --resume "$T/mnt/ev" $PLAN >/dev/null 2>"$T/w.err"; st=$?
+        "$KGATE" run --report --resume "$T/mnt/ev" $PLAN >/dev/null 2>"$T/w.err"; st=$?
         cp -r "$T/mnt/ev" "$T/disk"; umount "$T/mnt"
         [ $st -le 1 ] || { cat "$T/w.err" >&2; die "tmpfs $size: resume exit $st"; }
         rm -rf "$T/u"; mkdir "$T/u"; cp "$T/disk/plan.kg" "$T/disk/plan.sha256" "$T/disk/meta.json" "$T/u/"
-        "$KGATE" run --resume "$T/u" $PLAN >/dev/null 2>&1 || die "uninterrupted run for tmpfs $size"
+        "$KGATE" run --report --resume "$T/u" $PLAN >/dev/null 2>&1 || die "uninterrupted run for tmpfs $size"
         for k in raw checks outputs; do
             diff -r "$T/disk/$k" "$T/u/$k" >/dev/null || die "tmpfs $size: $k/ differs from an uninterrupted run"
         done

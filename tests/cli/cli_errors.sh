@@ -2,7 +2,7 @@
 # never a crash.
 . tests/cli_lib.sh
 printf '[campaign]\nwarmpu = 3\n' > "$T/typo.kg"
-"$KGATE" run "$T/typo.kg" -o "$T/a" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/typo.kg" -o "$T/a" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "unknown key"
 expect_grep "typo.kg:2" "$T/err"
 expect_grep "warmpu" "$T/err"
@@ -13,10 +13,10 @@ expect_status 2 $st "binary junk"
 expect_grep "bin.kg" "$T/err"
 
 : > "$T/empty.kg"
-"$KGATE" run "$T/empty.kg" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/empty.kg" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "empty plan"
 
-"$KGATE" run "$T/does-not-exist.kg" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/does-not-exist.kg" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "missing plan"
 expect_grep "does-not-exist.kg" "$T/err"
 
@@ -24,7 +24,7 @@ expect_grep "does-not-exist.kg" "$T/err"
 sed 's#../kernels/cpu/gemm_bt_blocked.c#../kernels/cpu/nope.c#' examples/quickstart.kg > "$T/missing.kg"
 cp -r kernels "$T/../kernels-$$" 2>/dev/null || true
 mkdir -p "$T/ex" && sed 's#\.\./kernels#'"$PWD"'/kernels#' "$T/missing.kg" > "$T/ex/missing.kg"
-"$KGATE" run "$T/ex/missing.kg" -o "$T/b" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/ex/missing.kg" -o "$T/b" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "missing source"
 expect_grep "nope.c" "$T/err"
 rm -rf "$T/../kernels-$$"
@@ -32,7 +32,7 @@ rm -rf "$T/../kernels-$$"
 # a kernel that does not compile: the compiler's message and the arm
 printf '#include "kgate/kernel.h"\nvoid kernel(const kg_kargs *a) { this is not C; }\n' > "$T/ex/broken.c"
 sed -e 's#source = .*gemm_bt_blocked.c#source = broken.c#' -e 's#\.\./kernels#'"$PWD"'/kernels#' examples/quickstart.kg > "$T/ex/broken.kg"
-"$KGATE" run "$T/ex/broken.kg" -o "$T/c" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/ex/broken.kg" -o "$T/c" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "compile error"
 expect_grep "arm 'blocked'" "$T/err"
 expect_grep "failed to compile" "$T/err"
@@ -62,8 +62,8 @@ expect_no_grep "already holds a campaign" "$T/err"
 [ -f "$T/c/plan.kg" ] || die "the second run wrote no campaign in $T/c"
 
 # an existing campaign folder is never overwritten
-"$KGATE" run tests/plans/fake-aa.kg -o "$T/d" >/dev/null 2>&1
-"$KGATE" run tests/plans/fake-aa.kg -o "$T/d" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-aa.kg -o "$T/d" >/dev/null 2>&1
+"$KGATE" run --report tests/plans/fake-aa.kg -o "$T/d" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "existing folder"
 expect_grep "already holds a campaign" "$T/err"
 
@@ -77,6 +77,6 @@ expect_status 2 $st "report of a missing folder"
 
 # an input mode kgate does not know is refused, naming the ones it does
 printf '[campaign]\nquiet = 0\nbackend = fake\ninputs = sometimes\n[case a]\nop = rowsum\ndtype = f32\nM = 2\nN = 2\n[arm b]\nop = rowsum\nrole = baseline\nsource = x.c\n' > "$T/fresh.kg"
-"$KGATE" run "$T/fresh.kg" -o "$T/fresh" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/fresh.kg" -o "$T/fresh" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "inputs = sometimes"
 expect_grep "resident or fresh" "$T/err"

@@ -6,7 +6,7 @@
 # cycles"), every round flagged, the gate fails.  Without telemetry the
 # report says clocks were not recorded.
 . tests/cli_lib.sh
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "fake-faster run"
 expect_grep "Clocks were not recorded" "$T/ev/report.md"
 expect_grep '"clocks_recorded": false' "$T/ev/results.json"

@@ -21,7 +21,7 @@ awk '/^\[arm cand\]/ { f = 1 } f && /^fake_ns = 970/ { print "fake_ns = 1164"; f
 sed 's/^M = 8/M = 6/; s/^M = 4/M = 5/' "$T/a.kg" >"$T/other.kg"
 run() { # plan folder [env...]
     plan=$1 dir=$2; shift 2
-    env "$@" "$KGATE" run "$plan" -o "$dir" >"$T/run.out" 2>"$T/run.err"; st=$?
+    env "$@" "$KGATE" run --report "$plan" -o "$dir" >"$T/run.out" 2>"$T/run.err"; st=$?
     [ "$st" -le 1 ] || { cat "$T/run.err" >&2; die "kgate run $plan: exit status $st"; }
 }
 run "$T/a.kg" "$T/A"

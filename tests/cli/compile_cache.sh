@@ -51,13 +51,13 @@ entries() { ls "$C/arms" 2>/dev/null | grep -c '\.so$'; }
 plan "$T/p.kg"
 
 # ---- 1. stored, then used
-"$KGATE" run "$T/p.kg" -o "$T/a" --no-progress >/dev/null 2>"$T/a.err"; st=$?
+"$KGATE" run --report "$T/p.kg" -o "$T/a" --no-progress >/dev/null 2>"$T/a.err"; st=$?
 [ $st -le 1 ] || { cat "$T/a.err" >&2; die "first campaign: exit $st"; }
 expect_no_grep "from the compile cache" "$T/a.err"
 expect_no_grep '"compile_cache"' "$T/a/environment.json"
 expect_no_grep "| compile cache |" "$T/a/report.md"
 [ "$(entries)" = 2 ] || die "expected 2 entries after the first campaign, found $(entries)"
-"$KGATE" run "$T/p.kg" -o "$T/b" --no-progress >/dev/null 2>"$T/b.err"; st=$?
+"$KGATE" run --report "$T/p.kg" -o "$T/b" --no-progress >/dev/null 2>"$T/b.err"; st=$?
 [ $st -le 1 ] || { cat "$T/b.err" >&2; die "second campaign: exit $st"; }
 expect_grep "kgate: arm naive: from the compile cache" "$T/b.err"
 expect_grep "kgate: arm cand: from the compile cache" "$T/b.err"
@@ -78,7 +78,7 @@ echo "compile cache 0000" >"$T/bx/build/naive.so.cache"
 
 # ---- 2. off: compiled, the cache untouched
 before=$(ls -l --time-style=+%s.%N "$C/arms")
-"$KGATE" run "$T/p.kg" -o "$T/n1" --no-progress --no-cache >/dev/null 2>"$T/n1.err"; st=$?
+"$KGATE" run --report "$T/p.kg" -o "$T/n1" --no-progress --no-cache >/dev/null 2>"$T/n1.err"; st=$?
 [ $st -le 1 ] || { cat "$T/n1.err" >&2; die "--no-cache: exit $st"; }
 KGATE_CACHE=0 "$KGATE" check "$T/p.kg" -o "$T/n2" >/dev/null 2>"$T/n2.err"; st=$?
 [ $st = 0 ] || { cat "$T/n2.err" >&2; die "KGATE_CACHE=0 check: exit $st"; }
@@ -99,15 +99,15 @@ e="$C/arms/$key.so"
 [ -f "$e" ] || die "no entry $e"
 size=$(wc -c <"$e")
 printf '\001' | dd of="$e" bs=1 seek=$((size - 100)) conv=notrunc 2>/dev/null
-"$KGATE" run "$T/p.kg" -o "$T/d1" --no-progress >/dev/null 2>"$T/d1.err"; st=$?
+"$KGATE" run --report "$T/p.kg" -o "$T/d1" --no-progress >/dev/null 2>"$T/d1.err"; st=$?
 [ $st -le 1 ] || { cat "$T/d1.err" >&2; die "campaign over a damaged entry: exit $st"; }
 expect_no_grep "arm naive: from the compile cache" "$T/d1.err"
 expect_grep "arm cand: from the compile cache" "$T/d1.err"
 cmp -s "$T/a/build/naive.so" "$T/d1/build/naive.so" || die "the damaged entry's object was used"
-"$KGATE" run "$T/p.kg" -o "$T/d2" --no-progress >/dev/null 2>"$T/d2.err"
+"$KGATE" run --report "$T/p.kg" -o "$T/d2" --no-progress >/dev/null 2>"$T/d2.err"
 expect_grep "arm naive: from the compile cache" "$T/d2.err"
 head -c 200 "$e" >"$e.cut" && mv "$e.cut" "$e"
-"$KGATE" run "$T/p.kg" -o "$T/d3" --no-progress >/dev/null 2>"$T/d3.err"; st=$?
+"$KGATE" run --report "$T/p.kg" -o "$T/d3" --no-progress >/dev/null 2>"$T/d3.err"; st=$?
 [ $st -le 1 ] || { cat "$T/d3.err" >&2; die "campaign over an entry cut short: exit $st"; }
 expect_no_grep "arm naive: from the compile cache" "$T/d3.err"
 "$KGATE" verify "$T/d3" >/dev/null 2>&1 || die "the folder compiled over a cut entry does not verify"
@@ -136,7 +136,7 @@ expect_grep "arm naive: from the compile cache" "$T/c2.err"
 # ---- 5. two campaigns filling an empty cache at once (each with a lock
 # folder of its own: on one lock the second would build after the first)
 export KGATE_CACHE_DIR="$T/kcache2"
-KGATE_LOCK_DIR="$T/lock1" "$KGATE" run "$T/p.kg" -o "$T/x1" --no-progress >/dev/null 2>"$T/x1.err" &
+KGATE_LOCK_DIR="$T/lock1" "$KGATE" run --report "$T/p.kg" -o "$T/x1" --no-progress >/dev/null 2>"$T/x1.err" &
 p1=$!
 KGATE_LOCK_DIR="$T/lock2" "$KGATE" check "$T/p.kg" -o "$T/x2" >/dev/null 2>"$T/x2.err" &
 p2=$!

@@ -16,7 +16,7 @@ for row in ",g,naive,pre,poison0:C,pass," ",r,rs,pre,poison0:Y,pass," \
     grep -q -- "$row" "$T/c/checks/proc-000.csv" || die "expected a check row '$row'"
 done
 
-"$KGATE" run $P/precision-declared.kg -o "$T/d" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report $P/precision-declared.kg -o "$T/d" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "run with declared contracts"
 expect_grep "gate FAIL: case g, arm tf32: contract tf32 is weaker than f32 of baseline naive" "$T/err"
 for row in "^g,naive,baseline,ok,BASELINE,f32," "^g,tf32,candidate,ok,[A-Z]*,tf32," \
@@ -38,7 +38,7 @@ expect_grep "^tolerance = 0.004$" "$T/d/plan.kg"
 "$KGATE" verify "$T/d" >"$T/vout" 2>"$T/verr" || { cat "$T/verr" >&2; die "verify of the contracts run failed"; }
 expect_report_identical "$T/d"
 
-"$KGATE" run $P/precision-accepted.kg -o "$T/a" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report $P/precision-accepted.kg -o "$T/a" >"$T/out" 2>"$T/err"; st=$?
 expect_no_grep "weaker" "$T/err"
 expect_grep "^g,tf32,candidate,ok,[A-Z]*,tf32," "$T/a/results.csv"
 expect_grep "^same_precision = no$" "$T/a/plan.kg"

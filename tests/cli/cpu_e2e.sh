@@ -47,7 +47,7 @@ source = $PWD/kernels/cpu/rowsum_unrolled.c
 [gate]
 min_reduction = 5%
 PLAN
-"$KGATE" run "$T/p/small.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/p/small.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 # a verdict either way: gate passed or failed (0, 1), or the campaign is
 # INVALID (3) when this tiny campaign's A/A control is too noisy on a shared
 # host (its interval or drift check); never a usage or worker error

@@ -9,7 +9,7 @@ if ! "$KGATE" list 2>/dev/null | grep -q "no CUDA driver here"; then
 fi
 
 # 1. backend = cuda: exit 2 and the sentence a user can act on
-"$KGATE" run examples/cuda-gemm.kg -o "$T/gpu" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report examples/cuda-gemm.kg -o "$T/gpu" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "cuda example without a driver"
 grep -q "unknown or unavailable backend 'cuda'" "$T/err" &&
     die "this kgate was linked without the cuda backend (a weak reference does not pull cuda.o out of libkgate.a)"
@@ -49,7 +49,7 @@ source = $PWD/kernels/cpu/rowsum_unrolled.c
 [gate]
 min_reduction = 1%
 PLAN
-"$KGATE" run "$T/p/auto.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/p/auto.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "auto run: exit status $st"; }
 expect_grep "backend auto: falling back to cpu (no CUDA driver found" "$T/err"
 expect_grep '"backend": *"cpu"' "$T/ev/meta.json"

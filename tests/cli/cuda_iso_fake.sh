@@ -52,7 +52,7 @@ op = gemm_bt
 role = control
 of = base
 PLAN
-KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run "$T/p.kg" -o "$T/out" --no-progress \
+KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run --report "$T/p.kg" -o "$T/out" --no-progress \
     >"$T/log" 2>&1; st=$?
 # one process per direction: the gate cannot pass, the campaign completes
 expect_status 1 $st "campaign against the stand-in driver"
@@ -68,7 +68,7 @@ expect_grep "trusted (in the worker)" "$T/out/telemetry/resources-000.csv"
 expect_grep "generating them in place with the cuda backend's generator" "$T/out/checks/proc-000.csv"
 # a generator that disagrees with the host's by one bit is not used: the
 # worker generates on the host, says why, and no honest arm fails
-KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include FAKE_CUDA_FILL_FLIP=1 "$KGATE" run "$T/p.kg" -o "$T/flip" \
+KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include FAKE_CUDA_FILL_FLIP=1 "$KGATE" run --report "$T/p.kg" -o "$T/flip" \
     --no-progress >"$T/log" 2>&1; st=$?
 expect_status 1 $st "campaign with a generator kernel that flips a bit"
 expect_grep "check records; 0 failed" "$T/flip/report.md"

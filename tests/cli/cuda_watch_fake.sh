@@ -61,7 +61,7 @@ PLAN
 
 # ---- 1. a device that boosts: 1400 MHz rising 20 MHz per reading to 1980
 FAKE_NVML_CLOCK_START=1400 FAKE_NVML_CLOCK_STEP=20 FAKE_NVML_CLOCK_MAX=1980 \
-    "$KGATE" run "$T/p.kg" -o "$T/warm" --no-progress >"$T/log1" 2>&1; st=$?
+    "$KGATE" run --report "$T/p.kg" -o "$T/warm" --no-progress >"$T/log1" 2>&1; st=$?
 [ $st = 1 ] || { cat "$T/log1" >&2; die "campaign with a boosting clock: exit $st"; }
 expect_grep ",clock:warm,pass,.*SM clock 1400 MHz before, 1980 MHz after .*steady for 0.5 s" "$T/warm/checks/proc-000.csv"
 expect_no_grep "clock:warm" "$T/warm/checks/proc-001.csv"
@@ -69,7 +69,7 @@ expect_no_grep "contaminated" "$T/warm/processes.csv"
 expect_grep "check records; 0 failed" "$T/warm/report.md"
 
 # ---- 2. a thermal slowdown (HW thermal, 0x40) throughout
-FAKE_NVML_REASONS=0x40 "$KGATE" run "$T/p.kg" -o "$T/hot" --no-progress >"$T/log2" 2>&1; st=$?
+FAKE_NVML_REASONS=0x40 "$KGATE" run --report "$T/p.kg" -o "$T/hot" --no-progress >"$T/log2" 2>&1; st=$?
 expect_status 3 $st "campaign on a device that slows down for heat"
 expect_grep "the device slowed its clocks (clock event reasons 0x40: hardware or thermal slowdown)" "$T/hot/processes.csv"
 expect_grep "the device never became quiet" "$T/log2"
@@ -78,7 +78,7 @@ expect_no_grep ",incorrect," "$T/hot/results.csv"
 "$KGATE" verify "$T/hot" >/dev/null 2>"$T/v2.err" || { cat "$T/v2.err" >&2; die "folder 2 does not verify"; }
 
 # ---- 3. a power cap (0x4) alone: noted, not contaminated
-FAKE_NVML_REASONS=0x4 "$KGATE" run "$T/p.kg" -o "$T/cap" --no-progress >"$T/log3" 2>&1; st=$?
+FAKE_NVML_REASONS=0x4 "$KGATE" run --report "$T/p.kg" -o "$T/cap" --no-progress >"$T/log3" 2>&1; st=$?
 expect_status 1 $st "campaign on a power-capped device"
 expect_no_grep "contaminated" "$T/cap/processes.csv"
 expect_grep ",note,.*the device was power-capped (clock event reason 0x4)" "$T/cap/watch.csv"
@@ -87,7 +87,7 @@ expect_grep ",note,.*the device was power-capped (clock event reason 0x4)" "$T/c
 sleep 60 &
 foreign=$!
 echo "$foreign" >"$T/pids"
-FAKE_NVML_PIDS_FILE="$T/pids" "$KGATE" run "$T/p.kg" -o "$T/foreign" --no-progress >"$T/log4" 2>&1; st=$?
+FAKE_NVML_PIDS_FILE="$T/pids" "$KGATE" run --report "$T/p.kg" -o "$T/foreign" --no-progress >"$T/log4" 2>&1; st=$?
 kill $foreign 2>/dev/null; wait $foreign 2>/dev/null
 expect_status 3 $st "campaign with a foreign compute process that never leaves"
 expect_grep "not kgate's: pid $foreign" "$T/foreign/processes.csv"

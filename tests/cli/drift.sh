@@ -13,7 +13,7 @@ sed -e "s#\.\./\.\./kernels/#$PWD/kernels/#" -e 's/^control_margin = 1%/control_
 grep -q '^min_reduction = 5%' "$T/aa.kg" || printf '[gate]\nrule = interval\nmin_reduction = 5%%\n' >>"$T/aa.kg"
 # ---- 1. a drifting control
 sed 's/^of = base$/of = base\nfake_drift = 0.01/' "$T/aa.kg" >"$T/drift.kg"
-"$KGATE" run "$T/drift.kg" -o "$T/d" >"$T/d.out" 2>"$T/d.err"; st=$?
+"$KGATE" run --report "$T/drift.kg" -o "$T/d" >"$T/d.out" 2>"$T/d.err"; st=$?
 expect_status 3 $st "a drifting control"
 expect_grep "the campaign is INVALID: control drifted: case small, arm ctrl" "$T/d.err"
 expect_grep "The campaign is INVALID (control drifted: case small, arm ctrl" "$T/d/report.md"

@@ -1,6 +1,6 @@
 # Identical arms: not FASTER, control valid, gate fails (exit 1).
 . tests/cli_lib.sh
-"$KGATE" run tests/plans/fake-aa.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-aa.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "fake-aa run"
 expect_no_grep "| small | cand | candidate |.*| FASTER |" "$T/out"
 expect_grep "| small | ctrl | control |.*| valid" "$T/out"

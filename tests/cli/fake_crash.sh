@@ -4,7 +4,7 @@
 # process stays excluded, the campaign completes, and the candidate is
 # INCORRECT (never FASTER), so the gate fails.
 . tests/cli_lib.sh
-"$KGATE" run tests/plans/fake-crash.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-crash.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "fake-crash: the gate"
 grep -Eq "^1,rev,(crashed|exit [0-9]+),0," "$T/ev/processes.csv" || die "process 1 must be recorded as crashed"
 # under ASan the sanitizer reports the SIGSEGV and exits 1 instead

@@ -6,9 +6,9 @@
 . tests/cli_lib.sh
 grep -v '^fake_fault' tests/plans/fake-fault.kg >"$T/nofault.kg"
 sed -i 's|\.\./\.\./kernels|'"$PWD"'/kernels|' "$T/nofault.kg"
-"$KGATE" run "$T/nofault.kg" -o "$T/ref" >"$T/ref.out" 2>"$T/ref.err"; st=$?
+"$KGATE" run --report "$T/nofault.kg" -o "$T/ref" >"$T/ref.out" 2>"$T/ref.err"; st=$?
 [ $st -le 1 ] || { cat "$T/ref.err" >&2; die "run without the fault: exit $st"; }
-"$KGATE" run tests/plans/fake-fault.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-fault.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "a faulty candidate fails the gate"
 expect_grep "^1,rev,ok,1," "$T/ev/processes.csv"
 expect_grep "6 accepted, 0 excluded" "$T/out"

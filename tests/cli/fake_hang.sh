@@ -1,7 +1,7 @@
 # A hanging worker is killed at the plan's timeout and recorded.
 # kgate-test: waits (a hanging worker killed at its time-out)
 . tests/cli_lib.sh
-"$KGATE" run tests/plans/fake-hang.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-hang.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 3 ] || die "fake-hang: exit status $st"
 expect_grep "^2,fwd,timeout,0," "$T/ev/processes.csv"
 expect_grep "3 accepted, 1 excluded" "$T/out"

@@ -25,7 +25,7 @@ plan() {
     } >"$1"
 }
 run() { # plan folder
-    "$KGATE" run "$1" -o "$2" >"$T/out" 2>"$T/err"
+    "$KGATE" run --report "$1" -o "$2" >"$T/out" 2>"$T/err"
     [ -f "$2/raw/proc-000.csv" ] || { cat "$T/err" >&2; die "$1: no raw samples"; }
 }
 # ns values of (process, arm, case) in folder, one a line
@@ -197,7 +197,7 @@ cmp -s "$T/all1.csv" "$T/all2.csv" || die "the same plan and seed gave different
 
 # 10. fake_proc_sd below 0 other than -1 (fake_noise / 4) is refused.
 plan "$T/bad.kg" 1 5 "fake_proc_sd = -0.5" ""
-"$KGATE" run "$T/bad.kg" -o "$T/bad" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/bad.kg" -o "$T/bad" >"$T/out" 2>"$T/err"; st=$?
 [ "$st" -ne 0 ] || die "fake_proc_sd = -0.5 was accepted"
 grep -q 'fake_proc_sd = -0.5' "$T/bad/processes.csv" || die "fake_proc_sd = -0.5: no reason in processes.csv"
 exit 0

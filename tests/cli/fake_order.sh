@@ -12,7 +12,7 @@
 #   - processes = 2 (not a multiple of 3) is noted on stderr and in the
 #     report.
 . tests/cli_lib.sh
-"$KGATE" run tests/plans/fake-order.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-order.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "fake-order run"
 expect_grep "| small | cand | candidate |.*| INCONCLUSIVE |" "$T/out"
 expect_grep "| small | cand | [-+0-9.]* | [-+0-9.]* | [-+0-9.]* | [0-9.]* (t [0-9.]*) | no |" "$T/out"
@@ -25,7 +25,7 @@ for a in base cand ctrl; do
     done
 done
 sed 's/^processes = 3$/processes = 2/' tests/plans/fake-order.kg >tests/plans/.fake-order-2.kg
-"$KGATE" run tests/plans/.fake-order-2.kg -o "$T/ev2" >"$T/out2" 2>"$T/err2"
+"$KGATE" run --report tests/plans/.fake-order-2.kg -o "$T/ev2" >"$T/out2" 2>"$T/err2"
 rm -f tests/plans/.fake-order-2.kg
 expect_grep "note: processes = 2 per direction does not complete the load-order square of 3 arms" "$T/err2"
 expect_grep "| note | processes = 2 per direction does not complete" "$T/ev2/report.md"

@@ -4,7 +4,7 @@
 # not end (every process is accepted, the campaign is not INVALID), and
 # the arm is judged as usual on the other case.
 . tests/cli_lib.sh
-"$KGATE" run tests/plans/fake-refuse.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-refuse.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "fake-refuse: exit $st"; }
 expect_grep "6 accepted, 0 excluded" "$T/out"
 [ "$(grep -c ',ok,1,' "$T/ev/processes.csv")" = 6 ] || die "every process must complete"

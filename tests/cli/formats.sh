@@ -19,7 +19,7 @@ check_results() { "$PY" tests/formats_check.py results docs/results.schema.json 
 src=$(pwd)/kernels/cpu
 
 # ---- 1. a passing fake campaign: schema.json, hashed, verified, recomputed
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ok" -q 2>/dev/null; expect_status 0 $? "fake-faster"
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ok" -q 2>/dev/null; expect_status 0 $? "fake-faster"
 [ -f "$T/ok/schema.json" ] || die "no schema.json in the folder"
 expect_grep ' schema.json$' "$T/ok/SHA256SUMS"
 "$PY" - "$T/ok" <<'PYEOF' || die "schema.json does not describe the folder's kinds"
@@ -72,10 +72,10 @@ expect_grep "gate_pass" "$T/fr.out"
 # ---- 3. a campaign that is INVALID (a drifting control) and a failing one
 sed -e "s#\.\./\.\./kernels/#$(pwd)/kernels/#" -e 's/^of = base$/of = base\nfake_drift = 0.01/' \
     tests/plans/fake-aa.kg >"$T/drift.kg"
-"$KGATE" run "$T/drift.kg" -o "$T/invalid" -q 2>/dev/null; expect_status 3 $? "a drifting control (INVALID)"
+"$KGATE" run --report "$T/drift.kg" -o "$T/invalid" -q 2>/dev/null; expect_status 3 $? "a drifting control (INVALID)"
 "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d['invalid'] and d['invalid_host']))" \
     "$T/invalid/results.json" || die "the INVALID campaign's results.json does not say so"
-"$KGATE" run tests/plans/fake-order.kg -o "$T/fail" -q 2>/dev/null; expect_status 1 $? "fake-order"
+"$KGATE" run --report tests/plans/fake-order.kg -o "$T/fail" -q 2>/dev/null; expect_status 1 $? "fake-order"
 
 # ---- 4. a sequential design (looks = 2), stopped at a look
 cat >"$T/seq.kg" <<PLAN
@@ -107,7 +107,7 @@ fake_ns = 900
 [gate]
 min_reduction = 1%
 PLAN
-"$KGATE" run "$T/seq.kg" -o "$T/seq" -q 2>/dev/null; expect_status 0 $? "a sequential design"
+"$KGATE" run --report "$T/seq.kg" -o "$T/seq" -q 2>/dev/null; expect_status 0 $? "a sequential design"
 expect_grep "Decided at look 1 (efficacy)" "$T/seq/report.md"
 
 # ---- 5. a check-only folder and a small cpu campaign (telemetry and resources rows)
@@ -136,7 +136,7 @@ source = $src/rowsum_naive.c
 op = rowsum
 source = $src/rowsum_unrolled.c
 PLAN
-"$KGATE" run "$T/cpu.kg" -o "$T/cpu" -q 2>"$T/cpu.err"; st=$?
+"$KGATE" run --report "$T/cpu.kg" -o "$T/cpu" -q 2>"$T/cpu.err"; st=$?
 [ $st -le 1 ] || { cat "$T/cpu.err" >&2; die "the cpu campaign: exit $st"; }
 [ -f "$T/cpu/telemetry/proc-000.csv" ] && [ -f "$T/cpu/telemetry/resources-000.csv" ] ||
     die "the cpu campaign wrote no telemetry or resources"

@@ -37,7 +37,7 @@ while read -r m n k; do
 done || exit 1
 
 # the campaign: the cheats are INCORRECT, never FASTER; verify replays it
-"$KGATE" run "$P" -o "$T/r" >"$T/run.out" 2>"$T/run.err"; st=$?
+"$KGATE" run --report "$P" -o "$T/r" >"$T/run.out" 2>"$T/run.err"; st=$?
 expect_status 1 $st "campaign with the held-out cheats"
 expect_grep "| g | ktail | candidate | .* | INCORRECT |" "$T/r/report.md"
 expect_grep "| g | lasttile | candidate | .* | INCORRECT |" "$T/r/report.md"

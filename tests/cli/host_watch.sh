@@ -13,10 +13,12 @@
 #  5. a forbidden process that comes after the first process and never
 #     leaves makes the campaign INVALID with the first process's data kept
 #     (fake backend: the order is certain);
-#  6. on the cpu backend, a busy loop that is not kgate's contaminates the
-#     process it overlaps (foreign CPU), and never leaving makes the
-#     campaign INVALID (the forbidden list names no real program: the
-#     loop, not another test's compiler, is what it sees);
+#  6. on the cpu backend, with max_foreign_cpu declared (by default the
+#     host's other work is recorded, not judged: first_run.sh), a busy
+#     loop that is not kgate's contaminates the process it overlaps
+#     (foreign CPU), and never leaving makes the campaign INVALID (the
+#     forbidden list names no real program: the loop, not another test's
+#     compiler, is what it sees);
 #  7. report.md's "Host watch" section lists every row of watch.csv and
 #     the duty cycle, and kgate report regenerates it byte for byte.
 # The fake backend's windows are timers (it watches no host CPU) and every
@@ -47,7 +49,7 @@ cp "$(command -v sleep)" "$T/$HOG" || die "cannot copy sleep"
 "$T/$HOG" 60 &
 hog=$!
 plan_with "$T/p1.kg" "quiet_timeout = 1.5" "repeats = 2"
-"$KGATE" run "$T/p1.kg" -o "$T/ev1" --quiet-window 0.3 --forbid $HOG >"$T/out1" 2>"$T/err1"; st=$?
+"$KGATE" run --report "$T/p1.kg" -o "$T/ev1" --quiet-window 0.3 --forbid $HOG >"$T/out1" 2>"$T/err1"; st=$?
 kill $hog 2>/dev/null; wait $hog 2>/dev/null
 expect_status 3 $st "a forbidden process that never leaves (INVALID)"
 expect_grep "the device never became quiet" "$T/err1"
@@ -60,7 +62,7 @@ expect_grep "The campaign is INVALID (the device never became quiet: slot 0" "$T
 "$KGATE" verify "$T/ev1" >/dev/null 2>"$T/v1.err" || { cat "$T/v1.err" >&2; die "folder 1 does not verify"; }
 expect_report_identical "$T/ev1"
 # --resume on a quiet host runs what the host held back, and the verdict stands
-"$KGATE" run --resume "$T/ev1" "$T/p1.kg" --quiet-window 0.3 --forbid $HOG >"$T/out1r" 2>"$T/err1r"; st=$?
+"$KGATE" run --report --resume "$T/ev1" "$T/p1.kg" --quiet-window 0.3 --forbid $HOG >"$T/out1r" 2>"$T/err1r"; st=$?
 [ $st -le 1 ] || { cat "$T/err1r" >&2; die "resume on a quiet host: exit $st"; }
 # the never-quiet row of the first run stays in the log; the resumed run's verdict is
 # judged on the processes it completed (INVALID only while a slot is given up)
@@ -70,7 +72,7 @@ expect_report_identical "$T/ev1"
 "$T/$HOG" 1 &
 hog=$!
 plan_with "$T/p2.kg" "quiet_timeout = 20" "repeats = 1"
-"$KGATE" run "$T/p2.kg" -o "$T/ev2" --quiet-window 0.3 --forbid $HOG >"$T/out2" 2>"$T/err2"; st=$?
+"$KGATE" run --report "$T/p2.kg" -o "$T/ev2" --quiet-window 0.3 --forbid $HOG >"$T/out2" 2>"$T/err2"; st=$?
 wait $hog 2>/dev/null
 [ $st -le 1 ] || { cat "$T/err2" >&2; die "a forbidden process that leaves: exit $st"; }
 expect_grep "waiting for a quiet host: forbidden process $HOG" "$T/err2"
@@ -83,14 +85,14 @@ awk -v w="$w0" 'BEGIN { exit !(w >= 0.9) }' || die "the first process waited $w0
 dev=$!
 echo "$dev" >"$T/pids"
 plan_with "$T/p3.kg" "quiet_timeout = 1" "repeats = 0"
-KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run "$T/p3.kg" -o "$T/ev3" --quiet-window 0.2 >"$T/out3" 2>"$T/err3"; st=$?
+KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run --report "$T/p3.kg" -o "$T/ev3" --quiet-window 0.2 >"$T/out3" 2>"$T/err3"; st=$?
 kill $dev 2>/dev/null; wait $dev 2>/dev/null
 expect_status 3 $st "a foreign device process present before the window"
 expect_grep "foreign compute process(es) on the device (not kgate's: pid $dev)" "$T/ev3/processes.csv"
 expect_grep "device processes were told by process ID" "$T/ev3/watch.csv"
 # a process ID of another PID namespace: counted, and the log says so
 echo 4194000 >"$T/pids"
-KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run "$T/p3.kg" -o "$T/ev3b" --quiet-window 0.2 >"$T/out3b" 2>"$T/err3b"; st=$?
+KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run --report "$T/p3.kg" -o "$T/ev3b" --quiet-window 0.2 >"$T/out3b" 2>"$T/err3b"; st=$?
 [ $st -le 1 ] || { cat "$T/err3b" >&2; die "counted device processes: exit $st"; }
 expect_grep "device processes were told by count" "$T/ev3b/watch.csv"
 expect_grep "by count (NVML's process IDs are another PID namespace's" "$T/ev3b/report.md"
@@ -98,7 +100,7 @@ expect_grep "by count (NVML's process IDs are another PID namespace's" "$T/ev3b/
 # (the baseline when the window ended, plus one for the worker): contaminated
 plan_with "$T/p3c.kg" "quiet_timeout = 30" "repeats = 3"
 : >"$T/pids"
-KGATE_FAKE_SLEEP_MS=15 KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run "$T/p3c.kg" -o "$T/ev3c" --quiet-window 0.2 \
+KGATE_FAKE_SLEEP_MS=15 KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" run --report "$T/p3c.kg" -o "$T/ev3c" --quiet-window 0.2 \
     >"$T/out3c" 2>"$T/err3c" &
 k=$!
 i=0
@@ -115,7 +117,7 @@ expect_grep ",contaminated,0,.*compute processes, kgate expects" "$T/ev3c/proces
 # ---- 4. a continuous window: quiet = 4, six processes (a window counted per
 # process would make them wait 24 s)
 plan_with "$T/p4.kg"
-"$KGATE" run "$T/p4.kg" -o "$T/ev4" --quiet-window 4 >"$T/out4" 2>"$T/err4"; st=$?
+"$KGATE" run --report "$T/p4.kg" -o "$T/ev4" --quiet-window 4 >"$T/out4" 2>"$T/err4"; st=$?
 [ $st -le 1 ] || { cat "$T/err4" >&2; die "quiet = 4: exit $st"; }
 total=$(col wait_s "$T/ev4/processes.csv" | awk '{ s += $1 } END { printf "%.3f", s }')
 later=$(col wait_s "$T/ev4/processes.csv" | awk 'NR > 1 { s += $1 } END { printf "%.3f", s }')
@@ -140,7 +142,7 @@ m=$(sed -n '/^## Host watch/,/^## Speed/p' "$T/ev4/report.md" | grep -c '^| 20[0
 
 # ---- 5. a forbidden process that comes after the first process and stays
 plan_with "$T/p5f.kg" "quiet_timeout = 1" "repeats = 0"
-KGATE_FAKE_SLEEP_MS=15 "$KGATE" run "$T/p5f.kg" -o "$T/ev5f" --quiet-window 0.2 --forbid $HOG \
+KGATE_FAKE_SLEEP_MS=15 "$KGATE" run --report "$T/p5f.kg" -o "$T/ev5f" --quiet-window 0.2 --forbid $HOG \
     >"$T/out5f" 2>"$T/err5f" &
 k=$!
 i=0
@@ -165,6 +167,7 @@ quiet_timeout = 2
 repeats = 1
 forbid = kgate-test-none
 max_steal = 0
+max_foreign_cpu = 0.5
 warmup = 1
 samples = 3
 rounds = 40
@@ -186,7 +189,7 @@ source = $PWD/kernels/cpu/rowsum_unrolled.c
 [gate]
 min_reduction = 1%
 EOF
-"$KGATE" run "$T/p5.kg" -o "$T/ev5" >"$T/out5" 2>"$T/err5" &
+"$KGATE" run --report "$T/p5.kg" -o "$T/ev5" >"$T/out5" 2>"$T/err5" &
 k=$!
 i=0
 until [ -f "$T/ev5/processes.csv" ]; do i=$((i + 1)); [ $i -lt 1200 ] || die "no process finished (6)"; sleep 0.05; done

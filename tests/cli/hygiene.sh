@@ -16,7 +16,7 @@ resum() {
         while read -r f; do [ -p "$f" ] && printf '%064d  %s\n' 0 "$f" || sha256sum "$f"; done >"$T/sums.new") &&
         mv "$T/sums.new" "$1/SHA256SUMS"
 }
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/a" >/dev/null 2>&1; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/a" >/dev/null 2>&1; st=$?
 [ $st -le 1 ] || die "reference campaign: exit $st"
 "$KGATE" verify "$T/a" >/dev/null 2>&1 || die "the reference folder does not verify"
 mkdir -p "$T/outside"
@@ -79,7 +79,7 @@ mkdir -p "$T/outside/six"
 mv "$T/s6/logs" "$T/outside/six/logs"; mv "$T/s6/raw" "$T/outside/six/raw"
 ln -s "$T/outside/six/logs" "$T/s6/logs"; ln -s "$T/outside/six/raw" "$T/s6/raw"
 n0=$(find "$T/outside/six" -type f | wc -l)
-"$KGATE" run --resume "$T/s6" tests/plans/fake-faster.kg >"$T/s6.out" 2>&1; st=$?
+"$KGATE" run --report --resume "$T/s6" tests/plans/fake-faster.kg >"$T/s6.out" 2>&1; st=$?
 [ $st = 2 ] || fail "resume through linked folders: exit $st, expected 2"
 has "symbolic link" "$T/s6.out"
 n1=$(find "$T/outside/six" -type f | wc -l)
@@ -96,17 +96,17 @@ fi
 
 # 8. -o: an existing non-empty folder is refused (its files would join the evidence)
 mkdir -p "$T/o1" && echo mine >"$T/o1/mine.txt"
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/o1" >"$T/o1.out" 2>&1; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/o1" >"$T/o1.out" 2>&1; st=$?
 [ $st = 2 ] || fail "-o a non-empty folder: exit $st, expected 2"
 has "is not empty" "$T/o1.out"
 [ -f "$T/o1/plan.kg" ] && fail "a campaign was written into a non-empty folder"
 # an empty one is fine
 mkdir -p "$T/o2"
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/o2" >/dev/null 2>&1; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/o2" >/dev/null 2>&1; st=$?
 [ $st -le 1 ] || fail "-o an empty folder: exit $st"
 # a regular file
 echo x >"$T/o3"
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/o3" >"$T/o3.out" 2>&1; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/o3" >"$T/o3.out" 2>&1; st=$?
 [ $st = 2 ] || fail "-o a regular file: exit $st, expected 2"
 has "is not a folder" "$T/o3.out"
 grep -q "evidence so far" "$T/o3.out" && fail "-o a regular file must not speak of evidence so far"
@@ -115,7 +115,7 @@ grep -q "evidence so far" "$T/o3.out" && fail "-o a regular file must not speak 
 mkdir -p "$T/l9"
 echo "victim" >"$T/victim.txt" && chmod 0600 "$T/victim.txt"
 ln -s "$T/victim.txt" "$T/l9/fake.lock"
-KGATE_LOCK_DIR="$T/l9" "$KGATE" run tests/plans/fake-faster.kg -o "$T/o9" >"$T/l9.out" 2>&1; st=$?
+KGATE_LOCK_DIR="$T/l9" "$KGATE" run --report tests/plans/fake-faster.kg -o "$T/o9" >"$T/l9.out" 2>&1; st=$?
 [ $st = 2 ] || fail "a linked lock file: exit $st, expected 2"
 has "symbolic link" "$T/l9.out"
 [ "$(cat "$T/victim.txt")" = victim ] || fail "the lock file's link target was written"
@@ -130,13 +130,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
     chmod 0755 "$T"
     mkdir -p "$T/l10" "$T/w10" && chmod 01777 "$T/l10" && chmod 0777 "$T/w10"
     : >"$T/l10/fake.lock" && chmod 0600 "$T/l10/fake.lock"   # owned by root, unreadable to nobody
-    KGATE_LOCK_DIR="$T/l10" as_nobody "$KGATE" run tests/plans/fake-faster.kg -o "$T/w10/a" >"$T/l10.out" 2>&1; st=$?
+    KGATE_LOCK_DIR="$T/l10" as_nobody "$KGATE" run --report tests/plans/fake-faster.kg -o "$T/w10/a" >"$T/l10.out" 2>&1; st=$?
     [ $st -le 1 ] || fail "a lock file planted 0600 by another user: exit $st"
     has "not a kgate lock" "$T/l10.out"
     [ -f "$T/l10/fake.uid-65534.lock" ] || fail "no per-user lock file next to the planted one"
     mkdir -p "$T/l11" && chmod 0755 "$T/l11"
     : >"$T/l11/fake.lock" && chmod 0644 "$T/l11/fake.lock"   # nobody may read it, not write it
-    KGATE_LOCK_DIR="$T/l11" as_nobody "$KGATE" run tests/plans/fake-faster.kg -o "$T/w10/b" >"$T/l11.out" 2>&1; st=$?
+    KGATE_LOCK_DIR="$T/l11" as_nobody "$KGATE" run --report tests/plans/fake-faster.kg -o "$T/w10/b" >"$T/l11.out" 2>&1; st=$?
     [ $st -le 1 ] || { cat "$T/l11.out" >&2; fail "a lock folder that may only be read: exit $st"; }
     [ -s "$T/l11/fake.lock" ] && fail "a lock file of another user was written"
 else
@@ -145,7 +145,7 @@ fi
 
 # 11. plans: a timeout below 1 s is refused with the bound
 sed 's/^timeout = 30/timeout = 1e-320/' tests/plans/fake-faster.kg >"$T/tiny.kg"
-"$KGATE" run "$T/tiny.kg" -o "$T/tiny" >"$T/tiny.out" 2>&1; st=$?
+"$KGATE" run --report "$T/tiny.kg" -o "$T/tiny" >"$T/tiny.out" 2>&1; st=$?
 [ $st = 2 ] || fail "timeout = 1e-320: exit $st, expected 2"
 has "timeout" "$T/tiny.out"
 

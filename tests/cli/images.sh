@@ -97,7 +97,7 @@ PLAN
 } >"$T/p/img.kg"
 
 # 1. an honest image arm, end to end
-"$KGATE" run "$T/p/img.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/p/img.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 1 ] || [ $st -eq 3 ] || { cat "$T/err" >&2; die "image run: exit status $st"; }
 expect_grep "6 accepted, 0 excluded" "$T/out"
 expect_grep "| r | fast | candidate |" "$T/out"
@@ -136,7 +136,7 @@ expect_grep "arm fast: negative: not applicable (precompiled image k/rs_fast.so)
 expect_status 2 $st "check --negative of an image arm"
 expect_grep "negative: not applicable (precompiled image k/rs_fast.so)" "$T/err"
 sed 's/^min_reduction = 5%/min_reduction = 5%\nrequire_negative = yes/' "$T/p/img.kg" >"$T/p/req.kg"
-"$KGATE" run "$T/p/req.kg" -o "$T/req" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/p/req.kg" -o "$T/req" >"$T/out" 2>"$T/err"; st=$?
 [ $st -eq 1 ] || [ $st -eq 3 ] || { cat "$T/err" >&2; die "require_negative run: exit status $st, expected 1 (or 3)"; }
 expect_grep "## Gate: FAIL" "$T/req/report.md"
 expect_grep "Result: case r, arm fast: negative: not applicable (precompiled image), and the gate requires it (require_negative = yes" \
@@ -154,7 +154,7 @@ image = k/skip.so
 min_reduction = 5%
 PLAN
 } >"$T/p/wrong.kg"
-"$KGATE" run "$T/p/wrong.kg" -o "$T/wrong" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/p/wrong.kg" -o "$T/wrong" >"$T/out" 2>"$T/err"; st=$?
 [ $st -eq 1 ] || [ $st -eq 3 ] || { cat "$T/err" >&2; die "wrong image run: exit status $st"; }
 expect_grep "| r | skip | candidate |.*INCORRECT" "$T/wrong/report.md"
 expect_grep "Result: case r, arm skip: INCORRECT" "$T/wrong/report.md"
@@ -291,7 +291,7 @@ PLAN
           fake_cuda check "$T/p/cu1.kg" -o "$T/cu1" >"$T/out" 2>"$T/err"
           cp "$T/cu1/build/base.f32.cubin" "$T/p/k/gemm.cubin" || die "no cubin from the baseline's build"; }
     cuda_plan cubin k/gemm.cubin >"$T/p/cubin.kg"
-    fake_cuda run "$T/p/cubin.kg" -o "$T/cubin" --no-progress >"$T/out" 2>"$T/err"; st=$?
+    fake_cuda run --report "$T/p/cubin.kg" -o "$T/cubin" --no-progress >"$T/out" 2>"$T/err"; st=$?
     expect_status 1 $st "a cubin image against the stand-in driver (one process per direction: no interval)"
     expect_grep "check records; 0 failed" "$T/cubin/report.md"
     expect_grep 'Arm `img` (candidate): negative: not applicable (precompiled image `k/gemm.cubin`)' "$T/cubin/report.md"

@@ -14,7 +14,7 @@ sed -e "s|^source = \.\./|source = $PWD/|" -e 's/^rounds = .*/rounds = 2/' -e 's
 # no quiet host asked for (a private forbidden list is not enough: the
 # quickstart's window also watches the host's CPU, which other work loads):
 # the test must not depend on what else runs here
-"$KGATE" run "$T/p/qs.kg" -o "$T/ev" --quiet-window 0 >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/p/qs.kg" -o "$T/ev" --quiet-window 0 >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "quickstart-like campaign: exit $st"; }
 expect_grep '"build_sha256"' "$T/ev/environment.json"
 expect_grep '"compiler"' "$T/ev/environment.json"

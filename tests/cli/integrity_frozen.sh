@@ -14,14 +14,14 @@ expect_grep "^$h  $T/ff.frozen" "$T/out"
 tail -n +2 "$T/ff.frozen" | sha256sum | grep -q "^$h " || die "the header is not the SHA-256 of the canonical text"
 # the same plan, spelled differently (comments and spacing), is accepted
 sed 's/^samples = 5/samples   =   5   # reformatted/' "$T/p/base.kg" >"$T/p/same.kg"
-"$KGATE" run --frozen "$T/ff.frozen" "$T/p/same.kg" -o "$T/ev" >/dev/null 2>"$T/err"; st=$?
+"$KGATE" run --report --frozen "$T/ff.frozen" "$T/p/same.kg" -o "$T/ev" >/dev/null 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "frozen run of the same plan: exit $st"; }
 expect_grep "\"frozen_plan\"" "$T/ev/meta.json"
 expect_grep "$h" "$T/ev/plan.sha256"
 # a changed plan is refused, with what changed
 sed -e 's/^samples = 5/samples = 6/' -e 's/^margin = 1%/margin = 2%/' "$T/p/base.kg" >"$T/p/changed.kg"
 printf '[arm extra]\nop = rowsum\nrole = reference\nsource = %s/kernels/cpu/rowsum_naive.c\n' "$PWD" >>"$T/p/changed.kg"
-"$KGATE" run --frozen "$T/ff.frozen" "$T/p/changed.kg" -o "$T/ev2" >/dev/null 2>"$T/err"; st=$?
+"$KGATE" run --report --frozen "$T/ff.frozen" "$T/p/changed.kg" -o "$T/ev2" >/dev/null 2>"$T/err"; st=$?
 expect_status 2 $st "frozen run of a changed plan"
 expect_grep "differs from the frozen plan" "$T/err"
 expect_grep "\[campaign\] samples: 5 -> 6" "$T/err"
@@ -30,9 +30,9 @@ expect_grep "+ \[arm extra\] op = rowsum" "$T/err"
 [ -d "$T/ev2" ] && die "a refused plan must not create a folder"
 # an edited frozen file is refused
 sed 's/^samples = 5/samples = 6/' "$T/ff.frozen" >"$T/edited.frozen"
-"$KGATE" run --frozen "$T/edited.frozen" "$T/p/same.kg" -o "$T/ev3" >/dev/null 2>"$T/err"; st=$?
+"$KGATE" run --report --frozen "$T/edited.frozen" "$T/p/same.kg" -o "$T/ev3" >/dev/null 2>"$T/err"; st=$?
 expect_status 2 $st "edited frozen file"
 expect_grep "was edited" "$T/err"
-"$KGATE" run --frozen "$T/nothing" "$T/p/same.kg" -o "$T/ev4" >/dev/null 2>&1; st=$?
+"$KGATE" run --report --frozen "$T/nothing" "$T/p/same.kg" -o "$T/ev4" >/dev/null 2>&1; st=$?
 expect_status 2 $st "missing frozen file"
 exit 0

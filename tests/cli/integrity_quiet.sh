@@ -9,7 +9,7 @@ export KGATE_FAKE_SLEEP_MS=10
 # a name of this run alone (another run of the suite on the host has its own)
 CCN=kgcc$$
 cp "$(command -v sleep)" "$T/$CCN" || die "cannot copy sleep"
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" --quiet-window 0 --forbid $CCN,kgate-other \
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ev" --quiet-window 0 --forbid $CCN,kgate-other \
     >"$T/out" 2>"$T/err" &
 k=$!
 i=0
@@ -51,7 +51,7 @@ i=0
 until [ "$(cat "/proc/$cc/comm" 2>/dev/null)" = $CCN ]; do
     i=$((i + 1)); [ $i -lt 200 ] || die "the forbidden process never started"; sleep 0.01
 done
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev2" --quiet-window 0.2 --forbid $CCN >"$T/out2" 2>"$T/err2" &
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ev2" --quiet-window 0.2 --forbid $CCN >"$T/out2" 2>"$T/err2" &
 k=$!
 i=0
 until grep -q "waiting for a quiet host: forbidden process $CCN" "$T/err2" 2>/dev/null; do

@@ -8,10 +8,10 @@
 # resume runs it again.  Another plan is refused.
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ref" >/dev/null 2>&1; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ref" >/dev/null 2>&1; st=$?
 [ $st -le 1 ] || die "reference campaign: exit $st"
 
-KGATE_FAKE_SLEEP_MS=10 "$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" >/dev/null 2>"$T/err1" &
+KGATE_FAKE_SLEEP_MS=10 "$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ev" >/dev/null 2>"$T/err1" &
 k=$!
 i=0
 until [ "$( { wc -l <"$T/ev/processes.csv"; } 2>/dev/null || echo 0)" -ge 3 ]; do
@@ -26,13 +26,13 @@ cp "$T/ev/raw/proc-000.csv" "$T/raw0"
 "$KGATE" verify "$T/ev" >/dev/null 2>&1 && die "an unfinished folder must not verify"
 
 # another plan is refused, naming what differs
-"$KGATE" run --resume "$T/ev" tests/plans/fake-aa.kg >/dev/null 2>"$T/bad.err"; st=$?
+"$KGATE" run --report --resume "$T/ev" tests/plans/fake-aa.kg >/dev/null 2>"$T/bad.err"; st=$?
 expect_status 2 $st "resume with another plan"
 expect_grep "is not the plan of" "$T/bad.err"
 expect_grep "\[campaign\] name: fake-faster -> fake-aa" "$T/bad.err"
 
 # the orphaned worker still holds the device lock: resume waits for it
-"$KGATE" run --resume "$T/ev" tests/plans/fake-faster.kg >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report --resume "$T/ev" tests/plans/fake-faster.kg >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "resume: exit $st"; }
 expect_grep "resuming" "$T/err"
 head -n 3 "$T/ev/processes.csv" | cmp -s - "$T/kept" || die "resume changed completed processes"
@@ -42,7 +42,7 @@ ls "$T/ev" "$T/ev/raw" "$T/ev/checks" "$T/ev/outputs" | grep -q '\.tmp\.' && die
 cmp -s "$T/ev/results.csv" "$T/ref/results.csv" || die "resumed results differ from an uninterrupted campaign"
 "$KGATE" verify "$T/ev" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "resumed folder does not verify"; }
 # resuming a finished campaign only rewrites its reports and sums
-"$KGATE" run --resume "$T/ev" tests/plans/fake-faster.kg >/dev/null 2>&1; st=$?
+"$KGATE" run --report --resume "$T/ev" tests/plans/fake-faster.kg >/dev/null 2>&1; st=$?
 [ $st -le 1 ] || die "second resume: exit $st"
 [ "$(wc -l <"$T/ev/processes.csv")" = 7 ] || die "a finished campaign must not grow"
 "$KGATE" verify "$T/ev" >/dev/null 2>&1 || die "folder does not verify after a second resume"
@@ -66,12 +66,12 @@ cmp -s "$T/full/results.csv" "$T/ref/results.csv" || die "results after a full d
 # copies, environment.json, then per process checks, outputs .bin,
 # outputs index, raw, processes.csv, watch.csv; write 21 is process 2's
 # outputs index.
-KGATE_FAULT_WRITE_AFTER=20 "$KGATE" run tests/plans/fake-faster.kg -o "$T/rows" >/dev/null 2>"$T/rows.err"; st=$?
+KGATE_FAULT_WRITE_AFTER=20 "$KGATE" run --report tests/plans/fake-faster.kg -o "$T/rows" >/dev/null 2>"$T/rows.err"; st=$?
 expect_status 2 $st "full disk while writing a process's rows"
 expect_grep "the disk is full" "$T/rows.err"
 [ "$(wc -l <"$T/rows/processes.csv")" = 3 ] || die "a process whose rows could not be written must not be recorded"
 [ -f "$T/rows/raw/proc-002.csv" ] && die "a process whose rows could not be written left its raw file"
-"$KGATE" run --resume "$T/rows" tests/plans/fake-faster.kg >/dev/null 2>"$T/rows2.err"; st=$?
+"$KGATE" run --report --resume "$T/rows" tests/plans/fake-faster.kg >/dev/null 2>"$T/rows2.err"; st=$?
 [ $st -le 1 ] || { cat "$T/rows2.err" >&2; die "resume after a failed row write: exit $st"; }
 expect_grep "^2,fwd,ok,1," "$T/rows/processes.csv"
 cmp -s "$T/rows/results.csv" "$T/ref/results.csv" || die "results after a failed row write differ"
@@ -80,7 +80,7 @@ cmp -s "$T/rows/results.csv" "$T/ref/results.csv" || die "results after a failed
 # a real full disk, where a small tmpfs can be mounted (root); skipped otherwise
 mkdir -p "$T/small"
 if mount -t tmpfs -o size=64k tmpfs "$T/small" 2>/dev/null; then
-    "$KGATE" run tests/plans/fake-faster.kg -o "$T/small/ev" >/dev/null 2>"$T/small.err"; st=$?
+    "$KGATE" run --report tests/plans/fake-faster.kg -o "$T/small/ev" >/dev/null 2>"$T/small.err"; st=$?
     cp -r "$T/small/ev" "$T/smallcopy" 2>/dev/null
     umount "$T/small"
     expect_status 2 $st "tmpfs full"
@@ -90,7 +90,7 @@ if mount -t tmpfs -o size=64k tmpfs "$T/small" 2>/dev/null; then
     for f in $(find "$T/smallcopy" -name '*.csv'); do
         [ "$(tail -c 1 "$f" | od -An -c | tr -d ' ')" = '\n' ] || die "$f is cut short"
     done
-    "$KGATE" run --resume "$T/smallcopy" tests/plans/fake-faster.kg >/dev/null 2>&1; st=$?
+    "$KGATE" run --report --resume "$T/smallcopy" tests/plans/fake-faster.kg >/dev/null 2>&1; st=$?
     [ $st -le 1 ] || die "resume of the tmpfs folder: exit $st"
     "$KGATE" verify "$T/smallcopy" >/dev/null 2>&1 || die "tmpfs folder does not verify after resume"
 else

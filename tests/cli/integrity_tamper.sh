@@ -4,7 +4,7 @@
 # when SHA256SUMS is recomputed to match; the archive holds the folder.
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" --archive >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ev" --archive >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "campaign: exit status $st"; }
 [ -f "$T/ev/SHA256SUMS" ] || die "SHA256SUMS missing"
 [ -f "$T/ev/environment.json" ] || die "environment.json missing"

@@ -86,7 +86,7 @@ expect_grep "^| m64 | cand | pre | poison0:C | pass |" "$T/c.out"
 expect_grep "^| m40 | base | pre | poison0:C | pass |" "$T/c.out"
 expect_no_grep "m40,cand,pre,layout" "$T/c/checks/proc-000.csv"
 # the campaign: cand INADMISSIBLE on m40, timed on m64; verify replays it
-"$KGATE" run "$T/p/a.kg" -o "$T/r" --no-progress >"$T/r.out" 2>"$T/r.err"; st=$?
+"$KGATE" run --report "$T/p/a.kg" -o "$T/r" --no-progress >"$T/r.out" 2>"$T/r.err"; st=$?
 [ $st -le 1 ] || { cat "$T/r.err" >&2; die "campaign with a contract: exit $st"; }
 expect_grep "| m40 | cand | candidate | .* | INADMISSIBLE |" "$T/r/report.md"
 "$KGATE" verify "$T/r" >"$T/v.out" 2>&1 || { cat "$T/v.out" >&2; die "verify of the contract campaign"; }
@@ -201,7 +201,7 @@ trap 'rm -rf "$T" ./.kgate-new-plan-test.kg' EXIT
 "$KGATE" check ./.kgate-new-plan-test.kg -o "$T/nc" >"$T/nc.out" 2>"$T/nc.err"; st=$?
 expect_status 0 $st "kgate check of the kgate new plan template"
 sed 's/^quiet = 2 /quiet = 0 /' ./.kgate-new-plan-test.kg >"$T/fast.kg.tmp" && mv "$T/fast.kg.tmp" ./.kgate-new-plan-test.kg
-"$KGATE" run ./.kgate-new-plan-test.kg -o "$T/nr" --no-progress >"$T/nr.out" 2>"$T/nr.err"; st=$?
+"$KGATE" run --report ./.kgate-new-plan-test.kg -o "$T/nr" --no-progress >"$T/nr.out" 2>"$T/nr.err"; st=$?
 [ $st -le 1 ] || { cat "$T/nr.err" >&2; die "kgate run of the template: exit $st"; }
 expect_grep "| first | candidate | candidate | .* | \(FASTER\|EQUIVALENT\|INCONCLUSIVE\|SLOWER\|NOT FASTER\)" "$T/nr/report.md"
 for o in rowsum softmax; do

@@ -64,7 +64,7 @@ source = $T/spy.c
 [gate]
 min_reduction = 1%
 EOF2
-"$KGATE" run "$T/p.kg" -o "$T/ev" --key "$KEY" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/p.kg" -o "$T/ev" --key "$KEY" >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 3 ] || { cat "$T/err" >&2; die "campaign: exit $st"; }
 grep -q "kgate-attack:" "$T"/ev/logs/*.log || die "the spy's constructor did not run (no kgate-attack line in the logs)"
 # the sandbox column, last and quoted: "seccomp,nnp,..."

@@ -100,7 +100,7 @@ expect_grep 'frames ok' "$T/frames.out"
 
 # 2. the campaign
 P=tests/plans/libarm-numpy.kg
-"$KGATE" run "$P" -o "$T/ok" -q 2>"$T/ok.err"
+"$KGATE" run --report "$P" -o "$T/ok" -q 2>"$T/ok.err"
 st=$?
 [ $st -le 1 ] || { cat "$T/ok.err" >&2; die "numpy campaign: exit $st"; }
 R=$T/ok/results.csv
@@ -213,17 +213,17 @@ expect_grep "arm .np. host exited with status 7" "$T/o-dies/report.md"
 # 5. plan errors and a missing library
 sed 's/^call = numpy.softmax/call = numpy.nope/' "$P" >"$T/badcall.kg"
 sed -i "s#\.\./\.\./kernels#$PWD/kernels#" "$T/badcall.kg"
-"$KGATE" run "$T/badcall.kg" -o "$T/o-bc" -q 2>"$T/bc.err"; expect_status 2 $? "an unknown call"
+"$KGATE" run --report "$T/badcall.kg" -o "$T/o-bc" -q 2>"$T/bc.err"; expect_status 2 $? "an unknown call"
 expect_grep "op 'softmax' has no numpy call 'numpy.nope' (set call = numpy.softmax" "$T/bc.err"
 sed "s#\.\./\.\./kernels#$PWD/kernels#" "$P" | awk '/^\[arm unrolled\]/ { print; print "call = numpy.sum"; next } { print }' >"$T/srccall.kg"
-"$KGATE" run "$T/srccall.kg" -o "$T/o-sc" -q 2>"$T/sc.err"; expect_status 2 $? "call on a source arm"
+"$KGATE" run --report "$T/srccall.kg" -o "$T/o-sc" -q 2>"$T/sc.err"; expect_status 2 $? "call on a source arm"
 expect_grep "a library key on an arm that is not a library arm" "$T/sc.err"
 sed "s#\.\./\.\./kernels#$PWD/kernels#" "$P" | awk '/^\[arm mm_np\]/ { print; print "compile = yes"; next } { print }' >"$T/comp.kg"
-"$KGATE" run "$T/comp.kg" -o "$T/o-cp" -q 2>"$T/cp.err"; expect_status 2 $? "compile = yes on numpy"
+"$KGATE" run --report "$T/comp.kg" -o "$T/o-cp" -q 2>"$T/cp.err"; expect_status 2 $? "compile = yes on numpy"
 expect_grep "compile = yes on a numpy arm" "$T/cp.err"
 if ! "$PY" -c 'import torch' 2>/dev/null && ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     sed "s#\.\./\.\./kernels#$PWD/kernels#; s/^builtin = numpy/builtin = torch/" "$P" | grep -v '^call = ' >"$T/torch.kg"
-    "$KGATE" run "$T/torch.kg" -o "$T/o-t" -q 2>"$T/t.err"; st=$?
+    "$KGATE" run --report "$T/torch.kg" -o "$T/o-t" -q 2>"$T/t.err"; st=$?
     [ $st = 2 ] || [ $st = 3 ] || { cat "$T/t.err" >&2; die "builtin = torch without torch: exit $st"; }
     expect_grep "its library helper (.*) could not start: cannot import torch" "$T/t.err"
     [ -f "$T/o-t/results.csv" ] && die "a worker ran without the library"

@@ -16,7 +16,7 @@ for n in 65 80; do
         done
         printf '[gate]\nrule = interval\nmin_reduction = 0%%\n'
     } > "$plan"
-    "$KGATE" run "$plan" -o "$T/ev$n" >"$T/out$n" 2>"$T/err$n"; st=$?
+    "$KGATE" run --report "$plan" -o "$T/ev$n" >"$T/out$n" 2>"$T/err$n"; st=$?
     [ "$st" = 0 ] || [ "$st" = 1 ] || { cat "$T/err$n" >&2; die "$n arms: exit status $st"; }
     expect_grep "2 accepted, 0 excluded" "$T/out$n"
     # every arm timed in both processes: n arms x 2 samples x 2 processes

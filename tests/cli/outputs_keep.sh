@@ -61,7 +61,7 @@ rows() { cat "$1"/outputs/proc-*.csv | grep -vc '^process,'; }
 # ---- replay (the default): compressed, shared, replayed
 plan "$T/p.kg" replay
 sed -i '/^keep_outputs/d' "$T/p.kg"
-"$KGATE" run "$T/p.kg" -o "$T/r" >"$T/r.out" 2>"$T/r.err"
+"$KGATE" run --report "$T/p.kg" -o "$T/r" >"$T/r.out" 2>"$T/r.err"
 [ -f "$T/r/processes.csv" ] || { cat "$T/r.err" >&2; die "replay: no folder"; }
 "$KGATE" verify "$T/r" >"$T/rv.out" 2>"$T/rv.err" || { cat "$T/rv.err" >&2; die "replay: does not verify"; }
 n=$(rows "$T/r")
@@ -81,7 +81,7 @@ expect_report_identical "$T/r"
 
 # ---- all: every replayable check (poison1, snapshot, the sampled executions)
 plan "$T/pa.kg" all
-"$KGATE" run "$T/pa.kg" -o "$T/a" >"$T/a.out" 2>"$T/a.err"
+"$KGATE" run --report "$T/pa.kg" -o "$T/a" >"$T/a.out" 2>"$T/a.err"
 "$KGATE" verify "$T/a" >"$T/av.out" 2>"$T/av.err" || { cat "$T/av.err" >&2; die "all: does not verify"; }
 n=$(rows "$T/a")
 [ "$(replayed "$T/av.out")" = "$n" ] || die "all: $(replayed "$T/av.out") replayed of $n rows"
@@ -90,7 +90,7 @@ for k in poison1 snapshot 'sampled@'; do expect_grep ",$k" "$T/a/outputs/proc-00
 
 # ---- failing: the failed checks' outputs only
 plan "$T/pf.kg" failing
-"$KGATE" run "$T/pf.kg" -o "$T/f" >"$T/f.out" 2>"$T/f.err"
+"$KGATE" run --report "$T/pf.kg" -o "$T/f" >"$T/f.out" 2>"$T/f.err"
 [ -f "$T/f/plan.kg" ] || { cat "$T/f.err" >&2; die "failing: the campaign made no folder"; }
 "$KGATE" verify "$T/f" >"$T/fv.out" 2>"$T/fv.err" || { cat "$T/fv.err" >&2; die "failing: does not verify"; }
 n=$(rows "$T/f")

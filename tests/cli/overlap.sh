@@ -12,7 +12,7 @@ run_plan() {   # $1 folder, $2 overlap value ("" for the default)
 overlap = $2}/" tests/plans/fake-faster.kg >"$T/p-$1.kg"
     # the plan's kernels are named relative to its folder
     sed -i "s|\.\./\.\./kernels|$(pwd)/kernels|" "$T/p-$1.kg"
-    "$KGATE" run "$T/p-$1.kg" -o "$T/$1" --no-progress >"$T/$1.out" 2>"$T/$1.err"; st=$?
+    "$KGATE" run --report "$T/p-$1.kg" -o "$T/$1" --no-progress >"$T/$1.out" 2>"$T/$1.err"; st=$?
     expect_status 0 $st "campaign $1"
     "$KGATE" verify "$T/$1" >"$T/$1.verify" 2>&1 || { cat "$T/$1.verify" >&2; die "folder $1 does not verify"; }
 }
@@ -55,7 +55,7 @@ cmp -s "$T/on/results.csv" "$T/off/results.csv" || die "the verdicts differ with
 # closes; a worker that then dies (here: at its backend's close, every
 # process) is not recorded as complete: its files are removed, and no arm
 # is blamed for what came after its work
-KGATE_FAKE_CRASH_CLOSE=1 "$KGATE" run "$T/p-on.kg" -o "$T/crash" --no-progress >"$T/crash.out" 2>"$T/crash.err"; st=$?
+KGATE_FAKE_CRASH_CLOSE=1 "$KGATE" run --report "$T/p-on.kg" -o "$T/crash" --no-progress >"$T/crash.out" 2>"$T/crash.err"; st=$?
 expect_status 3 $st "workers that crash as they close"
 # (under the sanitizers a SIGSEGV ends the worker with an exit status instead)
 [ "$(grep -Ec ',(crashed|exit [0-9]+),0,' "$T/crash/processes.csv")" = 6 ] ||

@@ -13,7 +13,7 @@
 # the one test that measures the peaks
 fixture=$KGATE_PEAKS
 unset KGATE_PEAKS
-"$KGATE" run tests/contracts/physics.kg -o "$T/p" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/contracts/physics.kg -o "$T/p" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "run of the impossibly fast arm"
 expect_grep "gate FAIL: case f32_384, arm cached: INVALID (impossible: [0-9.]*x the measured FMA rate)" "$T/err"
 expect_grep "^f32_384,cached,candidate,ok,INVALID,f32,.*,impossible," "$T/p/results.csv"
@@ -55,13 +55,13 @@ expect_grep "^Peaks from $T/slow-peaks.json, not measured (peaks.json: read from
 "$KGATE" verify "$T/pf" >"$T/vout" 2>"$T/verr" || { cat "$T/verr" >&2; die "verify of the folder with peaks from a file"; }
 # a file that is not a peaks.json: said in peaks.json, and no limit applies
 sed 's/"flops_f32": [0-9.e]*/"flops_f32": "fast"/' "$fixture" >"$T/bad-peaks.json"
-KGATE_PEAKS="$T/bad-peaks.json" "$KGATE" run "$T/small.kg" -o "$T/pb" >"$T/out" 2>"$T/err"
+KGATE_PEAKS="$T/bad-peaks.json" "$KGATE" run --report "$T/small.kg" -o "$T/pb" >"$T/out" 2>"$T/err"
 expect_grep "\"status\": \"measurement failed: KGATE_PEAKS=$T/bad-peaks.json: field 'flops_f32' is missing or malformed" \
     "$T/pb/peaks.json"
 expect_grep "No physics limit applies: peaks measurement failed: KGATE_PEAKS=" "$T/pb/report.md"
 
 # fake backend: no measurement, no limit, said so
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/f" >"$T/out" 2>"$T/err" || die "fake campaign failed"
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/f" >"$T/out" 2>"$T/err" || die "fake campaign failed"
 expect_grep '"status": "not measured: backend fake has no peak measurement (its timings are synthetic)"' "$T/f/peaks.json"
 expect_grep "No physics limit applies: peaks not measured: backend fake" "$T/f/report.md"
 # check-only runs time nothing and record no peaks

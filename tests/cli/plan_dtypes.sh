@@ -14,7 +14,7 @@ sed "s#\.\./kernels/#$R/kernels/#" examples/quantized.kg | sed 's/^rounds = 4/ro
     >"$T/q.kg"
 
 # ---- 1. the quantized example: admitted, timed, checked, verified
-"$KGATE" run "$T/q.kg" -o "$T/q" --no-progress >"$T/q.out" 2>"$T/q.err"; st=$?
+"$KGATE" run --report "$T/q.kg" -o "$T/q" --no-progress >"$T/q.out" 2>"$T/q.err"; st=$?
 [ $st -le 1 ] || { cat "$T/q.err" >&2; die "quantized.kg: exit $st"; }
 expect_grep "| q | gemm_i8 | i8 | M = 96, N = 128, K = 512 |" "$T/q.out"
 expect_grep "| f8 | gemm_fp8 | e4m3 | M = 64, N = 96, K = 256 |" "$T/q.out"
@@ -38,7 +38,7 @@ done
 # ---- 2. wrong kernels: an int16 accumulator, amax of the rounded values
 sed 's/^entry = gemm_i8_tiled$/entry = gemm_i8_short/' "$T/q.kg" | sed "s/^\[gate\]$/[arm f8_late]\nop = gemm_fp8\nrole = candidate\nsource = $(printf '%s' "$R" | sed 's#/#\\/#g')\/kernels\/cpu\/gemm_fp8.c\nentry = gemm_fp8_amax_late\n\n[gate]/" \
     >"$T/qbad.kg"
-"$KGATE" run "$T/qbad.kg" -o "$T/qbad" --no-progress >"$T/qbad.out" 2>"$T/qbad.err"; st=$?
+"$KGATE" run --report "$T/qbad.kg" -o "$T/qbad" --no-progress >"$T/qbad.out" 2>"$T/qbad.err"; st=$?
 [ $st = 1 ] || { cat "$T/qbad.err" >&2; die "the wrong kernels' campaign: exit $st (1 expected)"; }
 grep "| q | i8_tiled | candidate |" "$T/qbad.out" | grep -q "INCORRECT" || die "the int16 accumulator was not INCORRECT"
 grep "| f8 | f8_late | candidate |" "$T/qbad.out" | grep -q "INCORRECT" || die "amax after rounding was not INCORRECT"
@@ -86,7 +86,7 @@ entry = $2
 PLAN
 }
 mix_plan "$T/mix.kg" mix_ok
-"$KGATE" run "$T/mix.kg" -o "$T/mix" --no-progress >"$T/mix.out" 2>"$T/mix.err"; st=$?
+"$KGATE" run --report "$T/mix.kg" -o "$T/mix" --no-progress >"$T/mix.out" 2>"$T/mix.err"; st=$?
 [ $st -le 1 ] || { cat "$T/mix.err" >&2; die "mix: exit $st"; }
 expect_honest "$T/mix" "the mix op"
 for o in y0 y1 y2 y3; do
@@ -94,11 +94,11 @@ for o in y0 y1 y2 y3; do
 done
 "$KGATE" verify "$T/mix" >"$T/mix.verify" 2>&1 || { cat "$T/mix.verify" >&2; die "the mix folder does not verify"; }
 mix_plan "$T/mixf.kg" mix_f32
-"$KGATE" run "$T/mixf.kg" -o "$T/mixf" --no-progress >"$T/mixf.out" 2>&1
+"$KGATE" run --report "$T/mixf.kg" -o "$T/mixf" --no-progress >"$T/mixf.out" 2>&1
 grep "| m | cand | candidate |" "$T/mixf.out" | grep -q "INCORRECT" || die "float32 arithmetic for an f64 output was admitted"
 grep -q "| m | cand | pre:poison0:y0 | FAIL |" "$T/mixf.out" || die "the float32 shortcut did not fail on y0"
 mix_plan "$T/mixs.kg" mix_skip
-"$KGATE" run "$T/mixs.kg" -o "$T/mixs" --no-progress >"$T/mixs.out" 2>&1
+"$KGATE" run --report "$T/mixs.kg" -o "$T/mixs" --no-progress >"$T/mixs.out" 2>&1
 grep -q "| m | cand | pre:poison0:y1 | FAIL | .*(poison: never written)" "$T/mixs.out" ||
     { grep FAIL "$T/mixs.out" >&2; die "an unwritten int32 output was not reported as the poison"; }
 

@@ -73,7 +73,7 @@ __attribute__((constructor)) static void witness(void)
 EOF2
 plan "$T/good.kg" conv1d_tiled
 export KG_TEST_OP_WITNESS="$T/witness.txt"
-"$KGATE" run "$T/good.kg" -o "$T/good" --no-progress >"$T/good.out" 2>"$T/good.err"; st=$?
+"$KGATE" run --report "$T/good.kg" -o "$T/good" --no-progress >"$T/good.out" 2>"$T/good.err"; st=$?
 [ $st -le 1 ] || { cat "$T/good.err" >&2; die "the declared op's campaign: exit $st"; }
 grep -q "| sig | cand | candidate |" "$T/good.out" || die "no result row for the candidate"
 expect_honest "$T/good" "the declared op"
@@ -91,7 +91,7 @@ grep -q "armhost" "$T/witness.txt" && { cat "$T/witness.txt" >&2; die "an arm ho
 
 # ---- 2. a wrong kernel for it is rejected
 plan "$T/wrong.kg" conv1d_naive "" conv1d_flipped
-"$KGATE" run "$T/wrong.kg" -o "$T/wrong" --no-progress >"$T/wrong.out" 2>"$T/wrong.err"; st=$?
+"$KGATE" run --report "$T/wrong.kg" -o "$T/wrong" --no-progress >"$T/wrong.out" 2>"$T/wrong.err"; st=$?
 [ $st = 1 ] || { cat "$T/wrong.err" >&2; die "the wrong kernel's campaign: exit $st (1 expected: gate FAIL)"; }
 grep "| sig | cand | candidate |" "$T/wrong.out" | grep -q "INCORRECT" || die "the flipped filter was not INCORRECT"
 
@@ -116,7 +116,7 @@ void conv1d_fixed(const kg_kargs *a)
 EOF2
 plan "$T/fixed.kg" conv1d_naive "" conv1d_fixed
 sed -i "s|^source = $R/kernels/cpu/conv1d_naive.c\$|&|; /^\[arm cand\]/,/^entry/ s|^source = .*|source = $T/fixed.c|" "$T/fixed.kg"
-"$KGATE" run "$T/fixed.kg" -o "$T/fixed" --no-progress >"$T/fixed.out" 2>"$T/fixed.err"; st=$?
+"$KGATE" run --report "$T/fixed.kg" -o "$T/fixed" --no-progress >"$T/fixed.out" 2>"$T/fixed.err"; st=$?
 [ $st = 1 ] || { cat "$T/fixed.err" >&2; die "the shape-specific kernel's campaign: exit $st (1 expected: gate FAIL)"; }
 grep "| sig | cand | candidate |" "$T/fixed.out" | grep -q "INCORRECT" || { cat "$T/fixed.out" >&2; die "a kernel right only at the plan's shape was not INCORRECT"; }
 grep -h ',heldout\[B=[0-9]* L=[0-9]* W=[0-9]*\]:' "$T/fixed"/checks/*.csv | grep ',cand,' | grep -q ',fail,' ||
@@ -139,7 +139,7 @@ grep -q "op-conv1d.c" "$T/tamper.verify" || { cat "$T/tamper.verify" >&2; die "v
 # campaign changes nothing for report and verify, which take the folder's copy
 cp examples/ops/conv1d.c "$T/ops/abs.c"
 sed "s|^source = ops/conv1d.c\$|source = $T/ops/abs.c|" "$T/good.kg" >"$T/abs.kg"
-"$KGATE" run "$T/abs.kg" -o "$T/abs" --no-progress >"$T/abs.out" 2>"$T/abs.err"; st=$?
+"$KGATE" run --report "$T/abs.kg" -o "$T/abs" --no-progress >"$T/abs.out" 2>"$T/abs.err"; st=$?
 [ $st -le 1 ] || { cat "$T/abs.err" >&2; die "the absolute-path op's campaign: exit $st"; }
 echo "/* edited after the campaign */" >>"$T/ops/abs.c"
 "$KGATE" report "$T/abs" >"$T/abs.report" 2>"$T/abs.report.err"; st=$?

@@ -61,7 +61,7 @@ page_ok() {
 }
 
 # ---- 1. a fake campaign
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "fake-faster run"
 [ -s "$T/ev/report.html" ] || die "kgate run wrote no report.html"
 grep -q '  report.html$' "$T/ev/SHA256SUMS" || die "report.html is not in SHA256SUMS"
@@ -107,7 +107,7 @@ builtin = ref
 fake_ns = {900, 950, 1100}
 [gate]
 PLAN
-"$KGATE" run "$T/axes.kg" -o "$T/ax" >"$T/ax.out" 2>"$T/ax.err"; st=$?
+"$KGATE" run --report "$T/axes.kg" -o "$T/ax" >"$T/ax.out" 2>"$T/ax.err"; st=$?
 [ $st -le 1 ] || { cat "$T/ax.err" >&2; die "the axis campaign: exit $st"; }
 page_ok "$T/ax" ax
 expect_grep 'id="sweep-c0"' "$T/ax.dom"
@@ -140,7 +140,7 @@ page_ok "$T/cputel" cputel
 expect_grep 'data-empty="no telemetry: 360 telemetry rows, none with an SM clock, power or temperature' "$T/cputel.dom"
 
 # ---- 3. excluded processes: a crashed worker; a host that is not quiet
-"$KGATE" run tests/plans/fake-crash.kg -o "$T/crash" >/dev/null 2>&1
+"$KGATE" run --report tests/plans/fake-crash.kg -o "$T/crash" >/dev/null 2>&1
 [ -s "$T/crash/report.html" ] || die "the crashed campaign wrote no report.html"
 page_ok "$T/crash" crash
 expect_grep 'data-status="failed"' "$T/crash.dom"
@@ -150,13 +150,13 @@ HOG=kghtml$$   # a name of this run alone
 cp "$(command -v sleep)" "$T/$HOG" || die "cannot copy sleep"
 "$T/$HOG" 60 &
 hog=$!
-KGATE_FAKE_SLEEP_MS=5 "$KGATE" run "$T/hw.kg" -o "$T/hw" --quiet-window 0.2 --forbid $HOG >/dev/null 2>"$T/hw.err"; st=$?
+KGATE_FAKE_SLEEP_MS=5 "$KGATE" run --report "$T/hw.kg" -o "$T/hw" --quiet-window 0.2 --forbid $HOG >/dev/null 2>"$T/hw.err"; st=$?
 kill $hog 2>/dev/null; wait $hog 2>/dev/null
 expect_status 3 $st "a host that never becomes quiet"
 page_ok "$T/hw" hw-invalid
 expect_grep 'data-status="contaminated"' "$T/hw-invalid.dom"
 expect_grep 'never-quiet' "$T/hw-invalid.dom"
-KGATE_FAKE_SLEEP_MS=5 "$KGATE" run --resume "$T/hw" "$T/hw.kg" --quiet-window 0.2 --forbid $HOG >/dev/null 2>"$T/hw.err"; st=$?
+KGATE_FAKE_SLEEP_MS=5 "$KGATE" run --report --resume "$T/hw" "$T/hw.kg" --quiet-window 0.2 --forbid $HOG >/dev/null 2>"$T/hw.err"; st=$?
 [ $st -le 1 ] || { cat "$T/hw.err" >&2; die "resume on a quiet host: exit $st"; }
 page_ok "$T/hw" hw
 expect_grep 'data-status="contaminated"' "$T/hw.dom"
@@ -173,7 +173,7 @@ inject='<script>throw new Error("injected")</script><img src=x onerror=alert(1)>
 mkdir -p "$T/h"
 hplan="$T/h/<svg onload=alert(2)>.kg"
 { sed -n '1,2p' "$T/hw.tmp"; echo "selected_from = $inject"; sed -n '3,$p' "$T/hw.tmp"; } >"$hplan"
-"$KGATE" run "$hplan" -o "$T/hev" >/dev/null 2>"$T/hev.err" || { cat "$T/hev.err" >&2; die "the hostile plan's run"; }
+"$KGATE" run --report "$hplan" -o "$T/hev" >/dev/null 2>"$T/hev.err" || { cat "$T/hev.err" >&2; die "the hostile plan's run"; }
 if grep -Eiq '<script|<img|<svg onload' "$T/hev/report.html"; then die "markup from the plan reached report.html unescaped"; fi
 expect_grep '&lt;script&gt;throw new Error(&quot;injected&quot;)&lt;/script&gt;' "$T/hev/report.html"
 page_ok "$T/hev" hev --text "$inject" --text "<svg onload=alert(2)>.kg"

@@ -2,7 +2,7 @@
 # joined to the timing rows (a round whose arms ran at SM clocks more than
 # 1% apart is flagged), resource records, and the speed of light.
 . tests/cli_lib.sh
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" >/dev/null 2>&1 || die "fake run"
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ev" >/dev/null 2>&1 || die "fake run"
 expect_grep "## Speed of light" "$T/ev/report.md"
 expect_no_grep "## Telemetry" "$T/ev/report.md"
 mkdir -p "$T/ev/telemetry"

@@ -25,14 +25,14 @@ source = $PWD/kernels/cpu/gemm_bt_naive.c
 op = gemm_bt
 source = $PWD/kernels/cpu/gemm_bt_blocked.c
 PLAN
-"$KGATE" run "$T/rot.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/rot.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 [ $st -le 1 ] || { cat "$T/err" >&2; die "rotate run: exit $st"; }
 expect_grep "rotate 3 input sets" "$T/out"
 expect_grep "4 accepted, 0 excluded" "$T/out"
 for f in "$T"/ev/checks/*.csv; do expect_no_grep ",fail," "$f"; done
 expect_grep ",post,snapshot:C,pass," "$T/ev/checks/proc-000.csv"
 sed 's/^rotate = 3/rotate = 17/' "$T/rot.kg" > "$T/rot17.kg"
-"$KGATE" run "$T/rot17.kg" -o "$T/ev17" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/rot17.kg" -o "$T/ev17" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "rotate = 17"
 expect_grep "rot17.kg:7" "$T/err"
 expect_grep "\[1, 16\]" "$T/err"

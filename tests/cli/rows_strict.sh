@@ -3,7 +3,7 @@
 # Each damaged copy of a fake campaign's folder makes `kgate report`
 # fail (exit 2) with that message, and `kgate verify` report it.
 . tests/cli_lib.sh
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ev" >/dev/null 2>&1 || die "fake run"
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ev" >/dev/null 2>&1 || die "fake run"
 mkdir -p "$T/ev/telemetry"
 # telemetry and resources as a GPU backend writes them
 awk -F, 'NR == 1 { print "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,foreign_procs,escaped,event_ns,host_ns"; next }

@@ -70,7 +70,7 @@ expect_grep "^\[arm base\]" "$c"
 expect_grep "^\[arm ctrl\]" "$c"
 expect_no_grep "^seed = 3$" "$c"
 expect_grep "^selected_from = c_fast chosen by kgate screen from a family of 4 candidates" "$c"
-"$KGATE" run --frozen "$c.frozen" "$c" -o "$T/conf" >"$T/conf.md" 2>"$T/conf.err"; st=$?
+"$KGATE" run --report --frozen "$c.frozen" "$c" -o "$T/conf" >"$T/conf.md" 2>"$T/conf.err"; st=$?
 expect_status 0 $st "the confirmation run"
 expect_grep "| selection | c_fast chosen by kgate screen from a family of 4 candidates" "$T/conf/report.md"
 # nothing faster: no plan

@@ -41,7 +41,7 @@ min_reduction = 1%
 PLAN
 }
 plan 900 8 4 >"$T/fast.kg"
-"$KGATE" run "$T/fast.kg" -o "$T/fast" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/fast.kg" -o "$T/fast" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "a 10% faster candidate, 4 looks"
 n=$(($(wc -l <"$T/fast/processes.csv") - 1))
 [ "$n" -eq 4 ] || die "the design ran $n processes, expected 4 (one look of 2 per direction)"
@@ -49,17 +49,17 @@ expect_grep "passed at look 1 of 4 (efficacy" "$T/err"
 expect_grep "Decided at look 1 (efficacy) with 2 of 8 processes per direction" "$T/fast/report.md"
 "$KGATE" verify "$T/fast" >"$T/v" 2>&1 || { cat "$T/v"; die "verify of a stopped sequential campaign"; }
 # the decision is final: --resume of a decided campaign runs no further process
-"$KGATE" run --resume "$T/fast" "$T/fast.kg" >"$T/outr" 2>"$T/errr"; st=$?
+"$KGATE" run --report --resume "$T/fast" "$T/fast.kg" >"$T/outr" 2>"$T/errr"; st=$?
 expect_status 0 $st "resuming a decided sequential campaign"
 n=$(($(wc -l <"$T/fast/processes.csv") - 1))
 [ "$n" -eq 4 ] || die "resuming a decided sequential campaign ran more processes ($n in all)"
 expect_grep "already decided" "$T/errr"
 plan 1000 8 4 >"$T/aa.kg"
-"$KGATE" run "$T/aa.kg" -o "$T/aa" >"$T/out2" 2>"$T/err2"; st=$?
+"$KGATE" run --report "$T/aa.kg" -o "$T/aa" >"$T/out2" 2>"$T/err2"; st=$?
 expect_status 1 $st "an identical candidate, 4 looks"
 expect_grep "Decided at look [1-4] (\(futility\|final\))" "$T/aa/report.md"
 plan 1000 8 3 >"$T/bad.kg"
-"$KGATE" run "$T/bad.kg" -o "$T/bad" >"$T/out3" 2>"$T/err3"; st=$?
+"$KGATE" run --report "$T/bad.kg" -o "$T/bad" >"$T/out3" 2>"$T/err3"; st=$?
 expect_status 2 $st "looks that do not divide processes"
 expect_grep "looks must divide processes" "$T/err3"
 # three arms, 2 processes per direction per look: each look misses the square of 3 (a note)

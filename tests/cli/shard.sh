@@ -8,7 +8,7 @@
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 P=tests/plans/fake-shard.kg
-run() { "$KGATE" run "$@" -q 2>>"$T/run.err"; }
+run() { "$KGATE" run --report "$@" -q 2>>"$T/run.err"; }
 # the plan with absolute kernel paths, and a variant of it (another seed: another hash)
 sed "s#\.\./\.\./kernels#$PWD/kernels#" "$P" >"$T/plan.kg"
 sed 's/^seed = 11/seed = 12/' "$T/plan.kg" >"$T/other.kg"
@@ -45,13 +45,13 @@ cmp -s "$T/s0/results.csv" "$T/s0again/results.csv" || die "shard 0/3 again: oth
 
 
 # 2. usage errors
-"$KGATE" run "$T/plan.kg" --shard 4/5 -o "$T/bad" -q 2>"$T/e"; expect_status 2 $? "--shard 4/5 of 4 cases"
+"$KGATE" run --report "$T/plan.kg" --shard 4/5 -o "$T/bad" -q 2>"$T/e"; expect_status 2 $? "--shard 4/5 of 4 cases"
 expect_grep 'shard 4/5 has no case.*lower N to at most 4' "$T/e"
-"$KGATE" run "$T/plan.kg" --shard 2/2 -o "$T/bad2" -q 2>"$T/e"; expect_status 2 $? "--shard 2/2"
+"$KGATE" run --report "$T/plan.kg" --shard 2/2 -o "$T/bad2" -q 2>"$T/e"; expect_status 2 $? "--shard 2/2"
 expect_grep 'I must be in \[0, 1\]' "$T/e"
-"$KGATE" run "$T/plan.kg" --shard x -o "$T/bad3" -q 2>"$T/e"; expect_status 2 $? "--shard x"
+"$KGATE" run --report "$T/plan.kg" --shard x -o "$T/bad3" -q 2>"$T/e"; expect_status 2 $? "--shard x"
 expect_grep 'expected I/N' "$T/e"
-"$KGATE" run "$T/plan.kg" --resume "$T/s1" --shard 0/3 -q 2>"$T/e"; expect_status 2 $? "resume with another shard"
+"$KGATE" run --report "$T/plan.kg" --resume "$T/s1" --shard 0/3 -q 2>"$T/e"; expect_status 2 $? "resume with another shard"
 expect_grep 'is shard 1/3 of its campaign: resume it with --shard 1/3' "$T/e"
 
 # 3. the merge: verdicts equal the unsharded run's; verify re-verifies the shards; report works
@@ -123,7 +123,7 @@ expect_status 0 $? "verify --key of the signed merge"
 expect_grep 'signature ok' "$T/v.out"
 
 # 6. --devices 0,1: one shard per fake device, in parallel, each with its own lock, merged
-"$KGATE" run "$T/plan.kg" --devices 0,1 -o "$T/d" -q 2>"$T/d.err"
+"$KGATE" run --report "$T/plan.kg" --devices 0,1 -o "$T/d" -q 2>"$T/d.err"
 st=$?
 [ $st -le 1 ] || { cat "$T/d.err" >&2; die "run --devices 0,1: exit $st"; }
 expect_grep 'shard 1/2 on device 1' "$T/d.err"
@@ -132,6 +132,6 @@ expect_grep '"device": "scripted timings (no hardware), fake device 1"' "$T/d/sh
 [ -f "$KGATE_LOCK_DIR/fake-1.lock" ] || die "no lock of fake device 1 in $KGATE_LOCK_DIR"
 cmp -s "$T/whole/results.csv" "$T/d/results.csv" || die "run --devices 0,1: results differ from the unsharded run's"
 "$KGATE" verify "$T/d" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "verify of the --devices folder"; }
-"$KGATE" run "$T/plan.kg" --devices 0,1 -q 2>"$T/e"; expect_status 2 $? "--devices without -o"
+"$KGATE" run --report "$T/plan.kg" --devices 0,1 -q 2>"$T/e"; expect_status 2 $? "--devices without -o"
 expect_grep 'needs -o DIR' "$T/e"
 echo "shard.sh: ok"

@@ -21,7 +21,7 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 nprocs() { { wc -l <"$1/processes.csv"; } 2>/dev/null || echo 0; }
 
 # 1. kill -9 during a hanging worker (process 2 of fake-hang hangs)
-"$KGATE" run tests/plans/fake-hang.kg -o "$T/k9" >/dev/null 2>&1 &
+"$KGATE" run --report tests/plans/fake-hang.kg -o "$T/k9" >/dev/null 2>&1 &
 sup=$!
 i=0
 until [ "$(nprocs "$T/k9")" -ge 3 ] && [ -n "$(worker_pid)" ]; do
@@ -37,9 +37,9 @@ until gone "$w"; do
 done
 
 # 2. SIGTERM mid-campaign
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/ref" >/dev/null 2>&1; st=$?
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/ref" >/dev/null 2>&1; st=$?
 [ $st -le 1 ] || die "reference campaign: exit $st"
-KGATE_FAKE_SLEEP_MS=20 "$KGATE" run tests/plans/fake-faster.kg -o "$T/term" >/dev/null 2>"$T/term.err" &
+KGATE_FAKE_SLEEP_MS=20 "$KGATE" run --report tests/plans/fake-faster.kg -o "$T/term" >/dev/null 2>"$T/term.err" &
 sup=$!
 i=0
 until [ "$(nprocs "$T/term")" -ge 3 ] && [ -n "$(worker_pid)" ]; do
@@ -56,7 +56,7 @@ n=$(nprocs "$T/term")
 k=$((n - 1))
 [ -f "$T/term/raw/proc-$(printf %03d $k).csv" ] && die "the interrupted process left its rows"
 [ -f "$T/term/SHA256SUMS" ] && die "an interrupted campaign has no SHA256SUMS"
-"$KGATE" run --resume "$T/term" tests/plans/fake-faster.kg >/dev/null 2>"$T/resume.err"; st=$?
+"$KGATE" run --report --resume "$T/term" tests/plans/fake-faster.kg >/dev/null 2>"$T/resume.err"; st=$?
 [ $st -le 1 ] || { cat "$T/resume.err" >&2; die "resume after SIGTERM: exit $st"; }
 [ "$(nprocs "$T/term")" = 7 ] || die "the resumed campaign must have 6 processes"
 cmp -s "$T/term/results.csv" "$T/ref/results.csv" || die "resumed results differ from an uninterrupted campaign"
@@ -68,7 +68,7 @@ cmp -s "$T/term/results.csv" "$T/ref/results.csv" || die "resumed results differ
 #    resume, which follows the supervisor's kill at once, while the orphan
 #    lives
 sed 's/^timeout = 2$/timeout = 4/' tests/plans/fake-hang.kg >"$T/hang8.kg"
-KGATE_WORKER_WRAPPER="timeout 120" "$KGATE" run "$T/hang8.kg" -o "$T/orph" >/dev/null 2>&1 &
+KGATE_WORKER_WRAPPER="timeout 120" "$KGATE" run --report "$T/hang8.kg" -o "$T/orph" >/dev/null 2>&1 &
 sup=$!
 # wait for the hanging process's own worker (its command line says --proc 2):
 # the lock file names the previous worker until the supervisor starts it
@@ -81,7 +81,7 @@ sleep 0.5
 kill -9 $sup
 wait $sup 2>/dev/null
 kill -0 "$w" 2>/dev/null || die "the wrapped worker $w did not outlive its supervisor (the test needs it to)"
-"$KGATE" run --resume "$T/orph" "$T/hang8.kg" --lock-timeout 0.3 >/dev/null 2>"$T/orph.err"; st=$?
+"$KGATE" run --report --resume "$T/orph" "$T/hang8.kg" --lock-timeout 0.3 >/dev/null 2>"$T/orph.err"; st=$?
 expect_status 2 $st "resume while an orphan holds the lock"
 expect_grep "an orphaned kgate worker (pid $w) still holds the device lock: kill $w" "$T/orph.err"
 # no supervisor: the worker ends itself at timeout (8 s) + grace
@@ -93,13 +93,13 @@ i=0
 until gone "$w"; do
     i=$((i + 1)); [ $i -lt 100 ] || { kill "$w"; die "the wrapper $w did not end"; }; sleep 0.05
 done
-"$KGATE" run --resume "$T/orph" "$T/hang8.kg" >/dev/null 2>"$T/orph2.err"; st=$?
+"$KGATE" run --report --resume "$T/orph" "$T/hang8.kg" >/dev/null 2>"$T/orph2.err"; st=$?
 [ $st -le 3 ] || { cat "$T/orph2.err" >&2; die "resume after the orphan ended: exit $st"; }
 expect_grep "^2,fwd,timeout,0," "$T/orph/processes.csv"
 "$KGATE" verify "$T/orph" >/dev/null 2>"$T/v2.err" || { cat "$T/v2.err" >&2; die "the orphan's folder does not verify"; }
 # 4a. SIGTERM during a 30 s quiet window (the fake backend waits only when
 #     --quiet-window asks): the stop does not wait for the window to end
-"$KGATE" run tests/plans/fake-faster.kg -o "$T/qw" --quiet-window 30 >/dev/null 2>"$T/qw.err" &
+"$KGATE" run --report tests/plans/fake-faster.kg -o "$T/qw" --quiet-window 30 >/dev/null 2>"$T/qw.err" &
 sup=$!
 sleep 1
 kill -TERM $sup
@@ -110,7 +110,7 @@ done
 wait $sup; st=$?
 [ "$st" -ne 0 ] || die "an interrupted campaign exited 0"
 expect_grep "interrupted while waiting for a quiet host: kgate run tests/plans/fake-faster.kg --resume $T/qw continues it" "$T/qw.err"
-"$KGATE" run --resume "$T/qw" tests/plans/fake-faster.kg >/dev/null 2>"$T/qw2.err" || { cat "$T/qw2.err" >&2; die "resume after the quiet-window stop"; }
+"$KGATE" run --report --resume "$T/qw" tests/plans/fake-faster.kg >/dev/null 2>"$T/qw2.err" || { cat "$T/qw2.err" >&2; die "resume after the quiet-window stop"; }
 "$KGATE" verify "$T/qw" >/dev/null 2>&1 || die "the folder resumed after the quiet-window stop does not verify"
 # 4b. SIGTERM while waiting for the device lock, held here by flock(1)
 if command -v flock >/dev/null 2>&1; then
@@ -121,7 +121,7 @@ if command -v flock >/dev/null 2>&1; then
     until [ -n "$(ps -o pid= --ppid $holder 2>/dev/null)" ]; do
         i=$((i + 1)); [ $i -lt 200 ] || die "flock never took the lock"; sleep 0.02
     done
-    "$KGATE" run tests/plans/fake-faster.kg -o "$T/lw" >/dev/null 2>"$T/lw.err" &
+    "$KGATE" run --report tests/plans/fake-faster.kg -o "$T/lw" >/dev/null 2>"$T/lw.err" &
     sup=$!
     sleep 1
     kill -TERM $sup

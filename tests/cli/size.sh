@@ -22,7 +22,7 @@ src=$(pwd)
 sed -e 's/^processes = .*/processes = 20/' -e 's/^rounds = .*/rounds = 10/' -e 's/^samples = .*/samples = 20/' \
     -e "s|^source = \.\./\.\./|source = $src/|" -e 's/^name = .*/name = size-pilot/' \
     tests/plans/fake-faster.kg >"$T/pilot.kg"
-"$KGATE" run "$T/pilot.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
+"$KGATE" run --report "$T/pilot.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "pilot run"
 expect_grep "## Variance components" "$T/ev/report.md"
 
@@ -58,7 +58,7 @@ same_contrast "$T/ev/results.json" >&2 || die "a contrast's sd_D differs from th
 # with two baselines (the reference is then the analysis' choice among them)
 { cat tests/plans/fake-faster.kg; printf '\n[arm base2]\nop = rowsum\nrole = baseline\nsource = ../../kernels/cpu/rowsum_naive.c\nfake_ns = 1005\nfake_noise = 0.01\n'; } |
     sed -e "s|^source = \.\./\.\./|source = $src/|" -e 's/^name = .*/name = size-two/' >"$T/two.kg"
-"$KGATE" run "$T/two.kg" -o "$T/ev2" >"$T/out2" 2>"$T/err2"; st=$?
+"$KGATE" run --report "$T/two.kg" -o "$T/ev2" >"$T/out2" 2>"$T/err2"; st=$?
 [ $st = 0 ] || [ $st = 1 ] || { cat "$T/err2" >&2; die "two-baseline run: exit status $st"; }
 same_contrast "$T/ev2/results.json" >&2 || die "two baselines: a contrast's sd_D differs from the analysis' s"
 

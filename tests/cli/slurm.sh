@@ -129,7 +129,7 @@ wait_idle() {
 
 # 1. a fake-backend plan as an array of 2 shards; the merged verdicts equal an unsharded run's
 P=tests/plans/fake-shard.kg
-"$KGATE" run "$P" -q -o "$T/whole" 2>"$T/whole.err"
+"$KGATE" run --report "$P" -q -o "$T/whole" 2>"$T/whole.err"
 st=$?
 [ "$st" -le 1 ] || { cat "$T/whole.err" >&2; die "the unsharded run: exit $st"; }
 "$KGATE" slurm "$P" --shards 2 -o "$T/c" --time 00:10:00 --submit >"$T/submit.out" 2>"$T/submit.err"

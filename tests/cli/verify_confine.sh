@@ -154,7 +154,7 @@ entry = conv1d_tiled
 
 [gate]
 PLAN
-"$KGATE" run "$T/plan.kg" -o "$T/ev" --no-progress --quiet-window 0 >"$T/run.out" 2>"$T/run.err"; st=$?
+"$KGATE" run --report "$T/plan.kg" -o "$T/ev" --no-progress --quiet-window 0 >"$T/run.out" 2>"$T/run.err"; st=$?
 [ $st -le 1 ] || { cat "$T/run.err" >&2; die "the campaign: exit $st"; }
 [ -f "$T/ev/attestation.dsse.json" ] || die "the campaign's folder is not signed (the key under \$HOME)"
 PUB=$(ls "$KEYDIR"/*pub* | head -n 1)

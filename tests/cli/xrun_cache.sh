@@ -20,7 +20,7 @@ expect_status 1 $st "check of the cross-run cache plan"
 ls "$T/cache" | grep '^xrun-' | sed "s|^|$T/cache/|" >"$T/first"
 [ -s "$T/first" ] || die "the trusted cheat wrote no cache file during kgate check"
 : >"$T/cache/hits"
-"$KGATE" run "$plan" -o "$T/r" >"$T/r.out" 2>"$T/r.err"; st=$?
+"$KGATE" run --report "$plan" -o "$T/r" >"$T/r.out" 2>"$T/r.err"; st=$?
 expect_status 1 $st "run of the cross-run cache plan (untrusted cheats INCORRECT)"
 [ -s "$T/cache/hits" ] || die "the cheat never hit its own cache within the run: the test is not exercising it"
 n=$(grep -cxFf "$T/first" "$T/cache/hits")

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +55,12 @@ static void test_lock(const char *tmp)
 
     int fd1 = -1, fd2 = -1;
     kg_err err = { 0 };
-    CHECK(kg_lock_acquire(&s, "unit", 0, &fd1, &err) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "unit", 0, 0, 0, &fd1, &err) == KG_OK);
     CHECK(fd1 >= 0);
     /* flock locks belong to open files: a second open of the same lock,
      * even in this process, must not get it */
     kg_err err2 = { 0 };
-    CHECK(kg_lock_acquire(&s, "unit", 0.2, &fd2, &err2) == KG_EIO);
+    CHECK(kg_lock_acquire(&s, "unit", 0, 0.2, 0, &fd2, &err2) == KG_EIO);
     CHECK(fd2 == -1);
     CHECK_STR_CONTAINS(err2.msg, "in use by another campaign");
     char pid[32];
@@ -67,11 +68,11 @@ static void test_lock(const char *tmp)
     CHECK_STR_CONTAINS(err2.msg, pid);
     /* another device is independent */
     int fd3 = -1;
-    CHECK(kg_lock_acquire(&s, "unit-other", 0, &fd3, &err) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "unit-other", 0, 0, 0, &fd3, &err) == KG_OK);
     kg_lock_release(fd3);
     kg_lock_release(fd1);
     kg_err err3 = { 0 };
-    CHECK(kg_lock_acquire(&s, "unit", 0, &fd2, &err3) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "unit", 0, 0, 0, &fd2, &err3) == KG_OK);
     kg_lock_release(fd2);
     kg_lock_release(-1);
 }
@@ -89,7 +90,7 @@ static int wait_quiet(kg_quiet *q, double window_s, double give_up_s, double *wa
         double now = kg_mono_s();
         *waited = now - t0;
         int bad = kg_quiet_poll(q, -1, w, sizeof w);
-        if (bad) kg_quiet_say(w, said, sizeof said);
+        if (bad) kg_quiet_say(w, said, sizeof said, 0, 0, -1);
         int v = kg_quiet_judge(q, bad, now, window_s, now - t0, give_up_s);
         if (v == KG_QUIET_GO) return KG_OK;
         if (v == KG_QUIET_GIVE_UP) {
@@ -154,10 +155,23 @@ static void test_quiet(void)
         close(pipefd[1]);
         waitpid(child, NULL, 0);
     }
-    /* defaults: compilers on real backends, nothing on fake */
+    /* defaults: compilers judged on a GPU's host, observed and recorded
+     * (not judged) on the cpu backend, where a compiler is other work
+     * like any; nothing on fake */
+    kg_quiet_free(&q);
+    kg_quiet_init(&q, NULL, NULL, 0, "cuda", "host", 30, NULL);
+    CHECK(strcmp(q.forbid, KG_QUIET_DEFAULT_FORBID) == 0);
+    CHECK(q.observe[0] == '\0');
     kg_quiet_free(&q);
     kg_quiet_init(&q, NULL, NULL, 0, "cpu", "host", 30, NULL);
-    CHECK(strcmp(q.forbid, KG_QUIET_DEFAULT_FORBID) == 0);
+    CHECK(q.forbid[0] == '\0');
+    CHECK(strcmp(q.observe, KG_QUIET_DEFAULT_FORBID) == 0);
+    /* the host's other work, in cores over a window: busy ticks (user,
+     * nice, system, irq, softirq) less kgate's own */
+    unsigned long long a[8] = { 100, 0, 50, 1000, 0, 0, 0, 0 }, b[8] = { 250, 0, 100, 1050, 0, 0, 0, 0 };
+    CHECK(fabs(kg_quiet_foreign_cores(a, b, 0, 1.0, 100) - 2.0) < 1e-9);
+    CHECK(fabs(kg_quiet_foreign_cores(a, b, 100, 1.0, 100) - 1.0) < 1e-9);
+    CHECK(kg_quiet_foreign_cores(a, b, 500, 1.0, 100) == 0);
     kg_quiet_free(&q);
     kg_quiet_init(&q, NULL, NULL, 0, "fake", "host", 30, NULL);
     CHECK(q.forbid[0] == '\0');
@@ -210,7 +224,7 @@ static void test_quiet_continuous(void)
     /* the CPU-host bounds off: other work on the test machine is not the point here */
     kg_quiet_limits off = { 0, 0, 0 };
     kg_quiet_init(&q, NULL, "kgate-test-nq", 0, "cpu", "host", 2.0, &off);
-    CHECK(q.cpu == NULL);
+    CHECK(q.cpu != NULL);   /* the load is recorded; with the bounds off it judges nothing */
     q.quiet_since -= 10;   /* quiet for 10 s already */
     CHECK(wait_quiet(&q, 2.0, 5, &waited, why, sizeof why, &err) == KG_OK);
     CHECK(waited < 1.0);
@@ -672,15 +686,15 @@ static void test_lock_hygiene(const char *tmp)
     kg_err e1 = { 0 }, e2 = { 0 }, e3 = { 0 }, e4 = { 0 }, e5 = { 0 };
     snprintf(path, sizeof path, "%s/sym.lock", dir);
     CHECK(symlink(victim, path) == 0);
-    CHECK(kg_lock_acquire(&s, "sym", 0, &fd, &e1) == KG_EINPUT && fd == -1);
+    CHECK(kg_lock_acquire(&s, "sym", 0, 0, 0, &fd, &e1) == KG_EINPUT && fd == -1);
     CHECK_STR_CONTAINS(e1.msg, "symbolic link");
     snprintf(path, sizeof path, "%s/hard.lock", dir);
     CHECK(link(victim, path) == 0);
-    CHECK(kg_lock_acquire(&s, "hard", 0, &fd, &e2) == KG_EINPUT && fd == -1);
+    CHECK(kg_lock_acquire(&s, "hard", 0, 0, 0, &fd, &e2) == KG_EINPUT && fd == -1);
     CHECK_STR_CONTAINS(e2.msg, "more than one");
     snprintf(path, sizeof path, "%s/fifo.lock", dir);
     CHECK(mkfifo(path, 0644) == 0);
-    CHECK(kg_lock_acquire(&s, "fifo", 0, &fd, &e3) == KG_EINPUT && fd == -1);
+    CHECK(kg_lock_acquire(&s, "fifo", 0, 0, 0, &fd, &e3) == KG_EINPUT && fd == -1);
     CHECK_STR_CONTAINS(e3.msg, "a FIFO");
     char *text = NULL;
     CHECK(kg_read_file(victim, &text, NULL, NULL) == KG_OK && text != NULL && strcmp(text, "victim\n") == 0);
@@ -689,7 +703,7 @@ static void test_lock_hygiene(const char *tmp)
     CHECK(stat(victim, &st) == 0 && (st.st_mode & 07777) == 0600);
     /* a new lock file: 0644 whatever the umask; an old one keeps its length */
     mode_t um = umask(077);
-    CHECK(kg_lock_acquire(&s, "new", 0, &fd, &e4) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "new", 0, 0, 0, &fd, &e4) == KG_OK);
     umask(um);
     snprintf(path, sizeof path, "%s/new.lock", dir);
     CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644);
@@ -698,7 +712,7 @@ static void test_lock_hygiene(const char *tmp)
     kg_lock_release(fd);
     snprintf(path, sizeof path, "%s/old.lock", dir);
     put(path, "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\n");
-    CHECK(kg_lock_acquire(&s, "old", 0, &fd, &e4) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "old", 0, 0, 0, &fd, &e4) == KG_OK);
     kg_lock_release(fd);
     CHECK(stat(path, &st) == 0 && st.st_size == 101);
     char want[32];
@@ -710,10 +724,10 @@ static void test_lock_hygiene(const char *tmp)
     snprintf(open_dir, sizeof open_dir, "%s/locks-open", tmp);
     CHECK(mkdir(open_dir, 0755) == 0 && chmod(open_dir, 0777) == 0);
     s.lock_dir = open_dir;
-    CHECK(kg_lock_acquire(&s, "x", 0, &fd, &e5) == KG_EUSAGE && fd == -1);
+    CHECK(kg_lock_acquire(&s, "x", 0, 0, 0, &fd, &e5) == KG_EUSAGE && fd == -1);
     CHECK_STR_CONTAINS(e5.msg, "sticky");
     CHECK(chmod(open_dir, 01777) == 0);
-    CHECK(kg_lock_acquire(&s, "x", 0, &fd, &e5) == KG_OK);
+    CHECK(kg_lock_acquire(&s, "x", 0, 0, 0, &fd, &e5) == KG_OK);
     kg_lock_release(fd);
 }
 
