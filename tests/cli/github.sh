@@ -24,8 +24,9 @@ expect_grep "^::error file=$T/invalid.kg,title=kgate campaign INVALID::control i
 expect_grep "^::error file=$T/invalid.kg,title=kgate gate FAIL::" "$T/inv.out"
 cline=$(grep -n '^\[arm ctrl\]$' "$T/invalid.kg" | cut -d: -f1)
 expect_grep "^::warning file=$T/invalid.kg,line=$cline,title=kgate control ctrl on case small::control: INVALID" "$T/inv.out"
-# the report comes first, the commands after it
-head -n 1 "$T/inv.out" | grep -q '^#' || die "--github without -q: the report first"
+# the short answer comes first, the commands after it
+head -n 1 "$T/inv.out" | grep -q ': gate FAIL (campaign INVALID): ' || die "--github without -q: the short answer first"
+awk '/^::/ { c = 1 } c && !/^::/ { bad = 1 } END { exit bad || !c }' "$T/inv.out" || die "--github: the commands after the answer"
 
 # a passing gate: a notice, and nothing at error level
 "$KGATE" run tests/plans/fake-faster.kg -o "$T/ok" --github --json >"$T/ok.json" 2>"$T/ok.err"; st=$?
