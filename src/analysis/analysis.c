@@ -10,11 +10,14 @@
  *     KG_ARM_OK there.  Applicability comes from the state table alone
  *     (KG_ARM_ABSENT = the arm does not run on the case).
  *   - Paired round contrast (§3.1): for a candidate or reference arm,
- *     delta = y(a) - min over baselines of y(b) in the same round (the
- *     fastest baseline of that round; contrast_arm = -1).  For a control
- *     arm, delta = y(a) - y(of) where `of` is the baseline it replicates
- *     (contrast_arm = of).  A round counts only when y(a) and its
- *     reference both exist.  Baseline arms get no contrast and no effect.
+ *     delta = y(a) - y(b) in the same round against one baseline b: the
+ *     plan's campaign.reference when it names one, else every baseline
+ *     in turn, the arm's result being the contrast with the smallest
+ *     lower bound (intersection-union: FASTER than every baseline);
+ *     contrast_arm = b.  For a control arm, delta = y(a) - y(of) where
+ *     `of` is the baseline it replicates (contrast_arm = of).  A round
+ *     counts only when y(a) and its reference both exist.  Baseline arms
+ *     get no contrast and no effect.
  *   - D(p) = mean of delta over the counted rounds of process p (§3.2);
  *     the effect, interval and order check come from kg_effect_compute()
  *     on the D(p) with the processes' directions (§3.3, §3.4), and the
@@ -25,8 +28,8 @@
  *     median of an arm is the median of all its samples in that process;
  *     med_ns[d] is the median of the process medians over processes of
  *     direction d, med_ns_all over both.  proc_red[d] = 1 - med_ns[d] /
- *     ref[d] where ref[d] is the smallest baseline med_ns[d] (for a
- *     control: its own baseline's med_ns[d]).  Per counted round the
+ *     ref[d] where ref[d] is the med_ns[d] of the contrast's baseline
+ *     (contrast_arm).  Per counted round the
  *     reduction is 1 - exp(delta); round_red[d] is its median over the
  *     rounds of direction d, round_red_all over all rounds, with their
  *     min and max; wins[d] counts rounds with delta < 0 out of
@@ -43,16 +46,21 @@
  *     invalid, or no process was accepted.
  *   - order_ok: no candidate arm's effect on a gated case (primary, or
  *     every case with gate.all_cases) is order-flagged where the flag
- *     could change the decision, i.e. where the worse direction alone,
- *     1 - exp(max(theta_fwd, theta_rev)), is below gate.min_reduction.
- *     Other flags (secondary cases, position effects far smaller than
- *     the gain) are reported but do not fail the gate.
+ *     could change the decision, i.e. where the worse direction's own
+ *     lower bound (rho_lo_dir: pooled s, its own n) is below
+ *     gate.min_reduction.  Other flags (secondary cases, position
+ *     effects far smaller than the gain) are reported but do not fail
+ *     the gate.
  *   - The gate applies to candidate arms on primary cases (every case with
  *     gate.all_cases).  Rule interval: each pair has state OK, an interval
  *     and rho_lo >= gate.min_reduction.  Rule classic: in both directions
  *     proc_red[d] >= g, round_red[d] >= g and every round won.  Both rules
  *     then require order_ok (gate.require_order) and control_valid
- *     (gate.require_control).  gate_reason holds the first failure.
+ *     (gate.require_control), the interval rule also no control on the
+ *     case whose interval reaches past g (its reason names the processes
+ *     kg_design_control_P gives for that control).  gate_reason holds
+ *     the first failure.
+ *   - Sequential designs (campaign.looks > 1): see sequential() below.
  *
  *   - Clocks (docs/statistics.md, "Clocks"): each raw row is joined to
  *     its telemetry row by (process, case, round, arm, sample); a clock
