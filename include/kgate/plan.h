@@ -285,6 +285,15 @@ extern const char *const kg_plan_backends[];
 int kg_plan_parse(const char *text, size_t len, const char *name,
                   const char *base_dir, kg_plan **out, kg_err *err);
 
+/* The same for the plan an evidence folder recorded: a design the plan
+ * check now refuses but an earlier kgate ran (processes or looks that do
+ * not complete the load-order square, looks with one process per
+ * direction) is read with the note that kgate gave it then, so that the
+ * folder's reports can be regenerated and verified; the analysis treats
+ * a look without an interval as undecided.  Every other rule holds. */
+int kg_plan_parse_recorded(const char *text, size_t len, const char *name,
+                           const char *base_dir, kg_plan **out, kg_err *err);
+
 void kg_plan_free(kg_plan *plan); /* NULL-safe */
 
 /* Case c's variable name: its integer (or yes/no as 1/0) in *i and its

@@ -355,16 +355,39 @@ static void design_refuse(plan_ctx *ctx, const char *key, const char *problem, c
     plan_perr(ctx, ln > 0 ? ln : 1, problem, t, l, "%s", fix);
 }
 
+/* The notes an earlier kgate gave a design it ran and the plan check now
+ * refuses, word for word (a recorded folder's report.md holds them); looks
+ * that do not divide processes were refused then too. */
+static void design_recorded(plan_ctx *ctx, int sq)
+{
+    kg_plan *plan = ctx->plan;
+    int P = plan->campaign.processes, K = plan->campaign.looks;
+    if (sq > 1 && P % sq != 0)
+        plan_note(plan, "processes = %d per direction does not complete the load-order square of %d arms: some "
+                        "arms take the first load slot more often than others, and a slot effect biases them (use a "
+                        "multiple of %d, or leave processes out)", P, sq, sq);
+    if (K > 1 && P % K != 0) {
+        design_refuse(ctx, "looks", "looks must divide processes", "processes = %d per direction: use looks that "
+                      "divide it, or processes a multiple of %d", P, K);
+        return;
+    }
+    if (K > 1 && sq > 1 && (P / K) % sq != 0)
+        plan_note(plan, "looks = %d: each look adds %d processes per direction, which do not complete the load-order "
+                        "square of %d arms, so an interim analysis sees some arms in the first load slot more often "
+                        "than others (use processes a multiple of %d)", K, P / K, sq, K * sq);
+}
+
 /* The design's processes per direction: every look (the whole campaign
  * when looks = 1) completes the load-order square of every case
  * (kg_plan_square), so that no arm takes the first load slot more often
  * than another in any analysis, and a look has at least 2 processes per
  * direction, the least an interval needs (one process per direction
  * under the interval gate is exempt: it makes no claim).  Left out,
- * processes is the
- * smallest such number; given, it is refused unless it is one, with the
- * smallest that works named (raising it would run a campaign other than
- * the one the plan declares).  Returns nonzero when refused. */
+ * processes is the smallest such number; given, it is refused unless it
+ * is one, with the smallest that works named (raising it would run a
+ * campaign other than the one the plan declares).  A recorded plan
+ * (kg_plan_parse_recorded) gets the notes of design_recorded instead.
+ * Returns nonzero when refused. */
 static int plan_design(plan_ctx *ctx)
 {
     kg_plan *plan = ctx->plan;
@@ -383,6 +406,10 @@ static int plan_design(plan_ctx *ctx)
         return 0;
     }
     int P = plan->campaign.processes, need = K * step, fix = (P + need - 1) / need * need;
+    if (ctx->recorded) {
+        design_recorded(ctx, sq);
+        return ctx->failed;
+    }
     if (K == 1) {
         /* one process per direction has no interval: every verdict is
          * INCONCLUSIVE and the interval gate cannot pass, so no slot

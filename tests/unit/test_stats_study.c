@@ -15,7 +15,7 @@
  * that the folder's rows, verdicts, reduction and gate equal the
  * harness's.
  *
- * The six properties (bounds far from both the repaired and the
+ * The properties (bounds far from both the repaired and the
  * measured-before values; before: the release before the load-order
  * square, one baseline per contrast, the t-based order rule and
  * multiplicity control):
@@ -31,8 +31,9 @@
  *      arm 2% slower when loaded first, the default processes: the gate
  *      passes in at most 8% of the seeds (alpha 5%; before, with the
  *      middle arm never loaded first, 44% in the statistics review);
- *   4. eight A/A candidates at margin 0: at most 8% of the campaigns
- *      claim any FASTER (Holm over the family; before: 20%, 24% in the
+ *   4. eight A/A candidates at margin 0, 9 processes per direction (the
+ *      load-order square of nine arms): at most 8% of the campaigns claim
+ *      any FASTER (Holm over the family; before: 20%, 24% in the
  *      statistics review);
  *   5. a sequential design (looks = 4, 8 processes per direction) with the
  *      truth exactly at g: the gate passes in at most 8% of the seeds
@@ -42,6 +43,19 @@
  *      controlled A/A cases, 3 processes per direction, no drift): at most
  *      3% of the campaigns are INVALID for drift (the test's level is 1%; a
  *      fixed 3 SE flags about 12%, printed for comparison).
+ *   7. looks (sequential_looks): the statistics review's D-S1 design,
+ *      processes 4 in 4 looks, is refused by the plan check naming
+ *      processes = 8; 8 processes in 4 looks pass the gate for a candidate
+ *      4% faster than its baseline against g = 1% in at least 95% of the
+ *      seeds; and the same campaigns analysed with processes 4 in 4 looks
+ *      anyway (campaign_run_as) are never stopped for futility at look 1,
+ *      which has no interval, and pass in at least 95% (before: 2000 of
+ *      2000 stopped for futility at look 1, 0 passed);
+ *   8. the square: three arms at processes = 2 are refused naming
+ *      processes = 3, and analysed anyway the study's 0.3% first-slot
+ *      effect biases them toward the candidate by more than +0.03%
+ *      (+0.076%; property 1 is the same campaigns at processes = 3), so
+ *      the rule guards a real bias.
  * With 2000 seeds a rate of 5% has a standard error of 0.49%: a bound of
  * 8% is more than 6 standard errors above alpha, and more than 5 below
  * the nearest failure it guards against (12%, whose standard error is
