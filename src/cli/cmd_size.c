@@ -213,12 +213,13 @@ static int size_control(const kg_plan *plan, const kg_evidence *ev, const kg_var
 int kg_cmd_size(int argc, char **argv, const kg_settings *env)
 {
     (void)env; /* needs none of the environment */
-    const char *plan_path = NULL, *mde_s = "1%", *alpha_s = NULL, *margin_s = NULL;
+    const char *plan_path = NULL, *mde_s = NULL, *alpha_s = NULL, *margin_s = NULL;
     double power = KG_DESIGN_POWER;
     const kg_cli_opt opts[] = {
         { .name = "mde", .arg = "FRACTION", .kind = KG_CLI_STRING, .dst = &mde_s,
           .help = "the minimal detectable effect: the true reduction (1 - candidate/baseline) the verdict must "
-                  "detect, as 0.01 or 1% (default 1%); it must exceed the margin" },
+                  "detect, as 0.01 or 1% (default 1%, or twice the margin when that is 1% or more); it must exceed "
+                  "the margin" },
         { .name = "power", .arg = "P", .kind = KG_CLI_REAL, .dst = &power, .min = 0.5, .max = 0.9999,
           .help = "the probability of FASTER at that effect (default 0.95)" },
         { .name = "alpha", .arg = "FRACTION", .kind = KG_CLI_STRING, .dst = &alpha_s,
@@ -252,7 +253,9 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env)
     kg_err err = { 0 };
     if (kg_plan_load(plan_path, &plan, &err) != KG_OK) return kg_cli_fail(KG_EINPUT, err.msg);
     double alpha = plan->campaign.alpha, margin = plan->campaign.margin, mde = 0.0;
-    if (read_frac(mde_s, &mde) != KG_OK || mde <= 0.0) {
+    if (mde_s == NULL) {
+        mde = 0.01;
+    } else if (read_frac(mde_s, &mde) != KG_OK || mde <= 0.0) {
         kg_plan_free(plan);
         fprintf(stderr, "kgate size: --mde needs a reduction between 0 and 1 such as 0.01 or 1%%, not '%s'\n", mde_s);
         return KG_EXIT_USAGE;
@@ -268,6 +271,11 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env)
         fprintf(stderr, "kgate size: --margin needs a fraction in [0, 1) such as 0.005 or 0.5%%, not '%s'\n",
                 margin_s);
         return KG_EXIT_USAGE;
+    }
+    if (mde_s == NULL && !(mde > margin) && 2 * margin < 1.0) {
+        mde = 2 * margin;
+        printf("note: --mde defaults to twice the margin, %.4g%%: 1%% is not above the margin %.4g%%\n", 100 * mde,
+               100 * margin);
     }
     if (!(mde > margin)) {
         fprintf(stderr, "kgate size: --mde %.4g%% is not above the margin %.4g%% (%s): no design detects it with a "
