@@ -210,6 +210,22 @@ static int size_control(const kg_plan *plan, const kg_evidence *ev, const kg_var
     return P;
 }
 
+/* The campaign line: the largest P over the gated pairs, raised to what
+ * the plan check accepts (every look completes the load-order square,
+ * with 2 processes per direction per look at least). */
+static void print_campaign(const kg_plan *plan, int worst)
+{
+    const kg_campaign *cp = &plan->campaign;
+    int K = cp->looks > 1 ? cp->looks : 1, sq = kg_plan_square(plan), step = K * (sq >= 2 ? sq : 2);
+    int whole = (worst + step - 1) / step * step;
+    printf("\ncampaign: processes = %d per direction at R %d, S %d for every gated candidate%s (the plan has %d)",
+           whole, cp->rounds, cp->samples, plan->gate.require_control ? " and control" : "", cp->processes);
+    if (whole != worst)
+        printf(": %d, raised to a multiple of %d so that %s completes the load-order square", worst, step,
+               K > 1 ? "every look" : "the design");
+    printf("\n");
+}
+
 int kg_cmd_size(int argc, char **argv, const kg_settings *env)
 {
     (void)env; /* needs none of the environment */
@@ -344,15 +360,7 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env)
         printf("\ncampaign: some gated candidate needs more than %d processes per direction at R %d, S %d\n",
                SIZE_PMAX, cp->rounds, cp->samples);
     } else if (worst > 0) {
-        /* what the plan check accepts: every look completes the load-order square, 2 per look at least */
-        int K = cp->looks > 1 ? cp->looks : 1, sq = kg_plan_square(plan), step = K * (sq >= 2 ? sq : 2);
-        int whole = (worst + step - 1) / step * step;
-        printf("\ncampaign: processes = %d per direction at R %d, S %d for every gated candidate%s (the plan has %d)",
-               whole, cp->rounds, cp->samples, plan->gate.require_control ? " and control" : "", cp->processes);
-        if (whole != worst)
-            printf(": %d, raised to a multiple of %d so that %s completes the load-order square", worst, step,
-                   K > 1 ? "every look" : "the design");
-        printf("\n");
+        print_campaign(plan, worst);
     }
     kg_varcomp_free(&vc);
     kg_evidence_free(&ev);
