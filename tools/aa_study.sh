@@ -29,7 +29,7 @@
 #   gain     base, cand, ctrl: cand truly 1% faster (fake_ns 990 against
 #            1000): the FASTER rate is the power
 # PROTOCOL: aa (3 processes per direction, 4 rounds x 5 samples, 1 warmup;
-# the default), default (kgate's defaults: 2, 5 x 10, 3 warmup) or p3
+# the default), default (kgate's defaults: the load-order square, 5 x 10, 3 warmup) or p3
 # (3, 5 x 10, 3 warmup).
 #
 # Prints the verdict counts, the false-FASTER rate (the power for gain)
@@ -57,7 +57,7 @@ case $MODEL in
 esac
 case $PROTOCOL in
     aa) proto='warmup = 1;samples = 5;rounds = 4;processes = 3'; pdesc='3 processes per direction, 4 rounds x 5 samples' ;;
-    default) proto='warmup = 3;samples = 10;rounds = 5;processes = 2'; pdesc='2 processes per direction, 5 rounds x 10 samples' ;;
+    default) proto='warmup = 3;samples = 10;rounds = 5'; pdesc='the default processes (the load-order square), 5 rounds x 10 samples' ;;
     p3) proto='warmup = 3;samples = 10;rounds = 5;processes = 3'; pdesc='3 processes per direction, 5 rounds x 10 samples' ;;
     *) echo "aa_study.sh: unknown PROTOCOL '$PROTOCOL' (aa, default, p3)" >&2; exit 2 ;;
 esac

@@ -26,6 +26,7 @@
 #define KG_PLAN_MAX_ROTATE 16   /* campaign key rotate: input sets an arm rotates through */
 #define KG_PLAN_MAX_NOTES 4
 #define KG_PLAN_MAX_LOOKS 4
+#define KG_PLAN_MAX_PROCESSES 10000   /* per direction */
 #define KG_PLAN_NOTE_MAX 320
 #define KG_MAX_IN 8   /* inputs an op may have (kgate/kernel.h KG_KARGS_MAX_IN) */
 #define KG_MAX_OUT 4  /* outputs an op may have (KG_KARGS_MAX_OUT) */
@@ -292,6 +293,15 @@ extern const char *const kg_plan_backends[];
 int kg_plan_parse(const char *text, size_t len, const char *name,
                   const char *base_dir, kg_plan **out, kg_err *err);
 
+/* The same for the plan an evidence folder recorded: a design the plan
+ * check now refuses but an earlier kgate ran (processes or looks that do
+ * not complete the load-order square, looks with one process per
+ * direction) is read with the note that kgate gave it then, so that the
+ * folder's reports can be regenerated and verified; the analysis treats
+ * a look without an interval as undecided.  Every other rule holds. */
+int kg_plan_parse_recorded(const char *text, size_t len, const char *name,
+                           const char *base_dir, kg_plan **out, kg_err *err);
+
 void kg_plan_free(kg_plan *plan); /* NULL-safe */
 
 /* The smoke run of plan (kgate run --smoke), in place: KG_SMOKE_PROCESSES
@@ -333,7 +343,8 @@ int kg_plan_find_arm(const kg_plan *plan, const char *name);
 
 /* The processes per direction that complete every case's load-order
  * square (kg_protocol_arm_order): the least common multiple of the
- * numbers of arms that apply to each case, at most 64. */
+ * numbers of arms that apply to each case; KG_PLAN_MAX_PROCESSES + 1 when
+ * it is larger than that. */
 int kg_plan_square(const kg_plan *plan);
 
 /* 1 when arm a runs on case c: same op, and c listed in a->cases when

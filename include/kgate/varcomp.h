@@ -139,6 +139,26 @@ double kg_design_power(double var_D, int P, double alpha, double margin, double 
 int kg_design_min_P(double var_D, double alpha, double margin, double mde, double power, int pmax,
                     kg_design_eval *out);
 
+/* kgate size's defaults: the power a design must reach, and the most
+ * processes per direction it considers. */
+#define KG_DESIGN_POWER 0.95
+#define KG_DESIGN_PMAX 100000
+
+/* An A/A control under the gate's control rule (docs/statistics.md, "The
+ * gate"): its interval must not reach past g, i.e. rho_lo >= -g and
+ * rho_hi <= g.  With the truth 0, P processes per direction and Var D =
+ * var_D, the probability that it does not is at least
+ *   power(margin -g) + power(margin -g / (1 - g)) - 1
+ * (each side a kg_design_power at mde 0: rho_lo >= -g is the FASTER test
+ * at margin -g, and rho_hi <= g, mirrored, the one at the margin whose
+ * log(1 - margin) is -log(1 - g)).  out describes the first side, with
+ * that joint power. */
+double kg_design_control_power(double var_D, int P, double alpha, double g, kg_design_eval *out);
+
+/* The smallest P >= 2 at which the control's interval stays within +-g
+ * with probability `power`, at most pmax; -1 when pmax falls short. */
+int kg_design_control_P(double var_D, double alpha, double g, double power, int pmax, kg_design_eval *out);
+
 /* ---- reports ---- */
 
 /* "## Variance components" of report.md for an evidence folder (computed

@@ -154,6 +154,7 @@ def test_same_canonical_plan_as_hand_written(kgate_bin: str, tmp_path: Path) -> 
 def test_axes_expand_in_kgate(kgate_bin: str) -> None:
     p = fake_plan(cand_ns=[970, 990])
     p.cases["small"]["M"] = [4, 8]
+    p.campaign["processes"] = 4   # four arms: the load-order square
     _, text = p.canonical()
     sections = re.findall(r"^\[(.*)\]$", text, flags=re.MULTILINE)
     assert sections == ["campaign", "case small[M=4]", "case small[M=8]", "arm base", "arm cand[fake_ns=970]",

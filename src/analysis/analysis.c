@@ -10,11 +10,14 @@
  *     KG_ARM_OK there.  Applicability comes from the state table alone
  *     (KG_ARM_ABSENT = the arm does not run on the case).
  *   - Paired round contrast (§3.1): for a candidate or reference arm,
- *     delta = y(a) - min over baselines of y(b) in the same round (the
- *     fastest baseline of that round; contrast_arm = -1).  For a control
- *     arm, delta = y(a) - y(of) where `of` is the baseline it replicates
- *     (contrast_arm = of).  A round counts only when y(a) and its
- *     reference both exist.  Baseline arms get no contrast and no effect.
+ *     delta = y(a) - y(b) in the same round against one baseline b: the
+ *     plan's campaign.reference when it names one, else every baseline
+ *     in turn, the arm's result being the contrast with the smallest
+ *     lower bound (intersection-union: FASTER than every baseline);
+ *     contrast_arm = b.  For a control arm, delta = y(a) - y(of) where
+ *     `of` is the baseline it replicates (contrast_arm = of).  A round
+ *     counts only when y(a) and its reference both exist.  Baseline arms
+ *     get no contrast and no effect.
  *   - D(p) = mean of delta over the counted rounds of process p (§3.2);
  *     the effect, interval and order check come from kg_effect_compute()
  *     on the D(p) with the processes' directions (§3.3, §3.4), and the
@@ -25,8 +28,8 @@
  *     median of an arm is the median of all its samples in that process;
  *     med_ns[d] is the median of the process medians over processes of
  *     direction d, med_ns_all over both.  proc_red[d] = 1 - med_ns[d] /
- *     ref[d] where ref[d] is the smallest baseline med_ns[d] (for a
- *     control: its own baseline's med_ns[d]).  Per counted round the
+ *     ref[d] where ref[d] is the med_ns[d] of the contrast's baseline
+ *     (contrast_arm).  Per counted round the
  *     reduction is 1 - exp(delta); round_red[d] is its median over the
  *     rounds of direction d, round_red_all over all rounds, with their
  *     min and max; wins[d] counts rounds with delta < 0 out of
@@ -43,16 +46,21 @@
  *     invalid, or no process was accepted.
  *   - order_ok: no candidate arm's effect on a gated case (primary, or
  *     every case with gate.all_cases) is order-flagged where the flag
- *     could change the decision, i.e. where the worse direction alone,
- *     1 - exp(max(theta_fwd, theta_rev)), is below gate.min_reduction.
- *     Other flags (secondary cases, position effects far smaller than
- *     the gain) are reported but do not fail the gate.
+ *     could change the decision, i.e. where the worse direction's own
+ *     lower bound (rho_lo_dir: pooled s, its own n) is below
+ *     gate.min_reduction.  Other flags (secondary cases, position
+ *     effects far smaller than the gain) are reported but do not fail
+ *     the gate.
  *   - The gate applies to candidate arms on primary cases (every case with
  *     gate.all_cases).  Rule interval: each pair has state OK, an interval
  *     and rho_lo >= gate.min_reduction.  Rule classic: in both directions
  *     proc_red[d] >= g, round_red[d] >= g and every round won.  Both rules
  *     then require order_ok (gate.require_order) and control_valid
- *     (gate.require_control).  gate_reason holds the first failure.
+ *     (gate.require_control), the interval rule also no control on the
+ *     case whose interval reaches past g (its reason names the processes
+ *     kg_design_control_P gives for that control).  gate_reason holds
+ *     the first failure.
+ *   - Sequential designs (campaign.looks > 1): see sequential() below.
  *
  *   - Clocks (docs/statistics.md, "Clocks"): each raw row is joined to
  *     its telemetry row by (process, case, round, arm, sample); a clock
@@ -91,6 +99,7 @@
 #include <string.h>
 
 #include "kgate/stats.h"
+#include "kgate/varcomp.h"
 
 #define PCT(x) (100.0 * (x))
 
@@ -1064,8 +1073,61 @@ static int negative_fails(const kg_plan *plan, const kg_arm_result *r, char *why
     return 1;
 }
 
-/* Returns 1 and fills why when the pair fails the gate's per-pair rule. */
-static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, double reach, char *why, size_t cap)
+/* How far a control's interval reaches from 0. */
+static double control_reach_of(const kg_arm_result *ctl)
+{
+    return fmax(fabs(ctl->eff.rho_lo), fabs(ctl->eff.rho_hi));
+}
+
+/* The control of case c whose interval reaches furthest, NULL when no
+ * control there has one. */
+static const kg_arm_result *widest_control(const kg_analysis *out, int c)
+{
+    const kg_arm_result *w = NULL;
+    for (int a = 0; a < out->narms; a++) {
+        const kg_arm_result *x = &out->res[(size_t)c * (size_t)out->narms + (size_t)a];
+        if (x->role == KG_ROLE_CONTROL && x->has_effect && x->eff.has_interval &&
+            (w == NULL || control_reach_of(x) > control_reach_of(w)))
+            w = x;
+    }
+    return w;
+}
+
+/* The gate's reason when control ctl's interval reaches past g.  An
+ * interval around 0 is the control's noise, not a difference between two
+ * loads: the reason then gives the processes per direction at which an
+ * A/A control of the same spread (its process means' pooled SD s, at the
+ * campaign's rounds and samples) stays within +-g with probability
+ * KG_DESIGN_POWER (kg_design_control_P, what kgate size prints for the
+ * control). */
+static void control_reach_why(const kg_plan *plan, const kg_arm_result *r, const kg_arm_result *ctl, char *why,
+                              size_t cap)
+{
+    const char *cn = case_name(plan, r->kase), *an = arm_name(plan, r->arm), *ctn = arm_name(plan, ctl->arm);
+    double g = plan->gate.min_reduction, lo = ctl->eff.rho_lo, hi = ctl->eff.rho_hi;
+    if (!(lo <= 0.0 && hi >= 0.0)) {
+        snprintf(why, cap, "case %s, arm %s: the control %s's interval [%+.2f%%, %+.2f%%] reaches past g = %.2f%% "
+                 "and excludes 0: two loads of one kernel differ here, so a claim of %.2f%% is unsupported (raise "
+                 "min_reduction, or find what tells the loads apart)", cn, an, ctn, PCT(lo), PCT(hi), PCT(g),
+                 PCT(g));
+        return;
+    }
+    double w = 1.0 / (4.0 * ctl->eff.n[0]) + 1.0 / (4.0 * ctl->eff.n[1]);
+    double var_D = ctl->eff.se * ctl->eff.se / w;
+    int P = kg_design_control_P(var_D, plan->campaign.alpha, g, KG_DESIGN_POWER, KG_DESIGN_PMAX, NULL);
+    char need[96];
+    if (P > 0) snprintf(need, sizeof need, "processes = %d per direction", P);
+    else snprintf(need, sizeof need, "more than %d processes per direction", KG_DESIGN_PMAX);
+    snprintf(why, cap, "case %s, arm %s: the control %s's interval [%+.2f%%, %+.2f%%] reaches past g = %.2f%%: noise, "
+             "not a difference; `kgate size PLAN EVIDENCE` says %s would keep it within +-%.2f%% (power %.2f; the "
+             "campaign has %d), or raise min_reduction", cn, an, ctn, PCT(lo), PCT(hi), PCT(g), need, PCT(g),
+             KG_DESIGN_POWER, plan->campaign.processes);
+}
+
+/* Returns 1 and fills why when the pair fails the gate's per-pair rule;
+ * ctl is the case's widest control (NULL: none). */
+static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, const kg_arm_result *ctl, char *why,
+                           size_t cap)
 {
     const kg_gate *g = &plan->gate;
     const char *cn = case_name(plan, r->kase), *an = arm_name(plan, r->arm);
@@ -1104,11 +1166,8 @@ static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, double r
                      r->clock_rounds);
             return 1;
         }
-        if (g->require_control && reach > g->min_reduction) {
-            snprintf(why, cap, "case %s, arm %s: the control's interval reaches %.2f%%, beyond the gate's %.2f%%: "
-                     "two loads of one kernel may differ by that much here, so a claim of %.2f%% is unsupported "
-                     "(more processes narrow the control, or raise min_reduction)",
-                     cn, an, PCT(reach), PCT(g->min_reduction), PCT(g->min_reduction));
+        if (g->require_control && ctl != NULL && control_reach_of(ctl) > g->min_reduction) {
+            control_reach_why(plan, r, ctl, why, cap);
             return 1;
         }
         return 0;
@@ -1179,8 +1238,7 @@ static void apply_gate(const kg_analysis_in *in, kg_analysis *out,
                 snprintf(r->gate_why, sizeof r->gate_why, "%s", base_why);
                 continue;
             }
-            if (gate_pair_fails(plan, r, out->control_reach != NULL ? out->control_reach[c] : 0.0, r->gate_why,
-                                sizeof r->gate_why)) {
+            if (gate_pair_fails(plan, r, widest_control(out, c), r->gate_why, sizeof r->gate_why)) {
                 if (!failed) snprintf(why, sizeof why, "%s", r->gate_why);
                 failed = 1;
             } else {
@@ -1256,8 +1314,11 @@ static const char *host_never_quiet(const kg_analysis_in *in)
  * scale) is compared with the O'Brien-Fleming boundary c_k: the gate
  * passes at the first look where every pair is above it and the order and
  * control checks hold (efficacy); a look before the last where some pair
- * has z < 0, its estimate below g, stops the campaign for futility
- * (non-binding: the boundaries do not count on it); the last look
+ * has z < 0, its estimate below g, or fails outright (INCORRECT, a
+ * contract), stops the campaign for futility (non-binding: the boundaries
+ * do not count on it); a pair without an interval at a look (fewer than
+ * 2 processes in a direction, which the plan check refuses but a partial
+ * campaign can give) is undecided there, never futile; the last look
  * decides.  The supervisor stops running processes at the look that
  * decides; the same function on the evidence then finds the same look. */
 static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
@@ -1297,9 +1358,10 @@ static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
         ik.accepted = acc;
         kg_analysis ak;
         if ((rc = kg_analyse(&ik, &ak, err)) != KG_OK) break;
-        int all_above = 1, futile = 0, npairs = 0;
+        int all_above = 1, npairs = 0, fnone = 0;
         const char *fa = "", *fc = "";
         double fz = 0;
+        char fut[KG_TEXT_MAX] = "";
         for (int c = 0; c < plan->ncases; c++) {
             if (!plan->cases[c].primary && !plan->gate.all_cases) continue;
             for (int a = 0; a < plan->narms; a++) {
@@ -1309,16 +1371,26 @@ static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
                 if (nwhy[0] == '\0' && negative_fails(plan, r, nwhy, sizeof nwhy)) all_above = 0;
                 double z = -(double)INFINITY;
                 char cw[KG_TEXT_MAX];
-                if (r->state == KG_ARM_OK && !r->impossible && r->has_effect && r->eff.has_interval && r->eff.se > 0 &&
-                    !contract_fails(plan, r, cw, sizeof cw) && !negative_fails(plan, r, cw, sizeof cw)) {
-                    double pv = kg_t_sf((lg - r->eff.theta) / r->eff.se, r->eff.df);
-                    z = kg_z_of_p(pv);
-                }
+                /* a pair that fails outright (not OK, impossible, a contract
+                 * or negative refusal) has z = -inf and stops the campaign;
+                 * one that is fine but has no interval at this look (too few
+                 * processes: a resumed or partial campaign) is undecided */
+                int ok = r->state == KG_ARM_OK && !r->impossible && !contract_fails(plan, r, cw, sizeof cw) &&
+                         !negative_fails(plan, r, cw, sizeof cw);
+                int none = ok && !(r->has_effect && r->eff.has_interval && r->eff.se > 0);
+                if (ok && !none) z = kg_z_of_p(kg_t_sf((lg - r->eff.theta) / r->eff.se, r->eff.df));
                 if (!(z >= out->seq_bound[k - 1])) {
-                    if (all_above) { fa = plan->arms[a].name; fc = plan->cases[c].name; fz = z; }
+                    if (all_above) { fa = plan->arms[a].name; fc = plan->cases[c].name; fz = z; fnone = none; }
                     all_above = 0;
                 }
-                if (z < 0.0) futile = 1;
+                if (z < 0.0 && !none && fut[0] == '\0') {
+                    if (ok)
+                        snprintf(fut, sizeof fut, "case %s, arm %s: its estimate %.2f%% is below the gate's %.2f%% "
+                                 "(z %.2f)", plan->cases[c].name, plan->arms[a].name, PCT(r->eff.rho),
+                                 PCT(plan->gate.min_reduction), z);
+                    else
+                        snprintf(fut, sizeof fut, "%s", r->gate_why[0] != '\0' ? r->gate_why : "a gated pair fails");
+                }
             }
         }
         int checks_ok = (!plan->gate.require_order || ak.order_ok) && (!plan->gate.require_control || ak.control_valid) &&
@@ -1332,13 +1404,13 @@ static int sequential(const kg_analysis_in *in, kg_analysis *out, kg_err *err)
             snprintf(out->seq_stop, sizeof out->seq_stop, "final");
             if (all_above) snprintf(why, sizeof why, "%s", ak.gate_reason);
             else if (nwhy[0] != '\0') snprintf(why, sizeof why, "%s", nwhy);
+            else if (fnone) snprintf(why, sizeof why, "case %s, arm %s: no interval at the last look", fc, fa);
             else snprintf(why, sizeof why, "case %s, arm %s: z %.2f below the last boundary %.2f", fc, fa, fz,
                           out->seq_bound[k - 1]);
-        } else if (futile) {
+        } else if (fut[0] != '\0') {
             out->seq_look = k;
             snprintf(out->seq_stop, sizeof out->seq_stop, "futility");
-            snprintf(why, sizeof why, "stopped for futility at look %d of %d: a gated candidate's estimate is below "
-                     "the gate's reduction", k, K);
+            snprintf(why, sizeof why, "stopped for futility at look %d of %d: %.400s", k, K, fut);
         }
         if (out->seq_look == k) out->seq_procs_used = lim / 2;
         kg_analysis_free(&ak);

@@ -473,60 +473,6 @@ double kg_design_var_D(const kg_design_var *v, int R, int S, double kappa)
     return v->var_process + (v->var_round_net + kappa / S * v->var_sample_sum) / R;
 }
 
-double kg_design_power(double var_D, int P, double alpha, double margin, double mde, kg_design_eval *out)
-{
-    kg_design_eval e;
-    e.P = P;
-    e.var_D = var_D;
-    e.df = 2.0 * P - 2.0;
-    e.se = sqrt(var_D / (2.0 * P));
-    e.tq = kg_t_quantile(1.0 - alpha, e.df);
-    e.lambda = (log1p(-margin) - log1p(-mde)) / e.se;
-    if (P < 2 || !(var_D >= 0.0) || isnan(e.tq)) {
-        e.power = (double)NAN;
-    } else if (!(e.se > 0.0)) {
-        e.lambda = mde > margin ? (double)INFINITY : -(double)INFINITY;
-        e.power = mde > margin ? 1.0 : 0.0;
-    } else {
-        /* W = sqrt(chi2(df) / df) has density
-         * 2 (df/2)^(df/2) w^(df-1) exp(-df w^2 / 2) / Gamma(df/2),
-         * negligible outside 1 -+ 12 / sqrt(2 df) */
-        double df = e.df, spread = 12.0 / sqrt(2.0 * df);
-        double lo = fmax(0.0, 1.0 - spread), hi = 1.0 + spread;
-        double lc = log(2.0) + 0.5 * df * log(0.5 * df) - lgamma(0.5 * df), sum = 0.0;
-        int n = 4000;
-        double h = (hi - lo) / n;
-        for (int i = 0; i <= n; i++) {
-            double w = lo + h * i;
-            double f = w > 0.0 ? exp(lc + (df - 1.0) * log(w) - 0.5 * df * w * w) : 0.0;
-            sum += simpson_w(i, n) * gsl_cdf_ugaussian_P(e.lambda - e.tq * w) * f;
-        }
-        e.power = fmin(1.0, fmax(0.0, sum * h / 3.0));
-    }
-    if (out != NULL) *out = e;
-    return e.power;
-}
-
-int kg_design_min_P(double var_D, double alpha, double margin, double mde, double power, int pmax,
-                    kg_design_eval *out)
-{
-    kg_design_eval e;
-    if (pmax < 2) pmax = 2;
-    if (kg_design_power(var_D, pmax, alpha, margin, mde, &e) < power || isnan(e.power)) {
-        if (out != NULL) *out = e;
-        return -1;
-    }
-    /* power grows with P (SE falls, df grows): bisect on [lo, hi] */
-    int lo = 1, hi = pmax;   /* power(lo) < target (or lo < 2), power(hi) >= target */
-    while (hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        if (kg_design_power(var_D, mid, alpha, margin, mde, NULL) >= power) hi = mid;
-        else lo = mid;
-    }
-    kg_design_power(var_D, hi, alpha, margin, mde, out);
-    return hi;
-}
-
 /* ---- reports ---- */
 
 static int vc_of_evidence(const kg_evidence *ev, kg_varcomp *vc, kg_err *err)

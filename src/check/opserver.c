@@ -111,7 +111,7 @@ int kg_opserver_main(const kg_opserver_opts *o)
     s.cc = o->cc;
     s.include_dir = o->include_dir;
     if (kg_read_file(path, &text, NULL, &e) != KG_OK ||
-        kg_plan_parse(text, strlen(text), path, o->folder, &plan, &e) != KG_OK ||
+        kg_plan_parse_recorded(text, strlen(text), path, o->folder, &plan, &e) != KG_OK ||
         kg_ops_build(plan, &s, o->folder, o->dir, &e) != KG_OK) {
         say(KG_OPS_ERROR, 0, e.msg);
         goto done;

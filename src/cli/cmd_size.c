@@ -10,7 +10,7 @@
 #include "kgate/evidence.h"
 #include "kgate/varcomp.h"
 
-#define SIZE_PMAX 100000
+#define SIZE_PMAX KG_DESIGN_PMAX
 
 static const char about[] =
     "EVIDENCE is the folder of a pilot campaign (kgate run); PLAN the campaign to size, whose cases\n"
@@ -19,7 +19,9 @@ static const char about[] =
     "of a design with P processes per direction, R rounds and S samples, and the power of its\n"
     "FASTER verdict (the lower bound of the reduction above the margin) when the true reduction\n"
     "is the minimal detectable effect.  Prints the smallest P at PLAN's rounds and samples, and\n"
-    "P for R and 2R rounds and S and 2S samples with the timed samples per arm.\n"
+    "P for R and 2R rounds and S and 2S samples with the timed samples per arm; and for every A/A\n"
+    "control on a gated case, the P at which its interval stays within the gate's min_reduction\n"
+    "with that power when its two loads are equal (the gate's control rule).\n"
     "docs/statistics.md, \"Variance components and the size of a design\", derives it.\n";
 
 static const char footer[] = "Exit status: 0 sized, 2 usage or input error.\n";
@@ -165,15 +167,75 @@ static int size_contrast(const kg_plan *plan, const kg_evidence *ev, const kg_va
     return P;
 }
 
+/* One A/A control under the gate's control rule: the processes per
+ * direction at which its interval stays within +-g (the gate's
+ * min_reduction) with the given power when the two loads are equal
+ * (kg_design_control_P), what the gate's message names when the control
+ * reaches past g. */
+static int size_control(const kg_plan *plan, const kg_evidence *ev, const kg_varcomp *vc, int c, int a,
+                        double alpha, double power, const double kap[2])
+{
+    const kg_plan *pp = ev->plan;
+    int pc = find_case(pp, plan->cases[c].name), pa = kg_plan_find_arm(pp, plan->arms[a].name);
+    double g = plan->gate.min_reduction;
+    printf("\ncase %s, control %s", plan->cases[c].name, plan->arms[a].name);
+    if (pc < 0 || pa < 0) {
+        printf(": not in the pilot; not sized\n");
+        return 0;
+    }
+    size_t i = (size_t)pc * (size_t)pp->narms + (size_t)pa;
+    const kg_vc_contrast *k = &vc->con[i];
+    kg_design_var dv;
+    kg_err err = { 0 };
+    if (!k->present || k->sample_ref < 0 ||
+        kg_design_var_of(k, &vc->arm[i], &vc->arm[(size_t)pc * (size_t)pp->narms + (size_t)k->sample_ref], &dv,
+                         &err) != KG_OK) {
+        printf(": the pilot has no paired rounds of it in both directions%s%s; not sized\n", err.msg[0] ? ": " : "",
+               err.msg);
+        return 0;
+    }
+    int R = plan->campaign.rounds, S = plan->campaign.samples;
+    double vD = kg_design_var_D(&dv, R, S, kap[0]);
+    kg_design_eval e;
+    int P = kg_design_control_P(vD, alpha, g, power, SIZE_PMAX, &e);
+    printf(" (against %s): the gate's control rule, its interval within +-%.4g%%\n", pp->arms[k->sample_ref].name,
+           100 * g);
+    if (P < 0)
+        printf("  control %s: more than %d processes per direction at R %d, S %d (power %.5f there)\n",
+               plan->arms[a].name, SIZE_PMAX, R, S, e.power);
+    else
+        printf("  control %s: processes = %d per direction at R %d, S %d keep it within +-%.4g%% with power %.5f when "
+               "the loads are equal (SE of log ratio %.5f%%; the plan has %d)\n", plan->arms[a].name, P, R, S, 100 * g,
+               e.power, 100 * e.se, plan->campaign.processes);
+    return P;
+}
+
+/* The campaign line: the largest P over the gated pairs, raised to what
+ * the plan check accepts (every look completes the load-order square,
+ * with 2 processes per direction per look at least). */
+static void print_campaign(const kg_plan *plan, int worst)
+{
+    const kg_campaign *cp = &plan->campaign;
+    int K = cp->looks > 1 ? cp->looks : 1, sq = kg_plan_square(plan), step = K * (sq >= 2 ? sq : 2);
+    int whole = (worst + step - 1) / step * step;
+    printf("\ncampaign: processes = %d per direction at R %d, S %d for every gated candidate%s (the plan has %d)",
+           whole, cp->rounds, cp->samples, plan->gate.require_control ? " and control" : "", cp->processes);
+    if (whole != worst)
+        printf(": %d, raised to a multiple of %d so that %s completes the load-order square", worst, step,
+               K > 1 ? "every look" : "the design");
+    printf("\n");
+}
+
 int kg_cmd_size(int argc, char **argv, const kg_settings *env)
 {
     (void)env; /* needs none of the environment */
-    const char *plan_path = NULL, *mde_s = "1%", *alpha_s = NULL, *margin_s = NULL;
-    double power = 0.95;
+    const char *plan_path = NULL, *mde_s = NULL, *alpha_s = NULL, *margin_s = NULL;
+    double power = KG_DESIGN_POWER;
     const kg_cli_opt opts[] = {
         { .name = "mde", .arg = "FRACTION", .kind = KG_CLI_STRING, .dst = &mde_s,
           .help = "the minimal detectable effect: the true reduction (1 - candidate/baseline) the verdict must "
-                  "detect, as 0.01 or 1% (default 1%); it must exceed the margin" },
+                  "detect, as 0.01 or 1% (default 1%, or twice the margin when that is 1% or more); it must exceed "
+                  "the margin" },
         { .name = "power", .arg = "P", .kind = KG_CLI_REAL, .dst = &power, .min = 0.5, .max = 0.9999,
           .help = "the probability of FASTER at that effect (default 0.95)" },
         { .name = "alpha", .arg = "FRACTION", .kind = KG_CLI_STRING, .dst = &alpha_s,
@@ -208,7 +270,9 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env)
     kg_err err = { 0 };
     if (kg_plan_load(plan_path, &plan, &err) != KG_OK) return kg_cli_fail(KG_EINPUT, err.msg);
     double alpha = plan->campaign.alpha, margin = plan->campaign.margin, mde = 0.0;
-    if (read_frac(mde_s, &mde) != KG_OK || mde <= 0.0) {
+    if (mde_s == NULL) {
+        mde = 0.01;
+    } else if (read_frac(mde_s, &mde) != KG_OK || mde <= 0.0) {
         kg_plan_free(plan);
         fprintf(stderr, "kgate size: --mde needs a reduction between 0 and 1 such as 0.01 or 1%%, not '%s'\n", mde_s);
         return KG_EXIT_USAGE;
@@ -224,6 +288,11 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env)
         fprintf(stderr, "kgate size: --margin needs a fraction in [0, 1) such as 0.005 or 0.5%%, not '%s'\n",
                 margin_s);
         return KG_EXIT_USAGE;
+    }
+    if (mde_s == NULL && !(mde > margin) && 2 * margin < 1.0) {
+        mde = 2 * margin;
+        printf("note: --mde defaults to twice the margin, %.4g%%: 1%% is not above the margin %.4g%%\n", 100 * mde,
+               100 * margin);
     }
     if (!(mde > margin)) {
         fprintf(stderr, "kgate size: --mde %.4g%% is not above the margin %.4g%% (%s): no design detects it with a "
@@ -273,6 +342,15 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env)
             if (P < 0) beyond = 1;
             else if (P > worst) worst = P;
         }
+    if (plan->gate.require_control)
+        for (int c = 0; c < plan->ncases; c++)
+            for (int a = 0; a < plan->narms; a++)
+                if (plan->arms[a].role == KG_ROLE_CONTROL && kg_plan_arm_applies(plan, a, c) &&
+                    (plan->cases[c].primary || plan->gate.all_cases)) {
+                    int P = size_control(plan, &ev, &vc, c, a, alpha, power, kap);
+                    if (P < 0) beyond = 1;
+                    else if (P > worst) worst = P;
+                }
     int status = KG_EXIT_PASS;
     if (sized == 0) {
         fprintf(stderr, "kgate size: %s: no candidate of %s could be sized from the pilot (it needs the same case "
@@ -283,8 +361,7 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env)
         printf("\ncampaign: some gated candidate needs more than %d processes per direction at R %d, S %d\n",
                SIZE_PMAX, cp->rounds, cp->samples);
     } else if (worst > 0) {
-        printf("\ncampaign: processes = %d per direction at R %d, S %d for every gated candidate (the plan has %d)\n",
-               worst, cp->rounds, cp->samples, cp->processes);
+        print_campaign(plan, worst);
     }
     kg_varcomp_free(&vc);
     kg_evidence_free(&ev);

@@ -226,7 +226,7 @@ static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
     if ((rc = kg_folder_check(dir, err)) != KG_OK) return rc;
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     if ((rc = kg_read_file(path, &text, NULL, err)) != KG_OK) goto done;
-    if ((rc = kg_plan_parse(text, strlen(text), path, dir, &ev->plan, err)) != KG_OK) goto done;
+    if ((rc = kg_plan_parse_recorded(text, strlen(text), path, dir, &ev->plan, err)) != KG_OK) goto done;
     /* what the reader knows of the cases' ops: data the producer wrote */
     if ((rc = load_facts(dir, ev, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/meta.json", dir);

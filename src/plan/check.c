@@ -338,6 +338,112 @@ static void plan_note(kg_plan *plan, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Refuses the plan at line ln (the key's line, or 1 when the key is left
+ * out) with the fix naming the smallest processes that work. */
+static void design_refuse(plan_ctx *ctx, const char *key, const char *problem, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void design_refuse(plan_ctx *ctx, const char *key, const char *problem, const char *fmt, ...)
+{
+    int ln = ctx->camp_lines.at[plan_key_index(SEC_CAMPAIGN, key)];
+    size_t l;
+    const char *t = plan_line_text(ctx, ln > 0 ? ln : 1, &l);
+    char fix[KG_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fix, sizeof fix, fmt, ap);
+    va_end(ap);
+    plan_perr(ctx, ln > 0 ? ln : 1, problem, t, l, "%s", fix);
+}
+
+/* The notes an earlier kgate gave a design it ran and the plan check now
+ * refuses, word for word (a recorded folder's report.md holds them); looks
+ * that do not divide processes were refused then too. */
+static void design_recorded(plan_ctx *ctx, int sq)
+{
+    kg_plan *plan = ctx->plan;
+    int P = plan->campaign.processes, K = plan->campaign.looks;
+    if (sq > 1 && P % sq != 0)
+        plan_note(plan, "processes = %d per direction does not complete the load-order square of %d arms: some "
+                        "arms take the first load slot more often than others, and a slot effect biases them (use a "
+                        "multiple of %d, or leave processes out)", P, sq, sq);
+    if (K > 1 && P % K != 0) {
+        design_refuse(ctx, "looks", "looks must divide processes", "processes = %d per direction: use looks that "
+                      "divide it, or processes a multiple of %d", P, K);
+        return;
+    }
+    if (K > 1 && sq > 1 && (P / K) % sq != 0)
+        plan_note(plan, "looks = %d: each look adds %d processes per direction, which do not complete the load-order "
+                        "square of %d arms, so an interim analysis sees some arms in the first load slot more often "
+                        "than others (use processes a multiple of %d)", K, P / K, sq, K * sq);
+}
+
+/* The design's processes per direction: every look (the whole campaign
+ * when looks = 1) completes the load-order square of every case
+ * (kg_plan_square), so that no arm takes the first load slot more often
+ * than another in any analysis, and a look has at least 2 processes per
+ * direction, the least an interval needs (one process per direction
+ * under the interval gate is exempt: it makes no claim).  Left out,
+ * processes is the smallest such number; given, it is refused unless it
+ * is one, with the smallest that works named (raising it would run a
+ * campaign other than the one the plan declares).  A recorded plan
+ * (kg_plan_parse_recorded) gets the notes of design_recorded instead.
+ * Returns nonzero when refused. */
+static int plan_design(plan_ctx *ctx)
+{
+    kg_plan *plan = ctx->plan;
+    int sq = kg_plan_square(plan), K = plan->campaign.looks > 1 ? plan->campaign.looks : 1;
+    /* per direction per look: a multiple of the square, and at least 2 */
+    int step = sq >= 2 ? sq : 2;
+    if (sq > KG_PLAN_MAX_PROCESSES / K) {
+        design_refuse(ctx, "processes", "no design completes the load-order square",
+                      "the cases' numbers of arms need a multiple of %d processes per direction%s, more than %d: give "
+                      "the cases the same arms, or split the plan", sq, K > 1 ? " per look" : "",
+                      KG_PLAN_MAX_PROCESSES);
+        return 1;
+    }
+    if (!ctx->camp_lines.at[plan_key_index(SEC_CAMPAIGN, "processes")]) {
+        plan->campaign.processes = K * step;
+        return 0;
+    }
+    int P = plan->campaign.processes, need = K * step, fix = (P + need - 1) / need * need;
+    if (ctx->recorded) {
+        design_recorded(ctx, sq);
+        return ctx->failed;
+    }
+    if (K == 1) {
+        /* one process per direction has no interval: every verdict is
+         * INCONCLUSIVE and the interval gate cannot pass, so no slot
+         * effect can bias a claim (the classic gate can pass on one) */
+        if (P % sq == 0 || (P == 1 && plan->gate.rule == KG_GATE_INTERVAL)) return 0;
+        fix = (P + sq - 1) / sq * sq;
+        design_refuse(ctx, "processes", "processes do not complete the load-order square",
+                      "processes = %d per direction with %d arms: some arms take the first load slot more often than "
+                      "others, and a slot effect biases them; use processes = %d (a multiple of %d), or leave "
+                      "processes out", P, sq, fix, sq);
+        return 1;
+    }
+    if (P % K != 0) {
+        design_refuse(ctx, "looks", "looks must divide processes",
+                      "processes = %d per direction in %d looks; use processes = %d (each look %d per direction), "
+                      "or other looks", P, K, fix, step);
+        return 1;
+    }
+    if (P / K < 2) {
+        design_refuse(ctx, "looks", "looks leave fewer than 2 processes per direction per look",
+                      "processes = %d per direction in %d looks gives %d per look, and a look needs 2 for an "
+                      "interval; use processes = %d, or fewer looks", P, K, P / K, fix);
+        return 1;
+    }
+    if ((P / K) % sq != 0) {
+        design_refuse(ctx, "looks", "looks do not complete the load-order square",
+                      "processes = %d per direction in %d looks adds %d per look, which does not complete the square "
+                      "of %d arms, so a look sees some arms in the first load slot more often than others; use "
+                      "processes = %d (each look %d per direction), or other looks", P, K, P / K, sq, fix, step);
+        return 1;
+    }
+    return 0;
+}
+
 /* Gates the plan's own control cannot support are refused; a zero margin
  * is allowed and noted. */
 static void plan_notes(plan_ctx *ctx)
@@ -358,29 +464,7 @@ static void plan_notes(plan_ctx *ctx)
              100.0 * plan->gate.min_reduction, 100.0 * cp->control_margin);
         return;
     }
-    int sq = kg_plan_square(plan);
-    if (!ctx->camp_lines.at[plan_key_index(SEC_CAMPAIGN, "processes")]) {
-        /* the default: 2 per direction, raised to complete the square */
-        plan->campaign.processes = sq >= 2 ? sq : 2;
-    } else if (sq > 1 && plan->campaign.processes % sq != 0) {
-        plan_note(plan, "processes = %d per direction does not complete the load-order square of %d arms: some "
-                        "arms take the first load slot more often than others, and a slot effect biases them (use a "
-                        "multiple of %d, or leave processes out)", plan->campaign.processes, sq, sq);
-    }
-    if (cp->looks > 1 && plan->campaign.processes % cp->looks != 0) {
-        int ln = ctx->camp_lines.at[plan_key_index(SEC_CAMPAIGN, "looks")];
-        size_t l;
-        const char *t = plan_line_text(ctx, ln > 0 ? ln : 1, &l);
-        plan_perr(ctx, ln > 0 ? ln : 1, "looks must divide processes", t, l,
-             "processes = %d per direction: use looks that divide it, or processes a multiple of %d",
-             plan->campaign.processes, cp->looks);
-        return;
-    }
-    if (cp->looks > 1 && sq > 1 && (plan->campaign.processes / cp->looks) % sq != 0)
-        plan_note(plan, "looks = %d: each look adds %d processes per direction, which do not complete the load-order "
-                        "square of %d arms, so an interim analysis sees some arms in the first load slot more often "
-                        "than others (use processes a multiple of %d)", cp->looks, plan->campaign.processes / cp->looks,
-                  sq, cp->looks * sq);
+    if (plan_design(ctx) != 0) return;
     if (cp->margin == 0.0)
         plan_note(plan, "margin = 0: any interval above zero is FASTER, and an offset of 0.055%% between two loads "
                         "of one kernel (measured on an H200) is enough for a false one; the default is 0.5%% "

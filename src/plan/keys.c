@@ -52,7 +52,6 @@ _Static_assert(sizeof(kg_precision) == sizeof(int), "enum size");
 #define KG_PLAN_MAX_WARMUP 100000
 #define KG_PLAN_MAX_SAMPLES 100000
 #define KG_PLAN_MAX_ROUNDS 10000
-#define KG_PLAN_MAX_PROCESSES 10000
 #define KG_PLAN_MAX_PACK 100000
 #define KG_PLAN_MAX_WAIT_S 604800.0 /* a week */
 

@@ -393,7 +393,7 @@ int kg_plan_square(const kg_plan *plan)
             h = t;
         }
         need = need / g * n;
-        if (need > 64) return 64;
+        if (need > KG_PLAN_MAX_PROCESSES) return KG_PLAN_MAX_PROCESSES + 1;
     }
     return (int)need;
 }

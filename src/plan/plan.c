@@ -22,13 +22,14 @@ static void parse_steps(plan_ctx *ctx)
     if (!ctx->failed) plan_complete(ctx);               /* check.c */
 }
 
-int kg_plan_parse(const char *text, size_t len, const char *name, const char *base_dir,
-                  kg_plan **out, kg_err *err)
+static int parse_plan(const char *text, size_t len, const char *name, const char *base_dir, int recorded,
+                      kg_plan **out, kg_err *err)
 {
     int rc = KG_OK;
     plan_ctx ctx;
     kg_plan *plan = NULL;
     memset(&ctx, 0, sizeof ctx);
+    ctx.recorded = recorded;
     if (out == NULL) return kg_errorf(err, KG_EINTERNAL, "kg_plan_parse: out is NULL");
     *out = NULL;
     if (name == NULL) name = "<plan>";
@@ -70,6 +71,18 @@ done:
     free(ctx.arm_lines);
     kg_plan_free(plan);
     return rc;
+}
+
+int kg_plan_parse(const char *text, size_t len, const char *name, const char *base_dir,
+                  kg_plan **out, kg_err *err)
+{
+    return parse_plan(text, len, name, base_dir, 0, out, err);
+}
+
+int kg_plan_parse_recorded(const char *text, size_t len, const char *name, const char *base_dir,
+                           kg_plan **out, kg_err *err)
+{
+    return parse_plan(text, len, name, base_dir, 1, out, err);
 }
 
 int kg_plan_load(const char *path, kg_plan **out, kg_err *err)

@@ -116,6 +116,7 @@ typedef struct sec_axes {
 
 /* One plan (or one kernel file's contract) while it is parsed. */
 typedef struct plan_ctx {
+    int recorded;             /* the plan of an evidence folder (kg_plan_parse_recorded) */
     const char *text;
     size_t len, pos;
     const char *name;         /* file name used in messages */

@@ -84,9 +84,36 @@ int kg_screen_rank_arms(const kg_plan *plan, const kg_analysis *an, const char *
     return sc->table.oom ? kg_errorf(err, KG_ENOMEM, "out of memory ranking the candidates") : KG_OK;
 }
 
+/* The confirmation plan's processes per direction: the screen's, raised
+ * to the next multiple that completes the load-order square of the arms
+ * it keeps in every look (the plan check refuses any other). */
+static int confirm_processes(const kg_plan *plan, const int *keep)
+{
+    long long sq = 1;
+    for (int c = 0; c < plan->ncases; c++) {
+        long long n = 0;
+        for (int a = 0; a < plan->narms; a++)
+            n += kg_plan_arm_applies(plan, a, c) && (plan->arms[a].role != KG_ROLE_CANDIDATE || keep[a]);
+        if (n < 1) continue;
+        long long g = sq, h = n;
+        while (h != 0) {
+            long long r = g % h;
+            g = h;
+            h = r;
+        }
+        sq = sq / g * n;
+        if (sq > KG_PLAN_MAX_PROCESSES) return plan->campaign.processes;   /* the plan check names it */
+    }
+    int K = plan->campaign.looks > 1 ? plan->campaign.looks : 1, P = plan->campaign.processes;
+    long long step = (long long)K * (sq >= 2 ? sq : 2);
+    if (K == 1 && (P % sq == 0 || P == 1)) return P;
+    long long whole = (P + step - 1) / step * step;
+    return whole <= KG_PLAN_MAX_PROCESSES ? (int)whole : P;
+}
+
 /* The canonical text without the [arm NAME] sections of unchosen
- * candidates, with a fresh seed, a name and selected_from; -1 for a line
- * too long to rewrite. */
+ * candidates, with a fresh seed, a name, selected_from and processes that
+ * complete its load-order square; -1 for a line too long to rewrite. */
 static int confirm_text(const kg_plan *plan, const int *keep, uint64_t seed, const char *from, kg_sb *out)
 {
     const char *t = plan->canonical;
@@ -117,6 +144,8 @@ static int confirm_text(const kg_plan *plan, const int *keep, uint64_t seed, con
             kg_sb_printf(out, "seed = %llu\n", (unsigned long long)seed);
         else if (in_campaign && strncmp(line, "name = ", 7) == 0)
             kg_sb_printf(out, "name = %.50s-confirm\n", plan->campaign.name);
+        else if (in_campaign && strncmp(line, "processes = ", 12) == 0)
+            kg_sb_printf(out, "processes = %d\n", confirm_processes(plan, keep));
         else
             kg_sb_printf(out, "%s\n", line);
     }

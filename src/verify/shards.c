@@ -107,7 +107,7 @@ void kg_shard_read(const char *dir, const char *name, kg_shard_rec *r, kg_sb *ou
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     kg_plan *plan = NULL;
     if (kg_read_file(path, &text, NULL, &e) == KG_OK &&
-        kg_plan_parse(text, strlen(text), path, dir, &plan, &e) == KG_OK)
+        kg_plan_parse_recorded(text, strlen(text), path, dir, &plan, &e) == KG_OK)
         r->devices_any = plan->campaign.devices_any;
     kg_plan_free(plan);
     free(text);

@@ -587,7 +587,7 @@ int kg_verify_dir_key(const char *dir, const char *pub, const kg_ref_source *ref
             kg_problem(out, nbad, "plan.sha256: does not hold the SHA-256 of plan.kg (%.16s...)", hex);
         free(rec);
         kg_err pe = { 0 };
-        if (kg_plan_parse(text, strlen(text), "plan.kg", dir, &plan, &pe) != KG_OK)
+        if (kg_plan_parse_recorded(text, strlen(text), "plan.kg", dir, &plan, &pe) != KG_OK)
             kg_problem(out, nbad, "plan.kg: %s", pe.msg);
         else if (strcmp(plan->canonical, text) != 0)
             kg_problem(out, nbad, "plan.kg: is not in canonical form");

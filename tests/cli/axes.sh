@@ -309,7 +309,7 @@ backend = fake
 warmup = 1
 samples = 5
 rounds = 4
-processes = 4
+processes = 5
 seed = 3
 margin = 1%
 control_margin = 1%
@@ -342,6 +342,9 @@ expect_grep "| 1 | c\[fake_ns=900\] | " "$T/sout"
 c="$T/p/screen-confirm.kg"
 [ -f "$c" ] && [ -f "$c.frozen" ] || die "no confirmation plan"
 expect_grep "^\[arm c\[fake_ns=900\]\]$" "$c"
+# 5 processes complete the screen's square of 5 arms; the confirmation keeps 3
+# (base, the chosen variant, ctrl), and its processes are raised to complete theirs
+expect_grep "^processes = 6$" "$c"
 expect_no_grep "^\[arm c\[fake_ns=990\]\]$" "$c"
 expect_grep "^selected_from = c\[fake_ns=900\] chosen by kgate screen from a family of 3 candidates" "$c"
 expect_grep "^selected_from = .*, evidence \.\.\..*-may-hold)$" "$c"

@@ -1,5 +1,6 @@
 # End to end on the CPU backend: a small real campaign compiles C kernels,
-# checks them, times them in 4 fresh processes and ends with a verdict;
+# checks them, times them in 6 fresh processes (3 per direction: the
+# load-order square of each case's three arms) and ends with a verdict;
 # kgate check passes the honest arms and the negative fails every check.
 . tests/cli_lib.sh
 mkdir -p "$T/p"
@@ -11,7 +12,7 @@ backend = cpu
 warmup = 1
 samples = 3
 rounds = 3
-processes = 2
+processes = 3
 margin = 5%
 control_margin = 5%
 timeout = 60
@@ -44,6 +45,10 @@ source = $PWD/kernels/cpu/rowsum_naive.c
 [arm rs_unrolled]
 op = rowsum
 source = $PWD/kernels/cpu/rowsum_unrolled.c
+[arm rs_copy]
+op = rowsum
+role = control
+of = rs
 [gate]
 min_reduction = 5%
 PLAN
@@ -52,7 +57,7 @@ PLAN
 # INVALID (3) when this tiny campaign's A/A control is too noisy on a shared
 # host (its interval or drift check); never a usage or worker error
 [ $st -le 1 ] || [ $st -eq 3 ] || { cat "$T/err" >&2; die "cpu run: exit status $st"; }
-expect_grep "4 accepted, 0 excluded" "$T/out"
+expect_grep "6 accepted, 0 excluded" "$T/out"
 expect_grep "| g | blocked | candidate |" "$T/out"
 expect_grep "| r | rs_unrolled | candidate |" "$T/out"
 expect_grep "gate " "$T/err"

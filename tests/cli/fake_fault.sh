@@ -11,7 +11,7 @@ sed -i 's|\.\./\.\./kernels|'"$PWD"'/kernels|' "$T/nofault.kg"
 "$KGATE" run --report tests/plans/fake-fault.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "a faulty candidate fails the gate"
 expect_grep "^1,rev,ok,1," "$T/ev/processes.csv"
-expect_grep "6 accepted, 0 excluded" "$T/out"
+expect_grep "8 accepted, 0 excluded" "$T/out"
 expect_grep '^1,rev,small,cand,pre,fault,fail,,,,,"arm cand: its host process died (scripted: fake_fault = 1)"' \
     "$T/ev/checks/proc-001.csv"
 expect_grep "| small | cand | candidate | .* | INCORRECT |" "$T/ev/report.md"

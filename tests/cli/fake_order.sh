@@ -9,8 +9,8 @@
 #     of zero, not order-sensitive;
 #   - the evidence records every arm's load slot per process (layout
 #     checks): each arm first once in each direction;
-#   - processes = 2 (not a multiple of 3) is noted on stderr and in the
-#     report.
+#   - processes = 2 (not a multiple of 3) is a plan error that names
+#     processes = 3.
 . tests/cli_lib.sh
 "$KGATE" run --report tests/plans/fake-order.kg -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "fake-order run"
@@ -25,7 +25,8 @@ for a in base cand ctrl; do
     done
 done
 sed 's/^processes = 3$/processes = 2/' tests/plans/fake-order.kg >tests/plans/.fake-order-2.kg
-"$KGATE" run --report tests/plans/.fake-order-2.kg -o "$T/ev2" >"$T/out2" 2>"$T/err2"
+"$KGATE" run tests/plans/.fake-order-2.kg -o "$T/ev2" >"$T/out2" 2>"$T/err2"; st=$?
 rm -f tests/plans/.fake-order-2.kg
-expect_grep "note: processes = 2 per direction does not complete the load-order square of 3 arms" "$T/err2"
-expect_grep "| note | processes = 2 per direction does not complete" "$T/ev2/report.md"
+expect_status 2 $st "processes = 2 with three arms"
+expect_grep "processes do not complete the load-order square: 'processes = 2' (processes = 2 per direction with 3 arms.*use processes = 3" "$T/err2"
+if [ -d "$T/ev2" ]; then die "a refused plan wrote an evidence folder"; fi

@@ -19,13 +19,16 @@ sed 's/^samples = 5/samples   =   5   # reformatted/' "$T/p/base.kg" >"$T/p/same
 expect_grep "\"frozen_plan\"" "$T/ev/meta.json"
 expect_grep "$h" "$T/ev/plan.sha256"
 # a changed plan is refused, with what changed
-sed -e 's/^samples = 5/samples = 6/' -e 's/^margin = 1%/margin = 2%/' "$T/p/base.kg" >"$T/p/changed.kg"
+# (a fourth arm: processes 4 complete its load-order square)
+sed -e 's/^samples = 5/samples = 6/' -e 's/^margin = 1%/margin = 2%/' -e 's/^processes = 3/processes = 4/' \
+    "$T/p/base.kg" >"$T/p/changed.kg"
 printf '[arm extra]\nop = rowsum\nrole = reference\nsource = %s/kernels/cpu/rowsum_naive.c\n' "$PWD" >>"$T/p/changed.kg"
 "$KGATE" run --report --frozen "$T/ff.frozen" "$T/p/changed.kg" -o "$T/ev2" >/dev/null 2>"$T/err"; st=$?
 expect_status 2 $st "frozen run of a changed plan"
 expect_grep "differs from the frozen plan" "$T/err"
 expect_grep "\[campaign\] samples: 5 -> 6" "$T/err"
 expect_grep "\[campaign\] margin: 0.01 -> 0.02" "$T/err"
+expect_grep "\[campaign\] processes: 3 -> 4" "$T/err"
 expect_grep "+ \[arm extra\] op = rowsum" "$T/err"
 [ -d "$T/ev2" ] && die "a refused plan must not create a folder"
 # an edited frozen file is refused

@@ -89,7 +89,7 @@ backend = fake
 warmup = 1
 samples = 5
 rounds = 3
-processes = 2
+processes = 4
 seed = 5
 [case sq]
 op = gemm_bt

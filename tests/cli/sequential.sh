@@ -6,7 +6,8 @@
 #     from the evidence;
 #   - an identical candidate never passes: it stops for futility at an
 #     early look or fails at the last one;
-#   - looks that do not divide processes are a plan error.
+#   - looks that do not divide processes, or whose processes do not
+#     complete the load-order square, are a plan error.
 . tests/cli_lib.sh
 src=$(pwd)/kernels/cpu/rowsum_naive.c
 plan() { # candidate's fake_ns, processes, looks
@@ -62,8 +63,9 @@ plan 1000 8 3 >"$T/bad.kg"
 "$KGATE" run --report "$T/bad.kg" -o "$T/bad" >"$T/out3" 2>"$T/err3"; st=$?
 expect_status 2 $st "looks that do not divide processes"
 expect_grep "looks must divide processes" "$T/err3"
-# three arms, 2 processes per direction per look: each look misses the square of 3 (a note)
+# three arms, 2 processes per direction per look: each look misses the square of 3 (a plan error)
 { plan 900 6 3; printf '[arm c2]\nop = rowsum\nsource = %s\n' "$src"; } >"$T/sq.kg"
-"$KGATE" check "$T/sq.kg" -o "$T/sq" >"$T/out4" 2>"$T/err4"
-expect_grep "note: looks = 3: each look adds 2 processes per direction, which do not complete the load-order square of 3 arms" "$T/err4"
+"$KGATE" check "$T/sq.kg" -o "$T/sq" >"$T/out4" 2>"$T/err4"; st=$?
+expect_status 2 $st "looks whose processes do not complete the load-order square"
+expect_grep "looks do not complete the load-order square.*use processes = 9" "$T/err4"
 echo "sequential: ok"

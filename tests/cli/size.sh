@@ -8,18 +8,18 @@
 # fake_noise = 1% each arm's sample SD is 1%, its process SD
 # sqrt(0.02^2 + 0.0025^2) = 2.016% and the contrast's process SD
 # sqrt(2) 0.25% = 0.354%; the contrast's round SD net of samples is 0.
-# Pilot: 20 processes per direction, 10 rounds, 20 samples (8000 samples
+# Pilot: 21 processes per direction (the load-order square of 3 arms), 10 rounds, 20 samples (8400 samples
 # per arm).  Tolerances, from the estimates' degrees of freedom:
-#   sample SD, df ~ 7600: SE 0.008%; accepted 0.95%..1.05% (6 SE)
-#   arm process SD, df 38: SE ~ 2.016% / sqrt(76) = 0.23%; accepted 1.2%..2.8% (3.5 SE)
-#   contrast process SD, df 38: Var D = 1.25e-5 + 1.45e-5 / 10, its SE
-#     sqrt(2/38) 1.4e-5 = 3.2e-6, i.e. +-3.5 SE = +-1.1e-5 on the variance:
+#   sample SD, df ~ 7980: SE 0.008%; accepted 0.95%..1.05% (6 SE)
+#   arm process SD, df 40: SE ~ 2.016% / sqrt(80) = 0.23%; accepted 1.2%..2.8% (3.5 SE)
+#   contrast process SD, df 40: Var D = 1.25e-5 + 1.45e-5 / 10, its SE
+#     sqrt(2/40) 1.4e-5 = 3.1e-6, i.e. +-3.5 SE = +-1.1e-5 on the variance:
 #     accepted 0.12%..0.48%
 #   contrast round SD net of samples, truth 0: var_delta ~ 1.45e-5 with df 360,
 #     SE 1.1e-6; accepted below 0.25% (sqrt of 5.7 SE)
 . tests/cli_lib.sh
 src=$(pwd)
-sed -e 's/^processes = .*/processes = 20/' -e 's/^rounds = .*/rounds = 10/' -e 's/^samples = .*/samples = 20/' \
+sed -e 's/^processes = .*/processes = 21/' -e 's/^rounds = .*/rounds = 10/' -e 's/^samples = .*/samples = 20/' \
     -e "s|^source = \.\./\.\./|source = $src/|" -e 's/^name = .*/name = size-pilot/' \
     tests/plans/fake-faster.kg >"$T/pilot.kg"
 "$KGATE" run --report "$T/pilot.kg" -o "$T/ev" >"$T/out" 2>"$T/err"; st=$?
@@ -57,7 +57,8 @@ same_contrast() { # results.json
 same_contrast "$T/ev/results.json" >&2 || die "a contrast's sd_D differs from the analysis' s"
 # with two baselines (the reference is then the analysis' choice among them)
 { cat tests/plans/fake-faster.kg; printf '\n[arm base2]\nop = rowsum\nrole = baseline\nsource = ../../kernels/cpu/rowsum_naive.c\nfake_ns = 1005\nfake_noise = 0.01\n'; } |
-    sed -e "s|^source = \.\./\.\./|source = $src/|" -e 's/^name = .*/name = size-two/' >"$T/two.kg"
+    sed -e "s|^source = \.\./\.\./|source = $src/|" -e 's/^name = .*/name = size-two/' \
+        -e 's/^processes = .*/processes = 4/' >"$T/two.kg"
 "$KGATE" run --report "$T/two.kg" -o "$T/ev2" >"$T/out2" 2>"$T/err2"; st=$?
 [ $st = 0 ] || [ $st = 1 ] || { cat "$T/err2" >&2; die "two-baseline run: exit status $st"; }
 same_contrast "$T/ev2/results.json" >&2 || die "two baselines: a contrast's sd_D differs from the analysis' s"

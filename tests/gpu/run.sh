@@ -248,7 +248,7 @@ fi
 # 6. a full campaign: tiled is several times faster than naive (measured
 #    about 3.5x at 96x512x2048 on an H200), the A/A control holds; the
 #    tiny f16_odd case (3 us, where naive wins) is reported, not gated
-{ header speed warm 10 4 2; naive_arm naive baseline; tiled_arm tiled candidate; control_arm naive_copy naive; } >"$T/speed.kg"
+{ header speed warm 10 4 3; naive_arm naive baseline; tiled_arm tiled candidate; control_arm naive_copy naive; } >"$T/speed.kg"
 expect "run: tiled is FASTER than naive, gate passes" 0 "FASTER" -- "$KGATE" run "$T/speed.kg" -o "$T/speed-out" --no-progress
 
 # 7. the same with a cold L2 (flush between samples)
@@ -256,7 +256,7 @@ sed 's/^name = speed$/name = speed_cold/; s/^l2 = warm$/l2 = cold/' "$T/speed.kg
 expect "run with l2 = cold: gate passes" 0 "FASTER" -- "$KGATE" run "$T/cold.kg" -o "$T/cold-out" --no-progress
 
 # 8. two separately loaded copies of one kernel are EQUIVALENT
-{ header aa warm 10 4 2; naive_arm naive baseline; naive_arm naive2 candidate; control_arm naive_copy naive; } >"$T/aa.kg"
+{ header aa warm 10 4 3; naive_arm naive baseline; naive_arm naive2 candidate; control_arm naive_copy naive; } >"$T/aa.kg"
 expect "run: naive vs itself is not FASTER" 1 "" -- "$KGATE" run "$T/aa.kg" -o "$T/aa-out" --no-progress
 
 # 9. backend auto picks cuda on a GPU machine

@@ -832,6 +832,113 @@ static void test_backend_words(void)
     CHECK(!kg_backend_known("opencl"));
 }
 
+/* A plan of n rowsum arms (a baseline, candidates, and a control of the
+ * baseline when ctrl), with a [campaign] of the given keys. */
+static void design_plan(char *t, size_t cap, const char *campaign, int n, int ctrl)
+{
+    int len = snprintf(t, cap, "[campaign]\nbackend = fake\n%s[case a]\nop = rowsum\ndtype = f32\nM = 4\nN = 16\n"
+                       "[arm base]\nop = rowsum\nrole = baseline\nsource = k.c\n", campaign);
+    for (int i = 1; i < n - ctrl; i++)
+        len += snprintf(t + len, cap - (size_t)len, "[arm c%d]\nop = rowsum\nsource = k.c\n", i);
+    if (ctrl) snprintf(t + len, cap - (size_t)len, "[arm ctrl]\nop = rowsum\nrole = control\nof = base\n");
+}
+
+/* Parses a design: KG_OK with *p, or the message in msg. */
+static int design_parse(const char *t, int recorded, kg_plan **p, char *msg, size_t cap)
+{
+    kg_err err = {0};
+    *p = NULL;
+    int rc = recorded ? kg_plan_parse_recorded(t, strlen(t), "d.kg", "/base", p, &err)
+                      : kg_plan_parse(t, strlen(t), "d.kg", "/base", p, &err);
+    snprintf(msg, cap, "%s", err.msg);
+    return rc;
+}
+
+/* The design rules (src/plan/check.c, plan_design): processes and every
+ * look complete the load-order square with at least 2 processes per
+ * direction per look, or the plan is refused at the key's line naming the
+ * smallest processes that work; a recorded folder's plan is read with the
+ * note kgate gave such a design before the rule. */
+static void test_design(void)
+{
+    char t[2048], msg[KG_ERR_MSG_MAX];
+    kg_plan *p = NULL;
+    /* three arms, processes 2: refused at line 3 (processes), fix 3 */
+    design_plan(t, sizeof t, "processes = 2\n", 3, 1);
+    CHECK(design_parse(t, 0, &p, msg, sizeof msg) == KG_EINPUT && p == NULL);
+    CHECK_STR_CONTAINS(msg, "d.kg:3: processes do not complete the load-order square: 'processes = 2'");
+    CHECK_STR_CONTAINS(msg, "use processes = 3 (a multiple of 3)");
+    /* recorded: the note of the earlier kgate, word for word */
+    CHECK(design_parse(t, 1, &p, msg, sizeof msg) == KG_OK && p != NULL);
+    if (p != NULL) {
+        CHECK(p->nnotes == 1 && p->campaign.processes == 2);
+        if (p->nnotes == 1)
+            CHECK_STR_CONTAINS(p->notes[0], "processes = 2 per direction does not complete the load-order square of 3 "
+                               "arms: some arms take the first load slot more often than others, and a slot effect "
+                               "biases them (use a multiple of 3, or leave processes out)");
+        kg_plan_free(p);
+    }
+    /* 4 arms, processes 5: the next multiple, 8 */
+    design_plan(t, sizeof t, "processes = 5\n", 4, 1);
+    CHECK(design_parse(t, 0, &p, msg, sizeof msg) == KG_EINPUT);
+    CHECK_STR_CONTAINS(msg, "use processes = 8 (a multiple of 4)");
+    /* one process per direction: no interval, no claim, accepted under the
+     * interval gate; the classic gate can pass on one, so it is refused */
+    design_plan(t, sizeof t, "processes = 1\n", 3, 1);
+    p = parse_ok(t, "d.kg");
+    CHECK(p == NULL || p->nnotes == 0);
+    kg_plan_free(p);
+    size_t l = strlen(t);
+    snprintf(t + l, sizeof t - l, "[gate]\nrule = classic\n");
+    CHECK(design_parse(t, 0, &p, msg, sizeof msg) == KG_EINPUT);
+    CHECK_STR_CONTAINS(msg, "use processes = 3");
+    /* D-S1: 2 arms, processes 4 in 4 looks: one per direction per look, refused at looks (line 4) */
+    design_plan(t, sizeof t, "processes = 4\nlooks = 4\n", 2, 0);
+    CHECK(design_parse(t, 0, &p, msg, sizeof msg) == KG_EINPUT);
+    CHECK_STR_CONTAINS(msg, "d.kg:4: looks leave fewer than 2 processes per direction per look: 'looks = 4'");
+    CHECK_STR_CONTAINS(msg, "use processes = 8, or fewer looks");
+    CHECK(design_parse(t, 1, &p, msg, sizeof msg) == KG_OK && p != NULL);
+    if (p != NULL) {
+        CHECK(p->nnotes == 1);
+        if (p->nnotes == 1)
+            CHECK_STR_CONTAINS(p->notes[0], "looks = 4: each look adds 1 processes per direction, which do not "
+                               "complete the load-order square of 2 arms");
+        kg_plan_free(p);
+    }
+    /* three arms, 6 in 3 looks: 2 per look, not the square of 3; fix 9 */
+    design_plan(t, sizeof t, "processes = 6\nlooks = 3\n", 3, 1);
+    CHECK(design_parse(t, 0, &p, msg, sizeof msg) == KG_EINPUT);
+    CHECK_STR_CONTAINS(msg, "looks do not complete the load-order square");
+    CHECK_STR_CONTAINS(msg, "use processes = 9 (each look 3 per direction)");
+    /* looks that do not divide processes: refused in both modes */
+    design_plan(t, sizeof t, "processes = 8\nlooks = 3\n", 2, 0);
+    CHECK(design_parse(t, 0, &p, msg, sizeof msg) == KG_EINPUT);
+    CHECK_STR_CONTAINS(msg, "looks must divide processes");
+    CHECK_STR_CONTAINS(msg, "use processes = 12");
+    CHECK(design_parse(t, 1, &p, msg, sizeof msg) == KG_EINPUT);
+    CHECK_STR_CONTAINS(msg, "looks must divide processes");
+    /* left out: the smallest that completes every look's square */
+    design_plan(t, sizeof t, "looks = 2\n", 3, 1);
+    p = parse_ok(t, "d.kg");
+    CHECK(p == NULL || p->campaign.processes == 6);
+    kg_plan_free(p);
+    design_plan(t, sizeof t, "looks = 4\n", 2, 0);
+    p = parse_ok(t, "d.kg");
+    CHECK(p == NULL || p->campaign.processes == 8);
+    kg_plan_free(p);
+    design_plan(t, sizeof t, "", 4, 1);
+    p = parse_ok(t, "d.kg");
+    CHECK(p == NULL || p->campaign.processes == 4);
+    kg_plan_free(p);
+    /* accepted designs: the square and its multiples, 2 per look */
+    design_plan(t, sizeof t, "processes = 9\nlooks = 3\n", 3, 1);
+    p = parse_ok(t, "d.kg");
+    kg_plan_free(p);
+    design_plan(t, sizeof t, "processes = 8\nlooks = 4\n", 2, 0);
+    p = parse_ok(t, "d.kg");
+    kg_plan_free(p);
+}
+
 int main(void)
 {
     test_full_plan();
@@ -846,5 +953,6 @@ int main(void)
     test_axes();
     test_backend_words();
     test_fuzz();
+    test_design();
     return kg_test_finish("test_plan");
 }

@@ -15,7 +15,7 @@
  * that the folder's rows, verdicts, reduction and gate equal the
  * harness's.
  *
- * The six properties (bounds far from both the repaired and the
+ * The properties (bounds far from both the repaired and the
  * measured-before values; before: the release before the load-order
  * square, one baseline per contrast, the t-based order rule and
  * multiplicity control):
@@ -31,8 +31,9 @@
  *      arm 2% slower when loaded first, the default processes: the gate
  *      passes in at most 8% of the seeds (alpha 5%; before, with the
  *      middle arm never loaded first, 44% in the statistics review);
- *   4. eight A/A candidates at margin 0: at most 8% of the campaigns
- *      claim any FASTER (Holm over the family; before: 20%, 24% in the
+ *   4. eight A/A candidates at margin 0, 9 processes per direction (the
+ *      load-order square of nine arms): at most 8% of the campaigns claim
+ *      any FASTER (Holm over the family; before: 20%, 24% in the
  *      statistics review);
  *   5. a sequential design (looks = 4, 8 processes per direction) with the
  *      truth exactly at g: the gate passes in at most 8% of the seeds
@@ -42,6 +43,19 @@
  *      controlled A/A cases, 3 processes per direction, no drift): at most
  *      3% of the campaigns are INVALID for drift (the test's level is 1%; a
  *      fixed 3 SE flags about 12%, printed for comparison).
+ *   7. looks (sequential_looks): the statistics review's D-S1 design,
+ *      processes 4 in 4 looks, is refused by the plan check naming
+ *      processes = 8; 8 processes in 4 looks pass the gate for a candidate
+ *      4% faster than its baseline against g = 1% in at least 95% of the
+ *      seeds; and the same campaigns analysed with processes 4 in 4 looks
+ *      anyway (campaign_run_as) are never stopped for futility at look 1,
+ *      which has no interval, and pass in at least 95% (before: 2000 of
+ *      2000 stopped for futility at look 1, 0 passed);
+ *   8. the square: three arms at processes = 2 are refused naming
+ *      processes = 3, and analysed anyway the study's 0.3% first-slot
+ *      effect biases them toward the candidate by more than +0.03%
+ *      (+0.076%; property 1 is the same campaigns at processes = 3), so
+ *      the rule guards a real bias.
  * With 2000 seeds a rate of 5% has a standard error of 0.49%: a bound of
  * 8% is more than 6 standard errors above alpha, and more than 5 below
  * the nearest failure it guards against (12%, whose standard error is
@@ -145,9 +159,10 @@ static void plan_atg(text *t, int seed)
     control(t, k);
 }
 
+/* nine arms: 9 processes per direction complete the load-order square */
 static void plan_eight(text *t, int seed)
 {
-    header(t, seed, "0", 2, "1%", 0);
+    header(t, seed, "0", 9, "1%", 0);
     arm(t, "base", "baseline", "");
     for (int k = 1; k <= 8; k++) {
         char name[16];
@@ -161,6 +176,36 @@ static void plan_seq4(text *t, int seed)
     header(t, seed, "1%", 8, "1%", 4);
     arm(t, "base", "baseline", "fake_noise = 0.0037\n");
     arm(t, "cand", "candidate", "fake_noise = 0.0037\nfake_ns = 990\n");
+}
+
+/* The statistics review's D-S1 design: 4 processes per direction in 4
+ * looks (one per direction per look), a candidate 4% faster than its
+ * baseline against g = 1%, the fake backend's default noise. */
+static void plan_seq_one(text *t, int seed)
+{
+    header(t, seed, "1%", 4, "1%", 4);
+    arm(t, "base", "baseline", "");
+    arm(t, "cand", "candidate", "fake_ns = 960\n");
+}
+
+/* The smallest design of that kind the plan check accepts: 2 processes
+ * per direction per look. */
+static void plan_seq_two(text *t, int seed)
+{
+    header(t, seed, "1%", 8, "1%", 4);
+    arm(t, "base", "baseline", "");
+    arm(t, "cand", "candidate", "fake_ns = 960\n");
+}
+
+/* The slot study's three arms with processes = 2 (the review's A3p2),
+ * which does not complete the load-order square of 3. */
+static void plan_slot2(text *t, int seed)
+{
+    const char *k = "fake_noise = 0.002\nfake_first = 0.003\n";
+    header(t, seed, "0", 2, "1%", 0);
+    arm(t, "base", "baseline", k);
+    arm(t, "cand", "candidate", k);
+    control(t, k);
 }
 
 /* drift.sh's A/A campaign: tests/plans/fake-aa.kg with a control margin
@@ -239,14 +284,20 @@ static int fake_rows(kg_backend *be, campaign *cp, kg_err *err)
 }
 
 /* Seed `seed` of plan fn reproduced and analysed; nproc >= 0: only its
- * first nproc processes (a sequential design that stopped at a look). */
-static int campaign_run(plan_fn fn, int seed, int nproc, campaign *cp, kg_err *err)
+ * first nproc processes (a sequential design that stopped at a look).
+ * procs and looks, when not 0, replace the parsed plan's: a design the
+ * plan check refuses, run as if it had been accepted (what a plan of an
+ * older kgate, or a campaign resumed with fewer processes, would give the
+ * analysis). */
+static int campaign_run_as(plan_fn fn, int seed, int nproc, int procs, int looks, campaign *cp, kg_err *err)
 {
     text t = { .len = 0 };
     memset(cp, 0, sizeof *cp);
     fn(&t, seed);
     int rc = kg_plan_parse(t.buf, t.len, "stats.kg", ".", &cp->plan, err);
     if (rc != KG_OK) return rc;
+    if (procs > 0) cp->plan->campaign.processes = procs;
+    if (looks > 0) cp->plan->campaign.looks = looks;
     kg_backend *be = NULL;
     char notice[256];
     rc = kg_backend_open("fake", cp->plan, kg_settings_defaults(), &be, notice, sizeof notice, err);
@@ -278,6 +329,11 @@ static int campaign_run(plan_fn fn, int seed, int nproc, campaign *cp, kg_err *e
     return rc;
 }
 
+static int campaign_run(plan_fn fn, int seed, int nproc, campaign *cp, kg_err *err)
+{
+    return campaign_run_as(fn, seed, nproc, 0, 0, cp, err);
+}
+
 /* The first candidate's result, and whether any candidate is FASTER. */
 static const kg_arm_result *first_candidate(const campaign *cp)
 {
@@ -307,18 +363,21 @@ static int fixed_3se(const campaign *cp)
 
 typedef struct tally {
     int n, pass, faster;
+    int futile1;      /* sequential campaigns stopped for futility at look 1 */
     double sum_red;
     int drifted;      /* campaigns INVALID because a control drifted */
     int drift_3se;    /* campaigns where a fixed 3 SE (and 0.25%) would flag a control's drift */
 } tally;
 
-static tally study(const char *name, plan_fn fn, int seeds)
+/* The study of plan fn over seeds, with processes and looks replaced
+ * when procs and looks are not 0 (campaign_run_as). */
+static tally study_as(const char *name, plan_fn fn, int seeds, int procs, int looks)
 {
-    tally s = { 0, 0, 0, 0.0, 0, 0 };
+    tally s = { 0, 0, 0, 0, 0.0, 0, 0 };
     for (int seed = 1; seed <= seeds; seed++) {
         campaign cp;
         kg_err err = { 0 };
-        int rc = campaign_run(fn, seed, -1, &cp, &err);
+        int rc = campaign_run_as(fn, seed, -1, procs, looks, &cp, &err);
         CHECK_MSG(rc == KG_OK, "%s seed %d: %s", name, seed, err.msg);
         const kg_arm_result *r = rc == KG_OK ? first_candidate(&cp) : NULL;
         if (r != NULL) {
@@ -328,11 +387,32 @@ static tally study(const char *name, plan_fn fn, int seeds)
             s.sum_red += r->has_effect ? r->eff.rho : (double)NAN;
             s.drifted += cp.an.invalid && strstr(cp.an.invalid_why, "control drifted") != NULL;
             s.drift_3se += fixed_3se(&cp);
+            s.futile1 += cp.an.seq_look == 1 && strcmp(cp.an.seq_stop, "futility") == 0;
         }
         campaign_free(&cp);
     }
     CHECK_MSG(s.n == seeds, "%s: %d of %d seeds analysed", name, s.n, seeds);
     return s;
+}
+
+static tally study(const char *name, plan_fn fn, int seeds)
+{
+    return study_as(name, fn, seeds, 0, 0);
+}
+
+/* Plan fn is refused by the plan check, with a message that names fix. */
+static void refused(const char *what, plan_fn fn, const char *fix)
+{
+    text t = { .len = 0 };
+    fn(&t, 1);
+    kg_plan *plan = NULL;
+    kg_err err = { 0 };
+    int rc = kg_plan_parse(t.buf, t.len, "stats.kg", ".", &plan, &err);
+    fprintf(stderr, "%s: %s\n", what, rc == KG_OK ? "accepted" : err.msg);
+    CHECK_MSG(rc != KG_OK, "%s: the plan was accepted", what);
+    CHECK_MSG(rc == KG_OK || strstr(err.msg, fix) != NULL, "%s: the message does not name '%s': %s", what, fix,
+              err.msg);
+    if (rc == KG_OK) kg_plan_free(plan);
 }
 
 static void mean_within(const char *what, tally s, double bound)
@@ -341,6 +421,13 @@ static void mean_within(const char *what, tally s, double bound)
     fprintf(stderr, "%s: mean reduction %+.4f%% over %d seeds (bound +-%.3f%%)%s\n", what, 100 * m, s.n,
             100 * bound, s.n < MIN_ASSERTED ? NOT_ASSERTED : "");
     if (s.n >= MIN_ASSERTED) CHECK_MSG(m > -bound && m < bound, "%s: biased (mean reduction %+.4f%%)", what, 100 * m);
+}
+
+static void rate_at_least(const char *what, int k, int n, double bound)
+{
+    fprintf(stderr, "%s: %d of %d seeds (%.1f%%, at least %.0f%%)%s\n", what, k, n, 100.0 * k / n, 100 * bound,
+            n < MIN_ASSERTED ? NOT_ASSERTED : "");
+    if (n >= MIN_ASSERTED) CHECK_MSG(k >= bound * n, "%s: %d of %d seeds", what, k, n);
 }
 
 static void rate_at_most(const char *what, int k, int n, double bound)
@@ -491,6 +578,38 @@ static void smoke(const char *kgate, const char *tmp, const char *name, plan_fn 
     campaign_free(&cp);
 }
 
+/* Looks with fewer than 2 processes per direction are refused; 2 per
+ * look detect a 4% gain against g = 1%; and a look without an interval
+ * (a design the plan check refuses, analysed anyway) continues instead
+ * of stopping for futility. */
+static void sequential_looks(int seeds)
+{
+    refused("processes 4, looks 4", plan_seq_one, "processes = 8");
+    tally two = study("seq_two", plan_seq_two, seeds);
+    rate_at_least("a 4% gain, 8 processes in 4 looks: the gate passed", two.pass, two.n, 0.95);
+    tally one = study_as("seq_one", plan_seq_two, seeds, 4, 4);
+    fprintf(stderr, "a 4%% gain, 4 processes in 4 looks (refused by the plan check, analysed anyway): the gate "
+            "passed in %d of %d seeds, %d stopped for futility at look 1\n", one.pass, one.n, one.futile1);
+    CHECK_MSG(one.futile1 == 0, "a look without an interval stopped %d of %d campaigns for futility", one.futile1,
+              one.n);
+    rate_at_least("a 4% gain, 4 processes in 4 looks: the gate passed", one.pass, one.n, 0.95);
+}
+
+/* processes that do not complete the load-order square are refused: the
+ * review's three arms at processes = 2, analysed anyway, are biased toward
+ * the candidate (the baseline takes the first load slot twice as often). */
+static void square(int seeds)
+{
+    refused("three arms, processes = 2", plan_slot2, "processes = 3");
+    tally two = study_as("slot2", plan_slot, seeds, 2, 0);
+    double m = two.sum_red / two.n;
+    fprintf(stderr, "a 0.3%% first-slot effect, three arms, processes = 2 (refused by the plan check, analysed "
+            "anyway): mean reduction %+.4f%% over %d seeds\n", 100 * m, two.n);
+    if (two.n >= MIN_ASSERTED)
+        CHECK_MSG(m > 0.0003, "processes = 2 with three arms is not biased (%+.4f%%): the square rule guards nothing",
+                  100 * m);
+}
+
 int main(void)
 {
     const char *e = getenv("STATS_SEEDS");
@@ -528,5 +647,7 @@ int main(void)
     fprintf(stderr, "A/A, 4 controlled cases: a fixed 3 SE would flag a drift in %d of %d campaigns\n",
             drift.drift_3se, drift.n);
     rate_at_most("A/A, 4 controlled cases: INVALID for drift", drift.drifted, drift.n, 0.03);
+    sequential_looks(seeds);
+    square(seeds);
     return kg_test_finish("test_stats_study");
 }

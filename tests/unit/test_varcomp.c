@@ -399,6 +399,56 @@ static void test_power(void)
     CHECK_MSG(fabs(rate - wrong) > 4 * se, "SE^2 doubled predicts %.4f, too close to %.4f", wrong, rate);
 }
 
+/* The control's design (kg_design_control_P): at the P it returns, an A/A
+ * control (true difference 0) whose process means have variance var_D
+ * keeps its interval within +-g (rho_lo >= -g and rho_hi <= g, the
+ * gate's control rule, on kg_effect_compute's interval) in at least the
+ * target share of simulated campaigns, within Monte Carlo error; at half
+ * that P it does so clearly less often. */
+static double control_within(double varD, int P, double alpha, double g, int reps, uint64_t seed)
+{
+    gen G = { seed, 0 };
+    int n = 2 * P, ok = 0;
+    double *D = malloc((size_t)n * sizeof *D);
+    int *dir = malloc((size_t)n * sizeof *dir);
+    if (D == NULL || dir == NULL) {
+        free(D);
+        free(dir);
+        return (double)NAN;
+    }
+    for (int k = 0; k < reps; k++) {
+        for (int p = 0; p < n; p++) {
+            dir[p] = p % 2;
+            D[p] = sqrt(varD) * gnormal(&G);
+        }
+        kg_effect e;
+        kg_err err = { 0 };
+        if (kg_effect_compute(D, dir, n, alpha, 0.0025, &e, &err) == KG_OK && e.has_interval)
+            ok += e.rho_lo >= -g && e.rho_hi <= g;
+    }
+    free(D);
+    free(dir);
+    return (double)ok / reps;
+}
+
+static void test_control_power(void)
+{
+    double varD = 1e-4, g = 0.005, alpha = 0.05;
+    kg_design_eval e;
+    int P = kg_design_control_P(varD, alpha, g, 0.95, 100000, &e);
+    CHECK(P > 2 && e.power >= 0.95 && kg_design_control_power(varD, P - 1, alpha, g, NULL) < 0.95);
+    int reps = 4000;
+    double at = control_within(varD, P, alpha, g, reps, 11), half = control_within(varD, P / 2, alpha, g, reps, 12);
+    double se = sqrt(0.95 * 0.05 / reps);
+    fprintf(stderr, "control within +-%.2f%% at P %d (predicted %.4f): %.4f of %d simulated A/A campaigns; at P %d: "
+            "%.4f\n", 100 * g, P, e.power, at, reps, P / 2, half);
+    CHECK_MSG(at >= 0.95 - 4 * se, "at P %d the control stayed within g in %.4f of the campaigns", P, at);
+    CHECK_MSG(half < 0.95 - 4 * se, "at P %d the control stayed within g in %.4f: P is not the smallest", P / 2, half);
+    /* no spread: 2 processes suffice; none too many: -1 */
+    CHECK(kg_design_control_P(0.0, alpha, g, 0.95, 100, NULL) == 2);
+    CHECK(kg_design_control_P(1.0, alpha, g, 0.95, 50, NULL) == -1);
+}
+
 int main(void)
 {
     test_kappa();
@@ -407,5 +457,6 @@ int main(void)
     test_shared_cancels();
     test_edges();
     test_power();
+    test_control_power();
     return kg_test_finish("test_varcomp");
 }
