@@ -118,7 +118,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBA) $(LDSAN) $(LIBS)
 
 # the stand-in CUDA driver of test_cuda_iso (per-arm isolation without a GPU)
-$(BUILD)/tests/libcuda_fake.so: tests/unit/fake_libcuda.c include/kgate/gen.h include/kgate/philox.h
+$(BUILD)/tests/libcuda_fake.so: tests/unit/fake_libcuda.c tests/unit/cuda_exploit.h include/kgate/gen.h include/kgate/philox.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Iinclude $(WARN) -Wno-missing-prototypes \
 	    $(if $(WERROR),-Werror) -o $@ $<
