@@ -40,7 +40,8 @@ int kg_cmd_armhost(int argc, char **argv, const kg_settings *env)
         { .name = "cpu-s", .arg = "S", .kind = KG_CLI_REAL, .dst = &cpu_s, .min = 0, .max = 1e9,
           .help = "CPU-time limit in seconds (0: none)" },
         { .name = "hide", .arg = "DIRS", .kind = KG_CLI_STRING, .dst = &o.hide,
-          .help = "colon-separated folders covered by an empty tmpfs before the object loads (the signing key's)" },
+          .help = "colon-separated folders covered by an empty tmpfs before the object loads (the signing key's; "
+                  "with --cuda also the evidence folder)" },
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "armhost", .about = about, .opts = opts };
@@ -53,6 +54,7 @@ int kg_cmd_armhost(int argc, char **argv, const kg_settings *env)
             return KG_EXIT_USAGE;
         }
         co.dir = o.dir;
+        co.hide = o.hide;
         co.parent = parent;
         _exit(kg_cuda_host_main(&co));
     }

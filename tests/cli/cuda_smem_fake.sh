@@ -34,17 +34,20 @@ KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run "$T/p.kg" -o "$T/o
 [ $st -le 3 ] || { cat "$T/log" >&2; die "campaign against the stand-in driver: exit $st"; }
 # the read-before-write kernels fail their checked executions, hosted or not
 for a in rbw rbw_trusted; do
-    grep -q "| c | $a | candidate | INCORRECT" "$T/out/report.md" ||
+    grep "| c | $a | candidate |" "$T/out/report.md" | grep -q "| INCORRECT |" ||
         { grep "| c |" "$T/out/report.md" >&2; die "arm $a (reads shared memory it never wrote) is not INCORRECT"; }
     awk -F, -v a=$a 'FNR > 1 && $4 == a && $7 == "fail" && $6 ~ /^poison/' "$T/out"/checks/*.csv >"$T/f.$a"
     [ -s "$T/f.$a" ] || die "arm $a failed no poison check"
 done
+# under the NaN pattern (poison0) and under the finite one (poison1)
+expect_grep "rbw | pre:poison0:C | FAIL | .*NaN" "$T/log"
+expect_grep "rbw | pre:poison1:C | FAIL | .*got 1.30577099e+36" "$T/log"
 # the honest arms pass every check
 awk -F, 'FNR > 1 && ($4 == "base" || $4 == "honest") && $7 == "fail"' "$T/out"/checks/*.csv >"$T/honest.fail"
 [ ! -s "$T/honest.fail" ] || { cat "$T/honest.fail" >&2; die "an honest arm failed a check"; }
 expect_grep "| c | honest | candidate |" "$T/out/report.md"
 # the resource records say that the shared memory was poisoned, hosted and trusted
-expect_grep "shared memory of every SM poisoned" "$T/out/telemetry/resources-000.csv"
-n=$(grep -c "shared memory of every SM poisoned" "$T/out/telemetry/resources-000.csv")
+expect_grep "smem poisoned on 4/4 SMs" "$T/out/telemetry/resources-000.csv"
+n=$(grep -c "smem poisoned on 4/4 SMs" "$T/out/telemetry/resources-000.csv")
 [ "$n" -ge 4 ] || die "only $n resource records say the shared memory was poisoned"
 exit 0

@@ -216,6 +216,7 @@ int main(void)
         char want_msg[128];
         snprintf(want_msg, sizeof want_msg, "made a forbidden system call (%s)", denied[i].call);
         CHECK_MSG(rc == KG_EARM, "%s: the load is the arm's fault (rc %d)", denied[i].what, rc);
+        CHECK_MSG(strstr(err.msg, want_msg) != NULL, "%s: named: %s", denied[i].what, err.msg);
     }
     /* the signing key's folder; the environment */
     load_attack(be, plan, 8, cap_path, &at, real_stderr, &k, &err, said, sizeof said);

@@ -187,6 +187,23 @@ int main(void)
     CHECK_MSG(launches_here() == l0 + 1, "the untrusted arm runs elsewhere (%d launches here)", launches_here() - l0);
     CHECK(output_right(be, &base, want, &err));
     CHECK_MSG(output_right(be, &cand, want, &err), "the host's output reaches the worker's buffer: %s", err.msg);
+    /* before the trusted arm's checked runs, kgate's poison kernel filled
+     * the shared memory of every SM of this process's device: one block
+     * per SM, each the whole opt-in shared memory, the NaN word then the
+     * finite one */
+    typedef struct { unsigned grid, shared, word, words; } smem_launch;
+    int (*smem_log)(const smem_launch **) = NULL;
+    *(void **)&smem_log = dlsym(fake, "fake_cuda_smem_log");
+    CHECK(smem_log != NULL);
+    CHECK(kg_backend_run(be, base.k, &err) == KG_OK);
+    const smem_launch *sl = NULL;
+    int nsl = smem_log != NULL ? smem_log(&sl) : 0;
+    CHECK_MSG(nsl == 2, "one poison per checked run of the trusted arm (%d)", nsl);
+    for (int i = 0; i < nsl && i < 2; i++) {
+        CHECK_MSG(sl[i].grid == 4 && sl[i].shared == 232448 && sl[i].words == 232448 / 4,
+                  "poison %d: %u blocks of %u bytes, %u words", i, sl[i].grid, sl[i].shared, sl[i].words);
+        CHECK_MSG(sl[i].word == (i == 0 ? 0x7fc07fc0u : 0x7b7b7b7bu), "poison %d: word %#x", i, sl[i].word);
+    }
 
     /* a timed sample in the host writes the worker's buffer too */
     poison(be, &cand, &err);
