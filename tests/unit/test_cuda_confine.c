@@ -6,7 +6,8 @@
  * `kgate armhost --cuda` (tests/unit/cuda_exploit.h); with
  * KGATE_TEST_CUDA_REAL=1 (a GPU: tools/device/trust_run.sh) the driver is
  * the real one and the host is build/tests/cuda_host_attack, kgate's host
- * with a load hook that does the same after the real cuModuleLoadData.
+ * with a load hook that does the same after the real cuModuleLoadData
+ * (KGATE_TEST_CUDA_HOST=PROGRAM names another host program).
  *
  * Checks: an honest arm loads, binds, runs and is right under the
  * confinement; exec, an internet socket, a unix socket, ptrace of the
@@ -137,6 +138,9 @@ int main(void)
     }
     s.include_dir = "include";
     s.armhost_exe = real ? attack : kgate;
+    /* KGATE_TEST_CUDA_HOST=PROGRAM: another host (cuda_host_attack against the stand-in driver) */
+    const char *hostv = getenv("KGATE_TEST_CUDA_HOST");
+    if (hostv != NULL && hostv[0] != '\0') s.armhost_exe = hostv;
     s.hide_dir = keys;
     kg_cuda_nvrtc nv;
     kg_err err = { 0 };
