@@ -26,6 +26,7 @@
  * the cuBLASLt arm (cuda_blas.c), NVML (cuda_nvml.c) and the launch
  * specs (launch.c) are apart, sharing cuda_shared.h.  It does not
  * generate inputs, check outputs or decide anything. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -195,13 +196,21 @@ static int host_spawn(kg_backend *be, int a, kg_err *err)
     char hide[3 * PATH_MAX + 3];
     snprintf(hide, sizeof hide, "%s:%s:%s", set->key_dir != NULL ? set->key_dir : "",
              set->hide_dir != NULL ? set->hide_dir : "", set->evidence_dir != NULL ? set->evidence_dir : "");
-    char *argv[] = { exe, (char *)"armhost", (char *)"--cuda", (char *)"--driver", c->drv.path,
+    /* the driver by the file the worker loaded (found perhaps through a
+     * library path the host's environment does not have) */
+    char driver[PATH_MAX];
+    Dl_info di;
+    if (dladdr(*(void **)&c->drv.cuInit, &di) != 0 && di.dli_fname != NULL && strchr(di.dli_fname, '/') != NULL)
+        snprintf(driver, sizeof driver, "%s", di.dli_fname);
+    else
+        snprintf(driver, sizeof driver, "%s", c->drv.path);
+    char *argv[] = { exe, (char *)"armhost", (char *)"--cuda", (char *)"--driver", driver,
                      (char *)"--uuid", c->uuid, (char *)"--arm", (char *)arm->name, (char *)"--dir", h->link.dir,
                      (char *)"--parent", ppid, (char *)"--hide", hide, NULL };
     /* an environment of kgate's making, what the driver needs and nothing
      * of the worker's else (cuda_host.h) */
     char envstore[4 * PATH_MAX], *envp[16];
-    if (kg_cuda_host_env(h->link.dir, c->drv.path, set->cuda_visible, envstore, sizeof envstore, envp, 16) < 0)
+    if (kg_cuda_host_env(h->link.dir, driver, set->cuda_visible, envstore, sizeof envstore, envp, 16) < 0)
         return kg_errorf(err, KG_EINTERNAL, "arm '%s': the cuda arm host's environment does not fit", arm->name);
     if ((rc = kg_hostlink_spawn(&h->link, exe, argv, envp, KG_CH_SOCK_FD, err)) != KG_OK) return rc;
     h->link.seq = 0;

@@ -376,7 +376,9 @@ int kg_sandbox_lock(unsigned *active, char *why, size_t cap)
  *   openat / open without O_CREAT, O_TRUNC, O_APPEND or O_TMPFILE, read-only
  *     or read-write (a device node), never write-only; RLIMIT_FSIZE 0 makes
  *     every write to a regular file fail, and no file can be made
- *   poll ppoll select pselect6 epoll_* eventfd2 pipe2 timerfd_*, fcntl
+ *   poll ppoll select pselect6 epoll_* eventfd2 pipe2 timerfd_* memfd_create,
+ *     pwrite64 preadv pwritev, set_tid_address rt_sigsuspend getcpu getpgrp
+ *     getsid umask sched_get_priority_min/max, fcntl
  *     dup dup2 dup3 flock, readlink(at) getdents64 getcwd access faccessat(2)
  *     stat lstat statfs fstatfs, mlock munlock mincore, sched_setaffinity
  *     and sched_getparam / sched_getscheduler of itself, get_mempolicy mbind
@@ -406,7 +408,10 @@ static int build_cuda_filter(scmp_filter_ctx ctx, pid_t self)
         SCMP_SYS(fstatfs), SCMP_SYS(mlock), SCMP_SYS(munlock), SCMP_SYS(mincore),
         SCMP_SYS(get_mempolicy), SCMP_SYS(mbind), SCMP_SYS(set_mempolicy), SCMP_SYS(uname), SCMP_SYS(sysinfo),
         SCMP_SYS(getrusage), SCMP_SYS(getresuid), SCMP_SYS(getresgid), SCMP_SYS(rt_sigtimedwait),
-        SCMP_SYS(restart_syscall), SCMP_SYS(close_range),
+        SCMP_SYS(restart_syscall), SCMP_SYS(close_range), SCMP_SYS(memfd_create), SCMP_SYS(pwrite64),
+        SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(set_tid_address), SCMP_SYS(rt_sigsuspend), SCMP_SYS(getcpu),
+        SCMP_SYS(sched_get_priority_max), SCMP_SYS(sched_get_priority_min), SCMP_SYS(getpgrp), SCMP_SYS(getsid),
+        SCMP_SYS(umask),
     };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
