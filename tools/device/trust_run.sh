@@ -28,7 +28,7 @@ mkdir -p $K/tests
 cp bin/kgate-portable $K/kgate
 cp bin/tests/test_cuda_confine bin/tests/cuda_host_attack $K/tests/
 t0=$(date +%s)
-KGATE_TEST_CUDA_REAL=1 timeout 180 $K/tests/test_cuda_confine >"$OUT/confine.txt" 2>&1
+KGATE_TEST_CUDA_REAL=1 timeout 100 $K/tests/test_cuda_confine >"$OUT/confine.txt" 2>&1
 echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$OUT/confine.txt"
 
 # 2. every system call of the worker and its cuda arm hosts
@@ -72,7 +72,7 @@ grid = ceildiv(N, 16), ceildiv(M, 16)
 block = 16, 16
 args = A, B, C, M, N, K
 PLAN
-LD_LIBRARY_PATH=$PWD/.carry/strace timeout 240 .carry/strace/strace -f -ff -o $S/t \
+LD_LIBRARY_PATH=$PWD/.carry/strace timeout 100 .carry/strace/strace -f -ff -o $S/t \
     "$KGATE" check $S/p.kg -o $S/ev >$S/check.txt 2>&1
 { echo "== kgate check (exit $?) under strace -f"; cat $S/check.txt
   for f in $S/t.*; do
@@ -90,14 +90,14 @@ LD_LIBRARY_PATH=$PWD/.carry/strace timeout 240 .carry/strace/strace -f -ff -o $S
 
 # 3. make test-gpu's script
 t0=$(date +%s)
-KGATE_GPU_KEEP="$OUT" timeout 420 sh tests/gpu/run.sh >"$OUT/test-gpu.txt" 2>&1
+KGATE_GPU_KEEP="$OUT" timeout 300 sh tests/gpu/run.sh >"$OUT/test-gpu.txt" 2>&1
 echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$OUT/test-gpu.txt"
 
 # 4. replication plans: split-K (its workspace is poisoned before checked runs) and rowsum
 for p in splitk_f32 rowsum; do
     t0=$(date +%s)
     echo "== examples/replication/$p.kg"
-    timeout 150 "$KGATE" run examples/replication/$p.kg -o /tmp/ev-$p --no-progress 2>&1 | tail -n 25
+    timeout 80 "$KGATE" run examples/replication/$p.kg -o /tmp/ev-$p --no-progress 2>&1 | tail -n 25
     echo "exit $? after $(( $(date +%s) - t0 )) s"
     grep -h "smem poisoned" /tmp/ev-$p/telemetry/resources-000.csv 2>/dev/null | head -n 3
     awk -F, 'FNR > 1 && $7 == "fail"' /tmp/ev-$p/checks/*.csv 2>/dev/null | head -n 5
