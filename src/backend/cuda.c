@@ -1137,11 +1137,11 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int li, kg_resources 
         res->max_threads_per_block = k->attr[li][KG_CH_A_MAX_THREADS];
         res->ptx_version = k->attr[li][KG_CH_A_PTX];
         res->binary_version = k->attr[li][KG_CH_A_BINARY];
-        char bits[80], smem[40];
+        char bits[96], smem[40];
         kg_sandbox_text(k->host->sandbox, bits, sizeof bits);
         snprintf(smem, sizeof smem, "smem poisoned on %d/%d SMs", k->smem_min < 0 ? 0 : k->smem_min % 100000,
                  c->sm_count % 100000);
-        snprintf(res->sandbox, sizeof res->sandbox, "cuda arm host: %.72s; %.36s", bits, smem);
+        snprintf(res->sandbox, sizeof res->sandbox, "cuda arm host: %.78s; %.32s", bits, smem);
     } else {
         snprintf(res->sandbox, sizeof res->sandbox, "trusted (in the worker); smem poisoned on %d/%d SMs",
                  k->smem_min < 0 ? 0 : k->smem_min, c->sm_count);

@@ -39,6 +39,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "sandbox/sandbox.h"
@@ -89,7 +90,7 @@ static void trap_sigsys(void (*cb)(int nr))
 }
 
 static const char *const names[] = { "seccomp", "nnp", "pdeathsig", "rlimits", "userns", "pidns",
-                                     "netns", "mountns", "privdir", "env", "fds", "noopen", "hide" };
+                                     "netns", "mountns", "privdir", "env", "fds", "noopen", "hide", "rofs" };
 
 void kg_sandbox_text(unsigned mask, char *buf, size_t cap)
 {
@@ -472,8 +473,61 @@ int kg_sandbox_cuda_enter(const kg_sandbox_opts *o, unsigned *active, char *why,
     return 0;
 }
 
+/* One mount point of /proc/self/mountinfo's line (field 5, octal escapes
+ * undone) into mp: 0, or -1 when the line has none. */
+static int mount_point(const char *line, char *mp, size_t cap)
+{
+    const char *p = line;
+    for (int f = 0; f < 4; f++) {
+        p = strchr(p, ' ');
+        if (p == NULL) return -1;
+        p++;
+    }
+    size_t n = 0;
+    while (*p != '\0' && *p != ' ' && n + 1 < cap) {
+        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+            mp[n++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+            p += 4;
+        } else {
+            mp[n++] = *p++;
+        }
+    }
+    mp[n] = '\0';
+    return n > 0 ? 0 : -1;
+}
+
+/* Every mount of this mount namespace read-only but /dev and those below
+ * it (the driver's device nodes, its shared memory): each remounted with
+ * its own flags (the locked ones must stay) plus MS_RDONLY.  0 when every
+ * one is. */
+static int remount_readonly(void)
+{
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    if (f == NULL) return -1;
+    char line[8192], mp[4096];
+    int bad = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (mount_point(line, mp, sizeof mp) != 0) continue;
+        if (strncmp(mp, "/dev", 4) == 0 && (mp[4] == '\0' || mp[4] == '/')) continue;
+        struct statvfs sv;
+        if (statvfs(mp, &sv) != 0) continue;   /* covered by a later mount, or gone */
+        unsigned long fl = MS_REMOUNT | MS_BIND | MS_RDONLY;
+        if (sv.f_flag & ST_NOSUID) fl |= MS_NOSUID;
+        if (sv.f_flag & ST_NODEV) fl |= MS_NODEV;
+        if (sv.f_flag & ST_NOEXEC) fl |= MS_NOEXEC;
+        if (sv.f_flag & ST_NOATIME) fl |= MS_NOATIME;
+        if (sv.f_flag & ST_NODIRATIME) fl |= MS_NODIRATIME;
+        if (sv.f_flag & ST_RELATIME) fl |= MS_RELATIME;
+        if (mount(NULL, mp, NULL, fl, NULL) != 0) bad = 1;
+    }
+    fclose(f);
+    return bad ? -1 : 0;
+}
+
 int kg_sandbox_cuda_lock(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
 {
+    if ((*active & KG_SBX_MOUNTNS) && remount_readonly() == 0) *active |= KG_SBX_ROFS;
     int bad = set_limit(RLIMIT_FSIZE, 0, 0);
     bad |= set_limit(RLIMIT_CORE, 0, 0);
     if (!bad) *active |= KG_SBX_RLIMITS;

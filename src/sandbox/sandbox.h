@@ -35,8 +35,10 @@ enum {
     KG_SBX_ENV = 1u << 9,       /* the environment is the whitelist */
     KG_SBX_FDS = 1u << 10,      /* every other descriptor closed */
     KG_SBX_NOOPEN = 1u << 11,   /* the second filter: no open after loading */
-    KG_SBX_HIDE = 1u << 12      /* the folders to hide (the signing key's) are covered by an empty
+    KG_SBX_HIDE = 1u << 12,     /* the folders to hide (the signing key's) are covered by an empty
                                  * read-only tmpfs in the mount namespace, before the object loads */
+    KG_SBX_ROFS = 1u << 13      /* a cuda arm host: every mount of its namespace but /dev's is
+                                 * read-only once the driver has started */
 };
 
 /* The descriptor the request socket has in an arm host. */
@@ -82,9 +84,11 @@ int kg_sandbox_lock(unsigned *active, char *why, size_t cap);
  * closed, the environment checked against o->env_names, the private
  * folder, user, mount and network namespaces where the kernel allows them
  * and o->hide covered there.  kg_sandbox_cuda_lock, once the driver has
- * opened the device and before any arm's image reaches it: no file may
- * grow (RLIMIT_FSIZE 0) and the driver's allow-list (sandbox.c,
- * build_cuda_filter), whose violation o->on_violation reports. */
+ * opened the device and before any arm's image reaches it: every mount
+ * of its mount namespace but /dev and those below it read-only (where it
+ * has one), no file may grow (RLIMIT_FSIZE 0) and the driver's allow-list
+ * (sandbox.c, build_cuda_filter), whose violation o->on_violation
+ * reports. */
 int kg_sandbox_cuda_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap);
 int kg_sandbox_cuda_lock(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap);
 

@@ -15,7 +15,8 @@
  * stopped, the host killed and the system call named ("made a forbidden
  * system call (NAME)"), with no effect; the signing key's folder is out of
  * its sight where the host has a mount namespace of its own (said
- * otherwise); its environment is kgate's own (no LD_PRELOAD, no variable
+ * otherwise), and so is a change of an existing file through a shared
+ * mapping, where its mounts are read-only; its environment is kgate's own (no LD_PRELOAD, no variable
  * of the worker's, HOME its private folder). */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +47,7 @@ static const char plan_text[] =
     ARM("honest", "gemm_bt_naive")
     ARM("x_exec", "exploit_exec") ARM("x_socket", "exploit_socket") ARM("x_unix", "exploit_unix")
     ARM("x_ptrace", "exploit_ptrace") ARM("x_kill", "exploit_kill") ARM("x_write", "exploit_write")
-    ARM("x_key", "exploit_key") ARM("x_env", "exploit_env");
+    ARM("x_key", "exploit_key") ARM("x_env", "exploit_env") ARM("x_mapwrite", "exploit_mapwrite");
 
 enum { M = 5, N = 7, K = 3 };
 
@@ -122,6 +123,9 @@ int main(void)
     write_file(so, "SECRET-KEY-LINE-1\n");
     snprintf(marker, sizeof marker, "/tmp/kgate-exploit-%ld-%ld", (long)getuid(), (long)getpid());
     unlink(marker);
+    char victim[440];
+    snprintf(victim, sizeof victim, "%s-victim", marker);
+    write_file(victim, "ORIGINAL");
     /* variables of the worker's that a host must not get */
     setenv("HOME", home, 1);
     setenv("KGATE_TEST_WORKER_ONLY", "1", 1);
@@ -225,6 +229,7 @@ int main(void)
     /* the signing key's folder; the environment */
     load_attack(be, plan, 8, cap_path, &at, real_stderr, &k, &err, said, sizeof said);
     load_attack(be, plan, 9, cap_path, &at, real_stderr, &k, &err, said, sizeof said);
+    load_attack(be, plan, 10, cap_path, &at, real_stderr, &k, &err, said, sizeof said);
 
     kg_backend_free(be, &a);
     kg_backend_free(be, &b);
@@ -252,6 +257,21 @@ int main(void)
         fprintf(stderr, "test_cuda_confine: no mount namespace for the host here: the key's folder is not hidden "
                 "(docs/security.md says so)\n");
     }
+    /* an existing file changed through a shared mapping: stopped where the
+     * host's mounts are read-only */
+    FILE *vf = fopen(victim, "r");
+    char vtext[16] = "";
+    if (vf != NULL) {
+        if (fgets(vtext, sizeof vtext, vf) == NULL) vtext[0] = '\0';
+        fclose(vf);
+    }
+    unlink(victim);
+    if (strstr(sandbox, "rofs") != NULL)
+        CHECK_MSG(strcmp(vtext, "ORIGINAL") == 0, "a file outside is unchanged (%s)", vtext);
+    else
+        fprintf(stderr, "test_cuda_confine: no read-only mounts for the host here: an existing file it can open was "
+                "%s through a shared mapping (docs/security.md says so)\n",
+                strcmp(vtext, "ORIGINAL") == 0 ? "not changed" : "changed");
     /* its environment is kgate's own */
     CHECK_MSG(strstr(said, "EXPLOIT env: PATH=") != NULL, "the host printed its environment");
     CHECK_MSG(strstr(said, "KGATE_TEST_WORKER_ONLY") == NULL, "no variable of the worker's");
