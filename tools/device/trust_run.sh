@@ -86,6 +86,13 @@ LD_LIBRARY_PATH=$PWD/.carry/strace timeout 100 .carry/strace/strace -f -ff -o $S
       echo
       awk '/seccomp\(SECCOMP_SET_MODE_FILTER/ { on = 1 } on && /^(openat|open|socket|connect|unlink|mkdir|clone3?|execve)\(|SIGSYS|killed/' "$f" |
           cut -c1-200 | sort | uniq -c | sort -rn | head -n 60
+      # the driver's threads (started before the filter): every call of their lives
+      for tid in $(sed -n 's/^clone3\?(.*= \([0-9][0-9]*\)$/\1/p' "$f"); do
+          [ -f $S/t.$tid ] || continue
+          printf -- "-- thread %s: " "$tid"
+          awk -F'(' '/^[a-z_0-9]+\(/ { n[$1]++ } END { for (k in n) printf "%s %d ", k, n[k] }' $S/t.$tid
+          grep -c 'SIGSYS' $S/t.$tid | sed 's/^/SIGSYS lines: /'
+      done
   done; } >"$OUT/strace.txt" 2>&1
 
 # 3. make test-gpu's script
