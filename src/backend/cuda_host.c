@@ -494,8 +494,8 @@ static int setup(ch_state *s, const kg_cuda_host_opts *o)
 }
 
 /* The variables kg_cuda_host_env may set, and the sanitizer's. */
-static const char *const host_env_names[] = { "PATH=", "LANG=", "HOME=", "TMPDIR=", "CUDA_CACHE_DISABLE=",
-                                              "CUDA_VISIBLE_DEVICES=", "LD_LIBRARY_PATH=",
+static const char *const host_env_names[] = { "PATH=", "LANG=", "OPENBLAS_NUM_THREADS=", "HOME=", "TMPDIR=",
+                                              "CUDA_CACHE_DISABLE=", "CUDA_VISIBLE_DEVICES=", "LD_LIBRARY_PATH=",
                                               "ASAN_OPTIONS=", NULL };
 
 int kg_cuda_host_env(const char *dir, const char *driver_path, const char *visible, char *store, size_t cap, char *envp[],
@@ -504,8 +504,9 @@ int kg_cuda_host_env(const char *dir, const char *driver_path, const char *visib
     char libdir[PATH_MAX] = "";
     const char *slash = driver_path != NULL ? strrchr(driver_path, '/') : NULL;
     if (slash != NULL && slash > driver_path) snprintf(libdir, sizeof libdir, "%.*s", (int)(slash - driver_path), driver_path);
-    /* the arm host's own list gives PATH, LANG, HOME, TMPDIR (and the
-     * sanitizer's options in such a build); OPENBLAS_NUM_THREADS is left out */
+    /* the arm host's own list: PATH, LANG, OPENBLAS_NUM_THREADS=1 (kgate
+     * links OpenBLAS, whose constructor would start threads), HOME, TMPDIR
+     * (and the sanitizer's options in such a build) */
     char base[2 * PATH_MAX + 256], *basev[8];
     int nb = kg_sandbox_env(dir, base, sizeof base, basev, 8);
     if (nb < 0) return -1;
@@ -514,7 +515,6 @@ int kg_cuda_host_env(const char *dir, const char *driver_path, const char *visib
     char one[PATH_MAX + 64];
     for (int i = 0; i < nb + 3 && n < max - 1; i++) {
         if (i < nb) {
-            if (strncmp(basev[i], "OPENBLAS_NUM_THREADS=", 21) == 0) continue;
             snprintf(one, sizeof one, "%s", basev[i]);
         } else if (i == nb) {
             snprintf(one, sizeof one, "CUDA_CACHE_DISABLE=1");

@@ -120,8 +120,8 @@ typedef struct kg_cuda_host_opts {
 int kg_cuda_host_main(const kg_cuda_host_opts *o);
 
 /* The environment a cuda arm host is started with, built by the worker
- * (NULL-terminated, strings in store): PATH, LANG, HOME and TMPDIR (its
- * private folder dir), CUDA_CACHE_DISABLE=1, CUDA_VISIBLE_DEVICES when
+ * (NULL-terminated, strings in store): PATH, LANG, OPENBLAS_NUM_THREADS=1,
+ * HOME and TMPDIR (its private folder dir), CUDA_CACHE_DISABLE=1, CUDA_VISIBLE_DEVICES when
  * the worker has it (visible; NULL: unset), LD_LIBRARY_PATH the folder of
  * the driver the worker opened (driver_path) so that the driver finds its
  * own libraries, and nothing else (the host finds its device by UUID, so

@@ -68,9 +68,13 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 {
     (void)sig; (void)uc;
     if (violation_cb != NULL && si != NULL) violation_cb(si->si_syscall);
-    /* SA_RESETHAND made SIGSYS fatal again; it is delivered when the
-     * handler returns and the mask is restored */
-    syscall(SYS_kill, getpid(), SIGSYS);
+    /* SA_RESETHAND made SIGSYS fatal again; it is delivered to this
+     * thread when the handler returns and the mask is restored, before
+     * the denied call's (unexecuted) return is seen.  Thread-directed: in
+     * a process of several threads (a CUDA driver's, OpenBLAS's) a
+     * process-wide signal could be taken by another thread while this
+     * one went on */
+    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGSYS);
 }
 
 /* SIGSYS to on_sigsys, which calls cb; unblocked */
