@@ -95,6 +95,109 @@ static int load_attack(kg_backend *be, const kg_plan *plan, int a, const char *c
     return rc;
 }
 
+static const struct { int arm; const char *what, *call; } denied[] = {
+    { 2, "exec", "execve" }, { 3, "socket", "socket" }, { 4, "unix", "socket" }, { 5, "ptrace", "ptrace" },
+    { 6, "kill", "kill" }, { 7, "write", "openat" },
+};
+
+/* What the hosts said and did, once all have ended: no denied call had an
+ * effect, the key's folder and a file outside were out of reach where the
+ * host's namespace allows it, the environment was kgate's. */
+static void check_effects(const char *said, const char *sandbox, const char *marker, const char *victim,
+                          const char *home)
+{
+    for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+        char ok_text[64];
+        snprintf(ok_text, sizeof ok_text, "EXPLOIT %s: succeeded", denied[i].what);
+        CHECK_MSG(strstr(said, ok_text) == NULL, "%s: it had no effect", denied[i].what);
+    }
+    CHECK_MSG(usr1 == 0, "the worker got no signal from a host (%d)", (int)usr1);
+    CHECK_MSG(access(marker, F_OK) != 0, "no file written outside (%s)", marker);
+    unlink(marker);
+    /* the signing key's folder, hidden where the host has a mount namespace */
+    if (strstr(sandbox, "hide") != NULL) {
+        CHECK_MSG(strstr(said, "SECRET-KEY-LINE-1") == NULL, "the key's folder is out of the host's sight");
+    } else {
+        CHECK_MSG(strstr(sandbox, "seccomp") != NULL, "the host is confined");
+        fprintf(stderr, "test_cuda_confine: no mount namespace for the host here: the key's folder is not hidden "
+                "(docs/security.md says so)\n");
+    }
+    /* an existing file changed through a shared mapping: stopped where the
+     * host's mounts are read-only */
+    FILE *vf = fopen(victim, "r");
+    char vtext[16] = "";
+    if (vf != NULL) {
+        if (fgets(vtext, sizeof vtext, vf) == NULL) vtext[0] = '\0';
+        fclose(vf);
+    }
+    unlink(victim);
+    if (strstr(sandbox, "rofs") != NULL) {
+        CHECK_MSG(strcmp(vtext, "ORIGINAL") == 0, "a file outside is unchanged (%s)", vtext);
+        CHECK_MSG(strstr(said, "EXPLOIT mapwrite: failed (Read-only file system)") != NULL,
+                  "the open for writing met a read-only mount");
+    } else {
+        fprintf(stderr, "test_cuda_confine: no read-only mounts for the host here: an existing file it can open was "
+                "%s through a shared mapping (docs/security.md says so)\n",
+                strcmp(vtext, "ORIGINAL") == 0 ? "not changed" : "changed");
+    }
+    /* its environment is kgate's own */
+    CHECK_MSG(strstr(said, "EXPLOIT env: PATH=") != NULL, "the host printed its environment");
+    CHECK_MSG(strstr(said, "KGATE_TEST_WORKER_ONLY") == NULL, "no variable of the worker's");
+    CHECK_MSG(strstr(said, "LD_PRELOAD") == NULL, "no LD_PRELOAD");
+    char home_line[320];
+    snprintf(home_line, sizeof home_line, "EXPLOIT env: HOME=%s\n", home);
+    CHECK_MSG(strstr(said, home_line) == NULL, "HOME is not the worker's");
+}
+
+/* The honest arm (arm 1): loads, binds, runs and is right under the
+ * confinement; its resources' sandbox text into sandbox. */
+static void honest_arm(kg_backend *be, const kg_plan *plan, int real_stderr, char *sandbox, size_t cap)
+{
+    kg_err err = { 0 };
+    float A[M * K], B[N * K], C[M * N + 64], want[M * N];
+    for (int i = 0; i < M * K; i++) A[i] = (float)(i % 5) - 1.5f;
+    for (int i = 0; i < N * K; i++) B[i] = (float)(i % 3) + 0.25f;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; k++) acc += A[i * K + k] * B[j * K + k];
+            want[i * N + j] = acc;
+        }
+    kg_dbuf a = { 0 }, b = { 0 }, c = { 0 };
+    kg_kernel *k = NULL;
+    int rc = kg_backend_alloc(be, sizeof A, &a, &err);
+    if (rc == KG_OK) rc = kg_backend_alloc(be, sizeof(float) * M * N + kg_guard_bytes(), &c, &err);
+    if (rc == KG_OK) rc = kg_backend_alloc(be, sizeof B, &b, &err);
+    if (rc == KG_OK) rc = kg_backend_upload(be, &a, 0, A, sizeof A, &err);
+    if (rc == KG_OK) rc = kg_backend_upload(be, &b, 0, B, sizeof B, &err);
+    if (rc == KG_OK) rc = kg_backend_load(be, plan, 1, 0, NULL, &k, &err);
+    kg_binding bind;
+    memset(&bind, 0, sizeof bind);
+    bind.kase = &plan->cases[0];
+    bind.nin = 2;
+    bind.in[0] = a;
+    bind.in[1] = b;
+    bind.nout = 1;
+    bind.out[0] = c;
+    bind.out_bytes[0] = sizeof(float) * M * N;
+    bind.pack = 2;
+    if (rc == KG_OK) rc = kg_backend_bind(be, k, &bind, &err);
+    if (rc == KG_OK) rc = kg_backend_run(be, k, &err);
+    if (rc == KG_OK) rc = kg_backend_download(be, C, &c, 0, sizeof(float) * M * N, &err);
+    CHECK_MSG(rc == KG_OK, "the honest arm under the confinement: %s", err.msg);
+    int right = rc == KG_OK;
+    for (int i = 0; i < M * N && right; i++) right = C[i] == want[i];
+    CHECK_MSG(right, "the honest arm's output is right");
+    kg_resources res;
+    if (rc == KG_OK && kg_backend_resources(be, k, 0, &res, &err) == KG_OK) snprintf(sandbox, cap, "%s", res.sandbox);
+    dprintf(real_stderr, "test_cuda_confine: the honest arm's host: %s\n", sandbox);
+    CHECK_STR_CONTAINS(sandbox, "seccomp");
+    kg_backend_unload(be, k);
+    kg_backend_free(be, &a);
+    kg_backend_free(be, &b);
+    kg_backend_free(be, &c);
+}
+
 int main(void)
 {
     char exe[PATH_MAX], kgate[PATH_MAX + 32], so[PATH_MAX + 32], attack[PATH_MAX + 32];
@@ -174,52 +277,11 @@ int main(void)
     static char said[65536];
 
     /* the honest arm: loads, binds, runs and is right, confined */
-    float A[M * K], B[N * K], C[M * N + 64], want[M * N];
-    for (int i = 0; i < M * K; i++) A[i] = (float)(i % 5) - 1.5f;
-    for (int i = 0; i < N * K; i++) B[i] = (float)(i % 3) + 0.25f;
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            float acc = 0.0f;
-            for (int k = 0; k < K; k++) acc += A[i * K + k] * B[j * K + k];
-            want[i * N + j] = acc;
-        }
-    kg_dbuf a = { 0 }, b = { 0 }, c = { 0 };
+    char sandbox[128] = "";
+    honest_arm(be, plan, real_stderr, sandbox, sizeof sandbox);
     kg_kernel *k = NULL;
-    rc = kg_backend_alloc(be, sizeof A, &a, &err);
-    if (rc == KG_OK) rc = kg_backend_alloc(be, sizeof(float) * M * N + kg_guard_bytes(), &c, &err);
-    if (rc == KG_OK) rc = kg_backend_alloc(be, sizeof B, &b, &err);
-    if (rc == KG_OK) rc = kg_backend_upload(be, &a, 0, A, sizeof A, &err);
-    if (rc == KG_OK) rc = kg_backend_upload(be, &b, 0, B, sizeof B, &err);
-    if (rc == KG_OK) rc = kg_backend_load(be, plan, 1, 0, NULL, &k, &err);
-    kg_binding bind;
-    memset(&bind, 0, sizeof bind);
-    bind.kase = &plan->cases[0];
-    bind.nin = 2;
-    bind.in[0] = a;
-    bind.in[1] = b;
-    bind.nout = 1;
-    bind.out[0] = c;
-    bind.out_bytes[0] = sizeof(float) * M * N;
-    bind.pack = 2;
-    if (rc == KG_OK) rc = kg_backend_bind(be, k, &bind, &err);
-    if (rc == KG_OK) rc = kg_backend_run(be, k, &err);
-    if (rc == KG_OK) rc = kg_backend_download(be, C, &c, 0, sizeof(float) * M * N, &err);
-    CHECK_MSG(rc == KG_OK, "the honest arm under the confinement: %s", err.msg);
-    int right = rc == KG_OK;
-    for (int i = 0; i < M * N && right; i++) right = C[i] == want[i];
-    CHECK_MSG(right, "the honest arm's output is right");
-    kg_resources res;
-    char sandbox[sizeof res.sandbox] = "";
-    if (rc == KG_OK && kg_backend_resources(be, k, 0, &res, &err) == KG_OK) snprintf(sandbox, sizeof sandbox, "%s", res.sandbox);
-    dprintf(real_stderr, "test_cuda_confine: the honest arm's host: %s\n", sandbox);
-    CHECK_STR_CONTAINS(sandbox, "seccomp");
-    kg_backend_unload(be, k);
 
     /* each denied call: the host is killed and the call named */
-    static const struct { int arm; const char *what, *call; } denied[] = {
-        { 2, "exec", "execve" }, { 3, "socket", "socket" }, { 4, "unix", "socket" }, { 5, "ptrace", "ptrace" },
-        { 6, "kill", "kill" }, { 7, "write", "openat" },
-    };
     for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
         rc = load_attack(be, plan, denied[i].arm, cap_path, &at, real_stderr, &k, &err, said, sizeof said);
         char want_msg[128];
@@ -232,9 +294,6 @@ int main(void)
     load_attack(be, plan, 9, cap_path, &at, real_stderr, &k, &err, said, sizeof said);
     load_attack(be, plan, 10, cap_path, &at, real_stderr, &k, &err, said, sizeof said);
 
-    kg_backend_free(be, &a);
-    kg_backend_free(be, &b);
-    kg_backend_free(be, &c);
     /* the hosts that lived on say what they did as they end */
     kg_backend_close(be);
     fflush(stderr);
@@ -242,47 +301,7 @@ int main(void)
     at = 0;
     take_stderr(cap_path, &at, said, sizeof said);
     fprintf(stderr, "test_cuda_confine: the hosts' output:\n%s", said);
-    for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
-        char ok_text[64];
-        snprintf(ok_text, sizeof ok_text, "EXPLOIT %s: succeeded", denied[i].what);
-        CHECK_MSG(strstr(said, ok_text) == NULL, "%s: it had no effect", denied[i].what);
-    }
-    CHECK_MSG(usr1 == 0, "the worker got no signal from a host (%d)", (int)usr1);
-    CHECK_MSG(access(marker, F_OK) != 0, "no file written outside (%s)", marker);
-    unlink(marker);
-    /* the signing key's folder, hidden where the host has a mount namespace */
-    if (strstr(sandbox, "hide") != NULL) {
-        CHECK_MSG(strstr(said, "SECRET-KEY-LINE-1") == NULL, "the key's folder is out of the host's sight");
-    } else {
-        CHECK_MSG(strstr(sandbox, "seccomp") != NULL, "the host is confined");
-        fprintf(stderr, "test_cuda_confine: no mount namespace for the host here: the key's folder is not hidden "
-                "(docs/security.md says so)\n");
-    }
-    /* an existing file changed through a shared mapping: stopped where the
-     * host's mounts are read-only */
-    FILE *vf = fopen(victim, "r");
-    char vtext[16] = "";
-    if (vf != NULL) {
-        if (fgets(vtext, sizeof vtext, vf) == NULL) vtext[0] = '\0';
-        fclose(vf);
-    }
-    unlink(victim);
-    if (strstr(sandbox, "rofs") != NULL) {
-        CHECK_MSG(strcmp(vtext, "ORIGINAL") == 0, "a file outside is unchanged (%s)", vtext);
-        CHECK_MSG(strstr(said, "EXPLOIT mapwrite: failed (Read-only file system)") != NULL,
-                  "the open for writing met a read-only mount");
-    }
-    else
-        fprintf(stderr, "test_cuda_confine: no read-only mounts for the host here: an existing file it can open was "
-                "%s through a shared mapping (docs/security.md says so)\n",
-                strcmp(vtext, "ORIGINAL") == 0 ? "not changed" : "changed");
-    /* its environment is kgate's own */
-    CHECK_MSG(strstr(said, "EXPLOIT env: PATH=") != NULL, "the host printed its environment");
-    CHECK_MSG(strstr(said, "KGATE_TEST_WORKER_ONLY") == NULL, "no variable of the worker's");
-    CHECK_MSG(strstr(said, "LD_PRELOAD") == NULL, "no LD_PRELOAD");
-    char home_line[320];
-    snprintf(home_line, sizeof home_line, "EXPLOIT env: HOME=%s\n", home);
-    CHECK_MSG(strstr(said, home_line) == NULL, "HOME is not the worker's");
+    check_effects(said, sandbox, marker, victim, home);
     int st = 0;
     CHECK_MSG(waitpid(-1, &st, WNOHANG) == -1 && errno == ECHILD, "no arm host left after close");
     kg_plan_free(plan);
