@@ -10,6 +10,7 @@
  *   cuda_nvml.c     NVML: telemetry, and the device's compute processes (cuda_nvml.h)
  *   cuda_peaks.c    the device's peaks (the peaks slot)
  *   cuda_fill.c     kgate's input generator (kgate/gen.h) as a kernel
+ *   cuda_poison.c   the shared memory's and workspace's poison before checked runs
  *   cuda_timing.c   one timed sample, the same in the worker and a host
  *   cuda_host.c     the cuda arm host, the process an untrusted arm runs in
  *   launch.c        launch specs (backend-neutral, see launch.h)
