@@ -181,6 +181,7 @@ static int host_spawn(kg_backend *be, int a, kg_err *err)
     if (h->req == NULL || h->rep == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
     int rc = kg_hostlink_init(&h->link, arm->name, KG_CH_VIOLATION, sizeof(kg_ch_msg), err);
     if (rc != KG_OK) return rc;
+    h->link.own_session = 1;
     h->started = 1;
     h->slowest_s = 0;
     char exe[PATH_MAX];

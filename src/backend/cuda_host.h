@@ -110,7 +110,8 @@ typedef struct kg_cuda_host_opts {
 /* The host's body (`kgate armhost --cuda`): returns the process's exit
  * status (0 after QUIT).  Its confinement, before the driver starts
  * (single-threaded): no new privileges, parent-death SIGKILL, not
- * dumpable, no core, a session of its own, its private folder; user,
+ * dumpable, no core, a session of its own (the worker starts it in one),
+ * its private folder; user,
  * mount and network namespaces where the kernel allows them, with the
  * --hide folders covered by an empty tmpfs.  After the driver opened the
  * device and kgate's own kernels are loaded, before any arm's image

@@ -65,9 +65,10 @@ int kg_hostlink_spawn(kg_hostlink *h, const char *exe, char *const argv[], char 
     pid_t pid = fork();
     if (pid == 0) {
         /* the child only rearranges descriptors and execs: nothing of the
-         * worker's memory survives the exec; a session of its own is also a
-         * process group of its own, and leaves it no controlling terminal */
-        if (setsid() < 0) setpgid(0, 0);
+         * worker's memory survives the exec; a session of its own (where
+         * asked) is also a process group of its own, and leaves it no
+         * controlling terminal */
+        if (!h->own_session || setsid() < 0) setpgid(0, 0);
         int s2 = fcntl(sv[1], F_DUPFD, sock_fd + 1), p2 = fcntl(po[1], F_DUPFD, sock_fd + 1);
         if (s2 < 0 || p2 < 0) _exit(127);
         if (devnull >= 0) dup2(devnull, 0);

@@ -452,9 +452,9 @@ int kg_sandbox_cuda_enter(const kg_sandbox_opts *o, unsigned *active, char *why,
         return -1;
     }
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    /* no terminal: a session of its own (its process group stays the one
-     * the worker kills) */
-    setsid();
+    /* no terminal: the worker started it in a session of its own
+     * (hostlink.h, own_session), which is also the process group the
+     * worker kills */
     close_others();
     *active |= KG_SBX_FDS;
     if (env_is_whitelist(o->env_names)) *active |= KG_SBX_ENV;

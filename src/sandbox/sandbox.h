@@ -79,9 +79,9 @@ int kg_sandbox_lock(unsigned *active, char *why, size_t cap);
  * around the driver's start, which needs threads, the device's files and
  * its ioctls.  kg_sandbox_cuda_enter, before the driver starts (the
  * process is single-threaded, as unshare needs): no new privileges,
- * parent-death SIGKILL and the parent check, not dumpable, no core, a
- * session of its own (no controlling terminal), every other descriptor
- * closed, the environment checked against o->env_names, the private
+ * parent-death SIGKILL and the parent check, not dumpable, no core (it
+ * was started in a session of its own, hostlink.h: no controlling
+ * terminal), every other descriptor closed, the environment checked against o->env_names, the private
  * folder, user, mount and network namespaces where the kernel allows them
  * and o->hide covered there.  kg_sandbox_cuda_lock, once the driver has
  * opened the device and before any arm's image reaches it: every mount
