@@ -56,7 +56,7 @@ TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIBA     = $(BUILD)/libkgate.a
 KGATE    = $(BUILD)/kgate
 
-.PHONY: all test test-bin sanitize test-gpu portable examples clean FORCE
+.PHONY: all test test-bin sanitize test-gpu portable portable-tests examples clean FORCE
 all: $(KGATE) bin/kgate
 
 # header dependencies come from the compiler (-MMD -MP): the .d files
@@ -123,15 +123,21 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 $(BUILD)/tests/test_boundaudit: LIBS += $(OP_EXPORTS)
 
 # the stand-in CUDA driver of test_cuda_iso (per-arm isolation without a GPU)
-$(BUILD)/tests/libcuda_fake.so: tests/unit/fake_libcuda.c include/kgate/gen.h include/kgate/philox.h
+$(BUILD)/tests/libcuda_fake.so: tests/unit/fake_libcuda.c tests/unit/cuda_exploit.h include/kgate/gen.h include/kgate/philox.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Iinclude $(WARN) -Wno-missing-prototypes \
 	    $(if $(WERROR),-Werror) -o $@ $<
 
-# the unit test binaries and the stand-in driver, built without running the suite
-test-bin: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so
+# the test host of test_cuda_confine on a GPU: kgate's cuda arm host with a
+# load hook that plays a driver exploit (tests/unit/cuda_host_attack.c)
+$(BUILD)/tests/cuda_host_attack: tests/unit/cuda_host_attack.c tests/unit/cuda_exploit.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBA) $(LDSAN) $(LIBS)
 
-test: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so examples
+# the unit test binaries, the stand-in driver and the example images, built without running the suite
+test-bin: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so $(BUILD)/tests/cuda_host_attack examples
+
+test: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so $(BUILD)/tests/cuda_host_attack examples
 	@KGATE=$(abspath $(KGATE)) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
 sanitize:
@@ -147,10 +153,17 @@ bin/isolation-probe: tests/gpu/isolation_probe.c
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) $(if $(WERROR),-Werror) -o $@ $< -ldl
 
 # One binary that needs only the C library: for copying kgate to a GPU node.
+PORTABLE_LIBS = -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -ljansson -lcrypto \
+	    $(filter-out -lm -lpthread,$(OPENBLAS_STATIC)) -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
 portable: $(CLI_OBJ) $(LIBA) bin/isolation-probe
 	@mkdir -p bin
-	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) $(OP_EXPORTS) -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -ljansson -lcrypto \
-	    $(filter-out -lm -lpthread,$(OPENBLAS_STATIC)) -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
+	$(CC) -o bin/kgate-portable $(CLI_OBJ) $(LIBA) $(OP_EXPORTS) $(PORTABLE_LIBS)
+
+# The confinement's test and its attacking host, likewise (tools/device/trust_run.sh)
+portable-tests: $(LIBA)
+	@mkdir -p bin/tests
+	$(CC) $(CFLAGS) -Itests -o bin/tests/test_cuda_confine tests/unit/test_cuda_confine.c $(LIBA) $(PORTABLE_LIBS)
+	$(CC) $(CFLAGS) -Itests -o bin/tests/cuda_host_attack tests/unit/cuda_host_attack.c $(LIBA) $(PORTABLE_LIBS)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_BIN:=.d)
 

@@ -45,6 +45,9 @@ typedef struct kg_settings {
     const char *hide_dir;           /* no variable: the folder of the key this campaign signs
                                      * with, which a worker's arm hosts must not read (the
                                      * supervisor passes it, `kgate worker --hide DIR`); NULL: none */
+    const char *evidence_dir;       /* no variable: the campaign's evidence folder, which a
+                                     * worker's cuda arm hosts must not see (the worker sets it
+                                     * from --out); NULL: none */
     const char *home_dir;           /* HOME: the user's folder, which op code run for verify must
                                      * not see (check/opserver.h); NULL: unset */
     const char *key_dir;            /* the folder of the default signing key,

@@ -26,6 +26,7 @@
  * the cuBLASLt arm (cuda_blas.c), NVML (cuda_nvml.c) and the launch
  * specs (launch.c) are apart, sharing cuda_shared.h.  It does not
  * generate inputs, check outputs or decide anything. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@
 #include "backend/cuda_nvml.h"
 #include "backend/libarm.h"
 #include "base/util.h"
+#include "sandbox/sandbox.h"
 
 /* A host bracket longer than this factor times the event time, plus a
  * fixed allowance for launch and synchronisation latency, counts as work
@@ -118,6 +120,18 @@ static kg_ch_msg *host_request(cuda_host *h, uint32_t kind, int slot)
     return h->req;
 }
 
+/* A host its filter killed: the error names the system call. */
+static int violated(cuda_host *h, int rc, kg_err *err)
+{
+    if (rc != KG_EARM || h->link.violation_nr < 0) return rc;
+    char name[64];
+    kg_sandbox_syscall_name(h->link.violation_nr, name, sizeof name);
+    snprintf(h->link.dead_why, sizeof h->link.dead_why, "arm '%s': the CUDA arm host made a forbidden system call "
+             "(%s) and was killed by SIGSYS (a sandbox violation)", h->link.arm, name);
+    kg_err_clear(err);
+    return kg_errorf(err, KG_EARM, "%s", h->link.dead_why);
+}
+
 /* Sends h->req (with descriptor fd, -1 none) and waits for its reply in
  * h->rep, whose text is NUL-terminated. */
 static int host_ask(cuda_host *h, int fd, double limit_s, kg_err *err)
@@ -128,8 +142,8 @@ static int host_ask(cuda_host *h, int fd, double limit_s, kg_err *err)
     uint32_t type = h->req_kind;
     double t0 = kg_mono_s();
     if (kg_hostlink_send(&h->link, type, m, sizeof *m, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0) != 0)
-        return kg_hostlink_fault(&h->link, -1, 0, limit_s, err);
-    if ((rc = kg_hostlink_reply(&h->link, type, limit_s, rep, sizeof *rep, err)) != KG_OK) return rc;
+        return violated(h, kg_hostlink_fault(&h->link, -1, 0, limit_s, err), err);
+    if ((rc = kg_hostlink_reply(&h->link, type, limit_s, rep, sizeof *rep, err)) != KG_OK) return violated(h, rc, err);
     rep->text[sizeof rep->text - 1] = '\0';
     double dt = kg_mono_s() - t0;
     if (type == KG_CH_RUN || type == KG_CH_TIME) {
@@ -165,8 +179,9 @@ static int host_spawn(kg_backend *be, int a, kg_err *err)
     if (h->req == NULL) h->req = malloc(sizeof *h->req);
     if (h->rep == NULL) h->rep = malloc(sizeof *h->rep);
     if (h->req == NULL || h->rep == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
-    int rc = kg_hostlink_init(&h->link, arm->name, 0, sizeof(kg_ch_msg), err);
+    int rc = kg_hostlink_init(&h->link, arm->name, KG_CH_VIOLATION, sizeof(kg_ch_msg), err);
     if (rc != KG_OK) return rc;
+    h->link.own_session = 1;
     h->started = 1;
     h->slowest_s = 0;
     char exe[PATH_MAX];
@@ -177,12 +192,28 @@ static int host_spawn(kg_backend *be, int a, kg_err *err)
     if ((rc = kg_hostlink_mkdir(&h->link, err)) != KG_OK) return rc;
     char ppid[32];
     snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
-    char *argv[] = { exe, (char *)"armhost", (char *)"--cuda", (char *)"--driver", c->drv.path,
+    /* out of its sight: the signing keys' folders and the evidence folder */
+    const kg_settings *set = c->settings;
+    char hide[3 * PATH_MAX + 3];
+    snprintf(hide, sizeof hide, "%s:%s:%s", set->key_dir != NULL ? set->key_dir : "",
+             set->hide_dir != NULL ? set->hide_dir : "", set->evidence_dir != NULL ? set->evidence_dir : "");
+    /* the driver by the file the worker loaded (found perhaps through a
+     * library path the host's environment does not have) */
+    char driver[PATH_MAX];
+    Dl_info di;
+    if (dladdr(*(void **)&c->drv.cuInit, &di) != 0 && di.dli_fname != NULL && strchr(di.dli_fname, '/') != NULL)
+        snprintf(driver, sizeof driver, "%s", di.dli_fname);
+    else
+        snprintf(driver, sizeof driver, "%s", c->drv.path);
+    char *argv[] = { exe, (char *)"armhost", (char *)"--cuda", (char *)"--driver", driver,
                      (char *)"--uuid", c->uuid, (char *)"--arm", (char *)arm->name, (char *)"--dir", h->link.dir,
-                     (char *)"--parent", ppid, NULL };
-    /* the host's code is kgate's: it gets the worker's environment, which
-     * the driver needs (library paths, CUDA_VISIBLE_DEVICES) */
-    if ((rc = kg_hostlink_spawn(&h->link, exe, argv, environ, KG_CH_SOCK_FD, err)) != KG_OK) return rc;
+                     (char *)"--parent", ppid, (char *)"--hide", hide, NULL };
+    /* an environment of kgate's making, what the driver needs and nothing
+     * of the worker's else (cuda_host.h) */
+    char envstore[4 * PATH_MAX], *envp[16];
+    if (kg_cuda_host_env(h->link.dir, driver, set->cuda_visible, envstore, sizeof envstore, envp, 16) < 0)
+        return kg_errorf(err, KG_EINTERNAL, "arm '%s': the cuda arm host's environment does not fit", arm->name);
+    if ((rc = kg_hostlink_spawn(&h->link, exe, argv, envp, KG_CH_SOCK_FD, err)) != KG_OK) return rc;
     h->link.seq = 0;
     h->hello_due = 1;
     return KG_OK;
@@ -197,7 +228,8 @@ static int host_hello(kg_backend *be, int a, kg_err *err)
     kg_ch_msg *hello = h->rep;
     double lim = c->timeout_s < 120 ? c->timeout_s : 120;
     h->hello_due = 0;
-    int rc = kg_hostlink_reply(&h->link, KG_CH_HELLO, lim, hello, sizeof *hello, err);
+    int rc = violated(h, kg_hostlink_reply(&h->link, KG_CH_HELLO, lim, hello, sizeof *hello, err), err);
+    if (rc == KG_OK) h->sandbox = (unsigned)hello->sandbox;
     if (rc == KG_OK && hello->status != KG_CH_OK) {
         hello->text[sizeof hello->text - 1] = '\0';
         kg_hostlink_kill(&h->link);
@@ -258,6 +290,7 @@ static void cuda_close(kg_backend *be)
     free(c->hosts);
     if (c->flush_buf != 0) c->drv.cuMemFree(c->flush_buf);
     if (c->fill_mod != NULL) c->drv.cuModuleUnload(c->fill_mod);
+    if (c->poison_state == 1) kg_cuda_poison_free(&c->drv, &c->poison);
     if (c->lt_handle != NULL) c->lt.cublasLtDestroy(c->lt_handle);
     if (c->lt_ws != 0) c->drv.cuMemFree(c->lt_ws);
     kg_cuda_cublaslt_unload(&c->lt);
@@ -661,6 +694,7 @@ static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, kg_ker
     snprintf(k->arm, sizeof k->arm, "%s", plan->arms[a].name);
     snprintf(k->kase, sizeof k->kase, "%s", plan->cases[kase].name);
     k->slot = -1;
+    k->smem_min = -1;
     k->nlaunch = 1;
     k->lib = c->libs[a];
     k->lib_slot = slot;
@@ -716,6 +750,7 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     snprintf(k->arm, sizeof k->arm, "%s", arm->name);
     snprintf(k->kase, sizeof k->kase, "%s", cs->name);
     k->slot = -1;
+    k->smem_min = -1;
     if (arm->builtin[0] != '\0') {
         k->is_blas = 1;
         k->nlaunch = 1;
@@ -856,6 +891,8 @@ static int bind_args(kg_kernel *k, const kg_binding *b, kg_err *err)
             else if (a->kind == KG_CARG_WS) a->value.ptr = dptr(b->ws.ptr);
         }
     }
+    k->ws = dptr(b->ws.ptr);
+    k->ws_bytes = b->ws.ptr != NULL ? b->ws.bytes : 0;
     return KG_OK;
 }
 
@@ -961,10 +998,28 @@ static int cuda_run(kg_backend *be, kg_kernel *k, kg_err *err)
         return kg_libarm_run(k->lib, k->lib_slot, err);
     }
     if (k->host != NULL) {
+        /* the host poisons the shared memory and workspace first */
         host_request(k->host, KG_CH_RUN, k->slot);
         rc = host_ask(k->host, -1, host_limit(k->host, c, 1), err);
         if (rc == KG_OK && k->host->rep->status != KG_CH_OK) rc = host_said(c, k, k->host->rep, "a checked run", err);
+        if (rc == KG_OK && (k->smem_min < 0 || k->host->rep->smem_sms < k->smem_min)) k->smem_min = k->host->rep->smem_sms;
         return rc;
+    }
+    /* a trusted arm in the worker: the same poison, in the worker's context */
+    if (c->poison_state == 0) {
+        const char *call = "";
+        CUresult pr = kg_cuda_poison_init(&c->drv, c->dev, &c->poison, &call);
+        if ((rc = kg_cuda_check(c, pr, call, __FILE__, __LINE__, err)) != KG_OK) return rc;
+        c->poison_state = 1;
+    }
+    {
+        const char *call = "";
+        uint32_t word = 0;
+        int covered = 0;
+        CUresult pr = kg_cuda_poison_run(&c->drv, &c->poison, c->stream, k->is_blas ? 0 : k->ws, k->ws_bytes, &word,
+                                         &covered, &call);
+        if ((rc = kg_cuda_check(c, pr, call, __FILE__, __LINE__, err)) != KG_OK) return rc;
+        if (k->smem_min < 0 || covered < k->smem_min) k->smem_min = covered;
     }
     rc = launch_op(c, k, err);
     if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
@@ -1083,10 +1138,14 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int li, kg_resources 
         res->max_threads_per_block = k->attr[li][KG_CH_A_MAX_THREADS];
         res->ptx_version = k->attr[li][KG_CH_A_PTX];
         res->binary_version = k->attr[li][KG_CH_A_BINARY];
-        snprintf(res->sandbox, sizeof res->sandbox, "cuda arm host (a process of its own: its own device "
-                 "address space; pdeathsig, no-new-privs, not dumpable)");
+        char bits[96], smem[40];
+        kg_sandbox_text(k->host->sandbox, bits, sizeof bits);
+        snprintf(smem, sizeof smem, "smem poisoned on %d/%d SMs", k->smem_min < 0 ? 0 : k->smem_min % 100000,
+                 c->sm_count % 100000);
+        snprintf(res->sandbox, sizeof res->sandbox, "cuda arm host: %.78s; %.32s", bits, smem);
     } else {
-        snprintf(res->sandbox, sizeof res->sandbox, "trusted (in the worker)");
+        snprintf(res->sandbox, sizeof res->sandbox, "trusted (in the worker); smem poisoned on %d/%d SMs",
+                 k->smem_min < 0 ? 0 : k->smem_min, c->sm_count);
     }
     struct { int attr; int *out; } attrs[] = {
         { KG_CU_FUNC_ATTRIBUTE_NUM_REGS, &res->regs },

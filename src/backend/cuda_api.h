@@ -117,6 +117,7 @@ typedef struct kg_cuda_driver {
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t n);/* _v2 */
     CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t n);      /* _v2 */
     CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
+    CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned v, size_t n, CUstream s);
     CUresult (*cuStreamCreate)(CUstream *s, unsigned flags);
     CUresult (*cuStreamDestroy)(CUstream s);                             /* _v2 */
     CUresult (*cuStreamSynchronize)(CUstream s);
@@ -388,5 +389,42 @@ void kg_cuda_gate_free(const kg_cuda_driver *d, kg_cuda_gate *g);
  * bracket (CLOCK_MONOTONIC_RAW, after a device-wide synchronisation), ns. */
 CUresult kg_cuda_gate_replay(const kg_cuda_driver *d, kg_cuda_gate *g, CUgraphExec exec, double *event_ns,
                              double *host_ns, const char **call);
+
+/* ---- the poison of checked executions (cuda_poison.c) ----
+ * Before every checked execution of a CUDA arm (the backend's run: the
+ * checks before and after timing, never a timed sample), in the process
+ * the arm runs in: kgate's own kernel fills the shared memory of every SM
+ * with a word, and the arm's workspace is filled with the same word; the
+ * words alternate between a NaN pattern and a large finite one, so that an
+ * arm whose result depends on shared memory or workspace it did not write
+ * is wrong in its checks (a NaN alone could be lost in a max). */
+#define KG_CUDA_POISON_NAN 0x7fc07fc0u     /* NaN as f32, and each 16-bit half NaN as f16 and bf16 */
+#define KG_CUDA_POISON_FINITE 0x7b7b7b7bu  /* 1.3e36 as f32, 6.5e4 / 1.3e36 as f16 / bf16 halves */
+
+typedef struct kg_cuda_poison {
+    CUmodule mod;
+    CUfunction fn;
+    CUdeviceptr seen;     /* one word per %smid (KG_CUDA_POISON_SMIDS): set by the block that ran there */
+    int sm_count;         /* the device's SMs */
+    int smem_bytes;       /* dynamic shared memory per block: the device's opt-in limit */
+    int threads;          /* threads per block */
+    unsigned count;       /* poisons so far: the word alternates */
+    int min_covered;      /* the fewest SMs a poison reached; -1 none yet */
+} kg_cuda_poison;
+#define KG_CUDA_POISON_SMIDS 1024
+
+/* The word of poison number n (0: the NaN one). */
+uint32_t kg_cuda_poison_word(unsigned n);
+/* Loads kgate's poison kernel (embedded PTX) in the current context and
+ * opts it into the device's whole shared memory per block. */
+CUresult kg_cuda_poison_init(const kg_cuda_driver *d, CUdevice dev, kg_cuda_poison *p, const char **call);
+void kg_cuda_poison_free(const kg_cuda_driver *d, kg_cuda_poison *p);
+/* Fills the shared memory of every SM with the next word (*word): a grid
+ * of one block per SM, each holding the whole opt-in shared memory so that
+ * no two fit on one SM, launched again (up to 8 times in all) until every
+ * SM has run one; *covered: the SMs reached.  The workspace (ws, bytes;
+ * 0: none) gets the same word.  Synchronises the stream. */
+CUresult kg_cuda_poison_run(const kg_cuda_driver *d, kg_cuda_poison *p, CUstream s, CUdeviceptr ws, size_t ws_bytes,
+                            uint32_t *word, int *covered, const char **call);
 
 #endif

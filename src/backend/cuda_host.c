@@ -1,5 +1,6 @@
 /* cuda_host.c: the cuda arm host's body (cuda_host.h). */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "base/frame.h"
 #include "kgate/settings.h"
 #include "base/util.h"
+#include "sandbox/sandbox.h"
 
 /* One opened IPC mapping of a worker's buffer, shared by the slots bound to it. */
 typedef struct ch_map {
@@ -38,6 +40,8 @@ typedef struct ch_slot {
     int bound;
     int maps[KG_CH_NBUF];      /* indices into the map table; -1 none */
     int nmaps;
+    CUdeviceptr ws;            /* the bound workspace (0: none), poisoned before checked runs */
+    uint64_t ws_bytes;
 } ch_slot;
 
 typedef struct ch_state {
@@ -47,6 +51,9 @@ typedef struct ch_state {
     CUstream stream;
     kg_cuda_gate gate;         /* the timed samples' events and gate */
     int smem_optin;
+    kg_cuda_poison poison;     /* the shared memory's and workspace's poison (cuda_poison.c) */
+    unsigned sandbox;          /* KG_SBX_* in effect */
+    void (*load_hook)(const char *entry);
     ch_slot slot[KG_CH_SLOTS];
     ch_map *map;
     int nmap, map_cap;
@@ -187,6 +194,8 @@ static void slot_unbind(ch_state *s, ch_slot *k)
     k->bound = 0;
     for (int i = 0; i < k->nmaps; i++) map_release(s, k->maps[i]);
     k->nmaps = 0;
+    k->ws = 0;
+    k->ws_bytes = 0;
 }
 
 static void slot_free(ch_state *s, ch_slot *k)
@@ -226,6 +235,11 @@ static void do_load(ch_state *s, const kg_ch_msg *m, int fd, kg_ch_msg *r)
     memset(k, 0, sizeof *k);
     int bad = CALL(s, cuModuleLoadData, (&k->mod, img));
     munmap(img, (size_t)m->image_bytes);
+    if (s->load_hook != NULL) {
+        char entry[KG_NAME_MAX];
+        snprintf(entry, sizeof entry, "%.*s", (int)sizeof entry - 1, m->launch[0].entry);
+        s->load_hook(entry);
+    }
     if (bad) {
         reply_status(s, r, KG_CH_LOAD, KG_CH_FAIL, s->why);
         return;
@@ -355,6 +369,10 @@ static int do_bind(ch_state *s, const kg_ch_msg *m, kg_ch_msg *r)
         }
         k->maps[k->nmaps++] = mi;
         ptr[b] = s->map[mi].ptr;
+        if (m->buf_role[b] == KG_CARG_WS) {
+            k->ws = ptr[b];
+            k->ws_bytes = m->buf_bytes[b];
+        }
     }
     if (m->nop < 0 || m->nop > KG_BIND_MAX_OP_SETS || m->nop > m->pack - 1 || !bind_set(k, m, ptr, 0)) {
         slot_unbind(s, k);
@@ -406,6 +424,15 @@ static int do_run(ch_state *s, const kg_ch_msg *m, kg_ch_msg *r)
         return 0;
     }
     int refused = -1;
+    /* a checked run: the shared memory of every SM and the workspace hold
+     * kgate's poison first */
+    const char *call = "";
+    uint32_t word = 0;
+    int covered = 0;
+    CUresult pr = kg_cuda_poison_run(&s->drv, &s->poison, s->stream, k->ws, k->ws_bytes, &word, &covered, &call);
+    if (ok(s, pr, call) != 0) return failed(s, r, KG_CH_RUN, -1);
+    r->smem_sms = covered;
+    r->smem_word = word;
     /* everything the launches started finishes here: the whole context,
      * which holds nothing but this arm's work */
     if (launch_op(s, k, &refused) != 0 || CALL(s, cuCtxSynchronize, ()) != 0)
@@ -461,33 +488,102 @@ static int setup(ch_state *s, const kg_cuda_host_opts *o)
         return -1;
     const char *call = "";
     CUresult rr = kg_cuda_gate_init(&s->drv, &s->gate, s->stream, &call);
+    if (ok(s, rr, call) != 0) return -1;
+    rr = kg_cuda_poison_init(&s->drv, s->dev, &s->poison, &call);
     return ok(s, rr, call);
+}
+
+/* The variables kg_cuda_host_env may set, and the sanitizer's. */
+static const char *const host_env_names[] = { "PATH=", "LANG=", "OPENBLAS_NUM_THREADS=", "HOME=", "TMPDIR=",
+                                              "CUDA_CACHE_DISABLE=", "CUDA_VISIBLE_DEVICES=", "LD_LIBRARY_PATH=",
+                                              "ASAN_OPTIONS=", NULL };
+
+int kg_cuda_host_env(const char *dir, const char *driver_path, const char *visible, char *store, size_t cap, char *envp[],
+                     int max)
+{
+    char libdir[PATH_MAX] = "";
+    const char *slash = driver_path != NULL ? strrchr(driver_path, '/') : NULL;
+    if (slash != NULL && slash > driver_path) snprintf(libdir, sizeof libdir, "%.*s", (int)(slash - driver_path), driver_path);
+    /* the arm host's own list: PATH, LANG, OPENBLAS_NUM_THREADS=1 (kgate
+     * links OpenBLAS, whose constructor would start threads), HOME, TMPDIR
+     * (and the sanitizer's options in such a build) */
+    char base[2 * PATH_MAX + 256], *basev[8];
+    int nb = kg_sandbox_env(dir, base, sizeof base, basev, 8);
+    if (nb < 0) return -1;
+    size_t used = 0;
+    int n = 0;
+    char one[PATH_MAX + 64];
+    for (int i = 0; i < nb + 3 && n < max - 1; i++) {
+        if (i < nb) {
+            snprintf(one, sizeof one, "%s", basev[i]);
+        } else if (i == nb) {
+            snprintf(one, sizeof one, "CUDA_CACHE_DISABLE=1");
+        } else if (i == nb + 1) {
+            if (visible == NULL) continue;
+            snprintf(one, sizeof one, "CUDA_VISIBLE_DEVICES=%.200s", visible);
+        } else {
+            if (libdir[0] == '\0') continue;
+            snprintf(one, sizeof one, "LD_LIBRARY_PATH=%s", libdir);
+        }
+        size_t len = strlen(one) + 1;
+        if (used + len > cap) return -1;
+        memcpy(store + used, one, len);
+        envp[n++] = store + used;
+        used += len;
+    }
+    envp[n] = NULL;
+    return n;
+}
+
+/* From the SIGSYS handler: async-signal-safe only (kg_frame_pack is
+ * arithmetic, send a system call). */
+static uint32_t violation_seq;
+static void on_violation(int nr)
+{
+    unsigned char f[KG_FRAME_HEADER + 4];
+    kg_frame_pack(f, KG_CH_VIOLATION, violation_seq, 4);
+    kg_put32(f + KG_FRAME_HEADER, (uint32_t)nr);
+    send(KG_CH_SOCK_FD, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 int kg_cuda_host_main(const kg_cuda_host_opts *o)
 {
-    /* dies with the worker; no core, no ptrace by its peers, no new privileges */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != (pid_t)o->parent) return 3;
-    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    struct rlimit rl = { 0, 0 };
-    setrlimit(RLIMIT_CORE, &rl);
-    if (o->dir != NULL && chdir(o->dir) != 0) return 3;
     static ch_state st;
     ch_state *s = &st;
+    s->load_hook = o->load_hook;
     kg_ch_msg *m = calloc(1, sizeof *m), *r = calloc(1, sizeof *r);
     if (m == NULL || r == NULL) return 3;
+    /* confined before the driver starts (sandbox.h): it dies with the
+     * worker, no core, no ptrace by its peers, no new privileges, its own
+     * folder and namespaces, the key's and the evidence's folders hidden */
+    kg_sandbox_opts so = { .parent = o->parent, .dir = o->dir, .hide = o->hide, .on_violation = on_violation,
+                           .env_names = host_env_names };
+    char why[KG_CH_TEXT - 32];
+    if (kg_sandbox_cuda_enter(&so, &s->sandbox, why, sizeof why) != 0) {
+        snprintf(s->why, sizeof s->why, "confinement: %s", why);
+        reply_status(s, r, KG_CH_HELLO, KG_CH_FAIL, s->why);
+        return 3;
+    }
     if (setup(s, o) != 0) {
         reply_status(s, r, KG_CH_HELLO, KG_CH_FAIL, s->why);
         return 3;
     }
+    /* the driver is up and kgate's kernels loaded: the allow-list, before
+     * any arm's image reaches the driver's parser */
+    if (kg_sandbox_cuda_lock(&so, &s->sandbox, why, sizeof why) != 0) {
+        snprintf(s->why, sizeof s->why, "confinement: %s", why);
+        reply_status(s, r, KG_CH_HELLO, KG_CH_FAIL, s->why);
+        return 3;
+    }
     r->smem_optin = s->smem_optin;
+    r->sandbox = (int32_t)s->sandbox;
+    r->smem_sms = s->poison.sm_count;
     reply_status(s, r, KG_CH_HELLO, KG_CH_OK, NULL);
     for (;;) {
         int fd = -1;
         uint32_t kind = 0;
         if (recv_req(s, m, &kind, &fd) != 0) return 4;   /* the worker is gone or spoke nonsense */
+        violation_seq = s->seq;
         memset(r, 0, sizeof *r);
         r->slot = m->slot;
         int fatal = 0;

@@ -47,7 +47,9 @@
 #define KG_CH_TEXT 480
 
 enum { KG_CH_HELLO = 1, KG_CH_LOAD = 2, KG_CH_BIND = 3, KG_CH_RUN = 4, KG_CH_TIME = 5,
-       KG_CH_UNLOAD = 6, KG_CH_QUIT = 7 };
+       KG_CH_UNLOAD = 6, KG_CH_QUIT = 7,
+       /* the host's last word: its filter denied a system call (4 bytes: its number) */
+       KG_CH_VIOLATION = 8 };
 
 /* status of a reply */
 enum { KG_CH_OK = 0, KG_CH_FAIL = 1, KG_CH_FAULT = 2, KG_CH_REFUSED = 3, KG_CH_NOENTRY = 4 };
@@ -75,6 +77,10 @@ typedef struct kg_ch_msg {
     int32_t nop;                    /* BIND: input sets besides the first (kgate/backend.h) */
     int32_t cu;                     /* reply: the CUresult of the call that failed */
     int32_t smem_optin;             /* HELLO reply: the device's opt-in shared memory per block */
+    int32_t sandbox;                /* HELLO reply: the confinement in effect (KG_SBX_* bits, sandbox.h) */
+    int32_t smem_sms;               /* HELLO reply: the device's SMs; RUN reply: the SMs whose shared memory
+                                     * the run's poison reached */
+    uint32_t smem_word;             /* RUN reply: the word the shared memory and workspace held first */
     uint64_t image_bytes;           /* LOAD: bytes of the cubin in the descriptor */
     kg_ch_launch launch[KG_CH_NLAUNCH];
     CUipcMemHandle ipc[KG_CH_NBUF]; /* BIND */
@@ -91,11 +97,37 @@ typedef struct kg_cuda_host_opts {
     const char *uuid;     /* the device, "GPU-..." as the worker describes it */
     const char *arm;      /* for messages */
     const char *dir;      /* the private folder the worker made */
+    const char *hide;     /* colon-separated folders out of its sight (the signing key's, the evidence
+                           * folder): covered in its mount namespace; NULL: none */
     int parent;           /* the worker */
+    /* called after the driver parsed an arm's image (cuModuleLoadData), with
+     * the launch's entry, where an exploit of the driver's parser would run:
+     * set only by the test host of tests/unit/cuda_host_attack.c; no command
+     * line sets it */
+    void (*load_hook)(const char *entry);
 } kg_cuda_host_opts;
 
 /* The host's body (`kgate armhost --cuda`): returns the process's exit
- * status (0 after QUIT). */
+ * status (0 after QUIT).  Its confinement, before the driver starts
+ * (single-threaded): no new privileges, parent-death SIGKILL, not
+ * dumpable, no core, a session of its own (the worker starts it in one),
+ * its private folder; user,
+ * mount and network namespaces where the kernel allows them, with the
+ * --hide folders covered by an empty tmpfs.  After the driver opened the
+ * device and kgate's own kernels are loaded, before any arm's image
+ * reaches the driver: no file may grow (RLIMIT_FSIZE 0) and the seccomp
+ * allow-list of sandbox.h (kg_sandbox_cuda_lock), whose violation is
+ * reported as KG_CH_VIOLATION before the process dies of SIGSYS. */
 int kg_cuda_host_main(const kg_cuda_host_opts *o);
+
+/* The environment a cuda arm host is started with, built by the worker
+ * (NULL-terminated, strings in store): PATH, LANG, OPENBLAS_NUM_THREADS=1,
+ * HOME and TMPDIR (its private folder dir), CUDA_CACHE_DISABLE=1, CUDA_VISIBLE_DEVICES when
+ * the worker has it (visible; NULL: unset), LD_LIBRARY_PATH the folder of
+ * the driver the worker opened (driver_path) so that the driver finds its
+ * own libraries, and nothing else (the host finds its device by UUID, so
+ * the order of devices does not matter).  -1 when it does not fit. */
+int kg_cuda_host_env(const char *dir, const char *driver_path, const char *visible, char *store, size_t cap,
+                     char *envp[], int max);
 
 #endif

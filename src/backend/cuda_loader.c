@@ -107,6 +107,7 @@ int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err)
     NEED(d, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
     NEED(d, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
     NEED(d, cuMemsetD8Async, "cuMemsetD8Async");
+    NEED(d, cuMemsetD32Async, "cuMemsetD32Async");
     NEED(d, cuStreamCreate, "cuStreamCreate");
     NEED(d, cuStreamDestroy, "cuStreamDestroy_v2");
     NEED(d, cuStreamSynchronize, "cuStreamSynchronize");

@@ -10,6 +10,7 @@
  *   cuda_nvml.c     NVML: telemetry, and the device's compute processes (cuda_nvml.h)
  *   cuda_peaks.c    the device's peaks (the peaks slot)
  *   cuda_fill.c     kgate's input generator (kgate/gen.h) as a kernel
+ *   cuda_poison.c   the shared memory's and workspace's poison before checked runs
  *   cuda_timing.c   one timed sample, the same in the worker and a host
  *   cuda_host.c     the cuda arm host, the process an untrusted arm runs in
  *   launch.c        launch specs (backend-neutral, see launch.h)
@@ -66,11 +67,16 @@ typedef struct cuda_ctx {
     CUmodule fill_mod;
     CUfunction fill_fn;
     char fill_why[256];
+    /* the poison of trusted arms' checked runs, in the worker (cuda_poison.c):
+     * 0 not loaded yet, 1 ready */
+    int poison_state;
+    kg_cuda_poison poison;
 } cuda_ctx;
 
 /* An untrusted arm's process in this worker (cuda.c, cuda_host.h). */
 typedef struct cuda_host {
     kg_hostlink link;
+    unsigned sandbox;             /* its confinement (KG_SBX_* bits, from its hello) */
     int started;
     int hello_due;                /* started by the prestart slot: its hello not read yet */
     double slowest_s;             /* the slowest request per operation seen */
@@ -122,6 +128,11 @@ struct kg_kernel {
     int lib_slot;
     char lib_record[KG_LIBRARY_RECORD_MAX];
     int attr[1 + KG_EXTRA_LAUNCHES][KG_CH_NATTR];   /* its entries', as the host read them */
+    /* the poison of its checked runs: the bound workspace (trusted arms;
+     * a host keeps its own), and the fewest SMs a poison reached (-1: none yet) */
+    CUdeviceptr ws;
+    size_t ws_bytes;
+    int smem_min;
 };
 
 _Static_assert(sizeof(((kg_carg *)0)->value.ptr) == sizeof(CUdeviceptr), "a device address argument is a CUdeviceptr");

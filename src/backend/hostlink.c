@@ -20,6 +20,7 @@
 int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t violation_kind, uint32_t max_reply, kg_err *err)
 {
     memset(h, 0, sizeof *h);
+    h->violation_nr = -1;
     snprintf(h->arm, sizeof h->arm, "%s", arm);
     h->violation_kind = violation_kind;
     h->max_reply = max_reply < 4 ? 4 : max_reply;   /* room for a violation's system call */
@@ -64,8 +65,10 @@ int kg_hostlink_spawn(kg_hostlink *h, const char *exe, char *const argv[], char 
     pid_t pid = fork();
     if (pid == 0) {
         /* the child only rearranges descriptors and execs: nothing of the
-         * worker's memory survives the exec */
-        setpgid(0, 0);
+         * worker's memory survives the exec; a session of its own (where
+         * asked) is also a process group of its own, and leaves it no
+         * controlling terminal */
+        if (!h->own_session || setsid() < 0) setpgid(0, 0);
         int s2 = fcntl(sv[1], F_DUPFD, sock_fd + 1), p2 = fcntl(po[1], F_DUPFD, sock_fd + 1);
         if (s2 < 0 || p2 < 0) _exit(127);
         if (devnull >= 0) dup2(devnull, 0);
@@ -178,6 +181,7 @@ int kg_hostlink_fault(kg_hostlink *h, int violation, int timed_out, double limit
     if (timed_out) {
         snprintf(why, sizeof why, "hung past its per-request timeout of %.3g s (killed)", limit_s);
     } else if (violation >= 0) {
+        h->violation_nr = violation;
         char name[64];
         kg_sandbox_syscall_name(violation, name, sizeof name);
         snprintf(why, sizeof why, "killed by SIGSYS: sandbox violation (syscall %s)", name);

@@ -40,6 +40,10 @@ typedef struct kg_hostlink {
     int sock, outfd;
     uint32_t seq;              /* the last request's sequence number (its frame's tag) */
     int dead;
+    int violation_nr;          /* the system call its filter denied when it died of one; -1 none */
+    int own_session;           /* set before spawn: the host starts a session of its own (no controlling
+                                * terminal; a cuda arm host, whose filter admits every ioctl); 0: a process
+                                * group of its own in the worker's session */
     int quit_sent;             /* kg_hostlink_quit was called: close only reaps */
     char dead_why[512];
     char *out;                 /* KG_HOSTLINK_OUT_CAP bytes */

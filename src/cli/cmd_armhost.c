@@ -43,7 +43,8 @@ int kg_cmd_armhost(int argc, char **argv, const kg_settings *env)
           .help = "the one CPU the worker pinned itself and its hosts to; the host refuses to start elsewhere "
                   "(-1: not pinned)" },
         { .name = "hide", .arg = "DIRS", .kind = KG_CLI_STRING, .dst = &o.hide,
-          .help = "colon-separated folders covered by an empty tmpfs before the object loads (the signing key's)" },
+          .help = "colon-separated folders covered by an empty tmpfs before the object loads (the signing key's; "
+                  "with --cuda also the evidence folder)" },
         { .name = NULL },
     };
     const kg_cli_spec spec = { .cmd = "armhost", .about = about, .opts = opts };
@@ -56,6 +57,7 @@ int kg_cmd_armhost(int argc, char **argv, const kg_settings *env)
             return KG_EXIT_USAGE;
         }
         co.dir = o.dir;
+        co.hide = o.hide;
         co.parent = parent;
         _exit(kg_cuda_host_main(&co));
     }

@@ -1,5 +1,7 @@
 /* cmd_worker.c: `kgate worker`, started by the supervisor only. */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "run/worker.h"
 #include "plan/shard.h"
 #include "cli.h"
@@ -89,6 +91,9 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
                 "by kgate run)\n");
         return KG_EXIT_USAGE;
     }
+    /* the evidence folder, which its cuda arm hosts must not see */
+    char out_abs[PATH_MAX];
+    if (realpath(o.out_dir, out_abs) != NULL) s.evidence_dir = out_abs;
     kg_err err = { 0 };
     int rc = kg_worker_main(&o, &err);
     if (rc != KG_OK) {

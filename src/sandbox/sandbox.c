@@ -41,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "sandbox/sandbox.h"
@@ -69,9 +70,13 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 {
     (void)sig; (void)uc;
     if (violation_cb != NULL && si != NULL) violation_cb(si->si_syscall);
-    /* SA_RESETHAND made SIGSYS fatal again; it is delivered when the
-     * handler returns and the mask is restored */
-    syscall(SYS_kill, getpid(), SIGSYS);
+    /* SA_RESETHAND made SIGSYS fatal again; it is delivered to this
+     * thread when the handler returns and the mask is restored, before
+     * the denied call's (unexecuted) return is seen.  Thread-directed: in
+     * a process of several threads (a CUDA driver's, OpenBLAS's) a
+     * process-wide signal could be taken by another thread while this
+     * one went on */
+    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGSYS);
 }
 
 /* SIGSYS to on_sigsys, which calls cb; unblocked */
@@ -91,7 +96,7 @@ static void trap_sigsys(void (*cb)(int nr))
 }
 
 static const char *const names[] = { "seccomp", "nnp", "pdeathsig", "rlimits", "userns", "pidns",
-                                     "netns", "mountns", "privdir", "env", "fds", "noopen", "hide" };
+                                     "netns", "mountns", "privdir", "env", "fds", "noopen", "hide", "rofs" };
 
 void kg_sandbox_text(unsigned mask, char *buf, size_t cap)
 {
@@ -139,14 +144,20 @@ int kg_sandbox_env(const char *dir, char *store, size_t cap, char *envp[], int m
     return n;
 }
 
-/* 1 when every variable of the environment is one of the whitelist's. */
-static int env_is_whitelist(void)
+/* 1 when every variable of the environment is one of names' (NULL: the
+ * arm host's whitelist). */
+static int env_is_whitelist(const char *const *allowed)
 {
     for (char **e = environ; e != NULL && *e != NULL; e++) {
         int ok = 0;
-        for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++) {
-            size_t klen = strcspn(env_names[i], "=") + 1;
-            if (strncmp(*e, env_names[i], klen) == 0) ok = 1;
+        if (allowed == NULL) {
+            for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++) {
+                size_t klen = strcspn(env_names[i], "=") + 1;
+                if (strncmp(*e, env_names[i], klen) == 0) ok = 1;
+            }
+        } else {
+            for (size_t i = 0; allowed[i] != NULL; i++)
+                if (strncmp(*e, allowed[i], strcspn(allowed[i], "=") + 1) == 0) ok = 1;
         }
         if (!ok) return 0;
     }
@@ -315,7 +326,7 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
     }
     close_others();
     *active |= KG_SBX_FDS;
-    if (env_is_whitelist()) *active |= KG_SBX_ENV;
+    if (env_is_whitelist(o->env_names)) *active |= KG_SBX_ENV;
     if (o->dir == NULL || chdir(o->dir) != 0) {
         snprintf(why, cap, "cannot enter the private folder %s: %s", o->dir ? o->dir : "(none)", strerror(errno));
         return -1;
@@ -354,5 +365,180 @@ int kg_sandbox_lock(unsigned *active, char *why, size_t cap)
     /* no new privileges is already set, and prctl is denied now */
     if (load_filter(SCMP_ACT_ALLOW, lock_rules, "the second seccomp filter", why, cap) != 0) return -1;
     *active |= KG_SBX_NOOPEN;
+    return 0;
+}
+
+/* ---- the cuda arm host (kg_sandbox_cuda_enter, kg_sandbox_cuda_lock) ----
+ *
+ * The driver's allow-list.  The CUDA driver needs, after it opened the
+ * device: ioctls on its descriptors (/dev/nvidiactl, /dev/nvidia0,
+ * /dev/nvidia-uvm), mappings of them, threads (clone with CLONE_THREAD),
+ * futexes, polls and event descriptors, read-only and read-write opens
+ * of existing files (its device nodes, /proc and /sys), the clocks, and
+ * its own signals.  Allowed besides the arm host's list (build_filter):
+ *   ioctl (any: the driver's requests are its own; no terminal is left to
+ *     it: a session of its own, and stdin is /dev/null)
+ *   clone with CLONE_THREAD (threads; clone3 answers ENOSYS, so that the C
+ *     library falls back to clone), set_robust_list, rseq, membarrier
+ *   openat / open without O_CREAT, O_TRUNC, O_APPEND or O_TMPFILE, read-only
+ *     or read-write (a device node), never write-only; RLIMIT_FSIZE 0 makes
+ *     every write to a regular file fail, and no file can be made
+ *   poll ppoll select pselect6 epoll_* eventfd2 pipe2 timerfd_* memfd_create,
+ *     pwrite64 preadv pwritev, set_tid_address rt_sigsuspend getcpu getpgrp
+ *     getsid umask sched_get_priority_min/max, fcntl
+ *     dup dup2 dup3 flock, readlink(at) getdents64 getcwd access faccessat(2)
+ *     stat lstat statfs fstatfs, mlock munlock mincore, sched_setaffinity
+ *     and sched_getparam / sched_getscheduler of itself, get_mempolicy mbind
+ *     set_mempolicy, uname sysinfo getrusage getresuid getresgid,
+ *     rt_sigtimedwait, tgkill of its own threads, prctl to name a thread
+ * Denied (SIGSYS, reported and named): execve, execveat, fork, vfork,
+ * clone without CLONE_THREAD, socket, socketpair, connect, bind, ptrace,
+ * process_vm_*, kill or tgkill of another process, write-only opens and
+ * creation, unlink, rename, mkdir, chmod, truncate, mount, unshare,
+ * setns, seccomp, bpf, io_uring, keyctl, every other prctl... */
+
+#ifndef CLONE_THREAD
+#define CLONE_THREAD 0x00010000
+#endif
+
+static int build_cuda_filter(scmp_filter_ctx ctx, pid_t self)
+{
+    int rc = build_filter(ctx, self);
+    static const int plain[] = {
+        SCMP_SYS(ioctl), SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(membarrier),
+        SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(select), SCMP_SYS(pselect6), SCMP_SYS(epoll_create1),
+        SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait), SCMP_SYS(eventfd2), SCMP_SYS(pipe2),
+        SCMP_SYS(timerfd_create), SCMP_SYS(timerfd_settime), SCMP_SYS(timerfd_gettime),
+        SCMP_SYS(fcntl), SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(flock),
+        SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getdents64), SCMP_SYS(getcwd), SCMP_SYS(access),
+        SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(statfs),
+        SCMP_SYS(fstatfs), SCMP_SYS(mlock), SCMP_SYS(munlock), SCMP_SYS(mincore),
+        SCMP_SYS(get_mempolicy), SCMP_SYS(mbind), SCMP_SYS(set_mempolicy), SCMP_SYS(uname), SCMP_SYS(sysinfo),
+        SCMP_SYS(getrusage), SCMP_SYS(getresuid), SCMP_SYS(getresgid), SCMP_SYS(rt_sigtimedwait),
+        SCMP_SYS(restart_syscall), SCMP_SYS(close_range), SCMP_SYS(memfd_create), SCMP_SYS(pwrite64),
+        SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(set_tid_address), SCMP_SYS(rt_sigsuspend), SCMP_SYS(getcpu),
+        SCMP_SYS(sched_get_priority_max), SCMP_SYS(sched_get_priority_min), SCMP_SYS(getpgrp), SCMP_SYS(getsid),
+        SCMP_SYS(umask),
+    };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
+    /* threads only */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                           SCMP_A0(SCMP_CMP_MASKED_EQ, (scmp_datum_t)CLONE_THREAD, (scmp_datum_t)CLONE_THREAD));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    /* read-write opens of existing files (the device's nodes) */
+    const scmp_datum_t wmask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE;
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, wmask, O_RDWR));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, wmask, O_RDWR));
+    /* its own threads' signals and scheduling */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setaffinity), 1, SCMP_A0(SCMP_CMP_EQ, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_getparam), 1, SCMP_A0(SCMP_CMP_EQ, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_getscheduler), 1, SCMP_A0(SCMP_CMP_EQ, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME));
+    return rc;
+}
+
+int kg_sandbox_cuda_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
+{
+    *active = 0;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        snprintf(why, cap, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+        return -1;
+    }
+    *active |= KG_SBX_NNP;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0) *active |= KG_SBX_PDEATHSIG;
+    if (o->parent > 0 && getppid() != o->parent) {
+        snprintf(why, cap, "the worker (pid %ld) is gone", (long)o->parent);
+        return -1;
+    }
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* no terminal: the worker started it in a session of its own
+     * (hostlink.h, own_session), which is also the process group the
+     * worker kills */
+    close_others();
+    *active |= KG_SBX_FDS;
+    if (env_is_whitelist(o->env_names)) *active |= KG_SBX_ENV;
+    if (o->dir == NULL || chdir(o->dir) != 0) {
+        snprintf(why, cap, "cannot enter the private folder %s: %s", o->dir ? o->dir : "(none)", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (stat(".", &st) == 0 && (st.st_mode & 077) == 0) *active |= KG_SBX_PRIVDIR;
+    /* no pid namespace: the driver's IPC names the exporting process */
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) == 0) {
+        *active |= KG_SBX_USERNS | KG_SBX_MOUNTNS | KG_SBX_NETNS;
+    } else {
+        if (unshare(CLONE_NEWUSER) == 0) *active |= KG_SBX_USERNS;
+        if (unshare(CLONE_NEWNS) == 0) *active |= KG_SBX_MOUNTNS;
+        if (unshare(CLONE_NEWNET) == 0) *active |= KG_SBX_NETNS;
+    }
+    if (o->hide != NULL && o->hide[0] != '\0' && (*active & KG_SBX_MOUNTNS) && hide_folders(o->hide) == 0)
+        *active |= KG_SBX_HIDE;
+    return 0;
+}
+
+/* One mount point of /proc/self/mountinfo's line (field 5, octal escapes
+ * undone) into mp: 0, or -1 when the line has none. */
+static int mount_point(const char *line, char *mp, size_t cap)
+{
+    const char *p = line;
+    for (int f = 0; f < 4; f++) {
+        p = strchr(p, ' ');
+        if (p == NULL) return -1;
+        p++;
+    }
+    size_t n = 0;
+    while (*p != '\0' && *p != ' ' && n + 1 < cap) {
+        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+            mp[n++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+            p += 4;
+        } else {
+            mp[n++] = *p++;
+        }
+    }
+    mp[n] = '\0';
+    return n > 0 ? 0 : -1;
+}
+
+/* Every mount of this mount namespace read-only but /dev and those below
+ * it (the driver's device nodes, its shared memory): each remounted with
+ * its own flags (the locked ones must stay) plus MS_RDONLY.  0 when every
+ * one is. */
+static int remount_readonly(void)
+{
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    if (f == NULL) return -1;
+    char line[8192], mp[4096];
+    int bad = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (mount_point(line, mp, sizeof mp) != 0) continue;
+        if (strncmp(mp, "/dev", 4) == 0 && (mp[4] == '\0' || mp[4] == '/')) continue;
+        struct statvfs sv;
+        if (statvfs(mp, &sv) != 0) continue;   /* covered by a later mount, or gone */
+        unsigned long fl = MS_REMOUNT | MS_BIND | MS_RDONLY;
+        if (sv.f_flag & ST_NOSUID) fl |= MS_NOSUID;
+        if (sv.f_flag & ST_NODEV) fl |= MS_NODEV;
+        if (sv.f_flag & ST_NOEXEC) fl |= MS_NOEXEC;
+        if (sv.f_flag & ST_NOATIME) fl |= MS_NOATIME;
+        if (sv.f_flag & ST_NODIRATIME) fl |= MS_NODIRATIME;
+        if (sv.f_flag & ST_RELATIME) fl |= MS_RELATIME;
+        if (mount(NULL, mp, NULL, fl, NULL) != 0) bad = 1;
+    }
+    fclose(f);
+    return bad ? -1 : 0;
+}
+
+int kg_sandbox_cuda_lock(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
+{
+    if ((*active & KG_SBX_MOUNTNS) && remount_readonly() == 0) *active |= KG_SBX_ROFS;
+    int bad = set_limit(RLIMIT_FSIZE, 0, 0);
+    bad |= set_limit(RLIMIT_CORE, 0, 0);
+    if (!bad) *active |= KG_SBX_RLIMITS;
+    trap_sigsys(o->on_violation);
+    if (load_filter(SCMP_ACT_TRAP, build_cuda_filter, "the cuda arm host's seccomp filter", why, cap) != 0) return -1;
+    *active |= KG_SBX_SECCOMP;
     return 0;
 }

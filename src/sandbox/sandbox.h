@@ -35,8 +35,10 @@ enum {
     KG_SBX_ENV = 1u << 9,       /* the environment is the whitelist */
     KG_SBX_FDS = 1u << 10,      /* every other descriptor closed */
     KG_SBX_NOOPEN = 1u << 11,   /* the second filter: no open after loading */
-    KG_SBX_HIDE = 1u << 12      /* the folders to hide (the signing key's) are covered by an empty
+    KG_SBX_HIDE = 1u << 12,     /* the folders to hide (the signing key's) are covered by an empty
                                  * read-only tmpfs in the mount namespace, before the object loads */
+    KG_SBX_ROFS = 1u << 13      /* a cuda arm host: every mount of its namespace but /dev's is
+                                 * read-only once the driver has started */
 };
 
 /* The descriptor the request socket has in an arm host. */
@@ -59,6 +61,9 @@ typedef struct kg_sandbox_opts {
      * set_mempolicy: the process's own memory; sysinfo): the op server,
      * whose references call it; 0: an arm host */
     int blas;
+    /* the variables the environment may hold (NAME=, NULL-terminated) for
+     * KG_SBX_ENV: NULL, the arm host's whitelist (kg_sandbox_env) */
+    const char *const *env_names;
 } kg_sandbox_opts;
 
 /* Applies the sandbox; *active gets the KG_SBX_* bits that took effect.
@@ -69,6 +74,23 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
 /* Stacks the stricter filter (no open, openat) after the object is
  * loaded; KG_SBX_NOOPEN on success. */
 int kg_sandbox_lock(unsigned *active, char *why, size_t cap);
+
+/* The cuda arm host's confinement (backend/cuda_host.h), in two steps
+ * around the driver's start, which needs threads, the device's files and
+ * its ioctls.  kg_sandbox_cuda_enter, before the driver starts (the
+ * process is single-threaded, as unshare needs): no new privileges,
+ * parent-death SIGKILL and the parent check, not dumpable, no core (it
+ * was started in a session of its own, hostlink.h: no controlling
+ * terminal), every other descriptor closed, the environment checked against o->env_names, the private
+ * folder, user, mount and network namespaces where the kernel allows them
+ * and o->hide covered there.  kg_sandbox_cuda_lock, once the driver has
+ * opened the device and before any arm's image reaches it: every mount
+ * of its mount namespace but /dev and those below it read-only (where it
+ * has one), no file may grow (RLIMIT_FSIZE 0) and the driver's allow-list
+ * (sandbox.c, build_cuda_filter), whose violation o->on_violation
+ * reports. */
+int kg_sandbox_cuda_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap);
+int kg_sandbox_cuda_lock(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap);
 
 /* "seccomp,nnp,pdeathsig,..." for the bits of mask ("none" when 0). */
 void kg_sandbox_text(unsigned mask, char *buf, size_t cap);

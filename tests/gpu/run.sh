@@ -11,8 +11,9 @@
 # every dtype and odd shapes (the oracle checks its transposes),
 # campaigns warm and cold, an A/A pair, backend = auto,
 # examples/cuda-gemm.kg end to end, per-arm isolation (the driver probe,
-# neighbour-scanning candidates), launches the device refuses, and kernels
-# right only on i.i.d. rows or on the plan's aligned shapes.
+# neighbour-scanning candidates), launches the device refuses, kernels
+# right only on i.i.d. rows or on the plan's aligned shapes, and a kernel
+# that reads shared memory it never wrote.
 set -u
 : "${KGATE:?set KGATE to the kgate binary}"
 case $KGATE in /*) ;; *) KGATE=$(pwd)/$KGATE ;; esac
@@ -358,6 +359,8 @@ fi
 . "$ROOT/tests/gpu/cheat_inputs.sh"
 # 16. precision contracts and physics limits (tests/gpu/contracts.sh)
 . "$ROOT/tests/gpu/contracts.sh"
+# 17. shared memory read before written (tests/gpu/smem_rbw.sh): INCORRECT
+. "$ROOT/tests/gpu/smem_rbw.sh"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

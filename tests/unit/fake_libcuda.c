@@ -24,10 +24,32 @@
  *     the graphs launched behind it until another stream writes the
  *     flag; synchronising a stream still held is an error (it would
  *     hang on a GPU);
- *   - FAKE_CUDA_FAULT_FILE=PATH in the environment: a launch faults
- *     (in whichever process runs it) while PATH exists, which it then
- *     removes; FAKE_CUDA_REFUSE_FILE=PATH: while PATH exists, launches of
- *     more threads per block than the number it holds are refused;
+ *   - FAKE_CUDA_FAULT_FILE=PATH: a launch faults (in whichever process
+ *     runs it) while PATH exists (the test removes it);
+ *     FAKE_CUDA_REFUSE_FILE=PATH: while PATH exists, launches of more
+ *     threads per block than the number it holds are refused.  Each
+ *     FAKE_* setting is read from the environment, else from the file
+ *     LIB.env beside this library (LIB its path), lines NAME=VALUE: a cuda
+ *     arm host's environment is kgate's own, without the test's variables;
+ *   - shared memory: FAKE_NSM "SMs", each with the device's opt-in shared
+ *     memory per block (232448 bytes), kept for the life of the process as
+ *     a GPU keeps it between kernels.  A block runs on SM (block index mod
+ *     FAKE_NSM) when its dynamic shared memory leaves room for only one
+ *     block per SM, on SM 0 otherwise (a packing scheduler).  kgate's
+ *     poison kernel kg_smem_poison(word, words, seen) writes word into the
+ *     first words 32-bit words of each of its blocks' SM and marks
+ *     seen[smid]; gemm_bt_smem is gemm_bt_naive plus, for each output, the
+ *     float its thread reads from its SM's shared memory without writing
+ *     it (0 on a fresh device: the kernel is right until something else
+ *     ran); fake_cuda_smem_log() returns the poison launches of this
+ *     process (grid, dynamic bytes, word);
+ *   - memory allocations are anonymous until their IPC handle is asked
+ *     for, then shared memory of that name (a host, which never exports,
+ *     unlinks nothing);
+ *   - an entry named exploit_WHAT makes cuModuleGetFunction do what a
+ *     driver exploit in the module parser would (tests/unit/cuda_exploit.h:
+ *     exec, socket, ptrace, kill, write, key, env), in whichever process
+ *     loads it;
  *   - hooks for the test: fake_cuda_fault_next() makes the next launch
  *     fault, fake_cuda_refuse_threads(n) refuses launches of more than n
  *     threads per block (CUDA_ERROR_INVALID_VALUE), fake_cuda_stats()
@@ -42,7 +64,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dlfcn.h>
 #include "kgate/gen.h"
+#include "cuda_exploit.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -52,8 +76,8 @@ enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, INVALID_HANDLE = 400,
 
 typedef struct fctx { int id, alive; CUresult sticky; } fctx;
 typedef struct falloc { char *p; size_t n; fctx *ctx; int imported; char name[72]; } falloc;
-typedef struct ffunc { char name[64]; fctx *ctx; void *mod; } ffunc;
-typedef struct flaunch { ffunc *f; unsigned threads; CUdeviceptr ptr[3]; int iv[3]; } flaunch;
+typedef struct ffunc { char name[64]; fctx *ctx; void *mod; int max_dynamic; } ffunc;
+typedef struct flaunch { ffunc *f; unsigned threads; CUdeviceptr ptr[3]; int iv[3]; unsigned shared; } flaunch;
 typedef struct fgraph { flaunch l[MAX_LAUNCH]; int n; fctx *ctx; } fgraph;
 typedef struct fstream {
     fctx *ctx;
@@ -70,6 +94,7 @@ static int nctx = 1;
 static fctx *stack[64];
 static int depth;
 static falloc allocs[MAX_ALLOC];
+static unsigned serial;
 static int fault_next, violations, foreign_launches, launches_here;
 static unsigned refuse_threads = 1u << 30;
 
@@ -88,6 +113,53 @@ void fake_cuda_stats(int *foreign, int *nonprimary, int *live)
     *nonprimary = foreign_launches;
     *live = l;
 }
+
+/* A FAKE_* setting: the environment's, else LIB.env's (read once). */
+static const char *knob(const char *name)
+{
+    const char *v = getenv(name);
+    if (v != NULL) return v;
+    static char text[4096];
+    static int read_once;
+    if (!read_once) {
+        read_once = 1;
+        Dl_info info;
+        char path[4096 + 8];
+        if (dladdr((void *)knob, &info) != 0 && info.dli_fname != NULL) {
+            snprintf(path, sizeof path, "%s.env", info.dli_fname);
+            FILE *f = fopen(path, "r");
+            if (f != NULL) {
+                size_t n = fread(text, 1, sizeof text - 1, f);
+                text[n] = '\0';
+                fclose(f);
+            }
+        }
+    }
+    size_t len = strlen(name);
+    for (const char *p = text; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0')) {
+        if (strncmp(p, name, len) != 0 || p[len] != '=') continue;
+        static char value[8][1024];
+        static int next;
+        char *out = value[next++ % 8];
+        size_t n = strcspn(p + len + 1, "\n");
+        if (n >= sizeof value[0]) n = sizeof value[0] - 1;
+        memcpy(out, p + len + 1, n);
+        out[n] = '\0';
+        return out;
+    }
+    return NULL;
+}
+
+/* ---- shared memory of the "SMs" ---- */
+enum { FAKE_NSM = 4, FAKE_SMEM = 232448, FAKE_SMEM_WORDS = FAKE_SMEM / 4, FAKE_LOG = 256 };
+static unsigned sm_mem[FAKE_NSM][FAKE_SMEM_WORDS];
+typedef struct fake_smem_launch { unsigned grid, shared, word, words; } fake_smem_launch;
+static fake_smem_launch smem_log[FAKE_LOG];
+static int nsmem_log;
+int fake_cuda_smem_log(const fake_smem_launch **out);
+int fake_cuda_smem_log(const fake_smem_launch **out) { *out = smem_log; return nsmem_log; }
+/* the SM block b of a launch with `shared` dynamic bytes runs on */
+static int sm_of(unsigned b, unsigned shared) { return 2u * shared > FAKE_SMEM ? (int)(b % FAKE_NSM) : 0; }
 
 static fctx *cur(void) { return depth > 0 ? stack[depth - 1] : NULL; }
 static void drop(falloc *a);
@@ -171,8 +243,6 @@ CUresult cuCtxPopCurrent_v2(fctx **out)
 static fstream *held[64];
 static int nheld;
 CUresult cuCtxSynchronize(void) { CUR_OR_FAIL; return nheld > 0 ? INVALID_VALUE : c->sticky; }
-static unsigned serial;
-
 /* Maps shared memory `name` (created when create) at an address aligned
  * to 2 MiB, as the driver's allocations of whole blocks are. */
 static char *shm_map(const char *name, size_t n, int create)
@@ -203,14 +273,27 @@ static char *shm_map(const char *name, size_t n, int create)
 __attribute__((destructor)) static void unlink_all(void)
 {
     for (int i = 0; i < MAX_ALLOC; i++)
-        if (allocs[i].p != NULL && !allocs[i].imported) shm_unlink(allocs[i].name);
+        if (allocs[i].p != NULL && !allocs[i].imported && allocs[i].name[0] != '\0') shm_unlink(allocs[i].name);
 }
 
 static void drop(falloc *a)
 {
-    munmap(a->p, a->n);
-    if (!a->imported) shm_unlink(a->name);
+    munmap(a->p, a->n ? a->n : 1);
+    if (!a->imported && a->name[0] != '\0') shm_unlink(a->name);
     a->p = NULL;
+}
+
+/* 2 MiB-aligned anonymous memory, as the driver's whole blocks are */
+static char *anon_map(size_t n)
+{
+    const size_t grain = (size_t)2 << 20;
+    size_t m = (n + 4095) & ~(size_t)4095, span = m + grain;
+    char *r = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) return NULL;
+    char *a = (char *)(((uintptr_t)r + grain - 1) & ~(uintptr_t)(grain - 1));
+    if (a > r) munmap(r, (size_t)(a - r));
+    if (a + m < r + span) munmap(a + m, (size_t)(r + span - (a + m)));
+    return a;
 }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
@@ -219,13 +302,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
     if (c->sticky) return c->sticky;
     for (int i = 0; i < MAX_ALLOC; i++)
         if (allocs[i].p == NULL) {
-            /* a name of an earlier process with this pid (killed before it
-             * unlinked its segments) is taken: the next serial */
-            for (int tries = 0; tries < 64; tries++) {
-                snprintf(allocs[i].name, sizeof allocs[i].name, "/kgfc-%ld-%u", (long)getpid(), serial++);
-                allocs[i].p = shm_map(allocs[i].name, n ? n : 1, 1);
-                if (allocs[i].p != NULL) break;
-            }
+            allocs[i].p = anon_map(n ? n : 1);
+            allocs[i].name[0] = '\0';
             allocs[i].n = n;
             allocs[i].ctx = c;
             allocs[i].imported = 0;
@@ -233,6 +311,30 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
             return allocs[i].p ? OK : INVALID_VALUE;
         }
     return INVALID_VALUE;
+}
+
+/* Gives allocation a a name another process can open: its bytes move to
+ * shared memory of that name, mapped at the same address. */
+static int export_alloc(falloc *a)
+{
+    if (a->name[0] != '\0') return 0;
+    for (int tries = 0; tries < 64; tries++) {
+        /* a name of an earlier process with this pid (killed before it
+         * unlinked its segments) is taken: the next serial */
+        snprintf(a->name, sizeof a->name, "/kgfc-%ld-%u", (long)getpid(), serial++);
+        int fd = shm_open(a->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0) continue;
+        size_t n = a->n ? a->n : 1;
+        void *q = MAP_FAILED;
+        if (ftruncate(fd, (off_t)n) == 0 && pwrite(fd, a->p, n, 0) == (ssize_t)n)
+            q = mmap(a->p, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+        close(fd);
+        if (q != MAP_FAILED) return 0;
+        shm_unlink(a->name);
+        break;
+    }
+    a->name[0] = '\0';
+    return -1;
 }
 CUresult cuMemFree_v2(CUdeviceptr p)
 {
@@ -260,6 +362,7 @@ CUresult cuIpcGetMemHandle(char *h, CUdeviceptr p)
 {
     for (int i = 0; i < MAX_ALLOC; i++)
         if (allocs[i].p == (char *)(uintptr_t)p && !allocs[i].imported) {
+            if (export_alloc(&allocs[i]) != 0) return INVALID_VALUE;
             memset(h, 0, 64);
             snprintf(h, 64, "%s", allocs[i].name);
             return OK;
@@ -330,6 +433,14 @@ CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, fstream *st)
     CUR_OR_FAIL;
     if (st == NULL || st->ctx != c || owner(d, n) != c) return INVALID_VALUE;
     memset((void *)(uintptr_t)d, v, n);
+    return OK;
+}
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, fstream *st)
+{
+    CUR_OR_FAIL;
+    if (st == NULL || st->ctx != c || owner(d, 4 * n) != c) return INVALID_VALUE;
+    unsigned *w = (unsigned *)(uintptr_t)d;
+    for (size_t i = 0; i < n; i++) w[i] = v;
     return OK;
 }
 CUresult cuStreamCreate(fstream **s, unsigned f)
@@ -437,6 +548,8 @@ CUresult cuModuleGetFunction(ffunc **f, void *m, const char *name)
     *f = calloc(1, sizeof **f);
     if (*f == NULL) return INVALID_VALUE;
     strncpy((*f)->name, name, sizeof (*f)->name - 1);
+    /* a driver exploit in the module's parser runs here, as the loader */
+    if (strncmp(name, "exploit_", 8) == 0) exploit_run(name + 8);
     (*f)->ctx = c;
     (*f)->mod = m;
     funcs[slot] = *f;
@@ -448,7 +561,15 @@ CUresult cuFuncGetAttribute(int *v, int a, ffunc *f)
     *v = a == 0 ? 1024 : 0;
     return OK;
 }
-CUresult cuFuncSetAttribute(ffunc *f, int a, int v) { (void)f; (void)a; (void)v; return OK; }
+/* 8: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+CUresult cuFuncSetAttribute(ffunc *f, int a, int v)
+{
+    if (a == 8) {
+        if (v < 0 || v > FAKE_SMEM) return INVALID_VALUE;
+        f->max_dynamic = v;
+    }
+    return OK;
+}
 
 /* Runs one launch in context c: a touch of memory outside c faults. */
 static void execute(fctx *c, const flaunch *l)
@@ -456,14 +577,14 @@ static void execute(fctx *c, const flaunch *l)
     if (c->sticky) return;
     if (c != &ctxs[0]) foreign_launches++;
     launches_here++;
-    const char *ff = getenv("FAKE_CUDA_FAULT_FILE");
-    if (fault_next || (ff != NULL && unlink(ff) == 0)) {
+    const char *ff = knob("FAKE_CUDA_FAULT_FILE");
+    if (fault_next || (ff != NULL && access(ff, F_OK) == 0)) {
         fault_next = 0;
         c->sticky = ILLEGAL_ADDRESS;
         return;
     }
-    int steal = strcmp(l->f->name, "gemm_bt_steal") == 0;
-    if (strcmp(l->f->name, "gemm_bt_naive") != 0 && !steal) return;
+    int steal = strcmp(l->f->name, "gemm_bt_steal") == 0, smem = strcmp(l->f->name, "gemm_bt_smem") == 0;
+    if (strcmp(l->f->name, "gemm_bt_naive") != 0 && !steal && !smem) return;
     int M = l->iv[0], N = l->iv[1], K = l->iv[2];
     size_t need[3] = { (size_t)M * K * 4, (size_t)N * K * 4, (size_t)M * N * 4 };
     for (int i = 0; i < 3; i++)
@@ -493,14 +614,42 @@ static void execute(fctx *c, const flaunch *l)
         for (int j = 0; j < N; j++) {
             float acc = 0.0f;
             for (int k = 0; k < K; k++) acc += A[(size_t)i * K + k] * B[(size_t)j * K + k];
+            if (smem) {
+                /* block (j / 16, i / 16) of 16 x 16 threads reads word
+                 * (its thread's index) of its SM's shared memory, unwritten */
+                unsigned block = (unsigned)((i / 16) * ((N + 15) / 16) + j / 16);
+                float extra;
+                memcpy(&extra, &sm_mem[sm_of(block, l->shared)][(i % 16) * 16 + j % 16], sizeof extra);
+                acc += extra;
+            }
             C[(size_t)i * N + j] = acc;
         }
+}
+
+/* kgate's poison kernel: (unsigned word, unsigned words, unsigned *seen),
+ * a grid of gx blocks with `shared` dynamic bytes */
+static CUresult smem_poison(fctx *c, ffunc *f, unsigned gx, unsigned shared, void **params)
+{
+    unsigned word = *(unsigned *)params[0], words = *(unsigned *)params[1];
+    CUdeviceptr seen = *(CUdeviceptr *)params[2];
+    if (shared > 48u * 1024u && shared > (unsigned)f->max_dynamic) return INVALID_VALUE;
+    if ((size_t)words * 4 > shared || owner(seen, 4 * FAKE_NSM) != c) {
+        c->sticky = ILLEGAL_ADDRESS;
+        return OK;
+    }
+    for (unsigned b = 0; b < gx; b++) {
+        int sm = sm_of(b, shared);
+        for (unsigned w = 0; w < words; w++) sm_mem[sm][w] = word;
+        ((unsigned *)(uintptr_t)seen)[sm] = 1;
+    }
+    if (nsmem_log < FAKE_LOG) smem_log[nsmem_log++] = (fake_smem_launch){ gx, shared, word, words };
+    return OK;
 }
 
 CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, fstream *s, void **params, void **extra)
 {
-    (void)gx; (void)gy; (void)gz; (void)shared; (void)extra;
+    (void)gy; (void)gz; (void)extra;
     CUR_OR_FAIL;
     if (f->ctx != c || s->ctx != c) return INVALID_HANDLE;
     if (c->sticky) return c->sticky;
@@ -509,7 +658,14 @@ CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigne
     l.f = f;
     l.threads = bx * by * bz;
     if (l.threads > refuse_threads) return INVALID_VALUE;
-    const char *rf = getenv("FAKE_CUDA_REFUSE_FILE");
+    l.shared = shared;
+    if (shared > 48u * 1024u && shared > (unsigned)f->max_dynamic) return INVALID_VALUE;
+    /* kgate's own kernel: the refusals below are the arms' */
+    if (strcmp(f->name, "kg_smem_poison") == 0) {
+        if (s->capture != NULL) return INVALID_VALUE;
+        return smem_poison(c, f, gx, shared, params);
+    }
+    const char *rf = knob("FAKE_CUDA_REFUSE_FILE");
     FILE *fp = rf != NULL ? fopen(rf, "r") : NULL;
     if (fp != NULL) {
         unsigned lim = 0;
@@ -528,12 +684,13 @@ CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigne
             return OK;
         }
         kg_gen_all(sp, (void *)(uintptr_t)dst);
-        const char *flip = getenv("FAKE_CUDA_FILL_FLIP");
+        const char *flip = knob("FAKE_CUDA_FILL_FLIP");
         if (flip != NULL && strcmp(flip, "1") == 0 && sp->n > 0) *(unsigned char *)(uintptr_t)dst ^= 1u;
         launches_here++;
         return OK;
     }
-    if (strcmp(f->name, "gemm_bt_naive") == 0 || strcmp(f->name, "gemm_bt_steal") == 0) {
+    if (strcmp(f->name, "gemm_bt_naive") == 0 || strcmp(f->name, "gemm_bt_steal") == 0 ||
+        strcmp(f->name, "gemm_bt_smem") == 0) {
         for (int i = 0; i < 3; i++) l.ptr[i] = *(CUdeviceptr *)params[i];
         for (int i = 0; i < 3; i++) l.iv[i] = *(int *)params[3 + i];
     }

@@ -115,15 +115,21 @@ int main(void)
     if (n <= 0) return 1;
     exe[n] = '\0';
     *strrchr(exe, '/') = '\0';
-    snprintf(so, sizeof so, "%s/libcuda_fake.so", exe);
     snprintf(kgate, sizeof kgate, "%s/../kgate", exe);
-    char dir[] = "/tmp/kgate-cuda-iso-XXXXXX", fault[PATH_MAX], refuse[PATH_MAX];
+    char dir[] = "/tmp/kgate-cuda-iso-XXXXXX", fault[PATH_MAX], refuse[PATH_MAX], knobs[PATH_MAX + 64];
     if (mkdtemp(dir) == NULL) return 1;
     snprintf(fault, sizeof fault, "%s/fault", dir);
     snprintf(refuse, sizeof refuse, "%s/refuse", dir);
-    /* the hosts inherit these: the stand-in driver reads them at each launch */
-    setenv("FAKE_CUDA_FAULT_FILE", fault, 1);
-    setenv("FAKE_CUDA_REFUSE_FILE", refuse, 1);
+    /* the stand-in driver, copied beside its settings (LIB.env): an arm
+     * host's environment is kgate's own, so they reach it through the file */
+    char cmd[3 * PATH_MAX];
+    snprintf(so, sizeof so, "%s/libcuda_fake.so", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s/libcuda_fake.so' '%s'", exe, so);
+    if (system(cmd) != 0) return 1;
+    snprintf(knobs, sizeof knobs, "%s.env", so);
+    char text[3 * PATH_MAX];
+    snprintf(text, sizeof text, "FAKE_CUDA_FAULT_FILE=%s\nFAKE_CUDA_REFUSE_FILE=%s\n", fault, refuse);
+    touch(knobs, text);
     kg_settings s = *kg_settings_defaults();
     s.lib_cuda = so;
     s.include_dir = "include";
@@ -181,6 +187,23 @@ int main(void)
     CHECK_MSG(launches_here() == l0 + 1, "the untrusted arm runs elsewhere (%d launches here)", launches_here() - l0);
     CHECK(output_right(be, &base, want, &err));
     CHECK_MSG(output_right(be, &cand, want, &err), "the host's output reaches the worker's buffer: %s", err.msg);
+    /* before the trusted arm's checked runs, kgate's poison kernel filled
+     * the shared memory of every SM of this process's device: one block
+     * per SM, each the whole opt-in shared memory, the NaN word then the
+     * finite one */
+    typedef struct { unsigned grid, shared, word, words; } smem_launch;
+    int (*smem_log)(const smem_launch **) = NULL;
+    *(void **)&smem_log = dlsym(fake, "fake_cuda_smem_log");
+    CHECK(smem_log != NULL);
+    CHECK(kg_backend_run(be, base.k, &err) == KG_OK);
+    const smem_launch *sl = NULL;
+    int nsl = smem_log != NULL ? smem_log(&sl) : 0;
+    CHECK_MSG(nsl == 2, "one poison per checked run of the trusted arm (%d)", nsl);
+    for (int i = 0; i < nsl && i < 2; i++) {
+        CHECK_MSG(sl[i].grid == 4 && sl[i].shared == 232448 && sl[i].words == 232448 / 4,
+                  "poison %d: %u blocks of %u bytes, %u words", i, sl[i].grid, sl[i].shared, sl[i].words);
+        CHECK_MSG(sl[i].word == (i == 0 ? 0x7fc07fc0u : 0x7b7b7b7bu), "poison %d: word %#x", i, sl[i].word);
+    }
 
     /* a timed sample in the host writes the worker's buffer too */
     poison(be, &cand, &err);
@@ -227,6 +250,7 @@ int main(void)
     CHECK_MSG(rc == KG_EARM, "rc %d: %s", rc, err.msg);
     CHECK_STR_CONTAINS(err.msg, "arm 'cand' on case 'c': its kernel faulted in its own process");
     CHECK_STR_CONTAINS(err.msg, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    unlink(fault);
     kg_err_clear(&err);
     CHECK(kg_backend_run(be, cand.k, &err) == KG_EARM);
     /* the trusted arm and the worker's context go on */
@@ -265,6 +289,8 @@ int main(void)
     kg_plan_free(plan);
     unlink(fault);
     unlink(refuse);
+    unlink(knobs);
+    unlink(so);
     rmdir(dir);
     return kg_test_finish("test_cuda_iso");
 }
