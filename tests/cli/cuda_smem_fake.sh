@@ -23,13 +23,13 @@ arm() { # name role trusted entry
 }
 {
     printf '[campaign]\nname = smem_fake\nbackend = cuda\nquiet = 0\nwarmup = 1\nsamples = 3\nrounds = 2\n'
-    printf 'processes = 2\ntimeout = 120\n[case c]\nop = gemm_bt\ndtype = f32\nM = 40\nN = 40\nK = 5\n'
+    printf 'processes = 4\ntimeout = 120\n[case c]\nop = gemm_bt\ndtype = f32\nM = 40\nN = 40\nK = 5\n'
     arm base baseline yes gemm_bt_naive
     arm honest candidate no gemm_bt_naive
     arm rbw candidate no gemm_bt_smem
     arm rbw_trusted candidate yes gemm_bt_smem
 } >"$T/p.kg"
-KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run "$T/p.kg" -o "$T/out" --no-progress \
+KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run --report "$T/p.kg" -o "$T/out" --no-progress \
     >"$T/log" 2>&1; st=$?
 [ $st -le 3 ] || { cat "$T/log" >&2; die "campaign against the stand-in driver: exit $st"; }
 # the read-before-write kernels fail their checked executions, hosted or not
