@@ -311,7 +311,9 @@ static int load_filter(uint32_t dflt, int (*add)(scmp_filter_ctx, pid_t), const 
     return 0;
 }
 
-int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
+/* The first steps of every confinement: no new privileges, death with
+ * the parent, and the parent (the worker) still there. */
+static int enter_first(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
 {
     *active = 0;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -324,6 +326,12 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
         snprintf(why, cap, "the worker (pid %ld) is gone", (long)o->parent);
         return -1;
     }
+    return 0;
+}
+
+int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
+{
+    if (enter_first(o, active, why, cap) != 0) return -1;
     close_others();
     *active |= KG_SBX_FDS;
     if (env_is_whitelist(o->env_names)) *active |= KG_SBX_ENV;
@@ -442,17 +450,7 @@ static int build_cuda_filter(scmp_filter_ctx ctx, pid_t self)
 
 int kg_sandbox_cuda_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap)
 {
-    *active = 0;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-        snprintf(why, cap, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-        return -1;
-    }
-    *active |= KG_SBX_NNP;
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0) *active |= KG_SBX_PDEATHSIG;
-    if (o->parent > 0 && getppid() != o->parent) {
-        snprintf(why, cap, "the worker (pid %ld) is gone", (long)o->parent);
-        return -1;
-    }
+    if (enter_first(o, active, why, cap) != 0) return -1;
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     /* no terminal: the worker started it in a session of its own
      * (hostlink.h, own_session), which is also the process group the
