@@ -55,13 +55,13 @@ static int parse_line(const char *s, kg_ledger_line *l)
         snprintf(l->salt, sizeof l->salt, "%s", val);
     } else if (strcmp(what, "ended") == 0 && strcmp(key, "sums") == 0 && hex64(val)) {
         l->ended = 1;
-        snprintf(l->sums, sizeof l->sums, "%s", val);
+        snprintf(l->sums, sizeof l->sums, "%.64s", val);
     } else {
         return 0;
     }
     memcpy(l->id, id, strlen(id) + 1);
     snprintf(l->utc, sizeof l->utc, "%s", utc);
-    snprintf(l->prev, sizeof l->prev, "%s", prev);
+    snprintf(l->prev, sizeof l->prev, "%.64s", prev);
     snprintf(l->text, sizeof l->text, "%s", s);
     /* the line is exactly what kgate writes: no other spacing */
     char again[KG_LEDGER_LINE_MAX + 32];
