@@ -54,8 +54,11 @@ static void pair_lines(FILE *out, const kg_analysis *an)
         int l = (int)strlen(plan->arms[a].name);
         if (l > wa && plan->arms[a].role != KG_ROLE_BASELINE && plan->arms[a].role != KG_ROLE_CONTROL) wa = l;
     }
+    /* the labels of the rows shown (a control's row is its own line) */
     for (int i = 0; i < an->ncases * an->narms; i++) {
-        int l = (int)strlen(kg_result_label(&an->res[i]));
+        const kg_arm_result *r = &an->res[i];
+        if (r->state == KG_ARM_ABSENT || r->role == KG_ROLE_BASELINE || r->role == KG_ROLE_CONTROL) continue;
+        int l = (int)strlen(kg_result_label(r));
         if (l > wv) wv = l;
     }
     for (int c = 0; c < an->ncases; c++)

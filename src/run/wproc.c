@@ -987,13 +987,19 @@ static void contaminate(kg_wproc *w, const kg_watch_ctx *wc)
 static void log_load(const kg_wproc *w, const kg_watch_ctx *wc)
 {
     double mean, max;
-    if (wc->q == NULL || !w->gone || kg_quiet_load(wc->q, &mean, &max) <= 0) return;
+    if (wc->q == NULL || !w->gone) return;
     double bound = wc->q->lim.max_foreign_cpu;
     char judged[96], seen[320] = "";
     if (bound > 0) snprintf(judged, sizeof judged, "judged against max_foreign_cpu = %.2f", bound);
     else snprintf(judged, sizeof judged, "recorded, not judged (max_foreign_cpu = 0)");
     if (kg_quiet_seen(wc->q)[0] != '\0')
         snprintf(seen, sizeof seen, "; compilers seen (observed, not judged): %s", kg_quiet_seen(wc->q));
+    if (kg_quiet_load(wc->q, &mean, &max) <= 0) {
+        /* a process shorter than the watch's window: said, not guessed */
+        kg_watch_log(wc->wl, 0, w->proc, "note", "host load: not sampled: the process ended within the watch's "
+                     "first window of %.0f s; %s%s", KG_QUIET_CPU_WINDOW_S, judged, seen);
+        return;
+    }
     kg_watch_log(wc->wl, 0, w->proc, "note", "host load: processes that are not kgate's used %.2f cores on average, "
                  "%.2f at most, over %d window(s) of %.0f s while the process ran; %s%s", mean, max,
                  kg_quiet_load(wc->q, &mean, &max), KG_QUIET_CPU_WINDOW_S, judged, seen);
