@@ -98,7 +98,7 @@ masktimes() { # processes.csv, without the time columns and the chain (which has
     awk -F, 'BEGIN{OFS=","} NR>1{$5="";$6="";$(NF-10)="";$(NF-9)="";$(NF-8)="";$(NF-7)="";$NF=""} {print}' "$1"
 }
 maskwatch() { # watch.csv: the events of the processes, without times
-    grep -v ',\(session\|build\|end\|wait\|overlap\),' "$1" | sed 's/^[^,]*,[^,]*,//; s/[0-9][0-9.]* s/N s/g'
+    grep -v ',\(session\|build\|end\|wait\|overlap\),\|,note,"host load: ' "$1" | sed 's/^[^,]*,[^,]*,//; s/[0-9][0-9.]* s/N s/g'
 }
 n=1; total=0
 while :; do
