@@ -90,6 +90,41 @@ static int machine_outputs(const kg_summary_in *sum, int json, int github, const
     return status;
 }
 
+/* --shard, --campaign and --ledger: the shard parsed, and a campaign id
+ * made for a shard run that names none (printed for its other shards). */
+static int shard_options(kg_run_opts *o, const char *shard, char *made_id)
+{
+    if (shard != NULL) {
+        kg_err se = { 0 };
+        if (kg_shard_parse(shard, &o->shard_i, &o->shard_n, &se) != KG_OK) return kg_cli_fail(KG_EUSAGE, se.msg);
+        if (o->campaign_id != NULL && !kg_campaign_id_ok(o->campaign_id))
+            return kg_cli_fail(KG_EUSAGE, "--campaign: an id is 1 to 64 of A-Z a-z 0-9 . _ -");
+        if (o->campaign_id == NULL && !o->resume) {
+            if (kg_campaign_id_new(made_id, &se) != KG_OK) return kg_cli_fail(KG_EIO, se.msg);
+            o->campaign_id = made_id;
+            fprintf(stderr, "kgate: shard %s starts a new campaign %s: run its other shards with --campaign %s (and "
+                    "the same --ledger), or kgate merge refuses them\n", shard, made_id, made_id);
+        }
+    } else if (o->campaign_id != NULL || o->ledger_path != NULL) {
+        return kg_cli_fail(KG_EUSAGE, "--campaign and --ledger name a shard's campaign: they go with --shard I/N");
+    }
+    return KG_CLI_GO;
+}
+
+/* argv with the signing key's path replaced, for meta.json; NULL when
+ * out of memory. */
+static char **key_hidden(int argc, char **argv)
+{
+    char **shown = calloc((size_t)argc + 1, sizeof *shown);
+    if (shown == NULL) return NULL;
+    for (int i = 0; i < argc; i++) {
+        shown[i] = argv[i];
+        if (strncmp(argv[i], "--key=", 6) == 0) shown[i] = (char *)"--key=(the signing key)";
+        else if (i > 0 && strcmp(argv[i - 1], "--key") == 0) shown[i] = (char *)"(the signing key)";
+    }
+    return shown;
+}
+
 int kg_cmd_run(int argc, char **argv, const kg_settings *env)
 {
     kg_run_opts o = { 0 };
@@ -184,20 +219,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     o.settings = env = &s;
     if (has_repeats) o.max_repeats = repeats == 0 ? -1 : repeats;
     o.device = device;
-    if (shard != NULL) {
-        kg_err se = { 0 };
-        if (kg_shard_parse(shard, &o.shard_i, &o.shard_n, &se) != KG_OK) return kg_cli_fail(KG_EUSAGE, se.msg);
-        if (o.campaign_id != NULL && !kg_campaign_id_ok(o.campaign_id))
-            return kg_cli_fail(KG_EUSAGE, "--campaign: an id is 1 to 64 of A-Z a-z 0-9 . _ -");
-        if (o.campaign_id == NULL && !o.resume) {
-            if (kg_campaign_id_new(made_id, &se) != KG_OK) return kg_cli_fail(KG_EIO, se.msg);
-            o.campaign_id = made_id;
-            fprintf(stderr, "kgate: shard %s starts a new campaign %s: run its other shards with --campaign %s (and "
-                    "the same --ledger), or kgate merge refuses them\n", shard, made_id, made_id);
-        }
-    } else if (o.campaign_id != NULL || o.ledger_path != NULL) {
-        return kg_cli_fail(KG_EUSAGE, "--campaign and --ledger name a shard's campaign: they go with --shard I/N");
-    }
+    if ((parsed = shard_options(&o, shard, made_id)) != KG_CLI_GO) return parsed;
     if (devices != NULL) {
         if (shard != NULL || o.has_device || o.resume)
             return kg_cli_fail(KG_EUSAGE, "--devices runs its own shards: it takes no --shard, --device or --resume");
@@ -210,15 +232,7 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
     if ((parsed = signing_key(env, key, defkey, sizeof defkey, &o.key_path)) != KG_CLI_GO) return parsed;
     /* meta.json records the command line without the key's path: the
      * workers read the folder */
-    if (key != NULL) {
-        if ((shown = calloc((size_t)argc + 1, sizeof *shown)) == NULL) return kg_cli_fail(KG_ENOMEM, "out of memory");
-        for (int i = 0; i < argc; i++) {
-            shown[i] = argv[i];
-            if (strncmp(argv[i], "--key=", 6) == 0) shown[i] = (char *)"--key=(the signing key)";
-            else if (i > 0 && strcmp(argv[i - 1], "--key") == 0) shown[i] = (char *)"(the signing key)";
-        }
-        o.argv = shown;
-    }
+    if (key != NULL && (o.argv = shown = key_hidden(argc, argv)) == NULL) return kg_cli_fail(KG_ENOMEM, "out of memory");
     char dir[1024] = "";
     kg_analysis an;
     kg_err err = { 0 };
