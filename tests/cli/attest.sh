@@ -55,6 +55,9 @@ expect_grep "unsigned" "$T/v.err"
 # a signed campaign
 "$KGATE" run tests/plans/fake-faster.kg --quiet-window 0 -o "$T/ev" --key "$T/keys/signing-key.pem" >"$T/out" 2>"$T/err"; st=$?
 expect_status 0 $st "signed run"
+# the recorded command line names the key, not its path (meta.json)
+expect_grep "(the signing key)" "$T/ev/meta.json"
+expect_no_grep "$T/keys/signing-key.pem" "$T/ev/meta.json"
 expect_no_grep "unsigned" "$T/err"
 [ -f "$T/ev/attestation.dsse.json" ] || die "no attestation.dsse.json"
 expect_grep '"payloadType": *"application/vnd.in-toto+json"' "$T/ev/attestation.dsse.json"
