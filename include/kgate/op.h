@@ -22,7 +22,10 @@
 #include "kgate/plan.h"
 #include "kgate/settings.h"
 
-#define KG_OP_ABI 3
+#define KG_OP_ABI 4
+
+/* The most dimensions a tensor's shape has (kg_op_shape). */
+#define KG_OP_MAX_DIMS 8
 
 /* KG_MAX_IN and KG_MAX_OUT, the inputs and outputs an op may have, are
  * kgate/plan.h's. */
@@ -75,7 +78,24 @@ typedef struct kg_op {
      * integer variable of .vars; "": none (the op's cases are checked at
      * their own shapes only) */
     const char *heldout_vars;
+    /* ABI 4: the shape of input i (out = 0) or output i (out = 1) for
+     * case c, row-major (the last dimension fastest): writes dims[0..n-1]
+     * and returns n, 1..KG_OP_MAX_DIMS, whose product is the element
+     * count .sizes gives; NULL: kg_op_shape derives it from .in_rows and
+     * .out_cols.  Library and Python calls get their arrays in it. */
+    int (*shape)(const kg_case *c, int out, int i, int64_t dims[]);
 } kg_op;
+
+/* The shape of input i (out = 0) or output i (out = 1) of op for case
+ * c: the op's .shape where it has one (checked: 1..KG_OP_MAX_DIMS
+ * positive dimensions whose product is the element count of .sizes);
+ * else [rows, count / rows] for an input whose .in_rows gives rows > 1
+ * that divide its count, [count / cols, cols] for an output whose
+ * .out_cols gives cols > 1 that divide its count, and [count] otherwise.
+ * Returns the number of dimensions, or 0 (why written) when the op's
+ * .shape is inconsistent. */
+int kg_op_shape(const kg_op *op, const kg_case *c, int out, int i, int64_t dims[KG_OP_MAX_DIMS], char *why,
+                size_t cap);
 
 /* Case variable name of c as an integer, or dflt when c does not set it:
  * how an op reads its variables, built-in (M, N, K, splits) or declared

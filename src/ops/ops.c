@@ -6,6 +6,7 @@
  * the helpers below them (shapes.c, gemm.c, bounds.c).  This file does
  * not generate inputs or compare outputs (oracle.c does).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "ops/ops_internal.h"
@@ -50,6 +51,60 @@ const kg_op *const *kg_op_all(int *n)
 {
     if (n != NULL) *n = NOPS;
     return registry;
+}
+
+int kg_op_shape(const kg_op *op, const kg_case *c, int out, int i, int64_t dims[KG_OP_MAX_DIMS], char *why,
+                size_t cap)
+{
+    int64_t in_elems[KG_MAX_IN] = { 0 }, out_elems[KG_MAX_OUT] = { 0 };
+    if (op == NULL || c == NULL || i < 0 || i >= (out ? op->nout : op->nin)) {
+        snprintf(why, cap, "no tensor %s %d", out ? "output" : "input", i);
+        return 0;
+    }
+    op->sizes(c, in_elems, out_elems);
+    int64_t count = out ? out_elems[i] : in_elems[i];
+    const char *name = out ? op->out_names[i] : op->in_names[i];
+    if (op->shape != NULL) {
+        int64_t d[KG_OP_MAX_DIMS] = { 0 };
+        int n = op->shape(c, out, i, d);
+        if (n < 1 || n > KG_OP_MAX_DIMS) {
+            snprintf(why, cap, "op %s: the shape of %s has %d dimensions (1 to %d)", op->name, name, n,
+                     KG_OP_MAX_DIMS);
+            return 0;
+        }
+        int64_t prod = 1;
+        for (int k = 0; k < n; k++) {
+            if (d[k] < 1 || prod > INT64_MAX / d[k]) {
+                snprintf(why, cap, "op %s: dimension %d of %s is %lld (each must be positive)", op->name, k,
+                         name, (long long)d[k]);
+                return 0;
+            }
+            prod *= d[k];
+            dims[k] = d[k];
+        }
+        if (prod != count) {
+            snprintf(why, cap, "op %s: the shape of %s holds %lld elements, its size says %lld", op->name,
+                     name, (long long)prod, (long long)count);
+            return 0;
+        }
+        return n;
+    }
+    int64_t split = 1;
+    if (!out && op->in_rows != NULL) {
+        int64_t rows[KG_MAX_IN] = { 0 };
+        op->in_rows(c, rows);
+        if (rows[i] > 1 && count % rows[i] == 0) split = rows[i];
+        dims[0] = split;
+        dims[1] = count / split;
+    } else if (out && op->out_cols != NULL) {
+        int64_t cols = op->out_cols(c, i);
+        if (cols > 1 && count % cols == 0) split = count / cols;
+        dims[0] = split;
+        dims[1] = count / split;
+    }
+    if (split > 1) return 2;
+    dims[0] = count;
+    return 1;
 }
 
 static void known_ops(char *buf, size_t cap)

@@ -274,6 +274,23 @@ static void test_contracts(void)
     kg_oracle_release(&d);
 }
 
+/* kg_op_shape: the built-in ops' tensors as their rows and columns */
+static void test_shapes(void)
+{
+    int64_t d[KG_OP_MAX_DIMS];
+    char why[200] = "";
+    kg_case c = mk("gemm_bt", KG_DT_F32, 6, 5, 7, -1);
+    const kg_op *op = kg_op_find("gemm_bt");
+    CHECK(kg_op_shape(op, &c, 0, 0, d, why, sizeof why) == 2 && d[0] == 6 && d[1] == 7);
+    CHECK(kg_op_shape(op, &c, 0, 1, d, why, sizeof why) == 2 && d[0] == 5 && d[1] == 7);
+    CHECK(kg_op_shape(op, &c, 1, 0, d, why, sizeof why) == 2 && d[0] == 6 && d[1] == 5);
+    CHECK(kg_op_shape(op, &c, 1, 1, d, why, sizeof why) == 0 && strstr(why, "no tensor output 1") != NULL);
+    c = mk("rowsum", KG_DT_F32, 4, 9, -1, -1);
+    op = kg_op_find("rowsum");
+    CHECK(kg_op_shape(op, &c, 0, 0, d, why, sizeof why) == 2 && d[0] == 4 && d[1] == 9);
+    CHECK(kg_op_shape(op, &c, 1, 0, d, why, sizeof why) == 1 && d[0] == 4);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -282,6 +299,7 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
+    test_shapes();
     test_contracts();
     test_weak();
     test_honest_kernels();
