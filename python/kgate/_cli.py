@@ -66,49 +66,81 @@ def _source_tree_candidates() -> List[Path]:
     root = here.parents[2]
     if not (root / "src" / "cli").is_dir():
         return []
-    return [root / "bin" / "kgate", root / "build" / "kgate"]
+    return [root / "bin" / "kgate"]
+
+
+def bundled_kgate() -> Path:
+    """Where ``pip install`` puts the binary it builds (``kgate/_bin/bin/kgate``, the headers
+    in ``kgate/_bin/include``); it may be absent (a package imported from the tree, or
+    built with ``KGATE_BUNDLE=0``)."""
+    return Path(__file__).resolve().parent / "_bin" / "bin" / "kgate"
+
+
+def _usable(p: PathLike) -> bool:
+    return os.path.isfile(p) and os.access(p, os.X_OK)
+
+
+def _is_script(p: PathLike) -> bool:
+    """A file that starts with ``#!``: the ``kgate`` console script, not the binary."""
+    try:
+        with open(p, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return True
+
+
+def _on_path() -> Optional[str]:
+    """The first ``kgate`` on PATH that is a binary, not a script (the console script of
+    this package runs :func:`find_kgate` itself)."""
+    for d in os.get_exec_path():
+        cand = os.path.join(d or ".", "kgate")
+        if _usable(cand) and not _is_script(cand):
+            return os.path.abspath(cand)
+    return None
 
 
 def find_kgate(kgate: Optional[PathLike] = None) -> str:
     """The kgate binary to run.
 
-    In order: ``kgate`` when given; ``$KGATE``; ``kgate`` on ``PATH``; when this package
-    is imported from a kgate source tree (``python/kgate``), that tree's ``bin/kgate`` (which
-    ``make`` builds), then ``build/kgate`` (the file ``make`` copies to it).
+    In order: ``kgate`` when given; ``$KGATE``; the binary ``pip install`` built and bundled
+    (:func:`bundled_kgate`); ``kgate`` on ``PATH`` (``make install``'s ``PREFIX/bin/kgate``;
+    the package's own ``kgate`` script is passed over); when this package is imported from a
+    kgate source tree (``PYTHONPATH=python``), that tree's ``bin/kgate``, which ``make`` builds.
 
     Raises:
         KgateNotFound: nothing executable was found; the message lists what was tried.
     """
     tried: List[str] = []
-
-    def usable(p: PathLike) -> bool:
-        return os.path.isfile(p) and os.access(p, os.X_OK)
-
     if kgate is not None:
         p = os.fspath(kgate)
         if os.sep not in p:
             found = shutil.which(p)
             if found:
                 return found
-        if usable(p):
+        if _usable(p):
             return os.path.abspath(p)
         raise KgateNotFound(f"kgate binary not found or not executable: {p!r}")
     env = os.environ.get("KGATE")
     if env:
-        if usable(env):
+        if _usable(env):
             return os.path.abspath(env)
         raise KgateNotFound(f"$KGATE names no executable file: {env!r}")
     tried.append("$KGATE (unset)")
-    on_path = shutil.which("kgate")
+    bundled = bundled_kgate()
+    if _usable(bundled):
+        return str(bundled)
+    tried.append(f"the bundled {bundled} (absent: the package was built without it)")
+    on_path = _on_path()
     if on_path:
         return on_path
     tried.append("kgate on PATH")
     for cand in _source_tree_candidates():
-        if usable(cand):
+        if _usable(cand):
             return str(cand)
         tried.append(str(cand))
     raise KgateNotFound("no kgate binary: tried " + ", ".join(tried) +
-                        " (build it with make, or set KGATE or pass kgate=PATH)")
+                        " (pip install ./python from the kgate tree bundles one; or make install PREFIX=DIR "
+                        "and DIR/bin on PATH; or set KGATE or pass kgate=PATH)")
 
 
 def run_cli(argv: Sequence[str], *, kgate: Optional[PathLike] = None, env: Optional[Mapping[str, str]] = None,

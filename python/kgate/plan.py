@@ -73,12 +73,19 @@ ARM_AXIS_KEYS = frozenset({"entry", "defines", "cflags", "grid", "block", "share
 NAME_KEYS = {"campaign": {"name", "reference"}, "case": {"op"}, "arm": {"op", "of", "builtin", "parity"}}
 #: Keys holding a path relative to the plan's folder.
 PATH_KEYS = {"arm": {"source", "image"}, "op": {"source"}}
+#: Keys whose ``python:FILE:FUNCTION`` value holds a path relative to the plan's folder
+#: (a Python-declared op's reference, a library arm's call; docs/ops.md, docs/library-arms.md).
+PYTHON_KEYS = {"arm": {"call"}, "op": {"reference"}}
+#: The keys of a Python-declared op (``reference = python:FILE:FUNCTION``).
+PY_OP_KEYS = frozenset({"reference", "tensors", "vars", "inputs", "outputs", "requires", "flops", "bytes",
+                        "heldout", "bound", "rtol", "atol"})
 #: How a tuple (or, where said, a list) joins on a key.
 JOIN = {"grid": ", ", "block": ", ", "args": ", ", "grid2": ", ", "block2": ", ", "args2": ", ",
         "grid3": ", ", "block3": ", ", "args3": ", ", "defines": " ", "cflags": " ",
-        "cases": ",", "forbid": ","}
+        "cases": ",", "forbid": ",", "vars": " ", "inputs": " ", "outputs": " ", "heldout": " "}
 #: Keys where a plain list is the key's own list, not an axis.
-LIST_IS_JOINED = frozenset({"cases", "forbid", "args", "args2", "args3"})
+LIST_IS_JOINED = frozenset({"cases", "forbid", "args", "args2", "args3", "vars", "inputs", "outputs", "heldout"})
+_PY_REF = re.compile(r"python:(.+\.py):([A-Za-z_][A-Za-z0-9_]*)")
 
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,63}")
 _VARIANT = re.compile(r"[A-Za-z0-9_.\-]+\[[^\[\]\n]+\]")
@@ -231,7 +238,10 @@ class Plan:
         cases: case name -> its keys (``op`` and ``dtype`` required).
         arms: arm name -> its keys (``op`` required).
         gate: the ``[gate]`` keys; None for all defaults.
-        ops: declared ops, name -> keys (``source``).
+        ops: declared ops, name -> keys: ``source`` (a C module, docs/ops.md), or
+            ``reference = "python:FILE.py:FUNCTION"`` with ``inputs``, ``outputs`` and the
+            other keys of a Python-declared op (``tensors``, ``vars``, ``requires``,
+            ``flops``, ``bytes``, ``heldout``, ``bound``, ``rtol``, ``atol``).
         comment: text written as ``#`` lines at the top of the plan.
         base: the folder that relative ``source`` and ``image`` paths are relative to
             when the plan is written somewhere (:meth:`write`); default: the current
@@ -281,7 +291,7 @@ class Plan:
         return self
 
     def add_op(self, name: str, **keys: Any) -> "Plan":
-        """Adds ``[op NAME]`` (a declared op, docs/ops.md; ``source`` required); returns the plan."""
+        """Adds ``[op NAME]`` (a declared op: ``source`` or ``reference``); returns the plan."""
         _check_name(name, "op name")
         if name in self.ops:
             raise PlanError(f"duplicate op {name!r}")
@@ -327,6 +337,17 @@ class Plan:
                     base = item.split("[", 1)[0]
                     if item not in self.cases and base not in self.cases:
                         raise PlanError(f"[arm {name}]: cases names {item!r}, which is no case of this plan")
+        for name, keys in self.ops.items():
+            _validate_op(name, keys)
+        for name, keys in self.arms.items():
+            call = keys.get("call")
+            if call is not None:
+                if keys.get("builtin") is None:
+                    raise PlanError(f"[arm {name}]: call = {call!r} is a library arm's call: it needs builtin = "
+                                    "torch or numpy")
+                if str(call).startswith("python:") and not _PY_REF.fullmatch(str(call)):
+                    raise PlanError(f"[arm {name}]: call = {call!r}: a Python call is python:FILE.py:FUNCTION "
+                                    "(FILE relative to the plan's folder)")
         ref = self.campaign.get("reference")
         if ref is not None and ref not in self.arms and str(ref).split("[", 1)[0] not in self.arms:
             raise PlanError(f"[campaign] reference = {ref!r} names no arm of this plan")
@@ -350,6 +371,10 @@ class Plan:
                 _check_name(value, where)
             if rebase is not None and key in PATH_KEYS.get(kind, ()) and isinstance(value, (str, os.PathLike)):
                 value = _rebase(os.fspath(value), *rebase)
+            if rebase is not None and key in PYTHON_KEYS.get(kind, ()) and isinstance(value, str):
+                m = _PY_REF.fullmatch(value.strip())
+                if m is not None:
+                    value = f"python:{_rebase(m.group(1), *rebase)}:{m.group(2)}"
             text = format_value(kind, key, value, where)
             line = f"{key} = {text}"
             _check_text(line, text, where)
@@ -474,6 +499,49 @@ class Plan:
         """Reads a plan file; its relative paths stay relative to the file's folder."""
         p = Path(path)
         return cls.from_text(p.read_text(encoding="utf-8"), base=Path(os.path.abspath(p)).parent)
+
+
+def _validate_op(name: str, keys: Mapping[str, Any]) -> None:
+    """An ``[op]`` section: a C module (``source``) or a Python reference (``reference =
+    python:FILE:FUNCTION`` with its tensors), not both."""
+    where = f"[op {name}]"
+    has_src, has_ref = keys.get("source") is not None, keys.get("reference") is not None
+    if has_src and has_ref:
+        raise PlanError(f"{where}: source (a C module) and reference (a Python function) both given: an op is one")
+    if not has_src and not has_ref:
+        raise PlanError(f"{where}: needs source = FILE.c (a C module, docs/ops.md) or reference = "
+                        "python:FILE.py:FUNCTION (a Python reference)")
+    if has_src:
+        extra = sorted(k for k in keys if k in PY_OP_KEYS)
+        if extra:
+            raise PlanError(f"{where}: {', '.join(extra)}: keys of a Python-declared op; a C module "
+                            "(source) declares its tensors and bound itself")
+        return
+    ref = str(keys["reference"]).strip()
+    if not _PY_REF.fullmatch(ref):
+        raise PlanError(f"{where}: reference = {ref!r}: write python:FILE.py:FUNCTION (FILE relative to the "
+                        "plan's folder, FUNCTION a module-level function)")
+    for req in ("inputs", "outputs"):
+        if keys.get(req) is None:
+            raise PlanError(f"{where}: missing {req} (NAME[dim, ...] for each, e.g. X[n] Y0[n])")
+    tensors = keys.get("tensors")
+    if tensors is not None and str(tensors) not in ("numpy", "torch"):
+        raise PlanError(f"{where}: tensors = {tensors!r}: numpy or torch")
+    bound = keys.get("bound")
+    if bound is not None and str(bound) not in ("library", "tolerance"):
+        raise PlanError(f"{where}: bound = {bound!r}: library (the default) or tolerance (with rtol and atol)")
+    tol = [k for k in ("rtol", "atol") if keys.get(k) is not None]
+    if tol and str(bound) != "tolerance":
+        raise PlanError(f"{where}: {' and '.join(tol)} go with bound = tolerance")
+    if str(bound) == "tolerance" and not tol:
+        raise PlanError(f"{where}: bound = tolerance needs rtol, atol or both")
+    for k in ("inputs", "outputs"):
+        v = keys[k]
+        items = [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
+        for item in items:
+            if item.count("[") != item.count("]"):
+                raise PlanError(f"{where}: {k}: unbalanced brackets in {item!r} (NAME[dim, ...] with an optional "
+                                ":DTYPE)")
 
 
 def _strip_comment(line: str) -> str:

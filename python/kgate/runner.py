@@ -6,8 +6,10 @@ unknown status) raises :class:`kgate.KgateError` with kgate's stderr.
 """
 from __future__ import annotations
 
+import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -155,11 +157,46 @@ class CheckResult(_Outcome):
                 f"evidence={str(self.evidence)!r})")
 
 
-def _plan_file(plan: PlanLike, tmp: Optional[str]) -> str:
+def _plan_file(plan: PlanLike, tmp: Optional[str]) -> Tuple[str, Optional[str]]:
+    """The plan argument and the folder to run kgate in: a :class:`Plan` is written to
+    ``tmp/NAME.kg`` (paths absolute) and kgate runs in ``tmp``, so that the evidence names
+    the plan ``NAME.kg``, the name the plan gave, and not a temporary path."""
     if isinstance(plan, Plan):
         assert tmp is not None
-        return str(plan.write(Path(tmp) / f"{plan.name or 'plan'}.kg", absolute=True))
-    return str(plan)
+        path = plan.write(Path(tmp) / f"{plan.name or 'plan'}.kg", absolute=True)
+        return path.name, tmp
+    return str(plan), None
+
+
+#: Options of ``kgate run`` and ``check`` whose value is a path (made absolute when kgate
+#: runs in the plan's temporary folder).
+_PATH_OPTIONS = ("--key", "--frozen", "--junit", "--resume", "--ledger", "-o", "--out")
+
+
+def _args(args: Sequence[Any], cwd: Optional[str]) -> List[str]:
+    """Further options as strings; with ``cwd``, the paths they name made absolute."""
+    out = [str(a) for a in args]
+    if cwd is None:
+        return out
+    for i, a in enumerate(out):
+        if i > 0 and out[i - 1] in _PATH_OPTIONS and not a.startswith("-"):
+            out[i] = os.path.abspath(a)
+        for opt in _PATH_OPTIONS:
+            if opt.startswith("--") and a.startswith(opt + "="):
+                out[i] = opt + "=" + os.path.abspath(a[len(opt) + 1:])
+    return out
+
+
+def _out_arg(plan: PlanLike, out: Optional[PathLike], cwd: Optional[str], suffix: str) -> Optional[str]:
+    """``-o``'s value: absolute when kgate runs in another folder; for a :class:`Plan`
+    without ``out``, kgate's own default (``kgate-out/NAME-UTCTIME``) in this folder."""
+    if out is not None:
+        return os.path.abspath(out) if cwd is not None else str(out)
+    if cwd is None:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    name = plan.name if isinstance(plan, Plan) and plan.name else "plan"
+    return os.path.abspath(os.path.join("kgate-out", f"{name}-{stamp}{suffix}"))
 
 
 def _evidence_path(out: Optional[PathLike], text: str, pattern: str, cp: Any) -> Path:
@@ -206,17 +243,19 @@ def run(plan: PlanLike, out: Optional[PathLike] = None, *, backend: Optional[str
             not build or load), with kgate's stderr.
     """
     with tempfile.TemporaryDirectory(prefix="kgate-plan-") as tmp:
-        argv = ["run", _plan_file(plan, tmp), "--no-progress", "--report"]
-        if out is not None:
-            argv += ["-o", str(out)]
+        path, cwd = _plan_file(plan, tmp)
+        out_arg = _out_arg(plan, out, cwd, "")
+        argv = ["run", path, "--no-progress", "--report"]
+        if out_arg is not None:
+            argv += ["-o", out_arg]
         if backend is not None:
             argv += ["--backend", backend]
-        argv += [str(a) for a in args]
-        cp = run_cli(argv, kgate=kgate, env=env, timeout=timeout, echo=echo)
+        argv += _args(args, cwd)
+        cp = run_cli(argv, kgate=kgate, env=env, timeout=timeout, echo=echo, cwd=cwd)
     if cp.returncode not in (EXIT_PASS, EXIT_FAIL, EXIT_INVALID):
         raise KgateError(f"kgate run failed (exit {cp.returncode})", returncode=cp.returncode, argv=cp.args,
                          stdout=cp.stdout, stderr=cp.stderr)
-    folder = _evidence_path(out, cp.stderr, r"^kgate: evidence in (.+)$", cp)
+    folder = _evidence_path(out_arg, cp.stderr, r"^kgate: evidence in (.+)$", cp)
     return RunResult(returncode=cp.returncode, evidence=folder, results=_results(folder, cp), stdout=cp.stdout,
                      stderr=cp.stderr, argv=list(cp.args))
 
@@ -239,19 +278,21 @@ def check(plan: PlanLike, out: Optional[PathLike] = None, *, backend: Optional[s
         KgateError: any other exit status, with kgate's stderr.
     """
     with tempfile.TemporaryDirectory(prefix="kgate-plan-") as tmp:
-        argv = ["check", _plan_file(plan, tmp)]
-        if out is not None:
-            argv += ["-o", str(out)]
+        path, cwd = _plan_file(plan, tmp)
+        out_arg = _out_arg(plan, out, cwd, "-check")
+        argv = ["check", path]
+        if out_arg is not None:
+            argv += ["-o", out_arg]
         if backend is not None:
             argv += ["--backend", backend]
         if negative is not None:
             argv += ["--negative", negative]
-        argv += [str(a) for a in args]
-        cp = run_cli(argv, kgate=kgate, env=env, timeout=timeout)
+        argv += _args(args, cwd)
+        cp = run_cli(argv, kgate=kgate, env=env, timeout=timeout, cwd=cwd)
     if cp.returncode not in (EXIT_PASS, EXIT_FAIL):
         raise KgateError(f"kgate check failed (exit {cp.returncode})", returncode=cp.returncode, argv=cp.args,
                          stdout=cp.stdout, stderr=cp.stderr)
-    folder = _evidence_path(out, cp.stdout, r"Evidence: (.+)$", cp)
+    folder = _evidence_path(out_arg, cp.stdout, r"Evidence: (.+)$", cp)
     n, failed = count_checks(folder)
     return CheckResult(returncode=cp.returncode, evidence=folder, results=_results(folder, cp), stdout=cp.stdout,
                        stderr=cp.stderr, argv=list(cp.args), n_checks=n, failed=failed)

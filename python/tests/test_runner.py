@@ -110,12 +110,26 @@ def test_find_kgate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kgate_bin: 
         kgate.find_kgate()
     monkeypatch.setenv("KGATE", kgate_bin)
     assert kgate.find_kgate() == os.path.abspath(kgate_bin)
-    # without $KGATE: kgate on PATH
+    # without $KGATE: the bundled binary, when the package was installed with one
     monkeypatch.delenv("KGATE")
+    import kgate._cli as cli
+    fake_pkg = tmp_path / "pkg" / "_bin" / "bin"
+    fake_pkg.mkdir(parents=True)
+    (fake_pkg / "kgate").symlink_to(kgate_bin)
+    monkeypatch.setattr(cli, "bundled_kgate", lambda: fake_pkg / "kgate")
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "kgate").symlink_to(kgate_bin)
     monkeypatch.setenv("PATH", str(bindir))
+    assert kgate.find_kgate() == str(fake_pkg / "kgate")
+    # then kgate on PATH, passing over a script of that name (the package's console script)
+    monkeypatch.setattr(cli, "bundled_kgate", lambda: tmp_path / "none" / "kgate")
+    assert kgate.find_kgate() == str(bindir / "kgate")
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "kgate").write_text("#!/bin/sh\nexit 9\n")
+    (scripts / "kgate").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{scripts}{os.pathsep}{bindir}")
     assert kgate.find_kgate() == str(bindir / "kgate")
     # nothing at all: the message says what was tried
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
