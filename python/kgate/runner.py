@@ -187,15 +187,15 @@ def _args(args: Sequence[Any], cwd: Optional[str]) -> List[str]:
     return out
 
 
-def _out_arg(plan: PlanLike, out: Optional[PathLike], cwd: Optional[str], suffix: str) -> Optional[str]:
-    """``-o``'s value: absolute when kgate runs in another folder; for a :class:`Plan`
-    without ``out``, kgate's own default (``kgate-out/NAME-UTCTIME``) in this folder."""
+def _out_arg(name: Optional[str], out: Optional[PathLike], cwd: Optional[str], suffix: str) -> Optional[str]:
+    """``-o``'s value: absolute when kgate runs in another folder, where kgate's own default
+    (``kgate-out/NAME-UTCTIME``) is made in this folder instead."""
     if out is not None:
         return os.path.abspath(out) if cwd is not None else str(out)
     if cwd is None:
         return None
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    name = plan.name if isinstance(plan, Plan) and plan.name else "plan"
+    name = name or "plan"
     return os.path.abspath(os.path.join("kgate-out", f"{name}-{stamp}{suffix}"))
 
 
@@ -244,14 +244,24 @@ def run(plan: PlanLike, out: Optional[PathLike] = None, *, backend: Optional[str
     """
     with tempfile.TemporaryDirectory(prefix="kgate-plan-") as tmp:
         path, cwd = _plan_file(plan, tmp)
-        out_arg = _out_arg(plan, out, cwd, "")
-        argv = ["run", path, "--no-progress", "--report"]
-        if out_arg is not None:
-            argv += ["-o", out_arg]
-        if backend is not None:
-            argv += ["--backend", backend]
-        argv += _args(args, cwd)
-        cp = run_cli(argv, kgate=kgate, env=env, timeout=timeout, echo=echo, cwd=cwd)
+        return _run_plan_file(path, cwd, out, plan.name if isinstance(plan, Plan) else None, backend=backend,
+                              args=args, kgate=kgate, env=env, timeout=timeout, echo=echo)
+
+
+def _run_plan_file(path: str, cwd: Optional[PathLike], out: Optional[PathLike], name: Optional[str], *,
+                   backend: Optional[str] = None, args: Sequence[str] = (), kgate: Optional[PathLike] = None,
+                   env: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
+                   echo: bool = False) -> RunResult:
+    """``kgate run PATH`` in folder ``cwd`` (None: this one); see :func:`run`."""
+    cwd_s = None if cwd is None else os.fspath(cwd)
+    out_arg = _out_arg(name, out, cwd_s, "")
+    argv = ["run", path, "--no-progress", "--report"]
+    if out_arg is not None:
+        argv += ["-o", out_arg]
+    if backend is not None:
+        argv += ["--backend", backend]
+    argv += _args(args, cwd_s)
+    cp = run_cli(argv, kgate=kgate, env=env, timeout=timeout, echo=echo, cwd=cwd_s)
     if cp.returncode not in (EXIT_PASS, EXIT_FAIL, EXIT_INVALID):
         raise KgateError(f"kgate run failed (exit {cp.returncode})", returncode=cp.returncode, argv=cp.args,
                          stdout=cp.stdout, stderr=cp.stderr)
@@ -279,7 +289,7 @@ def check(plan: PlanLike, out: Optional[PathLike] = None, *, backend: Optional[s
     """
     with tempfile.TemporaryDirectory(prefix="kgate-plan-") as tmp:
         path, cwd = _plan_file(plan, tmp)
-        out_arg = _out_arg(plan, out, cwd, "-check")
+        out_arg = _out_arg(plan.name if isinstance(plan, Plan) else None, out, cwd, "-check")
         argv = ["check", path]
         if out_arg is not None:
             argv += ["-o", out_arg]
