@@ -33,6 +33,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ._cli import PathLike
 from .plan import Plan, PlanError, _check_name
 from .runner import RunResult, _run_plan_file
+from .summary import summary_lines
 
 __all__ = ["compare", "compare_plan", "C", "CUDA", "Triton", "Image", "Library", "CompareResult", "CompareError"]
 
@@ -654,19 +655,6 @@ def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapp
 
 # ---- the result ----
 
-def _fmt_time(ns: Optional[float]) -> str:
-    if ns is None or ns != ns:
-        return "-"
-    for unit, scale in (("ns", 1.0), ("µs", 1e3), ("ms", 1e6)):
-        if ns < scale * 1e3:
-            return f"{ns / scale:.1f} {unit}"
-    return f"{ns / 1e9:.2f} s"
-
-
-def _pct(x: Optional[float]) -> str:
-    return "?" if x is None else f"{100 * x:+.1f}%"
-
-
 @dataclass(repr=False)
 class CompareResult(RunResult):
     """The result of :func:`compare`: a :class:`kgate.RunResult` whose repr is the short
@@ -682,27 +670,7 @@ class CompareResult(RunResult):
 
     def lines(self) -> List[str]:
         """The short answer, line by line."""
-        state = "PASS" if self.passed else ("INVALID" if self.invalid else "FAIL")
-        out = [f"{self.plan_path.stem}: gate {state}: {self.gate_reason}"]
-        vs = self.verdicts
-        cases = list(dict.fromkeys(c for c, _ in vs))
-        for (c, a), v in vs.items():
-            if v.role in ("baseline", "control") or v.state == "absent":
-                continue
-            where = f"{c}/{a}" if len(cases) > 1 else a
-            iv = f"{_pct(v.reduction)} [{_pct(v.reduction_lower)}, {_pct(v.reduction_upper)}]" \
-                if v.reduction is not None else ""
-            b = vs.get((c, v.baseline)) if v.baseline else None
-            times = f"  {v.baseline} {_fmt_time(b.median_ns if b else None)} -> {_fmt_time(v.median_ns)}" \
-                if b is not None and v.median_ns is not None else ""
-            out.append(f"  {where:<14} {v.verdict:<13} {iv:<24}{times}".rstrip())
-        for (c, a), v in vs.items():
-            if v.role == "control" and v.state != "absent":
-                where = f" on {c}" if len(cases) > 1 else ""
-                out.append(f"  control {a} (A/A of {v.baseline}){where}: {v.verdict.lower()}, "
-                           f"{_pct(v.reduction)} [{_pct(v.reduction_lower)}, {_pct(v.reduction_upper)}]")
-        out.append(f"evidence: {self.evidence} (report.html; kgate verify {self.evidence})")
-        return out
+        return summary_lines(self, self.plan_path.stem)
 
     def __repr__(self) -> str:
         return "\n".join(self.lines())

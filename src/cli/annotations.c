@@ -1,7 +1,10 @@
 /* annotations.c: `kgate run --github`: the campaign's outcome as GitHub
  * Actions workflow commands (::error, ::warning, ::notice), which a
- * workflow's log shows as annotations on the plan file (docs/ci.md). */
+ * workflow's log shows as annotations on the plan file, and the verdict
+ * table appended to the job's summary, $GITHUB_STEP_SUMMARY (docs/ci.md). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "kgate/plan.h"
 #include "report/report.h"
@@ -95,8 +98,60 @@ static int pair_commands(FILE *fp, const kg_summary_in *in)
     return errors;
 }
 
+/* A reduction in percent, or nothing where the row has none. */
+static void put_pct(FILE *fp, int has, double x)
+{
+    if (has && isfinite(x)) fprintf(fp, "%+.1f%%", 100 * x);
+}
+
+/* The job summary: a markdown table, one row per candidate, reference
+ * and control on each case, then the gate and its reason. */
+static void step_summary(FILE *fp, const kg_summary_in *in)
+{
+    const kg_analysis *an = in->an;
+    const kg_plan *plan = an->plan;
+    fprintf(fp, "### kgate: %s: gate %s%s\n\n", plan->campaign.name, an->gate_pass ? "PASS" : "FAIL",
+            an->invalid ? " (campaign INVALID)" : "");
+    fputs("| case | arm | role | verdict | reduction | interval |\n|---|---|---|---|---|---|\n", fp);
+    for (int c = 0; c < an->ncases; c++)
+        for (int a = 0; a < an->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (r->state == KG_ARM_ABSENT || r->role == KG_ROLE_BASELINE) continue;
+            fprintf(fp, "| %s | %s | %s | %s | ", plan->cases[c].name, plan->arms[a].name, kg_role_name(r->role),
+                    kg_result_label(r));
+            put_pct(fp, r->has_effect, r->eff.rho);
+            fputs(" | ", fp);
+            if (r->has_effect && r->eff.has_interval) {
+                fputc('[', fp);
+                put_pct(fp, 1, r->eff.rho_lo);
+                fputs(", ", fp);
+                put_pct(fp, 1, r->eff.rho_hi);
+                fputc(']', fp);
+            }
+            fputs(" |\n", fp);
+        }
+    fprintf(fp, "\n%s: %s (plan %s, evidence %s)\n\n", an->gate_pass ? "Gate PASS" : "Gate FAIL", an->gate_reason,
+            in->plan_path, in->dir != NULL && in->dir[0] != '\0' ? in->dir : "none");
+}
+
+/* $GITHUB_STEP_SUMMARY, when the job sets it: the table appended; a file
+ * that cannot be written is said on stderr and changes no exit status. */
+static void append_step_summary(const kg_summary_in *in)
+{
+    const char *path = getenv("GITHUB_STEP_SUMMARY");
+    if (path == NULL || path[0] == '\0' || in->an == NULL) return;
+    FILE *fp = fopen(path, "a");
+    if (fp == NULL) {
+        fprintf(stderr, "kgate run --github: cannot append to $GITHUB_STEP_SUMMARY (%s)\n", path);
+        return;
+    }
+    step_summary(fp, in);
+    if (fclose(fp) != 0) fprintf(stderr, "kgate run --github: cannot write $GITHUB_STEP_SUMMARY (%s)\n", path);
+}
+
 void kg_cli_github(FILE *fp, const kg_summary_in *in)
 {
+    append_step_summary(in);
     if (in->error != NULL || in->an == NULL) {
         command(fp, "error", in->plan_path, 0, "kgate stopped before a verdict",
                 in->error != NULL ? in->error : "no analysis");
