@@ -15,6 +15,10 @@
 #   make WERROR=1     warnings are errors (CI)
 #   make portable     bin/kgate-portable, linked statically but for libc, and
 #                     bin/isolation-probe (libc only; tests/gpu/run.sh runs it)
+#   make install      PREFIX/bin/kgate and the headers kernels and op modules
+#                     include, PREFIX/include/kgate/*.h (PREFIX=/usr/local;
+#                     DESTDIR too); kgate finds them in ../include next to
+#                     itself.  make uninstall removes exactly those files
 CC      ?= cc
 BUILD   ?= build
 SANITIZE ?=
@@ -56,7 +60,7 @@ TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIBA     = $(BUILD)/libkgate.a
 KGATE    = $(BUILD)/kgate
 
-.PHONY: all test test-bin sanitize test-gpu portable portable-tests examples clean FORCE
+.PHONY: all test test-bin sanitize test-gpu portable portable-tests examples install uninstall clean FORCE
 all: $(KGATE) bin/kgate
 
 # header dependencies come from the compiler (-MMD -MP): the .d files
@@ -175,6 +179,19 @@ examples: $(EXAMPLE_IMAGES)
 build/images/%.so: kernels/cpu/%.c include/kgate/kernel.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -shared -fPIC -Iinclude $< -o $@ -lm
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+KG_HEADERS = $(notdir $(wildcard include/kgate/*.h))
+
+install: $(KGATE)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/kgate
+	install -m 755 $(KGATE) $(DESTDIR)$(PREFIX)/bin/kgate
+	install -m 644 $(addprefix include/kgate/,$(KG_HEADERS)) $(DESTDIR)$(PREFIX)/include/kgate/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/kgate $(addprefix $(DESTDIR)$(PREFIX)/include/kgate/,$(KG_HEADERS))
+	-rmdir $(DESTDIR)$(PREFIX)/include/kgate 2>/dev/null
 
 clean:
 	rm -rf build build-san bin

@@ -1,5 +1,5 @@
 """The build step of the kgate package: the kgate binary, compiled from the kgate tree this
-folder sits in, bundled into the package with the public headers kernels and op modules
+folder sits in (``make build/kgate``), bundled into the package with the public headers kernels and op modules
 include (kgate/_bin/bin/kgate, kgate/_bin/include/kgate/*.h: the binary finds its headers
 in ../include next to itself, as it does in the tree and after ``make install``).
 
@@ -43,21 +43,23 @@ def _tree() -> Path:
 
 
 def _make(root: Path) -> Path:
-    """``make`` in the tree (a no-op when bin/kgate is current); returns bin/kgate."""
+    """``make build/kgate`` in the tree (a no-op when it is current); returns it. (Not
+    bin/kgate, which ``make all`` copies from it: the build writes nothing a running kgate
+    may be executing.)"""
     make = shutil.which("make")
     cc = os.environ.get("CC") or "cc"
     missing = [name for name, found in (("make", make), (cc, shutil.which(cc))) if not found]
     if missing:
         raise ExecError(f"kgate: no {' or '.join(missing)} on PATH to build the kgate binary: {DEPS_HINT}")
     jobs = str(min(os.cpu_count() or 1, 8))
-    cmd = [make, "-C", str(root), "-j", jobs, "all"]
+    cmd = [make, "-C", str(root), "-j", jobs, "BUILD=build", "build/kgate"]
     sys.stderr.write(f"kgate: building the kgate binary: {' '.join(cmd)}\n")
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.splitlines()[-30:])
         raise ExecError(f"kgate: `{' '.join(cmd)}` failed (exit {proc.returncode}):\n{tail}\n"
                         f"kgate: a missing header or library above means a missing -dev package: {DEPS_HINT}")
-    binary = root / "bin" / "kgate"
+    binary = root / "build" / "kgate"
     if not binary.is_file():
         raise ExecError(f"kgate: make succeeded but wrote no {binary}")
     return binary
