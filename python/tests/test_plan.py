@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -206,3 +207,55 @@ def test_write_rebases_relative_paths(kgate_bin: str, tmp_path: Path, monkeypatc
     again = back.write(tmp_path / "elsewhere.kg")
     assert "source = gen/cand.c" in again.read_text()
     assert not list(tmp_path.glob("**/.*.tmp.*"))
+
+
+PY_OP = {"reference": "python:refs/saxpy_ref.py:saxpy", "tensors": "numpy", "vars": ["n", "alpha:real"],
+         "inputs": ["X[n]", "Y0[n]"], "outputs": ("Y[n]",), "requires": "n >= 1", "flops": "2*n",
+         "bytes": "12*n", "heldout": "n"}
+
+
+def _py_plan(op: dict, arm: Optional[dict] = None) -> kgate.Plan:
+    return kgate.Plan(ops={"saxpy": op}, cases={"v": {"op": "saxpy", "dtype": "f32", "n": 64, "alpha": 2.5}},
+                      arms={"torch": arm or {"op": "saxpy", "role": "baseline", "builtin": "torch",
+                                             "call": "python:refs/saxpy_ref.py:saxpy_torch"}})
+
+
+def test_python_op_keys() -> None:
+    text = _py_plan(dict(PY_OP, bound="tolerance", rtol=1e-3, atol=1e-5)).text()
+    assert ("[op saxpy]\nreference = python:refs/saxpy_ref.py:saxpy\ntensors = numpy\nvars = n alpha:real\n"
+            "inputs = X[n] Y0[n]\noutputs = Y[n]\nrequires = n >= 1\nflops = 2*n\nbytes = 12*n\nheldout = n\n"
+            "bound = tolerance\nrtol = 0.001\natol = 1e-05\n") in text
+    assert "builtin = torch\ncall = python:refs/saxpy_ref.py:saxpy_torch\n" in text
+    back = kgate.Plan.from_text(text)
+    assert back.ops["saxpy"]["reference"] == "python:refs/saxpy_ref.py:saxpy"
+    assert back.arms["torch"]["call"] == "python:refs/saxpy_ref.py:saxpy_torch"
+
+
+@pytest.mark.parametrize("op,arm,message", [
+    (dict(PY_OP, source="ops/saxpy.c"), None, "source .a C module. and reference .a Python function. both"),
+    ({"tensors": "numpy"}, None, "needs source = FILE.c .* or reference = python:FILE.py:FUNCTION"),
+    (dict(PY_OP, reference="saxpy_ref.py:saxpy"), None, "write python:FILE.py:FUNCTION"),
+    (dict(PY_OP, reference="python:saxpy_ref.py:1f"), None, "write python:FILE.py:FUNCTION"),
+    ({k: v for k, v in PY_OP.items() if k != "outputs"}, None, "missing outputs"),
+    (dict(PY_OP, tensors="jax"), None, "tensors = 'jax': numpy or torch"),
+    (dict(PY_OP, bound="ulp"), None, "library .the default. or tolerance"),
+    (dict(PY_OP, rtol=1e-3), None, "rtol go with bound = tolerance"),
+    (dict(PY_OP, bound="tolerance"), None, "bound = tolerance needs rtol, atol or both"),
+    (dict(PY_OP, inputs="X[n Y0[n]"), None, "unbalanced brackets"),
+    ({"source": "ops/saxpy.c", "inputs": "X[n]"}, None, "inputs: keys of a Python-declared op"),
+    (PY_OP, {"op": "saxpy", "call": "python:refs/saxpy_ref.py:saxpy_torch"}, "needs builtin = torch or numpy"),
+    (PY_OP, {"op": "saxpy", "builtin": "torch", "call": "python:saxpy_ref:saxpy"}, "python:FILE.py:FUNCTION"),
+])
+def test_bad_python_ops(op: dict, arm: Optional[dict], message: str) -> None:
+    with pytest.raises(kgate.PlanError, match=message):
+        _py_plan(op, arm).text()
+
+
+def test_write_rebases_python_files(tmp_path: Path) -> None:
+    plan = _py_plan(PY_OP)
+    plan.base = tmp_path
+    text = plan.write(tmp_path / "plans" / "p.kg").read_text()
+    assert "reference = python:../refs/saxpy_ref.py:saxpy\n" in text
+    assert "call = python:../refs/saxpy_ref.py:saxpy_torch\n" in text
+    text = plan.write(tmp_path / "plans" / "abs.kg", absolute=True).read_text()
+    assert f"reference = python:{tmp_path}/refs/saxpy_ref.py:saxpy\n" in text
