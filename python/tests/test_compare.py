@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import kgate
-from kgate.compare import CompareError, CompareResult, _check_script, function_file
+from kgate.compare import CompareResult
+from kgate.pyfunc import CompareError, _check_script, function_file
 
 from conftest import KERNELS
 
