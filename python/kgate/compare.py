@@ -2,7 +2,7 @@
 
 ::
 
-    import numpy as np, kgate
+    import kgate
     from saxpy_ref import saxpy              # def saxpy(X, Y0, alpha): return alpha * X + Y0
     r = kgate.compare(saxpy, {"unrolled": kgate.C("saxpy_unrolled.c")},
                       inputs={"X": ("n", "f32"), "Y0": ("n", "f32")}, sizes={"n": 1 << 16},

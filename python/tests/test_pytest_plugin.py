@@ -42,7 +42,7 @@ def test_check(kgate_gate):
     env = dict(os.environ, KGATE=kgate_bin, GITHUB_STEP_SUMMARY=str(summary),
                PYTHONPATH=str(Path(kgate.__file__).resolve().parents[1]))
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml", str(tmp_path / "j.xml"),
-            "-o", "junit_family=xunit1", str(tmp_path / "test_inner.py")]
+            "-W", "error::pytest.PytestWarning", str(tmp_path / "test_inner.py")]
     if not _plugin_installed():
         argv[3:3] = ["-p", "kgate.pytest_plugin"]
     cp = subprocess.run(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
