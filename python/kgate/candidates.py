@@ -215,6 +215,10 @@ class Library(_Arm):
     device on cuda), timed and checked as the other arms. A plain function among
     ``candidates`` is this. The function lives in a ``.py`` file (as the reference).
 
+    It is trusted code (the helper is kgate's process, not a sandbox), so its role is
+    ``reference`` by default: compared with the baseline (verdict and interval), not gated.
+    ``role="candidate"`` gates it, for code whose author you trust.
+
     Args:
         fn: a module-level function of a ``.py`` file.
         builtin: ``numpy`` or ``torch`` (default: the op's ``tensors``).
@@ -227,7 +231,7 @@ class Library(_Arm):
 
     def arm(self, name: str, op: "_Op", folder: Path) -> Dict[str, Any]:
         path, func = function_file(self.fn, f"candidate {name}")
-        return dict({"op": op.name, "role": "candidate", "builtin": self.builtin or op.tensors,
+        return dict({"op": op.name, "role": "reference", "builtin": self.builtin or op.tensors,
                      "call": f"python:{path}:{func}"}, **self.keys)
 
 

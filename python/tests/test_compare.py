@@ -207,7 +207,7 @@ def test_candidate_kinds(refs: Any, tmp_path: Path) -> None:
                                  "grid": "ceildiv(n, 256)", "block": "256", "args": ("X", "Y0", "out", "n")}
     assert (tmp_path / "k" / "cuda.cu").read_text() == cu
     assert plan.arms["cubin"]["image"] == str(so.resolve()) and plan.arms["cubin"]["role"] == "reference"
-    assert plan.arms["lib"] == {"op": "saxpy", "role": "candidate", "builtin": "torch",
+    assert plan.arms["lib"] == {"op": "saxpy", "role": "reference", "builtin": "torch",
                                 "call": f"python:{Path(refs.__file__).resolve()}:saxpy_out"}
     # baseline= another arm; the control replicates it
     plan = kgate.compare_plan(refs.saxpy, {"c": kgate.C(SAXPY_C)}, baseline=kgate.C(SAXPY_WRONG_C),
