@@ -64,6 +64,16 @@ print("installed:", r)
 EOF
 env -u KGATE PATH="$T/venv/bin:/usr/bin:/bin" "$T/venv/bin/python" "$T/one.py" >"$T/one.txt" 2>&1 || { cat "$T/one.txt" >&2; die "kgate.run with the bundled binary"; }
 expect_grep '^installed: RunResult(gate' "$T/one.txt"
+
+# make install PREFIX=DIR: DIR/bin/kgate finds DIR/include (a cpu kernel compiles against it,
+# outside the tree); make uninstall removes what it installed
+make -s -C "$ROOT" BUILD=build install PREFIX="$T/prefix" >"$T/install.txt" 2>&1 || { cat "$T/install.txt" >&2; die "make install"; }
+[ -x "$T/prefix/bin/kgate" ] && [ -f "$T/prefix/include/kgate/kernel.h" ] || die "make install: no bin/kgate or include/kgate"
+printf '[campaign]\nname = prefix\nbackend = cpu\nquiet = 0\n\n[case r]\nop = rowsum\ndtype = f32\nM = 8\nN = 64\n\n[arm naive]\nop = rowsum\nrole = baseline\nsource = %s/kernels/cpu/rowsum_naive.c\n' "$ROOT" >"$T/bare/prefix.kg"
+env -u KGATE "$T/prefix/bin/kgate" check prefix.kg -o "$T/prefix-check" >"$T/prefix.txt" 2>&1 || { cat "$T/prefix.txt" >&2; die "the installed kgate: check a cpu plan"; }
+make -s -C "$ROOT" BUILD=build uninstall PREFIX="$T/prefix" >"$T/uninstall.txt" 2>&1 || { cat "$T/uninstall.txt" >&2; die "make uninstall"; }
+left=$(find "$T/prefix" -type f | wc -l)
+[ "$left" = 0 ] || { find "$T/prefix" -type f >&2; die "make uninstall left $left files"; }
 cd "$T"
 
 # the tests, from the tree, against the installed package and $KGATE
