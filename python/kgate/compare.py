@@ -66,7 +66,8 @@ def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapp
     arms = {str(k): _as_arm(v) for k, v in cands.items()}
     for k in arms:
         _check_name(k, "candidate name")
-    gpu = any(a.gpu for a in arms.values()) or (baseline is not None and _as_arm(baseline).gpu)
+    named_base = isinstance(baseline, str) and baseline in arms
+    gpu = any(a.gpu for a in arms.values()) or (baseline is not None and not named_base and _as_arm(baseline).gpu)
     if tensors is None:
         torchy = gpu or any(type(v).__module__.startswith("torch") for v in inputs.values())
         tensors = "torch" if torchy else "numpy"
@@ -87,7 +88,7 @@ def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapp
         base_name = tensors
         plan_arms[base_name] = {"op": op_name, "role": "baseline", "builtin": tensors,
                                 "call": f"python:{ref_file}:{ref_func}"}
-    elif isinstance(baseline, str) and baseline in arms:
+    elif named_base:
         base_name = baseline
     else:
         base_name = "baseline"

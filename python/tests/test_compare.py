@@ -216,6 +216,13 @@ def test_candidate_kinds(refs: Any, tmp_path: Path) -> None:
     assert list(plan.arms) == ["baseline", "c", "control"]
     assert plan.arms["baseline"]["role"] == "baseline" and plan.arms["baseline"]["entry"] == "saxpy_wrong"
     assert plan.arms["control"]["of"] == "baseline" and plan.campaign["backend"] == "cpu"
+    # baseline= a candidate's name: that candidate is the baseline
+    plan = kgate.compare_plan(refs.saxpy, {"a": kgate.C(SAXPY_C), "b": kgate.C(SAXPY_WRONG_C)}, baseline="a",
+                              inputs={"X": ("n", "f32"), "Y0": ("n", "f32")}, sizes={"n": 64},
+                              scalars={"alpha": 2.0}, folder=tmp_path / "named")
+    assert [(k, a["role"]) for k, a in plan.arms.items()] == [("a", "baseline"), ("b", "candidate"),
+                                                              ("control", "control")]
+    assert plan.arms["control"]["of"] == "a"
     with pytest.raises(CompareError, match="kgate.C, kgate.CUDA, kgate.Triton"):
         kgate.compare_plan(refs.saxpy, {"c": 3}, inputs={"X": ("n", "f32")}, sizes={"n": 4}, folder=tmp_path)
     two = SAXPY_C + SAXPY_WRONG_C
