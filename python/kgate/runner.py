@@ -265,7 +265,7 @@ def _run_plan_file(path: str, cwd: Optional[PathLike], out: Optional[PathLike], 
     if cp.returncode not in (EXIT_PASS, EXIT_FAIL, EXIT_INVALID):
         raise KgateError(f"kgate run failed (exit {cp.returncode})", returncode=cp.returncode, argv=cp.args,
                          stdout=cp.stdout, stderr=cp.stderr)
-    folder = _evidence_path(out_arg, cp.stderr, r"^kgate: evidence in (.+)$", cp)
+    folder = Path(out) if out is not None else _evidence_path(out_arg, cp.stderr, r"^kgate: evidence in (.+)$", cp)
     return RunResult(returncode=cp.returncode, evidence=folder, results=_results(folder, cp), stdout=cp.stdout,
                      stderr=cp.stderr, argv=list(cp.args))
 
@@ -302,7 +302,7 @@ def check(plan: PlanLike, out: Optional[PathLike] = None, *, backend: Optional[s
     if cp.returncode not in (EXIT_PASS, EXIT_FAIL):
         raise KgateError(f"kgate check failed (exit {cp.returncode})", returncode=cp.returncode, argv=cp.args,
                          stdout=cp.stdout, stderr=cp.stderr)
-    folder = _evidence_path(out_arg, cp.stdout, r"Evidence: (.+)$", cp)
+    folder = Path(out) if out is not None else _evidence_path(out_arg, cp.stdout, r"Evidence: (.+)$", cp)
     n, failed = count_checks(folder)
     return CheckResult(returncode=cp.returncode, evidence=folder, results=_results(folder, cp), stdout=cp.stdout,
                        stderr=cp.stderr, argv=list(cp.args), n_checks=n, failed=failed)
