@@ -317,3 +317,49 @@ def test_compare_runs_on_cpu(refs: Any, tmp_path: Path, kgate_bin: str, monkeypa
     r2 = kgate.compare(refs.saxpy, {"c": kgate.C(SAXPY_C)}, smoke=True, **kw)
     assert r2.verdicts[("saxpy", "c")].verdict == "SMOKE" and r2.evidence.parent.name == "kgate-out"
     assert r2.evidence.is_dir() and r2.load().meta["argv"][1] == "saxpy.kg"
+
+
+def test_compare_folders_and_result(refs: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """compare's own part, on a fake campaign in place of the plan it builds: the plan
+    written into out= (or a temporary folder, removed after), run under its own name, the
+    evidence where it says, the result's short answer."""
+    from conftest import fake_plan
+    cmp = sys.modules["kgate.compare"]      # (kgate.compare is also the function)
+    made: Dict[str, Any] = {}
+
+    def plan_of(reference: Any, candidates: Any, *, folder: Any, **kw: Any) -> kgate.Plan:
+        made["folder"], made["kw"] = Path(folder), kw
+        p = fake_plan(name="cmpwrap")
+        p.base = Path(folder)
+        return p
+    monkeypatch.setattr(cmp, "compare_plan", plan_of)
+    r = kgate.compare(refs.saxpy, {"c": kgate.C(SAXPY_C)}, inputs={"X": ("n", "f32")}, sizes={"n": 8},
+                      out=tmp_path / "o", processes=2)
+    assert made["folder"] == tmp_path / "o" and made["kw"]["processes"] == 2 and made["kw"]["sizes"] == {"n": 8}
+    assert isinstance(r, kgate.CompareResult) and r.passed and r.evidence == tmp_path / "o" / "evidence"
+    assert r.plan_path == tmp_path / "o" / "cmpwrap.kg" and r.plan_path.is_file()
+    assert r.load().meta["argv"][1] == "cmpwrap.kg" and r.baseline == "base"
+    assert repr(r).splitlines()[0] == "cmpwrap: gate PASS: passed"
+    monkeypatch.chdir(tmp_path)
+    r2 = kgate.compare(refs.saxpy, {"c": kgate.C(SAXPY_C)}, inputs={"X": ("n", "f32")}, sizes={"n": 8}, smoke=True)
+    assert not made["folder"].exists()                       # the temporary plan folder is gone
+    assert r2.evidence.parent == tmp_path / "kgate-out" and r2.evidence.name.startswith("cmpwrap-")
+    assert r2.plan_path == Path("cmpwrap.kg") and r2.verdicts[("small", "cand")].verdict == "SMOKE"
+
+
+def test_helper_python(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """KGATE_PYTHON: this Python, unless set or unless python3 on PATH is this one's."""
+    from kgate.compare import _helper_python
+    monkeypatch.delenv("KGATE_PYTHON", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert _helper_python(None) == {"KGATE_PYTHON": sys.executable}
+    assert _helper_python({"KGATE_PYTHON": "/x/python3"}) == {"KGATE_PYTHON": "/x/python3"}
+    monkeypatch.setenv("KGATE_PYTHON", "/y/python3")
+    assert _helper_python({"A": "1"}) == {"A": "1"}
+    monkeypatch.delenv("KGATE_PYTHON")
+    here = tmp_path / "bin"
+    here.mkdir()
+    (here / "python3").symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", str(here / "python"))
+    monkeypatch.setenv("PATH", str(here))
+    assert _helper_python(None) == {}
