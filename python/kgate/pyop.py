@@ -60,6 +60,19 @@ def _dtype_of(x: Any) -> Optional[str]:
     return DTYPES[key]
 
 
+def _dtype_word(x: Any) -> Optional[str]:
+    """A dtype given as kgate's word ("f32"), numpy's or torch's name ("float32"), or a
+    numpy or torch dtype object (np.float32, torch.bfloat16); None for anything else."""
+    if isinstance(x, (bool, int)):
+        return None
+    if not isinstance(x, str):
+        text = str(x).replace("torch.", "")
+        if text.startswith("<class 'numpy."):
+            text = text[len("<class 'numpy."):-2]
+        x = text
+    return x if x in KGATE_DTYPES or x in DTYPES else None
+
+
 def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
@@ -98,8 +111,9 @@ def _parse_spec(name: str, spec: Any, names: _Names, what: str) -> _Tensor:
                            "or (('M', 'N'), 'f16')")
     items = list(spec)
     dtype = None
-    if isinstance(items[-1], str) and (items[-1] in KGATE_DTYPES or items[-1] in DTYPES):
-        dtype = DTYPES.get(items[-1], items[-1])
+    last = _dtype_word(items[-1])
+    if last is not None:
+        dtype = DTYPES.get(last, last)
         items = items[:-1]
     if len(items) == 1 and isinstance(items[0], (tuple, list)):
         items = list(items[0])
@@ -165,13 +179,14 @@ def _output_dims(name: str, shape: Tuple[int, ...], op: _Op) -> List[str]:
     for t in op.inputs:  # an output shaped as an input: that input's sizes
         if tuple(_eval_dim(d, op.values) for d in t.dims) == shape:
             return list(t.dims)
+    fixed = {int(d) for t in op.inputs for d in t.dims if d.isdigit()}
     dims = []
     for s in shape:
         hits = [v for v in op.size_vars if _eval_dim(v, op.values) == s]
         if len(hits) == 1:
             dims.append(hits[0])
-        elif not hits and s == 1:
-            dims.append("1")
+        elif not hits and (s == 1 or s in fixed):   # a fixed size of an input, or 1
+            dims.append(str(s))
         else:
             why = f"sizes {', '.join(hits)} are all {s}" if hits else f"no size variable is {s}"
             raise CompareError(f"output {name} has shape {shape}: {why}, so kgate cannot tell how it follows the "

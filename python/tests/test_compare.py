@@ -168,6 +168,11 @@ def test_example_arrays_name_their_sizes(refs: Any, tmp_path: Path) -> None:
     plan = kgate.compare_plan(refs.two, {"c": kgate.C(SAXPY_C)}, inputs={"X": (8, "n", "bf16")}, outputs=["P", "Q"],
                               sizes={"n": [256, 1024]}, folder=tmp_path / "two")
     assert plan.ops["two"]["outputs"] == ("P[8, n]", "Q[8, n]")
+    # dtypes as numpy's objects and names too
+    for dt, word in ((np.float16, "f16"), (np.dtype("float32"), "f32"), ("float64", "f64"), ("bf16", "bf16")):
+        p = kgate.compare_plan(refs.rowsum, {"c": kgate.C(SAXPY_C)}, inputs={"X": (4, "n", dt)},
+                               sizes={"n": 8}, folder=tmp_path / "dt")
+        assert p.cases["rowsum"]["dtype"] == word and p.ops["rowsum"]["inputs"] == ("X[4, n]",)
     assert plan.cases["two"]["dtype"] == "bf16" and plan.cases["two"]["n"] == [256, 1024]
     assert "n = {256, 1024}" in plan.text()
 
