@@ -293,6 +293,7 @@ static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, cons
     if (rc == KG_EBACKEND && err != NULL && strcmp(py, "/usr/bin/python3") != 0 && access("/usr/bin/python3", X_OK) == 0 &&
         strstr(err->msg, "cannot import") != NULL) {
         kg_err first = *err;
+        kg_err_clear(err);   /* the first attempt's error is not this one's */
         unlink(script);
         kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
         int r2 = kg_hostlink_init(&h->link, arm->name, 0, KG_LA_MAX_BYTES, err);
@@ -305,6 +306,7 @@ static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, cons
         if (r2 == KG_OK) rc = spawn_hello(h, plan, arm, device, "/usr/bin/python3", again, err);
         unlink(again);
         if (rc != KG_OK) *err = first;
+        else kg_err_clear(err);
     }
     unlink(script);
     if (rc != KG_OK) {
@@ -414,9 +416,35 @@ static double limit(const kg_libarm *h, int ncalls)
     return lim;
 }
 
+/* kg_op_shape's shape of a tensor, kept at the plan's case's number of
+ * dimensions: where an op gives no .shape, a tensor is 2-D only while its
+ * rows (.in_rows) or columns (.out_cols) exceed 1, so a held-out shape of
+ * one row (rowsum at M = 1) would reach the call as a vector; it keeps its
+ * plan case's [rows, count / rows] or [count / cols, cols] instead.  ref
+ * is the plan's case of that name (NULL: none). */
+static int shape_of(const kg_op *op, const kg_case *cs, const kg_case *ref, int out, int i, int64_t dims[],
+                    char *why, size_t cap)
+{
+    int nd = kg_op_shape(op, cs, out, i, dims, why, cap);
+    int64_t rd[KG_OP_MAX_DIMS];
+    if (nd != 1 || ref == NULL || op->shape != NULL || kg_op_shape(op, ref, out, i, rd, why, cap) != 2) return nd;
+    int64_t count = dims[0], k = 0;
+    if (!out && op->in_rows != NULL) {
+        int64_t rows[KG_MAX_IN] = { 0 };
+        op->in_rows(cs, rows);
+        k = rows[i];
+    } else if (out && op->out_cols != NULL) {
+        k = op->out_cols(cs, i);
+    }
+    if (k < 1 || count % k != 0) return nd;
+    dims[0] = out ? count / k : k;
+    dims[1] = out ? k : count / k;
+    return 2;
+}
+
 /* The tensors of op for case cs into m: their names and shapes
- * (kg_op_shape), as a python call gets them. */
-static int add_tensors(json_t *m, const kg_op *op, const kg_case *cs, kg_err *err)
+ * (shape_of), as a python call gets them. */
+static int add_tensors(json_t *m, const kg_op *op, const kg_case *cs, const kg_case *ref, kg_err *err)
 {
     json_t *names[2] = { json_array(), json_array() }, *shapes[2] = { json_array(), json_array() };
     json_object_set_new(m, "in_names", names[0]);
@@ -427,7 +455,7 @@ static int add_tensors(json_t *m, const kg_op *op, const kg_case *cs, kg_err *er
         for (int i = 0; i < (out ? op->nout : op->nin); i++) {
             int64_t dims[KG_OP_MAX_DIMS];
             char why[256] = "";
-            int nd = kg_op_shape(op, cs, out, i, dims, why, sizeof why);
+            int nd = shape_of(op, cs, ref, out, i, dims, why, sizeof why);
             if (nd <= 0) return kg_errorf(err, KG_EINPUT, "case '%s': op %s: %s", cs->name, op->name, why);
             json_t *d = json_array();
             for (int k = 0; k < nd; k++) json_array_append_new(d, json_integer((json_int_t)dims[k]));
@@ -519,7 +547,9 @@ int kg_libarm_load(kg_libarm *h, const kg_case *cs, const char *build_dir, int *
     json_object_set_new(m, "out_dtypes", outd);
     json_object_set_new(m, "vars", vars);
     int cfd = -1;
-    if ((rc = add_tensors(m, op, cs, err)) == KG_OK && kg_arm_is_pycall(arm)) rc = add_pycall(h, build_dir, m, &cfd, err);
+    int rk = kg_plan_find_case(h->plan, cs->name);
+    const kg_case *ref = rk >= 0 && strcmp(h->plan->cases[rk].op, cs->op) == 0 ? &h->plan->cases[rk] : NULL;
+    if ((rc = add_tensors(m, op, cs, ref, err)) == KG_OK && kg_arm_is_pycall(arm)) rc = add_pycall(h, build_dir, m, &cfd, err);
     if (rc != KG_OK) {
         json_decref(m);
         return rc;
