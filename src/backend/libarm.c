@@ -682,6 +682,7 @@ static int check_pycall(kg_libarm *h, kg_err *err)
             if (err != NULL) {
                 char old[KG_ERR_MSG_MAX];
                 snprintf(old, sizeof old, "%s", err->msg);
+                kg_err_clear(err);
                 kg_errorf(err, KG_EINPUT, "%.200s:%d: arm '%.64s': call = %.200s cannot be used: %.700s", plan->path,
                           arm->line, arm->name, arm->call, old);
             }
