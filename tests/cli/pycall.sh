@@ -168,6 +168,12 @@ sed 's/^call = python:calls.py:softmax/call = python:calls.py:sumdiff/' "$D/pyca
 expect_status 2 $st "a function that cannot take the op's inputs"
 expect_grep "sig\.kg:[0-9]*: arm 'sm_np': call = python:calls.py:sumdiff cannot be used: .*sumdiff(A, B, \*, alpha) cannot take the op's 1 inputs (X) and its variables (M, N, eps)" "$T/sig.err"
 [ -f "$T/o-sig/results.csv" ] && die "a worker ran with a call that cannot take the op's inputs"
+# a name that is not callable: the plan takes the assignment, the helper refuses it at the build
+printf 'softmax = 3\n' >"$D/notfn.py"
+sed 's/^call = python:calls.py:softmax/call = python:notfn.py:softmax/' "$D/pycall.kg" >"$D/notfn.kg"
+"$KGATE" run "$D/notfn.kg" -o "$T/o-notfn" --quiet-window 0 -q 2>"$T/notfn.err"; st=$?
+expect_status 2 $st "a name that is not callable"
+expect_grep "notfn\.kg:[0-9]*: arm 'sm_np': call = python:notfn.py:softmax cannot be used: .*softmax in notfn.py is a int, not a function" "$T/notfn.err"
 # an edited file after kgate freeze
 cp -r "$D" "$T/fz"
 "$KGATE" freeze "$T/fz/pycall.kg" -o "$T/fz/frozen.kg" >"$T/fz.out" 2>&1 || { cat "$T/fz.out" >&2; die "kgate freeze"; }
