@@ -218,10 +218,15 @@ typedef struct kg_arm {
      * rebuild it, so its numerical negative is not applicable. */
     char image[KG_PATH_MAX];
     /* a library arm (builtin = torch or numpy, docs/library-arms.md):
-     * the call from the op's table (empty: the op's default call), and
-     * compile = yes for the call through torch.compile */
-    char call[KG_NAME_MAX];
+     * the call from the op's table (empty: the op's default call), or a
+     * user's call "python:FILE:FUNCTION" (FILE relative to the plan's
+     * folder), and compile = yes for the call through torch.compile */
+    char call[KG_TEXT_MAX];
     int compile;
+    /* a python: call's file, its SHA-256 (lowercase hex), computed when
+     * the plan is read or, in a canonical plan, as written and checked
+     * against the file; "" for every other arm */
+    char call_sha256[65];
 } kg_arm;
 
 typedef struct kg_gate {
@@ -380,6 +385,20 @@ int kg_plan_source_path(const kg_plan *plan, int a, char *out, size_t cap,
 
 /* 1 when arm is a precompiled arm (image = PATH). */
 int kg_arm_is_image(const kg_arm *arm);
+
+/* A user's Python call as a library arm (call = python:FILE:FUNCTION,
+ * docs/library-arms.md; src/plan/pycall.c). */
+#define KG_PYCALL_PREFIX "python:"
+/* 1 when the arm's call is python:FILE:FUNCTION. */
+int kg_arm_is_pycall(const kg_arm *arm);
+/* Its FILE (as written) and FUNCTION: 0, or -1 when the call is not one
+ * or a part does not fit. */
+int kg_arm_pycall_parts(const kg_arm *arm, char *file, size_t fcap, char *func, size_t ncap);
+/* The file's path: FILE beside the plan (absolute as written). */
+void kg_plan_call_path(const kg_plan *plan, int a, char *out, size_t cap);
+/* The evidence folder's copy of arm a's call file, "sources/call-ARM.py"
+ * ("" for an arm without one). */
+void kg_plan_call_copy(const kg_plan *plan, int a, char *out, size_t cap);
 
 /* The kind of a precompiled image, from its name's extension. */
 typedef enum kg_image_kind {

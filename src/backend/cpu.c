@@ -742,7 +742,8 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
 
 /* A library arm's load: its helper (started at the arm's first load in
  * this worker, again after a fault) takes the case. */
-static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, kg_kernel **out, kg_err *err)
+static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir, kg_kernel **out,
+                    kg_err *err)
 {
     cpu_ctx *c = be->ctx;
     const kg_arm *arm = &plan->arms[a];
@@ -760,7 +761,7 @@ static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, kg_ker
         return rc;
     int slot = -1;
     char record[KG_LIBRARY_RECORD_MAX];
-    if ((rc = kg_libarm_load(c->libs[a], &plan->cases[kase], &slot, record, err)) != KG_OK) return rc;
+    if ((rc = kg_libarm_load(c->libs[a], &plan->cases[kase], build_dir, &slot, record, err)) != KG_OK) return rc;
     kg_kernel *k = calloc(1, sizeof *k);
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory loading arm %s", arm->name);
     snprintf(k->arm, sizeof k->arm, "%s", arm->name);
@@ -781,7 +782,7 @@ static int cpu_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
                     kg_kernel **out, kg_err *err)
 {
     const kg_arm *arm = &plan->arms[a];
-    if (kg_libarm_is(arm)) return lib_load(be, plan, a, kase, out, err);
+    if (kg_libarm_is(arm)) return lib_load(be, plan, a, kase, build_dir, out, err);
     char so[PATH_MAX];
     so_path(be, build_dir, arm, so, sizeof so);
     if (!kg_path_exists(so)) {

@@ -671,7 +671,8 @@ static int host_load(kg_backend *be, int a, const kg_case *cs, kg_kernel *k, con
 
 /* A library arm's load: its helper (started at the arm's first load in
  * this worker, again after a fault) takes the case. */
-static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, kg_kernel **out, kg_err *err)
+static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir, kg_kernel **out,
+                    kg_err *err)
 {
     cuda_ctx *c = be->ctx;
     if (c->libs == NULL || a >= c->nhosts)
@@ -688,7 +689,7 @@ static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, kg_ker
         return rc;
     int slot = -1;
     char record[KG_LIBRARY_RECORD_MAX];
-    if ((rc = kg_libarm_load(c->libs[a], &plan->cases[kase], &slot, record, err)) != KG_OK) return rc;
+    if ((rc = kg_libarm_load(c->libs[a], &plan->cases[kase], build_dir, &slot, record, err)) != KG_OK) return rc;
     kg_kernel *k = calloc(1, sizeof *k);
     if (k == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory loading arm '%s'", plan->arms[a].name);
     snprintf(k->arm, sizeof k->arm, "%s", plan->arms[a].name);
@@ -739,7 +740,7 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     int rc = KG_OK;
     (void)build_dir;
     *out = NULL;
-    if (kg_libarm_is(arm)) return lib_load(be, plan, a, kase, out, err);
+    if (kg_libarm_is(arm)) return lib_load(be, plan, a, kase, build_dir, out, err);
     if (arm->builtin[0] != '\0' && strcmp(arm->builtin, "cublas") != 0)
         return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin '%s' is not available on the "
                          "cuda backend (builtin = cublas is)", arm->name, arm->builtin);

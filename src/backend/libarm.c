@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/evp.h>
@@ -57,6 +58,12 @@ int kg_libarm_call(const kg_arm *arm, const char *op, const char **name, const c
 {
     char have[512] = "";
     size_t used = 0;
+    if (kg_arm_is_pycall(arm)) {
+        /* any op: the function gets the op's tensors and variables */
+        if (name != NULL) *name = arm->call;
+        if (expr != NULL) *expr = KG_LIBARM_PY_EXPR;
+        return KG_OK;
+    }
     for (int i = 0; i < NCALLS; i++) {
         if (strcmp(calls[i].lib, arm->builtin) != 0 || strcmp(calls[i].op, op) != 0) continue;
         if (arm->call[0] == '\0' || strcmp(arm->call, calls[i].call) == 0) {
@@ -286,6 +293,7 @@ static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, cons
     if (rc == KG_EBACKEND && err != NULL && strcmp(py, "/usr/bin/python3") != 0 && access("/usr/bin/python3", X_OK) == 0 &&
         strstr(err->msg, "cannot import") != NULL) {
         kg_err first = *err;
+        kg_err_clear(err);   /* the first attempt's error is not this one's */
         unlink(script);
         kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
         int r2 = kg_hostlink_init(&h->link, arm->name, 0, KG_LA_MAX_BYTES, err);
@@ -298,6 +306,7 @@ static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, cons
         if (r2 == KG_OK) rc = spawn_hello(h, plan, arm, device, "/usr/bin/python3", again, err);
         unlink(again);
         if (rc != KG_OK) *err = first;
+        else kg_err_clear(err);
     }
     unlink(script);
     if (rc != KG_OK) {
@@ -407,7 +416,106 @@ static double limit(const kg_libarm *h, int ncalls)
     return lim;
 }
 
-int kg_libarm_load(kg_libarm *h, const kg_case *cs, int *slot, char *record, kg_err *err)
+/* kg_op_shape's shape of a tensor, kept at the plan's case's number of
+ * dimensions: where an op gives no .shape, a tensor is 2-D only while its
+ * rows (.in_rows) or columns (.out_cols) exceed 1, so a held-out shape of
+ * one row (rowsum at M = 1) would reach the call as a vector; it keeps its
+ * plan case's [rows, count / rows] or [count / cols, cols] instead.  ref
+ * is the plan's case of that name (NULL: none). */
+static int shape_of(const kg_op *op, const kg_case *cs, const kg_case *ref, int out, int i, int64_t dims[],
+                    char *why, size_t cap)
+{
+    int nd = kg_op_shape(op, cs, out, i, dims, why, cap);
+    int64_t rd[KG_OP_MAX_DIMS];
+    if (nd != 1 || ref == NULL || op->shape != NULL || kg_op_shape(op, ref, out, i, rd, why, cap) != 2) return nd;
+    int64_t count = dims[0], k = 0;
+    if (!out && op->in_rows != NULL) {
+        int64_t rows[KG_MAX_IN] = { 0 };
+        op->in_rows(cs, rows);
+        k = rows[i];
+    } else if (out && op->out_cols != NULL) {
+        k = op->out_cols(cs, i);
+    }
+    if (k < 1 || count % k != 0) return nd;
+    dims[0] = out ? count / k : k;
+    dims[1] = out ? k : count / k;
+    return 2;
+}
+
+/* The tensors of op for case cs into m: their names and shapes
+ * (shape_of), as a python call gets them. */
+static int add_tensors(json_t *m, const kg_op *op, const kg_case *cs, const kg_case *ref, kg_err *err)
+{
+    json_t *names[2] = { json_array(), json_array() }, *shapes[2] = { json_array(), json_array() };
+    json_object_set_new(m, "in_names", names[0]);
+    json_object_set_new(m, "out_names", names[1]);
+    json_object_set_new(m, "in_shapes", shapes[0]);
+    json_object_set_new(m, "out_shapes", shapes[1]);
+    for (int out = 0; out < 2; out++)
+        for (int i = 0; i < (out ? op->nout : op->nin); i++) {
+            int64_t dims[KG_OP_MAX_DIMS];
+            char why[256] = "";
+            int nd = shape_of(op, cs, ref, out, i, dims, why, sizeof why);
+            if (nd <= 0) return kg_errorf(err, KG_EINPUT, "case '%s': op %s: %s", cs->name, op->name, why);
+            json_t *d = json_array();
+            for (int k = 0; k < nd; k++) json_array_append_new(d, json_integer((json_int_t)dims[k]));
+            json_array_append_new(shapes[out], d);
+            json_array_append_new(names[out], json_string(out ? op->out_names[i] : op->in_names[i]));
+        }
+    return KG_OK;
+}
+
+/* A python call's file, as a sealed memfd (*fd) the LOAD brings, and its
+ * record in m: the evidence folder's copy (build_dir/../sources/
+ * call-ARM.py) in a worker, the plan's file in the supervisor's build
+ * (build_dir NULL); either must hash to the plan's call_sha256. */
+static int add_pycall(kg_libarm *h, const char *build_dir, json_t *m, int *fd, kg_err *err)
+{
+    const kg_plan *plan = h->plan;
+    const kg_arm *arm = &plan->arms[h->arm];
+    char path[2 * PATH_MAX], file[KG_TEXT_MAX], func[KG_TEXT_MAX], hex[65], *text = NULL;
+    size_t len = 0;
+    *fd = -1;
+    if (kg_arm_pycall_parts(arm, file, sizeof file, func, sizeof func) != 0)
+        return kg_errorf(err, KG_EINPUT, "arm '%s': a bad python call '%s'", arm->name, arm->call);
+    if (build_dir != NULL) snprintf(path, sizeof path, "%s/../sources/call-%s.py", build_dir, arm->name);
+    else kg_plan_call_path(plan, h->arm, path, sizeof path);
+    int rc = kg_read_file(path, &text, &len, err);
+    if (rc != KG_OK) return rc;
+    kg_sha256_hex(text, len, hex);
+    if (strcmp(hex, arm->call_sha256) != 0) {
+        free(text);
+        return kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': %s hashes to %.12s, not the plan's call_sha256 %.12s: the "
+                         "call's file changed; run the campaign again", plan->path, arm->line, arm->name, path, hex,
+                         arm->call_sha256);
+    }
+    int f = memfd_create("kgate-call", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int ok = f >= 0;
+    for (size_t off = 0; ok && off < len;) {
+        ssize_t w = write(f, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        ok = w > 0;
+        off += ok ? (size_t)w : 0;
+    }
+    free(text);
+    if (ok) ok = fcntl(f, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0;
+    if (!ok) {
+        int e = errno;
+        if (f >= 0) close(f);
+        return kg_errorf(err, KG_EIO, "arm '%s': cannot hand its call's file to the helper: %s", arm->name,
+                         strerror(e));
+    }
+    json_t *py = json_object();
+    json_object_set_new(py, "file", json_string(file));
+    json_object_set_new(py, "function", json_string(func));
+    json_object_set_new(py, "sha256", json_string(hex));
+    json_object_set_new(py, "bytes", json_integer((json_int_t)len));
+    json_object_set_new(m, "python", py);
+    *fd = f;
+    return KG_OK;
+}
+
+int kg_libarm_load(kg_libarm *h, const kg_case *cs, const char *build_dir, int *slot, char *record, kg_err *err)
 {
     *slot = -1;
     record[0] = '\0';
@@ -433,10 +541,19 @@ int kg_libarm_load(kg_libarm *h, const kg_case *cs, int *slot, char *record, kg_
     if (cs->splits >= 0) json_object_set_new(vars, "splits", json_integer(cs->splits));
     for (int v = 0; v < cs->nvars; v++)
         json_object_set_new(vars, cs->vars[v].name, cs->vars[v].type == KG_VAR_REAL ? json_real(cs->vars[v].r)
+                                                    : cs->vars[v].type == KG_VAR_BOOL ? json_boolean(cs->vars[v].i)
                                                                                       : json_integer(cs->vars[v].i));
     json_object_set_new(m, "in_dtypes", ind);
     json_object_set_new(m, "out_dtypes", outd);
     json_object_set_new(m, "vars", vars);
+    int cfd = -1;
+    int rk = kg_plan_find_case(h->plan, cs->name);
+    const kg_case *ref = rk >= 0 && strcmp(h->plan->cases[rk].op, cs->op) == 0 ? &h->plan->cases[rk] : NULL;
+    if ((rc = add_tensors(m, op, cs, ref, err)) == KG_OK && kg_arm_is_pycall(arm)) rc = add_pycall(h, build_dir, m, &cfd, err);
+    if (rc != KG_OK) {
+        json_decref(m);
+        return rc;
+    }
     json_object_set_new(m, "eps", json_real(cs->eps));
     if (h->cache_root[0] != '\0') {
         char dir[PATH_MAX + 32];
@@ -446,7 +563,8 @@ int kg_libarm_load(kg_libarm *h, const kg_case *cs, int *slot, char *record, kg_
     h->loads++;
     json_t *r = NULL;
     double lim = h->timeout_s;
-    rc = ask(h, KG_LA_LOAD, m, NULL, 0, lim, "to load the case", &r, err);
+    rc = ask(h, KG_LA_LOAD, m, cfd >= 0 ? &cfd : NULL, cfd >= 0 ? 1 : 0, lim, "to load the case", &r, err);
+    if (cfd >= 0) close(cfd);
     json_decref(m);
     if (rc != KG_OK) return rc;
     json_t *prov = json_object_get(r, "provenance"), *sl = json_object_get(r, "slot");
@@ -540,6 +658,42 @@ int kg_libarm_time(kg_libarm *h, int slot, int pack, double *ns, double *host_ns
     return KG_OK;
 }
 
+/* A python call's file loaded once, on the arm's first case the op
+ * admits, before any worker: a file that does not compile, a FUNCTION it
+ * lacks, one that is not callable or cannot take the op's inputs and
+ * variables stops the campaign, naming the plan's line.  A case the
+ * call refuses (a dtype numpy lacks) is left to the workers. */
+static int check_pycall(kg_libarm *h, kg_err *err)
+{
+    const kg_plan *plan = h->plan;
+    const kg_arm *arm = &plan->arms[h->arm];
+    for (int k = 0; k < plan->ncases; k++) {
+        const kg_case *cs = &plan->cases[k];
+        const kg_op *op = kg_op_find(cs->op);
+        char why[256];
+        if (!kg_plan_arm_applies(plan, h->arm, k) || op == NULL ||
+            (op->admissible != NULL && op->admissible(cs, why, sizeof why) != 0))
+            continue;
+        int slot = -1;
+        char record[KG_LA_RECORD_MAX];
+        int rc = kg_libarm_load(h, cs, NULL, &slot, record, err);
+        if (rc == KG_EINADMISSIBLE) continue;
+        if (rc != KG_OK) {
+            if (err != NULL) {
+                char old[KG_ERR_MSG_MAX];
+                snprintf(old, sizeof old, "%s", err->msg);
+                kg_err_clear(err);
+                kg_errorf(err, KG_EINPUT, "%.200s:%d: arm '%.64s': call = %.200s cannot be used: %.700s", plan->path,
+                          arm->line, arm->name, arm->call, old);
+            }
+            return KG_EINPUT;
+        }
+        kg_libarm_unload(h, slot);
+        return KG_OK;
+    }
+    return KG_OK;
+}
+
 int kg_libarm_build(const kg_settings *s, const kg_plan *plan, int a, const char *device, kg_err *err)
 {
     const kg_arm *arm = &plan->arms[a];
@@ -555,6 +709,7 @@ int kg_libarm_build(const kg_settings *s, const kg_plan *plan, int a, const char
     kg_libarm *h = NULL;
     double t = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
     int rc = kg_libarm_start(s, plan, a, device, t, &h, err);
+    if (rc == KG_OK && kg_arm_is_pycall(arm)) rc = check_pycall(h, err);
     kg_libarm_stop(h);
     return rc;
 }

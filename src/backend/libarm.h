@@ -88,12 +88,19 @@ int kg_libarm_alive(const kg_libarm *h);
 long kg_libarm_pid(const kg_libarm *h);
 /* The library's versions the helper reported (JSON), "" before the hello. */
 const char *kg_libarm_versions(const kg_libarm *h);
+/* A python call (call = python:FILE:FUNCTION) comes with the LOAD as the
+ * text of the evidence folder's copy, build_dir/../sources/call-ARM.py (a
+ * worker's), or of the plan's file (build_dir NULL: the supervisor's
+ * build), each checked against the plan's call_sha256; the helper
+ * compiles that text under FILE's name and calls FUNCTION(*inputs,
+ * **variables) on the case's tensors, in kg_op_shape's shapes. */
+#define KG_LIBARM_PY_EXPR "FUNCTION(*inputs, **variables), a Python function of the plan"
 /* One case loaded into a slot of the helper (an arm is loaded for its
  * case and for held-out shapes side by side): the call's tensors,
  * variables and dtypes.  record (KG_LIBRARY_RECORD_MAX bytes) gets the
  * provenance record (JSON: library, versions, helper_sha256, call,
  * expression, output, timing, compile, cache); bind updates it. */
-int kg_libarm_load(kg_libarm *h, const kg_case *cs, int *slot, char *record, kg_err *err);
+int kg_libarm_load(kg_libarm *h, const kg_case *cs, const char *build_dir, int *slot, char *record, kg_err *err);
 int kg_libarm_bind(kg_libarm *h, int slot, const kg_libarm_buf *bufs, int n, int pack, int nop, char *record,
                    kg_err *err);
 int kg_libarm_run(kg_libarm *h, int slot, kg_err *err);

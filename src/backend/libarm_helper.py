@@ -36,12 +36,15 @@
 # (the last operation's, as a native arm leaves it), so that the checks of
 # timed executions (sampled, snapshot) see what the call computed.
 import hashlib
+import inspect
 import json
 import os
 import socket
 import struct
 import sys
+import threading
 import time
+import types
 
 MAGIC = 0x3146474B  # "KGF1"
 HEADER = struct.Struct("<IIII")  # magic, kind, tag, payload length
@@ -141,6 +144,10 @@ TORCH_DT = {}
 if torch is not None:
     TORCH_DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,
                 "i32": torch.int32, "i8": torch.int8}
+    # the 8-bit floats where this torch has them (a case of them is refused otherwise)
+    for _k, _n in (("e4m3", "float8_e4m3fn"), ("e5m2", "float8_e5m2")):
+        if hasattr(torch, _n):
+            TORCH_DT[_k] = getattr(torch, _n)
 
 DEV = None
 CU = None
@@ -493,10 +500,178 @@ def table():
     return {lib: {op: [c[0], c[1]] for op, c in ops.items()} for lib, ops in CALLS.items()}
 
 
+# --------------------------------------------------------- python calls
+#
+# call = python:FILE:FUNCTION (docs/library-arms.md): the LOAD brings the
+# text of FILE (the evidence folder's copy) as a sealed memfd with its
+# sha256; it is compiled under FILE's name, run once per helper as a
+# module of its own, and FUNCTION is called as FUNCTION(*inputs,
+# **variables) on arrays over kgate's buffers in the op's shapes and
+# dtypes.  It returns its outputs (one array, or a tuple or list in output
+# order), copied into kgate's buffers outside the timing, or, when it
+# takes a keyword `out`, writes them there (a tuple when there are
+# several) and returns None.  The call runs here, beside the helper's
+# clock: it is trusted as the plan is.
+
+PY_MODULES = {}   # sha256 -> the module run from that text
+PY_FILES = set()  # the names the calls' code was compiled under (for messages)
+TRUST = "python call, timed in kgate's helper: trusted as the plan"
+
+
+class Wrong(Exception):
+    """What a python call returned does not meet the op's contract."""
+
+
+def where(e):
+    """ " (FILE:LINE)" of the innermost frame of a python call's file in e's traceback, or ""."""
+    if isinstance(e, SyntaxError) and e.filename in PY_FILES:
+        return " (%s:%s)" % (e.filename, e.lineno)
+    tb, at = e.__traceback__, ""
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in PY_FILES:
+            at = " (%s:%d)" % (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return at
+
+
+def py_module(info, fds):
+    if len(fds) != 1:
+        raise RuntimeError("a python call's LOAD brings its file as one descriptor, not %d" % len(fds))
+    parts, off = [], 0
+    while True:
+        b = os.pread(fds[0], 1 << 20, off)
+        if not b:
+            break
+        parts.append(b)
+        off += len(b)
+    text = b"".join(parts)
+    sha = hashlib.sha256(text).hexdigest()
+    if sha != info["sha256"]:
+        raise RuntimeError("the call's file hashes to %s, not the plan's %s" % (sha[:12], info["sha256"][:12]))
+    mod = PY_MODULES.get(sha)
+    if mod is None:
+        name = info["file"]
+        PY_FILES.add(name)
+        stem = os.path.splitext(os.path.basename(name))[0]
+        mod = types.ModuleType(stem)
+        mod.__file__ = name
+        try:
+            exec(compile(text, name, "exec", dont_inherit=True), mod.__dict__)
+        except Exception as e:
+            raise RuntimeError("%s cannot be run%s: %s: %s" % (name, where(e), type(e).__name__, e))
+        PY_MODULES[sha] = mod
+    return mod
+
+
+class PyCall:
+    """A python call on one case: the function, the variables it takes,
+    whether it takes out=, and what it must return."""
+
+    def __init__(self, req, fds, case_vars):
+        info = req["python"]
+        mod = py_module(info, fds)
+        func, fname = info["function"], info["file"]
+        fn = mod.__dict__.get(func)
+        if fn is None:
+            defs = sorted(k for k, v in mod.__dict__.items() if inspect.isfunction(v) and not k.startswith("_"))
+            raise RuntimeError("%s defines no %s (its functions: %s)" % (fname, func, ", ".join(defs) or "none"))
+        if not callable(fn):
+            raise RuntimeError("%s in %s is a %s, not a function" % (func, fname, type(fn).__name__))
+        self.fn, self.func, self.file = fn, func, fname
+        self.in_names, self.out_names = req["in_names"], req["out_names"]
+        nin = len(self.in_names)
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = None   # no signature (a builtin): the inputs only
+        kw, self.takes_out = {}, False
+        if params is not None:
+            P = inspect.Parameter
+            positional = [n for n, p in params.items() if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+            named = {n for n, p in params.items() if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)}
+            named -= set(positional[:nin])
+            var_kw = any(p.kind == P.VAR_KEYWORD for p in params.values())
+            self.takes_out = "out" in named
+            kw = {k: v for k, v in case_vars.items() if k != "out" and (var_kw or k in named)}
+            try:
+                inspect.signature(fn).bind(*range(nin), **dict(kw, **({"out": None} if self.takes_out else {})))
+            except TypeError as e:
+                raise RuntimeError("%s%s cannot take the op's %d inputs (%s) and its variables (%s): %s"
+                                   % (func, inspect.signature(fn), nin, ", ".join(self.in_names),
+                                      ", ".join(sorted(case_vars)), e))
+        self.kw = kw
+        args = list(self.in_names) + ["%s=%s" % (k, k) for k in sorted(kw)]
+        if self.takes_out:
+            args.append("out=" + (self.out_names[0] if len(self.out_names) == 1 else
+                                  "(" + ", ".join(self.out_names) + ")"))
+        self.expression = "%s(%s) from %s" % (func, ", ".join(args), fname)
+        self.record = {"file": fname, "function": func, "sha256": info["sha256"], "out": self.takes_out,
+                       "trust": TRUST}
+
+    def out_arg(self, outs):
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def results(self, r, outs, dts):
+        """The arrays r holds, one per output, each checked against its
+        output's shape and dtype; [] when the call wrote out=."""
+        if self.takes_out:
+            if r is None or r is self.kw.get("out") or (isinstance(r, (tuple, list)) and len(r) == len(outs)
+                                                         and all(a is b for a, b in zip(r, outs))):
+                return []
+            raise Wrong("%s takes out=: it writes its outputs there and returns None, but it returned %s"
+                        % (self.func, what(r)))
+        if isinstance(r, (tuple, list)):
+            rs = list(r)
+        else:
+            rs = [r]
+        if len(rs) != len(outs):
+            raise Wrong("%s returned %s: the op has %d output%s (%s), returned %s"
+                        % (self.func, what(r), len(outs), "s" if len(outs) > 1 else "", ", ".join(self.out_names),
+                           "as a tuple or list in that order" if len(outs) > 1 else "as one array"))
+        for k, (x, o) in enumerate(zip(rs, outs)):
+            want = "%s %s" % (dts[k], tuple(o.shape))
+            if LIB == "numpy":
+                ok_type = isinstance(x, np.ndarray)
+            else:
+                ok_type = isinstance(x, torch.Tensor)
+            if not ok_type or tuple(x.shape) != tuple(o.shape) or x.dtype != o.dtype or \
+                    (LIB == "torch" and x.device != o.device):
+                raise Wrong("output %s (%s): %s returned %s" % (self.out_names[k], want, self.func, what(x)))
+        return rs
+
+
+def what(x):
+    """What a call returned, in a message."""
+    if x is None:
+        return "None"
+    if np is not None and isinstance(x, np.ndarray):
+        return "a numpy array of %s %s" % (x.dtype, tuple(x.shape))
+    if torch is not None and isinstance(x, torch.Tensor):
+        return "a torch tensor of %s %s on %s" % (str(x.dtype).replace("torch.", ""), tuple(x.shape), x.device)
+    if isinstance(x, (tuple, list)):
+        return "a %s of %d: %s" % (type(x).__name__, len(x), ", ".join(what(y) for y in x[:4]))
+    return "a %s" % type(x).__name__
+
+
+def threads_left(n0, fn):
+    """A python call that left threads running: its work after it
+    returned would not be timed."""
+    if threading.active_count() > n0:
+        names = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+        raise Wrong("%s left %d thread%s running after it returned (%s): work done after a call returns is not "
+                    "timed; finish it before returning" % (fn, threading.active_count() - n0,
+                                                            "s" if threading.active_count() - n0 > 1 else "",
+                                                            ", ".join(names[:4])))
+
+
 # --------------------------------------------------------------- state
 
 class Case:
-    def __init__(self, req):
+    def __init__(self, req, fds=()):
+        self.py = None
+        if str(req.get("call") or "").startswith("python:"):
+            self.init_python(req, fds)
+            return
         op = req["op"]
         if op not in CALLS[LIB]:
             raise Refused("no %s call for op '%s'" % (LIB, op))
@@ -525,6 +700,38 @@ class Case:
         self.graph = None
         self.graph_out = None
         self.sets = []      # per input set: the input arrays or tensors
+        self.outs = []
+        self.pack = 1
+        self.nop = 0
+        self.static_result = None
+
+    def init_python(self, req, fds):
+        self.op, self.call = req["op"], req["call"]
+        self.in_dt = req["in_dtypes"]
+        self.out_dt = req["out_dtypes"]
+        for d in self.in_dt + self.out_dt:
+            if LIB == "numpy" and d not in NP_DT:
+                raise Refused("numpy has no %s dtype" % d)
+            if LIB == "torch" and d not in TORCH_DT:
+                raise Refused("this torch has no %s dtype" % d)
+        self.in_shapes = [tuple(x) for x in req["in_shapes"]]
+        self.out_shapes = [tuple(x) for x in req["out_shapes"]]
+        case_vars = dict(req["vars"])
+        case_vars.setdefault("eps", req.get("eps", 0.0))
+        self.py = PyCall(req, fds, case_vars)
+        self.vars = dict(self.py.kw)
+        user = self.py.fn
+        self.fn = lambda i, o, v: user(*i, **v)
+        self.compile = bool(req.get("compile"))
+        self.expr = self.py.expression
+        self.prov = {"call": self.call, "expression": self.expr, "output": None, "compile": None, "cache": None,
+                     "python": self.py.record}
+        if self.compile:
+            self.setup_compile(req)
+        self.maps = []
+        self.graph = None
+        self.graph_out = None
+        self.sets = []
         self.outs = []
         self.pack = 1
         self.nop = 0
@@ -626,6 +833,19 @@ class Case:
         if any(x is None for s in sets for x in s) or any(x is None for x in outs):
             raise RuntimeError("a tensor of the op was not bound")
         self.sets, self.outs = sets, outs
+        if self.py is not None:
+            if self.py.takes_out:
+                self.vars["out"] = self.py.kw["out"] = self.py.out_arg(outs)
+            n0 = threading.active_count()
+            r = self.fn(self.sets[0], self.outs, self.vars)
+            threads_left(n0, self.py.func)
+            self.land(r)
+            self.prov["output"] = ("written into kgate's output buffer by the call (out=)" if self.py.takes_out else
+                                   "returned by the call, copied into kgate's output buffer in checked runs and "
+                                   "after each timed sample (not timed)")
+            if ON_GPU:
+                self.capture()
+            return
         # one untimed call: it says whether the call writes kgate's buffer itself
         r = self.fn(self.sets[0], self.outs, self.vars)
         self.prov["output"] = ("written into kgate's output buffer by the call" if r is None else
@@ -674,6 +894,13 @@ class Case:
 
     def land(self, r):
         # a returned result into kgate's output buffer (outside any timing)
+        if self.py is not None:
+            for x, o in zip(self.py.results(r, self.outs, self.out_dt), self.outs):
+                if LIB == "numpy":
+                    np.copyto(o, x)
+                else:
+                    o.copy_(x)
+            return
         if r is None:
             return
         if LIB == "numpy":
@@ -682,7 +909,11 @@ class Case:
             self.outs[0].copy_(r)
 
     def run(self):
-        self.land(self.fn(self.sets[0], self.outs, self.vars))
+        n0 = threading.active_count()
+        r = self.fn(self.sets[0], self.outs, self.vars)
+        if self.py is not None:
+            threads_left(n0, self.py.func)
+        self.land(r)
         if ON_GPU:
             torch.cuda.synchronize(DEV)
 
@@ -691,12 +922,13 @@ class Case:
             raise RuntimeError("TIME of pack %d on a binding of pack %d" % (pack, self.pack))
         if ON_GPU:
             ev_ns, host_ns = GATE.sample(self.graph, self.ev0, self.ev1)
-            if self.graph_out is not None:
+            if self.graph_out is not None or self.py is not None:
                 self.land(self.graph_out)
                 torch.cuda.synchronize(DEV)
             return ev_ns, host_ns
         fn, outs, v = self.fn, self.outs, self.vars
         r = None
+        n0 = threading.active_count()
         if self.nop == 0:
             x = self.sets[0]
             t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
@@ -709,6 +941,8 @@ class Case:
             for x in xs:
                 r = fn(x, outs, v)
             t1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+        if self.py is not None:
+            threads_left(n0, self.py.func)
         self.land(r)
         return float(t1 - t0), float(t1 - t0)
 
@@ -730,7 +964,11 @@ def main():
             return 0
         try:
             if typ == LOAD:
-                case = Case(req)
+                try:
+                    case = Case(req, fds)
+                finally:
+                    for f in fds:
+                        os.close(f)
                 cases[next_slot] = case
                 send(LOAD, seq, OK, {"provenance": case.prov, "slot": next_slot})
                 next_slot += 1
@@ -757,8 +995,10 @@ def main():
                 send(typ, seq, FAIL, {"error": "unknown request %d" % typ})
         except Refused as e:
             send(typ, seq, REFUSED, {"error": str(e)})
+        except Wrong as e:
+            send(typ, seq, FAIL, {"error": str(e)})
         except Exception as e:
-            send(typ, seq, FAIL, {"error": "%s: %s" % (type(e).__name__, e)})
+            send(typ, seq, FAIL, {"error": "%s: %s%s" % (type(e).__name__, e, where(e))})
 
 
 if __name__ == "__main__":

@@ -167,6 +167,17 @@ static void warning_lines(FILE *out, const kg_analysis *an, const char *dir)
     if (an->invalid && an->invalid_why[0] != '\0' && strcmp(an->invalid_why, an->gate_reason) != 0)
         fprintf(out, "  warning: the campaign is INVALID: %s\n", an->invalid_why);
     if (!an->order_ok) fprintf(out, "  warning: the order check failed (report.md, Order)\n");
+    /* a candidate that is the user's Python code timed by kgate's own
+     * helper is not confined as a candidate is (docs/security.md) */
+    int npy = 0;
+    for (int a = 0; a < an->plan->narms; a++) {
+        if (an->plan->arms[a].role != KG_ROLE_CANDIDATE || !kg_arm_is_pycall(&an->plan->arms[a])) continue;
+        if (npy++ == 0) fprintf(out, "  note: python call, timed in kgate's helper: trusted as the plan, not confined "
+                                "(docs/security.md): candidate");
+        if (npy <= 4) fprintf(out, " %s", an->plan->arms[a].name);
+    }
+    if (npy > 4) fprintf(out, " and %d more", npy - 4);
+    if (npy > 0) fprintf(out, "\n");
 }
 
 void kg_cli_brief(FILE *out, const kg_analysis *an, const char *dir, const char *signed_by)

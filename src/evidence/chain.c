@@ -95,6 +95,39 @@ void kg_chain_source_copy(const kg_plan *plan, int a, char *buf, size_t cap)
     snprintf(buf, cap, "sources/%s%s", plan->arms[a].name, ext);
 }
 
+/* Each python: call's file as sources/call-ARM.py, the bytes the plan
+ * hashed (call_sha256): a file edited since the plan was read is refused. */
+static int copy_calls(int dirfd, const char *dir, const kg_plan *plan, kg_err *err)
+{
+    int sfd = -1, rc = KG_OK;
+    for (int a = 0; a < plan->narms && rc == KG_OK; a++) {
+        char rel[KG_NAME_MAX + 32], src[2 * KG_PATH_MAX + 2], shown[KG_PATH_MAX + 160], hex[65], *text = NULL;
+        size_t len = 0;
+        kg_plan_call_copy(plan, a, rel, sizeof rel);
+        if (rel[0] == '\0') continue;
+        kg_plan_call_path(plan, a, src, sizeof src);
+        if ((rc = kg_read_file(src, &text, &len, err)) != KG_OK) break;
+        kg_sha256_hex(text, len, hex);
+        if (strcmp(hex, plan->arms[a].call_sha256) != 0) {
+            free(text);
+            rc = kg_errorf(err, KG_EINPUT, "%s:%d: arm '%s': %s changed since the plan was read (sha256 %.12s, the "
+                           "plan's %.12s): run the campaign again", plan->path, plan->arms[a].line,
+                           plan->arms[a].name, src, hex, plan->arms[a].call_sha256);
+            break;
+        }
+        if (sfd < 0 && (sfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
+            rc = sfd;
+            free(text);
+            break;
+        }
+        snprintf(shown, sizeof shown, "%s/%s", dir, rel);
+        rc = kg_write_atomic_at(sfd, rel + strlen("sources/"), shown, text, len, err);
+        free(text);
+    }
+    if (sfd >= 0) close(sfd);
+    return rc;
+}
+
 int kg_chain_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err *err)
 {
     int sfd = -1, rc = KG_OK;
@@ -116,7 +149,7 @@ int kg_chain_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_er
         free(text);
     }
     if (sfd >= 0) close(sfd);
-    return rc;
+    return rc == KG_OK ? copy_calls(dirfd, dir, plan, err) : rc;
 }
 
 

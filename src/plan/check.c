@@ -238,6 +238,7 @@ static void check_arm(plan_ctx *ctx, int a)
     }
     if (!ctx->failed) check_image(ctx, a);
     if (!ctx->failed) check_options(ctx, a);
+    if (!ctx->failed && arm->role != KG_ROLE_CONTROL) plan_check_pycall(ctx, a);
     if (!ctx->failed) check_cases_list(ctx, a);
     if (!ctx->failed) check_parity_precision(ctx, a);
 }

@@ -158,8 +158,11 @@ const plan_key plan_keys[] = {
      "a precompiled kernel path, relative to the plan's folder: .so (cpu), .cubin, .ptx or .fatbin (cuda)"},
     {SEC_ARM, "builtin", K_NAME, ARM(builtin), 0, 0, F_INHERIT, NULL, NULL,
      "a built-in arm name: cublas, torch or numpy"},
-    {SEC_ARM, "call", K_NAME, ARM(call), 0, 0, F_INHERIT | F_QUIET, NULL, NULL,
-     "the library call of a builtin = torch or numpy arm, from the op's table (docs/library-arms.md)"},
+    {SEC_ARM, "call", K_TEXT, ARM(call), 0, 0, F_INHERIT | F_QUIET, NULL, NULL,
+     "the library call of a builtin = torch or numpy arm: a name from the op's table, or python:FILE:FUNCTION "
+     "(docs/library-arms.md)"},
+    {SEC_ARM, "call_sha256", K_TEXT, ARM(call_sha256), 0, 0, F_INHERIT | F_QUIET, NULL, NULL,
+     "the SHA-256 of a python: call's file, 64 lowercase hex digits (kgate writes it; leave it out)"},
     {SEC_ARM, "compile", K_BOOL, ARM(compile), 0, 0, F_INHERIT | F_QUIET, "no", NULL,
      "yes/no: a builtin = torch arm's call through torch.compile, with a fresh cache per case"},
     {SEC_ARM, "entry", K_IDENT, ARM(entry), 0, 0, F_INHERIT | F_AXIS, "kernel", NULL,

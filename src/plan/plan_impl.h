@@ -13,6 +13,7 @@
  *   canonical.c  the canonical form and its SHA-256
  *   precision.c  precision contracts (kg_contract_*)
  *   lookup.c     the queries of a parsed plan, names and lists
+ *   pycall.c     a python:FILE:FUNCTION call's parts, file and hash
  *   msg.c        messages: file:line, the offending text, the fix
  *
  * Every message goes through plan_perr, which keeps the first error in
@@ -149,6 +150,13 @@ void plan_perr_nomem(plan_ctx *ctx);
 const char *plan_line_text(const plan_ctx *ctx, int n, size_t *len);
 /* "[SEC NAME]", for messages about a whole section. */
 void plan_header_text(char *buf, size_t cap, const char *sec, const char *name);
+
+/* ---- pycall.c ---- */
+
+/* Arm a's call = python:FILE:FUNCTION: well formed, the file beside the
+ * plan (or the folder's copy), unchanged against a written call_sha256,
+ * defining FUNCTION at its top level; its SHA-256 into call_sha256. */
+void plan_check_pycall(plan_ctx *ctx, int a);
 
 /* ---- lookup.c: names and lists ---- */
 

@@ -260,10 +260,13 @@ static void library_arms(kg_sb *sb, const kg_evidence *ev)
             int w = snprintf(vers + u, sizeof vers - u, "%s%s %s", u ? ", " : "", keys[k], val);
             if (w > 0 && (size_t)w < sizeof vers - u) u += (size_t)w;
         }
-        json_t *comp = json_object_get(rec, "compile");
-        kg_sb_printf(sb, "| %s | %s | `%s`%s | `%s` | %s | %s |\n", plan->cases[r->kase].name, plan->arms[r->arm].name,
-                     jstr(rec, "call"), json_is_object(comp) ? " (torch.compile, fresh cache)" : "", jstr(rec, "expression"),
-                     jstr(rec, "output"), u ? vers : "–");
+        json_t *comp = json_object_get(rec, "compile"), *py = json_object_get(rec, "python");
+        char pyc[200] = "";
+        if (json_is_object(py))
+            snprintf(pyc, sizeof pyc, " (%s; sha256 %.12s)", jstr(py, "trust"), jstr(py, "sha256"));
+        kg_sb_printf(sb, "| %s | %s | `%s`%s%s | `%s` | %s | %s |\n", plan->cases[r->kase].name, plan->arms[r->arm].name,
+                     jstr(rec, "call"), json_is_object(comp) ? " (torch.compile, fresh cache)" : "", pyc,
+                     jstr(rec, "expression"), jstr(rec, "output"), u ? vers : "–");
         json_decref(rec);
     }
 }

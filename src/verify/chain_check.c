@@ -230,7 +230,24 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
                 kg_problem(out, nbad, "%s: SHA-256 %.16s... is not the plan's [op %s] sha256 %.16s...", rel, hex,
                            plan->ops[o].name, plan->ops[o].sha256);
         }
+        /* a python call's file: its hash is the plan's call_sha256 */
+        for (int a = 0; a < plan->narms && !named; a++) {
+            char rel[KG_NAME_MAX + 32], hex[65] = "";
+            kg_plan_call_copy(plan, a, rel, sizeof rel);
+            if (rel[0] == '\0' || strcmp(rel, files[i]) != 0) continue;
+            named = 1;
+            if (kg_chain_hash_at(dirfd, rel, hex) != 1 || strcmp(hex, plan->arms[a].call_sha256) != 0)
+                kg_problem(out, nbad, "%s: SHA-256 %.16s... is not the plan's call_sha256 of arm %s (%.16s...)", rel,
+                           hex, plan->arms[a].name, plan->arms[a].call_sha256);
+        }
         if (!named) kg_problem(out, nbad, "%s: not an arm's source copy recorded in environment.json", files[i]);
+    }
+    for (int a = 0; a < plan->narms; a++) {
+        char rel[KG_NAME_MAX + 32], hex[65] = "";
+        kg_plan_call_copy(plan, a, rel, sizeof rel);
+        if (rel[0] != '\0' && kg_chain_hash_at(dirfd, rel, hex) != 1)
+            kg_problem(out, nbad, "%s: missing: the python call of arm %s is not in the folder", rel,
+                       plan->arms[a].name);
     }
     for (int o = 0; o < plan->nops; o++) {
         char rel[KG_NAME_MAX + 16], hex[65];
