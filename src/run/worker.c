@@ -1543,6 +1543,8 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     /* the plan's own ops, as the supervisor built them (no compiler runs
      * while a campaign times) */
     snprintf(path, sizeof path, "%s/build", o->out_dir);
+    kg_pyops_conf pyconf = { .python = w.settings->python, .limit_s = plan->campaign.timeout_s };
+    kg_pyops_configure(&pyconf);
     if ((rc = kg_ops_load_built(plan, path, err)) != KG_OK) goto done;
     double t_open = kg_mono_s();
     if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
@@ -1594,6 +1596,7 @@ done:
         kg_backend_close(w.be);
         fprintf(stderr, "time: backend closed in %.3f s\n", kg_mono_s() - t_close);
     }
+    kg_pyops_stop();
     kg_sb_free(&w.rows);
     kg_sb_free(&w.checks);
     kg_sb_free(&w.telemetry);
