@@ -299,6 +299,8 @@ static void helper_end(int polite)
 
 void kg_pyops_stop(void) { helper_end(1); }
 
+long kg_pyops_pid(void) { return H.pid > 0 ? (long)H.pid : 0; }
+
 /* What the helper's end says: its status and the last of its output. */
 static void death(int status_known, int status, char *why, size_t cap)
 {

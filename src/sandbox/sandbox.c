@@ -222,7 +222,7 @@ static int set_limits(const kg_sandbox_opts *o)
     int bad = 0;
     /* an AddressSanitizer build reserves terabytes of shadow: no RLIMIT_AS */
     if (o->mem_bytes > 0 && !KG_SANDBOX_ASAN) bad |= set_limit(RLIMIT_AS, o->mem_bytes, o->mem_bytes);
-    bad |= set_limit(RLIMIT_FSIZE, 0, 0);
+    if (o->pyhelper <= 0) bad |= set_limit(RLIMIT_FSIZE, 0, 0);
     bad |= set_limit(RLIMIT_CORE, 0, 0);
     bad |= set_limit(RLIMIT_NPROC, 1, 1);
     /* a BIND brings up to KG_AH_NBUF descriptors at once (inputs = fresh
@@ -234,8 +234,9 @@ static int set_limits(const kg_sandbox_opts *o)
 
 #define ALLOW(ctx, call) seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(call), 0)
 
-/* kg_sandbox_opts.blas of the sandbox being entered */
+/* kg_sandbox_opts.blas and .pyhelper of the sandbox being entered */
 static int filter_blas;
+static pid_t filter_pyhelper;
 
 static int build_filter(scmp_filter_ctx ctx, pid_t self)
 {
@@ -280,6 +281,17 @@ static int build_filter(scmp_filter_ctx ctx, pid_t self)
     /* limits: read, never set */
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
     /* OpenBLAS's allocator: its own memory's NUMA policy and the machine's size */
+    if (filter_pyhelper > 0) {
+        rc |= ALLOW(ctx, memfd_create);
+        rc |= ALLOW(ctx, pwrite64);
+        rc |= ALLOW(ctx, ftruncate);
+        rc |= ALLOW(ctx, poll);
+        rc |= ALLOW(ctx, ppoll);
+        const scmp_datum_t lo = 0xffffffffu, pid = (uint32_t)filter_pyhelper, grp = (uint32_t)-filter_pyhelper;
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(wait4), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, lo, pid));
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, lo, pid));
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, lo, grp));
+    }
     if (filter_blas) {
         rc |= ALLOW(ctx, mbind);
         rc |= ALLOW(ctx, get_mempolicy);
@@ -351,6 +363,7 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
 
     trap_sigsys(o->on_violation);
     filter_blas = o->blas;
+    filter_pyhelper = o->pyhelper;
 
     if (load_filter(SCMP_ACT_TRAP, build_filter, "the seccomp filter", why, cap) != 0) return -1;
     *active |= KG_SBX_SECCOMP;

@@ -64,6 +64,12 @@ typedef struct kg_sandbox_opts {
     /* the variables the environment may hold (NAME=, NULL-terminated) for
      * KG_SBX_ENV: NULL, the arm host's whitelist (kg_sandbox_env) */
     const char *const *env_names;
+    /* > 0: the process talks to kgate's Python ops helper, this child
+     * (verify's op server): also memfd_create, ftruncate, poll, ppoll,
+     * wait4 and kill of that process (its group) only, and files may grow
+     * (RLIMIT_FSIZE is not set: the memfds it hands the helper; no file
+     * can be opened for writing) */
+    pid_t pyhelper;
 } kg_sandbox_opts;
 
 /* Applies the sandbox; *active gets the KG_SBX_* bits that took effect.
