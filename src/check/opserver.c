@@ -98,6 +98,13 @@ static int answer(served *sv, uint32_t tag, const unsigned char *req)
     return rc;
 }
 
+/* The Python helper's confinement, in its child before the exec. */
+static int confine_python(void *arg)
+{
+    char why[256];
+    return kg_sandbox_python_child((const kg_sandbox_opts *)arg, why, sizeof why) != 0;
+}
+
 /* The plan's ops declared in Python, registered from the folder's
  * copies (sources/op-NAME.py), and their helper started with its socket
  * on the descriptor the sandbox keeps. */
@@ -111,7 +118,18 @@ static int start_python(const kg_opserver_opts *o, const kg_plan *plan, kg_err *
         if (rc != KG_OK) return rc;
     }
     if (!any) return KG_OK;
-    kg_pyops_conf pc = { .python = o->python, .limit_s = 300 };
+    /* the server's private folder, a kgate-made environment, the
+     * server's limits and hidden folders */
+    static char store[2048];
+    static char *envp[16];
+    static kg_sandbox_opts so;
+    const char *dir = o->dir;
+    if (kg_sandbox_env(dir, store, sizeof store, envp, 16) < 0)
+        return kg_errorf(err, KG_EINTERNAL, "the Python helper's environment does not fit");
+    so = (kg_sandbox_opts){ .parent = getpid(), .dir = dir, .mem_bytes = o->mem_bytes, .cpu_s = o->cpu_s,
+                            .hide = o->hide };
+    kg_pyops_conf pc = { .python = o->python, .limit_s = 300, .confine = 1, .hook = confine_python, .arg = &so,
+                         .env = envp };
     kg_pyops_configure(&pc);
     return kg_pyops_start(KG_SANDBOX_SOCK_FD, err);
 }

@@ -73,7 +73,9 @@ static struct {
     char versions[1024];
     char out[4096];       /* the last of its output */
     size_t outlen;
-} H = { 0, -1, -1, 0, "", "", "", 0 };
+    int pinned;           /* started by kg_pyops_start: never started again (a confined caller) */
+    char dead[900];       /* why the pinned helper ended; "" while it runs */
+} H = { 0, -1, -1, 0, "", "", "", 0, 0, "" };
 
 static pyop *find(const char *name)
 {
@@ -383,6 +385,7 @@ static int helper_wait(uint32_t kind, double limit_s, const char *what, json_t *
     }
     free(buf);
     helper_end(0);
+    snprintf(H.dead, sizeof H.dead, "%.100s %.700s", what, why);
     return kg_errorf(err, rc, "kgate's Python helper %s %.700s", what, why);
 }
 
@@ -403,6 +406,7 @@ static int helper_send(uint32_t kind, json_t *obj, const int *fds, int nfd, kg_e
         if (known) H.pid = 0;
         death(known, status, why, sizeof why);
         helper_end(0);
+        snprintf(H.dead, sizeof H.dead, "%.800s", why);
         return kg_errorf(err, KG_EIO, "kgate's Python helper %s", why);
     }
     return KG_OK;
@@ -458,10 +462,16 @@ static int spawn_on(const char *py, kg_err *err)
 static int helper_up(kg_err *err)
 {
     if (H.pid > 0 && H.sock >= 0) return KG_OK;
+    if (H.pinned)
+        return kg_errorf(err, KG_EIO, "kgate's Python helper ended earlier: %.800s", H.dead[0] ? H.dead : "no reason "
+                         "known");
     helper_end(0);
     const char *py = kg_python_pick(conf.python);
     int rc = spawn_on(py, err);
-    if (rc == KG_EINPUT && strstr(err->msg, "cannot import") != NULL && strcmp(py, "/usr/bin/python3") != 0 &&
+    /* where the configured Python cannot import the library, or does not
+     * start at all (a confined helper cannot reach a Python under a hidden
+     * folder, such as a shim under $HOME) */
+    if (rc != KG_OK && rc != KG_ENOMEM && strcmp(py, "/usr/bin/python3") != 0 &&
         access("/usr/bin/python3", X_OK) == 0) {
         kg_err first = *err;
         helper_end(1);
@@ -874,11 +884,21 @@ int kg_pyops_start(int fd, kg_err *err)
     int rc = helper_up(err);
     for (int i = 0; i < npyops && rc == KG_OK; i++) rc = load_op(pyops[i], err);
     if (rc != KG_OK) return rc;
+    /* the helper has read its script: nothing is left to remove later
+     * (a confined caller may remove no file) */
+    if (H.dir[0] != '\0') {
+        char script[PATH_MAX + 32];
+        snprintf(script, sizeof script, "%s/kgate_pyops.py", H.dir);
+        unlink(script);
+        rmdir(H.dir);
+        H.dir[0] = '\0';
+    }
     if (fd >= 0 && H.sock != fd) {
         if (dup2(H.sock, fd) < 0) return kg_errorf(err, KG_EIO, "dup2: %s", strerror(errno));
         close(H.sock);
         H.sock = fd;
     }
+    H.pinned = fd >= 0;
     if (fd >= 0 && H.outfd >= 0) {
         /* its output is not read from here on (the caller closes what it does not keep) */
         close(H.outfd);
