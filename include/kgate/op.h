@@ -197,6 +197,9 @@ int kg_pyops_register(const kg_plan *plan, int o, const char *folder, kg_err *er
  * -1: where it is); 0 registered: nothing. */
 int kg_pyops_start(int fd, kg_err *err);
 
+/* The running helper's pid; 0 none. */
+long kg_pyops_pid(void);
+
 /* Ends the helper (QUIT, then reaped; killed when it does not end). */
 void kg_pyops_stop(void);
 
@@ -206,23 +209,25 @@ const char *kg_pyops_versions(void);
 void kg_pyops_source_sha256(char out[65]);
 
 /* The bound an op declared in Python states, for ops.json and every
- * verdict: "library bound (k=4, floor=4 ulp)" or "rtol 0.001, atol 1e-05";
+ * verdict: "library bound (k=8, floor=8 u32 sqrt(n))" or "rtol 0.001, atol 1e-05";
  * "" for any other op. */
 void kg_pyops_contract(const char *op, char *buf, size_t cap);
 
-/* The library bound's constants (docs/ops.md "Ops in Python"): the
- * candidate's error may be KG_PYOPS_K times the library's plus
- * KG_PYOPS_FLOOR_ULP units in the last place of the output's dtype at
- * the output's scale. */
-#define KG_PYOPS_K 4.0
-#define KG_PYOPS_FLOOR_ULP 4.0
-
-/* The library bound of n elements: ref and lib (the function in the
- * case's dtype, already stored in the output's dtype), the rows of cols
- * elements (cols <= 0: blocks of 256), the output's dtype; into bound.
- * Pure arithmetic (tests/unit/test_pyops.c). */
-void kg_pyops_library_bound(const double *ref, const double *lib, int64_t n, int64_t cols, kg_dtype out,
-                            double *bound);
+/* The library bound of an op declared in Python (docs/ops.md, "Ops in
+ * Python"; derived by tools/bench/pyop_bound.py).  Element i of an output
+ * may err by
+ *   k max(e_i, median of e over i's row) + F u32 sqrt(n) rowscale + 2 u_out |ref_i|
+ * where e_i is the larger of |lib_i - ref_i| and |libp_i - ref_i| (lib:
+ * the reference function evaluated in the case's dtype; libp: the same on
+ * inputs moved by one unit of that dtype's roundoff; both stored in the
+ * output's dtype), u32 = 2^-24 (2^-53 for an f64 output), n the reduction
+ * length, rowscale the largest |ref| of i's row (cols elements; cols <= 0:
+ * blocks of 256), u_out the output dtype's unit roundoff.  libp may be
+ * NULL.  Pure arithmetic (tests/unit/test_pyops.c). */
+#define KG_PYOPS_K 8.0
+#define KG_PYOPS_FLOOR 8.0
+void kg_pyops_library_bound(const double *ref, const double *lib, const double *libp, int64_t n, int64_t cols,
+                            int64_t nred, kg_dtype out, double *bound);
 
 /* Checks every case of a plan against its op (known op, required
  * variables present and positive).  A violated precondition is not an

@@ -636,6 +636,7 @@ static struct {
     const double *ref[KG_MAX_OUT];
     uint64_t sum[KG_MAX_OUT];
     double *lib[KG_MAX_OUT];
+    double *libp[KG_MAX_OUT];
     int64_t n[KG_MAX_OUT];
     int nout;
 } cache;
@@ -655,7 +656,8 @@ static void cache_clear(void)
 {
     for (int o = 0; o < KG_MAX_OUT; o++) {
         free(cache.lib[o]);
-        cache.lib[o] = NULL;
+        free(cache.libp[o]);
+        cache.lib[o] = cache.libp[o] = NULL;
         cache.ref[o] = NULL;
     }
     cache.kase = NULL;
@@ -680,12 +682,16 @@ static int library_eval(pyop *p, const kg_case *c, const double *const in[], con
     int64_t ie[KG_MAX_IN] = { 0 }, oe[KG_MAX_OUT] = { 0 };
     py_sizes(c, ie, oe);
     cache_clear();
-    for (int o = 0; o < p->op.nout; o++)
-        if ((cache.lib[o] = malloc((size_t)(oe[o] ? oe[o] : 1) * sizeof(double))) == NULL) {
+    for (int o = 0; o < p->op.nout; o++) {
+        cache.lib[o] = malloc((size_t)(oe[o] ? oe[o] : 1) * sizeof(double));
+        cache.libp[o] = malloc((size_t)(oe[o] ? oe[o] : 1) * sizeof(double));
+        if (cache.lib[o] == NULL || cache.libp[o] == NULL) {
             cache_clear();
             return kg_errorf(err, KG_ENOMEM, "out of memory (library evaluation of op '%s')", p->decl.name);
         }
+    }
     int rc = call_fn(p, c, "lib", in, cache.lib, err);
+    if (rc == KG_OK) rc = call_fn(p, c, "libp", in, cache.libp, err);
     if (rc != KG_OK) {
         cache_clear();
         return blame(p, c, "lib", rc, err);
@@ -694,7 +700,10 @@ static int library_eval(pyop *p, const kg_case *c, const double *const in[], con
     cache.nout = p->op.nout;
     for (int o = 0; o < p->op.nout; o++) {
         kg_dtype dt = py_out_dtype(c, o);
-        for (int64_t e = 0; e < oe[o]; e++) cache.lib[o][e] = store_as(cache.lib[o][e], dt);
+        for (int64_t e = 0; e < oe[o]; e++) {
+            cache.lib[o][e] = store_as(cache.lib[o][e], dt);
+            cache.libp[o][e] = store_as(cache.libp[o][e], dt);
+        }
         cache.ref[o] = ref[o];
         cache.n[o] = oe[o];
         cache.sum[o] = sum_of(ref[o], oe[o]);
@@ -718,33 +727,63 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void kg_pyops_library_bound(const double *ref, const double *lib, int64_t n, int64_t cols, kg_dtype out,
-                            double *bound)
+void kg_pyops_library_bound(const double *ref, const double *lib, const double *libp, int64_t n, int64_t cols,
+                            int64_t nred, kg_dtype out, double *bound)
 {
     int64_t row = cols > 0 ? cols : 256;
+    double *e = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
     double *scratch = malloc((size_t)(row > 0 ? row : 1) * sizeof(double));
-    double ulp = 2.0 * kg_ops_unit_roundoff(out);
+    double u_out = kg_ops_unit_roundoff(out), u_acc = out == KG_DT_F64 ? 0x1p-53 : 0x1p-24;
+    double grow = sqrt((double)(nred > 1 ? nred : 1));
+    if (e == NULL || scratch == NULL) {
+        /* no memory: no element can be matched, and the checks say so */
+        for (int64_t i = 0; i < n; i++) bound[i] = 0;
+        free(e);
+        free(scratch);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        /* the library's error, and its error on inputs one roundoff away */
+        double a = fabs(lib[i] - ref[i]), b = libp != NULL ? fabs(libp[i] - ref[i]) : 0;
+        if (!isfinite(a)) a = 0;   /* the library failed there: the row's errors and the floor bound it */
+        if (!isfinite(b)) b = 0;
+        e[i] = a > b ? a : b;
+    }
     for (int64_t r0 = 0; r0 < n; r0 += row) {
         int64_t m = n - r0 < row ? n - r0 : row;
-        double scale = 0, med = 0;
+        double scale = 0;
         for (int64_t i = 0; i < m; i++) {
-            double e = fabs(lib[r0 + i] - ref[r0 + i]);
-            if (!isfinite(e)) e = 0;   /* the library failed there: the row's errors and the floor bound it */
-            if (scratch != NULL) scratch[i] = e;
+            scratch[i] = e[r0 + i];
             if (fabs(ref[r0 + i]) > scale) scale = fabs(ref[r0 + i]);
         }
-        if (scratch != NULL) {
-            qsort(scratch, (size_t)m, sizeof *scratch, cmp_double);
-            med = m % 2 ? scratch[m / 2] : 0.5 * (scratch[m / 2 - 1] + scratch[m / 2]);
-        }
-        double floor_ = KG_PYOPS_FLOOR_ULP * ulp * scale;
+        qsort(scratch, (size_t)m, sizeof *scratch, cmp_double);
+        double med = m % 2 ? scratch[m / 2] : 0.5 * (scratch[m / 2 - 1] + scratch[m / 2]);
+        double floor_ = KG_PYOPS_FLOOR * u_acc * grow * scale;
         for (int64_t i = 0; i < m; i++) {
-            double e = fabs(lib[r0 + i] - ref[r0 + i]);
-            if (!isfinite(e)) e = 0;
-            bound[r0 + i] = KG_PYOPS_K * (e > med ? e : med) + floor_;
+            double x = e[r0 + i] > med ? e[r0 + i] : med;
+            bound[r0 + i] = KG_PYOPS_K * x + floor_ + 2.0 * u_out * fabs(ref[r0 + i]);
         }
     }
+    free(e);
     free(scratch);
+}
+
+/* The reduction length of op p on case c: its flops over twice its output
+ * elements, else its longest input row (the last dimension). */
+static int64_t reduction_of(const pyop *p, const kg_case *c)
+{
+    int64_t ie[KG_MAX_IN] = { 0 }, oe[KG_MAX_OUT] = { 0 }, outs = 0, longest = 1;
+    py_sizes(c, ie, oe);
+    for (int o = 0; o < p->op.nout; o++) outs += oe[o];
+    double fl = py_flops(c);
+    if (fl > 0 && outs > 0) return (int64_t)(fl / (2.0 * (double)outs)) > 1 ? (int64_t)(fl / (2.0 * (double)outs)) : 1;
+    for (int i = 0; i < p->op.nin; i++) {
+        int64_t dims[KG_PLAN_MAX_DIMS];
+        char why[8];
+        int nd = eval_dims(&p->in[i], c, dims, why, sizeof why);
+        if (nd > 0 && dims[nd - 1] > longest) longest = dims[nd - 1];
+    }
+    return longest;
 }
 
 static void py_bound(const kg_case *c, const double *const in[], const double *ref, int o, double *bound)
@@ -772,7 +811,8 @@ static void py_bound(const kg_case *c, const double *const in[], const double *r
             return;
         }
     }
-    kg_pyops_library_bound(ref, cache.lib[o], oe[o], py_out_cols(c, o), py_out_dtype(c, o), bound);
+    kg_pyops_library_bound(ref, cache.lib[o], cache.libp[o], oe[o], py_out_cols(c, o), reduction_of(p, c),
+                           py_out_dtype(c, o), bound);
 }
 
 void kg_pyops_contract(const char *op, char *buf, size_t cap)
@@ -780,7 +820,7 @@ void kg_pyops_contract(const char *op, char *buf, size_t cap)
     const pyop *p = find(op);
     if (p == NULL) buf[0] = '\0';
     else if (p->decl.py.tolerance) snprintf(buf, cap, "rtol %.3g, atol %.3g", p->decl.py.rtol, p->decl.py.atol);
-    else snprintf(buf, cap, "library bound (k=%g, floor=%g ulp)", KG_PYOPS_K, KG_PYOPS_FLOOR_ULP);
+    else snprintf(buf, cap, "library bound (k=%g, floor=%g u32 sqrt(n))", KG_PYOPS_K, KG_PYOPS_FLOOR);
 }
 
 /* ------------------------------------------------------------ registry */

@@ -10,7 +10,8 @@
 # to write.  mode "ref" calls the function on float64 copies; mode "lib"
 # on the same values in the case's dtypes (bf16 as float32 under numpy,
 # which has no bf16; the 8-bit floats as float32; torch has bfloat16),
-# the "library" evaluation the library bound is built from.
+# the "library" evaluation the library bound is built from; mode "libp" as
+# "lib" on inputs moved by one unit of roundoff of that dtype, up or down.
 #
 # Protocol: kgate's framing (src/base/frame.h): every message one frame of
 # a SOCK_SEQPACKET socket on descriptor 3, header "<IIII" (magic KGF1,
@@ -134,6 +135,22 @@ TORCH_LIB = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "flo
              "e4m3": "float32", "e5m2": "float32"}
 
 
+UNIT = {"float64": 2.0 ** -52, "float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
+
+
+def perturbed(a, k, dtype):
+    """a (float64) with every element moved by one unit of dtype's
+    roundoff, up or down at random (a fixed stream per input k): the
+    library evaluation's sensitivity, what a kernel that rounds elsewhere
+    errs by.  Integer inputs stay."""
+    import numpy as np
+    u = UNIT.get(dtype)
+    if u is None:
+        return a
+    s = np.random.default_rng(20261204 + k).integers(0, 2, size=a.shape) * 2 - 1
+    return a * (1 + u * s)
+
+
 class Op:
     def __init__(self, req, fds):
         if len(fds) != 1:
@@ -165,7 +182,7 @@ class Op:
         ins, outs = req["in"], req["out"]
         if len(fds) != len(ins) + len(outs):
             raise RuntimeError("CALL takes %d descriptors" % (len(ins) + len(outs)))
-        lib = req["mode"] == "lib"
+        lib = req["mode"] in ("lib", "libp")
         args = []
         try:
             for k, d in enumerate(ins):
@@ -174,6 +191,8 @@ class Op:
                     n *= x
                 with mmap.mmap(fds[k], n * 8, prot=mmap.PROT_READ) as mm:
                     a = np.frombuffer(mm, dtype="<f8", count=n).reshape(d["shape"]).copy()
+                if req["mode"] == "libp":
+                    a = perturbed(a, k, TORCH_LIB[d["dtype"]] if self.torch else NP_LIB[d["dtype"]])
                 if lib:
                     a = a.astype(NP_LIB[d["dtype"]]) if not self.torch else a
                 if self.torch:
