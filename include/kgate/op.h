@@ -209,7 +209,7 @@ const char *kg_pyops_versions(void);
 void kg_pyops_source_sha256(char out[65]);
 
 /* The bound an op declared in Python states, for ops.json and every
- * verdict: "library bound (k=8, floor=8 u32 sqrt(n))" or "rtol 0.001, atol 1e-05";
+ * verdict: "library bound (k=16, floor=8 u32 sqrt(n))" or "rtol 0.001, atol 1e-05";
  * "" for any other op. */
 void kg_pyops_contract(const char *op, char *buf, size_t cap);
 
@@ -222,9 +222,10 @@ void kg_pyops_contract(const char *op, char *buf, size_t cap);
  * inputs moved by one unit of that dtype's roundoff; both stored in the
  * output's dtype), u32 = 2^-24 (2^-53 for an f64 output), n the reduction
  * length, rowscale the largest |ref| of i's row (cols elements; cols <= 0:
- * blocks of 256), u_out the output dtype's unit roundoff.  libp may be
+ * blocks of 256) and at least 1/16 of the output's, u_out the output
+ * dtype's unit roundoff.  libp may be
  * NULL.  Pure arithmetic (tests/unit/test_pyops.c). */
-#define KG_PYOPS_K 8.0
+#define KG_PYOPS_K 16.0
 #define KG_PYOPS_FLOOR 8.0
 void kg_pyops_library_bound(const double *ref, const double *lib, const double *libp, int64_t n, int64_t cols,
                             int64_t nred, kg_dtype out, double *bound);

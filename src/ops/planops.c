@@ -197,10 +197,31 @@ static int check_source(const kg_plan *plan, int o, const char *path, int folder
     return KG_OK;
 }
 
+/* The ops declared in Python, loaded into a helper once (their files
+ * run, their functions found), so that a reference that does not load
+ * stops the campaign before any worker. */
+static int try_python(const kg_plan *plan, const kg_settings *s, kg_err *err)
+{
+    kg_pyops_conf pc = { .python = s != NULL ? s->python : NULL, .limit_s = plan->campaign.timeout_s };
+    kg_pyops_configure(&pc);
+    int rc = kg_pyops_start(-1, err);
+    kg_pyops_stop();
+    if (rc != KG_OK && err != NULL) {
+        char old[KG_ERR_MSG_MAX];
+        snprintf(old, sizeof old, "%s", err->msg);
+        kg_err_clear(err);
+        int o = 0;
+        while (o < plan->nops - 1 && !plan->ops[o].python) o++;
+        rc = kg_errorf(err, KG_EINPUT, "%s:%d: [op %s]: its reference does not load: %.800s", plan->path,
+                       plan->ops[o].line, plan->ops[o].name, old);
+    }
+    return rc;
+}
+
 int kg_ops_bind(const kg_plan *plan, const kg_settings *s, kg_err *err)
 {
     if (plan == NULL) return KG_OK;
-    int rc = KG_OK;
+    int rc = KG_OK, npy = 0;
     for (int o = 0; o < plan->nops && rc == KG_OK; o++) {
         const kg_opdecl *od = &plan->ops[o];
         int have = loaded_index(od->name);
@@ -209,6 +230,7 @@ int kg_ops_bind(const kg_plan *plan, const kg_settings *s, kg_err *err)
         op_source(plan, o, NULL, path, sizeof path);
         if (od->python) {
             if ((rc = check_source(plan, o, path, 0, err)) == KG_OK) rc = kg_pyops_register(plan, o, NULL, err);
+            npy++;
             continue;
         }
         if ((rc = check_source(plan, o, path, 0, err)) == KG_OK) rc = build_private(plan, od, path, s, dir, err);
@@ -217,6 +239,7 @@ int kg_ops_bind(const kg_plan *plan, const kg_settings *s, kg_err *err)
         if (rc == KG_OK && (rc = load_module(plan, od, so, &po, err)) == KG_OK) rc = remember(&po, err);
         remove_private(dir);
     }
+    if (rc == KG_OK && npy > 0) rc = try_python(plan, s, err);
     return rc;
 }
 

@@ -475,13 +475,16 @@ static int helper_up(kg_err *err)
         access("/usr/bin/python3", X_OK) == 0) {
         kg_err first = *err;
         helper_end(1);
+        kg_err_clear(err);
         rc = spawn_on("/usr/bin/python3", err);
         if (rc != KG_OK) *err = first;
+        else kg_err_clear(err);
     }
     if (rc != KG_OK) {
         char old[KG_ERR_MSG_MAX];
         snprintf(old, sizeof old, "%s", err->msg);
         helper_end(0);
+        kg_err_clear(err);
         return kg_errorf(err, KG_EINPUT, "kgate's Python helper (%s) could not start: %.700s (install numpy%s for "
                          "that Python, or name another one with KGATE_PYTHON)", py, old,
                          any_torch() ? " and PyTorch" : "");
@@ -621,6 +624,7 @@ static int blame(const pyop *p, const kg_case *c, const char *mode, int rc, kg_e
     if (rc == KG_OK || err == NULL) return rc;
     char old[KG_ERR_MSG_MAX];
     snprintf(old, sizeof old, "%s", err->msg);
+    kg_err_clear(err);
     return kg_errorf(err, rc == KG_ENOMEM ? rc : KG_EINPUT, "op '%s': reference %.200s%s on case '%s': %.700s (fix "
                      "the reference, or the op's declared shapes)", p->decl.name, p->shown,
                      strcmp(mode, "lib") == 0 ? " in the case's dtype" : "", c->name, old);
@@ -749,9 +753,13 @@ void kg_pyops_library_bound(const double *ref, const double *lib, const double *
         if (!isfinite(b)) b = 0;
         e[i] = a > b ? a : b;
     }
+    double least = 0;   /* a row's scale is at least 1/16 of the output's (a zero row's bound is not 0) */
+    for (int64_t i = 0; i < n; i++)
+        if (fabs(ref[i]) > least && isfinite(ref[i])) least = fabs(ref[i]);
+    least /= 16;
     for (int64_t r0 = 0; r0 < n; r0 += row) {
         int64_t m = n - r0 < row ? n - r0 : row;
-        double scale = 0;
+        double scale = least;
         for (int64_t i = 0; i < m; i++) {
             scratch[i] = e[r0 + i];
             if (fabs(ref[r0 + i]) > scale) scale = fabs(ref[r0 + i]);
