@@ -128,8 +128,10 @@ void plan_check_op(plan_ctx *ctx, int o)
     kg_err e = { 0 };
     if (kg_sha256_file(path, hex, &e) != KG_OK) {
         if (od->sha256[0] != '\0') return;
-        plan_perr(ctx, od->line, od->python ? "op reference file not found" : "op source not found", t, l,
-                  "%s: %s", path, e.msg);
+        int ln = od->python && od->py.lines[KG_PYK_REFERENCE] ? od->py.lines[KG_PYK_REFERENCE] : od->line;
+        if (ln != od->line) t = plan_line_text(ctx, ln, &l);
+        plan_perr(ctx, ln, od->python ? "op reference file not found" : "op source not found", t, l, "%s: %s", path,
+                  e.msg);
         return;
     }
     if (od->sha256[0] != '\0' && strcmp(od->sha256, hex) != 0) {

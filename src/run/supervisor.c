@@ -670,7 +670,7 @@ static int stage_build(campaign *c, kg_err *err)
                               .python = library ? (c->s.python != NULL ? c->s.python : "/usr/bin/python3") : NULL,
                               .python_flags = KG_LIBARM_PY_FLAGS, .helper_sha256 = helper,
                               .ops_python = pyops ? kg_python_pick(c->s.python) : NULL,
-                              .ops_helper_sha256 = ops_helper };
+                              .ops_helper_sha256 = ops_helper, .ops_versions = kg_pyops_versions() };
     return kg_evidence_write_environment(c->dirfd, c->plan, c->dir, c->resolved, c->device,
                                          cc != NULL ? compiler : NULL, &programs, err);
 }
