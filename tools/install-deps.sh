@@ -19,6 +19,9 @@ $SUDO apt-get install -y -qq --no-install-recommends slurm-wlm slurmctld slurmd 
 $SUDO apt-get install -y -qq --no-install-recommends \
     python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest \
     python3-jsonschema >/dev/null
+# ops declared in Python with tensors = torch (tests/cli/pyops.sh): Debian's PyTorch, CPU only
+$SUDO apt-get install -y -qq --no-install-recommends python3-torch >/dev/null ||
+    echo "kgate: no python3-torch package (tests/cli/pyops.sh skips its torch-declared op)"
 # tests/cli/report_html.sh loads report.html in headless Chromium (Debian's chromium package)
 # and checks its DOM with python3; where there is no such package (Ubuntu's is a snap), set
 # CHROMIUM to a Chromium or Chrome binary
