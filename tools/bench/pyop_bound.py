@@ -252,7 +252,7 @@ NRED = {"elementwise saxpy": 1, "row sum": 1024, "softmax": 512, "layernorm": 76
 
 def main():
     bad = 0
-    print("k = %g, floor = %g ulp, %d seeds" % (K, F, SEEDS))
+    print("k = %g, floor = %g u32 sqrt(n), %d seeds" % (K, F, SEEDS))
     for name, fn in OPS:
         for dt in ("f32", "f16", "bf16"):
             hon, wro = {}, {}
