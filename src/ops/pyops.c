@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -419,6 +420,15 @@ static int any_torch(void)
     return 0;
 }
 
+/* In the helper's child before its exec (no confinement asked): it dies
+ * with the process that started it, even inside a reference that never
+ * returns. */
+static int die_with_parent(void *arg)
+{
+    (void)arg;
+    return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0;
+}
+
 /* Spawns the helper on py and reads its hello. */
 static int spawn_on(const char *py, kg_err *err)
 {
@@ -438,8 +448,8 @@ static int spawn_on(const char *py, kg_err *err)
                      (char *)(conf.confine ? "yes" : "no"), NULL };
     kg_spawned sp;
     char why[300];
-    if (kg_spawn_linked(py, argv, conf.env != NULL ? conf.env : environ, 3, 0, conf.hook, conf.arg, &sp, why,
-                        sizeof why) != 0)
+    if (kg_spawn_linked(py, argv, conf.env != NULL ? conf.env : environ, 3, 0,
+                        conf.hook != NULL ? conf.hook : die_with_parent, conf.arg, &sp, why, sizeof why) != 0)
         return kg_errorf(err, KG_EIO, "cannot start kgate's Python helper (%s): %s", py, why);
     H.pid = sp.pid;
     H.sock = sp.sock;
