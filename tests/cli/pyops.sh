@@ -101,6 +101,9 @@ echo "ok   numpy op: honest admitted and timed, wrong INCORRECT, poison, held-ou
 expect_grep ": verified$" "$T/v.out"
 grep -q " 0 saved outputs replayed" "$T/v.out" && die "verify replayed no saved output"
 echo "ok   verify: the reference replayed by the op server"
+# kgate report runs no op code: the reports, contract included, from the folder's data
+expect_report_identical "$T/ev"
+echo "ok   kgate report rebuilds the reports byte for byte"
 
 # ---- 2. the reference edited after the campaign: the folder's copy
 cp -r "$T/ev" "$T/ev-edited"
