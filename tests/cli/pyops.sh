@@ -162,7 +162,54 @@ perr 's|ref.py:saxpy|nothere.py:saxpy|' "perr.kg:13: op reference file not found
 perr 's|^inputs = .*|inputs = X[n|' "perr.kg:15: bad tensors: .*no ']' closes the dimensions"
 perr 's|^tensors.*||; s|^vars = .*|&\ntensors = jax|' "perr.kg:15: bad tensors"
 
-# ---- 6. an op declared with torch tensors, where /usr/bin/python3 has torch
+# ---- 6. a 2-D op in bf16 (numpy evaluates the library bound in float32 on the bf16 values):
+# a row softmax with the C baseline kernel; its numerical negative is rejected
+cat >"$T/sm.py" <<'EOF'
+import numpy as np
+
+
+def softmax(X):
+    e = np.exp(X - X.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+EOF
+cat >"$T/sm.kg" <<EOF
+[campaign]
+name = pysoftmax
+backend = cpu
+quiet = 0
+warmup = 1
+samples = 3
+rounds = 2
+processes = 1
+seed = 3
+timeout = 60
+
+[op pysoftmax]
+reference = python:sm.py:softmax
+vars = M N
+inputs = X[M, N]
+outputs = Y[M, N]:f32
+
+[case b]
+op = pysoftmax
+dtype = bf16
+M = 32
+N = 256
+
+[arm naive]
+op = pysoftmax
+role = baseline
+source = $R/kernels/cpu/softmax_naive.c
+EOF
+"$KGATE" check "$T/sm.kg" -o "$T/ev-sm" >"$T/sm.out" 2>"$T/sm.err"; st=$?
+[ $st = 0 ] || { cat "$T/sm.out" "$T/sm.err" >&2; die "the bf16 softmax: check exit $st"; }
+expect_grep "heldout\[M=31 N=256\]:Y | pass" "$T/sm.out"
+expect_grep "(row [0-9]*, col [0-9]*)" "$T/sm.out"
+"$KGATE" check "$T/sm.kg" -o "$T/ev-smn" --negative naive >"$T/smn.out" 2>"$T/smn.err"
+expect_grep "the checks reject the negative, as required" "$T/smn.out"
+echo "ok   a bf16 row softmax declared in Python: honest passes, its negative is rejected"
+
+# ---- 7. an op declared with torch tensors, where /usr/bin/python3 has torch
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     cat >"$T/tref.py" <<'EOF'
 import torch
