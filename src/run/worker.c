@@ -1543,7 +1543,11 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     /* the plan's own ops, as the supervisor built them (no compiler runs
      * while a campaign times) */
     snprintf(path, sizeof path, "%s/build", o->out_dir);
-    kg_pyops_conf pyconf = { .python = w.settings->python, .limit_s = plan->campaign.timeout_s };
+    /* a reference call's limit: a quarter of the process's timeout (at
+     * least 5 s), so that a reference that never returns is the op's error,
+     * not the whole process's timeout */
+    double pylimit = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s / 4 : 150;
+    kg_pyops_conf pyconf = { .python = w.settings->python, .limit_s = pylimit > 5 ? pylimit : 5 };
     kg_pyops_configure(&pyconf);
     if ((rc = kg_ops_load_built(plan, path, err)) != KG_OK) goto done;
     double t_open = kg_mono_s();

@@ -5,7 +5,8 @@
 # every check of a C op run (poison, held-out shapes, the bound audit), the
 # bound next to the verdicts, the reference in the evidence and verify of
 # the folder ok; bound = tolerance; the plan's errors (file:line and the
-# fix); a reference that raises, returns the wrong shape, NaN or float32, a
+# fix); a reference that raises, returns the wrong shape, NaN or float32,
+# never returns (a quarter of the timeout, at least 5 s); a
 # missing function; a reference edited after the campaign; a torch-declared
 # op where /usr/bin/python3 has torch.
 . tests/cli_lib.sh
@@ -35,6 +36,11 @@ def nan(X, Y0, alpha):
 
 def f32(X, Y0, alpha):
     return (alpha * X + Y0).astype(np.float32)
+
+
+def hangs(X, Y0, alpha):
+    while True:
+        pass
 EOF
 plan() { # file function [bound lines] [arms: plain fma wrong]
     f=$1; fn=$2; bound=$3; shift 3
@@ -128,6 +134,8 @@ echo "ok   bound = tolerance: rtol 0.001, atol 1e-05"
 # ---- 4. references that fail: each a clear error naming the op and the reference
 bad() { # function what-the-error-says
     plan "$T/bad-$1.kg" "$1" "" plain
+    # a reference call's limit is a quarter of the timeout, at least 5 s
+    sed -i 's/^timeout = 60$/timeout = 20/' "$T/bad-$1.kg"
     "$KGATE" check "$T/bad-$1.kg" -o "$T/ev-$1" >"$T/bad-$1.out" 2>"$T/bad-$1.err"; st=$?
     [ $st -ge 2 ] || { cat "$T/bad-$1.err" >&2; die "reference $1: check exit $st"; }
     grep -q "op 'saxpy': reference ref.py:$1 on case 's': $2" "$T/bad-$1.err" ||
@@ -138,6 +146,7 @@ bad raises "ValueError: the reference refuses (ref.py:9)"
 bad shape "RuntimeError: output Y has shape \[999\], the op declares \[1000\]"
 bad nan "returned NaN at element 3 of output Y from finite inputs"
 bad f32 "RuntimeError: output Y is float32"
+bad hangs "kgate's Python helper ended in the call: did not answer within 5 s (killed)"
 plan "$T/nofn.kg" nofunction "" plain
 "$KGATE" check "$T/nofn.kg" -o "$T/ev-nofn" >"$T/nofn.out" 2>"$T/nofn.err"; st=$?
 [ $st = 2 ] || { cat "$T/nofn.err" >&2; die "a missing function: check exit $st"; }
