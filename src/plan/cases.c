@@ -135,8 +135,9 @@ void plan_check_op(plan_ctx *ctx, int o)
         return;
     }
     if (od->sha256[0] != '\0' && strcmp(od->sha256, hex) != 0) {
-        plan_perr(ctx, od->line, "op source changed", t, l, "%s hashes to %.12s, the plan says %.12s: remove the sha256 "
-             "line to take the source as it is", path, hex, od->sha256);
+        plan_perr(ctx, od->line, od->python ? "op reference changed" : "op source changed", t, l, "%s hashes to "
+                  "%.12s, the plan says %.12s: remove the sha256 line to take the file as it is", path, hex,
+                  od->sha256);
         return;
     }
     memcpy(od->sha256, hex, sizeof hex);
