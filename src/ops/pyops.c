@@ -720,7 +720,7 @@ static int library_eval(pyop *p, const kg_case *c, const double *const in[], con
         }
         cache.ref[o] = ref[o];
         cache.n[o] = oe[o];
-        cache.sum[o] = sum_of(ref[o], oe[o]);
+        cache.sum[o] = ref[o] != NULL ? sum_of(ref[o], oe[o]) : 0;
     }
     return KG_OK;
 }
