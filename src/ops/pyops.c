@@ -3,43 +3,26 @@
  * from the declaration (sizes and shapes from the dims, dtypes,
  * admission from `requires` and positive dims, flops and bytes, rows and
  * columns, held-out variables), whose reference runs in kgate's Python
- * helper (pyops_helper.py, embedded in the binary): one `python3 -I -B`
- * process per process that needs references, reused across cases,
- * talking base/frame.h's framing over a socket pair, getting the float64
- * inputs and the reference's exact source text as memfds and writing the
- * float64 outputs into memfds.  Everything it returns is checked here
- * (count, shapes, non-finite values from finite inputs); a reference that
- * raises, hangs, dies or breaks the protocol is an error naming the op
- * and the reference, and the next call starts a fresh helper. */
+ * helper (pyhelper.h: one `python3 -I -B` process per process that needs
+ * references, reused across cases), which gets the float64 inputs and the
+ * reference's exact source text as memfds and writes the float64 outputs
+ * into memfds; and the library bound, from the same function evaluated in
+ * the case's dtype.  Everything the helper returns is checked here
+ * (count, non-finite values from finite inputs; the helper checks shapes
+ * and dtypes); a reference that raises, hangs, dies or breaks the
+ * protocol is an error naming the op, the reference and the case. */
 #include <errno.h>
-#include <float.h>
 #include <jansson.h>
-#include <limits.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#include <openssl/evp.h>
 #include "kgate/gen.h"
 #include "ops/ops_internal.h"
+#include "ops/pyhelper.h"
 #include "plan/expr.h"
-#include "base/frame.h"
 #include "base/util.h"
-#include "toolchain/spawn.h"
-#include "kg_pyops_py.h"
-
-extern char **environ;
-
-enum { PY_HELLO = 1, PY_LOAD = 2, PY_CALL = 3, PY_QUIT = 4 };
-#define PY_MAX_BYTES 65536
 
 typedef struct pyop {
     kg_op op;
@@ -50,33 +33,11 @@ typedef struct pyop {
     char shown[KG_PATH_MAX + KG_NAME_MAX + 8];   /* FILE:FUNCTION, for messages */
     char *text;                                 /* the reference's source, exactly what runs */
     size_t len;
-    int loaded;                                 /* loaded into the running helper */
+    unsigned loaded;                            /* the helper generation it was loaded into; 0 none */
 } pyop;
 
 static pyop *pyops[KG_PLAN_MAX_OPS * 4];
 static int npyops;
-
-static struct {
-    char python[PATH_MAX];
-    double limit_s;
-    int confine;
-    int (*hook)(void *);
-    void *arg;
-    char *const *env;
-} conf = { "", 600, 0, NULL, NULL, NULL };
-
-/* The running helper. */
-static struct {
-    pid_t pid;
-    int sock, outfd;
-    uint32_t seq;
-    char dir[PATH_MAX];
-    char versions[1024];
-    char out[4096];       /* the last of its output */
-    size_t outlen;
-    int pinned;           /* started by kg_pyops_start: never started again (a confined caller) */
-    char dead[900];       /* why the pinned helper ended; "" while it runs */
-} H = { 0, -1, -1, 0, "", "", "", 0, 0, "" };
 
 static pyop *find(const char *name)
 {
@@ -85,26 +46,18 @@ static pyop *find(const char *name)
     return NULL;
 }
 
-void kg_pyops_configure(const kg_pyops_conf *c)
-{
-    snprintf(conf.python, sizeof conf.python, "%s", c->python != NULL ? c->python : "");
-    conf.limit_s = c->limit_s > 0 ? c->limit_s : 600;
-    conf.confine = c->confine;
-    conf.hook = c->hook;
-    conf.arg = c->arg;
-    conf.env = c->env;
-}
+void kg_pyops_configure(const kg_pyops_conf *c) { kg_pyhelper_configure(c); }
+void kg_pyops_source_sha256(char out[65]) { kg_pyhelper_source_sha256(out); }
+const char *kg_pyops_versions(void) { return kg_pyhelper_versions(); }
+void kg_pyops_stop(void) { kg_pyhelper_stop(); }
+long kg_pyops_pid(void) { return kg_pyhelper_pid(); }
 
-void kg_pyops_source_sha256(char out[65])
+static int any_torch(void)
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-    out[0] = '\0';
-    if (EVP_Digest(kg_pyops_py, sizeof kg_pyops_py - 1, md, &n, EVP_sha256(), NULL) != 1 || n != 32) return;
-    for (unsigned i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+    for (int i = 0; i < npyops; i++)
+        if (pyops[i]->decl.py.torch) return 1;
+    return 0;
 }
-
-const char *kg_pyops_versions(void) { return H.versions; }
 
 /* ------------------------------------------------------------ shapes */
 
@@ -237,296 +190,11 @@ static int64_t py_out_cols(const kg_case *c, int o)
     return dims[p->out[o].ndims - 1];
 }
 
-/* ------------------------------------------------------------ helper */
-
-static void drain(void)
-{
-    char buf[4096];
-    if (H.outfd < 0) return;
-    for (;;) {
-        ssize_t r = read(H.outfd, buf, sizeof buf);
-        if (r <= 0) return;
-        /* keep the last bytes */
-        size_t n = (size_t)r;
-        if (n >= sizeof H.out - 1) {
-            memcpy(H.out, buf + n - (sizeof H.out - 1), sizeof H.out - 1);
-            H.outlen = sizeof H.out - 1;
-        } else {
-            if (H.outlen + n > sizeof H.out - 1) {
-                size_t drop = H.outlen + n - (sizeof H.out - 1);
-                memmove(H.out, H.out + drop, H.outlen - drop);
-                H.outlen -= drop;
-            }
-            memcpy(H.out + H.outlen, buf, n);
-            H.outlen += n;
-        }
-        H.out[H.outlen] = '\0';
-    }
-}
-
-/* Ends the helper: QUIT when asked and it is alive, then killed and
- * reaped; its folder removed.  Every op is to be loaded again. */
-static void helper_end(int polite)
-{
-    if (H.pid > 0) {
-        if (polite && H.sock >= 0) kg_frame_sendmsg(H.sock, PY_QUIT, ++H.seq, NULL, 0, NULL, 0);
-        int status = 0;
-        for (int i = 0; i < 100 && polite; i++) {
-            if (waitpid(H.pid, &status, WNOHANG) == H.pid) {
-                H.pid = 0;
-                break;
-            }
-            struct timespec ts = { 0, 5000000 };
-            nanosleep(&ts, NULL);
-        }
-        if (H.pid > 0) {
-            kill(-H.pid, SIGKILL);
-            kill(H.pid, SIGKILL);
-            waitpid(H.pid, &status, 0);
-        }
-    }
-    drain();
-    if (H.sock >= 0) close(H.sock);
-    if (H.outfd >= 0) close(H.outfd);
-    H.pid = 0;
-    H.sock = H.outfd = -1;
-    if (H.dir[0] != '\0') {
-        char script[PATH_MAX + 32];
-        snprintf(script, sizeof script, "%s/kgate_pyops.py", H.dir);
-        unlink(script);
-        rmdir(H.dir);
-        H.dir[0] = '\0';
-    }
-    for (int i = 0; i < npyops; i++) pyops[i]->loaded = 0;
-}
-
-void kg_pyops_stop(void) { helper_end(1); }
-
-long kg_pyops_pid(void) { return H.pid > 0 ? (long)H.pid : 0; }
-
-/* What the helper's end says: its status and the last of its output. */
-static void death(int status_known, int status, char *why, size_t cap)
-{
-    char tail[600] = "";
-    drain();
-    if (H.outlen > 0) {
-        const char *t = H.outlen > 500 ? H.out + H.outlen - 500 : H.out;
-        snprintf(tail, sizeof tail, "; its output ends: %.500s", t);
-        for (char *q = tail; *q; q++)
-            if (*q == '\n' || *q == '\r') *q = ' ';
-    }
-    if (!status_known) snprintf(why, cap, "stopped answering%s", tail);
-    else if (WIFSIGNALED(status))
-        snprintf(why, cap, "was killed by signal %d%s%s", WTERMSIG(status),
-                 WTERMSIG(status) == SIGSYS ? " (a forbidden system call)" : "", tail);
-    else snprintf(why, cap, "ended with status %d%s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail);
-}
-
-/* Waits up to limit_s for the reply of kind to the last request: its
- * JSON object (status 0) in *reply; KG_EINPUT with the helper's error
- * (it goes on); KG_EIO when it died, hung or broke the protocol (ended). */
-static int helper_wait(uint32_t kind, double limit_s, const char *what, json_t **reply, kg_err *err)
-{
-    unsigned char *buf = malloc(KG_FRAME_HEADER + PY_MAX_BYTES + 1);
-    if (buf == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory (Python helper)");
-    double end = kg_mono_s() + limit_s;
-    char why[800];
-    int rc = KG_OK, outfd = H.outfd;
-    *reply = NULL;
-    for (;;) {
-        double left = end - kg_mono_s();
-        if (left <= 0) {
-            snprintf(why, sizeof why, "did not answer within %.3g s (killed)", limit_s);
-            rc = KG_EIO;
-            break;
-        }
-        struct pollfd pf[2] = { { H.sock, POLLIN, 0 }, { outfd, POLLIN, 0 } };
-        int r = poll(pf, outfd >= 0 ? 2 : 1, left > 1e6 ? 1000000000 : (int)ceil(left * 1e3));
-        if (r < 0 && errno == EINTR) continue;
-        if (outfd >= 0 && pf[1].revents) {
-            drain();
-            if (pf[1].revents & (POLLHUP | POLLERR)) outfd = -1;
-        }
-        if (r <= 0 || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        kg_frame_rx rx = { .buf = buf, .max_len = PY_MAX_BYTES };
-        int got = kg_frame_recvmsg(H.sock, 0, &rx);
-        if (got == 0) continue;
-        if (got == -1) {
-            int status = 0;
-            int known = waitpid(H.pid, &status, 0) == H.pid;
-            if (known) H.pid = 0;
-            death(known, status, why, sizeof why);
-            rc = KG_EIO;
-            break;
-        }
-        if (got == -2 || rx.h.kind != kind || rx.h.tag != H.seq) {
-            snprintf(why, sizeof why, "broke the protocol (%s)", got == -2 ? rx.why : "a reply nobody asked for");
-            rc = KG_EIO;
-            break;
-        }
-        json_error_t je;
-        json_t *o = json_loadb((const char *)rx.payload, rx.h.len, JSON_REJECT_DUPLICATES, &je);
-        json_t *st = json_object_get(o, "status");
-        if (!json_is_object(o) || !json_is_integer(st)) {
-            json_decref(o);
-            snprintf(why, sizeof why, "broke the protocol (a reply that is not a JSON object with a status)");
-            rc = KG_EIO;
-            break;
-        }
-        if (json_integer_value(st) != 0) {
-            const char *e = json_string_value(json_object_get(o, "error"));
-            rc = kg_errorf(err, KG_EINPUT, "%.900s", e != NULL ? e : "failed, saying nothing");
-            json_decref(o);
-            free(buf);
-            return rc;
-        }
-        *reply = o;
-        free(buf);
-        return KG_OK;
-    }
-    free(buf);
-    helper_end(0);
-    snprintf(H.dead, sizeof H.dead, "%.100s %.700s", what, why);
-    return kg_errorf(err, rc, "kgate's Python helper %s %.700s", what, why);
-}
-
-static int helper_send(uint32_t kind, json_t *obj, const int *fds, int nfd, kg_err *err)
-{
-    char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
-    if (text == NULL || strlen(text) > PY_MAX_BYTES) {
-        free(text);
-        return kg_errorf(err, KG_EINPUT, "a request to the Python helper does not fit one frame (%d bytes)",
-                         PY_MAX_BYTES);
-    }
-    int r = kg_frame_sendmsg(H.sock, kind, ++H.seq, text, strlen(text), fds, nfd);
-    free(text);
-    if (r != 0) {
-        char why[700];
-        int status = 0;
-        int known = H.pid > 0 && waitpid(H.pid, &status, WNOHANG) == H.pid;
-        if (known) H.pid = 0;
-        death(known, status, why, sizeof why);
-        helper_end(0);
-        snprintf(H.dead, sizeof H.dead, "%.800s", why);
-        return kg_errorf(err, KG_EIO, "kgate's Python helper %s", why);
-    }
-    return KG_OK;
-}
-
-static int any_torch(void)
-{
-    for (int i = 0; i < npyops; i++)
-        if (pyops[i]->decl.py.torch) return 1;
-    return 0;
-}
-
-/* In the helper's child before its exec (no confinement asked): it dies
- * with the process that started it, even inside a reference that never
- * returns. */
-static int die_with_parent(void *arg)
-{
-    (void)arg;
-    return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0;
-}
-
-/* Spawns the helper on py and reads its hello. */
-static int spawn_on(const char *py, kg_err *err)
-{
-    snprintf(H.dir, sizeof H.dir, "/tmp/kgate-pyop-XXXXXX");
-    if (mkdtemp(H.dir) == NULL) {
-        H.dir[0] = '\0';
-        return kg_errorf(err, KG_EIO, "cannot make a folder for the Python helper under /tmp: %s", strerror(errno));
-    }
-    chmod(H.dir, 0755);
-    char script[PATH_MAX + 32];
-    snprintf(script, sizeof script, "%s/kgate_pyops.py", H.dir);
-    int rc = kg_write_atomic(script, kg_pyops_py, sizeof kg_pyops_py - 1, err);
-    if (rc != KG_OK) return rc;
-    chmod(script, 0644);
-    char *argv[] = { (char *)py, (char *)KG_PY_FLAG_ISOLATED, (char *)KG_PY_FLAG_NOBYTECODE, script,
-                     (char *)"--torch", (char *)(any_torch() ? "yes" : "no"), (char *)"--confine",
-                     (char *)(conf.confine ? "yes" : "no"), NULL };
-    kg_spawned sp;
-    char why[300];
-    if (kg_spawn_linked(py, argv, conf.env != NULL ? conf.env : environ, 3, 0,
-                        conf.hook != NULL ? conf.hook : die_with_parent, conf.arg, &sp, why, sizeof why) != 0)
-        return kg_errorf(err, KG_EIO, "cannot start kgate's Python helper (%s): %s", py, why);
-    H.pid = sp.pid;
-    H.sock = sp.sock;
-    H.outfd = sp.outfd;
-    H.seq = 0;
-    H.outlen = 0;
-    json_t *r = NULL;
-    double lim = conf.limit_s > 120 ? conf.limit_s : 120;
-    rc = helper_wait(PY_HELLO, lim, "did not start:", &r, err);
-    if (rc != KG_OK) return rc;
-    char *v = json_dumps(json_object_get(r, "versions"), JSON_COMPACT | JSON_SORT_KEYS);
-    snprintf(H.versions, sizeof H.versions, "%s", v != NULL ? v : "null");
-    free(v);
-    json_decref(r);
-    return KG_OK;
-}
-
-/* The helper, started when it is not running: on the configured Python,
- * and where that one cannot import the library, /usr/bin/python3. */
-static int helper_up(kg_err *err)
-{
-    if (H.pid > 0 && H.sock >= 0) return KG_OK;
-    if (H.pinned)
-        return kg_errorf(err, KG_EIO, "kgate's Python helper ended earlier: %.800s", H.dead[0] ? H.dead : "no reason "
-                         "known");
-    helper_end(0);
-    const char *py = kg_python_pick(conf.python);
-    int rc = spawn_on(py, err);
-    /* where the configured Python cannot import the library, or does not
-     * start at all (a confined helper cannot reach a Python under a hidden
-     * folder, such as a shim under $HOME) */
-    if (rc != KG_OK && rc != KG_ENOMEM && strcmp(py, "/usr/bin/python3") != 0 &&
-        access("/usr/bin/python3", X_OK) == 0) {
-        kg_err first = *err;
-        helper_end(1);
-        kg_err_clear(err);
-        rc = spawn_on("/usr/bin/python3", err);
-        if (rc != KG_OK) *err = first;
-        else kg_err_clear(err);
-    }
-    if (rc != KG_OK) {
-        char old[KG_ERR_MSG_MAX];
-        snprintf(old, sizeof old, "%s", err->msg);
-        helper_end(0);
-        kg_err_clear(err);
-        return kg_errorf(err, KG_EINPUT, "kgate's Python helper (%s) could not start: %.700s (install numpy%s for "
-                         "that Python, or name another one with KGATE_PYTHON)", py, old,
-                         any_torch() ? " and PyTorch" : "");
-    }
-    return KG_OK;
-}
-
-/* A memfd holding len bytes of data (NULL: zeros): the descriptor or -1. */
-static int memfd_with(const char *name, const void *data, size_t len)
-{
-    int fd = memfd_create(name, MFD_CLOEXEC);
-    if (fd < 0) return -1;
-    if (ftruncate(fd, (off_t)(len ? len : 8)) != 0) {
-        close(fd);
-        return -1;
-    }
-    for (size_t at = 0; data != NULL && at < len;) {
-        ssize_t w = pwrite(fd, (const char *)data + at, len - at, (off_t)at);
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        at += (size_t)w;
-    }
-    return fd;
-}
-
 /* Loads op p into the helper: its source as a memfd, hashed there. */
 static int load_op(pyop *p, kg_err *err)
 {
-    if (p->loaded) return KG_OK;
-    int fd = memfd_with("kgate-op-source", p->text, p->len);
+    if (p->loaded == kg_pyhelper_generation()) return KG_OK;
+    int fd = kg_pyhelper_memfd("kgate-op-source", p->text, p->len);
     if (fd < 0) return kg_errorf(err, KG_EIO, "op '%s': memfd: %s", p->decl.name, strerror(errno));
     json_t *m = json_object();
     json_object_set_new(m, "name", json_string(p->decl.name));
@@ -534,13 +202,12 @@ static int load_op(pyop *p, kg_err *err)
     json_object_set_new(m, "function", json_string(p->decl.py.function));
     json_object_set_new(m, "torch", json_boolean(p->decl.py.torch));
     json_object_set_new(m, "sha256", json_string(p->decl.sha256));
-    int rc = helper_send(PY_LOAD, m, &fd, 1, err);
+    json_t *r = NULL;
+    int rc = kg_pyhelper_ask(KG_PYH_LOAD, m, &fd, 1, "ended loading the reference:", &r, err);
     close(fd);
     json_decref(m);
-    json_t *r = NULL;
-    if (rc == KG_OK) rc = helper_wait(PY_LOAD, conf.limit_s, "ended loading the reference:", &r, err);
     json_decref(r);
-    if (rc == KG_OK) p->loaded = 1;
+    if (rc == KG_OK) p->loaded = kg_pyhelper_generation();
     return rc;
 }
 
@@ -580,7 +247,7 @@ static json_t *tensor_json(const kg_tensordecl *t, const kg_case *c, kg_dtype dt
 static int call_fn(pyop *p, const kg_case *c, const char *mode, const double *const in[], double *const out[],
                    kg_err *err)
 {
-    int rc = helper_up(err);
+    int rc = kg_pyhelper_up(any_torch(), err);
     if (rc == KG_OK) rc = load_op(p, err);
     if (rc != KG_OK) return rc;
     int64_t ie[KG_MAX_IN] = { 0 }, oe[KG_MAX_OUT] = { 0 };
@@ -590,12 +257,12 @@ static int call_fn(pyop *p, const kg_case *c, const char *mode, const double *co
     for (int i = 0; i < p->op.nin; i++) {
         for (int64_t e = 0; e < ie[i] && finite; e++) finite = isfinite(in[i][e]);
         json_array_append_new(ins, tensor_json(&p->in[i], c, py_in_dtype(c, i)));
-        if ((fds[nfd] = memfd_with("kgate-in", in[i], (size_t)ie[i] * sizeof(double))) < 0) break;
+        if ((fds[nfd] = kg_pyhelper_memfd("kgate-in", in[i], (size_t)ie[i] * sizeof(double))) < 0) break;
         nfd++;
     }
     for (int o = 0; o < p->op.nout && nfd == p->op.nin + o; o++) {
         json_array_append_new(outs, tensor_json(&p->out[o], c, py_out_dtype(c, o)));
-        if ((fds[nfd] = memfd_with("kgate-out", NULL, (size_t)oe[o] * sizeof(double))) < 0) break;
+        if ((fds[nfd] = kg_pyhelper_memfd("kgate-out", NULL, (size_t)oe[o] * sizeof(double))) < 0) break;
         nfd++;
     }
     json_object_set_new(m, "name", json_string(p->decl.name));
@@ -605,10 +272,9 @@ static int call_fn(pyop *p, const kg_case *c, const char *mode, const double *co
     json_object_set_new(m, "out", outs);
     if (nfd != p->op.nin + p->op.nout) rc = kg_errorf(err, KG_EIO, "op '%s': memfd: %s", p->decl.name,
                                                       strerror(errno));
-    if (rc == KG_OK) rc = helper_send(PY_CALL, m, fds, nfd, err);
-    json_decref(m);
     json_t *r = NULL;
-    if (rc == KG_OK) rc = helper_wait(PY_CALL, conf.limit_s, "ended in the call:", &r, err);
+    if (rc == KG_OK) rc = kg_pyhelper_ask(KG_PYH_CALL, m, fds, nfd, "ended in the call:", &r, err);
+    json_decref(m);
     json_decref(r);
     for (int o = 0; o < p->op.nout && rc == KG_OK; o++) {
         size_t want = (size_t)oe[o] * sizeof(double), at = 0;
@@ -939,28 +605,7 @@ int kg_pyops_register(const kg_plan *plan, int o, const char *folder, kg_err *er
 int kg_pyops_start(int fd, kg_err *err)
 {
     if (npyops == 0) return KG_OK;
-    int rc = helper_up(err);
+    int rc = kg_pyhelper_up(any_torch(), err);
     for (int i = 0; i < npyops && rc == KG_OK; i++) rc = load_op(pyops[i], err);
-    if (rc != KG_OK) return rc;
-    /* the helper has read its script: nothing is left to remove later
-     * (a confined caller may remove no file) */
-    if (H.dir[0] != '\0') {
-        char script[PATH_MAX + 32];
-        snprintf(script, sizeof script, "%s/kgate_pyops.py", H.dir);
-        unlink(script);
-        rmdir(H.dir);
-        H.dir[0] = '\0';
-    }
-    if (fd >= 0 && H.sock != fd) {
-        if (dup2(H.sock, fd) < 0) return kg_errorf(err, KG_EIO, "dup2: %s", strerror(errno));
-        close(H.sock);
-        H.sock = fd;
-    }
-    H.pinned = fd >= 0;
-    if (fd >= 0 && H.outfd >= 0) {
-        /* its output is not read from here on (the caller closes what it does not keep) */
-        close(H.outfd);
-        H.outfd = -1;
-    }
-    return KG_OK;
+    return rc == KG_OK ? kg_pyhelper_pin(fd, err) : rc;
 }
