@@ -389,6 +389,8 @@ typedef struct kg_case_facts {
     double flops, min_bytes;  /* the op's minimal flops and bytes moved for the case */
     int nin, nout;
     kg_tensor_fact in[KG_MAX_IN], out[KG_MAX_OUT];
+    char contract[96];        /* an op declared in Python: its bound ("library bound (k=8, ...)", "rtol 0.001,
+                               * atol 1e-05"), printed next to every verdict; "" for any other op */
 } kg_case_facts;
 
 #define KG_FACTS_FILE "ops.json"

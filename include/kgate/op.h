@@ -166,6 +166,70 @@ int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err 
 
 const kg_op *const *kg_op_all(int *n);
 
+/* ---- ops declared in Python (src/ops/pyops.c; docs/ops.md "Ops in
+ * Python") ---- */
+
+/* How this process runs Python references: python (NULL: KGATE_PYTHON's
+ * choice made by the caller, else /usr/bin/python3), the limit on one
+ * call in seconds, and for verify's op server a confinement: hook runs
+ * in the helper's child before its exec (0 or the child ends), the
+ * helper then stacks its own filter (no exec, fork, socket or write
+ * open) before any reference code runs, and gets a kgate-made
+ * environment (env, NULL-terminated; NULL: this process's). */
+typedef struct kg_pyops_conf {
+    const char *python;
+    double limit_s;
+    int confine;
+    int (*hook)(void *arg);
+    void *arg;
+    char *const *env;
+} kg_pyops_conf;
+void kg_pyops_configure(const kg_pyops_conf *conf);
+
+/* Registers plan op o, declared in Python, as a kg_op of this process:
+ * the reference's text read from beside the plan (folder NULL) or the
+ * evidence folder's copy sources/op-NAME.py, checked against the plan's
+ * sha256.  The helper starts at the first reference. */
+int kg_pyops_register(const kg_plan *plan, int o, const char *folder, kg_err *err);
+
+/* Starts the helper now (verify's op server, before its own confinement)
+ * for the Python ops registered, its socket moved to descriptor fd (>= 0;
+ * -1: where it is); 0 registered: nothing. */
+int kg_pyops_start(int fd, kg_err *err);
+
+/* The running helper's pid; 0 none. */
+long kg_pyops_pid(void);
+
+/* Ends the helper (QUIT, then reaped; killed when it does not end). */
+void kg_pyops_stop(void);
+
+/* The helper's versions ("{"numpy":...}") and its embedded source's
+ * sha256, for environment.json; "" before it started. */
+const char *kg_pyops_versions(void);
+void kg_pyops_source_sha256(char out[65]);
+
+/* The bound an op declared in Python states, for ops.json and every
+ * verdict: "library bound (k=16, floor=8 u32 sqrt(n))" or "rtol 0.001, atol 1e-05";
+ * "" for any other op. */
+void kg_pyops_contract(const char *op, char *buf, size_t cap);
+
+/* The library bound of an op declared in Python (docs/ops.md, "Ops in
+ * Python"; derived by tools/bench/pyop_bound.py).  Element i of an output
+ * may err by
+ *   k max(e_i, median of e over i's row) + F u32 sqrt(n) rowscale + 2 u_out |ref_i|
+ * where e_i is the larger of |lib_i - ref_i| and |libp_i - ref_i| (lib:
+ * the reference function evaluated in the case's dtype; libp: the same on
+ * inputs moved by one unit of that dtype's roundoff; both stored in the
+ * output's dtype), u32 = 2^-24 (2^-53 for an f64 output), n the reduction
+ * length, rowscale the largest |ref| of i's row (cols elements; cols <= 0:
+ * blocks of 256) and at least 1/16 of the output's, u_out the output
+ * dtype's unit roundoff.  libp may be
+ * NULL.  Pure arithmetic (tests/unit/test_pyops.c). */
+#define KG_PYOPS_K 16.0
+#define KG_PYOPS_FLOOR 8.0
+void kg_pyops_library_bound(const double *ref, const double *lib, const double *libp, int64_t n, int64_t cols,
+                            int64_t nred, kg_dtype out, double *bound);
+
 /* Checks every case of a plan against its op (known op, required
  * variables present and positive).  A violated precondition is not an
  * error: it makes the case inadmissible (see kg_op->admissible). */

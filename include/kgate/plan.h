@@ -248,12 +248,51 @@ typedef struct kg_gate {
  * beside it, as written); it is in the canonical text and so in the plan
  * hash. */
 #define KG_PLAN_MAX_OPS 8
+/* An op declared in Python (reference = python:FILE:FUNCTION, docs/ops.md
+ * "Ops in Python"): its keys as written (each checked when the plan is
+ * read) and the line of each. */
+enum { KG_PYK_REFERENCE, KG_PYK_TENSORS, KG_PYK_VARS, KG_PYK_INPUTS, KG_PYK_OUTPUTS, KG_PYK_REQUIRES,
+       KG_PYK_FLOPS, KG_PYK_BYTES, KG_PYK_HELDOUT, KG_PYK_BOUND, KG_PYK_RTOL, KG_PYK_ATOL, KG_PYK_COUNT };
+typedef struct kg_pyopdecl {
+    char function[KG_NAME_MAX];  /* FUNCTION of reference = python:FILE:FUNCTION (FILE is the op's source) */
+    int torch;                   /* tensors = torch (default numpy) */
+    char vars[KG_TEXT_MAX];      /* as a C op's .vars: NAME, NAME:real, NAME:bool */
+    char inputs[KG_TEXT_MAX];    /* NAME[dim, ...][:DTYPE] ... */
+    char outputs[KG_TEXT_MAX];
+    char requires[KG_TEXT_MAX];  /* conditions; "" none */
+    char flops[KG_TEXT_MAX];     /* integer expressions; "" 0 */
+    char bytes[KG_TEXT_MAX];
+    char heldout[KG_TEXT_MAX];   /* the held-out variables when has_heldout */
+    int has_heldout;
+    int tolerance;               /* bound = tolerance (rtol, atol); 0: bound = library */
+    double rtol, atol;
+    int lines[KG_PYK_COUNT];     /* the line of each key; 0 not given */
+} kg_pyopdecl;
+
 typedef struct kg_opdecl {
     char name[KG_NAME_MAX];
-    char source[KG_PATH_MAX];    /* as written, relative to the plan's folder */
+    char source[KG_PATH_MAX];    /* as written, relative to the plan's folder: the C source, or the
+                                  * Python reference's FILE */
     char sha256[65];
     int line;
+    int python;                  /* declared in Python: py holds its keys */
+    kg_pyopdecl py;
 } kg_opdecl;
+
+/* One tensor of a Python op's inputs or outputs key: NAME[dim, ...] with
+ * an optional :DTYPE; dims are integer expressions (src/plan/expr.h). */
+#define KG_PLAN_MAX_DIMS 8
+typedef struct kg_tensordecl {
+    char name[KG_VAR_NAME_MAX];
+    char dims[KG_PLAN_MAX_DIMS][KG_TEXT_MAX / 4];
+    int ndims;
+    int dtype;                   /* a kg_dtype, or -1: the case's dtype */
+} kg_tensordecl;
+
+/* Parses a Python op's inputs or outputs text into at most max tensors:
+ * the count, or -1 with why (the offending text and the fix). */
+int kg_plan_tensors(const char *text, kg_tensordecl *out, int max, char *why, size_t cap);
+
 
 typedef struct kg_plan {
     char path[KG_PATH_MAX];     /* as given */
@@ -338,6 +377,10 @@ void kg_case_var_order(const kg_case *c, int order[KG_CASE_VARS]);
 /* Where plan->ops[o]'s source is: as written when absolute, else
  * against the plan's folder. */
 void kg_plan_op_source_path(const kg_plan *plan, int o, char *out, size_t cap);
+
+/* The name of declared op o's copy in an evidence folder's sources/:
+ * "op-NAME.c", or "op-NAME.py" for an op declared in Python. */
+void kg_plan_op_copy_name(const kg_plan *plan, int o, char *out, size_t cap);
 
 /* The declared op name of the plan: its index in plan->ops, -1 if none. */
 int kg_plan_find_op(const kg_plan *plan, const char *name);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "backend/hostlink.h"
 #include "sandbox/sandbox.h"
+#include "toolchain/spawn.h"
 #include "base/util.h"
 
 int kg_hostlink_init(kg_hostlink *h, const char *arm, uint32_t violation_kind, uint32_t max_reply, kg_err *err)
@@ -52,48 +53,14 @@ int kg_hostlink_mkdir(kg_hostlink *h, kg_err *err)
 int kg_hostlink_spawn(kg_hostlink *h, const char *exe, char *const argv[], char *const envp[],
                       int sock_fd, kg_err *err)
 {
-    int sv[2], po[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-        return kg_errorf(err, KG_EIO, "arm '%s': socketpair: %s", h->arm, strerror(errno));
-    if (pipe2(po, O_CLOEXEC) != 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return kg_errorf(err, KG_EIO, "arm '%s': pipe: %s", h->arm, strerror(errno));
-    }
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* the child only rearranges descriptors and execs: nothing of the
-         * worker's memory survives the exec; a session of its own (where
-         * asked) is also a process group of its own, and leaves it no
-         * controlling terminal */
-        if (!h->own_session || setsid() < 0) setpgid(0, 0);
-        int s2 = fcntl(sv[1], F_DUPFD, sock_fd + 1), p2 = fcntl(po[1], F_DUPFD, sock_fd + 1);
-        if (s2 < 0 || p2 < 0) _exit(127);
-        if (devnull >= 0) dup2(devnull, 0);
-        dup2(p2, 1);
-        dup2(p2, 2);
-        dup2(s2, sock_fd);
-        syscall(SYS_close_range, (unsigned)sock_fd + 1, ~0u, 0);
-        execve(exe, argv, envp);
-        _exit(127);
-    }
-    int fork_errno = errno;
-    if (devnull >= 0) close(devnull);
-    close(sv[1]);
-    close(po[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        close(po[0]);
-        return kg_errorf(err, KG_EIO, "arm '%s': fork: %s", h->arm, strerror(fork_errno));
-    }
-    setpgid(pid, pid);
-    h->pid = pid;
-    h->sock = sv[0];
-    h->outfd = po[0];
+    kg_spawned sp;
+    char why[200];
+    if (kg_spawn_linked(exe, argv, envp, sock_fd, h->own_session, NULL, NULL, &sp, why, sizeof why) != 0)
+        return kg_errorf(err, KG_EIO, "arm '%s': %s", h->arm, why);
+    h->pid = sp.pid;
+    h->sock = sp.sock;
+    h->outfd = sp.outfd;
     h->seq = 0;
-    fcntl(h->outfd, F_SETFL, fcntl(h->outfd, F_GETFL) | O_NONBLOCK);
     return KG_OK;
 }
 

@@ -16,6 +16,7 @@
 #include "backend/hostlink.h"
 #include "backend/launch.h"
 #include "backend/libarm.h"
+#include "toolchain/spawn.h"
 #include "kgate/op.h"
 #include "kg_libarm_py.h"
 #include "base/util.h"
@@ -279,7 +280,7 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
                              strerror(errno));
         }
     }
-    const char *py = s != NULL && s->python != NULL && s->python[0] != '\0' ? s->python : "/usr/bin/python3";
+    const char *py = kg_python_pick(s != NULL ? s->python : NULL);
     return start_with(h, plan, arm, device, py, script, out, err);
 }
 

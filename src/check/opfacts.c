@@ -26,6 +26,9 @@ static json_t *case_facts(const kg_case *kc, const kg_op *op)
     json_object_set_new(o, "op", json_string(op->name));
     json_object_set_new(o, "admissible", json_boolean(adm));
     json_object_set_new(o, "scalars", json_string(op->scalars != NULL ? op->scalars : ""));
+    char contract[96];
+    kg_pyops_contract(op->name, contract, sizeof contract);
+    if (contract[0] != '\0') json_object_set_new(o, "contract", json_string(contract));
     json_object_set_new(o, "flops", json_real(op->flops != NULL ? op->flops(kc) : 0.0));
     json_object_set_new(o, "min_bytes", json_real(op->min_bytes != NULL ? op->min_bytes(kc) : 0.0));
     if (adm) {

@@ -98,6 +98,42 @@ static int answer(served *sv, uint32_t tag, const unsigned char *req)
     return rc;
 }
 
+/* The Python helper's confinement, in its child before the exec. */
+static int confine_python(void *arg)
+{
+    char why[256];
+    return kg_sandbox_python_child((const kg_sandbox_opts *)arg, why, sizeof why) != 0;
+}
+
+/* The plan's ops declared in Python, registered from the folder's
+ * copies (sources/op-NAME.py), and their helper started with its socket
+ * on the descriptor the sandbox keeps. */
+static int start_python(const kg_opserver_opts *o, const kg_plan *plan, kg_err *err)
+{
+    int any = 0;
+    for (int k = 0; k < plan->nops; k++) {
+        if (!plan->ops[k].python) continue;
+        any = 1;
+        int rc = kg_pyops_register(plan, k, o->folder, err);
+        if (rc != KG_OK) return rc;
+    }
+    if (!any) return KG_OK;
+    /* the server's private folder, a kgate-made environment, the
+     * server's limits and hidden folders */
+    static char store[2048];
+    static char *envp[16];
+    static kg_sandbox_opts so;
+    const char *dir = o->dir;
+    if (kg_sandbox_env(dir, store, sizeof store, envp, 16) < 0)
+        return kg_errorf(err, KG_EINTERNAL, "the Python helper's environment does not fit");
+    so = (kg_sandbox_opts){ .parent = getpid(), .dir = dir, .mem_bytes = o->mem_bytes, .cpu_s = o->cpu_s,
+                            .hide = o->hide };
+    kg_pyops_conf pc = { .python = o->python, .limit_s = 300, .confine = 1, .hook = confine_python, .arg = &so,
+                         .env = envp };
+    kg_pyops_configure(&pc);
+    return kg_pyops_start(KG_SANDBOX_SOCK_FD, err);
+}
+
 int kg_opserver_main(const kg_opserver_opts *o)
 {
     char path[KG_PATH_MAX + 32], *text = NULL, why[512];
@@ -116,10 +152,17 @@ int kg_opserver_main(const kg_opserver_opts *o)
         say(KG_OPS_ERROR, 0, e.msg);
         goto done;
     }
+    /* the ops declared in Python: their helper started now, before the
+     * server confines itself (it can start no process after) */
+    if (start_python(o, plan, &e) != KG_OK) {
+        say(KG_OPS_ERROR, 0, e.msg);
+        goto done;
+    }
     /* confined, then loaded: the modules' constructors run inside */
     unsigned active = 0;
     kg_sandbox_opts so = { .parent = o->parent, .dir = o->dir, .mem_bytes = o->mem_bytes, .cpu_s = o->cpu_s,
-                           .on_violation = report_violation, .hide = o->hide, .blas = 1 };
+                           .on_violation = report_violation, .hide = o->hide, .blas = 1,
+                           .pyhelper = (pid_t)kg_pyops_pid() };
     if (kg_sandbox_enter(&so, &active, why, sizeof why) != 0) {
         say(KG_OPS_ERROR, 0, why);
         goto done;
@@ -297,7 +340,8 @@ static int start_server(kg_opclient *c, const char *folder, kg_err *err)
     char *argv[] = { c->exe, (char *)"opserver", (char *)"--folder", abs_folder, (char *)"--dir", dir,
                      (char *)"--parent", parent, (char *)"--hide", hide, (char *)"--cc",
                      (char *)(s->cc != NULL ? s->cc : ""), (char *)"--include",
-                     (char *)(s->include_dir != NULL ? s->include_dir : ""), NULL };
+                     (char *)(s->include_dir != NULL ? s->include_dir : ""), (char *)"--python",
+                     (char *)(s->python != NULL ? s->python : ""), NULL };
     int in[2] = { -1, -1 }, out[2] = { -1, -1 };
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
         int er = errno;

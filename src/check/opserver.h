@@ -50,6 +50,7 @@ typedef struct kg_opserver_opts {
     const char *hide;         /* colon-separated folders the op code must not see */
     const char *cc;           /* the C compiler; NULL: cc */
     const char *include_dir;  /* the folder holding kgate/op.h; NULL: found beside the program */
+    const char *python;       /* the Python of ops declared in Python; NULL: /usr/bin/python3 */
     long cpu_s;               /* RLIMIT_CPU of the server; 0: none */
     uint64_t mem_bytes;       /* RLIMIT_AS; 0: none */
 } kg_opserver_opts;

@@ -180,11 +180,43 @@ static void warning_lines(FILE *out, const kg_analysis *an, const char *dir)
     if (npy > 0) fprintf(out, "\n");
 }
 
+int kg_cli_contracts(const kg_plan *plan, const char *dir, char (*out)[96])
+{
+    for (int c = 0; c < plan->ncases; c++) out[c][0] = '\0';
+    if (dir == NULL || dir[0] == '\0') return 0;
+    char path[1200], *text = NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, KG_FACTS_FILE);
+    kg_case_facts *f = NULL;
+    kg_err e = { 0 };
+    int any = 0;
+    if (kg_read_file(path, &text, NULL, &e) == KG_OK && kg_facts_parse(path, text, plan, &f, &e) == KG_OK)
+        for (int c = 0; c < plan->ncases; c++) {
+            snprintf(out[c], 96, "%s", f[c].contract);
+            any |= f[c].contract[0] != '\0';
+        }
+    free(f);
+    free(text);
+    return any;
+}
+
+/* The bound each case's op declared in Python states: one line per case. */
+static void contract_lines(FILE *out, const kg_analysis *an, const char *dir)
+{
+    char (*ct)[96] = calloc((size_t)(an->plan->ncases > 0 ? an->plan->ncases : 1), sizeof *ct);
+    if (ct != NULL && kg_cli_contracts(an->plan, dir, ct))
+        for (int c = 0; c < an->plan->ncases; c++)
+            if (ct[c][0] != '\0')
+                fprintf(out, "  checked against: case %s, op %s: %s\n", an->plan->cases[c].name,
+                        an->plan->cases[c].op, ct[c]);
+    free(ct);
+}
+
 void kg_cli_brief(FILE *out, const kg_analysis *an, const char *dir, const char *signed_by)
 {
     if (an == NULL || an->plan == NULL) return;
     gate_lines(out, an);
     pair_lines(out, an);
+    contract_lines(out, an, dir);
     control_lines(out, an);
     warning_lines(out, an, dir);
     fprintf(out, "report:   %s/report.html\n", dir);

@@ -14,4 +14,9 @@
  * report is report.md (`--report`, `kgate report DIR`). */
 void kg_cli_brief(FILE *out, const kg_analysis *an, const char *dir, const char *signed_by);
 
+/* The bound each case's op states where it was declared in Python (the
+ * folder's ops.json, "contract"): out[c] "" for the others; 1 when any
+ * case has one. */
+int kg_cli_contracts(const kg_plan *plan, const char *dir, char (*out)[96]);
+
 #endif

@@ -6,8 +6,10 @@
  * The table and its notes are run/admission.h's; the command parses its
  * options, runs the campaign and prints. */
 #include <stdio.h>
+#include <stdlib.h>
 #include "run/admission.h"
 #include "cli.h"
+#include "brief.h"
 
 static const char about[] =
     "Runs the admission checks of every arm on every case, in one fresh worker process, and prints\n"
@@ -64,6 +66,18 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
     kg_err err = { 0 };
     int rc = kg_campaign_run(&o, dir, sizeof dir, &an, &err);
     if (rc != KG_OK) return kg_cli_fail(rc, err.msg);
+    /* the ops declared in Python: the bound their checks use */
+    char bounds[2048] = "";
+    size_t bl = 0;
+    char (*ct)[96] = an.plan != NULL ? calloc((size_t)(an.plan->ncases > 0 ? an.plan->ncases : 1), sizeof *ct) : NULL;
+    if (ct != NULL && kg_cli_contracts(an.plan, dir, ct))
+        for (int c = 0; c < an.plan->ncases && bl < sizeof bounds; c++) {
+            if (ct[c][0] == '\0') continue;
+            int w = snprintf(bounds + bl, sizeof bounds - bl, "case %s: op %s, declared in Python, checked against %s\n",
+                             an.plan->cases[c].name, an.plan->cases[c].op, ct[c]);
+            if (w > 0) bl += (size_t)w;
+        }
+    free(ct);
     kg_analysis_free(&an);
     kg_admission a;
     if ((rc = kg_admission_read(dir, neg, &a, &err)) != KG_OK) {
@@ -82,6 +96,7 @@ int kg_cmd_check(int argc, char **argv, const kg_settings *env)
     if (!kg_cli_quiet) {
         fputs(a.table.buf, stdout);
         if (a.notes.len > 0) printf("\n%s", a.notes.buf);
+        if (bounds[0] != '\0') printf("\n%s", bounds);
     }
     fprintf(sum, "%s%d checks, %d failed (%d inadmissible, %d weak).  Evidence: %s\n", kg_cli_quiet ? "" : "\n", a.total, a.failed, a.inadmissible,
            a.weak, dir);

@@ -30,6 +30,9 @@ int kg_cmd_list(int argc, char **argv, const kg_settings *env)
         if (op->scalars != NULL && op->scalars[0]) printf(";  scalars: %s", op->scalars);
         printf("\n");
     }
+    if (!kg_cli_quiet)
+        puts("  (and the ops a plan declares: [op NAME] with source = a C file, or reference = python:FILE:FUNCTION,\n"
+             "   a numpy or torch function: docs/ops.md; kgate check shows the bound each is checked against)");
     if (!kg_cli_quiet) puts("backends:");
     char about[256];
     const char *name;

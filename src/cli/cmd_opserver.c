@@ -29,6 +29,8 @@ int kg_cmd_opserver(int argc, char **argv, const kg_settings *env)
         { .name = "cc", .arg = "CC", .kind = KG_CLI_STRING, .dst = &o.cc, .help = "the C compiler (\"\": cc)" },
         { .name = "include", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.include_dir,
           .help = "the folder holding kgate/op.h (\"\": found beside this program)" },
+        { .name = "python", .arg = "PY", .kind = KG_CLI_STRING, .dst = &o.python,
+          .help = "the Python of the ops declared in Python (\"\": /usr/bin/python3)" },
         { .name = "cpu-s", .arg = "S", .kind = KG_CLI_REAL, .dst = &cpu_s, .min = 0, .max = 1e9,
           .help = "CPU-time limit in seconds (0: none)" },
         { .name = "mem-mib", .arg = "MIB", .kind = KG_CLI_REAL, .dst = &mem_mib, .min = 0, .max = 1e9,
@@ -44,6 +46,7 @@ int kg_cmd_opserver(int argc, char **argv, const kg_settings *env)
     }
     if (o.cc != NULL && o.cc[0] == '\0') o.cc = NULL;
     if (o.include_dir != NULL && o.include_dir[0] == '\0') o.include_dir = NULL;
+    if (o.python != NULL && o.python[0] == '\0') o.python = NULL;
     o.parent = (pid_t)parent;
     o.cpu_s = (long)cpu_s;
     o.mem_bytes = (uint64_t)(mem_mib * 1048576.0);

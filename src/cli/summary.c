@@ -14,6 +14,7 @@
 #include "kgate/plan.h"
 #include "evidence/attest.h"
 #include "report/report.h"
+#include "brief.h"
 #include "base/safefs.h"
 #include "summary.h"
 #include "base/util.h"
@@ -26,10 +27,12 @@ static json_t *num(double v)
 
 /* The verdicts of the pairs that ran: one object per (case, arm) the
  * arm applies to, in plan order. */
-static json_t *verdicts_json(const kg_analysis *an)
+static json_t *verdicts_json(const kg_analysis *an, const char *dir)
 {
     const kg_plan *plan = an->plan;
     json_t *vs = json_array();
+    char (*ct)[96] = calloc((size_t)(plan->ncases > 0 ? plan->ncases : 1), sizeof *ct);
+    int any = ct != NULL && kg_cli_contracts(plan, dir, ct);
     for (int c = 0; c < an->ncases; c++)
         for (int a = 0; a < an->narms; a++) {
             const kg_arm_result *r = &an->res[c * an->narms + a];
@@ -50,13 +53,15 @@ static json_t *verdicts_json(const kg_analysis *an)
             json_object_set_new(v, "reduction_upper", eff ? num(r->eff.rho_hi) : json_null());
             json_object_set_new(v, "gated", json_boolean(r->gated));
             json_object_set_new(v, "gate_fail", r->gated && r->gate_why[0] ? json_string(r->gate_why) : json_null());
+            if (any && ct[c][0] != '\0') json_object_set_new(v, "contract", json_string(ct[c]));
             json_array_append_new(vs, v);
         }
+    free(ct);
     return vs;
 }
 
 /* The campaign's outcome: its schema, plan, gate, processes and verdicts. */
-static void outcome_json(json_t *s, const kg_analysis *an)
+static void outcome_json(json_t *s, const kg_analysis *an, const char *dir)
 {
     json_object_set_new(s, "schema", json_integer(KG_EVIDENCE_SCHEMA));
     json_object_set_new(s, "plan_sha256", json_string(an->plan->hash));
@@ -71,7 +76,7 @@ static void outcome_json(json_t *s, const kg_analysis *an)
     json_object_set_new(pr, "accepted", json_integer(an->nproc_accepted));
     json_object_set_new(pr, "excluded", json_integer(an->nproc_rejected));
     json_object_set_new(s, "processes", pr);
-    json_object_set_new(s, "verdicts", verdicts_json(an));
+    json_object_set_new(s, "verdicts", verdicts_json(an, dir));
 }
 
 int kg_cli_summary_json(FILE *out, const kg_summary_in *in, kg_err *err)
@@ -88,7 +93,7 @@ int kg_cli_summary_json(FILE *out, const kg_summary_in *in, kg_err *err)
         json_object_set_new(s, "gate", json_null());
         json_object_set_new(s, "verdicts", json_array());
     } else {
-        outcome_json(s, in->an);
+        outcome_json(s, in->an, in->dir);
     }
     json_t *sig = json_object();
     char path[KG_PATH_MAX + 32];

@@ -156,5 +156,16 @@ json_t *kg_envrec_programs(const kg_envrec_in *in)
         json_object_set_new(lh, "script_sha256", json_string(in->helper_sha256 != NULL ? in->helper_sha256 : ""));
         json_object_set_new(o, "library_helper", lh);
     }
+    if (in->ops_python != NULL) {
+        json_t *oh = json_object();
+        json_object_set_new(oh, "python", program(in->ops_python, in->path_env));
+        json_object_set_new(oh, "flags", json_string(in->python_flags != NULL ? in->python_flags : ""));
+        json_object_set_new(oh, "script_sha256", json_string(in->ops_helper_sha256 != NULL ? in->ops_helper_sha256
+                                                                                            : ""));
+        json_t *v = in->ops_versions != NULL && in->ops_versions[0] ? json_loads(in->ops_versions, 0, NULL) : NULL;
+        json_object_set_new(oh, "versions", json_is_object(v) ? v : json_null());
+        if (v != NULL && !json_is_object(v)) json_decref(v);
+        json_object_set_new(o, "ops_helper", oh);
+    }
     return o;
 }

@@ -64,6 +64,9 @@ typedef struct kg_envrec_in {
     const char *python;          /* the library helper's Python (NULL: no library arm) */
     const char *python_flags;    /* the flags it runs the helper with */
     const char *helper_sha256;   /* the helper script's SHA-256 */
+    const char *ops_python;      /* the Python the ops' helper runs (ops declared in Python); NULL: none */
+    const char *ops_helper_sha256; /* that helper script's SHA-256 (src/ops/pyops_helper.py) */
+    const char *ops_versions;    /* that helper's versions, a JSON object ({"numpy": ...}); NULL or "": none */
 } kg_envrec_in;
 
 /* The "programs" object of environment.json (envrec.h's list). */

@@ -56,6 +56,11 @@ static int one_case(const char *name, const kg_case *kc, json_t *o, kg_case_fact
                          "(restore the file from the campaign)", name, kc->name);
     snprintf(f->op, sizeof f->op, "%s", op);
     snprintf(f->scalars, sizeof f->scalars, "%s", sc != NULL ? sc : "");
+    json_t *ct = json_object_get(o, "contract");
+    if (ct != NULL && (!json_is_string(ct) || strlen(json_string_value(ct)) >= sizeof f->contract))
+        return kg_errorf(err, KG_EINPUT, "%s: case %s: contract is a text of under %d characters (restore the file "
+                         "from the campaign)", name, kc->name, (int)sizeof f->contract);
+    snprintf(f->contract, sizeof f->contract, "%s", ct != NULL ? json_string_value(ct) : "");
     f->admissible = json_is_true(adm);
     f->flops = json_number_value(fl);
     f->min_bytes = json_number_value(mb);

@@ -170,7 +170,9 @@ static int load_module(const kg_plan *plan, const kg_opdecl *od, const char *so,
 /* The source of declared op o: beside the plan, or the folder's copy. */
 static void op_source(const kg_plan *plan, int o, const char *folder, char *path, size_t cap)
 {
-    if (folder != NULL) snprintf(path, cap, "%s/sources/op-%s.c", folder, plan->ops[o].name);
+    char name[KG_NAME_MAX + 16];
+    kg_plan_op_copy_name(plan, o, name, sizeof name);
+    if (folder != NULL) snprintf(path, cap, "%s/sources/%s", folder, name);
     else kg_plan_op_source_path(plan, o, path, cap);
 }
 
@@ -195,22 +197,49 @@ static int check_source(const kg_plan *plan, int o, const char *path, int folder
     return KG_OK;
 }
 
+/* The ops declared in Python, loaded into a helper once (their files
+ * run, their functions found), so that a reference that does not load
+ * stops the campaign before any worker. */
+static int try_python(const kg_plan *plan, const kg_settings *s, kg_err *err)
+{
+    kg_pyops_conf pc = { .python = s != NULL ? s->python : NULL, .limit_s = plan->campaign.timeout_s };
+    kg_pyops_configure(&pc);
+    int rc = kg_pyops_start(-1, err);
+    kg_pyops_stop();
+    if (rc != KG_OK && err != NULL) {
+        char old[KG_ERR_MSG_MAX];
+        snprintf(old, sizeof old, "%s", err->msg);
+        kg_err_clear(err);
+        int o = 0;
+        while (o < plan->nops - 1 && !plan->ops[o].python) o++;
+        rc = kg_errorf(err, KG_EINPUT, "%s:%d: [op %s]: its reference does not load: %.800s", plan->path,
+                       plan->ops[o].line, plan->ops[o].name, old);
+    }
+    return rc;
+}
+
 int kg_ops_bind(const kg_plan *plan, const kg_settings *s, kg_err *err)
 {
     if (plan == NULL) return KG_OK;
-    int rc = KG_OK;
+    int rc = KG_OK, npy = 0;
     for (int o = 0; o < plan->nops && rc == KG_OK; o++) {
         const kg_opdecl *od = &plan->ops[o];
         int have = loaded_index(od->name);
         if (have >= 0 && strcmp(loaded[have].sha256, od->sha256) == 0) continue;
         char path[2 * KG_PATH_MAX + 32], dir[PATH_MAX] = "", so[PATH_MAX + 16];
         op_source(plan, o, NULL, path, sizeof path);
+        if (od->python) {
+            if ((rc = check_source(plan, o, path, 0, err)) == KG_OK) rc = kg_pyops_register(plan, o, NULL, err);
+            npy++;
+            continue;
+        }
         if ((rc = check_source(plan, o, path, 0, err)) == KG_OK) rc = build_private(plan, od, path, s, dir, err);
         plan_op po;
         snprintf(so, sizeof so, "%s/op.so", dir);
         if (rc == KG_OK && (rc = load_module(plan, od, so, &po, err)) == KG_OK) rc = remember(&po, err);
         remove_private(dir);
     }
+    if (rc == KG_OK && npy > 0) rc = try_python(plan, s, err);
     return rc;
 }
 
@@ -236,7 +265,7 @@ int kg_ops_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err 
             free(text);
             break;
         }
-        snprintf(rel, sizeof rel, "op-%s.c", od->name);
+        kg_plan_op_copy_name(plan, o, rel, sizeof rel);
         snprintf(shown, sizeof shown, "%s/sources/%s", dir, rel);
         rc = kg_write_atomic_at(sfd, rel, shown, text, len, err);
         free(text);
@@ -255,6 +284,11 @@ int kg_ops_build(const kg_plan *plan, const kg_settings *s, const char *folder, 
         snprintf(tmp, sizeof tmp, "%s.tmp", so);
         snprintf(log, sizeof log, "%s.log", so);
         int rc = folder != NULL ? check_source(plan, o, src, 1, err) : KG_OK;
+        if (od->python) {
+            /* nothing to build: the helper runs the reference's text */
+            if (rc != KG_OK) return rc;
+            continue;
+        }
         if (rc == KG_OK) rc = kg_mkdir_p(build_dir, err);
         if (rc == KG_OK) rc = compile_module(plan, od, src, s, tmp, log, err);
         unlink(log);
@@ -272,6 +306,11 @@ int kg_ops_load_built(const kg_plan *plan, const char *build_dir, kg_err *err)
 {
     for (int o = 0; o < plan->nops; o++) {
         const kg_opdecl *od = &plan->ops[o];
+        if (od->python) {
+            int rc = kg_pyops_register(plan, o, NULL, err);
+            if (rc != KG_OK) return rc;
+            continue;
+        }
         int have = loaded_index(od->name);
         if (have >= 0 && strcmp(loaded[have].sha256, od->sha256) == 0) continue;
         char so[KG_PATH_MAX + 96];

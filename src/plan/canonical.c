@@ -94,9 +94,11 @@ int plan_make_canonical(kg_plan *plan)
     kg_sb tb = {0};
     kg_sb_printf(&tb, "[campaign]\n");
     write_section(&tb, SEC_CAMPAIGN, &plan->campaign, 0);
-    for (int o = 0; o < plan->nops; o++)
-        kg_sb_printf(&tb, "\n[op %s]\nsource = %s\nsha256 = %s\n", plan->ops[o].name, plan->ops[o].source,
-                     plan->ops[o].sha256);
+    for (int o = 0; o < plan->nops; o++) {
+        if (plan->ops[o].python) plan_pyop_canonical(&tb, &plan->ops[o]);
+        else kg_sb_printf(&tb, "\n[op %s]\nsource = %s\nsha256 = %s\n", plan->ops[o].name, plan->ops[o].source,
+                          plan->ops[o].sha256);
+    }
     for (int c = 0; c < plan->ncases; c++) {
         kg_sb_printf(&tb, "\n[case %s]\n", plan->cases[c].name);
         write_section(&tb, SEC_CASE, &plan->cases[c], 0);

@@ -52,8 +52,15 @@ int plan_op_key(plan_ctx *ctx, const char *name, const char *v, int line, const 
 {
     kg_opdecl *od = &ctx->plan->ops[ctx->idx];
     int is_src = strcmp(name, "source") == 0, is_sha = strcmp(name, "sha256") == 0;
+    if (plan_pyop_is_key(name)) return plan_pyop_key(ctx, od, name, v, line, ltext, llen);
     if (!is_src && !is_sha) {
-        plan_perr(ctx, line, "unknown key", name, strlen(name), "keys of [op]: source sha256");
+        plan_perr(ctx, line, "unknown key", name, strlen(name), "keys of [op]: source sha256 (a C op); reference "
+                  "tensors vars inputs outputs requires flops bytes heldout bound rtol atol (an op in Python)");
+        return 1;
+    }
+    if (is_src && od->python) {
+        plan_perr(ctx, line, "both source and reference", ltext, llen, "an op is C (source = FILE.c) or Python "
+                  "(reference = python:FILE:FUNCTION), not both: remove one");
         return 1;
     }
     char *dst = is_src ? od->source : od->sha256;
@@ -92,14 +99,28 @@ void plan_check_op(plan_ctx *ctx, int o)
     size_t l;
     const char *t = plan_line_text(ctx, od->line, &l);
     if (od->source[0] == '\0') {
-        plan_perr(ctx, od->line, "op has no source", t, l, "add source = the op's C file (docs/ops.md)");
+        plan_perr(ctx, od->line, "op has no source", t, l, "add source = the op's C file, or reference = "
+                  "python:FILE:FUNCTION (docs/ops.md)");
         return;
+    }
+    int other = plan_pyop_other_key(od);
+    if (!od->python && other >= 0) {
+        int ln = od->py.lines[other];
+        const char *kt = plan_line_text(ctx, ln, &l);
+        plan_perr(ctx, ln, "a Python op's key on a C op", kt, l, "'%s' belongs to an op declared with reference = "
+                  "python:FILE:FUNCTION; a C op declares it in its source: remove the line", plan_pyop_key_name(other));
+        return;
+    }
+    if (od->python) {
+        plan_pyop_check(ctx, o);
+        if (ctx->failed) return;
     }
     char path[2 * KG_PATH_MAX + 2];
     kg_plan_op_source_path(plan, o, path, sizeof path);
     if (od->sha256[0] != '\0' && plan->base_dir[0] != '\0') {
-        char copy[2 * KG_PATH_MAX + 2];
-        snprintf(copy, sizeof copy, "%s/sources/op-%s.c", plan->base_dir, od->name);
+        char copy[2 * KG_PATH_MAX + 2], rel[KG_NAME_MAX + 16];
+        kg_plan_op_copy_name(plan, o, rel, sizeof rel);
+        snprintf(copy, sizeof copy, "%s/sources/%s", plan->base_dir, rel);
         struct stat st;
         if (stat(copy, &st) == 0) snprintf(path, sizeof path, "%s", copy);
     }
@@ -107,12 +128,16 @@ void plan_check_op(plan_ctx *ctx, int o)
     kg_err e = { 0 };
     if (kg_sha256_file(path, hex, &e) != KG_OK) {
         if (od->sha256[0] != '\0') return;
-        plan_perr(ctx, od->line, "op source not found", t, l, "%s: %s", path, e.msg);
+        int ln = od->python && od->py.lines[KG_PYK_REFERENCE] ? od->py.lines[KG_PYK_REFERENCE] : od->line;
+        if (ln != od->line) t = plan_line_text(ctx, ln, &l);
+        plan_perr(ctx, ln, od->python ? "op reference file not found" : "op source not found", t, l, "%s: %s", path,
+                  e.msg);
         return;
     }
     if (od->sha256[0] != '\0' && strcmp(od->sha256, hex) != 0) {
-        plan_perr(ctx, od->line, "op source changed", t, l, "%s hashes to %.12s, the plan says %.12s: remove the sha256 "
-             "line to take the source as it is", path, hex, od->sha256);
+        plan_perr(ctx, od->line, od->python ? "op reference changed" : "op source changed", t, l, "%s hashes to "
+                  "%.12s, the plan says %.12s: remove the sha256 line to take the file as it is", path, hex,
+                  od->sha256);
         return;
     }
     memcpy(od->sha256, hex, sizeof hex);

@@ -209,6 +209,23 @@ int plan_op_key(plan_ctx *ctx, const char *name, const char *v, int line, const 
 /* Declared op o: its source found and hashed. */
 void plan_check_op(plan_ctx *ctx, int o);
 
+/* ---- pyop.c: the keys of an op declared in Python ---- */
+
+/* 1 when name is a key of a Python op (reference, tensors, vars, ...). */
+int plan_pyop_is_key(const char *name);
+/* One such key of op od. */
+int plan_pyop_key(plan_ctx *ctx, kg_opdecl *od, const char *name, const char *v, int line, const char *lt,
+                  size_t ll);
+/* The section's checks: vars, tensors, expressions, heldout, the bound. */
+void plan_pyop_check(plan_ctx *ctx, int o);
+/* A Python op's key given besides reference (for a C op that has one): its
+ * index, -1 none; and a key's name. */
+int plan_pyop_other_key(const kg_opdecl *od);
+const char *plan_pyop_key_name(int k);
+/* The section's canonical text. */
+struct kg_sb;
+void plan_pyop_canonical(struct kg_sb *sb, const kg_opdecl *od);
+
 /* ---- axes.c ---- */
 
 /* The value v of key ki holds '{' or '}': records its axes (a key that

@@ -37,6 +37,8 @@ void kg_report_case_vars(kg_sb *sb, const kg_evidence *ev, int c)
     kg_case_var_order(k, order);
     for (int j = 0; j < k->nvars; j++)
         kg_sb_printf(sb, "%s%s = %s", n++ ? ", " : "", k->vars[order[j]].name, k->vars[order[j]].text);
+    /* an op declared in Python: the bound its verdicts are checked against */
+    if (f != NULL && f->contract[0] != '\0') kg_sb_printf(sb, "%schecked against: %s", n++ ? "; " : "", f->contract);
 }
 
 /* The physics limit of every case: the op's minimal bytes and flops

@@ -1240,7 +1240,7 @@ static int base_arm(const kg_plan *plan, const kg_analysis *an, int c, int a0, i
     return best;
 }
 
-static void results_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+static void results_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an, const kg_case_facts *facts)
 {
     kg_sb_puts(sb, "<section id=\"results\">\n<h2>Results</h2>\n<p>Times are medians over processes of per-process "
                    "medians, in µs. Reductions are 1 - arm/baseline (positive = faster) against the arm's baseline; "
@@ -1316,6 +1316,12 @@ static void results_html(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
                 kg_sb_puts(sb, ")");
             }
             esc(sb, ct);
+            if (facts != NULL && facts[c].contract[0] != '\0') {
+                /* an op declared in Python: the bound it is checked against */
+                kg_sb_puts(sb, " (checked against: ");
+                esc(sb, facts[c].contract);
+                kg_sb_puts(sb, ")");
+            }
             kg_sb_puts(sb, "</td></tr>\n");
         }
     kg_sb_puts(sb, "</table>\n</section>\n");
@@ -1351,7 +1357,7 @@ int kg_report_html(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_
     }
     header_html(out, ev, an, meta);
     gate_html(out, plan, an);
-    results_html(out, plan, an);
+    results_html(out, plan, an, ev->facts);
 
     kg_sb_printf(out, "<section id=\"reductions\">\n<h2>Reductions</h2>\n<p>Per case, each contrast's reduction "
                  "(dot) and its one-sided %.0f%% bounds (bar), against 0, the margin, the equivalence band and, on a "

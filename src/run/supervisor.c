@@ -34,6 +34,7 @@
 #include "run/archive.h"
 #include "check/opfacts.h"
 #include "toolchain/toolchain.h"
+#include "toolchain/spawn.h"
 #include "evidence/chain.h"
 #include "plan/frozen.h"
 #include "kgate/evidence.h"
@@ -657,15 +658,19 @@ static int stage_build(campaign *c, kg_err *err)
     const char *cc = kg_backend_compiler(c->resolved, &c->s);
     if (cc != NULL) kg_tool_version(cc, compiler, sizeof compiler);
     /* what runs: the programs by SHA-256, and the environment (envrec.h) */
-    char helper[65];
+    char helper[65], ops_helper[65];
     kg_libarm_source_sha256(helper);
-    int library = 0;
+    kg_pyops_source_sha256(ops_helper);
+    int library = 0, pyops = 0;
     for (int a = 0; a < c->plan->narms; a++) library |= kg_libarm_is(&c->plan->arms[a]);
+    for (int k = 0; k < c->plan->nops; k++) pyops |= c->plan->ops[k].python;
     kg_envrec_in programs = { .env = c->s.environ_list, .path_env = c->s.path_env,
                               .worker_wrapper = c->s.worker_wrapper, .arm_host = c->s.armhost_exe,
                               .compiler = cc, .compiler_version = compiler,
                               .python = library ? (c->s.python != NULL ? c->s.python : "/usr/bin/python3") : NULL,
-                              .python_flags = KG_LIBARM_PY_FLAGS, .helper_sha256 = helper };
+                              .python_flags = KG_LIBARM_PY_FLAGS, .helper_sha256 = helper,
+                              .ops_python = pyops ? kg_python_pick(c->s.python) : NULL,
+                              .ops_helper_sha256 = ops_helper, .ops_versions = kg_pyops_versions() };
     return kg_evidence_write_environment(c->dirfd, c->plan, c->dir, c->resolved, c->device,
                                          cc != NULL ? compiler : NULL, &programs, err);
 }

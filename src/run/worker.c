@@ -1543,6 +1543,12 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     /* the plan's own ops, as the supervisor built them (no compiler runs
      * while a campaign times) */
     snprintf(path, sizeof path, "%s/build", o->out_dir);
+    /* a reference call's limit: a quarter of the process's timeout (at
+     * least 5 s), so that a reference that never returns is the op's error,
+     * not the whole process's timeout */
+    double pylimit = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s / 4 : 150;
+    kg_pyops_conf pyconf = { .python = w.settings->python, .limit_s = pylimit > 5 ? pylimit : 5 };
+    kg_pyops_configure(&pyconf);
     if ((rc = kg_ops_load_built(plan, path, err)) != KG_OK) goto done;
     double t_open = kg_mono_s();
     if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
@@ -1594,6 +1600,7 @@ done:
         kg_backend_close(w.be);
         fprintf(stderr, "time: backend closed in %.3f s\n", kg_mono_s() - t_close);
     }
+    kg_pyops_stop();
     kg_sb_free(&w.rows);
     kg_sb_free(&w.checks);
     kg_sb_free(&w.telemetry);

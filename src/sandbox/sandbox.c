@@ -222,7 +222,7 @@ static int set_limits(const kg_sandbox_opts *o)
     int bad = 0;
     /* an AddressSanitizer build reserves terabytes of shadow: no RLIMIT_AS */
     if (o->mem_bytes > 0 && !KG_SANDBOX_ASAN) bad |= set_limit(RLIMIT_AS, o->mem_bytes, o->mem_bytes);
-    bad |= set_limit(RLIMIT_FSIZE, 0, 0);
+    if (o->pyhelper <= 0) bad |= set_limit(RLIMIT_FSIZE, 0, 0);
     bad |= set_limit(RLIMIT_CORE, 0, 0);
     bad |= set_limit(RLIMIT_NPROC, 1, 1);
     /* a BIND brings up to KG_AH_NBUF descriptors at once (inputs = fresh
@@ -234,8 +234,9 @@ static int set_limits(const kg_sandbox_opts *o)
 
 #define ALLOW(ctx, call) seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(call), 0)
 
-/* kg_sandbox_opts.blas of the sandbox being entered */
+/* kg_sandbox_opts.blas and .pyhelper of the sandbox being entered */
 static int filter_blas;
+static pid_t filter_pyhelper;
 
 static int build_filter(scmp_filter_ctx ctx, pid_t self)
 {
@@ -280,6 +281,17 @@ static int build_filter(scmp_filter_ctx ctx, pid_t self)
     /* limits: read, never set */
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
     /* OpenBLAS's allocator: its own memory's NUMA policy and the machine's size */
+    if (filter_pyhelper > 0) {
+        rc |= ALLOW(ctx, memfd_create);
+        rc |= ALLOW(ctx, pwrite64);
+        rc |= ALLOW(ctx, ftruncate);
+        rc |= ALLOW(ctx, poll);
+        rc |= ALLOW(ctx, ppoll);
+        const scmp_datum_t lo = 0xffffffffu, pid = (uint32_t)filter_pyhelper, grp = (uint32_t)-filter_pyhelper;
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(wait4), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, lo, pid));
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, lo, pid));
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, lo, grp));
+    }
     if (filter_blas) {
         rc |= ALLOW(ctx, mbind);
         rc |= ALLOW(ctx, get_mempolicy);
@@ -351,6 +363,7 @@ int kg_sandbox_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size
 
     trap_sigsys(o->on_violation);
     filter_blas = o->blas;
+    filter_pyhelper = o->pyhelper;
 
     if (load_filter(SCMP_ACT_TRAP, build_filter, "the seccomp filter", why, cap) != 0) return -1;
     *active |= KG_SBX_SECCOMP;
@@ -539,4 +552,92 @@ int kg_sandbox_cuda_lock(const kg_sandbox_opts *o, unsigned *active, char *why, 
     if (load_filter(SCMP_ACT_TRAP, build_cuda_filter, "the cuda arm host's seccomp filter", why, cap) != 0) return -1;
     *active |= KG_SBX_SECCOMP;
     return 0;
+}
+
+/* ---- the Python ops' helper for verify's op server (kg_sandbox_python_child) ---- */
+
+/* Everything but exec and the helper's own needs: a deny-list of what
+ * could reach outside the process (a default-allow filter, since a
+ * Python interpreter's start-up calls are many; the helper's own filter
+ * then removes exec and fork). */
+static int python_rules(scmp_filter_ctx ctx, pid_t self)
+{
+    (void)self;
+    static const int deny[] = {
+        SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen),
+        SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(ptrace), SCMP_SYS(mount), SCMP_SYS(umount2),
+        SCMP_SYS(pivot_root), SCMP_SYS(chroot), SCMP_SYS(init_module), SCMP_SYS(finit_module),
+        SCMP_SYS(delete_module), SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load), SCMP_SYS(process_vm_readv),
+        SCMP_SYS(process_vm_writev), SCMP_SYS(setns), SCMP_SYS(unshare), SCMP_SYS(bpf), SCMP_SYS(perf_event_open),
+        SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(creat), SCMP_SYS(openat2),
+        SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(unlink),
+        SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(mkdir),
+        SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat),
+        SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat), SCMP_SYS(truncate),
+        SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(io_uring_setup), SCMP_SYS(userfaultfd),
+        SCMP_SYS(name_to_handle_at), SCMP_SYS(open_by_handle_at), SCMP_SYS(setxattr), SCMP_SYS(lsetxattr),
+        SCMP_SYS(fsetxattr), SCMP_SYS(removexattr), SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
+        SCMP_SYS(sethostname), SCMP_SYS(setdomainname), SCMP_SYS(clock_settime), SCMP_SYS(settimeofday),
+        SCMP_SYS(acct), SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(reboot), SCMP_SYS(mq_open),
+        SCMP_SYS(msgget), SCMP_SYS(shmget), SCMP_SYS(semget), SCMP_SYS(fsopen), SCMP_SYS(fsmount),
+        SCMP_SYS(move_mount), SCMP_SYS(open_tree), SCMP_SYS(fanotify_init), SCMP_SYS(inotify_init),
+        SCMP_SYS(inotify_init1), SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp),
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof deny / sizeof deny[0]; i++)
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, deny[i], 0);
+    /* the calls newer than the library's table, by number (x86_64) */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, 452, 0);   /* fchmodat2 */
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, 463, 0);   /* setxattrat */
+    /* opens for reading only */
+    const scmp_datum_t wmask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE;
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(openat), 1,
+                           SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(openat), 1,
+                           SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(open), 1,
+                           SCMP_A1(SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(open), 1,
+                           SCMP_A1(SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR));
+    static const scmp_datum_t bits[] = { O_CREAT, O_TRUNC, O_APPEND, __O_TMPFILE };
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(openat), 1,
+                               SCMP_A2(SCMP_CMP_MASKED_EQ, bits[i], bits[i]));
+        rc |= seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(open), 1,
+                               SCMP_A1(SCMP_CMP_MASKED_EQ, bits[i], bits[i]));
+    }
+    (void)wmask;
+    return rc;
+}
+
+int kg_sandbox_python_child(const kg_sandbox_opts *o, char *why, size_t cap)
+{
+    unsigned active = 0;
+    if (enter_first(o, &active, why, cap) != 0) return -1;
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) {
+        snprintf(why, cap, "/dev/null: %s", strerror(errno));
+        return -1;
+    }
+    close(null);
+    if (o->dir == NULL || chdir(o->dir) != 0) {
+        snprintf(why, cap, "cannot enter the private folder %s", o->dir ? o->dir : "(none)");
+        return -1;
+    }
+    unsigned ns = try_namespaces();
+    if (o->hide != NULL && o->hide[0] != '\0' && (ns & KG_SBX_MOUNTNS) && hide_folders(o->hide) != 0) {
+        snprintf(why, cap, "cannot hide %s", o->hide);
+        return -1;
+    }
+    int bad = 0;
+    if (o->mem_bytes > 0 && !KG_SANDBOX_ASAN) bad |= set_limit(RLIMIT_AS, o->mem_bytes, o->mem_bytes);
+    bad |= set_limit(RLIMIT_CORE, 0, 0);
+    bad |= set_limit(RLIMIT_NOFILE, 64, 64);
+    if (o->cpu_s > 0) bad |= set_limit(RLIMIT_CPU, (rlim_t)o->cpu_s, (rlim_t)o->cpu_s + 1);
+    if (bad) {
+        snprintf(why, cap, "cannot set the limits");
+        return -1;
+    }
+    return load_filter(SCMP_ACT_ALLOW, python_rules, "the Python helper's filter", why, cap);
 }

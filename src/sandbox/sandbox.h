@@ -64,6 +64,12 @@ typedef struct kg_sandbox_opts {
     /* the variables the environment may hold (NAME=, NULL-terminated) for
      * KG_SBX_ENV: NULL, the arm host's whitelist (kg_sandbox_env) */
     const char *const *env_names;
+    /* > 0: the process talks to kgate's Python ops helper, this child
+     * (verify's op server): also memfd_create, ftruncate, poll, ppoll,
+     * wait4 and kill of that process (its group) only, and files may grow
+     * (RLIMIT_FSIZE is not set: the memfds it hands the helper; no file
+     * can be opened for writing) */
+    pid_t pyhelper;
 } kg_sandbox_opts;
 
 /* Applies the sandbox; *active gets the KG_SBX_* bits that took effect.
@@ -91,6 +97,21 @@ int kg_sandbox_lock(unsigned *active, char *why, size_t cap);
  * reports. */
 int kg_sandbox_cuda_enter(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap);
 int kg_sandbox_cuda_lock(const kg_sandbox_opts *o, unsigned *active, char *why, size_t cap);
+
+/* The confinement of kgate's Python ops helper for verify's op server
+ * (ops/pyops.c, check/opserver.c), in the helper's child before its exec
+ * (the exec itself stays allowed; the helper then stacks a filter of its
+ * own that removes exec, fork and clone of processes before any
+ * reference runs): no new privileges, parent-death SIGKILL and the parent
+ * check (o->parent), not dumpable, stdout and stderr to /dev/null, a chdir
+ * into o->dir, user, mount and network namespaces where allowed with
+ * o->hide covered there, limits (o->mem_bytes, o->cpu_s, no core, 64
+ * descriptors), and a filter that kills the process on a socket, a
+ * connect, an open for writing (or creating, truncating, appending), a
+ * change to any file's name, links, mode or owner, ptrace, mounts,
+ * namespaces, modules, keys, IPC objects and the machine's clock or name.
+ * 0, or -1 with why (the caller _exits). */
+int kg_sandbox_python_child(const kg_sandbox_opts *o, char *why, size_t cap);
 
 /* "seccomp,nnp,pdeathsig,..." for the bits of mask ("none" when 0). */
 void kg_sandbox_text(unsigned mask, char *buf, size_t cap);

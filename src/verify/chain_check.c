@@ -222,8 +222,9 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
         }
         /* a declared op's source: its hash is the plan's [op] sha256 */
         for (int o = 0; o < plan->nops && !named; o++) {
-            char rel[KG_NAME_MAX + 16], hex[65];
-            snprintf(rel, sizeof rel, "sources/op-%s.c", plan->ops[o].name);
+            char rel[KG_NAME_MAX + 32], name[KG_NAME_MAX + 16], hex[65];
+            kg_plan_op_copy_name(plan, o, name, sizeof name);
+            snprintf(rel, sizeof rel, "sources/%s", name);
             if (strcmp(rel, files[i]) != 0) continue;
             named = 1;
             if (kg_chain_hash_at(dirfd, rel, hex) != 1 || strcmp(hex, plan->ops[o].sha256) != 0)
@@ -250,8 +251,9 @@ static void verify_build(const char *dir, int dirfd, const kg_plan *plan, kg_sb 
                        plan->arms[a].name);
     }
     for (int o = 0; o < plan->nops; o++) {
-        char rel[KG_NAME_MAX + 16], hex[65];
-        snprintf(rel, sizeof rel, "sources/op-%s.c", plan->ops[o].name);
+        char rel[KG_NAME_MAX + 32], name[KG_NAME_MAX + 16], hex[65];
+        kg_plan_op_copy_name(plan, o, name, sizeof name);
+        snprintf(rel, sizeof rel, "sources/%s", name);
         if (kg_chain_hash_at(dirfd, rel, hex) != 1)
             kg_problem(out, nbad, "%s: missing: the source of the plan's op %s is not in the folder", rel,
                        plan->ops[o].name);

@@ -268,7 +268,7 @@ static int copy_op_data(const char *out, int dirfd, kg_err *err)
     char path[KG_PATH_MAX + 64], *text = NULL;
     int rc = KG_OK;
     /* the plan's declared ops (docs/ops.md): their sources, which verify's
-     * op server compiles, as shard 0 keeps them (every shard's plan
+     * op server compiles (or, in Python, runs), as shard 0 keeps them (every shard's plan
      * hash, which holds each source's sha256, is the same) */
     {
         char sdir[KG_PATH_MAX + 64];
@@ -278,7 +278,10 @@ static int copy_op_data(const char *out, int dirfd, kg_err *err)
         int srcfd = -1;
         while (rc == KG_OK && d != NULL && (e = readdir(d)) != NULL) {
             size_t len = strlen(e->d_name);
-            if (strncmp(e->d_name, "op-", 3) != 0 || len < 6 || strcmp(e->d_name + len - 2, ".c") != 0) continue;
+            /* op-NAME.c, or op-NAME.py for an op declared in Python */
+            if (strncmp(e->d_name, "op-", 3) != 0 || len < 6 ||
+                (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 3, ".py") != 0))
+                continue;
             if (srcfd < 0 && (srcfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
                 rc = srcfd;
                 break;

@@ -1,0 +1,241 @@
+# Ops declared in Python (docs/ops.md, "Ops in Python"): [op NAME] with
+# reference = python:FILE:FUNCTION, its reference run by kgate's Python
+# helper on kgate's generated inputs.  A numpy-declared saxpy with C cpu
+# candidates: the honest ones admitted and timed, a wrong one INCORRECT,
+# every check of a C op run (poison, held-out shapes, the bound audit), the
+# bound next to the verdicts, the reference in the evidence and verify of
+# the folder ok; bound = tolerance; the plan's errors (file:line and the
+# fix); a reference that raises, returns the wrong shape, NaN or float32,
+# never returns (a quarter of the timeout, at least 5 s); a
+# missing function; a reference edited after the campaign; a torch-declared
+# op where /usr/bin/python3 has torch.
+. tests/cli_lib.sh
+/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "pyops: skipped (/usr/bin/python3 has no numpy)"; exit 0; }
+R=$(pwd)
+cat >"$T/ref.py" <<'EOF'
+import numpy as np
+
+
+def saxpy(X, Y0, alpha):
+    return alpha * X + Y0
+
+
+def raises(X, Y0, alpha):
+    raise ValueError("the reference refuses")
+
+
+def shape(X, Y0, alpha):
+    return (alpha * X + Y0)[:-1]
+
+
+def nan(X, Y0, alpha):
+    y = alpha * X + Y0
+    y[3] = np.nan
+    return y
+
+
+def f32(X, Y0, alpha):
+    return (alpha * X + Y0).astype(np.float32)
+
+
+def hangs(X, Y0, alpha):
+    while True:
+        pass
+EOF
+plan() { # file function [bound lines] [arms: plain fma wrong]
+    f=$1; fn=$2; bound=$3; shift 3
+    cat >"$f" <<EOF
+[campaign]
+name = pyops
+backend = cpu
+quiet = 0
+warmup = 1
+samples = 3
+rounds = 2
+processes = $#
+seed = 7
+timeout = 60
+
+[op saxpy]
+reference = python:ref.py:$fn
+vars = n alpha:real
+inputs = X[n] Y0[n]
+outputs = Y[n]
+requires = n >= 2
+flops = 2*n
+bytes = 12*n
+$bound
+
+[case s]
+op = saxpy
+dtype = f32
+n = 1000
+alpha = 0.75
+EOF
+    for a in "$@"; do
+        role=candidate; [ "$a" = plain ] && role=baseline
+        entry=saxpy; [ "$a" = plain ] || entry=saxpy_$a
+        printf '\n[arm %s]\nop = saxpy\nrole = %s\nsource = %s/kernels/cpu/saxpy.c\nentry = %s\n' "$a" "$role" "$R" "$entry" >>"$f"
+    done
+}
+
+# ---- 1. the honest kernels admitted and timed, the wrong one INCORRECT
+plan "$T/saxpy.kg" saxpy "" plain fma wrong
+"$KGATE" run "$T/saxpy.kg" -o "$T/ev" --no-progress --quiet-window 0 >"$T/run.out" 2>"$T/run.err"; st=$?
+[ $st -le 1 ] || { cat "$T/run.err" >&2; die "the saxpy campaign: exit $st"; }
+expect_grep "s  *wrong  *INCORRECT" "$T/run.out"
+grep -q "s  *fma  *\(FASTER\|SLOWER\|INCONCLUSIVE\|EQUIVALENT\)" "$T/run.out" || { cat "$T/run.out" >&2; die "the honest fma kernel was not timed"; }
+expect_grep "checked against: case s, op saxpy: library bound (k=16, floor=8 u32 sqrt(n))" "$T/run.out"
+expect_grep "checked against: library bound" "$T/ev/report.md"
+expect_grep '"contract": "library bound' "$T/ev/ops.json"
+[ -f "$T/ev/sources/op-saxpy.py" ] || die "sources/op-saxpy.py is not in the folder"
+cmp -s "$T/ev/sources/op-saxpy.py" "$T/ref.py" || die "the folder's copy is not the reference file"
+expect_grep "^reference = python:ref.py:saxpy$" "$T/ev/plan.kg"
+expect_grep "^sha256 = $(sha256sum "$T/ref.py" | cut -c1-64)$" "$T/ev/plan.kg"
+expect_grep '"ops_helper"' "$T/ev/environment.json"
+# every check of a C op ran on it: poison, held-out shapes, the bound audit
+C="$T/ev/checks/proc-000.csv"
+for chk in "poison0:Y" "poison1:Y" "heldout\[n=" "bound:Y" "weak" "fresh"; do
+    grep -q "fma,[^,]*,$chk\|fma,.*$chk" "$C" || { head -n 30 "$C" >&2; die "no '$chk' check of the honest arm"; }
+done
+grep "wrong" "$C" | grep -q "poison0:Y,fail" || die "the wrong kernel did not fail the poisoned check"
+grep "fma" "$C" | grep "heldout" | grep -q ",fail," && die "the honest kernel failed a held-out shape"
+grep "bound:Y" "$C" | grep -q ",pass," || die "the bound audit did not pass on the library bound"
+echo "ok   numpy op: honest admitted and timed, wrong INCORRECT, poison, held-out and bound audit run"
+"$KGATE" verify "$T/ev" >"$T/v.out" 2>"$T/v.err"; st=$?
+[ $st = 0 ] || { cat "$T/v.out" "$T/v.err" >&2; die "verify of the folder: exit $st"; }
+expect_grep ": verified$" "$T/v.out"
+grep -q " 0 saved outputs replayed" "$T/v.out" && die "verify replayed no saved output"
+echo "ok   verify: the reference replayed by the op server"
+# kgate report runs no op code: the reports, contract included, from the folder's data
+expect_report_identical "$T/ev"
+echo "ok   kgate report rebuilds the reports byte for byte"
+
+# ---- 2. the reference edited after the campaign: the folder's copy
+cp -r "$T/ev" "$T/ev-edited"
+chmod -R u+w "$T/ev-edited"
+echo "# edited" >>"$T/ev-edited/sources/op-saxpy.py"
+"$KGATE" verify "$T/ev-edited" >"$T/ve.out" 2>"$T/ve.err"; st=$?
+[ $st = 1 ] || { cat "$T/ve.out" "$T/ve.err" >&2; die "an edited reference copy: verify exit $st"; }
+expect_grep "NOT verified" "$T/ve.err"
+echo "ok   an edited reference in the folder: NOT verified"
+
+# ---- 3. bound = tolerance: its contract next to the verdicts
+plan "$T/tol.kg" saxpy "bound = tolerance
+rtol = 1e-3
+atol = 1e-5" plain wrong
+"$KGATE" check "$T/tol.kg" -o "$T/ev-tol" >"$T/tol.out" 2>"$T/tol.err"; st=$?
+[ $st = 1 ] || { cat "$T/tol.out" "$T/tol.err" >&2; die "bound = tolerance: check exit $st (the wrong arm fails)"; }
+expect_grep '"contract": "rtol 0.001, atol 1e-05"' "$T/ev-tol/ops.json"
+grep "plain" "$T/tol.out" | grep -q "poison0:Y | pass" || die "bound = tolerance: the honest kernel failed"
+grep "wrong" "$T/tol.out" | grep -q "poison0:Y | FAIL" || die "bound = tolerance: the wrong kernel passed"
+echo "ok   bound = tolerance: rtol 0.001, atol 1e-05"
+
+# ---- 4. references that fail: each a clear error naming the op and the reference
+bad() { # function what-the-error-says
+    plan "$T/bad-$1.kg" "$1" "" plain
+    # a reference call's limit is a quarter of the timeout, at least 5 s
+    sed -i 's/^timeout = 60$/timeout = 20/' "$T/bad-$1.kg"
+    "$KGATE" check "$T/bad-$1.kg" -o "$T/ev-$1" >"$T/bad-$1.out" 2>"$T/bad-$1.err"; st=$?
+    [ $st -ge 2 ] || { cat "$T/bad-$1.err" >&2; die "reference $1: check exit $st"; }
+    grep -q "op 'saxpy': reference ref.py:$1 on case 's': $2" "$T/bad-$1.err" ||
+        { cat "$T/bad-$1.err" >&2; die "reference $1: the error does not say '$2'"; }
+    echo "ok   reference $1: $2"
+}
+bad raises "ValueError: the reference refuses (ref.py:9)"
+bad shape "RuntimeError: output Y has shape \[999\], the op declares \[1000\]"
+bad nan "returned NaN at element 3 of output Y from finite inputs"
+bad f32 "RuntimeError: output Y is float32"
+bad hangs "kgate's Python helper ended in the call: did not answer within 5 s (killed)"
+plan "$T/nofn.kg" nofunction "" plain
+"$KGATE" check "$T/nofn.kg" -o "$T/ev-nofn" >"$T/nofn.out" 2>"$T/nofn.err"; st=$?
+[ $st = 2 ] || { cat "$T/nofn.err" >&2; die "a missing function: check exit $st"; }
+expect_grep "nofn.kg:12: \[op saxpy\]: its reference does not load: RuntimeError: ref.py defines no function nofunction" "$T/nofn.err"
+[ -e "$T/ev-nofn" ] && die "a missing function: a folder was made"
+echo "ok   a missing function: stopped before any worker"
+
+# ---- 5. the plan's errors: file:line and the fix
+perr() { # sed-expression what-the-error-says
+    sed "$1" "$T/saxpy.kg" >"$T/perr.kg"
+    "$KGATE" check "$T/perr.kg" -o "$T/ev-perr" >"$T/perr.out" 2>"$T/perr.err"; st=$?
+    [ $st = 2 ] || { cat "$T/perr.err" >&2; die "plan error ($2): exit $st"; }
+    grep -q -- "$2" "$T/perr.err" || { cat "$T/perr.err" >&2; die "plan error: not '$2'"; }
+    [ -e "$T/ev-perr" ] && die "plan error ($2): a folder was made"
+    echo "ok   plan error: $(head -n 1 "$T/perr.err" | cut -c1-160)"
+}
+perr 's|^reference = .*|&\nsource = ops/x.c|' "perr.kg:14: both source and reference"
+perr 's|^inputs = .*|inputs = X[m]|' "perr.kg:15: bad dimension: .*'m' in 'm' is not a variable of the op"
+perr 's|^outputs = .*|outputs = Y[n]:i8|' "perr.kg:16: bad output dtype"
+perr 's|^bytes = .*|&\nrtol = 1e-3|' "perr.kg:20: tolerance without bound = tolerance"
+perr 's|ref.py:saxpy|nothere.py:saxpy|' "perr.kg:13: op reference file not found"
+perr 's|^inputs = .*|inputs = X[n|' "perr.kg:15: bad tensors: .*no ']' closes the dimensions"
+perr 's|^tensors.*||; s|^vars = .*|&\ntensors = jax|' "perr.kg:15: bad tensors"
+
+# ---- 6. a 2-D op in bf16 (numpy evaluates the library bound in float32 on the bf16 values):
+# a row softmax with the C baseline kernel; its numerical negative is rejected
+cat >"$T/sm.py" <<'EOF'
+import numpy as np
+
+
+def softmax(X):
+    e = np.exp(X - X.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+EOF
+cat >"$T/sm.kg" <<EOF
+[campaign]
+name = pysoftmax
+backend = cpu
+quiet = 0
+warmup = 1
+samples = 3
+rounds = 2
+processes = 1
+seed = 3
+timeout = 60
+
+[op pysoftmax]
+reference = python:sm.py:softmax
+vars = M N
+inputs = X[M, N]
+outputs = Y[M, N]:f32
+
+[case b]
+op = pysoftmax
+dtype = bf16
+M = 32
+N = 256
+
+[arm naive]
+op = pysoftmax
+role = baseline
+source = $R/kernels/cpu/softmax_naive.c
+EOF
+"$KGATE" check "$T/sm.kg" -o "$T/ev-sm" >"$T/sm.out" 2>"$T/sm.err"; st=$?
+[ $st = 0 ] || { cat "$T/sm.out" "$T/sm.err" >&2; die "the bf16 softmax: check exit $st"; }
+expect_grep "heldout\[M=31 N=256\]:Y | pass" "$T/sm.out"
+expect_grep "(row [0-9]*, col [0-9]*)" "$T/sm.out"
+"$KGATE" check "$T/sm.kg" -o "$T/ev-smn" --negative naive >"$T/smn.out" 2>"$T/smn.err"
+expect_grep "the checks reject the negative, as required" "$T/smn.out"
+echo "ok   a bf16 row softmax declared in Python: honest passes, its negative is rejected"
+
+# ---- 7. an op declared with torch tensors, where /usr/bin/python3 has torch
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    cat >"$T/tref.py" <<'EOF'
+import torch
+
+
+def saxpy(X, Y0, alpha):
+    assert isinstance(X, torch.Tensor)
+    return alpha * X + Y0
+EOF
+    sed 's|reference = python:ref.py:saxpy|reference = python:tref.py:saxpy\ntensors = torch|' "$T/saxpy.kg" >"$T/torch.kg"
+    "$KGATE" check "$T/torch.kg" -o "$T/ev-torch" >"$T/torch.out" 2>"$T/torch.err"; st=$?
+    [ $st = 1 ] || { cat "$T/torch.out" "$T/torch.err" >&2; die "the torch op: check exit $st (the wrong arm fails)"; }
+    grep "fma" "$T/torch.out" | grep -q "poison0:Y | pass" || die "the torch op: the honest kernel failed"
+    grep "wrong" "$T/torch.out" | grep -q "poison0:Y | FAIL" || die "the torch op: the wrong kernel passed"
+    expect_grep '"torch"' "$T/ev-torch/environment.json"
+    echo "ok   a torch-declared op"
+else
+    echo "skip a torch-declared op: /usr/bin/python3 cannot import torch (CI installs python3-torch)"
+fi
+echo "pyops: ok"
