@@ -50,7 +50,7 @@ def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapp
                  tensors: Optional[str] = None, bound: Optional[str] = None, rtol: Optional[float] = None,
                  atol: Optional[float] = None, requires: Optional[str] = None, flops: Optional[str] = None,
                  bytes: Optional[str] = None, name: Optional[str] = None, backend: Optional[str] = None,
-                 processes: Optional[int] = 6, rounds: Optional[int] = None, samples: Optional[int] = None,
+                 processes: Optional[int] = None, rounds: Optional[int] = None, samples: Optional[int] = None,
                  warmup: Optional[int] = None, quiet_window: Optional[float] = 0, min_reduction: Any = None,
                  seed: Optional[int] = None, campaign: Optional[Mapping[str, Any]] = None,
                  gate: Optional[Mapping[str, Any]] = None) -> Plan:
@@ -103,6 +103,9 @@ def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapp
     if control:
         ctrl = "control" if "control" not in plan_arms else "aa_control"
         plan_arms[ctrl] = {"op": op_name, "role": "control", "of": base_name}
+    if processes is None:
+        # at least 6 per direction, a multiple of the arms so that the load-order square is whole
+        processes = len(plan_arms) * -(-6 // len(plan_arms))
     camp: Dict[str, Any] = {"name": op_name, "backend": backend or ("cuda" if gpu else "cpu"), "quiet": quiet_window,
                             "processes": processes, "rounds": rounds, "samples": samples, "warmup": warmup,
                             "seed": seed}
@@ -186,7 +189,8 @@ def compare(reference: Callable[..., Any], candidates: Any, *, inputs: Mapping[s
             name), ``control`` (an A/A copy of the baseline, default True), ``dtype`` (the
             case's), ``tensors``, ``bound``/``rtol``/``atol``, ``requires``, ``flops``,
             ``bytes``, ``name``, ``backend`` (default cpu, cuda when a candidate is CUDA or
-            Triton), ``processes`` (per direction, default 6), ``rounds``, ``samples``,
+            Triton), ``processes`` (per direction; default the least multiple
+            of the arm count that is at least 6, which completes the load-order square), ``rounds``, ``samples``,
             ``warmup``, ``quiet_window`` (default 0: no wait for a quiet host),
             ``min_reduction``, ``seed``, ``campaign`` and ``gate`` (further keys).
         timeout, echo, kgate, env, args: as for :func:`kgate.run`.

@@ -140,6 +140,11 @@ def test_saxpy_plan(refs: Any, tmp_path: Path) -> None:
                              "outputs": "out[n]"}
     assert s["case saxpy"] == {"op": "saxpy", "dtype": "f32", "n": "65536", "alpha": "2.5"}
     assert s["arm numpy"] == {"op": "saxpy", "role": "baseline", "builtin": "numpy", "call": ref}
+    # by default at least 6 processes per direction, a multiple of the arms (baseline, control, 2 candidates)
+    two = kgate.compare_plan(refs.saxpy, {"a": kgate.C(SAXPY_C), "b": kgate.C(SAXPY_C)},
+                             inputs={"X": ("n", "f32"), "Y0": ("n", "f32")}, sizes={"n": 64}, scalars={"alpha": 2.5},
+                             folder=tmp_path / "p2")
+    assert dict(_split(two.text()))["campaign"]["processes"] == "8"
     # the C text written next to the plan, its one kg_kargs function the entry
     assert s["arm unrolled"] == {"op": "saxpy", "role": "candidate", "source": "unrolled.c", "entry": "saxpy_c"}
     assert (tmp_path / "p" / "unrolled.c").read_text() == SAXPY_C
@@ -300,9 +305,9 @@ def _python_ops(kgate_bin: str, plan: kgate.Plan, folder: Path) -> None:
 
 def test_compare_runs_on_cpu(refs: Any, tmp_path: Path, kgate_bin: str, monkeypatch: pytest.MonkeyPatch) -> None:
     kw: Dict[str, Any] = dict(inputs={"X": ("n", "f32"), "Y0": ("n", "f32")}, sizes={"n": 4096},
-                              scalars={"alpha": 2.5}, processes=2, rounds=2, samples=3, warmup=1, min_reduction="1%")
-    _python_ops(kgate_bin, kgate.compare_plan(refs.saxpy, {"c": kgate.C(SAXPY_C)}, folder=tmp_path / "probe", **kw),
-                tmp_path / "probe")
+                              scalars={"alpha": 2.5}, processes=4, rounds=2, samples=3, warmup=1, min_reduction="1%")
+    both = {"c": kgate.C(SAXPY_C), "wrong": kgate.C(SAXPY_WRONG_C)}   # 4 arms with the baseline and control
+    _python_ops(kgate_bin, kgate.compare_plan(refs.saxpy, both, folder=tmp_path / "probe", **kw), tmp_path / "probe")
     out = tmp_path / "cmp"
     r = kgate.compare(refs.saxpy, {"c": kgate.C(SAXPY_C), "wrong": kgate.C(SAXPY_WRONG_C)}, out=out, **kw)
     assert isinstance(r, CompareResult) and r.evidence == out / "evidence"
@@ -315,6 +320,7 @@ def test_compare_runs_on_cpu(refs: Any, tmp_path: Path, kgate_bin: str, monkeypa
     assert lines[0].startswith("saxpy: gate FAIL: ")
     assert any(line.startswith("  wrong          INCORRECT") for line in lines)
     assert "<iframe" in r._repr_html_()
+    kw["processes"] = 3                                  # 3 arms from here on
     with pytest.raises(CompareError, match="is not empty"):
         kgate.compare(refs.saxpy, {"c": kgate.C(SAXPY_C)}, out=out, **kw)
     # without out: a temporary plan folder, the evidence in kgate-out/ here
