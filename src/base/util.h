@@ -23,6 +23,15 @@ typedef struct kg_sb {
 void kg_sb_printf(kg_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kg_sb_vprintf(kg_sb *sb, const char *fmt, va_list ap);
 void kg_sb_puts(kg_sb *sb, const char *s);
+void kg_sb_putn(kg_sb *sb, const char *s, size_t n);   /* n bytes of s */
+
+/* Numbers as printf writes them, without printf (the tables of a million
+ * rows): kg_fmt_int is "%lld", kg_fmt_f3 "%.3f", byte for byte (the
+ * same rounding of the exact value; tests/unit/test_fmt.c holds them to
+ * snprintf).  out holds KG_FMT_CAP bytes; the length is returned. */
+#define KG_FMT_CAP 400
+size_t kg_fmt_int(char out[KG_FMT_CAP], long long v);
+size_t kg_fmt_f3(char out[KG_FMT_CAP], double v);
 void kg_sb_free(kg_sb *sb);
 
 /* Reads a whole file; *data is NUL-terminated and owned by the caller. */

@@ -7,6 +7,7 @@
  * so a regenerated report is byte-identical.  A printer formats; it
  * neither reads files nor decides anything (report_md.c, report_json.c,
  * report_csv.c, report_html.c, report_schema.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,6 @@ static const kg_report_fmt formats[] = {
     { "results.csv", kg_report_csv },
     { "results.json", kg_report_json },
     { "report.html", kg_report_html },
-    { "raw/samples.csv", kg_report_samples },
     { "schema.json", kg_report_schema },
 };
 #define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
@@ -70,6 +70,20 @@ done:
     return rc;
 }
 
+int kg_report_samples_file(const char *dir, FILE *out, kg_err *err)
+{
+    kg_evidence ev;
+    int rc = kg_evidence_load(dir, &ev, err);
+    if (rc != KG_OK) return rc;
+    kg_sb sb = { 0 };
+    rc = kg_report_samples(&sb, &ev, NULL, err);
+    if (rc == KG_OK && (fwrite(sb.buf, 1, sb.len, out) != sb.len || fflush(out) != 0))
+        rc = kg_errorf(err, KG_EIO, "cannot write the samples table: %s", strerror(errno));
+    kg_sb_free(&sb);
+    kg_evidence_free(&ev);
+    return rc;
+}
+
 int kg_report_build(const char *dir, kg_analysis *an, char **md_out, kg_err *err)
 {
     char *text[KG_REPORT_MAX], path[KG_PATH_MAX + 32];
@@ -77,7 +91,7 @@ int kg_report_build(const char *dir, kg_analysis *an, char **md_out, kg_err *err
     int rc = kg_report_render(dir, an, text, err);
     if (rc != KG_OK) return rc;
     for (int i = 0; i < NFORMATS && rc == KG_OK; i++) {
-        /* raw/samples.csv: raw/ is missing when no process recorded rows */
+        /* a file in a sub-folder: the folder may be missing */
         const char *slash = strchr(formats[i].file, '/');
         if (slash != NULL) {
             snprintf(path, sizeof path, "%s/%.*s", dir, (int)(slash - formats[i].file), formats[i].file);
