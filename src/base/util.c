@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <zlib.h>
 #include <unistd.h>
 #include "base/util.h"
 #include <signal.h>
@@ -119,6 +120,89 @@ size_t kg_fmt_f3(char out[KG_FMT_CAP], double v)
     out[k++] = (char)('0' + f % 10);
     out[k] = '\0';
     return k;
+}
+
+int kg_gzip(const void *data, size_t len, char **out, size_t *outlen, kg_err *err)
+{
+    *out = NULL;
+    *outlen = 0;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* windowBits 15 + 16: a gzip member, its header's time and name left empty */
+    if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return kg_errorf(err, KG_ENOMEM, "out of memory compressing %zu bytes", len);
+    size_t cap = deflateBound(&z, (uLong)len);
+    char *buf = malloc(cap > 0 ? cap : 1);
+    int rc = KG_OK;
+    if (buf == NULL || len > UINT32_MAX || cap > UINT32_MAX) {
+        rc = kg_errorf(err, KG_ENOMEM, "out of memory compressing %zu bytes", len);
+    } else {
+        z.next_in = (Bytef *)(uintptr_t)data;
+        z.avail_in = (uInt)len;
+        z.next_out = (Bytef *)buf;
+        z.avail_out = (uInt)cap;
+        if (deflate(&z, Z_FINISH) != Z_STREAM_END) rc = kg_errorf(err, KG_EINTERNAL, "gzip: the output did not fit");
+    }
+    if (rc == KG_OK) {
+        *out = buf;
+        *outlen = cap - z.avail_out;
+    } else {
+        free(buf);
+    }
+    deflateEnd(&z);
+    return rc;
+}
+
+int kg_gunzip(const char *name, const void *data, size_t len, size_t cap, char **out, size_t *outlen, kg_err *err)
+{
+    *out = NULL;
+    *outlen = 0;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (len > UINT32_MAX) return kg_errorf(err, KG_EINPUT, "%s: too large to read", name);
+    if (inflateInit2(&z, 15 + 16) != Z_OK) return kg_errorf(err, KG_ENOMEM, "out of memory reading %s", name);
+    size_t have = 0, size = len < (cap / 8) ? len * 8 + 64 : cap;
+    char *buf = NULL;
+    int rc = KG_OK, zr = Z_OK;
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)len;
+    while (rc == KG_OK && zr != Z_STREAM_END) {
+        if (buf == NULL || have == size) {
+            if (buf != NULL && size >= cap) {
+                rc = kg_errorf(err, KG_EINPUT, "%s: more than %zu bytes once decompressed (the cap on text)", name, cap);
+                break;
+            }
+            size_t next = buf == NULL ? size : (size > cap / 2 ? cap : size * 2);
+            char *p = realloc(buf, next + 1);
+            if (p == NULL) {
+                rc = kg_errorf(err, KG_ENOMEM, "out of memory reading %s", name);
+                break;
+            }
+            buf = p;
+            size = next;
+        }
+        size_t room = size - have < UINT32_MAX ? size - have : UINT32_MAX;
+        z.next_out = (Bytef *)buf + have;
+        z.avail_out = (uInt)room;
+        zr = inflate(&z, Z_NO_FLUSH);
+        have += room - z.avail_out;
+        if (zr == Z_STREAM_END && z.avail_in != 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s: bytes after the end of its gzip member", name);
+        else if (zr == Z_BUF_ERROR && z.avail_in == 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s: its gzip stream is cut short", name);
+        else if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+            rc = kg_errorf(err, KG_EINPUT, "%s: not a gzip stream kgate wrote (%s)", name,
+                           z.msg != NULL ? z.msg : "zlib error");
+    }
+    inflateEnd(&z);
+    if (rc != KG_OK) {
+        free(buf);
+        return rc;
+    }
+    buf[have] = '\0';
+    *out = buf;
+    *outlen = have;
+    return KG_OK;
 }
 
 int kg_read_file(const char *path, char **data, size_t *len, kg_err *err)

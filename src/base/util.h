@@ -34,6 +34,14 @@ size_t kg_fmt_int(char out[KG_FMT_CAP], long long v);
 size_t kg_fmt_f3(char out[KG_FMT_CAP], double v);
 void kg_sb_free(kg_sb *sb);
 
+/* gzip (RFC 1952, one member, zlib's fastest level; no time or name in
+ * its header, so the same bytes give the same file): *out is the
+ * caller's.  kg_gunzip undoes it, refusing more than cap bytes of output,
+ * a stream cut short or followed by anything; *out is NUL-terminated;
+ * name is what messages call the data. */
+int kg_gzip(const void *data, size_t len, char **out, size_t *outlen, kg_err *err);
+int kg_gunzip(const char *name, const void *data, size_t len, size_t cap, char **out, size_t *outlen, kg_err *err);
+
 /* Reads a whole file; *data is NUL-terminated and owned by the caller. */
 int kg_read_file(const char *path, char **data, size_t *len, kg_err *err);
 

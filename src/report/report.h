@@ -81,6 +81,11 @@ int kg_report_build(const char *dir, kg_analysis *an, char **md, kg_err *err);
  * (caller frees with kg_report_texts_free); an may be NULL. */
 int kg_report_render(const char *dir, kg_analysis *an, char *text[KG_REPORT_MAX], kg_err *err);
 void kg_report_texts_free(char *text[KG_REPORT_MAX]);
+/* kg_report_render that also hands over the loaded folder: *ev (free it
+ * with kg_evidence_free, after *an when an is not NULL: an->plan is
+ * ev->plan) holds what the reports were made from (verify replays from
+ * it); on an error nothing is left to free. */
+int kg_report_render_ev(const char *dir, kg_evidence *ev, kg_analysis *an, char *text[KG_REPORT_MAX], kg_err *err);
 
 /* The samples table of the folder dir (kg_report_samples) written to out,
  * on demand (`kgate report DIR --samples FILE`); the folder is only read. */
