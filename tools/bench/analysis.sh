@@ -35,7 +35,7 @@ else
     [ -f "$dir/report.md" ] || { cat "$work/run.err" >&2; echo "analysis: the campaign made no report (exit $st)" >&2; exit 2; }
     echo "analysis: campaign $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s wall, exit $st, folder $dir"
 fi
-rows=$(cat "$dir"/raw/proc-*.csv | grep -vc '^process,')
+rows=$(for f in "$dir"/raw/proc-*.csv*; do case $f in *.gz) gzip -dc "$f" ;; *) cat "$f" ;; esac; done | grep -vc '^process,')
 
 # one timed command: its CPU (user + sys), wall and peak RSS, one line each run
 timed() {
