@@ -141,7 +141,7 @@ if want 4; then
     ratios=$(for f in "$d"/ev/raw/proc-*.csv.gz; do
         [ -f "$f" ] || continue
         for arm in cand naive; do
-            raw_text "$f" | awk -F, -v a=$arm 'FNR > 1 && $4 == a { print $7 }' | sort -n |
+            gzip -dc "$f" | awk -F, -v a=$arm 'FNR > 1 && $4 == a { print $7 }' | sort -n |
                 awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'
         done | paste -s -d' ' | awk '{ printf "%.2f\n", ($2 > 0 ? $1 / $2 : 0) }'
     done | sort -n)
