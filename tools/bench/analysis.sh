@@ -63,5 +63,5 @@ bytes() { du -sb "$1" | cut -f1; }
 echo "analysis: folder $(bytes "$dir") bytes ($(awk -v b="$(bytes "$dir")" 'BEGIN { printf "%.1f", b / 1e6 }') MB), raw/ $(bytes "$dir/raw") bytes"
 big=$(find "$dir" -type f -printf '%s %P\n' | sort -n | tail -1)
 echo "analysis: largest file ${big#* } (${big%% *} bytes)"
-echo "analysis: samples $rows (raw/proc-NNN.csv rows)"
+echo "analysis: samples $rows (the raw rows of every process)"
 exit 0
