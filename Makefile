@@ -48,8 +48,9 @@ KG_GIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(sh
 VERSION_FLAGS = -DKG_VERSION='"$(KG_VERSION)"' -DKG_GIT_SHA='"$(KG_GIT)"'
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
 
-# libinih, GSL, libseccomp and libzstd are linked statically: GPU nodes often lack them.
-LIBS = -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -Wl,-Bdynamic -ljansson -lcrypto $(OPENBLAS_LIBS) -ldl -lm -lpthread
+# libinih, GSL, libseccomp and libzstd are linked statically: GPU nodes often lack them
+# (zlib, the raw rows' gzip, is everywhere).
+LIBS = -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -Wl,-Bdynamic -ljansson -lcrypto -lz $(OPENBLAS_LIBS) -ldl -lm -lpthread
 
 LIB_SRC  = $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
@@ -169,7 +170,7 @@ bin/isolation-probe: tests/gpu/isolation_probe.c
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) $(if $(WERROR),-Werror) -o $@ $< -ldl
 
 # One binary that needs only the C library: for copying kgate to a GPU node.
-PORTABLE_LIBS = -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -ljansson -lcrypto \
+PORTABLE_LIBS = -Wl,-Bstatic -linih -lgsl -lseccomp -lzstd -ljansson -lcrypto -lz \
 	    $(filter-out -lm -lpthread,$(OPENBLAS_STATIC)) -lquadmath -Wl,-Bdynamic -ldl -lm -lpthread
 portable: $(CLI_OBJ) $(LIBA) bin/isolation-probe
 	@mkdir -p bin

@@ -22,6 +22,15 @@ expect_grep() { # pattern file
 expect_no_grep() {
     if grep -q -- "$1" "$2"; then die "did not expect '$1' in $2"; fi
 }
+# The raw rows of the files named (raw/proc-NNN.csv.gz: gzip), each file's
+# header line included, as one text on stdout
+raw_text() { # file...
+    for f in "$@"; do gzip -dc "$f" || die "$f: not a gzip file"; done
+}
+# A raw file edited as text: sed's script over its rows, gzip'ed again
+raw_edit() { # sed-script file
+    gzip -dc "$2" | sed "$1" | gzip -n >"$2.edit" && mv "$2.edit" "$2" || die "cannot edit $2"
+}
 # report DIR regenerates every report file byte for byte
 expect_report_identical() {
     d=$1

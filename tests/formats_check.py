@@ -4,12 +4,13 @@
     formats_check.py csv FOLDER...              every CSV file of each FOLDER against its schema.json
 
 results: jsonschema (Debian's python3-jsonschema) validates; the first error is printed with its path.
-csv: every *.csv file of the folder must be a kind of schema.json (by its file pattern, NNN a process
-index), its first line the kind's column names, and every field of every row of the column's type
+csv: every *.csv and *.csv.gz file of the folder (the raw rows: gzip) must be a kind of schema.json
+(by its file pattern, NNN a process index), its first line the kind's column names, and every field of every row of the column's type
 (case and arm: a name of plan.kg; enum: one of the values; empty only where the column may be).
 Exit 0 when every folder conforms, 1 with one line per problem otherwise.
 """
 import csv
+import gzip
 import json
 import re
 import sys
@@ -90,7 +91,7 @@ def check_csv(folders):
         schema = json.loads((folder / "schema.json").read_text())
         names = plan_names(folder)
         nfiles = 0
-        for p in sorted(folder.rglob("*.csv")):
+        for p in sorted(list(folder.rglob("*.csv")) + list(folder.rglob("*.csv.gz"))):
             rel = p.relative_to(folder).as_posix()
             if rel.startswith("shards/"):
                 continue
@@ -101,7 +102,8 @@ def check_csv(folders):
                 continue
             nfiles += 1
             cols = k["columns"]
-            with open(p, newline="", encoding="utf-8") as fh:
+            opener = gzip.open if p.name.endswith(".gz") else open
+            with opener(p, "rt", newline="", encoding="utf-8") as fh:
                 rows = list(csv.reader(fh))
             if not rows or rows[0] != [c["name"] for c in cols]:
                 print(f"{f}/{rel}:1: header is not schema.json's {k['kind']} columns")

@@ -5,7 +5,7 @@ usage: report_html_check.py DOM DIR [--text STRING]...
 
 DOM is what `chromium --headless --dump-dom file://DIR/report.html` printed.
 Checked, against the folder's own files (results.csv, results.json,
-processes.csv, watch.csv, raw/, telemetry/):
+processes.csv, watch.csv, raw/ (gzip), telemetry/):
 
   - an HTML5 document: <!DOCTYPE html>, <html lang>, <meta charset="utf-8">,
     a <title>;
@@ -33,6 +33,7 @@ Prints "ok: ..." and exits 0, or one line per problem and exits 1.
 """
 import csv
 import glob
+import gzip
 import json
 import math
 import os
@@ -99,7 +100,9 @@ class Tree(HTMLParser):
 
 
 def read_csv(path):
-    with open(path, newline="", encoding="utf-8") as f:
+    """A CSV file's rows as dicts; NAME.csv.gz (the raw rows) decompressed."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
 
 
@@ -218,9 +221,11 @@ def main(argv):
     accepted = {int(p["process"]) for p in procs if p["accepted"] == "1"}
     raw = []
     for p in sorted(accepted):
-        path = os.path.join(folder, "raw", "proc-%03d.csv" % p)
-        if os.path.exists(path):
-            raw.extend(read_csv(path))
+        for name in ("proc-%03d.csv.gz" % p, "proc-%03d.csv" % p):   # schema 9, and older
+            path = os.path.join(folder, "raw", name)
+            if os.path.exists(path):
+                raw.extend(read_csv(path))
+                break
     tel = []
     for p in sorted(accepted):
         path = os.path.join(folder, "telemetry", "proc-%03d.csv" % p)

@@ -5,7 +5,7 @@
  *   meta.json        the run header: version, host, backend, device, argv
  *   environment.json the receipt: binary, source and build hashes, compiler
  *   processes.csv    one row per started process            (KG_ROWS_PROCESSES)
- *   raw/proc-NNN.csv every timed sample of process NNN      (KG_ROWS_RAW)
+ *   raw/proc-NNN.csv.gz every timed sample of process NNN (KG_ROWS_RAW)
  *   checks/proc-NNN.csv  every correctness check            (KG_ROWS_CHECKS)
  *   telemetry/proc-NNN.csv  device readings per timed sample (KG_ROWS_TELEMETRY)
  *   telemetry/resources-NNN.csv  what each loaded arm uses  (KG_ROWS_RESOURCES)
@@ -34,7 +34,7 @@
 #include "kgate/err.h"
 #include "kgate/plan.h"
 
-#define KG_EVIDENCE_SCHEMA 8
+#define KG_EVIDENCE_SCHEMA 9
 
 struct kg_sb;
 
@@ -51,7 +51,7 @@ typedef enum {
     KG_ROWS_NKINDS
 } kg_rows_kind;
 
-/* raw/proc-NNN.csv: one kg_row per timed sample; plan is
+/* raw/proc-NNN.csv.gz: one kg_row per timed sample; plan is
  * the first 16 hex digits of the plan hash. */
 enum { KG_RAW_PROCESS, KG_RAW_DIRECTION, KG_RAW_ROUND, KG_RAW_ARM, KG_RAW_CASE, KG_RAW_SAMPLE, KG_RAW_NS,
        KG_RAW_PLAN, KG_RAW_CPU, KG_RAW_PROCESS_CPU, KG_RAW_NCOLS };
@@ -124,7 +124,7 @@ typedef struct kg_col {
  * digits or more), what a row is, and its columns in order. */
 typedef struct kg_rows_def {
     const char *kind;     /* "raw" */
-    const char *file;     /* "raw/proc-NNN.csv" */
+    const char *file;     /* "raw/proc-NNN.csv.gz" */
     const char *about;
     const kg_col *cols;
     int ncols;
@@ -328,7 +328,13 @@ void kg_rows_put_watch(struct kg_sb *sb, const kg_watch_rec *r);
  * is NULL with *n = 0 or an array these readers grew (they grow it with
  * realloc, in powers of two from 64); *n counts ---- */
 
-/* proc >= 0: every row must belong to that process. */
+/* The raw rows of process proc: "raw/proc-NNN.csv.gz", or, in a folder of
+ * schema 8 or older, "raw/proc-NNN.csv" where only that file is there;
+ * prefixed with "DIR/" when dir is not NULL, looked up relative to dirfd
+ * (AT_FDCWD for a path). */
+void kg_rows_raw_name(int dirfd, const char *dir, int proc, char *buf, size_t cap);
+/* proc >= 0: every row must belong to that process.  A path ending in
+ * .gz is read as the gzip of the rows (every reader below alike). */
 int kg_rows_read_raw(const char *path, const kg_plan *plan, int proc, kg_row **v, size_t *n, kg_err *err);
 int kg_rows_read_checks(const char *path, const kg_plan *plan, int proc, kg_check_rec **v, size_t *n, kg_err *err);
 int kg_rows_read_tel(const char *path, const kg_plan *plan, int proc, kg_tel_rec **v, size_t *n, kg_err *err);

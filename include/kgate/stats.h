@@ -27,6 +27,11 @@
 /* Median of n values (n >= 1); v is not modified.  Even n: mean of the
  * two middle values.  Returns NAN for n == 0. */
 double kg_median(const double *v, size_t n);
+/* Sorts v ascending in place, in the order qsort with the comparison
+ * (a > b) - (a < b) gives under glibc (its merge sort, NaN included),
+ * without a call per comparison (qsort itself when no buffer of n
+ * doubles can be had). */
+void kg_sort_doubles(double *v, size_t n);
 double kg_mean(const double *v, size_t n);
 /* Sample standard deviation (n - 1 denominator); 0 for n < 2. */
 double kg_sd(const double *v, size_t n);

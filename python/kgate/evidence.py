@@ -7,9 +7,11 @@ writes into the folder. Every table is read on first use and kept:
 attribute        one row per                                          from
 ===============  ==================================================  ========================
 ``results``      (case, arm): verdict, reduction, interval, ...      results.json
-``samples``      timed sample of an accepted process, tidy           raw/samples.csv, or the
-                                                                      raw files (older folders)
-``raw``          timed sample of any process that completed          raw/proc-NNN.csv
+``samples``      timed sample of an accepted process, tidy           the raw files (and the
+                                                                      plan); raw/samples.csv
+                                                                      where kept (schemas 6-8)
+``raw``          timed sample of any process that completed          raw/proc-NNN.csv.gz
+                                                                      (raw/proc-NNN.csv before 9)
 ``checks``       correctness check                                   checks/proc-NNN.csv
 ``telemetry``    timed sample's device reading (cpu, cuda)           telemetry/proc-NNN.csv
 ``resources``    launch of a loaded arm (cpu, cuda)                  telemetry/resources-NNN.csv
@@ -47,9 +49,10 @@ __all__ = ["Evidence", "EvidenceError", "SchemaError", "VerifyResult", "SCHEMA_M
 
 #: The oldest evidence schema this package reads (docs/evidence.md: readers accept schema 1).
 SCHEMA_MIN = 1
-#: The newest evidence schema this package knows (8: the cpu and process_cpu columns of the raw
-#: rows; 7: the library column of resources.csv).
-SCHEMA_MAX = 8
+#: The newest evidence schema this package knows (9: the raw rows gzip'ed, raw/proc-NNN.csv.gz,
+#: and no raw/samples.csv; 8: the cpu and process_cpu columns of the raw rows; 7: the library
+#: column of resources.csv).
+SCHEMA_MAX = 9
 
 #: How each column type of schema.json becomes a pandas column (``_typed``).
 _CONVERT = {"integer": "int", "uint64": "uint64", "number": "float", "hex": "hex", "flag": "bool", "utc": "utc",
@@ -116,16 +119,18 @@ def _read_json(path: Path) -> Dict[str, Any]:
 
 
 def _proc_files(folder: Path, prefix: str) -> List[Tuple[int, Path]]:
-    """(process, path) of FOLDER/PREFIXNNN.csv, in process order."""
+    """(process, path) of FOLDER/PREFIXNNN.csv.gz or FOLDER/PREFIXNNN.csv (the raw rows of
+    schema 9 and of older folders), in process order; the .gz where a process has both, as
+    kgate reads it."""
     if not folder.is_dir():
         return []
-    pat = re.compile(re.escape(prefix) + r"(\d{3,})\.csv")
-    out = []
+    pat = re.compile(re.escape(prefix) + r"(\d{3,})\.csv(\.gz)?")
+    found: Dict[int, Path] = {}
     for p in folder.iterdir():
         m = pat.fullmatch(p.name)
-        if m and p.is_file():
-            out.append((int(m.group(1)), p))
-    return sorted(out)
+        if m and p.is_file() and (m.group(2) or int(m.group(1)) not in found):
+            found[int(m.group(1))] = p
+    return sorted(found.items())
 
 
 class Evidence:
@@ -333,6 +338,7 @@ class Evidence:
         return s
 
     def _read_csv(self, path: Path) -> "pd.DataFrame":
+        """A CSV file as strings; NAME.csv.gz decompressed (pandas infers gzip from the name)."""
         pd = _pandas()
         try:
             return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
@@ -347,10 +353,10 @@ class Evidence:
 
     def _files(self, kind: str) -> List[Tuple[int, Path]]:
         """(process, path) of every file of a per-process kind, by its schema.json pattern
-        (``raw/proc-NNN.csv``), in process order."""
+        (``raw/proc-NNN.csv.gz``, ``checks/proc-NNN.csv``), in process order."""
         sub, _, name = self.kind(kind)["file"].rpartition("/")
         prefix, nnn, suffix = name.partition("NNN")
-        if not nnn or suffix != ".csv":
+        if not nnn or suffix not in (".csv", ".csv.gz"):
             raise EvidenceError(f"{self.path}/schema.json: {kind}'s file is not one per process")
         return _proc_files(self.path / sub, prefix)
 
@@ -388,7 +394,7 @@ class Evidence:
 
     @cached_property
     def raw(self) -> "pd.DataFrame":
-        """Every raw/proc-NNN.csv (every process that completed, accepted or not), with
+        """Every raw/proc-NNN.csv.gz (every process that completed, accepted or not), with
         ``accepted`` from processes.csv. ``cpu`` is the CPU a sample ran on and ``process_cpu``
         the one CPU its process was pinned to (cpu backend; -1: not recorded, not pinned, and
         absent in folders before schema 8): a row where they differ is a contaminated sample,
@@ -402,32 +408,59 @@ class Evidence:
     def samples(self) -> "pd.DataFrame":
         """Every timed sample of the accepted processes in one tidy table:
         ``process, slot, direction, round, case, op, dtype, arm, role, sample, ns``; the samples
-        the analysis uses, so not the contaminated ones (see ``raw``).
+        the analysis uses, so not the contaminated ones (see ``raw``): the table
+        ``kgate report DIR --samples FILE`` writes, row for row.
 
-        raw/samples.csv where the folder has it (schema 6); otherwise the same table made
-        from processes.csv, the accepted processes' raw/proc-NNN.csv and the plan, in the
-        same order (process, then the file's rows)."""
-        path = self.path / self.kind("samples")["file"]
-        if path.is_file():
+        Made from processes.csv, the accepted processes' raw files and the plan, in the order
+        kgate reads them (process, then the file's rows); a merged folder's from its shards in
+        turn, processes and slots offset as kgate offsets them. A folder of schemas 6 to 8
+        that kept raw/samples.csv is read from that file."""
+        f = self.kind("samples")["file"]
+        path = self.path / f if f else None
+        if path is not None and path.is_file():
             return self._typed(self._read_csv(path), "samples", str(path))
         return self._assemble_samples()
 
     def _assemble_samples(self) -> "pd.DataFrame":
-        """The tidy samples table made from the per-process files (folders before schema 6)."""
+        """The tidy samples table made from the per-process files (of each shard of a merged
+        folder), typed by this folder's schema.json."""
+        pd = _pandas()
+        merged = self.meta.get("merged")
+        if isinstance(merged, dict) and merged.get("shards"):
+            frames, poff, soff = [], 0, 0
+            per_shard = 2 * int(self.plan.campaign.get("processes", 0))
+            for i in range(int(merged["shards"])):
+                shard = Evidence(self.path / "shards" / str(i), kgate=self._kgate)
+                frames.append(shard._sample_strings(poff, soff))
+                poff += len(shard.processes)
+                soff += per_shard
+            df = pd.concat(frames, ignore_index=True) if frames else self._empty("samples")
+        else:
+            df = self._sample_strings(0, 0)
+        return self._typed(df, "samples", f"{self.path}/raw")
+
+    def _sample_strings(self, poff: int, soff: int) -> "pd.DataFrame":
+        """This folder's samples as strings, process indices and slots offset by poff and soff:
+        the accepted processes' raw rows, less the contaminated ones (a sample on a CPU other
+        than its pinned process's), joined with the slots and the plan's ops, dtypes and roles."""
         pd = _pandas()
         procs = self.processes
         accepted = procs.loc[procs["accepted"]]
-        slot = dict(zip(accepted["process"].astype(int), accepted["slot"].astype(int)))
+        slot = dict(zip(accepted["process"].astype(int), accepted["slot"].astype(int) + soff))
         raw = self._read_procs("raw", only=list(slot))
+        if "process_cpu" in raw.columns and len(raw):
+            pin = pd.to_numeric(raw["process_cpu"])
+            raw = raw.loc[~((pin >= 0) & (pd.to_numeric(raw["cpu"]) != pin))].reset_index(drop=True)
         plan = self.plan
         op = {name: str(keys.get("op", "")) for name, keys in plan.cases.items()}
         dtype = {name: str(keys.get("dtype", "")) for name, keys in plan.cases.items()}
         role = {name: str(keys.get("role", "candidate")) for name, keys in plan.arms.items()}
         case = raw["case"].astype(str)
         arm = raw["arm"].astype(str)
-        df = pd.DataFrame({
-            "process": raw["process"].astype(str),
-            "slot": raw["process"].map(slot).astype(str),
+        proc = raw["process"].astype(int)
+        return pd.DataFrame({
+            "process": (proc + poff).astype(str),
+            "slot": proc.map(slot).astype(str),
             "direction": raw["direction"].astype(str),
             "round": raw["round"].astype(str),
             "case": case,
@@ -438,7 +471,6 @@ class Evidence:
             "sample": raw["sample"].astype(str),
             "ns": raw["ns"].map(lambda x: f"{x:.3f}"),
         }, columns=self.columns("samples"))
-        return self._typed(df, "samples", f"{self.path}/raw")
 
     @cached_property
     def checks(self) -> "pd.DataFrame":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 import kgate
 
-#: raw/samples.csv's columns, as kgate declares them (src/report/report_csv.c) and schema.json says.
+#: The samples table's columns, as kgate declares them (src/report/report_csv.c) and schema.json says.
 SAMPLES_COLUMNS = ["process", "slot", "direction", "round", "case", "op", "dtype", "arm", "role", "sample", "ns"]
 
 
@@ -66,22 +67,68 @@ def test_samples_tidy(fake_run: kgate.RunResult) -> None:
     assert med["cand"].max() < med["base"].min()
 
 
-def test_samples_csv_and_assembled_agree(fake_copy: Path) -> None:
-    """raw/samples.csv (schema 6) is read when present; an older folder gets the same
-    table from its per-process files."""
+def _kgate_samples(folder: Path, kgate_bin: str, out: Path, ev: kgate.Evidence) -> "pd.DataFrame":
+    """The table ``kgate report DIR --samples FILE`` writes, typed as Evidence types it."""
+    cp = kgate.run_cli(["report", str(folder), "--samples", str(out)], kgate=kgate_bin)
+    assert cp.returncode == 0, cp.stderr
+    return ev._typed(ev._read_csv(out), "samples", str(out))
+
+
+def test_samples_equal_kgates_table(fake_copy: Path, kgate_bin: str, tmp_path: Path) -> None:
+    """No raw/samples.csv in the folder (schema 9): the table is made from the raw files, row
+    for row the one kgate writes on demand; a folder that kept raw/samples.csv (schemas 6 to
+    8) is read from it."""
+    assert not (fake_copy / "raw" / "samples.csv").exists()
+    assert all(p.name.endswith(".csv.gz") for p in (fake_copy / "raw").iterdir())
     ev = kgate.Evidence(fake_copy)
-    assembled = ev._assemble_samples()
-    written = fake_copy / "raw" / "samples.csv"
-    if written.exists():  # written by kgate itself (schema 6): the two must agree
-        pd.testing.assert_frame_equal(ev.samples, assembled)
-        written.unlink()
-    # the table as a schema-6 kgate writes it: those columns, ns with three decimals
-    out = assembled.copy()
+    pd.testing.assert_frame_equal(ev.samples, _kgate_samples(fake_copy, kgate_bin, tmp_path / "s.csv", ev))
+    # a schema-8 folder's table, as that kgate kept it: read from the file
+    d = json.loads((fake_copy / "schema.json").read_text())
+    [k for k in d["files"] if k["kind"] == "samples"][0]["file"] = "raw/samples.csv"
+    (fake_copy / "schema.json").write_text(json.dumps(d))
+    kept = ev.samples.copy()
+    kept["ns"] = kept["ns"] * 2
+    out = kept.copy()
     out["ns"] = out["ns"].map(lambda x: f"{x:.3f}")
-    out.to_csv(written, index=False)
-    again = kgate.Evidence(fake_copy)
-    pd.testing.assert_frame_equal(again.samples, assembled)
-    assert pd.read_csv(written).shape == assembled.shape
+    out.to_csv(fake_copy / "raw" / "samples.csv", index=False)
+    pd.testing.assert_frame_equal(kgate.Evidence(fake_copy).samples, kept)
+
+
+def test_samples_leave_out_contaminated_rows(fake_copy: Path, kgate_bin: str, tmp_path: Path) -> None:
+    """A sample that ran on another CPU than its process's (cpu != process_cpu) is in ``raw``
+    and not in ``samples``, as kgate leaves it out of the analysis and its table."""
+    p = fake_copy / "raw" / "proc-001.csv.gz"
+    lines = gzip.decompress(p.read_bytes()).decode().splitlines()
+    for i in (3, 7):
+        f = lines[i].split(",")
+        f[-2:] = ["1", "0"]
+        lines[i] = ",".join(f)
+    p.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    ev = kgate.Evidence(fake_copy)
+    assert len(ev.raw) == 360 and len(ev.samples) == 358
+    pd.testing.assert_frame_equal(ev.samples, _kgate_samples(fake_copy, kgate_bin, tmp_path / "s.csv", ev))
+
+
+def test_merged_samples(kgate_bin: str, tmp_path: Path) -> None:
+    """A merged folder's samples: its shards' in turn, processes and slots offset as kgate
+    offsets them, equal to kgate's own table of the merged folder."""
+    from conftest import fake_plan
+    plan = fake_plan("py-merge")
+    plan.cases["big"] = {"op": "rowsum", "dtype": "f32", "M": 8, "N": 16}
+    path = tmp_path / "plan.kg"
+    plan.write(path)
+    for i in range(2):
+        cp = kgate.run_cli(["run", str(path), "--shard", f"{i}/2", "--campaign", "c", "-q", "-o",
+                                 str(tmp_path / f"s{i}")], kgate=kgate_bin)
+        assert cp.returncode in (0, 1), cp.stderr
+    cp = kgate.run_cli(["merge", str(tmp_path / "m"), str(tmp_path / "s0"), str(tmp_path / "s1"), "-q"],
+                            kgate=kgate_bin)
+    assert cp.returncode in (0, 1), cp.stderr
+    ev = kgate.Evidence(tmp_path / "m")
+    s = ev.samples
+    assert len(s) == 2 * 360 and set(s["case"]) == {"small", "big"}
+    assert s["process"].max() == 11 and s["slot"].max() == 11
+    pd.testing.assert_frame_equal(s, _kgate_samples(tmp_path / "m", kgate_bin, tmp_path / "m.csv", ev))
 
 
 def test_samples_leave_out_excluded_processes(fake_copy: Path) -> None:
@@ -164,11 +211,12 @@ def test_verify_and_tamper(fake_copy: Path) -> None:
     ev = kgate.Evidence(fake_copy)
     v = ev.verify()
     assert v and v.ok and v.returncode == 0 and not v.mismatches
-    raw = fake_copy / "raw" / "proc-000.csv"
-    raw.write_text(raw.read_text().replace(",fwd,0,cand,small,0,", ",fwd,0,cand,small,0,1", 1))
+    raw = fake_copy / "raw" / "proc-000.csv.gz"
+    text = gzip.decompress(raw.read_bytes()).decode()
+    raw.write_bytes(gzip.compress(text.replace(",fwd,0,cand,small,0,", ",fwd,0,cand,small,0,1", 1).encode()))
     bad = kgate.verify(fake_copy)
     assert not bad and bad.returncode == 1 and bad.mismatches
-    assert any("raw/proc-000.csv" in m for m in bad.mismatches)
+    assert any("raw/proc-000.csv.gz" in m for m in bad.mismatches)
 
 
 def test_verify_allow_env_reaches_kgate(fake_copy: Path) -> None:

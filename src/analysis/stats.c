@@ -20,23 +20,171 @@
 
 #include "kgate/stats.h"
 
+/* The merge sort of glibc's qsort (n1 = n / 2 on the left; the left
+ * element first unless it is greater), with the comparison written out
+ * instead of called: the same order for every input, NaN included, so
+ * every median and quantile is the one qsort gave. */
+static void sort_merge(double *v, size_t n, double *tmp)
+{
+    if (n <= 1) return;
+    if (n == 2) {
+        if (v[0] > v[1]) {
+            double t = v[0];
+            v[0] = v[1];
+            v[1] = t;
+        }
+        return;
+    }
+    size_t n1 = n / 2, n2 = n - n1;
+    double *b1 = v, *b2 = v + n1, *t = tmp;
+    sort_merge(b1, n1, tmp);
+    sort_merge(b2, n2, tmp);
+    while (n1 > 0 && n2 > 0) {
+        if (!(*b1 > *b2)) {
+            *t++ = *b1++;
+            n1--;
+        } else {
+            *t++ = *b2++;
+            n2--;
+        }
+    }
+    if (n1 > 0) memcpy(t, b1, n1 * sizeof *t);
+    memcpy(v, tmp, (n - n2) * sizeof *v);
+}
+
+/* Insertion sort, stable: below a few dozen values, and the leaves of the
+ * merge where no value is NaN. */
+static void sort_insert(double *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        double x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+/* sort_merge with insertion-sorted leaves: without NaN the comparison
+ * is a total preorder, and a stable sort's result is the one result */
+static void sort_merge_leaves(double *v, size_t n, double *tmp)
+{
+    if (n <= 16) {
+        sort_insert(v, n);
+        return;
+    }
+    size_t n1 = n / 2, n2 = n - n1;
+    double *b1 = v, *b2 = v + n1, *t = tmp;
+    sort_merge_leaves(b1, n1, tmp);
+    sort_merge_leaves(b2, n2, tmp);
+    while (n1 > 0 && n2 > 0) {
+        if (!(*b1 > *b2)) {
+            *t++ = *b1++;
+            n1--;
+        } else {
+            *t++ = *b2++;
+            n2--;
+        }
+    }
+    if (n1 > 0) memcpy(t, b1, n1 * sizeof *t);
+    memcpy(v, tmp, (n - n2) * sizeof *v);
+}
+
 static int cmp_double(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;
     return (a > b) - (a < b);
 }
 
-/* Sorting a copy costs O(n log n) but keeps v untouched and the result
- * independent of any selection algorithm's tie handling. */
+static int any_nan(const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (isnan(v[i])) return 1;
+    return 0;
+}
+
+void kg_sort_doubles(double *v, size_t n)
+{
+    double small[256];
+    double *tmp = n <= 256 ? small : malloc(n * sizeof *tmp);
+    if (tmp == NULL) {
+        qsort(v, n, sizeof *v, cmp_double);   /* in place: what glibc's own falls back to */
+        return;
+    }
+    if (any_nan(v, n)) sort_merge(v, n, tmp);
+    else sort_merge_leaves(v, n, tmp);
+    if (tmp != small) free(tmp);
+}
+
+/* The k-th smallest of a[0..n) (k < n), a reordered so that a[0..k)
+ * are not greater: quickselect, median-of-three pivots, and the merge
+ * sort (tmp: n doubles) once the partitions have not shrunk enough.
+ * Only where no value is NaN or zero: values that compare equal then
+ * have the same bits, and any order gives the sorted copy's value. */
+static double select_k(double *a, size_t n, size_t k, double *tmp)
+{
+    size_t lo = 0, hi = n - 1;
+    int budget = 8;
+    for (size_t m = n; m > 1; m >>= 1) budget += 2;
+    while (hi > lo) {
+        if (hi - lo < 24 || budget-- == 0) {
+            sort_merge_leaves(a + lo, hi - lo + 1, tmp);
+            break;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        double x = a[lo], y = a[mid], z = a[hi];
+        double p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < p) i++;
+            while (a[j] > p) j--;
+            if (i <= j) {
+                double t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (k <= j && j < hi) hi = j;
+        else if (k >= i) lo = i;
+        else break;   /* between j and i: equal to the pivot */
+    }
+    return a[k];
+}
+
+/* The median of a copy: the middle of the order qsort would give
+ * (kg_sort_doubles), found by selection where that gives the same bits
+ * (no NaN, no zero), else by sorting the copy. */
 double kg_median(const double *v, size_t n)
 {
     if (v == NULL || n == 0) return (double)NAN;
-    double small[64];
-    double *w = n <= 64 ? small : malloc(n * sizeof *w);
+    double small[512];
+    double *w = n <= 256 ? small : malloc(2 * n * sizeof *w);
     if (w == NULL) return (double)NAN;
-    memcpy(w, v, n * sizeof *w);
-    qsort(w, n, sizeof *w, cmp_double);
-    double m = (n % 2 == 1) ? w[n / 2] : 0.5 * (w[n / 2 - 1] + w[n / 2]);
+    int plain = 1;
+    for (size_t i = 0; i < n; i++) {
+        w[i] = v[i];
+        plain &= !isnan(v[i]) && v[i] != 0.0;
+    }
+    double m;
+    if (plain) {
+        double hi = select_k(w, n, n / 2, w + n);
+        if (n % 2 == 1) {
+            m = hi;
+        } else {
+            double lo = w[0];
+            for (size_t i = 1; i < n / 2; i++)
+                if (w[i] > lo) lo = w[i];
+            m = 0.5 * (lo + hi);
+        }
+    } else {
+        sort_merge(w, n, w + n);
+        m = (n % 2 == 1) ? w[n / 2] : 0.5 * (w[n / 2 - 1] + w[n / 2]);
+    }
     if (w != small) free(w);
     return m;
 }
@@ -275,12 +423,6 @@ void kg_holm(const double *p, int m, double *padj)
     free(v);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int kg_maxt(const double *R, int m, double df, double alpha, uint64_t seed, int n, const double *t,
             double *crit, double *padj, kg_err *err)
 {
@@ -325,7 +467,7 @@ int kg_maxt(const double *R, int m, double df, double alpha, uint64_t seed, int 
             for (int k = 0; k < n; k++) over += mx[k] >= t[i];
             padj[i] = (double)over / (double)n;
         }
-    qsort(mx, (size_t)n, sizeof *mx, cmp_dbl);
+    kg_sort_doubles(mx, (size_t)n);
     int q = (int)ceil((1.0 - alpha) * (double)n) - 1;
     if (q < 0) q = 0;
     if (q >= n) q = n - 1;
@@ -407,7 +549,7 @@ static int seq_bounds_draw(int K, double alpha, double *c, kg_err *err)
         int n = 0;
         for (int d = 0; d < DRAWS; d++)
             if (alive[d]) col[n++] = z[(size_t)d * (size_t)K + (size_t)k];
-        qsort(col, (size_t)n, sizeof *col, cmp_dbl);
+        kg_sort_doubles(col, (size_t)n);
         int cross = (int)(step * DRAWS + 0.5);
         if (cross < 1) cross = 1;
         if (cross > n) cross = n;

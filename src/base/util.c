@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <sched.h>
 #include <stdio.h>
@@ -9,28 +10,43 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <zlib.h>
 #include <unistd.h>
 #include "base/util.h"
 #include <signal.h>
 
+/* room for n more bytes and a NUL; 0 when the buffer cannot grow */
+static int sb_room(kg_sb *sb, size_t n)
+{
+    if (sb->oom) return 0;
+    size_t need = sb->len + n + 1;
+    if (need <= sb->cap) return 1;
+    size_t cap = sb->cap ? sb->cap : 256;
+    while (cap < need) cap *= 2;
+    char *p = realloc(sb->buf, cap);
+    if (p == NULL) {
+        sb->oom = 1;
+        return 0;
+    }
+    sb->buf = p;
+    sb->cap = cap;
+    return 1;
+}
+
+/* formatted straight into the free space; a second pass only when it did not fit */
 void kg_sb_vprintf(kg_sb *sb, const char *fmt, va_list ap)
 {
     if (sb->oom) return;
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    size_t avail = sb->cap - sb->len;
+    int n = vsnprintf(sb->buf != NULL ? sb->buf + sb->len : NULL, sb->buf != NULL ? avail : 0, fmt, ap2);
     va_end(ap2);
     if (n < 0) { sb->oom = 1; return; }
-    size_t need = sb->len + (size_t)n + 1;
-    if (need > sb->cap) {
-        size_t cap = sb->cap ? sb->cap : 256;
-        while (cap < need) cap *= 2;
-        char *p = realloc(sb->buf, cap);
-        if (p == NULL) { sb->oom = 1; return; }
-        sb->buf = p;
-        sb->cap = cap;
+    if (sb->buf == NULL || (size_t)n >= avail) {
+        if (!sb_room(sb, (size_t)n)) return;
+        vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
     }
-    vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
     sb->len += (size_t)n;
 }
 
@@ -42,9 +58,17 @@ void kg_sb_printf(kg_sb *sb, const char *fmt, ...)
     va_end(ap);
 }
 
+void kg_sb_putn(kg_sb *sb, const char *s, size_t n)
+{
+    if (!sb_room(sb, n)) return;
+    memcpy(sb->buf + sb->len, s, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
+}
+
 void kg_sb_puts(kg_sb *sb, const char *s)
 {
-    kg_sb_printf(sb, "%s", s);
+    kg_sb_putn(sb, s, strlen(s));
 }
 
 void kg_sb_free(kg_sb *sb)
@@ -53,6 +77,132 @@ void kg_sb_free(kg_sb *sb)
     sb->buf = NULL;
     sb->len = sb->cap = 0;
     sb->oom = 0;
+}
+
+size_t kg_fmt_int(char out[KG_FMT_CAP], long long v)
+{
+    char tmp[24];
+    size_t n = 0, k = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0) out[k++] = '-';
+    while (n > 0) out[k++] = tmp[--n];
+    out[k] = '\0';
+    return k;
+}
+
+/* %.3f: the integer N nearest to |v| x 1000, ties to even, as glibc's
+ * exact conversion rounds.  On 1 <= |v| < 2^41 the product's error
+ * r = |v| x 1000 - n against n, the nearest integer to the rounded
+ * product, is a multiple of 2^(e-49) (e = the exponent of |v|, 1000 =
+ * 125 x 8) smaller than 1 in magnitude, so it has at most 50 significant
+ * bits and fma gives it exactly; anything else goes to snprintf. */
+size_t kg_fmt_f3(char out[KG_FMT_CAP], double v)
+{
+    double a = fabs(v);
+    if (!(a >= 1.0 && a < 2199023255552.0))   /* 2^41; NaN too */
+        return (size_t)snprintf(out, KG_FMT_CAP, "%.3f", v);
+    double n = nearbyint(a * 1000.0);
+    double r = fma(a, 1000.0, -n);
+    long long q = (long long)n;
+    if (r > 0.5 || (r == 0.5 && (q & 1))) q++;
+    else if (r < -0.5 || (r == -0.5 && (q & 1))) q--;
+    size_t k = 0;
+    if (v < 0) out[k++] = '-';
+    k += kg_fmt_int(out + k, q / 1000);
+    int f = (int)(q % 1000);
+    out[k++] = '.';
+    out[k++] = (char)('0' + f / 100);
+    out[k++] = (char)('0' + f / 10 % 10);
+    out[k++] = (char)('0' + f % 10);
+    out[k] = '\0';
+    return k;
+}
+
+int kg_gzip(const void *data, size_t len, char **out, size_t *outlen, kg_err *err)
+{
+    *out = NULL;
+    *outlen = 0;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* windowBits 15 + 16: a gzip member, its header's time and name left empty */
+    if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return kg_errorf(err, KG_ENOMEM, "out of memory compressing %zu bytes", len);
+    size_t cap = deflateBound(&z, (uLong)len);
+    char *buf = malloc(cap > 0 ? cap : 1);
+    int rc = KG_OK;
+    if (buf == NULL || len > UINT32_MAX || cap > UINT32_MAX) {
+        rc = kg_errorf(err, KG_ENOMEM, "out of memory compressing %zu bytes", len);
+    } else {
+        z.next_in = (Bytef *)(uintptr_t)data;
+        z.avail_in = (uInt)len;
+        z.next_out = (Bytef *)buf;
+        z.avail_out = (uInt)cap;
+        if (deflate(&z, Z_FINISH) != Z_STREAM_END) rc = kg_errorf(err, KG_EINTERNAL, "gzip: the output did not fit");
+    }
+    if (rc == KG_OK) {
+        *out = buf;
+        *outlen = cap - z.avail_out;
+    } else {
+        free(buf);
+    }
+    deflateEnd(&z);
+    return rc;
+}
+
+int kg_gunzip(const char *name, const void *data, size_t len, size_t cap, char **out, size_t *outlen, kg_err *err)
+{
+    *out = NULL;
+    *outlen = 0;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (len > UINT32_MAX) return kg_errorf(err, KG_EINPUT, "%s: too large to read", name);
+    if (inflateInit2(&z, 15 + 16) != Z_OK) return kg_errorf(err, KG_ENOMEM, "out of memory reading %s", name);
+    size_t have = 0, size = len < (cap / 8) ? len * 8 + 64 : cap;
+    char *buf = NULL;
+    int rc = KG_OK, zr = Z_OK;
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)len;
+    while (rc == KG_OK && zr != Z_STREAM_END) {
+        if (buf == NULL || have == size) {
+            if (buf != NULL && size >= cap) {
+                rc = kg_errorf(err, KG_EINPUT, "%s: more than %zu bytes once decompressed (the cap on text)", name, cap);
+                break;
+            }
+            size_t next = buf == NULL ? size : (size > cap / 2 ? cap : size * 2);
+            char *p = realloc(buf, next + 1);
+            if (p == NULL) {
+                rc = kg_errorf(err, KG_ENOMEM, "out of memory reading %s", name);
+                break;
+            }
+            buf = p;
+            size = next;
+        }
+        size_t room = size - have < UINT32_MAX ? size - have : UINT32_MAX;
+        z.next_out = (Bytef *)buf + have;
+        z.avail_out = (uInt)room;
+        zr = inflate(&z, Z_NO_FLUSH);
+        have += room - z.avail_out;
+        if (zr == Z_STREAM_END && z.avail_in != 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s: bytes after the end of its gzip member", name);
+        else if (zr == Z_BUF_ERROR && z.avail_in == 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s: its gzip stream is cut short", name);
+        else if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+            rc = kg_errorf(err, KG_EINPUT, "%s: not a gzip stream kgate wrote (%s)", name,
+                           z.msg != NULL ? z.msg : "zlib error");
+    }
+    inflateEnd(&z);
+    if (rc != KG_OK) {
+        free(buf);
+        return rc;
+    }
+    buf[have] = '\0';
+    *out = buf;
+    *outlen = have;
+    return KG_OK;
 }
 
 int kg_read_file(const char *path, char **data, size_t *len, kg_err *err)

@@ -23,7 +23,24 @@ typedef struct kg_sb {
 void kg_sb_printf(kg_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kg_sb_vprintf(kg_sb *sb, const char *fmt, va_list ap);
 void kg_sb_puts(kg_sb *sb, const char *s);
+void kg_sb_putn(kg_sb *sb, const char *s, size_t n);   /* n bytes of s */
+
+/* Numbers as printf writes them, without printf (the tables of a million
+ * rows): kg_fmt_int is "%lld", kg_fmt_f3 "%.3f", byte for byte (the
+ * same rounding of the exact value; tests/unit/test_fmt.c holds them to
+ * snprintf).  out holds KG_FMT_CAP bytes; the length is returned. */
+#define KG_FMT_CAP 400
+size_t kg_fmt_int(char out[KG_FMT_CAP], long long v);
+size_t kg_fmt_f3(char out[KG_FMT_CAP], double v);
 void kg_sb_free(kg_sb *sb);
+
+/* gzip (RFC 1952, one member, zlib's fastest level; no time or name in
+ * its header, so the same bytes give the same file): *out is the
+ * caller's.  kg_gunzip undoes it, refusing more than cap bytes of output,
+ * a stream cut short or followed by anything; *out is NUL-terminated;
+ * name is what messages call the data. */
+int kg_gzip(const void *data, size_t len, char **out, size_t *outlen, kg_err *err);
+int kg_gunzip(const char *name, const void *data, size_t len, size_t cap, char **out, size_t *outlen, kg_err *err);
 
 /* Reads a whole file; *data is NUL-terminated and owned by the caller. */
 int kg_read_file(const char *path, char **data, size_t *len, kg_err *err);

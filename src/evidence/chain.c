@@ -13,11 +13,12 @@
 #include "base/util.h"
 
 /* The files of process p, in the order of kg_proc_rec.sha. */
-void kg_chain_file_name(int i, int p, char *buf, size_t cap)
+void kg_chain_file_name(int dirfd, int i, int p, char *buf, size_t cap)
 {
     static const char *const dir[KG_PROC_NFILES] = { "raw", "checks", "outputs", "outputs", "telemetry", "telemetry" };
-    static const char *const ext[KG_PROC_NFILES] = { "csv", "csv", "bin", "csv", "csv", "csv" };
-    snprintf(buf, cap, "%s/%s-%03d.%s", dir[i], i == 5 ? "resources" : "proc", p, ext[i]);
+    static const char *const ext[KG_PROC_NFILES] = { "csv.gz", "csv", "bin", "csv", "csv", "csv" };
+    if (i == 0) kg_rows_raw_name(dirfd, NULL, p, buf, cap);   /* .csv in a folder of schema 8 or older */
+    else snprintf(buf, cap, "%s/%s-%03d.%s", dir[i], i == 5 ? "resources" : "proc", p, ext[i]);
 }
 
 /* The SHA-256 of the regular file rel under dirfd (not followed through
@@ -56,7 +57,7 @@ int kg_chain_seal(int dirfd, const char *plan_hash, kg_proc_rec *r, int n, kg_er
         if (r[p].sha[0][0] != '\0') continue;
         for (int i = 0; i < KG_PROC_NFILES; i++) {
             char rel[64];
-            kg_chain_file_name(i, p, rel, sizeof rel);
+            kg_chain_file_name(dirfd, i, p, rel, sizeof rel);
             int h = kg_chain_hash_at(dirfd, rel, r[p].sha[i]);
             if (h < 0) return kg_errorf(err, KG_EIO, "%s: cannot read it to record its digest: %s", rel, strerror(errno));
             if (h == 0) snprintf(r[p].sha[i], sizeof r[p].sha[i], "-");

@@ -42,8 +42,9 @@ void kg_chain_source_copy(const kg_plan *plan, int a, char *buf, size_t cap);
 int kg_chain_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_err *err);
 
 /* The files of process p, in the order of kg_proc_rec.sha
- * (raw/proc-NNN.csv, ...). */
-void kg_chain_file_name(int i, int p, char *buf, size_t cap);
+ * (raw/proc-NNN.csv.gz, checks/proc-NNN.csv, ...), relative to the folder
+ * dirfd (whose raw file of schema 8 and older is raw/proc-NNN.csv). */
+void kg_chain_file_name(int dirfd, int i, int p, char *buf, size_t cap);
 
 /* The SHA-256 of the regular file rel under dirfd, not followed through a
  * link: 1, 0 when there is none, -1 (errno) when it cannot be read. */

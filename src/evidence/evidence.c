@@ -83,7 +83,8 @@ static int written_from(const char *name)
     if (strcmp(name, "SHA256SUMS") == 0 || strcmp(name, "attestation.dsse.json") == 0 ||
         strstr(name, ".tmp.") != NULL)
         return 1;
-    /* the report files (render.c's printer table; evidence.c reads no report code) */
+    /* the report files (render.c's printer table; evidence.c reads no report code),
+     * and raw/samples.csv, a report of schemas 6 to 8 */
     static const char *const reports[] = { "report.md", "results.csv", "results.json", "report.html",
                                            "raw/samples.csv", "schema.json" };
     for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++)
@@ -283,7 +284,7 @@ static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
             fold_checks(ev, from, acc);
         }
         if (!acc) continue;
-        snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", dir, p);
+        kg_rows_raw_name(AT_FDCWD, dir, p, path, sizeof path);
         if ((rc = kg_rows_read_raw(path, ev->plan, p, &ev->rows, &ev->nrows, err)) != KG_OK) goto done;
         /* telemetry and resources exist where the backend reports them */
         snprintf(path, sizeof path, "%s/telemetry/proc-%03d.csv", dir, p);
@@ -299,10 +300,12 @@ static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
     }
     /* a shard's rows are of its own cases only */
     for (size_t i = 0; ev->case_on != NULL && rc == KG_OK && i < ev->nrows; i++)
-        if (!ev->case_on[ev->rows[i].kase])
-            rc = kg_errorf(err, KG_EINPUT, "%s/raw/proc-%03d.csv: a sample of case %s, which shard %d/%d does not run "
-                           "(kgate merge takes that case from its own shard)", dir, ev->rows[i].proc,
+        if (!ev->case_on[ev->rows[i].kase]) {
+            kg_rows_raw_name(AT_FDCWD, dir, ev->rows[i].proc, path, sizeof path);
+            rc = kg_errorf(err, KG_EINPUT, "%s: a sample of case %s, which shard %d/%d does not run "
+                           "(kgate merge takes that case from its own shard)", path,
                            ev->plan->cases[ev->rows[i].kase].name, ev->shard.index, ev->shard.count);
+        }
     for (size_t i = 0; ev->case_on != NULL && rc == KG_OK && i < ev->nchecks_all; i++)
         if (!ev->case_on[ev->checks[i].kase])
             rc = kg_errorf(err, KG_EINPUT, "%s/checks/proc-%03d.csv: a check of case %s, which shard %d/%d does not run",

@@ -9,13 +9,16 @@
  * whole or is out of range, a name the plan does not have, a row of
  * another process or plan.  Its message names file:line and the column.
  *
+ * A file NAME.gz is read as the gzip of its rows (raw/proc-NNN.csv.gz).
  * Nothing here opens a folder or decides anything about a campaign. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "kgate/evidence.h"
 #include "base/util.h"
 
@@ -150,7 +153,8 @@ typedef struct kind_def {
 
 #define KIND(name, file, about, cols) { { name, file, about, cols, (int)(sizeof cols / sizeof cols[0]) }, "" }
 static kind_def kinds[KG_ROWS_NKINDS] = {
-    [KG_ROWS_RAW] = KIND("raw", "raw/proc-NNN.csv", "one row per timed sample of the process", raw_cols),
+    [KG_ROWS_RAW] = KIND("raw", "raw/proc-NNN.csv.gz", "one row per timed sample of the process (gzip; "
+                         "raw/proc-NNN.csv, not compressed, before schema 9)", raw_cols),
     [KG_ROWS_CHECKS] = KIND("checks", "checks/proc-NNN.csv", "one row per correctness check", chk_cols),
     [KG_ROWS_TELEMETRY] = KIND("telemetry", "telemetry/proc-NNN.csv", "one device reading per timed sample",
                                tel_cols),
@@ -355,10 +359,58 @@ static int bad(rd *r, int col, const char *what)
                      "damaged or edited)", r->path, r->line, r->k->def.cols[col].name, what, r->f[col]);
 }
 
+/* "-"? and 1 to 18 decimal digits, nothing else: *v, and 1 (strtoll's
+ * value); 0 for anything else, which strtoll then reads or refuses */
+static int plain_int(const char *s, long long *v)
+{
+    int neg = *s == '-';
+    const char *p = s + neg;
+    long long x = 0;
+    int n = 0;
+    for (; *p >= '0' && *p <= '9' && n < 19; p++, n++) x = x * 10 + (*p - '0');
+    if (*p != '\0' || n == 0 || n > 18) return 0;
+    *v = neg ? -x : x;
+    return 1;
+}
+
+/* "-"? digits "." digits, 15 digits at most, nothing else: the value
+ * m / 10^k of an integer m < 2^53 and a power 10^k <= 10^22, both exact
+ * doubles, so the one division rounds as strtod rounds (Clinger's fast
+ * path); 0 for anything else, which strtod then reads or refuses */
+static int plain_real(const char *s, double *v)
+{
+    static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                  1e12, 1e13, 1e14, 1e15, 1e16 };
+    int neg = *s == '-', n = 0, k = -1;
+    const char *p = s + neg;
+    long long m = 0;
+    for (; n <= 15; p++) {
+        if (*p >= '0' && *p <= '9') {
+            m = m * 10 + (*p - '0');
+            n++;
+            if (k >= 0) k++;
+        } else if (*p == '.' && k < 0) {
+            k = 0;
+        } else {
+            break;
+        }
+    }
+    if (*p != '\0' || n == 0 || n > 15) return 0;
+    double x = (double)m / p10[k > 0 ? k : 0];
+    *v = neg ? -x : x;
+    return 1;
+}
+
 static int get_i64(rd *r, int col, long long lo, long long hi, long long *out)
 {
     const char *s = r->f[col];
     char *end;
+    long long q;
+    if (plain_int(s, &q)) {
+        if (q < lo || q > hi) return bad(r, col, "not an integer in range");
+        *out = q;
+        return KG_OK;
+    }
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (s[0] == '\0' || *end != '\0' || errno == ERANGE || v < lo || v > hi) return bad(r, col, "not an integer in range");
@@ -391,6 +443,7 @@ static int get_real(rd *r, int col, double *out)
     const char *s = r->f[col];
     char *end;
     if (s[0] == '\0' || s[0] == ' ') return bad(r, col, "not a number");
+    if (plain_real(s, out)) return KG_OK;
     double v = strtod(s, &end);
     if (*end != '\0') return bad(r, col, "not a number");
     *out = v;
@@ -478,11 +531,46 @@ static int parse_rows(const char *name, char *text, kg_rows_kind kind, int alt_n
 }
 
 /* parse_rows over the file at path. */
+static int gz_name(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
+/* The text of a file of rows: as it is, or a gzip member (NAME.gz)
+ * decompressed, both under the cap on text, with no NUL byte inside. */
+static int read_text(const char *path, char **text, kg_err *err)
+{
+    if (!gz_name(path)) return kg_read_file(path, text, NULL, err);
+    char *z = NULL;
+    size_t zlen = 0, len = 0;
+    int rc = kg_read_file(path, &z, &zlen, err);
+    if (rc != KG_OK) return rc;
+    rc = kg_gunzip(path, z, zlen, KG_CAP_TEXT, text, &len, err);
+    free(z);
+    if (rc == KG_OK && memchr(*text, '\0', len) != NULL) {
+        free(*text);
+        *text = NULL;
+        rc = kg_errorf(err, KG_EINPUT, "%s: holds a NUL byte (not rows kgate wrote)", path);
+    }
+    return rc;
+}
+
+void kg_rows_raw_name(int dirfd, const char *dir, int proc, char *buf, size_t cap)
+{
+    const char *pre = dir != NULL ? dir : "", *sep = dir != NULL ? "/" : "";
+    snprintf(buf, cap, "%s%sraw/proc-%03d.csv.gz", pre, sep, proc);
+    if (faccessat(dirfd, buf, F_OK, AT_SYMLINK_NOFOLLOW) == 0) return;
+    snprintf(buf, cap, "%s%sraw/proc-%03d.csv", pre, sep, proc);
+    if (faccessat(dirfd, buf, F_OK, AT_SYMLINK_NOFOLLOW) == 0) return;
+    snprintf(buf, cap, "%s%sraw/proc-%03d.csv.gz", pre, sep, proc);
+}
+
 static int read_rows(const char *path, kg_rows_kind kind, int alt_ncols, const char *alt_header,
                      int (*row)(rd *r, int ncols, void *ctx), void *ctx, int *alt_seen, kg_err *err)
 {
     char *text = NULL;
-    int rc = kg_read_file(path, &text, NULL, err);
+    int rc = read_text(path, &text, err);
     if (rc != KG_OK) return rc;
     rc = parse_rows(path, text, kind, alt_ncols, alt_header, row, ctx, alt_seen, err);
     free(text);

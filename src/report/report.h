@@ -7,6 +7,7 @@
 #ifndef KGATE_REPORT_H
 #define KGATE_REPORT_H
 
+#include <stdio.h>
 #include "kgate/err.h"
 #include "kgate/evidence.h"
 #include "kgate/stats.h"
@@ -30,12 +31,13 @@ int kg_report_csv(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *a
  * "+1.23%", nanoseconds as microseconds "12.345"; "–" when not finite */
 void kg_report_pct(struct kg_sb *sb, double frac);
 void kg_report_us(struct kg_sb *sb, double ns);
-/* raw/samples.csv: the accepted processes' samples in one tidy table */
+/* The samples table: the accepted processes' samples in one tidy table
+ * (not a file of the folder: kg_report_samples_file; an may be NULL) */
 int kg_report_samples(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 int kg_report_json(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
 /* schema.json: every CSV file's columns, types and meanings (report_schema.c) */
 int kg_report_schema(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
-/* The tables the reports write as CSV (results.csv, raw/samples.csv), declared once in report_csv.c */
+/* The tables the reports write as CSV (results.csv, the samples table), declared once in report_csv.c */
 const kg_rows_def *kg_report_tables(int *n);
 /* report.html: self-contained, inline SVG plots, no script (report_html.c) */
 int kg_report_html(struct kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_err *err);
@@ -79,5 +81,14 @@ int kg_report_build(const char *dir, kg_analysis *an, char **md, kg_err *err);
  * (caller frees with kg_report_texts_free); an may be NULL. */
 int kg_report_render(const char *dir, kg_analysis *an, char *text[KG_REPORT_MAX], kg_err *err);
 void kg_report_texts_free(char *text[KG_REPORT_MAX]);
+/* kg_report_render that also hands over the loaded folder: *ev (free it
+ * with kg_evidence_free, after *an when an is not NULL: an->plan is
+ * ev->plan) holds what the reports were made from (verify replays from
+ * it); on an error nothing is left to free. */
+int kg_report_render_ev(const char *dir, kg_evidence *ev, kg_analysis *an, char *text[KG_REPORT_MAX], kg_err *err);
+
+/* The samples table of the folder dir (kg_report_samples) written to out,
+ * on demand (`kgate report DIR --samples FILE`); the folder is only read. */
+int kg_report_samples_file(const char *dir, FILE *out, kg_err *err);
 
 #endif

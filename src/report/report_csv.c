@@ -1,9 +1,10 @@
 /* report_csv.c: results.csv, one row per (case, arm) of the analysis,
- * and raw/samples.csv; their columns are declared once, in the tables
+ * and the samples table (kgate report DIR --samples FILE); their columns are declared once, in the tables
  * below (the header lines and schema.json come from them).  Formats
  * only. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "kgate/evidence.h"
 #include "report/report.h"
@@ -15,7 +16,7 @@ static void csv_num(kg_sb *sb, double v)
     else kg_sb_puts(sb, ",");
 }
 
-/* The vocabularies of results.csv and raw/samples.csv, by their owners' names. */
+/* The vocabularies of results.csv and the samples table, by their owners' names. */
 static const char *role_value(int i)
 {
     return i >= 0 && i <= KG_ROLE_REFERENCE ? kg_role_name((kg_role)i) : NULL;
@@ -79,7 +80,7 @@ static const kg_col results_cols[] = {
                                                            "by more than 1% (empty: no clocks)" },
 };
 
-/* raw/samples.csv: every timed sample of the accepted processes. */
+/* the samples table: every timed sample of the accepted processes. */
 static const kg_col samples_cols[] = {
     { "process", KG_COL_INT, 0, NULL, NULL, "the process index" },
     { "slot", KG_COL_INT, 0, NULL, NULL, "the schedule slot it filled" },
@@ -98,7 +99,8 @@ static const kg_col samples_cols[] = {
 static const kg_rows_def tables[] = {
     { "results", "results.csv", "one row per (case, arm) the arm runs on, in plan order", results_cols,
       NCOLS(results_cols) },
-    { "samples", "raw/samples.csv", "every timed sample of the accepted processes the analysis uses (contaminated "
+    /* not a file of the folder: made on demand (kgate report DIR --samples FILE) */
+    { "samples", "", "every timed sample of the accepted processes the analysis uses (contaminated "
       "samples are in raw/proc-NNN.csv only), in its order",
       samples_cols, NCOLS(samples_cols) },
 };
@@ -158,28 +160,61 @@ int kg_report_csv(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_e
     return KG_OK;
 }
 
-/* raw/samples.csv: every timed sample of the accepted processes in one
- * tidy table (the per-process raw/proc-NNN.csv files, joined with the
- * processes' slots and the cases' ops and dtypes), so that one read loads
- * a campaign.  The rows are the analysis' input, in its order: a
- * contaminated sample (kg_row_contaminated) is not one. */
+/* The samples table (kgate report DIR --samples FILE): every timed sample
+ * of the accepted processes in one tidy table (the per-process
+ * raw/proc-NNN.csv files, joined with the processes' slots and the cases'
+ * ops and dtypes), so that one read loads a campaign.  The rows are the
+ * analysis' input, in its order: a contaminated sample
+ * (kg_row_contaminated) is not one.  A million rows: the fields are put
+ * together by hand (kg_fmt_int, kg_fmt_f3: printf's bytes), each case's
+ * and arm's fields once. */
 int kg_report_samples(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, kg_err *err)
 {
     (void)an;
-    (void)err;
     const kg_plan *plan = ev->plan;
     kg_cols_header(sb, samples_cols, NCOLS(samples_cols));
-    for (size_t i = 0; i < ev->nrows; i++) {
+    char **ctext = calloc((size_t)plan->ncases + 1, sizeof *ctext);
+    char **atext = calloc((size_t)plan->narms + 1, sizeof *atext);
+    int rc = ctext == NULL || atext == NULL ? KG_ENOMEM : KG_OK;
+    char q1[KG_CSV_NAME_CAP], q2[KG_CSV_NAME_CAP];
+    for (int c = 0; c < plan->ncases && rc == KG_OK; c++) {
+        const kg_case *kc = &plan->cases[c];
+        kg_sb t = { 0 };
+        kg_sb_printf(&t, ",%s,%s,%s,", kg_csv_name(kc->name, q1), kg_csv_name(kc->op, q2), kg_dtype_name(kc->dtype));
+        if (t.oom) rc = KG_ENOMEM;
+        ctext[c] = t.buf;
+    }
+    for (int a = 0; a < plan->narms && rc == KG_OK; a++) {
+        kg_sb t = { 0 };
+        kg_sb_printf(&t, "%s,%s,", kg_csv_name(plan->arms[a].name, q1), kg_role_name(plan->arms[a].role));
+        if (t.oom) rc = KG_ENOMEM;
+        atext[a] = t.buf;
+    }
+    char line[4 * KG_FMT_CAP];
+    for (size_t i = 0; i < ev->nrows && rc == KG_OK; i++) {
         const kg_row *r = &ev->rows[i];
         if (r->kase < 0 || r->kase >= plan->ncases || r->arm < 0 || r->arm >= plan->narms) continue;
         if (kg_row_contaminated(r)) continue;   /* recorded in raw/proc-NNN.csv, not analysed */
-        const kg_case *kc = &plan->cases[r->kase];
-        const kg_arm *ka = &plan->arms[r->arm];
         int slot = r->proc >= 0 && r->proc < ev->nproc ? ev->procs[r->proc].slot : r->proc;
-        char qc[KG_CSV_NAME_CAP], qa[KG_CSV_NAME_CAP], qo[KG_CSV_NAME_CAP];
-        kg_sb_printf(sb, "%d,%d,%s,%d,%s,%s,%s,%s,%s,%d,%.3f\n", r->proc, slot, r->dir == KG_DIR_FWD ? "fwd" : "rev",
-                     r->round, kg_csv_name(kc->name, qc), kg_csv_name(kc->op, qo), kg_dtype_name(kc->dtype),
-                     kg_csv_name(ka->name, qa), kg_role_name(ka->role), r->sample, r->ns);
+        size_t k = kg_fmt_int(line, r->proc);
+        line[k++] = ',';
+        k += kg_fmt_int(line + k, slot);
+        memcpy(line + k, r->dir == KG_DIR_FWD ? ",fwd," : ",rev,", 5);
+        k += 5;
+        k += kg_fmt_int(line + k, r->round);
+        kg_sb_putn(sb, line, k);
+        kg_sb_puts(sb, ctext[r->kase]);
+        kg_sb_puts(sb, atext[r->arm]);
+        k = kg_fmt_int(line, r->sample);
+        line[k++] = ',';
+        k += kg_fmt_f3(line + k, r->ns);
+        line[k++] = '\n';
+        kg_sb_putn(sb, line, k);
     }
-    return KG_OK;
+    for (int c = 0; ctext != NULL && c < plan->ncases; c++) free(ctext[c]);
+    for (int a = 0; atext != NULL && a < plan->narms; a++) free(atext[a]);
+    free(ctext);
+    free(atext);
+    if (rc == KG_OK && sb->oom) rc = KG_ENOMEM;
+    return rc == KG_OK ? KG_OK : kg_errorf(err, rc, "out of memory writing the samples table");
 }

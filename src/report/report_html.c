@@ -635,12 +635,6 @@ typedef struct rstat {
     double mn, q1, med, q3, mx;   /* ns */
 } rstat;
 
-static int dbl_cmp(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 /* quantile p of sorted v[0..n): linear between order statistics (type 7) */
 static double quantile(const double *v, int n, double p)
 {
@@ -654,6 +648,41 @@ typedef struct samples {
     srow *row; size_t nrow;     /* sorted by (case, arm, process, round, sample) */
     rstat *rs; size_t nrs;      /* in the same order */
 } samples;
+
+/* The rows in srow_cmp's order, as qsort's stable merge sort leaves
+ * them: a stable counting sort by (case, arm), then each group, already
+ * in (process, round, sample) order as the files hold it, checked (and
+ * sorted where it is not). */
+static void srow_sort(srow *row, size_t n, int ncases, int narms)
+{
+    size_t ng = (size_t)ncases * (size_t)narms;
+    size_t *at = calloc(ng + 1, sizeof *at);
+    srow *tmp = malloc(n * sizeof *tmp);
+    int ok = at != NULL && tmp != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = row[i].kase >= 0 && row[i].kase < ncases && row[i].arm >= 0 && row[i].arm < narms;
+    if (!ok) {
+        free(at);
+        free(tmp);
+        qsort(row, n, sizeof *row, srow_cmp);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) at[(size_t)row[i].kase * (size_t)narms + (size_t)row[i].arm + 1]++;
+    for (size_t g = 0; g < ng; g++) at[g + 1] += at[g];
+    for (size_t i = 0; i < n; i++) tmp[at[(size_t)row[i].kase * (size_t)narms + (size_t)row[i].arm]++] = row[i];
+    memcpy(row, tmp, n * sizeof *row);
+    for (size_t g = 0, from = 0; g < ng; g++) {
+        size_t to = at[g];   /* the group's end, after the scatter */
+        for (size_t i = from + 1; i < to; i++)
+            if (srow_cmp(&row[i - 1], &row[i]) > 0) {
+                qsort(row + from, to - from, sizeof *row, srow_cmp);
+                break;
+            }
+        from = to;
+    }
+    free(at);
+    free(tmp);
+}
 
 static int samples_build(const kg_evidence *ev, samples *S)
 {
@@ -671,7 +700,7 @@ static int samples_build(const kg_evidence *ev, samples *S)
         S->row[i] = (srow){ r->kase, r->arm, r->proc, r->round, r->sample, r->dir, r->ns };
     }
     S->nrow = ev->nrows;
-    qsort(S->row, S->nrow, sizeof *S->row, srow_cmp);
+    srow_sort(S->row, S->nrow, ev->plan->ncases, ev->plan->narms);
     for (size_t i = 0; i < S->nrow;) {
         size_t j = i;
         int n = 0;
@@ -688,8 +717,9 @@ static int samples_build(const kg_evidence *ev, samples *S)
             q->round = S->row[i].round;
             q->dir = S->row[i].dir;
             q->n = n;
-            q->med = kg_median(v, (size_t)n);   /* the analysis' per-round median */
-            qsort(v, (size_t)n, sizeof *v, dbl_cmp);
+            kg_sort_doubles(v, (size_t)n);
+            /* the analysis' per-round median, kg_median's of the same order */
+            q->med = n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
             q->mn = v[0];
             q->mx = v[n - 1];
             q->q1 = quantile(v, n, 0.25);

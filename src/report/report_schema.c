@@ -2,7 +2,7 @@
  * programs: for each kind its file, what a row is, and its columns in
  * order with their types and meanings, from the tables that kgate's own
  * writers and readers use (src/evidence/rows.c for the rows of the
- * campaign, report_csv.c for results.csv and raw/samples.csv).  The Python
+ * campaign, report_csv.c for results.csv and the samples table).  The Python
  * package reads its column types from it.  Formats only: the same bytes
  * for every folder of this kgate. */
 #include <jansson.h>
@@ -83,7 +83,10 @@ static json_t *schema_json(void)
         json_array_append_new(files, kind_json(kg_rows_def_of((kg_rows_kind)k), "the campaign"));
     int n;
     const kg_rows_def *t = kg_report_tables(&n);
-    for (int i = 0; i < n; i++) json_array_append_new(files, kind_json(&t[i], "the reports"));
+    /* a table of no file ("") is made on demand, not kept in the folder */
+    for (int i = 0; i < n; i++)
+        json_array_append_new(files, kind_json(&t[i], t[i].file[0] ? "the reports"
+                                                                   : "kgate report DIR --samples FILE, on demand"));
     json_object_set_new(j, "files", files);
     return j;
 }

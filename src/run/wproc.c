@@ -127,9 +127,15 @@ static int store_records(int dirfd, const char *dir, const kg_chan *ch, int proc
         if ((rc = store(dirfd, dir, "telemetry", name, ch->part[KG_FRAME_RESOURCES], ch->partlen[KG_FRAME_RESOURCES],
                         err)) != KG_OK)
             return rc;
-        snprintf(name, sizeof name, "proc-%03d.csv", proc);
     }
-    return store(dirfd, dir, "raw", name, ch->part[KG_FRAME_RAW], ch->partlen[KG_FRAME_RAW], err);
+    /* the raw rows gzip'ed: a million samples in a few megabytes */
+    char *z = NULL;
+    size_t zlen = 0;
+    if ((rc = kg_gzip(ch->part[KG_FRAME_RAW], ch->partlen[KG_FRAME_RAW], &z, &zlen, err)) != KG_OK) return rc;
+    snprintf(name, sizeof name, "proc-%03d.csv.gz", proc);
+    rc = store(dirfd, dir, "raw", name, z, zlen, err);
+    free(z);
+    return rc;
 }
 
 /* A worker that died (how: "killed by signal 11 (...)") while its last
@@ -598,7 +604,7 @@ static void unstore(int dirfd, int proc)
 {
     char name[64];
     static const struct { const char *sub, *stem, *ext; } f[] = {
-        { "raw", "proc", "csv" }, { "checks", "proc", "csv" }, { "outputs", "proc", "csv" },
+        { "raw", "proc", "csv.gz" }, { "checks", "proc", "csv" }, { "outputs", "proc", "csv" },
         { "outputs", "proc", "bin" }, { "telemetry", "proc", "csv" }, { "telemetry", "resources", "csv" },
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {

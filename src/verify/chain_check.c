@@ -29,7 +29,7 @@ static void verify_chain(int dirfd, const char *plan_hash, const kg_proc_rec *r,
         prev = r[p].chain;
         for (int i = 0; i < KG_PROC_NFILES; i++) {
             char rel[64], hex[65];
-            kg_chain_file_name(i, p, rel, sizeof rel);
+            kg_chain_file_name(dirfd, i, p, rel, sizeof rel);
             int h = kg_chain_hash_at(dirfd, rel, hex);
             if (h < 0)
                 kg_problem(out, nbad, "%s: cannot be read as a regular file: %s", rel, strerror(errno));
@@ -111,9 +111,9 @@ static void verify_schedule(const char *dir, int dirfd, const kg_plan *plan, con
         if (r[p].accepted)
             for (int i = 2; i <= 3; i++) {
                 char rel[64], hex[65];
-                kg_chain_file_name(i, p, rel, sizeof rel);
+                kg_chain_file_name(dirfd, i, p, rel, sizeof rel);
                 if (kg_chain_hash_at(dirfd, rel, hex) != 1) {
-                    kg_chain_file_name(3, p, rel, sizeof rel);
+                    kg_chain_file_name(dirfd, 3, p, rel, sizeof rel);
                     kg_problem(out, nbad, "%s: process %d was accepted but its saved outputs are missing", rel, p);
                     break;
                 }

@@ -485,10 +485,6 @@ int kg_merge_write(const kg_merge_opts *o, kg_analysis *an, kg_err *err)
     if ((rc = kg_write_atomic_at(dirfd, "plan.sha256", path, hashline, strlen(hashline), err)) != KG_OK) goto done;
     if ((rc = copy_op_data(o->out, dirfd, err)) != KG_OK) goto done;
     if ((rc = write_records(o, dirfd, r, n, r[0].hash, has_ledger, err)) != KG_OK) goto done;
-    /* raw/samples.csv: every case's accepted samples, a report like the others */
-    int rawfd = kg_open_dir(dirfd, "raw", 1, err);
-    if (rawfd < 0) { rc = rawfd; goto done; }
-    close(rawfd);
     if ((rc = kg_report_build(o->out, an, NULL, err)) != KG_OK) goto done;
     if ((rc = kg_evidence_write_sums(o->out, err)) != KG_OK) goto done;
     char keyid[65];

@@ -595,7 +595,9 @@ int kg_verify_dir_key(const char *dir, const char *pub, const kg_ref_source *ref
 
     kg_err re = { 0 };
     char *texts[KG_REPORT_MAX];
-    if (kg_report_render(dir, NULL, texts, &re) != KG_OK) {
+    /* the folder loaded once: the reports made from it, the outputs replayed from it */
+    int loaded = 0;
+    if (kg_report_render_ev(dir, &ev, NULL, texts, &re) != KG_OK) {
         kg_problem(out, nbad, "analysis: cannot recompute the reports: %s", re.msg);
     } else {
         int nf = 0;
@@ -604,6 +606,7 @@ int kg_verify_dir_key(const char *dir, const char *pub, const kg_ref_source *ref
         for (int i = 0; i < nf; i++) same_bytes(dir, fmts[i].file, texts[i], out, nbad);
         if (*nbad > before) version_hint(dir, out);
         kg_report_texts_free(texts);
+        loaded = 1;
     }
 
     /* a merged folder: its shards, each a campaign of its own */
@@ -619,13 +622,14 @@ int kg_verify_dir_key(const char *dir, const char *pub, const kg_ref_source *ref
         verify_shards(dir, plan, sm.merged, pub, refs, out, nbad);
         kg_sb_printf(out, "%s%d files hashed, reports recomputed, %d shards verified\n", *nbad ? "" : "ok: ", nfiles,
                      sm.merged);
+        kg_evidence_free(&ev);
         kg_plan_free(plan);
         free(text);
         return out->oom ? kg_errorf(err, KG_ENOMEM, "out of memory") : KG_OK;
     }
     if (plan != NULL) {
         kg_err ee = { 0 };
-        if (kg_evidence_load(dir, &ev, &ee) == KG_OK) {
+        if (loaded || kg_evidence_load(dir, &ev, &ee) == KG_OK) {
             rp.dir = dir;
             rp.plan = plan;
             rp.facts = ev.facts;

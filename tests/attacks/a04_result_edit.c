@@ -1,10 +1,11 @@
 /* Attack 4, result-file edit after write: the kernel pins its own shared
  * object (RTLD_NODELETE, so that kgate's dlclose does not run its
  * destructor early) and registers a destructor.  It runs at the worker's
- * exit, after the worker wrote raw/proc-NNN.csv and before the
- * supervisor hashes anything: it halves every sample of its own arm (the
- * arm name is its .so's name) in that file, in place.  The kernel itself
- * is the naive loop. */
+ * exit, after the worker sent raw/proc-NNN.csv.gz and before the
+ * supervisor hashes anything: it rewrites that file in place, every
+ * sample of its own arm (the arm name is its .so's name) halved where a
+ * line reads as a row (any change at all is the attack: the file is
+ * gzip).  The kernel itself is the naive loop. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include "kgate/kernel.h"
@@ -31,7 +32,7 @@ __attribute__((destructor)) static void rewrite_rows(void)
     char out[4096], path[4200];
     int proc;
     if (!pinned || atk_worker_args(out, sizeof out, &proc) != 0 || proc < 0) return;
-    snprintf(path, sizeof path, "%s/raw/proc-%03d.csv", out, proc);
+    snprintf(path, sizeof path, "%s/raw/proc-%03d.csv.gz", out, proc);
     FILE *fp = fopen(path, "r");
     if (fp == NULL) return;
     size_t cap = 1 << 20, len = 0;

@@ -2,7 +2,7 @@
  * leaves the worker's session (setsid, then a second fork so that it is
  * nobody's child), closes every descriptor, waits until the evidence
  * folder has its SHA256SUMS, and then (0.2 s later) appends a forged row to
- * raw/proc-000.csv and creates late-file-from-kernel.txt in the folder.
+ * raw/proc-000.csv.gz and creates late-file-from-kernel.txt in the folder.
  * The kernel itself is the naive loop. */
 #define _GNU_SOURCE
 #include <sys/stat.h>
@@ -28,7 +28,7 @@ static void late_writer(const char *out)
     snprintf(path, sizeof path, "%s/SHA256SUMS", out);
     for (int i = 0; i < 1200 && stat(path, &st) != 0; i++) nap_ms(50);   /* up to 60 s */
     nap_ms(200);
-    snprintf(path, sizeof path, "%s/raw/proc-000.csv", out);
+    snprintf(path, sizeof path, "%s/raw/proc-000.csv.gz", out);
     FILE *fp = fopen(path, "r");
     if (fp != NULL) {
         while (fgets(line, sizeof line, fp) != NULL) snprintf(last, sizeof last, "%s", line);

@@ -138,10 +138,10 @@ if want 4; then
     # after the write.  ratio is the largest over the files of the
     # cand/naive median ratio (noisy processes on a loaded host can come
     # out low, by 30% and more; an edit halves them all).
-    ratios=$(for f in "$d"/ev/raw/proc-*.csv; do
+    ratios=$(for f in "$d"/ev/raw/proc-*.csv.gz; do
         [ -f "$f" ] || continue
         for arm in cand naive; do
-            awk -F, -v a=$arm 'FNR > 1 && $4 == a { print $7 }' "$f" | sort -n |
+            gzip -dc "$f" | awk -F, -v a=$arm 'FNR > 1 && $4 == a { print $7 }' | sort -n |
                 awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'
         done | paste -s -d' ' | awk '{ printf "%.2f\n", ($2 > 0 ? $1 / $2 : 0) }'
     done | sort -n)

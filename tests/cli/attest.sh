@@ -91,9 +91,9 @@ for n in forge proc outp env wrong; do cp -a "$T/ev" "$T/$n"; done
 
 # the forgery: the candidate's raw samples scaled by 0.8, the reports
 # rewritten by kgate report, SHA256SUMS recomputed as kgate writes it
-for f in "$T/forge"/raw/proc-*.csv; do
-    awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "cand" { $7 = sprintf("%.3f", $7 * 0.8) } { print }' "$f" >"$f.new" &&
-        mv "$f.new" "$f"
+for f in "$T/forge"/raw/proc-*.csv.gz; do
+    raw_text "$f" | awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "cand" { $7 = sprintf("%.3f", $7 * 0.8) } { print }' |
+        gzip -n >"$f.new" && mv "$f.new" "$f"
 done
 "$KGATE" report "$T/forge" >/dev/null 2>&1
 # ... the raw files' digests and the chain of processes.csv rewritten too (chain.c: each row's
@@ -113,7 +113,7 @@ for line in lines[1:]:
     fields = tail.split(",")
     p = int(line.split(",", 1)[0])
     k = len(fields) - 6                     # the first of the six file digests
-    raw = open("%s/raw/proc-%03d.csv" % (d, p), "rb").read()
+    raw = open("%s/raw/proc-%03d.csv.gz" % (d, p), "rb").read()
     fields[k] = hashlib.sha256(raw).hexdigest()
     body = head + '",' + ",".join(fields)
     prev = hashlib.sha256((prev + body).encode()).hexdigest()
@@ -131,15 +131,15 @@ cmp -s "$T/forge/results.json" "$T/ev/results.json" && die "the forgery changed 
 expect_status 0 $st "plain verify of the forgery (a folder consistent with itself: only the signature tells)"
 "$KGATE" verify "$T/forge" --key "$T/keys/signing-key.pub.pem" >"$T/v.out" 2>"$T/v.err"; st=$?
 expect_status 1 $st "verify --key of the forgery"
-expect_grep "raw/proc-000.csv" "$T/v.err"
+expect_grep "raw/proc-000.csv.gz" "$T/v.err"
 
 # a deleted process
-rm "$T/proc/raw/proc-005.csv" "$T/proc/checks/proc-005.csv" "$T/proc/outputs/proc-005.csv" \
+rm "$T/proc/raw/proc-005.csv.gz" "$T/proc/checks/proc-005.csv" "$T/proc/outputs/proc-005.csv" \
    "$T/proc/outputs/proc-005.bin" "$T/proc/logs/proc-005.log"
 resum "$T/proc"
 "$KGATE" verify "$T/proc" --key "$T/keys/signing-key.pub.pem" >"$T/v.out" 2>"$T/v.err"; st=$?
 expect_status 1 $st "verify --key after a deleted process"
-expect_grep "raw/proc-005.csv" "$T/v.err"
+expect_grep "raw/proc-005.csv.gz" "$T/v.err"
 
 # a deleted outputs file
 rm "$T/outp/outputs/proc-002.bin"

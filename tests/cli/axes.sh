@@ -234,7 +234,8 @@ awk '/^Case `rows`:$/{on=1;next} on && /^\|/{print} on && /^$/ && seen++{exit}' 
 [ "$(sed -n 1p "$T/sweep.case")" = "| M | base | cand[REP=1,PAD=0] | cand[REP=2,PAD=0] |" ] || { cat "$T/sweep.case" >&2; die "the case sweep's header"; }
 grep -q '^| 4 | [0-9.]* µs (baseline) | ' "$T/sweep.case" || { cat "$T/sweep.case" >&2; die "the case sweep's baseline cell"; }
 # a name with a comma is a quoted CSV field, read back as it was
-expect_grep ',"cand\[REP=1,PAD=0\]",rows\[M=4\],' "$T/ev/raw/proc-000.csv"
+raw_text "$T/ev/raw/proc-000.csv.gz" >"$T/raw0"
+expect_grep ',"cand\[REP=1,PAD=0\]",rows\[M=4\],' "$T/raw0"
 expect_grep '^rows\[M=8\],"cand\[REP=2,PAD=0\]",candidate,' "$T/ev/results.csv"
 [ -f "$T/ev/build/cand[REP=2,PAD=0].so" ] || die "no build of a variant in the evidence"
 expect_report_identical "$T/ev"

@@ -30,24 +30,25 @@ head -n 1 "$T/ev/processes.csv" | grep -q ',raw_sha256,checks_sha256,outputs_bin
 # 1. the chain and the files' digests
 fresh; sed -i 's/^\(3,[^,]*,[^,]*,[^,]*,\)[0-9.]*/\10.500/' "$T/f/processes.csv"
 refused "an edited process row" "processes.csv:5: chain"
-fresh; sed -i '4s/,[0-9.]*,\([0-9a-f]*,-\{0,1\}[0-9]*,-\{0,1\}[0-9]*\)$/,970.000,\1/' "$T/f/raw/proc-001.csv"
-refused "an edited raw sample" "raw/proc-001.csv: SHA-256"
-fresh; rm "$T/f/raw/proc-005.csv" "$T/f/checks/proc-005.csv" "$T/f/outputs/proc-005."* "$T/f/logs/proc-005.log"
+fresh; raw_edit '4s/,[0-9.]*,\([0-9a-f]*,-\{0,1\}[0-9]*,-\{0,1\}[0-9]*\)$/,970.000,\1/' "$T/f/raw/proc-001.csv.gz"
+refused "an edited raw sample" "raw/proc-001.csv.gz: SHA-256"
+fresh; rm "$T/f/raw/proc-005.csv.gz" "$T/f/checks/proc-005.csv" "$T/f/outputs/proc-005."* "$T/f/logs/proc-005.log"
 sed -i '$d' "$T/f/processes.csv"
 refused "the last process deleted" "slot 5 has no process"
-fresh; rm "$T/f/raw/proc-002.csv" "$T/f/outputs/proc-002."*
+fresh; rm "$T/f/raw/proc-002.csv.gz" "$T/f/outputs/proc-002."*
 sed -i 's/^2,fwd,ok,1,/2,fwd,crashed,0,/' "$T/f/processes.csv"
 refused "a process turned into a crash" "processes.csv:4: chain"
 fresh; for k in raw checks logs; do for f in "$T/f/$k/proc-000".*; do
     cp "$f" "$(echo "$f" | sed 's/proc-000/proc-006/')"; done; done
-sed -i "s/^0,/6,/" "$T/f/raw/proc-006.csv" "$T/f/checks/proc-006.csv"
+raw_edit "s/^0,/6,/" "$T/f/raw/proc-006.csv.gz"
+sed -i "s/^0,/6,/" "$T/f/checks/proc-006.csv"
 sed -n 2p "$T/f/processes.csv" | sed 's/^0,/6,/' >>"$T/f/processes.csv"
 refused "a copy of process 0 appended as process 6" "processes.csv:8"
 fresh; cp "$T/f/logs/proc-000.log" "$T/f/logs/proc-009.log"
 refused "a file of a process that does not exist" "logs/proc-009.log: no process 9"
-fresh; sed 's/^1,/3,/' "$T/ev/raw/proc-001.csv" >"$T/f/raw/proc-003.csv"
-sed 's/^3,/1,/' "$T/ev/raw/proc-003.csv" >"$T/f/raw/proc-001.csv"
-refused "two processes' samples swapped and renumbered" "raw/proc-001.csv: SHA-256"
+fresh; raw_text "$T/ev/raw/proc-001.csv.gz" | sed 's/^1,/3,/' | gzip -n >"$T/f/raw/proc-003.csv.gz"
+raw_text "$T/ev/raw/proc-003.csv.gz" | sed 's/^3,/1,/' | gzip -n >"$T/f/raw/proc-001.csv.gz"
+refused "two processes' samples swapped and renumbered" "raw/proc-001.csv.gz: SHA-256"
 
 # a processes.csv of the schema before the chain (13 columns) still reads,
 # but verify cannot prove its processes; the two older schemas read too
@@ -59,7 +60,7 @@ fresh; cut -d, -f1-13 "$T/ev/processes.csv" >"$T/f/processes.csv"
 refused "a processes.csv rewritten without the chain" "processes.csv: records no file digests and chain"
 
 # --resume does not continue a folder whose chain was broken since
-fresh; rm "$T/f/raw/proc-005.csv" "$T/f/checks/proc-005.csv" "$T/f/outputs/proc-005."* "$T/f/SHA256SUMS"
+fresh; rm "$T/f/raw/proc-005.csv.gz" "$T/f/checks/proc-005.csv" "$T/f/outputs/proc-005."* "$T/f/SHA256SUMS"
 sed -i '$d' "$T/f/processes.csv"
 sed -i 's/^\(3,[^,]*,[^,]*,[^,]*,\)[0-9.]*/\10.500/' "$T/f/processes.csv"
 "$KGATE" run --report --resume "$T/f" $PLAN >/dev/null 2>"$T/r.err"; st=$?

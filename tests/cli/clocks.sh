@@ -12,14 +12,14 @@ expect_grep "Clocks were not recorded" "$T/ev/report.md"
 expect_grep '"clocks_recorded": false' "$T/ev/results.json"
 expect_grep "^small,cand,candidate,ok,FASTER,.*,base,,$" "$T/ev/results.csv"
 
-# telemetry/proc-NNN.csv from raw/proc-NNN.csv: one row per sample, the
+# telemetry/proc-NNN.csv from raw/proc-NNN.csv.gz: one row per sample, the
 # candidate's clock cand_mhz, every other arm's 1980
 telemetry() { # folder cand_mhz
     mkdir -p "$1/telemetry"
-    for f in "$1"/raw/proc-*.csv; do
-        awk -F, -v c="$2" 'NR == 1 { print "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,foreign_procs,escaped,event_ns,host_ns"; next }
+    for f in "$1"/raw/proc-*.csv.gz; do
+        raw_text "$f" | awk -F, -v c="$2" 'NR == 1 { print "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,foreign_procs,escaped,event_ns,host_ns"; next }
             { printf "%s,%s,%s,%s,%s,%d,2619,300.0,40,0x0,0,0,%.0f,%.0f\n", $1, $5, $3, $4, $6, ($4 == "cand" ? c : 1980), $7, $7 }' \
-            "$f" >"$1/telemetry/$(basename "$f")"
+            >"$1/telemetry/$(basename "$f" .gz)"
     done
 }
 cp -r "$T/ev" "$T/eq"

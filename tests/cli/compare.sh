@@ -95,10 +95,10 @@ expect_status 2 $st "--same-device with --allow-device"
 
 # (e) a folder changed after its campaign
 cp -r "$T/B" "$T/Bt"
-echo "1,rev,0,base,small,0,1.000,0000000000000000" >>"$T/Bt/raw/proc-001.csv"
+raw_edit '$a1,rev,0,base,small,0,1.000,0000000000000000' "$T/Bt/raw/proc-001.csv.gz"
 "$KGATE" compare "$T/A" "$T/Bt" >"$T/out" 2>"$T/err"; st=$?
 expect_status 2 $st "compare with a changed raw file"
-expect_grep "fails its integrity check: raw/proc-001.csv: SHA-256" "$T/err"
+expect_grep "fails its integrity check: raw/proc-001.csv.gz: SHA-256" "$T/err"
 cp -r "$T/B" "$T/Bx"
 echo note >"$T/Bx/notes.txt"
 "$KGATE" compare "$T/A" "$T/Bx" >"$T/out" 2>"$T/err"; st=$?

@@ -50,17 +50,18 @@ echo "hosts' affinity as their kernels saw it:"; cat "$T/aff"
 [ -s "$T/aff" ] || die "no host reported its affinity"
 grep -v "allowed=1 " "$T/aff" && die "an arm host may run on more than one CPU"
 # every raw row: the CPU its sample ran on, and the process's CPU
-expect_grep "^process,direction,round,arm,case,sample,ns,plan,cpu,process_cpu$" "$T/ev/raw/proc-000.csv"
-for f in "$T/ev"/raw/proc-*.csv; do
-    awk -F, -v f="$f" 'NR > 1 { if ($10 < 0 || $9 != $10) bad = bad " row " NR ": cpu " $9 " process " $10;
+raw_text "$T/ev/raw/proc-000.csv.gz" >"$T/raw0"
+expect_grep "^process,direction,round,arm,case,sample,ns,plan,cpu,process_cpu$" "$T/raw0"
+for f in "$T/ev"/raw/proc-*.csv.gz; do
+    raw_text "$f" | awk -F, -v f="$f" 'NR > 1 { if ($10 < 0 || $9 != $10) bad = bad " row " NR ": cpu " $9 " process " $10;
                                 if (p != "" && $10 != p) bad = bad " two process CPUs"; p = $10 }
-                       END { if (bad != "") { print f ":" bad; exit 1 } print p }' "$f" >>"$T/cpus" ||
+                       END { if (bad != "") { print f ":" bad; exit 1 } print p }' >>"$T/cpus" ||
         { cat "$T/cpus" >&2; die "a sample ran on another CPU than its process's, or none was recorded"; }
 done
 # each host ran where its kernel said: the kernels' CPUs are the processes' CPUs
 for f in "$T/ev"/logs/proc-*.log; do
     n=${f##*proc-}; n=${n%.log}
-    want=$(awk -F, 'NR == 2 { print $10 }' "$T/ev/raw/proc-$n.csv")
+    want=$(raw_text "$T/ev/raw/proc-$n.csv.gz" | awk -F, 'NR == 2 { print $10 }')
     grep "host-affinity:" "$f" | grep -qv "cpu=$want\$" && die "process $n: a host ran on another CPU than $want"
 done
 echo "process CPUs: $(tr '\n' ' ' <"$T/cpus")"

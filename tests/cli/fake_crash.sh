@@ -13,8 +13,8 @@ expect_grep "while running arm cand, case small, round 1/4" "$T/ev/processes.csv
 expect_grep '^1,rev,small,cand,pre,fault,fail,,,,,"worker .* while running arm cand, case small, round 1/4"' \
     "$T/ev/checks/proc-001.csv"
 expect_grep "5 accepted, 1 excluded" "$T/out"
-[ -f "$T/ev/raw/proc-001.csv" ] && die "a crashed process must leave no raw file"
-[ -f "$T/ev/raw/proc-005.csv" ] || die "processes after the crash must run"
+[ -f "$T/ev/raw/proc-001.csv.gz" ] && die "a crashed process must leave no raw file"
+[ -f "$T/ev/raw/proc-005.csv.gz" ] || die "processes after the crash must run"
 expect_grep "^small,cand,candidate,incorrect,INCORRECT," "$T/ev/results.csv"
 expect_no_grep "FASTER" "$T/ev/results.csv"
 expect_grep "## Gate: FAIL" "$T/ev/report.md"

@@ -9,7 +9,7 @@ expect_grep "gate PASS" "$T/err"
 expect_grep "6 accepted, 0 excluded" "$T/out"
 [ "$(ls "$T/ev/raw" | grep -c "^proc-")" = 6 ] || die "expected 6 raw files"
 # every sample is kept: 6 processes x 3 arms x 4 rounds x 5 samples
-[ "$(cat "$T/ev"/raw/proc-*.csv | grep -vc '^process')" = 360 ] || die "expected 360 raw samples"
+[ "$(raw_text "$T/ev"/raw/proc-*.csv.gz | grep -vc '^process')" = 360 ] || die "expected 360 raw samples"
 cmp -s "$T/ev/results.csv" tests/golden/fake-faster.results.csv || { diff "$T/ev/results.csv" tests/golden/fake-faster.results.csv >&2; die "results.csv differs from the golden file"; }
 expect_report_golden "$T/ev" tests/golden/fake-faster.report.md
 expect_report_identical "$T/ev"

@@ -25,8 +25,9 @@ grep -v '^small,cand,' "$T/ref/results.csv" | cut -d, -f1-28,31- >"$T/ref.rows"
 cmp -s "$T/fault.rows" "$T/ref.rows" || { diff "$T/ref.rows" "$T/fault.rows" >&2; die "the other arms' results changed"; }
 expect_grep "^small,cand2,candidate,ok,FASTER," "$T/ev/results.csv"
 # the faulty arm's samples of process 1 stop at the fault; the others' are all there
-[ "$(grep -c ',cand2,small,' "$T/ev/raw/proc-001.csv")" = 20 ] || die "cand2 lost samples in process 1"
-[ "$(grep -c ',cand,small,' "$T/ev/raw/proc-001.csv")" = 0 ] || die "cand has samples after its fault"
+raw_text "$T/ev/raw/proc-001.csv.gz" >"$T/raw1"
+[ "$(grep -c ',cand2,small,' "$T/raw1")" = 20 ] || die "cand2 lost samples in process 1"
+[ "$(grep -c ',cand,small,' "$T/raw1")" = 0 ] || die "cand has samples after its fault"
 "$KGATE" verify "$T/ev" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "the folder does not verify"; }
 expect_report_identical "$T/ev"
 exit 0

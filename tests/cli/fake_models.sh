@@ -24,13 +24,15 @@ plan() {
         fi
     } >"$1"
 }
-run() { # plan folder
+run() { # plan folder: the campaign, and its raw rows as text in folder.raw/ (proc-NNN.csv)
     "$KGATE" run --report "$1" -o "$2" >"$T/out" 2>"$T/err"
-    [ -f "$2/raw/proc-000.csv" ] || { cat "$T/err" >&2; die "$1: no raw samples"; }
+    [ -f "$2/raw/proc-000.csv.gz" ] || { cat "$T/err" >&2; die "$1: no raw samples"; }
+    mkdir -p "$2.raw"
+    for f in "$2"/raw/proc-*.csv.gz; do raw_text "$f" >"$2.raw/$(basename "$f" .gz)"; done
 }
 # ns values of (process, arm, case) in folder, one a line
 values() { # folder process arm case
-    awk -F, -v p="$2" -v a="$3" -v c="$4" '$1 == p && $4 == a && $5 == c { print $7 }' "$1"/raw/proc-*.csv
+    awk -F, -v p="$2" -v a="$3" -v c="$4" '$1 == p && $4 == a && $5 == c { print $7 }' "$1".raw/proc-*.csv
 }
 median() { # folder process arm case
     values "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -51,7 +53,7 @@ quiet_keys='fake_noise = 0;fake_proc_sd = 0'
 # value the binary without them wrote: 3af04d7), and so does the same
 # plan with every new key written out at its default value.
 run tests/plans/fake-aa.kg "$T/aa"
-got=$(cat "$T"/aa/raw/proc-*.csv | grep -v '^process,' | cut -d, -f1-7 | LC_ALL=C sort | sha256sum | cut -d' ' -f1)
+got=$(cat "$T"/aa.raw/proc-*.csv | grep -v '^process,' | cut -d, -f1-7 | LC_ALL=C sort | sha256sum | cut -d' ' -f1)
 [ "$got" = 44143d47f04c353e0e55536bb2fd894e3103e047f9d93015e0174fc40b7f0535 ] ||
     die "fake-aa.kg's raw samples changed (sorted rows hash to $got)"
 cmp -s "$T/aa/results.csv" tests/golden/fake-aa.results.csv || die "fake-aa results.csv differs from the golden file"
@@ -62,8 +64,8 @@ awk -v d="$defaults" -v k="$(pwd)/kernels" '{ sub(/\.\.\/\.\.\/kernels/, k); pri
     tests/plans/fake-aa.kg >"$T/aa-explicit.kg"
 grep -q '^fake_place = 0$' "$T/aa-explicit.kg" || die "the explicit-defaults plan lacks the keys"
 run "$T/aa-explicit.kg" "$T/aa2"
-cut -d, -f1-7 "$T"/aa/raw/proc-*.csv >"$T/aa.cut"
-cut -d, -f1-7 "$T"/aa2/raw/proc-*.csv >"$T/aa2.cut"
+cut -d, -f1-7 "$T"/aa.raw/proc-*.csv >"$T/aa.cut"
+cut -d, -f1-7 "$T"/aa2.raw/proc-*.csv >"$T/aa2.cut"
 cmp -s "$T/aa.cut" "$T/aa2.cut" || die "explicit default keys changed the raw samples"
 
 # 2. fake_offset: a fixed log-time offset, the median ratio e^offset in
@@ -124,7 +126,7 @@ plan "$T/out.kg" 2 25 "$quiet_keys" "$quiet_keys;fake_outliers = 20%;fake_outlie
 run "$T/out.kg" "$T/outl"
 count_above() { # folder arm: samples above 1.05 x their process's minimum, of how many
     awk -F, -v a="$2" 'FNR > 1 && $4 == a { n++; v[n] = $7; p[n] = $1; if (!(($1) in m) || $7 < m[$1]) m[$1] = $7 }
-        END { k = 0; for (i = 1; i <= n; i++) if (v[i] > 1.05 * m[p[i]]) k++; print k, n }' "$1"/raw/proc-*.csv
+        END { k = 0; for (i = 1; i <= n; i++) if (v[i] > 1.05 * m[p[i]]) k++; print k, n }' "$1".raw/proc-*.csv
 }
 set -- $(count_above "$T/outl" cand)
 awk -v k="$1" -v n="$2" 'BEGIN { exit !(n == 800 && k >= 0.10 * n && k <= 0.30 * n) }' ||
@@ -138,7 +140,7 @@ set -- $(count_above "$T/outl" base)
 moments() { # folder arm: SD and kurtosis of log time about each process's mean
     awk -F, -v a="$2" 'FNR > 1 && $4 == a { n++; x[n] = log($7); p[n] = $1; s[$1] += log($7); c[$1]++ }
         END { for (i = 1; i <= n; i++) { d = x[i] - s[p[i]] / c[p[i]]; m2 += d * d; m4 += d * d * d * d }
-              m2 /= n; m4 /= n; printf "%.6f %.3f\n", sqrt(m2), m4 / (m2 * m2) }' "$1"/raw/proc-*.csv
+              m2 /= n; m4 /= n; printf "%.6f %.3f\n", sqrt(m2), m4 / (m2 * m2) }' "$1".raw/proc-*.csv
 }
 plan "$T/norm.kg" 2 50 "fake_proc_sd = 0" "fake_proc_sd = 0"
 plan "$T/t3.kg" 2 50 "fake_proc_sd = 0" "fake_proc_sd = 0;fake_tails = t3"
@@ -148,9 +150,9 @@ set -- $(moments "$T/norm" cand) $(moments "$T/t3" cand)
 awk -v sn="$1" -v kn="$2" -v st="$3" -v kt="$4" 'BEGIN { exit !(sn > 0.009 && sn < 0.011 && kn < 3.5 &&
     st > 0.006 && st < 0.02 && kt > 5) }' ||
     die "fake_tails: normal SD $1 kurtosis $2, t3 SD $3 kurtosis $4 (expected SD near 0.01, kurtosis < 3.5 and > 5)"
-cmp -s "$T/norm/raw/proc-000.csv" "$T/t3/raw/proc-000.csv" && die "fake_tails = t3 changed no sample"
-cut -d, -f1-7 "$T"/norm/raw/proc-*.csv | awk -F, '$4 == "base"' >"$T/nb"
-cut -d, -f1-7 "$T"/t3/raw/proc-*.csv | awk -F, '$4 == "base"' >"$T/tb"
+cmp -s "$T/norm.raw/proc-000.csv" "$T/t3.raw/proc-000.csv" && die "fake_tails = t3 changed no sample"
+cut -d, -f1-7 "$T"/norm.raw/proc-*.csv | awk -F, '$4 == "base"' >"$T/nb"
+cut -d, -f1-7 "$T"/t3.raw/proc-*.csv | awk -F, '$4 == "base"' >"$T/tb"
 cmp -s "$T/nb" "$T/tb" || die "fake_tails on the candidate changed the baseline's samples"
 
 # 6. fake_round_sd: an arm x round effect, so with no other noise the
@@ -191,8 +193,8 @@ plan "$T/all.kg" 1 5 "fake_outliers = 0.1;fake_outlier_scale = 0.2;fake_round_sd
     "fake_tails = t3;fake_place = 0.01;fake_slot = 0.01;fake_offset = -0.001"
 run "$T/all.kg" "$T/all1"
 run "$T/all.kg" "$T/all2"
-cat "$T"/all1/raw/proc-*.csv >"$T/all1.csv"
-cat "$T"/all2/raw/proc-*.csv >"$T/all2.csv"
+cat "$T"/all1.raw/proc-*.csv >"$T/all1.csv"
+cat "$T"/all2.raw/proc-*.csv >"$T/all2.csv"
 cmp -s "$T/all1.csv" "$T/all2.csv" || die "the same plan and seed gave different samples"
 
 # 10. fake_proc_sd below 0 other than -1 (fake_noise / 4) is refused.

@@ -11,7 +11,8 @@ expect_grep "6 accepted, 0 excluded" "$T/out"
 expect_grep ',big,cand,pre,admissible,fail,,,,,"INADMISSIBLE: the device refuses arm cand' "$T/ev/checks/proc-000.csv"
 expect_grep "^big,cand,candidate,inadmissible,INADMISSIBLE," "$T/ev/results.csv"
 expect_grep "^small,cand,candidate,ok,FASTER," "$T/ev/results.csv"
-[ "$(grep -c ',cand,big,' "$T/ev/raw/proc-000.csv")" = 0 ] || die "a refused arm has no samples"
-[ "$(grep -c ',base,big,' "$T/ev/raw/proc-000.csv")" = 20 ] || die "the other arms of the case are timed"
+raw_text "$T/ev/raw/proc-000.csv.gz" >"$T/raw0"
+[ "$(grep -c ',cand,big,' "$T/raw0")" = 0 ] || die "a refused arm has no samples"
+[ "$(grep -c ',base,big,' "$T/raw0")" = 20 ] || die "the other arms of the case are timed"
 "$KGATE" verify "$T/ev" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "the folder does not verify"; }
 exit 0

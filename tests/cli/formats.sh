@@ -29,7 +29,9 @@ kinds = {k["kind"]: k for k in s["files"]}
 assert s["schema"] == json.load(open(sys.argv[1] + "/results.json"))["schema"], "schema number"
 assert set(kinds) == {"raw", "checks", "telemetry", "resources", "processes", "outputs", "watch", "results",
                       "samples"}, sorted(kinds)
-assert kinds["raw"]["file"] == "raw/proc-NNN.csv" and kinds["samples"]["file"] == "raw/samples.csv"
+assert kinds["raw"]["file"] == "raw/proc-NNN.csv.gz"
+# the samples table is no file of the folder: kgate report DIR --samples FILE makes it
+assert kinds["samples"]["file"] == "" and "--samples" in kinds["samples"]["written_by"], kinds["samples"]
 for k in kinds.values():
     for c in k["columns"]:
         assert c["type"] in s["types"], c
@@ -44,6 +46,26 @@ PYEOF
 check_csv "$T/ok"
 check_results "$T/ok"
 "$KGATE" verify "$T/ok" >/dev/null 2>&1 || die "the fake folder does not verify"
+# the samples table on demand: schema.json's columns, one row per raw sample, the folder untouched
+[ -e "$T/ok/raw/samples.csv" ] && die "the campaign wrote raw/samples.csv"
+(cd "$T/ok" && find . -type f | LC_ALL=C sort | xargs sha256sum) >"$T/ok.sums"
+"$KGATE" report "$T/ok" --samples "$T/samples.csv" >"$T/s.out" 2>&1; expect_status 0 $? "report --samples"
+[ -s "$T/s.out" ] && die "report --samples printed something"
+"$KGATE" report "$T/ok" --samples - | cmp -s - "$T/samples.csv" || die "report --samples - differs from the file"
+(cd "$T/ok" && find . -type f | LC_ALL=C sort | xargs sha256sum) | cmp -s - "$T/ok.sums" || die "report --samples wrote into the folder"
+"$PY" - "$T/ok" "$T/samples.csv" <<'PYEOF' || die "the samples table does not conform to schema.json"
+import csv, glob, gzip, json, sys
+s = json.load(open(sys.argv[1] + "/schema.json"))
+cols = [c["name"] for c in [k for k in s["files"] if k["kind"] == "samples"][0]["columns"]]
+rows = list(csv.reader(open(sys.argv[2])))
+assert rows[0] == cols, rows[0]
+raw = [r for f in sorted(glob.glob(sys.argv[1] + "/raw/proc-*.csv.gz")) for r in list(csv.reader(gzip.open(f, "rt")))[1:]]
+assert len(rows) - 1 == len(raw) == 360, (len(rows), len(raw))
+for t, r in zip(rows[1:], raw):
+    assert (t[0], t[2], t[3], t[4], t[7], t[9], t[10]) == (r[0], r[1], r[2], r[4], r[3], r[5], r[6]), (t, r)
+PYEOF
+"$KGATE" report "$T/nowhere" --samples "$T/s2.csv" >/dev/null 2>&1; expect_status 2 $? "report --samples of no folder"
+[ -e "$T/s2.csv" ] && die "a failed report --samples left its file"
 cp -r "$T/ok" "$T/edited"
 sed -i 's/"the case"/"a case"/' "$T/edited/schema.json"
 (cd "$T/edited" && find . -type f ! -name SHA256SUMS | sed 's#^\./##' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
@@ -55,9 +77,9 @@ cmp -s "$T/edited/schema.json" "$T/ok/schema.json" || die "kgate report does not
 
 # ---- 2. the checkers are real
 cp -r "$T/ok" "$T/bad"
-sed -i '2s/^\([0-9]*\),fwd,/\1,sideways,/' "$T/bad/raw/proc-000.csv"
+raw_edit '2s/^\([0-9]*\),fwd,/\1,sideways,/' "$T/bad/raw/proc-000.csv.gz"
 "$PY" tests/formats_check.py csv "$T/bad" >"$T/fc.out" 2>&1 && die "the CSV checker accepts a direction 'sideways'"
-expect_grep "raw/proc-000.csv:2: column direction" "$T/fc.out"
+expect_grep "raw/proc-000.csv.gz:2: column direction" "$T/fc.out"
 "$PY" - "$T/bad/results.json" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))

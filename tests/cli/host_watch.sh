@@ -153,7 +153,7 @@ wait $k; st=$?
 kill $hog 2>/dev/null; wait $hog 2>/dev/null
 expect_status 3 $st "a forbidden process that comes and stays (INVALID)"
 expect_grep "^0,fwd,ok,1," "$T/ev5f/processes.csv"
-[ -f "$T/ev5f/raw/proc-000.csv" ] || die "the first process's rows must be kept (5)"
+[ -f "$T/ev5f/raw/proc-000.csv.gz" ] || die "the first process's rows must be kept (5)"
 expect_grep ",never-quiet," "$T/ev5f/watch.csv"
 "$KGATE" verify "$T/ev5f" >/dev/null 2>"$T/v5f.err" || { cat "$T/v5f.err" >&2; die "folder 5 does not verify"; }
 
@@ -207,7 +207,7 @@ expect_grep ",never-quiet," "$T/ev5/watch.csv"
 # the process before the busy loop is kept (on a host that other work already loads, it is
 # contaminated, or never started, too: said, not failed; section 5 tests the keeping)
 if grep -q '^0,fwd,ok,1,' "$T/ev5/processes.csv"; then
-    [ -f "$T/ev5/raw/proc-000.csv" ] || die "the first process's rows must be kept (6)"
+    [ -f "$T/ev5/raw/proc-000.csv.gz" ] || die "the first process's rows must be kept (6)"
 else
     echo "host_watch: the host was busy before the loop started (process 0 not ok): its keeping is not judged" >&2
 fi

@@ -23,14 +23,14 @@ mkdir -p "$T/outside"
 
 # 1. a raw file replaced by a link to an identical copy outside the folder
 cp -r "$T/a" "$T/s1"
-cp "$T/s1/raw/proc-000.csv" "$T/outside/proc-000.csv"
-ln -sf "$T/outside/proc-000.csv" "$T/s1/raw/proc-000.csv"
+cp "$T/s1/raw/proc-000.csv.gz" "$T/outside/proc-000.csv.gz"
+ln -sf "$T/outside/proc-000.csv.gz" "$T/s1/raw/proc-000.csv.gz"
 "$KGATE" verify "$T/s1" >"$T/s1.out" 2>&1; st=$?
 [ $st = 1 ] || fail "verify of a linked raw file: exit $st, expected 1"
-has "raw/proc-000.csv: a symbolic link" "$T/s1.out"
+has "raw/proc-000.csv.gz: a symbolic link" "$T/s1.out"
 "$KGATE" report "$T/s1" >"$T/s1r.out" 2>&1; st=$?
 [ $st = 0 ] && fail "report read through a linked raw file"
-has "raw/proc-000.csv: a symbolic link" "$T/s1r.out"
+has "raw/proc-000.csv.gz: a symbolic link" "$T/s1r.out"
 
 # 2. a link to /etc/passwd listed in SHA256SUMS
 cp -r "$T/a" "$T/s2"

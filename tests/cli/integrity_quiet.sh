@@ -39,7 +39,7 @@ nc=$(grep -c ",contaminated,0," "$T/ev/processes.csv")
 expect_grep "6 accepted, $nc excluded" "$T/out"
 # the contaminated process's evidence is kept
 p=$(grep ",contaminated,0," "$T/ev/processes.csv" | head -n 1 | cut -d, -f1)
-[ -f "$T/ev/raw/$(printf 'proc-%03d.csv' "$p")" ] || die "the contaminated process's rows must be kept"
+[ -f "$T/ev/raw/$(printf 'proc-%03d.csv.gz' "$p")" ] || die "the contaminated process's rows must be kept"
 "$KGATE" verify "$T/ev" >/dev/null 2>"$T/v.err" || { cat "$T/v.err" >&2; die "folder does not verify"; }
 expect_report_identical "$T/ev"
 # the quiet window: a forbidden process before the start makes the campaign

@@ -21,7 +21,7 @@ sleep 0.3
 kill -9 $k
 wait $k 2>/dev/null
 head -n 3 "$T/ev/processes.csv" >"$T/kept"
-cp "$T/ev/raw/proc-000.csv" "$T/raw0"
+cp "$T/ev/raw/proc-000.csv.gz" "$T/raw0"
 [ -f "$T/ev/SHA256SUMS" ] && die "a killed campaign has no SHA256SUMS"
 "$KGATE" verify "$T/ev" >/dev/null 2>&1 && die "an unfinished folder must not verify"
 
@@ -36,7 +36,7 @@ expect_grep "\[campaign\] name: fake-faster -> fake-aa" "$T/bad.err"
 [ $st -le 1 ] || { cat "$T/err" >&2; die "resume: exit $st"; }
 expect_grep "resuming" "$T/err"
 head -n 3 "$T/ev/processes.csv" | cmp -s - "$T/kept" || die "resume changed completed processes"
-cmp -s "$T/raw0" "$T/ev/raw/proc-000.csv" || die "resume changed a completed process's rows"
+cmp -s "$T/raw0" "$T/ev/raw/proc-000.csv.gz" || die "resume changed a completed process's rows"
 [ "$(wc -l <"$T/ev/processes.csv")" = 7 ] || die "resume must end with 6 processes"
 ls "$T/ev" "$T/ev/raw" "$T/ev/checks" "$T/ev/outputs" | grep -q '\.tmp\.' && die "temporary files left"
 cmp -s "$T/ev/results.csv" "$T/ref/results.csv" || die "resumed results differ from an uninterrupted campaign"
@@ -70,7 +70,7 @@ KGATE_FAULT_WRITE_AFTER=20 "$KGATE" run --report tests/plans/fake-faster.kg -o "
 expect_status 2 $st "full disk while writing a process's rows"
 expect_grep "the disk is full" "$T/rows.err"
 [ "$(wc -l <"$T/rows/processes.csv")" = 3 ] || die "a process whose rows could not be written must not be recorded"
-[ -f "$T/rows/raw/proc-002.csv" ] && die "a process whose rows could not be written left its raw file"
+[ -f "$T/rows/raw/proc-002.csv.gz" ] && die "a process whose rows could not be written left its raw file"
 "$KGATE" run --report --resume "$T/rows" tests/plans/fake-faster.kg >/dev/null 2>"$T/rows2.err"; st=$?
 [ $st -le 1 ] || { cat "$T/rows2.err" >&2; die "resume after a failed row write: exit $st"; }
 expect_grep "^2,fwd,ok,1," "$T/rows/processes.csv"

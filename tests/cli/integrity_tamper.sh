@@ -22,7 +22,7 @@ expect_grep "saved outputs replayed" "$T/v.out"
 [ -f "$T/ev.tar.gz" ] || die "no archive"
 tar tzf "$T/ev.tar.gz" >"$T/list" || die "archive unreadable"
 expect_grep "^ev/SHA256SUMS$" "$T/list"
-expect_grep "^ev/raw/proc-005.csv$" "$T/list"
+expect_grep "^ev/raw/proc-005.csv.gz$" "$T/list"
 
 # one byte of every file (an empty file gets one byte appended)
 flip() {

@@ -121,9 +121,9 @@ n=$(cat "$T"/ok/checks/proc-*.csv | awk -F, '$4 == "sm_np" && $6 ~ /^(sampled@|s
 bad=$(cat "$T"/ok/checks/proc-*.csv | awk -F, '$4 ~ /np$/ && $3 != "rb" && $7 == "fail"' | wc -l)
 [ "$bad" = 0 ] || die "$bad failing checks of numpy arms"
 # interleaved: in every process and round, samples of np and of naive
-for f in "$T"/ok/raw/proc-*.csv; do
-    awk -F, 'FNR > 1 && $5 == "r" { s[$3 "," $4]++; r[$3] = 1 }
-             END { for (x in r) if (!s[x ",np"] || !s[x ",naive"]) { print "round " x " lacks an arm"; exit 1 } }' "$f" ||
+for f in "$T"/ok/raw/proc-*.csv.gz; do
+    raw_text "$f" | awk -F, 'FNR > 1 && $5 == "r" { s[$3 "," $4]++; r[$3] = 1 }
+             END { for (x in r) if (!s[x ",np"] || !s[x ",naive"]) { print "round " x " lacks an arm"; exit 1 } }' ||
         die "$f: the library arm is not in every round"
 done
 # provenance, per case, in resources.csv

@@ -20,7 +20,7 @@ for n in 65 80; do
     [ "$st" = 0 ] || [ "$st" = 1 ] || { cat "$T/err$n" >&2; die "$n arms: exit status $st"; }
     expect_grep "2 accepted, 0 excluded" "$T/out$n"
     # every arm timed in both processes: n arms x 2 samples x 2 processes
-    rows=$(cat "$T/ev$n"/raw/proc-*.csv | grep -vc '^process')
+    rows=$(raw_text "$T/ev$n"/raw/proc-*.csv.gz | grep -vc '^process')
     [ "$rows" = $((n * 4)) ] || die "$n arms: $rows raw samples, expected $((n * 4))"
     expect_grep "| small | c$((n - 1)) | candidate |" "$T/out$n"
 done

@@ -119,11 +119,11 @@ grep -o 'id="sweep-a1"[^>]*data-points="6"' "$T/ax.dom" >/dev/null || die "the a
 # cpu backend's rows (-1 and nan: none of the three)
 telemetry() { # folder cpu|gpu
     mkdir -p "$1/telemetry"
-    for f in "$1"/raw/proc-*.csv; do
-        awk -F, -v k="$2" 'NR == 1 { print "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,foreign_procs,escaped,event_ns,host_ns"; next }
+    for f in "$1"/raw/proc-*.csv.gz; do
+        raw_text "$f" | awk -F, -v k="$2" 'NR == 1 { print "process,case,round,arm,sample,sm_mhz,mem_mhz,power_w,temp_c,clock_event_reasons,foreign_procs,escaped,event_ns,host_ns"; next }
             k == "cpu" { printf "%s,%s,%s,%s,%s,-1,-1,nan,-1,0x0,-1,0,%.0f,%.0f\n", $1, $5, $3, $4, $6, $7, $7; next }
             { printf "%s,%s,%s,%s,%s,%d,2619,%.1f,%d,0x0,0,0,%.0f,%.0f\n", $1, $5, $3, $4, $6, 1980 - 15 * ($3 % 3),
-                     280 + NR % 7, 40 + int(NR / 20), $7, $7 }' "$f" >"$1/telemetry/$(basename "$f")"
+                     280 + NR % 7, 40 + int(NR / 20), $7, $7 }' >"$1/telemetry/$(basename "$f" .gz)"
     done
 }
 cp -r "$T/ev" "$T/tel"

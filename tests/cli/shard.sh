@@ -69,8 +69,8 @@ expect_grep '3 shards verified' "$T/v.out"
 expect_report_identical "$T/m"
 # a shard changed inside the merged folder, SHA256SUMS recomputed: verify names the shard
 cp -r "$T/m" "$T/mt"
-f=$(ls "$T/mt/shards/1/raw/"proc-00*.csv | head -n 1)
-sed -i '2s/,[0-9.]*,\([0-9a-f]*,-\{0,1\}[0-9]*,-\{0,1\}[0-9]*\)$/,1.000,\1/' "$f"
+f=$(ls "$T/mt/shards/1/raw/"proc-00*.csv.gz | head -n 1)
+raw_edit '2s/,[0-9.]*,\([0-9a-f]*,-\{0,1\}[0-9]*,-\{0,1\}[0-9]*\)$/,1.000,\1/' "$f"
 (cd "$T/mt" && find . -type f ! -name SHA256SUMS ! -name attestation.dsse.json | sed 's#^\./##' | LC_ALL=C sort |
     xargs sha256sum >SHA256SUMS)
 "$KGATE" verify "$T/mt" >/dev/null 2>"$T/v.err"; expect_status 1 $? "verify of a merged folder with a changed shard"
@@ -88,8 +88,8 @@ run "$T/other.kg" --shard 2/3 --campaign c1 --ledger "$T/o.ledger" -o "$T/o2"
 "$KGATE" merge --quiet "$T/r3" "$T/s0" "$T/s1" "$T/o2" 2>"$T/e"; expect_status 2 $? "merge with another plan's shard"
 expect_grep 'ran plan .* shards of different plans do not merge' "$T/e"
 cp -r "$T/s2" "$T/t2"
-f=$(ls "$T/t2/raw/"proc-00*.csv | head -n 1)
-sed -i '2s/,[0-9.]*,\([0-9a-f]*,-\{0,1\}[0-9]*,-\{0,1\}[0-9]*\)$/,1.000,\1/' "$f"
+f=$(ls "$T/t2/raw/"proc-00*.csv.gz | head -n 1)
+raw_edit '2s/,[0-9.]*,\([0-9a-f]*,-\{0,1\}[0-9]*,-\{0,1\}[0-9]*\)$/,1.000,\1/' "$f"
 "$KGATE" merge --quiet "$T/r4" "$T/s0" "$T/s1" "$T/t2" 2>"$T/e"; expect_status 2 $? "merge with a tampered shard"
 expect_grep "$T/t2: .*raw/proc-" "$T/e"
 "$KGATE" merge --quiet "$T/r5" "$T/s0" "$T/s1" "$T/whole" 2>"$T/e"; expect_status 2 $? "merge with a whole campaign"

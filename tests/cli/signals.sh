@@ -56,7 +56,7 @@ gone "$w" || die "the interrupted worker $w still runs"
 n=$(nprocs "$T/term")
 [ "$n" -ge 3 ] && [ "$n" -lt 7 ] || die "processes.csv has $n lines after the interruption"
 k=$((n - 1))
-[ -f "$T/term/raw/proc-$(printf %03d $k).csv" ] && die "the interrupted process left its rows"
+[ -f "$T/term/raw/proc-$(printf %03d $k).csv.gz" ] && die "the interrupted process left its rows"
 [ -f "$T/term/SHA256SUMS" ] && die "an interrupted campaign has no SHA256SUMS"
 "$KGATE" run --report --resume "$T/term" tests/plans/fake-faster.kg >/dev/null 2>"$T/resume.err"; st=$?
 [ $st -le 1 ] || { cat "$T/resume.err" >&2; die "resume after SIGTERM: exit $st"; }

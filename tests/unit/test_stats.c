@@ -323,8 +323,53 @@ static void test_multiplicity(void)
     CHECK(kg_maxt(R, 0, 4.0, 0.05, 1, KG_MAXT_DRAWS, NULL, &crit, NULL, &err) != KG_OK);
 }
 
+static int qcmp(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static uint64_t sort_state = 12345;
+
+static double sort_value(int kind)
+{
+    sort_state = sort_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t r = sort_state >> 33;
+    switch (kind) {
+    case 0: return 1000.0 + (double)(r % 1000000) / 1000.0;            /* times, few ties */
+    case 1: return (double)(r % 7);                                    /* many ties, zeros */
+    case 2: return (r % 5 == 0) ? -0.0 : (r % 5 == 1) ? 0.0 : (double)(r % 3) - 1.0;   /* signed zeros */
+    default: {                                                         /* NaN, infinities */
+        static const double odd[] = { NAN, INFINITY, -INFINITY, 1.5, -2.0, 0.0, -0.0 };
+        return odd[r % 7];
+    }
+    }
+}
+
+/* kg_sort_doubles and kg_median give qsort's bits (glibc's merge sort),
+ * ties, signed zeros and NaN included: every median the reports print is
+ * the one they printed when they sorted with qsort. */
+static void test_sort_like_qsort(void)
+{
+    static double a[6000], b[6000];
+    int bad = 0;
+    for (int kind = 0; kind < 4; kind++)
+        for (int t = 0; t < 400; t++) {
+            size_t n = t < 300 ? (size_t)t : (size_t)(300 + (t - 300) * 57);
+            for (size_t i = 0; i < n; i++) a[i] = b[i] = sort_value(kind);
+            double med = kg_median(a, n);
+            qsort(b, n, sizeof *b, qcmp);
+            double want = n == 0 ? (double)NAN : n % 2 ? b[n / 2] : 0.5 * (b[n / 2 - 1] + b[n / 2]);
+            if (memcmp(&med, &want, sizeof med) != 0 && !(isnan(med) && isnan(want))) bad++;
+            kg_sort_doubles(a, n);
+            if (n > 0 && memcmp(a, b, n * sizeof *a) != 0) bad++;
+        }
+    CHECK_MSG(bad == 0, "%d arrays sorted or halved unlike qsort", bad);
+}
+
 int main(void)
 {
+    test_sort_like_qsort();
     test_multiplicity();
     test_primitives_by_hand();
     test_primitive_fixture();

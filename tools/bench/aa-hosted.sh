@@ -83,7 +83,7 @@ while [ "$i" -le "$N" ]; do
         s1=$(date +%s.%N)
         echo "$kind $i $st $load $s0 $s1" >>"$OUT/campaigns.txt"
         python3 - "$d" "$kind" "$i" "$st" "$load" "$s0" "$s1" >>"$OUT/lines.txt" <<'PY'
-import csv, glob, json, os, sys
+import csv, glob, gzip, json, os, sys
 d, kind, i, st, load, s0, s1 = sys.argv[1:]
 out = [f"{kind:8s} {int(i):3d} exit {st} load {float(load):5.2f} {float(s1) - float(s0):6.1f} s"]
 try:
@@ -100,9 +100,9 @@ for arm in ("naive2", "naive_copy"):
     else:
         out.append(f"{arm} - se -")
 spreads, cpus, bad = [], [], 0
-for f in sorted(glob.glob(os.path.join(d, "raw", "proc-*.csv"))):
+for f in sorted(glob.glob(os.path.join(d, "raw", "proc-*.csv*"))):   # .csv.gz from schema 9
     by, pin = {}, None
-    with open(f) as fh:
+    with (gzip.open(f, "rt") if f.endswith(".gz") else open(f)) as fh:
         for row in csv.DictReader(fh):
             if row.get("process_cpu", "-1") != "-1" and row.get("cpu") != row.get("process_cpu"):
                 bad += 1
