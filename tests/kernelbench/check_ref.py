@@ -1,4 +1,4 @@
-"""check_ref.py PLAN PROBLEM: the reference module `kgate import kernelbench` wrote, checked
+"""check_ref.py PLAN PROBLEM [PLAN PROBLEM ...]: the reference module `kgate import kernelbench` wrote, checked
 without kgate (tests/cli/kernelbench.sh).
 
 Reads the plan's [op] (inputs, outputs, vars) and [case] values, then, at the case's sizes and at
@@ -88,4 +88,5 @@ def main(plan_path, problem_path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    for i in range(1, len(sys.argv) - 1, 2):
+        main(sys.argv[i], sys.argv[i + 1])

@@ -1,0 +1,126 @@
+# `kgate import kernelbench` (docs/kernelbench.md): the ten problems of examples/kernelbench/ with
+# their honest and wrong candidates, imported; the refused constructs (tests/kernelbench/refuse_*.py),
+# each refused with its file, line and construct; the written reference modules checked against the
+# problems' Models (tests/kernelbench/check_ref.py); and, where this kgate accepts an [op] with
+# `reference = python:` (docs/ops.md), the written plans parsed (kgate freeze) and the cpu variant of
+# three problems checked (the reference and the torch baseline).  The candidates' CUDA arms cannot
+# run here (no GPU): tools/device/kernelbench_run.sh checks and times them on one.  Needs
+# /usr/bin/python3 with torch (Debian's python3-torch: sh tools/install-deps.sh).
+# kgate-test: no-sanitize (the importer is Python; the kgate runs it starts are the check scenarios' own)
+. tests/cli_lib.sh
+PY=/usr/bin/python3
+"$PY" -c 'import torch' >"$T/torch.txt" 2>&1 || { cat "$T/torch.txt" >&2; die "$PY cannot import torch (sh tools/install-deps.sh installs python3-torch)"; }
+export KGATE_PYTHON=$PY
+EX=examples/kernelbench
+TK=tests/kernelbench
+mkdir -p "$T/out" "$T/cpu" "$T/refuse"
+
+# ---- the ten problems, each with both candidates (two imports at a time)
+problems=$(ls $EX/[0-9][0-9]_*.py | grep -v -e '_honest\.py$' -e '_wrong\.py$')
+[ "$(echo "$problems" | wc -l)" = 10 ] || die "expected ten problems in $EX"
+import_one() { # problem kind
+    s=$(basename "$1" .py)
+    "$KGATE" import kernelbench "$1" --candidate "$EX/${s}_$2.py" -o "$T/out/${s}_$2.kg" >"$T/out/${s}_$2.out" 2>&1
+    echo $? >"$T/out/${s}_$2.rc"
+}
+for p in $problems; do
+    import_one "$p" honest &
+    import_one "$p" wrong
+    wait
+done
+for p in $problems; do
+    s=$(basename "$p" .py)
+    for k in honest wrong; do
+        plan="$T/out/${s}_$k.kg"
+        [ "$(cat "$T/out/${s}_$k.rc")" = 0 ] || { cat "$T/out/${s}_$k.out" >&2; die "import of $s with its $k candidate"; }
+        expect_grep "^\[op kb_$s\]" "$plan"
+        expect_grep "^reference = python:${s}_${k}_ref.py:kgate_reference" "$plan"
+        expect_grep "^tensors = torch" "$plan"
+        expect_grep "^call = python:${s}_${k}_ref.py:kgate_baseline" "$plan"
+        expect_grep "^of = torch" "$plan"
+        expect_grep "^\[arm candidate\]" "$plan"
+        expect_grep "^backend = cuda" "$plan"
+        cu="$T/out/${s}_${k}_candidate.cu"
+        expect_grep 'extern "C" __global__' "$cu"
+        expect_grep "^#line [0-9]* \"${s}_$k.py\"" "$cu"
+        expect_no_grep 'torch::' "$cu"
+        expect_no_grep 'data_ptr' "$cu"
+        expect_grep "op kb_$s" "$T/out/${s}_$k.out"
+    done
+done
+# the launches, read from the host wrappers as expressions of the sizes
+o=$T/out
+expect_grep '^grid = ((batch_size\*dim)+256-1)/256$' $o/01_gelu_honest.kg
+expect_grep '^grid = (batch_size\*dim)/256$' $o/01_gelu_wrong.kg
+expect_grep '^args = x, out, batch_size\*dim$' $o/01_gelu_honest.kg
+expect_grep '^args = x, out, batch_size, dim$' $o/02_softmax_honest.kg
+expect_grep '^inputs = x\[batch_size,4096\] ln_weight\[4096\] ln_bias\[4096\]$' $o/03_layernorm_honest.kg
+expect_grep '^args = x, ln_weight, ln_bias, out, batch_size, 4096$' $o/03_layernorm_honest.kg
+expect_grep '^grid = batch_size/2$' $o/04_rmsnorm_wrong.kg
+expect_grep '^vars = K M N$' $o/05_matmul_honest.kg
+expect_grep '^grid = (N+16-1)/16, (M+16-1)/16$' $o/05_matmul_honest.kg
+expect_grep '^block = 16, 16$' $o/05_matmul_honest.kg
+expect_grep '^args = A, B, out, M, K, N$' $o/05_matmul_honest.kg
+expect_grep '^; fixed by the Module.s init .*in_features = 1024, out_features = 512' $o/06_linear_relu_honest.kg
+expect_grep '^outputs = out\[batch_size,64,length-2\]$' $o/07_conv1d_honest.kg
+expect_grep '^grid = ((length-3+1)+255)/256, 64, batch_size$' $o/07_conv1d_honest.kg
+expect_grep '^outputs = out\[batch_size,1\]$' $o/08_sum_reduction_honest.kg
+expect_grep '^outputs = out\[batch_size\]$' $o/09_max_reduction_honest.kg
+expect_grep '__hadd' $o/08_sum_reduction_wrong_candidate.cu
+
+# ---- refusals: each names the candidate's file, the line of the construct, and why
+refuse() { # fixture pattern-of-the-line message
+    f=$TK/refuse_$1.py
+    line=$(grep -n -m1 -- "$2" "$f" | cut -d: -f1)
+    [ -n "$line" ] || die "no line '$2' in $f"
+    "$KGATE" import kernelbench $EX/01_gelu.py --candidate "$f" -o "$T/refuse/$1.kg" >"$T/refuse/$1.out" 2>&1
+    expect_status 2 $? "import of $f"
+    expect_grep "^kgate import: $f:$line: .*$3" "$T/refuse/$1.out"
+    [ ! -e "$T/refuse/$1.kg" ] || die "$f: a refused import wrote a plan"
+}
+refuse stream 'cudaStreamCreate\|cudaStream_t side' 'launches on a stream of its own'
+refuse sync cudaDeviceSynchronize 'synchronises'
+refuse timer 'cudaEvent_t' 'touches a timer'
+refuse hostlogic 'if (n % 4' 'host control flow'
+refuse datadep 'item<int>' 'reads device data on the host'
+refuse geometry cudaDeviceProp "reads the device's properties"
+refuse kmalloc 'malloc(' 'allocates in device code'
+refuse torchfwd 'torch.clamp' 'mixes torch calls into forward'
+refuse pystream 'torch.cuda.stream' 'launches on a stream of its own'
+refuse zeros 'zeros_like' 'filled by host code'
+refuse fstring 'rf"""' 'an f-string'
+refuse param 'self.scale' 'has no parameter or buffer named scale'
+refuse triton '^def gelu_kernel' 'a Triton kernel'
+expect_grep 'docs/security.md' "$T/refuse/stream.out"
+# usage errors
+"$KGATE" import kernelbench >"$T/u1.out" 2>&1; expect_status 2 $? "import without a problem"
+"$KGATE" import tvm $EX/01_gelu.py >"$T/u2.out" 2>&1; expect_status 2 $? "import of another format"
+expect_grep "the one format kgate imports is KernelBench's" "$T/u2.out"
+"$KGATE" import kernelbench $EX/01_gelu.py --set nosuch=3 -o "$T/u3.kg" >"$T/u3.out" 2>&1; expect_status 2 $? "--set of no constant"
+expect_grep 'has no module-level integer constant nosuch' "$T/u3.out"
+
+# ---- the written reference modules against the problems' Models (no kgate: the adapter itself)
+pairs=
+for p in $problems; do pairs="$pairs $o/$(basename "$p" .py)_honest.kg $p"; done
+"$PY" -B $TK/check_ref.py $pairs >"$T/ref.out" 2>&1 || { cat "$T/ref.out" >&2; die "the reference modules"; }
+[ "$(grep -c 'reference and baseline agree' "$T/ref.out")" = 10 ] || die "check_ref.py: not ten problems"
+
+# ---- the plans through kgate, where it accepts `reference = python:` in an [op]
+"$KGATE" freeze "$o/01_gelu_honest.kg" -o "$T/probe.frozen" >"$T/probe.out" 2>&1
+if grep -q "unknown key: 'reference'" "$T/probe.out"; then
+    echo "SKIP (kernelbench.sh): this kgate does not take an [op] with reference = python: (docs/ops.md); the" \
+         "imported plans are not parsed or checked by kgate here" >&2
+    exit 0
+fi
+for f in "$o"/*.kg; do
+    "$KGATE" freeze "$f" -o "$T/frozen.kg" >"$T/freeze.out" 2>&1 || { cat "$T/freeze.out" >&2; die "kgate freeze $f"; }
+done
+# the cpu variant (the reference and the torch baseline with its control), small shapes, checked
+for spec in "02_softmax batch_size=3,dim=300" "03_layernorm batch_size=3,features=96" "07_conv1d batch_size=2,length=67"; do
+    set -- $spec
+    "$KGATE" import kernelbench $EX/$1.py --backend cpu --set "$2" -o "$T/cpu/$1.kg" -q || die "cpu import of $1"
+    expect_no_grep '^\[arm candidate\]' "$T/cpu/$1.kg"
+    "$KGATE" check "$T/cpu/$1.kg" -o "$T/cpu/$1.ev" >"$T/cpu/$1.check" 2>&1 ||
+        { cat "$T/cpu/$1.check" >&2; die "kgate check of the cpu variant of $1"; }
+done
+exit 0
