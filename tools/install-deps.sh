@@ -19,6 +19,10 @@ $SUDO apt-get install -y -qq --no-install-recommends slurm-wlm slurmctld slurmd 
 $SUDO apt-get install -y -qq --no-install-recommends \
     python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest \
     python3-jsonschema >/dev/null
+# PyTorch (CPU) for the library arms' torch calls and `kgate import kernelbench`
+# (tests/cli/kernelbench.sh): Debian's python3-torch, where the distribution has it
+$SUDO apt-get install -y -qq --no-install-recommends python3-torch >/dev/null ||
+    echo "kgate: python3-torch not installed (tests/cli/kernelbench.sh needs /usr/bin/python3 with torch)"
 # tests/cli/report_html.sh loads report.html in headless Chromium (Debian's chromium package)
 # and checks its DOM with python3; where there is no such package (Ubuntu's is a snap), set
 # CHROMIUM to a Chromium or Chrome binary

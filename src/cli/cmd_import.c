@@ -59,14 +59,10 @@ static int run_importer(const char *py, const char *script, char **args, int nar
     return -1;
 }
 
-static int import_kernelbench(const char *problem, const char *candidate, const char *out, const char *backend,
+static int import_kernelbench(const char *problem, const char *candidate, const char *out, int cpu,
                               const char *set, const kg_settings *env)
 {
-    if (strcmp(backend, "cuda") != 0 && strcmp(backend, "cpu") != 0) {
-        fprintf(stderr, "kgate import: --backend %s: cuda (the candidate's kernels) or cpu (the reference and the "
-                        "torch baseline only)\n", backend);
-        return KG_EXIT_USAGE;
-    }
+    const char *backend = cpu ? "cpu" : "cuda";
     if (access(problem, R_OK) != 0) {
         fprintf(stderr, "kgate import: %s: %s\n", problem, strerror(errno));
         return KG_EXIT_USAGE;
@@ -127,7 +123,8 @@ static int import_kernelbench(const char *problem, const char *candidate, const 
 
 int kg_cmd_import(int argc, char **argv, const kg_settings *env)
 {
-    const char *candidate = NULL, *out = NULL, *backend = "cuda", *set = NULL;
+    const char *candidate = NULL, *out = NULL, *set = NULL;
+    int cpu = 0;
     const kg_cli_opt opts[] = {
         { .name = "candidate", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &candidate,
           .help = "the candidate (class ModelNew, CUDA C through load_inline): its kernels become the candidate "
@@ -135,9 +132,9 @@ int kg_cmd_import(int argc, char **argv, const kg_settings *env)
         { .name = "out", .short_name = 'o', .arg = "PLAN", .kind = KG_CLI_STRING, .dst = &out,
           .help = "the plan to write (default: PROBLEM's name with .kg, in the current folder); its reference "
                   "module and device code go next to it" },
-        { .name = "backend", .arg = "NAME", .kind = KG_CLI_STRING, .dst = &backend,
-          .help = "cuda (default), or cpu: a plan of the reference and the torch baseline only (no candidate "
-                  "arm), which runs without a GPU" },
+        { .name = "cpu", .kind = KG_CLI_FLAG, .dst = &cpu, .value = 1,
+          .help = "a plan for the cpu backend: the reference and the torch baseline with its control, no "
+                  "candidate arm (the plan is for the cuda backend otherwise)" },
         { .name = "set", .arg = "NAME=N,...", .kind = KG_CLI_STRING, .dst = &set,
           .help = "the problem's module-level size constants set before it is read (smaller shapes for a "
                   "check on the CPU)" },
@@ -165,5 +162,5 @@ int kg_cmd_import(int argc, char **argv, const kg_settings *env)
         snprintf(def, sizeof def, "%.*s.kg", (int)len, base);
         out = def;
     }
-    return import_kernelbench(problem, candidate, out, backend, set, env);
+    return import_kernelbench(problem, candidate, out, cpu, set, env);
 }

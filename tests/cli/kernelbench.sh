@@ -118,7 +118,7 @@ done
 # the cpu variant (the reference and the torch baseline with its control), small shapes, checked
 for spec in "02_softmax batch_size=3,dim=300" "03_layernorm batch_size=3,features=96" "07_conv1d batch_size=2,length=67"; do
     set -- $spec
-    "$KGATE" import kernelbench $EX/$1.py --backend cpu --set "$2" -o "$T/cpu/$1.kg" -q || die "cpu import of $1"
+    "$KGATE" import kernelbench $EX/$1.py --cpu --set "$2" -o "$T/cpu/$1.kg" -q || die "cpu import of $1"
     expect_no_grep '^\[arm candidate\]' "$T/cpu/$1.kg"
     "$KGATE" check "$T/cpu/$1.kg" -o "$T/cpu/$1.ev" >"$T/cpu/$1.check" 2>&1 ||
         { cat "$T/cpu/$1.check" >&2; die "kgate check of the cpu variant of $1"; }
