@@ -135,9 +135,9 @@ int kg_cmd_import(int argc, char **argv, const kg_settings *env)
         { .name = "cpu", .kind = KG_CLI_FLAG, .dst = &cpu, .value = 1,
           .help = "a plan for the cpu backend: the reference and the torch baseline with its control, no "
                   "candidate arm (the plan is for the cuda backend otherwise)" },
-        { .name = "set", .arg = "NAME=N,...", .kind = KG_CLI_STRING, .dst = &set,
-          .help = "the problem's module-level size constants set before it is read (smaller shapes for a "
-                  "check on the CPU)" },
+        { .name = "set", .arg = "LIST", .kind = KG_CLI_STRING, .dst = &set,
+          .help = "NAME=N,...: the problem's module-level size constants, set before it is read "
+                  "(smaller shapes for a check on the CPU)" },
         { .name = NULL },
     };
     const char *rest[3] = { NULL, NULL, NULL };

@@ -347,15 +347,21 @@ class Candidate:
         s = " ".join((ast.get_source_segment(self.text, node) or ast.dump(node)).split())
         return s if len(s) <= 100 else s[:97] + "..."
 
-    def triton_check(self):
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.FunctionDef):
-                for d in node.decorator_list:
-                    if "jit" in self.seg(d) and ("triton" in self.seg(d) or self.seg(d).startswith("jit")):
-                        refuse(self.path, node.lineno, "a Triton kernel (@%s %s): kgate import reads CUDA C from "
-                               "load_inline; compile Triton kernels to a cubin with kgate.triton.compile_arm and "
-                               "name it as the arm's image (docs/kernelbench.md, \"Triton\")"
-                               % (self.seg(d), node.name))
+    def jit_kernels(self):
+        """The module's @triton.jit functions: {name: FunctionDef}; @triton.autotune is refused."""
+        out = {}
+        for node in self.tree.body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            decos = [self.seg(d) for d in node.decorator_list]
+            for d, dn in zip(decos, node.decorator_list):
+                if "autotune" in d or "heuristics" in d:
+                    refuse(self.path, dn.lineno, "@%s on %s: an autotuner picks its configuration by timing on "
+                           "the host; give the kernel one configuration (its constexprs and num_warps in the launch)"
+                           % (d.split("(")[0], node.name))
+            if any(d in ("triton.jit", "jit") or d.startswith("triton.jit(") for d in decos):
+                out[node.name] = node
+        return out
 
     def load_inline(self):
         calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and
@@ -665,7 +671,9 @@ class HostParser:
         if body[start:].strip():
             yield start, body[start:]
 
-    def run(self):
+    def scan(self):
+        """The statements, each refused when it does what kgate does not trust host code to do."""
+        out = []
         for off, st in self.statements():
             lead = len(st) - len(st.lstrip())
             off += lead
@@ -680,6 +688,17 @@ class HostParser:
             if re.match(r"(if|for|while|switch|do)\b", s):
                 self.fail(off, "host control flow (`%s`): kgate launches a fixed chain of kernels whose geometry "
                           "is an expression of the sizes; %s" % (s[:60], SECURITY))
+            m = re.match(r"(?:const\s+)?(?:auto|torch::Tensor|at::Tensor)\s+(\w+)\s*=\s*(?:torch|at)::(zeros|zeros_like|"
+                         r"ones|ones_like|full|full_like)\s*\(", s)
+            if m:
+                self.fail(off, "the output %s is filled by host code (torch::%s): kgate poisons outputs before every "
+                          "checked run, so the kernel must write every element (zero it in a first launch)"
+                          % m.groups())
+            out.append((off, s))
+        return out
+
+    def run(self):
+        for off, s in self.scan():
             if re.match(r"[A-Z_0-9]*CHECK[A-Z_0-9]*\s*\(|TORCH_CHECK|AT_ASSERT|cudaGetLastError\s*\(\s*\)$", s) or \
                     re.match(r"(const\s+)?(at::cuda::|c10::cuda::)?OptionalCUDAGuard\b", s) or \
                     re.match(r"(const\s+)?(auto|cudaStream_t)\s+\w+\s*=\s*(at::cuda::|c10::cuda::)getCurrentCUDAStream\(\)", s):
@@ -1001,9 +1020,29 @@ def kernel_param_type(decl):
     return "i32"
 
 
+def precheck(cpath):
+    """The refusals that need no problem, before torch is imported (a refused candidate is said at
+    once): an autotuner, the load_inline source's kernels and host code, forward's statements."""
+    cand = Candidate(cpath, None, {"vars": [], "dtype": "float32", "tensors": [], "nin": 0, "params": []})
+    fwd = [m for c in cand.tree.body if isinstance(c, ast.ClassDef) and c.name == "ModelNew"
+           for m in c.body if isinstance(m, ast.FunctionDef) and m.name == "forward"]
+    for st in (fwd[0].body if fwd else []):
+        if not isinstance(st, (ast.Assign, ast.Return, ast.Expr)) or \
+                re.search(r"stream|synchronize|[Ee]vent|\btime\.|perf_counter|thread", cand.seg(st)):
+            cand.refuse_statement(st, False)
+    if cand.jit_kernels():
+        return
+    src_text, line0, functions = cand.load_inline()
+    cu = CudaSource(cpath, src_text, line0)
+    cu.kernels()
+    for name in functions:
+        fn = cu.host_function(name)
+        fn["name"] = name
+        HostParser(cu, fn, {}, {}, cand.op).scan()
+
+
 def import_candidate(cpath, prob, op, names):
     cand = Candidate(cpath, prob, op)
-    cand.triton_check()
     src_text, line0, functions = cand.load_inline()
     fname, fargs, fline = cand.forward_call(functions)
     cu = CudaSource(cpath, src_text, line0)
@@ -1112,9 +1151,316 @@ def eval_expr(e, env):
     return eval(py, {"__builtins__": {}}, dict(env, ceildiv=lambda a, b: -(-a // b), min=min, max=max))
 
 
+# ---------------------------------------------------------------- the candidate: Triton
+
+TRITON_MARK = "; ---- kgate import: the Triton candidate's arm ----"
+TRITON_TYPES = {"f32": "*fp32", "f16": "*fp16", "bf16": "*bf16", "f64": "*fp64"}
+
+TRITON_SCRIPT = r'''"""%(script)s: compiles the Triton kernel of %(cand)s for kgate and writes the plan's candidate arm.
+
+Written by `kgate import kernelbench`.  Run it where Triton and the GPU are, with kgate's Python
+package importable (PYTHONPATH=KGATE/python, or pip install KGATE/python):
+    python3 %(script)s
+It runs the candidate's @triton.jit functions only (KERNELS below, copied from the candidate and
+written to %(kfile)s),
+compiles the launch forward makes with kgate.triton.compile_arm (docs/images.md, "Triton"), writes
+%(stem)s_candidate.cubin beside the plan and the arm's section at the end of %(plan)s.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = %(kernels)r
+LAUNCH = %(launch)r
+EXPRS = %(exprs)r
+MARK = %(mark)r
+
+
+def main():
+    import importlib.util
+    import kgate.triton
+    # Triton reads a kernel's source from its file: the kernels as a module of their own
+    path = os.path.join(HERE, %(kfile)r)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(KERNELS)
+    spec = importlib.util.spec_from_file_location("kgate_triton_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    arm = kgate.triton.compile_arm(getattr(mod, LAUNCH["kernel"]), op=LAUNCH["op"], signature=LAUNCH["signature"],
+                                   grid=LAUNCH["grid"], out_dir=HERE, constexprs=LAUNCH["constexprs"],
+                                   args=LAUNCH["args"], num_warps=LAUNCH["num_warps"],
+                                   num_stages=LAUNCH["num_stages"], name=%(cubin)r)
+    lines = ["; " + c for c in arm.get("#", [])] + ["[arm candidate]"]
+    for k, v in arm.items():
+        if k == "#":
+            continue
+        if k == "image":
+            v = os.path.basename(str(v))
+        if k == "args":
+            v = ", ".join(EXPRS.get(a.split(":")[0], a.split(":")[0]) + (":" + a.split(":")[1] if ":" in a else "")
+                          for a in (x.strip() for x in str(v).split(",")))
+        lines.append("%%s = %%s" %% (k, v))
+    plan = os.path.join(HERE, %(plan)r)
+    text = open(plan, encoding="utf-8").read()
+    text = text[:text.index(MARK) + len(MARK)] + "\n" + "\n".join(lines) + "\n"
+    with open(plan, "w", encoding="utf-8") as f:
+        f.write(text)
+    print("%%s: [arm candidate] written (%%s)" %% (plan, os.path.basename(str(arm["image"]))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+class PyExpr:
+    """Python size expressions of a Triton candidate's forward as kgate expressions."""
+
+    def __init__(self, cand, tensors, ints, meta=None):
+        self.cand, self.tensors, self.ints, self.meta = cand, tensors, ints, meta or {}
+
+    def dims(self, name):
+        return self.tensors[name]
+
+    def __call__(self, n):
+        c = self.cand
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return str(n.value)
+        if isinstance(n, ast.Name):
+            if n.id in self.ints:
+                return ExprParser.paren(self.ints[n.id])
+            if n.id in c.op["vars"]:
+                return n.id
+            if n.id in c.consts and type(c.consts[n.id]) is int:
+                return str(c.consts[n.id])
+            raise ValueError("`%s` is not a size kgate knows" % n.id)
+        if isinstance(n, ast.BinOp):
+            ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "/", ast.Mod: "%"}
+            if type(n.op) not in ops:
+                raise ValueError("the operator in `%s`" % c.seg(n))
+            a, b = self(n.left), self(n.right)
+            if type(n.op) in (ast.Mult, ast.FloorDiv, ast.Mod):
+                a, b = ExprParser.paren(a), ExprParser.paren(b)
+            return "%s%s%s" % (a, ops[type(n.op)], b)
+        if isinstance(n, ast.Subscript):
+            base = c.seg(n.value)
+            idx = n.slice.value if isinstance(n.slice, ast.Index) else n.slice
+            if isinstance(n.value, ast.Attribute) and n.value.attr == "shape" and c.seg(n.value.value) in self.tensors:
+                dims = self.tensors[c.seg(n.value.value)]
+                return ExprParser.paren(dims[self.index(idx, len(dims))])
+            if base in ("meta", "META") and isinstance(idx, ast.Constant) and idx.value in self.meta:
+                return str(self.meta[idx.value])
+            raise ValueError("`%s`" % c.seg(n))
+        if isinstance(n, ast.Call):
+            f = c.seg(n.func)
+            if f in ("triton.cdiv", "cdiv", "min", "max") and len(n.args) == 2:
+                fn = "ceildiv" if f.endswith("cdiv") else f
+                return "%s(%s,%s)" % (fn, self(n.args[0]), self(n.args[1]))
+            if f == "int" and len(n.args) == 1:
+                return self(n.args[0])
+            if isinstance(n.func, ast.Attribute) and c.seg(n.func.value) in self.tensors:
+                dims = self.tensors[c.seg(n.func.value)]
+                if n.func.attr == "numel" and not n.args:
+                    return "*".join(ExprParser.paren(d) for d in dims) or "1"
+                if n.func.attr == "size" and len(n.args) == 1:
+                    return ExprParser.paren(dims[self.index(n.args[0], len(dims))])
+            raise ValueError("`%s`" % c.seg(n))
+        raise ValueError("`%s`" % c.seg(n))
+
+    def index(self, idx, n):
+        if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub) and isinstance(idx.operand, ast.Constant):
+            k = n - idx.operand.value
+        elif isinstance(idx, ast.Constant) and type(idx.value) is int:
+            k = idx.value
+        else:
+            raise ValueError("a size index that is not a literal")
+        if not 0 <= k < n:
+            raise ValueError("size index out of range")
+        return k
+
+
+def import_triton(cpath, prob, op, names, outdir):
+    """A Triton candidate: its one launch in forward, read as kgate expressions; the compile script."""
+    cand = Candidate(cpath, prob, op)
+    jits = cand.jit_kernels()
+    cls = [n for n in cand.tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"]
+    if not cls:
+        refuse(cpath, None, "no class ModelNew: a KernelBench candidate defines ModelNew(nn.Module)")
+    fwd = [n for n in cls[0].body if isinstance(n, ast.FunctionDef) and n.name == "forward"]
+    if not fwd:
+        refuse(cpath, cls[0].lineno, "ModelNew has no forward")
+    fwd = fwd[0]
+    params = [a.arg for a in fwd.args.args[1:]]
+    if len(params) != op["nin"]:
+        refuse(cpath, fwd.lineno, "ModelNew.forward takes %d inputs, the problem's get_inputs() gives %d"
+               % (len(params), op["nin"]))
+    ins = [t for t in op["tensors"] if t["role"] == "input"]
+    tensors = {p: t["dims"] for p, t in zip(params, ins)}
+    bufname = {p: t["name"] for p, t in zip(params, ins)}
+    outs, ints, grids, launch, returned = {}, {}, {}, None, []
+    ex = PyExpr(cand, tensors, ints)
+
+    def expr(node):
+        try:
+            return ex(node)
+        except ValueError as e:
+            refuse(cpath, node.lineno, "%s: launch geometry and arguments must be integer expressions of the sizes"
+                   % e)
+
+    for st in fwd.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue
+        v = getattr(st, "value", None)
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            t = st.targets[0].id
+            f = cand.seg(v.func) if isinstance(v, ast.Call) else ""
+            if f in ("torch.empty_like",) and v.args and cand.seg(v.args[0]) in tensors:
+                outs[t] = tensors[cand.seg(v.args[0])]
+                tensors[t] = outs[t]
+                continue
+            if f == "torch.empty" and v.args:
+                shape = v.args[0].elts if len(v.args) == 1 and isinstance(v.args[0], (ast.Tuple, ast.List)) else v.args
+                outs[t] = [expr(e) for e in shape]
+                tensors[t] = outs[t]
+                continue
+            if f in ("torch.zeros", "torch.zeros_like", "torch.ones", "torch.full", "torch.ones_like"):
+                refuse(cpath, st.lineno, "the output %s is filled by host code (%s): kgate poisons outputs before "
+                       "every checked run, so the kernel must write every element" % (t, f))
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "contiguous" \
+                    and cand.seg(v.func.value) in tensors:
+                tensors[t] = tensors[cand.seg(v.func.value)]
+                bufname[t] = bufname.get(cand.seg(v.func.value), cand.seg(v.func.value))
+                continue
+            if isinstance(v, (ast.Tuple, ast.List)):
+                grids[t] = [expr(e) for e in v.elts]
+                continue
+            if isinstance(v, ast.Lambda):
+                grids[t] = ("lambda", v)
+                continue
+            if not isinstance(v, ast.Call) or f in ("triton.cdiv", "min", "max", "int") or \
+                    (isinstance(v.func, ast.Attribute) and v.func.attr in ("numel", "size")):
+                ints[t] = expr(v)
+                continue
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Tuple) and \
+                isinstance(v, ast.Attribute) and v.attr == "shape" and cand.seg(v.value) in tensors:
+            dims = tensors[cand.seg(v.value)]
+            if len(st.targets[0].elts) != len(dims):
+                refuse(cpath, st.lineno, "unpacks %d sizes of a %d-dimensional tensor" % (len(st.targets[0].elts),
+                                                                                      len(dims)))
+            for e, d in zip(st.targets[0].elts, dims):
+                ints[cand.seg(e)] = d
+            continue
+        if isinstance(st, ast.Expr) and isinstance(v, ast.Call) and isinstance(v.func, ast.Subscript) and \
+                cand.seg(v.func.value) in jits:
+            if launch is not None:
+                refuse(cpath, st.lineno, "a second kernel launch: kgate imports one Triton launch per candidate")
+            launch = (st, v)
+            continue
+        if isinstance(st, ast.Return) and launch is not None:
+            names_r = v.elts if isinstance(v, ast.Tuple) else [v]
+            for n in names_r:
+                if cand.seg(n) not in outs:
+                    refuse(cpath, st.lineno, "returns `%s`, not a tensor forward allocated as an output" % cand.seg(n))
+                returned.append(cand.seg(n))
+            continue
+        cand.refuse_statement(st, launch is not None)
+    if launch is None:
+        refuse(cpath, fwd.lineno, "ModelNew.forward launches no @triton.jit kernel (kernel[grid](...))")
+    st, call = launch
+    kname = cand.seg(call.func.value)
+    kdef = jits[kname]
+    kparams = [a.arg for a in kdef.args.args]
+    constexpr = {a.arg for a in kdef.args.args if a.annotation is not None and "constexpr" in cand.seg(a.annotation)}
+    kw = {k.arg: k.value for k in call.keywords}
+    consts = {}
+    for k, node in kw.items():
+        if k in ("num_warps", "num_stages"):
+            continue
+        if k not in constexpr:
+            refuse(cpath, st.lineno, "%s=... in the launch: not a tl.constexpr parameter of %s" % (k, kname))
+        val = node.value if isinstance(node, ast.Constant) else cand.consts.get(cand.seg(node))
+        if type(val) not in (int, float, bool):
+            refuse(cpath, st.lineno, "constexpr %s = `%s`: a literal or a module constant" % (k, cand.seg(node)))
+        consts[k] = val
+    warps = {}
+    for k in ("num_warps", "num_stages"):
+        if k in kw:
+            node = kw[k]
+            val = node.value if isinstance(node, ast.Constant) else cand.consts.get(cand.seg(node))
+            if type(val) is not int:
+                refuse(cpath, st.lineno, "%s = `%s`: a literal" % (k, cand.seg(node)))
+            warps[k] = val
+    runtime = [p for p in kparams if p not in consts]
+    if len(call.args) != len(runtime):
+        refuse(cpath, st.lineno, "the launch of %s passes %d positional arguments for its %d runtime parameters"
+               % (kname, len(call.args), len(runtime)))
+    g = call.func.slice.value if isinstance(call.func.slice, ast.Index) else call.func.slice
+    gname = cand.seg(g)
+    if gname in grids:
+        grid = grids[gname]
+    elif isinstance(g, (ast.Tuple, ast.List)):
+        grid = [expr(e) for e in g.elts]
+    else:
+        refuse(cpath, st.lineno, "the grid `%s`: a tuple of sizes, or a lambda meta: (...)" % gname)
+    if isinstance(grid, tuple) and grid[0] == "lambda":
+        lam = grid[1]
+        body = lam.body.elts if isinstance(lam.body, (ast.Tuple, ast.List)) else [lam.body]
+        lex = PyExpr(cand, tensors, ints, consts)
+        try:
+            grid = [lex(e) for e in body]
+        except ValueError as e:
+            refuse(cpath, lam.lineno, "%s: the grid must be an integer expression of the sizes" % e)
+    dt = KG_DTYPES[op["dtype"]][0]
+    sig, amap, exprs = {}, {}, {}
+    outnames = {c: t["name"] for c, t in zip(returned, [t for t in op["tensors"] if t["role"] == "output"])}
+    for p, a in zip(runtime, call.args):
+        sa = cand.seg(a)
+        if sa in bufname or sa in outs:
+            sig[p] = TRITON_TYPES[dt]
+            amap[p] = bufname.get(sa) or outnames.get(sa) or sa
+            if sa in outs and sa not in outnames:
+                refuse(cpath, st.lineno, "%s is allocated in forward and not returned: a temporary tensor" % sa)
+            continue
+        if isinstance(a, ast.Constant) and type(a.value) is float:
+            refuse(cpath, st.lineno, "the real %s: kgate passes real literals to CUDA C arms; make it a "
+                   "tl.constexpr of the Triton kernel" % sa)
+        e = expr(a)
+        sig[p] = "i32"
+        if re.fullmatch(r"[A-Za-z_]\w*", e):
+            amap[p] = e
+        else:
+            ph = "kgexpr%d" % len(exprs)
+            exprs[ph] = unwrap(e)
+            amap[p] = ph
+    outs_op = [t for t in op["tensors"] if t["role"] == "output"]
+    if len(returned) != len(outs_op):
+        refuse(cpath, fwd.lineno, "forward returns %d tensors, the problem's %d" % (len(returned), len(outs_op)))
+    for c, t in zip(returned, outs_op):
+        if not same_values(outs[c], t["dims"], op):
+            refuse(cpath, fwd.lineno, "forward allocates %s as [%s]; the problem's output is [%s]"
+                   % (c, ", ".join(outs[c]), ", ".join(t["dims"])))
+    # the kernels' text: the candidate's @triton.jit functions and its literal constants, nothing else
+    lines = cand.text.split("\n")
+    parts = ["import triton", "import triton.language as tl", ""]
+    for node in cand.tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                isinstance(node.value, ast.Constant) and type(node.value.value) in (int, float):
+            parts.append(cand.seg(node))
+    for node in jits.values():
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        parts.append("\n" * 1 + "\n".join(lines[start - 1:node.end_lineno]))
+    launch_rec = {"kernel": kname, "op": names["op"], "signature": sig, "grid": ", ".join(unwrap(x) for x in grid),
+                  "constexprs": consts, "args": amap, "num_warps": warps.get("num_warps", 4),
+                  "num_stages": warps.get("num_stages", 3)}
+    return TRITON_SCRIPT % {"script": names["triton"], "cand": os.path.basename(cpath), "stem": names["stem"],
+                            "plan": names["plan"], "kernels": "\n".join(parts) + "\n", "launch": launch_rec,
+                            "exprs": exprs, "mark": TRITON_MARK, "cubin": names["stem"] + "_candidate",
+                            "kfile": names["stem"] + "_triton_kernels.py"}
+
+
 # ---------------------------------------------------------------- the plan
 
-def write_plan(args, prob, op, launches, names):
+def write_plan(args, prob, op, launches, names, triton_script=None):
     opname = names["op"]
     t_in = [t for t in op["tensors"] if t["role"] != "output"]
     t_out = [t for t in op["tensors"] if t["role"] == "output"]
@@ -1189,6 +1535,11 @@ def write_plan(args, prob, op, launches, names):
     w("")
     w("[gate]")
     w("rule = interval")
+    if triton_script is not None:
+        w("")
+        w("; The candidate is a Triton kernel: `python3 %s` (on a machine with Triton and the GPU, kgate's" % names["triton"])
+        w("; python/ importable) compiles it with kgate.triton.compile_arm and writes its [arm candidate] below.")
+        w(TRITON_MARK)
     text = "\n".join(L) + "\n"
     for ln in L:
         if len(ln) > 196 or ("=" in ln and len(ln.split("=", 1)[1].strip()) > 160):
@@ -1226,6 +1577,12 @@ def main(argv):
     ap.add_argument("--set", default="")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
+    if args.candidate and args.backend == "cuda":
+        try:
+            precheck(args.candidate)
+        except Refused as e:
+            sys.stderr.write("kgate import: %s\n" % e)
+            return 2
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -1243,9 +1600,13 @@ def main(argv):
         stem = re.sub(r"[^A-Za-z0-9_]", "_", os.path.splitext(os.path.basename(args.problem))[0])
         outdir = os.path.dirname(os.path.abspath(args.out))
         pstem = os.path.splitext(os.path.basename(args.out))[0]
-        names = {"op": "kb_" + stem, "case": stem, "ref": pstem + "_ref.py", "cu": pstem + "_candidate.cu"}
+        names = {"op": "kb_" + stem, "case": stem, "ref": pstem + "_ref.py", "cu": pstem + "_candidate.cu",
+                 "triton": pstem + "_triton.py", "plan": os.path.basename(args.out), "stem": pstem}
         launches = []
-        if args.candidate and args.backend == "cuda":
+        triton_script = None
+        if args.candidate and args.backend == "cuda" and Candidate(args.candidate, prob, op).jit_kernels():
+            triton_script = import_triton(args.candidate, prob, op, names, outdir)
+        elif args.candidate and args.backend == "cuda":
             launches, device, line0 = import_candidate(args.candidate, prob, op, names)
             check_launches(args.candidate, op, launches)
         elif args.candidate:
@@ -1258,7 +1619,10 @@ def main(argv):
                        hashlib.sha256(open(args.candidate, "rb").read()).hexdigest()[:16]))
             with open(os.path.join(outdir, names["cu"]), "w", encoding="utf-8") as f:
                 f.write(head + '#line %d "%s"\n' % (line0, os.path.basename(args.candidate)) + device)
-        write_plan(args, prob, op, launches, names)
+        write_plan(args, prob, op, launches, names, triton_script)
+        if triton_script is not None:
+            with open(os.path.join(outdir, names["triton"]), "w", encoding="utf-8") as f:
+                f.write(triton_script)
     except Refused as e:
         sys.stderr.write("kgate import: %s\n" % e)
         return 2
@@ -1277,7 +1641,8 @@ def main(argv):
         args.out, names["op"], len(op["vars"]), " ".join(op["vars"]) or "none",
         sum(t["role"] != "output" for t in op["tensors"]), sum(t["role"] == "output" for t in op["tensors"]),
         ", candidate: %d launch(es) of %s" % (len(launches), ", ".join(x["kernel"] for x in launches))
-        if launches else ""))
+        if launches else ", candidate: a Triton kernel (its arm: python3 %s)" % names["triton"]
+        if triton_script is not None else ""))
     return 0
 
 

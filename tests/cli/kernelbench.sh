@@ -13,10 +13,10 @@ PY=/usr/bin/python3
 export KGATE_PYTHON=$PY
 EX=examples/kernelbench
 TK=tests/kernelbench
-mkdir -p "$T/out" "$T/cpu" "$T/refuse"
+mkdir -p "$T/out" "$T/cpu" "$T/refuse" "$T/tri"
 
 # ---- the ten problems, each with both candidates (two imports at a time)
-problems=$(ls $EX/[0-9][0-9]_*.py | grep -v -e '_honest\.py$' -e '_wrong\.py$')
+problems=$(ls $EX/[0-9][0-9]_*.py | grep -v -e '_honest\.py$' -e '_wrong\.py$' -e '_triton\.py$')
 [ "$(echo "$problems" | wc -l)" = 10 ] || die "expected ten problems in $EX"
 import_one() { # problem kind
     s=$(basename "$1" .py)
@@ -90,7 +90,7 @@ refuse pystream 'torch.cuda.stream' 'launches on a stream of its own'
 refuse zeros 'zeros_like' 'filled by host code'
 refuse fstring 'rf"""' 'an f-string'
 refuse param 'self.scale' 'has no parameter or buffer named scale'
-refuse triton '^def gelu_kernel' 'a Triton kernel'
+refuse autotune 'triton.autotune' 'an autotuner picks its configuration by timing on the host'
 expect_grep 'docs/security.md' "$T/refuse/stream.out"
 # usage errors
 "$KGATE" import kernelbench >"$T/u1.out" 2>&1; expect_status 2 $? "import without a problem"
@@ -98,6 +98,25 @@ expect_grep 'docs/security.md' "$T/refuse/stream.out"
 expect_grep "the one format kgate imports is KernelBench's" "$T/u2.out"
 "$KGATE" import kernelbench $EX/01_gelu.py --set nosuch=3 -o "$T/u3.kg" >"$T/u3.out" 2>&1; expect_status 2 $? "--set of no constant"
 expect_grep 'has no module-level integer constant nosuch' "$T/u3.out"
+
+# ---- a Triton candidate: its launch read from forward, and the compile script it gets; the script
+# run here with stand-ins for Triton and kgate.triton.compile_arm (tests/kernelbench/standin), since
+# the real compile needs Triton and the GPU (tools/device/kernelbench_run.sh runs it there)
+"$KGATE" import kernelbench $EX/01_gelu.py --candidate $EX/01_gelu_triton.py -o "$T/tri/gelu.kg" >"$T/tri.out" 2>&1 ||
+    { cat "$T/tri.out" >&2; die "import of the Triton candidate"; }
+expect_grep 'candidate: a Triton kernel (its arm: python3 gelu_triton.py)' "$T/tri.out"
+expect_no_grep '^\[arm candidate\]' "$T/tri/gelu.kg"
+expect_grep "^; ---- kgate import: the Triton candidate's arm ----" "$T/tri/gelu.kg"
+expect_grep "'grid': 'ceildiv((batch_size\*dim),1024)'" "$T/tri/gelu_triton.py"
+expect_grep "'constexprs': {'BLOCK_SIZE': 1024}" "$T/tri/gelu_triton.py"
+PYTHONPATH=$(pwd)/$TK/standin "$PY" -B "$T/tri/gelu_triton.py" >"$T/tri2.out" 2>&1 || { cat "$T/tri2.out" >&2; die "the Triton compile script"; }
+expect_grep '^\[arm candidate\]$' "$T/tri/gelu.kg"
+expect_grep '^image = gelu_candidate.cubin$' "$T/tri/gelu.kg"
+expect_grep '^entry = gelu_kernel$' "$T/tri/gelu.kg"
+expect_grep '^args = x, out, batch_size\*dim, null, null$' "$T/tri/gelu.kg"
+expect_grep '^block = 128$' "$T/tri/gelu.kg"
+# (parsed with the others below, where kgate takes python references)
+cp "$T/tri/gelu.kg" "$o/zz_gelu_triton.kg"; cp "$T/tri/gelu_ref.py" "$T/tri/gelu_candidate.cubin" "$o/"
 
 # ---- the written reference modules against the problems' Models (no kgate: the adapter itself)
 pairs=

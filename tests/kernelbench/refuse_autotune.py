@@ -1,10 +1,11 @@
-"""Refused by kgate import (tests/cli/kernelbench.sh): a Triton candidate."""
+"""Refused by kgate import (tests/cli/kernelbench.sh): a Triton kernel under an autotuner."""
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 512}), triton.Config({"BLOCK": 1024})], key=["n"])
 @triton.jit
 def gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -15,5 +16,5 @@ def gelu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def forward(self, x):
         y = torch.empty_like(x)
-        gelu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        gelu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel())
         return y
