@@ -6,7 +6,9 @@
 #   2. kgate check of both plans: the honest candidate must pass every check (exit 0), the wrong
 #      one must be INCORRECT (exit 1, an INCORRECT row);
 #   3. a short kgate run of the honest plan (--quiet-window 0, 2 rounds, the plan's processes:
-#      --json summary), and kgate verify of its folder.
+#      --json summary), and kgate verify of its folder;
+#   4. where NN_name_triton.py exists, the Triton candidate imported, compiled by the script the
+#      import writes (kgate.triton.compile_arm, PYTHONPATH=python/) and checked: it must pass.
 # Every step goes on when another fails; every output is kept under OUT/r/NN_name/.  Writes the
 # table OUT/r/summary.md (one row a problem: the imports, both checks, the run's candidate verdict
 # with its reduction and interval, the gate, verify) and OUT/kernelbench.tgz.
@@ -89,7 +91,25 @@ EOF
     if [ -d "$d/run-ev" ] && timeout "$LIMIT" "$K" verify "$d/run-ev" >"$r/verify.txt" 2>&1; then vf="verified"
     else vf="NOT VERIFIED"; ok=0; fi
     row "| $s |$imp | $ch | $cw | $verdict | $vf |"
-    cat "$R/summary.md" | tail -n 1
+    tail -n 1 "$R/summary.md"
+    # a Triton candidate (NN_name_triton.py): imported, compiled by its script, checked
+    if [ -f "$EX/${s}_triton.py" ]; then
+        tr="import FAILED"
+        if timeout "$LIMIT" "$K" import kernelbench "$EX/$s.py" --candidate "$EX/${s}_triton.py" -o "$d/triton.kg" \
+                >"$r/import-triton.txt" 2>&1; then
+            tr="compile FAILED"
+            if PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} timeout "$LIMIT" "$PY" "$d/triton_triton.py" \
+                    >"$r/compile-triton.txt" 2>&1; then
+                cp "$d/triton.kg" "$r/"
+                timeout "$LIMIT" "$K" check "$d/triton.kg" -o "$d/check-triton" >"$r/check-triton.txt" 2>&1
+                rc=$?
+                if [ $rc = 0 ]; then tr="PASS"; else tr="FAILED (exit $rc)"; fi
+            fi
+        fi
+        case $tr in PASS) ;; *) ok=0 ;; esac
+        row "| $s (Triton candidate) | $(echo "$tr" | sed 's/PASS/ok/') | $tr | - | - | - | - | - |"
+        tail -n 1 "$R/summary.md"
+    fi
 done
 tar czf "$OUT/kernelbench.tgz" -C "$OUT" r 2>/dev/null
 cat "$R/summary.md"
