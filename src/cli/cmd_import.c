@@ -60,7 +60,7 @@ static int run_importer(const char *py, const char *script, char **args, int nar
 }
 
 static int import_kernelbench(const char *problem, const char *candidate, const char *out, int cpu,
-                              const char *set, const kg_settings *env)
+                              const char *set, const char *tolerance, const kg_settings *env)
 {
     const char *backend = cpu ? "cpu" : "cuda";
     if (access(problem, R_OK) != 0) {
@@ -83,7 +83,7 @@ static int import_kernelbench(const char *problem, const char *candidate, const 
         rmdir(dir);
         return kg_cli_fail(KG_EIO, err.msg);
     }
-    char *args[12];
+    char *args[16];
     int n = 0;
     args[n++] = (char *)problem;
     args[n++] = (char *)"--out";
@@ -97,6 +97,10 @@ static int import_kernelbench(const char *problem, const char *candidate, const 
     if (set != NULL) {
         args[n++] = (char *)"--set";
         args[n++] = (char *)set;
+    }
+    if (tolerance != NULL) {
+        args[n++] = (char *)"--tolerance";
+        args[n++] = (char *)tolerance;
     }
     if (kg_cli_quiet) args[n++] = (char *)"--quiet";
     const char *py = env->python != NULL && env->python[0] != '\0' ? env->python : "/usr/bin/python3";
@@ -123,7 +127,7 @@ static int import_kernelbench(const char *problem, const char *candidate, const 
 
 int kg_cmd_import(int argc, char **argv, const kg_settings *env)
 {
-    const char *candidate = NULL, *out = NULL, *set = NULL;
+    const char *candidate = NULL, *out = NULL, *set = NULL, *tolerance = NULL;
     int cpu = 0;
     const kg_cli_opt opts[] = {
         { .name = "candidate", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &candidate,
@@ -138,6 +142,9 @@ int kg_cmd_import(int argc, char **argv, const kg_settings *env)
         { .name = "set", .arg = "LIST", .kind = KG_CLI_STRING, .dst = &set,
           .help = "NAME=N,...: the problem's module-level size constants, set before it is read "
                   "(smaller shapes for a check on the CPU)" },
+        { .name = "tolerance", .arg = "LIST", .kind = KG_CLI_STRING, .dst = &tolerance,
+          .help = "RTOL,ATOL: the op's bound as a declared tolerance (bound = tolerance) instead of the library "
+                  "bound (bound = library, the default; docs/ops.md)" },
         { .name = NULL },
     };
     const char *rest[3] = { NULL, NULL, NULL };
@@ -162,5 +169,5 @@ int kg_cmd_import(int argc, char **argv, const kg_settings *env)
         snprintf(def, sizeof def, "%.*s.kg", (int)len, base);
         out = def;
     }
-    return import_kernelbench(problem, candidate, out, cpu, set, env);
+    return import_kernelbench(problem, candidate, out, cpu, set, tolerance, env);
 }

@@ -1508,7 +1508,13 @@ def write_plan(args, prob, op, launches, names, triton_script=None):
     w("bytes = %d*(%s)" % (esize, nbytes))
     if op["vars"]:
         w("heldout = %s" % " ".join(op["vars"]))
-    w("bound = library")
+    if args.tolerance:
+        rtol, _, atol = args.tolerance.partition(",")
+        w("bound = tolerance")
+        w("rtol = %s" % rtol.strip())
+        w("atol = %s" % atol.strip())
+    else:
+        w("bound = library")
     w("")
     w("[case %s]" % names["case"])
     w("op = %s" % opname)
@@ -1584,6 +1590,7 @@ def main(argv):
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--set", default="")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--tolerance", default="")
     args = ap.parse_args(argv)
     if args.candidate and args.backend == "cuda":
         try:
@@ -1595,6 +1602,9 @@ def main(argv):
         import torch  # noqa: F401
     except ImportError:
         return 3  # kgate import tries /usr/bin/python3 next, and says so when that fails too
+    if args.tolerance and not re.fullmatch(r"\s*[0-9.eE+-]+\s*,\s*[0-9.eE+-]+\s*", args.tolerance):
+        sys.stderr.write("kgate import: --tolerance %s: RTOL,ATOL (e.g. 1e-4,1e-5)\n" % args.tolerance)
+        return 2
     overrides = {}
     for item in [x for x in args.set.split(",") if x.strip()]:
         k, _, v = item.partition("=")

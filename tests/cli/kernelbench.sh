@@ -98,6 +98,9 @@ expect_grep 'docs/security.md' "$T/refuse/stream.out"
 expect_grep "the one format kgate imports is KernelBench's" "$T/u2.out"
 "$KGATE" import kernelbench $EX/01_gelu.py --set nosuch=3 -o "$T/u3.kg" >"$T/u3.out" 2>&1; expect_status 2 $? "--set of no constant"
 expect_grep 'has no module-level integer constant nosuch' "$T/u3.out"
+"$KGATE" import kernelbench $EX/08_sum_reduction.py --tolerance 1e-4,1e-6 -o "$T/tol.kg" -q || die "--tolerance"
+expect_grep '^bound = tolerance$' "$T/tol.kg"; expect_grep '^rtol = 1e-4$' "$T/tol.kg"; expect_grep '^atol = 1e-6$' "$T/tol.kg"
+"$KGATE" import kernelbench $EX/08_sum_reduction.py --tolerance 1e-4 -o "$T/tol2.kg" >"$T/u4.out" 2>&1; expect_status 2 $? "--tolerance without ATOL"
 
 # ---- a Triton candidate: its launch read from forward, and the compile script it gets; the script
 # run here with stand-ins for Triton and kgate.triton.compile_arm (tests/kernelbench/standin), since

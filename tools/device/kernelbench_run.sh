@@ -15,7 +15,7 @@
 #
 # kgate: $KGATE, else bin/kgate-portable (from .carry/bins.tgz when there), else build/kgate.
 # Python with torch (CUDA): KGATE_PYTHON, else python3.  A step's wall-clock limit: STEP_LIMIT
-# seconds (default 420).  Exit 0 when every honest candidate passed, every wrong one was
+# seconds (default 420); KB_TOLERANCE=RTOL,ATOL imports with --tolerance.  Exit 0 when every honest candidate passed, every wrong one was
 # INCORRECT and every run produced a verdict.
 set -u
 OUT=${1:?usage: kernelbench_run.sh OUT [PROBLEM ...]}
@@ -32,6 +32,8 @@ K=${KGATE:-}
 export KGATE_INCLUDE=${KGATE_INCLUDE:-$ROOT/include}
 export KGATE_LOCK_DIR=${KGATE_LOCK_DIR:-$OUT/locks}
 LIMIT=${STEP_LIMIT:-420}
+# KB_TOLERANCE=RTOL,ATOL: the ops' bound as a declared tolerance instead of the library bound
+TOL=${KB_TOLERANCE:+--tolerance $KB_TOLERANCE}
 PY=${KGATE_PYTHON:-python3}
 { "$K" --version; nvidia-smi; "$PY" -c 'import torch; print("torch", torch.__version__, torch.version.cuda,
   torch.cuda.is_available())'; date -u; } >"$R/env.txt" 2>&1
@@ -49,7 +51,7 @@ for s in $problems; do
     mkdir -p "$d" "$r"
     imp=""
     for k in honest wrong; do
-        if timeout "$LIMIT" "$K" import kernelbench "$EX/$s.py" --candidate "$EX/${s}_$k.py" -o "$d/$k.kg" \
+        if timeout "$LIMIT" "$K" import kernelbench "$EX/$s.py" --candidate "$EX/${s}_$k.py" -o "$d/$k.kg" $TOL \
                 >"$r/import-$k.txt" 2>&1; then imp="$imp ok"; else imp="$imp FAILED"; ok=0; fi
         cp "$d/$k.kg" "$d/${k}_candidate.cu" "$r/" 2>/dev/null
     done
