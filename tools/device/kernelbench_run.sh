@@ -15,8 +15,8 @@
 #
 # kgate: $KGATE, else bin/kgate-portable (from .carry/bins.tgz when there), else build/kgate.
 # Python with torch (CUDA): KGATE_PYTHON, else python3.  A step's wall-clock limit: STEP_LIMIT
-# seconds (default 420); KB_TOLERANCE=RTOL,ATOL imports with --tolerance.  Exit 0 when every honest candidate passed, every wrong one was
-# INCORRECT and every run produced a verdict.
+# seconds (default 420); KB_TOLERANCE=RTOL,ATOL imports with --tolerance.  Exit 0 when every
+# honest candidate passed, every wrong one was INCORRECT and every run produced a verdict.
 set -u
 OUT=${1:?usage: kernelbench_run.sh OUT [PROBLEM ...]}
 shift
