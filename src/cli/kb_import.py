@@ -1287,10 +1287,9 @@ class PyExpr:
         return k
 
 
-def import_triton(cpath, prob, op, names, outdir):
-    """A Triton candidate: its one launch in forward, read as kgate expressions; the compile script."""
-    cand = Candidate(cpath, prob, op)
-    jits = cand.jit_kernels()
+def triton_forward(cpath, cand, op, jits):
+    """ModelNew.forward of a Triton candidate, statement by statement: the outputs it allocates,
+    its sizes and grids, its one launch and what it returns."""
     cls = [n for n in cand.tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"]
     if not cls:
         refuse(cpath, None, "no class ModelNew: a KernelBench candidate defines ModelNew(nn.Module)")
@@ -1374,6 +1373,14 @@ def import_triton(cpath, prob, op, names, outdir):
         cand.refuse_statement(st, launch is not None)
     if launch is None:
         refuse(cpath, fwd.lineno, "ModelNew.forward launches no @triton.jit kernel (kernel[grid](...))")
+    return fwd, tensors, bufname, outs, ints, grids, launch, returned, expr
+
+
+def import_triton(cpath, prob, op, names, outdir):
+    """A Triton candidate: its one launch in forward, read as kgate expressions; the compile script."""
+    cand = Candidate(cpath, prob, op)
+    jits = cand.jit_kernels()
+    fwd, tensors, bufname, outs, ints, grids, launch, returned, expr = triton_forward(cpath, cand, op, jits)
     st, call = launch
     kname = cand.seg(call.func.value)
     kdef = jits[kname]
