@@ -1,10 +1,13 @@
 # `kgate import kernelbench` (docs/kernelbench.md): the ten problems of examples/kernelbench/ with
 # their honest and wrong candidates, imported; the refused constructs (tests/kernelbench/refuse_*.py),
 # each refused with its file, line and construct; the written reference modules checked against the
-# problems' Models (tests/kernelbench/check_ref.py); and, where this kgate accepts an [op] with
-# `reference = python:` (docs/ops.md), the written plans parsed (kgate freeze) and the cpu variant of
-# three problems checked (the reference and the torch baseline).  The candidates' CUDA arms cannot
-# run here (no GPU): tools/device/kernelbench_run.sh checks and times them on one.  Needs
+# problems' Models (tests/kernelbench/check_ref.py); a Triton candidate's compile script (with
+# stand-ins for Triton); every candidate's device code compiled by NVRTC, loaded and launched
+# through kgate against the stand-in CUDA driver (whose launches run nothing: that the kernels are
+# right is not checked here); and, where this kgate accepts an [op] with `reference = python:`
+# (docs/ops.md), the written plans parsed (kgate freeze) and the cpu variant of three problems
+# checked (the reference and the torch baseline).  The candidates' CUDA arms cannot run here (no
+# GPU): tools/device/kernelbench_run.sh checks and times them on one.  Needs
 # /usr/bin/python3 with torch (Debian's python3-torch: sh tools/install-deps.sh).
 # kgate-test: no-sanitize (the importer is Python; the kgate runs it starts are the check scenarios' own)
 . tests/cli_lib.sh
@@ -126,6 +129,44 @@ pairs=
 for p in $problems; do pairs="$pairs $o/$(basename "$p" .py)_honest.kg $p"; done
 "$PY" -B $TK/check_ref.py $pairs >"$T/ref.out" 2>&1 || { cat "$T/ref.out" >&2; die "the reference modules"; }
 [ "$(grep -c 'reference and baseline agree' "$T/ref.out")" = 10 ] || die "check_ref.py: not ten problems"
+
+# ---- every candidate's device code through kgate's own path, on the stand-in CUDA driver
+# (build/tests/libcuda_fake.so: no GPU): the candidate arm alone with a stand-in C op of the
+# imported op's variables and tensors (tests/kernelbench/standin_op.py); NVRTC compiles the .cu the
+# import wrote, a cuda arm host loads it, the arguments (expressions of the sizes included) and the
+# geometry are evaluated and the kernel is launched.  The stand-in driver runs no kernel, so the
+# outputs stay poisoned: the check must get that far (a poison0 row, exit 1), never to a compile,
+# load or argument error (exit 2).  Skipped without the stand-in driver or NVRTC.
+FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
+if [ ! -f "$FAKE" ]; then
+    echo "kernelbench.sh: no $FAKE: the candidates' device code is not compiled here" >&2
+elif ! { ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || [ -n "${CUDA_HOME:-}" ] || ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1; }; then
+    echo "kernelbench.sh: no NVRTC: the candidates' device code is not compiled here" >&2
+else
+    mkdir -p "$T/dev"
+    dev_one() { # plan
+        b=$(basename "$1" .kg)
+        "$PY" -B $TK/standin_op.py "$1" "$o/dev_$b.kg" >"$T/dev/$b.gen" 2>&1 || { echo gen >"$T/dev/$b.rc"; return; }
+        KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" check "$o/dev_$b.kg" -o "$T/dev/$b.ev" -q \
+            >"$T/dev/$b.out" 2>&1
+        echo $? >"$T/dev/$b.rc"
+    }
+    for p in $problems; do
+        s=$(basename "$p" .py)
+        dev_one "$o/${s}_honest.kg" &
+        dev_one "$o/${s}_wrong.kg"
+        wait
+    done
+    for p in $problems; do
+        for k in honest wrong; do
+            b=$(basename "$p" .py)_$k
+            [ "$(cat "$T/dev/$b.rc")" = 1 ] || { cat "$T/dev/$b.gen" "$T/dev/$b.out" >&2; die "device code of $b: exit $(cat "$T/dev/$b.rc")"; }
+            awk -F, '$4 == "candidate" && $6 ~ /^poison0:out/' "$T/dev/$b.ev"/checks/*.csv | grep -q . ||
+                die "device code of $b: no poison0 check (the arm did not run)"
+        done
+    done
+    rm -f "$o"/dev_*
+fi
 
 # ---- the plans through kgate, where it accepts `reference = python:` in an [op]
 "$KGATE" freeze "$o/01_gelu_honest.kg" -o "$T/probe.frozen" >"$T/probe.out" 2>&1
