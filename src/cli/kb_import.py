@@ -1599,6 +1599,10 @@ def main(argv):
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--tolerance", default="")
     args = ap.parse_args(argv)
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder):
+        sys.stderr.write("kgate import: -o %s: the folder %s does not exist\n" % (args.out, folder))
+        return 2
     if args.candidate and args.backend == "cuda":
         try:
             precheck(args.candidate)
