@@ -9,7 +9,7 @@
 # checked (the reference and the torch baseline).  The candidates' CUDA arms cannot run here (no
 # GPU): tools/device/kernelbench_run.sh checks and times them on one.  Needs
 # /usr/bin/python3 with torch (Debian's python3-torch: sh tools/install-deps.sh).
-# kgate-test: no-sanitize (the importer is Python; the kgate runs it starts are the check scenarios' own)
+# kgate-test: no-sanitize (the importer is Python; kgate import's C side is a fork and exec, and the argument expressions are test_cuda_cpu's under the sanitizers; it passes under them, at about a minute and a half)
 . tests/cli_lib.sh
 PY=/usr/bin/python3
 "$PY" -c 'import torch' >"$T/torch.txt" 2>&1 || { cat "$T/torch.txt" >&2; die "$PY cannot import torch (sh tools/install-deps.sh installs python3-torch)"; }
