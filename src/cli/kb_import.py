@@ -653,6 +653,7 @@ class HostParser:
         self.tensors = dict(tensor_args)     # C++ name -> op tensor name
         self.ints = dict(scalar_args)        # C++ name -> ("int"|"real", text)
         self.outputs = {}                    # C++ name -> dims (list of expressions)
+        self.alloc_off = {}                  # C++ name -> offset of its allocation in the body
         self.launches = []
         self.returned = []
         self.dims = {t["name"]: t["dims"] for t in op["tensors"]}
@@ -726,6 +727,7 @@ class HostParser:
         if not m:
             return False
         name, fn, args = m.group(1), m.group(2), m.group(3)
+        self.alloc_off[name] = off
         if fn in ("zeros", "zeros_like", "ones", "ones_like", "full", "full_like"):
             self.fail(off, "the output %s is filled by host code (torch::%s): kgate poisons outputs before every "
                       "checked run, so the kernel must write every element (zero it in a first launch)" % (name, fn))
@@ -1085,7 +1087,8 @@ def import_candidate(cpath, prob, op, names):
         rename[cname] = t["name"]
     for cname in host.outputs:
         if cname not in rename:
-            refuse(cpath, fn["line"], "%s allocates %s and does not return it: a temporary tensor between launches "
+            refuse(cpath, cu.line(fn["body_off"] + host.alloc_off.get(cname, 0)), "%s allocates %s and does not "
+                   "return it: a temporary tensor between launches "
                    "(kgate gives an arm the op's buffers only)" % (fname, cname))
     if len(host.launches) > 3:
         refuse(cpath, fn["line"], "%d launches: kgate chains at most 3" % len(host.launches))

@@ -94,6 +94,7 @@ refuse zeros 'zeros_like' 'filled by host code'
 refuse fstring 'rf"""' 'an f-string'
 refuse param 'self.scale' 'has no parameter or buffer named scale'
 refuse autotune 'triton.autotune' 'an autotuner picks its configuration by timing on the host'
+refuse temp 'auto partial' 'a temporary tensor between launches'
 expect_grep 'docs/security.md' "$T/refuse/stream.out"
 # usage errors
 "$KGATE" import kernelbench >"$T/u1.out" 2>&1; expect_status 2 $? "import without a problem"
@@ -104,6 +105,16 @@ expect_grep 'has no module-level integer constant nosuch' "$T/u3.out"
 "$KGATE" import kernelbench $EX/08_sum_reduction.py --tolerance 1e-4,1e-6 -o "$T/tol.kg" -q || die "--tolerance"
 expect_grep '^bound = tolerance$' "$T/tol.kg"; expect_grep '^rtol = 1e-4$' "$T/tol.kg"; expect_grep '^atol = 1e-6$' "$T/tol.kg"
 "$KGATE" import kernelbench $EX/08_sum_reduction.py --tolerance 1e-4 -o "$T/tol2.kg" >"$T/u4.out" 2>&1; expect_status 2 $? "--tolerance without ATOL"
+
+# ---- two launches with nothing between them: a chain (entry2, ...), the second with shared memory
+"$KGATE" import kernelbench $EX/01_gelu.py --candidate $TK/chain_gelu.py -o "$o/zz_chain.kg" >"$T/chain.out" 2>&1 ||
+    { cat "$T/chain.out" >&2; die "import of a chain of two launches"; }
+expect_grep '^entry = gelu_inner$' "$o/zz_chain.kg"
+expect_grep '^entry2 = gelu_outer$' "$o/zz_chain.kg"
+expect_grep '^grid2 = ((batch_size\*dim)+256-1)/256$' "$o/zz_chain.kg"
+expect_grep '^shared2 = 256\*4$' "$o/zz_chain.kg"
+expect_grep '^args2 = x, out, batch_size\*dim$' "$o/zz_chain.kg"
+expect_no_grep '^shared = ' "$o/zz_chain.kg"
 
 # ---- a Triton candidate: its launch read from forward, and the compile script it gets; the script
 # run here with stand-ins for Triton and kgate.triton.compile_arm (tests/kernelbench/standin), since
@@ -157,6 +168,8 @@ else
         dev_one "$o/${s}_wrong.kg"
         wait
     done
+    dev_one "$o/zz_chain.kg"
+    [ "$(cat "$T/dev/zz_chain.rc")" = 1 ] || { cat "$T/dev/zz_chain.out" >&2; die "device code of the chain"; }
     for p in $problems; do
         for k in honest wrong; do
             b=$(basename "$p" .py)_$k
