@@ -1515,6 +1515,15 @@ def write_plan(args, prob, op, launches, names, triton_script=None):
         w("vars = %s" % " ".join(op["vars"]))
     w("inputs = %s" % decl(t_in))
     w("outputs = %s" % decl(t_out))
+    # every dimension at least 1, so that the held-out shapes kgate derives stay admissible (a
+    # convolution's output length-2 needs length >= 3)
+    conds = []
+    for t in op["tensors"]:
+        for d in t["dims"]:
+            if not re.fullmatch(r"\d+|[A-Za-z_]\w*", d) and "%s >= 1" % d not in conds:
+                conds.append("%s >= 1" % d)
+    if conds:
+        w("requires = %s" % ", ".join(conds))
     w("bytes = %d*(%s)" % (esize, nbytes))
     if op["vars"]:
         w("heldout = %s" % " ".join(op["vars"]))

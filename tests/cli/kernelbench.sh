@@ -66,6 +66,8 @@ expect_grep '^block = 16, 16$' $o/05_matmul_honest.kg
 expect_grep '^args = A, B, out, M, K, N$' $o/05_matmul_honest.kg
 expect_grep '^; fixed by the Module.s init .*in_features = 1024, out_features = 512' $o/06_linear_relu_honest.kg
 expect_grep '^outputs = out\[batch_size,64,length-2\]$' $o/07_conv1d_honest.kg
+expect_grep '^requires = length-2 >= 1$' $o/07_conv1d_honest.kg
+expect_no_grep '^requires' $o/02_softmax_honest.kg
 expect_grep '^grid = ((length-3+1)+255)/256, 64, batch_size$' $o/07_conv1d_honest.kg
 expect_grep '^outputs = out\[batch_size,1\]$' $o/08_sum_reduction_honest.kg
 expect_grep '^outputs = out\[batch_size\]$' $o/09_max_reduction_honest.kg
