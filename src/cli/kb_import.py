@@ -30,14 +30,30 @@ def refuse(path, line, what):
 
 # ---------------------------------------------------------------- the problem
 
+def int_value(node, known):
+    """An integer literal, an earlier integer constant, or + - * // ** of them; else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name) and node.id in known:
+        return known[node.id][0]
+    if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Pow):
+        a, b = int_value(node.left, known), int_value(node.right, known)
+        if a is None or b is None or (isinstance(node.op, ast.FloorDiv) and b == 0) or \
+                (isinstance(node.op, ast.Pow) and not 0 <= b <= 64):
+            return None
+        return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b, ast.FloorDiv: a // b if b else 0,
+                ast.Pow: a ** b}[type(node.op)]
+    return None
+
+
 def int_constants(tree):
-    """Module-level NAME = INTEGER assignments: {name: (value, line)}."""
+    """Module-level NAME = INTEGER assignments (N = 2048 * 2 too): {name: (value, line)}."""
     out = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            v = node.value
-            if isinstance(v, ast.Constant) and type(v.value) is int:
-                out[node.targets[0].id] = (v.value, node.lineno)
+            v = int_value(node.value, out)
+            if v is not None:
+                out[node.targets[0].id] = (v, node.lineno)
     return out
 
 
@@ -105,8 +121,10 @@ class Problem:
         model = self.ns["Model"](*init)
         if meta:
             model = model.to("meta")
-        tensors = [(n, t) for n, t in model.named_parameters()] + [(n, t) for n, t in model.named_buffers()]
-        params = [(n, tuple(t.shape), t.dtype) for n, t in tensors]
+        # the parameters become the op's inputs; buffers (running statistics, step counters) stay the
+        # Module's own, as its init makes them
+        params = [(n, tuple(t.shape), t.dtype) for n, t in model.named_parameters()]
+        self.buffers = [n for n, _ in model.named_buffers()]
         with torch.no_grad():
             out = model(*inputs)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
@@ -525,7 +543,10 @@ class Candidate:
             for t in self.op["tensors"]:
                 if t["role"] == "param" and t["orig"] == pname:
                     return ("tensor", t["name"])
-            refuse(self.path, a.lineno, "argument `%s`: the problem's Model has no parameter or buffer named %s "
+            if pname in getattr(self.prob, "buffers", []):
+                refuse(self.path, a.lineno, "argument `%s`: a buffer of the Model; kgate generates the parameters "
+                       "as inputs and leaves buffers to the Module, so a kernel cannot be handed one" % self.seg(a))
+            refuse(self.path, a.lineno, "argument `%s`: the problem's Model has no parameter named %s "
                    "(kgate binds ModelNew's parameters to the Model's by name: %s)"
                    % (self.seg(a), pname, ", ".join(self.op["params"]) or "it has none"))
         if isinstance(a, ast.Constant) and type(a.value) in (int, float):
@@ -1494,6 +1515,8 @@ def write_plan(args, prob, op, launches, names, triton_script=None):
     w("; The problem's Model in float64 is the reference, torch's Model the baseline (and its A/A control)%s."
       % (", the candidate's kernels the candidate arm" if launches else ""))
     w("; docs/kernelbench.md says what the import maps, what it refuses and how this differs from KernelBench.")
+    if prob.buffers:
+        w("; the Module's buffers stay its own, as its init makes them (not inputs): %s" % ", ".join(prob.buffers))
     if op["fixed"]:
         w("; fixed by the Module's init (not varied by held-out shapes): %s" % ", ".join(
             "%s = %d" % (c, prob.base[c]) for c in op["fixed"]))

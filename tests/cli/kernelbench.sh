@@ -94,7 +94,7 @@ refuse torchfwd 'torch.clamp' 'mixes torch calls into forward'
 refuse pystream 'torch.cuda.stream' 'launches on a stream of its own'
 refuse zeros 'zeros_like' 'filled by host code'
 refuse fstring 'rf"""' 'an f-string'
-refuse param 'self.scale' 'has no parameter or buffer named scale'
+refuse param 'self.scale' 'has no parameter named scale'
 refuse autotune 'triton.autotune' 'an autotuner picks its configuration by timing on the host'
 refuse temp 'auto partial' 'a temporary tensor between launches'
 expect_grep 'docs/security.md' "$T/refuse/stream.out"

@@ -66,7 +66,7 @@ def main(plan_path, problem_path):
         model = pns["Model"](*pns["get_init_inputs"]()).double()
         params = dict(zip(ns["_KG_PARAMS"], xs[nin:]))
         with torch.no_grad():
-            for name, p in list(model.named_parameters()) + list(model.named_buffers()):
+            for name, p in model.named_parameters():
                 p.copy_(params[name])
             want = model(*xs[:nin])
         want = list(want) if isinstance(want, (tuple, list)) else [want]
