@@ -101,6 +101,9 @@ class Problem:
             self.ns[k] = v
         factories = ("randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "linspace")
         saved = {}
+        # get_inputs() may move its tensors to the GPU (.cuda()): the shapes are what is read here
+        cuda = torch.Tensor.cuda
+        torch.Tensor.cuda = lambda t, *a, **k: t
         if meta:
             for name in factories:
                 fn = getattr(torch, name)
@@ -115,6 +118,7 @@ class Problem:
             init = list(self.ns["get_init_inputs"]())
             inputs = list(self.ns["get_inputs"]())
         finally:
+            torch.Tensor.cuda = cuda
             for name, fn in saved.items():
                 setattr(torch, name, fn)
         torch.manual_seed(0)
@@ -627,6 +631,16 @@ class CudaSource:
             out[m.group(3)] = {"params": params, "start": m.start(), "line": self.line(m.start())}
         return out
 
+    def host_names(self):
+        """The names of the source's functions that are not kernels or device functions."""
+        names = set()
+        for m in re.finditer(r"(?:^|\n)[ \t]*((?:static\s+|inline\s+)*[\w:<>, ]+?[\s&*]+)(\w+)\s*\([^)]*\)\s*\{",
+                             self.text):
+            if not re.search(r"__global__|__device__", m.group(1)) and m.group(2) not in ("if", "for", "while",
+                                                                                         "switch"):
+                names.add(m.group(2))
+        return names
+
     def host_function(self, name):
         m = re.search(r"(?:^|\n)[ \t]*((?:static\s+|inline\s+)*[\w:<>, ]+?[\s&*]+)%s\s*\(([^)]*)\)\s*\{" % re.escape(name),
                       self.text)
@@ -655,12 +669,22 @@ class CudaSource:
         keep = []
         for ln in lines:
             s = ln.strip()
-            if re.match(r"#\s*include\s*[<\"](torch/|ATen/|c10/|cuda_runtime|cuda\.h|vector|iostream|pybind11)", s) or \
+            if re.match(r"#\s*include\s*[<\"](torch/|ATen/|c10/|cuda_runtime|cuda\.h|vector|iostream|pybind11|"
+                        r"stdio\.h|stdlib\.h|math\.h|cmath|cstdio|cstdlib|string|algorithm|float\.h|cfloat|"
+                        r"limits\.h|climits)", s) or \
                     (s.startswith("#define") and re.search(r"TORCH_|AT_|torch::|at::", s)):
                 keep.append("")
             else:
                 keep.append(ln)
         t = "\n".join(keep)
+        # NVRTC has no C library headers: the math functions are its own; the limits a kernel may use
+        limits = []
+        for name, value in (("FLT_MAX", "3.402823466e+38F"), ("FLT_MIN", "1.175494351e-38F"),
+                            ("DBL_MAX", "1.7976931348623158e+308"), ("INT_MAX", "2147483647"),
+                            ("INFINITY", "__int_as_float(0x7f800000)")):
+            if re.search(r"\b%s\b" % name, t):
+                limits.append("#ifndef %s\n#define %s %s\n#endif" % (name, name, value))
+        self.prelude = "\n".join(limits)
         t = re.sub(r"(?<![\"\w])(__global__)", r'extern "C" \1', t)
         t = t.replace('extern "C" extern "C"', 'extern "C"')
         return t
@@ -675,11 +699,15 @@ class HostParser:
         self.ints = dict(scalar_args)        # C++ name -> ("int"|"real", text)
         self.outputs = {}                    # C++ name -> dims (list of expressions)
         self.alloc_off = {}                  # C++ name -> offset of its allocation in the body
+        self.notes = []                      # what the import drops, said on stderr
         self.launches = []
         self.returned = []
         self.dims = {t["name"]: t["dims"] for t in op["tensors"]}
         self.grids = {}
         for m in re.finditer(r"(?m)^[ \t]*#\s*define\s+(\w+)\s+\(?\s*(\d+)\s*\)?[ \t]*$", src.text):
+            self.ints.setdefault(m.group(1), ("int", m.group(2)))
+        for m in re.finditer(r"(?m)^(?:static\s+)?(?:constexpr|const)\s+(?:int|unsigned|unsigned int|int64_t|long|"
+                             r"size_t)\s+(\w+)\s*=\s*(\d+)\s*;", src.text):
             self.ints.setdefault(m.group(1), ("int", m.group(2)))
 
     def fail(self, off, what):
@@ -718,30 +746,49 @@ class HostParser:
             if re.match(r"(if|for|while|switch|do)\b", s):
                 self.fail(off, "host control flow (`%s`): kgate launches a fixed chain of kernels whose geometry "
                           "is an expression of the sizes; %s" % (s[:60], SECURITY))
-            m = re.match(r"(?:const\s+)?(?:auto|torch::Tensor|at::Tensor)\s+(\w+)\s*=\s*(?:torch|at)::(zeros|zeros_like|"
-                         r"ones|ones_like|full|full_like)\s*\(", s)
-            if m:
-                self.fail(off, "the output %s is filled by host code (torch::%s): kgate poisons outputs before every "
-                          "checked run, so the kernel must write every element (zero it in a first launch)"
-                          % m.groups())
             out.append((off, s))
         return out
 
     def run(self):
         for off, s in self.scan():
-            if re.match(r"[A-Z_0-9]*CHECK[A-Z_0-9]*\s*\(|TORCH_CHECK|AT_ASSERT|cudaGetLastError\s*\(\s*\)$", s) or \
-                    re.match(r"(const\s+)?(at::cuda::|c10::cuda::)?OptionalCUDAGuard\b", s) or \
-                    re.match(r"(const\s+)?(auto|cudaStream_t)\s+\w+\s*=\s*(at::cuda::|c10::cuda::)getCurrentCUDAStream\(\)", s):
-                if "getCurrentCUDAStream" in s:
-                    self.ints[re.match(r"(?:const\s+)?(?:auto|cudaStream_t)\s+(\w+)", s).group(1)] = ("stream", "")
-                continue
-            if self.launch(off, s) or self.alloc(off, s) or self.decl(off, s) or self.ret(off, s):
-                continue
-            self.fail(off, "host statement kgate cannot map to a launch: `%s`" % s[:100])
+            self.statement(off, s, 0)
         if not self.launches:
             self.fail(0, "the host function %s launches no kernel" % self.fn["name"])
         if not self.returned:
             self.fail(len(self.fn["body"]), "the host function returns no tensor kgate can take as the op's output")
+
+    def statement(self, off, s, depth):
+        if re.match(r"[A-Z_0-9]*CHECK[A-Z_0-9]*\s*\(|TORCH_CHECK|AT_ASSERT|cudaGetLastError\s*\(\s*\)$", s) or \
+                re.match(r"(const\s+)?(at::cuda::|c10::cuda::)?OptionalCUDAGuard\b", s) or \
+                re.match(r"(const\s+)?(auto|cudaStream_t)\s+\w+\s*=\s*(at::cuda::|c10::cuda::)getCurrentCUDAStream\(\)", s):
+            if "getCurrentCUDAStream" in s:
+                self.ints[re.match(r"(?:const\s+)?(?:auto|cudaStream_t)\s+(\w+)", s).group(1)] = ("stream", "")
+            return
+        if self.launch(off, s) or self.alloc(off, s) or self.decl(off, s):
+            return
+        if depth == 0 and self.ret(off, s):
+            return
+        m = re.match(r"(\w+)\s*\((.*)\)$", s)
+        if m and m.group(1) in self.src.host_names() and depth < 3:
+            self.inline(off, m.group(1), split_top(m.group(2)), depth)
+            return
+        if depth > 0 and s.startswith("return"):
+            return
+        self.fail(off, "host statement kgate cannot map to a launch: `%s`" % s[:100])
+
+    def inline(self, off, name, args, depth):
+        """A call of another host function of the source, as a statement: its statements with its
+        parameters replaced by the call's arguments (its return value unused)."""
+        callee = self.src.host_function(name)
+        callee["name"] = name
+        params = [re.findall(r"\w+", p)[-1] for p in callee["params"]]
+        if len(params) != len(args):
+            self.fail(off, "%s takes %d arguments, the call passes %d" % (name, len(params), len(args)))
+        sub = HostParser(self.src, callee, {}, {}, self.op)
+        for _, st in sub.scan():
+            for p, a in zip(params, args):
+                st = re.sub(r"\b%s\b" % re.escape(p), a.strip(), st)
+            self.statement(off, st, depth + 1)
 
     def alloc(self, off, s):
         m = re.match(r"(?:const\s+)?(?:auto|torch::Tensor|at::Tensor)\s+(\w+)\s*=\s*(?:torch|at)::(\w+)\s*\((.*)\)$", s)
@@ -750,8 +797,10 @@ class HostParser:
         name, fn, args = m.group(1), m.group(2), m.group(3)
         self.alloc_off[name] = off
         if fn in ("zeros", "zeros_like", "ones", "ones_like", "full", "full_like"):
-            self.fail(off, "the output %s is filled by host code (torch::%s): kgate poisons outputs before every "
-                      "checked run, so the kernel must write every element (zero it in a first launch)" % (name, fn))
+            self.notes.append("%s:%d: the host's fill of %s (torch::%s) is dropped: kgate poisons the outputs before "
+                              "every checked run, so a kernel that leaves elements to the fill fails its checks"
+                              % (self.src.path, self.src.line(self.fn["body_off"] + off), name, fn))
+            fn = {"zeros_like": "empty_like", "ones_like": "empty_like", "full_like": "empty_like"}.get(fn, "empty")
         if fn == "empty_like":
             src = args.split(",")[0].strip()
             if src not in self.tensors:
@@ -987,6 +1036,10 @@ class ExprParser:
         if self.peek("."):
             self.take(".")
             meth = self.take()[1]
+            if name in h.grids and meth in ("x", "y", "z"):
+                g = h.grids[name]
+                k = "xyz".index(meth)
+                return self.paren(g[k]) if k < len(g) else "1"
             if name in h.tensors or name in h.outputs:
                 dims = h.dims[h.tensors[name]] if name in h.tensors else h.outputs[name]
                 if meth in ("size", "sizes"):
@@ -1144,12 +1197,14 @@ def import_candidate(cpath, prob, op, names):
                          "block": ", ".join(unwrap(b) for b in L["block"]), "shared": unwrap(L["shared"]),
                          "args": ", ".join(args)})
     spans = [(fn["start"], fn["end"])]
-    for m in re.finditer(r"(?:^|\n)[ \t]*(?:static\s+|inline\s+)*(?:torch::Tensor|at::Tensor|std::vector<[\w:]+>|"
-                         r"std::tuple<[^>]*>)\s+(\w+)\s*\([^)]*\)\s*\{", cu.text):
-        b = cu.text.find("{", m.end() - 1)
-        spans.append((m.start(), match_brace(cu.text, b)))
+    # every host function (the wrappers, a host cdiv): NVRTC compiles device code only
+    for hname in cu.host_names():
+        h = cu.host_function(hname)
+        spans.append((h["start"], h["end"]))
     device = cu.device_text(spans)
-    return launches, device, line0
+    for n in host.notes:
+        sys.stderr.write("kgate import: note: %s\n" % n)
+    return launches, device, line0, cu.prelude
 
 
 def same_values(a, b, op):
@@ -1355,8 +1410,10 @@ def triton_forward(cpath, cand, op, jits):
                 tensors[t] = outs[t]
                 continue
             if f in ("torch.zeros", "torch.zeros_like", "torch.ones", "torch.full", "torch.ones_like"):
-                refuse(cpath, st.lineno, "the output %s is filled by host code (%s): kgate poisons outputs before "
-                       "every checked run, so the kernel must write every element" % (t, f))
+                sys.stderr.write("kgate import: note: %s:%d: the fill of %s (%s) is dropped: kgate poisons the outputs "
+                                 "before every checked run, so a kernel that leaves elements to the fill fails its "
+                                 "checks\n" % (cpath, st.lineno, t, f))
+                f = "torch.empty_like" if f.endswith("_like") else "torch.empty"
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "contiguous" \
                     and cand.seg(v.func.value) in tensors:
                 tensors[t] = tensors[cand.seg(v.func.value)]
@@ -1671,7 +1728,7 @@ def main(argv):
         if args.candidate and args.backend == "cuda" and Candidate(args.candidate, prob, op).jit_kernels():
             triton_script = import_triton(args.candidate, prob, op, names, outdir)
         elif args.candidate and args.backend == "cuda":
-            launches, device, line0 = import_candidate(args.candidate, prob, op, names)
+            launches, device, line0, prelude = import_candidate(args.candidate, prob, op, names)
             check_launches(args.candidate, op, launches)
         elif args.candidate:
             Candidate(args.candidate, prob, op)  # parsed, so a malformed file is still an error
@@ -1682,7 +1739,8 @@ def main(argv):
                     % (names["cu"], os.path.basename(args.candidate),
                        hashlib.sha256(open(args.candidate, "rb").read()).hexdigest()[:16]))
             with open(os.path.join(outdir, names["cu"]), "w", encoding="utf-8") as f:
-                f.write(head + '#line %d "%s"\n' % (line0, os.path.basename(args.candidate)) + device)
+                f.write(head + (prelude + "\n" if prelude else "") +
+                        '#line %d "%s"\n' % (line0, os.path.basename(args.candidate)) + device)
         write_plan(args, prob, op, launches, names, triton_script)
         if triton_script is not None:
             with open(os.path.join(outdir, names["triton"]), "w", encoding="utf-8") as f:

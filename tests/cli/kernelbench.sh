@@ -92,12 +92,17 @@ refuse geometry cudaDeviceProp "reads the device's properties"
 refuse kmalloc 'malloc(' 'allocates in device code'
 refuse torchfwd 'torch.clamp' 'mixes torch calls into forward'
 refuse pystream 'torch.cuda.stream' 'launches on a stream of its own'
-refuse zeros 'zeros_like' 'filled by host code'
 refuse fstring 'rf"""' 'an f-string'
 refuse param 'self.scale' 'has no parameter named scale'
 refuse autotune 'triton.autotune' 'an autotuner picks its configuration by timing on the host'
 refuse temp 'auto partial' 'a temporary tensor between launches'
 expect_grep 'docs/security.md' "$T/refuse/stream.out"
+# a host fill of the output (KernelBench's own example does it) is dropped with a note naming its line
+zl=$(grep -n -m1 'auto y = torch::zeros_like' $TK/note_zeros.py | cut -d: -f1)
+"$KGATE" import kernelbench $EX/01_gelu.py --candidate $TK/note_zeros.py -o "$T/refuse/zeros.kg" >"$T/refuse/zeros.out" 2>&1 ||
+    { cat "$T/refuse/zeros.out" >&2; die "import of a candidate whose host zero-fills the output"; }
+expect_grep "^kgate import: note: $TK/note_zeros.py:$zl: the host's fill of y (torch::zeros_like) is dropped" "$T/refuse/zeros.out"
+expect_grep '^\[arm candidate\]' "$T/refuse/zeros.kg"
 # usage errors
 "$KGATE" import kernelbench >"$T/u1.out" 2>&1; expect_status 2 $? "import without a problem"
 "$KGATE" import tvm $EX/01_gelu.py >"$T/u2.out" 2>&1; expect_status 2 $? "import of another format"

@@ -1,4 +1,4 @@
-"""Refused by kgate import (tests/cli/kernelbench.sh): an output zero-filled by the host."""
+"""Imported by kgate import with a note (tests/cli/kernelbench.sh): the host fills the output (torch::zeros_like), which kgate drops."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
