@@ -19,11 +19,11 @@ $SUDO apt-get install -y -qq --no-install-recommends slurm-wlm slurmctld slurmd 
 $SUDO apt-get install -y -qq --no-install-recommends \
     python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest \
     python3-jsonschema >/dev/null
-# Debian's PyPI-free PyTorch, CPU only: ops declared in Python with tensors = torch
-# (tests/cli/pyops.sh) and the library arms' torch calls (tests/cli/pycall.sh); both leave
-# their torch parts out where /usr/bin/python3 cannot import torch
+# Debian's PyTorch, CPU only: ops declared in Python with tensors = torch (tests/cli/pyops.sh),
+# the library arms' torch calls (tests/cli/pycall.sh) and `kgate import kernelbench`
+# (tests/cli/kernelbench.sh); each leaves its torch part out where /usr/bin/python3 has no torch
 $SUDO apt-get install -y -qq --no-install-recommends python3-torch >/dev/null ||
-    echo "kgate: no python3-torch package (pyops.sh and pycall.sh leave their torch parts out)"
+    echo "kgate: no python3-torch package (pyops.sh, pycall.sh and kernelbench.sh leave their torch parts out)"
 # tests/cli/report_html.sh loads report.html in headless Chromium (Debian's chromium package)
 # and checks its DOM with python3; where there is no such package (Ubuntu's is a snap), set
 # CHROMIUM to a Chromium or Chrome binary

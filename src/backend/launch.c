@@ -6,6 +6,7 @@
  * terms. */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "backend/launch.h"
 #include "plan/expr.h"
@@ -18,6 +19,50 @@ static int var_value(const kg_case *c, const char *name, int64_t *v)
     kg_var_type ty;
     if (!kg_case_var(c, name, &ty, v, NULL) || ty == KG_VAR_REAL) return 0;
     return 1;
+}
+
+/* An argument written as a value: an integer expression over the case's
+ * variables (`ceildiv(N,256)`, `B*D`: the grid grammar), or a real
+ * literal (`0.5`, `1e-5`), passed as the suffix says (int by default,
+ * :i64; float by default, :f64). */
+static int parse_expr_arg(const char *arm, const char *tok, const char *text, const char *suffix, const kg_case *c,
+                          kg_carg *a, kg_err *err)
+{
+    char *end = NULL;
+    double rv = strtod(text, &end);
+    int real_lit = end != NULL && end != text && *end == '\0' && strpbrk(text, ".eE") != NULL;
+    if (real_lit) {
+        if (suffix[0] == '\0' || strcmp(suffix, "f32") == 0) {
+            a->kind = KG_CARG_F32;
+            a->value.f32 = (float)rv;
+            return KG_OK;
+        }
+        if (strcmp(suffix, "f64") == 0) {
+            a->kind = KG_CARG_F64;
+            a->value.f64 = rv;
+            return KG_OK;
+        }
+        return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': unknown suffix ':%s' for a real value "
+                         "(use :f32 or :f64)", arm, tok, suffix);
+    }
+    int64_t v = 0;
+    int rc = kg_expr_eval("args", text, c, &v, err);
+    if (rc != KG_OK) return rc;
+    if (suffix[0] == '\0' || strcmp(suffix, "i32") == 0) {
+        if (v < INT32_MIN || v > INT32_MAX)
+            return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s' = %lld does not fit a 32-bit int for case "
+                             "'%s' (write it with :i64 and take an int64_t)", arm, tok, (long long)v, c->name);
+        a->kind = KG_CARG_I32;
+        a->value.i32 = (int32_t)v;
+        return KG_OK;
+    }
+    if (strcmp(suffix, "i64") == 0) {
+        a->kind = KG_CARG_I64;
+        a->value.i64 = v;
+        return KG_OK;
+    }
+    return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': unknown suffix ':%s' (use :i32 or :i64)", arm, tok,
+                     suffix);
 }
 
 static int parse_one_arg(const char *arm, const char *tok, const char *const *in_names, int nin,
@@ -33,7 +78,8 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         suffix = colon + 1;
     }
     memset(a, 0, sizeof *a);
-    if (strlen(name) >= sizeof a->name)
+    int is_expr = strpbrk(name, "+-*/%() ") != NULL || (name[0] >= '0' && name[0] <= '9');
+    if (!is_expr && strlen(name) >= sizeof a->name)
         return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s' is too long", arm, tok);
     snprintf(a->name, sizeof a->name, "%.31s", name);
     int is_buffer = 0;
@@ -88,6 +134,7 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': unknown suffix ':%s' "
                          "(use :i32 or :i64)", arm, tok, suffix);
     }
+    if (is_expr) return parse_expr_arg(arm, tok, name, suffix, c, a, err);
     kg_var_type rty;
     double rv = 0;
     if (kg_case_var(c, name, &rty, NULL, &rv) && rty == KG_VAR_REAL) {
@@ -128,7 +175,12 @@ int kg_launch_args_parse(const char *arm, const char *text, const char *const *i
         while (*p == ',' || *p == ' ' || *p == '\t') p++;
         if (*p == '\0') break;
         const char *start = p;
-        while (*p != '\0' && *p != ',' && *p != ' ' && *p != '\t') p++;
+        int depth = 0; /* an expression's parentheses hold commas and blanks */
+        while (*p != '\0' && (depth > 0 || (*p != ',' && *p != ' ' && *p != '\t'))) {
+            if (*p == '(') depth++;
+            else if (*p == ')' && depth > 0) depth--;
+            p++;
+        }
         char tok[64];
         size_t len = (size_t)(p - start);
         if (len >= sizeof tok)

@@ -50,6 +50,7 @@ int kg_cmd_size(int argc, char **argv, const kg_settings *env);
 int kg_cmd_compare(int argc, char **argv, const kg_settings *env);
 int kg_cmd_screen(int argc, char **argv, const kg_settings *env);
 int kg_cmd_new(int argc, char **argv, const kg_settings *env);
+int kg_cmd_import(int argc, char **argv, const kg_settings *env);
 int kg_cmd_list(int argc, char **argv, const kg_settings *env);
 int kg_cmd_key(int argc, char **argv, const kg_settings *env);
 int kg_cmd_worker(int argc, char **argv, const kg_settings *env);

@@ -35,6 +35,8 @@ static const kg_cli_cmd commands[] = {
     { "freeze", "PLAN [-o FILE]", kg_cmd_freeze, "write the canonical plan and its SHA-256, for run --frozen" },
     { "new", "plan [--op OP]", kg_cmd_new, "print a commented plan template to start from (--backend cpu or cuda)" },
     { "new", "op NAME", kg_cmd_new, "print an op module for a plan's [op NAME] to start from (docs/ops.md)" },
+    { "import", "kernelbench PROBLEM.py", kg_cmd_import,
+      "a KernelBench-style problem (and --candidate FILE) as a plan (docs/kernelbench.md)" },
     { "list", "", kg_cmd_list, "the ops and backends this kgate knows" },
     { "key", "init [--out DIR]", kg_cmd_key, "make an Ed25519 key pair that signs evidence folders (run --key)" },
     { "worker", "", kg_cmd_worker, "one process of a campaign (started by kgate run, not by hand)" },

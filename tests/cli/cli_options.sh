@@ -53,11 +53,11 @@ bad "stray argument" "unexpected argument 'x' (see kgate list --help)" list x
 # listed option is accepted by its parser (a value is given where one is
 # named; the command then fails for want of a plan, never on the option)
 "$KGATE" --help >"$T/top" 2>&1 || die "kgate --help"
-for c in run merge slurm check report verify compare size screen freeze "new plan" "new op" list key worker; do
+for c in run merge slurm check report verify compare size screen freeze "new plan" "new op" import list key worker; do
     grep -q "^  $c\( \|$\)" "$T/top" || die "kgate --help does not list $c"
 done
 cmds=$(sed -n '/^commands:/,/^$/p' "$T/top" | sed -n 's/^  \([a-z][a-z]*\).*/\1/p' | uniq)
-[ "$(echo $cmds)" = "run merge slurm check report verify compare size screen freeze new list key worker" ] || die "commands listed: $cmds"
+[ "$(echo $cmds)" = "run merge slurm check report verify compare size screen freeze new import list key worker" ] || die "commands listed: $cmds"
 for c in $cmds; do
     # kgate help CMD is CMD's --help; -q is an option of every command
     "$KGATE" help $c >"$T/help-cmd" 2>&1 || die "kgate help $c"

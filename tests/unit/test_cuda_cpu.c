@@ -162,6 +162,21 @@ static void test_args(void)
     CHECK(args[3].kind == KG_CARG_I64 && args[3].value.i64 == 0 && args[4].kind == KG_CARG_I64);
     CHECK(kg_launch_args_parse("dev", "A, null:i32", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) != KG_OK);
     kg_err_clear(&err);
+    /* values: integer expressions over the variables (commas inside parentheses), real literals */
+    CHECK(kg_launch_args_parse("dev", "A, C, M*K, ceildiv(M, 64), (M+1)*2:i64, 0.5, 1e-3:f64, 7", gemm_in, 2,
+                             gemm_out, 1, &c, args, &n, &err) == KG_OK);
+    CHECK(n == 8);
+    CHECK(args[2].kind == KG_CARG_I32 && args[2].value.i32 == 96 * 2048);
+    CHECK(args[3].kind == KG_CARG_I32 && args[3].value.i32 == 2);
+    CHECK(args[4].kind == KG_CARG_I64 && args[4].value.i64 == 194);
+    CHECK(args[5].kind == KG_CARG_F32 && args[5].value.f32 == 0.5f);
+    CHECK(args[6].kind == KG_CARG_F64 && args[6].value.f64 == 1e-3);
+    CHECK(args[7].kind == KG_CARG_I32 && args[7].value.i32 == 7);
+    CHECK(kg_launch_args_parse("dev", "A, M*Q", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) == KG_EINPUT);
+    kg_err_clear(&err);
+    CHECK(kg_launch_args_parse("dev", "A, M*K*K*K", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) == KG_EINPUT);
+    CHECK_STR_CONTAINS(err.msg, "does not fit a 32-bit int");
+    kg_err_clear(&err);
     /* the workspace is WS in the vocabulary (ws is accepted too) */
     CHECK(kg_launch_args_parse("dev", "WS, C, splits:i64", gemm_in, 2, gemm_out, 1, &c, args, &n,
                              &err) == KG_EINPUT);
