@@ -104,6 +104,8 @@ $(BUILD)/gen/kg_pyops_py.h: src/ops/pyops_helper.py
 	  echo '    ;'; } > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/src/ops/pyhelper.o: src/ops/pyhelper.c $(BUILD)/gen/kg_pyops_py.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I$(BUILD)/gen -c $< -o $@
 
 # the KernelBench importer as a string (src/cli/cmd_import.c)
 $(BUILD)/gen/kg_kbimport_py.h: src/cli/kb_import.py

@@ -64,10 +64,11 @@ for a in sd_np sd_out; do
     done
 done
 # samples of every python call in every round of every process, beside its baseline's
-for f in "$T"/ok/raw/proc-*.csv; do
-    awk -F, 'FNR > 1 { s[$3 "," $4]++; r[$3] = 1 }
+for f in "$T"/ok/raw/proc-*.csv.gz; do
+    [ -f "$f" ] || die "no raw rows in $T/ok/raw"
+    raw_text "$f" | awk -F, 'FNR > 1 { s[$3 "," $4]++; r[$3] = 1 }
              END { for (x in r) for (a in want) if (!s[x "," a]) { print "round " x " lacks " a; exit 1 } }
-             BEGIN { split("np_out np sm_np sd_np sd_out naive sd_naive", w, " "); for (i in w) want[w[i]] = 1 }' "$f" ||
+             BEGIN { split("np_out np sm_np sd_np sd_out naive sd_naive", w, " "); for (i in w) want[w[i]] = 1 }' ||
         die "$f: a python call is not in every round"
 done
 # the file: copied, hashed into the canonical plan, recorded
