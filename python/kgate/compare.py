@@ -21,13 +21,14 @@ import html
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from ._cli import PathLike
+from ._cli import KgateNotFound, PathLike, find_kgate
 from .candidates import C, CUDA, Image, Library, Triton, _as_arm
 from .plan import Plan, _check_name
 from .pyfunc import CompareError, function_file
@@ -42,6 +43,31 @@ __all__ = ["compare", "compare_plan", "C", "CUDA", "Triton", "Image", "Library",
 def _safe(name: str) -> str:
     s = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:63]
     return s or "compare"
+
+
+_BUILTIN_OPS: Optional[frozenset] = None
+
+
+def builtin_ops() -> frozenset:
+    """The names of kgate's built-in ops, from ``kgate list`` (empty where no kgate is found):
+    a declared op may not take one."""
+    global _BUILTIN_OPS
+    if _BUILTIN_OPS is None:
+        names: set = set()
+        try:
+            cp = subprocess.run([str(find_kgate()), "list"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, timeout=60)
+            section = ""
+            for line in cp.stdout.splitlines():
+                if line and not line[0].isspace():
+                    section = line.rstrip(":")           # "ops:", then the backends' section
+                m = re.match(r"^  ([A-Za-z_][A-Za-z0-9_]*)  +\S", line)
+                if m and section == "ops":
+                    names.add(m.group(1))
+        except (KgateNotFound, OSError, subprocess.SubprocessError):
+            pass
+        _BUILTIN_OPS = frozenset(names)
+    return _BUILTIN_OPS
 
 
 def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapping[str, Any], folder: PathLike,
@@ -73,7 +99,10 @@ def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapp
         tensors = "torch" if torchy else "numpy"
     if tensors not in ("numpy", "torch"):
         raise CompareError(f"tensors = {tensors!r}: numpy or torch")
-    op_name = _safe(name or ref_func)
+    title = _safe(name or ref_func)          # the campaign, its case and its plan file
+    op_name = title
+    if name is None and op_name in builtin_ops():
+        op_name += "_py"          # a function named after a kgate op (softmax): the declared op's own name
     op = _build_op(op_name, reference, inputs, outputs, sizes, scalars, dtype, tensors)
     if bound is None:
         bound = "tolerance" if (rtol is not None or atol is not None) else None
@@ -106,7 +135,7 @@ def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapp
     if processes is None:
         # at least 6 per direction, a multiple of the arms so that the load-order square is whole
         processes = len(plan_arms) * -(-6 // len(plan_arms))
-    camp: Dict[str, Any] = {"name": op_name, "backend": backend or ("cuda" if gpu else "cpu"), "quiet": quiet_window,
+    camp: Dict[str, Any] = {"name": title, "backend": backend or ("cuda" if gpu else "cpu"), "quiet": quiet_window,
                             "processes": processes, "rounds": rounds, "samples": samples, "warmup": warmup,
                             "seed": seed}
     camp.update(campaign or {})
@@ -117,7 +146,7 @@ def compare_plan(reference: Callable[..., Any], candidates: Any, *, inputs: Mapp
     case.update({k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in op.values.items()})
     return Plan(campaign={k: v for k, v in camp.items() if v is not None},
                 ops={op_name: {k: v for k, v in op_keys.items() if v is not None}},
-                cases={op_name: case}, arms=plan_arms, gate=gate_keys or None,
+                cases={title: case}, arms=plan_arms, gate=gate_keys or None,
                 comment=f"kgate.compare: {ref_func} ({ref_file}) against {', '.join(cands)}", base=folder)
 
 

@@ -467,8 +467,8 @@ static int add_tensors(json_t *m, const kg_op *op, const kg_case *cs, const kg_c
 }
 
 /* A python call's file, as a sealed memfd (*fd) the LOAD brings, and its
- * record in m: the evidence folder's copy (build_dir/../sources/
- * call-ARM.py) in a worker, the plan's file in the supervisor's build
+ * record in m: the evidence folder's copy (sources/call-ARM.py in
+ * build_dir's parent folder) in a worker, the plan's file in the supervisor's build
  * (build_dir NULL); either must hash to the plan's call_sha256. */
 static int add_pycall(kg_libarm *h, const char *build_dir, json_t *m, int *fd, kg_err *err)
 {
@@ -479,8 +479,21 @@ static int add_pycall(kg_libarm *h, const char *build_dir, json_t *m, int *fd, k
     *fd = -1;
     if (kg_arm_pycall_parts(arm, file, sizeof file, func, sizeof func) != 0)
         return kg_errorf(err, KG_EINPUT, "arm '%s': a bad python call '%s'", arm->name, arm->call);
-    if (build_dir != NULL) snprintf(path, sizeof path, "%s/../sources/call-%s.py", build_dir, arm->name);
-    else kg_plan_call_path(plan, h->arm, path, sizeof path);
+    if (build_dir != NULL) {
+        /* the folder is build_dir's parent, taken from the text: build_dir
+         * need not exist (a plan of library arms alone builds nothing) */
+        char folder[PATH_MAX];
+        snprintf(folder, sizeof folder, "%s", build_dir);
+        size_t n = strlen(folder);
+        while (n > 1 && folder[n - 1] == '/') folder[--n] = '\0';
+        char *slash = strrchr(folder, '/');
+        if (slash == NULL) snprintf(folder, sizeof folder, ".");
+        else if (slash == folder) folder[1] = '\0';
+        else *slash = '\0';
+        snprintf(path, sizeof path, "%s/sources/call-%s.py", folder, arm->name);
+    } else {
+        kg_plan_call_path(plan, h->arm, path, sizeof path);
+    }
     int rc = kg_read_file(path, &text, &len, err);
     if (rc != KG_OK) return rc;
     kg_sha256_hex(text, len, hex);

@@ -212,4 +212,11 @@ EOF
 else
     echo "pycall.sh: /usr/bin/python3 has no torch: the torch calls are not run (CI installs python3-torch)"
 fi
+# a plan of library arms alone builds nothing (no build/ folder): its workers still find the
+# folder's copy of the call, with -o a relative path
+awk '/^\[arm unrolled\]/ { skip = 1; next } /^\[/ { skip = 0 } !skip' "$(pwd)/examples/pycall.kg" >"$T/only.kg"
+cp "$(pwd)/examples/pycall_rowsum.py" "$T/"
+printf '\n[arm mine_copy]\nop = rowsum\nrole = control\nof = mine\n' >>"$T/only.kg"
+( cd "$T" && "$KGATE" check only.kg -o only.ev >only.out 2>&1 ) || { cat "$T/only.out" >&2; die "a plan of python calls alone"; }
+expect_grep "0 failed" "$T/only.out"
 echo "pycall.sh: ok"

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Issue 31 on the H200, in one device call, on the carried binary (make portable, stripped, in
+# .carry/bins.tgz):
+#   1. make test-gpu's script (tests/gpu/run.sh);
+#   2. docs/python.md's Triton softmax against torch.softmax, its block extracted and run exactly
+#      as written (python softmax.py), then kgate verify of its folder;
+#   3. tools/device/triton_layernorm.py: a Triton layernorm against torch's, the same way;
+#   4. tools/device/kernelbench_run.sh: the ten KernelBench-style problems imported, checked
+#      (honest and wrong candidates) and the honest ones timed.
+# The package is used from the tree (PYTHONPATH=python) with KGATE naming the binary.
+# Usage, from the repository root on the device: sh tools/device/py31_run.sh OUT [PARTS]
+# PARTS: any of gpu, triton, kb (default all three; one device call holds 10 minutes).
+set -u
+OUT=${1:?OUT folder}
+PARTS=${2:-gpu triton kb}
+has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+ROOT=$(pwd)
+R=$OUT/r
+mkdir -p "$R"
+tar xzf .carry/bins.tgz
+export KGATE="$ROOT/bin/kgate-portable" KGATE_INCLUDE="$ROOT/include"
+export KGATE_LOCK_DIR=$(mktemp -d) PYTHONPATH="$ROOT/python" PYTHONDONTWRITEBYTECODE=1
+export KGATE_PYTHON=$(command -v python3)
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; uname -a
+  "$KGATE" --version; ldd "$KGATE"; python3 --version
+  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+  python3 -c 'import numpy, pandas; print("numpy", numpy.__version__, "pandas", pandas.__version__)'; } >"$R/env.txt" 2>&1
+
+if has gpu; then
+    t0=$(date +%s)
+    timeout 220 sh tests/gpu/run.sh >"$R/test-gpu.txt" 2>&1
+    echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$R/test-gpu.txt"
+fi
+
+W=$(mktemp -d)
+awk '/<!-- kgate-doc: triton file softmax.py -->/ { f = 1; next } f && /^```python/ { p = 1; next }
+     p && /^```/ { exit } p { print }' docs/python.md >"$W/softmax.py"
+cp tools/device/triton_layernorm.py "$W/layernorm.py"
+for s in $(has triton && echo softmax layernorm); do
+    t0=$(date +%s)
+    ( cd "$W" && timeout 240 python3 $s.py ) >"$R/$s.txt" 2>&1
+    echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$R/$s.txt"
+    if [ -d "$W/$s-run/evidence" ]; then
+        "$KGATE" verify "$W/$s-run/evidence" >>"$R/$s.txt" 2>&1; echo "verify exit $?" >>"$R/$s.txt"
+        mkdir -p "$R/$s-run"
+        cp "$W/$s-run/$s.kg" "$W/$s-run/evidence/report.md" "$W/$s-run/evidence/results.json" "$R/$s-run/" 2>/dev/null
+    fi
+done
+cp "$W/softmax.py" "$R/"
+
+if has kb && [ -f tools/device/kernelbench_run.sh ]; then
+    t0=$(date +%s)
+    timeout 300 sh tools/device/kernelbench_run.sh "$OUT/kb" >"$R/kernelbench.txt" 2>&1
+    echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$R/kernelbench.txt"
+fi
+tar czf "$OUT/py31.tgz" -C "$OUT" r $( [ -d "$OUT/kb" ] && echo kb ) 2>/dev/null
+rm -rf "$OUT/r" "$OUT/kb"
