@@ -7,7 +7,7 @@
 #   3. tools/device/triton_layernorm.py: a Triton layernorm against torch's, the same way;
 #   4. tools/device/kernelbench_run.sh: the ten KernelBench-style problems imported, checked
 #      (honest and wrong candidates) and the honest ones timed.
-# The package is used from the tree (PYTHONPATH=python) with KGATE naming the binary.
+# The package is pip-installed into a virtual environment, KGATE naming the carried binary.
 # Usage, from the repository root on the device: sh tools/device/py31_run.sh OUT [PARTS]
 # PARTS: any of gpu, triton, kb (default all three; one device call holds 10 minutes).
 set -u
@@ -19,8 +19,20 @@ R=$OUT/r
 mkdir -p "$R"
 tar xzf .carry/bins.tgz
 export KGATE="$ROOT/bin/kgate-portable" KGATE_INCLUDE="$ROOT/include"
-export KGATE_LOCK_DIR=$(mktemp -d) PYTHONPATH="$ROOT/python" PYTHONDONTWRITEBYTECODE=1
-export KGATE_PYTHON=$(command -v python3)
+export KGATE_LOCK_DIR=$(mktemp -d) PYTHONDONTWRITEBYTECODE=1
+# the package installed as a user installs it (the reference files import kgate, and kgate's
+# helper runs them isolated, python3 -I: PYTHONPATH would not reach it) into the Python that has
+# torch and Triton (on the H200 machine a virtual environment of its own), without the network;
+# the binary is the carried one (KGATE), so the package's own build is left out (KGATE_BUNDLE=0).
+# Where that Python has no pip, a .pth file in its site-packages names the tree's python/ (what an
+# editable install does).
+PY=$(command -v python3)
+if ! KGATE_BUNDLE=0 "$PY" -m pip install --no-build-isolation --no-deps --no-index ./python >"$R/pip.txt" 2>&1; then
+    site=$("$PY" -c 'import site; print(site.getsitepackages()[0])')
+    echo "$ROOT/python" >"$site/kgate-tree.pth" && echo "no pip: $site/kgate-tree.pth names $ROOT/python" >>"$R/pip.txt"
+fi
+"$PY" -I -c 'import kgate; print("kgate from", kgate.__file__)' >>"$R/pip.txt" 2>&1
+export KGATE_PYTHON="$PY"
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; uname -a
   "$KGATE" --version; ldd "$KGATE"; python3 --version
   python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
