@@ -39,7 +39,7 @@ PY=${KGATE_PYTHON:-python3}
   torch.cuda.is_available())'; date -u; } >"$R/env.txt" 2>&1
 EX=$ROOT/examples/kernelbench
 if [ $# -gt 0 ]; then problems="$*"; else
-    problems=$(cd "$EX" && ls [0-9][0-9]_*.py | grep -v -e '_honest\.py$' -e '_wrong\.py$' | sed 's/\.py$//')
+    problems=$(cd "$EX" && ls [0-9][0-9]_*.py | grep -v -e '_honest\.py$' -e '_wrong\.py$' -e '_triton\.py$' | sed 's/\.py$//')
 fi
 ok=1
 row() { echo "$*" >>"$R/summary.md"; }
@@ -62,7 +62,8 @@ for s in $problems; do
     # wrong: INCORRECT
     timeout "$LIMIT" "$K" check "$d/wrong.kg" -o "$d/check-wrong" >"$r/check-wrong.txt" 2>&1
     rc=$?
-    if [ $rc = 1 ] && grep -q INCORRECT "$r/check-wrong.txt"; then cw="INCORRECT"
+    # kgate check's summary: "N checks, F failed (...)", F > 0 with exit 1 is the candidate rejected
+    if [ $rc = 1 ] && grep -q -E '^[0-9]+ checks, [1-9][0-9]* failed' "$r/check-wrong.txt"; then cw="INCORRECT"
     else cw="NOT REJECTED (exit $rc)"; ok=0; fi
     grep -h -i -E "fail|incorrect" "$r/check-wrong.txt" | head -n 5 >"$r/check-wrong.why" 2>/dev/null
     # a short run of the honest candidate
