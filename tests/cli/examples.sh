@@ -1,4 +1,5 @@
 # kgate-test: first (every shipped example plan, the cpu ones run as smoke campaigns)
+# kgate-test: no-sanitize (the shipped plans as a user runs them; the paths they take are the other scenarios' under the sanitizers)
 # Every plan under examples/ and examples/replication/ works as shipped.
 # A plan whose backend is here (cpu; a library arm whose Python has its
 # library) runs for real as its smoke run (kgate run --smoke: every check

@@ -19,6 +19,7 @@
 #  5. what the watch saw of the host's other work is recorded per process
 #     in watch.csv (a note) and shown in report.md, judged or not.
 # kgate-test: waits (a quiet-host budget of 1.5 s and a held lock)
+# kgate-test: no-sanitize (how soon a first run answers, a matter of wall time; the paths it runs are every other scenario's under the sanitizers)
 . tests/cli_lib.sh
 export KGATE_FAKE_SLEEP_MS=5
 uid=$(id -u)

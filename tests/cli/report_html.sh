@@ -23,6 +23,7 @@
 # Without Chromium or python3 the test fails in CI (CI set) and skips
 # elsewhere.
 # kgate-test: first (a headless browser per report)
+# kgate-test: no-sanitize (the browser's reading of the page; the page itself is written by the same code under report.sh and the goldens)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="${KGATE_LOCK_DIR:-$T/locks}"
 in_ci() { [ -n "${CI:-}" ] && [ "$CI" != false ] && [ "$CI" != 0 ]; }
