@@ -20,6 +20,26 @@
 
 #include "kgate/stats.h"
 
+/* Merges the sorted halves v[0..n1) and v[n1..n) through tmp, stably: the
+ * left value first unless it is greater (a NaN on either side keeps the
+ * left one, as glibc's merge sort does). */
+static void merge_halves(double *v, size_t n, size_t n1, double *tmp)
+{
+    size_t n2 = n - n1;
+    double *b1 = v, *b2 = v + n1, *t = tmp;
+    while (n1 > 0 && n2 > 0) {
+        if (!(*b1 > *b2)) {
+            *t++ = *b1++;
+            n1--;
+        } else {
+            *t++ = *b2++;
+            n2--;
+        }
+    }
+    if (n1 > 0) memcpy(t, b1, n1 * sizeof *t);
+    memcpy(v, tmp, (n - n2) * sizeof *v);
+}
+
 /* The merge sort of glibc's qsort (n1 = n / 2 on the left; the left
  * element first unless it is greater), with the comparison written out
  * instead of called: the same order for every input, NaN included, so
@@ -35,21 +55,10 @@ static void sort_merge(double *v, size_t n, double *tmp)
         }
         return;
     }
-    size_t n1 = n / 2, n2 = n - n1;
-    double *b1 = v, *b2 = v + n1, *t = tmp;
-    sort_merge(b1, n1, tmp);
-    sort_merge(b2, n2, tmp);
-    while (n1 > 0 && n2 > 0) {
-        if (!(*b1 > *b2)) {
-            *t++ = *b1++;
-            n1--;
-        } else {
-            *t++ = *b2++;
-            n2--;
-        }
-    }
-    if (n1 > 0) memcpy(t, b1, n1 * sizeof *t);
-    memcpy(v, tmp, (n - n2) * sizeof *v);
+    size_t n1 = n / 2;
+    sort_merge(v, n1, tmp);
+    sort_merge(v + n1, n - n1, tmp);
+    merge_halves(v, n, n1, tmp);
 }
 
 /* Insertion sort, stable: below a few dozen values, and the leaves of the
@@ -75,21 +84,10 @@ static void sort_merge_leaves(double *v, size_t n, double *tmp)
         sort_insert(v, n);
         return;
     }
-    size_t n1 = n / 2, n2 = n - n1;
-    double *b1 = v, *b2 = v + n1, *t = tmp;
-    sort_merge_leaves(b1, n1, tmp);
-    sort_merge_leaves(b2, n2, tmp);
-    while (n1 > 0 && n2 > 0) {
-        if (!(*b1 > *b2)) {
-            *t++ = *b1++;
-            n1--;
-        } else {
-            *t++ = *b2++;
-            n2--;
-        }
-    }
-    if (n1 > 0) memcpy(t, b1, n1 * sizeof *t);
-    memcpy(v, tmp, (n - n2) * sizeof *v);
+    size_t n1 = n / 2;
+    sort_merge_leaves(v, n1, tmp);
+    sort_merge_leaves(v + n1, n - n1, tmp);
+    merge_halves(v, n, n1, tmp);
 }
 
 static int cmp_double(const void *pa, const void *pb)

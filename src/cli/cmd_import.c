@@ -18,6 +18,7 @@
 #include "base/util.h"
 #include "cli.h"
 #include "kg_kbimport_py.h"
+#include "toolchain/spawn.h"
 
 static const char about[] =
     "Turns a KernelBench-style problem (PROBLEM.py: class Model(nn.Module), get_inputs(),\n"
@@ -103,7 +104,7 @@ static int import_kernelbench(const char *problem, const char *candidate, const 
         args[n++] = (char *)tolerance;
     }
     if (kg_cli_quiet) args[n++] = (char *)"--quiet";
-    const char *py = env->python != NULL && env->python[0] != '\0' ? env->python : "/usr/bin/python3";
+    const char *py = kg_python_pick(env->python);
     int rc = run_importer(py, script, args, n);
     /* 3: that Python has no torch; the system's may (Debian's python3-torch) */
     if (rc == 3 && strcmp(py, "/usr/bin/python3") != 0 && access("/usr/bin/python3", X_OK) == 0) {
