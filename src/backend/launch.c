@@ -21,6 +21,23 @@ static int var_value(const kg_case *c, const char *name, int64_t *v)
     return 1;
 }
 
+/* A real argument: float by default or under :f32, double under :f64. */
+static int real_arg(kg_carg *a, double rv, const char *arm, const char *tok, const char *suffix, kg_err *err)
+{
+    if (suffix[0] == '\0' || strcmp(suffix, "f32") == 0) {
+        a->kind = KG_CARG_F32;
+        a->value.f32 = (float)rv;
+        return KG_OK;
+    }
+    if (strcmp(suffix, "f64") == 0) {
+        a->kind = KG_CARG_F64;
+        a->value.f64 = rv;
+        return KG_OK;
+    }
+    return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': unknown suffix ':%s' for a real value "
+                     "(use :f32 or :f64)", arm, tok, suffix);
+}
+
 /* An argument written as a value: an integer expression over the case's
  * variables (`ceildiv(N,256)`, `B*D`: the grid grammar), or a real
  * literal (`0.5`, `1e-5`), passed as the suffix says (int by default,
@@ -31,20 +48,7 @@ static int parse_expr_arg(const char *arm, const char *tok, const char *text, co
     char *end = NULL;
     double rv = strtod(text, &end);
     int real_lit = end != NULL && end != text && *end == '\0' && strpbrk(text, ".eE") != NULL;
-    if (real_lit) {
-        if (suffix[0] == '\0' || strcmp(suffix, "f32") == 0) {
-            a->kind = KG_CARG_F32;
-            a->value.f32 = (float)rv;
-            return KG_OK;
-        }
-        if (strcmp(suffix, "f64") == 0) {
-            a->kind = KG_CARG_F64;
-            a->value.f64 = rv;
-            return KG_OK;
-        }
-        return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': unknown suffix ':%s' for a real value "
-                         "(use :f32 or :f64)", arm, tok, suffix);
-    }
+    if (real_lit) return real_arg(a, rv, arm, tok, suffix, err);
     int64_t v = 0;
     int rc = kg_expr_eval("args", text, c, &v, err);
     if (rc != KG_OK) return rc;
@@ -139,18 +143,7 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
     double rv = 0;
     if (kg_case_var(c, name, &rty, NULL, &rv) && rty == KG_VAR_REAL) {
         /* eps, or a real variable of the op */
-        if (suffix[0] == '\0' || strcmp(suffix, "f32") == 0) {
-            a->kind = KG_CARG_F32;
-            a->value.f32 = (float)rv;
-            return KG_OK;
-        }
-        if (strcmp(suffix, "f64") == 0) {
-            a->kind = KG_CARG_F64;
-            a->value.f64 = rv;
-            return KG_OK;
-        }
-        return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': unknown suffix ':%s' "
-                         "(use :f32 or :f64)", arm, tok, suffix);
+        return real_arg(a, rv, arm, tok, suffix, err);
     }
     char vocab[256] = "";
     size_t used = 0;

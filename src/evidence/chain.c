@@ -96,13 +96,28 @@ void kg_chain_source_copy(const kg_plan *plan, int a, char *buf, size_t cap)
     snprintf(buf, cap, "sources/%s%s", plan->arms[a].name, ext);
 }
 
+/* text written atomically as rel ("sources/NAME") in the folder (dirfd,
+ * shown as dir), its sources/ opened once into *sfd */
+static int keep_source(int dirfd, int *sfd, const char *dir, const char *rel, const char *text, size_t len,
+                       kg_err *err)
+{
+    char shown[KG_PATH_MAX + 160];
+    if (*sfd < 0 && (*sfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
+        int rc = *sfd;
+        *sfd = -1;
+        return rc;
+    }
+    snprintf(shown, sizeof shown, "%s/%s", dir, rel);
+    return kg_write_atomic_at(*sfd, rel + strlen("sources/"), shown, text, len, err);
+}
+
 /* Each python: call's file as sources/call-ARM.py, the bytes the plan
  * hashed (call_sha256): a file edited since the plan was read is refused. */
 static int copy_calls(int dirfd, const char *dir, const kg_plan *plan, kg_err *err)
 {
     int sfd = -1, rc = KG_OK;
     for (int a = 0; a < plan->narms && rc == KG_OK; a++) {
-        char rel[KG_NAME_MAX + 32], src[2 * KG_PATH_MAX + 2], shown[KG_PATH_MAX + 160], hex[65], *text = NULL;
+        char rel[KG_NAME_MAX + 32], src[2 * KG_PATH_MAX + 2], hex[65], *text = NULL;
         size_t len = 0;
         kg_plan_call_copy(plan, a, rel, sizeof rel);
         if (rel[0] == '\0') continue;
@@ -116,13 +131,7 @@ static int copy_calls(int dirfd, const char *dir, const kg_plan *plan, kg_err *e
                            plan->arms[a].name, src, hex, plan->arms[a].call_sha256);
             break;
         }
-        if (sfd < 0 && (sfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
-            rc = sfd;
-            free(text);
-            break;
-        }
-        snprintf(shown, sizeof shown, "%s/%s", dir, rel);
-        rc = kg_write_atomic_at(sfd, rel + strlen("sources/"), shown, text, len, err);
+        rc = keep_source(dirfd, &sfd, dir, rel, text, len, err);
         free(text);
     }
     if (sfd >= 0) close(sfd);
@@ -133,20 +142,14 @@ int kg_chain_copy_sources(int dirfd, const char *dir, const kg_plan *plan, kg_er
 {
     int sfd = -1, rc = KG_OK;
     for (int a = 0; a < plan->narms && rc == KG_OK; a++) {
-        char rel[128], src[KG_PATH_MAX], shown[KG_PATH_MAX + 160], *text = NULL;
+        char rel[128], src[KG_PATH_MAX], *text = NULL;
         size_t len = 0;
         kg_chain_source_copy(plan, a, rel, sizeof rel);
         if (rel[0] == '\0') continue;
         /* a source the backend did not need (fake) may be absent: nothing to keep */
         if (kg_plan_source_path(plan, a, src, sizeof src, NULL) != KG_OK || !kg_path_exists(src)) continue;
         if ((rc = kg_read_file(src, &text, &len, err)) != KG_OK) break;
-        if (sfd < 0 && (sfd = kg_open_dir(dirfd, "sources", 1, err)) < 0) {
-            rc = sfd;
-            free(text);
-            break;
-        }
-        snprintf(shown, sizeof shown, "%s/%s", dir, rel);
-        rc = kg_write_atomic_at(sfd, rel + strlen("sources/"), shown, text, len, err);
+        rc = keep_source(dirfd, &sfd, dir, rel, text, len, err);
         free(text);
     }
     if (sfd >= 0) close(sfd);
