@@ -139,14 +139,18 @@ UNIT = {"float64": 2.0 ** -52, "float32": 2.0 ** -23, "float16": 2.0 ** -10, "bf
 
 
 def perturbed(a, k, dtype):
-    """a (float64) with every element moved by one unit of dtype's
-    roundoff, up or down at random (a fixed stream per input k): the
-    library evaluation's sensitivity, what a kernel that rounds elsewhere
-    errs by.  Integer inputs stay."""
+    """a (float64) with every element moved by one unit of float32's
+    roundoff (float64's for float64 evaluations), up or down at random (a
+    fixed stream per input k): the library evaluation's sensitivity, what a
+    kernel whose float32 intermediates round elsewhere errs by.  A kernel's
+    inputs are exact, so the unit is that of its intermediates, never the
+    16-bit storage type's: at an ill-conditioned point (a constant row of a
+    layernorm) a 16-bit unit admits errors no correct kernel makes.
+    Integer inputs stay."""
     import numpy as np
-    u = UNIT.get(dtype)
-    if u is None:
+    if UNIT.get(dtype) is None:
         return a
+    u = UNIT["float64"] if dtype == "float64" else UNIT["float32"]
     s = np.random.default_rng(20261204 + k).integers(0, 2, size=a.shape) * 2 - 1
     return a * (1 + u * s)
 

@@ -218,6 +218,34 @@ expect_grep "(row [0-9]*, col [0-9]*)" "$T/sm.out"
 expect_grep "the checks reject the negative, as required" "$T/smn.out"
 echo "ok   a bf16 row softmax declared in Python: honest passes, its negative is rejected"
 
+# a layernorm in f16 against a float32 numpy call: the bound audit admits no mutation at the
+# constant rows (the sensitivity term moves inputs by float32's unit, not float16's, which made the
+# bound 25x a correct kernel's error there and the op WEAK-BOUNDED)
+cat >"$T/ln.py" <<'EOF'
+import numpy as np
+
+
+def layernorm(X):
+    mu = X.mean(axis=1, keepdims=True)
+    var = ((X - mu) ** 2).mean(axis=1, keepdims=True)
+    return (X - mu) / np.sqrt(var + 1e-5)
+
+
+def ln32(X):
+    x = X.astype(np.float32)
+    mu = x.mean(axis=1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
+    return ((x - mu) / np.sqrt(var + np.float32(1e-5))).astype(X.dtype)
+EOF
+sed -e 's/pysoftmax/pyln/' -e 's/sm.py:softmax/ln.py:layernorm/' \
+    -e 's/^outputs = Y\[M, N\]:f32/outputs = Y[M, N]/' -e 's/^dtype = bf16/dtype = f16/' \
+    -e 's/^\[arm naive\]/[arm np]/' -e 's|^source = .*softmax_naive.c|builtin = numpy\ncall = python:ln.py:ln32|' \
+    "$T/sm.kg" >"$T/ln.kg"
+"$KGATE" check "$T/ln.kg" -o "$T/ev-ln" >"$T/ln.out" 2>"$T/ln.err"; st=$?
+[ $st = 0 ] || { cat "$T/ln.kg" "$T/ln.out" "$T/ln.err" >&2; die "the f16 layernorm: check exit $st"; }
+expect_grep "bound:Y | pass .* 320 rejected, 0 admitted" "$T/ln.out"
+echo "ok   an f16 layernorm declared in Python: its library bound passes the audit at constant rows"
+
 # ---- 7. an op declared with torch tensors, where /usr/bin/python3 has torch
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     cat >"$T/tref.py" <<'EOF'

@@ -52,9 +52,10 @@ def lib_dtype(dt):
 
 
 def perturbed(x, dt):
-    """x with every element moved by one unit of the compute dtype's
-    roundoff up or down (pyops_helper.py's "perturbed" evaluation)."""
-    u = 2.0 ** -10 if dt == "f16" else 2.0 ** -23
+    """x with every element moved by one unit of float32's roundoff up or
+    down (pyops_helper.py's "perturbed" evaluation: the rounding of a
+    kernel's float32 intermediates; the inputs themselves are exact)."""
+    u = 2.0 ** -23
     s = np.random.default_rng(20261204).integers(0, 2, size=x.shape) * 2 - 1
     return x * (1 + u * s)
 
@@ -168,6 +169,7 @@ def ln_pairwise(x, eps):
 def op_layernorm(rng, dt):
     x = gen(rng, (64, 768), dt)
     x[5] = rnd(3.0 + 0.01 * rng.uniform(-1, 1, 768), dt)   # near-constant row
+    x[6] = rnd(np.full(768, 1.5 + rng.uniform()), dt)      # constant row: the exact output is 0
     eps = 1e-5
     def ln(v, acc, mode="two"):
         n = v.shape[1]
@@ -202,8 +204,10 @@ def op_layernorm(rng, dt):
     # and layernorm multiplies that by 1/sqrt(eps)
     honest["(limit) two-pass sequential f32"] = ln(x, "f32")
     mu = x.mean(axis=1, keepdims=True)
+    off = ref.copy()
+    off[6] += 0.25 * np.max(np.abs(ref))                    # wrong only where the row is constant
     wrong = {"unbiased variance": (x - mu) / np.sqrt(x.var(axis=1, ddof=1, keepdims=True) + eps),
-             "bf16 accumulation": ln(x, "bf16")}
+             "bf16 accumulation": ln(x, "bf16"), "constant row off by 1/4 of the scale": off}
     return ref, (lib, [x]), 768, honest, wrong
 
 
