@@ -32,6 +32,32 @@ int64_t kg_ops_gemm_cols(const kg_case *c, int o)
     return N;
 }
 
+static int gemm_shape(const kg_case *c, int out, int i, int b_kn, int64_t dims[])
+{
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1);
+    if (out) {
+        dims[0] = M;
+        dims[1] = N;
+    } else if (i == 0) {
+        dims[0] = M;
+        dims[1] = K;
+    } else {
+        dims[0] = b_kn ? K : N;
+        dims[1] = b_kn ? N : K;
+    }
+    return 2;
+}
+
+int kg_ops_gemm_bt_shape(const kg_case *c, int out, int i, int64_t dims[])
+{
+    return gemm_shape(c, out, i, 0, dims);
+}
+
+int kg_ops_gemm_nt_shape(const kg_case *c, int out, int i, int64_t dims[])
+{
+    return gemm_shape(c, out, i, 1, dims);
+}
+
 int kg_ops_gemm_admissible(const kg_case *c, char *why, size_t cap)
 {
     const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1), K = kg_op_var_i(c, "K", -1);

@@ -14,6 +14,10 @@
 void kg_ops_gemm_sizes(const kg_case *c, int64_t in_elems[], int64_t out_elems[]);
 void kg_ops_gemm_rows(const kg_case *c, int64_t rows[]);
 int64_t kg_ops_gemm_cols(const kg_case *c, int o);
+/* The shapes (kg_op's .shape): A[M,K], C[M,N] and B[N,K] (gemm_bt,
+ * gemm_splitk) or B[K,N] (gemm_nt). */
+int kg_ops_gemm_bt_shape(const kg_case *c, int out, int i, int64_t dims[]);
+int kg_ops_gemm_nt_shape(const kg_case *c, int out, int i, int64_t dims[]);
 int kg_ops_gemm_admissible(const kg_case *c, char *why, size_t cap);
 int kg_ops_gemm_reference(const kg_case *c, const double *a, const double *b, int b_kn,
                           double *out, kg_err *err);

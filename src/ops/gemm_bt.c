@@ -41,6 +41,7 @@ const kg_op kg_op_gemm_bt = {
     .nin = 2, .nout = 1,
     .in_names = { "A", "B" },
     .out_names = { "C" },
+    .shape = kg_ops_gemm_bt_shape,
     .sizes = kg_ops_gemm_sizes,
     .out_dtype = kg_ops_out_f32,
     .admissible = kg_ops_gemm_admissible,

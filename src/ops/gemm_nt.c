@@ -57,6 +57,7 @@ const kg_op kg_op_gemm_nt = {
     .nin = 2, .nout = 1,
     .in_names = { "A", "B" },
     .out_names = { "C" },
+    .shape = kg_ops_gemm_nt_shape,
     .sizes = nt_sizes,
     .out_dtype = kg_ops_out_f32,
     .admissible = kg_ops_gemm_admissible,

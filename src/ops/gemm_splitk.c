@@ -74,6 +74,7 @@ const kg_op kg_op_gemm_splitk = {
     .nin = 2, .nout = 1,
     .in_names = { "A", "B" },
     .out_names = { "C" },
+    .shape = kg_ops_gemm_bt_shape,
     .sizes = kg_ops_gemm_sizes,
     .out_dtype = kg_ops_out_f32,
     .admissible = splitk_admissible,

@@ -149,6 +149,7 @@ const kg_op kg_op_layernorm = {
     .nin = 3, .nout = 1,
     .in_names = { "X", "gamma", "beta" },
     .out_names = { "Y" },
+    .shape = kg_ops_rowwise_shape,
     .sizes = ln_sizes,
     .out_dtype = kg_ops_out_f32,
     .admissible = ln_admissible,

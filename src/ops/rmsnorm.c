@@ -116,6 +116,7 @@ const kg_op kg_op_rmsnorm = {
     .nin = 2, .nout = 1,
     .in_names = { "X", "weight" },
     .out_names = { "Y" },
+    .shape = kg_ops_rowwise_shape,
     .sizes = rms_sizes,
     .out_dtype = kg_ops_out_f32,
     .admissible = rms_admissible,

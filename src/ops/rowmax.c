@@ -66,6 +66,7 @@ const kg_op kg_op_rowmax = {
     .nin = 1, .nout = 1,
     .in_names = { "X" },
     .out_names = { "Y" },
+    .shape = kg_ops_rowreduce_shape,
     .sizes = rowmax_sizes,
     .out_dtype = kg_ops_out_f32,
     .admissible = kg_ops_rows_admissible,

@@ -91,6 +91,7 @@ const kg_op kg_op_rowsum = {
     .nin = 1, .nout = 1,
     .in_names = { "X" },
     .out_names = { "Y" },
+    .shape = kg_ops_rowreduce_shape,
     .sizes = rowsum_sizes,
     .out_dtype = rowsum_out_dtype,
     .admissible = kg_ops_rows_admissible,

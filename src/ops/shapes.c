@@ -48,3 +48,27 @@ int64_t kg_ops_rows_cols(const kg_case *c, int o)
     (void)o;
     return N;
 }
+
+static int row_input_shape(const kg_case *c, int i, int64_t dims[])
+{
+    const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
+    if (i > 0) {
+        dims[0] = N;
+        return 1;
+    }
+    dims[0] = M;
+    dims[1] = N;
+    return 2;
+}
+
+int kg_ops_rowwise_shape(const kg_case *c, int out, int i, int64_t dims[])
+{
+    return row_input_shape(c, out ? 0 : i, dims);
+}
+
+int kg_ops_rowreduce_shape(const kg_case *c, int out, int i, int64_t dims[])
+{
+    if (!out) return row_input_shape(c, i, dims);
+    dims[0] = kg_op_var_i(c, "M", -1);
+    return 1;
+}

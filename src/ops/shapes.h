@@ -20,4 +20,10 @@ kg_dtype kg_ops_out_f32(const kg_case *c, int o);
 int kg_ops_rows_admissible(const kg_case *c, char *why, size_t cap);
 int64_t kg_ops_rows_cols(const kg_case *c, int o);
 
+/* The row ops' shapes (kg_op's .shape): X[M,N], every other input [N];
+ * the output Y[M,N] (rowwise: softmax, layernorm, rmsnorm) or Y[M]
+ * (rowreduce: rowsum, rowmax). */
+int kg_ops_rowwise_shape(const kg_case *c, int out, int i, int64_t dims[]);
+int kg_ops_rowreduce_shape(const kg_case *c, int out, int i, int64_t dims[]);
+
 #endif

@@ -114,6 +114,7 @@ const kg_op kg_op_softmax = {
     .nin = 1, .nout = 1,
     .in_names = { "X" },
     .out_names = { "Y" },
+    .shape = kg_ops_rowwise_shape,
     .sizes = softmax_sizes,
     .out_dtype = kg_ops_out_f32,
     .admissible = kg_ops_rows_admissible,

@@ -289,6 +289,21 @@ static void test_shapes(void)
     op = kg_op_find("rowsum");
     CHECK(kg_op_shape(op, &c, 0, 0, d, why, sizeof why) == 2 && d[0] == 4 && d[1] == 9);
     CHECK(kg_op_shape(op, &c, 1, 0, d, why, sizeof why) == 1 && d[0] == 4);
+    /* one row stays a matrix of one row (a held-out M = 1), every built-in op with data has .shape */
+    c = mk("rowsum", KG_DT_F32, 1, 9, -1, -1);
+    CHECK(kg_op_shape(op, &c, 0, 0, d, why, sizeof why) == 2 && d[0] == 1 && d[1] == 9);
+    c = mk("layernorm", KG_DT_F32, 1, 9, -1, -1);
+    op = kg_op_find("layernorm");
+    CHECK(kg_op_shape(op, &c, 0, 0, d, why, sizeof why) == 2 && d[0] == 1 && d[1] == 9);
+    CHECK(kg_op_shape(op, &c, 0, 2, d, why, sizeof why) == 1 && d[0] == 9);
+    CHECK(kg_op_shape(op, &c, 1, 0, d, why, sizeof why) == 2 && d[0] == 1 && d[1] == 9);
+    c = mk("gemm_nt", KG_DT_F32, 1, 5, 7, -1);
+    op = kg_op_find("gemm_nt");
+    CHECK(kg_op_shape(op, &c, 0, 1, d, why, sizeof why) == 2 && d[0] == 7 && d[1] == 5);
+    CHECK(kg_op_shape(op, &c, 1, 0, d, why, sizeof why) == 2 && d[0] == 1 && d[1] == 5);
+    const char *names[] = { "gemm_bt", "gemm_nt", "gemm_splitk", "rowsum", "rowmax", "softmax", "layernorm",
+                            "rmsnorm" };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) CHECK(kg_op_find(names[k])->shape != NULL);
 }
 
 int main(void)
