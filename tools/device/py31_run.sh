@@ -9,7 +9,9 @@
 #      (honest and wrong candidates) and the honest ones timed.
 # The package is pip-installed into a virtual environment, KGATE naming the carried binary.
 # Usage, from the repository root on the device: sh tools/device/py31_run.sh OUT [PARTS]
-# PARTS: any of gpu, triton, kb (default all three; one device call holds 10 minutes).
+# PARTS: any of gpu, triton (softmax and layernorm), softmax, layernorm, kb (default gpu triton kb;
+# one device call holds 10 minutes).  KB_PROBLEMS: the problems kb runs (default all ten), KB_LIMIT
+# its wall-clock limit in seconds (default 300).
 set -u
 OUT=${1:?OUT folder}
 PARTS=${2:-gpu triton kb}
@@ -48,7 +50,7 @@ W=$(mktemp -d)
 awk '/<!-- kgate-doc: triton file softmax.py -->/ { f = 1; next } f && /^```python/ { p = 1; next }
      p && /^```/ { exit } p { print }' docs/python.md >"$W/softmax.py"
 cp tools/device/triton_layernorm.py "$W/layernorm.py"
-for s in $(has triton && echo softmax layernorm); do
+for s in $( (has triton || has softmax) && echo softmax) $( (has triton || has layernorm) && echo layernorm); do
     t0=$(date +%s)
     ( cd "$W" && timeout 240 python3 $s.py ) >"$R/$s.txt" 2>&1
     echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$R/$s.txt"
@@ -62,7 +64,8 @@ cp "$W/softmax.py" "$R/"
 
 if has kb && [ -f tools/device/kernelbench_run.sh ]; then
     t0=$(date +%s)
-    timeout 300 sh tools/device/kernelbench_run.sh "$OUT/kb" >"$R/kernelbench.txt" 2>&1
+    # shellcheck disable=SC2086
+    timeout "${KB_LIMIT:-300}" sh tools/device/kernelbench_run.sh "$OUT/kb" ${KB_PROBLEMS:-} >"$R/kernelbench.txt" 2>&1
     echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$R/kernelbench.txt"
 fi
 tar czf "$OUT/py31.tgz" -C "$OUT" r $( [ -d "$OUT/kb" ] && echo kb ) 2>/dev/null
