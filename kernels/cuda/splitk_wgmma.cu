@@ -1,0 +1,425 @@
+/* splitk_wgmma.cu: split-K C = A * B^T on Hopper's warpgroup tensor cores
+ * (wgmma.mma_async m64nBNk16, f16 or bf16 in, float32 accumulate), the
+ * operands staged in shared memory in the 128-byte-swizzled K-major layout
+ * by cp.async through a STAGES-deep ring, and three ways to combine the
+ * splits (RED):
+ *   RED=0  f32 partials ws[splits][M][N], then the accumulation pass
+ *          (entry2 = splitk_accum, kernels/cuda/splitk_accum.cu): the
+ *          seeds' two-launch chain;
+ *   RED=1  one launch: the splits of one output tile are one thread block
+ *          cluster (__cluster_dims__(1, 1, splits)); each block leaves its
+ *          f32 tile in its shared memory and block r of the cluster sums
+ *          rows r*64/S.. of all S tiles through distributed shared memory,
+ *          in split order (deterministic), storing C through KGATE_STORE;
+ *          needs `specialize = yes` (the cluster size is the compile-time
+ *          KG_VAR_splits) and splits <= 8;
+ *   RED=2  two launches: splitk_wg_zero writes C = 0 (through KGATE_STORE),
+ *          then every split adds its tile into C with float2 atomics (the
+ *          order of the additions is not fixed for splits > 2).
+ *
+ * Why cp.async and not TMA: a TMA copy needs a CUtensorMap encoded on the
+ * host (cuTensorMapEncodeTiled) and passed as a kernel parameter; kgate's
+ * arguments are buffers and case scalars (src/backend/launch.h), so an arm
+ * cannot get one.  The 1-D bulk copy (cp.async.bulk, no map) writes
+ * contiguous bytes and cannot produce the swizzled layout: each 16-byte
+ * chunk of a swizzled row goes elsewhere.  So each thread copies 16-byte
+ * chunks with cp.async to their swizzled addresses; rows past M are
+ * zero-filled (src-size 0) and never stored.
+ *
+ * Tile: one warpgroup (128 threads) owns 64 rows x BN columns of one split;
+ * K is walked in slices of 64 (one 128-byte row of 16-bit elements per
+ * operand row: the swizzle atom is 8 rows x 128 bytes).  Slice kt lives in
+ * stage kt % STAGES; per slice: wait for its copies, fence the generic
+ * proxy's writes for the tensor cores' async proxy, wait for the previous
+ * slice's wgmma, one barrier, issue the copies of slice kt + STAGES - 1
+ * into the stage the previous slice used, then four wgmma k16 steps.
+ *
+ * Split s of S = gridDim.z covers k in [s*K/S, (s+1)*K/S): the seeds' split
+ * rule when K % S == 0, which the precondition K % (64 * S) == 0 implies.
+ *
+ * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..4,
+ *   RED = 0 | 1 | 2.  KG_DTYPE 1 (f16) or 2 (bf16); f32 inputs (TF32) are
+ *   refused with #error (no precision contract is declared for them here).
+ * Needs sm_90a: NVRTC arms set `cflags = --gpu-architecture=sm_90a`.
+ * Preconditions (a violation traps): N % BN == 0, K % (64 * S) == 0,
+ *   gridDim = (N / BN, ceildiv(M, 64), S), blockDim = (128, 1, 1), the
+ *   dynamic shared memory at least STAGES * (64 + BN) * 128 + 1024 bytes;
+ *   RED=1: S == KG_VAR_splits <= 8; pointers 16-byte aligned.  Any M >= 1.
+ * Shared (dynamic): STAGES * (64 + BN) * 128 + 1024 bytes (the 1024 align
+ *   the ring to the swizzle atom); RED=1 reuses the ring for the f32 tile.
+ *
+ * Plan entries (gemm_splitk; NVRTC with cflags = --gpu-architecture=sm_90a):
+ *   RED=0: grid = N / BN, ceildiv(M, 64), splits   block = 128
+ *          shared = STAGES * (64 + BN) * 128 + 1024   args = A, B, ws, M, N, K
+ *          entry2 = splitk_accum  grid2 = ceildiv(M * N, 1024)  block2 = 256
+ *          shared2 = 0  args2 = ws, C, M, N, splits
+ *   RED=1: specialize = yes; as RED=0 with args = A, B, C, M, N, K, no launch 2
+ *   RED=2: entry = splitk_wg_zero  grid = ceildiv(M * N, 1024)  block = 256
+ *          shared = 0  args = C, M, N
+ *          entry2 = splitk_wgmma  grid2 = N / BN, ceildiv(M, 64), splits
+ *          block2 = 128  shared2 = (as above)  args2 = A, B, C, M, N, K
+ * (shared is a plan expression and cannot see the defines: a plan sizes it
+ * for the largest STAGES of its axis; the kernel traps on too little.)
+ *
+ * Kernel contract (docs/plan-format.md): the RED=0, BN=64, STAGES<=4 form.
+ * kgate: ops = gemm_splitk
+ * kgate: entry = splitk_wgmma
+ * kgate: requires = N % 64 == 0, K % (64 * splits) == 0
+ * kgate: grid = N / 64, ceildiv(M, 64), splits; block = 128; shared = 4 * 128 * 128 + 1024
+ * kgate: args = A, B, ws, M, N, K
+ * kgate: entry2 = splitk_accum; grid2 = ceildiv(M * N, 1024); block2 = 256; shared2 = 0
+ * kgate: args2 = ws, C, M, N, splits
+ */
+#include "kgate/kernel.h"
+
+#ifndef BN
+#define BN 64
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef RED
+#define RED 0
+#endif
+
+#if KG_DTYPE == 1
+#define KG_WG_AB ".f16.f16"
+#elif KG_DTYPE == 2
+#define KG_WG_AB ".bf16.bf16"
+#else
+#error "splitk_wgmma.cu takes f16 or bf16 inputs only (KG_DTYPE 1 or 2); f32 cases use splitk_fma.cu"
+#endif
+#if BN != 32 && BN != 64 && BN != 128
+#error "BN must be 32, 64 or 128"
+#endif
+#if STAGES < 2 || STAGES > 4
+#error "STAGES must be 2, 3 or 4"
+#endif
+#if RED < 0 || RED > 2
+#error "RED must be 0 (partials + accumulation), 1 (cluster reduction) or 2 (atomics)"
+#endif
+#if RED == 1
+#ifndef KG_VAR_splits
+#error "RED=1 needs the arm's specialize = yes (the cluster size is the case's splits, KG_VAR_splits)"
+#endif
+#if KG_VAR_splits < 1 || KG_VAR_splits > 8
+#error "RED=1: the case's splits must be 1..8 (the portable cluster size)"
+#endif
+#endif
+#if !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
+#error "splitk_wgmma.cu needs sm_90a (cflags = --gpu-architecture=sm_90a)"
+#endif
+
+#define WG_BM 64                              /* rows per block: one wgmma M */
+#define WG_BK 64                              /* K slice: 128 bytes of 16-bit elements */
+#define WG_NT 128                             /* one warpgroup */
+#define WG_A_BYTES (WG_BM * 128)              /* one stage of A */
+#define WG_B_BYTES (BN * 128)                 /* one stage of B */
+#define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
+#define WG_SMEM_NEED (STAGES * WG_STAGE_BYTES + 1024)
+#define WG_A_CH (WG_BM * 8 / WG_NT)           /* 16-byte chunks per thread per slice: 4 */
+#define WG_B_CH (BN * 8 / WG_NT)              /* 2, 4 or 8 */
+#define WG_RP (BN + 4)                        /* f32 pitch of the RED=1 tile (floats) */
+
+#if RED == 1 && WG_BM * WG_RP * 4 > STAGES * WG_STAGE_BYTES
+#error "RED=1: the f32 tile does not fit in the ring"
+#endif
+
+__device__ __forceinline__ unsigned kg_smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void kg_cp16(unsigned dst, const void *src, unsigned bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void kg_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void kg_cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void kg_fence_async_smem()
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void kg_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void kg_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void kg_wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/* Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
+ * start address >> 4 in bits 0-13, leading byte offset >> 4 in 16-29
+ * (unused by the swizzled K-major layouts: 1), stride byte offset >> 4 in
+ * 32-45 (1024: from one 8-row swizzle atom to the next), base offset 0
+ * (atoms 1024-aligned), layout 1 = 128-byte swizzle in bits 62-63. */
+__device__ __forceinline__ unsigned long long kg_desc(unsigned saddr)
+{
+    return (unsigned long long)((saddr & 0x3FFFFu) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
+           (1ull << 62);
+}
+#if BN == 32
+__device__ __forceinline__ void kg_wgmma(float (&d)[16], unsigned long long da, unsigned long long db)
+{
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "setp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32" KG_WG_AB " "
+                 "{"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"
+                 "}, %16, %17, p, 1, 1, 0, 0;\n"
+                 "}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(da), "l"(db), "r"(1)
+                 : "memory");
+}
+#endif
+#if BN == 64
+__device__ __forceinline__ void kg_wgmma(float (&d)[32], unsigned long long da, unsigned long long db)
+{
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "setp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32" KG_WG_AB " "
+                 "{"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+                 "}, %32, %33, p, 1, 1, 0, 0;\n"
+                 "}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(1)
+                 : "memory");
+}
+#endif
+#if BN == 128
+__device__ __forceinline__ void kg_wgmma(float (&d)[64], unsigned long long da, unsigned long long db)
+{
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "setp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32" KG_WG_AB " "
+                 "{"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+                 "}, %64, %65, p, 1, 1, 0, 0;\n"
+                 "}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(1)
+                 : "memory");
+}
+#endif
+
+/* The accumulators' compiler barrier: their registers are read and
+ * written by the asynchronous wgmma between the fence and the wait. */
+template <int R> __device__ __forceinline__ void kg_acc_fence(float (&d)[R])
+{
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* One K slice (k0..k0+63) of A rows m0..m0+63 and B rows n0..n0+BN-1 into
+ * the stage at sa / sb (1024-aligned), 128-byte swizzle: 16-byte chunk c
+ * of row r lands at r * 128 + ((c ^ (r % 8)) * 16).  A rows past M are
+ * zero-filled (src-size 0; the address stays that of row 0). */
+__device__ __forceinline__ void kg_wg_load(unsigned sa, unsigned sb, const kg_in_t *__restrict__ A,
+                                           const kg_in_t *__restrict__ B, int M, int K, int m0,
+                                           int n0, int k0, int tid)
+{
+#pragma unroll
+    for (int i = 0; i < WG_A_CH; i++) {
+        const int idx = tid + i * WG_NT, r = idx >> 3, c = idx & 7;
+        const int row = m0 + r;
+        const bool ok = row < M;
+        const kg_in_t *src = A + (long long)(ok ? row : 0) * K + k0 + c * 8;
+        kg_cp16(sa + r * 128 + ((c ^ (r & 7)) << 4), src, ok ? 16u : 0u);
+    }
+#pragma unroll
+    for (int i = 0; i < WG_B_CH; i++) {
+        const int idx = tid + i * WG_NT, r = idx >> 3, c = idx & 7;
+        const kg_in_t *src = B + (long long)(n0 + r) * K + k0 + c * 8;
+        kg_cp16(sb + r * 128 + ((c ^ (r & 7)) << 4), src, 16u);
+    }
+}
+
+#if RED == 1
+#define KG_WG_CLUSTER __cluster_dims__(1, 1, KG_VAR_splits)
+__device__ __forceinline__ unsigned kg_cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void kg_cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ float4 kg_ld_cluster(unsigned saddr, unsigned rank)
+{
+    unsigned ra;
+    float4 v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(saddr), "r"(rank));
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(ra)
+                 : "memory");
+    return v;
+}
+#else
+#define KG_WG_CLUSTER
+#endif
+
+extern "C" __global__ void KG_WG_CLUSTER __launch_bounds__(WG_NT, 1)
+splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float *__restrict__ out,
+             int M, int N, int K)
+{
+    extern __shared__ __align__(1024) unsigned char kg_wg_smem[];
+    unsigned dsmem;
+    asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
+    const int S = (int)gridDim.z;
+    if (blockDim.x != WG_NT || blockDim.y != 1 || blockDim.z != 1 || M < 1 || N % BN != 0 ||
+        (int)gridDim.x * BN != N || (int)gridDim.y != (M + WG_BM - 1) / WG_BM ||
+        K % (WG_BK * S) != 0 || dsmem < (unsigned)WG_SMEM_NEED)
+        __trap();
+#if RED == 1
+    if (S != KG_VAR_splits) __trap();
+#endif
+    const unsigned base = (kg_smem_addr(kg_wg_smem) + 1023u) & ~1023u;
+    const int tid = threadIdx.x, s = (int)blockIdx.z;
+    const int m0 = (int)blockIdx.y * WG_BM, n0 = (int)blockIdx.x * BN;
+    const int ks = K / S, kb = s * ks, nk = ks / WG_BK;
+
+    float acc[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++) acc[i] = 0.0f;
+
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; st++) {
+        if (st < nk)
+            kg_wg_load(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, A, B, M, K,
+                       m0, n0, kb + st * WG_BK, tid);
+        kg_cp_commit();
+    }
+    for (int kt = 0; kt < nk; kt++) {
+        kg_cp_wait<STAGES - 2>();   /* this thread's copies of slice kt landed */
+        kg_fence_async_smem();      /* ... and are visible to the tensor cores */
+        kg_wg_wait<0>();            /* slice kt - 1's wgmma is done with its stage */
+        kg_acc_fence(acc);
+        __syncthreads();            /* every thread's copies of slice kt; stage of kt - 1 free */
+        const int nt = kt + STAGES - 1;
+        if (nt < nk) {
+            const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
+            kg_wg_load(sa, sa + WG_A_BYTES, A, B, M, K, m0, n0, kb + nt * WG_BK, tid);
+        }
+        kg_cp_commit();
+        const unsigned sa = base + (kt % STAGES) * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
+        kg_wg_fence();
+        kg_acc_fence(acc);
+#pragma unroll
+        for (int kk = 0; kk < WG_BK / 16; kk++) kg_wgmma(acc, kg_desc(sa + kk * 32), kg_desc(sb + kk * 32));
+        kg_wg_commit();
+        kg_acc_fence(acc);
+    }
+    kg_wg_wait<0>();
+    kg_acc_fence(acc);
+    kg_cp_wait<0>();
+
+    /* accumulator fragment (PTX ISA, wgmma .m64nNk16 D): warp w, lane
+     * g * 4 + t holds rows 16w + g (acc[4j], acc[4j+1]) and 16w + g + 8
+     * (acc[4j+2], acc[4j+3]), columns 8j + 2t, 8j + 2t + 1 */
+    const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int r0 = 16 * warp + g;
+#if RED == 0
+    float *o = out + (long long)s * M * N;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = m0 + r0 + 8 * h;
+            if (row < M)
+                *(float2 *)(o + (long long)row * N + n0 + 8 * j + 2 * t) =
+                    make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        }
+#elif RED == 2
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = m0 + r0 + 8 * h;
+            if (row < M) {
+                float2 v;
+                KGATE_STORE(&v.x, acc[4 * j + 2 * h]);
+                KGATE_STORE(&v.y, acc[4 * j + 2 * h + 1]);
+                atomicAdd((float2 *)(out + (long long)row * N + n0 + 8 * j + 2 * t), v);
+            }
+        }
+#else
+    /* every warp's wgmma reads of the ring are done (wait above); the
+     * barrier before the tile overwrites it */
+    __syncthreads();
+    float *tile = (float *)(kg_wg_smem + (base - kg_smem_addr(kg_wg_smem)));
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            *(float2 *)(tile + (r0 + 8 * h) * WG_RP + 8 * j + 2 * t) =
+                make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    kg_cluster_sync();   /* every split's tile is written and visible in the cluster */
+    const int rank = (int)kg_cluster_rank();
+    const int rb = rank * WG_BM / S, re = (rank + 1) * WG_BM / S;
+    const int nch = (re - rb) * (BN / 4);
+    for (int c = tid; c < nch; c += WG_NT) {
+        const int rr = rb + c / (BN / 4), cc = (c % (BN / 4)) * 4;
+        const int row = m0 + rr;
+        if (row >= M) continue;
+        const unsigned off = base + (unsigned)(rr * WG_RP + cc) * 4u;
+        float4 a = kg_ld_cluster(off, 0);
+        for (int q = 1; q < S; q++) {
+            const float4 p = kg_ld_cluster(off, (unsigned)q);
+            a.x += p.x; a.y += p.y; a.z += p.z; a.w += p.w;
+        }
+        float4 v;
+        KGATE_STORE(&v.x, a.x);
+        KGATE_STORE(&v.y, a.y);
+        KGATE_STORE(&v.z, a.z);
+        KGATE_STORE(&v.w, a.w);
+        *(float4 *)(out + (long long)row * N + n0 + cc) = v;
+    }
+    kg_cluster_sync();   /* no block leaves while another reads its tile */
+#endif
+}
+
+/* RED=2's first launch: C = 0, four floats per thread (M * N % 4 == 0,
+ * which N % BN == 0 gives), through KGATE_STORE like every write of C. */
+extern "C" __global__ void splitk_wg_zero(float *__restrict__ C, int M, int N)
+{
+    const long long total = (long long)M * N;
+    if (total % 4 != 0) __trap();
+    const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (i >= total) return;
+    float4 v;
+    KGATE_STORE(&v.x, 0.0f);
+    KGATE_STORE(&v.y, 0.0f);
+    KGATE_STORE(&v.z, 0.0f);
+    KGATE_STORE(&v.w, 0.0f);
+    *(float4 *)(C + i) = v;
+}
+
+/* the accumulation pass (entry2 of RED=0 arms) */
+#include "splitk_accum.cu"
