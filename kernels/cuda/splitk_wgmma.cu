@@ -37,7 +37,7 @@
  * Split s of S = gridDim.z covers k in [s*K/S, (s+1)*K/S): the seeds' split
  * rule when K % S == 0, which the precondition K % (64 * S) == 0 implies.
  *
- * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..4,
+ * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
  *   RED = 0 | 1 | 2.  KG_DTYPE 1 (f16) or 2 (bf16); f32 inputs (TF32) are
  *   refused with #error (no precision contract is declared for them here).
  * Needs sm_90a: NVRTC arms set `cflags = --gpu-architecture=sm_90a`.
@@ -92,8 +92,8 @@
 #if BN != 32 && BN != 64 && BN != 128
 #error "BN must be 32, 64 or 128"
 #endif
-#if STAGES < 2 || STAGES > 4
-#error "STAGES must be 2, 3 or 4"
+#if STAGES < 2 || STAGES > 8
+#error "STAGES must be 2..8"
 #endif
 #if RED < 0 || RED > 2
 #error "RED must be 0 (partials + accumulation), 1 (cluster reduction) or 2 (atomics)"
