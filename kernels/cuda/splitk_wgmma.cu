@@ -26,7 +26,9 @@
  * chunks with cp.async to their swizzled addresses; rows past M are
  * zero-filled (src-size 0) and never stored.
  *
- * Tile: one warpgroup (128 threads) owns 64 rows x BN columns of one split;
+ * Tile: one warpgroup (128 threads) owns 64 * MT rows x BN columns of one
+ * split (MT = 2: two m64 wgmma per k16 step on the same B tile, which halves
+ * the B traffic of the 96- and 256-row shapes at the cost of fewer blocks);
  * K is walked in slices of 64 (one 128-byte row of 16-bit elements per
  * operand row: the swizzle atom is 8 rows x 128 bytes).  Slice kt lives in
  * stage kt % STAGES; per slice: wait for its copies, fence the generic
@@ -38,15 +40,17 @@
  * rule when K % S == 0, which the precondition K % (64 * S) == 0 implies.
  *
  * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
- *   RED = 0 | 1 | 2.  KG_DTYPE 1 (f16) or 2 (bf16); f32 inputs (TF32) are
+ *   RED = 0 | 1 | 2, MT = 1 | 2 (64 or 128 rows per block).  KG_DTYPE 1 (f16) or 2 (bf16); f32 inputs (TF32) are
  *   refused with #error (no precision contract is declared for them here).
  * Needs sm_90a: NVRTC arms set `cflags = --gpu-architecture=sm_90a`.
  * Preconditions (a violation traps): N % BN == 0, K % (64 * S) == 0,
- *   gridDim = (N / BN, ceildiv(M, 64), S), blockDim = (128, 1, 1), the
- *   dynamic shared memory at least STAGES * (64 + BN) * 128 + 1024 bytes;
+ *   gridDim = (N / BN, ceildiv(M, 64 * MT), S), blockDim = (128, 1, 1), the
+ *   dynamic shared memory at least STAGES * (64 * MT + BN) * 128 + 1024 bytes
+ *   (RED=1: at least the f32 tile, 64 * MT * (BN + 4) * 4, + 1024);
  *   RED=1: S == KG_VAR_splits <= 8; pointers 16-byte aligned.  Any M >= 1.
- * Shared (dynamic): STAGES * (64 + BN) * 128 + 1024 bytes (the 1024 align
- *   the ring to the swizzle atom); RED=1 reuses the ring for the f32 tile.
+ * Shared (dynamic): STAGES * (64 * MT + BN) * 128 + 1024 bytes (the 1024
+ *   align the ring to the swizzle atom); RED=1 reuses the ring for the f32
+ *   tile.  The forms below are for MT = 1 (MT = 2: ceildiv(M, 128), 64 -> 128).
  *
  * Plan entries (gemm_splitk; NVRTC with cflags = --gpu-architecture=sm_90a):
  *   RED=0: grid = N / BN, ceildiv(M, 64), splits   block = 128
@@ -81,6 +85,9 @@
 #ifndef RED
 #define RED 0
 #endif
+#ifndef MT
+#define MT 1
+#endif
 
 #if KG_DTYPE == 1
 #define KG_WG_AB ".f16.f16"
@@ -94,6 +101,9 @@
 #endif
 #if STAGES < 2 || STAGES > 8
 #error "STAGES must be 2..8"
+#endif
+#if MT != 1 && MT != 2
+#error "MT must be 1 (64 rows per block) or 2 (128 rows: two m64 wgmma on one B tile)"
 #endif
 #if RED < 0 || RED > 2
 #error "RED must be 0 (partials + accumulation), 1 (cluster reduction) or 2 (atomics)"
@@ -110,20 +120,22 @@
 #error "splitk_wgmma.cu needs sm_90a (cflags = --gpu-architecture=sm_90a)"
 #endif
 
-#define WG_BM 64                              /* rows per block: one wgmma M */
+#define WG_BM (64 * MT)                       /* rows per block: MT wgmma M of 64 */
 #define WG_BK 64                              /* K slice: 128 bytes of 16-bit elements */
 #define WG_NT 128                             /* one warpgroup */
 #define WG_A_BYTES (WG_BM * 128)              /* one stage of A */
 #define WG_B_BYTES (BN * 128)                 /* one stage of B */
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
-#define WG_SMEM_NEED (STAGES * WG_STAGE_BYTES + 1024)
-#define WG_A_CH (WG_BM * 8 / WG_NT)           /* 16-byte chunks per thread per slice: 4 */
+#define WG_A_CH (WG_BM * 8 / WG_NT)           /* 16-byte chunks per thread per slice: 4 or 8 */
 #define WG_B_CH (BN * 8 / WG_NT)              /* 2, 4 or 8 */
 #define WG_RP (BN + 4)                        /* f32 pitch of the RED=1 tile (floats) */
-
-#if RED == 1 && WG_BM * WG_RP * 4 > STAGES * WG_STAGE_BYTES
-#error "RED=1: the f32 tile does not fit in the ring"
+#define WG_RING (STAGES * WG_STAGE_BYTES)
+#if RED == 1                                  /* the f32 tile reuses the ring */
+#define WG_TILE (WG_BM * WG_RP * 4)
+#else
+#define WG_TILE 0
 #endif
+#define WG_SMEM_NEED ((WG_RING > WG_TILE ? WG_RING : WG_TILE) + 1024)
 
 __device__ __forceinline__ unsigned kg_smem_addr(const void *p)
 {
@@ -285,6 +297,12 @@ __device__ __forceinline__ float4 kg_ld_cluster(unsigned saddr, unsigned rank)
 #define KG_WG_CLUSTER
 #endif
 
+#if MT == 2
+#define KG_ACC_FENCE() (kg_acc_fence(acc[0]), kg_acc_fence(acc[1]))
+#else
+#define KG_ACC_FENCE() kg_acc_fence(acc[0])
+#endif
+
 extern "C" __global__ void KG_WG_CLUSTER __launch_bounds__(WG_NT, 1)
 splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float *__restrict__ out,
              int M, int N, int K)
@@ -305,9 +323,11 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
     const int m0 = (int)blockIdx.y * WG_BM, n0 = (int)blockIdx.x * BN;
     const int ks = K / S, kb = s * ks, nk = ks / WG_BK;
 
-    float acc[BN / 2];
+    float acc[MT][BN / 2];
 #pragma unroll
-    for (int i = 0; i < BN / 2; i++) acc[i] = 0.0f;
+    for (int u = 0; u < MT; u++)
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) acc[u][i] = 0.0f;
 
 #pragma unroll
     for (int st = 0; st < STAGES - 1; st++) {
@@ -320,7 +340,7 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
         kg_cp_wait<STAGES - 2>();   /* this thread's copies of slice kt landed */
         kg_fence_async_smem();      /* ... and are visible to the tensor cores */
         kg_wg_wait<0>();            /* slice kt - 1's wgmma is done with its stage */
-        kg_acc_fence(acc);
+        KG_ACC_FENCE();
         __syncthreads();            /* every thread's copies of slice kt; stage of kt - 1 free */
         const int nt = kt + STAGES - 1;
         if (nt < nk) {
@@ -330,14 +350,17 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
         kg_cp_commit();
         const unsigned sa = base + (kt % STAGES) * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
         kg_wg_fence();
-        kg_acc_fence(acc);
+        KG_ACC_FENCE();
 #pragma unroll
-        for (int kk = 0; kk < WG_BK / 16; kk++) kg_wgmma(acc, kg_desc(sa + kk * 32), kg_desc(sb + kk * 32));
+        for (int kk = 0; kk < WG_BK / 16; kk++)
+#pragma unroll
+            for (int u = 0; u < MT; u++)   /* rows 64u..: the next 8 swizzle atoms of A */
+                kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + kk * 32));
         kg_wg_commit();
-        kg_acc_fence(acc);
+        KG_ACC_FENCE();
     }
     kg_wg_wait<0>();
-    kg_acc_fence(acc);
+    KG_ACC_FENCE();
     kg_cp_wait<0>();
 
     /* accumulator fragment (PTX ISA, wgmma .m64nNk16 D): warp w, lane
@@ -348,24 +371,28 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
 #if RED == 0
     float *o = out + (long long)s * M * N;
 #pragma unroll
+    for (int u = 0; u < MT; u++)
+#pragma unroll
     for (int j = 0; j < BN / 8; j++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int row = m0 + r0 + 8 * h;
+            const int row = m0 + 64 * u + r0 + 8 * h;
             if (row < M)
                 *(float2 *)(o + (long long)row * N + n0 + 8 * j + 2 * t) =
-                    make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+                    make_float2(acc[u][4 * j + 2 * h], acc[u][4 * j + 2 * h + 1]);
         }
 #elif RED == 2
 #pragma unroll
+    for (int u = 0; u < MT; u++)
+#pragma unroll
     for (int j = 0; j < BN / 8; j++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int row = m0 + r0 + 8 * h;
+            const int row = m0 + 64 * u + r0 + 8 * h;
             if (row < M) {
                 float2 v;
-                KGATE_STORE(&v.x, acc[4 * j + 2 * h]);
-                KGATE_STORE(&v.y, acc[4 * j + 2 * h + 1]);
+                KGATE_STORE(&v.x, acc[u][4 * j + 2 * h]);
+                KGATE_STORE(&v.y, acc[u][4 * j + 2 * h + 1]);
                 atomicAdd((float2 *)(out + (long long)row * N + n0 + 8 * j + 2 * t), v);
             }
         }
@@ -375,11 +402,13 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
     __syncthreads();
     float *tile = (float *)(kg_wg_smem + (base - kg_smem_addr(kg_wg_smem)));
 #pragma unroll
+    for (int u = 0; u < MT; u++)
+#pragma unroll
     for (int j = 0; j < BN / 8; j++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
-            *(float2 *)(tile + (r0 + 8 * h) * WG_RP + 8 * j + 2 * t) =
-                make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            *(float2 *)(tile + (64 * u + r0 + 8 * h) * WG_RP + 8 * j + 2 * t) =
+                make_float2(acc[u][4 * j + 2 * h], acc[u][4 * j + 2 * h + 1]);
     kg_cluster_sync();   /* every split's tile is written and visible in the cluster */
     const int rank = (int)kg_cluster_rank();
     const int rb = rank * WG_BM / S, re = (rank + 1) * WG_BM / S;

@@ -75,7 +75,7 @@ if [ -z "$ARM" ]; then
 
     # (a') the numerical negative, source arms only (cublas and torch cannot be negated);
     # STAGES does not change the stores: one variant per section
-    sed -e '/^\[arm cublas\]/,/^$/d' -e '/^\[arm torch\]/,/^$/d' -e 's/STAGES={2, 4, 8}/STAGES=2/' \
+    sed -e '/^\[arm cublas\]/,/^$/d' -e '/^\[arm torch\]/,/^$/d' -e 's/STAGES={2, 4, 8}/STAGES=2/g' \
         -e 's/^timeout = 300/timeout = 60/' "$P" >"$W/neg.kg"
     KGATE_NEGATIVE=1 timeout $(tl 70) "$K" check "$W/neg.kg" -o "$W/neg" >/dev/null 2>&1; step negative $?
     awk -F, 'NR > 1 && $6 ~ /^(poison0|poison1):[A-Za-z]+$/ { n[$4]++; if ($7 == "pass") p[$4]++ }
