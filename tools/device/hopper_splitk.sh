@@ -11,9 +11,11 @@
 #               to cublas, torch and the baseline, the best wgmma arm per case first;
 #               (a')'s count
 #   run.md      (b) a short campaign: 1 process per direction, 2 rounds of 5 samples,
-#               --quiet-window 0.  It decides nothing (no interval: the gate fails by
-#               design); it ranks the variants for kgate screen and the frozen confirmation
-#   results.csv (b)'s results.csv
+#               --quiet-window 0, in two halves (the cluster forms wg_clu*, then wg_part* and
+#               wg_atom*), each with the baseline, its control, cublas and torch: both
+#               reports.  It decides nothing (no interval: the gate fails by design); it
+#               ranks the variants for kgate screen and the frozen confirmation
+#   results.csv (b)'s results.csv, both halves
 #   neg.txt     (a') the numerical negative (KGATE_NEGATIVE=1), one STAGES variant per
 #               section: output checks failed per source arm (all of them must fail)
 #   ncu.txt     (c) with "ncu": ncu (--clock-control none) on the best wgmma arm of the
