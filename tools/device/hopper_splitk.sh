@@ -103,7 +103,8 @@ if [ -z "$ARM" ]; then
 fi
 
 # (c) ncu on ARM and cuBLAS
-if [ "$NCU" = ncu ] && [ -n "$ARM" ] && command -v ncu >/dev/null 2>&1; then
+NCUBIN=$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [ "$NCU" = ncu ] && [ -n "$ARM" ] && [ -n "$NCUBIN" ]; then
     # ARM as the trusted baseline of a plan with cublas: its section, its STAGES fixed
     base=${ARM%%\[*}; st=$(echo "$ARM" | sed -n 's/.*STAGES=\([0-9]*\).*/\1/p')
     awk -v base="$base" -v st="$st" '
@@ -112,7 +113,7 @@ if [ "$NCU" = ncu ] && [ -n "$ARM" ] && command -v ncu >/dev/null 2>&1; then
         /^\[campaign\]/ || /^\[case / { keep = 1 }
         keep { if ($1 == "role" && $3 == "candidate") $0 = "role = baseline"
                if ($1 == "defines" && st != "") sub(/STAGES=\{[^}]*\}/, "STAGES=" st); print }' "$P" >"$W/ncu.kg"
-    timeout $(tl 150) ncu --clock-control none --target-processes all \
+    timeout $(tl 150) "$NCUBIN" --clock-control none --target-processes all \
         -k 'regex:splitk_wg|splitk_accum|gemm|nvjet|sm90|cutlass|xmma' -c 40 \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         --section MemoryWorkloadAnalysis --section SchedulerStats \
