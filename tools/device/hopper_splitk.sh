@@ -3,7 +3,7 @@
 # (kernels/cuda/splitk_wgmma.cu, examples/replication/splitk_hopper.kg) on the H200, in one
 # device call of at most 8 minutes (every step under timeout, bounded by what is left of
 # LIMIT = 450 s), with bin/kgate-portable from .carry/bins.tgz (else build/kgate) and PyTorch
-# for the torch arm.  Writes OUTDIR/hopper_splitk.tgz, at most 8 files:
+# for the torch arm.  Writes OUTDIR/hopper_splitk.tgz, 8 files at most:
 #   env.txt     device, driver, kgate and torch versions; each step's exit code and time
 #   check.md    (a) kgate check of the whole plan (every variant on both cases)
 #   summary.txt the failed / INADMISSIBLE rows of (a) with their reasons; (b)'s medians:
@@ -18,6 +18,8 @@
 #   results.csv (b)'s results.csv, both halves
 #   neg.txt     (a') the numerical negative (KGATE_NEGATIVE=1), one STAGES variant per
 #               section: output checks failed per source arm (all of them must fail)
+#   screen.kg   the plan for kgate screen: the 6 best variants of (b) by their worse ratio
+#               to cublas, the baseline, its control, cublas and torch (10 arms)
 #   ncu.txt     (c) with "ncu": ncu (--clock-control none) on the best wgmma arm of the
 #               96-row case in (b), or on ARM (e.g. 'wg_clu_n32[STAGES=4]': then (a), (b)
 #               and (a') are skipped), and cuBLAS, both cases; the arm runs trusted (in the
@@ -89,6 +91,29 @@ if [ -z "$ARM" ]; then
     awk -F, '$3 ~ /^wg_/ && $5 > 0 && (!($2 in b) || $5 < r[$2]) { b[$2] = $3; r[$2] = $5; u[$2] = $4 }
              END { for (c in b) printf "best wgmma arm %s: %s %.3f us = %.2fx cublas (same half)\n", c, b[c], u[c], r[c] }' "$W/ratios.csv" >>"$R/summary.txt"
     { echo "half,case,arm,us,x_cublas,x_torch,x_baseline"; cat "$W/ratios.csv"; } >>"$R/summary.txt"
+
+    # screen.kg: the plan for kgate screen, from this ranking: the 6 wgmma variants whose worse
+    # ratio to cublas over the two cases is lowest, as sections of their own (STAGES fixed),
+    # with the baseline, its control, cublas and torch: 10 arms, so processes = 10 per
+    # direction completes the load-order square (the whole plan's 37 arms would need 37)
+    sel=$(awk -F, '$3 ~ /^wg_/ && $5 > 0 { if (!($3 in w) || $5 > w[$3]) w[$3] = $5 }
+                   END { for (a in w) print w[a], a }' "$W/ratios.csv" | sort -n | head -6 | cut -d' ' -f2)
+    if [ -n "$sel" ]; then
+        awk -v sel="$sel" '
+            BEGIN { n = split(sel, v, "\n"); for (i = 1; i <= n; i++) { b = v[i]; sub(/\[.*/, "", b); st = v[i]; gsub(/.*STAGES=|\]/, "", st); want[b] = want[b] " " st } }
+            function flush() { if (cur != "" && (cur in want)) { m = split(want[cur], ss, " "); for (j = 1; j <= m; j++) { t = body; sub(/STAGES=\{[^}]*\}/, "STAGES=" ss[j], t); printf "[arm %s[STAGES=%s]]\n%s\n", cur, ss[j], t } } cur = ""; body = "" }
+            /^\[arm wg_/ { flush(); cur = $2; sub(/\]$/, "", cur); next }
+            /^\[/ { flush(); printf "%s", pend; pend = ""; print; keep = 1; next }
+            cur != "" { body = body $0 "\n"; next }
+            /^$/ { pend = pend "\n"; next }
+            { printf "%s", pend; pend = ""; print }
+            END { flush() }' examples/replication/splitk_hopper.kg |
+            sed -e 's/^name = splitk_hopper$/name = splitk_hopper_screen\nselected_from = tools\/device\/hopper_splitk.sh short campaign/' >"$R/screen.kg"
+        sed "s#\.\./\.\./kernels#$ROOT/kernels#" "$R/screen.kg" >"$W/screen-abs.kg"
+        "$K" check "$W/screen-abs.kg" --backend fake -o "$W/screen-check" >/dev/null 2>"$W/screen.err" &&
+            echo "== screen.kg: 6 variants selected ($(echo $sel)); parses (kgate check --backend fake)" >>"$R/summary.txt" ||
+            { echo "== screen.kg: does not parse:"; head -3 "$W/screen.err"; } >>"$R/summary.txt"
+    fi
 
     # (a') the numerical negative, source arms only (cublas and torch cannot be negated);
     # STAGES does not change the stores: one variant per section
