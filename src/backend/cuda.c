@@ -1079,7 +1079,12 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
     int rc = KG_OK;
     if (k->lib != NULL) {
         /* the helper records the events and its own bracket: its code is kgate's */
-        if ((rc = kg_libarm_time(k->lib, k->lib_slot, k->pack, &event_ns, &host_ns, err)) != KG_OK) return rc;
+        double wn = 0;
+        uint64_t wb = 0;
+        if ((rc = kg_libarm_time_warm(k->lib, k->lib_slot, k->pack, c->l2_warm, &event_ns, &host_ns, &wn, &wb, err)) !=
+            KG_OK)
+            return rc;
+        if (c->l2_warm) warm_count(k, wn, wb);
     } else if (k->host != NULL) {
         /* the host records the events and its own bracket: its code is kgate's */
         const kg_ch_msg *r = k->host->rep;
@@ -1162,24 +1167,22 @@ static void cuda_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap)
     if (!c->l2_warm) {
         size_text(c->flush_bytes, size, sizeof size);
         snprintf(buf, cap, "l2 cold: before each of its %lld timed samples the worker wrote %s (twice the "
-                 "device's %d MiB L2) and reset the persisting L2 lines, after its inputs were written, so no input "
-                 "set of the sample was in the L2 when it started%s", (long long)k->timed, size, l2_mib,
+                 "device's %d MiB L2)%s, after its inputs were written, so no input set of the sample was in the L2 "
+                 "when it started%s", (long long)k->timed, size, l2_mib,
+                 c->drv.cuCtxResetPersistingL2Cache != NULL ? " and reset the persisting L2 lines" : "",
                  k->pack > 1 ? "; each operation of a sample reads an input set of its own" : "");
-        return;
-    }
-    if (k->lib != NULL) {
-        snprintf(buf, cap, "l2 warm: a library arm's helper times its own samples and kgate read nothing into the L2 "
-                 "in it before them: its inputs were where their last write left them");
         return;
     }
     double each = k->warm_samples > 0 ? k->warm_ns / 1e3 / (double)k->warm_samples : 0.0;
     double share = c->l2_bytes > 0 ? 100.0 * (double)k->warm_bytes / (double)c->l2_bytes : 0.0;
     size_text(k->warm_bytes, size, sizeof size);
-    snprintf(buf, cap, "l2 warm: before each of its %lld timed samples kgate's kernel read the sample's %d input "
-             "buffers (%s, %.1f%% of the device's %d MiB L2) into the L2 %d times over from SMs across the "
-             "device, in %s, outside the timed events (%.1f us each)%s", (long long)k->warm_samples, k->nwarm_in,
-             size, share, l2_mib, KG_CUDA_WARM_READS,
-             k->host != NULL ? "its cuda arm host, the process that times it" : "the worker, the process that times it",
+    snprintf(buf, cap, "l2 warm: before each of its %lld timed samples kgate read the sample's %d input "
+             "buffers (%s, %.1f%% of the device's %d MiB L2) into the L2 %s, in %s, outside the timed events "
+             "(%.1f us each)%s", (long long)k->warm_samples, k->nwarm_in, size, share, l2_mib,
+             k->lib != NULL ? "with a reduction over each buffer"
+             : "with its kernel, " KG_CUDA_WARM_READS_TEXT " times over from SMs across the device",
+             k->host != NULL ? "its cuda arm host, the process that times it"
+             : k->lib != NULL ? "its library helper, the process that times it" : "the worker, the process that times it",
              each, c->l2_bytes > 0 && k->warm_bytes > (uint64_t)c->l2_bytes / 2
                  ? "; they fill more than half of the L2, so not all of them can be resident when a sample starts"
                  : "");

@@ -438,6 +438,7 @@ CUresult kg_cuda_poison_run(const kg_cuda_driver *d, kg_cuda_poison *p, CUstream
  * from SMs all over the device (the H200's L2 is two partitions, each
  * nearer one half of the SMs).  The loads are L2-only (ld.global.cg). */
 #define KG_CUDA_WARM_READS 4
+#define KG_CUDA_WARM_READS_TEXT "4"  /* the same, for messages */
 #define KG_CUDA_WARM_MAX 64          /* buffers one sample reads at most (KG_CH_NBUF's inputs) */
 
 typedef struct kg_cuda_warm_buf {

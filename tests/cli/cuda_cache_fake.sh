@@ -55,13 +55,13 @@ one_time() { # file ns: every sample of the arm read ns per operation
 run warm warm fresh
 one_time "$T/warm.base" 5000.000
 one_time "$T/warm.hosted" 5000.000
-expect_grep "c,base,post,cache:l2,pass,.*l2 warm: before each of its 6 timed samples kgate's kernel read the sample's 4 input buffers (3.0 KiB,.* in the worker, the process that times it" "$T/warm/checks/proc-000.csv"
-expect_grep "c,hosted,post,cache:l2,pass,.*l2 warm: before each of its 6 timed samples kgate's kernel read the sample's 4 input buffers (3.0 KiB,.* in its cuda arm host, the process that times it" "$T/warm/checks/proc-000.csv"
+expect_grep "c,base,post,cache:l2,pass,.*l2 warm: before each of its 6 timed samples kgate read the sample's 4 input buffers (3.0 KiB,.* with its kernel, 4 times over.* in the worker, the process that times it" "$T/warm/checks/proc-000.csv"
+expect_grep "c,hosted,post,cache:l2,pass,.*l2 warm: before each of its 6 timed samples kgate read the sample's 4 input buffers (3.0 KiB,.* with its kernel, 4 times over.* in its cuda arm host, the process that times it" "$T/warm/checks/proc-000.csv"
 expect_grep "c,hosted,post,inputs:fresh,pass,.*generating them in place with the cuda backend's generator" "$T/warm/checks/proc-000.csv"
 
 run cold cold resident
 one_time "$T/cold.base" 25000.000
 one_time "$T/cold.hosted" 25000.000
-expect_grep "c,hosted,post,cache:l2,pass,.*l2 cold: before each of its 6 timed samples the worker wrote 2.00 MiB (twice the device's 1 MiB L2) .*each operation of a sample reads an input set of its own" "$T/cold/checks/proc-000.csv"
+expect_grep "c,hosted,post,cache:l2,pass,.*l2 cold: before each of its 6 timed samples the worker wrote 2.00 MiB (twice the device's 1 MiB L2).*each operation of a sample reads an input set of its own" "$T/cold/checks/proc-000.csv"
 grep -q "inputs:fresh" "$T"/cold/checks/*.csv && die "cold: inputs = resident regenerated inputs"
 exit 0
