@@ -948,6 +948,7 @@ static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err
 static void warm_list(kg_kernel *k, const kg_binding *b)
 {
     k->nwarm_in = 0;
+    k->nsets = 1 + b->nop;
     for (int j = 0; j <= b->nop; j++)
         for (int i = 0; i < b->nin && k->nwarm_in < KG_CH_NBUF; i++) {
             const kg_dbuf *d = j == 0 ? &b->in[i] : &b->op_in[j - 1][i];
@@ -1170,7 +1171,9 @@ static void cuda_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap)
                  "device's %d MiB L2)%s, after its inputs were written, so no input set of the sample was in the L2 "
                  "when it started%s", (long long)k->timed, size, l2_mib,
                  c->drv.cuCtxResetPersistingL2Cache != NULL ? " and reset the persisting L2 lines" : "",
-                 k->pack > 1 ? "; each operation of a sample reads an input set of its own" : "");
+                 k->pack <= 1 ? ""
+                 : k->nsets >= k->pack ? "; each operation of a sample reads an input set of its own"
+                 : "; some operations of a sample share an input set, and may find it in the L2");
         return;
     }
     double each = k->warm_samples > 0 ? k->warm_ns / 1e3 / (double)k->warm_samples : 0.0;

@@ -143,6 +143,7 @@ struct kg_kernel {
      * sample), and what the warm-ups of its samples read and took */
     kg_cuda_warm_buf warm_in[KG_CH_NBUF];
     int nwarm_in;
+    int nsets;                    /* input sets bound: 1 + the binding's nop */
     uint64_t warm_bytes;          /* of the last sample */
     double warm_ns;               /* all samples' */
     int64_t warm_samples;

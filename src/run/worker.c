@@ -339,11 +339,10 @@ static void inst_release(wctx *w, inst *x)
 /* pack > 1: every operation of a timed sample reads inputs of its own.
  * Under inputs = fresh no cache keyed on contents then hits within a pack
  * either; the sets are filled before each sample (fresh_inputs).  Under
- * inputs = resident they hold d's inputs, the same values at addresses of
- * their own (up to KG_BIND_MAX_OP_SETS; operations before those read
- * in[]), so that the two regimes differ in the values alone: under l2 =
- * cold no operation finds its inputs in the L2 because the one before it
- * read them.  Bound now, outside timing. */
+ * inputs = resident with l2 = cold they hold d's inputs, the same values
+ * at addresses of their own (up to KG_BIND_MAX_OP_SETS; operations before
+ * those read in[]), so that no operation finds its inputs in the L2
+ * because the one before it read them.  Bound now, outside timing. */
 static int opsets_setup(wctx *w, inst *x, const kg_case_data *d, int pack, kg_err *err)
 {
     int nop = pack - 1;
@@ -1091,7 +1090,7 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
     int switch_inputs = executes && !cr->fresh_mode;
     cr->snap = switch_inputs ? &cr->post : &cr->pre;
     if (cr->fresh_mode && (rc = fresh_setup(w, cr, err)) != KG_OK) return rc;
-    if (executes && cp->pack > 1 && cp->rounds > 0)
+    if (executes && cp->pack > 1 && cp->rounds > 0 && (cr->fresh_mode || cp->l2 == KG_L2_COLD))
         for (int i = 0; i < cr->nlive; i++) {
             inst *x = &cr->xs[cr->live[i]];
             now(w, cr->c, x->arm, KG_NOW_TIME, -1);
