@@ -18,7 +18,10 @@
 #                        fresh against resident under each l2 (pass: within +-3%)
 # Usage, from the repository root on the device (the binary as bin/kgate-portable, from
 # .carry/bins.tgz where there is one, else $KGATE, else bin/kgate):
-#   sh tools/device/cache_regime.sh OUT
+#   here:   make portable && strip bin/kgate-portable
+#           (optional: bin/kgate-base-portable, `make portable` of the tree before, stripped)
+#           mkdir -p .carry && tar czf .carry/bins.tgz bin/kgate-portable [bin/kgate-base-portable]
+#   device: sh tools/device/cache_regime.sh $OUT          (carry: .carry)
 # Each campaign runs under `timeout` (at most 100 s, and within 230 s for all of them together,
 # CACHE_REGIME_BUDGET; a campaign that would start later is skipped and named in skipped.txt):
 # about 2-3 minutes of device time in all (4 campaigns; 6 with the base binary).
@@ -26,7 +29,7 @@ set -u
 OUT=${1:?usage: cache_regime.sh OUT}
 mkdir -p "$OUT"
 ROOT=$(pwd)
-[ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz
+[ -f .carry/bins.tgz ] && [ ! -x bin/kgate-portable ] && tar xzf .carry/bins.tgz
 K=${KGATE:-$ROOT/bin/kgate-portable}
 [ -x "$K" ] || K=$ROOT/bin/kgate
 export KGATE_LOCK_DIR="$(mktemp -d)"
