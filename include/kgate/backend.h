@@ -156,6 +156,10 @@ int kg_backend_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *e
 int kg_backend_run(kg_backend *be, kg_kernel *k, kg_err *err);
 int kg_backend_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, double *ns, kg_err *err);
 int kg_backend_flush(kg_backend *be, kg_err *err);
+/* One sentence for the evidence: how the plan's l2 was honoured before
+ * k's timed samples so far (what was read into the cache or flushed, by
+ * which process, at what cost), or that the backend did nothing. */
+void kg_backend_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap);
 void kg_backend_describe(kg_backend *be, char *buf, size_t cap);
 /* The device's peaks (kgate/peaks.h), measured in trusted code.  Always
  * fills out: a backend without the optional slot, or whose measurement

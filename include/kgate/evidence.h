@@ -213,6 +213,7 @@ int kg_check_is_bound(const char *check);        /* 1 for a "bound:OUTPUT" check
 #define KG_CHECK_SAMPLED    "sampled"             /* "sampled@N": the output of timed execution N (inputs = fresh) */
 #define KG_CHECK_PERTURBED  "perturbed"           /* a few input elements changed in place after timing */
 #define KG_CHECK_FRESH_COST "inputs:fresh"        /* passes; says what regenerating the inputs cost */
+#define KG_CHECK_CACHE "cache:l2"                  /* passes; says how the plan's l2 was honoured before the samples */
 #define KG_CHECK_WARM "clock:warm"                /* passes; the clock warm-up before the first timed phase */
 #define KG_CHECK_LAYOUT "layout"                  /* passes; the arm's load slot and placement pad in the process */
 

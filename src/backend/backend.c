@@ -146,6 +146,22 @@ int kg_backend_flush(kg_backend *be, kg_err *err)
     return be->ops->flush(be, err);
 }
 
+void kg_backend_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap)
+{
+    if (cap == 0) return;
+    buf[0] = '\0';
+    if (be->ops->cache_note != NULL) be->ops->cache_note(be, k, buf, cap);
+    if (buf[0] != '\0') return;
+    if (be->plan != NULL && be->plan->campaign.l2 == KG_L2_COLD)
+        snprintf(buf, cap, "l2 cold: the %s backend has no flush: nothing was flushed before a timed sample, so "
+                 "its inputs are where their last write left them (l2 = cold is not honoured on this backend)",
+                 be->ops->name);
+    else
+        snprintf(buf, cap, "l2 warm: the %s backend reads nothing into a cache before a timed sample: its inputs "
+                 "are where their last write left them (the worker's generator or upload, or the arm's previous "
+                 "execution)", be->ops->name);
+}
+
 void kg_backend_describe(kg_backend *be, char *buf, size_t cap)
 {
     if (cap == 0) return;

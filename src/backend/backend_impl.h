@@ -93,6 +93,10 @@ typedef struct kg_backend_ops {
      * they are not */
     const char *summary;
     const char *probe_found, *probe_missing;
+    /* optional: what the backend did about the cache before k's timed
+     * samples (the plan's l2), one sentence for the evidence; NULL: the
+     * wrapper says that it did nothing */
+    void (*cache_note)(kg_backend *be, kg_kernel *k, char *buf, size_t cap);
 } kg_backend_ops;
 
 /* The backends compiled into this library. */

@@ -291,6 +291,7 @@ static void cuda_close(kg_backend *be)
     if (c->flush_buf != 0) c->drv.cuMemFree(c->flush_buf);
     if (c->fill_mod != NULL) c->drv.cuModuleUnload(c->fill_mod);
     if (c->poison_state == 1) kg_cuda_poison_free(&c->drv, &c->poison);
+    if (c->warm_state == 1) kg_cuda_warm_free(&c->drv, &c->warm);
     if (c->lt_handle != NULL) c->lt.cublasLtDestroy(c->lt_handle);
     if (c->lt_ws != 0) c->drv.cuMemFree(c->lt_ws);
     kg_cuda_cublaslt_unload(&c->lt);
@@ -313,6 +314,7 @@ static int cuda_open(kg_backend *be, const kg_plan *plan, kg_err *err)
     c->settings = be->settings;
     c->ordinal = plan != NULL ? plan->campaign.device : 0;
     c->timeout_s = plan != NULL && plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
+    c->l2_warm = plan == NULL || plan->campaign.l2 == KG_L2_WARM;
     if (plan != NULL && plan->narms > 0) {
         c->hosts = calloc((size_t)plan->narms, sizeof *c->hosts);
         if (c->hosts == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory opening the cuda backend");
@@ -941,6 +943,19 @@ static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err
     return rc;
 }
 
+/* The buffers of every input set b binds: what a warm sample reads into
+ * the L2 first (the host keeps the same list from its BIND). */
+static void warm_list(kg_kernel *k, const kg_binding *b)
+{
+    k->nwarm_in = 0;
+    k->nsets = 1 + b->nop;
+    for (int j = 0; j <= b->nop; j++)
+        for (int i = 0; i < b->nin && k->nwarm_in < KG_CH_NBUF; i++) {
+            const kg_dbuf *d = j == 0 ? &b->in[i] : &b->op_in[j - 1][i];
+            if (d->ptr != NULL) k->warm_in[k->nwarm_in++] = (kg_cuda_warm_buf){ dptr(d->ptr), d->bytes };
+        }
+}
+
 static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *err)
 {
     cuda_ctx *c = be->ctx;
@@ -950,6 +965,7 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     if (b->nop < 0 || b->nop > KG_BIND_MAX_OP_SETS || b->nop > b->pack - 1)
         return kg_errorf(err, KG_EINTERNAL, "arm '%s': %d input sets for pack %d", k->arm, b->nop, b->pack);
     k->pack = b->pack;
+    warm_list(k, b);
     if (k->host != NULL) {
         if ((rc = host_bind(c, k, b, err)) == KG_OK) k->bound = 1;
         return rc;
@@ -1028,6 +1044,31 @@ static int cuda_run(kg_backend *be, kg_kernel *k, kg_err *err)
     return rc;
 }
 
+static void warm_count(kg_kernel *k, double ns, uint64_t bytes)
+{
+    k->warm_ns += ns;
+    k->warm_bytes = bytes;
+    k->warm_samples++;
+}
+
+/* l2 = warm, a trusted arm: its input sets into the L2 in the worker's
+ * context, just before the sample (cuda_l2.c). */
+static int worker_warm(cuda_ctx *c, kg_kernel *k, kg_err *err)
+{
+    const char *call = "";
+    if (c->warm_state == 0) {
+        CUresult wr = kg_cuda_warm_init(&c->drv, c->dev, &c->warm, &call);
+        if (wr != KG_CUDA_SUCCESS) return kg_cuda_check(c, wr, call, __FILE__, __LINE__, err);
+        c->warm_state = 1;
+    }
+    double ns = 0;
+    uint64_t bytes = 0;
+    CUresult wr = kg_cuda_warm_run(&c->drv, &c->warm, c->stream, k->warm_in, k->nwarm_in, &ns, &bytes, &call);
+    if (wr != KG_CUDA_SUCCESS) return kg_cuda_check(c, wr, call, __FILE__, __LINE__, err);
+    warm_count(k, ns, bytes);
+    return KG_OK;
+}
+
 static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, double *ns,
                      kg_err *err)
 {
@@ -1039,22 +1080,35 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
     int rc = KG_OK;
     if (k->lib != NULL) {
         /* the helper records the events and its own bracket: its code is kgate's */
-        if ((rc = kg_libarm_time(k->lib, k->lib_slot, k->pack, &event_ns, &host_ns, err)) != KG_OK) return rc;
+        double wn = 0;
+        uint64_t wb = 0;
+        if ((rc = kg_libarm_time_warm(k->lib, k->lib_slot, k->pack, c->l2_warm, &event_ns, &host_ns, &wn, &wb, err)) !=
+            KG_OK)
+            return rc;
+        if (c->l2_warm) warm_count(k, wn, wb);
     } else if (k->host != NULL) {
         /* the host records the events and its own bracket: its code is kgate's */
         const kg_ch_msg *r = k->host->rep;
-        host_request(k->host, KG_CH_TIME, k->slot)->pack = k->pack;
+        kg_ch_msg *q = host_request(k->host, KG_CH_TIME, k->slot);
+        q->pack = k->pack;
+        q->warm = c->l2_warm;
         rc = host_ask(k->host, -1, host_limit(k->host, c, k->pack), err);
         if (rc == KG_OK && r->status != KG_CH_OK) rc = host_said(c, k, r, "a timed sample", err);
         if (rc == KG_OK) {
             event_ns = r->event_ns;
             host_ns = r->host_ns;
+            if (c->l2_warm) warm_count(k, r->warm_ns, r->warm_bytes);
             if (!(event_ns >= 0) || !(host_ns >= 0))
                 rc = kg_hostlink_broken(&k->host->link, "replied a timed sample with no time", err);
         }
         if (rc != KG_OK) return rc;
     } else {
-        /* the same sample as an arm host's (cuda_timing.c) */
+        /* the same sample as an arm host's (cuda_timing.c), after the same
+         * warm-up (l2 = warm) */
+        if (c->l2_warm && (rc = worker_warm(c, k, err)) != KG_OK) {
+            add_context(err, k, "the L2 warm-up before a timed sample");
+            return rc;
+        }
         const char *call = "";
         CUresult r = kg_cuda_gate_replay(&c->drv, &c->gate, k->exec, &event_ns, &host_ns, &call);
         if (r != KG_CUDA_SUCCESS) {
@@ -1064,6 +1118,7 @@ static int cuda_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, dou
         }
     }
     c->samples++;
+    k->timed++;
     c->last_event_ns = event_ns;
     c->last_host_ns = host_ns;
     /* a library arm's bracket is the helper's, in Python: the interpreter's
@@ -1093,6 +1148,47 @@ static int cuda_flush(kg_backend *be, kg_err *err)
         rc = CU(c, cuCtxResetPersistingL2Cache, (), err);
     if (rc == KG_OK) rc = CU(c, cuStreamSynchronize, (c->stream), err);
     return rc;
+}
+
+/* bytes as "N KiB" under a MiB, else "N.NN MiB" */
+static void size_text(uint64_t bytes, char *buf, size_t cap)
+{
+    if (bytes < ((uint64_t)1 << 20))
+        snprintf(buf, cap, "%.1f KiB", (double)bytes / 1024.0);
+    else
+        snprintf(buf, cap, "%.2f MiB", (double)bytes / (1024.0 * 1024.0));
+}
+
+/* The cache regime of k's samples so far, for the evidence (the cache_note slot). */
+static void cuda_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap)
+{
+    cuda_ctx *c = be->ctx;
+    int l2_mib = c->l2_bytes >> 20;
+    char size[32];
+    if (!c->l2_warm) {
+        size_text(c->flush_bytes, size, sizeof size);
+        snprintf(buf, cap, "l2 cold: before each of its %lld timed samples the worker wrote %s (twice the "
+                 "device's %d MiB L2)%s, after its inputs were written, so no input set of the sample was in the L2 "
+                 "when it started%s", (long long)k->timed, size, l2_mib,
+                 c->drv.cuCtxResetPersistingL2Cache != NULL ? " and reset the persisting L2 lines" : "",
+                 k->pack <= 1 ? ""
+                 : k->nsets >= k->pack ? "; each operation of a sample reads an input set of its own"
+                 : "; some operations of a sample share an input set, and may find it in the L2");
+        return;
+    }
+    double each = k->warm_samples > 0 ? k->warm_ns / 1e3 / (double)k->warm_samples : 0.0;
+    double share = c->l2_bytes > 0 ? 100.0 * (double)k->warm_bytes / (double)c->l2_bytes : 0.0;
+    size_text(k->warm_bytes, size, sizeof size);
+    snprintf(buf, cap, "l2 warm: before each of its %lld timed samples kgate read the sample's %d input "
+             "buffers (%s, %.1f%% of the device's %d MiB L2) into the L2 %s, in %s, outside the timed events "
+             "(%.1f us each)%s", (long long)k->warm_samples, k->nwarm_in, size, share, l2_mib,
+             k->lib != NULL ? "with a reduction over each buffer"
+             : "with its kernel, " KG_CUDA_WARM_READS_TEXT " times over from SMs across the device",
+             k->host != NULL ? "its cuda arm host, the process that times it"
+             : k->lib != NULL ? "its library helper, the process that times it" : "the worker, the process that times it",
+             each, c->l2_bytes > 0 && k->warm_bytes > (uint64_t)c->l2_bytes / 2
+                 ? "; they fill more than half of the L2, so not all of them can be resident when a sample starts"
+                 : "");
 }
 
 static void cuda_describe(kg_backend *be, char *buf, size_t cap)
@@ -1205,6 +1301,7 @@ const kg_backend_ops kg_backend_cuda = {
     .run = cuda_run,
     .time = cuda_time,
     .flush = cuda_flush,
+    .cache_note = cuda_cache_note,
     .describe = cuda_describe,
     .telemetry = kg_cuda_telemetry,
     .resources = cuda_resources,

@@ -427,4 +427,37 @@ void kg_cuda_poison_free(const kg_cuda_driver *d, kg_cuda_poison *p);
 CUresult kg_cuda_poison_run(const kg_cuda_driver *d, kg_cuda_poison *p, CUstream s, CUdeviceptr ws, size_t ws_bytes,
                             uint32_t *word, int *covered, const char **call);
 
+/* ---- the warm L2 of timed samples (cuda_l2.c) ----
+ * Under l2 = warm, before every timed sample, in the process that times
+ * it (the arm's cuda arm host, or the worker for a trusted arm): kgate's
+ * own kernel reads every input set the sample's operations read, so that
+ * they are in the L2 when the sample starts, whoever wrote them last (the
+ * worker's generator, in another process's context, leaves them written
+ * and nothing more).  Each 16-byte piece is read KG_CUDA_WARM_READS times,
+ * each time by a block a quarter of the grid away, so that the reads come
+ * from SMs all over the device (the H200's L2 is two partitions, each
+ * nearer one half of the SMs).  The loads are L2-only (ld.global.cg). */
+#define KG_CUDA_WARM_READS 4
+#define KG_CUDA_WARM_READS_TEXT "4"  /* the same, for messages */
+#define KG_CUDA_WARM_MAX 64          /* buffers one sample reads at most (KG_CH_NBUF's inputs) */
+
+typedef struct kg_cuda_warm_buf {
+    CUdeviceptr ptr;
+    uint64_t bytes;
+} kg_cuda_warm_buf;
+
+typedef struct kg_cuda_warm {
+    CUmodule mod;
+    CUfunction fn;
+    int blocks, threads;  /* the grid: one block per SM, as many threads as the kernel takes (at most 1024) */
+} kg_cuda_warm;
+
+/* Loads kgate's warm kernel (embedded PTX) in the current context. */
+CUresult kg_cuda_warm_init(const kg_cuda_driver *d, CUdevice dev, kg_cuda_warm *w, const char **call);
+void kg_cuda_warm_free(const kg_cuda_driver *d, kg_cuda_warm *w);
+/* Reads the n buffers into the L2 on stream s and synchronises it: *ns is
+ * the host's time for it, *bytes the bytes read once (each buffer's). */
+CUresult kg_cuda_warm_run(const kg_cuda_driver *d, const kg_cuda_warm *w, CUstream s, const kg_cuda_warm_buf *bufs,
+                          int n, double *ns, uint64_t *bytes, const char **call);
+
 #endif

@@ -25,7 +25,9 @@
  *           the pack: the host captures pack operations as one graph
  *   RUN     one operation of a slot, then the whole context synchronised
  *   TIME    the graph between two events, the context synchronised, the
- *           host's CLOCK_MONOTONIC_RAW around both: event and host ns
+ *           host's CLOCK_MONOTONIC_RAW around both: event and host ns;
+ *           with `warm` set (l2 = warm), the slot's input sets are read into
+ *           the L2 by kgate's kernel first (cuda_l2.c), outside the bracket
  *   UNLOAD  a slot's module and mappings go
  *   QUIT    exits
  * A fault of the arm's kernel (a sticky error) is replied FAULT with the
@@ -89,6 +91,10 @@ typedef struct kg_ch_msg {
     int32_t buf_index[KG_CH_NBUF];  /* BIND: its index among that role's buffers */
     int32_t buf_set[KG_CH_NBUF];    /* BIND: inputs: 0 the first set, j + 1 op_in[j]'s */
     double event_ns, host_ns;       /* TIME reply */
+    double warm_ns;                 /* TIME reply: the L2 warm-up's host time (warm set) */
+    uint64_t warm_bytes;            /* TIME reply: the input bytes it read */
+    int32_t warm;                   /* TIME: read the slot's input sets into the L2 first (l2 = warm) */
+    int32_t warm_pad;
     char text[KG_CH_TEXT];          /* reply: a reason, NUL-terminated */
 } kg_ch_msg;
 

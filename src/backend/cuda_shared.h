@@ -11,6 +11,7 @@
  *   cuda_peaks.c    the device's peaks (the peaks slot)
  *   cuda_fill.c     kgate's input generator (kgate/gen.h) as a kernel
  *   cuda_poison.c   the shared memory's and workspace's poison before checked runs
+ *   cuda_l2.c       the L2 warm-up before timed samples (l2 = warm)
  *   cuda_timing.c   one timed sample, the same in the worker and a host
  *   cuda_host.c     the cuda arm host, the process an untrusted arm runs in
  *   launch.c        launch specs (backend-neutral, see launch.h)
@@ -46,6 +47,11 @@ typedef struct cuda_ctx {
     CUdeviceptr flush_buf;
     size_t flush_bytes;
     unsigned flush_count;
+    /* l2 = warm: the L2 warm-up of trusted arms' samples, in the worker
+     * (cuda_l2.c): 0 not loaded yet, 1 ready */
+    int l2_warm;
+    int warm_state;
+    kg_cuda_warm warm;
     /* escape accounting, reported through the telemetry slot */
     uint64_t samples, escapes;
     double last_event_ns, last_host_ns;
@@ -133,6 +139,15 @@ struct kg_kernel {
     CUdeviceptr ws;
     size_t ws_bytes;
     int smem_min;
+    /* l2 = warm: every input set bound (read into the L2 before each timed
+     * sample), and what the warm-ups of its samples read and took */
+    kg_cuda_warm_buf warm_in[KG_CH_NBUF];
+    int nwarm_in;
+    int nsets;                    /* input sets bound: 1 + the binding's nop */
+    uint64_t warm_bytes;          /* of the last sample */
+    double warm_ns;               /* all samples' */
+    int64_t warm_samples;
+    int64_t timed;                /* its timed samples */
 };
 
 _Static_assert(sizeof(((kg_carg *)0)->value.ptr) == sizeof(CUdeviceptr), "a device address argument is a CUdeviceptr");

@@ -654,22 +654,37 @@ int kg_libarm_run(kg_libarm *h, int slot, kg_err *err)
     return rc;
 }
 
-int kg_libarm_time(kg_libarm *h, int slot, int pack, double *ns, double *host_ns, kg_err *err)
+int kg_libarm_time_warm(kg_libarm *h, int slot, int pack, int warm, double *ns, double *host_ns, double *warm_ns,
+                        uint64_t *warm_bytes, kg_err *err)
 {
     *ns = *host_ns = NAN;
+    *warm_ns = 0;
+    *warm_bytes = 0;
     json_t *m = json_object(), *r = NULL;
     json_object_set_new(m, "slot", json_integer(slot));
     json_object_set_new(m, "pack", json_integer(pack));
+    if (warm) json_object_set_new(m, "warm", json_true());
     int rc = ask(h, KG_LA_TIME, m, NULL, 0, limit(h, pack), "a timed sample", &r, err);
     json_decref(m);
     if (rc != KG_OK) return rc;
     double t = json_number_value(json_object_get(r, "ns")), hn = json_number_value(json_object_get(r, "host_ns"));
     int ok = json_is_number(json_object_get(r, "ns")) && isfinite(t) && t > 0 && isfinite(hn) && hn >= 0;
+    double wn = json_number_value(json_object_get(r, "warm_ns"));
+    json_int_t wb = json_integer_value(json_object_get(r, "warm_bytes"));
     json_decref(r);
     if (!ok) return kg_hostlink_broken(&h->link, "replied a timed sample with no time", err);
     *ns = t;
     *host_ns = hn;
+    *warm_ns = isfinite(wn) && wn > 0 ? wn : 0;
+    *warm_bytes = wb > 0 ? (uint64_t)wb : 0;
     return KG_OK;
+}
+
+int kg_libarm_time(kg_libarm *h, int slot, int pack, double *ns, double *host_ns, kg_err *err)
+{
+    double wn = 0;
+    uint64_t wb = 0;
+    return kg_libarm_time_warm(h, slot, pack, 0, ns, host_ns, &wn, &wb, err);
 }
 
 /* A python call's file loaded once, on the arm's first case the op

@@ -107,6 +107,12 @@ int kg_libarm_run(kg_libarm *h, int slot, kg_err *err);
 /* pack calls: *ns the helper's time of all of them (events on the GPU),
  * *host_ns its host clock around them. */
 int kg_libarm_time(kg_libarm *h, int slot, int pack, double *ns, double *host_ns, kg_err *err);
+/* The same sample, on the GPU with l2 = warm first (warm != 0): the helper
+ * reads every input buffer bound on the device (a reduction over each)
+ * and synchronises before the sample; *warm_ns its host time for that,
+ * *warm_bytes the bytes read (both 0 without warm). */
+int kg_libarm_time_warm(kg_libarm *h, int slot, int pack, int warm, double *ns, double *host_ns, double *warm_ns,
+                        uint64_t *warm_bytes, kg_err *err);
 /* The slot's case goes (a helper that is gone has none). */
 void kg_libarm_unload(kg_libarm *h, int slot);
 void kg_libarm_stop(kg_libarm *h);   /* NULL-safe */

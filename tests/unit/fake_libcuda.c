@@ -46,6 +46,15 @@
  *   - memory allocations are anonymous until their IPC handle is asked
  *     for, then shared memory of that name (a host, which never exports,
  *     unlinks nothing);
+ *   - an L2 as seen by one process: kgate's warm kernel kg_l2_warm(p,
+ *     pieces, reads, sink) (cuda_l2.c) records the range it read (it must
+ *     be of the launching context) and a checksum of its bytes; a
+ *     gemm_bt_* kernel's input A or B misses unless such a record covers
+ *     it and its bytes are unchanged since (written since, by this process
+ *     or another, is not warm here).  A timed sample's events read 0.01 ms
+ *     when none of the graph's inputs missed since its launch, 0.05 ms
+ *     otherwise, so that a test can tell from the samples which regime
+ *     the inputs met;
  *   - an entry named exploit_WHAT makes cuModuleGetFunction do what a
  *     driver exploit in the module parser would (tests/unit/cuda_exploit.h:
  *     exec, socket, ptrace, kill, write, key, env), in whichever process
@@ -97,6 +106,7 @@ static falloc allocs[MAX_ALLOC];
 static unsigned serial;
 static int fault_next, violations, foreign_launches, launches_here;
 static unsigned refuse_threads = 1u << 30;
+static int graph_misses;       /* inputs the last graph's launches missed in the L2 (kg_l2_warm) */
 
 void fake_cuda_fault_next(void);
 void fake_cuda_refuse_threads(unsigned n);
@@ -509,7 +519,7 @@ CUresult cuEventElapsedTime(float *ms, fevent *a, fevent *b)
 {
     CUR_OR_FAIL;
     if (a->ctx != c || b->ctx != c) return INVALID_HANDLE;
-    *ms = 0.01f;
+    *ms = graph_misses > 0 ? 0.05f : 0.01f;
     return c->sticky;
 }
 /* a module belongs to the context it was loaded in; its functions are
@@ -571,6 +581,48 @@ CUresult cuFuncSetAttribute(ffunc *f, int a, int v)
     return OK;
 }
 
+/* ---- the L2 of this process (kg_l2_warm) ---- */
+enum { FAKE_WARM = 256 };
+typedef struct fwarm { CUdeviceptr p; size_t n; uint64_t sum; } fwarm;
+static fwarm warmed[FAKE_WARM];
+static int nwarmed;
+static uint64_t range_sum(CUdeviceptr p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)(uintptr_t)p)[i]) * 1099511628211ull;
+    return h;
+}
+/* kg_l2_warm(const uint4 *p, unsigned long long pieces, unsigned reads, unsigned *sink) */
+static CUresult l2_warm(fctx *c, void **params)
+{
+    CUdeviceptr p = *(CUdeviceptr *)params[0];
+    unsigned long long pieces = *(unsigned long long *)params[1];
+    size_t n = 0;
+    for (int i = 0; i < MAX_ALLOC; i++)
+        if (allocs[i].p != NULL && (char *)(uintptr_t)p >= allocs[i].p && (char *)(uintptr_t)p < allocs[i].p + allocs[i].n)
+            n = (size_t)(allocs[i].p + allocs[i].n - (char *)(uintptr_t)p);
+    if (pieces == 0 || owner(p, 1) != c || (size_t)pieces * 16 > n + 15) {
+        violations++;
+        c->sticky = ILLEGAL_ADDRESS;
+        return OK;
+    }
+    if ((size_t)pieces * 16 < n) n = (size_t)pieces * 16;
+    int slot = 0;
+    while (slot < nwarmed && warmed[slot].p != p) slot++;
+    if (slot == FAKE_WARM) slot = 0;
+    if (slot == nwarmed) nwarmed++;
+    warmed[slot] = (fwarm){ p, n, range_sum(p, n) };
+    launches_here++;
+    return OK;
+}
+/* 1 when bytes [p, p + n) were warmed here and are unchanged since */
+static int l2_hit(CUdeviceptr p, size_t n)
+{
+    for (int i = 0; i < nwarmed; i++)
+        if (warmed[i].p == p && warmed[i].n >= n) return warmed[i].sum == range_sum(p, warmed[i].n);
+    return 0;
+}
+
 /* Runs one launch in context c: a touch of memory outside c faults. */
 static void execute(fctx *c, const flaunch *l)
 {
@@ -593,6 +645,7 @@ static void execute(fctx *c, const flaunch *l)
             c->sticky = ILLEGAL_ADDRESS;
             return;
         }
+    graph_misses += !l2_hit(l->ptr[0], need[0]) + !l2_hit(l->ptr[1], need[1]);
     const float *A = (const float *)(uintptr_t)l->ptr[0], *B = (const float *)(uintptr_t)l->ptr[1];
     float *C = (float *)(uintptr_t)l->ptr[2];
     if (steal) {
@@ -665,6 +718,10 @@ CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigne
         if (s->capture != NULL) return INVALID_VALUE;
         return smem_poison(c, f, gx, shared, params);
     }
+    if (strcmp(f->name, "kg_l2_warm") == 0) {
+        if (s->capture != NULL) return INVALID_VALUE;
+        return l2_warm(c, params);
+    }
     const char *rf = knob("FAKE_CUDA_REFUSE_FILE");
     FILE *fp = rf != NULL ? fopen(rf, "r") : NULL;
     if (fp != NULL) {
@@ -714,6 +771,7 @@ CUresult cuGraphLaunch(fgraph *e, fstream *s)
     CUR_OR_FAIL;
     if (e->ctx != c || s->ctx != c) return INVALID_HANDLE;
     if (c->sticky) return c->sticky;
+    graph_misses = 0;
     if (s->wait_addr != NULL) {
         if (s->nq == 8) return INVALID_VALUE;
         s->queued[s->nq++] = e;

@@ -1,0 +1,67 @@
+#!/bin/sh
+# The cache regime on the cuda backend, against the stand-in driver of
+# tests/unit/fake_libcuda.c (no GPU), whose L2 is what one process read
+# with kgate's warm kernel (kg_l2_warm) and has not changed since: a timed
+# sample's events read 0.01 ms when none of its gemm's inputs missed, 0.05
+# ms when one did.  A trusted arm (timed in the worker) and an untrusted
+# one (timed in its cuda arm host), pack 2, so each sample reads two input
+# sets.
+#   l2 = warm, inputs = fresh: the worker's generator writes new inputs
+#     before every sample and the warm kernel reads them again in the
+#     process that times the arm, so every sample of both arms hits (before
+#     the warm-up, a sample read inputs written elsewhere: on the H200 the
+#     split-K arms ran 46-56% slower while the report said "l2 warm");
+#   l2 = cold, inputs = resident: the worker flushes before every sample
+#     and nothing warms, so every sample misses; under resident inputs each
+#     operation of a pack reads a copy of its own, as under fresh ones.
+# The protocol line and the evidence (a cache:l2 row per arm) say both.
+# Skipped without NVRTC or without the stand-in driver.
+. tests/cli_lib.sh
+FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
+[ -f "$FAKE" ] || { echo "cuda_cache_fake: no $FAKE, skipped" >&2; exit 0; }
+ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || [ -n "${CUDA_HOME:-}" ] ||
+    { echo "cuda_cache_fake: no NVRTC, skipped" >&2; exit 0; }
+arm() { # name role trusted
+    printf '[arm %s]\nop = gemm_bt\nrole = %s\ntrusted = %s\nsource = %s\nentry = gemm_bt_naive\n' "$1" "$2" "$3" \
+        "$(pwd)/kernels/cuda/gemm_bt_naive.cu"
+    printf 'grid = ceildiv(N, 16), ceildiv(M, 16)\nblock = 16, 16\nargs = A, B, C, M, N, K\n'
+}
+plan() { # l2 inputs
+    printf '[campaign]\nname = cache_fake\nbackend = cuda\nquiet = 0\nwarmup = 1\nsamples = 2\nrounds = 2\n'
+    printf 'processes = 2\npack = 2\nl2 = %s\ninputs = %s\ntimeout = 120\n' "$1" "$2"
+    printf '[case c]\nop = gemm_bt\ndtype = f32\nM = 24\nN = 24\nK = 8\n'
+    arm base baseline yes
+    arm hosted candidate no
+}
+run() { # name l2 inputs
+    plan "$2" "$3" >"$T/$1.kg"
+    KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run --report "$T/$1.kg" -o "$T/$1" --no-progress \
+        >"$T/$1.log" 2>&1; st=$?
+    [ $st -le 3 ] || { cat "$T/$1.log" >&2; die "$1: campaign against the stand-in driver: exit $st"; }
+    KGATE_LIBCUDA=$FAKE "$KGATE" verify "$T/$1" >"$T/$1.verify" 2>&1 || { cat "$T/$1.verify" >&2; die "$1: verify"; }
+    expect_grep "| protocol | .*pack 2, .*l2 $2, inputs $3," "$T/$1/report.md"
+    # the timed samples of both arms: how many, and which event times
+    for a in base hosted; do
+        gzip -dc "$T/$1"/raw/proc-*.csv.gz | awk -F, -v a=$a '$4 == a { print $7 }' | sort | uniq -c >"$T/$1.$a"
+    done
+}
+one_time() { # file ns: every sample of the arm read ns per operation
+    n=$(awk 'END { print NR }' "$1")
+    [ "$n" = 1 ] && grep -q " $2\$" "$1" || { cat "$1" >&2; die "$1: not every sample took $2 ns per operation"; }
+    c=$(awk '{ print $1 }' "$1")
+    [ "$c" = 16 ] || die "$1: $c timed samples, expected 16 (2 processes x 2 directions x 2 rounds x 2 samples)"
+}
+
+run warm warm fresh
+one_time "$T/warm.base" 5000.000
+one_time "$T/warm.hosted" 5000.000
+expect_grep "c,base,post,cache:l2,pass,.*l2 warm: before each of its 6 timed samples kgate read the sample's 4 input buffers (3.0 KiB,.* with its kernel, 4 times over.* in the worker, the process that times it" "$T/warm/checks/proc-000.csv"
+expect_grep "c,hosted,post,cache:l2,pass,.*l2 warm: before each of its 6 timed samples kgate read the sample's 4 input buffers (3.0 KiB,.* with its kernel, 4 times over.* in its cuda arm host, the process that times it" "$T/warm/checks/proc-000.csv"
+expect_grep "c,hosted,post,inputs:fresh,pass,.*generating them in place with the cuda backend's generator" "$T/warm/checks/proc-000.csv"
+
+run cold cold resident
+one_time "$T/cold.base" 25000.000
+one_time "$T/cold.hosted" 25000.000
+expect_grep "c,hosted,post,cache:l2,pass,.*l2 cold: before each of its 6 timed samples the worker wrote 2.00 MiB (twice the device's 1 MiB L2).*each operation of a sample reads an input set of its own" "$T/cold/checks/proc-000.csv"
+grep -q "inputs:fresh" "$T"/cold/checks/*.csv && die "cold: inputs = resident regenerated inputs"
+exit 0
