@@ -343,7 +343,8 @@ static int stage_plan(campaign *c, kg_err *err)
     if ((rc = kg_plan_check_ops(c->plan, err)) != KG_OK) return rc;
     for (int i = 0; i < c->plan->nnotes; i++) fprintf(stderr, "kgate: note: %s\n", c->plan->notes[i]);
     if (o->frozen_path != NULL && (rc = kg_frozen_check(c->plan, o->frozen_path, err)) != KG_OK) return rc;
-    if (c->plan->campaign.screen && o->screen == 0)
+    /* a screen's plan runs under kgate screen; a smoke run and kgate check decide nothing */
+    if (c->plan->campaign.screen && o->screen == 0 && !o->smoke && !c->plan->campaign.smoke && !o->check_only)
         return kg_errorf(err, KG_EUSAGE, "%s:%d: screen = yes: an exploration plan, whose processes need not complete "
                          "the load-order square; run it with `kgate screen %s` (its confirmation plan is the one to "
                          "run)", o->plan_path, c->plan->campaign.line > 0 ? c->plan->campaign.line : 1, o->plan_path);

@@ -311,7 +311,9 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase phase
     for (int i = 0; i < d->nin; i++) {
         if ((rc = scratch(w, d->in_bytes[i], err)) != KG_OK) return rc;
         if ((rc = kg_backend_download(w->be, w->host, &x->in[i], 0, d->in_bytes[i], err)) != KG_OK) return rc;
-        int same = kg_checksum(w->host, d->in_bytes[i]) == d->in_sum[i];
+        /* byte for byte against the inputs kgate wrote: exact, and at memory
+         * speed (a byte-wise hash of a 32 MB input took 40 ms per check) */
+        int same = memcmp(w->host, d->in[i], d->in_bytes[i]) == 0;
         char check[96], detail[160] = "";
         snprintf(check, sizeof check, "%s:input:%s", name, d->op->in_names[i]);
         if (!same) snprintf(detail, sizeof detail, "input %s was modified by the kernel", d->op->in_names[i]);
