@@ -36,6 +36,15 @@ static void first_failure(const kg_evidence *ev, int a, int upto, kg_screen_arm 
     }
 }
 
+int kg_screening_futile(const kg_effect *e, double alpha, int looks, int ncases, double margin, double *ucb)
+{
+    *ucb = (double)NAN;
+    if (!e->has_interval || !(e->df > 0)) return 0;
+    double level = alpha / ((double)(looks > 0 ? looks : 1) * (double)(ncases > 0 ? ncases : 1));
+    *ucb = 1.0 - exp(e->theta - kg_t_quantile(1.0 - level, e->df) * e->se);
+    return *ucb < margin;
+}
+
 /* After process p: the candidates still in whose state is INCORRECT. */
 static void drop_incorrect(const kg_evidence *ev, const kg_arm_state *state, int p, kg_screening *s)
 {
@@ -77,9 +86,8 @@ static int drop_futile(const kg_evidence *ev, const kg_arm_state *state, int p, 
             const kg_arm_result *r = &an.res[(size_t)c * (size_t)an.narms + (size_t)a];
             if (!gated(plan, c) || !kg_plan_arm_applies(plan, a, c) || !r->has_effect || !r->eff.has_interval)
                 continue;
-            double level = s->alpha / ((double)s->looks * (double)(ncases > 0 ? ncases : 1));
-            double ucb = 1.0 - exp(r->eff.theta - kg_t_quantile(1.0 - level, r->eff.df) * r->eff.se);
-            if (ucb < s->margin) {
+            double ucb = 0;
+            if (kg_screening_futile(&r->eff, s->alpha, s->looks, ncases, s->margin, &ucb)) {
                 x->why = KG_DROP_FUTILE;
                 x->proc = p;
                 x->kase = c;

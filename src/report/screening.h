@@ -34,6 +34,7 @@
 
 #include "kgate/err.h"
 #include "kgate/evidence.h"
+#include "kgate/stats.h"
 
 struct kg_sb;
 
@@ -64,6 +65,12 @@ typedef struct kg_screening {
     double wall_s;       /* the processes' seconds together */
     double busy_s;       /* every arm's own seconds together */
 } kg_screening;
+
+/* The futility rule on one effect (a candidate against its baseline on
+ * a gated case, kg_effect_compute): *ucb, the upper bound of its
+ * reduction at one-sided level alpha / (looks ncases); 1 when it is below
+ * margin (NAN and 0 without an interval). */
+int kg_screening_futile(const kg_effect *e, double alpha, int looks, int ncases, double margin, double *ucb);
 
 /* The drops and the costs of folder ev (all zero, on = 0, when it is not
  * a screen in screening mode).  Analyses the accepted processes up to
