@@ -10,8 +10,9 @@
 #     than c_fast, which runs in all 8 and is chosen;
 #   - every process records each arm's own time (screen:cost), and the
 #     ranking and report.md give device and wall seconds per candidate;
-#   - kgate verify re-derives the drops: the folder verifies, and with
-#     meta.json's "screen" removed the skip records are refused;
+#   - kgate verify re-derives the drops: the folder verifies; a skip record
+#     of c_fast added to a process is refused, and with meta.json's
+#     "screen" removed the skip records are refused;
 #   - --full runs every candidate in every process (no skip record);
 #   - kgate run refuses a plan with screen = yes.
 # On the cpu backend, one small run: a wrong candidate (zeros) is dropped
@@ -84,6 +85,13 @@ for f in "$T/ev"/checks/proc-00[2-7].csv; do
 done
 "$KGATE" verify "$T/ev" >"$T/v" 2>&1; st=$?
 expect_status 0 $st "verify of the screen"
+# a producer that hides a rival: a skip record of c_fast, which no process drops
+cp "$T/ev/checks/proc-004.csv" "$T/checks4"
+grep ",c_wrong,pre,screen:dropped," "$T/checks4" | sed 's/,c_wrong,/,c_fast,/' >>"$T/ev/checks/proc-004.csv"
+"$KGATE" verify "$T/ev" >"$T/v1" 2>&1; st=$?
+[ $st -ne 0 ] || die "verify accepted a skip record that no earlier process justifies"
+expect_grep "checks/proc-004.csv: arm c_fast was not run, but the evidence before that process does not drop it" "$T/v1"
+cp "$T/checks4" "$T/ev/checks/proc-004.csv"
 sed 's/"screen": true,//; s/, *"screen": true//' "$T/ev/meta.json" >"$T/meta" && cp "$T/meta" "$T/ev/meta.json"
 "$KGATE" verify "$T/ev" >"$T/v2" 2>&1; st=$?
 [ $st -ne 0 ] || die "verify accepted skip records of a folder that is no screen"
