@@ -28,7 +28,9 @@
  * An arm's device seconds are their sum; its wall seconds add its share
  * of the rest of each process it ran in (start-up, references, the
  * baseline's and the controls' operations: processes.csv's seconds less
- * every arm's own), split evenly over the candidates the process ran. */
+ * every arm's own), split evenly over the candidates the process ran.
+ * A worker started beside the one before it overlaps it, so the column
+ * sums to the processes' seconds, more than the run's wall (run_s). */
 #ifndef KGATE_SCREENING_H
 #define KGATE_SCREENING_H
 
@@ -62,8 +64,9 @@ typedef struct kg_screening {
     int looks;           /* L */
     double alpha;        /* the futility rule's error rate per candidate (the campaign's alpha) */
     double margin;       /* the threshold (the campaign's margin) */
-    double wall_s;       /* the processes' seconds together */
+    double wall_s;       /* the processes' seconds together (overlapping workers each counted whole) */
     double busy_s;       /* every arm's own seconds together */
+    double run_s;        /* the runs' wall, builds included: watch.csv's "end" rows (0: none yet) */
 } kg_screening;
 
 /* The futility rule on one effect (a candidate against its baseline on

@@ -55,9 +55,9 @@ static void rank_table(const kg_plan *plan, const kg_analysis *an, const kg_scre
                  "shared by %s; ranked by the worst adjusted lower bound of the reduction over the gated cases.\n",
                  plan->campaign.name, dir, an->family_size, an->family_size == 1 ? "" : "s", plan->campaign.alpha, mult);
     if (on)
-        kg_sb_printf(out, "Screening mode: %d dropped as INCORRECT, %d as futile (report.md, Screening); %.1f s of "
-                     "processes, %.2f s of wall per candidate.\n", scr->nincorrect, scr->nfutile, scr->wall_s,
-                     scr->ncand > 0 ? scr->wall_s / scr->ncand : 0.0);
+        kg_sb_printf(out, "Screening mode: %d dropped as INCORRECT, %d as futile (report.md, Screening); the run took "
+                     "%.1f s of wall, builds included: %.2f s per candidate.\n", scr->nincorrect, scr->nfutile,
+                     scr->run_s, scr->ncand > 0 ? scr->run_s / scr->ncand : 0.0);
     kg_sb_printf(out, "\n| rank | arm | worst adjusted lower bound | largest adjusted p | FASTER after adjustment |%s\n"
                  "|---|---|---|---|---|%s\n", on ? " dropped | device s | wall s |" : "", on ? "---|---|---|" : "");
     for (int i = 0, rank = 0; i < sc->nr; i++) {

@@ -69,6 +69,7 @@ expect_grep "^| 2 | c_slow | .* | no | futile after process [3-6] | " "$T/out"
 expect_grep "^| – | c_wrong | INCORRECT | – | no | INCORRECT after process 0 | " "$T/out"
 r="$T/ev/report.md"
 expect_grep "^## Screening" "$r"
+expect_grep "^Screening mode: .* 3 candidates: 1 dropped as INCORRECT, 1 as futile\. .* The run took [0-9.]* s of wall, builds included: [0-9.]* s per candidate\.$" "$r"
 expect_grep "^| c_fast | 8 | no |  | " "$r"
 expect_grep "^| c_wrong | [12] | after process 0 | INCORRECT: poison0:Y failed on case small | " "$r"
 n_slow=$(sed -n 's/^| c_slow | \([0-9]*\) | after process [0-9]* | futile: upper bound .* on case small | .*/\1/p' "$r")

@@ -10,6 +10,7 @@
 #   OUT/full.*           the same plan with --full (every candidate in every process), for the
 #                        saving; skipped when SCREEN64_FULL=0
 #   OUT/summary.txt      the wall of both, per candidate
+# Each run is cut at SCREEN64_LIMIT seconds (290): both fit one device call of 10 minutes.
 # SCREEN64_BACKEND=fake runs the same plan on the fake backend (a dry run of this script, no GPU).
 set -u
 OUT=${1:?usage: screen64.sh OUT}
@@ -28,7 +29,7 @@ one() { # name extra-flags...
     name=$1
     shift
     t0=$(now)
-    ( cd "$P" && time "$K" screen ${SCREEN64_BACKEND:+--backend "$SCREEN64_BACKEND"} "$@" screen-64.kg -o "$P/ev-$name" --confirm "$P/$name-confirm.kg" \
+    ( cd "$P" && time timeout "${SCREEN64_LIMIT:-290}" "$K" screen ${SCREEN64_BACKEND:+--backend "$SCREEN64_BACKEND"} "$@" screen-64.kg -o "$P/ev-$name" --confirm "$P/$name-confirm.kg" \
         >"$OUT/$name.md" 2>"$OUT/$name.err" ) 2>>"$OUT/$name.err"
     st=$?
     w=$(since "$t0")
