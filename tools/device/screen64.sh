@@ -5,6 +5,7 @@
 #   OUT/screen.md        the ranking (stdout) and OUT/screen.err (stderr), with the `time` figures
 #   OUT/report.md        the screen's report (its "## Screening" section: drops, device and wall s)
 #   OUT/processes.csv    each process's seconds, set-up, checks and timed phases
+#   OUT/screen.watch.csv the host watch's log: its "build" row is the NVRTC builds of the 66 arms
 #   OUT/worker-times.txt the workers' "time:" lines (backend open, loads, references, phases)
 #   OUT/verify.txt       kgate verify of the screen's folder (re-derives the drops)
 #   OUT/full.*           the same plan with --full (every candidate in every process), for the
@@ -36,6 +37,7 @@ one() { # name extra-flags...
     echo "exit $st wall $w s" >>"$OUT/$name.err"
     cp "$P/ev-$name/report.md" "$OUT/$name.report.md" 2>/dev/null
     cp "$P/ev-$name/processes.csv" "$OUT/$name.processes.csv" 2>/dev/null
+    cp "$P/ev-$name/watch.csv" "$OUT/$name.watch.csv" 2>/dev/null
     grep -h "^time:" "$P/ev-$name"/logs/proc-*.log >"$OUT/$name.worker-times.txt" 2>/dev/null
     timeout 300 "$K" verify "$P/ev-$name" >"$OUT/$name.verify.txt" 2>&1
     echo "exit $?" >>"$OUT/$name.verify.txt"
