@@ -484,6 +484,13 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
     int j = -1, rc;
     for (int k = 0; k < nx; k++)
         if (strcmp(plan->arms[xs[k].arm].name, other) == 0) j = k;
+    if (j >= 0 && w->skip != NULL && w->skip[xs[j].arm]) {
+        /* a screen dropped the other arm: nothing to compare with here */
+        char detail[200];
+        snprintf(detail, sizeof detail, "not compared in this process: the screen dropped parity arm %s", other);
+        record_check(w, c, xs[i].arm, KG_PHASE_PRE, KG_CHECK_PARITY, 1, NULL, detail);
+        return KG_OK;
+    }
     if (j < 0 || xs[j].dropped) {
         char detail[200];
         snprintf(detail, sizeof detail, j < 0 ? "parity arm %s does not run on this case" :
