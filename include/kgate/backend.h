@@ -139,8 +139,10 @@ int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s,
                     char *notice, size_t notice_cap, kg_err *err);
 
 /* The worker's arm hosts started side by side now, where the backend
- * runs arms in hosts of their own (cuda); otherwise nothing. */
-void kg_backend_prestart(kg_backend *be);
+ * runs arms in hosts of their own (cuda); otherwise nothing.  skip (per
+ * arm, NULL: none): arms the process leaves out, whose hosts are not
+ * started (a screen's drops). */
+void kg_backend_prestart(kg_backend *be, const unsigned char *skip);
 void kg_backend_close(kg_backend *be);   /* NULL-safe */
 const char *kg_backend_name(const kg_backend *be);
 

@@ -216,6 +216,10 @@ int kg_check_is_bound(const char *check);        /* 1 for a "bound:OUTPUT" check
 #define KG_CHECK_CACHE "cache:l2"                  /* passes; says how the plan's l2 was honoured before the samples */
 #define KG_CHECK_WARM "clock:warm"                /* passes; the clock warm-up before the first timed phase */
 #define KG_CHECK_LAYOUT "layout"                  /* passes; the arm's load slot and placement pad in the process */
+#define KG_CHECK_SCREEN_SKIP "screen:dropped"     /* passes; a screen's candidate not run in this process: the screen
+                                                   * dropped it after an earlier one (report/screening.h) */
+#define KG_CHECK_SCREEN_COST "screen:cost"        /* passes; a screen's arm's own time in the process: "busy S s;
+                                                   * timed T s in N samples" (report/screening.h) */
 
 /* ---- records ---- */
 
@@ -448,11 +452,18 @@ typedef struct kg_evidence {
     /* environment.json's compile_cache: the built objects the compile
      * cache supplied, listed "base.so, cand.so"; NULL: none */
     char *compile_cache;
+    /* meta.json's "screen": a screen in screening mode (report/screening.h) */
+    int screen;
 } kg_evidence;
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */
 int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err);
 void kg_evidence_free(kg_evidence *ev);
+
+/* The arm states (per case and arm, as ev->state) that the check records
+ * of processes 0..upto alone give, folded as kg_evidence_load folds them
+ * all: the states a reader of the folder saw after process upto. */
+void kg_evidence_state_upto(const kg_evidence *ev, int upto, kg_arm_state *state);
 
 /* What meta.json records of the run. */
 typedef struct kg_meta {
@@ -473,6 +484,9 @@ typedef struct kg_meta {
      * ledger_path, and the ledger's text through its own start line */
     const char *campaign_id, *ledger_path, *ledger_text;
     int attempt;
+    /* kgate screen's screening mode: candidates dropped as they turn out
+     * INCORRECT or futile (report/screening.h), "screen": true */
+    int screen;
 } kg_meta;
 
 

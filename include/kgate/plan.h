@@ -121,6 +121,7 @@ typedef struct kg_campaign {
     /* 1: a smoke run's plan (kgate run --smoke, kg_plan_smoke): the
      * plan's checks on a few samples, which decide nothing */
     int smoke;
+    int screen;              /* a screen's exploration plan: processes need not complete the load-order square */
 } kg_campaign;
 
 

@@ -58,9 +58,9 @@ int kg_backend_open(const char *name, const kg_plan *plan, const kg_settings *s,
     return backend_try(ops, plan, s, out, err);
 }
 
-void kg_backend_prestart(kg_backend *be)
+void kg_backend_prestart(kg_backend *be, const unsigned char *skip)
 {
-    if (be != NULL && be->ops->prestart != NULL) be->ops->prestart(be);
+    if (be != NULL && be->ops->prestart != NULL) be->ops->prestart(be, skip);
 }
 
 void kg_backend_close(kg_backend *be)

@@ -87,7 +87,7 @@ typedef struct kg_backend_ops {
      * the arms' hosts side by side instead of one at each first load; a
      * host that fails to start is started again (and its failure told)
      * at its arm's first load */
-    void (*prestart)(kg_backend *be);
+    void (*prestart)(kg_backend *be, const unsigned char *skip);
     /* one line for `kgate list`; with a probe slot, what the list adds in
      * parentheses when the backend's libraries are found here and when
      * they are not */

@@ -254,14 +254,15 @@ static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
 }
 
 /* The prestart slot: every hosted arm's host started side by side, each
- * opening the device while the others do; a failure is left to the
- * arm's first load, which starts it again and says why. */
-static void cuda_prestart(kg_backend *be)
+ * opening the device while the others do, but those of skipped arms; a
+ * failure is left to the arm's first load, which starts it again and
+ * says why. */
+static void cuda_prestart(kg_backend *be, const unsigned char *skip)
 {
     cuda_ctx *c = be->ctx;
     if (c == NULL || be->plan == NULL) return;
     for (int a = 0; a < c->nhosts; a++) {
-        if (!arm_hosted(&be->plan->arms[a]) || c->hosts[a].started) continue;
+        if (!arm_hosted(&be->plan->arms[a]) || c->hosts[a].started || (skip != NULL && skip[a])) continue;
         kg_err e = { 0 };
         if (host_spawn(be, a, &e) != KG_OK) host_close(&c->hosts[a]);
     }

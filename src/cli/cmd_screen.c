@@ -14,7 +14,11 @@ static const char about[] =
     "their lower bounds adjusted over the family (the candidates on the gated cases; [gate]\n"
     "multiplicity), and writes a confirmation plan with the best --select candidates, a fresh seed and\n"
     "the family it was selected from, plus its frozen form.  The claim is the confirmation run:\n"
-    "  kgate run --frozen CONFIRM.frozen CONFIRM\n";
+    "  kgate run --frozen CONFIRM.frozen CONFIRM\n"
+    "Screening mode (the default; --full turns it off): a candidate is dropped from the later\n"
+    "processes once a check of it failed (INCORRECT) or once the upper bound of its reduction is below\n"
+    "the margin (futile; docs/statistics.md), and each candidate's device and wall seconds are\n"
+    "recorded and reported.  Every check still runs on every candidate a process runs.\n";
 
 static const char footer[] =
     "Exit status: 0 a confirmation plan was written, 1 no candidate is FASTER after adjustment,\n"
@@ -27,7 +31,7 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
     o.argc = argc;
     o.argv = argv;
     o.settings = env;
-    int select = 1;
+    int select = 1, full = 0;
     const char *confirm = NULL;
     const kg_cli_opt opts[] = {
         { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out_dir,
@@ -39,6 +43,8 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
           .seen = &o.has_quiet, .help = "quiet window before each process, s (default: the plan's quiet key)" },
         { .name = "select", .arg = "K", .kind = KG_CLI_INT, .dst = &select, .min = 1, .max = 1000,
           .help = "candidates to confirm (default 1: the best)" },
+        { .name = "full", .kind = KG_CLI_FLAG, .dst = &full, .value = 1,
+          .help = "no screening mode: every candidate timed in every process, as kgate run does" },
         { .name = "confirm", .arg = "FILE", .kind = KG_CLI_STRING, .dst = &confirm,
           .help = "the confirmation plan (default: next to PLAN, NAME-confirm.kg; FILE.frozen beside it)" },
         { .name = NULL },
@@ -47,6 +53,7 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
                                .quiet_help = "no ranking on stdout: the one line on stderr that says what is left to confirm" };
     int parsed = kg_cli_parse(&spec, argc, argv, &o.plan_path);
     if (parsed != KG_CLI_GO) return parsed;
+    o.screen = full ? 2 : 1;
 
     char dir[1024] = "";
     kg_analysis an;
@@ -59,10 +66,13 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
     }
     kg_plan *plan = NULL;
     kg_screen sc = { 0 };
+    kg_screening scr = { 0 };
+    kg_evidence ev = { 0 };
     char cpath[1100], frozen[1100];
     int status = KG_EXIT_PASS;
-    if ((rc = kg_plan_load(o.plan_path, &plan, &err)) != KG_OK ||
-        (rc = kg_screen_rank_arms(plan, &an, dir, select, &sc, &err)) != KG_OK) {
+    if ((rc = kg_plan_load(o.plan_path, &plan, &err)) != KG_OK || (rc = kg_evidence_load(dir, &ev, &err)) != KG_OK ||
+        (rc = kg_screening_derive(&ev, &scr, &err)) != KG_OK ||
+        (rc = kg_screen_rank_arms(plan, &an, &scr, dir, select, &sc, &err)) != KG_OK) {
         status = kg_cli_fail(rc, err.msg);
         goto done;
     }
@@ -84,6 +94,8 @@ int kg_cmd_screen(int argc, char **argv, const kg_settings *env)
             sc.nr == 1 ? "" : "s", dir);
 done:
     kg_screen_free(&sc);
+    kg_screening_free(&scr);
+    kg_evidence_free(&ev);
     kg_plan_free(plan);
     kg_analysis_free(&an);
     return status;

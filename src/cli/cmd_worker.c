@@ -64,6 +64,11 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "admission checks only, no timed rounds" },
         { .name = "smoke", .kind = KG_CLI_FLAG, .dst = &o.smoke, .value = 1,
           .help = "the plan's smoke run (kgate run --smoke): a few samples, no verdict" },
+        { .name = "screen", .kind = KG_CLI_FLAG, .dst = &o.screen, .value = 1,
+          .help = "a screen in screening mode: record each arm's own time; an arm whose sampled check fails is "
+                  "timed no further" },
+        { .name = "skip", .arg = "LIST", .kind = KG_CLI_STRING, .dst = &o.skip,
+          .help = "arms (plan indices, comma-separated) this process leaves out: a screen's drops" },
         { .name = "negative", .kind = KG_CLI_FLAG, .dst = &s.negative, .value = 1,
           .help = "build the arms as the numerical negative (every KGATE_STORE stores zero)" },
         { .name = "hide", .arg = "DIR", .kind = KG_CLI_STRING, .dst = &s.hide_dir,

@@ -42,34 +42,52 @@ static int load_procs(const char *dir, kg_evidence *ev, kg_err *err)
     return KG_OK;
 }
 
-/* Folds the check records of a process into the arm states: every check
- * of an accepted process, and the "fault" checks of any process (an arm
- * that crashed, hung or failed its own code in any process is INCORRECT,
- * whether or not the process is accepted). */
+/* Folds one check record into the arm states: every check of an
+ * accepted process, and the "fault" checks of any process (an arm that
+ * crashed, hung or failed its own code in any process is INCORRECT,
+ * whether or not the process is accepted).  Returns 1 when it counts. */
+static int fold_one(const kg_plan *plan, kg_arm_state *state, const kg_check_rec *k, int accepted)
+{
+    int na = plan->narms;
+    if (!accepted) {
+        if (!k->pass && k->arm >= 0 && strcmp(k->check, KG_CHECK_FAULT) == 0) {
+            kg_arm_state *s = &state[k->kase * na + k->arm];
+            if (*s == KG_ARM_OK || *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
+        }
+        return 0;
+    }
+    if (k->pass || k->arm < 0) return 1;
+    kg_arm_state *s = &state[k->kase * na + k->arm];
+    if (strcmp(k->check, KG_CHECK_ADMISSIBLE) == 0) *s = KG_ARM_INADMISSIBLE;
+    else if ((strcmp(k->check, KG_CHECK_WEAK) == 0 || kg_check_is_bound(k->check)) && *s == KG_ARM_OK)
+        *s = KG_ARM_WEAK;
+    else if (strcmp(k->check, KG_CHECK_FAULT) == 0 && *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
+    else if (*s == KG_ARM_OK) *s = KG_ARM_INCORRECT;
+    return 1;
+}
+
+/* Folds the check records of a process into the arm states (fold_one). */
 static void fold_checks(kg_evidence *ev, size_t from, int accepted)
 {
-    int na = ev->plan->narms;
     for (size_t i = from; i < ev->nchecks_all; i++) {
         const kg_check_rec *k = &ev->checks[i];
-        if (!accepted) {
-            if (!k->pass && k->arm >= 0 && strcmp(k->check, KG_CHECK_FAULT) == 0) {
-                kg_arm_state *s = &ev->state[k->kase * na + k->arm];
-                if (*s == KG_ARM_OK || *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
-            }
-            continue;
-        }
+        if (!fold_one(ev->plan, ev->state, k, accepted)) continue;
         ev->nchecks++;
-        if (k->pass || k->arm < 0) {
-            if (!k->pass) ev->nchecks_failed++;
-            continue;
-        }
-        ev->nchecks_failed++;
-        kg_arm_state *s = &ev->state[k->kase * na + k->arm];
-        if (strcmp(k->check, KG_CHECK_ADMISSIBLE) == 0) *s = KG_ARM_INADMISSIBLE;
-        else if ((strcmp(k->check, KG_CHECK_WEAK) == 0 || kg_check_is_bound(k->check)) && *s == KG_ARM_OK)
-            *s = KG_ARM_WEAK;
-        else if (strcmp(k->check, KG_CHECK_FAULT) == 0 && *s == KG_ARM_WEAK) *s = KG_ARM_INCORRECT;
-        else if (*s == KG_ARM_OK) *s = KG_ARM_INCORRECT;
+        ev->nchecks_failed += !k->pass;
+    }
+}
+
+void kg_evidence_state_upto(const kg_evidence *ev, int upto, kg_arm_state *state)
+{
+    int nc = ev->plan->ncases, na = ev->plan->narms;
+    for (int c = 0; c < nc; c++)
+        for (int a = 0; a < na; a++)
+            state[c * na + a] = kg_plan_arm_applies(ev->plan, a, c) && (ev->case_on == NULL || ev->case_on[c])
+                                    ? KG_ARM_OK : KG_ARM_ABSENT;
+    for (size_t i = 0; i < ev->nchecks_all; i++) {
+        const kg_check_rec *k = &ev->checks[i];
+        if (k->proc > upto || k->proc < 0 || k->proc >= ev->nproc) continue;
+        fold_one(ev->plan, state, k, ev->accepted[k->proc]);
     }
 }
 
@@ -238,6 +256,7 @@ static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
         rc = kg_errorf(err, KG_EINPUT, "%s:%d: not valid JSON (%s)", path, je.line, je.text);
         goto done;
     }
+    ev->screen = json_is_true(json_object_get(meta, "screen"));
     json_decref(meta);
     int has_salt = 0;
     if ((rc = kg_salt_from_meta(ev->meta_json, &ev->input_salt, &has_salt, err)) != KG_OK) goto done;
@@ -537,6 +556,7 @@ int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, cons
     json_object_set_new(m, "argv", argv);
     json_object_set_new(m, "check_only", json_boolean(mt->check_only));
     json_object_set_new(m, "negative", json_boolean(mt->negative));
+    if (mt->screen) json_object_set_new(m, "screen", json_true());
     json_object_set_new(m, "frozen_plan", mt->frozen_path != NULL ? json_string(mt->frozen_path) : json_null());
     /* every input of the campaign is salted with it (salt.h) */
     char salt[19];

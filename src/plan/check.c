@@ -363,7 +363,10 @@ static void design_recorded(plan_ctx *ctx, int sq)
 {
     kg_plan *plan = ctx->plan;
     int P = plan->campaign.processes, K = plan->campaign.looks;
-    if (sq > 1 && P % sq != 0)
+    if (sq > 1 && P % sq != 0 && plan->campaign.screen)
+        plan_note(plan, "screen = yes: processes = %d per direction does not complete the load-order square of %d "
+                        "arms; the ranking may carry a slot effect, the confirmation plan completes it", P, sq);
+    else if (sq > 1 && P % sq != 0)
         plan_note(plan, "processes = %d per direction does not complete the load-order square of %d arms: some "
                         "arms take the first load slot more often than others, and a slot effect biases them (use a "
                         "multiple of %d, or leave processes out)", P, sq, sq);
@@ -417,6 +420,13 @@ static int plan_design(plan_ctx *ctx)
          * effect can bias a claim (the classic gate can pass on one) */
         if (P % sq == 0 || (P == 1 && plan->gate.rule == KG_GATE_INTERVAL)) return 0;
         fix = (P + sq - 1) / sq * sq;
+        if (plan->campaign.screen && P >= 2) {
+            /* exploration: a slot effect may move the ranking; the
+             * confirmation plan (kgate screen) completes the square */
+            plan_note(plan, "screen = yes: processes = %d per direction does not complete the load-order square of %d "
+                            "arms; the ranking may carry a slot effect, the confirmation plan completes it", P, sq);
+            return 0;
+        }
         design_refuse(ctx, "processes", "processes do not complete the load-order square",
                       "processes = %d per direction with %d arms: some arms take the first load slot more often than "
                       "others, and a slot effect biases them; use processes = %d (a multiple of %d), or leave "

@@ -129,6 +129,9 @@ const plan_key plan_keys[] = {
      "analyses of a group-sequential design, an integer in [1, 4] dividing processes (1: a fixed design)"},
     {SEC_CAMPAIGN, "selected_from", K_TEXT, CAMP(selected_from), 0, 0, 0, NULL, NULL,
      "free text: the screen this plan's candidates were selected from (kgate screen writes it)"},
+    {SEC_CAMPAIGN, "screen", K_BOOL, CAMP(screen), 0, 0, F_QUIET, "no", NULL,
+     "yes or no: a screen's exploration plan (kgate screen): its processes need not complete the load-order square "
+     "(a slot effect may move its ranking, never a claim: the confirmation plan completes the square)"},
     {SEC_CAMPAIGN, "smoke", K_BOOL, CAMP(smoke), 0, 0, F_QUIET, "no", NULL,
      "yes or no: a smoke run's plan (kgate run --smoke writes it: a few samples, no verdict)"},
     {SEC_CAMPAIGN, "reference", K_NAME, CAMP(reference), 0, 0, F_REF, NULL, NULL,

@@ -14,6 +14,7 @@
 #include "kgate/evidence.h"
 #include "kgate/varcomp.h"
 #include "report/report.h"
+#include "report/screening.h"
 #include "report/report_hw.h"
 #include "base/util.h"
 
@@ -761,6 +762,16 @@ int kg_report_md(kg_sb *out, const kg_evidence *ev, const kg_analysis *an, kg_er
     json_t *meta = json_loads(ev->meta_json, 0, NULL);
     if (meta == NULL) return kg_errorf(err, KG_EINPUT, "meta.json: not valid JSON (restore it from the campaign)");
     write_md(out, ev, an, meta);
+    if (ev->screen) {
+        kg_screening sc;
+        int rc = kg_screening_derive(ev, &sc, err);
+        if (rc != KG_OK) {
+            json_decref(meta);
+            return rc;
+        }
+        kg_screening_md(out, ev, &sc);
+        kg_screening_free(&sc);
+    }
     kg_report_hw_md(out, ev, an);
     admission_md(out, ev);
     kg_varcomp_md(out, ev);

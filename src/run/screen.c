@@ -16,6 +16,7 @@ static int cmp_ranked(const void *pa, const void *pb)
 {
     const kg_screen_rank *a = pa, *b = pb;
     if (a->ok != b->ok) return b->ok - a->ok;
+    if (a->incorrect != b->incorrect) return a->incorrect - b->incorrect;
     if (a->worst != b->worst) return (a->worst < b->worst) - (a->worst > b->worst);
     return a->arm - b->arm;
 }
@@ -29,6 +30,7 @@ static kg_screen_rank rank_of(const kg_plan *plan, const kg_analysis *an, int a)
         if (!kg_plan_arm_applies(plan, a, c)) continue;
         const kg_arm_result *x = &an->res[(size_t)c * (size_t)an->narms + (size_t)a];
         r.pairs++;
+        if (x->verdict == KG_VERDICT_INCORRECT) r.incorrect = 1;
         if (!x->in_family) {
             r.ok = 0;
             r.worst = -(double)INFINITY;
@@ -41,23 +43,44 @@ static kg_screen_rank rank_of(const kg_plan *plan, const kg_analysis *an, int a)
     return r;
 }
 
-/* The ranking as report text: the family, then one row per candidate. */
-static void rank_table(const kg_plan *plan, const kg_analysis *an, const char *dir, const kg_screen *sc, kg_sb *out)
+/* The ranking as report text: the family, then one row per candidate
+ * (an INCORRECT one unranked); a screening mode's drops and costs. */
+static void rank_table(const kg_plan *plan, const kg_analysis *an, const kg_screening *scr, const char *dir,
+                       const kg_screen *sc, kg_sb *out)
 {
     const char *mult = plan->gate.multiplicity == KG_MULT_MAXT ? "max-T"
                        : plan->gate.multiplicity == KG_MULT_NONE ? "no adjustment" : "Holm";
+    int on = scr != NULL && scr->on;
     kg_sb_printf(out, "# kgate screen: %s\n\nEvidence: %s. Family: %d candidate%s on the gated cases, alpha %.3g "
-                 "shared by %s; ranked by the worst adjusted lower bound of the reduction over the gated cases.\n\n"
-                 "| rank | arm | worst adjusted lower bound | largest adjusted p | FASTER after adjustment |\n"
-                 "|---|---|---|---|---|\n", plan->campaign.name, dir, an->family_size,
-                 an->family_size == 1 ? "" : "s", plan->campaign.alpha, mult);
-    for (int i = 0; i < sc->nr; i++)
-        kg_sb_printf(out, "| %d | %s | %+.2f%% | %.4g | %s |\n", i + 1, plan->arms[sc->rk[i].arm].name,
-                     100.0 * sc->rk[i].worst, sc->rk[i].padj, sc->rk[i].ok ? "yes" : "no");
+                 "shared by %s; ranked by the worst adjusted lower bound of the reduction over the gated cases.\n",
+                 plan->campaign.name, dir, an->family_size, an->family_size == 1 ? "" : "s", plan->campaign.alpha, mult);
+    if (on)
+        kg_sb_printf(out, "Screening mode: %d dropped as INCORRECT, %d as futile (report.md, Screening); the run took "
+                     "%.1f s of wall, builds included: %.2f s per candidate.\n", scr->nincorrect, scr->nfutile,
+                     scr->run_s, scr->ncand > 0 ? scr->run_s / scr->ncand : 0.0);
+    kg_sb_printf(out, "\n| rank | arm | worst adjusted lower bound | largest adjusted p | FASTER after adjustment |%s\n"
+                 "|---|---|---|---|---|%s\n", on ? " dropped | device s | wall s |" : "", on ? "---|---|---|" : "");
+    for (int i = 0, rank = 0; i < sc->nr; i++) {
+        const kg_screen_rank *r = &sc->rk[i];
+        if (r->incorrect)
+            kg_sb_printf(out, "| – | %s | INCORRECT | – | no |", plan->arms[r->arm].name);
+        else
+            kg_sb_printf(out, "| %d | %s | %+.2f%% | %.4g | %s |", ++rank, plan->arms[r->arm].name, 100.0 * r->worst,
+                         r->padj, r->ok ? "yes" : "no");
+        if (on) {
+            const kg_screen_arm *x = &scr->arm[r->arm];
+            if (x->proc >= 0)
+                kg_sb_printf(out, " %s after process %d |", x->why == KG_DROP_FUTILE ? "futile" : "INCORRECT", x->proc);
+            else
+                kg_sb_puts(out, " no |");
+            kg_sb_printf(out, " %.3f | %.3f |", x->busy_s, x->wall_s);
+        }
+        kg_sb_puts(out, "\n");
+    }
 }
 
-int kg_screen_rank_arms(const kg_plan *plan, const kg_analysis *an, const char *dir, int select, kg_screen *sc,
-                        kg_err *err)
+int kg_screen_rank_arms(const kg_plan *plan, const kg_analysis *an, const kg_screening *scr, const char *dir,
+                        int select, kg_screen *sc, kg_err *err)
 {
     memset(sc, 0, sizeof *sc);
     sc->rk = calloc((size_t)plan->narms + 1, sizeof *sc->rk);
@@ -66,6 +89,8 @@ int kg_screen_rank_arms(const kg_plan *plan, const kg_analysis *an, const char *
     for (int a = 0; a < plan->narms; a++) {
         if (plan->arms[a].role != KG_ROLE_CANDIDATE) continue;
         kg_screen_rank r = rank_of(plan, an, a);
+        /* a dropped candidate is out of the choice, whatever its figures */
+        if (scr != NULL && scr->on && a < scr->narms && scr->arm[a].proc >= 0) r.ok = 0;
         if (r.pairs > 0) sc->rk[sc->nr++] = r;
     }
     qsort(sc->rk, (size_t)sc->nr, sizeof *sc->rk, cmp_ranked);
@@ -80,7 +105,7 @@ int kg_screen_rank_arms(const kg_plan *plan, const kg_analysis *an, const char *
             snprintf(sc->chosen_names + l, sizeof sc->chosen_names - l, "%s%s", n++ ? ", " : "",
                      plan->arms[sc->rk[i].arm].name);
         }
-    rank_table(plan, an, dir, sc, &sc->table);
+    rank_table(plan, an, scr, dir, sc, &sc->table);
     return sc->table.oom ? kg_errorf(err, KG_ENOMEM, "out of memory ranking the candidates") : KG_OK;
 }
 
@@ -139,7 +164,9 @@ static int confirm_text(const kg_plan *plan, const int *keep, uint64_t seed, con
             if (in_campaign) kg_sb_printf(out, "selected_from = %s\n", from);
             continue;
         }
-        if (skip || (in_campaign && strncmp(line, "selected_from = ", 16) == 0)) continue;
+        /* the confirmation is no screen: its processes complete the square */
+        if (skip || (in_campaign && (strncmp(line, "selected_from = ", 16) == 0 || strcmp(line, "screen = yes") == 0)))
+            continue;
         if (in_campaign && strncmp(line, "seed = ", 7) == 0)
             kg_sb_printf(out, "seed = %llu\n", (unsigned long long)seed);
         else if (in_campaign && strncmp(line, "name = ", 7) == 0)

@@ -16,6 +16,7 @@
 #include "kgate/plan.h"
 #include "kgate/stats.h"
 #include "base/util.h"
+#include "report/screening.h"
 
 /* One candidate of the family. */
 typedef struct kg_screen_rank {
@@ -23,6 +24,7 @@ typedef struct kg_screen_rank {
     double worst;     /* smallest adjusted lower bound over the gated cases */
     double padj;      /* largest adjusted p */
     int pairs, ok;    /* gated cases it ran on; FASTER after adjustment on all of them */
+    int incorrect;    /* INCORRECT on some gated case: listed, never ranked */
 } kg_screen_rank;
 
 typedef struct kg_screen {
@@ -35,9 +37,12 @@ typedef struct kg_screen {
 } kg_screen;
 
 /* Ranks the candidates of plan in the screen campaign's analysis an
- * (folder dir) and chooses the best `select` eligible ones. */
-int kg_screen_rank_arms(const kg_plan *plan, const kg_analysis *an, const char *dir, int select, kg_screen *sc,
-                        kg_err *err);
+ * (folder dir) and chooses the best `select` eligible ones.  scr (NULL
+ * or off: an ordinary campaign): the screening mode's drops and costs
+ * (report/screening.h); a dropped candidate is never eligible, and the
+ * table gains its drop, device seconds and wall seconds. */
+int kg_screen_rank_arms(const kg_plan *plan, const kg_analysis *an, const kg_screening *scr, const char *dir,
+                        int select, kg_screen *sc, kg_err *err);
 
 /* Writes the confirmation plan of the chosen candidates to confirm (NULL:
  * PLAN-confirm.kg beside plan_path; it must be in the plan's folder, as

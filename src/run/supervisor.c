@@ -41,6 +41,7 @@
 #include "run/lock.h"
 #include "run/quiet.h"
 #include "report/report.h"
+#include "report/screening.h"
 #include "kgate/backend.h"
 #include "kgate/op.h"
 #include "plan/protocol.h"
@@ -248,6 +249,7 @@ typedef struct campaign {
     kg_watch_ctx wc;
     kg_wspawn sp;
     int max_repeats, decided, never_quiet, started, per_look;
+    unsigned char *skip;      /* a screen's: per arm, dropped by the folder so far (report/screening.h) */
     kg_wproc cur, next;
     double t0;
     char pline[256];
@@ -341,6 +343,11 @@ static int stage_plan(campaign *c, kg_err *err)
     if ((rc = kg_plan_check_ops(c->plan, err)) != KG_OK) return rc;
     for (int i = 0; i < c->plan->nnotes; i++) fprintf(stderr, "kgate: note: %s\n", c->plan->notes[i]);
     if (o->frozen_path != NULL && (rc = kg_frozen_check(c->plan, o->frozen_path, err)) != KG_OK) return rc;
+    /* a screen's plan runs under kgate screen; a smoke run and kgate check decide nothing */
+    if (c->plan->campaign.screen && o->screen == 0 && !o->smoke && !c->plan->campaign.smoke && !o->check_only)
+        return kg_errorf(err, KG_EUSAGE, "%s:%d: screen = yes: an exploration plan, whose processes need not complete "
+                         "the load-order square; run it with `kgate screen %s` (its confirmation plan is the one to "
+                         "run)", o->plan_path, c->plan->campaign.line > 0 ? c->plan->campaign.line : 1, o->plan_path);
     if (realpath(o->plan_path, c->plan_abs) == NULL)
         return kg_errorf(err, KG_EIO, "%s: %s", o->plan_path, strerror(errno));
     return check_arm_files(c, err);
@@ -484,7 +491,7 @@ static kg_meta meta_of(campaign *c)
                   .frozen_path = o->frozen_path, .device_index = c->plan->campaign.device, .device_model = c->model,
                   .shard_i = o->shard_i, .shard_n = o->shard_n, .shard_on = c->shard_on, .input_salt = c->salt,
                   .campaign_id = c->cid[0] != '\0' ? c->cid : NULL, .ledger_path = c->ledger,
-                  .ledger_text = c->ledger_text, .attempt = c->attempt };
+                  .ledger_text = c->ledger_text, .attempt = c->attempt, .screen = o->screen == 1 };
     return m;
 }
 
@@ -774,10 +781,32 @@ static int stage_schedule(campaign *c, kg_err *err)
                          .has_device = o->has_device, .device = o->device, .salt = c->salt,
                          .timeout_s = plan->campaign.timeout_s,
                          .exe_sha256 = c->exe_sha256[0] != '\0' ? c->exe_sha256 : NULL,
-                         .signing = o->key_path != NULL && !o->check_only, .unvouched = &c->unvouched };
+                         .signing = o->key_path != NULL && !o->check_only, .unvouched = &c->unvouched,
+                         .screen = o->screen == 1 };
+    if (o->screen == 1) {
+        if ((c->skip = calloc((size_t)plan->narms + 1, 1)) == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+        c->sp.skip = c->skip;
+    }
     c->per_look = plan->campaign.looks > 1 ? 2 * (plan->campaign.processes / plan->campaign.looks) : 0;
     c->t0 = kg_mono_s();
     return KG_OK;
+}
+
+/* A screen in screening mode: the candidates the folder's processes so
+ * far drop (report/screening.h), which the next worker leaves out. */
+static int screen_skips(campaign *c, kg_err *err)
+{
+    if (c->o->screen != 1 || c->nrec == 0) return KG_OK;
+    kg_evidence ev;
+    kg_screening sc;
+    int rc = kg_evidence_load(c->dir, &ev, err);
+    if (rc != KG_OK) return rc;
+    if ((rc = kg_screening_derive(&ev, &sc, err)) == KG_OK) {
+        for (int a = 0; a < c->plan->narms && a < sc.narms; a++) c->skip[a] = sc.arm[a].proc >= 0;
+        kg_screening_free(&sc);
+    }
+    kg_evidence_free(&ev);
+    return rc;
 }
 
 /* The worker of the next slot: the one started beside the one before it
@@ -806,7 +835,8 @@ static int next_worker(campaign *c, int *slot, kg_err *err)
     progress(o, *slot, c->nslots, c->cur.rec.dir, kg_mono_s() - c->t0, c->q.waited_s, c->pline, sizeof c->pline);
     /* the first worker of this run warms the device's clock first */
     double warm = o->check_only || c->started > 0 ? 0 : c->plan->campaign.warm_s;
-    return kg_wproc_start(&c->cur, &c->sp, c->nrec, warm, 0, err);
+    int rc = screen_skips(c, err);
+    return rc != KG_OK ? rc : kg_wproc_start(&c->cur, &c->sp, c->nrec, warm, 0, err);
 }
 
 /* The current worker said its last timed phase is over: the next slot's
@@ -824,7 +854,8 @@ static int start_beside(campaign *c, kg_err *err)
     c->next.rec.slot = slot2;
     c->next.rec.attempt = att2;
     c->next.rec.dir = kg_protocol_direction(slot2);
-    return kg_wproc_start(&c->next, &c->sp, c->nrec + 1, 0, 1, err);
+    int rc = screen_skips(c, err);
+    return rc != KG_OK ? rc : kg_wproc_start(&c->next, &c->sp, c->nrec + 1, 0, 1, err);
 }
 
 /* Runs the current worker to its end (starting the next beside it when
@@ -996,6 +1027,7 @@ static void campaign_close(campaign *c)
     sigaction(SIGPIPE, &c->old_pipe, NULL);
     free(c->recs);
     free(c->shard_on);
+    free(c->skip);
     free(c->ledger_text);
     kg_plan_free(c->plan);
 }

@@ -67,6 +67,11 @@ typedef struct kg_run_opts {
     /* has_device: open device `device` instead of the plan's (kgate run
      * --device, --devices) */
     int has_device, device;
+    /* 0: kgate run (a plan with screen = yes is refused); 1: kgate screen
+     * in screening mode (report/screening.h: recorded in meta.json; each
+     * worker is told the candidates the folder so far drops, and records
+     * its arms' own time); 2: kgate screen --full */
+    int screen;
 } kg_run_opts;
 
 /* Runs a campaign end to end, as a sequence of stages over one campaign

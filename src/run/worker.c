@@ -114,6 +114,15 @@ typedef struct wctx {
      * pinned (a backend that runs nothing on the host's CPUs) */
     int pin_cpu;
     int ncontaminated;      /* its samples that ran on another CPU (told on stderr, the first 10) */
+    /* a screen in screening mode (report/screening.h): the arms left out
+     * (per arm), and each (case, arm)'s own wall clock (busy, from one NOW
+     * frame to the next that names it), timed seconds and samples */
+    int screen;
+    unsigned char *skip;
+    double *busy, *timed;
+    long long *nsamp;
+    int acc_case, acc_arm;
+    double acc_t;
 } wctx;
 
 static void record_check(wctx *w, int c, int a, kg_phase phase, const char *check, int pass,
@@ -139,10 +148,23 @@ static void record_check(wctx *w, int c, int a, kg_phase phase, const char *chec
     kg_rows_put_check(&w->checks, w->plan, &k);
 }
 
+/* A screen's cost: the time since the last NOW frame goes to the arm it
+ * named (nothing when it named none); from now on to arm on case c. */
+static void account(wctx *w, int c, int arm)
+{
+    double t = kg_mono_s();
+    if (w->busy != NULL && w->acc_arm >= 0 && w->acc_case >= 0)
+        w->busy[(size_t)w->acc_case * (size_t)w->plan->narms + (size_t)w->acc_arm] += t - w->acc_t;
+    w->acc_case = c;
+    w->acc_arm = arm;
+    w->acc_t = t;
+}
+
 /* Tells the supervisor which arm the worker is about to run (best
  * effort: a broken pipe shows at the end, when the rows are sent). */
 static void now(wctx *w, int c, int arm, int phase, int round)
 {
+    account(w, c, arm);
     kg_frame_now(w->rows_fd, w->proc, c, arm, phase, round, NULL);
 }
 
@@ -289,7 +311,10 @@ static int verify(wctx *w, int c, inst *x, const kg_case_data *d, kg_phase phase
     for (int i = 0; i < d->nin; i++) {
         if ((rc = scratch(w, d->in_bytes[i], err)) != KG_OK) return rc;
         if ((rc = kg_backend_download(w->be, w->host, &x->in[i], 0, d->in_bytes[i], err)) != KG_OK) return rc;
-        int same = kg_checksum(w->host, d->in_bytes[i]) == d->in_sum[i];
+        /* byte for byte against the inputs kgate wrote: exact, and at memory
+         * speed (32 MiB: 5 ms, where a byte-wise hash took 48 to 92 ms;
+         * docs/measurements/screen-input-check-2026-12-04.md) */
+        int same = memcmp(w->host, d->in[i], d->in_bytes[i]) == 0;
         char check[96], detail[160] = "";
         snprintf(check, sizeof check, "%s:input:%s", name, d->op->in_names[i]);
         if (!same) snprintf(detail, sizeof detail, "input %s was modified by the kernel", d->op->in_names[i]);
@@ -464,6 +489,13 @@ static int parity_check(wctx *w, int c, inst *xs, int nx, int i, const kg_case_d
     int j = -1, rc;
     for (int k = 0; k < nx; k++)
         if (strcmp(plan->arms[xs[k].arm].name, other) == 0) j = k;
+    if (j >= 0 && w->skip != NULL && w->skip[xs[j].arm]) {
+        /* a screen dropped the other arm: nothing to compare with here */
+        char detail[200];
+        snprintf(detail, sizeof detail, "not compared in this process: the screen dropped parity arm %s", other);
+        record_check(w, c, xs[i].arm, KG_PHASE_PRE, KG_CHECK_PARITY, 1, NULL, detail);
+        return KG_OK;
+    }
     if (j < 0 || xs[j].dropped) {
         char detail[200];
         snprintf(detail, sizeof detail, j < 0 ? "parity arm %s does not run on this case" :
@@ -691,6 +723,16 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     for (int i = 0; i < cr->n; i++) {
         inst *x = &cr->xs[cr->nx];
         int a = cr->order[i];
+        if (w->skip != NULL && w->skip[a]) {
+            /* a screen dropped it after an earlier process: not loaded */
+            memset(x, 0, sizeof *x);
+            x->arm = a;
+            x->failed = x->dropped = 1;
+            cr->nx++;
+            record_check(w, cr->c, a, KG_PHASE_PRE, KG_CHECK_SCREEN_SKIP, 1, NULL, "not run in this process: the "
+                         "screen dropped it after an earlier process (report.md, Screening)");
+            continue;
+        }
         if (w->faulted[a] != 0) {
             /* its own code failed earlier in this process: not run again */
             char detail[200];
@@ -981,6 +1023,8 @@ static int sampled_check(wctx *w, case_run *cr, inst *x, int64_t n, kg_err *err)
         for (int i = 0; i < x->b.nin && i < KG_MAX_IN; i++) x->in[i] = x->b.in[i];
         int rc = verify(w, cr->c, x, &cr->pick_data[k], KG_PHASE_POST, name, &ok, NULL, err);
         memcpy(x->in, saved, sizeof saved);
+        /* a screen times an INCORRECT arm no further */
+        if (rc == KG_OK && !ok && w->screen) x->dropped = 1;
         return arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err);
     }
     return KG_OK;
@@ -1041,6 +1085,11 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
     double t_ns = 0;
     if ((rc = kg_backend_time(w->be, x->k, &sc, &t_ns, err)) != KG_OK)
         return arm_failed(w, cr->c, x, KG_PHASE_PRE, rc, err);
+    if (w->timed != NULL && t_ns > 0 && isfinite(t_ns)) {
+        size_t cell = (size_t)cr->c * (size_t)plan->narms + (size_t)x->arm;
+        w->timed[cell] += t_ns * (cp->pack > 0 ? cp->pack : 1) * 1e-9;
+        w->nsamp[cell] += st->sample >= 0;
+    }
     if (cr->fresh_mode && (rc = sampled_check(w, cr, x, n, err)) != KG_OK) return rc;
     if (st->sample < 0) return KG_OK;
     if (!(t_ns > 0) || !isfinite(t_ns))
@@ -1329,6 +1378,7 @@ static int await_go(wctx *w, double *waited, kg_err *err)
 {
     *waited = 0;
     if (w->go_fd < 0) return KG_OK;
+    account(w, -1, -1);   /* the wait for a quiet host is no arm's */
     int fd = w->go_fd;
     w->go_fd = -1;
     double t0 = kg_mono_s();
@@ -1348,6 +1398,23 @@ static int await_go(wctx *w, double *waited, kg_err *err)
         return kg_errorf(err, KG_EIO, "the supervisor closed the go pipe before the host became quiet: no arm was "
                          "timed");
     return KG_OK;
+}
+
+/* A screen's cost rows of the case: each arm the process ran, its own
+ * wall clock, timed seconds and samples (report/screening.h). */
+static void screen_costs(wctx *w, const case_run *cr)
+{
+    if (w->busy == NULL) return;
+    account(w, -1, -1);
+    for (int i = 0; i < cr->n; i++) {
+        int a = cr->order[i];
+        if (w->skip != NULL && w->skip[a]) continue;
+        size_t cell = (size_t)cr->c * (size_t)w->plan->narms + (size_t)a;
+        char detail[160];
+        snprintf(detail, sizeof detail, "busy %.6f s; timed %.6f s in %lld samples", w->busy[cell], w->timed[cell],
+                 w->nsamp[cell]);
+        record_check(w, cr->c, a, KG_PHASE_POST, KG_CHECK_SCREEN_COST, 1, NULL, detail);
+    }
 }
 
 /* A case, phase by phase; last: no case is timed after it in this
@@ -1390,6 +1457,7 @@ static int run_case(wctx *w, int c, int last, kg_err *err)
     w->setup_s += t1 - t0 - ref;
     w->checks_s += ref + (t2 - gated - t1) + (t4 - t3);
     w->timed_s += t3 - t2;
+    if (rc == KG_OK) screen_costs(w, &cr);
     case_release(w, &cr);
     return rc;
 }
@@ -1504,6 +1572,33 @@ static int send_hello(const kg_worker_opts *o, kg_err *err)
                          (int)sizeof text - 1), err);
 }
 
+/* A screen's worker: the arms it leaves out (--skip, plan indices) and
+ * the accounts of each (case, arm)'s own time. */
+static int screen_setup(wctx *w, const kg_worker_opts *o, const kg_plan *plan, kg_err *err)
+{
+    size_t na = (size_t)(plan->narms > 0 ? plan->narms : 1), ncell = na * (size_t)(plan->ncases > 0 ? plan->ncases : 1);
+    w->screen = o->screen;
+    w->acc_case = w->acc_arm = -1;
+    if (o->skip != NULL && o->skip[0] != '\0') {
+        if ((w->skip = calloc(na, 1)) == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+        for (const char *p = o->skip; *p != '\0';) {
+            char *end = NULL;
+            long a = strtol(p, &end, 10);
+            if (end == p || a < 0 || a >= plan->narms || (*end != ',' && *end != '\0'))
+                return kg_errorf(err, KG_EUSAGE, "--skip %s: arm indices of the plan (0 to %d), comma-separated",
+                                 o->skip, plan->narms - 1);
+            w->skip[a] = 1;
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    if (!o->screen) return KG_OK;
+    w->busy = calloc(ncell, sizeof *w->busy);
+    w->timed = calloc(ncell, sizeof *w->timed);
+    w->nsamp = calloc(ncell, sizeof *w->nsamp);
+    if (w->busy == NULL || w->timed == NULL || w->nsamp == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    return KG_OK;
+}
+
 int kg_worker_main(const kg_worker_opts *o, kg_err *err)
 {
     kg_plan *plan = NULL;
@@ -1566,9 +1661,10 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     if ((rc = kg_backend_open(o->backend, plan, w.settings, &w.be, notice, sizeof notice, err)) != KG_OK) goto done;
     /* where a worker's set-up time goes, on its log */
     fprintf(stderr, "time: backend %s opened in %.3f s\n", o->backend, kg_mono_s() - t_open);
+    if ((rc = screen_setup(&w, o, plan, err)) != KG_OK) goto done;
     /* the arms' hosts open the device side by side (their hellos are
-     * read at each arm's first load) */
-    kg_backend_prestart(w.be);
+     * read at each arm's first load), but those of arms left out */
+    kg_backend_prestart(w.be, w.skip);
     snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
     w.plan = plan;
     w.build_dir = build_dir;
@@ -1622,6 +1718,10 @@ done:
     free(want);
     free(corder);
     free(w.faulted);
+    free(w.skip);
+    free(w.busy);
+    free(w.timed);
+    free(w.nsamp);
     kg_plan_free(plan);
     return rc;
 }

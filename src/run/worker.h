@@ -29,6 +29,11 @@ typedef struct kg_worker_opts {
                                * the host has been quiet for the plan's window; -1: no wait (check-only) */
     int shard_i, shard_n;     /* shard_n > 0: only the cases of shard shard_i of shard_n (shard.h) */
     int device;               /* >= 0: the device to open instead of the plan's `device` */
+    int screen;               /* a screen in screening mode (report/screening.h): each arm's own time is
+                               * recorded (KG_CHECK_SCREEN_COST), and an arm whose sampled check fails is
+                               * timed no further in the process */
+    const char *skip;         /* "3,17": arms (plan indices) this process leaves out, a screen's drops
+                               * (one passing KG_CHECK_SCREEN_SKIP row per case); NULL: none */
 } kg_worker_opts;
 
 /* The body of `kgate worker`: one fresh process of the campaign. */

@@ -350,6 +350,7 @@ fail:
 typedef struct wp_args {
     char exe[PATH_MAX], proc[16], slot[16], rows[16], parent[24], salt[16], token[16], go[16];
     char wrap[1024], keydir[PATH_MAX], warm[32], shard[32], dev[16];
+    char skip[4096 * 6];                      /* "3,17,40": the arms a screen's process leaves out */
     char *argv[72];  /* a wrapper's 30 words at most, then 36 of the worker's own and NULL */
     int n;
 } wp_args;
@@ -415,6 +416,10 @@ static int worker_argv(const kg_wproc *w, const kg_wspawn *sp, const wp_pipes *p
         snprintf(a->dev, sizeof a->dev, "%d", sp->device);
         arg2(a, "--device", a->dev);
     }
+    if (sp->screen) a->argv[a->n++] = (char *)"--screen";
+    for (int i = 0, len = 0; sp->skip != NULL && i < sp->plan->narms && len + 8 < (int)sizeof a->skip; i++)
+        if (sp->skip[i]) len += snprintf(a->skip + len, sizeof a->skip - (size_t)len, "%s%d", len ? "," : "", i);
+    if (a->skip[0] != '\0') arg2(a, "--skip", a->skip);
     if (s->negative) {
         a->argv[a->n++] = (char *)"--negative";
         if (s->negative_arm != NULL && s->negative_arm[0] != '\0') arg2(a, "--negative-arm", s->negative_arm);

@@ -58,6 +58,11 @@ typedef struct kg_wspawn {
     const char *exe_sha256;
     int signing;
     int *unvouched;
+    /* a screen in screening mode (report/screening.h): every worker gets
+     * --screen, and skip (per arm, 1: not run; NULL: none) the arms its
+     * process leaves out, as --skip */
+    int screen;
+    const unsigned char *skip;
 } kg_wspawn;
 
 /* The states of a worker that started beside the one before it, while

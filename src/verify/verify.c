@@ -30,6 +30,7 @@
 #include "evidence/attest.h"
 #include "evidence/chain.h"
 #include "report/report.h"
+#include "report/screening.h"
 #include "kgate/evidence.h"
 #include "evidence/values.h"
 #include "verify/replay.h"
@@ -644,6 +645,15 @@ int kg_verify_dir_key(const char *dir, const char *pub, const kg_ref_source *ref
             rp.plan = ev.plan;
             for (int p = 0; p < ev.nproc && ev.facts != NULL; p++) replay_proc(&rp, p, out, nbad);
             kg_refs_free(&rp.refs);
+            /* a screen's drops re-derived, and the processes held to them */
+            kg_screening sc;
+            kg_err se = { 0 };
+            if (kg_screening_derive(&ev, &sc, &se) != KG_OK) {
+                kg_problem(out, nbad, "screening: cannot re-derive the drops: %s", se.msg);
+            } else {
+                kg_screening_audit(&ev, &sc, out, nbad);
+                kg_screening_free(&sc);
+            }
         }
         /* a failed load was reported by the analysis step already */
         /* 4. the chain of processes and their files, the schedule, the
