@@ -229,7 +229,22 @@ static int shard_procs_check(const char *dir, kg_evidence *ev, kg_err *err)
                          "campaign)", dir, ev->shard.index, ev->shard.count, ev->shard.by_process ? "processes" : "cases",
                          ev->plan->ncases, ev->shard.count, want ? "process" : "case");
     if (!want) return KG_OK;
-    int nslots = 2 * ev->plan->campaign.processes;
+    int nslots = 2 * ev->plan->campaign.processes, rc = KG_OK;
+    /* the slots meta.json lists are the assignment's */
+    json_t *m = json_loads(ev->meta_json, 0, NULL);
+    json_t *slots = json_object_get(json_object_get(m, "shard"), "slots");
+    size_t k = 0;
+    for (int q = 0; q < nslots && rc == KG_OK; q++) {
+        if (kg_shard_of_slot(q, ev->shard.count) != ev->shard.index) continue;
+        json_t *v = json_array_get(slots, k++);
+        if (!json_is_integer(v) || json_integer_value(v) != q) rc = KG_EINPUT;
+    }
+    if (rc == KG_OK && k != json_array_size(slots)) rc = KG_EINPUT;
+    json_decref(m);
+    if (rc != KG_OK)
+        return kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d lists slots that are not its assignment (pairs of "
+                         "slots dealt round-robin: slot s to shard (s / 2) %% %d; restore meta.json from the shard's "
+                         "campaign)", dir, ev->shard.index, ev->shard.count, ev->shard.count);
     if ((ev->seq = calloc((size_t)(ev->nproc > 0 ? ev->nproc : 1), sizeof *ev->seq)) == NULL)
         return kg_errorf(err, KG_ENOMEM, "out of memory");
     for (int p = 0; p < ev->nproc; p++) {

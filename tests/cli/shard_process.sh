@@ -5,7 +5,7 @@
 # byte for byte the unsharded run's (report.md too, but for the lines that
 # name the run, the shards and the host watch); verify re-verifies the
 # shards; a process missing from its shard, a process of another shard's
-# slot and a tampered shard are refused; a sequential plan is not sharded;
+# slot, a tampered shard and a forged shard record are refused; a sequential plan is not sharded;
 # --devices 0,1 on fake devices and kgate slurm deal processes too.
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
@@ -91,6 +91,14 @@ sums "$T/mc/shards/0"
 sums "$T/mc"
 "$KGATE" verify "$T/mc" >/dev/null 2>"$T/v.err"; expect_status 1 $? "verify of a shard recorded by case"
 expect_grep 'recorded as a shard of cases, but the plan' "$T/v.err"
+# a by-process shard whose meta.json lists another shard's slot
+cp -r "$T/m2" "$T/ms"
+sed -i '/"slots": \[/{n;s/0,/2,/}' "$T/ms/shards/0/meta.json"
+grep -q '^ *2,$' "$T/ms/shards/0/meta.json" || die "the test did not edit the slots of shards/0/meta.json"
+sums "$T/ms/shards/0"
+sums "$T/ms"
+"$KGATE" verify "$T/ms" >/dev/null 2>"$T/v.err"; expect_status 1 $? "verify of a shard listing another's slot"
+expect_grep 'lists slots that are not its assignment' "$T/v.err"
 
 # 3. refusals: a sequential plan, a plan that says shard = case
 sed 's/^processes = 6/processes = 12\nlooks = 2/' "$T/plan.kg" >"$T/seq.kg"
