@@ -374,6 +374,7 @@ int kg_rows_read_watch(const char *path, kg_watch_rec **v, size_t *n, kg_err *er
  * the device (index -1 and "" model where the folder predates them). */
 typedef struct kg_shard_meta {
     int index, count;
+    int by_process;          /* a shard of processes ("by": "process"), not of cases */
     int merged;
     int device_index;
     char device_model[256], device[512], backend[16];
@@ -447,6 +448,10 @@ typedef struct kg_evidence {
     kg_shard_meta shard;
     unsigned char *case_on;
     int *case_shard;
+    /* a by-process shard: per process, the index its seeds and load order
+     * took (kg_shard_seq of its slot and attempt); NULL: the process's own
+     * index (kg_evidence_seq) */
+    int *seq;
     /* ops.json, one entry per case; NULL for a folder written before it */
     kg_case_facts *facts;
     /* environment.json's compile_cache: the built objects the compile
@@ -455,6 +460,9 @@ typedef struct kg_evidence {
     /* meta.json's "screen": a screen in screening mode (report/screening.h) */
     int screen;
 } kg_evidence;
+
+/* The process index process p's seeds and load order took. */
+int kg_evidence_seq(const kg_evidence *ev, int p);
 
 /* Reads the folder.  Fails on the first malformed file or row, naming it. */
 int kg_evidence_load(const char *dir, kg_evidence *ev, kg_err *err);
@@ -479,6 +487,7 @@ typedef struct kg_meta {
     const char *device_model;
     int shard_i, shard_n;
     const unsigned char *shard_on; /* per case: in the shard */
+    int by_process;                /* a shard of processes ("by": "process" and its "slots") */
     /* a shard's campaign ("campaign": id, attempt, ledger, ledger_lines;
      * evidence/ledger.h): its id, its attempt in the ledger at
      * ledger_path, and the ledger's text through its own start line */

@@ -113,6 +113,10 @@ typedef struct kg_campaign {
      * shards of a merged campaign may run on different device models);
      * 0: `devices = same`, the default: kgate merge refuses mixed models */
     int devices_any;
+    /* how `--shard I/N` splits the campaign (shard.h): KG_SHARD_BY_AUTO
+     * (0, the default: by process when the plan has fewer cases than
+     * shards, else by case), KG_SHARD_BY_CASE or KG_SHARD_BY_PROCESS */
+    int shard_by;
     /* bound_audit = off: a weak-bounded op (docs/ops.md, "The bound
      * audit") is recorded but not refused, and the reports say its bound
      * was not audited; 0: on, the default */

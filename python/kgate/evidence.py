@@ -413,7 +413,8 @@ class Evidence:
 
         Made from processes.csv, the accepted processes' raw files and the plan, in the order
         kgate reads them (process, then the file's rows); a merged folder's from its shards in
-        turn, processes and slots offset as kgate offsets them. A folder of schemas 6 to 8
+        turn, processes and slots offset as kgate offsets them (shards by process: the shards'
+        processes in schedule order, renumbered). A folder of schemas 6 to 8
         that kept raw/samples.csv is read from that file."""
         f = self.kind("samples")["file"]
         path = self.path / f if f else None
@@ -426,7 +427,9 @@ class Evidence:
         folder), typed by this folder's schema.json."""
         pd = _pandas()
         merged = self.meta.get("merged")
-        if isinstance(merged, dict) and merged.get("shards"):
+        if isinstance(merged, dict) and merged.get("shards") and self._by_process(int(merged["shards"])):
+            df = self._schedule_samples(int(merged["shards"]))
+        elif isinstance(merged, dict) and merged.get("shards"):
             frames, poff, soff = [], 0, 0
             per_shard = 2 * int(self.plan.campaign.get("processes", 0))
             for i in range(int(merged["shards"])):
@@ -438,6 +441,42 @@ class Evidence:
         else:
             df = self._sample_strings(0, 0)
         return self._typed(df, "samples", f"{self.path}/raw")
+
+    def _by_process(self, n: int) -> bool:
+        """Whether this merged folder's n shards are shards of processes (meta.json's
+        ``shard.by`` of shards/0)."""
+        if n < 1:
+            return False
+        shard = Evidence(self.path / "shards" / "0", kgate=self._kgate)
+        rec = shard.meta.get("shard")
+        return isinstance(rec, dict) and rec.get("by") == "process"
+
+    def _schedule_samples(self, n: int) -> "pd.DataFrame":
+        """The samples of a merged folder of shards by process, as kgate reads it: every
+        shard's processes in schedule order (by the process index their seeds took: slot +
+        attempt x the schedule's slots), numbered 0, 1, ... in that order, each process's rows
+        in its file's order (docs/scale-out.md, "Shards by process")."""
+        pd = _pandas()
+        nslots = 2 * int(self.plan.campaign.get("processes", 0))
+        shards = [Evidence(self.path / "shards" / str(i), kgate=self._kgate) for i in range(n)]
+        order = []
+        for i, shard in enumerate(shards):
+            procs = shard.processes
+            for p, slot, attempt in zip(procs["process"], procs["slot"], procs["attempt"]):
+                order.append((int(slot) + int(attempt) * nslots, i, int(p)))
+        order.sort()
+        index = {(i, p): m for m, (_, i, p) in enumerate(order)}
+        frames = []
+        for i, shard in enumerate(shards):
+            df = shard._sample_strings(0, 0)
+            df["process"] = df["process"].astype(int).map(lambda p, i=i: index[(i, p)])
+            frames.append(df)
+        if not frames:
+            return self._empty("samples")
+        df = pd.concat(frames, ignore_index=True)
+        df = df.sort_values("process", kind="mergesort").reset_index(drop=True)
+        df["process"] = df["process"].astype(str)
+        return df
 
     def _sample_strings(self, poff: int, soff: int) -> "pd.DataFrame":
         """This folder's samples as strings, process indices and slots offset by poff and soff:

@@ -131,6 +131,29 @@ def test_merged_samples(kgate_bin: str, tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(s, _kgate_samples(tmp_path / "m", kgate_bin, tmp_path / "m.csv", ev))
 
 
+def test_merged_by_process_samples(kgate_bin: str, tmp_path: Path) -> None:
+    """A one-case campaign in 2 shards by process: the merged folder's samples are the
+    schedule's, in process order, equal to kgate's own table and to the unsharded run's."""
+    from conftest import fake_plan
+    path = tmp_path / "plan.kg"
+    fake_plan("py-merge-proc").write(path)
+    cp = kgate.run_cli(["run", str(path), "-q", "-o", str(tmp_path / "whole")], kgate=kgate_bin)
+    assert cp.returncode in (0, 1), cp.stderr
+    for i in range(2):
+        cp = kgate.run_cli(["run", str(path), "--shard", f"{i}/2", "--campaign", "p", "-q", "-o",
+                            str(tmp_path / f"s{i}")], kgate=kgate_bin)
+        assert cp.returncode in (0, 1), cp.stderr
+    assert kgate.Evidence(tmp_path / "s1").meta["shard"]["slots"] == [2, 3]
+    cp = kgate.run_cli(["merge", str(tmp_path / "m"), str(tmp_path / "s1"), str(tmp_path / "s0"), "-q"],
+                       kgate=kgate_bin)
+    assert cp.returncode in (0, 1), cp.stderr
+    ev = kgate.Evidence(tmp_path / "m")
+    s = ev.samples
+    assert len(s) == 360 and list(s["process"].unique()) == list(range(6))
+    pd.testing.assert_frame_equal(s, _kgate_samples(tmp_path / "m", kgate_bin, tmp_path / "m.csv", ev))
+    pd.testing.assert_frame_equal(s, kgate.Evidence(tmp_path / "whole").samples)
+
+
 def test_samples_leave_out_excluded_processes(fake_copy: Path) -> None:
     p = fake_copy / "processes.csv"
     lines = p.read_text().splitlines()

@@ -195,8 +195,10 @@ int kg_cmd_run(int argc, char **argv, const kg_settings *env)
           .help = "sign the folder with the Ed25519 private key FILE (kgate key init; default: the user's "
                   "key, $XDG_CONFIG_HOME/kgate/" KG_ATTEST_PRIV ", when it exists)" },
         { .name = "shard", .arg = "SHARD", .kind = KG_CLI_STRING, .dst = &shard,
-          .help = "run shard SHARD = I/N (I of N, from 0): the cases dealt to it round-robin in canonical order; the folder "
-                  "records the shard for kgate merge (docs/scale-out.md)" },
+          .help = "run shard SHARD = I/N (I of N, from 0): the cases dealt to it round-robin in canonical order, or, when "
+                  "the plan has fewer cases than N or says [campaign] shard = process, the pairs of processes dealt "
+                  "to it (each with every case and arm); the folder records the shard for kgate merge "
+                  "(docs/scale-out.md)" },
         { .name = "campaign", .arg = "ID", .kind = KG_CLI_STRING, .dst = &o.campaign_id,
           .help = "with --shard: the campaign's id, the same for every shard of it (kgate slurm and --devices make "
                   "one; without it a shard makes a new campaign and prints its id)" },

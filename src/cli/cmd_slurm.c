@@ -252,7 +252,8 @@ int kg_cmd_slurm(int argc, char **argv, const kg_settings *env)
     const char *resume_dir = NULL;
     const kg_cli_opt opts[] = {
         { .name = "shards", .arg = "N", .kind = KG_CLI_INT, .dst = &o.shards, .min = 1, .max = KG_SHARD_MAX,
-          .help = "the number of shards: array tasks 0..N-1 (at most the plan's cases)" },
+          .help = "the number of shards: array tasks 0..N-1 (at most the plan's cases, or, sharded by process, its "
+                  "processes per direction: docs/scale-out.md)" },
         { .name = "out", .short_name = 'o', .arg = "DIR", .kind = KG_CLI_STRING, .dst = &o.out,
           .help = "the merged evidence folder (the shards: DIR/shards/I; scripts and logs: DIR.slurm/)" },
         { .name = "partition", .arg = "P", .kind = KG_CLI_STRING, .dst = &o.partition, .help = "sbatch --partition" },

@@ -21,6 +21,7 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     kg_worker_opts o = { 0 };
     o.proc = -1;
     o.slot = -1;
+    o.seq = -1;
     o.rows_fd = -1;
     o.salt_fd = -1;
     o.token_fd = -1;
@@ -41,6 +42,9 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
           .help = "run only the cases of shard I of N (shard.h)" },
         { .name = "device", .arg = "D", .kind = KG_CLI_INT, .dst = &o.device, .min = 0, .max = 1023,
           .help = "open device D instead of the plan's device" },
+        { .name = "seq", .arg = "N", .kind = KG_CLI_INT, .dst = &o.seq, .min = 0, .max = 999999999,
+          .help = "the process index its seeds and load order take (a by-process shard's, shard.h; default: the "
+                  "process index)" },
         { .name = "slot", .arg = "N", .kind = KG_CLI_INT, .dst = &o.slot, .min = 0, .max = 999999,
           .help = "the schedule slot it fills (a repeat keeps its slot's direction; default: the process index)" },
         { .name = "rows-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.rows_fd, .min = 3, .max = 1023,

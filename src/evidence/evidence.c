@@ -236,6 +236,51 @@ static int shard_cases_check(const char *dir, kg_evidence *ev, kg_err *err)
     return rc;
 }
 
+/* A by-process shard's processes are of its own slots (kg_shard_of_slot);
+ * each takes the seeds of kg_shard_seq (ev->seq). */
+static int shard_procs_check(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    int want = kg_shard_by(ev->plan, ev->shard.count) == KG_SHARD_BY_PROCESS;
+    if (want != ev->shard.by_process)
+        return kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d is recorded as a shard of %s, but the plan (its "
+                         "[campaign] shard and %d case(s)) deals %d shards by %s (restore meta.json from the shard's "
+                         "campaign)", dir, ev->shard.index, ev->shard.count, ev->shard.by_process ? "processes" : "cases",
+                         ev->plan->ncases, ev->shard.count, want ? "process" : "case");
+    if (!want) return KG_OK;
+    int nslots = 2 * ev->plan->campaign.processes, rc = KG_OK;
+    /* the slots meta.json lists are the assignment's */
+    json_t *m = json_loads(ev->meta_json, 0, NULL);
+    json_t *slots = json_object_get(json_object_get(m, "shard"), "slots");
+    size_t k = 0;
+    for (int q = 0; q < nslots && rc == KG_OK; q++) {
+        if (kg_shard_of_slot(q, ev->shard.count) != ev->shard.index) continue;
+        json_t *v = json_array_get(slots, k++);
+        if (!json_is_integer(v) || json_integer_value(v) != q) rc = KG_EINPUT;
+    }
+    if (rc == KG_OK && k != json_array_size(slots)) rc = KG_EINPUT;
+    json_decref(m);
+    if (rc != KG_OK)
+        return kg_errorf(err, KG_EINPUT, "%s/meta.json: shard %d/%d lists slots that are not its assignment (pairs of "
+                         "slots dealt round-robin: slot s to shard (s / 2) %% %d; restore meta.json from the shard's "
+                         "campaign)", dir, ev->shard.index, ev->shard.count, ev->shard.count);
+    if ((ev->seq = calloc((size_t)(ev->nproc > 0 ? ev->nproc : 1), sizeof *ev->seq)) == NULL)
+        return kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int p = 0; p < ev->nproc; p++) {
+        const kg_proc_rec *r = &ev->procs[p];
+        if (r->slot < 0 || r->slot >= nslots || kg_shard_of_slot(r->slot, ev->shard.count) != ev->shard.index)
+            return kg_errorf(err, KG_EINPUT, "%s/processes.csv:%d: slot %d is not one of shard %d/%d's (slots are "
+                             "dealt in pairs: slot s to shard (s / 2) %% %d; kgate merge takes it from its own shard)",
+                             dir, p + 2, r->slot, ev->shard.index, ev->shard.count, ev->shard.count);
+        ev->seq[p] = kg_shard_seq(r->slot, r->attempt < 0 ? 0 : r->attempt, nslots);
+    }
+    return KG_OK;
+}
+
+int kg_evidence_seq(const kg_evidence *ev, int p)
+{
+    return ev->seq != NULL && p >= 0 && p < ev->nproc ? ev->seq[p] : p;
+}
+
 static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
 {
     char path[KG_PATH_MAX + 64], *text = NULL;
@@ -277,6 +322,7 @@ static int load_one(const char *dir, kg_evidence *ev, kg_err *err)
     /* a merged folder has no processes of its own: load_merged reads its shards' */
     if (ev->shard.merged > 0) goto done;
     if ((rc = load_procs(dir, ev, err)) != KG_OK) goto done;
+    if (ev->shard.count > 0 && (rc = shard_procs_check(dir, ev, err)) != KG_OK) goto done;
     snprintf(path, sizeof path, "%s/watch.csv", dir);
     if ((rc = kg_rows_read_watch(path, &ev->watch, &ev->nwatch, err)) != KG_OK) goto done;
     int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -362,12 +408,9 @@ static int append(void **v, size_t n0, const void *src, size_t n, size_t sz)
  * (plan hash, coverage, devices) are kgate merge's and verify's
  * (merge.c); here a shard that does not load, or a case no shard or two
  * shards ran, is an error. */
-static int load_merged(const char *dir, kg_evidence *ev, kg_err *err)
+/* A merged folder's own records emptied: its shards' take their place. */
+static void merged_reset(kg_evidence *ev)
 {
-    int n = ev->shard.merged, rc = KG_OK, poff = 0, soff = 0;
-    const kg_plan *plan = ev->plan;
-    int nc = plan->ncases, na = plan->narms;
-    char path[KG_PATH_MAX + 64];
     free(ev->procs); ev->procs = NULL;
     free(ev->accepted); ev->accepted = NULL;
     free(ev->rows); ev->rows = NULL;
@@ -380,6 +423,18 @@ static int load_merged(const char *dir, kg_evidence *ev, kg_err *err)
     ev->res_proc = -1;
     ev->nchecks = ev->nchecks_failed = 0;
     ev->out_rows = ev->out_shared = ev->out_logical = ev->out_stored = 0;
+}
+
+static int load_merged_procs(const char *dir, kg_evidence *ev, kg_err *err);
+
+static int load_merged(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    int n = ev->shard.merged, rc = KG_OK, poff = 0, soff = 0;
+    const kg_plan *plan = ev->plan;
+    int nc = plan->ncases, na = plan->narms;
+    char path[KG_PATH_MAX + 64];
+    merged_reset(ev);
+    if (kg_shard_by(plan, n) == KG_SHARD_BY_PROCESS) return load_merged_procs(dir, ev, err);
     ev->case_shard = malloc(((size_t)nc + 1) * sizeof *ev->case_shard);
     if (ev->case_shard == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
     for (int c = 0; c < nc; c++) {
@@ -451,6 +506,197 @@ static int load_merged(const char *dir, kg_evidence *ev, kg_err *err)
     return rc;
 }
 
+/* Where each process's records start in v (n records of size sz whose
+ * process index is the int at offset off, grouped by process in
+ * increasing order, as load_one reads them): start[p] .. start[p + 1]
+ * (nproc + 1 entries).  NULL when out of memory or not so grouped. */
+static size_t *proc_starts(const void *v, size_t n, size_t sz, size_t off, int nproc)
+{
+    size_t *st = calloc((size_t)nproc + 2, sizeof *st);
+    if (st == NULL) return NULL;
+    int cur = 0;
+    for (size_t k = 0; k < n; k++) {
+        int p;
+        memcpy(&p, (const char *)v + k * sz + off, sizeof p);
+        if (p < cur || p >= nproc) {
+            free(st);
+            return NULL;
+        }
+        while (cur < p) st[++cur] = k;
+    }
+    while (cur < nproc) st[++cur] = n;
+    return st;
+}
+
+/* One process of a by-process shard in the merged schedule. */
+typedef struct merged_proc {
+    int seq, shard, p;
+} merged_proc;
+
+static int by_seq(const void *a, const void *b)
+{
+    const merged_proc *x = a, *y = b;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Appends the records of shard process (i, p) from v (grouped by process
+ * at st) to *dst (*dn of them), renumbered as process m. */
+static int take_proc(void **dst, size_t *dn, const void *v, const size_t *st, int p, size_t sz, size_t off, int m)
+{
+    size_t k = st[p + 1] - st[p];
+    if (append(dst, *dn, (const char *)v + st[p] * sz, k, sz) != KG_OK) return KG_ENOMEM;
+    for (size_t j = 0; j < k; j++) memcpy((char *)*dst + (*dn + j) * sz + off, &m, sizeof m);
+    *dn += k;
+    return KG_OK;
+}
+
+/* The shards of a by-process merged folder in schedule order: their
+ * processes sorted by the index their seeds took (kg_shard_seq: a slot's
+ * first run is its unsharded process index), renumbered 0, 1, ... in that
+ * order with their rows, checks and telemetry, so that the analysis is
+ * the whole schedule's.  A process index two shards hold is an error. */
+static int merge_procs_in_order(kg_evidence *ev, kg_evidence *sh, int n, const merged_proc *mp, int total,
+                                const char *dir, kg_err *err)
+{
+    /* per shard: where each process's rows, checks and telemetry start, and its processes' new numbers */
+    struct at { size_t *rs, *cs, *ts; int *newidx; } *at = calloc((size_t)n, sizeof *at);
+    int rc = KG_OK, best = -1;
+    if (at == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int i = 0; i < n && rc == KG_OK; i++) {
+        at[i].rs = proc_starts(sh[i].rows, sh[i].nrows, sizeof *sh[i].rows, offsetof(kg_row, proc), sh[i].nproc);
+        at[i].cs = proc_starts(sh[i].checks, sh[i].nchecks_all, sizeof *sh[i].checks, offsetof(kg_check_rec, proc),
+                               sh[i].nproc);
+        at[i].ts = proc_starts(sh[i].tel, sh[i].ntel, sizeof *sh[i].tel, offsetof(kg_tel_rec, proc), sh[i].nproc);
+        at[i].newidx = calloc((size_t)sh[i].nproc + 1, sizeof *at[i].newidx);
+        if (at[i].rs == NULL || at[i].cs == NULL || at[i].ts == NULL || at[i].newidx == NULL)
+            rc = kg_errorf(err, KG_ENOMEM, "%s/shards/%d: out of memory, or its records are not in process order", dir, i);
+    }
+    if (rc == KG_OK && ((ev->procs = calloc((size_t)total + 1, sizeof *ev->procs)) == NULL ||
+                        (ev->accepted = calloc((size_t)total + 1, sizeof *ev->accepted)) == NULL))
+        rc = kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int m = 0; m < total && rc == KG_OK; m++) {
+        const merged_proc *x = &mp[m];
+        const kg_evidence *s = &sh[x->shard];
+        const struct at *a = &at[x->shard];
+        if (m > 0 && mp[m - 1].seq == x->seq) {
+            rc = kg_errorf(err, KG_EINPUT, "%s: process %d (slot %d) is in shards/%d and shards/%d: each process of the "
+                           "schedule runs in one shard (kgate merge refuses the set)", dir, x->seq,
+                           s->procs[x->p].slot, mp[m - 1].shard, x->shard);
+            break;
+        }
+        a->newidx[x->p] = m;
+        ev->procs[m] = s->procs[x->p];
+        ev->accepted[m] = s->accepted[x->p];
+        if (take_proc((void **)&ev->rows, &ev->nrows, s->rows, a->rs, x->p, sizeof *s->rows, offsetof(kg_row, proc), m) ||
+            take_proc((void **)&ev->checks, &ev->nchecks_all, s->checks, a->cs, x->p, sizeof *s->checks,
+                      offsetof(kg_check_rec, proc), m) ||
+            take_proc((void **)&ev->tel, &ev->ntel, s->tel, a->ts, x->p, sizeof *s->tel, offsetof(kg_tel_rec, proc), m))
+            rc = kg_errorf(err, KG_ENOMEM, "out of memory merging %s", dir);
+        if (best < 0 && s->res_proc == x->p) best = m;
+    }
+    ev->nproc = rc == KG_OK ? total : 0;
+    for (int i = 0; i < n && rc == KG_OK; i++) {
+        /* the host watch's rows, shard after shard, their processes renumbered */
+        for (size_t k = 0; k < sh[i].nwatch; k++)
+            if (sh[i].watch[k].proc >= 0 && sh[i].watch[k].proc < sh[i].nproc)
+                sh[i].watch[k].proc = at[i].newidx[sh[i].watch[k].proc];
+        if (append((void **)&ev->watch, ev->nwatch, sh[i].watch, sh[i].nwatch, sizeof *sh[i].watch) != KG_OK)
+            rc = kg_errorf(err, KG_ENOMEM, "out of memory merging %s", dir);
+        ev->nwatch += sh[i].nwatch;
+        /* the resources of the schedule's first process that has them */
+        if (best >= 0 && sh[i].res_proc >= 0 && at[i].newidx[sh[i].res_proc] == best) {
+            if (append((void **)&ev->res, 0, sh[i].res, sh[i].nres, sizeof *sh[i].res) != KG_OK)
+                rc = kg_errorf(err, KG_ENOMEM, "out of memory merging %s", dir);
+            ev->nres = sh[i].nres;
+            ev->res_proc = best;
+            for (size_t k = 0; k < ev->nres && ev->res != NULL; k++) ev->res[k].proc = best;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        free(at[i].rs);
+        free(at[i].cs);
+        free(at[i].ts);
+        free(at[i].newidx);
+    }
+    free(at);
+    return rc;
+}
+
+/* The arm states and check counts of the merged schedule: every check
+ * folded process by process in schedule order, as load_one folds a whole
+ * campaign's. */
+static int refold_checks(kg_evidence *ev, kg_err *err)
+{
+    const kg_plan *plan = ev->plan;
+    int na = plan->narms;
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < na; a++)
+            ev->state[c * na + a] = kg_plan_arm_applies(plan, a, c) ? KG_ARM_OK : KG_ARM_ABSENT;
+    ev->nchecks = ev->nchecks_failed = 0;
+    size_t all = ev->nchecks_all;
+    size_t *st = proc_starts(ev->checks, all, sizeof *ev->checks, offsetof(kg_check_rec, proc), ev->nproc);
+    if (st == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int m = 0; m < ev->nproc; m++) {
+        ev->nchecks_all = st[m + 1];
+        fold_checks(ev, st[m], ev->accepted[m]);
+    }
+    ev->nchecks_all = all;
+    free(st);
+    return KG_OK;
+}
+
+/* A merged folder of by-process shards: every shards/I loaded (each a
+ * shard of processes of this plan and count), their processes in
+ * schedule order (merge_procs_in_order), their checks folded in that
+ * order (refold_checks); every case ran in every shard. */
+static int load_merged_procs(const char *dir, kg_evidence *ev, kg_err *err)
+{
+    int n = ev->shard.merged, rc = KG_OK, total = 0, loaded = 0;
+    const kg_plan *plan = ev->plan;
+    char path[KG_PATH_MAX + 64];
+    kg_evidence *sh = calloc((size_t)n, sizeof *sh);
+    if (sh == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory");
+    ev->case_shard = malloc(((size_t)plan->ncases + 1) * sizeof *ev->case_shard);
+    if (ev->case_shard == NULL) rc = kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int c = 0; c < plan->ncases && rc == KG_OK; c++) ev->case_shard[c] = 0;
+    for (int i = 0; i < n && rc == KG_OK; i++, loaded++) {
+        snprintf(path, sizeof path, "%s/shards/%d", dir, i);
+        if ((rc = load_one(path, &sh[i], err)) != KG_OK) break;
+        if (sh[i].shard.count != n || sh[i].shard.index != i || !sh[i].shard.by_process ||
+            strcmp(sh[i].plan->hash, plan->hash) != 0)
+            rc = kg_errorf(err, KG_EINPUT, "%s: is shard %d/%d%s of plan %.12s, the merged folder needs shard %d/%d "
+                           "of processes of plan %.12s (kgate merge writes shards/I from shard I)", path,
+                           sh[i].shard.index, sh[i].shard.count, sh[i].shard.by_process ? " of processes" : " of cases",
+                           sh[i].plan->hash, i, n, plan->hash);
+        total += sh[i].nproc;
+    }
+    merged_proc *mp = rc == KG_OK ? calloc((size_t)total + 1, sizeof *mp) : NULL;
+    if (rc == KG_OK && mp == NULL) rc = kg_errorf(err, KG_ENOMEM, "out of memory");
+    for (int i = 0, k = 0; i < n && rc == KG_OK; i++)
+        for (int p = 0; p < sh[i].nproc; p++) mp[k++] = (merged_proc){ kg_evidence_seq(&sh[i], p), i, p };
+    if (rc == KG_OK) {
+        qsort(mp, (size_t)total, sizeof *mp, by_seq);
+        rc = merge_procs_in_order(ev, sh, n, mp, total, dir, err);
+    }
+    if (rc == KG_OK) rc = refold_checks(ev, err);
+    for (int i = 0; i < n && rc == KG_OK; i++) {
+        ev->out_rows += sh[i].out_rows;
+        ev->out_shared += sh[i].out_shared;
+        ev->out_logical += sh[i].out_logical;
+        ev->out_stored += sh[i].out_stored;
+    }
+    if (rc == KG_OK) {
+        ev->has_peaks = sh[0].has_peaks;
+        ev->peaks = sh[0].peaks;
+        ev->input_salt = sh[0].input_salt;
+    }
+    free(mp);
+    for (int i = 0; i < loaded; i++) kg_evidence_free(&sh[i]);
+    free(sh);
+    if (rc != KG_OK) kg_evidence_free(ev);
+    return rc;
+}
+
 void kg_evidence_free(kg_evidence *ev)
 {
     if (ev == NULL) return;
@@ -467,6 +713,7 @@ void kg_evidence_free(kg_evidence *ev)
     free(ev->watch);
     free(ev->case_on);
     free(ev->case_shard);
+    free(ev->seq);
     free(ev->facts);
     memset(ev, 0, sizeof *ev);
     ev->res_proc = -1;
@@ -491,6 +738,11 @@ int kg_evidence_shard_meta(const char *meta_json, kg_shard_meta *sm, kg_err *err
         else {
             sm->index = (int)json_integer_value(i);
             sm->count = (int)json_integer_value(n);
+            const char *by = json_string_value(json_object_get(sh, "by"));
+            sm->by_process = by != NULL && strcmp(by, "process") == 0;
+            if (by != NULL && !sm->by_process && strcmp(by, "case") != 0)
+                rc = kg_errorf(err, KG_EINPUT, "meta.json: shard.by is \"%s\", not case or process (restore "
+                               "meta.json from the shard's campaign)", by);
         }
     }
     if (rc == KG_OK && mg != NULL) {
@@ -572,6 +824,13 @@ int kg_evidence_write_meta(int dirfd, const char *dir, const kg_plan *plan, cons
         for (int c = 0; c < plan->ncases; c++)
             if (mt->shard_on != NULL && mt->shard_on[c]) json_array_append_new(cases, json_string(plan->cases[c].name));
         json_object_set_new(sh, "cases", cases);
+        if (mt->by_process) {
+            json_t *slots = json_array();
+            for (int q = 0; q < 2 * plan->campaign.processes; q++)
+                if (kg_shard_of_slot(q, mt->shard_n) == mt->shard_i) json_array_append_new(slots, json_integer(q));
+            json_object_set_new(sh, "by", json_string("process"));
+            json_object_set_new(sh, "slots", slots);
+        }
         json_object_set_new(m, "shard", sh);
     }
     if (mt->campaign_id != NULL) {

@@ -29,6 +29,7 @@ static const char *const w_mult[] = {"holm", "maxt", "none", NULL};
 static const char *const w_precision[] = {"dtype", "tf32", "f16acc", "bf16acc", NULL};
 static const char *const w_fake_tails[] = {"normal", "t3", NULL};
 static const char *const w_devices[] = {"same", "any", NULL};
+static const char *const w_shard[] = {"auto", "case", "process", NULL};
 static const char *const w_onoff[] = {"on", "off", NULL};
 
 /* K_ENUM fields are C enums stored through an int. */
@@ -122,6 +123,9 @@ const plan_key plan_keys[] = {
      "yes or no: the next worker loads, binds and checks while the current one runs its checks after its last timed phase"},
     {SEC_CAMPAIGN, "devices", K_ENUM, CAMP(devices_any), 0, 0, F_QUIET, "same", w_devices,
      "same or any: whether the shards of a campaign (kgate merge) must run on one device model (docs/scale-out.md)"},
+    {SEC_CAMPAIGN, "shard", K_ENUM, CAMP(shard_by), 0, 0, F_QUIET, "auto", w_shard,
+     "auto, case or process: what --shard I/N deals to the shards, whole cases or whole processes (auto: "
+     "processes when the plan has fewer cases than shards; docs/scale-out.md)"},
     {SEC_CAMPAIGN, "bound_audit", K_ENUM, CAMP(bound_audit_off), 0, 0, F_QUIET, "on", w_onoff,
      "on or off: off gates on an op whose bound admits errors no correct kernel makes, and every report says "
      "its bound was not audited (docs/ops.md, \"The bound audit\")"},

@@ -322,10 +322,26 @@ static void case_list(kg_sb *sb, json_t *cases)
         kg_sb_printf(sb, "%s%s", i ? ", " : "", json_string_value(json_array_get(cases, i)) ? json_string_value(json_array_get(cases, i)) : "?");
 }
 
+/* A by-process shard's processes: its slots, the schedule's process indices. */
+static void slot_list(kg_sb *sb, json_t *slots)
+{
+    for (size_t i = 0; i < json_array_size(slots); i++)
+        kg_sb_printf(sb, "%s%lld", i ? ", " : "", (long long)json_integer_value(json_array_get(slots, i)));
+}
+
 static void shard_lines(kg_sb *sb, json_t *meta)
 {
     json_t *sh = json_object_get(meta, "shard"), *mg = json_object_get(meta, "merged");
-    if (sh != NULL) {
+    json_t *slots = json_object_get(sh, "slots");
+    if (sh != NULL && slots != NULL) {
+        kg_sb_printf(sb, "| shard | %lld of %lld (from 0) by process, device %lld; its processes (the schedule's "
+                     "slots, each with every case and arm): ",
+                     (long long)json_integer_value(json_object_get(sh, "index")),
+                     (long long)json_integer_value(json_object_get(sh, "count")),
+                     (long long)json_integer_value(json_object_get(meta, "device_index")));
+        slot_list(sb, slots);
+        kg_sb_puts(sb, "; the others run in their own shards (kgate merge) |\n");
+    } else if (sh != NULL) {
         kg_sb_printf(sb, "| shard | %lld of %lld (from 0), device %lld; its cases: ",
                      (long long)json_integer_value(json_object_get(sh, "index")),
                      (long long)json_integer_value(json_object_get(sh, "count")),
@@ -346,7 +362,12 @@ static void shard_lines(kg_sb *sb, json_t *meta)
     for (size_t i = 0; i < json_array_size(list); i++) {
         json_t *x = json_array_get(list, i);
         kg_sb_printf(sb, "| shard %zu | shards/%zu: ", i, i);
-        case_list(sb, json_object_get(x, "cases"));
+        if (json_object_get(x, "slots") != NULL) {
+            kg_sb_puts(sb, "processes ");
+            slot_list(sb, json_object_get(x, "slots"));
+        } else {
+            case_list(sb, json_object_get(x, "cases"));
+        }
         kg_sb_printf(sb, " on %s (device %lld, host %s) |\n", meta_str(x, "device"),
                      (long long)json_integer_value(json_object_get(x, "device_index")), meta_str(x, "host"));
     }

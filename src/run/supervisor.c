@@ -106,11 +106,14 @@ static void progress(const kg_run_opts *o, int i, int n, int dir, double elapsed
  * alone: a slot is done once it has a process that was not contaminated,
  * or once it has been contaminated 1 + max_repeats times in this run
  * (records from index first on: a resumed campaign tries again a slot an
- * earlier run gave up).  -1: all done. */
-static int next_slot(const proc_rec *r, int n, int first, int nslots, int max_repeats, int *attempt)
+ * earlier run gave up); a by-process shard's (shard_n > 0) own slots
+ * only.  -1: all done. */
+static int next_slot(const proc_rec *r, int n, int first, int nslots, int max_repeats, int shard_i, int shard_n,
+                     int *attempt)
 {
     for (int s = 0; s < nslots; s++) {
         int tries = 0, now = 0, done = 0;
+        if (shard_n > 0 && kg_shard_of_slot(s, shard_n) != shard_i) continue;
         for (int i = 0; i < n; i++) {
             if (r[i].slot != s) continue;
             tries++;
@@ -224,6 +227,7 @@ typedef struct campaign {
     kg_settings s;            /* the environment's, and the negative the options ask for */
     kg_plan *plan;
     unsigned char *shard_on;  /* the cases of this shard (NULL: every case) */
+    int by_process;           /* a by-process shard: only the slots kg_shard_of_slot gives it */
     char plan_abs[PATH_MAX];
     char dir[KG_PATH_MAX];
     int dirfd;                /* every write of the campaign's records goes through it */
@@ -292,8 +296,9 @@ static void stage_signals(campaign *c)
     sigaction(SIGPIPE, &ign, &c->old_pipe);
 }
 
-/* A shard runs some of the cases of the same plan (shard.h); neither a
- * sequential design nor kgate check is sharded. */
+/* A shard runs some of the cases, or some of the processes, of the same
+ * plan (shard.h); neither a sequential design nor kgate check is
+ * sharded. */
 static int take_shard(campaign *c, kg_err *err)
 {
     const kg_run_opts *o = c->o;
@@ -302,10 +307,13 @@ static int take_shard(campaign *c, kg_err *err)
         return kg_errorf(err, KG_ENOMEM, "out of memory");
     int rc = kg_shard_cases(c->plan, o->shard_i, o->shard_n, c->shard_on, err);
     if (rc < 0) return rc;
+    c->by_process = kg_shard_by(c->plan, o->shard_n) == KG_SHARD_BY_PROCESS;
     if (c->plan->campaign.looks > 1)
-        return kg_errorf(err, KG_EUSAGE, "%s: a sequential design (looks = %d) cannot be sharded: each shard would "
-                         "stop at its own look; run it whole, or set looks = 1 (docs/scale-out.md)", o->plan_path,
-                         c->plan->campaign.looks);
+        return kg_errorf(err, KG_EUSAGE, "%s: a sequential design (looks = %d) cannot be sharded: %s; run it whole, or "
+                         "set looks = 1 (docs/scale-out.md, docs/statistics.md)", o->plan_path,
+                         c->plan->campaign.looks, c->by_process ? "a shard sees only its own processes, so no shard "
+                         "can take a look over the whole schedule while the campaign runs" :
+                         "each shard would stop at its own look");
     if (o->check_only)
         return kg_errorf(err, KG_EUSAGE, "--shard: kgate check runs every case in one process; shard a campaign only");
     return KG_OK;
@@ -489,7 +497,8 @@ static kg_meta meta_of(campaign *c)
     kg_meta m = { .backend = c->resolved, .notice = c->notice, .device = c->device, .argc = o->argc,
                   .argv = o->argv, .check_only = o->check_only, .negative = o->negative,
                   .frozen_path = o->frozen_path, .device_index = c->plan->campaign.device, .device_model = c->model,
-                  .shard_i = o->shard_i, .shard_n = o->shard_n, .shard_on = c->shard_on, .input_salt = c->salt,
+                  .shard_i = o->shard_i, .shard_n = o->shard_n, .shard_on = c->shard_on, .by_process = c->by_process,
+                  .input_salt = c->salt,
                   .campaign_id = c->cid[0] != '\0' ? c->cid : NULL, .ledger_path = c->ledger,
                   .ledger_text = c->ledger_text, .attempt = c->attempt, .screen = o->screen == 1 };
     return m;
@@ -778,6 +787,7 @@ static int stage_schedule(campaign *c, kg_err *err)
                          .dir = c->dir, .backend = c->resolved, .key_path = o->key_path, .dirfd = c->dirfd,
                          .lock_fd = c->lock_fd, .gated = c->wc.q != NULL, .progress = o->progress,
                          .check_only = o->check_only, .shard_i = o->shard_i, .shard_n = o->shard_n,
+                         .by_process = c->by_process,
                          .has_device = o->has_device, .device = o->device, .salt = c->salt,
                          .timeout_s = plan->campaign.timeout_s,
                          .exe_sha256 = c->exe_sha256[0] != '\0' ? c->exe_sha256 : NULL,
@@ -824,7 +834,8 @@ static int next_worker(campaign *c, int *slot, kg_err *err)
         return KG_OK;
     }
     int attempt = 0;
-    *slot = next_slot(c->recs, c->nrec, c->first_rec, c->nslots, c->max_repeats, &attempt);
+    *slot = next_slot(c->recs, c->nrec, c->first_rec, c->nslots, c->max_repeats, c->o->shard_i,
+                      c->by_process ? c->o->shard_n : 0, &attempt);
     if (*slot < 0) return KG_OK;
     if (kg_stop_requested() != 0)
         return kg_errorf(err, KG_EIO, "interrupted: kgate run %s --resume %s continues it", o->plan_path, c->dir);
@@ -848,7 +859,8 @@ static int start_beside(campaign *c, kg_err *err)
     if (c->next.active || !c->plan->campaign.overlap || c->wc.q == NULL || kg_quiet_counted(&c->q)) return KG_OK;
     c->recs[c->nrec] = c->cur.rec;
     snprintf(c->recs[c->nrec].status, sizeof c->recs[c->nrec].status, "ok");
-    int att2 = 0, slot2 = next_slot(c->recs, c->nrec + 1, c->first_rec, c->nslots, c->max_repeats, &att2);
+    int att2 = 0, slot2 = next_slot(c->recs, c->nrec + 1, c->first_rec, c->nslots, c->max_repeats, c->o->shard_i,
+                                    c->by_process ? c->o->shard_n : 0, &att2);
     if (slot2 < 0 || (c->per_look > 0 && slot2 % c->per_look == 0)) return KG_OK;
     memset(&c->next, 0, sizeof c->next);
     c->next.rec.slot = slot2;

@@ -92,6 +92,7 @@ typedef struct wctx {
     kg_backend *be;
     const char *build_dir;
     int proc, dir;
+    int seq;                /* the process index of its seeds and load order (worker.h) */
     int progress;           /* report each round on stderr */
     kg_sb rows;             /* the kinds of kgate/evidence.h, written by rows.c */
     kg_sb checks;
@@ -697,7 +698,7 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     cr->rorder = calloc(na, sizeof *cr->rorder);
     if (!cr->order || !cr->xs || !cr->live || !cr->escapes || !cr->use || !cr->rorder)
         return kg_errorf(err, KG_ENOMEM, "out of memory for the arms of case %s", cr->kc->name);
-    cr->n = kg_protocol_arm_order(plan, cr->c, w->proc, cr->order, plan->narms);
+    cr->n = kg_protocol_arm_order(plan, cr->c, w->seq, cr->order, plan->narms);
     if (cr->n < 0) return kg_errorf(err, KG_EINTERNAL, "case %s: arm order does not fit", cr->kc->name);
     if (cr->op == NULL) return kg_errorf(err, KG_EINPUT, "%s: unknown op '%s'", plan->path, cr->kc->op);
     char why[256] = "";
@@ -710,11 +711,11 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
     /* the checks' inputs and float64 references: check time, not set-up */
     now(w, cr->c, -1, KG_NOW_PREPARE, -1);
     double tr = kg_mono_s();
-    uint64_t seed_pre = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 0);
+    uint64_t seed_pre = kg_protocol_check_seed(w->input_base, w->seq, cr->c, 0);
     if ((rc = kg_oracle_prepare(cr->kc, seed_pre, &cr->pre, err)) != KG_OK) return rc;
     /* post: the inputs of the last timed round (checked by the snapshot),
      * and the "previous output" of the weak-case check */
-    uint64_t seed_post = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 1);
+    uint64_t seed_post = kg_protocol_check_seed(w->input_base, w->seq, cr->c, 1);
     if ((rc = kg_oracle_prepare(cr->kc, seed_post, &cr->post, err)) != KG_OK) return rc;
     weak_check(w, cr->c, cr->order, cr->n, &cr->pre, &cr->post);
     if ((rc = bound_audit(w, cr, err)) != KG_OK) return rc;
@@ -769,7 +770,7 @@ static int phase_prepare(wctx *w, case_run *cr, int *skip, kg_err *err)
         /* from the plan's seed, not the salted one: placement is
          * reproducible from the plan, and the fake backend's placement
          * model with it */
-        size_t pad_bytes = kg_protocol_pad_bytes(kg_protocol_aux_seed(w->plan->campaign.seed, w->proc, cr->c,
+        size_t pad_bytes = kg_protocol_pad_bytes(kg_protocol_aux_seed(w->plan->campaign.seed, w->seq, cr->c,
                                                                       KG_AUX_PAD + (uint32_t)a));
         if (pad_bytes > 0 && (rc = kg_backend_alloc(w->be, pad_bytes, &pad, err)) != KG_OK) return rc;
         char layout[160];
@@ -825,7 +826,7 @@ static int phase_check_heldout(wctx *w, case_run *cr, kg_err *err)
 {
     const kg_plan *plan = w->plan;
     kg_case shapes[KG_HELDOUT_MAX];
-    int ns = kg_heldout_shapes(cr->kc, cr->op, kg_protocol_heldout_seed(w->input_base, w->proc, cr->c, 0), shapes,
+    int ns = kg_heldout_shapes(cr->kc, cr->op, kg_protocol_heldout_seed(w->input_base, w->seq, cr->c, 0), shapes,
                                KG_HELDOUT_MAX);
     if (ns == 0) return KG_OK;
     kg_case *cases = malloc((size_t)plan->ncases * sizeof *cases);
@@ -841,7 +842,7 @@ static int phase_check_heldout(wctx *w, case_run *cr, kg_err *err)
      * process, no rounds) checks every shape */
     int nproc = plan->campaign.rounds <= 0 ? 1 : 2 * (plan->campaign.processes > 0 ? plan->campaign.processes : 1);
     for (int k = 0; k < ns && rc == KG_OK; k++) {
-        if (k % nproc != w->proc % nproc) continue;
+        if (k % nproc != w->seq % nproc) continue;
         char name[KG_CHECK_NAME_MAX - 16], why[KG_TEXT_MAX + 64];
         kg_case_data d;
         int have = 0;
@@ -860,7 +861,7 @@ static int phase_check_heldout(wctx *w, case_run *cr, kg_err *err)
             }
             if (!have) {
                 kg_err pe = { 0 };
-                uint64_t seed = kg_protocol_heldout_seed(w->input_base, w->proc, cr->c, 1 + k);
+                uint64_t seed = kg_protocol_heldout_seed(w->input_base, w->seq, cr->c, 1 + k);
                 if (kg_oracle_prepare(&cases[cr->c], seed, &d, &pe) != KG_OK) {
                     /* kgate's inputs, not the arm: the shape is not checked */
                     char detail[KG_DETAIL_MAX];
@@ -931,12 +932,12 @@ static int phase_check_before(wctx *w, case_run *cr, kg_err *err)
 static int fresh_inputs(wctx *w, case_run *cr, inst *x, int set, int64_t n, kg_err *err)
 {
     double t0 = kg_mono_s();
-    uint64_t seed = kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n);
+    uint64_t seed = kg_protocol_sample_seed(w->input_base, w->seq, cr->c, n);
     int rc = KG_OK;
     /* the execution's own inputs into the bound set, then those of the
      * operations before its last (pack > 1) into theirs */
     for (int j = -1; j < x->b.nop && rc == KG_OK; j++) {
-        uint64_t sj = j < 0 ? seed : kg_protocol_op_seed(w->input_base, w->proc, cr->c, n, j);
+        uint64_t sj = j < 0 ? seed : kg_protocol_op_seed(w->input_base, w->seq, cr->c, n, j);
         for (int i = 0; i < cr->gen.nin && rc == KG_OK; i++) {
             const kg_dbuf *dst = j >= 0 ? &x->ops[j][i] : set == 0 ? &x->in[i] : &x->rot[set][i];
             if (cr->device_fill) {
@@ -1008,7 +1009,7 @@ static int sampled_check(wctx *w, case_run *cr, inst *x, int64_t n, kg_err *err)
     for (int k = 0; k < cr->npicks; k++) {
         if (cr->picks[k] != n) continue;
         if (cr->pick_data[k].op == NULL) {
-            int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, n),
+            int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->seq, cr->c, n),
                                        &cr->pick_data[k], err);
             if (rc != KG_OK) return rc;
         }
@@ -1035,11 +1036,11 @@ static int sampled_check(wctx *w, case_run *cr, inst *x, int64_t n, kg_err *err)
 static int fresh_setup(wctx *w, case_run *cr, kg_err *err)
 {
     const kg_campaign *cp = &w->plan->campaign;
-    int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, 0), &cr->gen, err);
+    int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->seq, cr->c, 0), &cr->gen, err);
     if (rc != KG_OK) return rc;
     if ((rc = fill_selftest(w, cr, err)) != KG_OK) return rc;
     int64_t total = (int64_t)cp->rounds * (cp->warmup + cp->samples);
-    uint64_t seed = kg_protocol_aux_seed(w->input_base, w->proc, cr->c, KG_AUX_PICK);
+    uint64_t seed = kg_protocol_aux_seed(w->input_base, w->seq, cr->c, KG_AUX_PICK);
     cr->npicks = 0;
     for (int k = 0; k < KG_SAMPLED_CHECKS && total > 1 + k; k++) {
         int64_t pick;
@@ -1068,10 +1069,10 @@ static int time_one(wctx *w, case_run *cr, int r, const kg_step *st, uint64_t *e
     int load_slot = -1;
     for (int i = 0; i < cr->n && load_slot < 0; i++)
         if (cr->order[i] == x->arm) load_slot = i;
-    kg_sample_ctx sc = { .proc = w->proc, .dir = w->dir, .round = r, .sample = st->sample, .arm = x->arm,
+    kg_sample_ctx sc = { .proc = w->seq, .dir = w->dir, .round = r, .sample = st->sample, .arm = x->arm,
                          .kase = cr->c, .first_arm = cr->n > 0 ? cr->order[0] : -1, .pos = st->slot,
                          .seed = cp->seed, .load_slot = load_slot,
-                         .place_seed = kg_protocol_aux_seed(cp->seed, w->proc, cr->c, KG_AUX_PAD + (uint32_t)x->arm) };
+                         .place_seed = kg_protocol_aux_seed(cp->seed, w->seq, cr->c, KG_AUX_PAD + (uint32_t)x->arm) };
     /* the last execution of an arm uses set 0, which the snapshot reads */
     int last = r == cp->rounds - 1 && st->sample == cp->samples - 1;
     int set = cr->nset > 1 ? (last ? 0 : cr->use[xi]++ % cr->nset) : 0;
@@ -1193,7 +1194,7 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
     if (cr->fresh_mode) {
         /* the snapshot's inputs: those of every arm's last execution */
         int64_t total = (int64_t)cp->rounds * (cp->warmup + cp->samples);
-        rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->proc, cr->c, total), &cr->last, err);
+        rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->seq, cr->c, total), &cr->last, err);
         if (rc != KG_OK) return rc;
         cr->snap = &cr->last;
         char detail[KG_DETAIL_MAX];
@@ -1249,7 +1250,7 @@ static int perturbation_check(wctx *w, case_run *cr, kg_err *err)
         kg_oracle_release(&dp);
         return KG_OK;
     }
-    if ((rc = kg_oracle_perturb(&dp, kg_protocol_aux_seed(w->input_base, w->proc, cr->c, KG_AUX_PERTURB),
+    if ((rc = kg_oracle_perturb(&dp, kg_protocol_aux_seed(w->input_base, w->seq, cr->c, KG_AUX_PERTURB),
                                 KG_PERTURB_ELEMS, where, which, err)) != KG_OK) {
         kg_oracle_release(&dp);
         return rc;
@@ -1306,7 +1307,7 @@ static int phase_check_after(wctx *w, case_run *cr, kg_err *err)
         if ((rc = arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err)) != KG_OK) return rc;
     }
     if ((rc = perturbation_check(w, cr, err)) != KG_OK) return rc;
-    uint64_t seed_fresh = kg_protocol_check_seed(w->input_base, w->proc, cr->c, 2);
+    uint64_t seed_fresh = kg_protocol_check_seed(w->input_base, w->seq, cr->c, 2);
     if ((rc = kg_oracle_prepare(cr->kc, seed_fresh, &cr->fresh, err)) != KG_OK) return rc;
     for (int i = 0; i < cr->nlive; i++) {
         int ok = 1;
@@ -1534,7 +1535,7 @@ static int pin_worker(wctx *w, const kg_worker_opts *o, kg_err *err)
     if (n <= 0)
         return kg_errorf(err, KG_EIO, "worker %d: cannot read the CPUs it may run on (sched_getaffinity): %s", o->proc,
                          strerror(errno));
-    int cpu = cpus[kg_protocol_cpu(w->input_base, o->proc, w->dir, n)];
+    int cpu = cpus[kg_protocol_cpu(w->input_base, w->seq, w->dir, n)];
     cpu_set_t s;
     CPU_ZERO(&s);
     CPU_SET(cpu, &s);
@@ -1646,6 +1647,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     /* a repeat of a contaminated process keeps the direction of the
      * schedule slot it fills (the supervisor says which) */
     w.dir = kg_protocol_direction(o->slot >= 0 ? o->slot : o->proc);
+    w.seq = o->seq >= 0 ? o->seq : o->proc;
     if ((rc = pin_worker(&w, o, err)) != KG_OK) goto done;
     /* the plan's own ops, as the supervisor built them (no compiler runs
      * while a campaign times) */

@@ -12,7 +12,9 @@ typedef struct kg_worker_opts {
     const char *plan_path;
     const char *out_dir;
     const char *backend;      /* resolved backend name */
-    int proc;                 /* process index */
+    int proc;                 /* process index: its files' and rows' number in the folder */
+    int seq;                  /* the process index of its seeds, load order and CPU (a by-process
+                               * shard's kg_shard_seq); -1: proc */
     int slot;                 /* schedule slot it fills (a repeat keeps its slot's direction); -1: proc */
     int progress;             /* 1: "progress: case C round r/R" lines on stderr (its log) */
     int check_only;

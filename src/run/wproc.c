@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include "run/wproc.h"
+#include "plan/shard.h"
 #include "run/lock.h"
 #include "base/safefs.h"
 #include "evidence/salt.h"
@@ -349,9 +350,9 @@ fail:
  * constants live here. */
 typedef struct wp_args {
     char exe[PATH_MAX], proc[16], slot[16], rows[16], parent[24], salt[16], token[16], go[16];
-    char wrap[1024], keydir[PATH_MAX], warm[32], shard[32], dev[16];
+    char wrap[1024], keydir[PATH_MAX], warm[32], shard[32], dev[16], seq[16];
     char skip[4096 * 6];                      /* "3,17,40": the arms a screen's process leaves out */
-    char *argv[72];  /* a wrapper's 30 words at most, then 36 of the worker's own and NULL */
+    char *argv[80];  /* a wrapper's 30 words at most, then 41 of the worker's own and NULL */
     int n;
 } wp_args;
 
@@ -411,6 +412,11 @@ static int worker_argv(const kg_wproc *w, const kg_wspawn *sp, const wp_pipes *p
     if (sp->shard_n > 0) {
         snprintf(a->shard, sizeof a->shard, "%d/%d", sp->shard_i, sp->shard_n);
         arg2(a, "--shard", a->shard);
+        if (sp->by_process) {
+            snprintf(a->seq, sizeof a->seq, "%d",
+                     kg_shard_seq(w->rec.slot, w->rec.attempt, 2 * sp->plan->campaign.processes));
+            arg2(a, "--seq", a->seq);
+        }
     }
     if (sp->has_device) {
         snprintf(a->dev, sizeof a->dev, "%d", sp->device);

@@ -46,7 +46,8 @@ typedef struct kg_wspawn {
     const char *key_path;    /* the signing key (NULL: none): its folder is hidden from the arms */
     int dirfd, lock_fd, gated, progress;
     int check_only;          /* one process of admission checks */
-    int shard_i, shard_n;    /* shard_n > 0: this run's shard of the cases */
+    int shard_i, shard_n;    /* shard_n > 0: this run's shard of the cases or processes */
+    int by_process;          /* a by-process shard: each worker takes the seeds of kg_shard_seq (--seq) */
     int has_device, device;  /* the device that replaces the plan's */
     uint64_t salt;
     double timeout_s;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "evidence/chain.h"
 #include "verify/chain_check.h"
+#include "plan/shard.h"
 #include "plan/protocol.h"
 #include "report/report.h"
 #include "base/util.h"
@@ -75,11 +76,14 @@ static void verify_schedule(const char *dir, int dirfd, const kg_plan *plan, con
 {
     char path[KG_PATH_MAX + 32], *mj = NULL;
     int check_only = 0;
+    kg_shard_meta sm = { 0 };
     snprintf(path, sizeof path, "%s/meta.json", dir);
     if (kg_read_file(path, &mj, NULL, NULL) == KG_OK) {
         json_t *m = json_loads(mj, 0, NULL);
         check_only = m != NULL && json_is_true(json_object_get(m, "check_only"));
         json_decref(m);
+        kg_err se = { 0 };
+        if (kg_evidence_shard_meta(mj, &sm, &se) != KG_OK) sm.by_process = 0;
     }
     free(mj);
     int nslots = check_only ? 1 : 2 * plan->campaign.processes;
@@ -89,11 +93,26 @@ static void verify_schedule(const char *dir, int dirfd, const kg_plan *plan, con
         kg_problem(out, nbad, "out of memory checking the schedule");
         goto done;
     }
+    /* a by-process shard's schedule is its own slots: the others' are another shard's */
+    unsigned char *own = calloc((size_t)(nslots > 0 ? nslots : 1), 1);
+    if (own == NULL) {
+        kg_problem(out, nbad, "out of memory checking the schedule");
+        goto done;
+    }
+    for (int s = 0; s < nslots; s++) {
+        own[s] = !sm.by_process || sm.count <= 0 || kg_shard_of_slot(s, sm.count) == sm.index;
+        clean[s] = !own[s];
+    }
     for (int p = 0; p < n; p++) {
         int line = p + 2, s = r[p].slot, dirty = strcmp(r[p].status, "contaminated") == 0;
         if (s < 0 || s >= nslots) {
             kg_problem(out, nbad, "processes.csv:%d: slot %d is outside the plan's schedule (slots 0..%d)", line, s,
                     nslots - 1);
+            continue;
+        }
+        if (!own[s]) {
+            kg_problem(out, nbad, "processes.csv:%d: slot %d is shard %d/%d's, not this shard's (%d/%d): a process of "
+                    "another shard", line, s, kg_shard_of_slot(s, sm.count), sm.count, sm.index, sm.count);
             continue;
         }
         if (r[p].dir != kg_protocol_direction(s))
@@ -149,10 +168,15 @@ static void verify_schedule(const char *dir, int dirfd, const kg_plan *plan, con
                 for (size_t i = 0; i < nw && !early; i++) early = strcmp(w[i].event, "never-quiet") == 0;
             free(w);
         }
-        if (!early)
+        if (!early && sm.by_process)
+            kg_problem(out, nbad, "processes.csv: slot %d (process %d of the schedule) has no process that was not "
+                    "contaminated: shard %d/%d's processes are incomplete (and it gave no slot up); kgate run --resume "
+                    "runs the rest", m, m, sm.index, sm.count);
+        else if (!early)
             kg_problem(out, nbad, "processes.csv: slot %d has no process that was not contaminated: the schedule of %d "
                     "slots is incomplete (and the campaign neither decided early nor gave a slot up)", m, nslots);
     }
+    free(own);
 done:
     free(clean);
     free(tries);

@@ -188,6 +188,7 @@ static int write_records(const kg_merge_opts *o, int dirfd, const kg_shard_rec *
         json_object_set_new(s, "index", json_integer(r[i].sm.index));
         json_object_set_new(s, "folder", json_string(folder));
         json_object_set_new(s, "cases", r[i].cases != NULL ? json_deep_copy(r[i].cases) : json_array());
+        if (r[i].slots != NULL) json_object_set_new(s, "slots", json_deep_copy(r[i].slots));
         json_object_set_new(s, "backend", json_string(r[i].sm.backend));
         json_object_set_new(s, "device", json_string(r[i].sm.device));
         json_object_set_new(s, "device_index", json_integer(r[i].sm.device_index));

@@ -24,7 +24,11 @@ void kg_merge_folder(int index, int attempt, char *buf, size_t cap)
 void kg_shard_rec_free(kg_shard_rec *r)
 {
     json_decref(r->cases);
+    json_decref(r->slots);
+    r->slots = NULL;
     free(r->lines);
+    free(r->clean);
+    r->clean = NULL;
     r->cases = NULL;
     r->lines = NULL;
     r->nlines = 0;
@@ -59,6 +63,27 @@ static void read_campaign(json_t *m, const char *name, kg_shard_rec *r, kg_sb *o
     r->attempt = (int)json_integer_value(json_object_get(cp, "attempt"));
 }
 
+/* A by-process shard's processes: per slot, how many were not contaminated. */
+static int read_slots(const char *dir, const char *name, kg_shard_rec *r, kg_sb *out, int *nbad)
+{
+    char path[KG_PATH_MAX + 32];
+    kg_proc_rec *pr = NULL;
+    int np = 0, legacy = 0;
+    kg_err e = { 0 };
+    snprintf(path, sizeof path, "%s/processes.csv", dir);
+    if (r->nslots <= 0 || (r->clean = calloc((size_t)r->nslots, sizeof *r->clean)) == NULL ||
+        kg_rows_read_procs(path, &pr, &np, &legacy, &e) != KG_OK) {
+        kg_problem(out, nbad, "%s: processes.csv: %s", name, e.msg[0] ? e.msg : "unreadable, or out of memory");
+        free(pr);
+        return KG_EINPUT;
+    }
+    for (int p = 0; p < np; p++)
+        if (pr[p].slot >= 0 && pr[p].slot < r->nslots && strcmp(pr[p].status, "contaminated") != 0)
+            r->clean[pr[p].slot]++;
+    free(pr);
+    return KG_OK;
+}
+
 void kg_shard_read(const char *dir, const char *name, kg_shard_rec *r, kg_sb *out, int *nbad)
 {
     char path[KG_PATH_MAX + 32], *text = NULL;
@@ -90,6 +115,8 @@ void kg_shard_read(const char *dir, const char *name, kg_shard_rec *r, kg_sb *ou
     if ((s = json_string_value(json_object_get(m, "plan_path"))) != NULL)
         snprintf(r->plan_path, sizeof r->plan_path, "%s", s);
     r->cases = json_deep_copy(json_object_get(json_object_get(m, "shard"), "cases"));
+    json_t *slots = json_object_get(json_object_get(m, "shard"), "slots");
+    r->slots = slots != NULL ? json_deep_copy(slots) : NULL;
     read_campaign(m, name, r, out, nbad);
     json_decref(m);
     snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
@@ -107,10 +134,13 @@ void kg_shard_read(const char *dir, const char *name, kg_shard_rec *r, kg_sb *ou
     snprintf(path, sizeof path, "%s/plan.kg", dir);
     kg_plan *plan = NULL;
     if (kg_read_file(path, &text, NULL, &e) == KG_OK &&
-        kg_plan_parse_recorded(text, strlen(text), path, dir, &plan, &e) == KG_OK)
+        kg_plan_parse_recorded(text, strlen(text), path, dir, &plan, &e) == KG_OK) {
         r->devices_any = plan->campaign.devices_any;
+        r->nslots = 2 * plan->campaign.processes;
+    }
     kg_plan_free(plan);
     free(text);
+    if (r->sm.by_process && read_slots(dir, name, r, out, nbad) != KG_OK) return;
     r->ok = 1;
 }
 
@@ -303,6 +333,30 @@ void kg_shard_verdicts(const char *dir, char *buf, size_t cap)
     kg_sb_free(&sb);
 }
 
+/* By-process shards: every process of the schedule (a slot's run that was
+ * not contaminated) in exactly one shard's attempt 1. */
+static void check_processes(const kg_shard_rec *r, const char *const *names, int n, int first, kg_sb *out, int *nbad)
+{
+    if (!r[first].sm.by_process) return;
+    int nslots = r[first].nslots, count = r[first].sm.count;
+    for (int s = 0; s < nslots; s++) {
+        int have = 0, at = -1;
+        for (int i = 0; i < n; i++) {
+            if (!r[i].ok || r[i].attempt > 1 || r[i].clean == NULL || r[i].nslots != nslots || r[i].clean[s] == 0)
+                continue;
+            if (have > 0 || r[i].clean[s] > 1)
+                kg_problem(out, nbad, "%s: process %d (slot %d) of the schedule is also in %s: each process runs in "
+                           "exactly one shard", names[i], s, s, at >= 0 && at != i ? names[at] : "this shard");
+            have += r[i].clean[s];
+            at = i;
+        }
+        if (have == 0)
+            kg_problem(out, nbad, "process %d (slot %d) of the schedule is in no shard: shard %d/%d runs it (kgate run "
+                       "PLAN --shard %d/%d --resume DIR completes a shard)", s, s, kg_shard_of_slot(s, count), count,
+                       kg_shard_of_slot(s, count), count);
+    }
+}
+
 void kg_shard_check_recs(kg_shard_rec *r, const char *const *names, int n, const char *want,
                          const kg_ledger_line *ledger, int nledger, kg_sb *out, int *nbad)
 {
@@ -339,6 +393,7 @@ void kg_shard_check_recs(kg_shard_rec *r, const char *const *names, int n, const
             kg_problem(out, nbad, "shard %d/%d is missing: run kgate run PLAN --shard %d/%d and merge its folder too", k,
                        count, k, count);
     }
+    check_processes(r, names, n, first, out, nbad);
     check_attempts(r, names, n, first, ledger, nledger, out, nbad);
 }
 

@@ -14,6 +14,7 @@ typedef struct kg_shard_rec {
     kg_shard_meta sm;
     char host[256], started[64], salt[32], plan_path[KG_PATH_MAX];
     json_t *cases;          /* meta.json's shard.cases */
+    json_t *slots;          /* meta.json's shard.slots (a by-process shard; NULL otherwise) */
     int devices_any;        /* the plan's [campaign] devices */
     /* meta.json's campaign: id, attempt, ledger path and the ledger's
      * lines through the shard's own start line (evidence/ledger.h);
@@ -23,6 +24,10 @@ typedef struct kg_shard_rec {
     kg_ledger_line *lines;
     int nlines;
     char sums[65];          /* sha256 of its SHA256SUMS ("" when it has none) */
+    /* a by-process shard: the schedule's slot count, and per slot how
+     * many of its processes were not contaminated (processes.csv) */
+    int nslots;
+    int *clean;
     int ok;
 } kg_shard_rec;
 

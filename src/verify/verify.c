@@ -169,6 +169,7 @@ typedef struct replay {
     const char *dir;
     const kg_plan *plan;
     const kg_case_facts *facts;
+    const kg_evidence *ev;  /* the folder: the process index each process's seeds took (kg_evidence_seq) */
     const kg_ref_source *src;
     uint64_t base;
     kg_refs refs;
@@ -343,7 +344,7 @@ static void replay_bound(replay *rp, int p, const kg_check_rec *q, kg_sb *out, i
         return;
     }
     kg_out_rec x = { .proc = p, .kase = q->kase, .arm = q->arm, .output = o,
-                     .seed = kg_protocol_check_seed(rp->base, p, q->kase, 0) };
+                     .seed = kg_protocol_check_seed(rp->base, kg_evidence_seq(rp->ev, p), q->kase, 0) };
     char where[64];
     snprintf(where, sizeof where, "checks/proc-%03d.csv", p);
     if (refs_for(rp, &x, where, 0, out, nbad) != 0) return;
@@ -407,7 +408,7 @@ static void replay_proc(replay *rp, int p, kg_sb *out, int *nbad)
                        rp->plan->cases[x->kase].name);
             continue;
         }
-        if (!seed_derived(rp->plan, rp->base, p, x->kase, x)) {
+        if (!seed_derived(rp->plan, rp->base, kg_evidence_seq(rp->ev, p), x->kase, x)) {
             kg_problem(out, nbad, "%s:%d: seed %" PRIu64 " is not a seed the protocol derives for process %d, case %s",
                        ipath, lineno, x->seed, p, rp->plan->cases[x->kase].name);
             continue;
@@ -634,6 +635,7 @@ int kg_verify_dir_key(const char *dir, const char *pub, const kg_ref_source *ref
             rp.dir = dir;
             rp.plan = plan;
             rp.facts = ev.facts;
+            rp.ev = &ev;
             rp.src = refs;
             rp.base = kg_protocol_input_base(plan->campaign.seed, ev.input_salt);
             if (ev.facts == NULL && refs != NULL && ev.out_rows > 0) {

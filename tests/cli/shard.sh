@@ -45,7 +45,8 @@ cmp -s "$T/s0/results.csv" "$T/s0again/results.csv" || die "shard 0/3 again: oth
 
 
 # 2. usage errors
-"$KGATE" run --report "$T/plan.kg" --shard 4/5 -o "$T/bad" -q 2>"$T/e"; expect_status 2 $? "--shard 4/5 of 4 cases"
+sed 's/^\[campaign\]/[campaign]\nshard = case/' "$T/plan.kg" >"$T/bycase.kg"
+"$KGATE" run --report "$T/bycase.kg" --shard 4/5 -o "$T/bad" -q 2>"$T/e"; expect_status 2 $? "--shard 4/5 of 4 cases"
 expect_grep 'shard 4/5 has no case.*lower N to at most 4' "$T/e"
 "$KGATE" run --report "$T/plan.kg" --shard 2/2 -o "$T/bad2" -q 2>"$T/e"; expect_status 2 $? "--shard 2/2"
 expect_grep 'I must be in \[0, 1\]' "$T/e"

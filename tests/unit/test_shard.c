@@ -1,5 +1,6 @@
-/* test_shard.c: the shard spec and the case assignment (shard.h), and the
- * device model of a description (kg_backend_device_model). */
+/* test_shard.c: the shard spec, the case and process assignments
+ * (shard.h), the plan's shard key, and the device model of a description
+ * (kg_backend_device_model). */
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
@@ -59,11 +60,58 @@ int main(void)
     }
     unsigned char on[5];
     kg_err_clear(&err);
+    /* more shards than cases: by process (auto), every case in each; one
+     * shard per pair of processes at most */
+    CHECK(kg_shard_by(plan, 5) == KG_SHARD_BY_CASE);
+    CHECK(kg_shard_by(plan, 6) == KG_SHARD_BY_PROCESS);
+    CHECK(plan->campaign.processes == 2);
+    CHECK(kg_shard_cases(plan, 1, 6, on, &err) == 5);
+    CHECK(on[0] && on[1] && on[2] && on[3] && on[4]);
     CHECK(kg_shard_cases(plan, 5, 6, on, &err) == KG_EUSAGE);
-    CHECK_STR_CONTAINS(err.msg, "lower N to at most 5");
+    CHECK_STR_CONTAINS(err.msg, "has no process");
+    CHECK_STR_CONTAINS(err.msg, "lower N to at most 2");
     CHECK(kg_shard_cases(plan, 2, 2, on, &err) == KG_EUSAGE);
-    /* the canonical form leaves devices out at its default, and keeps "any" */
+    /* slots dealt in pairs, round-robin: each slot in one shard, each shard
+     * with as many forward as reverse slots; the seeds' process index */
+    for (int nn = 1; nn <= 6; nn++) {
+        int fwd[6] = { 0 }, rev[6] = { 0 };
+        for (int sl = 0; sl < 24; sl++) {
+            int sh = kg_shard_of_slot(sl, nn);
+            CHECK(sh >= 0 && sh < nn && sh == (sl / 2) % nn);
+            if (sl % 2 == 0) fwd[sh]++;
+            else rev[sh]++;
+        }
+        for (int sh = 0; sh < nn; sh++) CHECK(fwd[sh] == rev[sh]);
+    }
+    CHECK(kg_shard_seq(7, 0, 12) == 7);
+    CHECK(kg_shard_seq(7, 2, 12) == 31);
+    /* the canonical form leaves devices and shard out at their defaults */
     CHECK(strstr(plan->canonical, "devices") == NULL);
+    CHECK(strstr(plan->canonical, "shard") == NULL);
+    kg_plan_free(plan);
+    /* shard = case keeps cases even past their number; shard = process deals processes at any N */
+    const char *keys[] = { "shard = case", "shard = process" };
+    for (int k = 0; k < 2; k++) {
+        char with[sizeof plan_text + 32];
+        snprintf(with, sizeof with, "[campaign]\n%s\n%s", keys[k], plan_text + strlen("[campaign]\n"));
+        kg_err_clear(&err);
+        CHECK(kg_plan_parse(with, strlen(with), "t.kg", ".", &plan, &err) == KG_OK);
+        if (plan == NULL) continue;
+        CHECK(strstr(plan->canonical, keys[k]) != NULL);
+        CHECK(kg_shard_by(plan, 6) == (k == 0 ? KG_SHARD_BY_CASE : KG_SHARD_BY_PROCESS));
+        CHECK(kg_shard_by(plan, 2) == (k == 0 ? KG_SHARD_BY_CASE : KG_SHARD_BY_PROCESS));
+        kg_err_clear(&err);
+        CHECK(kg_shard_cases(plan, 5, 6, on, &err) == KG_EUSAGE);
+        CHECK_STR_CONTAINS(err.msg, k == 0 ? "has no case" : "has no process");
+        kg_plan_free(plan);
+    }
+    const char bad[] = "[campaign]\nshard = slot\n";
+    char badplan[sizeof plan_text + 32];
+    snprintf(badplan, sizeof badplan, "%s%s", bad, plan_text + strlen("[campaign]\n"));
+    kg_err_clear(&err);
+    plan = NULL;
+    CHECK(kg_plan_parse(badplan, strlen(badplan), "t.kg", ".", &plan, &err) != KG_OK);
+    CHECK_STR_CONTAINS(err.msg, "shard");
     kg_plan_free(plan);
     char any[sizeof plan_text + 32];
     snprintf(any, sizeof any, "[campaign]\ndevices = any\n%s", plan_text + strlen("[campaign]\n"));
