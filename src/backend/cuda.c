@@ -39,6 +39,7 @@
 #include "backend/cuda_blas.h"
 #include "backend/cuda_nvml.h"
 #include "backend/libarm.h"
+#include "base/safefs.h"
 #include "base/util.h"
 #include "sandbox/sandbox.h"
 
@@ -446,6 +447,47 @@ static int cuda_download(kg_backend *be, void *dst, const kg_dbuf *src, size_t o
 
 /* ------------------------------------------------------------- kernels */
 
+/* Where cuda_build keeps the cubin of arm for case cs: build_dir/ARM.CASE.cubin
+ * for a specialized arm (its variables are defines), else ARM.DTYPE.cubin. */
+static void build_cubin_path(const kg_arm *arm, const kg_case *cs, const char *build_dir, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s.%s.cubin", build_dir, arm->name,
+             arm->specialize ? cs->name : kg_dtype_name(cs->dtype));
+}
+
+/* The cubin the campaign's build wrote for arm on case cs, read into
+ * *image: 1 when there is one (a regular file, not a link), 0 when the arm
+ * must be compiled here (no build folder, a precompiled image, the
+ * numerical negative, whose build is not kept, or no such file).  A worker
+ * loads the campaign's build as the cpu backend loads build/ARM.so: NVRTC
+ * runs once per arm and dtype in a campaign, not once per process. */
+static int read_build(const kg_settings *s, const kg_arm *arm, const kg_case *cs, const char *build_dir,
+                      char **image, size_t *bytes)
+{
+    if (build_dir == NULL || kg_arm_is_image(arm) || kg_backend_negative(s, arm)) return 0;
+    char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
+    build_cubin_path(arm, cs, build_dir, path, sizeof path);
+    size_t size = 0;
+    kg_err e = { 0 };
+    int fd = kg_open_regular(path, 1, (size_t)256 << 20, &size, &e);
+    if (fd < 0) return 0;
+    char *buf = size > 0 ? malloc(size) : NULL;
+    size_t got = 0;
+    while (buf != NULL && got < size) {
+        ssize_t n = read(fd, buf + got, size - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (buf == NULL || got != size) {
+        free(buf);
+        return 0;
+    }
+    *image = buf;
+    *bytes = size;
+    return 1;
+}
+
 /* Compiles every dtype the arm will be loaded for, so that compile errors
  * stop a campaign before any worker starts; writes the cubins to
  * build_dir (when given) as ARM.DTYPE.cubin for the evidence.  A builtin
@@ -489,9 +531,11 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
             char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
             /* a precompiled arm keeps its image's kind: ARM.DTYPE.ptx, ...;
              * a specialized one is ARM.CASE.cubin */
-            snprintf(path, sizeof path, "%s/%s.%s.%s", build_dir, arm->name,
-                     per_case ? plan->cases[k].name : kg_dtype_name(dt),
-                     kg_arm_is_image(arm) ? kg_image_kind_name(kg_image_kind_of(arm->image)) : "cubin");
+            if (kg_arm_is_image(arm))
+                snprintf(path, sizeof path, "%s/%s.%s.%s", build_dir, arm->name, kg_dtype_name(dt),
+                         kg_image_kind_name(kg_image_kind_of(arm->image)));
+            else
+                build_cubin_path(arm, &plan->cases[k], build_dir, path, sizeof path);
             /* a temporary renamed in place: a link at path is replaced, never written through */
             rc = kg_write_atomic(path, image, bytes, err);
         }
@@ -741,7 +785,6 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     char *image = NULL;
     size_t image_bytes = 0;
     int rc = KG_OK;
-    (void)build_dir;
     *out = NULL;
     if (kg_libarm_is(arm)) return lib_load(be, plan, a, kase, build_dir, out, err);
     if (arm->builtin[0] != '\0' && strcmp(arm->builtin, "cublas") != 0)
@@ -787,8 +830,9 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
             goto done;
         }
     }
-    rc = kg_cuda_compile_case(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a, cs, cs->dtype,
-                              &image, &image_bytes, err);
+    if (!read_build(c->settings, arm, cs, build_dir, &image, &image_bytes))
+        rc = kg_cuda_compile_case(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a, cs, cs->dtype,
+                                  &image, &image_bytes, err);
     if (rc != KG_OK) goto done;
     k->image_bytes = image_bytes;
     kg_cuda_sha256_hex(image, image_bytes, k->image_sha256);
