@@ -132,6 +132,16 @@ static const char *const kernels[][2] = {
     { "page_nonce.c", PAGE_PRELUDE "{\n    kg_ah_page *p = page();\n"
                       "    if (p != NULL) answer(p, KG_AP_STATE(KG_AP_SEQ(atomic_load(&p->state)), KG_AP_DONE), p->nonce ^ 1);\n"
                       "    struct timespec t = { 10, 0 };\n    nanosleep(&t, 0);\n" HONEST_BODY "}\n" },
+    /* each call sleeps 2 ms, then leaves the worker asleep: clears its
+     * `sleeping` flag (so the host's reply does not wake it), moves its
+     * futex waiter onto a word of the host's own (FUTEX_CMP_REQUEUE) and
+     * wakes the page's word for nobody */
+    { "page_mute.c", PAGE_PRELUDE "{\n    struct timespec t = { 0, 2000000L };\n    nanosleep(&t, 0);\n"
+                     "    kg_ah_page *p = page();\n    static uint32_t other;\n"
+                     "    if (p != NULL) {\n        atomic_store(&p->sleeping, 0);\n"
+                     "        syscall(SYS_futex, &p->state, FUTEX_CMP_REQUEUE, 0, (void *)1L, &other, atomic_load(&p->state));\n"
+                     "        for (int i = 0; i < 100; i++) syscall(SYS_futex, &p->state, FUTEX_WAKE, 1, NULL, NULL, 0);\n"
+                     "    }\n" HONEST_BODY "}\n" },
     /* calls of 3 ms, the third of 20 ms: the first run and the third call
      * outlast the worker's wait on the page (1 ms before a call was seen,
      * then four times the slowest) and are answered as frames */
@@ -339,14 +349,16 @@ static void test_output(void)
 }
 
 /* Requests longer than the worker's wait on the request page: answered
- * as frames, the sample the worker's clock around the whole call. */
-static void test_slow(void)
+ * as frames, the sample the worker's clock around the whole call.  With
+ * name "page_mute", a host that leaves the worker asleep: its replies
+ * are still taken, late, and in full. */
+static void test_slow(const char *name, double first_ns, double second_ns)
 {
     rig r;
     if (rig_open(&r, 0) != 0) return;
     kg_kernel *k = NULL;
     kg_err err = { 0 };
-    int rc = load_bind(&r, "slow", &k, &err);
+    int rc = load_bind(&r, name, &k, &err);
     if (rc == KG_OK) rc = kg_backend_run(r.be, k, &err);
     CHECK_MSG(rc == KG_OK, "%s", err.msg);
     double ns[2] = { 0, 0 };
@@ -354,7 +366,7 @@ static void test_slow(void)
     for (int s = 0; s < 2 && rc == KG_OK; s++) rc = kg_backend_time(r.be, k, &sc, &ns[s], &err);
     CHECK_MSG(rc == KG_OK, "%s", err.msg);
     /* lower bounds only: the calls sleep that long at least */
-    CHECK_MSG(ns[0] >= 3e6 && ns[1] >= 20e6, "samples of %.0f and %.0f ns", ns[0], ns[1]);
+    CHECK_MSG(ns[0] >= first_ns && ns[1] >= second_ns, "%s: samples of %.0f and %.0f ns", name, ns[0], ns[1]);
     float y[4] = { 0 };
     kg_backend_download(r.be, y, &r.out, 0, sizeof y, &err);
     for (int i = 0; i < 4; i++) CHECK_NEAR(y[i], 32.0, 0, 0);
@@ -455,7 +467,8 @@ int main(void)
     expect_earm("page_early", 0, "broke the protocol (its request page says DONE of request 4 during the request, "
                 "where RUN of request 3 was due)");
     expect_earm("page_nonce", 0, "broke the protocol (a reply that does not echo its request's nonce");
-    test_slow();
+    test_slow("slow", 3e6, 20e6);
+    test_slow("page_mute", 2e6, 2e6);
     test_output();
     test_escape();
     struct stat st;
