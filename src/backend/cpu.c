@@ -11,9 +11,10 @@
  * runs in its own arm host (armhost.h): a fresh `kgate armhost` process in
  * a sandbox (sandbox.h), one per loaded arm.  Its buffers are memfds
  * shared with the worker (inputs passed read-only), a run or a sample is
- * one request on its socket, and a sample is the worker's own
- * CLOCK_MONOTONIC_RAW around the request: the round trip is part of it
- * (the request floor, docs/cpu-backend.md).  Around each request the
+ * one request on its request page (armpage.h: futex words on a page of
+ * the worker's; a frame on its socket only when the reply is slow), and
+ * a sample is the worker's own CLOCK_MONOTONIC_RAW around the request:
+ * the round trip is part of it (the request floor, docs/cpu-backend.md).  Around each request the
  * worker reads the host's CPU time and threads from outside: CPU time
  * spent between requests, a second thread or a child counts as an escape
  * in the telemetry slot, which fails the arm's timing:escape check.  A
