@@ -71,8 +71,8 @@ typedef struct kg_ah_reply {
     int32_t status;               /* KG_AH_OK, else msg says why */
     uint32_t prot;                /* HELLO: KG_SBX_* bits in effect */
     int32_t cpu;                  /* the CPU the host is on as it replies (sched_getcpu; RUN: read after the
-                                   * calls); -1: unknown.  The host's word: the worker also reads it from
-                                   * outside */
+                                   * calls); -1: unknown.  The host's word: a pinned worker reads the CPU
+                                   * from outside and ignores it */
     char msg[KG_AH_MSG_TEXT];     /* a reason, NUL-terminated */
 } kg_ah_reply;
 

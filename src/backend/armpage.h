@@ -67,7 +67,7 @@ typedef struct kg_ah_page {
     /* the reply: the host's, written before DONE */
     volatile uint64_t echo;       /* the request's nonce */
     volatile int32_t status;      /* KG_AH_OK, else msg says why */
-    volatile int32_t cpu;         /* sched_getcpu() after the calls; -1 unknown */
+    volatile int32_t cpu;         /* sched_getcpu() after the calls; -1 unknown (the host's word, kg_ah_reply) */
     volatile char msg[KG_AP_MSG_TEXT];
 } kg_ah_page;
 

@@ -26,8 +26,8 @@
  * checks it before its sandbox (armhost.h) and cannot change it (the
  * sandbox denies sched_setaffinity); the worker checks each host's
  * affinity from outside after its HELLO.  After every sample the CPU the
- * arm's code ran on (the host's last CPU from /proc/PID/stat, and the
- * host's own word; the worker's for an in-worker arm; the helper's for a
+ * arm's code ran on (the host's last CPU from /proc/PID/stat, never its
+ * own word; the worker's for an in-worker arm; the helper's for a
  * library arm) goes to the telemetry slot, and so to the sample's raw
  * row: a sample that ran elsewhere is a contaminated sample. */
 #include <dlfcn.h>
@@ -677,16 +677,20 @@ static int page_reply(kg_kernel *k, uint32_t seq, double t0, double quick_s, dou
     }
 }
 
-/* The CPU a host's request ran on: its last CPU read from outside
- * (/proc/PID/stat) and the CPU it says it replied from; with the worker
- * pinned to CPU pin, the one of the two that is not pin when either is
- * not (a sample is clean only when both say pin), else pin. */
+/* The CPU a host's request ran on: its last CPU, read from outside
+ * (/proc/PID/stat).  The host's own word (the reply's cpu, sched_getcpu()
+ * in the host, which its code can make say anything: the C library reads
+ * it from the thread's rseq area, in the host's memory) decides nothing
+ * when the worker is pinned to CPU pin: the host's affinity is that CPU
+ * alone and it cannot change it, and a word that marked a sample as run
+ * elsewhere would drop that sample from the analysis, at the candidate's
+ * choice (its slow ones).  Unpinned, no sample is judged by its CPU, and
+ * the word stands in for an unreadable outside reading. */
 static int ran_cpu(const kg_kernel *k, int pin, int said)
 {
     int seen = kg_proc_last_cpu((long)k->link.pid);
     if (pin < 0) return seen >= 0 ? seen : said;
-    if (seen != pin) return seen;
-    return said != pin ? said : pin;
+    return seen;
 }
 
 /* One RUN of n calls, posted on the request page; *wall_ns the worker's
