@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "backend/armhost.h"
+#include "backend/armpage.h"
 #include "base/frame.h"
 #include "kgate/kernel.h"
 #include "sandbox/sandbox.h"
@@ -18,15 +19,21 @@ typedef void (*ah_entry)(const kg_kargs *);
 /* The sequence number of the request being served: its reply's tag. */
 static uint32_t cur_seq;
 
-static void reply(uint32_t kind, int status, uint32_t prot, const char *text)
+static void reply_nonce(uint32_t kind, int status, uint32_t prot, const char *text, uint64_t nonce)
 {
     kg_ah_reply r;
     memset(&r, 0, sizeof r);
+    r.nonce = nonce;
     r.status = status;
     r.prot = prot;
     r.cpu = sched_getcpu();
     if (text != NULL) snprintf(r.msg, sizeof r.msg, "%s", text);
     kg_frame_sendmsg(KG_SANDBOX_SOCK_FD, kind, cur_seq, &r, sizeof r, NULL, 0);
+}
+
+static void reply(uint32_t kind, int status, uint32_t prot, const char *text)
+{
+    reply_nonce(kind, status, prot, text, 0);
 }
 
 /* From the SIGSYS handler: async-signal-safe only (kg_frame_pack is
@@ -70,8 +77,8 @@ static int recv_req(uint32_t *kind, void *payload, int *fds, int *nfd)
     *nfd = rx.nfd;
     *kind = rx.h.kind;
     cur_seq = rx.h.tag;
-    size_t want = rx.h.kind == KG_AH_BIND ? sizeof(kg_ah_bind) : rx.h.kind == KG_AH_RUN ? sizeof(kg_ah_run)
-                : rx.h.kind == KG_AH_QUIT ? 0 : rx.h.len;
+    size_t want = rx.h.kind == KG_AH_BIND ? sizeof(kg_ah_bind) : rx.h.kind == KG_AH_QUIT || rx.h.kind == KG_AH_PAGE
+                ? 0 : rx.h.len;
     if (rx.h.len != want) {
         for (int i = 0; i < rx.nfd; i++) close(fds[i]);
         return -1;
@@ -177,54 +184,123 @@ static ah_entry start(const kg_armhost_opts *o, unsigned *active)
     return fn;
 }
 
+/* The arm in the host: its entry, its binding and the worker's page. */
+typedef struct ah_state {
+    ah_entry fn;
+    ah_map maps[KG_AH_NBUF];
+    kg_kargs args;
+    const void *in_sets[1 + KG_BIND_MAX_OP_SETS][KG_MAX_IN];
+    int nop, bound;
+    kg_ah_page *page;     /* the request page once mapped (PAGE) */
+    uint32_t last;        /* its state as last seen or written here */
+    uint32_t served;      /* the sequence number of the last RUN served */
+    int served_any;
+} ah_state;
+
+static void run_calls(ah_state *st, int n)
+{
+    if (st->nop == 0) {
+        for (int i = 0; i < n; i++) st->fn(&st->args);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        memcpy(st->args.in, st->in_sets[kg_binding_op_set(st->nop, i, n)], sizeof st->args.in);
+        st->fn(&st->args);
+    }
+    memcpy(st->args.in, st->in_sets[0], sizeof st->args.in);
+}
+
+/* PAGE: maps the worker's request page (one descriptor), once. */
+static int map_page(ah_state *st, const int *fds, int nfd)
+{
+    if (nfd != 1 || st->page != NULL) return -1;
+    void *p = mmap(NULL, sizeof(kg_ah_page), PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    if (p == MAP_FAILED) return -1;
+    st->page = p;
+    st->last = kg_armpage_state(st->page);
+    return 0;
+}
+
+/* A RUN of sequence seq posted on the page: the calls, then the reply on
+ * the page (DONE, swapped in from RUN) or, when the state is no longer
+ * RUN, as a frame: the worker asked for one (SLOW), or the arm's code
+ * changed the state, and the frame is then a second reply the worker
+ * takes as a message nobody asked for. */
+static void page_run(ah_state *st, uint32_t seq)
+{
+    kg_ah_page *pg = st->page;
+    int n = pg->n;
+    uint64_t nonce = pg->nonce;
+    int ok = st->bound && n >= 1;
+    if (ok) run_calls(st, n);
+    const char *why = ok ? "" : "run before bind";
+    pg->echo = nonce;
+    pg->status = ok ? KG_AH_OK : KG_AH_FAIL;
+    pg->cpu = sched_getcpu();
+    for (size_t i = 0; i < sizeof pg->msg; i++) {
+        pg->msg[i] = why[i];
+        if (why[i] == '\0') break;
+    }
+    st->served = seq;
+    st->served_any = 1;
+    uint32_t seen = 0;
+    if (kg_armpage_answer(pg, KG_AP_STATE(seq, KG_AP_RUN), KG_AP_STATE(seq, KG_AP_DONE), &seen)) {
+        st->last = KG_AP_STATE(seq, KG_AP_DONE);
+        return;
+    }
+    cur_seq = seq;
+    reply_nonce(KG_AH_RUN, ok ? KG_AH_OK : KG_AH_FAIL, 0, ok ? NULL : why, nonce);
+    st->last = seen;
+}
+
+/* Waits on the page for the worker's next post: 1 when a framed request
+ * waits on the socket, 0 when a RUN was served here. */
+static int page_next(ah_state *st)
+{
+    for (;;) {
+        uint32_t s = kg_armpage_state(st->page);
+        if (s == st->last) {
+            kg_armpage_wait(st->page, s, -1);
+            continue;
+        }
+        st->last = s;
+        uint32_t seq = KG_AP_SEQ(s), phase = KG_AP_PHASE(s);
+        if (phase == KG_AP_SOCK) return 1;
+        /* SLOW before the host took the RUN: served, answered as a frame */
+        if (phase == KG_AP_RUN || (phase == KG_AP_SLOW && !(st->served_any && st->served == seq))) {
+            page_run(st, seq);
+            return 0;
+        }
+    }
+}
+
 int kg_armhost_main(const kg_armhost_opts *o)
 {
     unsigned active = 0;
-    ah_entry fn = start(o, &active);
-    if (fn == NULL) return 3;
+    ah_state st;
+    memset(&st, 0, sizeof st);
+    st.fn = start(o, &active);
+    if (st.fn == NULL) return 3;
     cur_seq = 0;
     reply(KG_AH_HELLO, KG_AH_OK, active, NULL);
-
-    ah_map maps[KG_AH_NBUF];
-    memset(maps, 0, sizeof maps);
-    kg_kargs args;
-    memset(&args, 0, sizeof args);
-    const void *in_sets[1 + KG_BIND_MAX_OP_SETS][KG_MAX_IN];
-    memset(in_sets, 0, sizeof in_sets);
-    int nop = 0;
-    int bound = 0;
     for (;;) {
-        union {
-            kg_ah_bind bind;
-            kg_ah_run run;
-        } m;
+        if (st.page != NULL && page_next(&st) == 0) continue;
+        kg_ah_bind m;
         uint32_t kind = 0;
         int fds[KG_AH_NBUF], nfd = 0;
         if (recv_req(&kind, &m, fds, &nfd) != 0) return 4;   /* the worker is gone or spoke nonsense */
+        int rc;
         switch (kind) {
-        case KG_AH_BIND: {
-            int rc = do_bind(&m.bind, fds, nfd, maps, &args, in_sets, &nop);
+        case KG_AH_PAGE:
+            rc = map_page(&st, fds, nfd);
             for (int i = 0; i < nfd; i++) close(fds[i]);
-            bound = rc == 0;
-            reply(KG_AH_BIND, rc == 0 ? KG_AH_OK : KG_AH_FAIL, 0, rc == 0 ? NULL : "bad binding");
+            reply(KG_AH_PAGE, rc == 0 ? KG_AH_OK : KG_AH_FAIL, 0, rc == 0 ? NULL : "bad request page");
             break;
-        }
-        case KG_AH_RUN:
+        case KG_AH_BIND:
+            rc = do_bind(&m, fds, nfd, st.maps, &st.args, st.in_sets, &st.nop);
             for (int i = 0; i < nfd; i++) close(fds[i]);
-            if (!bound || m.run.n < 1) {
-                reply(KG_AH_RUN, KG_AH_FAIL, 0, "run before bind");
-                break;
-            }
-            if (nop == 0) {
-                for (int i = 0; i < m.run.n; i++) fn(&args);
-            } else {
-                for (int i = 0; i < m.run.n; i++) {
-                    memcpy(args.in, in_sets[kg_binding_op_set(nop, i, m.run.n)], sizeof args.in);
-                    fn(&args);
-                }
-                memcpy(args.in, in_sets[0], sizeof args.in);
-            }
-            reply(KG_AH_RUN, KG_AH_OK, 0, NULL);
+            st.bound = rc == 0;
+            reply(KG_AH_BIND, rc == 0 ? KG_AH_OK : KG_AH_FAIL, 0, rc == 0 ? NULL : "bad binding");
             break;
         case KG_AH_QUIT:
             return 0;

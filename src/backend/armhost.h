@@ -11,18 +11,27 @@
  * to one CPU, having checked that its own affinity is that CPU, which it
  * inherited and which its sandbox lets no code of the arm change).  Then
  * it serves requests until QUIT:
+ *   PAGE  the request page (armpage.h) as a descriptor: a page of the
+ *         worker's, shared read-write, through which every later request
+ *         is announced and every RUN passes as futex words instead of
+ *         socket messages
  *   BIND  the buffers as descriptors (SCM_RIGHTS: inputs read-only,
  *         outputs and workspace read-write) and the kg_kargs scalars
  *   RUN n calls the kernel n times, then replies; call i reads the input
- *         set kg_binding_op_set(nop, i, n) names (0: the first nin)
+ *         set kg_binding_op_set(nop, i, n) names (0: the first nin).
+ *         Posted on the page with a nonce and answered there (armpage.h);
+ *         answered as a frame only when the worker asks for one
  *   QUIT  exits
- * Every message is one frame (hostlink.h, base/frame.h): kind KG_AH_*,
- * tag the request's sequence number, payload the fields below, of
- * exactly their size (BIND a kg_ah_bind, RUN a kg_ah_run, QUIT none,
- * every reply a kg_ah_reply); the payloads are C structs, both ends
- * being the same kgate.  Every reply is checked by the worker.  A system
- * call the sandbox denies is reported as VIOLATION (its number, a
- * little-endian 32-bit word) just before the host dies of SIGSYS. */
+ * Every message on the socket is one frame (hostlink.h, base/frame.h):
+ * kind KG_AH_*, tag the request's sequence number, payload the fields
+ * below, of exactly their size (PAGE none, with one descriptor; BIND a
+ * kg_ah_bind; QUIT none; every reply a kg_ah_reply); the payloads are C
+ * structs, both ends being the same kgate.  Once the page is mapped the
+ * host waits on it, not on the socket: the worker posts KG_AP_SOCK there
+ * before each framed request.  Every reply, on the page or the socket,
+ * is checked by the worker.  A system call the sandbox denies is
+ * reported as VIOLATION (its number, a little-endian 32-bit word) just
+ * before the host dies of SIGSYS. */
 #ifndef KGATE_ARMHOST_H
 #define KGATE_ARMHOST_H
 
@@ -35,7 +44,7 @@
 #define KG_AH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + KG_MAX_IN * KG_BIND_MAX_OP_SETS)  /* in[], out[], ws, then nop input sets */
 #define KG_AH_MSG_TEXT 200
 
-enum { KG_AH_HELLO = 1, KG_AH_BIND = 2, KG_AH_RUN = 3, KG_AH_QUIT = 4, KG_AH_VIOLATION = 5 };
+enum { KG_AH_HELLO = 1, KG_AH_BIND = 2, KG_AH_RUN = 3, KG_AH_QUIT = 4, KG_AH_VIOLATION = 5, KG_AH_PAGE = 6 };
 
 /* status of a reply */
 enum { KG_AH_OK = 0, KG_AH_FAIL = 1, KG_AH_NOLOAD = 2, KG_AH_NOENTRY = 3 };
@@ -56,18 +65,14 @@ typedef struct kg_ah_bind {
     double var_r[KG_KARGS_VARS];
 } kg_ah_bind;
 
-/* RUN: the calls to make. */
-typedef struct kg_ah_run {
-    int32_t n;
-} kg_ah_run;
-
-/* Every reply (HELLO, BIND, RUN). */
+/* Every reply (HELLO, PAGE, BIND, and RUN when asked for as a frame). */
 typedef struct kg_ah_reply {
+    uint64_t nonce;               /* RUN: the request's nonce, echoed (armpage.h); 0 otherwise */
     int32_t status;               /* KG_AH_OK, else msg says why */
     uint32_t prot;                /* HELLO: KG_SBX_* bits in effect */
     int32_t cpu;                  /* the CPU the host is on as it replies (sched_getcpu; RUN: read after the
-                                   * calls); -1: unknown.  The host's word: the worker also reads it from
-                                   * outside */
+                                   * calls); -1: unknown.  The host's word: a pinned worker reads the CPU
+                                   * from outside and ignores it */
     char msg[KG_AH_MSG_TEXT];     /* a reason, NUL-terminated */
 } kg_ah_reply;
 

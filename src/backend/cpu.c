@@ -11,9 +11,10 @@
  * runs in its own arm host (armhost.h): a fresh `kgate armhost` process in
  * a sandbox (sandbox.h), one per loaded arm.  Its buffers are memfds
  * shared with the worker (inputs passed read-only), a run or a sample is
- * one request on its socket, and a sample is the worker's own
- * CLOCK_MONOTONIC_RAW around the request: the round trip is part of it
- * (the request floor, docs/cpu-backend.md).  Around each request the
+ * one request on its request page (armpage.h: futex words on a page of
+ * the worker's; a frame on its socket only when the reply is slow), and
+ * a sample is the worker's own CLOCK_MONOTONIC_RAW around the request:
+ * the round trip is part of it (the request floor, docs/cpu-backend.md).  Around each request the
  * worker reads the host's CPU time and threads from outside: CPU time
  * spent between requests, a second thread or a child counts as an escape
  * in the telemetry slot, which fails the arm's timing:escape check.  A
@@ -25,8 +26,8 @@
  * checks it before its sandbox (armhost.h) and cannot change it (the
  * sandbox denies sched_setaffinity); the worker checks each host's
  * affinity from outside after its HELLO.  After every sample the CPU the
- * arm's code ran on (the host's last CPU from /proc/PID/stat, and the
- * host's own word; the worker's for an in-worker arm; the helper's for a
+ * arm's code ran on (the host's last CPU from /proc/PID/stat, never its
+ * own word; the worker's for an in-worker arm; the helper's for a
  * library arm) goes to the telemetry slot, and so to the sample's raw
  * row: a sample that ran elsewhere is a contaminated sample. */
 #include <dlfcn.h>
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -52,6 +54,7 @@
 #include "backend/backend_impl.h"
 #include "backend/armcache.h"
 #include "backend/armhost.h"
+#include "backend/armpage.h"
 #include "backend/hostlink.h"
 #include "backend/launch.h"
 #include "backend/libarm.h"
@@ -65,6 +68,8 @@ typedef void (*cpu_entry)(const kg_kargs *);
 #define CPU_ESC_IDLE_NS 200e3           /* host CPU time between requests that is an escape */
 #define CPU_SETTLE_NS 50e6              /* how long a host may take to go back to sleep after replying */
 #define CPU_ESC_SETTLE_NS 20e6          /* CPU time in that window that makes a still-running host an escape */
+#define CPU_QUICK_MIN_S 1e-3            /* the shortest wait for a reply on the request page, then a frame */
+#define CPU_QUICK_MAX_S 0.2             /* the longest */
 
 struct kg_kernel {
     void *handle;          /* trusted: dlopen'd here */
@@ -81,6 +86,10 @@ struct kg_kernel {
     /* untrusted: the arm host */
     int hosted;
     kg_hostlink link;      /* its process, socket and output */
+    kg_armpage page;       /* its request page (armpage.h): RUN requests and replies */
+    uint32_t page_expect;  /* the page's state as the worker left it (or the host's reply made it) */
+    uint64_t nonces[32];   /* random request nonces, drawn outside any timing */
+    int nnonces;
     unsigned prot;         /* KG_SBX_* in effect */
     clockid_t cpuclk;
     int have_cpuclk;
@@ -537,11 +546,29 @@ static int wait_reply(kg_kernel *k, uint32_t kind, double limit_s, kg_ah_reply *
     return rc;
 }
 
-/* Before a request: nothing unasked may be waiting, and the host must
- * not have used CPU time since it last went idle. */
+/* The request page's state is not what the protocol allows: the host
+ * (its arm's code) wrote it.  Killed, KG_EARM. */
+static int page_broken(kg_kernel *k, uint32_t seen, const char *when, kg_err *err)
+{
+    char why[300];
+    snprintf(why, sizeof why, "broke the protocol (its request page says %s of request %u %s, where %s of request "
+             "%u was due)", kg_armpage_phase_name(seen), (unsigned)KG_AP_SEQ(seen), when,
+             kg_armpage_phase_name(k->page_expect), (unsigned)KG_AP_SEQ(k->page_expect));
+    return kg_hostlink_broken(&k->link, why, err);
+}
+
+/* Before a request: nothing unasked may be waiting, the request page must
+ * be as the last request left it, and the host must not have used CPU
+ * time since it last went idle.  Its output is drained here too (outside
+ * any timing): on the page the worker does not watch the output pipe. */
 static int before_request(kg_kernel *k, kg_err *err)
 {
     if (k->link.dead) return kg_errorf(err, KG_EARM, "%s", k->link.dead_why);
+    kg_hostlink_drain(&k->link);
+    if (k->page.pg != NULL) {
+        uint32_t s = kg_armpage_state(k->page.pg);
+        if (s != k->page_expect) return page_broken(k, s, "between requests", err);
+    }
     double c = host_cpu(k);
     k->cpu_pre = c;   /* exact when the last settle saw the host asleep */
     k->pre_exact = k->cpu_mark >= 0;
@@ -566,35 +593,137 @@ static double request_limit(const kg_kernel *k, int calls)
     return lim;
 }
 
-/* The CPU a host's request ran on: its last CPU read from outside
- * (/proc/PID/stat) and the CPU it says it replied from; with the worker
- * pinned to CPU pin, the one of the two that is not pin when either is
- * not (a sample is clean only when both say pin), else pin. */
+/* A framed request (BIND, QUIT) is announced on the request page, where
+ * the host waits once it has one. */
+static void announce_frame(kg_kernel *k)
+{
+    if (k->page.pg == NULL) return;
+    uint32_t s = KG_AP_STATE(k->link.seq + 1, KG_AP_SOCK);
+    kg_armpage_post(k->page.pg, s);
+    k->page_expect = s;
+}
+
+/* A request's nonce: random, from a batch drawn ahead (outside timing),
+ * so that no reply can be made before its request is posted. */
+static uint64_t next_nonce(kg_kernel *k)
+{
+    if (k->nnonces <= 0) {
+        ssize_t got = getrandom(k->nonces, sizeof k->nonces, 0);
+        if (got != (ssize_t)sizeof k->nonces) {
+            /* no entropy call: a mix of the clock (still unknown to the host in advance) */
+            uint64_t x = (uint64_t)now_ns();
+            for (int i = 0; i < 32; i++) {
+                x += 0x9e3779b97f4a7c15ull;
+                uint64_t z = x;
+                z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+                z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+                k->nonces[i] = z ^ (z >> 31);
+            }
+        }
+        k->nnonces = 32;
+    }
+    return k->nonces[--k->nnonces];
+}
+
+/* How long the worker sleeps on the request page for a RUN's reply before
+ * it asks for the reply as a frame and waits on the socket, where a
+ * host's death, its output and its violations are seen: four times the
+ * request's expected time (its calls at the slowest seen), at least
+ * 1 ms, at most 200 ms and the request's limit.  An honest reply comes
+ * within it; a host that died is seen within it. */
+static double quick_bound(const kg_kernel *k, int n, double lim)
+{
+    double b = 4.0 * k->slowest_call_s * n;
+    if (b < CPU_QUICK_MIN_S) b = CPU_QUICK_MIN_S;
+    if (b > CPU_QUICK_MAX_S) b = CPU_QUICK_MAX_S;
+    return b < lim ? b : lim;
+}
+
+/* The reply to RUN seq, posted at t0 (the worker's clock, ns): on the
+ * page within quick_s (DONE, each field read once), else as a frame on
+ * the socket within the request's limit, once the worker's swap of the
+ * state to SLOW took (armpage.h).  *t1: the worker's clock when it saw
+ * the reply. */
+static int page_reply(kg_kernel *k, uint32_t seq, double t0, double quick_s, double lim, kg_ah_reply *rep,
+                      double *t1, kg_err *err)
+{
+    kg_ah_page *pg = k->page.pg;
+    uint32_t run = KG_AP_STATE(seq, KG_AP_RUN), done = KG_AP_STATE(seq, KG_AP_DONE);
+    for (;;) {
+        uint32_t s = kg_armpage_state(pg);
+        if (s == done) {
+            *t1 = now_ns();
+            memset(rep, 0, sizeof *rep);
+            rep->nonce = pg->echo;
+            rep->status = pg->status;
+            rep->cpu = pg->cpu;
+            for (size_t i = 0; i + 1 < sizeof rep->msg && i < sizeof pg->msg; i++) rep->msg[i] = pg->msg[i];
+            k->page_expect = done;
+            return KG_OK;
+        }
+        if (s != run) return page_broken(k, s, "during the request", err);
+        double left = quick_s - (now_ns() - t0) / 1e9;
+        if (left > 0) {
+            kg_armpage_sleep(pg, run, left);
+            continue;
+        }
+        uint32_t slow = KG_AP_STATE(seq, KG_AP_SLOW);
+        if (!kg_armpage_swap(pg, run, slow, NULL)) continue;   /* the reply came meanwhile, or a broken state */
+        k->page_expect = slow;
+        double rest = lim - (now_ns() - t0) / 1e9;
+        int rc = wait_reply(k, KG_AH_RUN, rest > 1e-3 ? rest : 1e-3, rep, err);
+        *t1 = now_ns();
+        return rc;
+    }
+}
+
+/* The CPU a host's request ran on: its last CPU, read from outside
+ * (/proc/PID/stat).  The host's own word (the reply's cpu, sched_getcpu()
+ * in the host, which its code can make say anything: the C library reads
+ * it from the thread's rseq area, in the host's memory) decides nothing
+ * when the worker is pinned to CPU pin: the host's affinity is that CPU
+ * alone and it cannot change it, and a word that marked a sample as run
+ * elsewhere would drop that sample from the analysis, at the candidate's
+ * choice (its slow ones).  Unpinned, no sample is judged by its CPU, and
+ * the word stands in for an unreadable outside reading. */
 static int ran_cpu(const kg_kernel *k, int pin, int said)
 {
     int seen = kg_proc_last_cpu((long)k->link.pid);
     if (pin < 0) return seen >= 0 ? seen : said;
-    if (seen != pin) return seen;
-    return said != pin ? said : pin;
+    return seen;
 }
 
-/* One RUN of n calls; *wall_ns the worker's clock around it; pin the
- * worker's one CPU (-1: not pinned). */
+/* One RUN of n calls, posted on the request page; *wall_ns the worker's
+ * clock around it (from just before the post to the moment it saw the
+ * reply); pin the worker's one CPU (-1: not pinned). */
 static int host_run(kg_kernel *k, int n, int settle, int pin, double *wall_ns, kg_err *err)
 {
     int rc;
     if ((rc = before_request(k, err)) != KG_OK) return rc;
-    kg_ah_run m = { .n = n };
+    kg_ah_page *pg = k->page.pg;
+    if (pg == NULL) return kg_errorf(err, KG_EINTERNAL, "arm '%s': a run before its host has a request page", k->arm);
     kg_ah_reply rep;
     double lim = request_limit(k, n);
+    double quick = quick_bound(k, n, lim);
+    uint64_t nonce = next_nonce(k);
+    uint32_t seq = (k->link.seq + 1) & KG_AP_SEQ_MASK;
+    k->link.seq = seq;
+    k->page_expect = KG_AP_STATE(seq, KG_AP_RUN);
     double c0 = host_cpu(k);
     double t0 = now_ns();
-    if (send_req(k, KG_AH_RUN, &m, sizeof m, NULL, 0) != 0) return host_fault(k, 0, lim, err);
-    if ((rc = wait_reply(k, KG_AH_RUN, lim, &rep, err)) != KG_OK) return rc;
-    double t1 = now_ns();
+    pg->n = n;
+    pg->nonce = nonce;
+    kg_armpage_post(pg, KG_AP_STATE(seq, KG_AP_RUN));
+    double t1 = 0;
+    if ((rc = page_reply(k, seq, t0, quick, lim, &rep, &t1, err)) != KG_OK) return rc;
     /* the steal of the CPU the host replied from (see Steal below) */
     int gcpu = k->no_steal_credit ? -1 : kg_proc_last_cpu((long)k->link.pid);
     double g0 = kg_proc_steal_cpu_ns(gcpu, NULL);
+    if (rep.nonce != nonce)
+        return kg_hostlink_broken(&k->link, "broke the protocol (a reply that does not echo its request's nonce: "
+                                  "not made after the request)", err);
+    /* a frame sent during the request (the page carried the reply) */
+    if ((rc = kg_hostlink_quiet(&k->link, err)) != KG_OK) return rc;
     if (rep.status != KG_AH_OK) {
         return kg_hostlink_refused(&k->link, "refused a run", rep.msg, err);
     }
@@ -682,6 +811,22 @@ static int check_pinned(kg_kernel *k, int pin, kg_err *err)
                      got[0] ? got : "(unreadable)", pin, (long)k->link.pid);
 }
 
+/* Hands the host its request page (PAGE, the page's descriptor). */
+static int link_page(kg_kernel *k, double lim, kg_err *err)
+{
+    int rc = kg_armpage_create(&k->page, k->arm, err);
+    if (rc != KG_OK) return rc;
+    kg_ah_reply rep;
+    int sent = send_req(k, KG_AH_PAGE, NULL, 0, &k->page.fd, 1);
+    close(k->page.fd);
+    k->page.fd = -1;
+    if (sent != 0) return host_fault(k, 0, lim, err);
+    if ((rc = wait_reply(k, KG_AH_PAGE, lim, &rep, err)) != KG_OK) return rc;
+    if (rep.status != KG_AH_OK) return kg_hostlink_refused(&k->link, "refused its request page", rep.msg, err);
+    k->page_expect = kg_armpage_state(k->page.pg);
+    return KG_OK;
+}
+
 static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg_kernel *k, kg_err *err)
 {
     cpu_ctx *c = be->ctx;
@@ -736,6 +881,7 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
     }
     k->prot = hello.prot;
     if ((rc = check_pinned(k, c->pin_cpu, err)) != KG_OK) return rc;
+    if ((rc = link_page(k, lim, err)) != KG_OK) return rc;
     k->cpu_mark = settled_mark(k);
     return KG_OK;
 }
@@ -834,7 +980,11 @@ static void cpu_unload(kg_backend *be, kg_kernel *k)
     cpu_ctx *c = be->ctx;
     if (k == NULL) return;
     if (c != NULL && c->last == k) c->last = NULL;
-    if (k->hosted) kg_hostlink_close(&k->link, KG_AH_QUIT, NULL);
+    if (k->hosted) {
+        if (k->link.pid > 0 && !k->link.dead) announce_frame(k);
+        kg_hostlink_close(&k->link, KG_AH_QUIT, NULL);
+        kg_armpage_destroy(&k->page);
+    }
     else if (k->lib == NULL) {
         free(k->link.out);
         free(k->link.rx);
@@ -881,6 +1031,7 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
         m.var_r[v] = b->kase->vars[v].r;
     }
     double lim = request_limit(k, 1);
+    announce_frame(k);
     if (send_req(k, KG_AH_BIND, &m, sizeof m, fds, nfd) != 0) return host_fault(k, 0, lim, err);
     if ((rc = wait_reply(k, KG_AH_BIND, lim, &rep, err)) != KG_OK) return rc;
     k->cpu_mark = settled_mark(k);

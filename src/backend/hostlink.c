@@ -286,8 +286,11 @@ int kg_hostlink_quiet(kg_hostlink *h, kg_err *err)
     if (r == 0) return KG_OK;
     if (r == 1 && violation(h, &rx) >= 0) return kg_hostlink_fault(h, violation(h, &rx), 0, 0, err);
     if (r == -1) return kg_hostlink_fault(h, -1, 0, 0, err);
-    return kg_hostlink_broken(h, "sent a message nobody asked for (a second reply: the kernel spoke on the "
-                              "request socket)", err);
+    char why[300];
+    if (r == -2) snprintf(why, sizeof why, "broke the protocol (%s)", rx.why);
+    else snprintf(why, sizeof why, "sent a message nobody asked for (a frame of kind %u, sequence %u, %u bytes: a "
+                  "second reply, or the kernel spoke on the request socket)", rx.h.kind, rx.h.tag, rx.h.len);
+    return kg_hostlink_broken(h, why, err);
 }
 
 void kg_hostlink_quit(kg_hostlink *h, uint32_t quit_kind)

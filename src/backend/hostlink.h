@@ -76,7 +76,10 @@ int kg_hostlink_wait(kg_hostlink *h, uint32_t kind, double limit_s, const unsign
 /* kg_hostlink_wait for a reply of exactly len bytes, copied into rep. */
 int kg_hostlink_reply(kg_hostlink *h, uint32_t kind, double limit_s, void *rep, size_t len, kg_err *err);
 
-/* Before a request: nothing unasked may be waiting on the socket. */
+/* Before a request (and after a reply that came another way): nothing
+ * unasked may be waiting on the socket.  KG_OK, or the host is lost
+ * (KG_EARM: a violation, its end, a malformed frame, or a frame nobody
+ * asked for, with its kind, sequence number and size). */
 int kg_hostlink_quiet(kg_hostlink *h, kg_err *err);
 
 /* The host is lost: kills what is left when timed_out or it does not end,

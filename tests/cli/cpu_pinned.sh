@@ -2,7 +2,9 @@
 # (docs/cpu-backend.md, "One CPU per process"): every host's affinity is
 # that one CPU (each host's kernel reports its own, in the process's log),
 # every raw row records the CPU its sample ran on next to the process's,
-# the CPU varies by process over the CPUs kgate was started with, and an
+# the CPU varies by process over the CPUs kgate was started with, a
+# candidate whose host names another CPU in its replies (cpu_lie.c) does not
+# mark its samples as run elsewhere (the CPU is read from outside), and an
 # arm that tries to move its host to other CPUs is stopped by the sandbox.
 . tests/cli_lib.sh
 [ -n "${KEEP:-}" ] && trap - EXIT && echo "kept $T" >&2
@@ -41,7 +43,7 @@ source = $root/kernels/cpu/rowsum_naive.c
 trusted = yes
 PLAN
 }
-plan "$T/p.kg" affinity_tell.c
+plan "$T/p.kg" cpu_lie.c
 $pin "$KGATE" run "$T/p.kg" -o "$T/ev" >"$T/run.out" 2>"$T/run.err"; st=$?
 [ $st -le 1 ] || { tail -n 30 "$T/run.err" >&2; die "run: exit $st"; }
 # every host's kernel saw exactly one CPU it may run on

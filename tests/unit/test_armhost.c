@@ -4,9 +4,12 @@
  * fork/execve/socket/open-for-writing or starts a thread (in its kernel or
  * in a constructor), or writes its read-only input, is KG_EARM with the
  * reason, and so is one that breaks the frames of the protocol (garbage,
- * a reply of the wrong size or sequence number, a header that lies about
- * its length or says more than any reply holds, a descriptor); CPU time spent after a (forged) reply is an
- * escape. */
+ * a frame nobody asked for, a header that lies about its length or says
+ * more than any reply holds, a descriptor) or its request page (a reply
+ * to a request not yet made, a reply that does not echo the request's
+ * nonce); CPU time spent after a (forged) reply is an escape.  A request
+ * that outlasts the worker's wait on the page is answered as a frame,
+ * and timed in full. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +40,26 @@ static void write_file(const char *name, const char *text)
     "    const float *x = a->in[0]; float *y = a->out[0];\n" \
     "    for (int64_t i = 0; i < a->M; i++) { float s = 0; for (int64_t j = 0; j < a->N; j++) s += x[i * a->N + j];\n" \
     "        KGATE_STORE(&y[i], s); }\n"
+
+/* A kernel that finds its host's request page (armpage.h) the way an
+ * attacker would: /proc/self/maps, opened in a constructor (before the
+ * sandbox forbids opens) and read again in the kernel; answer() writes a
+ * reply of its own there and wakes the worker. */
+#define PAGE_PRELUDE \
+    "#define _GNU_SOURCE\n#include <fcntl.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n" \
+    "#include <unistd.h>\n#include <linux/futex.h>\n#include <sys/syscall.h>\n" \
+    "#include \"backend/armpage.h\"\n#include \"kgate/kernel.h\"\n" \
+    "static int maps = -1, calls;\n" \
+    "__attribute__((constructor)) static void keep(void) { maps = open(\"/proc/self/maps\", O_RDONLY); }\n" \
+    "static kg_ah_page *page(void)\n{\n" \
+    "    static char b[1 << 16]; size_t n = 0; ssize_t r;\n    lseek(maps, 0, SEEK_SET);\n" \
+    "    while (n + 1 < sizeof b && (r = read(maps, b + n, sizeof b - 1 - n)) > 0) n += (size_t)r;\n" \
+    "    b[n] = 0;\n    char *at = strstr(b, \"kgate-request-page\");\n    if (at == NULL) return NULL;\n" \
+    "    while (at > b && at[-1] != '\\n') at--;\n    return (kg_ah_page *)strtoul(at, NULL, 16);\n}\n" \
+    "static void answer(kg_ah_page *p, uint32_t state, uint64_t echo)\n{\n" \
+    "    p->echo = echo; p->status = 0; p->cpu = -1;\n    atomic_store(&p->state, state);\n" \
+    "    syscall(SYS_futex, &p->state, FUTEX_WAKE, 1, NULL, NULL, 0);\n}\n" \
+    "void kernel(const kg_kargs *a);\nvoid kernel(const kg_kargs *a)\n"
 
 /* A kernel that sends the worker a frame of its own making: kind, tag,
  * the length its header says, the payload bytes it sends (a zeroed
@@ -90,28 +113,51 @@ static const char *const kernels[][2] = {
     { "chatty.c", "#include <stdio.h>\n#include \"kgate/kernel.h\"\nvoid kernel(const kg_kargs *a);\n"
                   "void kernel(const kg_kargs *a)\n{\n    printf(\"hello from the kernel\\n\");\n"
                   "    for (int i = 0; i < 100000; i++) putchar('x');\n    fflush(stdout);\n" HONEST_BODY "}\n" },
-    /* call 2 (the first time(): requests hello 0, bind 1, run 2, time 3)
-     * forges the reply, then keeps computing after the worker's clock
-     * stopped */
-    { "forges.c", "#define _GNU_SOURCE\n#include <sys/socket.h>\n#include <time.h>\n#include \"backend/armhost.h\"\n#include \"kgate/kernel.h\"\n"
-                  "static int calls;\nvoid kernel(const kg_kargs *a);\nvoid kernel(const kg_kargs *a)\n{\n"
-                  "    if (++calls == 2) {\n"
-                  "        struct { unsigned char h[16]; kg_ah_reply r; } f = { \"KGF1\", { .status = KG_AH_OK } };\n"
-                  "        f.h[4] = KG_AH_RUN; f.h[8] = 3; f.h[12] = (unsigned char)sizeof f.r; f.h[13] = (unsigned char)(sizeof f.r >> 8);\n"
-                  "        send(3, &f, sizeof f, 0);\n"
+    /* call 2 (the first time(): requests hello 0, page 1, bind 2, run 3,
+     * time 4) forges the reply on the request page, with the request's
+     * nonce, then keeps computing after the worker's clock stopped */
+    { "forges.c", PAGE_PRELUDE "{\n    kg_ah_page *p = ++calls == 2 ? page() : NULL;\n"
+                  "    if (p != NULL) {\n        uint32_t s = atomic_load(&p->state);\n"
+                  "        answer(p, KG_AP_STATE(KG_AP_SEQ(s), KG_AP_DONE), p->nonce);\n"
                   "        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);\n"
                   "        do clock_gettime(CLOCK_MONOTONIC, &t1); while ((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec < 30000000L);\n"
                   "    }\n" HONEST_BODY "}\n" },
+    /* the request page broken from inside the host, in the first run: a
+     * reply to the next request made in advance, a reply without the
+     * request's nonce (then asleep, so that the host's own reply cannot
+     * overwrite it before the worker reads it) */
+    { "page_early.c", PAGE_PRELUDE "{\n    kg_ah_page *p = page();\n"
+                      "    if (p != NULL) answer(p, KG_AP_STATE(KG_AP_SEQ(atomic_load(&p->state)) + 1, KG_AP_DONE), p->nonce);\n"
+                      HONEST_BODY "}\n" },
+    { "page_nonce.c", PAGE_PRELUDE "{\n    kg_ah_page *p = page();\n"
+                      "    if (p != NULL) answer(p, KG_AP_STATE(KG_AP_SEQ(atomic_load(&p->state)), KG_AP_DONE), p->nonce ^ 1);\n"
+                      "    struct timespec t = { 10, 0 };\n    nanosleep(&t, 0);\n" HONEST_BODY "}\n" },
+    /* each call sleeps 2 ms, then leaves the worker asleep: clears its
+     * `sleeping` flag (so the host's reply does not wake it), moves its
+     * futex waiter onto a word of the host's own (FUTEX_CMP_REQUEUE) and
+     * wakes the page's word for nobody */
+    { "page_mute.c", PAGE_PRELUDE "{\n    struct timespec t = { 0, 2000000L };\n    nanosleep(&t, 0);\n"
+                     "    kg_ah_page *p = page();\n    static uint32_t other;\n"
+                     "    if (p != NULL) {\n        atomic_store(&p->sleeping, 0);\n"
+                     "        syscall(SYS_futex, &p->state, FUTEX_CMP_REQUEUE, 0, (void *)1L, &other, atomic_load(&p->state));\n"
+                     "        for (int i = 0; i < 100; i++) syscall(SYS_futex, &p->state, FUTEX_WAKE, 1, NULL, NULL, 0);\n"
+                     "    }\n" HONEST_BODY "}\n" },
+    /* calls of 3 ms, the third of 20 ms: the first run and the third call
+     * outlast the worker's wait on the page (1 ms before a call was seen,
+     * then four times the slowest) and are answered as frames */
+    { "slow.c", "#include <time.h>\n#include \"kgate/kernel.h\"\nstatic int calls;\nvoid kernel(const kg_kargs *a);\n"
+                "void kernel(const kg_kargs *a)\n{\n    struct timespec t = { 0, ++calls == 3 ? 20000000L : 3000000L };\n"
+                "    nanosleep(&t, 0);\n" HONEST_BODY "}\n" },
     /* the protocol broken from inside the host, during the first run
-     * (request 2: hello 0, bind 1): bytes that are not a frame, a reply
-     * of the wrong size, of another sequence number, whose header lies
-     * about its length, or that carries a descriptor */
+     * (request 3: hello 0, page 1, bind 2): bytes that are not a frame, a
+     * frame nobody asked for (the reply came on the page), a header that
+     * lies about its length, or one that carries a descriptor */
     { "garbage.c", FORGE_PRELUDE "{\n    (void)a; send(3, \"GET / HTTP/1.1\\r\\n\\r\\n\", 18, 0);\n}\n" },
-    { "wrong_size.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 2, 8, 8, -1);\n}\n" },
+    { "wrong_size.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 3, 8, 8, -1);\n}\n" },
     { "wrong_seq.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 7, sizeof(kg_ah_reply), sizeof(kg_ah_reply), -1);\n}\n" },
-    { "lying_len.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 2, 100, sizeof(kg_ah_reply), -1);\n}\n" },
-    { "oversized.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 2, 300, sizeof(kg_ah_reply), -1);\n}\n" },
-    { "sends_fd.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 2, sizeof(kg_ah_reply), sizeof(kg_ah_reply), 1);\n}\n" },
+    { "lying_len.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 3, 100, sizeof(kg_ah_reply), -1);\n}\n" },
+    { "oversized.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 3, 300, sizeof(kg_ah_reply), -1);\n}\n" },
+    { "sends_fd.c", FORGE_PRELUDE "{\n    (void)a; forge(KG_AH_RUN, 3, sizeof(kg_ah_reply), sizeof(kg_ah_reply), 1);\n}\n" },
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
@@ -302,6 +348,32 @@ static void test_output(void)
     rig_close(&r);
 }
 
+/* Requests longer than the worker's wait on the request page: answered
+ * as frames, the sample the worker's clock around the whole call.  With
+ * name "page_mute", a host that leaves the worker asleep: its replies
+ * are still taken, late, and in full. */
+static void test_slow(const char *name, double first_ns, double second_ns)
+{
+    rig r;
+    if (rig_open(&r, 0) != 0) return;
+    kg_kernel *k = NULL;
+    kg_err err = { 0 };
+    int rc = load_bind(&r, name, &k, &err);
+    if (rc == KG_OK) rc = kg_backend_run(r.be, k, &err);
+    CHECK_MSG(rc == KG_OK, "%s", err.msg);
+    double ns[2] = { 0, 0 };
+    kg_sample_ctx sc = { 0 };
+    for (int s = 0; s < 2 && rc == KG_OK; s++) rc = kg_backend_time(r.be, k, &sc, &ns[s], &err);
+    CHECK_MSG(rc == KG_OK, "%s", err.msg);
+    /* lower bounds only: the calls sleep that long at least */
+    CHECK_MSG(ns[0] >= first_ns && ns[1] >= second_ns, "%s: samples of %.0f and %.0f ns", name, ns[0], ns[1]);
+    float y[4] = { 0 };
+    kg_backend_download(r.be, y, &r.out, 0, sizeof y, &err);
+    for (int i = 0; i < 4; i++) CHECK_NEAR(y[i], 32.0, 0, 0);
+    kg_backend_unload(r.be, k);
+    rig_close(&r);
+}
+
 static void test_escape(void)
 {
     rig r;
@@ -333,9 +405,9 @@ static void test_escape(void)
      * used before the next request does */
     struct timespec ts = { 0, 60000000L };
     nanosleep(&ts, NULL);
-    /* the real reply came later: the next request finds it waiting (a
-     * message nobody asked for) or in place of its own reply (a broken
-     * protocol) */
+    /* the host's own reply came later, as a frame (the page held the
+     * forged one): the next request finds it waiting, a message nobody
+     * asked for */
     rc = kg_backend_time(r.be, k, &sc, &ns, &err);
     CHECK_MSG(rc == KG_EARM, "after a forged reply: %d %s", rc, err.msg);
     CHECK_STR_CONTAINS(err.msg, "arm 'forges' host");
@@ -387,11 +459,16 @@ int main(void)
     expect_earm("ctor_writes", 1, "killed by SIGSYS: sandbox violation (syscall open");
     expect_earm("ctor_forks", 1, "killed by SIGSYS: sandbox violation (syscall clone");
     expect_earm("garbage", 0, "broke the protocol (not a kgate frame");
-    expect_earm("wrong_size", 0, "broke the protocol (a reply of kind 3 with 8 bytes, where 212 were due)");
-    expect_earm("wrong_seq", 0, "broke the protocol (a reply of kind 3, sequence 7, where kind 3, sequence 2 was due)");
-    expect_earm("lying_len", 0, "broke the protocol (a message of 228 bytes whose frame says 100: not one whole frame)");
-    expect_earm("oversized", 0, "broke the protocol (a frame of kind 3 with 300 bytes, over the 212 this protocol takes)");
+    expect_earm("wrong_size", 0, "sent a message nobody asked for (a frame of kind 3, sequence 3, 8 bytes");
+    expect_earm("wrong_seq", 0, "sent a message nobody asked for (a frame of kind 3, sequence 7, 224 bytes");
+    expect_earm("lying_len", 0, "broke the protocol (a message of 240 bytes whose frame says 100: not one whole frame)");
+    expect_earm("oversized", 0, "broke the protocol (a frame of kind 3 with 300 bytes, over the 224 this protocol takes)");
     expect_earm("sends_fd", 0, "broke the protocol (a message with 1 descriptors, where this protocol sends at most 0)");
+    expect_earm("page_early", 0, "broke the protocol (its request page says DONE of request 4 during the request, "
+                "where RUN of request 3 was due)");
+    expect_earm("page_nonce", 0, "broke the protocol (a reply that does not echo its request's nonce");
+    test_slow("slow", 3e6, 20e6);
+    test_slow("page_mute", 2e6, 2e6);
     test_output();
     test_escape();
     struct stat st;
