@@ -302,6 +302,8 @@ static void cuda_close(kg_backend *be)
     if (c->ctx_retained) c->drv.cuDevicePrimaryCtxRelease(c->dev);
     if (c->nvml_state == 1) c->nvml.nvmlShutdown();
     kg_cuda_nvml_unload(&c->nvml);
+    for (int i = 0; i < c->nunits; i++) free(c->units[i].image);
+    free(c->units);
     kg_cuda_nvrtc_unload(&c->nvrtc);
     kg_cuda_driver_unload(&c->drv);
     free(c);
@@ -488,6 +490,70 @@ static int read_build(const kg_settings *s, const kg_arm *arm, const kg_case *cs
     return 1;
 }
 
+/* The arms this backend compiles with NVRTC: in CUDA C, not a library
+ * call, cuBLAS or a precompiled image. */
+static int nvrtc_arm(const kg_arm *arm)
+{
+    return !kg_libarm_is(arm) && arm->builtin[0] == '\0' && !kg_arm_is_image(arm);
+}
+
+/* Every compile the plan's builds need (one per arm and dtype, per case
+ * for specialize = yes), run at once on the host's cores
+ * (kg_cuda_compile_many) the first time an arm is built: a plan of 64
+ * variants compiles in the time of a few.  Nothing is written here; each
+ * arm's build takes its units' results in turn, so errors are reported
+ * arm by arm as a serial build reports them.  Without memory for the
+ * list, every arm compiles on its own (compile_unit). */
+static void compile_all(cuda_ctx *c, const kg_plan *plan)
+{
+    c->units_done = 1;
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm *arm = &plan->arms[a];
+            if (!nvrtc_arm(arm)) continue;
+            int done_dt[KG_DT_COUNT] = { 0 };
+            for (int k = 0; k < plan->ncases; k++) {
+                kg_dtype dt = plan->cases[k].dtype;
+                if (!kg_plan_arm_applies(plan, a, k) || (int)dt < 0 || (int)dt >= KG_DT_COUNT) continue;
+                if (!arm->specialize && done_dt[dt]) continue;
+                done_dt[dt] = 1;
+                if (pass == 1)
+                    c->units[n] = (kg_cuda_unit){ .arm = a, .cs = arm->specialize ? &plan->cases[k] : NULL,
+                                                  .dt = dt };
+                n++;
+            }
+        }
+        if (pass == 0 && (n == 0 || (c->units = calloc((size_t)n, sizeof *c->units)) == NULL)) return;
+    }
+    c->nunits = n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    kg_cuda_compile_many(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, c->units, n,
+                         cpus > 0 ? (int)cpus : 1);
+}
+
+/* The cubin of arm a for case cs (NULL: not specialized) in dtype dt: the
+ * result compile_all kept for it (taken: *image is the caller's), else
+ * compiled now. */
+static int compile_unit(cuda_ctx *c, const kg_plan *plan, int a, const kg_case *cs, kg_dtype dt, char **image,
+                        size_t *bytes, kg_err *err)
+{
+    for (int i = 0; i < c->nunits; i++) {
+        kg_cuda_unit *u = &c->units[i];
+        if (u->taken || u->arm != a || u->cs != cs || u->dt != dt) continue;
+        int rc = u->rc;
+        if (rc != KG_OK) *err = u->err;
+        *image = u->image;
+        *bytes = u->bytes;
+        u->image = NULL;
+        u->taken = 1;
+        return rc;
+    }
+    return kg_cuda_compile_case(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a, cs, dt, image, bytes,
+                                err);
+}
+
 /* Compiles every dtype the arm will be loaded for, so that compile errors
  * stop a campaign before any worker starts; writes the cubins to
  * build_dir (when given) as ARM.DTYPE.cubin for the evidence.  A builtin
@@ -525,8 +591,10 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
         done_dt[dt] = 1;
         char *image = NULL;
         size_t bytes = 0;
-        int rc = kg_cuda_compile_case(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a,
-                                      per_case ? &plan->cases[k] : NULL, dt, &image, &bytes, err);
+        if (!c->units_done && nvrtc_arm(arm)) compile_all(c, plan);
+        int rc = nvrtc_arm(arm) ? compile_unit(c, plan, a, per_case ? &plan->cases[k] : NULL, dt, &image, &bytes, err)
+                                : kg_cuda_compile_case(&c->nvrtc, c->settings, c->cc_major, c->cc_minor, plan, a,
+                                                       NULL, dt, &image, &bytes, err);
         if (rc == KG_OK && build_dir != NULL) {
             char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
             /* a precompiled arm keeps its image's kind: ARM.DTYPE.ptx, ...;

@@ -345,6 +345,27 @@ int kg_cuda_compile_case(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, 
                          const kg_plan *plan, int a, const kg_case *cs, kg_dtype dt, char **image,
                          size_t *image_bytes, kg_err *err);
 
+/* One compile of kg_cuda_compile_many: arm a for case cs (NULL: not
+ * specialized) in dtype dt; its result (rc, err, and the cubin in image,
+ * which the caller takes and frees). */
+typedef struct kg_cuda_unit {
+    int arm;
+    const kg_case *cs;
+    kg_dtype dt;
+    int rc;
+    kg_err err;
+    char *image;
+    size_t bytes;
+    int taken;       /* the caller's: its result was handed on */
+} kg_cuda_unit;
+
+/* Compiles the n units with kg_cuda_compile_case on up to `threads`
+ * threads at once (NVRTC compiles distinct programs concurrently): each
+ * unit's own rc and err say how it went.  NVRTC is loaded first, once;
+ * if it cannot be, every unit gets that error.  Returns KG_OK. */
+int kg_cuda_compile_many(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
+                         const kg_plan *plan, kg_cuda_unit *units, int n, int threads);
+
 /* 0 when the n bytes at b, a precompiled image of the given kind, can run
  * on a device of compute capability cc_major.cc_minor: a cubin (CUDA ELF)
  * built for sm_XY with X the device's major and Y at most its minor; PTX

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <glob.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,4 +483,54 @@ done:
     free(log);
     free(src);
     return rc;
+}
+
+/* ------------------------------------------------ many compiles at once */
+
+typedef struct many_job {
+    kg_cuda_nvrtc *nv;
+    const kg_settings *s;
+    int cc_major, cc_minor;
+    const kg_plan *plan;
+    kg_cuda_unit *units;
+    int n;
+    atomic_int next;
+} many_job;
+
+static void *many_worker(void *arg)
+{
+    many_job *j = arg;
+    for (int i; (i = atomic_fetch_add(&j->next, 1)) < j->n;) {
+        kg_cuda_unit *u = &j->units[i];
+        u->err = (kg_err){ 0 };
+        u->rc = kg_cuda_compile_case(j->nv, j->s, j->cc_major, j->cc_minor, j->plan, u->arm, u->cs, u->dt,
+                                     &u->image, &u->bytes, &u->err);
+    }
+    return NULL;
+}
+
+int kg_cuda_compile_many(kg_cuda_nvrtc *nv, const kg_settings *s, int cc_major, int cc_minor,
+                         const kg_plan *plan, kg_cuda_unit *units, int n, int threads)
+{
+    kg_err e = { 0 };
+    int rc = nv->lib == NULL ? kg_cuda_nvrtc_load(nv, s, &e) : KG_OK;
+    for (int i = 0; rc != KG_OK && i < n; i++) {
+        units[i].rc = rc;
+        units[i].err = e;
+    }
+    if (rc != KG_OK || n <= 0) return KG_OK;
+    many_job j = { .nv = nv, .s = s, .cc_major = cc_major, .cc_minor = cc_minor, .plan = plan, .units = units,
+                   .n = n };
+    atomic_init(&j.next, 0);
+    if (threads > n) threads = n;
+    if (threads > 32) threads = 32;
+    pthread_t tid[32];
+    int started = 0;
+    for (int t = 1; t < threads; t++) {
+        if (pthread_create(&tid[started], NULL, many_worker, &j) != 0) break;
+        started++;
+    }
+    many_worker(&j);  /* this thread compiles too, and alone when no thread could start */
+    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    return KG_OK;
 }

@@ -31,6 +31,8 @@ typedef struct cuda_ctx {
     const kg_settings *settings;  /* the backend's (libraries, include folders, negative) */
     kg_cuda_driver drv;
     kg_cuda_nvrtc nvrtc;
+    kg_cuda_unit *units;    /* the campaign's NVRTC compiles, done at once by the first build (cuda_build) */
+    int nunits, units_done;
     kg_cuda_nvml nvml;
     int nvml_state;               /* 0 untried, 1 ready, -1 unavailable */
     nvmlDevice_t nvdev;
