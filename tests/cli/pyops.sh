@@ -247,7 +247,10 @@ expect_grep "bound:Y | pass .* 320 rejected, 0 admitted" "$T/ln.out"
 echo "ok   an f16 layernorm declared in Python: its library bound passes the audit at constant rows"
 
 # ---- 7. an op declared with torch tensors, where /usr/bin/python3 has torch
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+# (left to the plain pass under the sanitizers: kgate's side is the numpy calls' above, and each
+# torch import costs seconds)
+case ${BUILD:-build} in *san*) torch_here=no ;; *) torch_here=yes ;; esac
+if [ $torch_here = yes ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     cat >"$T/tref.py" <<'EOF'
 import torch
 
@@ -264,6 +267,6 @@ EOF
     expect_grep '"torch"' "$T/ev-torch/environment.json"
     echo "ok   a torch-declared op"
 else
-    echo "skip a torch-declared op: /usr/bin/python3 cannot import torch (CI installs python3-torch)"
+    echo "skip a torch-declared op: the sanitizer pass, or /usr/bin/python3 without torch (CI installs python3-torch)"
 fi
 echo "pyops: ok"
