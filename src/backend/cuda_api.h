@@ -83,6 +83,18 @@ enum {
     KG_CU_STREAM_WRITE_VALUE_DEFAULT = 0x0
 };
 
+/* In a function that returns CUresult and has `const char **call`: runs
+ * expr, and on failure names the call in *call and returns its result
+ * (kgate's own kernels' set-up: cuda_poison.c, cuda_l2.c). */
+#define KG_CUDA_TRY(call_name, expr)                                                                           \
+    do {                                                                                                      \
+        CUresult r_ = (expr);                                                                                 \
+        if (r_ != KG_CUDA_SUCCESS) {                                                                          \
+            *call = call_name;                                                                                \
+            return r_;                                                                                        \
+        }                                                                                                     \
+    } while (0)
+
 
 typedef struct kg_cuda_driver {
     void *lib;

@@ -139,23 +139,14 @@ static const char warm_ptx[] =
     "}\n"
     ;
 
-#define TRY(call_name, expr)                                                                                   \
-    do {                                                                                                      \
-        CUresult r_ = (expr);                                                                                 \
-        if (r_ != KG_CUDA_SUCCESS) {                                                                          \
-            *call = call_name;                                                                                \
-            return r_;                                                                                        \
-        }                                                                                                     \
-    } while (0)
-
 CUresult kg_cuda_warm_init(const kg_cuda_driver *d, CUdevice dev, kg_cuda_warm *w, const char **call)
 {
     memset(w, 0, sizeof *w);
     int sms = 0, threads = 0;
-    TRY("cuDeviceGetAttribute", d->cuDeviceGetAttribute(&sms, KG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
-    TRY("cuModuleLoadData (kgate's L2 warm-up)", d->cuModuleLoadData(&w->mod, warm_ptx));
-    TRY("cuModuleGetFunction (kg_l2_warm)", d->cuModuleGetFunction(&w->fn, w->mod, "kg_l2_warm"));
-    TRY("cuFuncGetAttribute", d->cuFuncGetAttribute(&threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, w->fn));
+    KG_CUDA_TRY("cuDeviceGetAttribute", d->cuDeviceGetAttribute(&sms, KG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    KG_CUDA_TRY("cuModuleLoadData (kgate's L2 warm-up)", d->cuModuleLoadData(&w->mod, warm_ptx));
+    KG_CUDA_TRY("cuModuleGetFunction (kg_l2_warm)", d->cuModuleGetFunction(&w->fn, w->mod, "kg_l2_warm"));
+    KG_CUDA_TRY("cuFuncGetAttribute", d->cuFuncGetAttribute(&threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, w->fn));
     w->blocks = sms > 0 ? sms : 1;
     w->threads = threads >= 1024 ? 1024 : threads > 0 ? threads : 1;
     return KG_CUDA_SUCCESS;
@@ -187,11 +178,11 @@ CUresult kg_cuda_warm_run(const kg_cuda_driver *d, const kg_cuda_warm *w, CUstre
         CUdeviceptr p = bufs[i].ptr;
         unsigned long long pieces = (unsigned long long)((bufs[i].bytes + 15) / 16);
         void *args[] = { &p, &pieces, &reads, &sink };
-        TRY("cuLaunchKernel (kg_l2_warm)", d->cuLaunchKernel(w->fn, (unsigned)w->blocks, 1, 1, (unsigned)w->threads,
+        KG_CUDA_TRY("cuLaunchKernel (kg_l2_warm)", d->cuLaunchKernel(w->fn, (unsigned)w->blocks, 1, 1, (unsigned)w->threads,
                                                               1, 1, 0, s, args, NULL));
         *bytes += bufs[i].bytes;
     }
-    TRY("cuStreamSynchronize", d->cuStreamSynchronize(s));
+    KG_CUDA_TRY("cuStreamSynchronize", d->cuStreamSynchronize(s));
     *ns = warm_now_ns() - t0;
     return KG_CUDA_SUCCESS;
 }

@@ -87,31 +87,22 @@ uint32_t kg_cuda_poison_word(unsigned n)
     return (n & 1u) ? KG_CUDA_POISON_FINITE : KG_CUDA_POISON_NAN;
 }
 
-#define TRY(call_name, expr)                                                                                   \
-    do {                                                                                                      \
-        CUresult r_ = (expr);                                                                                 \
-        if (r_ != KG_CUDA_SUCCESS) {                                                                          \
-            *call = call_name;                                                                                \
-            return r_;                                                                                        \
-        }                                                                                                     \
-    } while (0)
-
 CUresult kg_cuda_poison_init(const kg_cuda_driver *d, CUdevice dev, kg_cuda_poison *p, const char **call)
 {
     memset(p, 0, sizeof *p);
     p->min_covered = -1;
-    TRY("cuDeviceGetAttribute", d->cuDeviceGetAttribute(&p->sm_count, KG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
-    TRY("cuDeviceGetAttribute",
+    KG_CUDA_TRY("cuDeviceGetAttribute", d->cuDeviceGetAttribute(&p->sm_count, KG_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    KG_CUDA_TRY("cuDeviceGetAttribute",
         d->cuDeviceGetAttribute(&p->smem_bytes, KG_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev));
-    TRY("cuModuleLoadData (kgate's shared-memory poison)", d->cuModuleLoadData(&p->mod, poison_ptx));
-    TRY("cuModuleGetFunction (kg_smem_poison)", d->cuModuleGetFunction(&p->fn, p->mod, "kg_smem_poison"));
+    KG_CUDA_TRY("cuModuleLoadData (kgate's shared-memory poison)", d->cuModuleLoadData(&p->mod, poison_ptx));
+    KG_CUDA_TRY("cuModuleGetFunction (kg_smem_poison)", d->cuModuleGetFunction(&p->fn, p->mod, "kg_smem_poison"));
     int threads = 0;
-    TRY("cuFuncGetAttribute", d->cuFuncGetAttribute(&threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, p->fn));
+    KG_CUDA_TRY("cuFuncGetAttribute", d->cuFuncGetAttribute(&threads, KG_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, p->fn));
     p->threads = threads >= 1024 ? 1024 : threads > 0 ? threads : 1;
     if (p->smem_bytes > 48 * 1024)
-        TRY("cuFuncSetAttribute (kg_smem_poison)",
+        KG_CUDA_TRY("cuFuncSetAttribute (kg_smem_poison)",
             d->cuFuncSetAttribute(p->fn, KG_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, p->smem_bytes));
-    TRY("cuMemAlloc", d->cuMemAlloc(&p->seen, KG_CUDA_POISON_SMIDS * sizeof(uint32_t)));
+    KG_CUDA_TRY("cuMemAlloc", d->cuMemAlloc(&p->seen, KG_CUDA_POISON_SMIDS * sizeof(uint32_t)));
     return KG_CUDA_SUCCESS;
 }
 
@@ -129,20 +120,20 @@ CUresult kg_cuda_poison_run(const kg_cuda_driver *d, kg_cuda_poison *p, CUstream
     uint32_t w = kg_cuda_poison_word(p->count++);
     *word = w;
     *covered = 0;
-    if (ws != 0 && ws_bytes >= 4) TRY("cuMemsetD32Async (the workspace's poison)", d->cuMemsetD32Async(ws, w, ws_bytes / 4, s));
+    if (ws != 0 && ws_bytes >= 4) KG_CUDA_TRY("cuMemsetD32Async (the workspace's poison)", d->cuMemsetD32Async(ws, w, ws_bytes / 4, s));
     if (ws != 0 && ws_bytes % 4 != 0)
-        TRY("cuMemsetD8Async (the workspace's poison)",
+        KG_CUDA_TRY("cuMemsetD8Async (the workspace's poison)",
             d->cuMemsetD8Async(ws + ws_bytes / 4 * 4, (unsigned char)(w & 0xffu), ws_bytes % 4, s));
-    TRY("cuMemsetD32Async", d->cuMemsetD32Async(p->seen, 0, KG_CUDA_POISON_SMIDS, s));
+    KG_CUDA_TRY("cuMemsetD32Async", d->cuMemsetD32Async(p->seen, 0, KG_CUDA_POISON_SMIDS, s));
     unsigned words = (unsigned)p->smem_bytes / 4u;
     static uint32_t seen[KG_CUDA_POISON_SMIDS];
     for (int t = 0; t < POISON_TRIES && *covered < p->sm_count; t++) {
         void *args[] = { &w, &words, &p->seen };
-        TRY("cuLaunchKernel (kg_smem_poison)",
+        KG_CUDA_TRY("cuLaunchKernel (kg_smem_poison)",
             d->cuLaunchKernel(p->fn, (unsigned)p->sm_count, 1, 1, (unsigned)p->threads, 1, 1, (unsigned)p->smem_bytes,
                               s, args, NULL));
-        TRY("cuStreamSynchronize", d->cuStreamSynchronize(s));
-        TRY("cuMemcpyDtoH", d->cuMemcpyDtoH(seen, p->seen, sizeof seen));
+        KG_CUDA_TRY("cuStreamSynchronize", d->cuStreamSynchronize(s));
+        KG_CUDA_TRY("cuMemcpyDtoH", d->cuMemcpyDtoH(seen, p->seen, sizeof seen));
         *covered = 0;
         for (int i = 0; i < KG_CUDA_POISON_SMIDS; i++) *covered += seen[i] != 0;
     }
