@@ -124,11 +124,12 @@ static const char *const kernels[][2] = {
                   "    }\n" HONEST_BODY "}\n" },
     /* the request page broken from inside the host, in the first run: a
      * reply to the next request made in advance, a reply without the
-     * request's nonce (then asleep, so that the host's own reply cannot
-     * overwrite it before the worker reads it) */
+     * request's nonce (each then asleep, so that the host's own reply
+     * cannot overwrite the forgery before the worker reads it, however
+     * late a loaded host schedules the worker) */
     { "page_early.c", PAGE_PRELUDE "{\n    kg_ah_page *p = page();\n"
                       "    if (p != NULL) answer(p, KG_AP_STATE(KG_AP_SEQ(atomic_load(&p->state)) + 1, KG_AP_DONE), p->nonce);\n"
-                      HONEST_BODY "}\n" },
+                      "    struct timespec t = { 10, 0 };\n    nanosleep(&t, 0);\n" HONEST_BODY "}\n" },
     { "page_nonce.c", PAGE_PRELUDE "{\n    kg_ah_page *p = page();\n"
                       "    if (p != NULL) answer(p, KG_AP_STATE(KG_AP_SEQ(atomic_load(&p->state)), KG_AP_DONE), p->nonce ^ 1);\n"
                       "    struct timespec t = { 10, 0 };\n    nanosleep(&t, 0);\n" HONEST_BODY "}\n" },
