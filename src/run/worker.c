@@ -9,9 +9,11 @@
  * a run on fresh inputs).  Rows are kept in memory and sent at the end
  * to the supervisor through the pipe it passed (--rows-fd, channel.h):
  * the worker writes nothing into the evidence folder, and a worker that
- * dies leaves no partial record.  Before every arm operation it sends a
- * NOW frame (case, arm, phase, round), so that the supervisor can name
- * the arm that killed it.
+ * dies leaves no partial record.  Before every arm operation it tells
+ * its NOW state (case, arm, phase, round), so that the supervisor can
+ * name the arm that killed it: on the NOW page the supervisor passed
+ * (--now-fd, nowpage.h), and as a NOW frame but before a timed sample,
+ * where a frame would wake the supervisor onto the sample's CPU.
  *
  * One case runs as five named phases (run_case): prepare (admission,
  * inputs, references, the weak-case check, every arm loaded), check
@@ -151,7 +153,7 @@ static void record_check(wctx *w, int c, int a, kg_phase phase, const char *chec
     kg_rows_put_check(&w->checks, w->plan, &k);
 }
 
-/* A screen's cost: the time since the last NOW frame goes to the arm it
+/* A screen's cost: the time since the last NOW state goes to the arm it
  * named (nothing when it named none); from now on to arm on case c. */
 static void account(wctx *w, int c, int arm)
 {
