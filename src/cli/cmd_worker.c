@@ -10,7 +10,7 @@ static const char about[] =
     "Runs one process of a campaign: loads every arm, runs the admission checks and the timed\n"
     "rounds of its schedule slot, and sends its rows to the supervisor through the pipe --rows-fd\n"
     "(the folder it only reads).  kgate run starts it (with --plan, --out, --proc, --backend,\n"
-    "--rows-fd, --salt-fd and --token-fd); it is not meant to be run by hand: without the token\n"
+    "--rows-fd, --salt-fd, --token-fd and --now-fd); it is not meant to be run by hand: without the token\n"
     "kgate run issues to each worker it starts, it refuses to run.\n";
 
 static const char footer[] =
