@@ -55,6 +55,9 @@ typedef struct kg_settings {
                                      * NULL: neither variable is set */
     int fake_crash_close;           /* KGATE_FAKE_CRASH_CLOSE=1: a fake-backend worker
                                      * crashes as it closes the backend, after its records (tests) */
+    int fake_crash_at;              /* KGATE_FAKE_CRASH_AT=N: an arm's fake_crash / fake_hang strikes at
+                                     * its Nth timed call of the process, warm-ups included (tests);
+                                     * 0: its first */
     const char *fake_device;        /* KGATE_FAKE_DEVICE: the model name the fake backend
                                      * describes its device by (meta.json's device), so that tests
                                      * can make campaigns of two devices (kgate compare); NULL:

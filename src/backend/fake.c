@@ -34,7 +34,9 @@
  * Outputs are the op's float64 reference rounded to the output dtype, so
  * the admission checks pass; fake_wrong = yes perturbs one element.
  * fake_crash = P makes the worker of process P crash at its first timed
- * sample (SIGSEGV), fake_hang = P makes it hang there, and fake_fault = P
+ * sample (SIGSEGV), fake_hang = P makes it hang there (at the arm's Nth
+ * timed call instead with the settings' fake_crash_at, KGATE_FAKE_CRASH_AT,
+ * for tests of a worker that dies in the middle of its rounds), and fake_fault = P
  * makes the arm's first timed call in process P fail as the arm's own
  * fault (KG_EARM, what the cpu backend returns when an arm's sandboxed
  * host dies): the worker goes on with the other arms.  fake_refuse = C
@@ -65,6 +67,7 @@ struct kg_kernel {
     const kg_arm *arm;
     const kg_op *op;
     kg_binding b;
+    long long ntimed;       /* its timed calls so far (KGATE_FAKE_CRASH_AT) */
 };
 
 static int fake_open(kg_backend *be, const kg_plan *plan, kg_err *err)
@@ -246,8 +249,11 @@ static int fake_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *x, doubl
 {
     const kg_arm *arm = k->arm;
     fake_timed = 1;
-    if (arm->fake_crash == x->proc) raise(SIGSEGV);
-    if (arm->fake_hang == x->proc) for (;;) pause();
+    /* KGATE_FAKE_CRASH_AT: a crash or hang in the middle of the rounds */
+    int at = be->settings != NULL && be->settings->fake_crash_at > 0 ? be->settings->fake_crash_at : 1;
+    int strikes = ++k->ntimed >= at;
+    if (arm->fake_crash == x->proc && strikes) raise(SIGSEGV);
+    if (arm->fake_hang == x->proc && strikes) for (;;) pause();
     if (arm->fake_fault == x->proc)
         return kg_errorf(err, KG_EARM, "arm %s: its host process died (scripted: fake_fault = %d)", arm->name,
                          x->proc);

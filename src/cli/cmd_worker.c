@@ -10,7 +10,7 @@ static const char about[] =
     "Runs one process of a campaign: loads every arm, runs the admission checks and the timed\n"
     "rounds of its schedule slot, and sends its rows to the supervisor through the pipe --rows-fd\n"
     "(the folder it only reads).  kgate run starts it (with --plan, --out, --proc, --backend,\n"
-    "--rows-fd, --salt-fd and --token-fd); it is not meant to be run by hand: without the token\n"
+    "--rows-fd, --salt-fd, --token-fd and --now-fd); it is not meant to be run by hand: without the token\n"
     "kgate run issues to each worker it starts, it refuses to run.\n";
 
 static const char footer[] =
@@ -26,6 +26,7 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
     o.salt_fd = -1;
     o.token_fd = -1;
     o.go_fd = -1;
+    o.now_fd = -1;
     o.device = -1;
     int parent = 0;
     const char *shard = NULL;
@@ -57,6 +58,9 @@ int kg_cmd_worker(int argc, char **argv, const kg_settings *env)
         { .name = "go-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.go_fd, .min = 3, .max = 1023,
           .help = "a pipe from the supervisor: before its first timed phase the worker says it is ready and waits "
                   "for one byte here (the host has been quiet for the plan's window)" },
+        { .name = "now-fd", .arg = "N", .kind = KG_CLI_INT, .dst = &o.now_fd, .min = 3, .max = 1023,
+          .help = "a sealed page from the supervisor, mapped and closed at once: the worker writes there which "
+                  "case, arm, phase and round it runs (a timed sample's only there, not as a NOW frame)" },
         { .name = "parent", .arg = "PID", .kind = KG_CLI_INT, .dst = &parent, .min = 1, .max = 2147483647,
           .help = "the supervisor's pid: the worker ends if its parent is not that one" },
         { .name = "warm", .arg = "S", .kind = KG_CLI_REAL, .dst = &o.warm_s, .min = 0, .max = 600,

@@ -100,6 +100,12 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
             return kg_errorf(err, KG_EUSAGE, "KGATE_FAKE_CRASH_CLOSE must be 0 or 1, not '%s'", v);
         s->fake_crash_close = (int)n;
     }
+    if ((v = text("KGATE_FAKE_CRASH_AT")) != NULL) {
+        if (kg_cli_read_int(v, 1, 1000000000, &n) != KG_OK)
+            return kg_errorf(err, KG_EUSAGE, "KGATE_FAKE_CRASH_AT must be a timed call's number from 1 to 1e9, not "
+                             "'%s'", v);
+        s->fake_crash_at = (int)n;
+    }
     if ((v = text("KGATE_STEAL_CREDIT")) != NULL) {
         if (kg_cli_read_int(v, 0, 1, &n) != KG_OK)
             return kg_errorf(err, KG_EUSAGE, "KGATE_STEAL_CREDIT must be 0 or 1, not '%s'", v);

@@ -66,7 +66,8 @@ int kg_frame_send(int fd, int kind, int proc, const void *data, size_t len, kg_e
 
 int kg_frame_now(int fd, int proc, int kase, int arm, int phase, int round, kg_err *err)
 {
-    /* one write of 32 bytes (kg_frame_write): cheap enough before every timed sample */
+    /* one write of 32 bytes (kg_frame_write), which wakes the supervisor:
+     * a timed sample's state goes to the NOW page instead (nowpage.h) */
     unsigned char w[16];
     kg_put32(w, (uint32_t)kase);
     kg_put32(w + 4, (uint32_t)arm);

@@ -9,8 +9,9 @@
  *
  * Kinds: HELLO (the worker's first frame: the SHA-256 of the image it
  * runs, /proc/self/exe, which the supervisor compares with its own), NOW
- * (before every arm operation: which case, arm, phase and
- * round, four 32-bit words), the text of a row kind (checks, saved
+ * (before every arm operation: which case, arm, phase and round, four
+ * 32-bit words; a worker with its NOW page, nowpage.h, writes a timed
+ * sample's there only and sends no frame for it), the text of a row kind (checks, saved
  * outputs' index, telemetry, resources, raw: one frame each, raw last),
  * the saved outputs' bytes, and FAIL (the worker's own error message,
  * before it exits with an error that is not an arm's).

@@ -9,9 +9,11 @@
  * a run on fresh inputs).  Rows are kept in memory and sent at the end
  * to the supervisor through the pipe it passed (--rows-fd, channel.h):
  * the worker writes nothing into the evidence folder, and a worker that
- * dies leaves no partial record.  Before every arm operation it sends a
- * NOW frame (case, arm, phase, round), so that the supervisor can name
- * the arm that killed it.
+ * dies leaves no partial record.  Before every arm operation it tells
+ * its NOW state (case, arm, phase, round), so that the supervisor can
+ * name the arm that killed it: on the NOW page the supervisor passed
+ * (--now-fd, nowpage.h), and as a NOW frame but before a timed sample,
+ * where a frame would wake the supervisor onto the sample's CPU.
  *
  * One case runs as five named phases (run_case): prepare (admission,
  * inputs, references, the weak-case check, every arm loaded), check
@@ -40,6 +42,7 @@
 #include <unistd.h>
 #include "run/worker.h"
 #include "run/channel.h"
+#include "run/nowpage.h"
 #include "kgate/evidence.h"
 #include "kgate/backend.h"
 #include "kgate/oracle.h"
@@ -100,6 +103,7 @@ typedef struct wctx {
     kg_sb resources;        /* one row per loaded arm, where the backend reports resources */
     kg_outputs outputs;     /* checked outputs kept for replay */
     int rows_fd;            /* the pipe to the supervisor */
+    kg_nowpage now;         /* the supervisor's NOW page (nowpage.h); pg NULL: none, every state a frame */
     int *faulted;           /* per arm: 1 + the case it faulted on in this process, 0: none */
     double setup_s, checks_s, timed_s;  /* where the cases' time went (run_case) */
     double warm_s;          /* > 0: warm the device before the first timed phase (warm_clock) */
@@ -149,7 +153,7 @@ static void record_check(wctx *w, int c, int a, kg_phase phase, const char *chec
     kg_rows_put_check(&w->checks, w->plan, &k);
 }
 
-/* A screen's cost: the time since the last NOW frame goes to the arm it
+/* A screen's cost: the time since the last NOW state goes to the arm it
  * named (nothing when it named none); from now on to arm on case c. */
 static void account(wctx *w, int c, int arm)
 {
@@ -161,12 +165,13 @@ static void account(wctx *w, int c, int arm)
     w->acc_t = t;
 }
 
-/* Tells the supervisor which arm the worker is about to run (best
- * effort: a broken pipe shows at the end, when the rows are sent). */
+/* Tells the supervisor which arm the worker is about to run: on its
+ * NOW page, and as a NOW frame but for a timed sample's (nowpage.h;
+ * best effort: a broken pipe shows at the end, when the rows are sent). */
 static void now(wctx *w, int c, int arm, int phase, int round)
 {
     account(w, c, arm);
-    kg_frame_now(w->rows_fd, w->proc, c, arm, phase, round, NULL);
+    kg_now_tell(&w->now, w->rows_fd, w->proc, c, arm, phase, round, NULL);
 }
 
 /* rc of a backend call for arm instance x: an arm's own fault (KG_EARM)
@@ -1384,7 +1389,7 @@ static int await_go(wctx *w, double *waited, kg_err *err)
     w->go_fd = -1;
     double t0 = kg_mono_s();
     unsigned left = alarm(0);
-    int rc = kg_frame_now(w->rows_fd, w->proc, -1, -1, KG_NOW_READY, -1, err);
+    int rc = kg_now_tell(&w->now, w->rows_fd, w->proc, -1, -1, KG_NOW_READY, -1, err);
     char b = 0;
     ssize_t got = -1;
     if (rc == KG_OK) {
@@ -1609,6 +1614,7 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     int *corder = NULL;
     int rc;
     w.rows_fd = o->rows_fd;
+    w.now.fd = -1;
     w.pin_cpu = -1;
     if (o->rows_fd < 0) {
         rc = kg_errorf(err, KG_EUSAGE, "kgate worker needs --rows-fd (it is started by kgate run)");
@@ -1621,6 +1627,8 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
         goto done;
     }
     if ((rc = kg_salt_read_fd(o->salt_fd, &salt, err)) != KG_OK) goto done;
+    /* the NOW page: mapped, its descriptor closed before any arm exists */
+    if (o->now_fd >= 0 && (rc = kg_nowpage_attach(&w.now, o->now_fd, err)) != KG_OK) goto done;
     /* no arm host inherits the go pipe (one could take the byte) */
     if (o->go_fd >= 0 && fcntl(o->go_fd, F_SETFD, FD_CLOEXEC) != 0) {
         rc = kg_errorf(err, KG_EIO, "the go pipe (fd %d): %s", o->go_fd, strerror(errno));
@@ -1711,6 +1719,7 @@ done:
         fprintf(stderr, "time: backend closed in %.3f s\n", kg_mono_s() - t_close);
     }
     kg_pyops_stop();
+    kg_nowpage_destroy(&w.now);
     kg_sb_free(&w.rows);
     kg_sb_free(&w.checks);
     kg_sb_free(&w.telemetry);

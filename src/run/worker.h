@@ -20,6 +20,8 @@ typedef struct kg_worker_opts {
     int check_only;
     int smoke;                /* the plan's smoke run (kg_plan_smoke), as the supervisor made it */
     int rows_fd;              /* the pipe to the supervisor (channel.h); -1: none (refused) */
+    int now_fd;               /* the supervisor's NOW page (nowpage.h), mapped and closed at once; -1: none
+                               * (every NOW state goes as a frame) */
     long parent;              /* the supervisor's pid, checked after PR_SET_PDEATHSIG; 0: not checked */
     const kg_settings *settings; /* from the environment, read once by the CLI; NULL: defaults */
     int salt_fd;              /* the pipe holding the campaign's input salt (salt.h); -1: none (refused) */

@@ -140,29 +140,30 @@ static int store_records(int dirfd, const char *dir, const kg_chan *ch, int proc
 }
 
 /* A worker that died (how: "killed by signal 11 (...)") while its last
- * NOW frame named an arm: a failed "fault" check of that arm in
- * checks/proc-NNN.csv, written by the supervisor.  The process stays
- * excluded; evidence.c folds the check into the arm's state. */
-static int record_fault(int dirfd, const char *dir, const kg_plan *plan, const kg_chan *ch, int proc, int pdir,
-                        const char *how, char *reason, size_t cap, kg_err *err)
+ * NOW state (its page's, else its last NOW frame's: kg_now_latest) named
+ * an arm: a failed "fault" check of that arm in checks/proc-NNN.csv,
+ * written by the supervisor.  The process stays excluded; evidence.c
+ * folds the check into the arm's state. */
+static int record_fault(int dirfd, const char *dir, const kg_plan *plan, const kg_chan *ch, const kg_nowpage *page,
+                        int proc, int pdir, const char *how, char *reason, size_t cap, kg_err *err)
 {
-    if (!ch->now_set || ch->now_case < 0 || ch->now_case >= plan->ncases || ch->now_arm < 0 ||
-        ch->now_arm >= plan->narms)
-        return KG_OK;
+    kg_now nw;
+    kg_now_latest(page, ch, &nw);
+    if (!nw.set || nw.kase < 0 || nw.kase >= plan->ncases || nw.arm < 0 || nw.arm >= plan->narms) return KG_OK;
     kg_check_rec k;
     memset(&k, 0, sizeof k);
     k.proc = proc;
     k.dir = pdir;
-    k.kase = ch->now_case;
-    k.arm = ch->now_arm;
-    k.phase = ch->now_phase == KG_NOW_CHECK_AFTER ? KG_PHASE_POST : KG_PHASE_PRE;
+    k.kase = nw.kase;
+    k.arm = nw.arm;
+    k.phase = nw.phase == KG_NOW_CHECK_AFTER ? KG_PHASE_POST : KG_PHASE_PRE;
     snprintf(k.check, sizeof k.check, "%s", KG_CHECK_FAULT);
     k.pass = 0;
     char where[160];
-    if (ch->now_phase == KG_NOW_TIME && ch->now_round >= 0 && ch->now_round < plan->campaign.rounds)
-        snprintf(where, sizeof where, "round %d/%d", ch->now_round + 1, plan->campaign.rounds);
+    if (nw.phase == KG_NOW_TIME && nw.round >= 0 && nw.round < plan->campaign.rounds)
+        snprintf(where, sizeof where, "round %d/%d", nw.round + 1, plan->campaign.rounds);
     else
-        snprintf(where, sizeof where, "%s", kg_now_phase_name(ch->now_phase));
+        snprintf(where, sizeof where, "%s", kg_now_phase_name(nw.phase));
     snprintf(k.detail, sizeof k.detail, "worker %s while running arm %s, case %s, %s", how,
              plan->arms[k.arm].name, plan->cases[k.kase].name, where);
     snprintf(reason, cap, "%s", k.detail);
@@ -349,10 +350,10 @@ fail:
 /* The text of a worker's command line: the argv strings that are not
  * constants live here. */
 typedef struct wp_args {
-    char exe[PATH_MAX], proc[16], slot[16], rows[16], parent[24], salt[16], token[16], go[16];
+    char exe[PATH_MAX], proc[16], slot[16], rows[16], parent[24], salt[16], token[16], go[16], now[16];
     char wrap[1024], keydir[PATH_MAX], warm[32], shard[32], dev[16], seq[16];
     char skip[4096 * 6];                      /* "3,17,40": the arms a screen's process leaves out */
-    char *argv[80];  /* a wrapper's 30 words at most, then 41 of the worker's own and NULL */
+    char *argv[80];  /* a wrapper's 30 words at most, then 43 of the worker's own and NULL */
     int n;
 } wp_args;
 
@@ -381,6 +382,7 @@ static int worker_argv(const kg_wproc *w, const kg_wspawn *sp, const wp_pipes *p
     snprintf(a->salt, sizeof a->salt, "%d", pp->salt);
     snprintf(a->token, sizeof a->token, "%d", pp->token);
     snprintf(a->go, sizeof a->go, "%d", pp->go[0]);
+    snprintf(a->now, sizeof a->now, "%d", w->now.fd);
     snprintf(a->parent, sizeof a->parent, "%ld", (long)getpid());
     a->argv[a->n++] = a->exe;
     a->argv[a->n++] = (char *)"worker";
@@ -391,6 +393,7 @@ static int worker_argv(const kg_wproc *w, const kg_wspawn *sp, const wp_pipes *p
     arg2(a, "--rows-fd", a->rows);
     arg2(a, "--salt-fd", a->salt);
     arg2(a, "--token-fd", a->token);
+    arg2(a, "--now-fd", a->now);
     /* under a wrapper the worker's parent is the wrapper */
     if (!wrapped) arg2(a, "--parent", a->parent);
     if (sp->progress) a->argv[a->n++] = (char *)"--progress";
@@ -460,6 +463,7 @@ static int spawn_worker(kg_wproc *w, const kg_wspawn *sp, wp_pipes *pp, wp_args 
     (void)fcntl(pp->salt, F_SETFD, 0);
     (void)fcntl(pp->token, F_SETFD, 0);
     if (pp->go[0] >= 0) (void)fcntl(pp->go[0], F_SETFD, 0);
+    (void)fcntl(w->now.fd, F_SETFD, 0);
     pid_t pid;
     /* without a wrapper the worker is this process's own image (the file
      * its path names may have been replaced since: a rebuild) */
@@ -473,6 +477,8 @@ static int spawn_worker(kg_wproc *w, const kg_wspawn *sp, wp_pipes *pp, wp_args 
         if (*ends[i] >= 0) close(*ends[i]);
         *ends[i] = -1;
     }
+    /* the NOW page stays mapped here; its descriptor is the worker's alone */
+    kg_nowpage_close_fd(&w->now);
     if (e != 0) return kg_errorf(err, KG_EIO, "cannot start worker %s: %s", a->argv[0], strerror(e));
     w->pid = pid;
     return KG_OK;
@@ -522,7 +528,9 @@ int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, in
     wp_pipes pp;
     wp_args *a = calloc(1, sizeof *a);
     if (a == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting worker %d", proc);
-    int rc = pipes_open(sp, &pp, err);
+    /* its NOW page (nowpage.h): what it runs, read when it dies or hangs */
+    int rc = kg_nowpage_create(&w->now, err);
+    if (rc == KG_OK) rc = pipes_open(sp, &pp, err);
     if (rc == KG_OK) {
         if ((rc = worker_argv(w, sp, &pp, warm_s, a, err)) == KG_OK &&
             (rc = spawn_worker(w, sp, &pp, a, err)) == KG_OK) {
@@ -535,6 +543,8 @@ int kg_wproc_start(kg_wproc *w, const kg_wspawn *sp, int proc, double warm_s, in
         pipes_close(&pp);
     }
     free(a);
+    kg_nowpage_close_fd(&w->now);
+    if (rc != KG_OK && !w->active) kg_nowpage_destroy(&w->now);
     return rc;
 }
 
@@ -561,11 +571,13 @@ static double wp_blocked(const kg_wproc *w, double now)
     return w->waited + (!w->gone && w->t_ready >= 0 ? now - w->t_ready : 0);
 }
 
-/* Where the worker beside the running one is, from its last NOW frame. */
+/* Where the worker beside the running one is, from its NOW state. */
 static int ov_state_of(const kg_wproc *w)
 {
-    if (!w->ch.now_set) return KG_OV_START;
-    switch (w->ch.now_phase) {
+    kg_now nw;
+    kg_now_latest(&w->now, &w->ch, &nw);
+    if (!nw.set) return KG_OV_START;
+    switch (nw.phase) {
     case KG_NOW_LOAD: return KG_OV_SETUP;
     case KG_NOW_READY: return KG_OV_WAIT;
     default: return KG_OV_CHECKS;
@@ -957,7 +969,9 @@ static int record_outcome(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *
     } else if (ch->part[KG_FRAME_RAW] == NULL) {
         snprintf(rec->status, sizeof rec->status, "incomplete");
         snprintf(rec->reason, sizeof rec->reason, "exited 0 without sending its rows");
-        if (ch->now_set) snprintf(how, 128, "exited 0 without sending its rows");
+        kg_now nw;
+        kg_now_latest(&w->now, ch, &nw);
+        if (nw.set) snprintf(how, 128, "exited 0 without sending its rows");
     } else {
         return record_rows(w, sp, wc, err);
     }
@@ -981,7 +995,8 @@ static int blame(kg_wproc *w, const kg_wspawn *sp, char *how, kg_err *err)
     }
     if (how[0] == '\0' || (w->timed_out && w->dirty)) return KG_OK;
     char fault[KG_DETAIL_MAX] = "";
-    int rc = record_fault(sp->dirfd, sp->dir, sp->plan, &w->ch, w->proc, rec->dir, how, fault, sizeof fault, err);
+    int rc = record_fault(sp->dirfd, sp->dir, sp->plan, &w->ch, &w->now, w->proc, rec->dir, how, fault, sizeof fault,
+                          err);
     if (rc == KG_OK && fault[0] != '\0') snprintf(rec->reason, sizeof rec->reason, "%.250s", fault);
     return rc;
 }
@@ -1059,6 +1074,7 @@ out:
     if (w->pfd >= 0) close(w->pfd);
     w->pfd = -1;
     kg_chan_free(&w->ch);
+    kg_nowpage_destroy(&w->now);
     w->active = 0;
     return rc;
 }
@@ -1077,6 +1093,7 @@ void kg_wproc_discard(kg_wproc *w, int dirfd)
     if (w->pfd >= 0) close(w->pfd);
     w->gfd = w->pfd = -1;
     kg_chan_free(&w->ch);
+    kg_nowpage_destroy(&w->now);
     char name[48];
     snprintf(name, sizeof name, "logs/proc-%03d.log", w->proc);
     (void)unlinkat(dirfd, name, 0);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "run/channel.h"
+#include "run/nowpage.h"
 #include "kgate/evidence.h"
 #include "kgate/plan.h"
 #include "kgate/settings.h"
@@ -77,6 +78,7 @@ typedef struct kg_wproc {
     pid_t pid;
     int pfd, gfd;            /* the rows pipe's read end; the go pipe's write end (-1: none or given) */
     kg_chan ch;
+    kg_nowpage now;          /* its NOW page (nowpage.h): what it runs, read with kg_now_latest */
     char log[KG_PATH_MAX + 64];
     double t0, t_ready, t_current, waited, next_poll, next_show, timeout_s;
     int status, exited, timed_out, dirty, stopped, gave_up, gone, said_done, current;
