@@ -47,7 +47,9 @@
  *   gridDim = (N / BN, ceildiv(M, 64 * MT), S), blockDim = (128, 1, 1), the
  *   dynamic shared memory at least STAGES * (64 * MT + BN) * 128 + 1024 bytes
  *   (RED=1: at least the f32 tile, 64 * MT * (BN + 4) * 4, + 1024);
- *   RED=1: S == KG_VAR_splits <= 8; pointers 16-byte aligned.  Any M >= 1.
+ *   RED=1: S == KG_VAR_splits <= 8 and the launch runs (1, 1, S) clusters
+ *   (checked: %cluster_nctarank == S, %cluster_ctarank == blockIdx.z); pointers
+ *   16-byte aligned.  Any M >= 1.
  * Shared (dynamic): STAGES * (64 * MT + BN) * 128 + 1024 bytes (the 1024
  *   align the ring to the swizzle atom); RED=1 reuses the ring for the f32
  *   tile.  The forms below are for MT = 1 (MT = 2: ceildiv(M, 128), 64 -> 128).
@@ -277,6 +279,14 @@ __device__ __forceinline__ unsigned kg_cluster_rank()
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
+/* CTAs in this block's cluster: S when the launch honoured __cluster_dims__
+ * (.reqnctapercluster), 1 when it ran as a plain grid */
+__device__ __forceinline__ unsigned kg_cluster_size()
+{
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+    return n;
+}
 __device__ __forceinline__ void kg_cluster_sync()
 {
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
@@ -316,7 +326,10 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
         K % (WG_BK * S) != 0 || dsmem < (unsigned)WG_SMEM_NEED)
         __trap();
 #if RED == 1
-    if (S != KG_VAR_splits) __trap();
+    /* the reduction reads ranks 0..S-1 of this cluster, rank q being split q:
+     * a launch that is not a (1, 1, S) cluster launch traps here instead of
+     * reading another CTA's shared memory through mapa */
+    if (S != KG_VAR_splits || kg_cluster_size() != (unsigned)S || kg_cluster_rank() != blockIdx.z) __trap();
 #endif
     const unsigned base = (kg_smem_addr(kg_wg_smem) + 1023u) & ~1023u;
     const int tid = threadIdx.x, s = (int)blockIdx.z;
