@@ -458,9 +458,9 @@ static void build_cubin_path(const kg_arm *arm, const kg_case *cs, const char *b
 }
 
 /* The cubin the campaign's build wrote for arm on case cs, read into
- * *image: 1 when there is one (a regular file, not a link), 0 when the arm
+ * *image: 1 when there is one (a regular file, at most 256 MiB), 0 when the arm
  * must be compiled here (no build folder, a precompiled image, the
- * numerical negative, whose build is not kept, or no such file).  A worker
+ * numerical negative, whose build is not kept, or no readable file).  A worker
  * loads the campaign's build as the cpu backend loads build/ARM.so: NVRTC
  * runs once per arm and dtype in a campaign, not once per process. */
 static int read_build(const kg_settings *s, const kg_arm *arm, const kg_case *cs, const char *build_dir,
@@ -469,25 +469,14 @@ static int read_build(const kg_settings *s, const kg_arm *arm, const kg_case *cs
     if (build_dir == NULL || kg_arm_is_image(arm) || kg_backend_negative(s, arm)) return 0;
     char path[KG_PATH_MAX + 2 * KG_NAME_MAX];
     build_cubin_path(arm, cs, build_dir, path, sizeof path);
-    size_t size = 0;
     kg_err e = { 0 };
-    int fd = kg_open_regular(path, 1, (size_t)256 << 20, &size, &e);
-    if (fd < 0) return 0;
-    char *buf = size > 0 ? malloc(size) : NULL;
-    size_t got = 0;
-    while (buf != NULL && got < size) {
-        ssize_t n = read(fd, buf + got, size - got);
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    close(fd);
-    if (buf == NULL || got != size) {
-        free(buf);
-        return 0;
-    }
-    *image = buf;
-    *bytes = size;
-    return 1;
+    *image = NULL;
+    *bytes = 0;
+    if (kg_read_file_cap(path, (size_t)256 << 20, image, bytes, &e) == KG_OK && *bytes > 0) return 1;
+    free(*image);
+    *image = NULL;
+    *bytes = 0;
+    return 0;
 }
 
 /* The arms this backend compiles with NVRTC: in CUDA C, not a library
