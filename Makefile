@@ -157,6 +157,12 @@ $(BUILD)/tests/libcuda_fake.so: tests/unit/fake_libcuda.c tests/unit/cuda_exploi
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Iinclude $(WARN) -Wno-missing-prototypes \
 	    $(if $(WERROR),-Werror) -o $@ $<
 
+# a stand-in NVRTC that forwards to the real one and logs each compile
+# (tests/cli/cuda_build_fake.sh: workers load the build, they do not compile)
+$(BUILD)/tests/libnvrtc_count.so: tests/unit/nvrtc_count.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared $(WARN) $(if $(WERROR),-Werror) -o $@ $< -ldl -lpthread
+
 # the test host of test_cuda_confine on a GPU: kgate's cuda arm host with a
 # load hook that plays a driver exploit (tests/unit/cuda_host_attack.c)
 $(BUILD)/tests/cuda_host_attack: tests/unit/cuda_host_attack.c tests/unit/cuda_exploit.h $(LIBA)
@@ -164,9 +170,9 @@ $(BUILD)/tests/cuda_host_attack: tests/unit/cuda_host_attack.c tests/unit/cuda_e
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBA) $(LDSAN) $(LIBS)
 
 # the unit test binaries, the stand-in driver and the example images, built without running the suite
-test-bin: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so $(BUILD)/tests/cuda_host_attack examples
+test-bin: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so $(BUILD)/tests/libnvrtc_count.so $(BUILD)/tests/cuda_host_attack examples
 
-test: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so $(BUILD)/tests/cuda_host_attack examples
+test: $(KGATE) $(TEST_BIN) $(BUILD)/tests/libcuda_fake.so $(BUILD)/tests/libnvrtc_count.so $(BUILD)/tests/cuda_host_attack examples
 	@KGATE=$(abspath $(KGATE)) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
 sanitize:

@@ -479,6 +479,19 @@ static int read_build(const kg_settings *s, const kg_arm *arm, const kg_case *cs
     return 0;
 }
 
+/* Whether arm a has a build of its own for case k: every case it applies
+ * to when per_case (specialize = yes: its variables are defines), else
+ * the first such case of each dtype (one build per arm and dtype). */
+static int builds_case(const kg_plan *plan, int a, int k, int per_case)
+{
+    kg_dtype dt = plan->cases[k].dtype;
+    if (!kg_plan_arm_applies(plan, a, k) || (int)dt < 0 || (int)dt >= KG_DT_COUNT) return 0;
+    if (per_case) return 1;
+    for (int j = 0; j < k; j++)
+        if (plan->cases[j].dtype == dt && kg_plan_arm_applies(plan, a, j)) return 0;
+    return 1;
+}
+
 /* The arms this backend compiles with NVRTC: in CUDA C, not a library
  * call, cuBLAS or a precompiled image. */
 static int nvrtc_arm(const kg_arm *arm)
@@ -502,15 +515,11 @@ static void compile_all(cuda_ctx *c, const kg_plan *plan)
         for (int a = 0; a < plan->narms; a++) {
             const kg_arm *arm = &plan->arms[a];
             if (!nvrtc_arm(arm)) continue;
-            int done_dt[KG_DT_COUNT] = { 0 };
             for (int k = 0; k < plan->ncases; k++) {
-                kg_dtype dt = plan->cases[k].dtype;
-                if (!kg_plan_arm_applies(plan, a, k) || (int)dt < 0 || (int)dt >= KG_DT_COUNT) continue;
-                if (!arm->specialize && done_dt[dt]) continue;
-                done_dt[dt] = 1;
+                if (!builds_case(plan, a, k, arm->specialize)) continue;
                 if (pass == 1)
                     c->units[n] = (kg_cuda_unit){ .arm = a, .cs = arm->specialize ? &plan->cases[k] : NULL,
-                                                  .dt = dt };
+                                                  .dt = plan->cases[k].dtype };
                 n++;
             }
         }
@@ -553,6 +562,13 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
 {
     cuda_ctx *c = be->ctx;
     const kg_arm *arm = &plan->arms[a];
+    /* kgate's fill kernel, once for the campaign, beside the arms' cubins:
+     * workers load it instead of compiling it in every process */
+    if (!c->fill_built && build_dir != NULL && plan->campaign.inputs == KG_INPUTS_FRESH) {
+        int rc = kg_mkdir_p(build_dir, err);
+        if (rc == KG_OK) rc = kg_cuda_fill_build(c, build_dir, err);
+        if (rc != KG_OK) return rc;
+    }
     if (kg_libarm_is(arm)) return kg_libarm_build(c->settings, plan, a, c->uuid, err);
     if (arm->builtin[0] != '\0') {
         if (strcmp(arm->builtin, "cublas") != 0)
@@ -570,14 +586,10 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
     int rc0 = kg_launch_chain_length(arm, &nlaunch, err);
     if (rc0 == KG_OK && build_dir != NULL) rc0 = kg_mkdir_p(build_dir, err);
     if (rc0 != KG_OK) return rc0;
-    int done_dt[KG_DT_COUNT] = { 0 };
-    /* specialize = yes: one build per case (its variables are defines) */
     int per_case = arm->specialize && !kg_arm_is_image(arm);
     for (int k = 0; k < plan->ncases; k++) {
-        if (!kg_plan_arm_applies(plan, a, k)) continue;
+        if (!builds_case(plan, a, k, per_case)) continue;
         kg_dtype dt = plan->cases[k].dtype;
-        if ((int)dt < 0 || (int)dt >= KG_DT_COUNT || (!per_case && done_dt[dt])) continue;
-        done_dt[dt] = 1;
         char *image = NULL;
         size_t bytes = 0;
         if (!c->units_done && nvrtc_arm(arm)) compile_all(c, plan);
@@ -843,6 +855,9 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
     size_t image_bytes = 0;
     int rc = KG_OK;
     *out = NULL;
+    /* the fill reads the campaign's build of it from here (cuda_fill.c) */
+    if (build_dir != NULL && c->build_dir[0] == '\0' && strlen(build_dir) < sizeof c->build_dir)
+        snprintf(c->build_dir, sizeof c->build_dir, "%s", build_dir);
     if (kg_libarm_is(arm)) return lib_load(be, plan, a, kase, build_dir, out, err);
     if (arm->builtin[0] != '\0' && strcmp(arm->builtin, "cublas") != 0)
         return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin '%s' is not available on the "

@@ -10,7 +10,9 @@
  *
  * Trusted code: the source is kgate/philox.h and kgate/gen.h, embedded
  * at build time (the Makefile's gen rule, build/gen/kg_gen_src.h, with
- * their #include lines removed), compiled once per worker with NVRTC.
+ * their #include lines removed), compiled with NVRTC once per campaign by
+ * the supervisor's build (build/kgate_fill.sm_XY.cubin, loaded by every
+ * worker), or by the worker itself when there is no such file.
  * The first fill of each case is compared bit for bit with the host's
  * generator by the worker before any arm reads it (worker.c,
  * fresh_setup); any difference, or a failure to compile here, makes the
@@ -19,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cuda_shared.h"
+#include "base/safefs.h"
+#include "base/util.h"
 #include "kg_gen_src.h"
 
 /* NVRTC has no <stdint.h> of its own: the widths gen.h and philox.h use */
@@ -42,7 +46,15 @@ static const char fill_kernel[] =
     "        kg_gen_quad(&s, q, &p, dst);\n"
     "}\n";
 
-static int fill_compile(cuda_ctx *c, kg_err *err)
+/* Where the campaign's build keeps the fill's cubin for this device's
+ * architecture. */
+static void fill_path(const cuda_ctx *c, const char *build_dir, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/kgate_fill.sm_%d%d.cubin", build_dir, c->cc_major, c->cc_minor);
+}
+
+/* The fill kernel compiled by NVRTC for this device: *image (the caller's). */
+static int fill_nvrtc(cuda_ctx *c, char **image_out, size_t *bytes, kg_err *err)
 {
     kg_cuda_nvrtc *nv = &c->nvrtc;
     int rc = KG_OK;
@@ -74,7 +86,48 @@ static int fill_compile(cuda_ctx *c, kg_err *err)
     }
     nv->nvrtcDestroyProgram(&prog);
     free(src);
-    if (rc == KG_OK) rc = CU(c, cuModuleLoadData, (&c->fill_mod, image), err);
+    if (rc != KG_OK) {
+        free(image);
+        return rc;
+    }
+    *image_out = image;
+    *bytes = n;
+    return KG_OK;
+}
+
+int kg_cuda_fill_build(cuda_ctx *c, const char *build_dir, kg_err *err)
+{
+    char *image = NULL;
+    size_t n = 0;
+    kg_err ce = { 0 };
+    c->fill_built = 1;
+    if (build_dir == NULL || fill_nvrtc(c, &image, &n, &ce) != KG_OK) return KG_OK;
+    char path[4096 + 64];
+    fill_path(c, build_dir, path, sizeof path);
+    int rc = kg_write_atomic(path, image, n, err);
+    free(image);
+    return rc;
+}
+
+/* The fill's module: the campaign's build of it when the worker's loads
+ * named a build folder holding one, else compiled here.  A wrong image is
+ * caught by the worker's bit-for-bit self-test of the first fill. */
+static int fill_compile(cuda_ctx *c, kg_err *err)
+{
+    char *image = NULL;
+    size_t n = 0;
+    int rc = KG_OK;
+    if (c->build_dir[0] != '\0') {
+        char path[sizeof c->build_dir + 64];
+        kg_err re = { 0 };
+        fill_path(c, c->build_dir, path, sizeof path);
+        if (kg_read_file_cap(path, (size_t)16 << 20, &image, &n, &re) != KG_OK || n == 0) {
+            free(image);
+            image = NULL;
+        }
+    }
+    if (image == NULL && (rc = fill_nvrtc(c, &image, &n, err)) != KG_OK) return rc;
+    rc = CU(c, cuModuleLoadData, (&c->fill_mod, image), err);
     free(image);
     if (rc == KG_OK) rc = CU(c, cuModuleGetFunction, (&c->fill_fn, c->fill_mod, "kg_fill"), err);
     return rc;

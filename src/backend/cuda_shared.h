@@ -75,6 +75,10 @@ typedef struct cuda_ctx {
     CUmodule fill_mod;
     CUfunction fill_fn;
     char fill_why[256];
+    int fill_built;               /* the supervisor's build wrote (or tried) the fill's cubin */
+    /* the campaign's build folder, as the worker's first load named it: where
+     * the fill's cubin is read from (empty: none named yet) */
+    char build_dir[4096];
     /* the poison of trusted arms' checked runs, in the worker (cuda_poison.c):
      * 0 not loaded yet, 1 ready */
     int poison_state;
@@ -173,6 +177,13 @@ static inline double now_ns(void)
     clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+
+/* The supervisor's build of kgate's fill kernel (cuda_fill.c): compiled
+ * once for the campaign and written to build_dir/kgate_fill.sm_XY.cubin,
+ * which each worker loads instead of running NVRTC again.  A compile that
+ * fails writes nothing and is not an error here (workers then fall back as
+ * before); a failed write is. */
+int kg_cuda_fill_build(cuda_ctx *c, const char *build_dir, kg_err *err);
 
 /* SHA-256 of data as 64 hex digits (empty on failure). */
 void kg_cuda_sha256_hex(const void *data, size_t n, char out[65]);
