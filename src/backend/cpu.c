@@ -857,7 +857,9 @@ static int spawn_host(kg_backend *be, const kg_plan *plan, const kg_arm *arm, kg
     char *argv[] = { exe, (char *)"armhost", (char *)"--so", k->so, (char *)"--entry", (char *)arm->entry,
                      (char *)"--dir", k->link.dir, (char *)"--parent", ppid, (char *)"--mem-mib", mem,
                      (char *)"--cpu-s", cpus, (char *)"--hide", hide, (char *)"--cpu", pin, NULL };
-    if ((rc = kg_hostlink_spawn(&k->link, exe, argv, envp, KG_SANDBOX_SOCK_FD, err)) != KG_OK) return rc;
+    /* kgate's own host: this image, whatever its path names now */
+    const char *prog = be->settings->armhost_exe != NULL && be->settings->armhost_exe[0] != '\0' ? exe : KG_SELF_EXEC;
+    if ((rc = kg_hostlink_spawn(&k->link, prog, argv, envp, KG_SANDBOX_SOCK_FD, err)) != KG_OK) return rc;
     k->hosted = 1;
     k->have_cpuclk = clock_getcpuclockid(k->link.pid, &k->cpuclk) == 0;
     k->timeout_s = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;

@@ -214,7 +214,9 @@ static int host_spawn(kg_backend *be, int a, kg_err *err)
     char envstore[4 * PATH_MAX], *envp[16];
     if (kg_cuda_host_env(h->link.dir, driver, set->cuda_visible, envstore, sizeof envstore, envp, 16) < 0)
         return kg_errorf(err, KG_EINTERNAL, "arm '%s': the cuda arm host's environment does not fit", arm->name);
-    if ((rc = kg_hostlink_spawn(&h->link, exe, argv, envp, KG_CH_SOCK_FD, err)) != KG_OK) return rc;
+    /* kgate's own host: this image, whatever its path names now */
+    const char *prog = c->settings->armhost_exe != NULL && c->settings->armhost_exe[0] != '\0' ? exe : KG_SELF_EXEC;
+    if ((rc = kg_hostlink_spawn(&h->link, prog, argv, envp, KG_CH_SOCK_FD, err)) != KG_OK) return rc;
     h->link.seq = 0;
     h->hello_due = 1;
     return KG_OK;

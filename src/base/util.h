@@ -73,6 +73,10 @@ void kg_problem(kg_sb *out, int *nbad, const char *fmt, ...) __attribute__((form
 
 /* Absolute path of the running executable. */
 int kg_self_exe(char *buf, size_t cap, kg_err *err);
+/* What to exec to start this same image again (an arm host, a worker, the
+ * op server): its path may name another file by then (a rebuild while a
+ * campaign runs) or none ("... (deleted)"), /proc/self/exe never does. */
+#define KG_SELF_EXEC "/proc/self/exe"
 /* The SHA-256 of the image process pid runs (0: this process), read
  * through /proc/PID/exe: the file the kernel exec'd, also when its path
  * was replaced or removed since.  An error when it cannot be read (another

@@ -362,7 +362,9 @@ static int start_server(kg_opclient *c, const char *folder, kg_err *err)
         setpgid(0, 0);
         int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
         if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || null < 0 || dup2(null, 2) < 0) _exit(127);
-        execve(c->exe, argv, envp);
+        /* kgate's own image, whatever its path names now (util.h) */
+        const kg_settings *set = c->o.settings;
+        execve(set->armhost_exe != NULL && set->armhost_exe[0] != '\0' ? c->exe : KG_SELF_EXEC, argv, envp);
         _exit(127);
     }
     setpgid(pid, pid);
