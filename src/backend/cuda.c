@@ -38,6 +38,7 @@
 #include "backend/cuda_shared.h"
 #include "backend/cuda_blas.h"
 #include "backend/cuda_nvml.h"
+#include "backend/cuda_tmap.h"
 #include "backend/libarm.h"
 #include "base/safefs.h"
 #include "base/util.h"
@@ -847,6 +848,18 @@ static int lib_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err)
     return rc == KG_OK ? kg_libarm_bind(k->lib, k->lib_slot, bufs, n, b->pack, b->nop, k->lib_record, err) : rc;
 }
 
+/* A tensor map argument's matrix on case cs: its buffer's shape and dtype. */
+static int tmap_shape(const kg_arm *arm, const kg_op *op, const kg_case *cs, kg_carg *a, kg_err *err)
+{
+    int64_t dims[KG_OP_MAX_DIMS];
+    char why[256] = "";
+    int out = a->tmap.out;
+    int nd = kg_op_shape(op, cs, out, a->index, dims, why, sizeof why);
+    if (nd <= 0) return kg_errorf(err, KG_EINPUT, "arm '%s': argument %s:tmap: %s", arm->name, a->name, why);
+    kg_dtype dt = out ? op->out_dtype(cs, a->index) : op->in_dtype != NULL ? op->in_dtype(cs, a->index) : cs->dtype;
+    return kg_launch_tmap_shape(arm->name, cs, a, dims, nd, dt, err);
+}
+
 static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const char *build_dir,
                      kg_kernel **out, kg_err *err)
 {
@@ -895,6 +908,9 @@ static int cuda_load(kg_backend *be, const kg_plan *plan, int a, int kase, const
             }
             goto done;
         }
+        for (int i = 0; i < l->nargs && rc == KG_OK; i++)
+            if (l->args[i].kind == KG_CARG_TMAP) rc = tmap_shape(arm, op, cs, &l->args[i], err);
+        if (rc != KG_OK) goto done;
         for (int i = 0; i < l->nargs; i++) l->params[i] = &l->args[i].value;
         if (l->geom.shared_bytes > (unsigned)c->smem_optin_bytes) {
             rc = kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': launch %d asks for %u "
@@ -977,9 +993,11 @@ static int binding_covers(const kg_kernel *k, const kg_binding *b, kg_err *err)
         const cuda_launch *l = &k->launch[li];
         for (int i = 0; i < l->nargs; i++) {
             const kg_carg *a = &l->args[i];
-            if (a->kind == KG_CARG_IN && a->index >= b->nin)
+            int in = a->kind == KG_CARG_IN || (a->kind == KG_CARG_TMAP && !a->tmap.out);
+            int out = a->kind == KG_CARG_OUT || (a->kind == KG_CARG_TMAP && a->tmap.out);
+            if (in && a->index >= b->nin)
                 return kg_errorf(err, KG_EINTERNAL, "arm '%s': input %d not bound", k->arm, a->index);
-            if (a->kind == KG_CARG_OUT && a->index >= b->nout)
+            if (out && a->index >= b->nout)
                 return kg_errorf(err, KG_EINTERNAL, "arm '%s': output %d not bound", k->arm, a->index);
             if (a->kind == KG_CARG_WS && b->ws.ptr == NULL)
                 return kg_errorf(err, KG_EINPUT, "arm '%s' on case '%s': launch %d passes WS, but the case "
@@ -991,7 +1009,7 @@ static int binding_covers(const kg_kernel *k, const kg_binding *b, kg_err *err)
 }
 
 /* Fills the buffer arguments of every launch from the binding. */
-static int bind_args(kg_kernel *k, const kg_binding *b, kg_err *err)
+static int bind_args(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err)
 {
     if (k->is_blas) {
         const kg_cuda_gemm_map *m = &k->blas.map;
@@ -1011,6 +1029,12 @@ static int bind_args(kg_kernel *k, const kg_binding *b, kg_err *err)
             if (a->kind == KG_CARG_IN) a->value.ptr = dptr(b->in[a->index].ptr);
             else if (a->kind == KG_CARG_OUT) a->value.ptr = dptr(b->out[a->index].ptr);
             else if (a->kind == KG_CARG_WS) a->value.ptr = dptr(b->ws.ptr);
+            else if (a->kind == KG_CARG_TMAP) {
+                char why[300];
+                CUdeviceptr p = dptr(a->tmap.out ? b->out[a->index].ptr : b->in[a->index].ptr);
+                if (kg_cuda_tmap_encode(&c->drv, a, p, why, sizeof why) != KG_CUDA_SUCCESS)
+                    return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': %s", k->arm, k->kase, why);
+            }
         }
     }
     k->ws = dptr(b->ws.ptr);
@@ -1022,6 +1046,8 @@ static int bind_args(kg_kernel *k, const kg_binding *b, kg_err *err)
 static int host_said(cuda_ctx *c, kg_kernel *k, const kg_ch_msg *r, const char *what, kg_err *err)
 {
     if (r->status == KG_CH_FAULT) return host_faulted(k->host, k, what, r->text, err);
+    if (r->status == KG_CH_INADMISSIBLE)
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': %s", k->arm, k->kase, r->text);
     if (r->status == KG_CH_REFUSED) {
         int li = r->n >= 0 && r->n < k->nlaunch ? r->n : 0;
         return launch_refused(c, k, li, (CUresult)r->cu, err);
@@ -1094,7 +1120,7 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
         return rc;
     }
     release_graph(c, k);
-    if ((rc = bind_args(k, b, err)) != KG_OK) goto done;
+    if ((rc = bind_args(c, k, b, err)) != KG_OK) goto done;
     /* a capture must always be ended, even after a failed launch, or the
      * stream stays in capture mode */
     if ((rc = CU(c, cuStreamBeginCapture, (c->stream, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), err)) != KG_OK)
@@ -1104,14 +1130,14 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
         if (b->nop > 0) {
             kg_binding bi = *b;
             memcpy(bi.in, kg_binding_op_in(b, i, k->pack), sizeof bi.in);
-            rc = bind_args(k, &bi, err);
+            rc = bind_args(c, k, &bi, err);
         }
         if (rc == KG_OK) rc = launch_op(c, k, err);
     }
     int rc_end = CU(c, cuStreamEndCapture, (c->stream, &k->graph), err);
     if (rc == KG_OK) rc = rc_end;
     /* checked runs read in[] */
-    if (rc == KG_OK && b->nop > 0) rc = bind_args(k, b, err);
+    if (rc == KG_OK && b->nop > 0) rc = bind_args(c, k, b, err);
     if (rc != KG_OK) goto done;
     if ((rc = CU(c, cuGraphInstantiate, (&k->exec, k->graph, 0), err)) != KG_OK) goto done;
     k->bound = 1;

@@ -114,6 +114,10 @@ typedef struct kg_cuda_driver {
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
     CUresult (*cuCtxSynchronize)(void);
     CUresult (*cuCtxResetPersistingL2Cache)(void);                       /* optional */
+    /* optional (CUDA 12+): a TMA tensor map (cuda_tmap.c); its enums as ints */
+    CUresult (*cuTensorMapEncodeTiled)(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
+                                       const uint64_t *strides, const unsigned *box, const unsigned *estrides,
+                                       int interleave, int swizzle, int l2promo, int oobfill);
     /* arm hosts (cuda_host.h): the worker's buffers, mapped into an arm
      * host's own process */
     CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *h, CUdeviceptr ptr);

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "backend/cuda_host.h"
+#include "backend/cuda_tmap.h"
 #include "base/frame.h"
 #include "kgate/settings.h"
 #include "base/util.h"
@@ -334,22 +335,27 @@ static int failed(ch_state *s, kg_ch_msg *r, uint32_t t, int refused)
 }
 
 /* Points every buffer argument of k's launches at the buffers of BIND m
- * (mapped at ptr), the inputs at input set `set` (0: the first).  0 when
- * an argument has no buffer. */
-static int bind_set(ch_slot *k, const kg_ch_msg *m, const CUdeviceptr *ptr, int set)
+ * (mapped at ptr), the inputs at input set `set` (0: the first), and
+ * encodes each tensor map argument of them here, where they are mapped.
+ * 1; 0 when an argument has no buffer; -1 when the driver refused a
+ * tensor map (s->why says which). */
+static int bind_set(ch_state *s, ch_slot *k, const kg_ch_msg *m, const CUdeviceptr *ptr, int set)
 {
     for (int li = 0; li < k->nlaunch; li++) {
         ch_launch *l = &k->launch[li];
         for (int a = 0; a < l->spec.nargs; a++) {
             kg_carg *c = &l->spec.args[a];
-            if (c->kind != KG_CARG_IN && c->kind != KG_CARG_OUT && c->kind != KG_CARG_WS) continue;
+            int role = c->kind == KG_CARG_TMAP ? (c->tmap.out ? KG_CARG_OUT : KG_CARG_IN) : (int)c->kind;
+            if (role != KG_CARG_IN && role != KG_CARG_OUT && role != KG_CARG_WS) continue;
             int found = -1;
             for (int b = 0; b < m->nbuf && found < 0; b++)
-                if (m->buf_role[b] == (int32_t)c->kind && (c->kind == KG_CARG_WS || m->buf_index[b] == c->index) &&
-                    (c->kind != KG_CARG_IN || m->buf_set[b] == set))
+                if (m->buf_role[b] == (int32_t)role && (role == KG_CARG_WS || m->buf_index[b] == c->index) &&
+                    (role != KG_CARG_IN || m->buf_set[b] == set))
                     found = b;
             if (found < 0) return 0;
-            c->value.ptr = ptr[found];
+            if (c->kind != KG_CARG_TMAP) c->value.ptr = ptr[found];
+            else if ((s->last = kg_cuda_tmap_encode(&s->drv, c, ptr[found], s->why, sizeof s->why)) != KG_CUDA_SUCCESS)
+                return -1;
         }
     }
     return 1;
@@ -379,27 +385,34 @@ static int do_bind(ch_state *s, const kg_ch_msg *m, kg_ch_msg *r)
         }
         if (m->buf_role[b] == KG_CARG_IN) k->in[k->nin++] = (kg_cuda_warm_buf){ ptr[b], m->buf_bytes[b] };
     }
-    if (m->nop < 0 || m->nop > KG_BIND_MAX_OP_SETS || m->nop > m->pack - 1 || !bind_set(k, m, ptr, 0)) {
-        slot_unbind(s, k);
-        reply_status(s, r, KG_CH_BIND, KG_CH_FAIL, "a buffer argument with no buffer bound");
-        return 0;
-    }
-    for (int j = 1; j <= m->nop; j++)
-        if (!bind_set(k, m, ptr, j)) {
+    int bound = m->nop < 0 || m->nop > KG_BIND_MAX_OP_SETS || m->nop > m->pack - 1 ? 0 : bind_set(s, k, m, ptr, 0);
+    for (int j = 1; j <= m->nop && bound == 1; j++)
+        if ((bound = bind_set(s, k, m, ptr, j)) == 0) {
             slot_unbind(s, k);
             reply_status(s, r, KG_CH_BIND, KG_CH_FAIL, "an input set with a buffer missing");
             return 0;
         }
+    if (bound != 1) {
+        slot_unbind(s, k);
+        /* a refused tensor map is the case's, as a refused launch is */
+        if (bound < 0) {
+            reply_status(s, r, KG_CH_BIND, KG_CH_INADMISSIBLE, s->why);
+            s->last = 0;
+        } else {
+            reply_status(s, r, KG_CH_BIND, KG_CH_FAIL, "a buffer argument with no buffer bound");
+        }
+        return 0;
+    }
     /* the capture is always ended, even after a failed launch; operation i
      * of the timed graph reads the input set kgate/backend.h's rule names */
     int refused = -1, bad = CALL(s, cuStreamBeginCapture, (s->stream, KG_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
     if (!bad) {
         for (int i = 0; i < m->pack && !bad; i++) {
-            if (m->nop > 0) bind_set(k, m, ptr, kg_binding_op_set(m->nop, i, m->pack));
+            if (m->nop > 0) bind_set(s, k, m, ptr, kg_binding_op_set(m->nop, i, m->pack));
             bad = launch_op(s, k, &refused);
         }
         /* checked runs read the first set */
-        if (m->nop > 0) bind_set(k, m, ptr, 0);
+        if (m->nop > 0) bind_set(s, k, m, ptr, 0);
         CUresult saved = s->last;
         char why[KG_CH_TEXT];
         snprintf(why, sizeof why, "%s", s->why);

@@ -54,7 +54,9 @@ enum { KG_CH_HELLO = 1, KG_CH_LOAD = 2, KG_CH_BIND = 3, KG_CH_RUN = 4, KG_CH_TIM
        KG_CH_VIOLATION = 8 };
 
 /* status of a reply */
-enum { KG_CH_OK = 0, KG_CH_FAIL = 1, KG_CH_FAULT = 2, KG_CH_REFUSED = 3, KG_CH_NOENTRY = 4 };
+enum { KG_CH_OK = 0, KG_CH_FAIL = 1, KG_CH_FAULT = 2, KG_CH_REFUSED = 3, KG_CH_NOENTRY = 4,
+       /* BIND: the driver refused an argument for this case (a tensor map): text says why */
+       KG_CH_INADMISSIBLE = 5 };
 
 /* attributes of one compiled entry, as cuFuncGetAttribute reads them */
 enum { KG_CH_A_MAX_THREADS, KG_CH_A_STATIC_SHARED, KG_CH_A_CONST, KG_CH_A_LOCAL, KG_CH_A_REGS,

@@ -95,6 +95,7 @@ int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err)
     NEED(d, cuCtxSetCurrent, "cuCtxSetCurrent");
     NEED(d, cuCtxSynchronize, "cuCtxSynchronize");
     WANT(d, cuCtxResetPersistingL2Cache, "cuCtxResetPersistingL2Cache");
+    WANT(d, cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     /* a driver keeps _v2 for older programs; _v4 is the fallback */
     NEED(d, cuIpcGetMemHandle, "cuIpcGetMemHandle");
     NEED(d, cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2|cuIpcOpenMemHandle");

@@ -69,6 +69,71 @@ static int parse_expr_arg(const char *arm, const char *tok, const char *text, co
                      suffix);
 }
 
+/* A buffer's tensor map: suffix "tmap:RxC" or "tmap:RxC:swN". */
+static int tmap_arg(const char *arm, const char *tok, const char *suffix, kg_carg *a, kg_err *err)
+{
+    unsigned r = 0, cols = 0, sw = 0;
+    int used = 0, used2 = 0;
+    int ok = sscanf(suffix, "tmap:%ux%u%n", &r, &cols, &used) == 2;
+    if (ok && suffix[used] != '\0')
+        ok = sscanf(suffix + used, ":sw%u%n", &sw, &used2) == 1 && suffix[used + used2] == '\0';
+    if (!ok || strchr(suffix, '-') != NULL)
+        return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': a tensor map is written NAME:tmap:RxC or "
+                         "NAME:tmap:RxC:swN (a box of R rows and C columns; swizzle N = 32, 64 or 128 bytes)",
+                         arm, tok);
+    if (r < 1 || r > 256 || cols < 1 || cols > 256)
+        return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': the box is %ux%u; each side is 1 to 256 "
+                         "elements (the TMA's limit)", arm, tok, r, cols);
+    if (sw != 0 && sw != 32 && sw != 64 && sw != 128)
+        return kg_errorf(err, KG_EINPUT, "arm '%s': argument '%s': swizzle %u bytes; the TMA swizzles 32, 64 "
+                         "or 128 bytes (or leave :swN out for none)", arm, tok, sw);
+    a->tmap.out = a->kind == KG_CARG_OUT;
+    a->tmap.box[0] = r;
+    a->tmap.box[1] = cols;
+    a->tmap.swizzle = sw;
+    a->kind = KG_CARG_TMAP;
+    return KG_OK;
+}
+
+int kg_launch_tmap_shape(const char *arm, const kg_case *c, kg_carg *a, const int64_t *dims, int ndims, kg_dtype dt,
+                         kg_err *err)
+{
+    static const int bytes[KG_DT_COUNT] = { [KG_DT_F32] = 4, [KG_DT_F16] = 2, [KG_DT_BF16] = 2, [KG_DT_F64] = 8,
+                                            [KG_DT_I32] = 4, [KG_DT_I8] = 1, [KG_DT_E4M3] = 1, [KG_DT_E5M2] = 1 };
+    if ((int)dt < 0 || (int)dt >= KG_DT_COUNT || bytes[dt] == 0 || ndims < 1)
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': argument %s:tmap: the TMA has no type "
+                         "for this buffer", arm, c->name, a->name);
+    uint64_t rows = 1, cols = (uint64_t)dims[ndims - 1];
+    for (int i = 0; i < ndims - 1; i++) rows *= (uint64_t)dims[i];
+    uint64_t esz = (uint64_t)bytes[dt];
+    const kg_carg_tmap *t = &a->tmap;
+    const char *why = NULL;
+    char buf[160];
+    if (rows > (1ull << 32) || cols > (1ull << 32)) {
+        why = "a dimension over 2^32";
+    } else if (cols * esz % 16 != 0) {
+        snprintf(buf, sizeof buf, "its row pitch, %llu columns x %llu bytes, is not a multiple of 16 bytes",
+                 (unsigned long long)cols, (unsigned long long)esz);
+        why = buf;
+    } else if (t->box[1] * esz % 16 != 0) {
+        snprintf(buf, sizeof buf, "a box row, %u columns x %llu bytes, is not a multiple of 16 bytes", t->box[1],
+                 (unsigned long long)esz);
+        why = buf;
+    } else if (t->swizzle != 0 && t->box[1] * esz > t->swizzle) {
+        snprintf(buf, sizeof buf, "a box row, %u columns x %llu bytes, is wider than the %u-byte swizzle",
+                 t->box[1], (unsigned long long)esz, t->swizzle);
+        why = buf;
+    }
+    if (why != NULL)
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': argument %s:tmap:%ux%u: %s (the TMA "
+                         "cannot address it)", arm, c->name, a->name, t->box[0], t->box[1], why);
+    a->tmap.rows = rows;
+    a->tmap.cols = cols;
+    a->tmap.elem_bytes = (uint32_t)esz;
+    a->tmap.dtype = (int32_t)dt;
+    return KG_OK;
+}
+
 static int parse_one_arg(const char *arm, const char *tok, const char *const *in_names, int nin,
                          const char *const *out_names, int nout, const kg_case *c, kg_carg *a,
                          kg_err *err)
@@ -107,9 +172,12 @@ static int parse_one_arg(const char *arm, const char *tok, const char *const *in
         return KG_OK;
     }
     if (is_buffer) {
+        if (suffix[0] != '\0' && strncmp(suffix, "tmap", 4) == 0 && a->kind != KG_CARG_WS)
+            return tmap_arg(arm, tok, suffix, a, err);
         if (suffix[0] != '\0')
             return kg_errorf(err, KG_EINPUT,
-                             "arm '%s': argument '%s': a buffer takes no type suffix", arm, tok);
+                             "arm '%s': argument '%s': a buffer takes no type suffix but :tmap:RxC[:swN] "
+                             "(a TMA tensor map of it)", arm, tok);
         return KG_OK;
     }
     int64_t v = 0;

@@ -131,11 +131,21 @@ skip=""
 case ${BUILD:-build} in *san*) [ -z "$only" ] && skip="6 7 11" ;; esac
 
 # 1, 2, 3, 5, 12: the cheat is only a time; not FASTER and verify ok.
+# A cheat that works works every time; an honest pair of arms is called
+# FASTER only by chance (the host's load on a shared 2-core machine, the
+# sanitizers' slowness), so an attack that looks successful is run once more
+# and counts as successful only when it succeeds again.
 simple() { # N NAME SOURCE
     want "$1" || return 0
     d=$T/a$1; mkplan "$d" "$A/$3"; campaign "$d" "$d/ev"; facts "$d"
     ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "$st" -le 1 ] || ok=0
-    report "$1" "$2" $ok "not FASTER, verify ok"
+    first=""
+    if [ $ok = 0 ]; then
+        first="first run: exit $st, gate $gate, cand $cand, verify $ver; again: "
+        rm -rf "$d/ev"; campaign "$d" "$d/ev"; facts "$d"
+        ok=1; faster && ok=0; [ "$ver" = 0 ] || ok=0; [ "$st" -le 1 ] || ok=0
+    fi
+    report "$1" "$2" $ok "not FASTER, verify ok" "${first:+${first%; again: }, run again}"
 }
 simple 1 reference-read a01_reference_read.c
 simple 2 timer-patch a02_timer_patch.c

@@ -13,7 +13,8 @@
 # examples/cuda-gemm.kg end to end, per-arm isolation (the driver probe,
 # neighbour-scanning candidates), launches the device refuses, kernels
 # right only on i.i.d. rows or on the plan's aligned shapes, and a kernel
-# that reads shared memory it never wrote.
+# that reads shared memory it never wrote, and tensor map arguments of a
+# TMA-fed GEMM.
 set -u
 : "${KGATE:?set KGATE to the kgate binary}"
 case $KGATE in /*) ;; *) KGATE=$(pwd)/$KGATE ;; esac
@@ -263,6 +264,57 @@ expect "run: naive vs itself is not FASTER" 1 "" -- "$KGATE" run "$T/aa.kg" -o "
 # 9. backend auto picks cuda on a GPU machine
 sed 's/^backend = cuda$/backend = auto/' "$T/check.kg" >"$T/auto.kg"
 expect "backend = auto uses cuda here" 0 "" -- "$KGATE" check "$T/auto.kg"
+
+# tensor map arguments (docs/plan-format.md, "Tensor maps"): the TMA-fed
+# f32 GEMM, untrusted (maps encoded in its arm host) and trusted (in the
+# worker), pack 2 under fresh inputs, on an aligned and a ragged shape
+cat >"$T/tmap.kg" <<'PLAN'
+[campaign]
+name = tmap
+backend = cuda
+quiet = 0
+warmup = 2
+samples = 5
+rounds = 3
+processes = 3
+pack = 2
+[case f32]
+op = gemm_bt
+dtype = f32
+M = 96
+N = 512
+K = 2048
+[case f32_ragged]
+op = gemm_bt
+dtype = f32
+M = 97
+N = 500
+K = 36
+primary = no
+[arm naive]
+op = gemm_bt
+role = baseline
+source = kernels/gemm_bt_naive.cu
+[arm tma]
+op = gemm_bt
+source = kernels/gemm_bt_tma.cu
+[arm tma_t]
+op = gemm_bt
+trusted = yes
+source = kernels/gemm_bt_tma.cu
+[gate]
+PLAN
+expect "check: the TMA GEMM's tensor maps pass every admission check, hosted and trusted" 0 "" -- \
+    "$KGATE" check "$T/tmap.kg"
+expect "check --negative tma: every output check fails" 0 "" -- "$KGATE" check "$T/tmap.kg" --negative tma
+"$KGATE" run "$T/tmap.kg" -o "$T/tmap-out" --no-progress >"$T/out" 2>&1
+st=$?
+if [ $st -le 1 ] && ! awk -F, 'FNR > 1 && $7 == "fail"' "$T/tmap-out"/checks/*.csv | grep -q .; then
+    ok "run: the TMA GEMM through tensor maps times with every check passing (exit $st)"
+else
+    awk -F, 'FNR > 1 && $7 == "fail"' "$T/tmap-out"/checks/*.csv 2>/dev/null | head -5 >>"$T/out"
+    bad "run: the TMA GEMM through tensor maps (exit $st)"
+fi
 
 # 10. the evidence names the device
 if [ -f "$T/speed-out/meta.json" ] && grep -rqs "H200\|NVIDIA" "$T/speed-out"; then

@@ -13,7 +13,12 @@
  *     addresses its own allocations and the handles it opened, nothing
  *     else;
  *   - one kernel is executed on the host: gemm_bt_naive on f32
- *     (A, B, C, M, N, K); gemm_bt_steal (same arguments) copies into C
+ *     (A, B, C, M, N, K), and as gemm_bt_tma with A and B as TMA tensor
+ *     maps (cuTensorMapEncodeTiled checks the driver's rules and writes the
+ *     address and dims into the map; a map whose dims are not A's or B's
+ *     faults; FAKE_CUDA_DISTINCT_SETS=1 makes a graph whose gemm launches
+ *     read the same A fault, as a pack's operations each read a set of
+ *     their own); gemm_bt_steal (same arguments) copies into C
  *     any other allocation of the process as large as C holding finite
  *     values (another arm's output, as a kernel that searches its
  *     neighbourhood would); kg_fill, kgate's input generator (cuda_fill.c),
@@ -469,6 +474,23 @@ CUresult cuStreamSynchronize(fstream *s)
     return s->wait_addr != NULL ? INVALID_VALUE : c->sticky;
 }
 static void execute(fctx *c, const flaunch *l);
+static const char *knob(const char *name);
+/* Runs a graph's launches in order.  FAKE_CUDA_DISTINCT_SETS=1: a graph
+ * whose gemm launches read one A twice faults instead (each operation of
+ * a pack reads an input set of its own). */
+static void run_graph(fctx *c, const fgraph *e)
+{
+    const char *ds = knob("FAKE_CUDA_DISTINCT_SETS");
+    if (ds != NULL && strcmp(ds, "1") == 0)
+        for (int i = 0; i < e->n; i++)
+            for (int j = 0; j < i; j++)
+                if (strncmp(e->l[i].f->name, "gemm_bt_", 8) == 0 && strcmp(e->l[i].f->name, e->l[j].f->name) == 0 &&
+                    e->l[i].ptr[0] == e->l[j].ptr[0]) {
+                    c->sticky = ILLEGAL_ADDRESS;
+                    return;
+                }
+    for (int i = 0; i < e->n; i++) execute(c, &e->l[i]);
+}
 CUresult cuStreamWaitValue32_v2(fstream *s, CUdeviceptr addr, unsigned v, unsigned flags)
 {
     CUR_OR_FAIL;
@@ -491,7 +513,7 @@ CUresult cuStreamWriteValue32_v2(fstream *s, CUdeviceptr addr, unsigned v, unsig
         if (h->wait_addr != (const unsigned *)(uintptr_t)addr || v < h->wait_val) continue;
         h->wait_addr = NULL;
         for (int q = 0; q < h->nq; q++)
-            for (int j = 0; j < h->queued[q]->n; j++) execute(c, &h->queued[q]->l[j]);
+            run_graph(c, h->queued[q]);
         h->nq = 0;
         held[i--] = held[--nheld];
     }
@@ -636,7 +658,7 @@ static void execute(fctx *c, const flaunch *l)
         return;
     }
     int steal = strcmp(l->f->name, "gemm_bt_steal") == 0, smem = strcmp(l->f->name, "gemm_bt_smem") == 0;
-    if (strcmp(l->f->name, "gemm_bt_naive") != 0 && !steal && !smem) return;
+    if (strcmp(l->f->name, "gemm_bt_naive") != 0 && strcmp(l->f->name, "gemm_bt_tma") != 0 && !steal && !smem) return;
     int M = l->iv[0], N = l->iv[1], K = l->iv[2];
     size_t need[3] = { (size_t)M * K * 4, (size_t)N * K * 4, (size_t)M * N * 4 };
     for (int i = 0; i < 3; i++)
@@ -699,6 +721,44 @@ static CUresult smem_poison(fctx *c, ffunc *f, unsigned gx, unsigned shared, voi
     return OK;
 }
 
+/* ---- TMA tensor maps (cuTensorMapEncodeTiled) ----
+ * The map's 128 bytes hold, as 64-bit words: a magic, the address, the
+ * dims (innermost first), the row stride, the box (innermost first), the
+ * data type and the swizzle; the driver's rules are checked as the real
+ * one checks them, INVALID_VALUE otherwise. */
+#define FAKE_TMAP_MAGIC 0x50414d544b47ull /* "KGTMAP" */
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
+                                const uint64_t *strides, const unsigned *box, const unsigned *estr, int interleave,
+                                int swizzle, int l2promo, int oobfill);
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
+                                const uint64_t *strides, const unsigned *box, const unsigned *estr, int interleave,
+                                int swizzle, int l2promo, int oobfill)
+{
+    static const unsigned esz[13] = { 1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4 };
+    (void)l2promo;
+    (void)oobfill;
+    if (map == NULL || (uintptr_t)map % 64 != 0 || dtype < 0 || dtype > 12 || rank != 2 || addr == NULL ||
+        (uintptr_t)addr % 16 != 0 || interleave != 0 || swizzle < 0 || swizzle > 3)
+        return INVALID_VALUE;
+    unsigned e = esz[dtype], span = swizzle == 0 ? 0 : 16u << swizzle;
+    if (dims[0] == 0 || dims[1] == 0 || dims[0] > (1ull << 32) || dims[1] > (1ull << 32) || strides[0] % 16 != 0 ||
+        box[0] == 0 || box[1] == 0 || box[0] > 256 || box[1] > 256 || box[0] * e % 16 != 0 ||
+        (span != 0 && box[0] * e > span) || estr[0] != 1 || estr[1] != 1)
+        return INVALID_VALUE;
+    uint64_t w[16] = { FAKE_TMAP_MAGIC, (uint64_t)(uintptr_t)addr, dims[0], dims[1], strides[0], box[0], box[1],
+                       (uint64_t)dtype, (uint64_t)swizzle };
+    memcpy(map, w, sizeof w);
+    return OK;
+}
+/* A map of a rows x cols matrix of f32, or 0 (the launch faults). */
+static CUdeviceptr tmap_addr(const void *param, uint64_t rows, uint64_t cols)
+{
+    uint64_t w[16];
+    memcpy(w, param, sizeof w);
+    if (w[0] != FAKE_TMAP_MAGIC || w[2] != cols || w[3] != rows || w[4] != cols * 4 || w[7] != 7) return 0;
+    return (CUdeviceptr)w[1];
+}
+
 CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, fstream *s, void **params, void **extra)
 {
@@ -751,6 +811,14 @@ CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigne
         for (int i = 0; i < 3; i++) l.ptr[i] = *(CUdeviceptr *)params[i];
         for (int i = 0; i < 3; i++) l.iv[i] = *(int *)params[3 + i];
     }
+    /* gemm_bt_tma(map A, map B, C, M, N, K): gemm_bt_naive through maps
+     * of A (M x K) and B (N x K); a map of other dims reads elsewhere */
+    if (strcmp(f->name, "gemm_bt_tma") == 0) {
+        for (int i = 0; i < 3; i++) l.iv[i] = *(int *)params[3 + i];
+        l.ptr[0] = tmap_addr(params[0], (uint64_t)l.iv[0], (uint64_t)l.iv[2]);
+        l.ptr[1] = tmap_addr(params[1], (uint64_t)l.iv[1], (uint64_t)l.iv[2]);
+        l.ptr[2] = *(CUdeviceptr *)params[2];
+    }
     if (s->capture != NULL) {
         if (s->capture->n == MAX_LAUNCH) return INVALID_VALUE;
         s->capture->l[s->capture->n++] = l;
@@ -777,7 +845,7 @@ CUresult cuGraphLaunch(fgraph *e, fstream *s)
         s->queued[s->nq++] = e;
         return OK;
     }
-    for (int i = 0; i < e->n; i++) execute(c, &e->l[i]);
+    run_graph(c, e);
     return OK;
 }
 CUresult cuGraphExecDestroy(fgraph *e) { free(e); return OK; }

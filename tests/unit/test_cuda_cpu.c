@@ -228,6 +228,43 @@ static void test_args(void)
     CHECK(kg_launch_args_parse("cand", "A, M:i64", gemm_in, 2, gemm_out, 1, &big, args, &n, &err) ==
           KG_OK);
     CHECK(args[1].value.i64 == 3000000000LL);
+
+    /* tensor maps: NAME:tmap:RxC[:swN] of an input or output; the case's
+     * matrix and the TMA's rules from kg_launch_tmap_shape */
+    kg_err_clear(&err);
+    CHECK(kg_launch_args_parse("dev", "A:tmap:64x64:sw128, B:tmap:16x32, C:tmap:8x4, M", gemm_in, 2, gemm_out, 1, &c,
+                               args, &n, &err) == KG_OK);
+    CHECK(n == 4);
+    CHECK(args[0].kind == KG_CARG_TMAP && args[0].index == 0 && !args[0].tmap.out && args[0].tmap.box[0] == 64 &&
+          args[0].tmap.box[1] == 64 && args[0].tmap.swizzle == 128);
+    CHECK(args[1].kind == KG_CARG_TMAP && args[1].index == 1 && args[1].tmap.swizzle == 0 &&
+          args[1].tmap.box[0] == 16 && args[1].tmap.box[1] == 32);
+    CHECK(args[2].kind == KG_CARG_TMAP && args[2].tmap.out && args[2].index == 0);
+    int64_t dims[2] = { 96, 2048 };
+    CHECK(kg_launch_tmap_shape("dev", &c, &args[0], dims, 2, KG_DT_BF16, &err) == KG_OK);
+    CHECK(args[0].tmap.rows == 96 && args[0].tmap.cols == 2048 && args[0].tmap.elem_bytes == 2);
+    /* 64 f32 columns are 256 bytes, wider than the 128-byte swizzle */
+    CHECK(kg_launch_tmap_shape("dev", &c, &args[0], dims, 2, KG_DT_F32, &err) == KG_EINADMISSIBLE);
+    CHECK_STR_CONTAINS(err.msg, "wider than the 128-byte swizzle");
+    kg_err_clear(&err);
+    int64_t odd[3] = { 2, 3, 30 };   /* rows 6, a 60-byte pitch */
+    CHECK(kg_launch_tmap_shape("dev", &c, &args[1], odd, 3, KG_DT_F16, &err) == KG_EINADMISSIBLE);
+    CHECK_STR_CONTAINS(err.msg, "row pitch, 30 columns x 2 bytes, is not a multiple of 16 bytes");
+    kg_err_clear(&err);
+    int64_t three[3] = { 2, 3, 32 };
+    CHECK(kg_launch_tmap_shape("dev", &c, &args[1], three, 3, KG_DT_F16, &err) == KG_OK);
+    CHECK(args[1].tmap.rows == 6 && args[1].tmap.cols == 32);
+    /* a 4-column f32 box row is 16 bytes; 2 columns are 8 */
+    CHECK(kg_launch_tmap_shape("dev", &c, &args[2], dims, 2, KG_DT_F32, &err) == KG_OK);
+    CHECK(kg_launch_args_parse("dev", "A:tmap:8x2", gemm_in, 2, gemm_out, 1, &c, args, &n, &err) == KG_OK);
+    CHECK(kg_launch_tmap_shape("dev", &c, &args[0], dims, 2, KG_DT_F32, &err) == KG_EINADMISSIBLE);
+    CHECK_STR_CONTAINS(err.msg, "a box row, 2 columns x 4 bytes, is not a multiple of 16 bytes");
+    const char *bad[] = { "A:tmap:0x16", "A:tmap:257x16", "A:tmap:16x16:sw16", "A:tmap:16x16:", "A:tmap:16",
+                          "A:tmap:-1x16", "ws:tmap:16x16", "M:tmap:16x16", "A:tmapx" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kg_err_clear(&err);
+        CHECK(kg_launch_args_parse("dev", bad[i], gemm_in, 2, gemm_out, 1, &c, args, &n, &err) == KG_EINPUT);
+    }
 }
 
 static void test_geometry(void)
