@@ -17,14 +17,22 @@
  *          then every split adds its tile into C with float2 atomics (the
  *          order of the additions is not fixed for splits > 2).
  *
- * Why cp.async and not TMA: a TMA copy needs a CUtensorMap encoded on the
- * host (cuTensorMapEncodeTiled) and passed as a kernel parameter; kgate's
- * arguments are buffers and case scalars (src/backend/launch.h), so an arm
- * cannot get one.  The 1-D bulk copy (cp.async.bulk, no map) writes
- * contiguous bytes and cannot produce the swizzled layout: each 16-byte
- * chunk of a swizzled row goes elsewhere.  So each thread copies 16-byte
- * chunks with cp.async to their swizzled addresses; rows past M are
- * zero-filled (src-size 0) and never stored.
+ * Two ways to fill the ring (LOAD):
+ *   LOAD=0  cp.async: each thread copies 16-byte chunks to their swizzled
+ *           addresses; rows past M are zero-filled (src-size 0) and never
+ *           stored; per slice, each thread waits for its own copy group,
+ *           then fences them for the tensor cores' async proxy;
+ *   LOAD=1  the TMA: A and B arrive as tensor maps (kgate encodes them,
+ *           docs/plan-format.md "Tensor maps": A:tmap:BMx64:sw128 with BM =
+ *           64 * MT, B:tmap:BNx64:sw128), and one thread issues two bulk
+ *           tensor copies per slice, 64 elements (128 bytes) of K by BM or
+ *           BN rows each, which the TMA writes in the same 128-byte swizzle
+ *           (chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16) from a
+ *           1024-aligned stage); each stage has an mbarrier that expects the
+ *           two boxes' bytes, and every thread waits on its phase; rows past
+ *           M arrive as zeros (the map's out-of-range fill).
+ * The maps' boxes must match BM and BN: a plan that gets them wrong reads
+ * other rows and fails kgate's checks.
  *
  * Tile: one warpgroup (128 threads) owns 64 * MT rows x BN columns of one
  * split (MT = 2: two m64 wgmma per k16 step on the same B tile, which halves
@@ -40,7 +48,9 @@
  * rule when K % S == 0, which the precondition K % (64 * S) == 0 implies.
  *
  * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
- *   RED = 0 | 1 | 2, MT = 1 | 2 (64 or 128 rows per block).  KG_DTYPE 1 (f16) or 2 (bf16); f32 inputs (TF32) are
+ *   RED = 0 | 1 | 2, MT = 1 | 2 (64 or 128 rows per block), LOAD = 0 | 1
+ *   (cp.async or the TMA; LOAD=1 entries take the maps in place of A and B:
+ *   args = A:tmap:64x64:sw128, B:tmap:BNx64:sw128, ... for MT = 1).  KG_DTYPE 1 (f16) or 2 (bf16); f32 inputs (TF32) are
  *   refused with #error (no precision contract is declared for them here).
  * Needs sm_90a: NVRTC arms set `cflags = --gpu-architecture=sm_90a`.
  * Preconditions (a violation traps): N % BN == 0, K % (64 * S) == 0,
@@ -90,6 +100,12 @@
 #ifndef MT
 #define MT 1
 #endif
+#ifndef LOAD
+#define LOAD 0
+#endif
+#if LOAD != 0 && LOAD != 1
+#error "LOAD must be 0 (cp.async) or 1 (the TMA, A and B as tensor maps)"
+#endif
 
 #if KG_DTYPE == 1
 #define KG_WG_AB ".f16.f16"
@@ -137,7 +153,12 @@
 #else
 #define WG_TILE 0
 #endif
-#define WG_SMEM_NEED ((WG_RING > WG_TILE ? WG_RING : WG_TILE) + 1024)
+#if LOAD == 1                                 /* the stages' mbarriers, after the ring */
+#define WG_BARS (STAGES * 8)
+#else
+#define WG_BARS 0
+#endif
+#define WG_SMEM_NEED ((WG_RING > WG_TILE ? WG_RING : WG_TILE) + WG_BARS + 1024)
 
 __device__ __forceinline__ unsigned kg_smem_addr(const void *p)
 {
@@ -271,6 +292,42 @@ __device__ __forceinline__ void kg_wg_load(unsigned sa, unsigned sb, const kg_in
     }
 }
 
+#if LOAD == 1
+/* a CUtensorMap: 128 opaque bytes */
+struct __align__(64) kg_tmap {
+    unsigned long long w[16];
+};
+#define KG_WG_AB_PARAMS const __grid_constant__ kg_tmap mapA, const __grid_constant__ kg_tmap mapB
+__device__ __forceinline__ void kg_bar_init(unsigned bar)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void kg_bar_wait(unsigned bar, unsigned phase)
+{
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(phase) : "memory");
+}
+/* One K slice by the TMA: the stage's barrier expects both boxes' bytes
+ * (out-of-range rows count: the TMA writes their zeros), then the two
+ * copies complete on it.  One thread. */
+__device__ __forceinline__ void kg_wg_tma(unsigned sa, unsigned sb, unsigned bar, const kg_tmap *mapA,
+                                          const kg_tmap *mapB, int m0, int n0, int k0)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                 "r"((unsigned)(WG_A_BYTES + WG_B_BYTES)) : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(sa), "l"((unsigned long long)mapA), "r"(k0), "r"(m0),
+                 "r"(bar) : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(sb), "l"((unsigned long long)mapB), "r"(k0), "r"(n0),
+                 "r"(bar) : "memory");
+}
+#else
+#define KG_WG_AB_PARAMS const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B
+#endif
+
 #if RED == 1
 #define KG_WG_CLUSTER __cluster_dims__(1, 1, KG_VAR_splits)
 __device__ __forceinline__ unsigned kg_cluster_rank()
@@ -314,8 +371,7 @@ __device__ __forceinline__ float4 kg_ld_cluster(unsigned saddr, unsigned rank)
 #endif
 
 extern "C" __global__ void KG_WG_CLUSTER __launch_bounds__(WG_NT, 1)
-splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float *__restrict__ out,
-             int M, int N, int K)
+splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 {
     extern __shared__ __align__(1024) unsigned char kg_wg_smem[];
     unsigned dsmem;
@@ -342,6 +398,19 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) acc[u][i] = 0.0f;
 
+#if LOAD == 1
+    /* stage st's barrier: 8 bytes at bars + 8 st, after the ring */
+    const unsigned bars = base + (unsigned)(WG_RING > WG_TILE ? WG_RING : WG_TILE);
+    if (tid == 0) {
+        for (int st = 0; st < STAGES; st++) kg_bar_init(bars + 8 * st);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (tid == 0)
+        for (int st = 0; st < STAGES - 1 && st < nk; st++)
+            kg_wg_tma(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, bars + 8 * st, &mapA,
+                      &mapB, m0, n0, kb + st * WG_BK);
+#else
 #pragma unroll
     for (int st = 0; st < STAGES - 1; st++) {
         if (st < nk)
@@ -349,18 +418,31 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
                        m0, n0, kb + st * WG_BK, tid);
         kg_cp_commit();
     }
+#endif
     for (int kt = 0; kt < nk; kt++) {
+#if LOAD == 1
+        /* slice kt's boxes landed: phase kt / STAGES of its stage's barrier */
+        kg_bar_wait(bars + 8 * (kt % STAGES), (unsigned)(kt / STAGES) & 1u);
+#else
         kg_cp_wait<STAGES - 2>();   /* this thread's copies of slice kt landed */
         kg_fence_async_smem();      /* ... and are visible to the tensor cores */
+#endif
         kg_wg_wait<0>();            /* slice kt - 1's wgmma is done with its stage */
         KG_ACC_FENCE();
         __syncthreads();            /* every thread's copies of slice kt; stage of kt - 1 free */
         const int nt = kt + STAGES - 1;
+#if LOAD == 1
+        if (nt < nk && tid == 0) {
+            const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
+            kg_wg_tma(sa, sa + WG_A_BYTES, bars + 8 * (nt % STAGES), &mapA, &mapB, m0, n0, kb + nt * WG_BK);
+        }
+#else
         if (nt < nk) {
             const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
             kg_wg_load(sa, sa + WG_A_BYTES, A, B, M, K, m0, n0, kb + nt * WG_BK, tid);
         }
         kg_cp_commit();
+#endif
         const unsigned sa = base + (kt % STAGES) * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
         kg_wg_fence();
         KG_ACC_FENCE();
@@ -374,7 +456,9 @@ splitk_wgmma(const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B, float
     }
     kg_wg_wait<0>();
     KG_ACC_FENCE();
+#if LOAD == 0
     kg_cp_wait<0>();
+#endif
 
     /* accumulator fragment (PTX ISA, wgmma .m64nNk16 D): warp w, lane
      * g * 4 + t holds rows 16w + g (acc[4j], acc[4j+1]) and 16w + g + 8

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tools/device/hopper_splitk.sh OUTDIR [ncu [ARM]]: the Hopper split-K arms
-# (kernels/cuda/splitk_wgmma.cu, examples/replication/splitk_hopper.kg) on the H200, in one
+# (kernels/cuda/splitk_wgmma.cu, examples/replication/splitk_hopper.kg, or with
+# PLAN=examples/replication/splitk_hopper_tma.kg the TMA-fed forms) on the H200, in one
 # device call of at most 8 minutes (every step under timeout, bounded by what is left of
 # LIMIT = 450 s), with bin/kgate-portable from .carry/bins.tgz (else build/kgate) and PyTorch
 # for the torch arm.  Writes OUTDIR/hopper_splitk.tgz, 8 files at most:
@@ -40,7 +41,10 @@ export KGATE_LOCK_DIR=$(mktemp -d)
 export KGATE_PYTHON=$(command -v python3)
 W=$(mktemp -d)
 P=$W/plan.kg
-sed -e "s#\.\./\.\./kernels#$ROOT/kernels#" examples/replication/splitk_hopper.kg >"$P"
+# PLAN: the plan of the arms (default examples/replication/splitk_hopper.kg, the cp.async
+# ring; examples/replication/splitk_hopper_tma.kg: the same forms fed by the TMA)
+PLAN=${PLAN:-examples/replication/splitk_hopper.kg}
+sed -e "s#\.\./\.\./kernels#$ROOT/kernels#" "$PLAN" >"$P"
 { ldd "$K" | head -5; nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm --format=csv; date -u; "$K" --version;
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)'; } >"$R/env.txt" 2>&1
 step() { echo "$1: exit $2, $(( $(date +%s) - T0 )) s since start" >>"$R/env.txt"; }
@@ -107,8 +111,8 @@ if [ -z "$ARM" ]; then
             cur != "" { body = body $0 "\n"; next }
             /^$/ { pend = pend "\n"; next }
             { printf "%s", pend; pend = ""; print }
-            END { flush() }' examples/replication/splitk_hopper.kg |
-            sed -e 's/^name = splitk_hopper$/name = splitk_hopper_screen\nselected_from = tools\/device\/hopper_splitk.sh short campaign/' >"$R/screen.kg"
+            END { flush() }' "$PLAN" |
+            sed -e 's/^name = \(splitk_hopper[a-z_]*\)$/name = \1_screen\nselected_from = tools\/device\/hopper_splitk.sh short campaign/' >"$R/screen.kg"
         sed "s#\.\./\.\./kernels#$ROOT/kernels#" "$R/screen.kg" >"$W/screen-abs.kg"
         "$K" check "$W/screen-abs.kg" --backend fake -o "$W/screen-check" >/dev/null 2>"$W/screen.err" &&
             echo "== screen.kg: 6 variants selected ($(echo $sel)); parses (kgate check --backend fake)" >>"$R/summary.txt" ||
