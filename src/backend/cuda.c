@@ -555,6 +555,39 @@ static int compile_unit(cuda_ctx *c, const kg_plan *plan, int a, const kg_case *
                                 err);
 }
 
+/* The argument lists of arm a's launches on every case it runs: a plan
+ * error in them (an unknown name, a bad suffix or tensor map, a value that
+ * does not fit) stops the campaign at the build, before any process, as a
+ * compile error does, instead of failing the arm at every load.  What the
+ * case's shape decides (a tensor map the TMA cannot address) is left to
+ * the load, where it makes that case inadmissible for the arm. */
+static int check_args(const kg_plan *plan, int a, int nlaunch, kg_err *err)
+{
+    const kg_arm *arm = &plan->arms[a];
+    for (int k = 0; k < plan->ncases; k++) {
+        if (!kg_plan_arm_applies(plan, a, k)) continue;
+        const kg_case *cs = &plan->cases[k];
+        const kg_op *op = kg_op_find(cs->op);
+        if (op == NULL) continue;   /* the load says so */
+        for (int li = 0; li < nlaunch; li++) {
+            kg_carg args[KG_LAUNCH_MAX_ARGS];
+            int n = 0;
+            const char *text = li == 0 ? arm->args : arm->extra[li - 1].args;
+            int rc = kg_launch_args_parse(arm->name, text, op->in_names, op->nin, op->out_names, op->nout, cs,
+                                          args, &n, err);
+            if (rc != KG_OK) {
+                if (li > 0 && err != NULL) {
+                    char old[KG_ERR_MSG_MAX];
+                    snprintf(old, sizeof old, "%s", err->msg);
+                    snprintf(err->msg, sizeof err->msg, "args%d: %.900s", li + 1, old);
+                }
+                return rc;
+            }
+        }
+    }
+    return KG_OK;
+}
+
 /* Compiles every dtype the arm will be loaded for, so that compile errors
  * stop a campaign before any worker starts; writes the cubins to
  * build_dir (when given) as ARM.DTYPE.cubin for the evidence.  A builtin
@@ -587,6 +620,7 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
     }
     int nlaunch = 0;
     int rc0 = kg_launch_chain_length(arm, &nlaunch, err);
+    if (rc0 == KG_OK) rc0 = check_args(plan, a, nlaunch, err);
     if (rc0 == KG_OK && build_dir != NULL) rc0 = kg_mkdir_p(build_dir, err);
     if (rc0 != KG_OK) return rc0;
     int per_case = arm->specialize && !kg_arm_is_image(arm);

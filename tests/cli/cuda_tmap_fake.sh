@@ -14,8 +14,9 @@
 #   - a case whose row pitch (K = 30 floats, 120 bytes) is not a multiple of
 #     16 bytes: the tensor map arms are INADMISSIBLE there, saying why, and
 #     the baseline still runs it;
-#   - the plan's errors: a box side over 256, a swizzle the TMA lacks, a
-#     box row wider than its swizzle, a map of the workspace, a bad form.
+#   - the plan's errors, refused before the first process: a box side over
+#     256, a swizzle the TMA lacks, a bad form; and the box rows the TMA
+#     cannot take (wider than the swizzle, not of 16 bytes): inadmissible.
 # Skipped without NVRTC or without the stand-in driver.
 . tests/cli_lib.sh
 FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
@@ -76,17 +77,26 @@ expect_grep "odd,tma,pre,admissible,fail,.*argument A:tmap:16x16: its row pitch,
 expect_grep "odd,tma_t,pre,admissible,fail,.*argument A:tmap:16x16: its row pitch, 30 columns x 4 bytes, is not a multiple of 16 bytes" "$T/nopre/checks/proc-000.csv"
 echo "ok   without the precondition, a 120-byte row pitch is inadmissible where kgate encodes the map, saying why"
 
-bad() { # args message
+bad() { # args message: refused by the build, before any process
     run bad "$1"; st=$?
-    [ $st -ne 0 ] || die "args = $1 was accepted"
+    [ $st = 2 ] || { cat "$T/bad.log" >&2; die "args = $1: exit $st, expected 2 (refused before the first process)"; }
+    [ -f "$T/bad/processes.csv" ] && [ "$(grep -c . "$T/bad/processes.csv")" -gt 1 ] && die "args = $1: a process ran"
     grep -q -- "$2" "$T/bad.log" "$T/bad/report.md" 2>/dev/null ||
         { cat "$T/bad.log" >&2; die "args = $1: no message '$2'"; }
 }
 bad "A:tmap:300x16, B:tmap:16x16, C, M, N, K" "the box is 300x16; each side is 1 to 256"
 bad "A:tmap:16x16:sw48, B:tmap:16x16, C, M, N, K" "swizzle 48 bytes; the TMA swizzles 32, 64 or 128"
-bad "A:tmap:16x16:sw32, B:tmap:16x16, C, M, N, K" "a box row, 16 columns x 4 bytes, is wider than the 32-byte swizzle"
-bad "A:tmap:16x2, B:tmap:16x16, C, M, N, K" "a box row, 2 columns x 4 bytes, is not a multiple of 16 bytes"
+inadm() { # args message: every case inadmissible for the tensor map arms, saying why
+    run bad "$1"; st=$?
+    [ $st -le 1 ] || { cat "$T/bad.log" >&2; die "args = $1: exit $st"; }
+    for a in tma tma_t; do
+        [ "$(results "$T/bad" s $a | cut -d, -f1)" = inadmissible ] || die "args = $1: $a is not inadmissible on case s"
+    done
+    grep -q -- "$2" "$T/bad/checks/proc-000.csv" || { cat "$T/bad/checks/proc-000.csv" >&2; die "args = $1: no message '$2'"; }
+}
+inadm "A:tmap:16x16:sw32, B:tmap:16x16, C, M, N, K" "a box row, 16 columns x 4 bytes, is wider than the 32-byte swizzle"
+inadm "A:tmap:16x2, B:tmap:16x16, C, M, N, K" "a box row, 2 columns x 4 bytes, is not a multiple of 16 bytes"
 bad "A:tmap16x16, B, C, M, N, K" "a tensor map is written NAME:tmap:RxC"
 bad "A:f32, B, C, M, N, K" "a buffer takes no type suffix but :tmap:RxC"
-echo "ok   a box over 256, a swizzle the TMA lacks, a box row wider than its swizzle or not of 16 bytes, a bad form: each refused with its rule"
+echo "ok   a box over 256, a swizzle the TMA lacks, a bad form: each refused before the first process with its rule; a box row wider than its swizzle or not of 16 bytes: inadmissible where the map is encoded"
 echo "cuda_tmap_fake: ok"
