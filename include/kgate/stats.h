@@ -33,6 +33,12 @@ double kg_median(const double *v, size_t n);
  * doubles can be had). */
 void kg_sort_doubles(double *v, size_t n);
 double kg_mean(const double *v, size_t n);
+/* Huber's M-estimate of the location of n values: k = 1.345 robust SDs
+ * (the MAD x 1.4826 about the median), iteratively reweighted from the
+ * median until it moves by less than 1e-12 of itself (at most 50 steps);
+ * the mean when the MAD is 0 (more than half the values equal) and for
+ * n <= 2; NAN for n == 0.  work: n doubles of scratch. */
+double kg_huber(const double *v, size_t n, double *work);
 /* Sample standard deviation (n - 1 denominator); 0 for n < 2. */
 double kg_sd(const double *v, size_t n);
 /* Quantile p of Student's t with df degrees of freedom (GSL). */
@@ -252,6 +258,18 @@ typedef struct kg_arm_result {
     int clock_rounds, clock_rounds_flagged;
     int clock_demoted;
     char clock_reason[96];
+    /* The robust check (docs/statistics.md, item 7): the contrast again,
+     * with D(p) Huber's M-estimate of the process's deltas (kg_huber) in
+     * place of their mean.  has_robust: that effect has an interval, with
+     * robust_lo/robust_hi its reduction bounds; robust_demoted: a FASTER or
+     * SLOWER of the mean that the robust estimate does not give, now
+     * INCONCLUSIVE (a few rounds carry the mean). */
+    int has_robust;
+    double robust_lo, robust_hi;
+    int robust_demoted;
+    /* the two effects lie more than KG_ROBUST_SHIFT SEs apart: the
+     * interval gate then also needs robust_lo >= min_reduction */
+    int robust_shifted;
     /* The gate's test of this pair (gated: a candidate on a gated case);
      * gate_why: why it fails the gate, "" when it passes (the
      * campaign-wide conditions, order and control, are the analysis'

@@ -162,6 +162,10 @@ static void result_blank(kg_arm_result *r)
     r->clock_rounds = r->clock_rounds_flagged = -1;
     r->clock_demoted = 0;
     r->clock_reason[0] = '\0';
+    r->has_robust = 0;
+    r->robust_lo = r->robust_hi = (double)NAN;
+    r->robust_demoted = 0;
+    r->robust_shifted = 0;
     r->has_level = 0;
     memset(&r->level, 0, sizeof r->level);
 }
@@ -410,6 +414,8 @@ done:
 /* Scratch arrays reused for every (case, arm). */
 typedef struct scratch {
     double *D; int *Ddir; int nD;
+    double *Dr;                 /* the robust D(p), beside D */
+    double *dl, *dw;            /* one process's deltas, and kg_huber's scratch */
     double *pm[2]; int npm[2];
     double *pm_all; int npm_all;
     double *drift; int ndrift;
@@ -419,7 +425,7 @@ typedef struct scratch {
 
 static void scratch_free(scratch *s)
 {
-    free(s->D); free(s->Ddir);
+    free(s->D); free(s->Ddir); free(s->Dr); free(s->dl); free(s->dw);
     free(s->pm[0]); free(s->pm[1]); free(s->pm_all);
     free(s->drift);
     free(s->red[0]); free(s->red[1]); free(s->red_all);
@@ -432,6 +438,9 @@ static int scratch_alloc(scratch *s, int nproc, int nrounds)
     size_t np = (size_t)nproc + 1, nr = (size_t)nproc * (size_t)nrounds + 1;
     s->D = malloc(np * sizeof *s->D);
     s->Ddir = malloc(np * sizeof *s->Ddir);
+    s->Dr = malloc(np * sizeof *s->Dr);
+    s->dl = malloc(((size_t)nrounds + 1) * sizeof *s->dl);
+    s->dw = malloc(((size_t)nrounds + 1) * sizeof *s->dw);
     s->pm[0] = malloc(np * sizeof(double));
     s->pm[1] = malloc(np * sizeof(double));
     s->pm_all = malloc(np * sizeof(double));
@@ -439,7 +448,7 @@ static int scratch_alloc(scratch *s, int nproc, int nrounds)
     s->red[0] = malloc(nr * sizeof(double));
     s->red[1] = malloc(nr * sizeof(double));
     s->red_all = malloc(nr * sizeof(double));
-    if (!s->D || !s->Ddir || !s->pm[0] || !s->pm[1] || !s->pm_all || !s->drift
+    if (!s->D || !s->Ddir || !s->Dr || !s->dl || !s->dw || !s->pm[0] || !s->pm[1] || !s->pm_all || !s->drift
         || !s->red[0] || !s->red[1] || !s->red_all) {
         scratch_free(s);
         return KG_ENOMEM;
@@ -544,6 +553,12 @@ static void physics(const kg_case_limit *lim, const kg_arm *arm, kg_arm_result *
     }
 }
 
+/* The robust check's threshold: |theta(mean) - theta(Huber)| in SEs of
+ * the mean's effect (docs/statistics.md, item 7). */
+#ifndef KG_ROBUST_SHIFT
+#define KG_ROBUST_SHIFT 1.0
+#endif
+
 /* The paired contrasts, D(p), the effect and the round statistics. */
 static void contrast_arm_stats(const kg_analysis_in *in, const table *t, int c, int a,
                                kg_arm_result *r, scratch *s)
@@ -565,6 +580,7 @@ static void contrast_arm_stats(const kg_analysis_in *in, const table *t, int c, 
             if (nr == 0) dfirst = delta;
             dlast = delta;
             sum += delta;
+            s->dl[nr] = delta;
             nr++;
             double red = 1.0 - exp(delta);
             s->red[d][s->nred[d]++] = red;
@@ -574,6 +590,7 @@ static void contrast_arm_stats(const kg_analysis_in *in, const table *t, int c, 
         }
         if (nr > 0) {
             s->D[s->nD] = sum / nr;
+            s->Dr[s->nD] = kg_huber(s->dl, (size_t)nr, s->dw);
             s->Ddir[s->nD] = d;
             s->nD++;
         }
@@ -599,6 +616,25 @@ static void contrast_arm_stats(const kg_analysis_in *in, const table *t, int c, 
         == KG_OK) {
         r->has_effect = 1;
         r->verdict = kg_verdict_of(&r->eff, cp->margin, cp->equivalence);
+        /* the robust check: a claim of speed must not rest on a few rounds */
+        kg_effect er;
+        if (kg_effect_compute(s->Dr, s->Ddir, s->nD, cp->alpha, cp->order_min, &er, &local) == KG_OK &&
+            er.has_interval) {
+            r->has_robust = 1;
+            r->robust_lo = er.rho_lo;
+            r->robust_hi = er.rho_hi;
+            kg_verdict vr = kg_verdict_of(&er, cp->margin, cp->equivalence);
+            /* demoted only where the robust estimate moved the effect by
+             * more than KG_ROBUST_SHIFT standard errors: on clean rounds
+             * the two differ by a fraction of one, and a claim near its
+             * margin is left to the mean's interval */
+            int shifted = fabs(r->eff.theta - er.theta) > KG_ROBUST_SHIFT * r->eff.se;
+            r->robust_shifted = shifted;
+            if ((r->verdict == KG_VERDICT_FASTER || r->verdict == KG_VERDICT_SLOWER) && vr != r->verdict && shifted) {
+                r->verdict = KG_VERDICT_INCONCLUSIVE;
+                r->robust_demoted = 1;
+            }
+        }
     } else {
         /* Only one direction has data: the point estimates would be
          * confounded with order, so no effect is reported. */
@@ -1154,6 +1190,12 @@ static int gate_pair_fails(const kg_plan *plan, const kg_arm_result *r, const kg
                      cn, an, PCT(r->eff.rho_lo), PCT(g->min_reduction));
             return 1;
         }
+        if (r->has_robust && r->robust_shifted && !(r->robust_lo >= g->min_reduction)) {
+            snprintf(why, cap, "case %s, arm %s: the robust check: with each process's Huber estimate of its rounds "
+                     "the lower bound of reduction is %.2f%% < %.2f%% (a few rounds carry the mean's %.2f%%)",
+                     cn, an, PCT(r->robust_lo), PCT(g->min_reduction), PCT(r->eff.rho_lo));
+            return 1;
+        }
         if (r->has_cycles && !(r->has_cycle_effect && r->eff_cycles.has_interval)) {
             snprintf(why, cap, "case %s, arm %s: no confidence interval in cycles (samples without a clock)",
                      cn, an);
@@ -1544,5 +1586,7 @@ const char *kg_result_label(const kg_arm_result *r)
     if (r->label[0] != '\0') return r->label;
     if (r->role == KG_ROLE_BASELINE)
         return r->state == KG_ARM_OK && r->verdict != KG_VERDICT_INVALID ? "baseline" : kg_verdict_name(r->verdict);
+    /* a claim the robust check took back says so where verdicts are read */
+    if (r->robust_demoted) return "INCONCLUSIVE (robust check)";
     return kg_verdict_label(r->verdict, r->has_effect && r->eff.has_interval && r->eff.order_flag);
 }

@@ -195,6 +195,30 @@ double kg_mean(const double *v, size_t n)
     return s / (double)n;
 }
 
+double kg_huber(const double *v, size_t n, double *work)
+{
+    if (v == NULL || n == 0) return (double)NAN;
+    if (n <= 2 || work == NULL) return kg_mean(v, n);
+    double med = kg_median(v, n);
+    for (size_t i = 0; i < n; i++) work[i] = fabs(v[i] - med);
+    double scale = 1.4826 * kg_median(work, n);
+    if (!(scale > 0.0) || !isfinite(scale)) return kg_mean(v, n);
+    double k = 1.345 * scale, mu = med;
+    for (int it = 0; it < 50; it++) {
+        double sw = 0.0, swx = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double r = fabs(v[i] - mu), w = r <= k ? 1.0 : k / r;
+            sw += w;
+            swx += w * v[i];
+        }
+        double nmu = swx / sw;
+        int done = fabs(nmu - mu) < 1e-12 * (1.0 + fabs(mu));
+        mu = nmu;
+        if (done) break;
+    }
+    return mu;
+}
+
 double kg_sd(const double *v, size_t n)
 {
     if (v == NULL || n < 2) return 0.0;

@@ -78,6 +78,10 @@ static const kg_col results_cols[] = {
                                                             "every sample)" },
     { "clock_mismatched_rounds", KG_COL_INT, 1, NULL, NULL, "the case's rounds whose arms' median SM clocks differ "
                                                            "by more than 1% (empty: no clocks)" },
+    { "reduction_lower_robust", KG_COL_REAL, 1, NULL, NULL, "the lower bound with D(p) Huber's estimate of the "
+                                                          "process's deltas (the robust check)" },
+    { "robust_demoted", KG_COL_FLAG, 1, NULL, NULL, "1: a FASTER or SLOWER of the mean that the robust check "
+                                                    "made INCONCLUSIVE" },
 };
 
 /* the samples table: every timed sample of the accepted processes. */
@@ -148,7 +152,11 @@ static void results_csv(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an)
             /* clocks: empty where the case has none */
             csv_num(sb, r->has_cycles && r->has_cycle_effect && r->eff_cycles.has_interval ? r->eff_cycles.rho_lo
                                                                                          : (double)NAN);
-            if (r->clock_rounds >= 0) kg_sb_printf(sb, ",%d\n", r->clock_rounds_flagged);
+            if (r->clock_rounds >= 0) kg_sb_printf(sb, ",%d", r->clock_rounds_flagged);
+            else kg_sb_puts(sb, ",");
+            /* the robust check: empty without its interval */
+            csv_num(sb, r->has_robust ? r->robust_lo : (double)NAN);
+            if (r->has_robust) kg_sb_printf(sb, ",%d\n", r->robust_demoted);
             else kg_sb_puts(sb, ",\n");
         }
 }

@@ -38,6 +38,14 @@ static json_t *effect_json(const kg_arm_result *r)
     json_object_set_new(e, "order_t", jnum(r->eff.order_tq));
     json_object_set_new(e, "reduction_lower_fwd", jnum(r->eff.rho_lo_dir[0]));
     json_object_set_new(e, "reduction_lower_rev", jnum(r->eff.rho_lo_dir[1]));
+    if (r->has_robust) {
+        /* the robust check (docs/statistics.md, item 7) */
+        json_t *rb = json_object();
+        json_object_set_new(rb, "reduction_lower", jnum(r->robust_lo));
+        json_object_set_new(rb, "reduction_upper", jnum(r->robust_hi));
+        json_object_set_new(rb, "demoted", json_boolean(r->robust_demoted));
+        json_object_set_new(e, "robust", rb);
+    }
     if (r->in_family) {
         json_object_set_new(e, "p_value", jnum(r->p_value));
         json_object_set_new(e, "p_adjusted", jnum(r->p_adj));

@@ -575,6 +575,30 @@ static void controls_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
     }
 }
 
+/* "## Robust check": the arms whose FASTER or SLOWER of the mean the
+ * robust check made INCONCLUSIVE; nothing when there is none. */
+static void robust_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
+{
+    int any = 0;
+    for (int i = 0; i < an->ncases * an->narms; i++) any |= an->res[i].robust_demoted;
+    if (!any) return;
+    kg_sb_puts(sb, "\n## Robust check\n\n");
+    kg_sb_puts(sb, "Each contrast is analysed again with each process's Huber estimate of its paired rounds in place "
+                   "of their mean. A FASTER or SLOWER of the mean is INCONCLUSIVE where the robust estimate does not "
+                   "give it and lies more than one standard error away: a few rounds (a host that descheduled one "
+                   "arm's rounds, for instance) carry the claim (docs/statistics.md, item 7).\n\n");
+    kg_sb_puts(sb, "| case | arm | reduction (mean) | interval (mean) | interval (robust) | verdict |\n"
+                   "|---|---|---|---|---|---|\n");
+    for (int c = 0; c < plan->ncases; c++)
+        for (int a = 0; a < plan->narms; a++) {
+            const kg_arm_result *r = &an->res[c * an->narms + a];
+            if (!r->robust_demoted) continue;
+            kg_sb_printf(sb, "| %s | %s | %+.2f%% | [%+.2f%%, %+.2f%%] | [%+.2f%%, %+.2f%%] | INCONCLUSIVE |\n",
+                         plan->cases[c].name, plan->arms[a].name, 100 * r->eff.rho, 100 * r->eff.rho_lo,
+                         100 * r->eff.rho_hi, 100 * r->robust_lo, 100 * r->robust_hi);
+        }
+}
+
 /* "## Order check": each contrast forward against reverse. */
 static void order_md(kg_sb *sb, const kg_plan *plan, const kg_analysis *an)
 {
@@ -634,6 +658,7 @@ static void write_md(kg_sb *sb, const kg_evidence *ev, const kg_analysis *an, js
     family_md(sb, plan, an);
     controls_md(sb, plan, an);
     order_md(sb, plan, an);
+    robust_md(sb, plan, an);
     clocks_md(sb, plan, an);
     correctness_md(sb, ev);
     host_watch(sb, ev);

@@ -130,8 +130,11 @@ static const char *KIND[] = {"none", "round_either", "round_base", "round_cand",
  * and in a loaded process each cell is hit with probability BURST_HIT */
 #define BURST_HIT 0.25
 
-enum { E_MEAN, E_MEDIAN, E_TRIM, E_WINS, E_HUBER, E_WATCH90, E_WATCH50, NEST };
-static const char *EST[] = {"mean", "median", "trim20", "wins20", "huber", "watch90", "watch50"};
+#ifndef GUARD_SHIFT
+#define GUARD_SHIFT 1.0
+#endif
+enum { E_MEAN, E_MEDIAN, E_TRIM, E_WINS, E_HUBER, E_WATCH90, E_WATCH50, E_GUARD, NEST };
+static const char *EST[] = {"mean", "median", "trim20", "wins20", "huber", "watch90", "watch50", "guard"};
 
 static int cmpd(const void *a, const void *b)
 {
@@ -250,6 +253,7 @@ static void campaign(const design *d, double truth, int kind, double q, double F
         memcpy(sorted, delta, sizeof(double) * (size_t)m);
         qsort(sorted, (size_t)m, sizeof *sorted, cmpd);
         D[E_MEAN][p] = est_mean(delta, m);
+        D[E_GUARD][p] = D[E_MEAN][p];
         D[E_MEDIAN][p] = median_sorted(sorted, m);
         D[E_TRIM][p] = est_trim(sorted, m, 0.2);
         D[E_WINS][p] = est_wins(sorted, m, 0.2);
@@ -286,6 +290,19 @@ static void run_cell(const design *d, double truth, int kind, double q, double F
             }
             kg_verdict v = kg_verdict_of(&eff, margin, equiv);
             kg_verdict v0 = kg_verdict_of(&eff, 0.0, equiv);
+            if (e == E_GUARD) {
+                /* kgate's robust check (src/analysis/analysis.c): the mean's
+                 * FASTER or SLOWER, demoted to INCONCLUSIVE where the Huber
+                 * effect's verdict differs and the two effects are more than
+                 * GUARD_SHIFT of the mean's SE apart */
+                kg_effect eh;
+                if (kg_effect_compute(D[E_HUBER], dir, 2 * d->P, alpha, order_min, &eh, &err) == KG_OK &&
+                    eh.has_interval && fabs(eff.theta - eh.theta) > GUARD_SHIFT * eff.se) {
+                    kg_verdict vh = kg_verdict_of(&eh, margin, equiv), vh0 = kg_verdict_of(&eh, 0.0, equiv);
+                    if ((v == KG_VERDICT_FASTER || v == KG_VERDICT_SLOWER) && vh != v) v = KG_VERDICT_INCONCLUSIVE;
+                    if ((v0 == KG_VERDICT_FASTER || v0 == KG_VERDICT_SLOWER) && vh0 != v0) v0 = KG_VERDICT_INCONCLUSIVE;
+                }
+            }
             tally *ty = &t[e];
             ty->n++;
             ty->faster += v == KG_VERDICT_FASTER;
