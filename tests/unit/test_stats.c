@@ -367,9 +367,39 @@ static void test_sort_like_qsort(void)
     CHECK_MSG(bad == 0, "%d arrays sorted or halved unlike qsort", bad);
 }
 
+/* kg_huber: the estimating equation at its result, the outlier's bounded
+ * pull, the mean where the MAD is 0 or n <= 2, location and scale
+ * equivariance, the input untouched. */
+static void test_huber(void)
+{
+    double w[16];
+    double two[] = {1, 4}, same[] = {2, 2, 2, 5, 2}, sym[] = {-2, -1, 0, 1, 2};
+    CHECK(isnan(kg_huber(two, 0, w)));
+    CHECK(kg_huber(two, 2, w) == 2.5);
+    CHECK(kg_huber(same, 5, w) == kg_mean(same, 5));   /* MAD 0 */
+    CHECK_NEAR(kg_huber(sym, 5, w), 0.0, 1e-15, 0);
+    double x[] = {1, 2, 3, 4, 100}, x0[5];
+    memcpy(x0, x, sizeof x);
+    double mu = kg_huber(x, 5, w);
+    CHECK(memcmp(x, x0, sizeof x) == 0);
+    /* median 3, MAD 1: k = 1.345 x 1.4826; sum of clipped residuals 0 at mu */
+    double k = 1.345 * 1.4826, psi = 0;
+    for (int i = 0; i < 5; i++) psi += fmax(-k, fmin(k, x[i] - mu));
+    CHECK_NEAR(psi, 0.0, 1e-9, 0);
+    CHECK(mu > 2.5 && mu < 3.6);         /* the mean is 22 */
+    double shifted[5], scaled[5];
+    for (int i = 0; i < 5; i++) {
+        shifted[i] = x[i] - 7.25;
+        scaled[i] = 0.01 * x[i];
+    }
+    CHECK_NEAR(kg_huber(shifted, 5, w), mu - 7.25, 1e-9, 0);
+    CHECK_NEAR(kg_huber(scaled, 5, w), 0.01 * mu, 1e-11, 0);
+}
+
 int main(void)
 {
     test_sort_like_qsort();
+    test_huber();
     test_multiplicity();
     test_primitives_by_hand();
     test_primitive_fixture();
