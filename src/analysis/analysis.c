@@ -24,6 +24,11 @@
  *     verdict from kg_verdict_of(campaign.margin, campaign.equivalence)
  *     (§3.5).  A direction without any process leaves has_effect = 0 and
  *     the verdict INCONCLUSIVE; no D(p) at all gives NO DATA.
+ *   - The robust check (docs/statistics.md, item 7): the same effect with
+ *     D(p) = kg_huber of the process's deltas; where it lies more than
+ *     KG_ROBUST_SHIFT SEs from the mean's, a FASTER or SLOWER it does not
+ *     give becomes INCONCLUSIVE (robust_demoted) and the interval gate
+ *     also needs its lower bound (robust_shifted, robust_lo).
  *   - Descriptive statistics (§3.2, kept next to theta): the process
  *     median of an arm is the median of all its samples in that process;
  *     med_ns[d] is the median of the process medians over processes of
