@@ -70,3 +70,14 @@ expect_honest() { # folder what
     [ -s "$T/honest.fail" ] && { head -n 20 "$T/honest.fail" >&2; die "$2: honest kernels failed checks"; }
     return 0
 }
+# The stand-in CUDA driver ($FAKE) copied into $T beside a settings file of
+# NAME=VALUE lines (LIB.env, tests/unit/fake_libcuda.c), which its copies in
+# the cuda arm hosts read too (their environment is kgate's own); FAKE then
+# names the copy.
+fake_cuda_copy() { # NAME=VALUE...
+    mkdir -p "$T/fake"
+    cp "$FAKE" "$T/fake/libcuda_fake.so"
+    FAKE=$T/fake/libcuda_fake.so
+    : >"$FAKE.env"
+    for kv in "$@"; do echo "$kv" >>"$FAKE.env"; done
+}

@@ -21,13 +21,9 @@ FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
 [ -f "$FAKE" ] || { echo "cuda_cache_fake: no $FAKE, skipped" >&2; exit 0; }
 ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || [ -n "${CUDA_HOME:-}" ] ||
     { echo "cuda_cache_fake: no NVRTC, skipped" >&2; exit 0; }
-# the stand-in copied beside its settings, read by its copies in the arm
-# hosts too: a graph whose two operations read one input set faults
-# (each operation of a pack reads a set of its own, in both regimes here)
-mkdir -p "$T/fake"
-cp "$FAKE" "$T/fake/libcuda_fake.so"
-FAKE=$T/fake/libcuda_fake.so
-echo "FAKE_CUDA_DISTINCT_SETS=1" >"$FAKE.env"
+# a graph whose operations read one input set faults, in the arm hosts too
+# (each operation of a pack reads a set of its own)
+fake_cuda_copy FAKE_CUDA_DISTINCT_SETS=1
 arm() { # name role trusted
     printf '[arm %s]\nop = gemm_bt\nrole = %s\ntrusted = %s\nsource = %s\nentry = gemm_bt_naive\n' "$1" "$2" "$3" \
         "$(pwd)/kernels/cuda/gemm_bt_naive.cu"

@@ -23,12 +23,9 @@ FAKE=$(pwd)/${BUILD:-build}/tests/libcuda_fake.so
 [ -f "$FAKE" ] || { echo "cuda_tmap_fake: no $FAKE, skipped" >&2; exit 0; }
 ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' || [ -n "${CUDA_HOME:-}" ] ||
     { echo "cuda_tmap_fake: no NVRTC, skipped" >&2; exit 0; }
-# the stand-in copied beside its settings, which its copies in the cuda arm
-# hosts read too (their environment is kgate's own, not the test's)
-mkdir -p "$T/fake"
-cp "$FAKE" "$T/fake/libcuda_fake.so"
-FAKE=$T/fake/libcuda_fake.so
-echo "FAKE_CUDA_DISTINCT_SETS=1" >"$FAKE.env"
+# a graph whose operations read one input set faults, in the arm hosts too
+# (each operation of a pack reads a set of its own)
+fake_cuda_copy FAKE_CUDA_DISTINCT_SETS=1
 TMA=$(pwd)/kernels/cuda/gemm_bt_tma.cu
 plan() { # args-of-the-tma-arms [extra-lines-of-the-tma-arms]
     printf '[campaign]\nname = tmap_fake\nbackend = cuda\nquiet = 0\nwarmup = 1\nsamples = 2\nrounds = 2\n'
