@@ -576,10 +576,12 @@ static int check_args(const kg_plan *plan, int a, int nlaunch, kg_err *err)
             int rc = kg_launch_args_parse(arm->name, text, op->in_names, op->nin, op->out_names, op->nout, cs,
                                           args, &n, err);
             if (rc != KG_OK) {
-                if (li > 0 && err != NULL) {
-                    char old[KG_ERR_MSG_MAX];
+                /* where to fix it: the plan, the arm's section, the key */
+                if (err != NULL) {
+                    char old[KG_ERR_MSG_MAX], key[16] = "args";
+                    if (li > 0) snprintf(key, sizeof key, "args%d", li + 1);
                     snprintf(old, sizeof old, "%s", err->msg);
-                    snprintf(err->msg, sizeof err->msg, "args%d: %.900s", li + 1, old);
+                    snprintf(err->msg, sizeof err->msg, "%.200s:%d: %s: %.600s", plan->path, arm->line, key, old);
                 }
                 return rc;
             }

@@ -81,7 +81,7 @@ bad() { # args message: refused by the build, before any process
     grep -q -- "$2" "$T/bad.log" "$T/bad/report.md" 2>/dev/null ||
         { cat "$T/bad.log" >&2; die "args = $1: no message '$2'"; }
 }
-bad "A:tmap:300x16, B:tmap:16x16, C, M, N, K" "the box is 300x16; each side is 1 to 256"
+bad "A:tmap:300x16, B:tmap:16x16, C, M, N, K" "bad.kg:30: args: arm 'tma': argument 'A:tmap:300x16': the box is 300x16; each side is 1 to 256"
 bad "A:tmap:16x16:sw48, B:tmap:16x16, C, M, N, K" "swizzle 48 bytes; the TMA swizzles 32, 64 or 128"
 inadm() { # args message: every case inadmissible for the tensor map arms, saying why
     run bad "$1"; st=$?
