@@ -8,7 +8,9 @@
  * mbarrier with the bytes to expect and issues two bulk tensor copies
  * (cp.async.bulk.tensor.2d) into shared memory; every thread waits on the
  * barrier's phase, accumulates, and the block syncs before the next copy
- * reuses the tiles.  Elements past M, N or K arrive as zeros (the map's
+ * reuses the tiles, which the issuing thread first fences for the async
+ * proxy (the TMA's writes are not ordered after the threads' generic reads
+ * by the barrier alone).  Elements past M, N or K arrive as zeros (the map's
  * out-of-range fill), so every shape works whose row pitch, K x 4 bytes,
  * is a multiple of 16: the contract requires K % 4 == 0 (without it kgate
  * makes such a case inadmissible for the arm when it encodes the map).
@@ -52,6 +54,12 @@ extern "C" __global__ void gemm_bt_tma(const __grid_constant__ kg_tmap mapA, con
     unsigned phase = 0;
     for (int k0 = 0; k0 < K; k0 += 16) {
         if (leader) {
+            /* the block's reads of the tiles (generic proxy, ordered by the
+             * barrier at the end of the last step) before the TMA (async
+             * proxy) overwrites them: without this fence a copy can land
+             * under a read (3 of 3 kgate check runs on the H200 found wrong
+             * elements; with it 0 of 3, tools/device/tma_probe.sh) */
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
             asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(2u * 16u * 16u * 4u)
                          : "memory");
             asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"

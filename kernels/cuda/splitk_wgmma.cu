@@ -315,6 +315,10 @@ __device__ __forceinline__ void kg_bar_wait(unsigned bar, unsigned phase)
 __device__ __forceinline__ void kg_wg_tma(unsigned sa, unsigned sb, unsigned bar, const kg_tmap *mapA,
                                           const kg_tmap *mapB, int m0, int n0, int k0)
 {
+    /* whatever the block did to the stage before (its last reader is the
+     * tensor cores, async like the TMA; the fence orders any generic access
+     * too, as gemm_bt_tma.cu needs it) */
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
                  "r"((unsigned)(WG_A_BYTES + WG_B_BYTES)) : "memory");
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
