@@ -155,6 +155,24 @@ def perturbed(a, k, dtype):
     return a * (1 + u * s)
 
 
+SHORT = ("f16", "bf16", "e4m3", "e5m2")
+LONG = ("f32", "f64")
+
+
+def perturbed_dtype(dtypes):
+    """The type the perturbed evaluation computes in, from the storage
+    dtypes of the case's inputs: float32 where every floating input is
+    stored in 16 bits or fewer (the moved inputs are exact in float32; their
+    own type would round the move away), else float64 (float32 would
+    quantise the move of a float32 input to whole units, and the mean of a
+    constant row lands on some of them: the sensitivity vanishes at half the
+    row).  None where no input is floating."""
+    floats = [d for d in dtypes if d in SHORT or d in LONG]
+    if not floats:
+        return None
+    return "float64" if any(d in LONG for d in floats) else "float32"
+
+
 class Op:
     def __init__(self, req, fds):
         if len(fds) != 1:
@@ -186,7 +204,9 @@ class Op:
         ins, outs = req["in"], req["out"]
         if len(fds) != len(ins) + len(outs):
             raise RuntimeError("CALL takes %d descriptors" % (len(ins) + len(outs)))
-        lib = req["mode"] in ("lib", "libp")
+        lib = req["mode"] == "lib"
+        ref = req["mode"] == "ref"
+        pdt = perturbed_dtype([d["dtype"] for d in ins]) if req["mode"] == "libp" else None
         args = []
         try:
             for k, d in enumerate(ins):
@@ -196,8 +216,10 @@ class Op:
                 with mmap.mmap(fds[k], n * 8, prot=mmap.PROT_READ) as mm:
                     a = np.frombuffer(mm, dtype="<f8", count=n).reshape(d["shape"]).copy()
                 if req["mode"] == "libp":
-                    a = perturbed(a, k, TORCH_LIB[d["dtype"]] if self.torch else NP_LIB[d["dtype"]])
-                if lib:
+                    # moved by a float32 unit and evaluated in pdt; integers keep their type
+                    libt = TORCH_LIB[d["dtype"]] if self.torch else NP_LIB[d["dtype"]]
+                    a = perturbed(a, k, libt).astype(libt if UNIT.get(libt) is None else pdt)
+                elif lib:
                     a = a.astype(NP_LIB[d["dtype"]]) if not self.torch else a
                 if self.torch:
                     import torch
@@ -219,7 +241,7 @@ class Op:
                     import torch
                     if not isinstance(x, torch.Tensor):
                         raise RuntimeError("output %s is a %s, not a torch.Tensor" % (d["name"], type(x).__name__))
-                    if lib and x.dtype == torch.bfloat16:
+                    if not ref and x.dtype == torch.bfloat16:
                         x = x.float()
                     x = x.detach().cpu().numpy()
                 elif not isinstance(x, np.ndarray) and not np.isscalar(x):
@@ -230,7 +252,7 @@ class Op:
                                                                                     list(d["shape"])))
                 if x.dtype.kind not in "fiub":
                     raise RuntimeError("output %s has dtype %s (a real array is due)" % (d["name"], x.dtype))
-                if not lib and x.dtype != np.float64:
+                if ref and x.dtype != np.float64:
                     raise RuntimeError("output %s is %s: the reference gets float64 inputs and must return float64 "
                                        "(compute in float64)" % (d["name"], x.dtype))
                 os.pwrite(fds[len(ins) + o], np.ascontiguousarray(x, dtype="<f8").tobytes(), 0)
