@@ -44,7 +44,12 @@ typedef struct kg_dbuf {
  * checked run: n = 1) reads kg_binding_op_in(b, i, n): the last one
  * in[], the one before it op_in[0], the one before that op_in[1], ...,
  * and in[] where no such set is bound (nop = 0: every operation reads
- * in[]).  The output a sample leaves is then always of in[]'s inputs. */
+ * in[]).  The output a sample leaves in out[] is then always of in[]'s
+ * inputs.  With op_outs = 1 the operation that reads op_in[j] writes
+ * op_out[j] (its own output, which the sampled checks may compare: an
+ * operation before the last is then checked too), where the backend
+ * says the kernel can (kg_backend_op_outputs); with op_outs = 0 every
+ * operation writes out[]. */
 typedef struct kg_binding {
     const kg_case *kase;
     kg_dbuf in[KG_MAX_IN];   int nin;
@@ -54,6 +59,8 @@ typedef struct kg_binding {
     int pack;              /* operations per timed sample */
     kg_dbuf op_in[KG_BIND_MAX_OP_SETS][KG_MAX_IN];
     int nop;               /* sets in op_in, 0 .. min(pack - 1, KG_BIND_MAX_OP_SETS) */
+    kg_dbuf op_out[KG_BIND_MAX_OP_SETS][KG_MAX_OUT];   /* with op_outs: nop sets of nout */
+    int op_outs;
 } kg_binding;
 
 /* The input set (nin buffers) operation i of a run of n reads. */
@@ -176,6 +183,10 @@ int kg_backend_peaks(kg_backend *be, kg_peaks *out, kg_err *err);
  * host and uploads); buf must hold spec->n elements of spec->dtype. */
 int kg_backend_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err);
 int kg_backend_has_fill(const kg_backend *be);
+/* 1 when loaded kernel k writes an output of its own per operation of a
+ * sample (kg_binding's op_out) when they are bound; 0: every operation
+ * writes out[] */
+int kg_backend_op_outputs(const kg_backend *be, const kg_kernel *k);
 
 /* 1 when arm is to be built as the numerical negative: not a precompiled
  * image (kgate cannot rebuild one), s->negative

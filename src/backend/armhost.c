@@ -87,20 +87,22 @@ static int recv_req(uint32_t *kind, void *payload, int *fds, int *nfd)
     return 0;
 }
 
-/* in_sets[0] is a->in; in_sets[j + 1] the input set of op_in[j] */
+/* in_sets[0] is a->in; in_sets[j + 1] the input set of op_in[j];
+ * out_sets likewise (out_sets[j + 1] is a->out without op_outs) */
 static int do_bind(const kg_ah_bind *m, const int *fds, int nfd, ah_map *maps, kg_kargs *a,
-                   const void *in_sets[][KG_MAX_IN], int *nop)
+                   const void *in_sets[][KG_MAX_IN], void *out_sets[][KG_MAX_OUT], int *nop)
 {
-    int base = m->nin + m->nout + (m->has_ws ? 1 : 0);
+    int base = m->nin + m->nout + (m->has_ws ? 1 : 0), sets = base + m->nop * m->nin;
     if (m->nin < 0 || m->nin > KG_MAX_IN || m->nout < 0 || m->nout > KG_MAX_OUT || m->nop < 0 || m->nop > KG_BIND_MAX_OP_SETS ||
-        (m->nop > 0 && m->nin == 0) || nfd != base + m->nop * m->nin)
+        (m->nop > 0 && m->nin == 0) || (m->op_outs != 0 && m->op_outs != 1) || (m->op_outs && m->nout == 0) ||
+        nfd != sets + (m->op_outs ? m->nop * m->nout : 0))
         return -1;
     unmap_all(maps);
     memset(a, 0, sizeof *a);
     a->abi = KG_KARGS_ABI;
     a->dtype = m->dtype;
     for (int i = 0; i < nfd; i++) {
-        int is_in = i < m->nin || i >= base;
+        int is_in = i < m->nin || (i >= base && i < sets);
         size_t len = (size_t)m->bytes[i];
         void *p = mmap(NULL, len ? len : 1, is_in ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
         if (p == MAP_FAILED) return -1;
@@ -109,9 +111,13 @@ static int do_bind(const kg_ah_bind *m, const int *fds, int nfd, ah_map *maps, k
         if (i < m->nin) a->in[i] = p;
         else if (i < m->nin + m->nout) a->out[i - m->nin] = p;
         else if (i < base) a->ws = p;
-        else in_sets[1 + (i - base) / m->nin][(i - base) % m->nin] = p;
+        else if (i < sets) in_sets[1 + (i - base) / m->nin][(i - base) % m->nin] = p;
+        else out_sets[1 + (i - sets) / m->nout][(i - sets) % m->nout] = p;
     }
     for (int i = 0; i < KG_MAX_IN; i++) in_sets[0][i] = a->in[i];
+    for (int j = 0; j <= m->nop; j++)
+        if (j == 0 || !m->op_outs)
+            for (int o = 0; o < KG_MAX_OUT; o++) out_sets[j][o] = a->out[o];
     *nop = m->nop;
     a->ws_bytes = a->ws != NULL ? (size_t)m->ws_bytes : 0;
     a->M = m->M;
@@ -190,6 +196,7 @@ typedef struct ah_state {
     ah_map maps[KG_AH_NBUF];
     kg_kargs args;
     const void *in_sets[1 + KG_BIND_MAX_OP_SETS][KG_MAX_IN];
+    void *out_sets[1 + KG_BIND_MAX_OP_SETS][KG_MAX_OUT];
     int nop, bound;
     kg_ah_page *page;     /* the request page once mapped (PAGE) */
     uint32_t last;        /* its state as last seen or written here */
@@ -204,10 +211,13 @@ static void run_calls(ah_state *st, int n)
         return;
     }
     for (int i = 0; i < n; i++) {
-        memcpy(st->args.in, st->in_sets[kg_binding_op_set(st->nop, i, n)], sizeof st->args.in);
+        int set = kg_binding_op_set(st->nop, i, n);
+        memcpy(st->args.in, st->in_sets[set], sizeof st->args.in);
+        memcpy(st->args.out, st->out_sets[set], sizeof st->args.out);
         st->fn(&st->args);
     }
     memcpy(st->args.in, st->in_sets[0], sizeof st->args.in);
+    memcpy(st->args.out, st->out_sets[0], sizeof st->args.out);
 }
 
 /* PAGE: maps the worker's request page (one descriptor), once. */
@@ -297,7 +307,7 @@ int kg_armhost_main(const kg_armhost_opts *o)
             reply(KG_AH_PAGE, rc == 0 ? KG_AH_OK : KG_AH_FAIL, 0, rc == 0 ? NULL : "bad request page");
             break;
         case KG_AH_BIND:
-            rc = do_bind(&m, fds, nfd, st.maps, &st.args, st.in_sets, &st.nop);
+            rc = do_bind(&m, fds, nfd, st.maps, &st.args, st.in_sets, st.out_sets, &st.nop);
             for (int i = 0; i < nfd; i++) close(fds[i]);
             st.bound = rc == 0;
             reply(KG_AH_BIND, rc == 0 ? KG_AH_OK : KG_AH_FAIL, 0, rc == 0 ? NULL : "bad binding");

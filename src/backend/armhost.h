@@ -37,11 +37,14 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include "base/util.h"
 #include "kgate/backend.h"
 #include "kgate/err.h"
 #include "kgate/kernel.h"
 
-#define KG_AH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + KG_MAX_IN * KG_BIND_MAX_OP_SETS)  /* in[], out[], ws, then nop input sets */
+/* in[], out[], ws, then nop input sets, then (op_outs) nop output sets */
+#define KG_AH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + (KG_MAX_IN + KG_MAX_OUT) * KG_BIND_MAX_OP_SETS)
+_Static_assert(KG_AH_NBUF <= KG_MAX_PASSED_FDS, "a BIND's descriptors exceed what one message to a host carries");
 #define KG_AH_MSG_TEXT 200
 
 enum { KG_AH_HELLO = 1, KG_AH_BIND = 2, KG_AH_RUN = 3, KG_AH_QUIT = 4, KG_AH_VIOLATION = 5, KG_AH_PAGE = 6 };
@@ -50,11 +53,12 @@ enum { KG_AH_HELLO = 1, KG_AH_BIND = 2, KG_AH_RUN = 3, KG_AH_QUIT = 4, KG_AH_VIO
 enum { KG_AH_OK = 0, KG_AH_FAIL = 1, KG_AH_NOLOAD = 2, KG_AH_NOENTRY = 3 };
 
 /* BIND: the buffers, as descriptors in the order in[], out[], ws, then
- * nop input sets of nin each, and the kg_kargs scalars. */
+ * nop input sets of nin each, then with op_outs nop output sets of nout
+ * each (operation j's own output), and the kg_kargs scalars. */
 typedef struct kg_ah_bind {
     int32_t nin, nout, has_ws;
     int32_t dtype;
-    int32_t nop;
+    int32_t nop, op_outs;
     int32_t nvars;                /* the case's named variables (kg_kargs.var_*) */
     uint64_t bytes[KG_AH_NBUF];   /* bytes to map of each descriptor */
     uint64_t ws_bytes;

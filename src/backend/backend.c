@@ -203,6 +203,11 @@ int kg_backend_has_fill(const kg_backend *be)
     return be != NULL && be->ops->fill != NULL;
 }
 
+int kg_backend_op_outputs(const kg_backend *be, const kg_kernel *k)
+{
+    return be != NULL && k != NULL && be->ops->op_outputs != NULL && be->ops->op_outputs(be, k);
+}
+
 int kg_backend_fill(kg_backend *be, const kg_dbuf *buf, const kg_gen_spec *spec, kg_err *err)
 {
     assert(be != NULL && buf != NULL && spec != NULL);

@@ -76,8 +76,10 @@ struct kg_kernel {
     cpu_entry fn;
     kg_kargs args;
     int pack;
-    /* trusted: the input pointers of each set (0: in[], j + 1: op_in[j]) */
+    /* trusted: the input pointers of each set (0: in[], j + 1: op_in[j]),
+     * and the output pointers (j + 1: op_out[j] where bound, else out[]) */
     const void *set_in[1 + KG_BIND_MAX_OP_SETS][KG_MAX_IN];
+    void *set_out[1 + KG_BIND_MAX_OP_SETS][KG_MAX_OUT];
     int nop;
     char arm[KG_NAME_MAX];
     char so[PATH_MAX];
@@ -1009,14 +1011,16 @@ static int host_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
     m.nout = b->nout < KG_MAX_OUT ? b->nout : KG_MAX_OUT;
     m.has_ws = b->ws.ptr != NULL;
     m.nop = b->nop;
-    int base = m.nin + m.nout + m.has_ws;
-    for (int i = 0; i < base + m.nop * m.nin; i++) {
+    m.op_outs = b->op_outs && b->nop > 0 && m.nout > 0;
+    int base = m.nin + m.nout + m.has_ws, sets = base + m.nop * m.nin;
+    for (int i = 0; i < sets + (m.op_outs ? m.nop * m.nout : 0); i++) {
         const kg_dbuf *d = i < m.nin ? &b->in[i] : i < m.nin + m.nout ? &b->out[i - m.nin] : i < base ? &b->ws
-                           : &b->op_in[(i - base) / m.nin][(i - base) % m.nin];
+                           : i < sets ? &b->op_in[(i - base) / m.nin][(i - base) % m.nin]
+                           : &b->op_out[(i - sets) / m.nout][(i - sets) % m.nout];
         cpu_buf *cb = find_buf(c, d->ptr);
         if (cb == NULL)
             return kg_errorf(err, KG_EINTERNAL, "arm '%s': a buffer bound that the cpu backend did not allocate", k->arm);
-        fds[nfd++] = i < m.nin || i >= base ? cb->ro_fd : cb->fd;
+        fds[nfd++] = i < m.nin || (i >= base && i < sets) ? cb->ro_fd : cb->fd;
         m.bytes[i] = cb->len;
     }
     m.ws_bytes = b->ws.bytes;
@@ -1070,8 +1074,11 @@ static int cpu_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *e
         return kg_errorf(err, KG_EINTERNAL, "arm '%s': %d input sets for pack %d", k->arm, b->nop, b->pack);
     k->pack = b->pack;
     k->nop = b->nop;
-    for (int j = 0; j <= b->nop; j++)
+    for (int j = 0; j <= b->nop; j++) {
         for (int i = 0; i < b->nin && i < KG_MAX_IN; i++) k->set_in[j][i] = j == 0 ? b->in[i].ptr : b->op_in[j - 1][i].ptr;
+        for (int o = 0; o < KG_MAX_OUT; o++)
+            k->set_out[j][o] = o >= b->nout ? NULL : j > 0 && b->op_outs ? b->op_out[j - 1][o].ptr : b->out[o].ptr;
+    }
     if (k->hosted) return host_bind(be, k, b, err);
     if (k->lib != NULL) return lib_bind(be, k, b, err);
     memset(&k->args, 0, sizeof k->args);
@@ -1148,7 +1155,9 @@ static int cpu_time(kg_backend *be, kg_kernel *k, const kg_sample_ctx *ctx, doub
         for (int i = 0; i < pack; i++) k->fn(&k->args);
     } else {
         for (int i = 0; i < pack; i++) {
-            memcpy(k->args.in, k->set_in[kg_binding_op_set(k->nop, i, pack)], sizeof k->args.in);
+            int set = kg_binding_op_set(k->nop, i, pack);
+            memcpy(k->args.in, k->set_in[set], sizeof k->args.in);
+            memcpy(k->args.out, k->set_out[set], sizeof k->args.out);
             k->fn(&k->args);
         }
     }
@@ -1229,6 +1238,14 @@ static void cpu_describe(kg_backend *be, char *buf, size_t cap)
     snprintf(buf, cap, "%s, %ld online cores", model, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/* C arms, trusted and hosted, write an output per operation when bound;
+ * a library arm's helper writes out[] for every operation */
+static int cpu_op_outputs(const kg_backend *be, const kg_kernel *k)
+{
+    (void)be;
+    return k->lib == NULL;
+}
+
 const kg_backend_ops kg_backend_cpu = {
     .abi = KG_BACKEND_ABI,
     .name = "cpu",
@@ -1253,4 +1270,5 @@ const kg_backend_ops kg_backend_cpu = {
     .peaks = kg_cpu_peaks,
     .fill = cpu_fill,
     .compiler = cpu_compiler,
+    .op_outputs = cpu_op_outputs,
 };

@@ -1098,10 +1098,12 @@ static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err
     int rc = binding_covers(k, b, err);
     if (rc != KG_OK) return rc;
     kg_ch_msg *m = host_request(k->host, KG_CH_BIND, k->slot);
-    const int base = b->nin + b->nout + 1;
-    for (int i = 0; rc == KG_OK && i < base + b->nop * b->nin; i++) {
+    const int base = b->nin + b->nout + 1, sets = base + b->nop * b->nin;
+    const int op_outs = b->op_outs && b->nop > 0 && b->nout > 0;
+    for (int i = 0; rc == KG_OK && i < sets + (op_outs ? b->nop * b->nout : 0); i++) {
         const kg_dbuf *d = i < b->nin ? &b->in[i] : i < b->nin + b->nout ? &b->out[i - b->nin] : i < base ? &b->ws
-                           : &b->op_in[(i - base) / b->nin][(i - base) % b->nin];
+                           : i < sets ? &b->op_in[(i - base) / b->nin][(i - base) % b->nin]
+                           : &b->op_out[(i - sets) / b->nout][(i - sets) % b->nout];
         if (d->ptr == NULL) continue;
         if (m->nbuf == KG_CH_NBUF) {
             rc = kg_errorf(err, KG_EINTERNAL, "arm '%s': more than %d buffers bound", k->arm, KG_CH_NBUF);
@@ -1110,13 +1112,16 @@ static int host_bind(cuda_ctx *c, kg_kernel *k, const kg_binding *b, kg_err *err
         int j = m->nbuf++;
         rc = CU(c, cuIpcGetMemHandle, (&m->ipc[j], dptr(d->ptr)), err);
         m->buf_bytes[j] = d->bytes;
-        m->buf_role[j] = i < b->nin || i >= base ? KG_CARG_IN : i < b->nin + b->nout ? KG_CARG_OUT : KG_CARG_WS;
-        m->buf_index[j] = i < b->nin ? i : i < b->nin + b->nout ? i - b->nin : i < base ? 0 : (i - base) % b->nin;
-        m->buf_set[j] = i < base ? 0 : 1 + (i - base) / b->nin;
+        m->buf_role[j] = i < b->nin || (i >= base && i < sets) ? KG_CARG_IN
+                         : i < b->nin + b->nout || i >= sets ? KG_CARG_OUT : KG_CARG_WS;
+        m->buf_index[j] = i < b->nin ? i : i < b->nin + b->nout ? i - b->nin : i < base ? 0
+                          : i < sets ? (i - base) % b->nin : (i - sets) % b->nout;
+        m->buf_set[j] = i < base ? 0 : i < sets ? 1 + (i - base) / b->nin : 1 + (i - sets) / b->nout;
     }
     if (rc == KG_OK) {
         m->pack = b->pack;
         m->nop = b->nop;
+        m->op_outs = op_outs;
         rc = host_ask(k->host, -1, c->timeout_s, err);
         if (rc == KG_OK && k->host->rep->status != KG_CH_OK)
             rc = host_said(c, k, k->host->rep, "capturing the timed graph", err);
@@ -1165,7 +1170,10 @@ static int cuda_bind(kg_backend *be, kg_kernel *k, const kg_binding *b, kg_err *
         /* operation i reads its own input set (inputs = fresh, pack > 1) */
         if (b->nop > 0) {
             kg_binding bi = *b;
+            int set = kg_binding_op_set(b->nop, i, k->pack);
             memcpy(bi.in, kg_binding_op_in(b, i, k->pack), sizeof bi.in);
+            /* and writes its own output where one is bound (inputs = fresh) */
+            if (b->op_outs && set > 0) memcpy(bi.out, b->op_out[set - 1], sizeof bi.out);
             rc = bind_args(c, k, &bi, err);
         }
         if (rc == KG_OK) rc = launch_op(c, k, err);
@@ -1466,6 +1474,14 @@ static void cuda_lock_key(const char *device, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
+/* Launch chains and cuBLAS arms, in the worker or in an arm host, write an
+ * output per operation when bound; a library arm's helper writes out[] */
+static int cuda_op_outputs(const kg_backend *be, const kg_kernel *k)
+{
+    (void)be;
+    return k->lib == NULL;
+}
+
 const kg_backend_ops kg_backend_cuda = {
     .abi = KG_BACKEND_ABI,
     .name = "cuda",
@@ -1499,4 +1515,5 @@ const kg_backend_ops kg_backend_cuda = {
     .peaks = kg_cuda_peaks,
     .fill = kg_cuda_fill,
     .prestart = cuda_prestart,
+    .op_outputs = cuda_op_outputs,
 };

@@ -347,10 +347,11 @@ static int bind_set(ch_state *s, ch_slot *k, const kg_ch_msg *m, const CUdevicep
             kg_carg *c = &l->spec.args[a];
             int role = c->kind == KG_CARG_TMAP ? (c->tmap.out ? KG_CARG_OUT : KG_CARG_IN) : (int)c->kind;
             if (role != KG_CARG_IN && role != KG_CARG_OUT && role != KG_CARG_WS) continue;
-            int found = -1;
+            /* inputs of the set; outputs of the set where each operation has its own, else the first */
+            int want = role == KG_CARG_IN || (role == KG_CARG_OUT && m->op_outs) ? set : 0, found = -1;
             for (int b = 0; b < m->nbuf && found < 0; b++)
                 if (m->buf_role[b] == (int32_t)role && (role == KG_CARG_WS || m->buf_index[b] == c->index) &&
-                    (role != KG_CARG_IN || m->buf_set[b] == set))
+                    (role == KG_CARG_WS || m->buf_set[b] == want))
                     found = b;
             if (found < 0) return 0;
             if (c->kind != KG_CARG_TMAP) c->value.ptr = ptr[found];

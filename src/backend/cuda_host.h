@@ -43,7 +43,8 @@
 #include "kgate/plan.h"
 
 #define KG_CH_SOCK_FD 3
-#define KG_CH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + KG_MAX_IN * KG_BIND_MAX_OP_SETS)  /* in[], out[], ws, then nop input sets */
+/* in[], out[], ws, then nop input sets, then (op_outs) nop output sets */
+#define KG_CH_NBUF (KG_MAX_IN + KG_MAX_OUT + 1 + (KG_MAX_IN + KG_MAX_OUT) * KG_BIND_MAX_OP_SETS)
 #define KG_CH_NLAUNCH (1 + KG_EXTRA_LAUNCHES)
 #define KG_CH_SLOTS 64              /* kernels loaded in one host at once */
 #define KG_CH_TEXT 480
@@ -79,6 +80,7 @@ typedef struct kg_ch_msg {
     int32_t nbuf;                   /* BIND: handles in ipc, in the binding's order */
     int32_t pack;                   /* BIND */
     int32_t nop;                    /* BIND: input sets besides the first (kgate/backend.h) */
+    int32_t op_outs;                /* BIND: 1 when each of those operations writes an output set of its own */
     int32_t cu;                     /* reply: the CUresult of the call that failed */
     int32_t smem_optin;             /* HELLO reply: the device's opt-in shared memory per block */
     int32_t sandbox;                /* HELLO reply: the confinement in effect (KG_SBX_* bits, sandbox.h) */
@@ -91,7 +93,7 @@ typedef struct kg_ch_msg {
     uint64_t buf_bytes[KG_CH_NBUF]; /* BIND: each allocation's size */
     int32_t buf_role[KG_CH_NBUF];   /* BIND: KG_CARG_IN, _OUT or _WS of each */
     int32_t buf_index[KG_CH_NBUF];  /* BIND: its index among that role's buffers */
-    int32_t buf_set[KG_CH_NBUF];    /* BIND: inputs: 0 the first set, j + 1 op_in[j]'s */
+    int32_t buf_set[KG_CH_NBUF];    /* BIND: 0 the first set, j + 1 op_in[j]'s (op_out[j]'s for outputs) */
     double event_ns, host_ns;       /* TIME reply */
     double warm_ns;                 /* TIME reply: the L2 warm-up's host time (warm set) */
     uint64_t warm_bytes;            /* TIME reply: the input bytes it read */

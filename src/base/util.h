@@ -137,8 +137,8 @@ int kg_proc_cpus_allowed(long pid, char *buf, size_t cap);
 int kg_proc_descends(long pid, long root);
 
 /* The most descriptors one message to an arm host carries (kg_hostlink_send,
- * the sandbox's descriptor limit): a cpu BIND's KG_AH_NBUF */
-#define KG_MAX_PASSED_FDS 140
+ * the sandbox's descriptor limit): a cpu BIND's KG_AH_NBUF */ 
+#define KG_MAX_PASSED_FDS 200
 void kg_utc_now(char *buf, size_t cap);
 
 /* The last non-empty line of a text file (for a worker's last words). */

@@ -72,6 +72,9 @@ typedef struct inst {
     /* pack > 1: an input set for each operation of a sample but its
      * last (kg_binding.op_in, bound in b) */
     kg_dbuf ops[KG_BIND_MAX_OP_SETS][KG_MAX_IN];
+    /* inputs = fresh, where the backend can: each of those operations'
+     * own output (kg_binding.op_out), which the sampled checks may read */
+    kg_dbuf op_out[KG_BIND_MAX_OP_SETS][KG_MAX_OUT];
     kg_dbuf pad;            /* the placement pad allocated before its buffers */
     int64_t nexec;          /* timed executions of the case so far, warmups included */
 } inst;
@@ -363,7 +366,10 @@ static void inst_release(wctx *w, inst *x)
     for (int r = 0; r < KG_MAX_ROTATE; r++)
         for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->rot[r][i]);
     for (int j = 0; j < KG_BIND_MAX_OP_SETS; j++)
+    {
         for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->ops[j][i]);
+        for (int o = 0; o < KG_MAX_OUT; o++) kg_backend_free(w->be, &x->op_out[j][o]);
+    }
     kg_backend_free(w->be, &x->pad);
 }
 
@@ -389,6 +395,24 @@ static int opsets_setup(wctx *w, inst *x, const kg_case_data *d, int pack, kg_er
             x->b.op_in[j][i] = x->ops[j][i];
         }
     x->b.nop = nop;
+    /* inputs = fresh: an output per operation where the backend can, poisoned and guarded, so that
+     * a sampled check can compare any operation of a sample, not only the last (which alone wrote
+     * out[] before: a kernel that skipped the others went unseen, tests/attacks/a13_pack_sets.c) */
+    if (w->plan->campaign.inputs == KG_INPUTS_FRESH && nop > 0 && d->nout > 0 && kg_backend_op_outputs(w->be, x->k)) {
+        size_t g = kg_guard_bytes();
+        for (int j = 0; j < nop; j++)
+            for (int o = 0; o < d->nout; o++) {
+                int rc = scratch(w, d->out_bytes[o] + g, err);
+                if (rc == KG_OK) rc = kg_backend_alloc(w->be, d->out_bytes[o] + g, &x->op_out[j][o], err);
+                if (rc != KG_OK) return rc;
+                kg_poison(w->host, d->out_bytes[o], 0);
+                kg_guard_fill((char *)w->host + d->out_bytes[o]);
+                if ((rc = kg_backend_upload(w->be, &x->op_out[j][o], 0, w->host, d->out_bytes[o] + g, err)) != KG_OK)
+                    return rc;
+                x->b.op_out[j][o] = x->op_out[j][o];
+            }
+        x->b.op_outs = 1;
+    }
     return kg_backend_bind(w->be, x->k, &x->b, err);
 }
 
@@ -618,7 +642,9 @@ typedef struct case_run {
     int fresh_mode;
     kg_case_data gen, last;
     int64_t picks[KG_SAMPLED_CHECKS];
-    kg_case_data pick_data[KG_SAMPLED_CHECKS];
+    int pick_op[KG_SAMPLED_CHECKS];     /* the operation of the sample checked, 0 .. pack - 1 */
+    kg_case_data pick_data[KG_SAMPLED_CHECKS];      /* its inputs and references */
+    kg_case_data pick_last[KG_SAMPLED_CHECKS];      /* the last operation's, for arms with one output */
     int npicks;
     double regen_ns;        /* regenerating and uploading, outside timing */
     int64_t nregen;
@@ -636,7 +662,10 @@ static void case_release(wctx *w, case_run *cr)
     kg_oracle_release(&cr->fresh);
     kg_oracle_release(&cr->gen);
     kg_oracle_release(&cr->last);
-    for (int k = 0; k < KG_SAMPLED_CHECKS; k++) kg_oracle_release(&cr->pick_data[k]);
+    for (int k = 0; k < KG_SAMPLED_CHECKS; k++) {
+        kg_oracle_release(&cr->pick_data[k]);
+        kg_oracle_release(&cr->pick_last[k]);
+    }
     free(cr->order);
     free(cr->xs);
     free(cr->live);
@@ -1008,27 +1037,42 @@ static int fill_selftest(wctx *w, case_run *cr, kg_err *err)
 
 /* inputs = fresh: when execution n is one of the picked, the output it
  * left is compared with the reference of its own inputs (no poison went
- * before it, so nothing tells the arm which executions are checked). */
+ * before it, so nothing tells the arm which executions are checked).
+ * With pack > 1 the operation compared is picked too: any of the sample's
+ * where the arm writes an output per operation (kg_binding.op_outs; the
+ * check is then "sampled@N/Q" for operation Q but the last), else the
+ * last, whose output is out[]. */
 static int sampled_check(wctx *w, case_run *cr, inst *x, int64_t n, kg_err *err)
 {
+    int pack = w->plan->campaign.pack > 1 ? w->plan->campaign.pack : 1;
     for (int k = 0; k < cr->npicks; k++) {
         if (cr->picks[k] != n) continue;
-        if (cr->pick_data[k].op == NULL) {
-            int rc = kg_oracle_prepare(cr->kc, kg_protocol_sample_seed(w->input_base, w->seq, cr->c, n),
-                                       &cr->pick_data[k], err);
+        int q = x->b.op_outs ? cr->pick_op[k] : pack - 1;
+        int set = q < pack - 1 ? kg_binding_op_set(x->b.nop, q, pack) : 0;
+        kg_case_data *pd = set > 0 || cr->pick_op[k] == pack - 1 ? &cr->pick_data[k] : &cr->pick_last[k];
+        if (pd->op == NULL) {
+            uint64_t seed = set > 0 ? kg_protocol_op_seed(w->input_base, w->seq, cr->c, n, set - 1)
+                                    : kg_protocol_sample_seed(w->input_base, w->seq, cr->c, n);
+            int rc = kg_oracle_prepare(cr->kc, seed, pd, err);
             if (rc != KG_OK) return rc;
         }
         char name[48];
-        snprintf(name, sizeof name, "%s@%lld", KG_CHECK_SAMPLED, (long long)n);
+        if (set > 0) snprintf(name, sizeof name, "%s@%lld/%d", KG_CHECK_SAMPLED, (long long)n, q);
+        else snprintf(name, sizeof name, "%s@%lld", KG_CHECK_SAMPLED, (long long)n);
         int ok = 1;
         now(w, cr->c, x->arm, KG_NOW_CHECK_AFTER, -1);
-        /* the inputs it read are the bound set's (rotate = N), which verify
-         * checks as the arm's inputs for the while */
-        kg_dbuf saved[KG_MAX_IN];
+        /* the inputs it read are the bound set's (rotate = N) or operation
+         * q's, which verify checks as the arm's inputs for the while, and
+         * its output operation q's own */
+        kg_dbuf saved[KG_MAX_IN], saved_out[KG_MAX_OUT];
         memcpy(saved, x->in, sizeof saved);
-        for (int i = 0; i < x->b.nin && i < KG_MAX_IN; i++) x->in[i] = x->b.in[i];
-        int rc = verify(w, cr->c, x, &cr->pick_data[k], KG_PHASE_POST, name, &ok, NULL, err);
+        memcpy(saved_out, x->out, sizeof saved_out);
+        for (int i = 0; i < x->b.nin && i < KG_MAX_IN; i++) x->in[i] = set > 0 ? x->ops[set - 1][i] : x->b.in[i];
+        if (set > 0)
+            for (int o = 0; o < x->b.nout && o < KG_MAX_OUT; o++) x->out[o] = x->op_out[set - 1][o];
+        int rc = verify(w, cr->c, x, pd, KG_PHASE_POST, name, &ok, NULL, err);
         memcpy(x->in, saved, sizeof saved);
+        memcpy(x->out, saved_out, sizeof saved_out);
         /* a screen times an INCORRECT arm no further */
         if (rc == KG_OK && !ok && w->screen) x->dropped = 1;
         return arm_failed(w, cr->c, x, KG_PHASE_POST, rc, err);
@@ -1057,7 +1101,12 @@ static int fresh_setup(wctx *w, case_run *cr, kg_err *err)
             again = 0;
             for (int j = 0; j < k; j++) again |= cr->picks[j] == pick;
         } while (again && ++t < 64);
-        if (!again) cr->picks[cr->npicks++] = pick;
+        if (!again) {
+            /* the operation of the sample compared (where the arm writes one output per operation) */
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            cr->pick_op[cr->npicks] = cp->pack > 1 ? (int)((seed >> 11) % (uint64_t)cp->pack) : 0;
+            cr->picks[cr->npicks++] = pick;
+        }
     }
     return KG_OK;
 }

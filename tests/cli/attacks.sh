@@ -30,7 +30,7 @@
 # | 10 | kill of the parent   | run ends (exit 0/1, not killed, not stuck), candidate INCORRECT (or INVALID), verify ok | the arm host's parent is the worker; its death is attributed to the arm, and the campaign finishes |
 # | 11 | output flood         | not FASTER, folder < 32 MiB, verify and run peak RSS < 200 MiB | logs are capped and files are hashed streaming |
 # | 12 | neighbourhood read   | not FASTER, verify ok             | the baseline's output buffer is in another process |
-# | 13 | unchecked pack operations | OPEN: succeeds (gate PASS) | the operations of a sample before its last write the output the last overwrites, and no check reads them (the defence: an output per operation, one of them compared by each sampled check) |
+# | 13 | unchecked pack operations | not FASTER, verify ok       | every operation of a sample writes an output of its own, and each sampled check compares one of them, picked where the arm cannot see |
 # | q  | honest quickstart    | every arm admitted, no check failed, verify ok | the defences must not break honest arms (the quickstart's arms on one of its cases; its verdicts are timings on a shared host, not judged) |
 # kgate-test: first (twelve cpu campaigns, the longest scenario)
 set -u
@@ -237,15 +237,10 @@ fi
 
 simple 12 neighbourhood-read a12_neighbour_read.c
 
-# 13: pack = 8 under fresh inputs: the operations before a sample's last read input sets that no
-# check reads; a kernel that works on the checked set alone costs one call's work per sample.
-# OPEN: this attack succeeds today (gate PASS, FASTER; docs/security.md, "Limits"), so it runs only
-# when named (`sh tests/cli/attacks.sh 13`); the default run says it is open
-if [ -n "$only" ]; then
-    pack=8 simple 13 unchecked-pack-operations a13_pack_sets.c
-else
-    echo "attack 13 unchecked-pack-operations: OPEN, not run (succeeds today: docs/security.md, Limits)"
-fi
+# 13: pack = 8 under fresh inputs: the operations before a sample's last read input sets of their
+# own; a kernel that works on the checked set alone would cost one call's work per sample, had the
+# operations not each an output of their own, one of which each sampled check compares
+pack=8 simple 13 unchecked-pack-operations a13_pack_sets.c
 
 if want q; then
     # the quickstart's three arms on its first case (one process per direction):

@@ -36,14 +36,21 @@ grep -h ",naive,post,sampled@[0-9]*:C,pass," "$T"/fresh/checks/*.csv >/dev/null 
 expect_grep "inputs:fresh,pass,.*generating them in place with the cpu backend's generator" "$T/fresh/checks/proc-000.csv"
 "$KGATE" verify "$T/fresh" >"$T/verify.log" 2>&1 || { cat "$T/verify.log"; die "verify of the fresh campaign"; }
 
-sed 's/^seed = 7$/seed = 7\npack = 8/' "$P/cache.kg" >"$P/.cache_pack.kg"
+sed 's/^seed = 7$/seed = 7\npack = 8\nkeep_outputs = all/' "$P/cache.kg" >"$P/.cache_pack.kg"
 "$KGATE" run --report "$P/.cache_pack.kg" -o "$T/pack" --no-progress >"$T/pack.log" 2>&1; st=$?
 rm -f "$P/.cache_pack.kg"
 expect_grep "pack 8, .*inputs fresh" "$T/pack/report.md"
 v=$(verdict "$T/pack" cache_hash)
 [ -n "$v" ] && [ "$v" != FASTER ] || die "fresh, pack 8: cache_hash is '$v' (a cache that hits within a pack)"
 grep -h ",naive,.*,fail," "$T"/pack/checks/*.csv && die "fresh, pack 8: the honest baseline failed a check"
+# every operation of a sample writes an output of its own, and a sampled check compares one picked
+# after the sample (sampled@N/Q: operation Q, not the last), which verify replays from its seed
+grep -h ",naive,post,sampled@[0-9]*/[0-6]:C,pass," "$T"/pack/checks/*.csv >/dev/null ||
+    die "fresh, pack 8: no operation but a sample's last was checked"
 "$KGATE" verify "$T/pack" >"$T/verify.log" 2>&1 || { cat "$T/verify.log"; die "verify of the pack 8 campaign"; }
+n=$(cat "$T"/pack/outputs/proc-*.csv | grep -c ",sampled@[0-9]*/[0-9]*,")
+[ "$n" -gt 0 ] || die "fresh, pack 8: no output of an operation check kept for verify"
+expect_grep "saved outputs replayed" "$T/verify.log"
 
 sed 's/^seed = 7$/seed = 7\ninputs = resident/' "$P/cache.kg" >"$P/.cache_resident.kg"
 "$KGATE" run --report "$P/.cache_resident.kg" -o "$T/resident" --no-progress >"$T/resident.log" 2>&1; st=$?

@@ -63,6 +63,12 @@ expect_grep "| c | cand | candidate |" "$T/out/report.md"
 # the untrusted arms ran in cuda arm hosts, the trusted baseline in the worker
 expect_grep "cuda arm host" "$T/out/telemetry/resources-000.csv"
 expect_grep "trusted (in the worker)" "$T/out/telemetry/resources-000.csv"
+# each operation of a sample wrote an output of its own (bound poisoned), and a sampled check
+# compared the first operation's (sampled@N/0), in the worker's graph and in the arm hosts'
+for a in base cand ctl; do
+    grep -h ",$a,post,sampled@[0-9]*/0:C,pass," "$T"/out/checks/proc-*.csv >/dev/null ||
+        die "arm $a: no sampled check of a sample's first operation"
+done
 # fresh inputs came from kgate's generator kernel (cuda_fill.c), its bits
 # checked against the host's first
 expect_grep "generating them in place with the cuda backend's generator" "$T/out/checks/proc-000.csv"
