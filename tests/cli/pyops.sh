@@ -263,6 +263,7 @@ def layernorm(X, W, B):
 
 
 def tree(X, W, B, threads=32):
+    # a row shorter than 4 * threads leaves some threads' states empty, as on the GPU
     f = np.float32
     x = X.astype(f)
     m, n = x.shape
@@ -279,7 +280,7 @@ def tree(X, W, B, threads=32):
         h = mean.shape[1] // 2
         ca, cb = cnt[:h], cnt[h:]
         c = ca + cb
-        coef = f(1) / c
+        coef = f(1) / np.maximum(c, f(1))      # a pair of empty states stays empty
         na, nb = ca * coef, cb * coef
         d = mean[:, h:] - mean[:, :h]
         m2 = m2[:, :h] + m2[:, h:] + d * d * ca * nb
