@@ -1038,10 +1038,10 @@ static int fill_selftest(wctx *w, case_run *cr, kg_err *err)
 /* inputs = fresh: when execution n is one of the picked, the output it
  * left is compared with the reference of its own inputs (no poison went
  * before it, so nothing tells the arm which executions are checked).
- * With pack > 1 the operation compared is picked too: any of the sample's
- * where the arm writes an output per operation (kg_binding.op_outs; the
- * check is then "sampled@N/Q" for operation Q but the last), else the
- * last, whose output is out[]. */
+ * With pack > 1 the operation compared is picked too where the arm writes
+ * an output per operation (kg_binding.op_outs): the first pick's last
+ * operation (out[]), each other pick's one of the others
+ * ("sampled@N/Q", operation Q); else always the last. */
 static int sampled_check(wctx *w, case_run *cr, inst *x, int64_t n, kg_err *err)
 {
     int pack = w->plan->campaign.pack > 1 ? w->plan->campaign.pack : 1;
@@ -1102,9 +1102,11 @@ static int fresh_setup(wctx *w, case_run *cr, kg_err *err)
             for (int j = 0; j < k; j++) again |= cr->picks[j] == pick;
         } while (again && ++t < 64);
         if (!again) {
-            /* the operation of the sample compared (where the arm writes one output per operation) */
+            /* the operation of the sample compared, where the arm writes an output per operation:
+             * the first pick's last (out[]), every other pick's one of the others, drawn too */
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            cr->pick_op[cr->npicks] = cp->pack > 1 ? (int)((seed >> 11) % (uint64_t)cp->pack) : 0;
+            cr->pick_op[cr->npicks] = cp->pack <= 1 ? 0 : k == 0 ? cp->pack - 1
+                                    : (int)((seed >> 11) % (uint64_t)(cp->pack - 1));
             cr->picks[cr->npicks++] = pick;
         }
     }
