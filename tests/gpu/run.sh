@@ -13,8 +13,9 @@
 # examples/cuda-gemm.kg end to end, per-arm isolation (the driver probe,
 # neighbour-scanning candidates), launches the device refuses, kernels
 # right only on i.i.d. rows or on the plan's aligned shapes, and a kernel
-# that reads shared memory it never wrote, and tensor map arguments of a
-# TMA-fed GEMM.
+# that reads shared memory it never wrote, a kernel that skips the
+# operations of a pack the checks did not use to read, and tensor map
+# arguments of a TMA-fed GEMM.
 set -u
 : "${KGATE:?set KGATE to the kgate binary}"
 case $KGATE in /*) ;; *) KGATE=$(pwd)/$KGATE ;; esac
@@ -377,6 +378,19 @@ case $v in
 *) if grep -qs "gate PASS" "$T/out"; then bad "stealing: the gate passed with attack_steal ($v)"
    else ok "stealing: a candidate copying the output allocated below its buffers finds nothing ($v, gate not passed)"; fi ;;
 esac
+
+# 12e. one that computes only on the input set the checks use, at pack 8 under fresh inputs
+#      (tests/gpu/attack_packsets.cu): every operation writes an output of its own and a sampled
+#      check compares one before the sample's last, so it is INCORRECT there, never FASTER
+cp "$ROOT/tests/gpu/attack_packsets.kg" "$T/kernels/" && sed -i 's#\.\./\.\./kernels/cuda/##' "$T/kernels/attack_packsets.kg"
+"$KGATE" run "$T/kernels/attack_packsets.kg" -o "$T/packsets" --no-progress >"$T/out" 2>&1
+v=$(awk -F, '$2 == "packsets" { print $4 "/" $5; exit }' "$T/packsets/results.csv" 2>/dev/null)
+if [ "$v" = "incorrect/INCORRECT" ] && grep -qs ",packsets,post,sampled@[0-9]*/[0-6]:C,fail," "$T"/packsets/checks/*.csv &&
+   ! grep -qs ",naive,.*,fail," "$T"/packsets/checks/*.csv; then
+    ok "pack sets: a candidate that computes only on the checked input set is INCORRECT (sampled@N/Q), the baseline passes"
+else
+    bad "pack sets: a candidate that computes only on the checked input set (${v:-no results}; expected incorrect/INCORRECT by sampled@N/Q)"
+fi
 
 # 13. launches the device refuses: __launch_bounds__(64) with 128 threads,
 #     300000 bytes of dynamic shared memory.  13a: the message names the limit
