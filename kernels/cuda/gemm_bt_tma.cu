@@ -24,6 +24,7 @@
  * kgate: args = A:tmap:16x16, B:tmap:16x16, C, M, N, K
  * kgate: requires = K % 4 == 0
  */
+#include "kgate/kernel.h"
 
 /* a CUtensorMap: 128 opaque bytes, 64-byte aligned */
 struct __align__(64) kg_tmap {
@@ -81,5 +82,5 @@ extern "C" __global__ void gemm_bt_tma(const __grid_constant__ kg_tmap mapA, con
         __syncthreads();
     }
     const int i = row0 + ty, j = col0 + tx;
-    if (i < M && j < N) C[(long long)i * N + j] = acc;
+    if (i < M && j < N) KGATE_STORE(&C[(long long)i * N + j], acc);   /* zero in the numerical negative */
 }

@@ -11,7 +11,7 @@
 # Usage, from the repository root on the device: sh tools/device/py31_run.sh OUT [PARTS]
 # PARTS: any of gpu, triton (softmax and layernorm), softmax, layernorm, kb (default gpu triton kb;
 # one device call holds 10 minutes).  KB_PROBLEMS: the problems kb runs (default all ten), KB_LIMIT
-# its wall-clock limit in seconds (default 300).
+# its wall-clock limit in seconds (default 300); TRITON_LIMIT the softmax's and the layernorm's (240).
 set -u
 OUT=${1:?OUT folder}
 PARTS=${2:-gpu triton kb}
@@ -52,7 +52,7 @@ awk '/<!-- kgate-doc: triton file softmax.py -->/ { f = 1; next } f && /^```pyth
 cp tools/device/triton_layernorm.py "$W/layernorm.py"
 for s in $( (has triton || has softmax) && echo softmax) $( (has triton || has layernorm) && echo layernorm); do
     t0=$(date +%s)
-    ( cd "$W" && timeout 240 python3 $s.py ) >"$R/$s.txt" 2>&1
+    ( cd "$W" && timeout "${TRITON_LIMIT:-240}" python3 $s.py ) >"$R/$s.txt" 2>&1
     echo "exit $? after $(( $(date +%s) - t0 )) s" >>"$R/$s.txt"
     if [ -d "$W/$s-run/evidence" ]; then
         "$KGATE" verify "$W/$s-run/evidence" >>"$R/$s.txt" 2>&1; echo "verify exit $?" >>"$R/$s.txt"
