@@ -17,4 +17,4 @@ def layernorm_kernel(X, W, B, Y, M, N, BLOCK: tl.constexpr):   # one program per
 if __name__ == "__main__":
     print(kgate.compare(layernorm, {"triton": kgate.Triton(layernorm_kernel, grid="M", BLOCK=1024)},
                         inputs={"x": ("M", "N", "f16"), "w": ("N", "f16"), "b": ("N", "f16")},
-                        sizes={"M": 4096, "N": 1000}, out="layernorm-run"))
+                        sizes={"M": 4096, "N": 1000}, processes=3, out="layernorm-run"))
