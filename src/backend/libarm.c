@@ -544,6 +544,8 @@ int kg_libarm_load(kg_libarm *h, const kg_case *cs, const char *build_dir, int *
     json_object_set_new(m, "op", json_string(cs->op));
     json_object_set_new(m, "call", json_string(call));
     json_object_set_new(m, "compile", json_boolean(arm->compile));
+    /* torch's TF32 (cuDNN convolutions, matmuls): only under a tf32 contract */
+    json_object_set_new(m, "tf32", json_boolean(arm->contract.precision == KG_PREC_TF32));
     json_object_set_new(m, "dtype", json_string(dtype_of(cs->dtype)));
     json_t *ind = json_array(), *outd = json_array(), *vars = json_object();
     for (int i = 0; i < op->nin; i++)

@@ -135,6 +135,12 @@ try:
     if LIB == "torch" and not LISTING:
         import torch  # noqa: E402
         torch.set_num_threads(ARGS["threads"])
+        # float32 is float32: torch lets cuDNN's convolutions (and, where asked, cuBLAS's
+        # matmuls) round f32 inputs to TF32, which the f32 contract does not admit (its
+        # Conv1d on the H200 came out 11.5 times the library bound); an arm whose contract
+        # is tf32 gets it back at its LOAD (set_tf32)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
 except Exception as e:  # the hello says why; the worker fails the arm
     send(HELLO, 0, FAIL, {"error": "cannot import %s: %s: %s" % (LIB, type(e).__name__, e)})
     sys.exit(1)
@@ -307,6 +313,13 @@ if ON_GPU and not LISTING:
                                              "version": 2, "strides": None}
 
 
+def set_tf32(on):
+    """TF32 for this arm's f32 convolutions and matmuls: only under a tf32 contract."""
+    if torch is not None:
+        torch.backends.cuda.matmul.allow_tf32 = on
+        torch.backends.cudnn.allow_tf32 = on
+
+
 def versions():
     v = {"library": LIB, "python": sys.version.split()[0], "python_executable": sys.executable, "numpy": np.__version__ if np is not None else None}
     if torch is not None:
@@ -325,6 +338,7 @@ def versions():
             v["device_name"] = p.name
             v["device_uuid"] = "GPU-" + str(getattr(p, "uuid", "")) if getattr(p, "uuid", None) else None
             v["tf32_matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
+            v["tf32_cudnn"] = bool(torch.backends.cudnn.allow_tf32)
     else:
         try:
             cfg = np.show_config(mode="dicts")
@@ -987,7 +1001,12 @@ def main():
         try:
             if typ == LOAD:
                 try:
+                    set_tf32(bool(req.get("tf32")))
                     case = Case(req, fds)
+                    if torch is not None and ON_GPU:
+                        case.prov["tf32"] = ("allowed (the arm's precision contract is tf32)" if req.get("tf32") else
+                                             "off: torch.backends.cudnn.allow_tf32 and "
+                                             "torch.backends.cuda.matmul.allow_tf32 False (an f32 contract)")
                 finally:
                     for f in fds:
                         os.close(f)
