@@ -111,6 +111,12 @@ uint64_t kg_protocol_op_seed(uint64_t base, int proc, int kase, int64_t n, int j
     return mix64(x ^ (uint64_t)(uint32_t)j);
 }
 
+uint64_t kg_protocol_op_input_seed(uint64_t base, int proc, int kase, int64_t n, int pack, int q)
+{
+    if (pack <= 1 || q >= pack - 1 || q < 0) return kg_protocol_sample_seed(base, proc, kase, n);
+    return kg_protocol_op_seed(base, proc, kase, n, pack - 2 - q);
+}
+
 uint64_t kg_protocol_aux_seed(uint64_t base, int proc, int kase, uint32_t what)
 {
     uint64_t x = mix64(base ^ 0x61757869ull);   /* "auxi" */

@@ -67,6 +67,12 @@ uint64_t kg_protocol_sample_seed(uint64_t base, int proc, int kase, int64_t n);
  * last of that execution (the last reads the execution's own inputs, of
  * kg_protocol_sample_seed): kgate/backend.h's op_in[j]. */
 uint64_t kg_protocol_op_seed(uint64_t base, int proc, int kase, int64_t n, int j);
+/* The inputs operation q (0-based) of a sample of pack operations read
+ * in execution n under inputs = fresh (pack <= 16: every operation but
+ * the last has a set of its own): the sample's seed for the last, else
+ * kg_protocol_op_seed of set j = pack - 2 - q.  What a sampled@N/Q check
+ * regenerates, in the worker and in verify. */
+uint64_t kg_protocol_op_input_seed(uint64_t base, int proc, int kase, int64_t n, int pack, int q);
 
 /* Seeds of the checks around timing that draw positions: KG_AUX_PICK
  * (which timed executions are checked), KG_AUX_PERTURB (the perturbation

@@ -1051,8 +1051,8 @@ static int sampled_check(wctx *w, case_run *cr, inst *x, int64_t n, kg_err *err)
         int set = q < pack - 1 ? kg_binding_op_set(x->b.nop, q, pack) : 0;
         kg_case_data *pd = set > 0 || cr->pick_op[k] == pack - 1 ? &cr->pick_data[k] : &cr->pick_last[k];
         if (pd->op == NULL) {
-            uint64_t seed = set > 0 ? kg_protocol_op_seed(w->input_base, w->seq, cr->c, n, set - 1)
-                                    : kg_protocol_sample_seed(w->input_base, w->seq, cr->c, n);
+            /* the seed fresh_inputs wrote operation q's set from */
+            uint64_t seed = kg_protocol_op_input_seed(w->input_base, w->seq, cr->c, n, pack, set > 0 ? q : pack - 1);
             int rc = kg_oracle_prepare(cr->kc, seed, pd, err);
             if (rc != KG_OK) return rc;
         }

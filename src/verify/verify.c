@@ -192,12 +192,11 @@ static int seed_derived(const kg_plan *plan, uint64_t base, int p, int c, const 
     char tail = 0;
     if (sscanf(x->check, KG_CHECK_SAMPLED "@%lld%c", &nth, &tail) == 1 && nth >= 0)
         return x->seed == kg_protocol_sample_seed(base, p, c, (int64_t)nth);
-    /* sampled@N/Q: operation Q of execution N (pack > 1, not the last), which under inputs = fresh
-     * read the input set of seed j = pack - 2 - Q (kgate/backend.h, kg_binding_op_in) */
+    /* sampled@N/Q: operation Q of execution N (pack > 1, not the last) */
     int pack = plan->campaign.pack;
     if (sscanf(x->check, KG_CHECK_SAMPLED "@%lld/%d%c", &nth, &q, &tail) == 2 && nth >= 0 && q >= 0 &&
         q < pack - 1 && pack <= KG_PLAN_MAX_FRESH_PACK)
-        return x->seed == kg_protocol_op_seed(base, p, c, (int64_t)nth, pack - 2 - q);
+        return x->seed == kg_protocol_op_input_seed(base, p, c, (int64_t)nth, pack, q);
     for (int k = 0; k < 4; k++)
         if (x->seed == kg_protocol_check_seed(base, p, c, k)) return 1;
     if (strcmp(x->check, KG_CHECK_SNAPSHOT) == 0) {

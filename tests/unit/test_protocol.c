@@ -3,6 +3,7 @@
 #include <string.h>
 #include "check.h"
 #include "plan/protocol.h"
+#include "kgate/backend.h"
 
 static kg_plan *make_plan(void)
 {
@@ -22,8 +23,26 @@ static kg_plan *make_plan(void)
     return p;
 }
 
+/* The seed a sampled@N/Q check regenerates (worker and verify) is the one
+ * the operation's input set was written from: the binding's rule
+ * (kgate/backend.h) names the set, the protocol its seed. */
+static void test_op_input_seed(void)
+{
+    for (int pack = 1; pack <= 16; pack++)
+        for (int q = 0; q < pack; q++) {
+            int set = kg_binding_op_set(pack - 1, q, pack);
+            uint64_t want = set == 0 ? kg_protocol_sample_seed(7, 2, 1, 33) : kg_protocol_op_seed(7, 2, 1, 33, set - 1);
+            CHECK_MSG(kg_protocol_op_input_seed(7, 2, 1, 33, pack, q) == want, "pack %d, operation %d", pack, q);
+        }
+    /* the last operation reads the sample's own inputs; the others differ from it and each other */
+    CHECK(kg_protocol_op_input_seed(7, 2, 1, 33, 8, 7) == kg_protocol_sample_seed(7, 2, 1, 33));
+    CHECK(kg_protocol_op_input_seed(7, 2, 1, 33, 8, 0) != kg_protocol_op_input_seed(7, 2, 1, 33, 8, 1));
+    CHECK(kg_protocol_op_input_seed(7, 2, 1, 33, 8, 6) != kg_protocol_sample_seed(7, 2, 1, 33));
+}
+
 int main(void)
 {
+    test_op_input_seed();
     CHECK(kg_protocol_direction(0) == 0);
     CHECK(kg_protocol_direction(1) == 1);
     CHECK(kg_protocol_direction(6) == 0);
