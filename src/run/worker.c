@@ -365,8 +365,7 @@ static void inst_release(wctx *w, inst *x)
     kg_backend_free(w->be, &x->b.ws);
     for (int r = 0; r < KG_MAX_ROTATE; r++)
         for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->rot[r][i]);
-    for (int j = 0; j < KG_BIND_MAX_OP_SETS; j++)
-    {
+    for (int j = 0; j < KG_BIND_MAX_OP_SETS; j++) {
         for (int i = 0; i < KG_MAX_IN; i++) kg_backend_free(w->be, &x->ops[j][i]);
         for (int o = 0; o < KG_MAX_OUT; o++) kg_backend_free(w->be, &x->op_out[j][o]);
     }
