@@ -269,46 +269,11 @@ expect "backend = auto uses cuda here" 0 "" -- "$KGATE" check "$T/auto.kg"
 # tensor map arguments (docs/plan-format.md, "Tensor maps"): the TMA-fed
 # f32 GEMM, untrusted (maps encoded in its arm host) and trusted (in the
 # worker), pack 2 under fresh inputs, on an aligned and a ragged shape
-cat >"$T/tmap.kg" <<'PLAN'
-[campaign]
-name = tmap
-backend = cuda
-quiet = 0
-warmup = 2
-samples = 5
-rounds = 3
-processes = 3
-pack = 2
-[case f32]
-op = gemm_bt
-dtype = f32
-M = 96
-N = 512
-K = 2048
-[case f32_ragged]
-op = gemm_bt
-dtype = f32
-M = 97
-N = 500
-K = 36
-primary = no
-[arm naive]
-op = gemm_bt
-role = baseline
-source = kernels/gemm_bt_naive.cu
-[arm tma]
-op = gemm_bt
-source = kernels/gemm_bt_tma.cu
-[arm tma_t]
-op = gemm_bt
-trusted = yes
-source = kernels/gemm_bt_tma.cu
-[gate]
-PLAN
+cp "$ROOT/tests/gpu/tmap.kg" "$T/kernels/" && sed -i 's#\.\./\.\./kernels/cuda/##' "$T/kernels/tmap.kg"
 expect "check: the TMA GEMM's tensor maps pass every admission check, hosted and trusted" 0 "" -- \
-    "$KGATE" check "$T/tmap.kg"
-expect "check --negative tma: every output check fails" 0 "" -- "$KGATE" check "$T/tmap.kg" --negative tma
-"$KGATE" run "$T/tmap.kg" -o "$T/tmap-out" --no-progress >"$T/out" 2>&1
+    "$KGATE" check "$T/kernels/tmap.kg"
+expect "check --negative tma: every output check fails" 0 "" -- "$KGATE" check "$T/kernels/tmap.kg" --negative tma
+"$KGATE" run "$T/kernels/tmap.kg" -o "$T/tmap-out" --no-progress >"$T/out" 2>&1
 st=$?
 if [ $st -le 1 ] && ! awk -F, 'FNR > 1 && $7 == "fail"' "$T/tmap-out"/checks/*.csv | grep -q .; then
     ok "run: the TMA GEMM through tensor maps times with every check passing (exit $st)"
