@@ -393,5 +393,40 @@ fi
 # 17. shared memory read before written (tests/gpu/smem_rbw.sh): INCORRECT
 . "$ROOT/tests/gpu/smem_rbw.sh"
 
+# 18. a torch library arm runs f32 without TF32 (torch lets cuDNN round convolution inputs to TF32
+#     by default; an f32 contract does not admit it): its provenance says so.  Where the Python
+#     kgate's helper uses has torch.
+if "${KGATE_PYTHON:-python3}" -c 'import torch' 2>/dev/null; then
+    cat >"$T/kernels/tf32.kg" <<'PLAN'
+[campaign]
+name = tf32
+backend = cuda
+quiet = 0
+[case mm]
+op = gemm_bt
+dtype = f32
+M = 64
+N = 96
+K = 128
+[arm naive]
+op = gemm_bt
+role = baseline
+source = gemm_bt_naive.cu
+[arm torch]
+op = gemm_bt
+builtin = torch
+PLAN
+    "$KGATE" check "$T/kernels/tf32.kg" -o "$T/tf32" >"$T/out" 2>&1
+    st=$?
+    if [ $st = 0 ] && grep -rqsE 'tf32"+: *"+off: torch.backends.cudnn.allow_tf32' "$T/tf32" &&
+       grep -rqsE 'tf32_cudnn"+: *false' "$T/tf32"; then
+        ok "torch library arm: TF32 off under the f32 contract, in its provenance"
+    else
+        bad "torch library arm: TF32 off under the f32 contract, in its provenance (exit $st)"
+    fi
+else
+    echo "skip torch library arm: no torch in ${KGATE_PYTHON:-python3}"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
