@@ -197,6 +197,12 @@ int kg_pyops_register(const kg_plan *plan, int o, const char *folder, kg_err *er
  * -1: where it is); 0 registered: nothing. */
 int kg_pyops_start(int fd, kg_err *err);
 
+/* Starts the helper for the Python ops registered without waiting for
+ * it (a worker, so that its imports run while the arms' helpers start;
+ * the first reference reads its hello and says why it could not
+ * start); 0 registered: nothing. */
+void kg_pyops_prestart(void);
+
 /* The running helper's pid; 0 none. */
 long kg_pyops_pid(void);
 

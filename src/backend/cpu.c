@@ -907,6 +907,7 @@ static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
     }
     int rc = KG_OK;
     double t = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
+    if (c->libs[a] != NULL && (rc = kg_libarm_ready(&c->libs[a], err)) != KG_OK) return rc;
     if (c->libs[a] == NULL && (rc = kg_libarm_start(be->settings, plan, a, NULL, t, &c->libs[a], err)) != KG_OK)
         return rc;
     int slot = -1;
@@ -1238,6 +1239,18 @@ static void cpu_describe(kg_backend *be, char *buf, size_t cap)
     snprintf(buf, cap, "%s, %ld online cores", model, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/* The prestart slot: the library arms' helpers, begun together and every
+ * hello read before the first case (here they share the worker's CPU, so
+ * this moves their start, it does not shorten it; C arms' hosts start in
+ * milliseconds at their load) */
+static void cpu_prestart(kg_backend *be, const unsigned char *skip)
+{
+    cpu_ctx *c = be->ctx;
+    if (c == NULL || be->plan == NULL || c->libs == NULL) return;
+    double t = be->plan->campaign.timeout_s > 0 ? be->plan->campaign.timeout_s : 600;
+    kg_libarm_prestart(be->settings, be->plan, c->libs, c->nlibs, skip, NULL, t);
+}
+
 /* C arms, trusted and hosted, write an output per operation when bound;
  * a library arm's helper writes out[] for every operation */
 static int cpu_op_outputs(const kg_backend *be, const kg_kernel *k)
@@ -1271,4 +1284,5 @@ const kg_backend_ops kg_backend_cpu = {
     .fill = cpu_fill,
     .compiler = cpu_compiler,
     .op_outputs = cpu_op_outputs,
+    .prestart = cpu_prestart,
 };

@@ -258,9 +258,10 @@ static int host_get(kg_backend *be, int a, cuda_host **out, kg_err *err)
 }
 
 /* The prestart slot: every hosted arm's host started side by side, each
- * opening the device while the others do, but those of skipped arms; a
- * failure is left to the arm's first load, which starts it again and
- * says why. */
+ * opening the device while the others do, and the library arms' helpers
+ * importing theirs meanwhile (their hellos read here), but those of
+ * skipped arms; a failure is left to the arm's first load, which starts
+ * it again and says why. */
 static void cuda_prestart(kg_backend *be, const unsigned char *skip)
 {
     cuda_ctx *c = be->ctx;
@@ -270,6 +271,8 @@ static void cuda_prestart(kg_backend *be, const unsigned char *skip)
         kg_err e = { 0 };
         if (host_spawn(be, a, &e) != KG_OK) host_close(&c->hosts[a]);
     }
+    /* the library arms' helpers, while the hosts open the device */
+    if (c->libs != NULL) kg_libarm_prestart(c->settings, be->plan, c->libs, c->nhosts, skip, c->uuid, c->timeout_s);
 }
 
 /* ----------------------------------------------------------- open/close */
@@ -840,6 +843,7 @@ static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
         c->libs[a] = NULL;
     }
     int rc = KG_OK;
+    if (c->libs[a] != NULL && (rc = kg_libarm_ready(&c->libs[a], err)) != KG_OK) return rc;
     if (c->libs[a] == NULL && (rc = kg_libarm_start(c->settings, plan, a, c->uuid, c->timeout_s, &c->libs[a], err)) != KG_OK)
         return rc;
     int slot = -1;

@@ -118,6 +118,11 @@ struct kg_libarm {
     unsigned loads;                /* cases loaded, for fresh cache folders */
     char cache_root[PATH_MAX];     /* torch.compile's caches, one folder per case; "" none */
     char versions[2048];
+    char device[96];               /* "cpu" or the cuda backend's "GPU-<uuid>" */
+    int hello_due;                 /* spawned by kg_libarm_begin, its hello not yet read */
+    const kg_arm *arm_decl;        /* the arm (for the hello's messages) */
+    char py[PATH_MAX];             /* the Python it runs on */
+    char script[PATH_MAX + 32];    /* its script, removed once the hello is read */
 };
 
 int kg_libarm_alive(const kg_libarm *h)
@@ -238,12 +243,11 @@ static int ask(kg_libarm *h, uint32_t kind, json_t *obj, const int *fds, int nfd
     return KG_OK;
 }
 
-static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
-                      const char *script, kg_libarm **out, kg_err *err);
-static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
-                       const char *script, kg_err *err);
+static int spawn_only(kg_libarm *h, const kg_arm *arm, const char *device, const char *py, const char *script,
+                      kg_err *err);
+static int read_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *py, kg_err *err);
 
-int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char *device, double timeout_s,
+int kg_libarm_begin(const kg_settings *s, const kg_plan *plan, int a, const char *device, double timeout_s,
                     kg_libarm **out, kg_err *err)
 {
     const kg_arm *arm = &plan->arms[a];
@@ -252,9 +256,11 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
     if (h == NULL) return kg_errorf(err, KG_ENOMEM, "out of memory starting arm '%s'", arm->name);
     h->plan = plan;
     h->arm = a;
+    h->arm_decl = arm;
     h->timeout_s = timeout_s > 0 ? timeout_s : 600;
     h->gpu = device != NULL;
     snprintf(h->kase, sizeof h->kase, "-");
+    snprintf(h->device, sizeof h->device, "%s", device != NULL ? device : "cpu");
     int rc = kg_hostlink_init(&h->link, arm->name, 0, KG_LA_MAX_BYTES, err);
     if (rc == KG_OK) rc = kg_hostlink_mkdir(&h->link, err);
     if (rc != KG_OK) {
@@ -262,11 +268,10 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
         return rc;
     }
     h->started = 1;
-    char script[PATH_MAX + 32];
-    snprintf(script, sizeof script, "%s/kgate_libarm.py", h->link.dir);
+    snprintf(h->script, sizeof h->script, "%s/kgate_libarm.py", h->link.dir);
     size_t len = 0;
     const char *src = kg_libarm_source(&len);
-    if ((rc = kg_write_atomic(script, src, len, err)) != KG_OK) {
+    if ((rc = kg_write_atomic(h->script, src, len, err)) != KG_OK) {
         kg_libarm_stop(h);
         return rc;
     }
@@ -274,48 +279,88 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
         snprintf(h->cache_root, sizeof h->cache_root, "/tmp/kgate-libarm-cache-XXXXXX");
         if (mkdtemp(h->cache_root) == NULL) {
             h->cache_root[0] = '\0';
-            unlink(script);
+            unlink(h->script);
             kg_libarm_stop(h);
             return kg_errorf(err, KG_EIO, "arm '%s': cannot make a cache folder under /tmp: %s", arm->name,
                              strerror(errno));
         }
     }
-    const char *py = kg_python_pick(s != NULL ? s->python : NULL);
-    return start_with(h, plan, arm, device, py, script, out, err);
-}
-
-/* The helper on Python py; when py cannot import the library and is not
- * /usr/bin/python3 (the system's, where Debian's numpy lives), that one
- * once more before giving up. */
-static int start_with(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
-                      const char *script, kg_libarm **out, kg_err *err)
-{
-    int rc = spawn_hello(h, plan, arm, device, py, script, err);
-    if (rc == KG_EBACKEND && err != NULL && strcmp(py, "/usr/bin/python3") != 0 && access("/usr/bin/python3", X_OK) == 0 &&
-        strstr(err->msg, "cannot import") != NULL) {
-        kg_err first = *err;
-        kg_err_clear(err);   /* the first attempt's error is not this one's */
-        unlink(script);
-        kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
-        int r2 = kg_hostlink_init(&h->link, arm->name, 0, KG_LA_MAX_BYTES, err);
-        if (r2 == KG_OK) r2 = kg_hostlink_mkdir(&h->link, err);
-        char again[PATH_MAX + 32];
-        snprintf(again, sizeof again, "%s/kgate_libarm.py", h->link.dir);
-        size_t len = 0;
-        const char *src = kg_libarm_source(&len);
-        if (r2 == KG_OK) r2 = kg_write_atomic(again, src, len, err);
-        if (r2 == KG_OK) rc = spawn_hello(h, plan, arm, device, "/usr/bin/python3", again, err);
-        unlink(again);
-        if (rc != KG_OK) *err = first;
-        else kg_err_clear(err);
-    }
-    unlink(script);
-    if (rc != KG_OK) {
+    snprintf(h->py, sizeof h->py, "%s", kg_python_pick(s != NULL ? s->python : NULL));
+    if ((rc = spawn_only(h, arm, device, h->py, h->script, err)) != KG_OK) {
+        unlink(h->script);
         kg_libarm_stop(h);
         return rc;
     }
+    h->hello_due = 1;
     *out = h;
     return KG_OK;
+}
+
+/* The hello of a helper kg_libarm_begin spawned; when its Python cannot
+ * import the library and is not /usr/bin/python3 (the system's, where
+ * Debian's numpy lives), that one once more before giving up. */
+int kg_libarm_ready(kg_libarm **hp, kg_err *err)
+{
+    kg_libarm *h = *hp;
+    if (h == NULL || !h->hello_due) return KG_OK;
+    h->hello_due = 0;
+    const kg_plan *plan = h->plan;
+    const kg_arm *arm = h->arm_decl;
+    int rc = read_hello(h, plan, arm, h->py, err);
+    if (rc == KG_EBACKEND && err != NULL && strcmp(h->py, "/usr/bin/python3") != 0 &&
+        access("/usr/bin/python3", X_OK) == 0 && strstr(err->msg, "cannot import") != NULL) {
+        kg_err first = *err;
+        kg_err_clear(err);   /* the first attempt's error is not this one's */
+        unlink(h->script);
+        kg_hostlink_close(&h->link, KG_LA_QUIT, NULL);
+        int r2 = kg_hostlink_init(&h->link, arm->name, 0, KG_LA_MAX_BYTES, err);
+        if (r2 == KG_OK) r2 = kg_hostlink_mkdir(&h->link, err);
+        snprintf(h->script, sizeof h->script, "%s/kgate_libarm.py", h->link.dir);
+        size_t len = 0;
+        const char *src = kg_libarm_source(&len);
+        if (r2 == KG_OK) r2 = kg_write_atomic(h->script, src, len, err);
+        rc = r2;
+        if (r2 == KG_OK) {
+            snprintf(h->py, sizeof h->py, "/usr/bin/python3");
+            const char *dev = strcmp(h->device, "cpu") == 0 ? NULL : h->device;
+            rc = spawn_only(h, arm, dev, h->py, h->script, err);
+            if (rc == KG_OK) rc = read_hello(h, plan, arm, h->py, err);
+        }
+        if (rc != KG_OK) *err = first;
+        else kg_err_clear(err);
+    }
+    unlink(h->script);
+    if (rc != KG_OK) {
+        kg_libarm_stop(h);
+        *hp = NULL;
+    }
+    return rc;
+}
+
+void kg_libarm_prestart(const kg_settings *s, const kg_plan *plan, kg_libarm **libs, int n, const unsigned char *skip,
+                        const char *device, double timeout_s)
+{
+    for (int a = 0; a < n && a < plan->narms; a++) {
+        if (libs[a] != NULL || !kg_libarm_is(&plan->arms[a]) || (skip != NULL && skip[a])) continue;
+        int applies = 0;
+        for (int k = 0; k < plan->ncases && !applies; k++) applies = kg_plan_arm_applies(plan, a, k);
+        if (!applies) continue;
+        kg_err e = { 0 };
+        if (kg_libarm_begin(s, plan, a, device, timeout_s, &libs[a], &e) != KG_OK) libs[a] = NULL;
+    }
+    /* every hello read here, not at the first load: no helper is still
+     * importing its library when a case's timing starts */
+    for (int a = 0; a < n && a < plan->narms; a++) {
+        kg_err e = { 0 };
+        if (libs[a] != NULL) (void)kg_libarm_ready(&libs[a], &e);
+    }
+}
+
+int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char *device, double timeout_s,
+                    kg_libarm **out, kg_err *err)
+{
+    int rc = kg_libarm_begin(s, plan, a, device, timeout_s, out, err);
+    return rc != KG_OK ? rc : kg_libarm_ready(out, err);
 }
 
 /* The helper's hello: its versions, or why it could not start. */
@@ -355,9 +400,9 @@ static int read_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, cons
     return KG_OK;
 }
 
-/* Spawns the helper on py and reads its hello (the versions). */
-static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, const char *device, const char *py,
-                       const char *script, kg_err *err)
+/* Spawns the helper on py (its hello is read by kg_libarm_ready). */
+static int spawn_only(kg_libarm *h, const kg_arm *arm, const char *device, const char *py, const char *script,
+                      kg_err *err)
 {
     char bytes[32];
     snprintf(bytes, sizeof bytes, "%d", KG_LA_MAX_BYTES);
@@ -369,7 +414,7 @@ static int spawn_hello(kg_libarm *h, const kg_plan *plan, const kg_arm *arm, con
     int rc = kg_hostlink_spawn(&h->link, py, argv, environ, 3, err);
     if (rc != KG_OK) return rc;
     h->link.seq = 0;
-    return read_hello(h, plan, arm, py, err);
+    return KG_OK;
 }
 
 /* The record of the loaded case from the helper's provenance. */

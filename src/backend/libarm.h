@@ -82,6 +82,19 @@ typedef struct kg_libarm kg_libarm;
  * backend's device as "GPU-<uuid>".  timeout_s bounds every request. */
 int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int arm, const char *device, double timeout_s,
                     kg_libarm **out, kg_err *err);
+/* kg_libarm_start in two steps, so that several helpers import their
+ * library side by side: begin spawns the helper, ready reads its hello
+ * (at once when it is already read; on a failure the helper is stopped
+ * and *h is NULL). */
+int kg_libarm_begin(const kg_settings *s, const kg_plan *plan, int arm, const char *device, double timeout_s,
+                    kg_libarm **out, kg_err *err);
+int kg_libarm_ready(kg_libarm **h, kg_err *err);
+/* Every library arm of plan among libs[0..n) not started yet, not
+ * skipped (skip NULL: none) and applying to a case: all begun, then
+ * every hello read.  A helper that fails to start is left NULL: the
+ * arm's first load starts it again and tells why. */
+void kg_libarm_prestart(const kg_settings *s, const kg_plan *plan, kg_libarm **libs, int n, const unsigned char *skip,
+                        const char *device, double timeout_s);
 /* 1 while the helper runs (a fault ends it; the next load starts another). */
 int kg_libarm_alive(const kg_libarm *h);
 /* The helper's process id (-1: none running), for the CPU it last ran on. */

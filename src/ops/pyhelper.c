@@ -48,7 +48,9 @@ static struct {
     char dead[900];       /* why the pinned helper ended; "" while it runs */
     unsigned gen;         /* counts the helpers started */
     int torch;            /* started with torch imported */
-} H = { 0, -1, -1, 0, "", "", "", 0, 0, "", 0, 0 };
+    int hello_due;        /* spawned by kg_pyhelper_begin, its hello not yet read */
+    char py[PATH_MAX];    /* the Python it runs on */
+} H = { 0, -1, -1, 0, "", "", "", 0, 0, "", 0, 0, 0, "" };
 
 void kg_pyhelper_configure(const kg_pyops_conf *c)
 {
@@ -123,6 +125,7 @@ static void helper_end(int polite)
     if (H.outfd >= 0) close(H.outfd);
     H.pid = 0;
     H.sock = H.outfd = -1;
+    H.hello_due = 0;
     if (H.dir[0] != '\0') {
         char script[PATH_MAX + 32];
         snprintf(script, sizeof script, "%s/kgate_pyops.py", H.dir);
@@ -284,9 +287,18 @@ static int spawn_on(const char *py, kg_err *err)
     H.seq = 0;
     H.outlen = 0;
     H.gen++;
+    snprintf(H.py, sizeof H.py, "%s", py);
+    H.hello_due = 1;
+    return KG_OK;
+}
+
+/* The hello of the helper spawn_on started: its versions. */
+static int read_hello(kg_err *err)
+{
+    H.hello_due = 0;
     json_t *r = NULL;
     double lim = conf.limit_s > 120 ? conf.limit_s : 120;
-    rc = helper_wait(PY_HELLO, lim, "did not start:", &r, err);
+    int rc = helper_wait(PY_HELLO, lim, "did not start:", &r, err);
     if (rc != KG_OK) return rc;
     char *v = json_dumps(json_object_get(r, "versions"), JSON_COMPACT | JSON_SORT_KEYS);
     snprintf(H.versions, sizeof H.versions, "%s", v != NULL ? v : "null");
@@ -295,16 +307,32 @@ static int spawn_on(const char *py, kg_err *err)
     return KG_OK;
 }
 
+void kg_pyhelper_begin(int torch)
+{
+    if (H.pinned || (H.pid > 0 && H.sock >= 0 && (H.torch || !torch))) return;
+    helper_end(1);
+    H.torch = torch;
+    kg_err e = { 0 };
+    if (spawn_on(kg_python_pick(conf.python), &e) != KG_OK) helper_end(0);
+}
+
 int kg_pyhelper_up(int torch, kg_err *err)
 {
-    if (H.pid > 0 && H.sock >= 0 && (H.torch || !torch)) return KG_OK;
+    if (H.pid > 0 && H.sock >= 0 && (H.torch || !torch) && !H.hello_due) return KG_OK;
     if (H.pinned)
         return kg_errorf(err, KG_EIO, "kgate's Python helper ended earlier: %.800s", H.dead[0] ? H.dead : "no reason "
                          "known");
-    helper_end(1);
-    H.torch = torch;
     const char *py = kg_python_pick(conf.python);
-    int rc = spawn_on(py, err);
+    int rc;
+    if (H.pid > 0 && H.sock >= 0 && (H.torch || !torch) && H.hello_due) {
+        /* begun by kg_pyhelper_begin: its hello now */
+        rc = read_hello(err);
+    } else {
+        helper_end(1);
+        H.torch = torch;
+        rc = spawn_on(py, err);
+        if (rc == KG_OK) rc = read_hello(err);
+    }
     /* where the configured Python cannot import the library, or does not
      * start at all (a confined helper cannot reach a Python under a hidden
      * folder, such as a shim under $HOME) */
@@ -314,6 +342,7 @@ int kg_pyhelper_up(int torch, kg_err *err)
         helper_end(1);
         kg_err_clear(err);
         rc = spawn_on("/usr/bin/python3", err);
+        if (rc == KG_OK) rc = read_hello(err);
         if (rc != KG_OK) *err = first;
         else kg_err_clear(err);
     }

@@ -29,6 +29,10 @@ void kg_pyhelper_configure(const kg_pyops_conf *c);
  * imported; a running one without it is replaced); KG_EINPUT naming the
  * Python and what to install when none starts. */
 int kg_pyhelper_up(int torch, kg_err *err);
+/* Starts the helper without waiting for it (kg_pyhelper_up reads its
+ * hello, and tells why it could not start), so that its imports run
+ * beside other work; nothing where one runs or the helper is pinned. */
+void kg_pyhelper_begin(int torch);
 
 /* Counts the helpers started: what was loaded into an earlier one is gone. */
 unsigned kg_pyhelper_generation(void);

@@ -59,6 +59,11 @@ static int any_torch(void)
     return 0;
 }
 
+void kg_pyops_prestart(void)
+{
+    if (npyops > 0) kg_pyhelper_begin(any_torch());
+}
+
 /* ------------------------------------------------------------ shapes */
 
 /* The dims of tensor t for case c into dims: the count of dimensions, or

@@ -1723,8 +1723,13 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     fprintf(stderr, "time: backend %s opened in %.3f s\n", o->backend, kg_mono_s() - t_open);
     if ((rc = screen_setup(&w, o, plan, err)) != KG_OK) goto done;
     /* the arms' hosts open the device side by side (their hellos are
-     * read at each arm's first load), but those of arms left out */
+     * read at each arm's first load) and the library arms' helpers import
+     * their library meanwhile, but those of arms left out: set-up time */
+    double t_pre = kg_mono_s();
+    kg_pyops_prestart();   /* the ops' Python helper imports meanwhile too */
     kg_backend_prestart(w.be, w.skip);
+    w.setup_s += kg_mono_s() - t_pre;
+    fprintf(stderr, "time: arm hosts and library helpers started in %.3f s\n", kg_mono_s() - t_pre);
     snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
     w.plan = plan;
     w.build_dir = build_dir;

@@ -210,6 +210,21 @@ done
 expect_grep 'element 3: got' "$T/o-wrong/report.md"
 expect_grep "arm .np. host exited with status 7" "$T/o-dies/report.md"
 
+# 4b. a helper that starts for the supervisor's build and never in a worker
+# (each worker starts the library arms' helpers side by side before its first
+# case, and an arm's load starts a failed one again, telling why): its arms
+# are refused in every process, the campaign goes on, the baseline is timed
+printf '#!/bin/sh\ntr "\\0" " " </proc/$PPID/cmdline | grep -q " worker " && { echo "no start here" >&2; exit 3; }\nexec "%s" "$@"\n' \
+    "$PY" >"$T/py-once"
+chmod +x "$T/py-once"
+KGATE_PYTHON="$T/py-once" "$KGATE" run "$P" -o "$T/o-once" -q 2>"$T/once.err"
+st=$?
+[ $st -le 1 ] || { cat "$T/once.err" >&2; die "helpers that start only for the build: exit $st (the campaign must go on)"; }
+grep -q '^r,naive,baseline,ok,' "$T/o-once/results.csv" || { cat "$T/o-once/results.csv" >&2; die "helpers that do not start: the baseline suffered"; }
+grep -q '^r,np,reference,ok,' "$T/o-once/results.csv" && die "an arm whose helper never started in a worker was timed"
+grep -q "np.*did not start" "$T/o-once/checks/"*.csv 2>/dev/null || grep -rq "did not start" "$T/o-once/report.md" ||
+    { cat "$T/o-once/report.md" >&2; die "helpers that do not start: the report does not say why"; }
+
 # 5. plan errors and a missing library
 sed 's/^call = numpy.softmax/call = numpy.nope/' "$P" >"$T/badcall.kg"
 sed -i "s#\.\./\.\./kernels#$PWD/kernels#" "$T/badcall.kg"
