@@ -118,7 +118,7 @@ struct kg_libarm {
     unsigned loads;                /* cases loaded, for fresh cache folders */
     char cache_root[PATH_MAX];     /* torch.compile's caches, one folder per case; "" none */
     char versions[2048];
-    char device[96];               /* "cpu" or the cuda backend's "GPU-<uuid>" */
+    char device[96];               /* the cuda backend's "GPU-<uuid>"; "" on the host's CPU */
     int hello_due;                 /* spawned by kg_libarm_begin, its hello not yet read */
     const kg_arm *arm_decl;        /* the arm (for the hello's messages) */
     char py[PATH_MAX];             /* the Python it runs on */
@@ -260,7 +260,7 @@ int kg_libarm_begin(const kg_settings *s, const kg_plan *plan, int a, const char
     h->timeout_s = timeout_s > 0 ? timeout_s : 600;
     h->gpu = device != NULL;
     snprintf(h->kase, sizeof h->kase, "-");
-    snprintf(h->device, sizeof h->device, "%s", device != NULL ? device : "cpu");
+    snprintf(h->device, sizeof h->device, "%s", device != NULL ? device : "");
     int rc = kg_hostlink_init(&h->link, arm->name, 0, KG_LA_MAX_BYTES, err);
     if (rc == KG_OK) rc = kg_hostlink_mkdir(&h->link, err);
     if (rc != KG_OK) {
@@ -322,7 +322,7 @@ int kg_libarm_ready(kg_libarm **hp, kg_err *err)
         rc = r2;
         if (r2 == KG_OK) {
             snprintf(h->py, sizeof h->py, "/usr/bin/python3");
-            const char *dev = strcmp(h->device, "cpu") == 0 ? NULL : h->device;
+            const char *dev = h->gpu ? h->device : NULL;
             rc = spawn_only(h, arm, dev, h->py, h->script, err);
             if (rc == KG_OK) rc = read_hello(h, plan, arm, h->py, err);
         }

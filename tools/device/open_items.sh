@@ -1,0 +1,80 @@
+#!/bin/sh
+# tools/device/open_items.sh OUT [PART ...]: the measurements the open issues still need on a GPU,
+# in one device call, in order of priority, under one deadline, with one archive to bring back.
+# PARTs (default: kb cache shard screen), each run only while DEADLINE (seconds from the start,
+# default 560) leaves it its budget, and each cut at that budget:
+#   kb       issue 31: KernelBench-style problems not yet timed (tools/device/py31_run.sh kb):
+#            10_mean_reduction in full (170 s), 06_linear_relu's run alone (its checks are on
+#            record: KB_CHECKS=0; 150 s)
+#   gpu      make test-gpu's script (tests/gpu/run.sh)                     budget 260 s
+#   cache    issue 33 item 1: the cache regime table (tools/device/cache_regime.sh)   230 s
+#   shard    issue 33 item 4: shards by process on one GPU (tools/device/shard_process.sh) 110 s
+#   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 200 s
+#   hopper   issue 34: the Hopper split-K arms checked, ranked, ncu (tools/device/hopper_splitk.sh) 460 s
+#   hoppertma issue 34: the same for the TMA-fed forms (PLAN=examples/replication/splitk_hopper_tma.kg) 460 s
+# Each part's summaries (never its evidence folders) go to OUT/open.tgz, with parts.txt: each
+# part's exit status and wall time, or why it was skipped.  The binary: bin/kgate-portable from
+# .carry/bins.tgz (make portable && strip bin/kgate-portable && tar czf .carry/bins.tgz
+# bin/kgate-portable, carried as .carry).
+set -u
+OUT=${1:?usage: open_items.sh OUT [PART ...]}
+shift
+PARTS=${*:-kb cache shard screen}
+ROOT=$(pwd)
+DEADLINE=${DEADLINE:-560}
+T0=$(date +%s)
+W=$(mktemp -d)
+R=$W/open
+mkdir -p "$R" "$OUT"
+[ -f .carry/bins.tgz ] && [ ! -x bin/kgate-portable ] && tar xzf .carry/bins.tgz
+export KGATE="$ROOT/bin/kgate-portable" KGATE_INCLUDE="$ROOT/include"
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; "$KGATE" --version
+  git -C "$ROOT" rev-parse HEAD 2>/dev/null; date -u; } >"$R/env.txt" 2>&1
+
+# part NAME BUDGET COMMAND...: runs it when the deadline leaves BUDGET seconds, cut at BUDGET
+part() {
+    name=$1 budget=$2
+    shift 2
+    left=$(( DEADLINE - ($(date +%s) - T0) ))
+    if [ "$left" -lt "$budget" ]; then
+        echo "$name: skipped, $left s left of the deadline, its budget is $budget s" >>"$R/parts.txt"
+        return
+    fi
+    t=$(date +%s)
+    KGATE_LOCK_DIR=$(mktemp -d) timeout "$budget" "$@" >"$R/$name.log" 2>&1
+    echo "$name: exit $? after $(( $(date +%s) - t )) s" >>"$R/parts.txt"
+}
+
+for p in $PARTS; do
+    case $p in
+    kb)
+        # through py31_run.sh, which installs the Python package first (the problems' files import it)
+        part kb10 170 env KB_PROBLEMS=10_mean_reduction STEP_LIMIT=140 KB_LIMIT=160 sh tools/device/py31_run.sh "$W/k10" kb
+        part kb06 150 env KB_PROBLEMS=06_linear_relu KB_CHECKS=0 STEP_LIMIT=130 KB_LIMIT=140 sh tools/device/py31_run.sh "$W/k06" kb
+        for k in 10 06; do [ -f "$W/k$k/py31.tgz" ] && cp "$W/k$k/py31.tgz" "$R/kb$k.tgz"; done ;;
+    gpu)
+        part test-gpu 260 sh tests/gpu/run.sh ;;
+    cache)
+        part cache 230 env CACHE_REGIME_BUDGET=200 sh tools/device/cache_regime.sh "$W/c"
+        mkdir -p "$R/cache"
+        cp "$W"/c/*.md "$W"/c/*.txt "$W"/c/*.log "$R/cache/" 2>/dev/null ;;
+    shard)
+        part shard 110 sh tools/device/shard_process.sh "$W/s"
+        [ -d "$W/s/r" ] && cp -r "$W/s/r" "$R/shard" ;;
+    screen)
+        part screen 200 env SCREEN64_FULL=0 SCREEN64_LIMIT=190 bash tools/device/screen64.sh "$W/scr"
+        mkdir -p "$R/screen"
+        cp "$W"/scr/*.md "$W"/scr/*.txt "$W"/scr/*.err "$W"/scr/*.csv "$R/screen/" 2>/dev/null ;;
+    hopper)
+        part hopper 460 env LIMIT=450 sh tools/device/hopper_splitk.sh "$W/hs" ncu
+        [ -f "$W/hs/hopper_splitk.tgz" ] && cp "$W/hs/hopper_splitk.tgz" "$R/hopper.tgz" ;;
+    hoppertma)
+        part hoppertma 460 env LIMIT=450 PLAN=examples/replication/splitk_hopper_tma.kg sh tools/device/hopper_splitk.sh "$W/ht"
+        [ -f "$W/ht/hopper_splitk.tgz" ] && cp "$W/ht/hopper_splitk.tgz" "$R/hoppertma.tgz" ;;
+    *)
+        echo "$p: unknown part (kb gpu cache shard screen hopper hoppertma)" >>"$R/parts.txt" ;;
+    esac
+done
+echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
+tar czf "$OUT/open.tgz" -C "$W" open
+cat "$R/parts.txt"
