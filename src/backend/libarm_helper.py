@@ -45,6 +45,7 @@ import sys
 import threading
 import time
 import types
+import warnings
 
 MAGIC = 0x3146474B  # "KGF1"
 HEADER = struct.Struct("<IIII")  # magic, kind, tag, payload length
@@ -820,7 +821,11 @@ class Case:
         if ON_GPU:
             t = torch.as_tensor(raw, device=DEV)
         else:
-            t = torch.frombuffer(raw, dtype=torch.uint8)
+            # an input is mapped read-only (PROT_READ): torch warns that it
+            # cannot mark the tensor so; a write to it faults the helper
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="The given buffer is not writable")
+                t = torch.frombuffer(raw, dtype=torch.uint8)
         size = torch.tensor([], dtype=TORCH_DT[dt]).element_size()
         return t[: n * size].view(TORCH_DT[dt]).view(shape)
 
