@@ -1722,26 +1722,6 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
     /* where a worker's set-up time goes, on its log */
     fprintf(stderr, "time: backend %s opened in %.3f s\n", o->backend, kg_mono_s() - t_open);
     if ((rc = screen_setup(&w, o, plan, err)) != KG_OK) goto done;
-    /* the arms' hosts open the device side by side (their hellos are
-     * read at each arm's first load) and the library arms' helpers import
-     * their library meanwhile, but those of arms left out: set-up time */
-    double t_pre = kg_mono_s();
-    kg_pyops_prestart();   /* the ops' Python helper imports meanwhile too */
-    kg_backend_prestart(w.be, w.skip);
-    w.setup_s += kg_mono_s() - t_pre;
-    fprintf(stderr, "time: arm hosts and library helpers started in %.3f s\n", kg_mono_s() - t_pre);
-    snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
-    w.plan = plan;
-    w.build_dir = build_dir;
-    w.proc = o->proc;
-    w.progress = o->progress;
-    w.warm_s = o->check_only ? 0 : o->warm_s;
-    w.go_fd = o->check_only ? -1 : o->go_fd;
-    kg_rows_begin(&w.rows, KG_ROWS_RAW);
-    kg_rows_begin(&w.checks, KG_ROWS_CHECKS);
-    kg_rows_begin(&w.telemetry, KG_ROWS_TELEMETRY);
-    kg_rows_begin(&w.resources, KG_ROWS_RESOURCES);
-
     corder = calloc((size_t)(plan->ncases > 0 ? plan->ncases : 1), sizeof *corder);
     w.faulted = calloc((size_t)(plan->narms > 0 ? plan->narms : 1), sizeof *w.faulted);
     if (corder == NULL || w.faulted == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
@@ -1758,6 +1738,35 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
         if (got < 0) { rc = got; goto done; }
         ncases = k;
     }
+    /* the arms' hosts open the device side by side (their hellos are
+     * read at each arm's first load) and the library arms' helpers import
+     * their library meanwhile, but those of arms left out or of no case
+     * this worker runs: set-up time */
+    double t_pre = kg_mono_s();
+    kg_pyops_prestart();   /* the ops' Python helper imports meanwhile too */
+    unsigned char *pre_skip = calloc((size_t)(plan->narms > 0 ? plan->narms : 1), 1);
+    if (pre_skip == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
+    for (int a = 0; a < plan->narms; a++) {
+        int runs = 0;
+        for (int i = 0; i < ncases && !runs; i++) runs = kg_plan_arm_applies(plan, a, corder[i]);
+        pre_skip[a] = !runs || (w.skip != NULL && w.skip[a]);
+    }
+    kg_backend_prestart(w.be, pre_skip);
+    free(pre_skip);
+    w.setup_s += kg_mono_s() - t_pre;
+    fprintf(stderr, "time: arm hosts and library helpers started in %.3f s\n", kg_mono_s() - t_pre);
+    snprintf(build_dir, sizeof build_dir, "%s/build", o->out_dir);
+    w.plan = plan;
+    w.build_dir = build_dir;
+    w.proc = o->proc;
+    w.progress = o->progress;
+    w.warm_s = o->check_only ? 0 : o->warm_s;
+    w.go_fd = o->check_only ? -1 : o->go_fd;
+    kg_rows_begin(&w.rows, KG_ROWS_RAW);
+    kg_rows_begin(&w.checks, KG_ROWS_CHECKS);
+    kg_rows_begin(&w.telemetry, KG_ROWS_TELEMETRY);
+    kg_rows_begin(&w.resources, KG_ROWS_RESOURCES);
+
     kg_campaign cp_saved = plan->campaign;
     if (o->check_only) plan->campaign.rounds = 0;
     for (int i = 0; i < ncases; i++)

@@ -225,6 +225,19 @@ grep -q '^r,np,reference,ok,' "$T/o-once/results.csv" && die "an arm whose helpe
 grep -q "np.*did not start" "$T/o-once/checks/"*.csv 2>/dev/null || grep -rq "did not start" "$T/o-once/report.md" ||
     { cat "$T/o-once/report.md" >&2; die "helpers that do not start: the report does not say why"; }
 
+# 4c. a worker starts the helpers of the arms it runs, not the others': a shard by case that
+# runs case r alone starts np's helper and neither sm_np's nor mm_np's (one start per process)
+printf '#!/bin/sh\ntr "\\0" " " </proc/$PPID/cmdline | grep -q " worker " && echo "$PPID" >>"%s"\nexec "%s" "$@"\n' \
+    "$T/worker-starts" "$PY" >"$T/py-count"
+chmod +x "$T/py-count"
+KGATE_PYTHON="$T/py-count" "$KGATE" run "$P" --shard 0/4 -o "$T/o-shard" -q --quiet-window 0 2>"$T/shard.err"
+st=$?
+[ $st -le 1 ] || { cat "$T/shard.err" >&2; die "a shard of the library plan: exit $st"; }
+grep -q '^r,np,reference,ok,' "$T/o-shard/results.csv" || { cat "$T/o-shard/results.csv" >&2; die "the shard's numpy arm"; }
+grep -q '^sm,' "$T/o-shard/results.csv" && die "shard 0 of 4 ran case sm"
+per=$(sort "$T/worker-starts" | uniq -c | awk '{ print $1 }' | sort -u | tr '\n' ' ')
+[ "$per" = "1 " ] || die "helpers started per worker of a shard that runs case r alone: $per (expected 1: np's)"
+
 # 5. plan errors and a missing library
 sed 's/^call = numpy.softmax/call = numpy.nope/' "$P" >"$T/badcall.kg"
 sed -i "s#\.\./\.\./kernels#$PWD/kernels#" "$T/badcall.kg"
