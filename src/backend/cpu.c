@@ -136,6 +136,7 @@ typedef struct cpu_ctx {
     int pin_cpu;           /* the one CPU the worker is pinned to (its affinity at open); -1: several */
     kg_libarm **libs;      /* per arm: a library arm's helper, started at its first load */
     int nlibs;
+    kg_libarm_builds *lib_builds;   /* the library arms' builds (kg_libarm_build) */
 } cpu_ctx;
 
 static int cpu_open(kg_backend *be, const kg_plan *plan, kg_err *err)
@@ -165,6 +166,7 @@ static void cpu_close(kg_backend *be)
     if (c == NULL) return;
     for (int a = 0; a < c->nlibs; a++) kg_libarm_stop(c->libs[a]);
     kg_libarm_stop_retired();
+    kg_libarm_builds_free(c->lib_builds);
     free(c->libs);
     for (int i = 0; i < c->nbufs; i++) {
         munmap(c->bufs[i].ptr, c->bufs[i].len);
@@ -264,7 +266,7 @@ static int cpu_build(kg_backend *be, const kg_plan *plan, int a, const char *bui
     char src[KG_PATH_MAX], so[PATH_MAX], tmp[PATH_MAX + 16], log[PATH_MAX + 8], inc[PATH_MAX];
     char incflag[PATH_MAX + 4];
     int rc;
-    if (kg_libarm_is(arm)) return kg_libarm_build(be->settings, plan, a, NULL, err);
+    if (kg_libarm_is(arm)) return kg_libarm_build(&((cpu_ctx *)be->ctx)->lib_builds, be->settings, plan, a, NULL, err);
     if (arm->builtin[0] != '\0')
         return kg_errorf(err, KG_EUNSUPPORTED, "%s:%d: arm '%s': builtin '%s' is not available on the cpu backend "
                          "(builtin = torch and builtin = numpy are; or use a source file)",

@@ -289,6 +289,7 @@ static void cuda_close(kg_backend *be)
         if (c->hosts[i].started) kg_hostlink_quit(&c->hosts[i].link, KG_CH_QUIT);
     for (int i = 0; c->libs != NULL && i < c->nhosts; i++) kg_libarm_stop(c->libs[i]);
     kg_libarm_stop_retired();
+    kg_libarm_builds_free(c->lib_builds);
     free(c->libs);
     for (int i = 0; i < c->nhosts; i++) {
         host_close(&c->hosts[i]);
@@ -610,7 +611,7 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
         if (rc == KG_OK) rc = kg_cuda_fill_build(c, build_dir, err);
         if (rc != KG_OK) return rc;
     }
-    if (kg_libarm_is(arm)) return kg_libarm_build(c->settings, plan, a, c->uuid, err);
+    if (kg_libarm_is(arm)) return kg_libarm_build(&c->lib_builds, c->settings, plan, a, c->uuid, err);
     if (arm->builtin[0] != '\0') {
         if (strcmp(arm->builtin, "cublas") != 0)
             return kg_errorf(err, KG_EUNSUPPORTED, "arm '%s': builtin '%s' is not available on the "

@@ -65,8 +65,10 @@ typedef struct cuda_ctx {
     /* the arm hosts, one per untrusted arm of the plan (by arm index) */
     struct cuda_host *hosts;
     int nhosts;
-    /* the library arms' helpers (libarm.h), by arm index, started at an arm's first load */
+    /* the library arms' helpers (libarm.h), by arm index, started by the
+     * prestart slot or at an arm's first load */
     struct kg_libarm **libs;
+    struct kg_libarm_builds *lib_builds;   /* the library arms' builds (kg_libarm_build) */
     int any_hosted;               /* allocations are whole IPC blocks */
     double timeout_s;             /* the plan's per-request timeout */
     /* kgate's input generator as a kernel (cuda_fill.c): 0 not built yet,

@@ -770,7 +770,8 @@ static int check_pycall(kg_libarm *h, kg_err *err)
     return KG_OK;
 }
 
-int kg_libarm_build(const kg_settings *s, const kg_plan *plan, int a, const char *device, kg_err *err)
+/* What can be said of a library arm before its helper starts. */
+static int build_static(const kg_plan *plan, int a, kg_err *err)
 {
     const kg_arm *arm = &plan->arms[a];
     if (arm->trusted)
@@ -781,11 +782,79 @@ int kg_libarm_build(const kg_settings *s, const kg_plan *plan, int a, const char
         int rc = kg_libarm_call(arm, plan->cases[k].op, NULL, NULL, err);
         if (rc != KG_OK) return rc;
     }
-    /* the helper once, so that a missing library stops the campaign before any worker */
-    kg_libarm *h = NULL;
+    return KG_OK;
+}
+
+struct kg_libarm_builds {
+    const kg_plan *plan;
+    int n;
+    int *rc;
+    kg_err *err;
+};
+
+void kg_libarm_builds_free(kg_libarm_builds *b)
+{
+    if (b == NULL) return;
+    free(b->rc);
+    free(b->err);
+    free(b);
+}
+
+/* Every library arm of plan checked, the helpers (one per arm, so that a
+ * python call is loaded as its own arm's) started side by side: each
+ * arm's result into b. */
+static void build_all(kg_libarm_builds *b, const kg_settings *s, const kg_plan *plan, const char *device)
+{
     double t = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
-    int rc = kg_libarm_start(s, plan, a, device, t, &h, err);
-    if (rc == KG_OK && kg_arm_is_pycall(arm)) rc = check_pycall(h, err);
-    kg_libarm_stop(h);
-    return rc;
+    kg_libarm **h = calloc((size_t)b->n, sizeof *h);
+    for (int a = 0; a < b->n; a++) {
+        if (!kg_libarm_is(&plan->arms[a])) continue;
+        b->rc[a] = build_static(plan, a, &b->err[a]);
+        if (b->rc[a] != KG_OK) continue;
+        if (h == NULL) {
+            /* no room to hold them side by side: one after the other */
+            kg_libarm *one = NULL;
+            b->rc[a] = kg_libarm_start(s, plan, a, device, t, &one, &b->err[a]);
+            if (b->rc[a] == KG_OK && kg_arm_is_pycall(&plan->arms[a])) b->rc[a] = check_pycall(one, &b->err[a]);
+            kg_libarm_stop(one);
+            continue;
+        }
+        b->rc[a] = kg_libarm_begin(s, plan, a, device, t, &h[a], &b->err[a]);
+    }
+    for (int a = 0; h != NULL && a < b->n; a++) {
+        if (h[a] == NULL) continue;
+        b->rc[a] = kg_libarm_ready(&h[a], &b->err[a]);
+        if (b->rc[a] == KG_OK && kg_arm_is_pycall(&plan->arms[a])) b->rc[a] = check_pycall(h[a], &b->err[a]);
+        kg_libarm_stop(h[a]);
+        h[a] = NULL;
+    }
+    free(h);
+}
+
+int kg_libarm_build(kg_libarm_builds **bp, const kg_settings *s, const kg_plan *plan, int a, const char *device,
+                    kg_err *err)
+{
+    kg_libarm_builds *b = *bp;
+    if (b != NULL && (b->plan != plan || b->n != plan->narms)) {
+        kg_libarm_builds_free(b);
+        b = *bp = NULL;
+    }
+    if (b == NULL) {
+        b = calloc(1, sizeof *b);
+        if (b != NULL) {
+            b->n = plan->narms;
+            b->plan = plan;
+            b->rc = calloc((size_t)(b->n > 0 ? b->n : 1), sizeof *b->rc);
+            b->err = calloc((size_t)(b->n > 0 ? b->n : 1), sizeof *b->err);
+        }
+        if (b == NULL || b->rc == NULL || b->err == NULL) {
+            kg_libarm_builds_free(b);
+            return kg_errorf(err, KG_ENOMEM, "out of memory checking the library arms");
+        }
+        build_all(b, s, plan, device);
+        *bp = b;
+    }
+    if (a < 0 || a >= b->n) return kg_errorf(err, KG_EINTERNAL, "arm %d of a plan of %d arms", a, b->n);
+    if (b->rc[a] != KG_OK && err != NULL) *err = b->err[a];
+    return b->rc[a];
 }

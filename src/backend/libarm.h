@@ -54,7 +54,13 @@ int kg_libarm_call(const kg_arm *arm, const char *op, const char **name, const c
 /* The supervisor's build of a library arm: every case it applies to has
  * a call, and the helper starts (the library imports) on device (NULL:
  * the host's CPU; kg_libarm_start). */
-int kg_libarm_build(const kg_settings *s, const kg_plan *plan, int a, const char *device, kg_err *err);
+typedef struct kg_libarm_builds kg_libarm_builds;
+int kg_libarm_build(kg_libarm_builds **b, const kg_settings *s, const kg_plan *plan, int a, const char *device,
+                    kg_err *err);
+/* The first call builds every library arm of plan at once (their helpers
+ * start side by side) and keeps each result in *b (the backend's, NULL at
+ * first), which kg_libarm_builds_free ends (NULL-safe). */
+void kg_libarm_builds_free(kg_libarm_builds *b);
 
 /* The flags the helper's Python runs with: isolated (-I: no PYTHON*
  * variable, no user site-packages, not the script's folder on sys.path)
