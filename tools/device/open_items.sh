@@ -10,6 +10,9 @@
 #   cache    issue 33 item 1: the cache regime table (tools/device/cache_regime.sh)   230 s
 #   shard    issue 33 item 4: shards by process on one GPU (tools/device/shard_process.sh) 110 s
 #   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 200 s
+#   helpers  issue 33 (a verdict's cost): tools/bench/helper_start.sh on the cuda backend, the
+#            binary before the helpers started side by side (bin/kgate-prev-portable, carried in
+#            the same archive) against this one, twice each                 budget 300 s
 #   hopper   issue 34: the Hopper split-K arms checked, ranked, ncu (tools/device/hopper_splitk.sh) 460 s
 #   hoppertma issue 34: the same for the TMA-fed forms (PLAN=examples/replication/splitk_hopper_tma.kg) 460 s
 # Each part's summaries (never its evidence folders) go to OUT/open.tgz, with parts.txt: each
@@ -65,6 +68,13 @@ for p in $PARTS; do
         part screen 200 env SCREEN64_FULL=0 SCREEN64_LIMIT=190 bash tools/device/screen64.sh "$W/scr"
         mkdir -p "$R/screen"
         cp "$W"/scr/*.md "$W"/scr/*.txt "$W"/scr/*.err "$W"/scr/*.csv "$R/screen/" 2>/dev/null ;;
+    helpers)
+        if [ -x bin/kgate-prev-portable ]; then
+            part helpers 300 env KGATE_PYTHON="$(command -v python3)" sh tools/bench/helper_start.sh "$W/hst" cuda "$ROOT/bin/kgate-prev-portable" "$KGATE" \
+                "$ROOT/bin/kgate-prev-portable" "$KGATE"
+        else
+            echo "helpers: skipped, no bin/kgate-prev-portable in .carry/bins.tgz" >>"$R/parts.txt"
+        fi ;;
     hopper)
         part hopper 460 env LIMIT=450 sh tools/device/hopper_splitk.sh "$W/hs" ncu
         [ -f "$W/hs/hopper_splitk.tgz" ] && cp "$W/hs/hopper_splitk.tgz" "$R/hopper.tgz" ;;
@@ -72,7 +82,7 @@ for p in $PARTS; do
         part hoppertma 460 env LIMIT=450 PLAN=examples/replication/splitk_hopper_tma.kg sh tools/device/hopper_splitk.sh "$W/ht"
         [ -f "$W/ht/hopper_splitk.tgz" ] && cp "$W/ht/hopper_splitk.tgz" "$R/hoppertma.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen hopper hoppertma)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen helpers hopper hoppertma)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
