@@ -164,6 +164,7 @@ static void cpu_close(kg_backend *be)
 {
     cpu_ctx *c = be->ctx;
     if (c == NULL) return;
+    for (int a = 0; a < c->nlibs; a++) kg_libarm_quit(c->libs[a]);
     for (int a = 0; a < c->nlibs; a++) kg_libarm_stop(c->libs[a]);
     kg_libarm_stop_retired();
     kg_libarm_builds_free(c->lib_builds);

@@ -287,6 +287,7 @@ static void cuda_close(kg_backend *be)
      * side, then each is reaped */
     for (int i = 0; i < c->nhosts; i++)
         if (c->hosts[i].started) kg_hostlink_quit(&c->hosts[i].link, KG_CH_QUIT);
+    for (int i = 0; c->libs != NULL && i < c->nhosts; i++) kg_libarm_quit(c->libs[i]);
     for (int i = 0; c->libs != NULL && i < c->nhosts; i++) kg_libarm_stop(c->libs[i]);
     kg_libarm_stop_retired();
     kg_libarm_builds_free(c->lib_builds);

@@ -144,6 +144,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return 0;
 }
 
+void kg_libarm_quit(kg_libarm *h)
+{
+    if (h != NULL && h->started) kg_hostlink_quit(&h->link, KG_LA_QUIT);
+}
+
 void kg_libarm_stop(kg_libarm *h)
 {
     if (h == NULL) return;

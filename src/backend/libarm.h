@@ -135,6 +135,10 @@ int kg_libarm_time_warm(kg_libarm *h, int slot, int pack, int warm, double *ns, 
 /* The slot's case goes (a helper that is gone has none). */
 void kg_libarm_unload(kg_libarm *h, int slot);
 void kg_libarm_stop(kg_libarm *h);   /* NULL-safe */
+/* Tells the helper to end without waiting for it (NULL-safe): a backend
+ * tells all its helpers first, so that they end side by side, then stops
+ * each. */
+void kg_libarm_quit(kg_libarm *h);
 /* A helper that ended is kept (its memory) until kg_libarm_stop_retired,
  * so that kernels loaded on it stay safe to unload. */
 int kg_libarm_retire(kg_libarm *h, kg_err *err);
