@@ -805,35 +805,32 @@ void kg_libarm_builds_free(kg_libarm_builds *b)
     free(b);
 }
 
+/* Helpers the supervisor's check starts at once, at most. */
+#define KG_LA_BUILD_BATCH 8
+
 /* Every library arm of plan checked, the helpers (one per arm, so that a
- * python call is loaded as its own arm's) started side by side: each
- * arm's result into b. */
+ * python call is loaded as its own arm's) started side by side, a batch
+ * at a time: each arm's result into b. */
 static void build_all(kg_libarm_builds *b, const kg_settings *s, const kg_plan *plan, const char *device)
 {
     double t = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
-    kg_libarm **h = calloc((size_t)b->n, sizeof *h);
-    for (int a = 0; a < b->n; a++) {
-        if (!kg_libarm_is(&plan->arms[a])) continue;
-        b->rc[a] = build_static(plan, a, &b->err[a]);
-        if (b->rc[a] != KG_OK) continue;
-        if (h == NULL) {
-            /* no room to hold them side by side: one after the other */
-            kg_libarm *one = NULL;
-            b->rc[a] = kg_libarm_start(s, plan, a, device, t, &one, &b->err[a]);
-            if (b->rc[a] == KG_OK && kg_arm_is_pycall(&plan->arms[a])) b->rc[a] = check_pycall(one, &b->err[a]);
-            kg_libarm_stop(one);
-            continue;
+    kg_libarm *h[KG_LA_BUILD_BATCH];
+    int idx[KG_LA_BUILD_BATCH];
+    for (int a = 0; a < b->n;) {
+        int m = 0;
+        for (; a < b->n && m < KG_LA_BUILD_BATCH; a++) {
+            if (!kg_libarm_is(&plan->arms[a])) continue;
+            if ((b->rc[a] = build_static(plan, a, &b->err[a])) != KG_OK) continue;
+            h[m] = NULL;
+            if ((b->rc[a] = kg_libarm_begin(s, plan, a, device, t, &h[m], &b->err[a])) == KG_OK) idx[m++] = a;
         }
-        b->rc[a] = kg_libarm_begin(s, plan, a, device, t, &h[a], &b->err[a]);
+        for (int i = 0; i < m; i++) {
+            int x = idx[i];
+            b->rc[x] = kg_libarm_ready(&h[i], &b->err[x]);
+            if (b->rc[x] == KG_OK && kg_arm_is_pycall(&plan->arms[x])) b->rc[x] = check_pycall(h[i], &b->err[x]);
+            kg_libarm_stop(h[i]);
+        }
     }
-    for (int a = 0; h != NULL && a < b->n; a++) {
-        if (h[a] == NULL) continue;
-        b->rc[a] = kg_libarm_ready(&h[a], &b->err[a]);
-        if (b->rc[a] == KG_OK && kg_arm_is_pycall(&plan->arms[a])) b->rc[a] = check_pycall(h[a], &b->err[a]);
-        kg_libarm_stop(h[a]);
-        h[a] = NULL;
-    }
-    free(h);
 }
 
 int kg_libarm_build(kg_libarm_builds **bp, const kg_settings *s, const kg_plan *plan, int a, const char *device,
