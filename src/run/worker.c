@@ -1513,6 +1513,9 @@ static int run_case(wctx *w, int c, int last, kg_err *err)
     w->setup_s += t1 - t0 - ref;
     w->checks_s += ref + (t2 - gated - t1) + (t4 - t3);
     w->timed_s += t3 - t2;
+    fprintf(stderr, "time: case %s: set-up %.3f s, float64 references %.3f s, checks before timing %.3f s, "
+            "timed %.3f s, checks after timing %.3f s\n", cr.kc->name, t1 - t0 - ref, ref, t2 - gated - t1, t3 - t2,
+            t4 - t3);
     if (rc == KG_OK) screen_costs(w, &cr);
     case_release(w, &cr);
     return rc;

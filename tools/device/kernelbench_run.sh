@@ -77,6 +77,8 @@ for s in $problems; do
     timeout "$LIMIT" "$K" run "$d/run.kg" -o "$d/run-ev" --quiet-window 0 --json >"$r/run.json" 2>"$r/run.txt"
     rc=$?
     cp "$d/run-ev/report.md" "$r/report.md" 2>/dev/null
+    # where each worker's time went (its log's time: lines)
+    grep -h "^time:" "$d"/run-ev/logs/proc-*.log >"$r/times.txt" 2>/dev/null
     verdict=$("$PY" - "$r/run.json" <<'EOF' 2>/dev/null
 import json, sys
 try:
