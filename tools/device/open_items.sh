@@ -12,7 +12,7 @@
 #   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 200 s
 #   helpers  issue 33 (a verdict's cost): tools/bench/helper_start.sh on the cuda backend, the
 #            binary before the helpers started side by side (bin/kgate-prev-portable, carried in
-#            the same archive) against this one, twice each                 budget 300 s
+#            the same archive) against this one, once each                  budget 150 s
 #   hopper   issue 34: the Hopper split-K arms checked, ranked, ncu (tools/device/hopper_splitk.sh) 460 s
 #   hoppertma issue 34: the same for the TMA-fed forms (PLAN=examples/replication/splitk_hopper_tma.kg) 460 s
 # Each part's summaries (never its evidence folders) go to OUT/open.tgz, with parts.txt: each
@@ -70,7 +70,7 @@ for p in $PARTS; do
         cp "$W"/scr/*.md "$W"/scr/*.txt "$W"/scr/*.err "$W"/scr/*.csv "$R/screen/" 2>/dev/null ;;
     helpers)
         if [ -x bin/kgate-prev-portable ]; then
-            part helpers 300 env KGATE_PYTHON="$(command -v python3)" sh tools/bench/helper_start.sh "$W/hst" cuda "$ROOT/bin/kgate-prev-portable" "$KGATE" \
+            part helpers 150 env KGATE_PYTHON="$(command -v python3)" sh tools/bench/helper_start.sh "$W/hst" cuda \
                 "$ROOT/bin/kgate-prev-portable" "$KGATE"
         else
             echo "helpers: skipped, no bin/kgate-prev-portable in .carry/bins.tgz" >>"$R/parts.txt"
