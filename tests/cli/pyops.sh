@@ -102,6 +102,17 @@ grep "wrong" "$C" | grep -q "poison0:Y,fail" || die "the wrong kernel did not fa
 grep "fma" "$C" | grep "heldout" | grep -q ",fail," && die "the honest kernel failed a held-out shape"
 grep "bound:Y" "$C" | grep -q ",pass," || die "the bound audit did not pass on the library bound"
 echo "ok   numpy op: honest admitted and timed, wrong INCORRECT, poison, held-out and bound audit run"
+
+# ---- 1b. a Python that does not start under a worker: the ops helper a worker starts before its
+# first case (kg_pyops_prestart) falls back to /usr/bin/python3 at the first reference, as a helper
+# started there did; the campaign's checks and verdicts are those of run 1
+printf '#!/bin/sh\ntr "\\0" " " </proc/$PPID/cmdline | grep -q " worker " && { echo "no start here" >&2; exit 3; }\nexec /usr/bin/python3 "$@"\n' >"$T/py-noworker"
+chmod +x "$T/py-noworker"
+KGATE_PYTHON="$T/py-noworker" "$KGATE" run "$T/saxpy.kg" -o "$T/ev-nw" --no-progress --quiet-window 0 >"$T/nw.out" 2>"$T/nw.err"; st=$?
+[ $st -le 1 ] || { cat "$T/nw.err" >&2; die "a Python that does not start under a worker: exit $st"; }
+expect_grep "s  *wrong  *INCORRECT" "$T/nw.out"
+grep -q "s  *fma  *\(FASTER\|SLOWER\|INCONCLUSIVE\|EQUIVALENT\)" "$T/nw.out" || { cat "$T/nw.out" >&2; die "fallback: the honest fma kernel was not timed"; }
+echo "ok   the ops helper begun before the first case falls back to /usr/bin/python3"
 "$KGATE" verify "$T/ev" >"$T/v.out" 2>"$T/v.err"; st=$?
 [ $st = 0 ] || { cat "$T/v.out" "$T/v.err" >&2; die "verify of the folder: exit $st"; }
 expect_grep ": verified$" "$T/v.out"
