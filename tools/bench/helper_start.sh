@@ -7,7 +7,9 @@
 # median per process of its seconds and of its worker set-up (processes.csv setup_s: loads and the
 # helpers' start). Each worker starts four Python processes that import torch (three arms'
 # helpers and the ops helper); before 2026-12-05 they started one after another, now side by side.
-# Needs a Python with torch: KGATE_PYTHON, else /usr/bin/python3.
+# Needs a Python with torch: KGATE_PYTHON, else /usr/bin/python3.  HELPER_START_CHECK=1 runs
+# `kgate check` of the plan instead (every arm loaded and checked once per process: a smoke test of
+# the helpers' start) and exits with the last binary's status.
 # Example (this repository's build against an older one):
 #   sh tools/bench/helper_start.sh /tmp/hs cpu /tmp/old/build/kgate build/kgate
 set -u
@@ -73,6 +75,17 @@ role = candidate
 builtin = torch
 call = python:calls.py:saxpy_fused
 EOF
+if [ "${HELPER_START_CHECK:-0}" = 1 ]; then
+    st=0
+    for k in "$@"; do
+        KGATE_PYTHON="$PY" KGATE_LOCK_DIR="$OUT/locks" "$k" check "$OUT/helpers.kg" -o "$OUT/check-$(basename "$k")" \
+            >"$OUT/check.out" 2>"$OUT/check.err"
+        st=$?
+        echo "$k: kgate check exit $st: $(grep -E '^[0-9]+ checks' "$OUT/check.out")"
+        [ $st = 0 ] || tail -n 5 "$OUT/check.err"
+    done
+    exit $st
+fi
 printf '%-40s %8s %8s %10s %10s\n' binary wall_s build_s process_s setup_s
 i=0
 for k in "$@"; do

@@ -3,7 +3,9 @@
 # in one device call, in order of priority, under one deadline, with one archive to bring back.
 # PARTs (default: kb cache shard screen), each run only while DEADLINE (seconds from the start,
 # default 560) leaves it its budget, and each cut at that budget:
-#   kb       issue 31: KernelBench-style problems not yet timed (tools/device/py31_run.sh kb):
+#   kb       issue 31: a smoke test of torch library arms on the GPU (90 s; where it fails, the
+#            problems run on bin/kgate-prev-portable), then the KernelBench-style problems not yet
+#            timed (tools/device/py31_run.sh kb):
 #            10_mean_reduction in full (170 s), 06_linear_relu's run alone (its checks are on
 #            record: KB_CHECKS=0; 150 s)
 #   gpu      make test-gpu's script (tests/gpu/run.sh)                     budget 260 s
@@ -45,15 +47,25 @@ part() {
     fi
     t=$(date +%s)
     KGATE_LOCK_DIR=$(mktemp -d) timeout "$budget" "$@" >"$R/$name.log" 2>&1
-    echo "$name: exit $? after $(( $(date +%s) - t )) s" >>"$R/parts.txt"
+    last=$?
+    echo "$name: exit $last after $(( $(date +%s) - t )) s" >>"$R/parts.txt"
 }
+last=0
 
 for p in $PARTS; do
     case $p in
     kb)
+        # torch library arms on the GPU first (a kgate check: the helpers' start, new in this binary);
+        # where it fails, the problems run on the binary before it, whose helpers start one by one
+        KB_K=$KGATE
+        part smoke 90 env KGATE_PYTHON="$(command -v python3)" HELPER_START_CHECK=1 sh tools/bench/helper_start.sh "$W/smoke" cuda "$KGATE"
+        if [ "$last" != 0 ] && [ -x bin/kgate-prev-portable ]; then
+            KB_K=$ROOT/bin/kgate-prev-portable
+            echo "kb: the smoke failed on this binary; the problems run on bin/kgate-prev-portable" >>"$R/parts.txt"
+        fi
         # through py31_run.sh, which installs the Python package first (the problems' files import it)
-        part kb10 170 env KB_PROBLEMS=10_mean_reduction STEP_LIMIT=140 KB_LIMIT=160 sh tools/device/py31_run.sh "$W/k10" kb
-        part kb06 150 env KB_PROBLEMS=06_linear_relu KB_CHECKS=0 STEP_LIMIT=130 KB_LIMIT=140 sh tools/device/py31_run.sh "$W/k06" kb
+        part kb10 170 env KGATE="$KB_K" KB_PROBLEMS=10_mean_reduction STEP_LIMIT=140 KB_LIMIT=160 sh tools/device/py31_run.sh "$W/k10" kb
+        part kb06 150 env KGATE="$KB_K" KB_PROBLEMS=06_linear_relu KB_CHECKS=0 STEP_LIMIT=130 KB_LIMIT=140 sh tools/device/py31_run.sh "$W/k06" kb
         for k in 10 06; do [ -f "$W/k$k/py31.tgz" ] && cp "$W/k$k/py31.tgz" "$R/kb$k.tgz"; done ;;
     gpu)
         part test-gpu 260 sh tests/gpu/run.sh ;;

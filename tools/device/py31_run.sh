@@ -21,7 +21,7 @@ ROOT=$(pwd)
 R=$OUT/r
 mkdir -p "$R"
 tar xzf .carry/bins.tgz
-export KGATE="$ROOT/bin/kgate-portable" KGATE_INCLUDE="$ROOT/include"
+export KGATE="${KGATE:-$ROOT/bin/kgate-portable}" KGATE_INCLUDE="$ROOT/include"
 export KGATE_LOCK_DIR=$(mktemp -d) PYTHONDONTWRITEBYTECODE=1
 # the package installed as a user installs it (the reference files import kgate, and kgate's
 # helper runs them isolated, python3 -I: PYTHONPATH would not reach it) into the Python that has
