@@ -20,7 +20,7 @@ OUT=${1:?usage: hopper_confirm.sh OUT screen PLAN [K] | OUT confirm CONFIRM_PLAN
 STEP=${2:?step: screen or confirm}
 PLAN=${3:?the plan}
 ROOT=$(pwd)
-[ -f .carry/bins.tgz ] && [ ! -x bin/kgate-portable ] && tar xzf .carry/bins.tgz
+[ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz   # a warm machine keeps an earlier call's bin/
 K=$ROOT/bin/kgate-portable
 [ -x "$K" ] || K=$ROOT/build/kgate
 export KGATE_LOCK_DIR=$(mktemp -d)

@@ -31,7 +31,8 @@ T0=$(date +%s)
 W=$(mktemp -d)
 R=$W/open
 mkdir -p "$R" "$OUT"
-[ -f .carry/bins.tgz ] && [ ! -x bin/kgate-portable ] && tar xzf .carry/bins.tgz
+# always from the archive: a warm machine keeps an earlier call's bin/ (ignored files stay)
+[ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz
 export KGATE="$ROOT/bin/kgate-portable" KGATE_INCLUDE="$ROOT/include"
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; "$KGATE" --version
   git -C "$ROOT" rev-parse HEAD 2>/dev/null; date -u; } >"$R/env.txt" 2>&1
