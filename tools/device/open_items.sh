@@ -12,6 +12,9 @@
 #   cache    issue 33 item 1: the cache regime table (tools/device/cache_regime.sh)   230 s
 #   shard    issue 33 item 4: shards by process on one GPU (tools/device/shard_process.sh) 110 s
 #   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 200 s
+#   tf32     how cuBLAS's TF32 rounds f32 inputs (tools/device/tf32_probe.py: rounding to nearest,
+#            which kgate's tf32 contract models, or truncation, which it rejects on rows of one
+#            sign; docs/measurements/cpu-2026-12-05-tf32-truncation/)      budget 60 s
 #   helpers  issue 33 (a verdict's cost): tools/bench/helper_start.sh on the cuda backend, the
 #            binary before the helpers started side by side (bin/kgate-prev-portable, carried in
 #            the same archive) against this one, once each                  budget 150 s
@@ -81,6 +84,8 @@ for p in $PARTS; do
         part screen 200 env SCREEN64_FULL=0 SCREEN64_LIMIT=190 bash tools/device/screen64.sh "$W/scr"
         mkdir -p "$R/screen"
         cp "$W"/scr/*.md "$W"/scr/*.txt "$W"/scr/*.err "$W"/scr/*.csv "$R/screen/" 2>/dev/null ;;
+    tf32)
+        part tf32 60 python3 tools/device/tf32_probe.py ;;
     helpers)
         if [ -x bin/kgate-prev-portable ]; then
             part helpers 150 env KGATE_PYTHON="$(command -v python3)" sh tools/bench/helper_start.sh "$W/hst" cuda \
@@ -95,7 +100,7 @@ for p in $PARTS; do
         part hoppertma 460 env LIMIT=450 PLAN=examples/replication/splitk_hopper_tma.kg sh tools/device/hopper_splitk.sh "$W/ht"
         [ -f "$W/ht/hopper_splitk.tgz" ] && cp "$W/ht/hopper_splitk.tgz" "$R/hoppertma.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen helpers hopper hoppertma)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen tf32 helpers hopper hoppertma)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
