@@ -901,18 +901,9 @@ static int lib_load(kg_backend *be, const kg_plan *plan, int a, int kase, const 
     cpu_ctx *c = be->ctx;
     const kg_arm *arm = &plan->arms[a];
     if (a >= c->nlibs) return kg_errorf(err, KG_EINTERNAL, "arm %d of a plan the backend was not opened for", a);
-    /* a helper that ended (a fault) is retired, not freed: kernels of the
-     * arm loaded before may still name it, until the backend closes */
-    if (c->libs[a] != NULL && !kg_libarm_alive(c->libs[a])) {
-        int rc0 = kg_libarm_retire(c->libs[a], err);
-        if (rc0 != KG_OK) return rc0;
-        c->libs[a] = NULL;
-    }
-    int rc = KG_OK;
     double t = plan->campaign.timeout_s > 0 ? plan->campaign.timeout_s : 600;
-    if (c->libs[a] != NULL && (rc = kg_libarm_ready(&c->libs[a], err)) != KG_OK) return rc;
-    if (c->libs[a] == NULL && (rc = kg_libarm_start(be->settings, plan, a, NULL, t, &c->libs[a], err)) != KG_OK)
-        return rc;
+    int rc = kg_libarm_acquire(&c->libs[a], be->settings, plan, a, NULL, t, err);
+    if (rc != KG_OK) return rc;
     int slot = -1;
     char record[KG_LIBRARY_RECORD_MAX];
     if ((rc = kg_libarm_load(c->libs[a], &plan->cases[kase], build_dir, &slot, record, err)) != KG_OK) return rc;

@@ -347,9 +347,6 @@ void kg_libarm_prestart(const kg_settings *s, const kg_plan *plan, kg_libarm **l
 {
     for (int a = 0; a < n && a < plan->narms; a++) {
         if (libs[a] != NULL || !kg_libarm_is(&plan->arms[a]) || (skip != NULL && skip[a])) continue;
-        int applies = 0;
-        for (int k = 0; k < plan->ncases && !applies; k++) applies = kg_plan_arm_applies(plan, a, k);
-        if (!applies) continue;
         kg_err e = { 0 };
         if (kg_libarm_begin(s, plan, a, device, timeout_s, &libs[a], &e) != KG_OK) libs[a] = NULL;
     }
@@ -366,6 +363,20 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int a, const char
 {
     int rc = kg_libarm_begin(s, plan, a, device, timeout_s, out, err);
     return rc != KG_OK ? rc : kg_libarm_ready(out, err);
+}
+
+int kg_libarm_acquire(kg_libarm **slot, const kg_settings *s, const kg_plan *plan, int a, const char *device,
+                      double timeout_s, kg_err *err)
+{
+    /* a helper that ended (a fault) is retired, not freed: kernels of the
+     * arm loaded before may still name it, until the backend closes */
+    if (*slot != NULL && !kg_libarm_alive(*slot)) {
+        int rc = kg_libarm_retire(*slot, err);
+        if (rc != KG_OK) return rc;
+        *slot = NULL;
+    }
+    if (*slot != NULL) return kg_libarm_ready(slot, err);
+    return kg_libarm_start(s, plan, a, device, timeout_s, slot, err);
 }
 
 /* The helper's hello: its versions, or why it could not start. */

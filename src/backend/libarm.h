@@ -95,9 +95,14 @@ int kg_libarm_start(const kg_settings *s, const kg_plan *plan, int arm, const ch
 int kg_libarm_begin(const kg_settings *s, const kg_plan *plan, int arm, const char *device, double timeout_s,
                     kg_libarm **out, kg_err *err);
 int kg_libarm_ready(kg_libarm **h, kg_err *err);
-/* Every library arm of plan among libs[0..n) not started yet, not
- * skipped (skip NULL: none) and applying to a case: all begun, then
- * every hello read.  A helper that fails to start is left NULL: the
+/* The helper of arm a in *slot, for a load: a helper that ended is
+ * retired (kg_libarm_retire), one begun has its hello read, none is
+ * started (kg_libarm_start); on a failure *slot is NULL. */
+int kg_libarm_acquire(kg_libarm **slot, const kg_settings *s, const kg_plan *plan, int a, const char *device,
+                      double timeout_s, kg_err *err);
+/* Every library arm of plan among libs[0..n) not started yet and not
+ * skipped (skip NULL: none; the worker skips the arms of no case it
+ * runs): all begun, then every hello read.  A helper that fails to start is left NULL: the
  * arm's first load starts it again and tells why. */
 void kg_libarm_prestart(const kg_settings *s, const kg_plan *plan, kg_libarm **libs, int n, const unsigned char *skip,
                         const char *device, double timeout_s);
