@@ -2,7 +2,9 @@
  * TF32 (10 explicit mantissa bits, round to nearest, ties away, as the
  * PTX cvt.rna.tf32.f32 does) before multiplying, accumulating in float32.
  * This is what a tensor-core TF32 GEMM computes; under the f32 contract
- * it must be INCORRECT, under `precision = tf32` admitted. */
+ * it must be INCORRECT, under `precision = tf32` admitted.  With
+ * TF32_TRUNCATE defined it drops the 13 low bits instead (truncation:
+ * docs/measurements/cpu-2026-12-05-tf32-truncation/). */
 #include <stdint.h>
 #include <string.h>
 #include "kgate/kernel.h"
@@ -13,7 +15,9 @@ static float tf32(float x)
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     if ((u & 0x7f800000u) != 0x7f800000u) { /* finite: round the 13 low bits away */
+#ifndef TF32_TRUNCATE
         u += 0x1000u;                       /* half of the dropped ulp: ties away from zero */
+#endif
         u &= 0xffffe000u;
     }
     memcpy(&x, &u, sizeof x);
