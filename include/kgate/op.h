@@ -275,7 +275,20 @@ typedef struct kg_sum_elem {
     double rowscale;  /* largest absdot of the element's row */
     int64_t n;        /* number of terms */
     int factors;      /* inputs multiplied per term */
+    /* Under the tf32 contract on f32 inputs: the largest exact error of
+     * the input conversions the contract admits, |sum_k (t_k' - t_k)|
+     * with t_k' the term with each factor (each operand throughout)
+     * converted to TF32 by rounding or truncation (kg_ops_tf32); valid
+     * when tf32_known is 1 (else the bound uses the worst case). */
+    double tf32_in;
+    int tf32_known;
 } kg_sum_elem;
+
+/* An f32 value converted to TF32 (10 explicit mantissa bits): round to
+ * nearest, ties away (truncate = 0: PTX cvt.rna.tf32.f32), or the 13 low
+ * bits dropped (truncate = 1: what a tensor core may do with raw f32
+ * operands).  Infinities and NaNs are returned unchanged. */
+double kg_ops_tf32(double x, int truncate);
 
 /* The bound of one sum element under contract ct (NULL: the default,
  * which is kg_ops_bound_elem).  Derivation at the definition (bounds.c) and

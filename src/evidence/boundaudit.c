@@ -49,7 +49,7 @@ void kg_bound_audit_budget(const kg_dtype *in_dt, int nin, kg_dtype out_dt, cons
     double acc = ldexp(1.0, -24);
     if (ct != NULL) {
         if (ct->tolerance > 0.0) eps = fmax(eps, ct->tolerance);
-        if (ct->precision == KG_PREC_TF32) eps = fmax(eps, ldexp(1.0, -10));   /* two factors at 2^-11 */
+        if (ct->precision == KG_PREC_TF32) eps = fmax(eps, ldexp(1.0, -9));   /* two factors truncated: 2^-10 each */
         if (ct->precision == KG_PREC_F16ACC) acc = ldexp(1.0, -11);
         if (ct->precision == KG_PREC_BF16ACC) acc = ldexp(1.0, -8);
     }

@@ -4,6 +4,8 @@
  * element.  Built-in and declared ops call these; nothing here knows an
  * op. */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 #include "kgate/op.h"
 
 double kg_ops_unit_roundoff(kg_dtype dt)
@@ -143,18 +145,27 @@ double kg_ops_gamma_prob_u(int64_t n, double u)
  * tolerance T: |y - ref| <= T * rowscale (the row's largest sum|term|,
  * the scale of its results), plus the reference's own error.
  *
- * tf32, f16acc, bf16acc: term k is t_k (1 + theta_k), theta_k the
- * rounding of its `factors` inputs to TF32 (u_in = 2^-11, f32 cases
- * only; |theta_k| <= e_in = (1 + u_in)^factors - 1), then the terms are
- * summed with unit roundoff u_acc (2^-24, f16 2^-11, bf16 2^-8) and n + 1
- * roundings per term (the conversion of a term to the narrow
- * accumulator, and n - 1 additions and the product).
- *   input part:  min(e_in sum|t|, lambda e_in sqrt(sum t^2)): the thetas
- *                of one output are independent (distinct input elements)
- *                and mean zero, so Hoeffding's inequality gives the second
- *                form with probability 1 - 2 exp(-lambda^2 / 2);
- *   sum part:    min(gamma_m, gamma~_m(lambda)) (1 + e_in) sum|t| at
- *                u_acc, m = n + 1 (as the default, for the perturbed terms;
+ * tf32, f16acc, bf16acc: term k is t_k (1 + theta_k), theta_k from the
+ * conversion of its `factors` inputs to TF32 (f32 cases of the tf32
+ * contract only), then the terms are summed with unit roundoff u_acc
+ * (2^-24, f16 2^-11, bf16 2^-8) and n + 1 roundings per term (the
+ * conversion of a term to the narrow accumulator, and n - 1 additions and
+ * the product).
+ *   input part:  the tf32 contract admits both conversions hardware
+ *                makes: round to nearest (cvt.rna, |theta| <= (1 +
+ *                2^-11)^f - 1, mean zero) and the low 13 bits dropped, as
+ *                a tensor core may do with raw f32 operands (theta in
+ *                [-e, 0], e = (1 + 2^-10)^f - 1, never mean zero, so no
+ *                probabilistic form holds: on rows of one sign the errors
+ *                add up).  Where the op computed it (tf32_known), the input
+ *                part is the exact error of each conversion on these
+ *                inputs, the larger of the two; else the worst case of
+ *                both, e (sum|t| + |ref|) / 2 (for the dropped bits the
+ *                error is at most e times the larger of the positive and
+ *                the negative terms' sums, which is (sum|t| + |ref|) / 2;
+ *                rounding's e / 2 sum|t| is below it);
+ *   sum part:    min(gamma_m, gamma~_m(lambda)) (1 + e) sum|t| at u_acc,
+ *                m = n + 1 (as the default, for the perturbed terms;
  *                gamma_m alone where the sum does not look random).
  * A reduced contract is never stricter than the default: the result is
  * at least kg_ops_bound_elem's. */
@@ -163,17 +174,18 @@ double kg_ops_bound_sum(const kg_sum_elem *s, const kg_contract *ct, kg_dtype in
 {
     double def = default_bound(s, in_dt, out_dt);
     if (ct == NULL || (ct->precision == KG_PREC_DTYPE && !(ct->tolerance > 0.0))) return def;
-    const double u_ref = ldexp(1.0, -53), lambda = KG_BOUND_LAMBDA;
+    const double u_ref = ldexp(1.0, -53);
     double ref_term = s->absdot > 0.0 ? gamma_n(s->n, u_ref) * s->absdot : 0.0;
     if (ct->tolerance > 0.0) return ct->tolerance * s->rowscale + ref_term + 1e-30;
     /* 16-bit inputs are exact in TF32: the tf32 contract is the default one */
     if (ct->precision == KG_PREC_TF32 && in_dt != KG_DT_F32) return def;
-    double u_in = ct->precision == KG_PREC_TF32 && in_dt == KG_DT_F32 ? ldexp(1.0, -11) : 0.0;
+    const int tf32 = ct->precision == KG_PREC_TF32;
     double u_acc = ct->precision == KG_PREC_F16ACC ? ldexp(1.0, -11)
                    : ct->precision == KG_PREC_BF16ACC ? ldexp(1.0, -8) : ldexp(1.0, -24);
-    double e_in = u_in > 0.0 ? pow(1.0 + u_in, s->factors > 0 ? s->factors : 1) - 1.0 : 0.0;
-    double l2 = s->l2 >= 0.0 ? s->l2 : s->absdot;
-    double in_part = s->absdot > 0.0 ? fmin(e_in * s->absdot, lambda * e_in * l2) : 0.0;
+    double e_in = tf32 ? pow(1.0 + ldexp(1.0, -10), s->factors > 0 ? s->factors : 1) - 1.0 : 0.0;
+    double in_part = 0.0;
+    if (tf32 && s->absdot > 0.0)
+        in_part = s->tf32_known ? s->tf32_in : 0.5 * e_in * (s->absdot + fabs(s->ref));
     double a = (1.0 + e_in) * s->absdot;
     int64_t m = s->n + 1;
     double g = looks_random(s) ? fmin(gamma_n(m, u_acc), kg_ops_gamma_prob_u(m, u_acc)) : gamma_n(m, u_acc);
@@ -186,4 +198,17 @@ double kg_ops_bound_sum(const kg_sum_elem *s, const kg_contract *ct, kg_dtype in
 double kg_ops_dtype_bytes(kg_dtype dt)
 {
     return (double)kg_dtype_size(dt);
+}
+
+double kg_ops_tf32(double x, int truncate)
+{
+    float f = (float)x;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u) {
+        if (!truncate) u += 0x1000u;   /* half of the dropped ulp: ties away from zero */
+        u &= 0xffffe000u;
+    }
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
 }

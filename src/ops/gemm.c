@@ -123,20 +123,74 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, int 
     gemm_absdot_p(c, a, b, b_kn, s, 0);
 }
 
+/* The error the tf32 contract admits for each output: each operand
+ * converted to TF32 one way throughout (kg_ops_tf32: rounded or
+ * truncated, four combinations), the largest |sum_k (x(a_ik) y(b_jk) -
+ * a_ik b_jk)| of the four.  Each is dA_x y(B)^T + A dB_y^T (dX = x(X) -
+ * X): float64 products of a small factor and a large one, not the
+ * difference of two large sums.  0 when out of memory. */
+static int gemm_tf32_err(int64_t M, int64_t N, int64_t K, const double *a, const double *b, int b_kn,
+                         double *d)
+{
+    const size_t mk = (size_t)(M * K), nk = (size_t)(N * K), mn = (size_t)(M * N);
+    double *da[2] = { malloc(mk * sizeof(double)), malloc(mk * sizeof(double)) };
+    double *cb[2] = { malloc(nk * sizeof(double)), malloc(nk * sizeof(double)) };
+    double *db[2] = { malloc(nk * sizeof(double)), malloc(nk * sizeof(double)) };
+    double *q = malloc(mn * sizeof *q), *p = malloc(mn * sizeof *p);
+    int ok = q != NULL && p != NULL;
+    for (int t = 0; t < 2; t++) ok = ok && da[t] != NULL && cb[t] != NULL && db[t] != NULL;
+    if (ok) {
+        const enum CBLAS_TRANSPOSE tb = b_kn ? CblasNoTrans : CblasTrans;
+        const int ldb = b_kn ? (int)N : (int)K;
+        for (int t = 0; t < 2; t++) {
+            for (size_t i = 0; i < mk; i++) da[t][i] = kg_ops_tf32(a[i], t) - a[i];
+            for (size_t i = 0; i < nk; i++) {
+                cb[t][i] = kg_ops_tf32(b[i], t);
+                db[t][i] = cb[t][i] - b[i];
+            }
+        }
+        for (size_t i = 0; i < mn; i++) d[i] = 0.0;
+        for (int y = 0; y < 2; y++) {
+            /* q = A dB_y^T, shared by both conversions of A */
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)M, (int)N, (int)K, 1.0, a, (int)K, db[y], ldb,
+                        0.0, q, (int)N);
+            for (int x = 0; x < 2; x++) {
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)M, (int)N, (int)K, 1.0, da[x], (int)K,
+                            cb[y], ldb, 0.0, p, (int)N);
+                for (size_t i = 0; i < mn; i++) d[i] = fmax(d[i], fabs(p[i] + q[i]));
+            }
+        }
+    }
+    for (int t = 0; t < 2; t++) {
+        free(da[t]);
+        free(cb[t]);
+        free(db[t]);
+    }
+    free(q);
+    free(p);
+    return ok;
+}
+
 /* The bound under contract ct (NULL: the default; kg_ops_bound_sum):
- * sum|t| always, and for f32 cases sqrt(sum t^2) (the tf32 input part's
- * Hoeffding form, and whether the sum looks random) from a dgemm of the
- * squares; without memory for it the bound falls back to the worst case. */
+ * sum|t| always, and for f32 cases sqrt(sum t^2) (whether the sum looks
+ * random) from a dgemm of the squares; under the tf32 contract on f32
+ * inputs the exact error of the TF32 conversions (gemm_tf32_err).  Without memory for
+ * them the bound falls back to the worst case. */
 void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double *a,
                           const double *b, int b_kn, const double *ref, double *bound)
 {
     const int64_t K = kg_op_var_i(c, "K", -1);
     int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
-    double *sq = NULL;
-    /* sqrt(sum t^2): the tf32 input part, and whether an f32 sum looks random */
+    double *sq = NULL, *conv = NULL;
+    /* sqrt(sum t^2): whether an f32 sum looks random */
     if (c->dtype == KG_DT_F32 && !(ct != NULL && ct->tolerance > 0.0)) {
         sq = malloc((size_t)(M * N) * sizeof *sq);
         if (sq != NULL) gemm_absdot_p(c, a, b, b_kn, sq, 1);
+    }
+    int tf32 = 0;
+    if (c->dtype == KG_DT_F32 && ct != NULL && ct->precision == KG_PREC_TF32 && !(ct->tolerance > 0.0)) {
+        conv = malloc((size_t)(M * N) * sizeof *conv);
+        tf32 = conv != NULL && gemm_tf32_err(M, N, K, a, b, b_kn, conv);
     }
     gemm_absdot(c, a, b, b_kn, bound);
     for (int64_t i = 0; i < M; i++) {
@@ -144,12 +198,16 @@ void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double 
         double rowscale = 0.0;
         for (int64_t j = 0; j < N; j++) rowscale = fmax(rowscale, row[j]);
         for (int64_t j = 0; j < N; j++) {
-            kg_sum_elem e = { .absdot = row[j], .l2 = sq != NULL ? sqrt(sq[i * N + j]) : -1.0,
-                              .ref = ref[i * N + j], .rowscale = rowscale, .n = K, .factors = 2 };
+            int64_t e_ij = i * N + j;
+            kg_sum_elem e = { .absdot = row[j], .l2 = sq != NULL ? sqrt(sq[e_ij]) : -1.0,
+                              .ref = ref[e_ij], .rowscale = rowscale, .n = K, .factors = 2,
+                              .tf32_in = tf32 ? conv[e_ij] : 0.0,
+                              .tf32_known = tf32 };
             row[j] = kg_ops_bound_sum(&e, ct, c->dtype, KG_DT_F32);
         }
     }
     free(sq);
+    free(conv);
 }
 
 void kg_ops_gemm_bound(const kg_case *c, const double *a, const double *b, int b_kn,

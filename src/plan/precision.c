@@ -24,10 +24,12 @@ void kg_contract_text(const kg_contract *ct, kg_dtype dt, char *buf, size_t cap)
 }
 
 /* log2 of the unit roundoff of the inputs and of the accumulation a
- * named contract allows on a case of dtype dt (-inf: inputs exact) */
+ * named contract allows on a case of dtype dt (-inf: inputs exact; tf32:
+ * 2^-10, the 13 low bits dropped, which the contract admits beside
+ * rounding's 2^-11) */
 static void contract_units(kg_precision p, kg_dtype dt, double *in, double *acc)
 {
-    *in = p == KG_PREC_TF32 && dt == KG_DT_F32 ? -11.0 : -1e9;
+    *in = p == KG_PREC_TF32 && dt == KG_DT_F32 ? -10.0 : -1e9;
     *acc = p == KG_PREC_F16ACC ? -11.0 : p == KG_PREC_BF16ACC ? -8.0 : -24.0;
 }
 

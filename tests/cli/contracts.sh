@@ -16,6 +16,16 @@ for row in ",g,naive,pre,poison0:C,pass," ",r,rs,pre,poison0:Y,pass," \
     grep -q -- "$row" "$T/c/checks/proc-000.csv" || die "expected a check row '$row'"
 done
 
+# the tf32 contract admits TF32 by truncation and one operand each way,
+# and refuses bfloat16 inputs (every other check of each arm passes)
+"$KGATE" check $P/tf32-conversions.kg -o "$T/t" >"$T/out" 2>"$T/err"; st=$?
+expect_status 1 $st "check of the TF32 conversions"
+for row in ",g,trunc,pre,poison0:C,pass," ",g,mixed,pre,poison0:C,pass," ",g,trunc,pre,heldout" \
+           ",g,bf16,pre,poison0:C,fail," ",g,bf16,pre,poison1:C,fail,"; do
+    grep -q -- "$row" "$T/t/checks/proc-000.csv" || die "expected a check row '$row'"
+done
+[ "$(grep -h ",fail," "$T/t"/checks/*.csv | grep -vc ",g,bf16,")" = 0 ] || die "a TF32 conversion failed a check under the tf32 contract"
+
 "$KGATE" run --report $P/precision-declared.kg -o "$T/d" >"$T/out" 2>"$T/err"; st=$?
 expect_status 1 $st "run with declared contracts"
 expect_grep "gate FAIL: case g, arm tf32: contract tf32 is weaker than f32 of baseline naive" "$T/err"

@@ -8,7 +8,8 @@
  * luck of one draw:
  *   - the default f32 contract admits the honest kernels and rejects TF32
  *     inputs (K = 1024) and f16 accumulation (N = 2048);
- *   - `precision = tf32` admits the TF32 GEMM and the honest one;
+ *   - `precision = tf32` admits the TF32 GEMM and the honest one, TF32 by
+ *     truncation and one operand each way, and refuses bfloat16 inputs;
  *   - `tolerance = 1e-4` admits the f16 rowsum; `tolerance = 1` is too
  *     weak (zeros pass) and fails every comparison, saying so;
  *   - for bf16 and f16 inputs the default bound is the one kgate had
@@ -26,31 +27,41 @@
 
 #define SEEDS 8
 
-static float tf32(float x)
+/* x with its `drop` low mantissa bits rounded away (to nearest, ties
+ * away) or truncated; drop 0: x */
+static float narrow(float x, int drop, int truncate)
 {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
-    if ((u & 0x7f800000u) != 0x7f800000u) {
-        u += 0x1000u;
-        u &= 0xffffe000u;
+    if (drop > 0 && (u & 0x7f800000u) != 0x7f800000u) {
+        if (!truncate) u += 1u << (drop - 1);
+        u &= ~((1u << drop) - 1u);
     }
     memcpy(&x, &u, sizeof x);
     return x;
 }
 
-static void gemm(const kg_case_data *d, int round_tf32, float *C)
+/* A GEMM whose A and B have `drop` low bits dropped (13: TF32, 16:
+ * bfloat16), each operand rounded or truncated, accumulated in float32 */
+typedef struct conv { int drop, trunc_a, trunc_b, skip_last; const char *name; } conv;
+
+static void gemm_conv(const kg_case_data *d, conv v, float *C)
 {
     const kg_case *c = d->kase;
     const float *A = d->in[0], *B = d->in[1];
     for (int64_t i = 0; i < c->M; i++)
         for (int64_t j = 0; j < c->N; j++) {
             float acc = 0.0f;
-            for (int64_t k = 0; k < c->K; k++) {
-                float a = A[i * c->K + k], b = B[j * c->K + k];
-                acc += round_tf32 ? tf32(a) * tf32(b) : a * b;
-            }
+            for (int64_t k = 0; k < c->K - v.skip_last; k++)
+                acc += narrow(A[i * c->K + k], v.drop, v.trunc_a) * narrow(B[j * c->K + k], v.drop, v.trunc_b);
             C[i * c->N + j] = acc;
         }
+}
+
+static void gemm(const kg_case_data *d, int round_tf32, float *C)
+{
+    conv v = { round_tf32 ? 13 : 0, 0, 0, 0, "" };
+    gemm_conv(d, v, C);
 }
 
 static uint16_t h_add(uint16_t x, uint16_t y)
@@ -120,6 +131,43 @@ static void test_gemm(void)
     free(t);
 }
 
+/* The tf32 contract admits TF32 by rounding and by truncation (what a
+ * tensor core may do with raw f32 operands), also one operand each way,
+ * on the oracle's inputs, whose structured rows include rows of one sign
+ * (where truncation's errors add up: the contract's bound before it
+ * admitted truncation failed there); it refuses bfloat16 inputs, rounded
+ * or truncated, and one term of K = 2048 skipped. */
+static void test_tf32_conversions(void)
+{
+    const conv admitted[4] = { { 13, 0, 0, 0, "rounded" }, { 13, 1, 1, 0, "truncated" },
+                               { 13, 1, 0, 0, "A truncated, B rounded" }, { 13, 0, 1, 0, "A rounded, B truncated" } };
+    const conv refused[3] = { { 16, 0, 0, 0, "bf16 rounded" }, { 16, 1, 1, 0, "bf16 truncated" },
+                              { 13, 1, 1, 1, "TF32 truncated, the last term of K skipped" } };
+    kg_case c = { .name = "g", .op = "gemm_bt", .dtype = KG_DT_F32, .M = 32, .N = 32, .K = 2048,
+                  .splits = -1, .eps = 1e-5, .scale = 1.0, .primary = 1 };
+    kg_contract tf = { KG_PREC_TF32, 0.0 };
+    float *C = malloc(32 * 32 * sizeof *C);
+    CHECK(C != NULL);
+    for (uint64_t seed = 1; seed <= SEEDS && C != NULL; seed++) {
+        kg_case_data d;
+        kg_err err = { 0 };
+        CHECK(kg_oracle_prepare(&c, seed * 6151, &d, &err) == KG_OK);
+        char m[320];
+        for (int v = 0; v < 4; v++) {
+            gemm_conv(&d, admitted[v], C);
+            CHECK_MSG(passes(&d, &tf, C, m, sizeof m) == 1, "seed %llu: TF32 %s rejected under tf32: %s",
+                      (unsigned long long)seed, admitted[v].name, m);
+        }
+        for (int v = 0; v < 3; v++) {
+            gemm_conv(&d, refused[v], C);
+            CHECK_MSG(passes(&d, &tf, C, m, sizeof m) == 0, "seed %llu: %s admitted under tf32: %s",
+                      (unsigned long long)seed, refused[v].name, m);
+        }
+        kg_oracle_release(&d);
+    }
+    free(C);
+}
+
 static void test_rowsum(void)
 {
     kg_case c = { .name = "r", .op = "rowsum", .dtype = KG_DT_F32, .M = 64, .N = 2048, .K = -1,
@@ -161,7 +209,7 @@ static void test_16bit_unchanged(void)
             double now = kg_ops_bound_elem(absdot, ref, rowscale, ns[k], dts[i], KG_DT_F32);
             CHECK_NEAR(now, old, 0, 1e-14);
             /* a tf32 contract changes nothing for 16-bit inputs */
-            kg_sum_elem e = { absdot, -1.0, ref, rowscale, ns[k], 2 };
+            kg_sum_elem e = { absdot, -1.0, ref, rowscale, ns[k], 2, 0.0, 0 };
             kg_contract tf = { KG_PREC_TF32, 0.0 };
             CHECK_NEAR(kg_ops_bound_sum(&e, &tf, dts[i], KG_DT_F32), now, 0, 1e-14);
         }
@@ -171,7 +219,7 @@ static void test_16bit_unchanged(void)
     double n = 1024, absdot = 256, ref = 0.5, l2 = 10.0;
     double worst = n * u / (1 - n * u) * absdot + u * ref, ref_term = n * u_ref / (1 - n * u_ref) * absdot + 1e-30;
     double prob = expm1(10.0 * sqrt(n) * u + n * u * u / (1 - u)) * absdot + u * ref;
-    kg_sum_elem e = { absdot, l2, ref, 512, 1024, 2 };
+    kg_sum_elem e = { absdot, l2, ref, 512, 1024, 2, 0.0, 0 };
     CHECK_NEAR(kg_ops_bound_sum(&e, NULL, KG_DT_F32, KG_DT_F32), fmin(worst, prob) + ref_term, 0, 1e-14);
     e.ref = 101.0; /* above 10 sqrt(sum t^2): not random-looking */
     worst = n * u / (1 - n * u) * absdot + u * e.ref;
@@ -195,7 +243,7 @@ static void test_constant_rows(void)
             float sum = 0.0f;
             for (int64_t i = 0; i < ns[k]; i++) sum += x;
             double n = (double)ns[k], ref = n * (double)x, err = fabs((double)sum - ref);
-            kg_sum_elem e = { n * fabs((double)x), sqrt(n) * fabs((double)x), ref, n * fabs((double)x), ns[k], 1 };
+            kg_sum_elem e = { n * fabs((double)x), sqrt(n) * fabs((double)x), ref, n * fabs((double)x), ns[k], 1, 0.0, 0 };
             double b = kg_ops_bound_sum(&e, NULL, KG_DT_F32, KG_DT_F32);
             if (err > b) over++;
             /* what the probabilistic bound alone would have allowed */
@@ -213,6 +261,7 @@ static void test_constant_rows(void)
 int main(void)
 {
     test_gemm();
+    test_tf32_conversions();
     test_rowsum();
     test_16bit_unchanged();
     test_constant_rows();
