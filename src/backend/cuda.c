@@ -620,7 +620,7 @@ static int cuda_build(kg_backend *be, const kg_plan *plan, int a, const char *bu
         for (int k = 0; k < plan->ncases; k++) {
             if (!kg_plan_arm_applies(plan, a, k)) continue;
             kg_cuda_gemm_map m;
-            int rc = kg_cuda_gemm_map_case(arm->name, &plan->cases[k], &m, err);
+            int rc = kg_cuda_gemm_map_case(arm->name, &plan->cases[k], &arm->contract, &m, err);
             if (rc != KG_OK) return rc;
         }
         return kg_cuda_blas_ready(c, err);

@@ -239,6 +239,7 @@ enum {
     KG_CUBLAS_OP_N = 0,
     KG_CUBLAS_OP_T = 1,
     KG_CUBLAS_COMPUTE_32F = 68,
+    KG_CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
     KG_CUDA_R_32F = 0,
     KG_CUDA_R_16F = 2,
     KG_CUDA_R_16BF = 14,
@@ -325,13 +326,14 @@ typedef struct kg_cuda_gemm_map {
     uint64_t d_rows, d_cols;  int64_t ldd;
     int in_type;                  /* KG_CUDA_R_32F / _16F / _16BF of the case dtype */
     int out_type;                 /* KG_CUDA_R_32F */
-    int compute_type;             /* KG_CUBLAS_COMPUTE_32F: no TF32 for f32 inputs */
+    int compute_type;             /* KG_CUBLAS_COMPUTE_32F; _FAST_TF32 only under a tf32 contract */
 } kg_cuda_gemm_map;
 
 /* Fills m for case c of op op_name; KG_EUNSUPPORTED naming the op when
  * builtin = cublas does not implement it, KG_EINPUT when the case lacks
  * M, N or K. */
-int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, kg_cuda_gemm_map *m, kg_err *err);
+int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, const kg_contract *ct, kg_cuda_gemm_map *m,
+                          kg_err *err);
 
 /* The cuBLASLt reference size of the workspace handed to every matmul
  * (allocated once per backend, outside timing). */

@@ -9,7 +9,8 @@
 
 /* --------------------------------------------------------- cuBLASLt map */
 
-int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, kg_cuda_gemm_map *m, kg_err *err)
+int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, const kg_contract *ct, kg_cuda_gemm_map *m,
+                          kg_err *err)
 {
     memset(m, 0, sizeof *m);
     /* gemm_splitk has gemm_bt's contract; its workspace is for the
@@ -30,9 +31,11 @@ int kg_cuda_gemm_map_case(const char *arm, const kg_case *c, kg_cuda_gemm_map *m
         return kg_errorf(err, KG_EINPUT, "arm '%s': case '%s' has an unknown dtype", arm, c->name);
     }
     m->out_type = KG_CUDA_R_32F;
-    /* CUBLAS_COMPUTE_32F, never the TF32 variants: f32 inputs must be
-     * multiplied in full float32 for the op's f32 error bound to hold */
-    m->compute_type = KG_CUBLAS_COMPUTE_32F;
+    /* CUBLAS_COMPUTE_32F: f32 inputs must be multiplied in full float32
+     * for the op's f32 error bound to hold; TF32 only for an arm whose
+     * contract is tf32 (its bound admits the conversion) */
+    m->compute_type = c->dtype == KG_DT_F32 && ct != NULL && ct->precision == KG_PREC_TF32
+                      ? KG_CUBLAS_COMPUTE_32F_FAST_TF32 : KG_CUBLAS_COMPUTE_32F;
     uint64_t M = (uint64_t)c->M, N = (uint64_t)c->N, K = (uint64_t)c->K;
     /* row-major C[M,N] read column-major is C^T[N,M] = op(B) * A^T[K,M] */
     m->m = N;
@@ -98,7 +101,7 @@ int kg_cuda_blas_load(cuda_ctx *c, const kg_arm *arm, const kg_case *cs, kg_kern
 {
     cuda_blas *b = &k->blas;
     cublasLtMatmulPreference_t pref = NULL;
-    int rc = kg_cuda_gemm_map_case(arm->name, cs, &b->map, err);
+    int rc = kg_cuda_gemm_map_case(arm->name, cs, &arm->contract, &b->map, err);
     if (rc != KG_OK) return rc;
     if ((rc = kg_cuda_blas_ready(c, err)) != KG_OK) return rc;
     const kg_cuda_gemm_map *m = &b->map;

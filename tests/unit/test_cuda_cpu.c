@@ -387,7 +387,7 @@ static void test_gemm_map(void)
     /* distinct sizes so that any swapped dimension shows */
     enum { M = 5, N = 3, K = 7 };
     kg_case c = gemm_case(M, N, K);
-    CHECK(kg_cuda_gemm_map_case("ref", &c, &m, &err) == KG_OK);
+    CHECK(kg_cuda_gemm_map_case("ref", &c, NULL, &m, &err) == KG_OK);
     CHECK(m.in_type == KG_CUDA_R_16BF && m.out_type == KG_CUDA_R_32F);
     CHECK(m.compute_type == KG_CUBLAS_COMPUTE_32F);
     /* the stored layouts must describe exactly the op's buffers */
@@ -420,7 +420,7 @@ static void test_gemm_map(void)
     /* gemm_nt: B is stored [K,N]; C = A * B */
     kg_case ntc = c;
     strcpy(ntc.op, "gemm_nt");
-    CHECK(kg_cuda_gemm_map_case("ref", &ntc, &m, &err) == KG_OK);
+    CHECK(kg_cuda_gemm_map_case("ref", &ntc, NULL, &m, &err) == KG_OK);
     CHECK(m.a_rows * m.a_cols == (uint64_t)(N * K) && m.lda >= (int64_t)m.a_rows);
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
@@ -437,22 +437,27 @@ static void test_gemm_map(void)
     kg_case skc = c;
     strcpy(skc.op, "gemm_splitk");
     kg_cuda_gemm_map bt_map, sk_map;
-    CHECK(kg_cuda_gemm_map_case("ref", &c, &bt_map, &err) == KG_OK);
-    CHECK(kg_cuda_gemm_map_case("ref", &skc, &sk_map, &err) == KG_OK);
+    CHECK(kg_cuda_gemm_map_case("ref", &c, NULL, &bt_map, &err) == KG_OK);
+    CHECK(kg_cuda_gemm_map_case("ref", &skc, NULL, &sk_map, &err) == KG_OK);
     CHECK(memcmp(&bt_map, &sk_map, sizeof bt_map) == 0);
 
     c.dtype = KG_DT_F32;
-    CHECK(kg_cuda_gemm_map_case("ref", &c, &m, &err) == KG_OK && m.in_type == KG_CUDA_R_32F);
+    CHECK(kg_cuda_gemm_map_case("ref", &c, NULL, &m, &err) == KG_OK && m.in_type == KG_CUDA_R_32F);
     CHECK(m.compute_type == KG_CUBLAS_COMPUTE_32F);
+    /* TF32 only under a tf32 contract, and only for f32 inputs */
+    kg_contract tf = { KG_PREC_TF32, 0.0 }, f16acc = { KG_PREC_F16ACC, 0.0 };
+    CHECK(kg_cuda_gemm_map_case("ref", &c, &tf, &m, &err) == KG_OK && m.compute_type == KG_CUBLAS_COMPUTE_32F_FAST_TF32);
+    CHECK(kg_cuda_gemm_map_case("ref", &c, &f16acc, &m, &err) == KG_OK && m.compute_type == KG_CUBLAS_COMPUTE_32F);
     c.dtype = KG_DT_F16;
-    CHECK(kg_cuda_gemm_map_case("ref", &c, &m, &err) == KG_OK && m.in_type == KG_CUDA_R_16F);
+    CHECK(kg_cuda_gemm_map_case("ref", &c, NULL, &m, &err) == KG_OK && m.in_type == KG_CUDA_R_16F);
+    CHECK(kg_cuda_gemm_map_case("ref", &c, &tf, &m, &err) == KG_OK && m.compute_type == KG_CUBLAS_COMPUTE_32F);
     kg_case r = c;
     strcpy(r.op, "rowsum");
-    CHECK(kg_cuda_gemm_map_case("ref", &r, &m, &err) == KG_EUNSUPPORTED);
+    CHECK(kg_cuda_gemm_map_case("ref", &r, NULL, &m, &err) == KG_EUNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "not op 'rowsum'");
     kg_err_clear(&err);
     kg_case nok = gemm_case(4, 4, -1);
-    CHECK(kg_cuda_gemm_map_case("ref", &nok, &m, &err) == KG_EINPUT);
+    CHECK(kg_cuda_gemm_map_case("ref", &nok, NULL, &m, &err) == KG_EINPUT);
     CHECK_STR_CONTAINS(err.msg, "must set M, N and K");
 }
 
