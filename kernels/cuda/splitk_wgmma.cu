@@ -1,8 +1,8 @@
 /* splitk_wgmma.cu: split-K C = A * B^T on Hopper's warpgroup tensor cores
- * (wgmma.mma_async m64nBNk16, f16 or bf16 in, float32 accumulate), the
- * operands staged in shared memory in the 128-byte-swizzled K-major layout
- * by cp.async through a STAGES-deep ring, and three ways to combine the
- * splits (RED):
+ * (wgmma.mma_async m64nBNk16 for f16 or bf16 inputs, m64nBNk8 .tf32 for
+ * f32 inputs, float32 accumulate), the operands staged in shared memory in
+ * the 128-byte-swizzled K-major layout by cp.async or the TMA through a
+ * STAGES-deep ring, and three ways to combine the splits (RED):
  *   RED=0  f32 partials ws[splits][M][N], then the accumulation pass
  *          (entry2 = splitk_accum, kernels/cuda/splitk_accum.cu): the
  *          seeds' two-launch chain;
@@ -23,10 +23,11 @@
  *           stored; per slice, each thread waits for its own copy group,
  *           then fences them for the tensor cores' async proxy;
  *   LOAD=1  the TMA: A and B arrive as tensor maps (kgate encodes them,
- *           docs/plan-format.md "Tensor maps": A:tmap:BMx64:sw128 with BM =
- *           64 * MT, B:tmap:BNx64:sw128), and one thread issues two bulk
- *           tensor copies per slice, 64 elements (128 bytes) of K by BM or
- *           BN rows each, which the TMA writes in the same 128-byte swizzle
+ *           docs/plan-format.md "Tensor maps": A:tmap:BMxKS:sw128 with BM =
+ *           64 * MT and KS the slice (64 for 16-bit inputs, 32 for f32),
+ *           B:tmap:BNxKS:sw128), and one thread issues two bulk tensor
+ *           copies per slice, KS elements (128 bytes) of K by BM or BN rows
+ *           each, which the TMA writes in the same 128-byte swizzle
  *           (chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16) from a
  *           1024-aligned stage); each stage has an mbarrier that expects the
  *           two boxes' bytes, and every thread waits on its phase; rows past
@@ -35,25 +36,33 @@
  * other rows and fails kgate's checks.
  *
  * Tile: one warpgroup (128 threads) owns 64 * MT rows x BN columns of one
- * split (MT = 2: two m64 wgmma per k16 step on the same B tile, which halves
+ * split (MT = 2: two m64 wgmma per K step on the same B tile, which halves
  * the B traffic of the 96- and 256-row shapes at the cost of fewer blocks);
- * K is walked in slices of 64 (one 128-byte row of 16-bit elements per
- * operand row: the swizzle atom is 8 rows x 128 bytes).  Slice kt lives in
- * stage kt % STAGES; per slice: wait for its copies, fence the generic
- * proxy's writes for the tensor cores' async proxy, wait for the previous
- * slice's wgmma, one barrier, issue the copies of slice kt + STAGES - 1
- * into the stage the previous slice used, then four wgmma k16 steps.
+ * K is walked in slices of KS = 128 bytes of elements per operand row (64
+ * of 16-bit inputs, 32 of f32: the swizzle atom is 8 rows x 128 bytes).
+ * Slice kt lives in stage kt % STAGES; per slice: wait for its copies,
+ * fence the generic proxy's writes for the tensor cores' async proxy, wait
+ * for the previous slice's wgmma, one barrier, issue the copies of slice
+ * kt + STAGES - 1 into the stage the previous slice used, then four wgmma
+ * steps of 32 bytes of K each (k16 of 16-bit elements, k8 of TF32).
+ *
+ * f32 inputs (KG_DTYPE 0) run on the tensor cores as TF32: the wgmma reads
+ * the raw f32 operands from shared memory and uses 10 of their 23 mantissa
+ * bits (whether it rounds or drops the rest is the hardware's), so an f32
+ * arm of this kernel declares `precision = tf32`, whose bound admits either
+ * conversion (docs/admission.md, "Precision contracts"); under the f32
+ * contract it is INCORRECT, as it should be.
  *
  * Split s of S = gridDim.z covers k in [s*K/S, (s+1)*K/S): the seeds' split
- * rule when K % S == 0, which the precondition K % (64 * S) == 0 implies.
+ * rule when K % S == 0, which the precondition K % (KS * S) == 0 implies.
  *
  * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
  *   RED = 0 | 1 | 2, MT = 1 | 2 (64 or 128 rows per block), LOAD = 0 | 1
  *   (cp.async or the TMA; LOAD=1 entries take the maps in place of A and B:
- *   args = A:tmap:64x64:sw128, B:tmap:BNx64:sw128, ... for MT = 1).  KG_DTYPE 1 (f16) or 2 (bf16); f32 inputs (TF32) are
- *   refused with #error (no precision contract is declared for them here).
+ *   args = A:tmap:64xKS:sw128, B:tmap:BNxKS:sw128, ... for MT = 1).
+ *   KG_DTYPE 0 (f32, as TF32: precision = tf32), 1 (f16) or 2 (bf16).
  * Needs sm_90a: NVRTC arms set `cflags = --gpu-architecture=sm_90a`.
- * Preconditions (a violation traps): N % BN == 0, K % (64 * S) == 0,
+ * Preconditions (a violation traps): N % BN == 0, K % (KS * S) == 0,
  *   gridDim = (N / BN, ceildiv(M, 64 * MT), S), blockDim = (128, 1, 1), the
  *   dynamic shared memory at least STAGES * (64 * MT + BN) * 128 + 1024 bytes
  *   (RED=1: at least the f32 tile, 64 * MT * (BN + 4) * 4, + 1024);
@@ -107,12 +116,20 @@
 #error "LOAD must be 0 (cp.async) or 1 (the TMA, A and B as tensor maps)"
 #endif
 
-#if KG_DTYPE == 1
-#define KG_WG_AB ".f16.f16"
+/* the instruction's K and types, and its tail: scale-d, the immediate
+ * scales of A and B, and for 16-bit types the transposes (0: K-major);
+ * .tf32 takes no transpose (K-major only) */
+#if KG_DTYPE == 0
+#define KG_WG_KT "k8.f32.tf32.tf32"
+#define KG_WG_TAIL "p, 1, 1;\n"
+#elif KG_DTYPE == 1
+#define KG_WG_KT "k16.f32.f16.f16"
+#define KG_WG_TAIL "p, 1, 1, 0, 0;\n"
 #elif KG_DTYPE == 2
-#define KG_WG_AB ".bf16.bf16"
+#define KG_WG_KT "k16.f32.bf16.bf16"
+#define KG_WG_TAIL "p, 1, 1, 0, 0;\n"
 #else
-#error "splitk_wgmma.cu takes f16 or bf16 inputs only (KG_DTYPE 1 or 2); f32 cases use splitk_fma.cu"
+#error "splitk_wgmma.cu takes f32 (as TF32), f16 or bf16 inputs (KG_DTYPE 0, 1 or 2)"
 #endif
 #if BN != 32 && BN != 64 && BN != 128
 #error "BN must be 32, 64 or 128"
@@ -139,7 +156,9 @@
 #endif
 
 #define WG_BM (64 * MT)                       /* rows per block: MT wgmma M of 64 */
-#define WG_BK 64                              /* K slice: 128 bytes of 16-bit elements */
+#define WG_BK (128 / KG_IN_BYTES)             /* K slice: 128 bytes (64 16-bit or 32 f32 elements) */
+#define WG_EPC (16 / KG_IN_BYTES)             /* elements per 16-byte chunk */
+#define WG_KSTEPS 4                           /* wgmma steps per slice: 32 bytes of K each */
 #define WG_NT 128                             /* one warpgroup */
 #define WG_A_BYTES (WG_BM * 128)              /* one stage of A */
 #define WG_B_BYTES (BN * 128)                 /* one stage of B */
@@ -202,10 +221,10 @@ __device__ __forceinline__ void kg_wgmma(float (&d)[16], unsigned long long da, 
     asm volatile("{\n"
                  ".reg .pred p;\n"
                  "setp.ne.b32 p, %18, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k16.f32" KG_WG_AB " "
+                 "wgmma.mma_async.sync.aligned.m64n32" KG_WG_KT " "
                  "{"
                  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"
-                 "}, %16, %17, p, 1, 1, 0, 0;\n"
+                 "}, %16, %17, " KG_WG_TAIL
                  "}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
@@ -219,11 +238,11 @@ __device__ __forceinline__ void kg_wgmma(float (&d)[32], unsigned long long da, 
     asm volatile("{\n"
                  ".reg .pred p;\n"
                  "setp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32" KG_WG_AB " "
+                 "wgmma.mma_async.sync.aligned.m64n64" KG_WG_KT " "
                  "{"
                  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
                  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
-                 "}, %32, %33, p, 1, 1, 0, 0;\n"
+                 "}, %32, %33, " KG_WG_TAIL
                  "}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -239,13 +258,13 @@ __device__ __forceinline__ void kg_wgmma(float (&d)[64], unsigned long long da, 
     asm volatile("{\n"
                  ".reg .pred p;\n"
                  "setp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32" KG_WG_AB " "
+                 "wgmma.mma_async.sync.aligned.m64n128" KG_WG_KT " "
                  "{"
                  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
                  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
                  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
                  "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
-                 "}, %64, %65, p, 1, 1, 0, 0;\n"
+                 "}, %64, %65, " KG_WG_TAIL
                  "}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -268,7 +287,7 @@ template <int R> __device__ __forceinline__ void kg_acc_fence(float (&d)[R])
     for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/* One K slice (k0..k0+63) of A rows m0..m0+63 and B rows n0..n0+BN-1 into
+/* One K slice (k0..k0+WG_BK-1) of A rows m0.. and B rows n0..n0+BN-1 into
  * the stage at sa / sb (1024-aligned), 128-byte swizzle: 16-byte chunk c
  * of row r lands at r * 128 + ((c ^ (r % 8)) * 16).  A rows past M are
  * zero-filled (src-size 0; the address stays that of row 0). */
@@ -281,13 +300,13 @@ __device__ __forceinline__ void kg_wg_load(unsigned sa, unsigned sb, const kg_in
         const int idx = tid + i * WG_NT, r = idx >> 3, c = idx & 7;
         const int row = m0 + r;
         const bool ok = row < M;
-        const kg_in_t *src = A + (long long)(ok ? row : 0) * K + k0 + c * 8;
+        const kg_in_t *src = A + (long long)(ok ? row : 0) * K + k0 + c * WG_EPC;
         kg_cp16(sa + r * 128 + ((c ^ (r & 7)) << 4), src, ok ? 16u : 0u);
     }
 #pragma unroll
     for (int i = 0; i < WG_B_CH; i++) {
         const int idx = tid + i * WG_NT, r = idx >> 3, c = idx & 7;
-        const kg_in_t *src = B + (long long)(n0 + r) * K + k0 + c * 8;
+        const kg_in_t *src = B + (long long)(n0 + r) * K + k0 + c * WG_EPC;
         kg_cp16(sb + r * 128 + ((c ^ (r & 7)) << 4), src, 16u);
     }
 }
@@ -451,7 +470,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         kg_wg_fence();
         KG_ACC_FENCE();
 #pragma unroll
-        for (int kk = 0; kk < WG_BK / 16; kk++)
+        for (int kk = 0; kk < WG_KSTEPS; kk++)
 #pragma unroll
             for (int u = 0; u < MT; u++)   /* rows 64u..: the next 8 swizzle atoms of A */
                 kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + kk * 32));
@@ -464,7 +483,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
     kg_cp_wait<0>();
 #endif
 
-    /* accumulator fragment (PTX ISA, wgmma .m64nNk16 D): warp w, lane
+    /* accumulator fragment (PTX ISA, wgmma .m64nNk16 D, the same for k8): warp w, lane
      * g * 4 + t holds rows 16w + g (acc[4j], acc[4j+1]) and 16w + g + 8
      * (acc[4j+2], acc[4j+3]), columns 8j + 2t, 8j + 2t + 1 */
     const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;

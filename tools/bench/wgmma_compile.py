@@ -1,5 +1,5 @@
-"""Compiles every variant of kernels/cuda/splitk_wgmma.cu (LOAD x BN x STAGES x RED x MT, bf16,
-splits 4) with NVRTC for sm_90a, as kgate's build would, and reports the ones that fail or spill
+"""Compiles every variant of kernels/cuda/splitk_wgmma.cu (dtype x LOAD x BN x STAGES x RED x MT:
+bf16 and f32 as TF32, splits 4) with NVRTC for sm_90a, as kgate's build would, and reports the ones that fail or spill
 (ptxas -v's "bytes spill stores").  No GPU needed: python3 tools/bench/wgmma_compile.py
 (from the repository root; NVRTC found as libnvrtc.so)."""
 import ctypes
@@ -10,10 +10,10 @@ import sys
 lib = ctypes.CDLL("libnvrtc.so")
 src = open("kernels/cuda/splitk_wgmma.cu").read().encode()
 fails = n = 0
-for load, bn, st, red, mt in itertools.product([0, 1], [32, 64, 128], [2, 3, 4, 8], [0, 1, 2], [1, 2]):
+for dt, load, bn, st, red, mt in itertools.product([2, 0], [0, 1], [32, 64, 128], [2, 3, 4, 8], [0, 1, 2], [1, 2]):
     prog = ctypes.c_void_p()
     lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"splitk_wgmma.cu", 0, None, None)
-    opts = [b"--gpu-architecture=sm_90a", b"-Iinclude", b"-Ikernels/cuda", b"-DKG_DTYPE=2", b"-DLOAD=%d" % load,
+    opts = [b"--gpu-architecture=sm_90a", b"-Iinclude", b"-Ikernels/cuda", b"-DKG_DTYPE=%d" % dt, b"-DLOAD=%d" % load,
             b"-DBN=%d" % bn, b"-DSTAGES=%d" % st, b"-DRED=%d" % red, b"-DMT=%d" % mt, b"-DKG_VAR_splits=4",
             b"-Xptxas=-v"]
     r = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
@@ -25,7 +25,8 @@ for load, bn, st, red, mt in itertools.product([0, 1], [32, 64, 128], [2, 3, 4, 
     n += 1
     if r != 0 or any(int(x) > 0 for x in re.findall(r"(\d+) bytes spill stores", log)):
         fails += 1
-        print("FAIL LOAD=%d BN=%d STAGES=%d RED=%d MT=%d (nvrtc %d)\n%s" % (load, bn, st, red, mt, r, log[:1500]))
+        print("FAIL KG_DTYPE=%d LOAD=%d BN=%d STAGES=%d RED=%d MT=%d (nvrtc %d)\n%s" % (dt, load, bn, st, red, mt, r,
+                                                                              log[:1500]))
     lib.nvrtcDestroyProgram(ctypes.byref(prog))
 print(n, "compiled,", fails, "failed or spilled")
 sys.exit(1 if fails else 0)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tools/device/hopper_splitk.sh OUTDIR [ncu [ARM]]: the Hopper split-K arms
 # (kernels/cuda/splitk_wgmma.cu, examples/replication/splitk_hopper.kg, or with
-# PLAN=examples/replication/splitk_hopper_tma.kg the TMA-fed forms) on the H200, in one
+# PLAN=examples/replication/splitk_hopper_tma.kg the TMA-fed forms, with
+# PLAN=examples/replication/splitk_hopper_f32.kg the f32 form as TF32) on the H200, in one
 # device call of at most 8 minutes (every step under timeout, bounded by what is left of
 # LIMIT = 450 s), with bin/kgate-portable from .carry/bins.tgz (else build/kgate) and PyTorch
 # for the torch arm.  Writes OUTDIR/hopper_splitk.tgz, 8 files at most:
@@ -112,7 +113,7 @@ if [ -z "$ARM" ]; then
             /^$/ { pend = pend "\n"; next }
             { printf "%s", pend; pend = ""; print }
             END { flush() }' "$PLAN" |
-            sed -e 's/^name = \(splitk_hopper[a-z_]*\)$/name = \1_screen\nselected_from = tools\/device\/hopper_splitk.sh short campaign/' >"$R/screen.kg"
+            sed -e 's/^name = \(splitk_hopper[a-z0-9_]*\)$/name = \1_screen\nselected_from = tools\/device\/hopper_splitk.sh short campaign/' >"$R/screen.kg"
         sed "s#\.\./\.\./kernels#$ROOT/kernels#" "$R/screen.kg" >"$W/screen-abs.kg"
         "$K" check "$W/screen-abs.kg" --backend fake -o "$W/screen-check" >/dev/null 2>"$W/screen.err" &&
             echo "== screen.kg: 6 variants selected ($(echo $sel)); parses (kgate check --backend fake)" >>"$R/summary.txt" ||
@@ -121,7 +122,7 @@ if [ -z "$ARM" ]; then
 
     # (a') the numerical negative, source arms only (cublas and torch cannot be negated);
     # STAGES does not change the stores: one variant per section
-    sed -e '/^\[arm cublas\]/,/^$/d' -e '/^\[arm torch\]/,/^$/d' -e 's/STAGES={2, 4, 8}/STAGES=2/g' \
+    sed -e '/^\[arm cublas[a-z0-9_]*\]/,/^$/d' -e '/^\[arm torch\]/,/^$/d' -e 's/STAGES={2, 4, 8}/STAGES=2/g' \
         -e 's/^timeout = 300/timeout = 60/' "$P" >"$W/neg.kg"
     KGATE_NEGATIVE=1 timeout $(tl 70) "$K" check "$W/neg.kg" -o "$W/neg" >/dev/null 2>&1; step negative $?
     awk -F, 'NR > 1 && $6 ~ /^(poison0|poison1):[A-Za-z]+$/ { n[$4]++; if ($7 == "pass") p[$4]++ }

@@ -12,14 +12,16 @@
 #   cache    issue 33 item 1: the cache regime table (tools/device/cache_regime.sh)   230 s
 #   shard    issue 33 item 4: shards by process on one GPU (tools/device/shard_process.sh) 110 s
 #   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 200 s
-#   tf32     how cuBLAS's TF32 rounds f32 inputs (tools/device/tf32_probe.py: rounding to nearest,
-#            which kgate's tf32 contract models, or truncation, which it rejects on rows of one
-#            sign; docs/measurements/cpu-2026-12-05-tf32-truncation/)      budget 60 s
+#   tf32     how cuBLAS's TF32 converts f32 inputs (tools/device/tf32_probe.py: rounding to
+#            nearest or truncation; kgate's tf32 contract admits both since 18092d9:
+#            docs/measurements/cpu-2026-12-05-tf32-truncation/)             budget 60 s
 #   helpers  issue 33 (a verdict's cost): tools/bench/helper_start.sh on the cuda backend, the
 #            binary before the helpers started side by side (bin/kgate-prev-portable, carried in
 #            the same archive) against this one, once each                  budget 150 s
 #   hopper   issue 34: the Hopper split-K arms checked, ranked, ncu (tools/device/hopper_splitk.sh) 460 s
 #   hoppertma issue 34: the same for the TMA-fed forms (PLAN=examples/replication/splitk_hopper_tma.kg) 460 s
+#   hopperf32 issue 34: the f32 form as TF32 (PLAN=examples/replication/splitk_hopper_f32.kg:
+#            wgmma .tf32, cp.async and TMA, against cuBLAS's TF32 mode)      460 s
 # Each part's summaries (never its evidence folders) go to OUT/open.tgz, with parts.txt: each
 # part's exit status and wall time, or why it was skipped.  The binary: bin/kgate-portable from
 # .carry/bins.tgz (make portable && strip bin/kgate-portable && tar czf .carry/bins.tgz
@@ -99,8 +101,11 @@ for p in $PARTS; do
     hoppertma)
         part hoppertma 460 env LIMIT=450 PLAN=examples/replication/splitk_hopper_tma.kg sh tools/device/hopper_splitk.sh "$W/ht"
         [ -f "$W/ht/hopper_splitk.tgz" ] && cp "$W/ht/hopper_splitk.tgz" "$R/hoppertma.tgz" ;;
+    hopperf32)
+        part hopperf32 460 env LIMIT=450 PLAN=examples/replication/splitk_hopper_f32.kg sh tools/device/hopper_splitk.sh "$W/hf" ncu
+        [ -f "$W/hf/hopper_splitk.tgz" ] && cp "$W/hf/hopper_splitk.tgz" "$R/hopperf32.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen tf32 helpers hopper hoppertma)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen tf32 helpers hopper hoppertma hopperf32)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
