@@ -428,5 +428,9 @@ else
     echo "skip torch library arm: no torch in ${KGATE_PYTHON:-python3}"
 fi
 
+# 19. f32 on Hopper's tensor cores as TF32 (tests/gpu/tf32_wgmma.sh): the wgmma .tf32 split-K
+#     arms and cuBLAS's TF32 mode admitted under precision = tf32, the kernel INCORRECT under f32
+. "$ROOT/tests/gpu/tf32_wgmma.sh"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
