@@ -38,6 +38,8 @@ T0=$(date +%s)
 [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz
 K=$ROOT/bin/kgate-portable
 [ -x "$K" ] || K=$ROOT/build/kgate
+# HS_KGATE: another kgate command (a dry run on the CPU: a wrapper that adds --backend fake)
+K=${HS_KGATE:-$K}
 export KGATE_LOCK_DIR=$(mktemp -d)
 export KGATE_PYTHON=$(command -v python3)
 W=$(mktemp -d)
