@@ -6,6 +6,13 @@
 #            a variant dropped once INCORRECT or futile; writes the confirmation plan and its frozen
 #            form, and verifies the screen's folder.  Bring back OUT/confirm.tgz, commit
 #            CONFIRM.kg and CONFIRM.kg.frozen, then run the confirm step in the next call.
+#            With SCREEN_PROCESSES=N, PLAN is a whole family (examples/replication/splitk_hopper.kg,
+#            _tma.kg, _f32.kg: every variant with its STAGES axis) screened directly, without
+#            tools/device/hopper_splitk.sh's short ranking: the step writes PLAN-family.kg beside
+#            it, the plan with `screen = yes` and N processes per direction (no load-order
+#            square), screens that, and brings it back with the confirmation plan (commit all
+#            three).  Whether a family fits one call: tools/device/screen64.sh's seconds per
+#            candidate on the GPU say.
 #   confirm  kgate run --frozen CONFIRM_PLAN.frozen CONFIRM_PLAN: the claim, with cuBLAS and torch in
 #            the same processes and rounds; kgate verify of its folder; each arm's median in µs and
 #            its ratio to cuBLAS per case (ratios.txt, from results.csv: the mean of the two
@@ -23,6 +30,7 @@ ROOT=$(pwd)
 [ -f .carry/bins.tgz ] && tar xzf .carry/bins.tgz   # a warm machine keeps an earlier call's bin/
 K=$ROOT/bin/kgate-portable
 [ -x "$K" ] || K=$ROOT/build/kgate
+K=${HS_KGATE:-$K}   # a dry run on the CPU: a wrapper that adds --backend fake
 export KGATE_LOCK_DIR=$(mktemp -d)
 export KGATE_PYTHON=$(command -v python3)
 LIMIT=${STEP_LIMIT:-520}
@@ -36,6 +44,14 @@ mkdir -p "$R" "$OUT"
 cp "$PLAN" "$R/"
 case $STEP in
 screen)
+    if [ -n "${SCREEN_PROCESSES:-}" ]; then
+        # the family as a screen's exploration plan, beside PLAN (its sources stay relative)
+        F=${PLAN%.kg}-family.kg
+        awk -v n="$SCREEN_PROCESSES" '/^\[campaign\]/ { print; print "screen = yes"; print "processes = " n; c = 1; next }
+                                      /^\[/ { c = 0 } c && /^(screen|processes) *=/ { next } { print }' "$PLAN" >"$F"
+        PLAN=$F
+        cp "$F" "$R/"
+    fi
     C=${PLAN%.kg}-confirm.kg
     t0=$(date +%s)
     timeout "$LIMIT" "$K" screen "$PLAN" --select "${4:-2}" --confirm "$C" -o "$W/ev" >"$R/screen.md" 2>"$R/screen.err"
