@@ -1746,7 +1746,13 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
      * their library meanwhile, but those of arms left out or of no case
      * this worker runs: set-up time */
     double t_pre = kg_mono_s();
-    kg_pyops_prestart();   /* the ops' Python helper imports meanwhile too */
+    /* the ops' Python helper imports meanwhile too, where a case this
+     * worker runs has an op declared in Python */
+    int py_used = 0;
+    for (int i = 0; i < ncases && !py_used; i++)
+        for (int k = 0; k < plan->nops && !py_used; k++)
+            py_used = plan->ops[k].python && strcmp(plan->ops[k].name, plan->cases[corder[i]].op) == 0;
+    if (py_used) kg_pyops_prestart();
     unsigned char *pre_skip = calloc((size_t)(plan->narms > 0 ? plan->narms : 1), 1);
     if (pre_skip == NULL) { rc = kg_errorf(err, KG_ENOMEM, "out of memory"); goto done; }
     for (int a = 0; a < plan->narms; a++) {

@@ -113,6 +113,27 @@ KGATE_PYTHON="$T/py-noworker" "$KGATE" run "$T/saxpy.kg" -o "$T/ev-nw" --no-prog
 expect_grep "s  *wrong  *INCORRECT" "$T/nw.out"
 grep -q "s  *fma  *\(FASTER\|SLOWER\|INCONCLUSIVE\|EQUIVALENT\)" "$T/nw.out" || { cat "$T/nw.out" >&2; die "fallback: the honest fma kernel was not timed"; }
 echo "ok   the ops helper begun before the first case falls back to /usr/bin/python3"
+
+# ---- 1c. a shard whose cases use no op declared in Python starts no ops helper in its workers
+# (a case of rowsum beside saxpy's; --shard I/2 deals one case to each shard); the wrapper counts
+# the helpers started under a worker, per shard
+plan "$T/mixed.kg" saxpy "" plain fma
+printf '\n[case r]\nop = rowsum\ndtype = f32\nM = 8\nN = 256\n\n[arm rs]\nop = rowsum\nrole = baseline\nsource = %s/tests/plans/defects/honest_rowsum.c\n' "$R" >>"$T/mixed.kg"
+printf '#!/bin/sh\ntr "\\0" " " </proc/$PPID/cmdline | grep -q " worker " && echo start >>"$KG_PYCOUNT"\nexec /usr/bin/python3 "$@"\n' >"$T/py-count"
+chmod +x "$T/py-count"
+for i in 0 1; do
+    KG_PYCOUNT="$T/count-$i" KGATE_PYTHON="$T/py-count" "$KGATE" run "$T/mixed.kg" --shard $i/2 -o "$T/ev-sh$i" \
+        --no-progress --quiet-window 0 >"$T/sh$i.out" 2>"$T/sh$i.err"; st=$?
+    [ $st -le 1 ] || { cat "$T/sh$i.err" >&2; die "shard $i/2 of a plan with a Python op and rowsum: exit $st"; }
+    n=$(cat "$T/count-$i" 2>/dev/null | wc -l)
+    if grep -q "^s," "$T/ev-sh$i/results.csv"; then
+        [ "$n" -ge 1 ] || die "shard $i/2 runs the saxpy case but started no ops helper under a worker"
+    else
+        grep -q "^r," "$T/ev-sh$i/results.csv" || die "shard $i/2 ran neither case"
+        [ "$n" = 0 ] || die "shard $i/2 runs only rowsum but started $n ops helpers under its workers"
+    fi
+done
+echo "ok   a shard whose cases use no Python op starts no ops helper"
 "$KGATE" verify "$T/ev" >"$T/v.out" 2>"$T/v.err"; st=$?
 [ $st = 0 ] || { cat "$T/v.out" "$T/v.err" >&2; die "verify of the folder: exit $st"; }
 expect_grep ": verified$" "$T/v.out"
