@@ -168,6 +168,30 @@ static void test_tf32_conversions(void)
     free(C);
 }
 
+/* kg_ops_tf32: 10 explicit mantissa bits, ties away from zero or the
+ * low bits dropped, symmetric in the sign; infinities and NaN unchanged */
+static void test_tf32_conversion(void)
+{
+    const double u = ldexp(1.0, -10);   /* TF32's ulp at 1 */
+    CHECK(kg_ops_tf32(1.0 + u / 2, 0) == 1.0 + u);          /* a tie: away from zero */
+    CHECK(kg_ops_tf32(1.0 + u / 2, 1) == 1.0);
+    CHECK(kg_ops_tf32(-(1.0 + u / 2), 0) == -(1.0 + u));
+    CHECK(kg_ops_tf32(-(1.0 + u / 2), 1) == -1.0);          /* toward zero */
+    CHECK(kg_ops_tf32(1.0 + u / 4, 0) == 1.0 && kg_ops_tf32(1.0 + 3 * u / 4, 0) == 1.0 + u);
+    CHECK(kg_ops_tf32(1.0 + 3 * u / 4, 1) == 1.0);
+    CHECK(kg_ops_tf32(1.0 + u, 0) == 1.0 + u && kg_ops_tf32(1.0 + u, 1) == 1.0 + u);   /* exact */
+    CHECK(kg_ops_tf32(0.0, 0) == 0.0 && kg_ops_tf32(0.0, 1) == 0.0);
+    CHECK(isinf(kg_ops_tf32(INFINITY, 0)) && kg_ops_tf32(-INFINITY, 1) < 0.0);
+    CHECK(isnan(kg_ops_tf32(NAN, 0)) && isnan(kg_ops_tf32(NAN, 1)));
+    /* at most half an ulp (rounded) or one ulp toward zero (truncated), relative */
+    for (int i = 1; i < 2000; i++) {
+        double x = (double)(float)(0.37 * i + 1e-3 / i) * (i % 2 ? 1 : -1);
+        double rn = kg_ops_tf32(x, 0), rz = kg_ops_tf32(x, 1);
+        CHECK(fabs(rn - x) <= 0.5 * u * fabs(x) * 1.0000001);
+        CHECK(fabs(rz) <= fabs(x) && fabs(rz - x) < u * fabs(x));
+    }
+}
+
 static void test_rowsum(void)
 {
     kg_case c = { .name = "r", .op = "rowsum", .dtype = KG_DT_F32, .M = 64, .N = 2048, .K = -1,
@@ -261,6 +285,7 @@ static void test_constant_rows(void)
 int main(void)
 {
     test_gemm();
+    test_tf32_conversion();
     test_tf32_conversions();
     test_rowsum();
     test_16bit_unchanged();
