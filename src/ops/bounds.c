@@ -158,8 +158,9 @@ double kg_ops_gamma_prob_u(int64_t n, double u)
  *                [-e, 0], e = (1 + 2^-10)^f - 1, never mean zero, so no
  *                probabilistic form holds: on rows of one sign the errors
  *                add up).  Where the op computed it (tf32_known), the input
- *                part is the exact error of each conversion on these
- *                inputs, the larger of the two; else the worst case of
+ *                part is the exact error of the conversions on these
+ *                inputs, the largest over each operand converted either
+ *                way (four combinations for a GEMM); else the worst case of
  *                both, e (sum|t| + |ref|) / 2 (for the dropped bits the
  *                error is at most e times the larger of the positive and
  *                the negative terms' sums, which is (sum|t| + |ref|) / 2;

@@ -174,8 +174,8 @@ static int gemm_tf32_err(int64_t M, int64_t N, int64_t K, const double *a, const
 /* The bound under contract ct (NULL: the default; kg_ops_bound_sum):
  * sum|t| always, and for f32 cases sqrt(sum t^2) (whether the sum looks
  * random) from a dgemm of the squares; under the tf32 contract on f32
- * inputs the exact error of the TF32 conversions (gemm_tf32_err).  Without memory for
- * them the bound falls back to the worst case. */
+ * inputs the exact error of the TF32 conversions (gemm_tf32_err).
+ * Without memory for them the bound falls back to the worst case. */
 void kg_ops_gemm_bound_ct(const kg_case *c, const kg_contract *ct, const double *a,
                           const double *b, int b_kn, const double *ref, double *bound)
 {
