@@ -145,12 +145,24 @@ if [ "$NCU" = ncu ] && [ -n "$ARM" ] && [ -n "$NCUBIN" ]; then
         /^\[campaign\]/ || /^\[case / { keep = 1 }
         keep { if ($1 == "role" && $3 == "candidate") $0 = "role = baseline"
                if ($1 == "defines" && st != "") sub(/STAGES=\{[^}]*\}/, "STAGES=" st); print }' "$P" >"$W/ncu.kg"
-    timeout $(tl 150) "$NCUBIN" --clock-control none --target-processes all \
-        -k 'regex:splitk_wg|splitk_accum|gemm|nvjet|sm90|cutlass|xmma' -c 40 \
-        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-        --section MemoryWorkloadAnalysis --section SchedulerStats \
-        "$K" check "$W/ncu.kg" -o "$W/ncu" >"$R/ncu.txt" 2>&1
-    step "ncu ($ARM)" $?
+    # the sections, the DRAM and L2 bytes issue 34's table asks for, and the sections' bodies (the
+    # warp stall reasons); where this ncu refuses the extra flags, once more without them
+    ncu_run() {
+        rm -rf "$W/ncu"
+        timeout $(tl 150) "$NCUBIN" --clock-control none --target-processes all \
+            -k 'regex:splitk_wg|splitk_accum|gemm|nvjet|sm90|cutlass|xmma' -c 40 \
+            --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+            --section MemoryWorkloadAnalysis --section SchedulerStats "$@" \
+            "$K" check "$W/ncu.kg" -o "$W/ncu" >"$R/ncu.txt" 2>&1
+    }
+    ncu_run --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum --print-details all
+    nst=$?
+    if [ $nst != 0 ] && grep -qE '^==ERROR==.*([Uu]nrecogni[sz]ed|[Ii]nvalid|[Mm]etric|[Oo]ption)' "$R/ncu.txt"; then
+        mv "$R/ncu.txt" "$W/ncu-refused.txt"
+        ncu_run; nst=$?
+        { echo "== the first try (with --metrics and --print-details) was refused:"; grep '^==ERROR==' "$W/ncu-refused.txt" | head -3; } >>"$R/ncu.txt"
+    fi
+    step "ncu ($ARM)" $nst
     { echo "== the plan profiled"; cat "$W/ncu.kg"; } >>"$R/ncu.txt"
 elif [ "$NCU" = ncu ]; then
     echo "ncu: not run (no arm ranked, or no ncu on PATH)" >>"$R/env.txt"
