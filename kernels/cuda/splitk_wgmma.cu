@@ -32,8 +32,11 @@
  *           1024-aligned stage); each stage has an mbarrier that expects the
  *           two boxes' bytes, and every thread waits on its phase; rows past
  *           M arrive as zeros (the map's out-of-range fill).
- * The maps' boxes must match BM and BN: a plan that gets them wrong reads
- * other rows and fails kgate's checks.
+ * The maps' boxes must match BM, BN and the slice: a plan whose rows are
+ * wrong reads other rows and fails kgate's checks; one whose box is not
+ * 128 bytes wide (64 elements of a 16-bit dtype, 32 of f32) delivers fewer
+ * bytes than a stage's barrier expects, and the wait traps after about 10 s
+ * (KG_WG_WAIT_CYCLES) instead of hanging.
  *
  * Tile: one warpgroup (128 threads) owns 64 * MT rows x BN columns of one
  * split (MT = 2: two m64 wgmma per K step on the same B tile, which halves
@@ -321,12 +324,21 @@ __device__ __forceinline__ void kg_bar_init(unsigned bar)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
 }
+/* A stage's wait is microseconds; this many SM cycles (about 10 s) means
+ * its bytes never came: a tensor map whose box does not match the block
+ * (a 16-bit box on f32 inputs, or the reverse) delivers fewer bytes than
+ * the barrier expects.  Trap then, instead of hanging until kgate's
+ * timeout. */
+#define KG_WG_WAIT_CYCLES 20000000000LL
 __device__ __forceinline__ void kg_bar_wait(unsigned bar, unsigned phase)
 {
     unsigned done = 0;
-    while (!done)
+    const long long t0 = clock64();
+    while (!done) {
         asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
                      " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(phase) : "memory");
+        if (!done && clock64() - t0 > KG_WG_WAIT_CYCLES) __trap();
+    }
 }
 /* One K slice by the TMA: the stage's barrier expects both boxes' bytes
  * (out-of-range rows count: the TMA writes their zeros), then the two
