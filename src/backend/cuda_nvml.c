@@ -13,6 +13,38 @@
 #include "backend/cuda_nvml.h"
 #include "base/util.h"
 
+/* The device's compute processes, the whole list: NVML answers
+ * "insufficient size" with the count it needs when the list does not fit
+ * (a screen of 64 hosted arms is more than 64 of kgate's own processes),
+ * so the list grows to that count, with room for processes started
+ * meanwhile, up to three times.  *procs is buf, or memory the caller
+ * frees when it is not; KG_NVML_SUCCESS or NVML's error. */
+static nvmlReturn_t nvml_procs(const kg_cuda_nvml *lib, nvmlDevice_t dev, kg_nvml_process *buf, unsigned nbuf,
+                               kg_nvml_process **procs, unsigned *n)
+{
+    kg_nvml_process *p = buf;
+    unsigned cap = nbuf;
+    nvmlReturn_t r = KG_NVML_ERROR_INSUFFICIENT_SIZE;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        unsigned got = cap;
+        r = lib->nvmlDeviceGetComputeRunningProcesses(dev, &got, p);
+        if (r == KG_NVML_SUCCESS) {
+            *procs = p;
+            *n = got < cap ? got : cap;
+            return r;
+        }
+        if (r != KG_NVML_ERROR_INSUFFICIENT_SIZE || got > (1u << 20)) break;
+        cap = got + 32;
+        kg_nvml_process *q = p == buf ? malloc(cap * sizeof *q) : realloc(p, cap * sizeof *q);
+        if (q == NULL) break;
+        p = q;
+    }
+    if (p != buf) free(p);
+    *procs = NULL;
+    *n = 0;
+    return r;
+}
+
 static int nvml_ready(cuda_ctx *c, kg_err *err)
 {
     if (c->nvml_state == 1) return KG_OK;
@@ -71,18 +103,16 @@ int kg_cuda_telemetry(kg_backend *be, kg_telemetry *t, kg_err *err)
         c->nvml.nvmlDeviceGetCurrentClocksEventReasons(c->nvdev, &reasons) == KG_NVML_SUCCESS)
         t->clock_event_reasons = (uint64_t)reasons;
     if (c->nvml.nvmlDeviceGetComputeRunningProcesses != NULL) {
-        kg_nvml_process procs[64];
-        unsigned n = 64;
-        nvmlReturn_t r = c->nvml.nvmlDeviceGetComputeRunningProcesses(c->nvdev, &n, procs);
-        if (r == KG_NVML_SUCCESS) {
+        kg_nvml_process buf[64], *procs = NULL;
+        unsigned n = 0;
+        if (nvml_procs(&c->nvml, c->nvdev, buf, 64, &procs, &n) == KG_NVML_SUCCESS) {
             /* kgate's own: this worker, its arm hosts, its supervisor */
             long self = (long)getpid(), sup = (long)getppid();
             int foreign = 0;
-            for (unsigned i = 0; i < n && i < 64; i++)
+            for (unsigned i = 0; i < n; i++)
                 foreign += (long)procs[i].pid != sup && kg_proc_descends((long)procs[i].pid, self) == 0;
             t->foreign_procs = foreign;
-        } else if (r == KG_NVML_ERROR_INSUFFICIENT_SIZE) {
-            t->foreign_procs = 64;
+            if (procs != buf) free(procs);
         }
     }
     return KG_OK;
@@ -123,11 +153,12 @@ int kg_cuda_procs_list(void *watch, unsigned *count, unsigned *pids, int cap)
     cuda_procs *qn = watch;
     *count = 0;
     if (qn == NULL || qn->lib.nvmlDeviceGetComputeRunningProcesses == NULL) return KG_EUNSUPPORTED;
-    kg_nvml_process procs[64];
-    unsigned n = 64;
-    if (qn->lib.nvmlDeviceGetComputeRunningProcesses(qn->dev, &n, procs) != 0) return KG_EUNSUPPORTED;
+    kg_nvml_process buf[64], *procs = NULL;
+    unsigned n = 0;
+    if (nvml_procs(&qn->lib, qn->dev, buf, 64, &procs, &n) != KG_NVML_SUCCESS) return KG_EUNSUPPORTED;
     *count = n;
-    for (unsigned i = 0; i < n && i < 64 && (int)i < cap; i++) pids[i] = procs[i].pid;
+    for (unsigned i = 0; i < n && (int)i < cap; i++) pids[i] = procs[i].pid;
+    if (procs != buf) free(procs);
     return KG_OK;
 }
 

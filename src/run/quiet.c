@@ -47,6 +47,10 @@
 #include "kgate/backend.h"
 #include "base/util.h"
 
+/* the device processes told by identity; more (a screen of many hosted
+ * arms beside other work) are counted instead */
+#define KG_QUIET_MAX_PIDS 512
+
 static void *quiet_procs_open(const kg_settings *s, const char *backend, const char *device);
 
 /* The CPU-host watch's readings at the start of the current window. */
@@ -167,15 +171,15 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
     *n = 0;
     if (cap > 0) why[0] = '\0';
     quiet_procs *qp = q->procs;
-    unsigned pids[32], count = 0;
-    if (qp == NULL || kg_backend_procs(qp->watch, &count, pids, 32) != KG_OK) return KG_EUNSUPPORTED;
+    unsigned pids[KG_QUIET_MAX_PIDS], count = 0;
+    if (qp == NULL || kg_backend_procs(qp->watch, &count, pids, KG_QUIET_MAX_PIDS) != KG_OK) return KG_EUNSUPPORTED;
     /* by identity: every compute process that is not the supervisor or
      * one of its descendants (workers, arm hosts) is foreign, whenever it
      * came */
     long self = (long)getpid();
     int unmatched = 0, foreign = 0;
     size_t len = 0;
-    for (unsigned i = 0; i < count && i < 32; i++) {
+    for (unsigned i = 0; i < count && i < KG_QUIET_MAX_PIDS; i++) {
         int d = kg_proc_descends((long)pids[i], self);
         if (d < 0) unmatched = 1;
         else if (d == 0) {
@@ -183,7 +187,7 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
             if (len < cap) len += (size_t)snprintf(why + len, cap - len, " %u", pids[i]);
         }
     }
-    if (count > 32) unmatched = 1;
+    if (count > KG_QUIET_MAX_PIDS) unmatched = 1;
     if (!unmatched) {
         *n = foreign;
         return KG_OK;
@@ -202,7 +206,7 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
         *n = (int)count - expected;
         len = (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d (NVML's process IDs are not "
                                "this PID namespace's, so they are counted); pids", count, expected);
-        for (unsigned i = 0; i < count && i < 32 && len < cap; i++)
+        for (unsigned i = 0; i < count && i < KG_QUIET_MAX_PIDS && len < cap; i++)
             len += (size_t)snprintf(why + len, cap - len, " %u", pids[i]);
     }
     return KG_OK;

@@ -8,7 +8,10 @@
 #     campaign ends INVALID after its repeats, no arm INCORRECT;
 #  3. a power cap alone is a note of the log, and the campaign completes;
 #  4. a foreign compute process on the device (NVML's list) is told by
-#     identity and contaminates the processes it overlaps.
+#     identity and contaminates the processes it overlaps;
+#  5. more of kgate's own compute processes than a list of 64 holds (a
+#     screen of 64 hosted arms) are still kgate's: NVML's list is read
+#     whole, not taken for 64 foreign processes.
 # Skipped without NVRTC or without the stand-in driver.  The forbidden list
 # names no real program: the host's own processes (a compiler of another
 # test) are host_watch.sh's subject, not this test's.
@@ -92,4 +95,12 @@ kill $foreign 2>/dev/null; wait $foreign 2>/dev/null
 expect_status 3 $st "campaign with a foreign compute process that never leaves"
 expect_grep "not kgate's: pid $foreign" "$T/foreign/processes.csv"
 expect_grep "device processes were told by process ID" "$T/foreign/watch.csv"
+
+# ---- 5. 80 compute processes on the device, every one kgate's (the supervisor's pid 80 times:
+# the stand-in NVML answers "insufficient size" to a list shorter than its file, as NVML does)
+FAKE_NVML_PIDS_FILE="$T/pids80" sh -c 'for i in $(seq 80); do echo $$; done >"$FAKE_NVML_PIDS_FILE"
+    exec "$0" run --report "$1" -o "$2" --no-progress' "$KGATE" "$T/p.kg" "$T/many" >"$T/log5" 2>&1; st=$?
+expect_status 1 $st "campaign with 80 of kgate's own compute processes on the device"
+expect_no_grep "contaminated" "$T/many/processes.csv"
+expect_no_grep "foreign" "$T/many/processes.csv"
 exit 0
