@@ -22,6 +22,7 @@
 #           (optional: bin/kgate-base-portable, `make portable` of the tree before, stripped)
 #           mkdir -p .carry && tar czf .carry/bins.tgz bin/kgate-portable [bin/kgate-base-portable]
 #   device: sh tools/device/cache_regime.sh $OUT          (carry: .carry)
+# PACK=N (default 8) times N operations per sample; PAIRS= names the pairs to run (default all four).
 # Each campaign runs under `timeout` (at most 100 s, and within 230 s for all of them together,
 # CACHE_REGIME_BUDGET; a campaign that would start later is skipped and named in skipped.txt):
 # about 2-3 minutes of device time in all (4 campaigns; 6 with the base binary).
@@ -47,7 +48,7 @@ warmup = 3
 samples = 10
 rounds = 3
 processes = 2
-pack = 8
+pack = ${PACK:-8}
 seed = 20261205
 l2 = $1
 inputs = $2
@@ -84,7 +85,7 @@ EOF
 
 START=$(date +%s)
 BUDGET=${CACHE_REGIME_BUDGET:-230}   # seconds for all the campaigns together
-PAIRS="warm-fresh warm-resident cold-fresh cold-resident"
+PAIRS=${PAIRS:-warm-fresh warm-resident cold-fresh cold-resident}
 BASE=$ROOT/bin/kgate-base-portable
 [ -x "$BASE" ] && PAIRS="$PAIRS basewarm-fresh basewarm-resident"
 for pair in $PAIRS; do
