@@ -58,12 +58,17 @@ static void rank_table(const kg_plan *plan, const kg_analysis *an, const kg_scre
         kg_sb_printf(out, "Screening mode: %d dropped as INCORRECT, %d as futile (report.md, Screening); the run took "
                      "%.1f s of wall, builds included: %.2f s per candidate.\n", scr->nincorrect, scr->nfutile,
                      scr->run_s, scr->ncand > 0 ? scr->run_s / scr->ncand : 0.0);
+    if (an->nproc_accepted == 0)
+        kg_sb_printf(out, "No process was accepted (%d excluded; report.md says why): the campaign is INVALID and "
+                     "no candidate is ranked.\n", an->nproc_rejected);
     kg_sb_printf(out, "\n| rank | arm | worst adjusted lower bound | largest adjusted p | FASTER after adjustment |%s\n"
                  "|---|---|---|---|---|%s\n", on ? " dropped | device s | wall s |" : "", on ? "---|---|---|" : "");
     for (int i = 0, rank = 0; i < sc->nr; i++) {
         const kg_screen_rank *r = &sc->rk[i];
         if (r->incorrect)
             kg_sb_printf(out, "| – | %s | INCORRECT | – | no |", plan->arms[r->arm].name);
+        else if (isinf(r->worst))   /* outside the family on a gated case: no interval there */
+            kg_sb_printf(out, "| – | %s | no data | – | no |", plan->arms[r->arm].name);
         else
             kg_sb_printf(out, "| %d | %s | %+.2f%% | %.4g | %s |", ++rank, plan->arms[r->arm].name, 100.0 * r->worst,
                          r->padj, r->ok ? "yes" : "no");

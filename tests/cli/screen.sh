@@ -89,4 +89,17 @@ plan 1000 1000 >"$T/p/flat.kg"
 expect_status 1 $st "a screen with nothing to confirm"
 expect_grep "nothing to confirm" "$T/out2"
 [ ! -f "$T/p/flat-confirm.kg" ] || die "a confirmation plan was written with nothing to confirm"
+# every process excluded (a foreign process on the device throughout): no candidate ranked, no
+# interval printed as "-inf%"; the screen says the campaign is INVALID
+sleep 60 &
+dev=$!
+echo "$dev" >"$T/pids"
+sed -e 's/^quiet = 0$/quiet_timeout = 1\nrepeats = 0/' "$T/p/sweep.kg" >"$T/p/busy.kg"
+KGATE_FAKE_DEVICE_PIDS="$T/pids" "$KGATE" screen "$T/p/busy.kg" -o "$T/ev3" --quiet-window 0.2 >"$T/out3" 2>"$T/err3"; st=$?
+kill $dev 2>/dev/null; wait $dev 2>/dev/null
+[ "$st" != 0 ] || die "a screen whose every process was excluded exits 0"
+expect_grep "No process was accepted (.* excluded; report.md says why): the campaign is INVALID" "$T/out3"
+expect_grep "| – | c_fast | no data | – | no |" "$T/out3"
+expect_no_grep "inf%" "$T/out3"
+[ ! -f "$T/p/busy-confirm.kg" ] || die "a confirmation plan was written from an INVALID screen"
 echo "screen: ok"

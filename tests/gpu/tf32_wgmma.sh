@@ -16,7 +16,12 @@ if [ -f "$ck" ] && [ "$(outpass wg_tf32)" -ge 4 ] && [ "$(outpass wg_tf32_tma_cl
    [ "$(outpass cublas_tf32)" -ge 4 ] && [ "$(outpass fma)" -ge 4 ] && [ "$(outpass cublas_f32)" -ge 4 ] &&
    [ "$(grep -h ",fail," "$ck" | grep -vc ",wg_as_f32,")" = 0 ]; then
     ok "tf32 wgmma: the .tf32 arms and cuBLAS's TF32 mode pass every check under precision = tf32 (and f16, bf16)"
-else bad "tf32 wgmma: the .tf32 arms and cuBLAS's TF32 mode pass every check under precision = tf32 (and f16, bf16) (exit $st)"; fi
+else
+    bad "tf32 wgmma: the .tf32 arms and cuBLAS's TF32 mode pass every check under precision = tf32 (and f16, bf16) (exit $st)"
+    # the rows that failed it (the table above is the first 40 lines of the report, not these)
+    grep -h ",fail," "$ck" 2>/dev/null | grep -v ",wg_as_f32," | head -20 | cut -c1-400 | sed 's/^/     fail: /'
+    grep -h "error\|trap\|INADMISSIBLE" "$T/out" 2>/dev/null | head -5 | sed 's/^/     log: /'
+fi
 if [ -f "$ck" ] && [ "$(grep -cE ",f32_[^,]*,wg_as_f32,pre,poison[01]:C,fail," "$ck")" -ge 2 ] &&
    [ "$(grep -cE ",(f16|bf16)_[^,]*,wg_as_f32,pre,poison[01]:C,pass," "$ck")" -ge 4 ]; then
     ok "tf32 wgmma: the same kernel under the f32 contract is INCORRECT on f32 cases, admitted on f16 and bf16"
