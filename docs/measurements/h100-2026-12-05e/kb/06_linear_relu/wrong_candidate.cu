@@ -1,0 +1,32 @@
+/* wrong_candidate.cu: the device code of 06_linear_relu_wrong.py, read by `kgate import kernelbench` (its host functions and
+ * torch's headers left out, each __global__ made extern "C"; sha256 of the candidate c11b0c81f0b2d981) */
+#line 6 "06_linear_relu_wrong.py"
+
+
+
+
+// One thread per output: relu(sum_k x[b, k] W[o, k] + bias[o]), float32 accumulation.
+extern "C" __global__ void linear_relu_kernel(const float* __restrict__ x, const float* __restrict__ W,
+                                   const float* __restrict__ bias, float* __restrict__ y,
+                                   int batch, int in_f, int out_f) {
+    const int o = blockIdx.x * blockDim.x + threadIdx.x;
+    const int b = blockIdx.y * blockDim.y + threadIdx.y;
+    if (b >= batch || o >= out_f) return;
+    const float* xr = x + (long long)b * in_f;
+    const float* wr = W + (long long)o * in_f;
+    float acc = 0.0f;
+    for (int k = 0; k < in_f; k++) acc += xr[k] * wr[k];
+    y[(long long)b * out_f + o] = fmaxf(acc, 0.0f) + bias[o];
+}
+
+                                                                                           
+                                
+                               
+                                     
+                                                       
+                       
+                                                    
+                                                                                                              
+                                                                                 
+             
+ 
