@@ -169,6 +169,13 @@ int kg_backend_flush(kg_backend *be, kg_err *err);
  * k's timed samples so far (what was read into the cache or flushed, by
  * which process, at what cost), or that the backend did nothing. */
 void kg_backend_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap);
+/* Under l2 = warm: the most bytes of buffers one timed sample may read
+ * (its input sets and outputs) and still find every one in the cache when
+ * it starts, and in why what that is ("a quarter of the device's 50 MiB
+ * L2"); 0 where the backend does not know (nothing is refused then).
+ * The worker refuses a fresh-input pack whose sets exceed it
+ * (docs/cuda-backend.md, "The cache regime"). */
+uint64_t kg_backend_warm_budget(kg_backend *be, char *why, size_t cap);
 void kg_backend_describe(kg_backend *be, char *buf, size_t cap);
 /* The device's peaks (kgate/peaks.h), measured in trusted code.  Always
  * fills out: a backend without the optional slot, or whose measurement

@@ -162,6 +162,12 @@ void kg_backend_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap)
                  "execution)", be->ops->name);
 }
 
+uint64_t kg_backend_warm_budget(kg_backend *be, char *why, size_t cap)
+{
+    if (cap > 0) why[0] = '\0';
+    return be->ops->warm_budget != NULL ? be->ops->warm_budget(be, why, cap) : 0;
+}
+
 void kg_backend_describe(kg_backend *be, char *buf, size_t cap)
 {
     if (cap == 0) return;

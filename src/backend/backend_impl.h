@@ -97,6 +97,10 @@ typedef struct kg_backend_ops {
      * samples (the plan's l2), one sentence for the evidence; NULL: the
      * wrapper says that it did nothing */
     void (*cache_note)(kg_backend *be, kg_kernel *k, char *buf, size_t cap);
+    /* optional: the bytes of buffers a warm sample may read and still find
+     * every one in the cache the plan's l2 governs (kg_backend_warm_budget);
+     * NULL: not known, nothing is refused */
+    uint64_t (*warm_budget)(kg_backend *be, char *why, size_t cap);
     /* optional: 1 when loaded kernel k honours kg_binding's op_out (an
      * output per operation of a sample); NULL: never */
     int (*op_outputs)(const kg_backend *be, const kg_kernel *k);

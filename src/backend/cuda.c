@@ -1345,6 +1345,25 @@ static void size_text(uint64_t bytes, char *buf, size_t cap)
         snprintf(buf, cap, "%.2f MiB", (double)bytes / (1024.0 * 1024.0));
 }
 
+/* The bytes a warm sample's buffers may take (the warm_budget slot): a
+ * quarter of the L2.  Hopper's (and Ampere's) L2 is two partitions, each
+ * nearer half of the SMs, and a line read from SMs on both sides is held
+ * in both, so what a warm-up from across the device keeps is about half
+ * the L2; the outputs, the workspace and the cache's placement take part
+ * of that.  Measured on an H100 (50 MiB): eight fresh input sets of 19
+ * and 24 MiB read into the L2 before each sample still ran 22% and 35%
+ * slower than one resident set (docs/measurements/h100-2026-12-05e/). */
+#define KG_CUDA_WARM_SHARE 4
+
+static uint64_t cuda_warm_budget(kg_backend *be, char *why, size_t cap)
+{
+    cuda_ctx *c = be->ctx;
+    if (c == NULL || c->l2_bytes <= 0) return 0;
+    snprintf(why, cap, "a quarter of the device's %d MiB L2, what stays resident when every SM reads it",
+             c->l2_bytes >> 20);
+    return (uint64_t)c->l2_bytes / KG_CUDA_WARM_SHARE;
+}
+
 /* The cache regime of k's samples so far, for the evidence (the cache_note slot). */
 static void cuda_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap)
 {
@@ -1372,8 +1391,9 @@ static void cuda_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap)
              : "with its kernel, " KG_CUDA_WARM_READS_TEXT " times over from SMs across the device",
              k->host != NULL ? "its cuda arm host, the process that times it"
              : k->lib != NULL ? "its library helper, the process that times it" : "the worker, the process that times it",
-             each, c->l2_bytes > 0 && k->warm_bytes > (uint64_t)c->l2_bytes / 2
-                 ? "; they fill more than half of the L2, so not all of them can be resident when a sample starts"
+             each, c->l2_bytes > 0 && k->warm_bytes > (uint64_t)c->l2_bytes / KG_CUDA_WARM_SHARE
+                 ? "; they are more than a quarter of the L2, more than it keeps resident when every SM reads "
+                   "them, so not all of them can be resident when a sample starts"
                  : "");
 }
 
@@ -1496,6 +1516,7 @@ const kg_backend_ops kg_backend_cuda = {
     .time = cuda_time,
     .flush = cuda_flush,
     .cache_note = cuda_cache_note,
+    .warm_budget = cuda_warm_budget,
     .describe = cuda_describe,
     .telemetry = kg_cuda_telemetry,
     .resources = cuda_resources,

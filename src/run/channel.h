@@ -41,6 +41,8 @@ typedef enum {
     KG_FRAME_PHASES,          /* where its time went: "setup_s checks_s timed_s\n" (before raw) */
     KG_FRAME_MAC,             /* HMAC-SHA256 under the token of every other frame, RAW included (32 bytes) */
     KG_FRAME_HELLO,           /* first: the SHA-256 of the worker's own image and its path, "HEX PATH\n" */
+    KG_FRAME_REFUSE,          /* with FAIL, for an input error (KG_EINPUT: the plan cannot run here, as in
+                               * every process): the text; the supervisor stops the campaign */
     KG_FRAME_NKINDS
 } kg_frame_kind;
 

@@ -991,6 +991,11 @@ static int stage_loop(campaign *c, kg_err *err)
         if ((rc = run_worker(c, err)) != KG_OK) return rc;
         judge_never_quiet(c, slot);
         if ((rc = write_records(c, err)) != KG_OK) return rc;
+        if (c->cur.refused[0] != '\0') {
+            /* the plan cannot run here: the same in every process, so no other is started */
+            kg_wproc_discard(&c->next, c->dirfd);
+            return kg_errorf(err, KG_EINPUT, "process %d: %s", c->nrec - 1, c->cur.refused);
+        }
         if (stop_now(c, slot, err)) break;
     }
     return KG_OK;

@@ -415,6 +415,38 @@ static int opsets_setup(wctx *w, inst *x, const kg_case_data *d, int pack, kg_er
     return kg_backend_bind(w->be, x->k, &x->b, err);
 }
 
+/* l2 = warm with fresh inputs and pack > 1: every input set a sample reads
+ * is to be in the cache when the sample starts, so the sample's sets and
+ * outputs (one of each per operation) must fit what the backend's cache
+ * keeps resident (kg_backend_warm_budget).  Where they do not, the
+ * samples would read part of their inputs from memory under the label
+ * warm (docs/measurements/h100-2026-12-05e/: +22% and +35% on an H100 at
+ * pack 8): the campaign stops before any sample, naming the pack that
+ * fits.  Checked in every process, before the arms' sets are allocated. */
+static int warm_fits(wctx *w, const kg_case_data *d, const kg_case *kc, kg_err *err)
+{
+    const kg_campaign *cp = &w->plan->campaign;
+    char why[200];
+    uint64_t budget = kg_backend_warm_budget(w->be, why, sizeof why);
+    if (budget == 0 || cp->l2 != KG_L2_WARM || cp->inputs != KG_INPUTS_FRESH || cp->pack <= 1) return KG_OK;
+    uint64_t per = 0;
+    for (int i = 0; i < d->nin; i++) per += d->in_bytes[i];
+    for (int o = 0; o < d->nout; o++) per += d->out_bytes[o];
+    uint64_t total = per * (uint64_t)cp->pack;
+    if (total <= budget) return KG_OK;
+    uint64_t fit = per > 0 ? budget / per : 0;
+    char use[96];
+    if (fit >= 2) snprintf(use, sizeof use, "pack = %llu or less", (unsigned long long)fit);
+    else snprintf(use, sizeof use, "pack = 1 (one operation's set is %.2f MiB)", (double)per / 1048576.0);
+    return kg_errorf(err, KG_EINPUT,
+                     "%s: case '%s': l2 = warm with inputs = fresh and pack = %d: a timed sample reads %d input sets "
+                     "and writes %d outputs, %.2f MiB, more than the cache keeps resident (%.2f MiB, %s), so the "
+                     "samples would read part of their inputs from memory under the label warm. Use %s, or l2 = cold "
+                     "(every set from memory), or inputs = resident (one set, read again by every operation)",
+                     w->plan->path, kc->name, cp->pack, cp->pack, cp->pack, (double)total / 1048576.0,
+                     (double)budget / 1048576.0, why, use);
+}
+
 /* Allocates input sets 1..nset-1 of an arm and fills them with d's inputs
  * (rotate = N: the same values at N addresses, so that repeated samples
  * do not find their inputs in cache). */
@@ -1194,6 +1226,7 @@ static int phase_time(wctx *w, case_run *cr, kg_err *err)
     cr->fresh_mode = cp->inputs == KG_INPUTS_FRESH && executes && cp->rounds > 0;
     int switch_inputs = executes && !cr->fresh_mode;
     cr->snap = switch_inputs ? &cr->post : &cr->pre;
+    if (cr->fresh_mode && (rc = warm_fits(w, &cr->pre, cr->kc, err)) != KG_OK) return rc;
     if (cr->fresh_mode && (rc = fresh_setup(w, cr, err)) != KG_OK) return rc;
     if (executes && cp->pack > 1 && cp->rounds > 0 && (cr->fresh_mode || cp->l2 == KG_L2_COLD))
         for (int i = 0; i < cr->nlive; i++) {
@@ -1786,6 +1819,9 @@ int kg_worker_main(const kg_worker_opts *o, kg_err *err)
 done:
     /* the worker's own error, so that the supervisor does not blame an arm */
     if (rc != KG_OK && o->rows_fd >= 0) kg_frame_send(o->rows_fd, KG_FRAME_FAIL, o->proc, err->msg, strlen(err->msg), NULL);
+    /* an input error is the plan's on this device, the same in every process: the campaign stops */
+    if (rc == KG_EINPUT && o->rows_fd >= 0)
+        kg_frame_send(o->rows_fd, KG_FRAME_REFUSE, o->proc, err->msg, strlen(err->msg), NULL);
     double t_close = kg_mono_s();
     if (w.be != NULL) {
         kg_backend_close(w.be);

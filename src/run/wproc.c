@@ -1068,6 +1068,12 @@ int kg_wproc_finish(kg_wproc *w, const kg_wspawn *sp, const kg_watch_ctx *wc, kg
     if ((rc = record_outcome(w, sp, wc, how, err)) != KG_OK) goto out;
     if ((rc = blame(w, sp, how, err)) != KG_OK) goto out;
     if (w->dirty) contaminate(w, wc);
+    /* the worker's input error (the plan cannot run here): every process would meet it */
+    if (w->ch.part[KG_FRAME_REFUSE] != NULL)
+        snprintf(w->refused, sizeof w->refused, "%.*s",
+                 (int)(w->ch.partlen[KG_FRAME_REFUSE] < sizeof w->refused ? w->ch.partlen[KG_FRAME_REFUSE]
+                                                                          : sizeof w->refused - 1),
+                 w->ch.part[KG_FRAME_REFUSE]);
 out:
     if (w->gfd >= 0) close(w->gfd);
     w->gfd = -1;

@@ -95,6 +95,9 @@ typedef struct kg_wproc {
      * supervisor exec'd, read through /proc ("" where it could not be) */
     int hello_done;
     char exe_seen[65];
+    /* the worker's input error, sent as a refusal (the plan cannot run
+     * here, as in every process): the campaign stops after its record */
+    char refused[900];
 } kg_wproc;
 
 /* Starts worker proc (w->rec's slot, attempt and dir set); warm_s > 0:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tools/device/cache_regime.sh OUT: the cache regime on a GPU (docs/cuda-backend.md, "The cache
 # regime"): the best mma arm of examples/replication/splitk_bf16.kg (mma_pipe, PITCH=36 PIPE=1,
-# in its cuda arm host) and cuBLAS (in the worker) at both of its shapes, pack 8, under the four
+# in its cuda arm host) and cuBLAS (in the worker) at both of its shapes, pack PACK (3), under the four
 # pairs of l2 (warm, cold) and inputs (fresh, resident), one campaign each, run in the order
 # warm-fresh, warm-resident, cold-fresh, cold-resident.  Target: fresh within +-3% of resident
 # under each l2, for both arms and both shapes (before kgate read the inputs into the L2 in the
@@ -22,7 +22,10 @@
 #           (optional: bin/kgate-base-portable, `make portable` of the tree before, stripped)
 #           mkdir -p .carry && tar czf .carry/bins.tgz bin/kgate-portable [bin/kgate-base-portable]
 #   device: sh tools/device/cache_regime.sh $OUT          (carry: .carry)
-# PACK=N (default 8) times N operations per sample; PAIRS= names the pairs to run (default all four).
+# PACK=N (default 3, the largest whose fresh sets fit a quarter of an H100's L2 at M = 256: kgate
+# refuses a larger one under l2 = warm) times N operations per sample; PAIRS= names the pairs to run
+# (default all four).  With KGATE= a binary from before the refusal, larger packs run too: how the
+# gap grows with the sets' footprint.
 # Each campaign runs under `timeout` (at most 100 s, and within 230 s for all of them together,
 # CACHE_REGIME_BUDGET; a campaign that would start later is skipped and named in skipped.txt):
 # about 2-3 minutes of device time in all (4 campaigns; 6 with the base binary).
@@ -48,7 +51,7 @@ warmup = 3
 samples = 10
 rounds = 3
 processes = 2
-pack = ${PACK:-8}
+pack = ${PACK:-3}
 seed = 20261205
 l2 = $1
 inputs = $2
