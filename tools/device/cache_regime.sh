@@ -89,7 +89,7 @@ EOF
 START=$(date +%s)
 BUDGET=${CACHE_REGIME_BUDGET:-230}   # seconds for all the campaigns together
 PAIRS=${PAIRS:-warm-fresh warm-resident cold-fresh cold-resident}
-BASE=$ROOT/bin/kgate-base-portable
+BASE=${CACHE_BASE-$ROOT/bin/kgate-base-portable}   # CACHE_BASE= (empty): no base pairs
 [ -x "$BASE" ] && PAIRS="$PAIRS basewarm-fresh basewarm-resident"
 for pair in $PAIRS; do
     l2=${pair%-*}

@@ -10,6 +10,9 @@
 #            record: KB_CHECKS=0; 150 s)
 #   gpu      make test-gpu's script (tests/gpu/run.sh)                     budget 290 s
 #   cache    issue 33 item 1: the cache regime table (tools/device/cache_regime.sh)   230 s
+#   cachesweep issue 33 item 1: the warm pairs at pack 1, 2, 4, 8 with bin/kgate-base-portable (a
+#            binary from before the pack refusal), how the gap grows with the footprint  4 x 45 s
+#   tf32check test-gpu section 19's plan (tests/gpu/tf32_wgmma.kg) alone, its failed rows   90 s
 #   shard    issue 33 item 4: shards by process on one GPU (tools/device/shard_process.sh) 110 s
 #   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 200 s
 #   tf32     how cuBLAS's TF32 converts f32 inputs (tools/device/tf32_probe.py: rounding to
@@ -86,6 +89,25 @@ for p in $PARTS; do
         part screen 200 env SCREEN64_FULL=0 SCREEN64_LIMIT=190 bash tools/device/screen64.sh "$W/scr"
         mkdir -p "$R/screen"
         cp "$W"/scr/*.md "$W"/scr/*.txt "$W"/scr/*.err "$W"/scr/*.csv "$R/screen/" 2>/dev/null ;;
+    cachesweep)
+        # how the warm gap grows with the fresh sets' footprint: the binary from before the refusal
+        # (bin/kgate-base-portable, carried in the same archive), warm pairs at pack 1, 2, 4 and 8
+        if [ -x bin/kgate-base-portable ]; then
+            for p in 1 2 4 8; do
+                part "sweep$p" 45 env CACHE_BASE= PACK=$p PAIRS="warm-fresh warm-resident" CACHE_REGIME_BUDGET=40 \
+                    KGATE="$ROOT/bin/kgate-base-portable" sh tools/device/cache_regime.sh "$W/cs$p"
+                mkdir -p "$R/cachesweep"
+                cp "$W/cs$p/table.md" "$R/cachesweep/table-p$p.md" 2>/dev/null
+                cp "$W/cs$p/cache-rows.txt" "$R/cachesweep/rows-p$p.txt" 2>/dev/null
+            done
+        else
+            echo "cachesweep: skipped, no bin/kgate-base-portable in .carry/bins.tgz" >>"$R/parts.txt"
+        fi ;;
+    tf32check)
+        # test-gpu section 19's plan alone, its failed rows brought back
+        part tf32check 90 "$KGATE" check tests/gpu/tf32_wgmma.kg -o "$W/tf32c"
+        grep -h ",fail," "$W/tf32c/checks/proc-000.csv" >"$R/tf32check-fails.csv" 2>/dev/null
+        cp "$W/tf32c/report.md" "$R/tf32check-report.md" 2>/dev/null ;;
     tf32)
         part tf32 60 python3 tools/device/tf32_probe.py ;;
     helpers)
