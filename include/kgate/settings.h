@@ -39,6 +39,9 @@ typedef struct kg_settings {
     const char *fake_device_pids;   /* KGATE_FAKE_DEVICE_PIDS: a file of process IDs, one per line,
                                      * that the fake backend lists as its device's compute
                                      * processes (read at every look); NULL: it lists none */
+    const char *device_node;        /* KGATE_DEVICE_NODE: the file whose holders are kgate's own
+                                     * device processes where the device's process IDs are
+                                     * counted (tests); NULL: /dev/nvidiaN, N digits */
     const char *armhost_exe;        /* no variable: the program the cpu and cuda backends exec
                                      * as `PROGRAM armhost` for an untrusted arm (tests and
                                      * embedding programs); NULL: this executable */

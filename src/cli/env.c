@@ -36,6 +36,7 @@ int kg_cli_settings_from_env(kg_settings *s, kg_err *err)
     s->lib_nvml = text("KGATE_LIBNVML");
     s->lib_cublaslt = text("KGATE_LIBCUBLASLT");
     s->fake_device_pids = text("KGATE_FAKE_DEVICE_PIDS");
+    s->device_node = text("KGATE_DEVICE_NODE");
     s->fake_device = text("KGATE_FAKE_DEVICE");
     s->fake_model = text("KGATE_FAKE_MODEL");
     /* a library arm's Python: KGATE_PYTHON, else python3 found on PATH (an

@@ -122,7 +122,56 @@ typedef struct quiet_procs {
     kg_procs_watch *watch;
     int baseline;             /* compute processes when the last quiet window ended */
     int counted;              /* NVML's process IDs were once not this namespace's: counted */
+    const char *node;         /* the device node kgate's own device processes hold (settings) */
 } quiet_procs;
+
+/* 1 when link, an open file's path, is a GPU's device node: node where
+ * the settings name one, else /dev/nvidiaN (N digits; not nvidiactl,
+ * nvidia-uvm or nvidia-modeset, which a process may hold without a
+ * context on any device). */
+static int device_node(const char *link, const char *node)
+{
+    if (node != NULL) return strcmp(link, node) == 0;
+    if (strncmp(link, "/dev/nvidia", 11) != 0 || !isdigit((unsigned char)link[11])) return 0;
+    const char *p = link + 11;
+    while (isdigit((unsigned char)*p)) p++;
+    return *p == '\0';
+}
+
+/* kgate's own processes on the device, where NVML's process IDs cannot be
+ * matched: the supervisor's descendants (workers, arm hosts, library
+ * helpers; not the supervisor, whose NVML queries make no context) that
+ * hold a GPU's device node open, as every process with a context does. */
+static int own_device_procs(long self, const char *node)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (!isdigit((unsigned char)e->d_name[0])) continue;
+        long pid = strtol(e->d_name, NULL, 10);
+        if (pid == self || kg_proc_descends(pid, self) != 1) continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+        DIR *fd = opendir(path);
+        struct dirent *f;
+        while (fd != NULL && (f = readdir(fd)) != NULL) {
+            if (!isdigit((unsigned char)f->d_name[0])) continue;
+            char lp[352], target[4096];
+            snprintf(lp, sizeof lp, "/proc/%ld/fd/%s", pid, f->d_name);
+            ssize_t k = readlink(lp, target, sizeof target - 1);
+            if (k <= 0) continue;
+            target[k] = '\0';
+            if (device_node(target, node)) {
+                n++;
+                break;
+            }
+        }
+        if (fd != NULL) closedir(fd);
+    }
+    if (d != NULL) closedir(d);
+    return n;
+}
 
 /* The device's compute processes, where the backend can list them; NULL
  * when it cannot. */
@@ -136,6 +185,7 @@ static void *quiet_procs_open(const kg_settings *s, const char *backend, const c
         return NULL;
     }
     qp->watch = w;
+    qp->node = s != NULL ? s->device_node : NULL;
     return qp;
 }
 
@@ -201,11 +251,15 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
         qp->baseline = (int)count;
         return KG_OK;
     }
-    int expected = 1 + qp->baseline;
+    /* kgate's own: its processes that hold the device (a worker, its arm hosts, library helpers,
+     * the next worker started beside it), at least the worker */
+    int own = own_device_procs(self, qp->node);
+    int expected = qp->baseline + (own > 1 ? own : 1);
     if ((int)count > expected) {
         *n = (int)count - expected;
-        len = (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d (NVML's process IDs are not "
-                               "this PID namespace's, so they are counted); pids", count, expected);
+        len = (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d (%d of its own hold the device; "
+                               "NVML's process IDs are not this PID namespace's, so they are counted); pids",
+                               count, expected, own);
         for (unsigned i = 0; i < count && i < KG_QUIET_MAX_PIDS && len < cap; i++)
             len += (size_t)snprintf(why + len, cap - len, " %u", pids[i]);
     }

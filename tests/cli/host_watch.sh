@@ -114,6 +114,31 @@ wait $k; st=$?
 expect_grep ",contaminated,0,.*compute processes, kgate expects" "$T/ev3c/processes.csv"
 [ "$(grep -c ',ok,1,' "$T/ev3c/processes.csv")" = 6 ] || die "every slot must complete once the process left (3c)"
 
+# ---- 3d. counted, with kgate's own processes on the device: in a container NVML's list holds
+# every process with a context (the worker, its arm hosts, library helpers) under IDs this
+# namespace cannot match; kgate counts its own by the device node they hold open
+# (KGATE_DEVICE_NODE stands for /dev/nvidiaN). Each worker here has three children holding the
+# node (a wrapper starts them; they die with the worker's process group); the list has three
+# unmatched IDs: quiet (before: kgate expected one, the worker, and the host never became quiet).
+# With a fourth ID in the list, one is foreign.
+: >"$T/node"
+cat >"$T/hold.sh" <<'EOF2'
+for i in 1 2 3; do ( exec 7<"$KGATE_DEVICE_NODE"; exec sleep 300 ) & done
+exec "$@"
+EOF2
+plan_with "$T/p3d.kg" "quiet_timeout = 2" "repeats = 0" "overlap = no"
+printf '4194011\n4194012\n4194013\n' >"$T/pids3"
+KGATE_WORKER_WRAPPER="sh $T/hold.sh" KGATE_DEVICE_NODE="$T/node" KGATE_FAKE_DEVICE_PIDS="$T/pids3" \
+    "$KGATE" run --report "$T/p3d.kg" -o "$T/ev3d" --quiet-window 0.2 >"$T/out3d" 2>"$T/err3d"; st=$?
+[ $st -le 1 ] || { cat "$T/err3d" >&2; die "kgate's own three device processes, counted: exit $st"; }
+expect_no_grep "contaminated" "$T/ev3d/processes.csv"
+expect_grep "device processes were told by count" "$T/ev3d/watch.csv"
+printf '4194011\n4194012\n4194013\n4194014\n' >"$T/pids4"
+KGATE_WORKER_WRAPPER="sh $T/hold.sh" KGATE_DEVICE_NODE="$T/node" KGATE_FAKE_DEVICE_PIDS="$T/pids4" \
+    "$KGATE" run --report "$T/p3d.kg" -o "$T/ev3e" --quiet-window 0.2 >"$T/out3e" 2>"$T/err3e"; st=$?
+expect_status 3 $st "a fourth device process beside kgate's three, counted"
+expect_grep "4 compute processes, kgate expects 3 (3 of its own hold the device" "$T/ev3e/processes.csv"
+
 # ---- 4. a continuous window: quiet = 4, six processes (a window counted per
 # process would make them wait 24 s)
 plan_with "$T/p4.kg"
