@@ -17,10 +17,11 @@
  * its descendants (workers, their arm hosts); any other is foreign,
  * whether it was there before the window or not.  Where NVML's process
  * IDs are not this PID namespace's (inside a container NVML may report
- * host IDs), it counts instead: the count seen when a quiet window ends
- * is the baseline, and while the process runs more than the baseline
- * plus the worker is foreign work; kg_quiet_match says which, and the
- * evidence records it.
+ * host IDs), it counts instead: kgate's own are its descendants that hold
+ * a GPU's device node open (at least the worker), and more compute
+ * processes than those, plus the count a scan outside a process last
+ * saw (the baseline; the supervisor's scans are all in a process), is
+ * foreign work; kg_quiet_match says which, and the evidence records it.
  *
  * CPU hosts: /proc/stat's first line gives the host's busy, idle and
  * steal ticks; the sum of utime, stime, cutime and cstime over the
@@ -205,8 +206,8 @@ const char *kg_quiet_match(const kg_quiet *q)
 {
     quiet_procs *qp = q->procs;
     if (qp == NULL) return "not at all (the backend lists no device processes)";
-    return qp->counted ? "by count (NVML's process IDs are another PID namespace's: a foreign process present "
-                         "before a window goes unseen)"
+    return qp->counted ? "by count (NVML's process IDs are another PID namespace's: kgate's own are its processes "
+                         "that hold the device)"
                        : "by process ID";
 }
 
@@ -243,8 +244,8 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
         return KG_OK;
     }
     /* NVML's process IDs are not this namespace's (a container): count
-     * instead; the count when a quiet window ends is the baseline, and
-     * more than the baseline plus the worker is foreign work */
+     * instead; a scan outside a process notes the baseline, and in one
+     * more than the baseline plus kgate's own device processes is foreign */
     if (cap > 0) why[0] = '\0';
     qp->counted = 1;
     if (!in_process) {

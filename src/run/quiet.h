@@ -123,8 +123,9 @@ int kg_quiet_counted(const kg_quiet *q);
 
 /* Foreign compute processes on the device: those that are neither the
  * caller (the supervisor) nor its descendants, or, where the device's
- * process IDs are another namespace's, more than were there when the
- * last window ended (in_process 0 notes that count) plus the worker.
+ * process IDs are another namespace's, more than the baseline (a scan
+ * with in_process 0 notes it) plus kgate's own device processes (its
+ * descendants that hold a GPU's device node; at least the worker).
  * Returns KG_EUNSUPPORTED ("not available") on backends without a
  * process query (cpu, fake without a device list); else KG_OK with *n
  * the number of foreign processes and why naming them. */
