@@ -1346,20 +1346,22 @@ static void size_text(uint64_t bytes, char *buf, size_t cap)
 }
 
 /* The bytes a warm sample's buffers may take (the warm_budget slot): a
- * quarter of the L2.  Hopper's (and Ampere's) L2 is two partitions, each
+ * sixth of the L2.  Hopper's (and Ampere's) L2 is two partitions, each
  * nearer half of the SMs, and a line read from SMs on both sides is held
  * in both, so what a warm-up from across the device keeps is about half
  * the L2; the outputs, the workspace and the cache's placement take part
- * of that.  Measured on an H100 (50 MiB): eight fresh input sets of 19
- * and 24 MiB read into the L2 before each sample still ran 22% and 35%
- * slower than one resident set (docs/measurements/h100-2026-12-05e/). */
-#define KG_CUDA_WARM_SHARE 4
+ * of that.  Measured (docs/measurements/h200-2026-12-05f/): on an H200 (60
+ * MiB), the split-K plan's fresh sets against one resident set: within
+ * 1.5% up to 14% of the L2, +2.8% at 18%, +1.1% and +4.1% in two
+ * campaigns at 19%, +3.7% at 25%, +19% and +36% at 35% and 48%; on an
+ * H100 (50 MiB) +22% and +35% at 38% and 48% (h100-2026-12-05e). */
+#define KG_CUDA_WARM_SHARE 6
 
 static uint64_t cuda_warm_budget(kg_backend *be, char *why, size_t cap)
 {
     cuda_ctx *c = be->ctx;
     if (c == NULL || c->l2_bytes <= 0) return 0;
-    snprintf(why, cap, "a quarter of the device's %d MiB L2, what stays resident when every SM reads it",
+    snprintf(why, cap, "a sixth of the device's %d MiB L2, what stays resident when every SM reads it",
              c->l2_bytes >> 20);
     return (uint64_t)c->l2_bytes / KG_CUDA_WARM_SHARE;
 }
@@ -1392,7 +1394,7 @@ static void cuda_cache_note(kg_backend *be, kg_kernel *k, char *buf, size_t cap)
              k->host != NULL ? "its cuda arm host, the process that times it"
              : k->lib != NULL ? "its library helper, the process that times it" : "the worker, the process that times it",
              each, c->l2_bytes > 0 && k->warm_bytes > (uint64_t)c->l2_bytes / KG_CUDA_WARM_SHARE
-                 ? "; they are more than a quarter of the L2, more than it keeps resident when every SM reads "
+                 ? "; they are more than a sixth of the L2, more than it keeps resident when every SM reads "
                    "them, so not all of them can be resident when a sample starts"
                  : "");
 }

@@ -418,10 +418,11 @@ static int opsets_setup(wctx *w, inst *x, const kg_case_data *d, int pack, kg_er
 /* l2 = warm with fresh inputs and pack > 1: every input set a sample reads
  * is to be in the cache when the sample starts, so the sample's sets and
  * outputs (one of each per operation) must fit what the backend's cache
- * keeps resident (kg_backend_warm_budget).  Where they do not, the
- * samples would read part of their inputs from memory under the label
- * warm (docs/measurements/h100-2026-12-05e/: +22% and +35% on an H100 at
- * pack 8): the campaign stops before any sample, naming the pack that
+ * keeps resident (kg_backend_warm_budget), with the op's workspace.
+ * Where they do not, the samples would read part of their inputs from
+ * memory under the label warm (docs/measurements/h100-2026-12-05e/: +22%
+ * and +35% on an H100 at pack 8; h200-2026-12-05f: up to +36% on an
+ * H200): the campaign stops before any sample, naming the pack that
  * fits.  Checked in every process, before the arms' sets are allocated. */
 static int warm_fits(wctx *w, const kg_case_data *d, const kg_case *kc, kg_err *err)
 {
@@ -432,18 +433,21 @@ static int warm_fits(wctx *w, const kg_case_data *d, const kg_case *kc, kg_err *
     uint64_t per = 0;
     for (int i = 0; i < d->nin; i++) per += d->in_bytes[i];
     for (int o = 0; o < d->nout; o++) per += d->out_bytes[o];
-    uint64_t total = per * (uint64_t)cp->pack;
+    /* the op's workspace is one per arm, written by every operation of the sample */
+    uint64_t ws = d->op->ws_bytes != NULL ? (uint64_t)d->op->ws_bytes(kc) : 0;
+    uint64_t total = per * (uint64_t)cp->pack + ws;
     if (total <= budget) return KG_OK;
-    uint64_t fit = per > 0 ? budget / per : 0;
+    uint64_t fit = per > 0 && budget > ws ? (budget - ws) / per : 0;
     char use[96];
     if (fit >= 2) snprintf(use, sizeof use, "pack = %llu or less", (unsigned long long)fit);
     else snprintf(use, sizeof use, "pack = 1 (one operation's set is %.2f MiB)", (double)per / 1048576.0);
     return kg_errorf(err, KG_EINPUT,
                      "%s: case '%s': l2 = warm with inputs = fresh and pack = %d: a timed sample reads %d input sets "
-                     "and writes %d outputs, %.2f MiB, more than the cache keeps resident (%.2f MiB, %s), so the "
+                     "and writes %d outputs%s, %.2f MiB, more than the cache keeps resident (%.2f MiB, %s), so the "
                      "samples would read part of their inputs from memory under the label warm. Use %s, or l2 = cold "
                      "(every set from memory), or inputs = resident (one set, read again by every operation)",
-                     w->plan->path, kc->name, cp->pack, cp->pack, cp->pack, (double)total / 1048576.0,
+                     w->plan->path, kc->name, cp->pack, cp->pack, cp->pack, ws > 0 ? " and its workspace" : "",
+                     (double)total / 1048576.0,
                      (double)budget / 1048576.0, why, use);
 }
 

@@ -16,7 +16,7 @@
 #     operation of a pack reads a copy of its own, as under fresh ones.
 # The protocol line and the evidence (a cache:l2 row per arm) say both.
 #   l2 = warm, inputs = fresh, and a pack whose sets and outputs exceed a
-#     quarter of the L2 (what stays resident when every SM reads it): the
+#     sixth of the L2 (what stays resident when every SM reads it): the
 #     campaign stops before any sample, naming the pack that fits.
 # Skipped without NVRTC or without the stand-in driver.
 . tests/cli_lib.sh
@@ -72,7 +72,7 @@ expect_grep "c,hosted,post,cache:l2,pass,.*l2 cold: before each of its 6 timed s
 grep -q "inputs:fresh" "$T"/cold/checks/*.csv && die "cold: inputs = resident regenerated inputs"
 
 # a pack the L2 cannot hold: 64x64x64 f32 is 48 KiB of A, B and C per operation; at pack 8, 384 KiB
-# against a quarter of the stand-in's 1 MiB L2 (256 KiB): refused before any sample, pack 5 named
+# against a sixth of the stand-in's 1 MiB L2 (170.7 KiB): refused before any sample, pack 3 named
 plan warm fresh 8 64 64 64 >"$T/big.kg"
 KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run --report "$T/big.kg" -o "$T/big" --no-progress \
     >"$T/big.log" 2>&1; st=$?
@@ -80,18 +80,18 @@ KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run --report "$T/big.k
 # one process recorded, with the reason, and no other started
 [ "$(grep -c '^[0-9]' "$T/big/processes.csv")" = 1 ] || die "big: more than the refused process ran"
 expect_grep "pack = 8: a timed sample reads 8 input sets" "$T/big/processes.csv"
-expect_grep "case 'c': l2 = warm with inputs = fresh and pack = 8: a timed sample reads 8 input sets and writes 8 outputs, 0.38 MiB, more than the cache keeps resident (0.25 MiB, a quarter of the device's 1 MiB L2" "$T/big.log"
-expect_grep "Use pack = 5 or less, or l2 = cold" "$T/big.log"
+expect_grep "case 'c': l2 = warm with inputs = fresh and pack = 8: a timed sample reads 8 input sets and writes 8 outputs, 0.38 MiB, more than the cache keeps resident (0.17 MiB, a sixth of the device's 1 MiB L2" "$T/big.log"
+expect_grep "Use pack = 3 or less, or l2 = cold" "$T/big.log"
 if [ -d "$T/big/raw" ]; then
     n=$(gzip -dc "$T/big"/raw/proc-*.csv.gz 2>/dev/null | grep -c ',c,' || true)
     [ "${n:-0}" = 0 ] || die "big: $n timed samples before the refusal"
 fi
-# the same case at pack 5 (240 KiB), or at pack 8 under l2 = cold, runs (the stand-in faults where the
+# the same case at pack 3 (144 KiB), or at pack 8 under l2 = cold, runs (the stand-in faults where the
 # operations of a pack share a set, so inputs = resident at pack 8 is not run here)
-plan warm fresh 5 64 64 64 >"$T/fit.kg"
+plan warm fresh 3 64 64 64 >"$T/fit.kg"
 KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run --report "$T/fit.kg" -o "$T/fit" --no-progress \
     >"$T/fit.log" 2>&1; st=$?
-[ $st -le 1 ] || { cat "$T/fit.log" >&2; die "fit: pack 5 within the budget: exit $st"; }
+[ $st -le 1 ] || { cat "$T/fit.log" >&2; die "fit: pack 3 within the budget: exit $st"; }
 plan cold fresh 8 64 64 64 >"$T/cold8.kg"
 KGATE_LIBCUDA=$FAKE KGATE_INCLUDE=$(pwd)/include "$KGATE" run --report "$T/cold8.kg" -o "$T/cold8" --no-progress \
     >"$T/cold8.log" 2>&1; st=$?

@@ -22,7 +22,7 @@
 #           (optional: bin/kgate-base-portable, `make portable` of the tree before, stripped)
 #           mkdir -p .carry && tar czf .carry/bins.tgz bin/kgate-portable [bin/kgate-base-portable]
 #   device: sh tools/device/cache_regime.sh $OUT          (carry: .carry)
-# PACK=N (default 3, the largest whose fresh sets fit a quarter of an H100's L2 at M = 256: kgate
+# PACK=N (default 2, the largest whose fresh sets fit a sixth of an H100's L2 at M = 256: kgate
 # refuses a larger one under l2 = warm) times N operations per sample; PAIRS= names the pairs to run
 # (default all four).  With KGATE= a binary from before the refusal, larger packs run too: how the
 # gap grows with the sets' footprint.
@@ -51,7 +51,7 @@ warmup = 3
 samples = 10
 rounds = 3
 processes = 2
-pack = ${PACK:-3}
+pack = ${PACK:-2}
 seed = 20261205
 l2 = $1
 inputs = $2
