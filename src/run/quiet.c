@@ -38,6 +38,7 @@
  * This file only looks: it neither kills nor renices anything, and the
  * supervisor decides what a contaminated process means. */
 #include <ctype.h>
+#include <errno.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,12 +143,17 @@ static int device_node(const char *link, const char *node)
 /* kgate's own processes on the device, where NVML's process IDs cannot be
  * matched: the supervisor's descendants (workers, arm hosts, library
  * helpers; not the supervisor, whose NVML queries make no context) that
- * hold a GPU's device node open, as every process with a context does. */
-static int own_device_procs(long self, const char *node)
+ * hold a GPU's device node open, as every process with a context does.
+ * A descendant whose open files cannot be read (a confined arm host is
+ * not dumpable, and a container's root may lack the capabilities to read
+ * such a process's files) counts too, in *unseen: it is kgate's, and may
+ * hold the device. */
+static int own_device_procs(long self, const char *node, int *unseen)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
     int n = 0;
+    *unseen = 0;
     while (d != NULL && (e = readdir(d)) != NULL) {
         if (!isdigit((unsigned char)e->d_name[0])) continue;
         long pid = strtol(e->d_name, NULL, 10);
@@ -155,6 +161,11 @@ static int own_device_procs(long self, const char *node)
         char path[64];
         snprintf(path, sizeof path, "/proc/%ld/fd", pid);
         DIR *fd = opendir(path);
+        if (fd == NULL && (errno == EACCES || errno == EPERM)) {
+            n++;
+            (*unseen)++;
+            continue;
+        }
         struct dirent *f;
         while (fd != NULL && (f = readdir(fd)) != NULL) {
             if (!isdigit((unsigned char)f->d_name[0])) continue;
@@ -254,13 +265,17 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
     }
     /* kgate's own: its processes that hold the device (a worker, its arm hosts, library helpers,
      * the next worker started beside it), at least the worker */
-    int own = own_device_procs(self, qp->node);
+    int unseen;
+    int own = own_device_procs(self, qp->node, &unseen);
     int expected = qp->baseline + (own > 1 ? own : 1);
     if ((int)count > expected) {
         *n = (int)count - expected;
-        len = (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d (%d of its own hold the device; "
+        char un[96] = "";
+        if (unseen > 0)
+            snprintf(un, sizeof un, ", %d of them counted unseen (kgate cannot read their open files)", unseen);
+        len = (size_t)snprintf(why, cap, "%u compute processes, kgate expects %d (%d of its own hold the device%s; "
                                "NVML's process IDs are not this PID namespace's, so they are counted); pids",
-                               count, expected, own);
+                               count, expected, own, un);
         for (unsigned i = 0; i < count && i < KG_QUIET_MAX_PIDS && len < cap; i++)
             len += (size_t)snprintf(why + len, cap - len, " %u", pids[i]);
     }

@@ -139,6 +139,33 @@ KGATE_WORKER_WRAPPER="sh $T/hold.sh" KGATE_DEVICE_NODE="$T/node" KGATE_FAKE_DEVI
 expect_status 3 $st "a fourth device process beside kgate's three, counted"
 expect_grep "4 compute processes, kgate expects 3 (3 of its own hold the device" "$T/ev3e/processes.csv"
 
+# ---- 3f. counted, with kgate's own processes unreadable: a confined arm host is not dumpable, and
+# where kgate lacks the capabilities to read such a process's open files (a container's root without
+# CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH) its device node cannot be seen; such a descendant counts as
+# one of kgate's own (before: "4 compute processes, kgate expects 1", never quiet, on an H200 in a
+# container "21 foreign" for a screen's arm hosts). Here the three children run as another user and
+# kgate without those capabilities; a fourth ID beside them is still foreign.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+   setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null &&
+   setpriv --bounding-set=-sys_ptrace,-dac_read_search,-dac_override true 2>/dev/null; then
+    cat >"$T/hold_other.sh" <<'EOF2'
+for i in 1 2 3; do ( exec 7<"$KGATE_DEVICE_NODE"; exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 300 ) & done
+exec "$@"
+EOF2
+    KGATE_WORKER_WRAPPER="sh $T/hold_other.sh" KGATE_DEVICE_NODE="$T/node" KGATE_FAKE_DEVICE_PIDS="$T/pids3" \
+        setpriv --bounding-set=-sys_ptrace,-dac_read_search,-dac_override \
+        "$KGATE" run --report "$T/p3d.kg" -o "$T/ev3f" --quiet-window 0.2 >"$T/out3f" 2>"$T/err3f"; st=$?
+    [ $st -le 1 ] || { cat "$T/err3f" >&2; die "kgate's own device processes, unreadable, counted: exit $st"; }
+    expect_no_grep "contaminated" "$T/ev3f/processes.csv"
+    KGATE_WORKER_WRAPPER="sh $T/hold_other.sh" KGATE_DEVICE_NODE="$T/node" KGATE_FAKE_DEVICE_PIDS="$T/pids4" \
+        setpriv --bounding-set=-sys_ptrace,-dac_read_search,-dac_override \
+        "$KGATE" run --report "$T/p3d.kg" -o "$T/ev3g" --quiet-window 0.2 >"$T/out3g" 2>"$T/err3g"; st=$?
+    expect_status 3 $st "a fourth device process beside kgate's three, unreadable, counted"
+    expect_grep "4 compute processes, kgate expects 3 (3 of its own hold the device, 3 of them counted unseen" "$T/ev3g/processes.csv"
+else
+    echo "host_watch: 3f skipped: needs root and setpriv (another user, capabilities dropped)" >&2
+fi
+
 # ---- 4. a continuous window: quiet = 4, six processes (a window counted per
 # process would make them wait 24 s)
 plan_with "$T/p4.kg"
