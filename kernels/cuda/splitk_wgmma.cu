@@ -15,7 +15,15 @@
  *          KG_VAR_splits) and splits <= 8;
  *   RED=2  two launches: splitk_wg_zero writes C = 0 (through KGATE_STORE),
  *          then every split adds its tile into C with float2 atomics (the
- *          order of the additions is not fixed for splits > 2).
+ *          order of the additions is not fixed for splits > 2);
+ *   RED=3  one launch: RED=2's atomics without the zeroing launch.  The
+ *          splits of a tile are a cluster, as for RED=1; block r of the
+ *          cluster writes zeros to rows r*64/S.. of the tile of C first,
+ *          then arrives at the cluster barrier (release) and only waits on
+ *          it (acquire) after its main loop, before its atomics: every
+ *          zero of the tile is in C before any split adds to it, and the
+ *          wait costs nothing where the loop is longer than the zeroing.
+ *          `specialize = yes` and splits <= 8, as RED=1.
  *
  * Two ways to fill the ring (LOAD):
  *   LOAD=0  cp.async: each thread copies 16-byte chunks to their swizzled
@@ -60,7 +68,7 @@
  * rule when K % S == 0, which the precondition K % (KS * S) == 0 implies.
  *
  * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
- *   RED = 0 | 1 | 2, MT = 1 | 2 (64 or 128 rows per block), LOAD = 0 | 1
+ *   RED = 0 | 1 | 2 | 3, MT = 1 | 2 (64 or 128 rows per block), LOAD = 0 | 1
  *   (cp.async or the TMA; LOAD=1 entries take the maps in place of A and B:
  *   args = A:tmap:64xKS:sw128, B:tmap:BNxKS:sw128, ... for MT = 1).
  *   KG_DTYPE 0 (f32, as TF32: precision = tf32), 1 (f16) or 2 (bf16).
@@ -82,6 +90,7 @@
  *          entry2 = splitk_accum  grid2 = ceildiv(M * N, 1024)  block2 = 256
  *          shared2 = 0  args2 = ws, C, M, N, splits
  *   RED=1: specialize = yes; as RED=0 with args = A, B, C, M, N, K, no launch 2
+ *   RED=3: as RED=1
  *   RED=2: entry = splitk_wg_zero  grid = ceildiv(M * N, 1024)  block = 256
  *          shared = 0  args = C, M, N
  *          entry2 = splitk_wgmma  grid2 = N / BN, ceildiv(M, 64), splits
@@ -143,15 +152,15 @@
 #if MT != 1 && MT != 2
 #error "MT must be 1 (64 rows per block) or 2 (128 rows: two m64 wgmma on one B tile)"
 #endif
-#if RED < 0 || RED > 2
-#error "RED must be 0 (partials + accumulation), 1 (cluster reduction) or 2 (atomics)"
+#if RED < 0 || RED > 3
+#error "RED must be 0 (partials + accumulation), 1 (cluster reduction), 2 (atomics) or 3 (cluster-ordered atomics)"
 #endif
-#if RED == 1
+#if RED == 1 || RED == 3
 #ifndef KG_VAR_splits
-#error "RED=1 needs the arm's specialize = yes (the cluster size is the case's splits, KG_VAR_splits)"
+#error "RED=1 and RED=3 need the arm's specialize = yes (the cluster size is the case's splits, KG_VAR_splits)"
 #endif
 #if KG_VAR_splits < 1 || KG_VAR_splits > 8
-#error "RED=1: the case's splits must be 1..8 (the portable cluster size)"
+#error "RED=1 and RED=3: the case's splits must be 1..8 (the portable cluster size)"
 #endif
 #endif
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
@@ -363,7 +372,7 @@ __device__ __forceinline__ void kg_wg_tma(unsigned sa, unsigned sb, unsigned bar
 #define KG_WG_AB_PARAMS const kg_in_t *__restrict__ A, const kg_in_t *__restrict__ B
 #endif
 
-#if RED == 1
+#if RED == 1 || RED == 3
 #define KG_WG_CLUSTER __cluster_dims__(1, 1, KG_VAR_splits)
 __device__ __forceinline__ unsigned kg_cluster_rank()
 {
@@ -383,6 +392,14 @@ __device__ __forceinline__ void kg_cluster_sync()
 {
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
                  "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void kg_cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void kg_cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ float4 kg_ld_cluster(unsigned saddr, unsigned rank)
 {
@@ -416,16 +433,34 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         (int)gridDim.x * BN != N || (int)gridDim.y != (M + WG_BM - 1) / WG_BM ||
         K % (WG_BK * S) != 0 || dsmem < (unsigned)WG_SMEM_NEED)
         __trap();
-#if RED == 1
-    /* the reduction reads ranks 0..S-1 of this cluster, rank q being split q:
-     * a launch that is not a (1, 1, S) cluster launch traps here instead of
-     * reading another CTA's shared memory through mapa */
+#if RED == 1 || RED == 3
+    /* the reduction reads ranks 0..S-1 of this cluster, rank q being split q
+     * (RED=3: the ranks zero the tile for each other): a launch that is not
+     * a (1, 1, S) cluster launch traps here instead of reading another CTA's
+     * shared memory through mapa, or adding to a tile no one zeroed */
     if (S != KG_VAR_splits || kg_cluster_size() != (unsigned)S || kg_cluster_rank() != blockIdx.z) __trap();
 #endif
     const unsigned base = (kg_smem_addr(kg_wg_smem) + 1023u) & ~1023u;
     const int tid = threadIdx.x, s = (int)blockIdx.z;
     const int m0 = (int)blockIdx.y * WG_BM, n0 = (int)blockIdx.x * BN;
     const int ks = K / S, kb = s * ks, nk = ks / WG_BK;
+#if RED == 3
+    {
+        /* this split's share of the tile's zeros: rows s*BM/S.. of it */
+        const int zb = s * WG_BM / S, ze = (s + 1) * WG_BM / S, nz = (ze - zb) * (BN / 4);
+        for (int c = tid; c < nz; c += WG_NT) {
+            const int row = m0 + zb + c / (BN / 4), cc = (c % (BN / 4)) * 4;
+            if (row >= M) continue;
+            float4 v;
+            KGATE_STORE(&v.x, 0.0f);
+            KGATE_STORE(&v.y, 0.0f);
+            KGATE_STORE(&v.z, 0.0f);
+            KGATE_STORE(&v.w, 0.0f);
+            *(float4 *)(out + (long long)row * N + n0 + cc) = v;
+        }
+        kg_cluster_arrive();   /* released: the zeros are before this split's mark */
+    }
+#endif
 
     float acc[MT][BN / 2];
 #pragma unroll
@@ -513,7 +548,10 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
                 *(float2 *)(o + (long long)row * N + n0 + 8 * j + 2 * t) =
                     make_float2(acc[u][4 * j + 2 * h], acc[u][4 * j + 2 * h + 1]);
         }
-#elif RED == 2
+#elif RED == 2 || RED == 3
+#if RED == 3
+    kg_cluster_wait();   /* every split of the cluster wrote its zeros */
+#endif
 #pragma unroll
     for (int u = 0; u < MT; u++)
 #pragma unroll
