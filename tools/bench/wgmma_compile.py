@@ -1,7 +1,7 @@
 """Compiles every variant of kernels/cuda/splitk_wgmma.cu (dtype x LOAD x BN x STAGES x RED x MT:
 bf16 and f32 as TF32, splits 4) with NVRTC for sm_90a, as kgate's build would, and reports the ones that fail or spill
-(ptxas -v's "bytes spill stores").  No GPU needed: python3 tools/bench/wgmma_compile.py
-(from the repository root; NVRTC found as libnvrtc.so)."""
+(ptxas -v's "bytes spill stores").  No GPU needed: python3 tools/bench/wgmma_compile.py [RED ...]
+(from the repository root; NVRTC found as libnvrtc.so; RED: only those reductions)."""
 import ctypes
 import itertools
 import re
@@ -10,7 +10,8 @@ import sys
 lib = ctypes.CDLL("libnvrtc.so")
 src = open("kernels/cuda/splitk_wgmma.cu").read().encode()
 fails = n = 0
-for dt, load, bn, st, red, mt in itertools.product([2, 0], [0, 1], [32, 64, 128], [2, 3, 4, 8], [0, 1, 2], [1, 2]):
+reds = [int(a) for a in sys.argv[1:]] or [0, 1, 2, 3]
+for dt, load, bn, st, red, mt in itertools.product([2, 0], [0, 1], [32, 64, 128], [2, 3, 4, 8], reds, [1, 2]):
     prog = ctypes.c_void_p()
     lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"splitk_wgmma.cu", 0, None, None)
     opts = [b"--gpu-architecture=sm_90a", b"-Iinclude", b"-Ikernels/cuda", b"-DKG_DTYPE=%d" % dt, b"-DLOAD=%d" % load,

@@ -14,17 +14,18 @@
 #            binary from before the pack refusal), how the gap grows with the footprint  4 x 45 s
 #   tf32check test-gpu section 19's plan (tests/gpu/tf32_wgmma.kg) alone, its failed rows   90 s
 #   shard    issue 33 item 4: shards by process on one GPU (tools/device/shard_process.sh) 110 s
-#   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 200 s
+#   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 260 s
 #   tf32     how cuBLAS's TF32 converts f32 inputs (tools/device/tf32_probe.py: rounding to
 #            nearest or truncation; kgate's tf32 contract admits both since 18092d9:
 #            docs/measurements/cpu-2026-12-05-tf32-truncation/)             budget 60 s
 #   helpers  issue 33 (a verdict's cost): tools/bench/helper_start.sh on the cuda backend, the
 #            binary before the helpers started side by side (bin/kgate-prev-portable, carried in
 #            the same archive) against this one, once each                  budget 150 s
-#   hopper   issue 34: the Hopper split-K arms checked, ranked, ncu (tools/device/hopper_splitk.sh) 460 s
-#   hoppertma issue 34: the same for the TMA-fed forms (PLAN=examples/replication/splitk_hopper_tma.kg) 460 s
+#   hopper   issue 34: the Hopper split-K arms checked, ranked, ncu (tools/device/hopper_splitk.sh;
+#            107 s on an H200 for 37 arms)                                   240 s
+#   hoppertma issue 34: the same for the TMA-fed forms (PLAN=examples/replication/splitk_hopper_tma.kg) 240 s
 #   hopperf32 issue 34: the f32 form as TF32 (PLAN=examples/replication/splitk_hopper_f32.kg:
-#            wgmma .tf32, cp.async and TMA, against cuBLAS's TF32 mode)      460 s
+#            wgmma .tf32, cp.async and TMA, against cuBLAS's TF32 mode)      240 s
 # Each part's summaries (never its evidence folders) go to OUT/open.tgz, with parts.txt: each
 # part's exit status and wall time, or why it was skipped.  The binary: bin/kgate-portable from
 # .carry/bins.tgz (make portable && strip bin/kgate-portable && tar czf .carry/bins.tgz
@@ -86,7 +87,7 @@ for p in $PARTS; do
         part shard 110 sh tools/device/shard_process.sh "$W/s"
         [ -d "$W/s/r" ] && cp -r "$W/s/r" "$R/shard" ;;
     screen)
-        part screen 200 env SCREEN64_FULL=0 SCREEN64_LIMIT=190 bash tools/device/screen64.sh "$W/scr"
+        part screen 260 env SCREEN64_FULL=0 SCREEN64_LIMIT=250 bash tools/device/screen64.sh "$W/scr"
         mkdir -p "$R/screen"
         cp "$W"/scr/*.md "$W"/scr/*.txt "$W"/scr/*.err "$W"/scr/*.csv "$R/screen/" 2>/dev/null ;;
     cachesweep)
@@ -118,13 +119,13 @@ for p in $PARTS; do
             echo "helpers: skipped, no bin/kgate-prev-portable in .carry/bins.tgz" >>"$R/parts.txt"
         fi ;;
     hopper)
-        part hopper 460 env LIMIT=450 sh tools/device/hopper_splitk.sh "$W/hs" ncu
+        part hopper 240 env LIMIT=230 sh tools/device/hopper_splitk.sh "$W/hs" ncu
         [ -f "$W/hs/hopper_splitk.tgz" ] && cp "$W/hs/hopper_splitk.tgz" "$R/hopper.tgz" ;;
     hoppertma)
-        part hoppertma 460 env LIMIT=450 PLAN=examples/replication/splitk_hopper_tma.kg sh tools/device/hopper_splitk.sh "$W/ht"
+        part hoppertma 240 env LIMIT=230 PLAN=examples/replication/splitk_hopper_tma.kg sh tools/device/hopper_splitk.sh "$W/ht"
         [ -f "$W/ht/hopper_splitk.tgz" ] && cp "$W/ht/hopper_splitk.tgz" "$R/hoppertma.tgz" ;;
     hopperf32)
-        part hopperf32 460 env LIMIT=450 PLAN=examples/replication/splitk_hopper_f32.kg sh tools/device/hopper_splitk.sh "$W/hf" ncu
+        part hopperf32 240 env LIMIT=230 PLAN=examples/replication/splitk_hopper_f32.kg sh tools/device/hopper_splitk.sh "$W/hf" ncu
         [ -f "$W/hf/hopper_splitk.tgz" ] && cp "$W/hf/hopper_splitk.tgz" "$R/hopperf32.tgz" ;;
     *)
         echo "$p: unknown part (kb gpu cache shard screen tf32 helpers hopper hoppertma hopperf32)" >>"$R/parts.txt" ;;
