@@ -64,11 +64,19 @@
  * conversion (docs/admission.md, "Precision contracts"); under the f32
  * contract it is INCORRECT, as it should be.
  *
+ * Two warpgroups a block (WGS=2, 256 threads; LOAD=0, MT=1, RED 0, 2 or 3):
+ * warpgroup w takes slices w, w + 2, ... of its split's K range, through a
+ * ring of its own (two rings of shared memory) and a named barrier of its
+ * own (1 + w) in place of the block's, so that each waits for half the
+ * slices; at the end warpgroup 1 leaves its accumulators in its ring and
+ * warpgroup 0 adds them to its own and writes the tile.  The split rule is
+ * unchanged; K % (2 * KS * S) == 0 is needed.
+ *
  * Split s of S = gridDim.z covers k in [s*K/S, (s+1)*K/S): the seeds' split
  * rule when K % S == 0, which the precondition K % (KS * S) == 0 implies.
  *
  * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
- *   RED = 0 | 1 | 2 | 3, MT = 1 | 2 (64 or 128 rows per block), LOAD = 0 | 1
+ *   RED = 0 | 1 | 2 | 3, MT = 1 | 2, WGS = 1 | 2 (warpgroups a block) (64 or 128 rows per block), LOAD = 0 | 1
  *   (cp.async or the TMA; LOAD=1 entries take the maps in place of A and B:
  *   args = A:tmap:64xKS:sw128, B:tmap:BNxKS:sw128, ... for MT = 1).
  *   KG_DTYPE 0 (f32, as TF32: precision = tf32), 1 (f16) or 2 (bf16).
@@ -91,6 +99,8 @@
  *          shared2 = 0  args2 = ws, C, M, N, splits
  *   RED=1: specialize = yes; as RED=0 with args = A, B, C, M, N, K, no launch 2
  *   RED=3: as RED=1
+ *   WGS=2: block = 256, shared = 2 * STAGES * (64 + BN) * 128 + 1024,
+ *          requires K % (2 * KS * splits) == 0
  *   RED=2: entry = splitk_wg_zero  grid = ceildiv(M * N, 1024)  block = 256
  *          shared = 0  args = C, M, N
  *          entry2 = splitk_wgmma  grid2 = N / BN, ceildiv(M, 64), splits
@@ -123,6 +133,15 @@
 #endif
 #ifndef LOAD
 #define LOAD 0
+#endif
+#ifndef WGS
+#define WGS 1
+#endif
+#if WGS != 1 && WGS != 2
+#error "WGS must be 1 or 2 (warpgroups per block)"
+#endif
+#if WGS == 2 && (LOAD != 0 || MT != 1 || RED == 1)
+#error "WGS=2 takes LOAD=0, MT=1 and RED 0, 2 or 3"
 #endif
 #if LOAD != 0 && LOAD != 1
 #error "LOAD must be 0 (cp.async) or 1 (the TMA, A and B as tensor maps)"
@@ -189,7 +208,7 @@
 #else
 #define WG_BARS 0
 #endif
-#define WG_SMEM_NEED ((WG_RING > WG_TILE ? WG_RING : WG_TILE) + WG_BARS + 1024)
+#define WG_SMEM_NEED ((WGS * WG_RING > WG_TILE ? WGS * WG_RING : WG_TILE) + WG_BARS + 1024)
 
 __device__ __forceinline__ unsigned kg_smem_addr(const void *p)
 {
@@ -422,14 +441,22 @@ __device__ __forceinline__ float4 kg_ld_cluster(unsigned saddr, unsigned rank)
 #define KG_ACC_FENCE() kg_acc_fence(acc[0])
 #endif
 
-extern "C" __global__ void KG_WG_CLUSTER __launch_bounds__(WG_NT, 1)
+/* the barrier of one warpgroup's ring: the block's where there is one
+ * warpgroup, named barrier 1 + g (128 threads) where there are two */
+#if WGS == 1
+#define KG_WG_SYNC() __syncthreads()
+#else
+#define KG_WG_SYNC() asm volatile("bar.sync %0, %1;\n" ::"r"(1 + wgi), "n"(WG_NT) : "memory")
+#endif
+
+extern "C" __global__ void KG_WG_CLUSTER __launch_bounds__(WG_NT * WGS, 1)
 splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 {
     extern __shared__ __align__(1024) unsigned char kg_wg_smem[];
     unsigned dsmem;
     asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
     const int S = (int)gridDim.z;
-    if (blockDim.x != WG_NT || blockDim.y != 1 || blockDim.z != 1 || M < 1 || N % BN != 0 ||
+    if (blockDim.x != WG_NT * WGS || blockDim.y != 1 || blockDim.z != 1 || M < 1 || N % BN != 0 ||
         (int)gridDim.x * BN != N || (int)gridDim.y != (M + WG_BM - 1) / WG_BM ||
         K % (WG_BK * S) != 0 || dsmem < (unsigned)WG_SMEM_NEED)
         __trap();
@@ -440,15 +467,21 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
      * shared memory through mapa, or adding to a tile no one zeroed */
     if (S != KG_VAR_splits || kg_cluster_size() != (unsigned)S || kg_cluster_rank() != blockIdx.z) __trap();
 #endif
-    const unsigned base = (kg_smem_addr(kg_wg_smem) + 1023u) & ~1023u;
-    const int tid = threadIdx.x, s = (int)blockIdx.z;
+    /* warpgroup wgi of the block (WGS = 2: each takes every other slice of
+     * the split's K range, in a ring of its own) and its thread tid */
+    const int wgi = (int)threadIdx.x / WG_NT, tid = (int)threadIdx.x % WG_NT, s = (int)blockIdx.z;
+    const unsigned ring0 = (kg_smem_addr(kg_wg_smem) + 1023u) & ~1023u;
+    const unsigned base = ring0 + (unsigned)(wgi * WG_RING);
     const int m0 = (int)blockIdx.y * WG_BM, n0 = (int)blockIdx.x * BN;
-    const int ks = K / S, kb = s * ks, nk = ks / WG_BK;
+    const int ks = K / S, kb = s * ks + wgi * WG_BK, nk = ks / WG_BK / WGS;
+    if ((ks / WG_BK) % WGS != 0) __trap();
+    /* slice j of this warpgroup: k from kb + j * WG_KJ */
+#define WG_KJ (WG_BK * WGS)
 #if RED == 3
     {
         /* this split's share of the tile's zeros: rows s*BM/S.. of it */
         const int zb = s * WG_BM / S, ze = (s + 1) * WG_BM / S, nz = (ze - zb) * (BN / 4);
-        for (int c = tid; c < nz; c += WG_NT) {
+        for (int c = (int)threadIdx.x; c < nz; c += WG_NT * WGS) {
             const int row = m0 + zb + c / (BN / 4), cc = (c % (BN / 4)) * 4;
             if (row >= M) continue;
             float4 v;
@@ -479,13 +512,13 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
     if (tid == 0)
         for (int st = 0; st < STAGES - 1 && st < nk; st++)
             kg_wg_tma(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, bars + 8 * st, &mapA,
-                      &mapB, m0, n0, kb + st * WG_BK);
+                      &mapB, m0, n0, kb + st * WG_KJ);
 #else
 #pragma unroll
     for (int st = 0; st < STAGES - 1; st++) {
         if (st < nk)
             kg_wg_load(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, A, B, M, K,
-                       m0, n0, kb + st * WG_BK, tid);
+                       m0, n0, kb + st * WG_KJ, tid);
         kg_cp_commit();
     }
 #endif
@@ -499,17 +532,17 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #endif
         kg_wg_wait<0>();            /* slice kt - 1's wgmma is done with its stage */
         KG_ACC_FENCE();
-        __syncthreads();            /* every thread's copies of slice kt; stage of kt - 1 free */
+        KG_WG_SYNC();               /* every thread's copies of slice kt; stage of kt - 1 free */
         const int nt = kt + STAGES - 1;
 #if LOAD == 1
         if (nt < nk && tid == 0) {
             const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
-            kg_wg_tma(sa, sa + WG_A_BYTES, bars + 8 * (nt % STAGES), &mapA, &mapB, m0, n0, kb + nt * WG_BK);
+            kg_wg_tma(sa, sa + WG_A_BYTES, bars + 8 * (nt % STAGES), &mapA, &mapB, m0, n0, kb + nt * WG_KJ);
         }
 #else
         if (nt < nk) {
             const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
-            kg_wg_load(sa, sa + WG_A_BYTES, A, B, M, K, m0, n0, kb + nt * WG_BK, tid);
+            kg_wg_load(sa, sa + WG_A_BYTES, A, B, M, K, m0, n0, kb + nt * WG_KJ, tid);
         }
         kg_cp_commit();
 #endif
@@ -528,6 +561,28 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
     KG_ACC_FENCE();
 #if LOAD == 0
     kg_cp_wait<0>();
+#endif
+#if WGS == 2
+    /* warpgroup 1's accumulators join warpgroup 0's through warpgroup 1's
+     * ring, whose copies and tensor-core reads are all done once every
+     * thread is past its waits; then warpgroup 1 is finished (RED=3: after
+     * the cluster barrier, which every thread of the block takes) */
+    {
+        float *x = (float *)(kg_wg_smem + (ring0 + WG_RING - kg_smem_addr(kg_wg_smem)));
+        __syncthreads();
+        if (wgi == 1)
+#pragma unroll
+            for (int i = 0; i < BN / 2; i++) x[i * WG_NT + tid] = acc[0][i];
+        __syncthreads();
+        if (wgi == 1) {
+#if RED == 3
+            kg_cluster_wait();
+#endif
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) acc[0][i] += x[i * WG_NT + tid];
+    }
 #endif
 
     /* accumulator fragment (PTX ISA, wgmma .m64nNk16 D, the same for k8): warp w, lane
