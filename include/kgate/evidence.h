@@ -298,7 +298,7 @@ typedef struct kg_watch_rec {
     char event[16];
     char detail[512];
 } kg_watch_rec;
-#define KG_WATCH_EVENTS "session,build,wait,not-quiet,contaminated,note,never-quiet,overlap,end,worker"
+#define KG_WATCH_EVENTS "session,build,wait,not-quiet,contaminated,note,never-quiet,overlap,overlap-off,end,worker"
 
 /* One saved output (outputs/proc-NNN.csv). */
 typedef struct kg_out_rec {

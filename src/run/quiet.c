@@ -218,14 +218,8 @@ const char *kg_quiet_match(const kg_quiet *q)
     quiet_procs *qp = q->procs;
     if (qp == NULL) return "not at all (the backend lists no device processes)";
     return qp->counted ? "by count (NVML's process IDs are another PID namespace's: kgate's own are its processes "
-                         "that hold the device)"
+                         "that hold the device, or whose open files it cannot read)"
                        : "by process ID";
-}
-
-int kg_quiet_counted(const kg_quiet *q)
-{
-    const quiet_procs *qp = q->procs;
-    return qp != NULL && qp->counted;
 }
 
 int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why, size_t cap)

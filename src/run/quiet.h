@@ -116,11 +116,6 @@ double kg_quiet_foreign_cores(const unsigned long long a[8], const unsigned long
  * (the backend lists none). */
 const char *kg_quiet_match(const kg_quiet *q);
 
-/* 1 when the device's compute processes are counted, not told by
- * process ID (kg_quiet_match): a second worker of kgate's would then
- * read as foreign. */
-int kg_quiet_counted(const kg_quiet *q);
-
 /* Foreign compute processes on the device: those that are neither the
  * caller (the supervisor) nor its descendants, or, where the device's
  * process IDs are another namespace's, more than the baseline (a scan

@@ -253,6 +253,7 @@ typedef struct campaign {
     kg_watch_ctx wc;
     kg_wspawn sp;
     int max_repeats, decided, never_quiet, started, per_look;
+    int overlap_off;          /* a worker started beside another failed before timing: no more overlap */
     unsigned char *skip;      /* a screen's: per arm, dropped by the folder so far (report/screening.h) */
     kg_wproc cur, next;
     double t0;
@@ -853,10 +854,13 @@ static int next_worker(campaign *c, int *slot, kg_err *err)
 /* The current worker said its last timed phase is over: the next slot's
  * worker starts beside it, as if the current one were done (should it be
  * contaminated, its repeat comes after the next one); not across a
- * sequential design's look, which is analysed first. */
+ * sequential design's look, which is analysed first, and no more once a
+ * worker started so failed before timing (overlap_off).  Where device
+ * processes are counted the next worker's are kgate's own too: its
+ * descendants holding the device, or whose files it cannot read. */
 static int start_beside(campaign *c, kg_err *err)
 {
-    if (c->next.active || !c->plan->campaign.overlap || c->wc.q == NULL || kg_quiet_counted(&c->q)) return KG_OK;
+    if (c->next.active || !c->plan->campaign.overlap || c->wc.q == NULL || c->overlap_off) return KG_OK;
     c->recs[c->nrec] = c->cur.rec;
     snprintf(c->recs[c->nrec].status, sizeof c->recs[c->nrec].status, "ok");
     int att2 = 0, slot2 = next_slot(c->recs, c->nrec + 1, c->first_rec, c->nslots, c->max_repeats, c->o->shard_i,
@@ -917,6 +921,22 @@ static void judge_never_quiet(campaign *c, int slot)
         kg_watch_log(&c->wl, c->q.waited_s, c->nrec - 1, "never-quiet", "the waits for a quiet host passed the "
                      "campaign's budget of %g s at slot %d: %s", c->wc.budget_s, slot, c->recs[c->nrec - 1].reason);
     }
+}
+
+/* A worker started beside the one before it that ended before it timed
+ * anything (a failed start: on a GPU, two workers' arm hosts may hold more
+ * contexts than the device gives) turns the overlap off for the rest of
+ * the run; its failure is recorded as any worker's. */
+static void overlap_check(campaign *c)
+{
+    const proc_rec *r = &c->recs[c->nrec - 1];
+    if (c->overlap_off || !c->cur.started_beside || r->accepted || r->timed_s > 0.0 ||
+        strcmp(r->status, "contaminated") == 0)
+        return;
+    c->overlap_off = 1;
+    kg_watch_log(&c->wl, 0, c->nrec - 1, "overlap-off", "process %d, started beside process %d, ended before it "
+                 "timed (%s: %.200s): from here each worker starts after the one before it", c->nrec - 1,
+                 c->nrec - 2, r->status, r->reason);
 }
 
 /* The records after a process: the chain, processes.csv first (a log row
@@ -990,6 +1010,7 @@ static int stage_loop(campaign *c, kg_err *err)
         if (c->nrec + 2 > c->capn && grow_recs(c, 2 * (c->nrec + 2), err) != KG_OK) return KG_ENOMEM;
         if ((rc = run_worker(c, err)) != KG_OK) return rc;
         judge_never_quiet(c, slot);
+        overlap_check(c);
         if ((rc = write_records(c, err)) != KG_OK) return rc;
         if (c->cur.refused[0] != '\0') {
             /* the plan cannot run here: the same in every process, so no other is started */

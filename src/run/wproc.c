@@ -511,6 +511,7 @@ static int begin_watch(kg_wproc *w, const kg_wspawn *sp, wp_pipes *pp, int besid
     w->current = !beside;
     w->t_current = w->t0;
     w->ov_open = beside;
+    w->started_beside = beside;
     w->ov_t = w->t0;
     w->ov_state = KG_OV_START;
     return KG_OK;

@@ -87,6 +87,7 @@ typedef struct kg_wproc {
     /* beside the one before it: that time of its own by state */
     double ov[KG_OV_N], ov_t;
     int ov_state, ov_open;
+    int started_beside;      /* it was started beside the one before it */
     /* its records, checked and written once whole, while it closes: 0 not
      * yet, 1 written, -1 refused (store_why), 2 recorded */
     int stored;

@@ -166,6 +166,36 @@ else
     echo "host_watch: 3f skipped: needs root and setpriv (another user, capabilities dropped)" >&2
 fi
 
+# ---- 3h. counted, with the overlap: the next worker starts beside the current one, and its device
+# processes are kgate's own too (before, the overlap was off wherever processes were counted)
+plan_with "$T/p3h.kg" "quiet_timeout = 2" "repeats = 0"
+KGATE_WORKER_WRAPPER="sh $T/hold.sh" KGATE_DEVICE_NODE="$T/node" KGATE_FAKE_DEVICE_PIDS="$T/pids3" \
+    "$KGATE" run --report "$T/p3h.kg" -o "$T/ev3h" --quiet-window 0.2 >"$T/out3h" 2>"$T/err3h"; st=$?
+[ $st -le 1 ] || { cat "$T/err3h" >&2; die "counted, with the overlap: exit $st"; }
+expect_no_grep "contaminated" "$T/ev3h/processes.csv"
+expect_grep "device processes were told by count" "$T/ev3h/watch.csv"
+expect_grep ",overlap,\"started beside process" "$T/ev3h/watch.csv"
+
+# ---- 3i. a worker started beside another that fails before timing (on a GPU: more contexts than
+# the device gives) turns the overlap off; the failure is recorded as any worker's, and the campaign
+# ends with a verdict. The wrapper fails the second worker it starts, the first started beside another.
+cat >"$T/fail2.sh" <<'EOF2'
+n=$(cat "$KG_T/starts" 2>/dev/null || echo 0); n=$((n + 1)); echo $n >"$KG_T/starts"
+[ $n = 2 ] && { echo "wrapper: no context for this worker" >&2; exit 4; }
+exec "$@"
+EOF2
+rm -f "$T/starts"
+KG_T=$T KGATE_WORKER_WRAPPER="sh $T/fail2.sh" \
+    "$KGATE" run --report "$T/p3h.kg" -o "$T/ev3i" --quiet-window 0.2 >"$T/out3i" 2>"$T/err3i"; st=$?
+[ $st -le 1 ] || { cat "$T/err3i" >&2; die "a failed worker beside another: exit $st"; }
+expect_grep ",overlap-off,\"process 1, started beside process 0, ended before it timed" "$T/ev3i/watch.csv"
+# no worker after it starts beside another
+[ "$(grep -c ',overlap,"started beside' "$T/ev3i/watch.csv")" = 0 ] ||
+    { cat "$T/ev3i/watch.csv" >&2; die "a worker started beside another after the overlap was turned off"; }
+expect_grep '^1,rev,exit 4,0,.*"wrapper: no context for this worker"' "$T/ev3i/processes.csv"
+[ "$(grep -c '^[0-9]' "$T/ev3i/processes.csv")" = "$(grep -c '^[0-9]' "$T/ev3h/processes.csv")" ] ||
+    die "the campaign did not run every slot after the failed one"
+
 # ---- 4. a continuous window: quiet = 4, six processes (a window counted per
 # process would make them wait 24 s)
 plan_with "$T/p4.kg"
