@@ -52,8 +52,6 @@ void kg_bound_audit_budget(const kg_dtype *in_dt, int nin, kg_dtype out_dt, cons
         if (ct->precision == KG_PREC_TF32) eps = fmax(eps, ldexp(1.0, -9));   /* two factors truncated: 2^-10 each */
         if (ct->precision == KG_PREC_F16ACC) acc = ldexp(1.0, -11);
         if (ct->precision == KG_PREC_BF16ACC) acc = ldexp(1.0, -8);
-        /* on matrix units the accumulation truncates: an ulp an addition, as kg_ops_bound_sum allows */
-        if (ct->precision != KG_PREC_DTYPE) acc *= 2.0;
     }
     b->eps_in = eps;
     b->eps_acc = acc;

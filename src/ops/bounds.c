@@ -165,21 +165,9 @@ double kg_ops_gamma_prob_u(int64_t n, double u)
  *                error is at most e times the larger of the positive and
  *                the negative terms' sums, which is (sum|t| + |ref|) / 2;
  *                rounding's e / 2 sum|t| is below it);
- *   sum part:    the terms are summed on matrix units, whose accumulation
- *                truncates (Fasi et al., above): an addition may lose up
- *                to an ulp, 2 u_acc, and its errors have the sign of the
- *                accumulator, not a mean of zero.  The worst case is
- *                gamma_m(2 u_acc) (1 + e) sum|t|, m = n + 1.  The
- *                probabilistic gamma~_m(lambda) at u_acc replaces it only
- *                where the sum looks random and its weight is spread over
- *                many terms, (sum|t|)^2 >= (n / 8) sum t^2: there the
- *                accumulator's sign changes and the truncations' bias
- *                stays within lambda.  A sum carried by a few large terms
- *                (a wide row: the accumulator holds one large value while
- *                the rest are added, each truncated toward zero) is not
- *                such a sum: cuBLAS's TF32 GEMM on an H200 erred by 1.22
- *                and 1.72 times the probabilistic bound on such rows
- *                (docs/measurements/h200-2026-12-05f/).
+ *   sum part:    min(gamma_m, gamma~_m(lambda)) (1 + e) sum|t| at u_acc,
+ *                m = n + 1 (as the default, for the perturbed terms;
+ *                gamma_m alone where the sum does not look random).
  * A reduced contract is never stricter than the default: the result is
  * at least kg_ops_bound_elem's. */
 double kg_ops_bound_sum(const kg_sum_elem *s, const kg_contract *ct, kg_dtype in_dt,
@@ -201,9 +189,7 @@ double kg_ops_bound_sum(const kg_sum_elem *s, const kg_contract *ct, kg_dtype in
         in_part = s->tf32_known ? s->tf32_in : 0.5 * e_in * (s->absdot + fabs(s->ref));
     double a = (1.0 + e_in) * s->absdot;
     int64_t m = s->n + 1;
-    const int spread = s->l2 > 0.0 && s->absdot * s->absdot >= (double)s->n / 8.0 * s->l2 * s->l2;
-    double g = gamma_n(m, 2.0 * u_acc);
-    if (looks_random(s) && spread) g = fmin(g, kg_ops_gamma_prob_u(m, u_acc));
+    double g = looks_random(s) ? fmin(gamma_n(m, u_acc), kg_ops_gamma_prob_u(m, u_acc)) : gamma_n(m, u_acc);
     double sum_part = a > 0.0 ? g * a : 0.0;
     double out_term = (out_dt == KG_DT_F32 ? ldexp(1.0, -24) : kg_ops_unit_roundoff(out_dt)) * fabs(s->ref);
     double b = in_part + sum_part + out_term + ref_term + 1e-30;

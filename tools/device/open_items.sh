@@ -108,7 +108,9 @@ for p in $PARTS; do
         # test-gpu section 19's plan alone, its failed rows brought back
         part tf32check 90 "$KGATE" check tests/gpu/tf32_wgmma.kg -o "$W/tf32c"
         grep -h ",fail," "$W/tf32c/checks/proc-000.csv" >"$R/tf32check-fails.csv" 2>/dev/null
-        cp "$W/tf32c/report.md" "$R/tf32check-report.md" 2>/dev/null ;;
+        cp "$W/tf32c/report.md" "$R/tf32check-report.md" 2>/dev/null
+        # the folder itself (its outputs hold what each arm computed: a failed element taken apart here)
+        tar czf "$R/tf32check-folder.tgz" -C "$W" tf32c 2>/dev/null ;;
     tf32)
         part tf32 60 python3 tools/device/tf32_probe.py ;;
     helpers)
