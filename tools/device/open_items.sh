@@ -15,6 +15,8 @@
 #   tf32check test-gpu section 19's plan (tests/gpu/tf32_wgmma.kg) alone, its failed rows   90 s
 #   shard    issue 33 item 4: shards by process on one GPU (tools/device/shard_process.sh) 110 s
 #   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 260 s
+#   ctxprobe issue 33 item 5: what a CUDA context per arm host costs and how many can live at once,
+#            with and without CUDA_DEVICE_MAX_CONNECTIONS=2 (tools/device/ctx_probe.py 64 132)  80 s
 #   tf32     how cuBLAS's TF32 converts f32 inputs (tools/device/tf32_probe.py: rounding to
 #            nearest or truncation; kgate's tf32 contract admits both since 18092d9:
 #            docs/measurements/cpu-2026-12-05-tf32-truncation/)             budget 60 s
@@ -111,6 +113,8 @@ for p in $PARTS; do
         cp "$W/tf32c/report.md" "$R/tf32check-report.md" 2>/dev/null
         # the folder itself (its outputs hold what each arm computed: a failed element taken apart here)
         tar czf "$R/tf32check-folder.tgz" -C "$W" tf32c 2>/dev/null ;;
+    ctxprobe)
+        part ctxprobe 80 python3 tools/device/ctx_probe.py 64 132 ;;
     tf32)
         part tf32 60 python3 tools/device/tf32_probe.py ;;
     helpers)
@@ -130,7 +134,7 @@ for p in $PARTS; do
         part hopperf32 240 env LIMIT=230 PLAN=examples/replication/splitk_hopper_f32.kg sh tools/device/hopper_splitk.sh "$W/hf" ncu
         [ -f "$W/hf/hopper_splitk.tgz" ] && cp "$W/hf/hopper_splitk.tgz" "$R/hopperf32.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen tf32 helpers hopper hoppertma hopperf32)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hoppertma hopperf32)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
