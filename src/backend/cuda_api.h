@@ -42,6 +42,7 @@ enum {
     KG_CUDA_SUCCESS = 0,
     KG_CUDA_ERROR_INVALID_VALUE = 1,
     KG_CUDA_ERROR_NO_DEVICE = 100,
+    KG_CUDA_ERROR_NOT_READY = 600,   /* cuStreamQuery: work still queued */
     /* errors that leave a context unusable (sticky): the kernel faulted */
     KG_CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     KG_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
@@ -137,6 +138,7 @@ typedef struct kg_cuda_driver {
     CUresult (*cuStreamCreate)(CUstream *s, unsigned flags);
     CUresult (*cuStreamDestroy)(CUstream s);                             /* _v2 */
     CUresult (*cuStreamSynchronize)(CUstream s);
+    CUresult (*cuStreamQuery)(CUstream s);                               /* optional: the gate's test */
     CUresult (*cuStreamBeginCapture)(CUstream s, int mode);              /* _v2 */
     CUresult (*cuStreamEndCapture)(CUstream s, CUgraph *graph);
     CUresult (*cuEventCreate)(CUevent *e, unsigned flags);
@@ -412,16 +414,26 @@ void kg_cuda_uuid_text(const CUuuid *u, char *buf, size_t cap);
  * event, the graph and the end event are queued behind it, and a second
  * stream opens the flag: the events time the graph's execution, not the
  * host's submission of it. */
+/* How long the gate's test at creation waits for the side stream's write
+ * to release the stream (it takes microseconds on separate queues). */
+#define KG_CUDA_GATE_TEST_S 0.5
+
 typedef struct kg_cuda_gate {
     CUstream stream, side;
     CUevent pre, e0, e1;
     CUdeviceptr flag;
     unsigned count;
     int gated;           /* 1: the flag is used; 0: the driver lacks it, or it failed its test */
+    int shared_queue;    /* the test found the side stream's write queued behind the stream's wait
+                          * (one hardware queue for both: CUDA_DEVICE_MAX_CONNECTIONS=1): ungated */
 } kg_cuda_gate;
 
 /* Creates what the gate needs on stream (current context); *call names a
- * failing call. */
+ * failing call.  The gate holds the stream on a flag that a second stream
+ * writes, which needs the two on different hardware queues: a test at
+ * creation (a wait released by the side stream, given KG_CUDA_GATE_TEST_S)
+ * leaves the gate off (gated 0, shared_queue 1) where the write waits
+ * behind the wait, and releases the stream from the host. */
 CUresult kg_cuda_gate_init(const kg_cuda_driver *d, kg_cuda_gate *g, CUstream stream, const char **call);
 void kg_cuda_gate_free(const kg_cuda_driver *d, kg_cuda_gate *g);
 /* Replays exec once between the events: the event time and the host

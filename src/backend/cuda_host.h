@@ -135,8 +135,12 @@ int kg_cuda_host_main(const kg_cuda_host_opts *o);
  * HOME and TMPDIR (its private folder dir), CUDA_CACHE_DISABLE=1, CUDA_VISIBLE_DEVICES when
  * the worker has it (visible; NULL: unset), LD_LIBRARY_PATH the folder of
  * the driver the worker opened (driver_path) so that the driver finds its
- * own libraries, and nothing else (the host finds its device by UUID, so
- * the order of devices does not matter).  -1 when it does not fit. */
+ * own libraries, CUDA_DEVICE_MAX_CONNECTIONS=KG_CUDA_HOST_CONNECTIONS (its
+ * context's hardware work queues: the host's stream and the gate's side
+ * stream, each on its own), and nothing else (the host finds its device by
+ * UUID, so the order of devices does not matter).  -1 when it does not
+ * fit. */
+#define KG_CUDA_HOST_CONNECTIONS 2
 int kg_cuda_host_env(const char *dir, const char *driver_path, const char *visible, char *store, size_t cap,
                      char *envp[], int max);
 

@@ -103,6 +103,7 @@ int kg_cuda_driver_load(kg_cuda_driver *d, const kg_settings *s, kg_err *err)
     NEED(d, cuMemGetAddressRange, "cuMemGetAddressRange_v2");
     WANT(d, cuStreamWaitValue32, "cuStreamWaitValue32_v2|cuStreamWaitValue32");
     WANT(d, cuStreamWriteValue32, "cuStreamWriteValue32_v2|cuStreamWriteValue32");
+    WANT(d, cuStreamQuery, "cuStreamQuery");
     NEED(d, cuMemAlloc, "cuMemAlloc_v2");
     NEED(d, cuMemFree, "cuMemFree_v2");
     NEED(d, cuMemcpyHtoD, "cuMemcpyHtoD_v2");

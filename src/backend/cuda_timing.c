@@ -34,6 +34,33 @@ CUresult kg_cuda_gate_init(const kg_cuda_driver *d, kg_cuda_gate *g, CUstream st
         d->cuStreamSynchronize(stream) != KG_CUDA_SUCCESS)
         return KG_CUDA_SUCCESS;
     g->count = 1;
+    /* The replay's order, tested: the stream waits for 2, then the side
+     * stream writes 2.  On one hardware queue (a context opened with
+     * CUDA_DEVICE_MAX_CONNECTIONS=1) the write sits behind the wait, and a
+     * gated replay would wait forever: such a gate stays off, the stream
+     * released by a write from the host (a copy, not a stream operation). */
+    if (d->cuStreamQuery == NULL) return KG_CUDA_SUCCESS;
+    if (d->cuStreamWaitValue32(stream, g->flag, 2, KG_CU_STREAM_WAIT_VALUE_GEQ) != KG_CUDA_SUCCESS)
+        return KG_CUDA_SUCCESS;
+    CUresult w = d->cuStreamWriteValue32(g->side, g->flag, 2, KG_CU_STREAM_WRITE_VALUE_DEFAULT);
+    double t0 = mono_ns();
+    CUresult q = KG_CUDA_ERROR_NOT_READY;
+    while (w == KG_CUDA_SUCCESS && (q = d->cuStreamQuery(stream)) == KG_CUDA_ERROR_NOT_READY &&
+           mono_ns() - t0 < KG_CUDA_GATE_TEST_S * 1e9) {
+        struct timespec nap = { 0, 20000 };
+        nanosleep(&nap, NULL);
+    }
+    if (q != KG_CUDA_SUCCESS) {
+        unsigned two = 2;
+        TRY(cuMemcpyHtoD, (g->flag, &two, sizeof two));
+        TRY(cuStreamSynchronize, (stream));
+        TRY(cuStreamSynchronize, (g->side));
+        g->count = 2;
+        g->shared_queue = q == KG_CUDA_ERROR_NOT_READY;
+        return KG_CUDA_SUCCESS;
+    }
+    TRY(cuStreamSynchronize, (g->side));
+    g->count = 2;
     g->gated = 1;
     return KG_CUDA_SUCCESS;
 }

@@ -28,7 +28,13 @@
  *   - stream memory operations: a wait on a flag not yet written holds
  *     the graphs launched behind it until another stream writes the
  *     flag; synchronising a stream still held is an error (it would
- *     hang on a GPU);
+ *     hang on a GPU), cuStreamQuery says CUDA_ERROR_NOT_READY.  Under
+ *     CUDA_DEVICE_MAX_CONNECTIONS=1 (this process's own environment: one
+ *     hardware queue for every stream) a write on a stream while another
+ *     is held waits behind it: it happens only when a copy from the host
+ *     (cuMemcpyHtoD) releases the held stream.  FAKE_CUDA_CONN_LOG=PATH:
+ *     cuInit appends "PID VALUE" (CUDA_DEVICE_MAX_CONNECTIONS, "-" when
+ *     unset) to PATH;
  *   - FAKE_CUDA_FAULT_FILE=PATH: a launch faults (in whichever process
  *     runs it) while PATH exists (the test removes it);
  *     FAKE_CUDA_REFUSE_FILE=PATH: while PATH exists, launches of more
@@ -85,7 +91,7 @@
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
-enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, INVALID_HANDLE = 400,
+enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, INVALID_HANDLE = 400, NOT_READY = 600,
        ILLEGAL_ADDRESS = 700, MAX_CTX = 256, MAX_ALLOC = 4096, MAX_LAUNCH = 64 };
 
 typedef struct fctx { int id, alive; CUresult sticky; } fctx;
@@ -191,7 +197,22 @@ static fctx *owner(CUdeviceptr p, size_t n)
 
 #define CUR_OR_FAIL fctx *c = cur(); if (c == NULL || !c->alive) return INVALID_CONTEXT
 
-CUresult cuInit(unsigned f) { (void)f; ctxs[0].alive = 1; return OK; }
+static const char *knob(const char *name);
+CUresult cuInit(unsigned f)
+{
+    (void)f;
+    ctxs[0].alive = 1;
+    const char *log = knob("FAKE_CUDA_CONN_LOG");
+    if (log != NULL) {
+        FILE *l = fopen(log, "a");
+        const char *v = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+        if (l != NULL) {
+            fprintf(l, "%ld %s\n", (long)getpid(), v != NULL ? v : "-");
+            fclose(l);
+        }
+    }
+    return OK;
+}
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
@@ -257,6 +278,11 @@ CUresult cuCtxPopCurrent_v2(fctx **out)
 /* streams held by a stream memory wait not yet satisfied */
 static fstream *held[64];
 static int nheld;
+static void release_held(fctx *c);
+/* One hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1): the writes queued
+ * behind a held stream, done when a host copy releases it. */
+static struct { unsigned *addr; unsigned v; } behind[16];
+static int nbehind;
 CUresult cuCtxSynchronize(void) { CUR_OR_FAIL; return nheld > 0 ? INVALID_VALUE : c->sticky; }
 /* Maps shared memory `name` (created when create) at an address aligned
  * to 2 MiB, as the driver's allocations of whole blocks are. */
@@ -424,6 +450,14 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
     if (c->sticky) return c->sticky;
     if (owner(d, n) != c) return INVALID_VALUE;
     memcpy((void *)(uintptr_t)d, s, n);
+    /* a copy engine's write: releases what waits on it, then the stream
+     * writes queued behind the wait happen */
+    release_held(c);
+    for (int i = 0; i < nbehind; i++) {
+        *behind[i].addr = behind[i].v;
+        release_held(c);
+    }
+    nbehind = 0;
     return OK;
 }
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
@@ -473,6 +507,12 @@ CUresult cuStreamSynchronize(fstream *s)
     if (s->ctx != c) return INVALID_HANDLE;
     return s->wait_addr != NULL ? INVALID_VALUE : c->sticky;
 }
+CUresult cuStreamQuery(fstream *s)
+{
+    CUR_OR_FAIL;
+    if (s->ctx != c) return INVALID_HANDLE;
+    return s->wait_addr != NULL ? NOT_READY : c->sticky;
+}
 static void execute(fctx *c, const flaunch *l);
 static const char *knob(const char *name);
 /* Runs a graph's launches in order.  FAKE_CUDA_DISTINCT_SETS=1: a graph
@@ -503,20 +543,36 @@ CUresult cuStreamWaitValue32_v2(fstream *s, CUdeviceptr addr, unsigned v, unsign
     held[nheld++] = s;
     return OK;
 }
-CUresult cuStreamWriteValue32_v2(fstream *s, CUdeviceptr addr, unsigned v, unsigned flags)
+/* Releases the held streams whose flag now holds what they wait for. */
+static void release_held(fctx *c)
 {
-    CUR_OR_FAIL;
-    if (flags != 0 || s->ctx != c || owner(addr, 4) != c) return INVALID_VALUE;
-    *(unsigned *)(uintptr_t)addr = v;
     for (int i = 0; i < nheld; i++) {
         fstream *h = held[i];
-        if (h->wait_addr != (const unsigned *)(uintptr_t)addr || v < h->wait_val) continue;
+        if (*h->wait_addr < h->wait_val) continue;
         h->wait_addr = NULL;
         for (int q = 0; q < h->nq; q++)
             run_graph(c, h->queued[q]);
         h->nq = 0;
         held[i--] = held[--nheld];
     }
+}
+static int one_queue(void)
+{
+    const char *v = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+CUresult cuStreamWriteValue32_v2(fstream *s, CUdeviceptr addr, unsigned v, unsigned flags)
+{
+    CUR_OR_FAIL;
+    if (flags != 0 || s->ctx != c || owner(addr, 4) != c) return INVALID_VALUE;
+    if (one_queue() && nheld > 0) {
+        if (nbehind == 16) return INVALID_VALUE;
+        behind[nbehind].addr = (unsigned *)(uintptr_t)addr;
+        behind[nbehind++].v = v;
+        return OK;
+    }
+    *(unsigned *)(uintptr_t)addr = v;
+    release_held(c);
     return OK;
 }
 CUresult cuStreamBeginCapture_v2(fstream *s, int mode)
