@@ -74,9 +74,14 @@
  *
  * Split s of S = gridDim.z covers k in [s*K/S, (s+1)*K/S): the seeds' split
  * rule when K % S == 0, which the precondition K % (KS * S) == 0 implies.
+ * S is the case's splits, or KSPLIT where the arm defines it (RED 1, 2 and
+ * 3, which write C and no partials: the grid's third dimension is then
+ * KSPLIT, and the case's splits only names the shape; cuBLAS, too, splits
+ * K its own way).
  *
  * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
- *   RED = 0 | 1 | 2 | 3, MT = 1 | 2, WGS = 1 | 2 (warpgroups a block) (64 or 128 rows per block), LOAD = 0 | 1
+ *   RED = 0 | 1 | 2 | 3, MT = 1 | 2, WGS = 1 | 2 (warpgroups a block) (64 or 128 rows per block), LOAD = 0 | 1,
+ *   KSPLIT = 1..8 (RED 1, 2, 3: the kernel's own split of K, in place of the case's)
  *   (cp.async or the TMA; LOAD=1 entries take the maps in place of A and B:
  *   args = A:tmap:64xKS:sw128, B:tmap:BNxKS:sw128, ... for MT = 1).
  *   KG_DTYPE 0 (f32, as TF32: precision = tf32), 1 (f16) or 2 (bf16).
@@ -174,12 +179,22 @@
 #if RED < 0 || RED > 3
 #error "RED must be 0 (partials + accumulation), 1 (cluster reduction), 2 (atomics) or 3 (cluster-ordered atomics)"
 #endif
-#if RED == 1 || RED == 3
-#ifndef KG_VAR_splits
-#error "RED=1 and RED=3 need the arm's specialize = yes (the cluster size is the case's splits, KG_VAR_splits)"
+/* KG_WG_S: the splits a launch of RED 1 or 3 runs as one cluster: KSPLIT
+ * where the arm sets it (RED 1, 2, 3 write C, not the case's partials, so
+ * the kernel may split K its own way, as cuBLAS does), else the case's */
+#if defined(KSPLIT) && RED == 0
+#error "KSPLIT: RED=0 writes the case's partials ws[splits, M, N], so its splits are the case's"
 #endif
-#if KG_VAR_splits < 1 || KG_VAR_splits > 8
-#error "RED=1 and RED=3: the case's splits must be 1..8 (the portable cluster size)"
+#if RED == 1 || RED == 3
+#if defined(KSPLIT)
+#define KG_WG_S KSPLIT
+#elif defined(KG_VAR_splits)
+#define KG_WG_S KG_VAR_splits
+#else
+#error "RED=1 and RED=3 need the arm's specialize = yes (the cluster size is the case's splits, KG_VAR_splits) or KSPLIT"
+#endif
+#if KG_WG_S < 1 || KG_WG_S > 8
+#error "RED=1 and RED=3: the splits (the case's, or KSPLIT) must be 1..8 (the portable cluster size)"
 #endif
 #endif
 #if !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
@@ -392,7 +407,7 @@ __device__ __forceinline__ void kg_wg_tma(unsigned sa, unsigned sb, unsigned bar
 #endif
 
 #if RED == 1 || RED == 3
-#define KG_WG_CLUSTER __cluster_dims__(1, 1, KG_VAR_splits)
+#define KG_WG_CLUSTER __cluster_dims__(1, 1, KG_WG_S)
 __device__ __forceinline__ unsigned kg_cluster_rank()
 {
     unsigned r;
@@ -465,7 +480,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
      * (RED=3: the ranks zero the tile for each other): a launch that is not
      * a (1, 1, S) cluster launch traps here instead of reading another CTA's
      * shared memory through mapa, or adding to a tile no one zeroed */
-    if (S != KG_VAR_splits || kg_cluster_size() != (unsigned)S || kg_cluster_rank() != blockIdx.z) __trap();
+    if (S != KG_WG_S || kg_cluster_size() != (unsigned)S || kg_cluster_rank() != blockIdx.z) __trap();
 #endif
     /* warpgroup wgi of the block (WGS = 2: each takes every other slice of
      * the split's K range, in a ring of its own) and its thread tid */
