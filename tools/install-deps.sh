@@ -1,14 +1,28 @@
 #!/bin/sh
 # Installs what kgate needs to build and test on Debian or Ubuntu.
+#   sh tools/install-deps.sh [all|build|test]
+# build: what `make` needs (the compiler and the libraries); test: what the test suite needs beyond
+# it (Slurm, Python with numpy, pandas, pytest and torch, Chromium); all (the default): both.
+# .ci/run installs the build part, then the test part beside the builds.
 set -eu
+WHAT=${1:-all}
+case $WHAT in all | build | test) ;; *) echo "usage: sh tools/install-deps.sh [all|build|test]" >&2; exit 2 ;; esac
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
+if [ "$WHAT" != test ]; then
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config \
     libinih-dev libjansson-dev libssl-dev libgsl-dev libopenblas-dev libseccomp-dev libarchive-dev zlib1g-dev libzstd-dev \
     python3 libxml2-utils >/dev/null
+fi
+if [ "$WHAT" = build ]; then
+    echo "kgate: $WHAT dependencies installed"
+    exit 0
+fi
+# (the test part alone reads the package lists itself)
+if [ "$WHAT" = test ]; then $SUDO apt-get update -qq; fi
 # a single-node Slurm for tests/cli/slurm.sh (slurmctld, slurmd, munged; the test configures and starts them)
 $SUDO apt-get install -y -qq --no-install-recommends slurm-wlm slurmctld slurmd slurm-client munge >/dev/null ||
     echo "kgate: slurm-wlm and munge not installed (tests/cli/slurm.sh skips unless CI=true)"
@@ -38,4 +52,4 @@ if command -v python3 >/dev/null 2>&1; then
         $SUDO python3 -m pip install -q --break-system-packages 'securesystemslib[crypto]' ||
         echo "kgate: securesystemslib not installed (tests/cli/attest.sh skips its check)"
 fi
-echo "kgate: build dependencies installed"
+echo "kgate: $WHAT dependencies installed"
