@@ -13,7 +13,7 @@
 #               to cublas, torch and the baseline, the best wgmma arm per case first;
 #               (a')'s count
 #   run.md      (b) a short campaign: 1 process per direction, 2 rounds of 5 samples,
-#               --quiet-window 0, in two halves (the cluster forms wg_clu*, then wg_part* and
+#               --quiet-window 0, in two halves (the cluster forms wg_clu*, then wg_part*, wg_k* and
 #               wg_atom*), each with the baseline, its control, cublas and torch: both
 #               reports.  It decides nothing (no interval: the gate fails by design); it
 #               ranks the variants for kgate screen and the frozen confirmation
@@ -77,7 +77,7 @@ if [ -z "$ARM" ]; then
     half() { awk -v pat="$1" '/^\[arm wg_/ { skip = ($0 !~ pat) } /^\[arm / && !/^\[arm wg_/ { skip = 0 } /^\[gate\]/ { skip = 0 }
                                !skip' "$W/short.kg" >"$2"; }
     half '^\[arm wg_clu' "$W/short1.kg"
-    half '^\[arm wg_(part|atom)' "$W/short2.kg"
+    half '^\[arm wg_(part|atom|k[0-9])' "$W/short2.kg"
     : >"$R/run.md"; : >"$W/ratios.csv"; : >"$R/results.csv"
     for h in 1 2; do
         timeout $(tl 150) "$K" run "$W/short$h.kg" --quiet-window 0 -o "$W/run$h" -q >/dev/null 2>"$W/run$h.err"; st=$?; step "run half $h" $st

@@ -25,6 +25,8 @@
 #            the same archive) against this one, once each                  budget 150 s
 #   hopper   issue 34: the Hopper split-K arms checked, ranked, ncu (tools/device/hopper_splitk.sh;
 #            107 s on an H200 for 37 arms)                                   240 s
+#   hopperk  issue 34: the arms that split K their own way (wg_k*, KSPLIT) against the best of
+#            RED=3 and WGS=2, a subset plan (tools/device/hopper_subset.py; 57 s on an H100 for 10 arms) 120 s
 #   hoppertma issue 34: the same for the TMA-fed forms (PLAN=examples/replication/splitk_hopper_tma.kg) 240 s
 #   hopperf32 issue 34: the f32 form as TF32 (PLAN=examples/replication/splitk_hopper_f32.kg:
 #            wgmma .tf32, cp.async and TMA, against cuBLAS's TF32 mode)      240 s
@@ -127,6 +129,12 @@ for p in $PARTS; do
     hopper)
         part hopper 240 env LIMIT=230 sh tools/device/hopper_splitk.sh "$W/hs" ncu
         [ -f "$W/hs/hopper_splitk.tgz" ] && cp "$W/hs/hopper_splitk.tgz" "$R/hopper.tgz" ;;
+    hopperk)
+        python3 tools/device/hopper_subset.py examples/replication/splitk_hopper.kg examples/replication/_sub.kg \
+            'wg_k*' wg_clu_atom_w2_n32 wg_clu_atom_n64
+        part hopperk 120 env LIMIT=110 PLAN=examples/replication/_sub.kg sh tools/device/hopper_splitk.sh "$W/hk"
+        rm -f examples/replication/_sub.kg
+        [ -f "$W/hk/hopper_splitk.tgz" ] && cp "$W/hk/hopper_splitk.tgz" "$R/hopperk.tgz" ;;
     hoppertma)
         part hoppertma 240 env LIMIT=230 PLAN=examples/replication/splitk_hopper_tma.kg sh tools/device/hopper_splitk.sh "$W/ht"
         [ -f "$W/ht/hopper_splitk.tgz" ] && cp "$W/ht/hopper_splitk.tgz" "$R/hoppertma.tgz" ;;
@@ -134,7 +142,7 @@ for p in $PARTS; do
         part hopperf32 240 env LIMIT=230 PLAN=examples/replication/splitk_hopper_f32.kg sh tools/device/hopper_splitk.sh "$W/hf" ncu
         [ -f "$W/hf/hopper_splitk.tgz" ] && cp "$W/hf/hopper_splitk.tgz" "$R/hopperf32.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hoppertma hopperf32)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
