@@ -56,7 +56,7 @@ CUresult kg_cuda_gate_init(const kg_cuda_driver *d, kg_cuda_gate *g, CUstream st
         TRY(cuStreamSynchronize, (stream));
         TRY(cuStreamSynchronize, (g->side));
         g->count = 2;
-        g->shared_queue = q == KG_CUDA_ERROR_NOT_READY;
+        g->shared_queue = w == KG_CUDA_SUCCESS && q == KG_CUDA_ERROR_NOT_READY;
         return KG_CUDA_SUCCESS;
     }
     TRY(cuStreamSynchronize, (g->side));
