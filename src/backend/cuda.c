@@ -383,9 +383,9 @@ static int cuda_open(kg_backend *be, const kg_plan *plan, kg_err *err)
         if (rg != KG_CUDA_SUCCESS && (rc = kg_cuda_check(c, rg, call, __FILE__, __LINE__, err)) != KG_OK) goto done;
         if (c->gate.shared_queue)
             fprintf(stderr, "kgate: note: the timing gate is off in this process: its side stream's write waited "
-                    "behind the timed stream's wait (one hardware queue for both: CUDA_DEVICE_MAX_CONNECTIONS=%s); "
-                    "samples are timed without it, their launch included; unset CUDA_DEVICE_MAX_CONNECTIONS or set "
-                    "it to 2 or more\n", getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "?");
+                    "behind the timed stream's wait (one hardware queue for both, as under "
+                    "CUDA_DEVICE_MAX_CONNECTIONS=1); samples are timed without it, their launch included; unset "
+                    "CUDA_DEVICE_MAX_CONNECTIONS or set it to 2 or more\n");
     }
 done:
     /* the caller closes a backend whose open failed */

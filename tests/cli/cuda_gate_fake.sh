@@ -45,7 +45,7 @@ run() { # name [VAR=VALUE]
 }
 # one queue in kgate's own processes: the gate is off there, and said so; the hosts have two
 run one CUDA_DEVICE_MAX_CONNECTIONS=1
-expect_grep "the timing gate is off in this process: its side stream's write waited behind the timed stream's wait (one hardware queue for both: CUDA_DEVICE_MAX_CONNECTIONS=1)" "$T/one/logs/proc-000.log"
+expect_grep "the timing gate is off in this process: its side stream's write waited behind the timed stream's wait (one hardware queue for both, as under CUDA_DEVICE_MAX_CONNECTIONS=1)" "$T/one/logs/proc-000.log"
 grep -q ' 1$' "$T/one.conn" || { cat "$T/one.conn" >&2; die "one: no process of kgate's own saw CUDA_DEVICE_MAX_CONNECTIONS=1"; }
 hosts=$(grep -c ' 2$' "$T/one.conn")
 [ "$hosts" -ge 4 ] || { cat "$T/one.conn" >&2; die "one: $hosts arm hosts with CUDA_DEVICE_MAX_CONNECTIONS=2, expected one per process (4)"; }
