@@ -186,6 +186,11 @@ numpy.sum = _dies
 EOF
 # the helper runs isolated (python3 -I): PYTHONPATH does not reach it (review
 # 2026-12-04, 5c: it chose the helper's code), and the run is not changed
+# (under the sanitizers the helper's own behaviours are left to the plain pass: the PYTHONPATH run
+# and the wrong helper run the C of the first run and of any failed check; the dying helper stays)
+san=0
+case ${BUILD:-build} in *san*) san=1 ;; esac
+if [ $san = 0 ]; then
 PYTHONPATH="$T/wrong" "$KGATE" run "$P" -o "$T/o-pp" -q 2>"$T/pp.err"; st=$?
 [ $st -le 1 ] || { cat "$T/pp.err" >&2; die "PYTHONPATH run: exit $st"; }
 grep -q '^r,np,reference,ok,' "$T/o-pp/results.csv" || { cat "$T/o-pp/results.csv" >&2; die "PYTHONPATH reached the helper"; }
@@ -194,9 +199,12 @@ expect_grep '"flags": "-I -B"' "$T/o-pp/environment.json"
 expect_grep "\"path\": \"$(readlink -f "$PY")\"" "$T/o-pp/environment.json"
 expect_grep "\"sha256\": \"$(sha256sum "$(readlink -f "$PY")" | cut -d' ' -f1)\"" "$T/o-pp/environment.json"
 expect_grep "\"script_sha256\": \"$(sha256sum src/backend/libarm_helper.py | cut -d' ' -f1)\"" "$T/o-pp/environment.json"
+fi
 # so the sabotage comes through KGATE_PYTHON (which the environment's record
 # calls unattested): a Python that drops -I and takes PYTHONPATH
-for w in wrong dies; do
+helpers="wrong dies"
+[ $san = 1 ] && helpers=dies
+for w in $helpers; do
     printf '#!/bin/sh\n[ "$1" = -I ] && shift\nPYTHONPATH="%s" exec "%s" "$@"\n' "$T/$w" "$PY" >"$T/py-$w"
     chmod +x "$T/py-$w"
     KGATE_PYTHON="$T/py-$w" "$KGATE" run "$P" -o "$T/o-$w" -q 2>"$T/$w.err"
@@ -207,7 +215,7 @@ for w in wrong dies; do
     grep -q '^sm,sm_np,reference,ok,' "$T/o-$w/results.csv" || die "$w helper: another library arm suffered"
     "$KGATE" verify "$T/o-$w" >"$T/v-$w.out" 2>&1 || { cat "$T/v-$w.out" >&2; die "verify after the $w helper"; }
 done
-expect_grep 'element 3: got' "$T/o-wrong/report.md"
+[ $san = 1 ] || expect_grep 'element 3: got' "$T/o-wrong/report.md"
 expect_grep "arm .np. host exited with status 7" "$T/o-dies/report.md"
 
 # 4b. a helper that starts for the supervisor's build and never in a worker

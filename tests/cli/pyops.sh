@@ -9,6 +9,7 @@
 # never returns (a quarter of the timeout, at least 5 s); a
 # missing function; a reference edited after the campaign; a torch-declared
 # op where /usr/bin/python3 has torch.
+# kgate-test: first (Python helpers; 23 to 29 s)
 . tests/cli_lib.sh
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "pyops: skipped (/usr/bin/python3 has no numpy)"; exit 0; }
 R=$(pwd)
