@@ -10,6 +10,7 @@
 # GPU): tools/device/kernelbench_run.sh checks and times them on one.  Needs
 # /usr/bin/python3 with torch (Debian's python3-torch: sh tools/install-deps.sh).
 # kgate-test: no-sanitize (the importer is Python; kgate import's C side is a fork and exec, and the argument expressions are test_cuda_cpu's under the sanitizers; it passes under them, at about a minute and a half)
+# kgate-test: first (75 imports of about a second each, torch imported in each; about a minute)
 . tests/cli_lib.sh
 PY=/usr/bin/python3
 "$PY" -c 'import torch' >"$T/torch.txt" 2>&1 || { cat "$T/torch.txt" >&2; die "$PY cannot import torch (sh tools/install-deps.sh installs python3-torch)"; }
