@@ -9,7 +9,8 @@ gate needs them on different queues), starts N such
 processes at once, and prints one line: how many reached their stream, how many failed and with which
 CUDA error, the wall until the last was ready, the median and largest time a process took to be ready,
 the system and user CPU seconds the N spent (from their own getrusage at the end), and the wall to
-close them all.  Reads nothing but libcuda; writes only to stdout.
+close them all.  CONNS (environment, default "default,2"): the settings to try, in order, "default"
+being the driver's own.  Reads nothing but libcuda; writes only to stdout.
 """
 import ctypes
 import os
@@ -95,8 +96,9 @@ def one(n, conn):
 
 def main():
     ns = [int(a) for a in sys.argv[1:]] or [64, 132]
+    conns = [None if c == "default" else int(c) for c in os.environ.get("CONNS", "default,2").split(",")]
     for n in ns:
-        for conn in (None, 2):
+        for conn in conns:
             one(n, conn)
             time.sleep(1)
 

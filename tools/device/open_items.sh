@@ -15,8 +15,9 @@
 #   tf32check test-gpu section 19's plan (tests/gpu/tf32_wgmma.kg) alone, its failed rows   90 s
 #   shard    issue 33 item 4: shards by process on one GPU (tools/device/shard_process.sh) 110 s
 #   screen   issue 33 item 5: 64 variants screened (tools/device/screen64.sh, SCREEN64_FULL=0) 260 s
-#   ctxprobe issue 33 item 5: what a CUDA context per arm host costs and how many can live at once,
-#            with and without CUDA_DEVICE_MAX_CONNECTIONS=2 (tools/device/ctx_probe.py 64 132)  80 s
+#   ctxprobe issue 33 item 5: how many CUDA contexts of two hardware queues (an arm host's since
+#            df2ddfd) live at once: 132 and 200 (CONNS=2 tools/device/ctx_probe.py 132 200; the
+#            default's 64 and 132 are in docs/measurements/h100-2026-12-05g)   80 s
 #   tf32     how cuBLAS's TF32 converts f32 inputs (tools/device/tf32_probe.py: rounding to
 #            nearest or truncation; kgate's tf32 contract admits both since 18092d9:
 #            docs/measurements/cpu-2026-12-05-tf32-truncation/)             budget 60 s
@@ -116,7 +117,7 @@ for p in $PARTS; do
         # the folder itself (its outputs hold what each arm computed: a failed element taken apart here)
         tar czf "$R/tf32check-folder.tgz" -C "$W" tf32c 2>/dev/null ;;
     ctxprobe)
-        part ctxprobe 80 python3 tools/device/ctx_probe.py 64 132 ;;
+        part ctxprobe 80 env CONNS=2 python3 tools/device/ctx_probe.py 132 200 ;;
     tf32)
         part tf32 60 python3 tools/device/tf32_probe.py ;;
     helpers)
