@@ -406,6 +406,10 @@ int kg_cuda_launch_resources(kg_backend *be, kg_kernel *k, int i, kg_resources *
 /* Formats a 16-byte device UUID as NVML writes it ("GPU-xxxxxxxx-...") */
 void kg_cuda_uuid_text(const CUuuid *u, char *buf, size_t cap);
 
+/* How long the gate's test at creation waits for the side stream's write
+ * to release the stream (it takes microseconds on separate queues). */
+#define KG_CUDA_GATE_TEST_S 0.5
+
 /* One timed sample's machinery, the same in the worker (trusted arms) and
  * in a cuda arm host (cuda_timing.c).  A sample first synchronises one
  * event, so that the timing process's context is resident on the device
@@ -414,10 +418,6 @@ void kg_cuda_uuid_text(const CUuuid *u, char *buf, size_t cap);
  * event, the graph and the end event are queued behind it, and a second
  * stream opens the flag: the events time the graph's execution, not the
  * host's submission of it. */
-/* How long the gate's test at creation waits for the side stream's write
- * to release the stream (it takes microseconds on separate queues). */
-#define KG_CUDA_GATE_TEST_S 0.5
-
 typedef struct kg_cuda_gate {
     CUstream stream, side;
     CUevent pre, e0, e1;

@@ -544,16 +544,16 @@ int kg_cuda_host_env(const char *dir, const char *driver_path, const char *visib
             snprintf(one, sizeof one, "%s", basev[i]);
         } else if (i == nb) {
             snprintf(one, sizeof one, "CUDA_CACHE_DISABLE=1");
-        } else if (i == nb + 3) {
+        } else if (i == nb + 1) {
             /* two hardware work queues, not the driver's eight: the host
              * runs one stream and the gate's side stream (which must not
              * share the first one's queue, kg_cuda_gate).  A context
              * opens faster with fewer (64 at once on an H100: 5.7 s
              * against 16.1 s), and more of them fit a device (132 at once
              * failed there at the default: CUDA_ERROR_OUT_OF_MEMORY);
-             * docs/cuda-backend.md, "Arm hosts". */
+             * docs/cuda-backend.md, "What a host's context costs". */
             snprintf(one, sizeof one, "CUDA_DEVICE_MAX_CONNECTIONS=%d", KG_CUDA_HOST_CONNECTIONS);
-        } else if (i == nb + 1) {
+        } else if (i == nb + 2) {
             if (visible == NULL) continue;
             snprintf(one, sizeof one, "CUDA_VISIBLE_DEVICES=%.200s", visible);
         } else {

@@ -514,7 +514,6 @@ CUresult cuStreamQuery(fstream *s)
     return s->wait_addr != NULL ? NOT_READY : c->sticky;
 }
 static void execute(fctx *c, const flaunch *l);
-static const char *knob(const char *name);
 /* Runs a graph's launches in order.  FAKE_CUDA_DISTINCT_SETS=1: a graph
  * whose gemm launches read one A twice faults instead (each operation of
  * a pack reads an input set of its own). */
