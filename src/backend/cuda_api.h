@@ -426,6 +426,7 @@ typedef struct kg_cuda_gate {
     int gated;           /* 1: the flag is used; 0: the driver lacks it, or it failed its test */
     int shared_queue;    /* the test found the side stream's write queued behind the stream's wait
                           * (one hardware queue for both: CUDA_DEVICE_MAX_CONNECTIONS=1): ungated */
+    int sched_fd;        /* /proc/thread-self/schedstat of the thread that times, or -1 */
 } kg_cuda_gate;
 
 /* Creates what the gate needs on stream (current context); *call names a
@@ -437,7 +438,10 @@ typedef struct kg_cuda_gate {
 CUresult kg_cuda_gate_init(const kg_cuda_driver *d, kg_cuda_gate *g, CUstream stream, const char **call);
 void kg_cuda_gate_free(const kg_cuda_driver *d, kg_cuda_gate *g);
 /* Replays exec once between the events: the event time and the host
- * bracket (CLOCK_MONOTONIC_RAW, after a device-wide synchronisation), ns. */
+ * bracket (CLOCK_MONOTONIC_RAW, after a device-wide synchronisation) less
+ * the time the thread spent runnable but waiting for a CPU meanwhile
+ * (schedstat's run delay, where the kernel keeps it), ns: a bracket that
+ * a busy host lengthened is not work that escaped the events. */
 CUresult kg_cuda_gate_replay(const kg_cuda_driver *d, kg_cuda_gate *g, CUgraphExec exec, double *event_ns,
                              double *host_ns, const char **call);
 
