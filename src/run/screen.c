@@ -223,12 +223,21 @@ int kg_screen_write_confirm(const kg_plan *plan, const kg_screen *sc, const char
     uint64_t seed = 0;
     int rc = kg_salt_draw(&seed, err);
     if (rc != KG_OK) return rc;
-    char from[KG_TEXT_MAX];
-    /* a plan's value holds at most 160 characters (the parser's limit):
-     * the evidence folder's path is shortened from the left to fit */
-    int fixed = snprintf(from, sizeof from, "%.120s chosen by kgate screen from a family of %d candidate%s (plan "
-                         "sha256 %.16s, evidence ", sc->chosen_names, sc->nr, sc->nr == 1 ? "" : "s", plan->hash);
-    size_t room = fixed > 0 && fixed + 1 < 160 ? (size_t)(160 - fixed - 1) : 0, dl = strlen(dir);
+    char from[KG_TEXT_MAX], tail[160];
+    /* a plan's value holds at most PLAN_VALUE_MAX (160) characters: the
+     * chosen names are cut to leave the family, the plan's hash and at
+     * least the end of the evidence folder's path, which is shortened from
+     * the left to fit what is left (the confirmation plan's own candidate
+     * sections name every chosen arm in full) */
+    int tl = snprintf(tail, sizeof tail, " chosen by kgate screen from a family of %d candidate%s (plan sha256 %.16s, "
+                      "evidence ", sc->nr, sc->nr == 1 ? "" : "s", plan->hash);
+    size_t dl = strlen(dir), keep_dir = dl + 1 < 24 ? dl + 1 : 24;
+    size_t names_room = tl > 0 && (size_t)tl + keep_dir < 159 ? 159 - (size_t)tl - keep_dir : 0;
+    int fixed = strlen(sc->chosen_names) <= names_room
+                    ? snprintf(from, sizeof from, "%s%s", sc->chosen_names, tail)
+                    : snprintf(from, sizeof from, "%.*s...%s", names_room > 3 ? (int)(names_room - 3) : 0,
+                               sc->chosen_names, tail);
+    size_t room = fixed > 0 && fixed + 1 < 160 ? (size_t)(160 - fixed - 1) : 0;
     if (dl <= room) snprintf(from + fixed, sizeof from - (size_t)fixed, "%s)", dir);
     else if (room > 3) snprintf(from + fixed, sizeof from - (size_t)fixed, "...%s)", dir + dl - (room - 3));
     else snprintf(from + fixed, sizeof from - (size_t)fixed, "...)");

@@ -103,3 +103,12 @@ expect_grep "| – | c_fast | no data | – | no |" "$T/out3"
 expect_no_grep "inf%" "$T/out3"
 [ ! -f "$T/p/busy-confirm.kg" ] || die "a confirmation plan was written from an INVALID screen"
 echo "screen: ok"
+# chosen names longer than a plan's value: cut, and the confirmation plan still parses
+long=$(printf 'c_fast_%s' "$(printf 'x%.0s' $(seq 1 50))")
+plan 900 950 | sed -e "s/^\[arm c_fast\]/[arm $long]/" -e "s/^\[arm c_some\]/[arm ${long}_some]/" >"$T/p/long.kg"
+"$KGATE" screen "$T/p/long.kg" --select 2 -o "$T/ev_long" >"$T/out_long" 2>"$T/err_long"; st=$?
+[ $st = 0 ] || { cat "$T/err_long" >&2; die "a screen of long names: exit status $st, expected 0"; }
+c="$T/p/long-confirm.kg"
+[ -f "$c.frozen" ] || die "long names: no frozen confirmation plan"
+expect_grep "^selected_from = c_fast_x*\.\.\. chosen by kgate screen from a family of 4 candidates" "$c"
+"$KGATE" check --backend fake "$c" >/dev/null 2>"$T/check3" || { cat "$T/check3" >&2; die "long names: the confirmation plan does not check"; }

@@ -78,6 +78,7 @@
  * Only the symbols kgate's loader resolves are defined; it is no driver. */
 #include <fcntl.h>
 #include <stdint.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,16 @@ static void release_held(fctx *c);
  * behind a held stream, done when a host copy releases it. */
 static struct { unsigned *addr; unsigned v; } behind[16];
 static int nbehind;
-CUresult cuCtxSynchronize(void) { CUR_OR_FAIL; return nheld > 0 ? INVALID_VALUE : c->sticky; }
+/* FAKE_CUDA_SYNC_YIELDS=N: the wait gives the CPU away N times, as the
+ * driver's wait does when its contexts outnumber the CPUs (a thread that
+ * yields to a busy neighbour waits for a CPU meanwhile) */
+CUresult cuCtxSynchronize(void)
+{
+    CUR_OR_FAIL;
+    const char *y = knob("FAKE_CUDA_SYNC_YIELDS");
+    for (int i = y != NULL ? atoi(y) : 0; i > 0; i--) sched_yield();
+    return nheld > 0 ? INVALID_VALUE : c->sticky;
+}
 /* Maps shared memory `name` (created when create) at an address aligned
  * to 2 MiB, as the driver's allocations of whole blocks are. */
 static char *shm_map(const char *name, size_t n, int create)
