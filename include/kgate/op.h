@@ -278,17 +278,23 @@ typedef struct kg_sum_elem {
     /* Under the tf32 contract on f32 inputs: the largest exact error of
      * the input conversions the contract admits, |sum_k (t_k' - t_k)|
      * with t_k' the term with each factor (each operand throughout)
-     * converted to TF32 by rounding or truncation (kg_ops_tf32); valid
+     * converted to TF32 by either rounding or truncation (kg_ops_tf32); valid
      * when tf32_known is 1 (else the bound uses the worst case). */
     double tf32_in;
     int tf32_known;
 } kg_sum_elem;
 
-/* An f32 value converted to TF32 (10 explicit mantissa bits): round to
- * nearest, ties away (truncate = 0: PTX cvt.rna.tf32.f32), or the 13 low
- * bits dropped (truncate = 1: what a tensor core may do with raw f32
- * operands).  Infinities and NaNs are returned unchanged. */
-double kg_ops_tf32(double x, int truncate);
+/* An f32 value converted to TF32 (10 explicit mantissa bits) the way
+ * `mode` names: KG_TF32_RNA, round to nearest with ties away from zero
+ * (PTX cvt.rna.tf32.f32); KG_TF32_RZ, the 13 low bits dropped (what a
+ * tensor core may do with raw f32 operands); KG_TF32_RNE, round to nearest
+ * with ties to even (cvt.rn.tf32.f32, what cuBLAS's TF32 kernels do).
+ * Infinities and NaNs are returned unchanged. */
+#define KG_TF32_RNA 0
+#define KG_TF32_RZ 1
+#define KG_TF32_RNE 2
+#define KG_TF32_MODES 3
+double kg_ops_tf32(double x, int mode);
 
 /* The bound of one sum element under contract ct (NULL: the default,
  * which is kg_ops_bound_elem).  Derivation at the definition (bounds.c) and

@@ -151,16 +151,18 @@ double kg_ops_gamma_prob_u(int64_t n, double u)
  * (2^-24, f16 2^-11, bf16 2^-8) and n + 1 roundings per term (the
  * conversion of a term to the narrow accumulator, and n - 1 additions and
  * the product).
- *   input part:  the tf32 contract admits both conversions hardware
- *                makes: round to nearest (cvt.rna, |theta| <= (1 +
- *                2^-11)^f - 1, mean zero) and the low 13 bits dropped, as
+ *   input part:  the tf32 contract admits the conversions hardware
+ *                makes: round to nearest, ties away (cvt.rna) or to even
+ *                (cvt.rn, cuBLAS's) (|theta| <= (1 + 2^-11)^f - 1, mean
+ *                zero), and the low 13 bits dropped, as
  *                a tensor core may do with raw f32 operands (theta in
  *                [-e, 0], e = (1 + 2^-10)^f - 1, never mean zero, so no
  *                probabilistic form holds: on rows of one sign the errors
  *                add up).  Where the op computed it (tf32_known), the input
  *                part is the exact error of the conversions on these
- *                inputs, the largest over each operand converted either
- *                way (four combinations for a GEMM); else the worst case of
+ *                inputs, the largest over each operand converted one of
+ *                the three ways throughout (nine combinations for a
+ *                GEMM); else the worst case of
  *                both, e (sum|t| + |ref|) / 2 (for the dropped bits the
  *                error is at most e times the larger of the positive and
  *                the negative terms' sums, which is (sum|t| + |ref|) / 2;
@@ -201,13 +203,14 @@ double kg_ops_dtype_bytes(kg_dtype dt)
     return (double)kg_dtype_size(dt);
 }
 
-double kg_ops_tf32(double x, int truncate)
+double kg_ops_tf32(double x, int mode)
 {
     float f = (float)x;
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     if ((u & 0x7f800000u) != 0x7f800000u) {
-        if (!truncate) u += 0x1000u;   /* half of the dropped ulp: ties away from zero */
+        if (mode == KG_TF32_RNA) u += 0x1000u;                        /* half the dropped ulp: ties away */
+        else if (mode == KG_TF32_RNE) u += 0xfffu + ((u >> 13) & 1u); /* ties to the even neighbour */
         u &= 0xffffe000u;
     }
     memcpy(&f, &u, sizeof f);

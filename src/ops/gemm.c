@@ -124,25 +124,28 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, int 
 }
 
 /* The error the tf32 contract admits for each output: each operand
- * converted to TF32 one way throughout (kg_ops_tf32: rounded or
- * truncated, four combinations), the largest |sum_k (x(a_ik) y(b_jk) -
- * a_ik b_jk)| of the four.  Each is dA_x y(B)^T + A dB_y^T (dX = x(X) -
+ * converted to TF32 one way throughout (kg_ops_tf32: rounded with ties
+ * away or to even, or truncated; nine combinations), the largest
+ * |sum_k (x(a_ik) y(b_jk) - a_ik b_jk)| of the nine.  Each is dA_x y(B)^T + A dB_y^T (dX = x(X) -
  * X): float64 products of a small factor and a large one, not the
  * difference of two large sums.  0 when out of memory. */
 static int gemm_tf32_err(int64_t M, int64_t N, int64_t K, const double *a, const double *b, int b_kn,
                          double *d)
 {
     const size_t mk = (size_t)(M * K), nk = (size_t)(N * K), mn = (size_t)(M * N);
-    double *da[2] = { malloc(mk * sizeof(double)), malloc(mk * sizeof(double)) };
-    double *cb[2] = { malloc(nk * sizeof(double)), malloc(nk * sizeof(double)) };
-    double *db[2] = { malloc(nk * sizeof(double)), malloc(nk * sizeof(double)) };
+    double *da[KG_TF32_MODES], *cb[KG_TF32_MODES], *db[KG_TF32_MODES];
     double *q = malloc(mn * sizeof *q), *p = malloc(mn * sizeof *p);
     int ok = q != NULL && p != NULL;
-    for (int t = 0; t < 2; t++) ok = ok && da[t] != NULL && cb[t] != NULL && db[t] != NULL;
+    for (int t = 0; t < KG_TF32_MODES; t++) {
+        da[t] = malloc(mk * sizeof(double));
+        cb[t] = malloc(nk * sizeof(double));
+        db[t] = malloc(nk * sizeof(double));
+        ok = ok && da[t] != NULL && cb[t] != NULL && db[t] != NULL;
+    }
     if (ok) {
         const enum CBLAS_TRANSPOSE tb = b_kn ? CblasNoTrans : CblasTrans;
         const int ldb = b_kn ? (int)N : (int)K;
-        for (int t = 0; t < 2; t++) {
+        for (int t = 0; t < KG_TF32_MODES; t++) {
             for (size_t i = 0; i < mk; i++) da[t][i] = kg_ops_tf32(a[i], t) - a[i];
             for (size_t i = 0; i < nk; i++) {
                 cb[t][i] = kg_ops_tf32(b[i], t);
@@ -150,18 +153,18 @@ static int gemm_tf32_err(int64_t M, int64_t N, int64_t K, const double *a, const
             }
         }
         for (size_t i = 0; i < mn; i++) d[i] = 0.0;
-        for (int y = 0; y < 2; y++) {
-            /* q = A dB_y^T, shared by both conversions of A */
+        for (int y = 0; y < KG_TF32_MODES; y++) {
+            /* q = A dB_y^T, shared by every conversion of A */
             cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)M, (int)N, (int)K, 1.0, a, (int)K, db[y], ldb,
                         0.0, q, (int)N);
-            for (int x = 0; x < 2; x++) {
+            for (int x = 0; x < KG_TF32_MODES; x++) {
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)M, (int)N, (int)K, 1.0, da[x], (int)K,
                             cb[y], ldb, 0.0, p, (int)N);
                 for (size_t i = 0; i < mn; i++) d[i] = fmax(d[i], fabs(p[i] + q[i]));
             }
         }
     }
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < KG_TF32_MODES; t++) {
         free(da[t]);
         free(cb[t]);
         free(db[t]);

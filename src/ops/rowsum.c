@@ -51,22 +51,23 @@ static void rowsum_bound_ct(const kg_case *c, const kg_contract *ct, const doubl
     const int64_t M = kg_op_var_i(c, "M", -1), N = kg_op_var_i(c, "N", -1);
     (void)o;
     const double *x = in[0];
-    /* under the tf32 contract on f32 inputs: the exact error of both conversions */
+    /* under the tf32 contract on f32 inputs: the exact error of each conversion */
     const int tf32 = c->dtype == KG_DT_F32 && ct != NULL && ct->precision == KG_PREC_TF32
                      && !(ct->tolerance > 0.0);
     for (int64_t i = 0; i < M; i++) {
-        double s = 0.0, q = 0.0, rn = 0.0, rz = 0.0;
+        double s = 0.0, q = 0.0, rn = 0.0, rz = 0.0, re = 0.0;
         for (int64_t j = 0; j < N; j++) {
             double v = x[i * N + j];
             s += fabs(v);
             q += v * v;
             if (tf32) {
-                rn += kg_ops_tf32(v, 0) - v;
-                rz += kg_ops_tf32(v, 1) - v;
+                rn += kg_ops_tf32(v, KG_TF32_RNA) - v;
+                rz += kg_ops_tf32(v, KG_TF32_RZ) - v;
+                re += kg_ops_tf32(v, KG_TF32_RNE) - v;
             }
         }
         kg_sum_elem e = { .absdot = s, .l2 = sqrt(q), .ref = ref[i], .rowscale = s, .n = N,
-                          .factors = 1, .tf32_in = fmax(fabs(rn), fabs(rz)), .tf32_known = tf32 };
+                          .factors = 1, .tf32_in = fmax(fmax(fabs(rn), fabs(rz)), fabs(re)), .tf32_known = tf32 };
         bound[i] = kg_ops_bound_sum(&e, ct, c->dtype, KG_DT_F32);
     }
 }

@@ -9,7 +9,8 @@
  *   - the default f32 contract admits the honest kernels and rejects TF32
  *     inputs (K = 1024) and f16 accumulation (N = 2048);
  *   - `precision = tf32` admits the TF32 GEMM and the honest one, TF32 by
- *     truncation and one operand each way, and refuses bfloat16 inputs;
+ *     truncation, by rounding ties to even, one operand each way, and
+ *     refuses bfloat16 inputs;
  *     it admits TF32 on a model of a truncating matrix unit, and refuses
  *     bfloat16 there;
  *   - `tolerance = 1e-4` admits the f16 rowsum; `tolerance = 1` is too
@@ -26,17 +27,19 @@
 #include "kgate/kernel.h"
 #include "kgate/op.h"
 #include "kgate/oracle.h"
+#include "ops/gemm.h"
 
 #define SEEDS 8
 
-/* x with its `drop` low mantissa bits rounded away (to nearest, ties
- * away) or truncated; drop 0: x */
-static float narrow(float x, int drop, int truncate)
+/* x with its `drop` low mantissa bits rounded away (mode 0: to nearest,
+ * ties away; 2: to nearest, ties to even) or truncated (1); drop 0: x */
+static float narrow(float x, int drop, int mode)
 {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     if (drop > 0 && (u & 0x7f800000u) != 0x7f800000u) {
-        if (!truncate) u += 1u << (drop - 1);
+        if (mode == 0) u += 1u << (drop - 1);
+        else if (mode == 2) u += (1u << (drop - 1)) - 1u + ((u >> drop) & 1u);
         u &= ~((1u << drop) - 1u);
     }
     memcpy(&x, &u, sizeof x);
@@ -44,7 +47,8 @@ static float narrow(float x, int drop, int truncate)
 }
 
 /* A GEMM whose A and B have `drop` low bits dropped (13: TF32, 16:
- * bfloat16), each operand rounded or truncated, accumulated in float32 */
+ * bfloat16), each operand rounded (ties away or to even) or truncated
+ * (narrow's modes), accumulated in float32 */
 typedef struct conv { int drop, trunc_a, trunc_b, skip_last; const char *name; } conv;
 
 static void gemm_conv(const kg_case_data *d, conv v, float *C)
@@ -133,16 +137,19 @@ static void test_gemm(void)
     free(t);
 }
 
-/* The tf32 contract admits TF32 by rounding and by truncation (what a
- * tensor core may do with raw f32 operands), also one operand each way,
+/* The tf32 contract admits TF32 by rounding (ties away, and ties to even
+ * as cuBLAS's TF32 kernels round) and by truncation (what a tensor core
+ * may do with raw f32 operands), also one operand each way,
  * on the oracle's inputs, whose structured rows include rows of one sign
  * (where truncation's errors add up: the contract's bound before it
  * admitted truncation failed there); it refuses bfloat16 inputs, rounded
  * or truncated, and one term of K = 2048 skipped. */
 static void test_tf32_conversions(void)
 {
-    const conv admitted[4] = { { 13, 0, 0, 0, "rounded" }, { 13, 1, 1, 0, "truncated" },
-                               { 13, 1, 0, 0, "A truncated, B rounded" }, { 13, 0, 1, 0, "A rounded, B truncated" } };
+    const conv admitted[6] = { { 13, 0, 0, 0, "rounded" }, { 13, 1, 1, 0, "truncated" },
+                               { 13, 1, 0, 0, "A truncated, B rounded" }, { 13, 0, 1, 0, "A rounded, B truncated" },
+                               { 13, 2, 2, 0, "rounded, ties to even (cuBLAS)" },
+                               { 13, 2, 1, 0, "A rounded, ties to even, B truncated" } };
     const conv refused[3] = { { 16, 0, 0, 0, "bf16 rounded" }, { 16, 1, 1, 0, "bf16 truncated" },
                               { 13, 1, 1, 1, "TF32 truncated, the last term of K skipped" } };
     kg_case c = { .name = "g", .op = "gemm_bt", .dtype = KG_DT_F32, .M = 32, .N = 32, .K = 2048,
@@ -155,7 +162,7 @@ static void test_tf32_conversions(void)
         kg_err err = { 0 };
         CHECK(kg_oracle_prepare(&c, seed * 6151, &d, &err) == KG_OK);
         char m[320];
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 6; v++) {
             gemm_conv(&d, admitted[v], C);
             CHECK_MSG(passes(&d, &tf, C, m, sizeof m) == 1, "seed %llu: TF32 %s rejected under tf32: %s",
                       (unsigned long long)seed, admitted[v].name, m);
@@ -250,6 +257,35 @@ static void test_tf32_matrix_unit(void)
     free(C);
 }
 
+/* One dot product where rounding ties to even is neither of the other
+ * conversions: B[1] is a tie whose kept bits are even (to even it goes
+ * down, as truncation; away, up) and B[2] is past a tie (to even it goes
+ * up, as ties away; truncated, down), and B[0]'s error cancels theirs
+ * under both other conversions.  The product rounded to even errs by one
+ * TF32 ulp; before the bound knew ties to even it allowed the four
+ * combinations of the other two, whose errors are 0 here, and cuBLAS's
+ * TF32 GEMM failed on such elements of the oracle's sparse rows (1.02x to
+ * 1.94x its bound).  Bfloat16 inputs still fail. */
+static void test_tf32_ties_to_even(void)
+{
+    kg_case c = { .name = "t", .op = "gemm_bt", .dtype = KG_DT_F32, .M = 1, .N = 1, .K = 3,
+                  .splits = -1, .eps = 1e-5, .scale = 1.0, .primary = 1 };
+    kg_contract tf = { KG_PREC_TF32, 0.0 };
+    const double a[3] = { 1.0, 1.0, 1.0 };
+    const double b[3] = { -1.028564453125, -1.01025390625, 1.079833984375 };   /* 0xbf83a800 0xbf815000 0x3f8a3800 */
+    double ref = a[0] * b[0] + a[1] * b[1] + a[2] * b[2], bound = 0.0, rne = 0.0, bf16 = 0.0;
+    kg_ops_gemm_bound_ct(&c, &tf, a, b, 0, &ref, &bound);
+    for (int k = 0; k < 3; k++) {
+        rne += (double)narrow((float)a[k], 13, 2) * (double)narrow((float)b[k], 13, 2);
+        bf16 += (double)narrow((float)a[k], 16, 2) * (double)narrow((float)b[k], 16, 2);
+        CHECK((double)narrow((float)b[k], 13, 2) == kg_ops_tf32(b[k], KG_TF32_RNE));
+    }
+    rne = (double)(float)rne;
+    CHECK_MSG(fabs(rne - ref) > 0.9 * ldexp(1.0, -10), "the example's error is %g, not one TF32 ulp", rne - ref);
+    CHECK_MSG(fabs(rne - ref) <= bound, "ties to even: error %g over the tf32 bound %g", fabs(rne - ref), bound);
+    CHECK_MSG(fabs(bf16 - ref) > bound, "bfloat16 inputs: error %g within the tf32 bound %g", fabs(bf16 - ref), bound);
+}
+
 /* kg_ops_tf32: 10 explicit mantissa bits, ties away from zero or the
  * low bits dropped, symmetric in the sign; infinities and NaN unchanged */
 static void test_tf32_conversion(void)
@@ -265,6 +301,10 @@ static void test_tf32_conversion(void)
     CHECK(kg_ops_tf32(0.0, 0) == 0.0 && kg_ops_tf32(0.0, 1) == 0.0);
     CHECK(isinf(kg_ops_tf32(INFINITY, 0)) && kg_ops_tf32(-INFINITY, 1) < 0.0);
     CHECK(isnan(kg_ops_tf32(NAN, 0)) && isnan(kg_ops_tf32(NAN, 1)));
+    /* ties to even: down where the kept bits are even, up where odd; else nearest */
+    CHECK(kg_ops_tf32(1.0 + u / 2, KG_TF32_RNE) == 1.0 && kg_ops_tf32(1.0 + 3 * u / 2, KG_TF32_RNE) == 1.0 + 2 * u);
+    CHECK(kg_ops_tf32(-(1.0 + 3 * u / 2), KG_TF32_RNE) == -(1.0 + 2 * u));
+    CHECK(kg_ops_tf32(1.0 + 3 * u / 4, KG_TF32_RNE) == 1.0 + u && kg_ops_tf32(1.0 + u / 4, KG_TF32_RNE) == 1.0);
     /* at most half an ulp (rounded) or one ulp toward zero (truncated), relative */
     for (int i = 1; i < 2000; i++) {
         double x = (double)(float)(0.37 * i + 1e-3 / i) * (i % 2 ? 1 : -1);
@@ -368,6 +408,7 @@ int main(void)
 {
     test_gemm();
     test_tf32_conversion();
+    test_tf32_ties_to_even();
     test_tf32_conversions();
     test_tf32_matrix_unit();
     test_rowsum();
