@@ -140,6 +140,20 @@ static int device_node(const char *link, const char *node)
     return *p == '\0';
 }
 
+/* The state letter of /proc/PID/stat (R, S, D, Z, ...), or 0. */
+static char proc_state(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');   /* the command may hold spaces and parentheses */
+    return p != NULL && p[1] == ' ' ? p[2] : 0;
+}
+
 /* kgate's own processes on the device, where NVML's process IDs cannot be
  * matched: the supervisor's descendants (workers, arm hosts, library
  * helpers; not the supervisor, whose NVML queries make no context) that
@@ -147,8 +161,12 @@ static int device_node(const char *link, const char *node)
  * A descendant whose open files cannot be read (a confined arm host is
  * not dumpable, and a container's root may lack the capabilities to read
  * such a process's files) counts too, in *unseen: it is kgate's, and may
- * hold the device. */
-static int own_device_procs(long self, const char *node, int *unseen)
+ * hold the device.  So does one that is exiting (no open file left, not
+ * yet a zombie): the driver tears its context down as its files close,
+ * and NVML lists it until then (a worker's arm hosts end together, and
+ * the next worker's start beside it).  Their process IDs go to pids (at
+ * most cap); the count is returned. */
+static int own_device_procs(long self, const char *node, int *unseen, long *pids, int cap)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -161,25 +179,29 @@ static int own_device_procs(long self, const char *node, int *unseen)
         char path[64];
         snprintf(path, sizeof path, "/proc/%ld/fd", pid);
         DIR *fd = opendir(path);
+        int held = 0;
         if (fd == NULL && (errno == EACCES || errno == EPERM)) {
-            n++;
+            held = 1;
             (*unseen)++;
-            continue;
         }
         struct dirent *f;
-        while (fd != NULL && (f = readdir(fd)) != NULL) {
+        int files = 0;
+        while (fd != NULL && !held && (f = readdir(fd)) != NULL) {
             if (!isdigit((unsigned char)f->d_name[0])) continue;
+            files++;
             char lp[352], target[4096];
             snprintf(lp, sizeof lp, "/proc/%ld/fd/%s", pid, f->d_name);
             ssize_t k = readlink(lp, target, sizeof target - 1);
             if (k <= 0) continue;
             target[k] = '\0';
-            if (device_node(target, node)) {
-                n++;
-                break;
-            }
+            held = device_node(target, node);
         }
         if (fd != NULL) closedir(fd);
+        if (fd != NULL && files == 0 && !held) held = proc_state(pid) != 'Z';
+        if (held) {
+            if (n < cap) pids[n] = pid;
+            n++;
+        }
     }
     if (d != NULL) closedir(d);
     return n;
@@ -228,11 +250,16 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
     if (cap > 0) why[0] = '\0';
     quiet_procs *qp = q->procs;
     unsigned pids[KG_QUIET_MAX_PIDS], count = 0;
-    if (qp == NULL || kg_backend_procs(qp->watch, &count, pids, KG_QUIET_MAX_PIDS) != KG_OK) return KG_EUNSUPPORTED;
+    if (qp == NULL) return KG_EUNSUPPORTED;
+    /* where IDs were not matched before, kgate's own are read before NVML's list too (below) */
+    long self = (long)getpid();
+    long ids[2 * KG_QUIET_MAX_PIDS];
+    int unseen0 = 0, own0 = in_process && qp->counted ? own_device_procs(self, qp->node, &unseen0, ids,
+                                                                            KG_QUIET_MAX_PIDS) : 0;
+    if (kg_backend_procs(qp->watch, &count, pids, KG_QUIET_MAX_PIDS) != KG_OK) return KG_EUNSUPPORTED;
     /* by identity: every compute process that is not the supervisor or
      * one of its descendants (workers, arm hosts) is foreign, whenever it
      * came */
-    long self = (long)getpid();
     int unmatched = 0, foreign = 0;
     size_t len = 0;
     for (unsigned i = 0; i < count && i < KG_QUIET_MAX_PIDS; i++) {
@@ -258,9 +285,20 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
         return KG_OK;
     }
     /* kgate's own: its processes that hold the device (a worker, its arm hosts, library helpers,
-     * the next worker started beside it), at least the worker */
-    int unseen;
-    int own = own_device_procs(self, qp->node, &unseen);
+     * the next worker started beside it), at least the worker; read before NVML's list (own0,
+     * those that ended since) and after it (those that started since), counted once */
+    int unseen, unseen1;
+    int n1 = own_device_procs(self, qp->node, &unseen1, ids + KG_QUIET_MAX_PIDS, KG_QUIET_MAX_PIDS);
+    int own = own0 > n1 ? own0 : n1;
+    if (own0 <= KG_QUIET_MAX_PIDS && n1 <= KG_QUIET_MAX_PIDS) {
+        own = own0;
+        for (int i = 0; i < n1; i++) {
+            int seen = 0;
+            for (int j = 0; j < own0 && !seen; j++) seen = ids[j] == ids[KG_QUIET_MAX_PIDS + i];
+            own += !seen;
+        }
+    }
+    unseen = unseen0 > unseen1 ? unseen0 : unseen1;
     int expected = qp->baseline + (own > 1 ? own : 1);
     if ((int)count > expected) {
         *n = (int)count - expected;
