@@ -168,8 +168,17 @@ fi
 
 # ---- 3h. counted, with the overlap: the next worker starts beside the current one, and its device
 # processes are kgate's own too (before, the overlap was off wherever processes were counted)
+# (each worker's wrapper ends 0.3 s after its worker: on the fake backend a worker ends within a
+# millisecond of its last timed phase, often before the next one has started beside it)
+cat >"$T/hold_late.sh" <<'EOF2'
+for i in 1 2 3; do ( exec 7<"$KGATE_DEVICE_NODE"; exec sleep 300 ) & done
+"$@"
+st=$?
+sleep 0.3
+exit $st
+EOF2
 plan_with "$T/p3h.kg" "quiet_timeout = 2" "repeats = 0"
-KGATE_WORKER_WRAPPER="sh $T/hold.sh" KGATE_DEVICE_NODE="$T/node" KGATE_FAKE_DEVICE_PIDS="$T/pids3" \
+KGATE_WORKER_WRAPPER="sh $T/hold_late.sh" KGATE_DEVICE_NODE="$T/node" KGATE_FAKE_DEVICE_PIDS="$T/pids3" \
     "$KGATE" run --report "$T/p3h.kg" -o "$T/ev3h" --quiet-window 0.2 >"$T/out3h" 2>"$T/err3h"; st=$?
 [ $st -le 1 ] || { cat "$T/err3h" >&2; die "counted, with the overlap: exit $st"; }
 expect_no_grep "contaminated" "$T/ev3h/processes.csv"
