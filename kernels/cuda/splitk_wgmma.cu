@@ -71,6 +71,11 @@
  * slices; at the end warpgroup 1 leaves its accumulators in its ring and
  * warpgroup 0 adds them to its own and writes the tile.  The split rule is
  * unchanged; K % (2 * KS * S) == 0 is needed.
+ * With WGN=1 (BN 64 or 128) the two warpgroups split the block's columns
+ * instead: one ring, filled by all 256 threads and passed by the block's
+ * barrier; warpgroup w multiplies the stage's A by B rows w * BN/2.. (an
+ * m64n(BN/2) wgmma) and writes columns n0 + w * BN/2.. of the tile, so A
+ * is read once for BN columns where two WGS=2 blocks of BN/2 read it twice.
  *
  * Split s of S = gridDim.z covers k in [s*K/S, (s+1)*K/S): the seeds' split
  * rule when K % S == 0, which the precondition K % (KS * S) == 0 implies.
@@ -81,6 +86,7 @@
  *
  * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
  *   RED = 0 | 1 | 2 | 3, MT = 1 | 2, WGS = 1 | 2 (warpgroups a block) (64 or 128 rows per block), LOAD = 0 | 1,
+ *   WGN = 0 | 1 (WGS=2: the warpgroups split K, or the block's columns),
  *   KSPLIT = 1..8 (RED 1, 2, 3: the kernel's own split of K, in place of the case's)
  *   (cp.async or the TMA; LOAD=1 entries take the maps in place of A and B:
  *   args = A:tmap:64xKS:sw128, B:tmap:BNxKS:sw128, ... for MT = 1).
@@ -106,6 +112,7 @@
  *   RED=3: as RED=1
  *   WGS=2: block = 256, shared = 2 * STAGES * (64 + BN) * 128 + 1024,
  *          requires K % (2 * KS * splits) == 0
+ *   WGN=1: block = 256, shared = STAGES * (64 + BN) * 128 + 1024
  *   RED=2: entry = splitk_wg_zero  grid = ceildiv(M * N, 1024)  block = 256
  *          shared = 0  args = C, M, N
  *          entry2 = splitk_wgmma  grid2 = N / BN, ceildiv(M, 64), splits
@@ -147,6 +154,12 @@
 #endif
 #if WGS == 2 && (LOAD != 0 || MT != 1 || RED == 1)
 #error "WGS=2 takes LOAD=0, MT=1 and RED 0, 2 or 3"
+#endif
+#ifndef WGN
+#define WGN 0
+#endif
+#if WGN != 0 && (WGN != 1 || WGS != 2 || BN < 64)
+#error "WGN=1 (the two warpgroups split the block's columns) takes WGS=2 and BN 64 or 128"
 #endif
 #if LOAD != 0 && LOAD != 1
 #error "LOAD must be 0 (cp.async) or 1 (the TMA, A and B as tensor maps)"
@@ -209,8 +222,11 @@
 #define WG_A_BYTES (WG_BM * 128)              /* one stage of A */
 #define WG_B_BYTES (BN * 128)                 /* one stage of B */
 #define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
-#define WG_A_CH (WG_BM * 8 / WG_NT)           /* 16-byte chunks per thread per slice: 4 or 8 */
-#define WG_B_CH (BN * 8 / WG_NT)              /* 2, 4 or 8 */
+#define WG_WN (WGN ? BN / 2 : BN)             /* columns per warpgroup */
+#define WG_LT (WGN ? 2 * WG_NT : WG_NT)       /* threads that fill a ring: its warpgroup's, or the block's */
+#define WG_A_CH (WG_BM * 8 / WG_LT)           /* 16-byte chunks per thread per slice: 2, 4 or 8 */
+#define WG_B_CH (BN * 8 / WG_LT)              /* 2, 4 or 8 */
+#define WG_NRING (WGS == 2 && !WGN ? 2 : 1)   /* rings: one a warpgroup where they split K */
 #define WG_RP (BN + 4)                        /* f32 pitch of the RED=1 tile (floats) */
 #define WG_RING (STAGES * WG_STAGE_BYTES)
 #if RED == 1                                  /* the f32 tile reuses the ring */
@@ -223,7 +239,7 @@
 #else
 #define WG_BARS 0
 #endif
-#define WG_SMEM_NEED ((WGS * WG_RING > WG_TILE ? WGS * WG_RING : WG_TILE) + WG_BARS + 1024)
+#define WG_SMEM_NEED ((WG_NRING * WG_RING > WG_TILE ? WG_NRING * WG_RING : WG_TILE) + WG_BARS + 1024)
 
 __device__ __forceinline__ unsigned kg_smem_addr(const void *p)
 {
@@ -261,7 +277,7 @@ __device__ __forceinline__ unsigned long long kg_desc(unsigned saddr)
     return (unsigned long long)((saddr & 0x3FFFFu) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
            (1ull << 62);
 }
-#if BN == 32
+#if WG_WN == 32
 __device__ __forceinline__ void kg_wgmma(float (&d)[16], unsigned long long da, unsigned long long db)
 {
     asm volatile("{\n"
@@ -278,7 +294,7 @@ __device__ __forceinline__ void kg_wgmma(float (&d)[16], unsigned long long da, 
                  : "memory");
 }
 #endif
-#if BN == 64
+#if WG_WN == 64
 __device__ __forceinline__ void kg_wgmma(float (&d)[32], unsigned long long da, unsigned long long db)
 {
     asm volatile("{\n"
@@ -298,7 +314,7 @@ __device__ __forceinline__ void kg_wgmma(float (&d)[32], unsigned long long da, 
                  : "memory");
 }
 #endif
-#if BN == 128
+#if WG_WN == 128
 __device__ __forceinline__ void kg_wgmma(float (&d)[64], unsigned long long da, unsigned long long db)
 {
     asm volatile("{\n"
@@ -343,7 +359,7 @@ __device__ __forceinline__ void kg_wg_load(unsigned sa, unsigned sb, const kg_in
 {
 #pragma unroll
     for (int i = 0; i < WG_A_CH; i++) {
-        const int idx = tid + i * WG_NT, r = idx >> 3, c = idx & 7;
+        const int idx = tid + i * WG_LT, r = idx >> 3, c = idx & 7;
         const int row = m0 + r;
         const bool ok = row < M;
         const kg_in_t *src = A + (long long)(ok ? row : 0) * K + k0 + c * WG_EPC;
@@ -351,7 +367,7 @@ __device__ __forceinline__ void kg_wg_load(unsigned sa, unsigned sb, const kg_in
     }
 #pragma unroll
     for (int i = 0; i < WG_B_CH; i++) {
-        const int idx = tid + i * WG_NT, r = idx >> 3, c = idx & 7;
+        const int idx = tid + i * WG_LT, r = idx >> 3, c = idx & 7;
         const kg_in_t *src = B + (long long)(n0 + r) * K + k0 + c * WG_EPC;
         kg_cp16(sb + r * 128 + ((c ^ (r & 7)) << 4), src, 16u);
     }
@@ -457,8 +473,9 @@ __device__ __forceinline__ float4 kg_ld_cluster(unsigned saddr, unsigned rank)
 #endif
 
 /* the barrier of one warpgroup's ring: the block's where there is one
- * warpgroup, named barrier 1 + g (128 threads) where there are two */
-#if WGS == 1
+ * warpgroup or both share it (WGN), named barrier 1 + g (128 threads)
+ * where each has its own */
+#if WGS == 1 || WGN
 #define KG_WG_SYNC() __syncthreads()
 #else
 #define KG_WG_SYNC() asm volatile("bar.sync %0, %1;\n" ::"r"(1 + wgi), "n"(WG_NT) : "memory")
@@ -486,12 +503,25 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
      * the split's K range, in a ring of its own) and its thread tid */
     const int wgi = (int)threadIdx.x / WG_NT, tid = (int)threadIdx.x % WG_NT, s = (int)blockIdx.z;
     const unsigned ring0 = (kg_smem_addr(kg_wg_smem) + 1023u) & ~1023u;
-    const unsigned base = ring0 + (unsigned)(wgi * WG_RING);
     const int m0 = (int)blockIdx.y * WG_BM, n0 = (int)blockIdx.x * BN;
-    const int ks = K / S, kb = s * ks + wgi * WG_BK, nk = ks / WG_BK / WGS;
+#if WGN
+    /* one ring, filled by the block's 256 threads; warpgroup wgi multiplies
+     * A by rows wgi * WG_WN.. of the stage's B, columns n0 + wgi * WG_WN.. */
+    const unsigned base = ring0;
+    const int lt = (int)threadIdx.x, ks = K / S, kb = s * ks, nk = ks / WG_BK;
+    const unsigned bw = (unsigned)(wgi * WG_WN * 128);
+    const int nw0 = n0 + wgi * WG_WN;
+#define WG_KJ WG_BK
+#else
+    const unsigned base = ring0 + (unsigned)(wgi * WG_RING);
+    const int lt = tid, ks = K / S, kb = s * ks + wgi * WG_BK, nk = ks / WG_BK / WGS;
+    const unsigned bw = 0u;
+    const int nw0 = n0;
     if ((ks / WG_BK) % WGS != 0) __trap();
     /* slice j of this warpgroup: k from kb + j * WG_KJ */
 #define WG_KJ (WG_BK * WGS)
+#endif
+    (void)lt;
 #if RED == 3
     {
         /* this split's share of the tile's zeros: rows s*BM/S.. of it */
@@ -510,11 +540,11 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
     }
 #endif
 
-    float acc[MT][BN / 2];
+    float acc[MT][WG_WN / 2];
 #pragma unroll
     for (int u = 0; u < MT; u++)
 #pragma unroll
-        for (int i = 0; i < BN / 2; i++) acc[u][i] = 0.0f;
+        for (int i = 0; i < WG_WN / 2; i++) acc[u][i] = 0.0f;
 
 #if LOAD == 1
     /* stage st's barrier: 8 bytes at bars + 8 st, after the ring */
@@ -533,7 +563,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
     for (int st = 0; st < STAGES - 1; st++) {
         if (st < nk)
             kg_wg_load(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, A, B, M, K,
-                       m0, n0, kb + st * WG_KJ, tid);
+                       m0, n0, kb + st * WG_KJ, lt);
         kg_cp_commit();
     }
 #endif
@@ -557,7 +587,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #else
         if (nt < nk) {
             const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
-            kg_wg_load(sa, sa + WG_A_BYTES, A, B, M, K, m0, n0, kb + nt * WG_KJ, tid);
+            kg_wg_load(sa, sa + WG_A_BYTES, A, B, M, K, m0, n0, kb + nt * WG_KJ, lt);
         }
         kg_cp_commit();
 #endif
@@ -568,7 +598,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         for (int kk = 0; kk < WG_KSTEPS; kk++)
 #pragma unroll
             for (int u = 0; u < MT; u++)   /* rows 64u..: the next 8 swizzle atoms of A */
-                kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + kk * 32));
+                kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + bw + kk * 32));
         kg_wg_commit();
         KG_ACC_FENCE();
     }
@@ -577,7 +607,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #if LOAD == 0
     kg_cp_wait<0>();
 #endif
-#if WGS == 2
+#if WGS == 2 && !WGN
     /* warpgroup 1's accumulators join warpgroup 0's through warpgroup 1's
      * ring, whose copies and tensor-core reads are all done once every
      * thread is past its waits; then warpgroup 1 is finished (RED=3: after
@@ -610,12 +640,12 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #pragma unroll
     for (int u = 0; u < MT; u++)
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++)
+    for (int j = 0; j < WG_WN / 8; j++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int row = m0 + 64 * u + r0 + 8 * h;
             if (row < M)
-                *(float2 *)(o + (long long)row * N + n0 + 8 * j + 2 * t) =
+                *(float2 *)(o + (long long)row * N + nw0 + 8 * j + 2 * t) =
                     make_float2(acc[u][4 * j + 2 * h], acc[u][4 * j + 2 * h + 1]);
         }
 #elif RED == 2 || RED == 3
@@ -625,7 +655,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #pragma unroll
     for (int u = 0; u < MT; u++)
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++)
+    for (int j = 0; j < WG_WN / 8; j++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int row = m0 + 64 * u + r0 + 8 * h;
@@ -633,7 +663,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
                 float2 v;
                 KGATE_STORE(&v.x, acc[u][4 * j + 2 * h]);
                 KGATE_STORE(&v.y, acc[u][4 * j + 2 * h + 1]);
-                atomicAdd((float2 *)(out + (long long)row * N + n0 + 8 * j + 2 * t), v);
+                atomicAdd((float2 *)(out + (long long)row * N + nw0 + 8 * j + 2 * t), v);
             }
         }
 #else

@@ -126,9 +126,10 @@ static void gemm_absdot(const kg_case *c, const double *a, const double *b, int 
 /* The error the tf32 contract admits for each output: each operand
  * converted to TF32 one way throughout (kg_ops_tf32: rounded with ties
  * away or to even, or truncated; nine combinations), the largest
- * |sum_k (x(a_ik) y(b_jk) - a_ik b_jk)| of the nine.  Each is dA_x y(B)^T + A dB_y^T (dX = x(X) -
- * X): float64 products of a small factor and a large one, not the
- * difference of two large sums.  0 when out of memory. */
+ * |sum_k (x(a_ik) y(b_jk) - a_ik b_jk)| of the nine.  Each is
+ * dA_x y(B)^T + A dB_y^T (dX = x(X) - X): float64 products of a small
+ * factor and a large one, not the difference of two large sums.  0 when
+ * out of memory. */
 static int gemm_tf32_err(int64_t M, int64_t N, int64_t K, const double *a, const double *b, int b_kn,
                          double *d)
 {

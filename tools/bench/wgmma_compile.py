@@ -2,7 +2,8 @@
 bf16 and f32 as TF32, splits 4) with NVRTC for sm_90a, as kgate's build would, and reports the ones that fail or spill
 (ptxas -v's "bytes spill stores").  No GPU needed: python3 tools/bench/wgmma_compile.py [RED ...]
 (from the repository root; NVRTC found as libnvrtc.so; RED: only those reductions).  With RED 3 (or none given), also
-the forms that split K their own way (KSPLIT 4 and 8, no KG_VAR_splits: not specialized), WGS 1 and 2."""
+the forms that split K their own way (KSPLIT 4 and 8, no KG_VAR_splits: not specialized), WGS 1 and 2; and the forms
+whose two warpgroups split the block's columns (WGS 2, WGN 1)."""
 import ctypes
 import itertools
 import re
@@ -20,11 +21,15 @@ variants = [v + (0,) for v in variants]
 if 3 in reds:
     variants += [(dt, 0, bn, st, 3, 1, wgs, ks) for dt, bn, st, wgs, ks in
                  itertools.product([2, 0], [32, 64], [2, 4], [1, 2], [4, 8])]
-for dt, load, bn, st, red, mt, wgs, ks in variants:
+# WGN = 1: the two warpgroups split the block's columns (BN 64, 128; RED 0, 2, 3; the case's split or KSPLIT 4, 8)
+variants = [v + (0,) for v in variants]
+variants += [(dt, 0, bn, st, red, 1, 2, ks, 1) for dt, bn, st, red, ks in
+             itertools.product([2, 0], [64, 128], [2, 4], [r for r in reds if r != 1], [0, 4, 8]) if not (red == 0 and ks)]
+for dt, load, bn, st, red, mt, wgs, ks, wgn in variants:
     prog = ctypes.c_void_p()
     lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"splitk_wgmma.cu", 0, None, None)
     opts = [b"--gpu-architecture=sm_90a", b"-Iinclude", b"-Ikernels/cuda", b"-DKG_DTYPE=%d" % dt, b"-DLOAD=%d" % load,
-            b"-DBN=%d" % bn, b"-DSTAGES=%d" % st, b"-DRED=%d" % red, b"-DMT=%d" % mt, b"-DWGS=%d" % wgs,
+            b"-DBN=%d" % bn, b"-DSTAGES=%d" % st, b"-DRED=%d" % red, b"-DMT=%d" % mt, b"-DWGS=%d" % wgs, b"-DWGN=%d" % wgn,
             b"-DKSPLIT=%d" % ks if ks else b"-DKG_VAR_splits=4", b"-Xptxas=-v"]
     r = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     k = ctypes.c_size_t()
@@ -35,8 +40,8 @@ for dt, load, bn, st, red, mt, wgs, ks in variants:
     n += 1
     if r != 0 or any(int(x) > 0 for x in re.findall(r"(\d+) bytes spill stores", log)):
         fails += 1
-        print("FAIL KG_DTYPE=%d LOAD=%d BN=%d STAGES=%d RED=%d MT=%d WGS=%d KSPLIT=%d (nvrtc %d)\n%s"
-              % (dt, load, bn, st, red, mt, wgs, ks, r, log[:1500]))
+        print("FAIL KG_DTYPE=%d LOAD=%d BN=%d STAGES=%d RED=%d MT=%d WGS=%d WGN=%d KSPLIT=%d (nvrtc %d)\n%s"
+              % (dt, load, bn, st, red, mt, wgs, wgn, ks, r, log[:1500]))
     lib.nvrtcDestroyProgram(ctypes.byref(prog))
 print(n, "compiled,", fails, "failed or spilled")
 sys.exit(1 if fails else 0)
