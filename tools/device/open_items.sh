@@ -31,6 +31,11 @@
 #   hoppertma issue 34: the same for the TMA-fed forms (PLAN=examples/replication/splitk_hopper_tma.kg) 240 s
 #   hopperf32 issue 34: the f32 form as TF32 (PLAN=examples/replication/splitk_hopper_f32.kg:
 #            wgmma .tf32, cp.async and TMA, against cuBLAS's TF32 mode)      240 s
+#   hopperwn issue 34: kgate screen, frozen confirmation and ncu of examples/replication/splitk_hopper_wn.kg
+#            (tools/device/hopper_final.sh: the warpgroups splitting the block's columns, WGN=1) 330 s
+#   hopperconf issue 34: the committed frozen confirmation of splitk_hopper_final.kg's screen again
+#            (examples/replication/splitk_hopper_final-family-confirm.kg; 114 s on an H100)  160 s
+#   hopperf16 issue 34: the confirmed arms on f16 (examples/replication/splitk_hopper_f16.kg, frozen)  160 s
 # Each part's summaries (never its evidence folders) go to OUT/open.tgz, with parts.txt: each
 # part's exit status and wall time, or why it was skipped.  The binary: bin/kgate-portable from
 # .carry/bins.tgz (make portable && strip bin/kgate-portable && tar czf .carry/bins.tgz
@@ -142,8 +147,19 @@ for p in $PARTS; do
     hopperf32)
         part hopperf32 240 env LIMIT=230 PLAN=examples/replication/splitk_hopper_f32.kg sh tools/device/hopper_splitk.sh "$W/hf" ncu
         [ -f "$W/hf/hopper_splitk.tgz" ] && cp "$W/hf/hopper_splitk.tgz" "$R/hopperf32.tgz" ;;
+    hopperwn)
+        part hopperwn 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/wn" examples/replication/splitk_hopper_wn.kg
+        [ -f "$W/wn/final.tgz" ] && cp "$W/wn/final.tgz" "$R/hopperwn.tgz" ;;
+    hopperconf)
+        part hopperconf 160 env STEP_LIMIT=140 sh tools/device/hopper_confirm.sh "$W/hc" confirm \
+            examples/replication/splitk_hopper_final-family-confirm.kg
+        [ -f "$W/hc/confirm.tgz" ] && cp "$W/hc/confirm.tgz" "$R/hopperconf.tgz" ;;
+    hopperf16)
+        part hopperf16 160 env STEP_LIMIT=140 sh tools/device/hopper_confirm.sh "$W/h16" confirm \
+            examples/replication/splitk_hopper_f16.kg
+        [ -f "$W/h16/confirm.tgz" ] && cp "$W/h16/confirm.tgz" "$R/hopperf16.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32 hopperwn hopperconf hopperf16)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
