@@ -298,6 +298,7 @@ static void cuda_close(kg_backend *be)
         free(c->hosts[i].rep);
     }
     free(c->hosts);
+    free(c->tel_pids);
     if (c->flush_buf != 0) c->drv.cuMemFree(c->flush_buf);
     if (c->fill_mod != NULL) c->drv.cuModuleUnload(c->fill_mod);
     if (c->poison_state == 1) kg_cuda_poison_free(&c->drv, &c->poison);

@@ -106,12 +106,28 @@ int kg_cuda_telemetry(kg_backend *be, kg_telemetry *t, kg_err *err)
         kg_nvml_process buf[64], *procs = NULL;
         unsigned n = 0;
         if (nvml_procs(&c->nvml, c->nvdev, buf, 64, &procs, &n) == KG_NVML_SUCCESS) {
-            /* kgate's own: this worker, its arm hosts, its supervisor */
-            long self = (long)getpid(), sup = (long)getppid();
-            int foreign = 0;
-            for (unsigned i = 0; i < n; i++)
-                foreign += (long)procs[i].pid != sup && kg_proc_descends((long)procs[i].pid, self) == 0;
-            t->foreign_procs = foreign;
+            int same = c->tel_valid && n == c->tel_npids;
+            for (unsigned i = 0; same && i < n; i++) same = procs[i].pid == c->tel_pids[i];
+            if (!same) {
+                /* kgate's own: this worker, its arm hosts, its supervisor */
+                long self = (long)getpid(), sup = (long)getppid();
+                int foreign = 0;
+                for (unsigned i = 0; i < n; i++)
+                    foreign += (long)procs[i].pid != sup && kg_proc_descends((long)procs[i].pid, self) == 0;
+                c->tel_foreign = foreign;
+                if (n > c->tel_cap) {
+                    unsigned *g = realloc(c->tel_pids, (size_t)n * sizeof *g);
+                    if (g != NULL) {
+                        c->tel_pids = g;
+                        c->tel_cap = n;
+                    }
+                }
+                /* without room for the list, the next reading walks again */
+                c->tel_valid = n <= c->tel_cap;
+                c->tel_npids = c->tel_valid ? n : 0;
+                for (unsigned i = 0; i < c->tel_npids; i++) c->tel_pids[i] = procs[i].pid;
+            }
+            t->foreign_procs = c->tel_foreign;
             if (procs != buf) free(procs);
         }
     }
