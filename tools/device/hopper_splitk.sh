@@ -139,8 +139,10 @@ NCUBIN=$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/ns
 if [ "$NCU" = ncu ] && [ -n "$ARM" ] && [ -n "$NCUBIN" ]; then
     # ARM as the trusted baseline of a plan with cublas: its section, its STAGES fixed
     base=${ARM%%\[*}; st=$(echo "$ARM" | sed -n 's/.*STAGES=\([0-9]*\).*/\1/p')
-    awk -v base="$base" -v st="$st" '
-        /^\[arm / { keep = ($0 == "[arm " base "]" || $0 == "[arm cublas]"); if ($0 == "[arm " base "]") { print; print "trusted = yes"; next } }
+    # (a plan of expanded variants, as screen.kg, names the section ARM itself)
+    awk -v base="$base" -v arm="$ARM" -v st="$st" '
+        /^\[arm / { me = ($0 == "[arm " base "]" || $0 == "[arm " arm "]")
+                    keep = (me || $0 == "[arm cublas]"); if (me) { print; print "trusted = yes"; next } }
         /^\[gate\]/ { keep = 0 }
         /^\[campaign\]/ || /^\[case / { keep = 1 }
         keep { if ($1 == "role" && $3 == "candidate") $0 = "role = baseline"

@@ -36,6 +36,8 @@
 #   hopperconf issue 34: the committed frozen confirmation of splitk_hopper_final.kg's screen again
 #            (examples/replication/splitk_hopper_final-family-confirm.kg; 114 s on an H100)  160 s
 #   hopperf16 issue 34: the confirmed arms on f16 (examples/replication/splitk_hopper_f16.kg, frozen)  160 s
+#   hopperf32s issue 34: kgate screen, frozen confirmation and ncu of the TF32 family
+#            examples/replication/splitk_hopper_f32_screen.kg (tools/device/hopper_final.sh)  330 s
 # Each part's summaries (never its evidence folders) go to OUT/open.tgz, with parts.txt: each
 # part's exit status and wall time, or why it was skipped.  The binary: bin/kgate-portable from
 # .carry/bins.tgz (make portable && strip bin/kgate-portable && tar czf .carry/bins.tgz
@@ -158,8 +160,11 @@ for p in $PARTS; do
         part hopperf16 160 env STEP_LIMIT=140 sh tools/device/hopper_confirm.sh "$W/h16" confirm \
             examples/replication/splitk_hopper_f16.kg
         [ -f "$W/h16/confirm.tgz" ] && cp "$W/h16/confirm.tgz" "$R/hopperf16.tgz" ;;
+    hopperf32s)
+        part hopperf32s 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/f32s" examples/replication/splitk_hopper_f32_screen.kg
+        [ -f "$W/f32s/final.tgz" ] && cp "$W/f32s/final.tgz" "$R/hopperf32s.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32 hopperwn hopperconf hopperf16)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32 hopperwn hopperconf hopperf16 hopperf32s)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
