@@ -11,7 +11,10 @@
 #     identity and contaminates the processes it overlaps;
 #  5. more of kgate's own compute processes than a list of 64 holds (a
 #     screen of 64 hosted arms) are still kgate's: NVML's list is read
-#     whole, not taken for 64 foreign processes.
+#     whole, not taken for 64 foreign processes;
+#  6. a foreign process that comes while the worker times is in the
+#     telemetry of the samples after it (the worker keeps the last list's
+#     count, and walks a list again when it changes).
 # Skipped without NVRTC or without the stand-in driver.  The forbidden list
 # names no real program: the host's own processes (a compiler of another
 # test) are host_watch.sh's subject, not this test's.
@@ -103,4 +106,20 @@ FAKE_NVML_PIDS_FILE="$T/pids80" sh -c 'for i in $(seq 80); do echo $$; done >"$F
 expect_status 1 $st "campaign with 80 of kgate's own compute processes on the device"
 expect_no_grep "contaminated" "$T/many/processes.csv"
 expect_no_grep "foreign" "$T/many/processes.csv"
+
+# ---- 6. a foreign compute process that comes after the worker's fourth reading
+sed -e 's/^quiet = .*/quiet = 0/' -e 's/^warm = .*/warm = 0/' -e 's/^repeats = .*/repeats = 0/' "$T/p.kg" >"$T/p6.kg"
+sleep 60 &
+foreign=$!
+echo "$foreign" >"$T/pids6"
+FAKE_NVML_PIDS_FROM_CALL=5 FAKE_NVML_PIDS_FILE="$T/pids6" "$KGATE" run "$T/p6.kg" -o "$T/late" --no-progress \
+    >"$T/log6" 2>&1; st=$?
+kill $foreign 2>/dev/null; wait $foreign 2>/dev/null
+[ $st -le 3 ] || { cat "$T/log6" >&2; die "a foreign process that comes while timing: exit $st"; }
+# the worker's samples in order: none foreign at first, foreign from the reading that lists it on
+seen=$(awk -F, 'NR > 1 { printf "%s", ($11 > 0 ? 1 : 0) }' "$T/late/telemetry/proc-000.csv")
+case $seen in
+0*1) echo "$seen" | grep -q '10' && die "telemetry: a foreign process counted, then not: $seen" ;;
+*) die "telemetry: expected samples without and then with the foreign process, got $seen" ;;
+esac
 exit 0

@@ -922,7 +922,8 @@ CUresult cuGraphDestroy(fgraph *g) { free(g); return OK; }
  * to FAKE_NVML_CLOCK_MAX (default 1980): a device that boosts as it
  * works.  FAKE_NVML_REASONS is the clock event reasons mask it reports
  * (hex or decimal; default 0).  Its compute processes: the IDs in the
- * file FAKE_NVML_PIDS_FILE, one per line (none without it). */
+ * file FAKE_NVML_PIDS_FILE, one per line (none without it; none before
+ * the process's FAKE_NVML_PIDS_FROM_CALL-th call). */
 typedef struct nvmlDevice_st { int unused; } nvml_dev;
 static nvml_dev the_nvml_dev;
 static unsigned nvml_env(const char *name, unsigned dflt)
@@ -970,6 +971,10 @@ int nvmlDeviceGetComputeRunningProcesses_v3(nvml_dev *d, unsigned *count, nvml_p
     (void)d;
     unsigned n = 0, cap = *count;
     const char *f = getenv("FAKE_NVML_PIDS_FILE");
+    /* FAKE_NVML_PIDS_FROM_CALL=N: the list is empty for this process's first N - 1 calls (a
+     * process that comes while a worker times) */
+    static unsigned calls;
+    if (++calls < nvml_env("FAKE_NVML_PIDS_FROM_CALL", 0)) f = NULL;
     FILE *fp = f != NULL ? fopen(f, "r") : NULL;
     unsigned v;
     while (fp != NULL && fscanf(fp, "%u", &v) == 1) {
