@@ -125,6 +125,8 @@ typedef struct quiet_procs {
     int baseline;             /* compute processes when the last quiet window ended */
     int counted;              /* NVML's process IDs were once not this namespace's: counted */
     const char *node;         /* the device node kgate's own device processes hold (settings) */
+    long prev[KG_QUIET_MAX_PIDS]; /* kgate's own device processes at the last count in a process */
+    int nprev;
 } quiet_procs;
 
 /* 1 when link, an open file's path, is a GPU's device node: node where
@@ -250,13 +252,8 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
     if (cap > 0) why[0] = '\0';
     quiet_procs *qp = q->procs;
     unsigned pids[KG_QUIET_MAX_PIDS], count = 0;
-    if (qp == NULL) return KG_EUNSUPPORTED;
-    /* where IDs were not matched before, kgate's own are read before NVML's list too (below) */
+    if (qp == NULL || kg_backend_procs(qp->watch, &count, pids, KG_QUIET_MAX_PIDS) != KG_OK) return KG_EUNSUPPORTED;
     long self = (long)getpid();
-    long ids[2 * KG_QUIET_MAX_PIDS];
-    int unseen0 = 0, own0 = in_process && qp->counted ? own_device_procs(self, qp->node, &unseen0, ids,
-                                                                            KG_QUIET_MAX_PIDS) : 0;
-    if (kg_backend_procs(qp->watch, &count, pids, KG_QUIET_MAX_PIDS) != KG_OK) return KG_EUNSUPPORTED;
     /* by identity: every compute process that is not the supervisor or
      * one of its descendants (workers, arm hosts) is foreign, whenever it
      * came */
@@ -285,20 +282,19 @@ int kg_quiet_device_foreign(const kg_quiet *q, int in_process, int *n, char *why
         return KG_OK;
     }
     /* kgate's own: its processes that hold the device (a worker, its arm hosts, library helpers,
-     * the next worker started beside it), at least the worker; read before NVML's list (own0,
-     * those that ended since) and after it (those that started since), counted once */
-    int unseen, unseen1;
-    int n1 = own_device_procs(self, qp->node, &unseen1, ids + KG_QUIET_MAX_PIDS, KG_QUIET_MAX_PIDS);
-    int own = own0 > n1 ? own0 : n1;
-    if (own0 <= KG_QUIET_MAX_PIDS && n1 <= KG_QUIET_MAX_PIDS) {
-        own = own0;
-        for (int i = 0; i < n1; i++) {
-            int seen = 0;
-            for (int j = 0; j < own0 && !seen; j++) seen = ids[j] == ids[KG_QUIET_MAX_PIDS + i];
-            own += !seen;
-        }
+     * the next worker started beside it), at least the worker; and those of the last count
+     * that are gone since (a host reaped between NVML's list and this scan may still be on
+     * the list), counted once */
+    int unseen;
+    long ids[KG_QUIET_MAX_PIDS];
+    int cur = own_device_procs(self, qp->node, &unseen, ids, KG_QUIET_MAX_PIDS), own = cur;
+    for (int j = 0; j < qp->nprev && cur <= KG_QUIET_MAX_PIDS; j++) {
+        int seen = 0;
+        for (int i = 0; i < cur && !seen; i++) seen = ids[i] == qp->prev[j];
+        own += !seen;
     }
-    unseen = unseen0 > unseen1 ? unseen0 : unseen1;
+    qp->nprev = cur <= KG_QUIET_MAX_PIDS ? cur : 0;
+    memcpy(qp->prev, ids, (size_t)qp->nprev * sizeof ids[0]);
     int expected = qp->baseline + (own > 1 ? own : 1);
     if ((int)count > expected) {
         *n = (int)count - expected;
