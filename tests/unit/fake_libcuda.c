@@ -84,6 +84,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <dlfcn.h>
 #include "kgate/gen.h"
@@ -286,12 +287,21 @@ static struct { unsigned *addr; unsigned v; } behind[16];
 static int nbehind;
 /* FAKE_CUDA_SYNC_YIELDS=N: the wait gives the CPU away N times, as the
  * driver's wait does when its contexts outnumber the CPUs (a thread that
- * yields to a busy neighbour waits for a CPU meanwhile) */
+ * yields to a busy neighbour waits for a CPU meanwhile).
+ * FAKE_CUDA_SYNC_SPIN_US=N: the wait spins for N us of the thread's own
+ * CPU time, as it does while work outside the timed events finishes (an
+ * escape: however the thread is scheduled, N us of it are its own) */
 CUresult cuCtxSynchronize(void)
 {
     CUR_OR_FAIL;
-    const char *y = knob("FAKE_CUDA_SYNC_YIELDS");
+    const char *y = knob("FAKE_CUDA_SYNC_YIELDS"), *sp = knob("FAKE_CUDA_SYNC_SPIN_US");
     for (int i = y != NULL ? atoi(y) : 0; i > 0; i--) sched_yield();
+    if (sp != NULL && atoi(sp) > 0) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < atol(sp));
+    }
     return nheld > 0 ? INVALID_VALUE : c->sticky;
 }
 /* Maps shared memory `name` (created when create) at an address aligned
