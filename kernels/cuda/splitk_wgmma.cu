@@ -64,13 +64,26 @@
  * conversion (docs/admission.md, "Precision contracts"); under the f32
  * contract it is INCORRECT, as it should be.
  *
- * Two warpgroups a block (WGS=2, 256 threads; LOAD=0, MT=1, RED 0, 2 or 3):
+ * Two warpgroups a block (WGS=2, 256 threads; MT=1, RED 0, 2 or 3):
  * warpgroup w takes slices w, w + 2, ... of its split's K range, through a
- * ring of its own (two rings of shared memory) and a named barrier of its
+ * ring of its own (two rings of shared memory; LOAD=1: barriers of its own,
+ * its thread 0 issues its copies) and a named barrier of its
  * own (1 + w) in place of the block's, so that each waits for half the
  * slices; at the end warpgroup 1 leaves its accumulators in its ring and
  * warpgroup 0 adds them to its own and writes the tile.  The split rule is
  * unchanged; K % (2 * KS * S) == 0 is needed.
+ * TMA multicast (MC = 2 or 4, LOAD=1, RED 0, 2 or 3): MC neighbouring column
+ * blocks (the same rows of A) are one cluster along x, (MC, 1, S) with RED=3
+ * (rank x + MC z), (MC, 1, 1) otherwise; block cx = blockIdx.x % MC loads
+ * rows cx * BM / MC.. of each A slice (map A:tmap:(BM/MC)xKS:sw128) and
+ * multicasts them to the MC blocks, which all expect the whole tile on
+ * their stage's barrier; so each SM fetches BM / MC + BN rows a slice
+ * instead of BM + BN.  A stage is refilled only when every block of the
+ * group is done with it: each arrives on the stage's empty barrier in all
+ * of them (mbarrier count MC) after its slice's wgmma is issued, and the
+ * refilling thread waits on its own.  The cluster's blocks sync once after
+ * their barriers are initialised (RED=3: after the zeros, which then need no
+ * wait before the atomics).  N / BN % MC == 0; MC * S <= 8 with RED=3.
  * With WGN=1 (BN 64 or 128) the two warpgroups split the block's columns
  * instead: one ring, filled by all 256 threads and passed by the block's
  * barrier; warpgroup w multiplies the stage's A by B rows w * BN/2.. (an
@@ -87,7 +100,8 @@
  * Defines: BN = 32 | 64 | 128 (columns per block), STAGES = 2..8,
  *   RED = 0 | 1 | 2 | 3, MT = 1 | 2, WGS = 1 | 2 (warpgroups a block) (64 or 128 rows per block), LOAD = 0 | 1,
  *   WGN = 0 | 1 (WGS=2: the warpgroups split K, or the block's columns),
- *   KSPLIT = 1..8 (RED 1, 2, 3: the kernel's own split of K, in place of the case's)
+ *   KSPLIT = 1..8 (RED 1, 2, 3: the kernel's own split of K, in place of the case's),
+ *   MC = 1 | 2 | 4 (LOAD=1: blocks along x sharing A's tile by multicast)
  *   (cp.async or the TMA; LOAD=1 entries take the maps in place of A and B:
  *   args = A:tmap:64xKS:sw128, B:tmap:BNxKS:sw128, ... for MT = 1).
  *   KG_DTYPE 0 (f32, as TF32: precision = tf32), 1 (f16) or 2 (bf16).
@@ -113,6 +127,8 @@
  *   WGS=2: block = 256, shared = 2 * STAGES * (64 + BN) * 128 + 1024,
  *          requires K % (2 * KS * splits) == 0
  *   WGN=1: block = 256, shared = STAGES * (64 + BN) * 128 + 1024
+ *   LOAD=1: shared + 8 * STAGES per ring (the stages' barriers; MC > 1: 16 * STAGES)
+ *   MC>1:  args = A:tmap:(64/MC)xKS:sw128, B:tmap:BNxKS:sw128, C, M, N, K
  *   RED=2: entry = splitk_wg_zero  grid = ceildiv(M * N, 1024)  block = 256
  *          shared = 0  args = C, M, N
  *          entry2 = splitk_wgmma  grid2 = N / BN, ceildiv(M, 64), splits
@@ -152,14 +168,26 @@
 #if WGS != 1 && WGS != 2
 #error "WGS must be 1 or 2 (warpgroups per block)"
 #endif
-#if WGS == 2 && (LOAD != 0 || MT != 1 || RED == 1)
-#error "WGS=2 takes LOAD=0, MT=1 and RED 0, 2 or 3"
+#if WGS == 2 && (MT != 1 || RED == 1)
+#error "WGS=2 takes MT=1 and RED 0, 2 or 3"
 #endif
 #ifndef WGN
 #define WGN 0
 #endif
-#if WGN != 0 && (WGN != 1 || WGS != 2 || BN < 64)
-#error "WGN=1 (the two warpgroups split the block's columns) takes WGS=2 and BN 64 or 128"
+#if WGN != 0 && (WGN != 1 || WGS != 2 || BN < 64 || LOAD != 0)
+#error "WGN=1 (the two warpgroups split the block's columns) takes WGS=2, LOAD=0 and BN 64 or 128"
+#endif
+/* MC: the blocks of a cluster along x (neighbouring column blocks, the
+ * same rows of A) that share A's tile: each loads 64 * MT / MC of its rows
+ * by the TMA and multicasts them to all MC */
+#ifndef MC
+#define MC 1
+#endif
+#if MC != 1 && MC != 2 && MC != 4
+#error "MC must be 1, 2 or 4 (blocks sharing A's tile by TMA multicast)"
+#endif
+#if MC > 1 && (LOAD != 1 || RED == 1)
+#error "MC > 1 takes LOAD=1 (the TMA multicasts) and RED 0, 2 or 3"
 #endif
 #if LOAD != 0 && LOAD != 1
 #error "LOAD must be 0 (cp.async) or 1 (the TMA, A and B as tensor maps)"
@@ -234,8 +262,9 @@
 #else
 #define WG_TILE 0
 #endif
-#if LOAD == 1                                 /* the stages' mbarriers, after the ring */
-#define WG_BARS (STAGES * 8)
+#if LOAD == 1                                 /* the stages' mbarriers, after the rings: */
+#define WG_BAR_RING (STAGES * (MC > 1 ? 16 : 8))  /* full (and MC > 1: empty) per ring */
+#define WG_BARS (WG_NRING * WG_BAR_RING)
 #else
 #define WG_BARS 0
 #endif
@@ -379,9 +408,9 @@ struct __align__(64) kg_tmap {
     unsigned long long w[16];
 };
 #define KG_WG_AB_PARAMS const __grid_constant__ kg_tmap mapA, const __grid_constant__ kg_tmap mapB
-__device__ __forceinline__ void kg_bar_init(unsigned bar)
+__device__ __forceinline__ void kg_bar_init(unsigned bar, unsigned count)
 {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 /* A stage's wait is microseconds; this many SM cycles (about 10 s) means
  * its bytes never came: a tensor map whose box does not match the block
@@ -399,11 +428,37 @@ __device__ __forceinline__ void kg_bar_wait(unsigned bar, unsigned phase)
         if (!done && clock64() - t0 > KG_WG_WAIT_CYCLES) __trap();
     }
 }
+#if MC > 1
+/* A stage's empty barrier: every block of the multicast group arrives on
+ * it when its warpgroup is done with the stage; its owner waits for all MC
+ * (acquire at cluster scope: the peers' reads are before its next copies) */
+__device__ __forceinline__ void kg_bar_wait_cluster(unsigned bar, unsigned phase)
+{
+    unsigned done = 0;
+    const long long t0 = clock64();
+    while (!done) {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(phase) : "memory");
+        if (!done && clock64() - t0 > KG_WG_WAIT_CYCLES) __trap();
+    }
+}
+/* arrive on the barrier at this block's address bar in the cluster's block rank */
+__device__ __forceinline__ void kg_bar_arrive_remote(unsigned bar, unsigned rank)
+{
+    unsigned ra;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(bar), "r"(rank));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
+}
+#endif
 /* One K slice by the TMA: the stage's barrier expects both boxes' bytes
  * (out-of-range rows count: the TMA writes their zeros), then the two
- * copies complete on it.  One thread. */
+ * copies complete on it.  One thread.  MC > 1: A's box is this block's
+ * share of the tile, rows cx * BM / MC.. (map A:tmap:(BM/MC)xKS), which the
+ * TMA writes at the same place in every block of the mask and completes on
+ * each one's barrier at the same address; each block's barrier still
+ * expects the whole tile of A (its MC shares) and its own B. */
 __device__ __forceinline__ void kg_wg_tma(unsigned sa, unsigned sb, unsigned bar, const kg_tmap *mapA,
-                                          const kg_tmap *mapB, int m0, int n0, int k0)
+                                          const kg_tmap *mapB, int m0, int n0, int k0, int cx, unsigned mask)
 {
     /* whatever the block did to the stage before (its last reader is the
      * tensor cores, async like the TMA; the fence orders any generic access
@@ -411,9 +466,18 @@ __device__ __forceinline__ void kg_wg_tma(unsigned sa, unsigned sb, unsigned bar
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
                  "r"((unsigned)(WG_A_BYTES + WG_B_BYTES)) : "memory");
+#if MC > 1
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(sa + (unsigned)(cx * (WG_A_BYTES / MC))),
+                 "l"((unsigned long long)mapA), "r"(k0), "r"(m0 + cx * (WG_BM / MC)), "r"(bar),
+                 "h"((unsigned short)mask) : "memory");
+#else
+    (void)cx;
+    (void)mask;
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(sa), "l"((unsigned long long)mapA), "r"(k0), "r"(m0),
                  "r"(bar) : "memory");
+#endif
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(sb), "l"((unsigned long long)mapB), "r"(k0), "r"(n0),
                  "r"(bar) : "memory");
@@ -423,7 +487,12 @@ __device__ __forceinline__ void kg_wg_tma(unsigned sa, unsigned sb, unsigned bar
 #endif
 
 #if RED == 1 || RED == 3
-#define KG_WG_CLUSTER __cluster_dims__(1, 1, KG_WG_S)
+#define KG_WG_CZ KG_WG_S                      /* the splits of a tile are the cluster's z */
+#else
+#define KG_WG_CZ 1
+#endif
+#if RED == 1 || RED == 3 || MC > 1
+#define KG_WG_CLUSTER __cluster_dims__(MC, 1, KG_WG_CZ)
 __device__ __forceinline__ unsigned kg_cluster_rank()
 {
     unsigned r;
@@ -492,12 +561,27 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         (int)gridDim.x * BN != N || (int)gridDim.y != (M + WG_BM - 1) / WG_BM ||
         K % (WG_BK * S) != 0 || dsmem < (unsigned)WG_SMEM_NEED)
         __trap();
-#if RED == 1 || RED == 3
+#if RED == 1 || RED == 3 || MC > 1
     /* the reduction reads ranks 0..S-1 of this cluster, rank q being split q
-     * (RED=3: the ranks zero the tile for each other): a launch that is not
-     * a (1, 1, S) cluster launch traps here instead of reading another CTA's
-     * shared memory through mapa, or adding to a tile no one zeroed */
-    if (S != KG_WG_S || kg_cluster_size() != (unsigned)S || kg_cluster_rank() != blockIdx.z) __trap();
+     * (RED=3: the ranks zero the tile for each other; MC > 1: x + MC z), and
+     * the multicast writes to the ranks of this block's row of the cluster:
+     * a launch that is not an (MC, 1, S) cluster launch (S: 1 for RED 0
+     * and 2) traps here instead of reading or writing another CTA's shared
+     * memory, or adding to a tile no one zeroed */
+#if RED == 1 || RED == 3
+    if (S != KG_WG_S) __trap();
+#endif
+    if ((int)gridDim.x % MC != 0 || kg_cluster_size() != (unsigned)(MC * KG_WG_CZ) ||
+        kg_cluster_rank() != blockIdx.x % MC + MC * (KG_WG_CZ > 1 ? blockIdx.z : 0u))
+        __trap();
+#endif
+#if MC > 1
+    /* this block's share of A (cx) and the ranks of its multicast group */
+    const int cx = (int)(blockIdx.x % MC);
+    const unsigned grp = kg_cluster_rank() - (unsigned)cx, mask = ((1u << MC) - 1u) << grp;
+#else
+    const int cx = 0;
+    const unsigned mask = 0u;
 #endif
     /* warpgroup wgi of the block (WGS = 2: each takes every other slice of
      * the split's K range, in a ring of its own) and its thread tid */
@@ -536,7 +620,9 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
             KGATE_STORE(&v.w, 0.0f);
             *(float4 *)(out + (long long)row * N + n0 + cc) = v;
         }
+#if MC == 1
         kg_cluster_arrive();   /* released: the zeros are before this split's mark */
+#endif
     }
 #endif
 
@@ -547,17 +633,29 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         for (int i = 0; i < WG_WN / 2; i++) acc[u][i] = 0.0f;
 
 #if LOAD == 1
-    /* stage st's barrier: 8 bytes at bars + 8 st, after the ring */
-    const unsigned bars = base + (unsigned)(WG_RING > WG_TILE ? WG_RING : WG_TILE);
+    /* this ring's barriers, after the rings: stage st's full barrier (its
+     * copies landed) at bars + 8 st, its empty one (MC > 1: every block of
+     * the group is done with it) at bars + 8 (STAGES + st) */
+    const unsigned bars = ring0 + (unsigned)(WG_NRING * WG_RING > WG_TILE ? WG_NRING * WG_RING : WG_TILE) +
+                          (unsigned)(wgi * WG_BAR_RING);
     if (tid == 0) {
-        for (int st = 0; st < STAGES; st++) kg_bar_init(bars + 8 * st);
+        for (int st = 0; st < STAGES; st++) {
+            kg_bar_init(bars + 8 * st, 1u);
+            if (MC > 1) kg_bar_init(bars + 8 * (STAGES + st), (unsigned)MC);
+        }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+#if MC > 1
+    /* every block's barriers are initialised (RED=3: and its zeros in C)
+     * before the first multicast completes on them */
+    kg_cluster_arrive();
+    kg_cluster_wait();
+#endif
     if (tid == 0)
         for (int st = 0; st < STAGES - 1 && st < nk; st++)
             kg_wg_tma(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, bars + 8 * st, &mapA,
-                      &mapB, m0, n0, kb + st * WG_KJ);
+                      &mapB, m0, n0, kb + st * WG_KJ, cx, mask);
 #else
 #pragma unroll
     for (int st = 0; st < STAGES - 1; st++) {
@@ -579,11 +677,13 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         KG_ACC_FENCE();
         KG_WG_SYNC();               /* every thread's copies of slice kt; stage of kt - 1 free */
         const int nt = kt + STAGES - 1;
-#if LOAD == 1
+#if LOAD == 1 && MC == 1
         if (nt < nk && tid == 0) {
             const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
-            kg_wg_tma(sa, sa + WG_A_BYTES, bars + 8 * (nt % STAGES), &mapA, &mapB, m0, n0, kb + nt * WG_KJ);
+            kg_wg_tma(sa, sa + WG_A_BYTES, bars + 8 * (nt % STAGES), &mapA, &mapB, m0, n0, kb + nt * WG_KJ, cx, mask);
         }
+#elif LOAD == 1
+        /* MC > 1: the refill waits for the group (below, after this slice's wgmma is issued) */
 #else
         if (nt < nk) {
             const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
@@ -601,6 +701,23 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
                 kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + bw + kk * 32));
         kg_wg_commit();
         KG_ACC_FENCE();
+#if LOAD == 1 && MC > 1
+        /* slice nt goes to the stage slice kt - 1 used (the first STAGES - 1
+         * are in flight from the start): this block is done with it, so it
+         * arrives on that stage's empty barrier in every block of its group,
+         * then waits on its own for all MC before its share lands in theirs.
+         * Only where nt is a slice every block still waits for: no arrival
+         * and no copy reaches a block that has left. */
+        if (nt < nk && tid == 0) {
+            const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
+            if (kt >= 1) {
+                const unsigned eb = bars + 8 * (STAGES + nt % STAGES);
+                for (int i = 0; i < MC; i++) kg_bar_arrive_remote(eb, grp + (unsigned)i);
+                kg_bar_wait_cluster(eb, (unsigned)((kt - 1) / STAGES) & 1u);
+            }
+            kg_wg_tma(sa, sa + WG_A_BYTES, bars + 8 * (nt % STAGES), &mapA, &mapB, m0, n0, kb + nt * WG_KJ, cx, mask);
+        }
+#endif
     }
     kg_wg_wait<0>();
     KG_ACC_FENCE();
@@ -620,7 +737,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
             for (int i = 0; i < BN / 2; i++) x[i * WG_NT + tid] = acc[0][i];
         __syncthreads();
         if (wgi == 1) {
-#if RED == 3
+#if RED == 3 && MC == 1
             kg_cluster_wait();
 #endif
             return;
@@ -649,8 +766,8 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
                     make_float2(acc[u][4 * j + 2 * h], acc[u][4 * j + 2 * h + 1]);
         }
 #elif RED == 2 || RED == 3
-#if RED == 3
-    kg_cluster_wait();   /* every split of the cluster wrote its zeros */
+#if RED == 3 && MC == 1
+    kg_cluster_wait();   /* every split of the cluster wrote its zeros (MC > 1: before the loop) */
 #endif
 #pragma unroll
     for (int u = 0; u < MT; u++)

@@ -33,6 +33,8 @@
 #            wgmma .tf32, cp.async and TMA, against cuBLAS's TF32 mode)      240 s
 #   hopperwn issue 34: kgate screen, frozen confirmation and ncu of examples/replication/splitk_hopper_wn.kg
 #            (tools/device/hopper_final.sh: the warpgroups splitting the block's columns, WGN=1) 330 s
+#   hoppermc issue 34: kgate screen, frozen confirmation and ncu of examples/replication/splitk_hopper_mc.kg
+#            (tools/device/hopper_final.sh: column blocks sharing A's tile by TMA multicast, MC=2, 4) 330 s
 #   hopperconf issue 34: the committed frozen confirmation of splitk_hopper_final.kg's screen again
 #            (examples/replication/splitk_hopper_final-family-confirm.kg; 114 s on an H100)  160 s
 #   hopperf16 issue 34: the confirmed arms on f16 (examples/replication/splitk_hopper_f16.kg, frozen)  160 s
@@ -152,6 +154,9 @@ for p in $PARTS; do
     hopperwn)
         part hopperwn 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/wn" examples/replication/splitk_hopper_wn.kg
         [ -f "$W/wn/final.tgz" ] && cp "$W/wn/final.tgz" "$R/hopperwn.tgz" ;;
+    hoppermc)
+        part hoppermc 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/mc" examples/replication/splitk_hopper_mc.kg
+        [ -f "$W/mc/final.tgz" ] && cp "$W/mc/final.tgz" "$R/hoppermc.tgz" ;;
     hopperconf)
         part hopperconf 160 env STEP_LIMIT=140 sh tools/device/hopper_confirm.sh "$W/hc" confirm \
             examples/replication/splitk_hopper_final-family-confirm.kg
@@ -164,7 +169,7 @@ for p in $PARTS; do
         part hopperf32s 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/f32s" examples/replication/splitk_hopper_f32_screen.kg
         [ -f "$W/f32s/final.tgz" ] && cp "$W/f32s/final.tgz" "$R/hopperf32s.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32 hopperwn hopperconf hopperf16 hopperf32s)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32 hopperwn hoppermc hopperconf hopperf16 hopperf32s)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
