@@ -186,8 +186,16 @@
 #if MC != 1 && MC != 2 && MC != 4
 #error "MC must be 1, 2 or 4 (blocks sharing A's tile by TMA multicast)"
 #endif
-#if MC > 1 && (LOAD != 1 || RED == 1)
-#error "MC > 1 takes LOAD=1 (the TMA multicasts) and RED 0, 2 or 3"
+/* PW: a producer warp (threads 128..159) issues the TMA copies and waits
+ * for the stages to be free, so the warpgroup never waits for a refill */
+#ifndef PW
+#define PW (MC > 1)
+#endif
+#if PW != 0 && (PW != 1 || LOAD != 1 || WGS != 1 || RED == 1)
+#error "PW=1 (a producer warp) takes LOAD=1, WGS=1 and RED 0, 2 or 3"
+#endif
+#if MC > 1 && !PW
+#error "MC > 1 takes PW=1 (the producer warp waits for the group's blocks)"
 #endif
 #if LOAD != 0 && LOAD != 1
 #error "LOAD must be 0 (cp.async) or 1 (the TMA, A and B as tensor maps)"
@@ -263,7 +271,7 @@
 #define WG_TILE 0
 #endif
 #if LOAD == 1                                 /* the stages' mbarriers, after the rings: */
-#define WG_BAR_RING (STAGES * (MC > 1 ? 16 : 8))  /* full (and MC > 1: empty) per ring */
+#define WG_BAR_RING (STAGES * (PW ? 16 : 8))  /* full (and PW: empty) per ring */
 #define WG_BARS (WG_NRING * WG_BAR_RING)
 #else
 #define WG_BARS 0
@@ -428,26 +436,23 @@ __device__ __forceinline__ void kg_bar_wait(unsigned bar, unsigned phase)
         if (!done && clock64() - t0 > KG_WG_WAIT_CYCLES) __trap();
     }
 }
-#if MC > 1
-/* A stage's empty barrier: every block of the multicast group arrives on
- * it when its warpgroup is done with the stage; its owner waits for all MC
- * (acquire at cluster scope: the peers' reads are before its next copies) */
-__device__ __forceinline__ void kg_bar_wait_cluster(unsigned bar, unsigned phase)
+#if PW
+/* A stage's empty barrier (PW): each warp of every block of the multicast
+ * group arrives on it when its part of the stage's wgmma is done (the
+ * tensor cores' reads, finished at the wgmma wait before the arrival); the
+ * producer waits for all 4 * MC before its next copies into the stage. */
+__device__ __forceinline__ void kg_bar_arrive(unsigned bar)
 {
-    unsigned done = 0;
-    const long long t0 = clock64();
-    while (!done) {
-        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                     " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(phase) : "memory");
-        if (!done && clock64() - t0 > KG_WG_WAIT_CYCLES) __trap();
-    }
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+#endif
+#if MC > 1
 /* arrive on the barrier at this block's address bar in the cluster's block rank */
 __device__ __forceinline__ void kg_bar_arrive_remote(unsigned bar, unsigned rank)
 {
     unsigned ra;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(ra) : "r"(bar), "r"(rank));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(ra) : "memory");
 }
 #endif
 /* One K slice by the TMA: the stage's barrier expects both boxes' bytes
@@ -550,14 +555,14 @@ __device__ __forceinline__ float4 kg_ld_cluster(unsigned saddr, unsigned rank)
 #define KG_WG_SYNC() asm volatile("bar.sync %0, %1;\n" ::"r"(1 + wgi), "n"(WG_NT) : "memory")
 #endif
 
-extern "C" __global__ void KG_WG_CLUSTER __launch_bounds__(WG_NT * WGS, 1)
+extern "C" __global__ void KG_WG_CLUSTER __launch_bounds__(WG_NT * WGS + 32 * PW, 1)
 splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 {
     extern __shared__ __align__(1024) unsigned char kg_wg_smem[];
     unsigned dsmem;
     asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dsmem));
     const int S = (int)gridDim.z;
-    if (blockDim.x != WG_NT * WGS || blockDim.y != 1 || blockDim.z != 1 || M < 1 || N % BN != 0 ||
+    if (blockDim.x != WG_NT * WGS + 32 * PW || blockDim.y != 1 || blockDim.z != 1 || M < 1 || N % BN != 0 ||
         (int)gridDim.x * BN != N || (int)gridDim.y != (M + WG_BM - 1) / WG_BM ||
         K % (WG_BK * S) != 0 || dsmem < (unsigned)WG_SMEM_NEED)
         __trap();
@@ -585,7 +590,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #endif
     /* warpgroup wgi of the block (WGS = 2: each takes every other slice of
      * the split's K range, in a ring of its own) and its thread tid */
-    const int wgi = (int)threadIdx.x / WG_NT, tid = (int)threadIdx.x % WG_NT, s = (int)blockIdx.z;
+    const int wgi = WGS == 2 ? (int)threadIdx.x / WG_NT : 0, tid = (int)threadIdx.x % WG_NT, s = (int)blockIdx.z;
     const unsigned ring0 = (kg_smem_addr(kg_wg_smem) + 1023u) & ~1023u;
     const int m0 = (int)blockIdx.y * WG_BM, n0 = (int)blockIdx.x * BN;
 #if WGN
@@ -610,7 +615,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
     {
         /* this split's share of the tile's zeros: rows s*BM/S.. of it */
         const int zb = s * WG_BM / S, ze = (s + 1) * WG_BM / S, nz = (ze - zb) * (BN / 4);
-        for (int c = (int)threadIdx.x; c < nz; c += WG_NT * WGS) {
+        for (int c = (int)threadIdx.x; c < nz; c += (int)blockDim.x) {
             const int row = m0 + zb + c / (BN / 4), cc = (c % (BN / 4)) * 4;
             if (row >= M) continue;
             float4 v;
@@ -620,7 +625,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
             KGATE_STORE(&v.w, 0.0f);
             *(float4 *)(out + (long long)row * N + n0 + cc) = v;
         }
-#if MC == 1
+#if !PW
         kg_cluster_arrive();   /* released: the zeros are before this split's mark */
 #endif
     }
@@ -638,21 +643,36 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
      * the group is done with it) at bars + 8 (STAGES + st) */
     const unsigned bars = ring0 + (unsigned)(WG_NRING * WG_RING > WG_TILE ? WG_NRING * WG_RING : WG_TILE) +
                           (unsigned)(wgi * WG_BAR_RING);
-    if (tid == 0) {
+    if (tid == 0 && (int)threadIdx.x < WG_NT * WGS) {
         for (int st = 0; st < STAGES; st++) {
             kg_bar_init(bars + 8 * st, 1u);
-            if (MC > 1) kg_bar_init(bars + 8 * (STAGES + st), (unsigned)MC);
+            if (PW) kg_bar_init(bars + 8 * (STAGES + st), 4u * MC);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-#if MC > 1
+#if PW && (MC > 1 || RED == 3)
     /* every block's barriers are initialised (RED=3: and its zeros in C)
-     * before the first multicast completes on them */
+     * before the first multicast completes on them, or any split adds */
     kg_cluster_arrive();
     kg_cluster_wait();
 #endif
-    if (tid == 0)
+#if PW
+    /* the producer warp: one thread issues every slice, each into a stage
+     * the whole group is done with (its empty barrier's phase), then the
+     * warp leaves (the block stays while its warpgroup waits for the data) */
+    if ((int)threadIdx.x >= WG_NT) {
+        if ((int)threadIdx.x == WG_NT)
+            for (int nt = 0; nt < nk; nt++) {
+                const int st = nt % STAGES;
+                if (nt >= STAGES) kg_bar_wait(bars + 8 * (STAGES + st), (unsigned)(nt / STAGES - 1) & 1u);
+                kg_wg_tma(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, bars + 8 * st, &mapA,
+                          &mapB, m0, n0, kb + nt * WG_KJ, cx, mask);
+            }
+        return;
+    }
+#endif
+    if (tid == 0 && !PW)
         for (int st = 0; st < STAGES - 1 && st < nk; st++)
             kg_wg_tma(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, bars + 8 * st, &mapA,
                       &mapB, m0, n0, kb + st * WG_KJ, cx, mask);
@@ -665,6 +685,37 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         kg_cp_commit();
     }
 #endif
+#if PW
+    /* the warpgroup: wait for slice kt, issue its wgmma, and once slice
+     * kt - 1's are done (one group left in flight) free its stage in every
+     * block of the group: lane q < MC of each warp arrives at rank grp + q.
+     * Only where the stage is refilled (kt - 1 + STAGES < nk): no arrival
+     * reaches a block that has left. */
+    for (int kt = 0; kt < nk; kt++) {
+        kg_bar_wait(bars + 8 * (kt % STAGES), (unsigned)(kt / STAGES) & 1u);
+        const unsigned sa = base + (kt % STAGES) * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
+        kg_wg_fence();
+        KG_ACC_FENCE();
+#pragma unroll
+        for (int kk = 0; kk < WG_KSTEPS; kk++)
+#pragma unroll
+            for (int u = 0; u < MT; u++)
+                kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + bw + kk * 32));
+        kg_wg_commit();
+        KG_ACC_FENCE();
+        kg_wg_wait<1>();
+        KG_ACC_FENCE();
+        const int lane_q = tid & 31;
+        if (kt >= 1 && kt - 1 + STAGES < nk && lane_q < MC) {
+            const unsigned eb = bars + 8 * (STAGES + (kt - 1) % STAGES);
+#if MC > 1
+            kg_bar_arrive_remote(eb, grp + (unsigned)lane_q);
+#else
+            kg_bar_arrive(eb);
+#endif
+        }
+    }
+#else
     for (int kt = 0; kt < nk; kt++) {
 #if LOAD == 1
         /* slice kt's boxes landed: phase kt / STAGES of its stage's barrier */
@@ -677,13 +728,11 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         KG_ACC_FENCE();
         KG_WG_SYNC();               /* every thread's copies of slice kt; stage of kt - 1 free */
         const int nt = kt + STAGES - 1;
-#if LOAD == 1 && MC == 1
+#if LOAD == 1
         if (nt < nk && tid == 0) {
             const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
             kg_wg_tma(sa, sa + WG_A_BYTES, bars + 8 * (nt % STAGES), &mapA, &mapB, m0, n0, kb + nt * WG_KJ, cx, mask);
         }
-#elif LOAD == 1
-        /* MC > 1: the refill waits for the group (below, after this slice's wgmma is issued) */
 #else
         if (nt < nk) {
             const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
@@ -701,24 +750,8 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
                 kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + bw + kk * 32));
         kg_wg_commit();
         KG_ACC_FENCE();
-#if LOAD == 1 && MC > 1
-        /* slice nt goes to the stage slice kt - 1 used (the first STAGES - 1
-         * are in flight from the start): this block is done with it, so it
-         * arrives on that stage's empty barrier in every block of its group,
-         * then waits on its own for all MC before its share lands in theirs.
-         * Only where nt is a slice every block still waits for: no arrival
-         * and no copy reaches a block that has left. */
-        if (nt < nk && tid == 0) {
-            const unsigned sa = base + (nt % STAGES) * WG_STAGE_BYTES;
-            if (kt >= 1) {
-                const unsigned eb = bars + 8 * (STAGES + nt % STAGES);
-                for (int i = 0; i < MC; i++) kg_bar_arrive_remote(eb, grp + (unsigned)i);
-                kg_bar_wait_cluster(eb, (unsigned)((kt - 1) / STAGES) & 1u);
-            }
-            kg_wg_tma(sa, sa + WG_A_BYTES, bars + 8 * (nt % STAGES), &mapA, &mapB, m0, n0, kb + nt * WG_KJ, cx, mask);
-        }
-#endif
     }
+#endif
     kg_wg_wait<0>();
     KG_ACC_FENCE();
 #if LOAD == 0
@@ -737,7 +770,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
             for (int i = 0; i < BN / 2; i++) x[i * WG_NT + tid] = acc[0][i];
         __syncthreads();
         if (wgi == 1) {
-#if RED == 3 && MC == 1
+#if RED == 3
             kg_cluster_wait();
 #endif
             return;
@@ -766,8 +799,8 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
                     make_float2(acc[u][4 * j + 2 * h], acc[u][4 * j + 2 * h + 1]);
         }
 #elif RED == 2 || RED == 3
-#if RED == 3 && MC == 1
-    kg_cluster_wait();   /* every split of the cluster wrote its zeros (MC > 1: before the loop) */
+#if RED == 3 && !PW
+    kg_cluster_wait();   /* every split of the cluster wrote its zeros (PW: before the loop) */
 #endif
 #pragma unroll
     for (int u = 0; u < MT; u++)

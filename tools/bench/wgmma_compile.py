@@ -29,7 +29,7 @@ variants += [(dt, 0, bn, st, red, 1, 2, ks, 1) for dt, bn, st, red, ks in
 # MC = 2, 4: the TMA multicast of A's tile (LOAD 1; RED 0, 2, 3; WGS 1, 2; RED 3 also with KSPLIT 2 and 4)
 variants = [v + (1,) for v in variants]
 variants += [(dt, 1, bn, st, red, mt, wgs, ks, 0, mc) for dt, bn, st, red, mt, wgs, ks, mc in
-             itertools.product([2, 0], [32, 64, 128], [4, 8], [r for r in reds if r != 1], [1, 2], [1, 2], [0, 2, 4], [2, 4])
+             itertools.product([2, 0], [32, 64, 128], [4, 8], [r for r in reds if r != 1], [1, 2], [1], [0, 2, 4], [2, 4])
              if not (red != 3 and ks) and not (wgs == 2 and mt == 2)]
 for dt, load, bn, st, red, mt, wgs, ks, wgn, mc in variants:
     prog = ctypes.c_void_p()
