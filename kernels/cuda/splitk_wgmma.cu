@@ -64,7 +64,8 @@
  * conversion (docs/admission.md, "Precision contracts"); under the f32
  * contract it is INCORRECT, as it should be.
  *
- * Two warpgroups a block (WGS=2, 256 threads; MT=1, RED 0, 2 or 3):
+ * Two warpgroups a block (WGS=2, 256 threads; MT=1; RED=1: both stay for
+ * the cluster's reduction, warpgroup 0 writes the joined tile):
  * warpgroup w takes slices w, w + 2, ... of its split's K range, through a
  * ring of its own (two rings of shared memory; LOAD=1: barriers of its own,
  * its thread 0 issues its copies) and a named barrier of its
@@ -168,8 +169,8 @@
 #if WGS != 1 && WGS != 2
 #error "WGS must be 1 or 2 (warpgroups per block)"
 #endif
-#if WGS == 2 && (MT != 1 || RED == 1)
-#error "WGS=2 takes MT=1 and RED 0, 2 or 3"
+#if WGS == 2 && MT != 1
+#error "WGS=2 takes MT=1"
 #endif
 #ifndef WGN
 #define WGN 0
@@ -773,10 +774,13 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #if RED == 3
             kg_cluster_wait();
 #endif
-            return;
-        }
+#if RED != 1
+            return;   /* RED=1: it stays for the cluster's reduction */
+#endif
+        } else {
 #pragma unroll
-        for (int i = 0; i < BN / 2; i++) acc[0][i] += x[i * WG_NT + tid];
+            for (int i = 0; i < BN / 2; i++) acc[0][i] += x[i * WG_NT + tid];
+        }
     }
 #endif
 
@@ -818,9 +822,12 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         }
 #else
     /* every warp's wgmma reads of the ring are done (wait above); the
-     * barrier before the tile overwrites it */
+     * barrier before the tile overwrites it.  The tile is in ring 0; with
+     * WGS=2 warpgroup 0 holds the block's sums (warpgroup 1's joined them in
+     * ring 1) and writes it, and both warpgroups reduce. */
     __syncthreads();
-    float *tile = (float *)(kg_wg_smem + (base - kg_smem_addr(kg_wg_smem)));
+    float *tile = (float *)(kg_wg_smem + (ring0 - kg_smem_addr(kg_wg_smem)));
+    if (wgi == 0)
 #pragma unroll
     for (int u = 0; u < MT; u++)
 #pragma unroll
@@ -833,11 +840,11 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
     const int rank = (int)kg_cluster_rank();
     const int rb = rank * WG_BM / S, re = (rank + 1) * WG_BM / S;
     const int nch = (re - rb) * (BN / 4);
-    for (int c = tid; c < nch; c += WG_NT) {
+    for (int c = (int)threadIdx.x; c < nch; c += (int)blockDim.x) {
         const int rr = rb + c / (BN / 4), cc = (c % (BN / 4)) * 4;
         const int row = m0 + rr;
         if (row >= M) continue;
-        const unsigned off = base + (unsigned)(rr * WG_RP + cc) * 4u;
+        const unsigned off = ring0 + (unsigned)(rr * WG_RP + cc) * 4u;
         float4 a = kg_ld_cluster(off, 0);
         for (int q = 1; q < S; q++) {
             const float4 p = kg_ld_cluster(off, (unsigned)q);
