@@ -547,6 +547,23 @@ __device__ __forceinline__ float4 kg_ld_cluster(unsigned saddr, unsigned rank)
 #define KG_ACC_FENCE() kg_acc_fence(acc[0])
 #endif
 
+/* One slice's wgmma, committed as one group: four K steps of MT m64
+ * wgmma on the stage at sa (A; rows 64u.. are the next 8 swizzle atoms)
+ * and its B rows from bw on. */
+__device__ __forceinline__ void kg_wg_mma_slice(float (&acc)[MT][WG_WN / 2], unsigned sa, unsigned bw)
+{
+    const unsigned sb = sa + WG_A_BYTES;
+    kg_wg_fence();
+    KG_ACC_FENCE();
+#pragma unroll
+    for (int kk = 0; kk < WG_KSTEPS; kk++)
+#pragma unroll
+        for (int u = 0; u < MT; u++)
+            kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + bw + kk * 32));
+    kg_wg_commit();
+    KG_ACC_FENCE();
+}
+
 /* the barrier of one warpgroup's ring: the block's where there is one
  * warpgroup or both share it (WGN), named barrier 1 + g (128 threads)
  * where each has its own */
@@ -694,16 +711,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
      * reaches a block that has left. */
     for (int kt = 0; kt < nk; kt++) {
         kg_bar_wait(bars + 8 * (kt % STAGES), (unsigned)(kt / STAGES) & 1u);
-        const unsigned sa = base + (kt % STAGES) * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
-        kg_wg_fence();
-        KG_ACC_FENCE();
-#pragma unroll
-        for (int kk = 0; kk < WG_KSTEPS; kk++)
-#pragma unroll
-            for (int u = 0; u < MT; u++)
-                kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + bw + kk * 32));
-        kg_wg_commit();
-        KG_ACC_FENCE();
+        kg_wg_mma_slice(acc, base + (kt % STAGES) * WG_STAGE_BYTES, bw);
         kg_wg_wait<1>();
         KG_ACC_FENCE();
         const int lane_q = tid & 31;
@@ -741,16 +749,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         }
         kg_cp_commit();
 #endif
-        const unsigned sa = base + (kt % STAGES) * WG_STAGE_BYTES, sb = sa + WG_A_BYTES;
-        kg_wg_fence();
-        KG_ACC_FENCE();
-#pragma unroll
-        for (int kk = 0; kk < WG_KSTEPS; kk++)
-#pragma unroll
-            for (int u = 0; u < MT; u++)   /* rows 64u..: the next 8 swizzle atoms of A */
-                kg_wgmma(acc[u], kg_desc(sa + u * 8192 + kk * 32), kg_desc(sb + bw + kk * 32));
-        kg_wg_commit();
-        KG_ACC_FENCE();
+        kg_wg_mma_slice(acc, base + (kt % STAGES) * WG_STAGE_BYTES, bw);
     }
 #endif
     kg_wg_wait<0>();
