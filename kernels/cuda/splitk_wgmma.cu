@@ -79,12 +79,18 @@
  * rows cx * BM / MC.. of each A slice (map A:tmap:(BM/MC)xKS:sw128) and
  * multicasts them to the MC blocks, which all expect the whole tile on
  * their stage's barrier; so each SM fetches BM / MC + BN rows a slice
- * instead of BM + BN.  A stage is refilled only when every block of the
- * group is done with it: each arrives on the stage's empty barrier in all
- * of them (mbarrier count MC) after its slice's wgmma is issued, and the
- * refilling thread waits on its own.  The cluster's blocks sync once after
- * their barriers are initialised (RED=3: after the zeros, which then need no
- * wait before the atomics).  N / BN % MC == 0; MC * S <= 8 with RED=3.
+ * instead of BM + BN.  MC > 1 takes the producer warp (PW=1, below): a
+ * stage is refilled only when every block of the group is done with it
+ * (each consumer warp of each block arrives on the stage's empty barrier in
+ * all of them: count 4 * MC), which the producer waits for.  The cluster's
+ * blocks sync once after their barriers are initialised; RED=3's zeros
+ * follow, released then and waited for before the atomics.  N / BN % MC ==
+ * 0; MC * S <= 8 with RED=3.
+ * The producer warp (PW=1, LOAD=1, RED 0, 2 or 3, no WGN; the block's last
+ * 32 threads, block = 128 * WGS + 32): one thread issues every slice of
+ * every ring into a stage whose empty barrier has completed, then the warp
+ * leaves; the warpgroups only wait for their data (wgmma.wait_group 1, then
+ * each warp frees the previous slice's stage) and meet on named barrier 3.
  * With WGN=1 (BN 64 or 128) the two warpgroups split the block's columns
  * instead: one ring, filled by all 256 threads and passed by the block's
  * barrier; warpgroup w multiplies the stage's A by B rows w * BN/2.. (an
@@ -102,7 +108,8 @@
  *   RED = 0 | 1 | 2 | 3, MT = 1 | 2, WGS = 1 | 2 (warpgroups a block) (64 or 128 rows per block), LOAD = 0 | 1,
  *   WGN = 0 | 1 (WGS=2: the warpgroups split K, or the block's columns),
  *   KSPLIT = 1..8 (RED 1, 2, 3: the kernel's own split of K, in place of the case's),
- *   MC = 1 | 2 | 4 (LOAD=1: blocks along x sharing A's tile by multicast)
+ *   MC = 1 | 2 | 4 (LOAD=1: blocks along x sharing A's tile by multicast),
+ *   PW = 0 | 1 (LOAD=1: a producer warp feeds the rings; MC > 1 sets it; block + 32)
  *   (cp.async or the TMA; LOAD=1 entries take the maps in place of A and B:
  *   args = A:tmap:64xKS:sw128, B:tmap:BNxKS:sw128, ... for MT = 1).
  *   KG_DTYPE 0 (f32, as TF32: precision = tf32), 1 (f16) or 2 (bf16).
@@ -187,13 +194,13 @@
 #if MC != 1 && MC != 2 && MC != 4
 #error "MC must be 1, 2 or 4 (blocks sharing A's tile by TMA multicast)"
 #endif
-/* PW: a producer warp (threads 128..159) issues the TMA copies and waits
- * for the stages to be free, so the warpgroup never waits for a refill */
+/* PW: a producer warp (the block's last 32 threads) issues the TMA copies
+ * and waits for the stages to be free, so no warpgroup waits for a refill */
 #ifndef PW
 #define PW (MC > 1)
 #endif
-#if PW != 0 && (PW != 1 || LOAD != 1 || WGS != 1 || RED == 1)
-#error "PW=1 (a producer warp) takes LOAD=1, WGS=1 and RED 0, 2 or 3"
+#if PW != 0 && (PW != 1 || LOAD != 1 || WGN || RED == 1)
+#error "PW=1 (a producer warp) takes LOAD=1, RED 0, 2 or 3, and no WGN"
 #endif
 #if MC > 1 && !PW
 #error "MC > 1 takes PW=1 (the producer warp waits for the group's blocks)"
@@ -573,6 +580,38 @@ __device__ __forceinline__ void kg_wg_mma_slice(float (&acc)[MT][WG_WN / 2], uns
 #define KG_WG_SYNC() asm volatile("bar.sync %0, %1;\n" ::"r"(1 + wgi), "n"(WG_NT) : "memory")
 #endif
 
+/* four zeros of C at p (16-byte aligned), through KGATE_STORE like every write of C */
+__device__ __forceinline__ void kg_store_zero4(float *p)
+{
+    float4 v;
+    KGATE_STORE(&v.x, 0.0f);
+    KGATE_STORE(&v.y, 0.0f);
+    KGATE_STORE(&v.z, 0.0f);
+    KGATE_STORE(&v.w, 0.0f);
+    *(float4 *)p = v;
+}
+
+#if RED == 3
+/* RED=3: split s's share of the zeros of C's tile at (m0, n0), rows
+ * s * BM / S.., through KGATE_STORE like every write of C */
+__device__ __forceinline__ void kg_wg_zero(float *__restrict__ out, int M, int N, int m0, int n0, int s, int S)
+{
+    const int zb = s * WG_BM / S, ze = (s + 1) * WG_BM / S, nz = (ze - zb) * (BN / 4);
+    for (int c = (int)threadIdx.x; c < nz; c += (int)blockDim.x) {
+        const int row = m0 + zb + c / (BN / 4), cc = (c % (BN / 4)) * 4;
+        if (row >= M) continue;
+        kg_store_zero4(out + (long long)row * N + n0 + cc);
+    }
+}
+#endif
+
+/* the block's consumer threads meet (the producer warp, PW, has left) */
+#if PW
+#define KG_BLOCK_SYNC() asm volatile("bar.sync 3, %0;\n" ::"n"(WG_NT * WGS) : "memory")
+#else
+#define KG_BLOCK_SYNC() __syncthreads()
+#endif
+
 extern "C" __global__ void KG_WG_CLUSTER __launch_bounds__(WG_NT * WGS + 32 * PW, 1)
 splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 {
@@ -608,7 +647,7 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #endif
     /* warpgroup wgi of the block (WGS = 2: each takes every other slice of
      * the split's K range, in a ring of its own) and its thread tid */
-    const int wgi = WGS == 2 ? (int)threadIdx.x / WG_NT : 0, tid = (int)threadIdx.x % WG_NT, s = (int)blockIdx.z;
+    const int wgi = WGS == 2 && (!PW || (int)threadIdx.x < WG_NT * WGS) ? (int)threadIdx.x / WG_NT : 0, tid = (int)threadIdx.x % WG_NT, s = (int)blockIdx.z;
     const unsigned ring0 = (kg_smem_addr(kg_wg_smem) + 1023u) & ~1023u;
     const int m0 = (int)blockIdx.y * WG_BM, n0 = (int)blockIdx.x * BN;
 #if WGN
@@ -629,24 +668,9 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
 #define WG_KJ (WG_BK * WGS)
 #endif
     (void)lt;
-#if RED == 3
-    {
-        /* this split's share of the tile's zeros: rows s*BM/S.. of it */
-        const int zb = s * WG_BM / S, ze = (s + 1) * WG_BM / S, nz = (ze - zb) * (BN / 4);
-        for (int c = (int)threadIdx.x; c < nz; c += (int)blockDim.x) {
-            const int row = m0 + zb + c / (BN / 4), cc = (c % (BN / 4)) * 4;
-            if (row >= M) continue;
-            float4 v;
-            KGATE_STORE(&v.x, 0.0f);
-            KGATE_STORE(&v.y, 0.0f);
-            KGATE_STORE(&v.z, 0.0f);
-            KGATE_STORE(&v.w, 0.0f);
-            *(float4 *)(out + (long long)row * N + n0 + cc) = v;
-        }
-#if !PW
-        kg_cluster_arrive();   /* released: the zeros are before this split's mark */
-#endif
-    }
+#if RED == 3 && !PW
+    kg_wg_zero(out, M, N, m0, n0, s, S);
+    kg_cluster_arrive();   /* released: the zeros are before this split's mark */
 #endif
 
     float acc[MT][WG_WN / 2];
@@ -669,24 +693,35 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-#if PW && (MC > 1 || RED == 3)
-    /* every block's barriers are initialised (RED=3: and its zeros in C)
-     * before the first multicast completes on them, or any split adds */
+#if PW && MC > 1
+    /* every block's barriers are initialised before the first multicast
+     * completes on them (no store is pending: the release is cheap) */
     kg_cluster_arrive();
     kg_cluster_wait();
 #endif
+#if PW && RED == 3
+    /* the zeros, released here and waited for before the atomics: the
+     * wait costs nothing where the main loop is longer than the stores */
+    kg_wg_zero(out, M, N, m0, n0, s, S);
+    kg_cluster_arrive();
+#endif
 #if PW
-    /* the producer warp: one thread issues every slice, each into a stage
-     * the whole group is done with (its empty barrier's phase), then the
-     * warp leaves (the block stays while its warpgroup waits for the data) */
-    if ((int)threadIdx.x >= WG_NT) {
-        if ((int)threadIdx.x == WG_NT)
-            for (int nt = 0; nt < nk; nt++) {
-                const int st = nt % STAGES;
-                if (nt >= STAGES) kg_bar_wait(bars + 8 * (STAGES + st), (unsigned)(nt / STAGES - 1) & 1u);
-                kg_wg_tma(base + st * WG_STAGE_BYTES, base + st * WG_STAGE_BYTES + WG_A_BYTES, bars + 8 * st, &mapA,
-                          &mapB, m0, n0, kb + nt * WG_KJ, cx, mask);
-            }
+    /* the producer warp: one thread issues every slice of every ring (ring
+     * w: the warpgroup w's slices w, w + WGS, ... of the split), each into a
+     * stage the whole group is done with (its empty barrier's phase), then
+     * the warp leaves (having arrived at the cluster barrier, if any; the
+     * block stays while its warpgroups wait for their data) */
+    if ((int)threadIdx.x >= WG_NT * WGS) {
+        if ((int)threadIdx.x == WG_NT * WGS)
+            for (int nt = 0; nt < nk; nt++)
+                for (int w = 0; w < WGS; w++) {
+                    const int st = nt % STAGES;
+                    const unsigned rb = ring0 + (unsigned)(w * WG_RING) + (unsigned)(st * WG_STAGE_BYTES);
+                    const unsigned bb = ring0 + (unsigned)(WG_NRING * WG_RING) + (unsigned)(w * WG_BAR_RING);
+                    if (nt >= STAGES) kg_bar_wait(bb + 8 * (STAGES + st), (unsigned)(nt / STAGES - 1) & 1u);
+                    kg_wg_tma(rb, rb + WG_A_BYTES, bb + 8 * st, &mapA, &mapB, m0, n0,
+                              s * ks + w * WG_BK + nt * WG_KJ, cx, mask);
+                }
         return;
     }
 #endif
@@ -764,11 +799,11 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
      * the cluster barrier, which every thread of the block takes) */
     {
         float *x = (float *)(kg_wg_smem + (ring0 + WG_RING - kg_smem_addr(kg_wg_smem)));
-        __syncthreads();
+        KG_BLOCK_SYNC();
         if (wgi == 1)
 #pragma unroll
             for (int i = 0; i < BN / 2; i++) x[i * WG_NT + tid] = acc[0][i];
-        __syncthreads();
+        KG_BLOCK_SYNC();
         if (wgi == 1) {
 #if RED == 3
             kg_cluster_wait();
@@ -802,8 +837,8 @@ splitk_wgmma(KG_WG_AB_PARAMS, float *__restrict__ out, int M, int N, int K)
                     make_float2(acc[u][4 * j + 2 * h], acc[u][4 * j + 2 * h + 1]);
         }
 #elif RED == 2 || RED == 3
-#if RED == 3 && !PW
-    kg_cluster_wait();   /* every split of the cluster wrote its zeros (PW: before the loop) */
+#if RED == 3
+    kg_cluster_wait();   /* every split of the cluster wrote its zeros */
 #endif
 #pragma unroll
     for (int u = 0; u < MT; u++)
@@ -868,12 +903,7 @@ extern "C" __global__ void splitk_wg_zero(float *__restrict__ C, int M, int N)
     if (total % 4 != 0) __trap();
     const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4;
     if (i >= total) return;
-    float4 v;
-    KGATE_STORE(&v.x, 0.0f);
-    KGATE_STORE(&v.y, 0.0f);
-    KGATE_STORE(&v.z, 0.0f);
-    KGATE_STORE(&v.w, 0.0f);
-    *(float4 *)(C + i) = v;
+    kg_store_zero4(C + i);
 }
 
 /* the accumulation pass (entry2 of RED=0 arms) */

@@ -26,12 +26,12 @@ if 3 in reds:
 variants = [v + (0,) for v in variants]
 variants += [(dt, 0, bn, st, red, 1, 2, ks, 1) for dt, bn, st, red, ks in
              itertools.product([2, 0], [64, 128], [2, 4], [r for r in reds if r != 1], [0, 4, 8]) if not (red == 0 and ks)]
-# the producer warp (PW 1, LOAD 1, WGS 1; RED 0, 2, 3), alone (MC 1) or with the TMA multicast of A's tile
+# the producer warp (PW 1, LOAD 1, WGS 1 and 2; RED 0, 2, 3), alone (MC 1) or with the TMA multicast of A's tile
 # (MC 2, 4); RED 3 also with KSPLIT 2 and 4
 variants = [v + (1, 0) for v in variants]
-variants += [(dt, 1, bn, st, red, mt, 1, ks, 0, mc, 1) for dt, bn, st, red, mt, ks, mc in
-             itertools.product([2, 0], [32, 64, 128], [4, 8], [r for r in reds if r != 1], [1, 2], [0, 2, 4], [1, 2, 4])
-             if not (red != 3 and ks)]
+variants += [(dt, 1, bn, st, red, mt, wgs, ks, 0, mc, 1) for dt, bn, st, red, mt, wgs, ks, mc in
+             itertools.product([2, 0], [32, 64, 128], [4, 8], [r for r in reds if r != 1], [1, 2], [1, 2], [0, 2, 4], [1, 2, 4])
+             if not (red != 3 and ks) and not (wgs == 2 and mt == 2)]
 for dt, load, bn, st, red, mt, wgs, ks, wgn, mc, pw in variants:
     prog = ctypes.c_void_p()
     lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"splitk_wgmma.cu", 0, None, None)

@@ -35,8 +35,8 @@
 #            (tools/device/hopper_final.sh: the warpgroups splitting the block's columns, WGN=1) 330 s
 #   hoppermc issue 34: kgate screen, frozen confirmation and ncu of examples/replication/splitk_hopper_mc.kg
 #            (tools/device/hopper_final.sh: column blocks sharing A's tile by TMA multicast, MC=2, 4) 330 s
-#   hopperred1 issue 34: kgate screen, frozen confirmation and ncu of examples/replication/splitk_hopper_red1.kg
-#            (tools/device/hopper_final.sh: RED=1 with two warpgroups a block)   330 s
+#   hopperw2 issue 34: kgate screen, frozen confirmation and ncu of examples/replication/splitk_hopper_w2.kg
+#            (tools/device/hopper_final.sh: two-warpgroup forms: RED=1, the producer warp, multicast)  330 s
 #   hopperconf issue 34: the committed frozen confirmation of splitk_hopper_final.kg's screen again
 #            (examples/replication/splitk_hopper_final-family-confirm.kg; 114 s on an H100)  160 s
 #   hopperf16 issue 34: the confirmed arms on f16 (examples/replication/splitk_hopper_f16.kg, frozen)  160 s
@@ -159,9 +159,9 @@ for p in $PARTS; do
     hoppermc)
         part hoppermc 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/mc" examples/replication/splitk_hopper_mc.kg
         [ -f "$W/mc/final.tgz" ] && cp "$W/mc/final.tgz" "$R/hoppermc.tgz" ;;
-    hopperred1)
-        part hopperred1 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/r1" examples/replication/splitk_hopper_red1.kg
-        [ -f "$W/r1/final.tgz" ] && cp "$W/r1/final.tgz" "$R/hopperred1.tgz" ;;
+    hopperw2)
+        part hopperw2 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/w2" examples/replication/splitk_hopper_w2.kg
+        [ -f "$W/w2/final.tgz" ] && cp "$W/w2/final.tgz" "$R/hopperw2.tgz" ;;
     hopperconf)
         part hopperconf 160 env STEP_LIMIT=140 sh tools/device/hopper_confirm.sh "$W/hc" confirm \
             examples/replication/splitk_hopper_final-family-confirm.kg
@@ -174,7 +174,7 @@ for p in $PARTS; do
         part hopperf32s 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/f32s" examples/replication/splitk_hopper_f32_screen.kg
         [ -f "$W/f32s/final.tgz" ] && cp "$W/f32s/final.tgz" "$R/hopperf32s.tgz" ;;
     *)
-        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32 hopperwn hoppermc hopperred1 hopperconf hopperf16 hopperf32s)" >>"$R/parts.txt" ;;
+        echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32 hopperwn hoppermc hopperw2 hopperconf hopperf16 hopperf32s)" >>"$R/parts.txt" ;;
     esac
 done
 echo "total $(( $(date +%s) - T0 )) s" >>"$R/parts.txt"
