@@ -15,7 +15,8 @@
 # right only on i.i.d. rows or on the plan's aligned shapes, and a kernel
 # that reads shared memory it never wrote, a kernel that skips the
 # operations of a pack the checks did not use to read, and tensor map
-# arguments of a TMA-fed GEMM.
+# arguments of a TMA-fed GEMM, and the Hopper split-K kernel's TF32, producer-warp,
+# multicast and two-warpgroup forms.
 set -u
 : "${KGATE:?set KGATE to the kgate binary}"
 case $KGATE in /*) ;; *) KGATE=$(pwd)/$KGATE ;; esac
@@ -438,6 +439,10 @@ fi
 # 19. f32 on Hopper's tensor cores as TF32 (tests/gpu/tf32_wgmma.sh): the wgmma .tf32 split-K
 #     arms and cuBLAS's TF32 mode admitted under precision = tf32, the kernel INCORRECT under f32
 . "$ROOT/tests/gpu/tf32_wgmma.sh"
+
+# 20. the producer-warp, TMA multicast and two-warpgroup forms of the Hopper split-K kernel
+#     (tests/gpu/wgmma_forms.sh): every check passes; a cluster the device refuses is not admitted
+. "$ROOT/tests/gpu/wgmma_forms.sh"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

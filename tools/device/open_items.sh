@@ -77,6 +77,12 @@ part() {
     echo "$name: exit $last after $(( $(date +%s) - t )) s" >>"$R/parts.txt"
 }
 last=0
+# family NAME PLAN: issue 34's method on a family plan in one part (tools/device/hopper_final.sh:
+# kgate screen, the frozen confirmation, ncu), its archive as NAME.tgz
+family() {
+    part "$1" 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/$1" "$2"
+    [ -f "$W/$1/final.tgz" ] && cp "$W/$1/final.tgz" "$R/$1.tgz"
+}
 
 for p in $PARTS; do
     case $p in
@@ -153,15 +159,9 @@ for p in $PARTS; do
     hopperf32)
         part hopperf32 240 env LIMIT=230 PLAN=examples/replication/splitk_hopper_f32.kg sh tools/device/hopper_splitk.sh "$W/hf" ncu
         [ -f "$W/hf/hopper_splitk.tgz" ] && cp "$W/hf/hopper_splitk.tgz" "$R/hopperf32.tgz" ;;
-    hopperwn)
-        part hopperwn 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/wn" examples/replication/splitk_hopper_wn.kg
-        [ -f "$W/wn/final.tgz" ] && cp "$W/wn/final.tgz" "$R/hopperwn.tgz" ;;
-    hoppermc)
-        part hoppermc 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/mc" examples/replication/splitk_hopper_mc.kg
-        [ -f "$W/mc/final.tgz" ] && cp "$W/mc/final.tgz" "$R/hoppermc.tgz" ;;
-    hopperw2)
-        part hopperw2 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/w2" examples/replication/splitk_hopper_w2.kg
-        [ -f "$W/w2/final.tgz" ] && cp "$W/w2/final.tgz" "$R/hopperw2.tgz" ;;
+    hopperwn) family hopperwn examples/replication/splitk_hopper_wn.kg ;;
+    hoppermc) family hoppermc examples/replication/splitk_hopper_mc.kg ;;
+    hopperw2) family hopperw2 examples/replication/splitk_hopper_w2.kg ;;
     hopperconf)
         part hopperconf 160 env STEP_LIMIT=140 sh tools/device/hopper_confirm.sh "$W/hc" confirm \
             examples/replication/splitk_hopper_final-family-confirm.kg
@@ -170,9 +170,7 @@ for p in $PARTS; do
         part hopperf16 160 env STEP_LIMIT=140 sh tools/device/hopper_confirm.sh "$W/h16" confirm \
             examples/replication/splitk_hopper_f16.kg
         [ -f "$W/h16/confirm.tgz" ] && cp "$W/h16/confirm.tgz" "$R/hopperf16.tgz" ;;
-    hopperf32s)
-        part hopperf32s 330 env LIMIT=320 sh tools/device/hopper_final.sh "$W/f32s" examples/replication/splitk_hopper_f32_screen.kg
-        [ -f "$W/f32s/final.tgz" ] && cp "$W/f32s/final.tgz" "$R/hopperf32s.tgz" ;;
+    hopperf32s) family hopperf32s examples/replication/splitk_hopper_f32_screen.kg ;;
     *)
         echo "$p: unknown part (kb gpu cache shard screen ctxprobe tf32 helpers hopper hopperk hoppertma hopperf32 hopperwn hoppermc hopperw2 hopperconf hopperf16 hopperf32s)" >>"$R/parts.txt" ;;
     esac
