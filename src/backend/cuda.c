@@ -991,6 +991,13 @@ static int launch_refused(cuda_ctx *c, const kg_kernel *k, int li, CUresult r, k
     const kg_launch_geom *g = &l->geom;
     char text[256];
     kg_cuda_result_text(&c->drv, r, text, sizeof text);
+    if (r == KG_CUDA_ERROR_INVALID_CLUSTER_SIZE)
+        return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': the device refused launch %d "
+                         "('%s'): %s; the entry's thread block cluster (__cluster_dims__) must divide "
+                         "its grid of %u x %u x %u blocks and hold at most 8 of them (the portable "
+                         "cluster size), with room for the whole cluster's shared memory (%u bytes "
+                         "of dynamic shared memory a block)", k->arm, k->kase, li + 1, l->entry, text,
+                         g->grid[0], g->grid[1], g->grid[2], g->shared_bytes);
     return kg_errorf(err, KG_EINADMISSIBLE, "arm '%s' on case '%s': the device refused launch %d "
                      "('%s'): %s; the block has %u threads (the entry allows at most %d) and %u "
                      "bytes of dynamic shared memory (the device allows %d per block, %d of them "
@@ -1012,8 +1019,7 @@ static int launch_op(cuda_ctx *c, kg_kernel *k, kg_err *err)
                                            g->block[1], g->block[2], g->shared_bytes, st,
                                            l->params, NULL);
         if (r == KG_CUDA_SUCCESS) continue;
-        if (r == KG_CUDA_ERROR_INVALID_VALUE || r == KG_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
-            return launch_refused(c, k, li, r, err);
+        if (kg_cuda_launch_refusal(r)) return launch_refused(c, k, li, r, err);
         int rc = kg_cuda_check(c, r, "cuLaunchKernel", __FILE__, __LINE__, err);
         if (k->nlaunch > 1 && err != NULL) {
             char old[KG_ERR_MSG_MAX];

@@ -54,6 +54,10 @@ enum {
     KG_CUDA_ERROR_INVALID_ADDRESS_SPACE = 717,
     KG_CUDA_ERROR_INVALID_PC = 718,
     KG_CUDA_ERROR_LAUNCH_FAILED = 719,
+    /* a launch whose thread block cluster the device cannot run: more
+     * blocks than it schedules together, or a grid the cluster does not
+     * divide (a configuration, not a fault) */
+    KG_CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
     KG_CUDA_ERROR_UNKNOWN = 999,
     KG_CU_STREAM_NON_BLOCKING = 0x1,
     KG_CU_EVENT_DEFAULT = 0x0,
@@ -83,6 +87,15 @@ enum {
     KG_CU_STREAM_WAIT_VALUE_GEQ = 0x0,
     KG_CU_STREAM_WRITE_VALUE_DEFAULT = 0x0
 };
+
+/* 1 when cuLaunchKernel's result r is the device refusing the launch's
+ * configuration (threads, shared memory, registers, the cluster): the
+ * context stays usable and the case is inadmissible for the arm. */
+static inline int kg_cuda_launch_refusal(CUresult r)
+{
+    return r == KG_CUDA_ERROR_INVALID_VALUE || r == KG_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ||
+           r == KG_CUDA_ERROR_INVALID_CLUSTER_SIZE;
+}
 
 /* In a function that returns CUresult and has `const char **call`: runs
  * expr, and on failure names the call in *call and returns its result

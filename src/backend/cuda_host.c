@@ -311,7 +311,7 @@ static int launch_op(ch_state *s, ch_slot *k, int *refused)
         CUresult rr = s->drv.cuLaunchKernel(l->fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1],
                                             g->block[2], g->shared_bytes, s->stream, l->params, NULL);
         if (rr == KG_CUDA_SUCCESS) continue;
-        if (rr == KG_CUDA_ERROR_INVALID_VALUE || rr == KG_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) *refused = li;
+        if (kg_cuda_launch_refusal(rr)) *refused = li;
         return ok(s, rr, "cuLaunchKernel");
     }
     return 0;

@@ -38,7 +38,9 @@
  *   - FAKE_CUDA_FAULT_FILE=PATH: a launch faults (in whichever process
  *     runs it) while PATH exists (the test removes it);
  *     FAKE_CUDA_REFUSE_FILE=PATH: while PATH exists, launches of more
- *     threads per block than the number it holds are refused.  Each
+ *     threads per block than the number it holds are refused, with the
+ *     CUresult that follows it (CUDA_ERROR_INVALID_VALUE when none: "128
+ *     912" refuses as a cluster the device cannot run).  Each
  *     FAKE_* setting is read from the environment, else from the file
  *     LIB.env beside this library (LIB its path), lines NAME=VALUE: a cuda
  *     arm host's environment is kgate's own, without the test's variables;
@@ -219,7 +221,8 @@ CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
     *s = r == ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
-       : r == INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT" : "CUDA_ERROR_FAKE";
+       : r == INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT" : r == 912 ? "CUDA_ERROR_INVALID_CLUSTER_SIZE"
+       : "CUDA_ERROR_FAKE";
     return OK;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) { return cuGetErrorName(r, s); }
@@ -861,9 +864,10 @@ CUresult cuLaunchKernel(ffunc *f, unsigned gx, unsigned gy, unsigned gz, unsigne
     FILE *fp = rf != NULL ? fopen(rf, "r") : NULL;
     if (fp != NULL) {
         unsigned lim = 0;
-        int got = fscanf(fp, "%u", &lim);
+        int code = INVALID_VALUE;
+        int got = fscanf(fp, "%u %d", &lim, &code);
         fclose(fp);
-        if (got == 1 && l.threads > lim) return INVALID_VALUE;
+        if (got >= 1 && l.threads > lim) return code;
     }
     if (strcmp(f->name, "kg_fill") == 0) {
         /* (kg_gen_spec s, void *dst), never captured */

@@ -242,6 +242,30 @@ int main(void)
     kg_err_clear(&err);
     CHECK_MSG(kg_backend_run(be, cand.k, &err) == KG_OK, "the host survives a refusal: %s", err.msg);
 
+    /* a cluster the device cannot run (__cluster_dims__ past the portable
+     * size), refused while the host captures the timed graph and while it
+     * runs: inadmissible, never the campaign's failure */
+    touch(refuse, "128 912");
+    kg_err_clear(&err);
+    rc = kg_backend_bind(be, cand.k, &cand.bind, &err);
+    CHECK_MSG(rc == KG_EINADMISSIBLE, "a refused cluster while capturing: rc %d: %s", rc, err.msg);
+    CHECK_STR_CONTAINS(err.msg, "arm 'cand' on case 'c': the device refused launch 1 ('gemm_bt_naive')");
+    CHECK_STR_CONTAINS(err.msg, "CUDA_ERROR_INVALID_CLUSTER_SIZE");
+    CHECK_STR_CONTAINS(err.msg, "hold at most 8 of them");
+    unlink(refuse);
+    kg_err_clear(&err);
+    CHECK_MSG(kg_backend_bind(be, cand.k, &cand.bind, &err) == KG_OK, "the host binds again: %s", err.msg);
+    touch(refuse, "128 912");
+    rc = kg_backend_run(be, cand.k, &err);
+    CHECK_MSG(rc == KG_EINADMISSIBLE, "a refused cluster while running: rc %d: %s", rc, err.msg);
+    CHECK_STR_CONTAINS(err.msg, "(__cluster_dims__) must divide its grid of 1 x 1 x 1 blocks");
+    unlink(refuse);
+    kg_err_clear(&err);
+    CHECK_MSG(kg_backend_run(be, cand.k, &err) == KG_OK, "the host survives a refused cluster: %s", err.msg);
+    poison(be, &cand, &err);
+    CHECK(kg_backend_run(be, cand.k, &err) == KG_OK);
+    CHECK_MSG(output_right(be, &cand, want, &err), "after a refused cluster: %s", err.msg);
+
     /* a fault in the host: the arm's, not the campaign's */
     poison(be, &cand, &err);
     touch(fault, "1");
