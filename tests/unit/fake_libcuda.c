@@ -96,7 +96,7 @@ typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
 enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, INVALID_HANDLE = 400, NOT_READY = 600,
-       ILLEGAL_ADDRESS = 700, MAX_CTX = 256, MAX_ALLOC = 4096, MAX_LAUNCH = 64 };
+       ILLEGAL_ADDRESS = 700, INVALID_CLUSTER_SIZE = 912, MAX_CTX = 256, MAX_ALLOC = 4096, MAX_LAUNCH = 64 };
 
 typedef struct fctx { int id, alive; CUresult sticky; } fctx;
 typedef struct falloc { char *p; size_t n; fctx *ctx; int imported; char name[72]; } falloc;
@@ -221,7 +221,7 @@ CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
     *s = r == ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
-       : r == INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT" : r == 912 ? "CUDA_ERROR_INVALID_CLUSTER_SIZE"
+       : r == INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT" : r == INVALID_CLUSTER_SIZE ? "CUDA_ERROR_INVALID_CLUSTER_SIZE"
        : "CUDA_ERROR_FAKE";
     return OK;
 }
