@@ -2,9 +2,35 @@
  * dispatches to one subcommand through the command table, which also
  * prints the usage text; nothing else. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "base/util.h"
+
+/* OpenBLAS, linked into kgate for the float64 references, starts a pool of
+ * threads in its constructor, and each of them spins (sched_yield) for about
+ * 2^28 cycles after the library starts and after every call before it
+ * sleeps: a tenth of a second of a core in every kgate process (supervisor,
+ * worker, op server), beside the arms being timed.  OPENBLAS_THREAD_TIMEOUT=4
+ * (2^4 cycles, the least OpenBLAS takes) puts them to sleep at once; a call
+ * still wakes them.  OpenBLAS reads it in its constructor.  In the static
+ * build (make portable) this runs from .preinit_array, after the C library
+ * has started and before any constructor, so it holds for this process too;
+ * where OpenBLAS is a shared library its constructor runs first, and the
+ * C library's start resets the environment after .preinit_array, so main()
+ * sets it again for the processes kgate starts (workers, op servers; an arm
+ * host runs with OPENBLAS_NUM_THREADS=1).  A value the user set is kept. */
+static void quiet_blas_threads(void)
+{
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+}
+static void preinit_quiet_blas_threads(int argc, char **argv, char **envp)
+{
+    (void)argc; (void)argv; (void)envp;
+    quiet_blas_threads();
+}
+__attribute__((used, section(".preinit_array"))) static void (*const kg_preinit_blas)(int, char **, char **) =
+    preinit_quiet_blas_threads;
 
 typedef struct kg_cli_cmd {
     const char *name;
@@ -66,6 +92,7 @@ static void usage(FILE *fp)
 
 int main(int argc, char **argv)
 {
+    quiet_blas_threads();
     kg_settings env;
     kg_err err = { 0 };
     if (kg_cli_settings_from_env(&env, &err) != KG_OK) {
