@@ -5,7 +5,6 @@
 # equal the unsharded run's (same seeds), verify of the merged folder
 # verifies the shards again, and kgate run --devices 0,1 runs and merges
 # one shard per fake device.
-# kgate-test: first (about ten campaigns of 24 worker processes; 36 s under the sanitizers)
 . tests/cli_lib.sh
 export KGATE_LOCK_DIR="$T/locks"
 P=tests/plans/fake-shard.kg
