@@ -123,6 +123,14 @@ expect_grep "\"supervisor\":{\"path\":\"[^\"]*\",\"sha256\":\"$SELF\"}" "$T/ok.s
 expect_grep "\"worker\":{\"path\":\"[^\"]*\",\"sha256\":\"$SELF\"" "$T/ok.st"
 expect_grep "\"arm_host\":{\"path\":\"[^\"]*\",\"sha256\":\"$SELF\"}" "$T/ok.st"
 [ "$(grep -c ',worker,' "$T/ok/watch.csv")" = 0 ] || die "an honest run has worker events"
+# kgate puts OpenBLAS's idle threads to sleep at once in its processes (OPENBLAS_THREAD_TIMEOUT=4,
+# src/cli/main.c), recorded as the environment it ran with; a value the user set is kept
+if [ -z "${OPENBLAS_THREAD_TIMEOUT+set}" ]; then
+    expect_grep '"OPENBLAS_THREAD_TIMEOUT":"4"' "$T/ok.st"
+fi
+OPENBLAS_THREAD_TIMEOUT=12 "$KGATE" run $PLAN --quiet-window 0 -o "$T/blas" -q 2>"$T/err"; st=$?
+[ $st -le 1 ] || { cat "$T/err" >&2; die "a run with OPENBLAS_THREAD_TIMEOUT=12: exit $st"; }
+expect_grep '"OPENBLAS_THREAD_TIMEOUT": "12"' "$T/blas/environment.json"
 
 # the compiler's identity on the cpu backend: path, SHA-256, version line
 cat >"$T/cpu.kg" <<EOF
