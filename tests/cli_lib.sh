@@ -22,6 +22,16 @@ expect_grep() { # pattern file
 expect_no_grep() {
     if grep -q -- "$1" "$2"; then die "did not expect '$1' in $2"; fi
 }
+# A plan (standard input) without the sections named ("case r" "arm np" ...), or with only them
+# (plan_keep), on standard output: the smaller campaigns scenarios derive from a shared plan
+plan_drop() { # section...
+    awk -v names="$(printf '%s\n' "$@")" 'BEGIN { n = split(names, v, "\n"); for (i = 1; i <= n; i++) s["[" v[i] "]"] = 1 }
+        /^\[/ { skip = ($0 in s) } !skip'
+}
+plan_keep() { # section...
+    awk -v names="$(printf '%s\n' "$@")" 'BEGIN { n = split(names, v, "\n"); for (i = 1; i <= n; i++) s["[" v[i] "]"] = 1 }
+        /^\[/ { skip = !($0 in s) } !skip'
+}
 # The raw rows of the files named (raw/proc-NNN.csv.gz: gzip), each file's
 # header line included, as one text on stdout
 raw_text() { # file...

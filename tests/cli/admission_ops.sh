@@ -10,7 +10,7 @@ expect_grep " 0 failed (0 inadmissible, 0 weak)" "$T/out"
 # baseline of the case of its name; the others' checks are the run above's)
 for a in bt nt sk rs rm sm ln rms; do
     sed "s#\.\./\.\./\.\./kernels#$PWD/kernels#" tests/plans/defects/allops.kg |
-        awk -v a="$a" '/^\[/ { skip = !($0 == "[campaign]" || $0 == "[case " a "]" || $0 == "[arm " a "]") } !skip' >"$T/neg-$a.kg"
+        plan_keep campaign "case $a" "arm $a" >"$T/neg-$a.kg"
     [ "$(grep -c '^\[' "$T/neg-$a.kg")" = 3 ] || die "the plan of the negative of $a"
     "$KGATE" check "$T/neg-$a.kg" -o "$T/neg-$a" --negative $a >"$T/out" 2>"$T/err"; st=$?
     expect_status 0 $st "negative of $a"

@@ -208,7 +208,7 @@ EOF
     "$KGATE" verify "$T/torch" >"$T/vt.out" 2>&1 || { cat "$T/vt.out" >&2; die "verify of the torch calls' folder"; }
     # the rowsum case and its arms alone, one process per order: the wrong dtype is found by the
     # checks before timing (each torch arm's helper imports torch, about a second, in every process)
-    awk '/^\[(op conv1d|case sig|arm naive|arm torch)\]/ { skip = 1; next } /^\[/ { skip = 0 } !skip' "$D/pycall-torch.kg" |
+    plan_drop "op conv1d" "case sig" "arm naive" "arm torch" <"$D/pycall-torch.kg" |
         sed -e 's/^call = python:calls_torch.py:rowsum_out/call = python:calls_torch.py:rowsum_f64/' \
             -e 's/^processes = .*/processes = 1/' >"$D/t64.kg"
     expect_grep '^call = python:calls_torch.py:rowsum_f64' "$D/t64.kg"
