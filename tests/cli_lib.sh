@@ -24,14 +24,13 @@ expect_no_grep() {
 }
 # A plan (standard input) without the sections named ("case r" "arm np" ...), or with only them
 # (plan_keep), on standard output: the smaller campaigns scenarios derive from a shared plan
-plan_drop() { # section...
-    awk -v names="$(printf '%s\n' "$@")" 'BEGIN { n = split(names, v, "\n"); for (i = 1; i <= n; i++) s["[" v[i] "]"] = 1 }
-        /^\[/ { skip = ($0 in s) } !skip'
+plan_sections() { # keep section...: keep 1 passes only the sections named, 0 all but them
+    _ps_keep=$1; shift
+    awk -v k="$_ps_keep" -v names="$(printf '%s\n' "$@")" 'BEGIN { n = split(names, v, "\n"); for (i = 1; i <= n; i++) s["[" v[i] "]"] = 1 }
+        /^\[/ { skip = (($0 in s) != k) } !skip'
 }
-plan_keep() { # section...
-    awk -v names="$(printf '%s\n' "$@")" 'BEGIN { n = split(names, v, "\n"); for (i = 1; i <= n; i++) s["[" v[i] "]"] = 1 }
-        /^\[/ { skip = !($0 in s) } !skip'
-}
+plan_drop() { plan_sections 0 "$@"; }
+plan_keep() { plan_sections 1 "$@"; }
 # The raw rows of the files named (raw/proc-NNN.csv.gz: gzip), each file's
 # header line included, as one text on stdout
 raw_text() { # file...
